@@ -1,0 +1,3 @@
+"""seqpoint.batching"""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""seqpoint.cache"""
+
+__all__: list[str] = []

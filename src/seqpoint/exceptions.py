@@ -1,0 +1,41 @@
+"""The one error vocabulary of seqpoint.
+
+Anything a user can cause raises a subclass of ``ValueError`` (or ``TypeError``) whose
+message names the bad value and says how to fix it. The CLI turns these into one line
+on stderr and exit status 2. ``assert`` is only for internal invariants.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConfigError",
+    "InputError",
+    "NotFittedError",
+    "SeqPointError",
+    "SeqPointWarning",
+    "AdjustedInputWarning",
+]
+
+
+class SeqPointError(ValueError):
+    """Base class of every error a user can cause."""
+
+
+class InputError(SeqPointError):
+    """Bad input data: missing file, wrong column, invalid lengths, empty data."""
+
+
+class ConfigError(SeqPointError):
+    """Bad parameter or configuration value: unknown name, out-of-range number."""
+
+
+class NotFittedError(SeqPointError, AttributeError):
+    """An estimator's fitted attribute was read before ``fit``."""
+
+
+class SeqPointWarning(UserWarning):
+    """Base class of seqpoint's warnings."""
+
+
+class AdjustedInputWarning(SeqPointWarning):
+    """Input was adjusted or ignored (e.g. rows dropped, lengths clipped)."""

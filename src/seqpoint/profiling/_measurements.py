@@ -1,0 +1,136 @@
+"""Measurement records and the MEASUREMENTS.json format (torch-free)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from seqpoint.exceptions import InputError
+
+__all__ = ["Measurement", "Measurements", "Status", "read_measurements", "write_measurements"]
+
+Status = Literal["ok", "oom", "error"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Measurement:
+    """Metrics of one training iteration of one signature."""
+
+    iteration: int
+    """Iteration of the schedule this signature was taken from (-1 if none)."""
+    batch_size: int
+    """Sequences in the batch."""
+    seq_len: int
+    """Padded source length."""
+    tgt_len: int = 0
+    """Padded target length."""
+    sum_sq_len: int | None = None
+    """Sum of squared document lengths (packed rows only)."""
+    status: Status = "ok"
+    """``ok``, ``oom`` (ran out of memory) or ``error`` (raised)."""
+    message: str = ""
+    """Why a point failed; empty when ok."""
+    metrics: dict[str, float] = field(default_factory=dict)
+    """Metric name (unit in the name: ``time_s``, ``flops``, ``peak_mem_bytes``) to value."""
+    breakdown_s: dict[str, float] = field(default_factory=dict)
+    """Operation category to seconds per iteration."""
+    samples: dict[str, list[float]] = field(default_factory=dict)
+    """Raw repeats of timed metrics (for spread and error estimates)."""
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    @property
+    def signature(self) -> tuple[int, ...]:
+        base = (self.batch_size, self.seq_len, self.tgt_len)
+        return base if self.sum_sq_len is None else (*base, self.sum_sq_len)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        if d["sum_sq_len"] is None:
+            del d["sum_sq_len"]
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Measurement:
+        return cls(
+            iteration=int(d.get("iteration", -1)),
+            batch_size=int(d["batch_size"]),
+            seq_len=int(d["seq_len"]),
+            tgt_len=int(d.get("tgt_len", 0)),
+            sum_sq_len=None if d.get("sum_sq_len") is None else int(d["sum_sq_len"]),
+            status=d.get("status", "ok"),
+            message=str(d.get("message", "")),
+            metrics={k: float(v) for k, v in d.get("metrics", {}).items()},
+            breakdown_s={k: float(v) for k, v in d.get("breakdown_s", {}).items()},
+            samples={k: [float(x) for x in v] for k, v in d.get("samples", {}).items()},
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class Measurements:
+    """All measurements of one workload configuration (one MEASUREMENTS.json)."""
+
+    workload: str
+    """``name:preset`` or ``module:function``."""
+    config: dict[str, Any] = field(default_factory=dict)
+    """Resolved workload config."""
+    environment: dict[str, Any] = field(default_factory=dict)
+    """Environment fingerprint (versions, device, threads)."""
+    measurements: tuple[Measurement, ...] = ()
+    """One entry per SeqPoint."""
+
+    def by_signature(self) -> dict[tuple[int, ...], Measurement]:
+        """Map signature to its measurement (later entries win)."""
+        return {m.signature: m for m in self.measurements}
+
+    @property
+    def complete(self) -> bool:
+        """True when every point measured ok."""
+        return all(m.ok for m in self.measurements)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "workload": self.workload,
+            "config": self.config,
+            "environment": self.environment,
+            "measurements": [m.to_dict() for m in self.measurements],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], *, source: str = "MEASUREMENTS.json") -> Measurements:
+        try:
+            return cls(
+                workload=str(data["workload"]),
+                config=dict(data.get("config", {})),
+                environment=dict(data.get("environment", {})),
+                measurements=tuple(Measurement.from_dict(m) for m in data["measurements"]),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InputError(
+                f"{source} is not a measurements file ({type(exc).__name__}: {exc}); "
+                "create it with 'seqpoint profile'."
+            ) from None
+
+
+def write_measurements(ms: Measurements, path: str | Path) -> Path:
+    """Write MEASUREMENTS.json."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(ms.to_dict(), indent=2) + "\n")
+    return path
+
+
+def read_measurements(path: str | Path) -> Measurements:
+    """Read MEASUREMENTS.json."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"Measurements file {path} does not exist; create it with 'seqpoint profile'.")
+    try:
+        data = json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}: line {exc.lineno}: invalid JSON ({exc.msg}).") from None
+    return Measurements.from_dict(data, source=str(path))

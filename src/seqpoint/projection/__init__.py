@@ -1,0 +1,3 @@
+"""seqpoint.projection"""
+
+__all__: list[str] = []

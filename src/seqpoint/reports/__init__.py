@@ -1,0 +1,3 @@
+"""seqpoint.reports"""
+
+__all__: list[str] = []

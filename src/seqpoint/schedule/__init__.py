@@ -1,0 +1,18 @@
+"""Stage 3: the IterationSchedule, one row per training iteration."""
+
+from seqpoint.schedule._build import from_batches
+from seqpoint.schedule._io import read_schedule, write_schedule
+from seqpoint.schedule._schedule import COLUMNS, SIGNATURE_COLUMNS, IterationSchedule, round_up
+from seqpoint.schedule._summary import ScheduleSummary, summarize
+
+__all__ = [
+    "COLUMNS",
+    "SIGNATURE_COLUMNS",
+    "IterationSchedule",
+    "ScheduleSummary",
+    "from_batches",
+    "read_schedule",
+    "round_up",
+    "summarize",
+    "write_schedule",
+]

@@ -1,0 +1,125 @@
+"""SeqPoints: the chosen iterations and their weights, and the SEQPOINTS.json format."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from seqpoint.exceptions import InputError
+
+__all__ = ["SeqPoint", "SeqPoints", "read_seqpoints", "write_seqpoints"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class SeqPoint:
+    """One representative iteration and how many iterations it stands for."""
+
+    iteration: int
+    """Global iteration index of the representative in the schedule."""
+    batch_size: int
+    """Sequences in the batch."""
+    seq_len: int
+    """Padded source length."""
+    tgt_len: int = 0
+    """Padded target length (0 for single-sequence models)."""
+    sum_sq_len: int | None = None
+    """Sum of squared document lengths (packed rows only; else None)."""
+    weight: float
+    """Iterations this point represents; the weights of a set sum to ``n_iterations``."""
+
+    @property
+    def signature(self) -> tuple[int, ...]:
+        """Cost signature ``(batch_size, seq_len, tgt_len[, sum_sq_len])``."""
+        base = (self.batch_size, self.seq_len, self.tgt_len)
+        return base if self.sum_sq_len is None else (*base, self.sum_sq_len)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        if d["sum_sq_len"] is None:
+            del d["sum_sq_len"]
+        return d
+
+
+@dataclass(frozen=True, kw_only=True)
+class SeqPoints:
+    """A set of SeqPoints chosen by one method for one schedule."""
+
+    method: str
+    """Selector name (``seqpoint``, ``first``, ...)."""
+    n_iterations: int
+    """Iterations of the schedule the points represent."""
+    points: tuple[SeqPoint, ...]
+    """The chosen iterations, in iteration order."""
+    meta: dict[str, Any] = field(default_factory=dict)
+    """Selector parameters and diagnostics (estimated error, k)."""
+
+    def __post_init__(self) -> None:
+        if not self.points:
+            raise InputError("A SeqPoints set needs at least one point.")
+        total = sum(p.weight for p in self.points)
+        if abs(total - self.n_iterations) > 1e-6 * max(1, self.n_iterations):
+            raise InputError(
+                f"SeqPoint weights sum to {total:g} but n_iterations is {self.n_iterations}; "
+                "weights must count the iterations each point represents."
+            )
+
+    def __len__(self) -> int:
+        return len(self.points)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "method": self.method,
+            "n_iterations": self.n_iterations,
+            "points": [p.to_dict() for p in self.points],
+            "meta": self.meta,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], *, source: str = "SEQPOINTS.json") -> SeqPoints:
+        try:
+            points = tuple(
+                SeqPoint(
+                    iteration=int(p["iteration"]),
+                    batch_size=int(p["batch_size"]),
+                    seq_len=int(p["seq_len"]),
+                    tgt_len=int(p.get("tgt_len", 0)),
+                    sum_sq_len=None if p.get("sum_sq_len") is None else int(p["sum_sq_len"]),
+                    weight=float(p["weight"]),
+                )
+                for p in data["points"]
+            )
+            return cls(
+                method=str(data.get("method", "unknown")),
+                n_iterations=int(data["n_iterations"]),
+                points=points,
+                meta=dict(data.get("meta", {})),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            if isinstance(exc, InputError):
+                raise InputError(f"{source}: {exc}") from None
+            raise InputError(
+                f"{source} is not a SeqPoints file ({type(exc).__name__}: {exc}); "
+                "create it with 'seqpoint select'."
+            ) from None
+
+
+def write_seqpoints(points: SeqPoints, path: str | Path) -> Path:
+    """Write ``points`` as SEQPOINTS.json."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(points.to_dict(), indent=2) + "\n")
+    return path
+
+
+def read_seqpoints(path: str | Path) -> SeqPoints:
+    """Read a SEQPOINTS.json file."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"SeqPoints file {path} does not exist; create it with 'seqpoint select'.")
+    try:
+        data = json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}: line {exc.lineno}: invalid JSON ({exc.msg}).") from None
+    return SeqPoints.from_dict(data, source=str(path))

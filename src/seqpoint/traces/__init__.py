@@ -1,0 +1,3 @@
+"""seqpoint.traces"""
+
+__all__: list[str] = []

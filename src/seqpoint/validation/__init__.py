@@ -1,0 +1,3 @@
+"""seqpoint.validation"""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""seqpoint.workloads"""
+
+__all__: list[str] = []

@@ -8,12 +8,12 @@ on stderr and exit status 2. ``assert`` is only for internal invariants.
 from __future__ import annotations
 
 __all__ = [
+    "AdjustedInputWarning",
     "ConfigError",
     "InputError",
     "NotFittedError",
     "SeqPointError",
     "SeqPointWarning",
-    "AdjustedInputWarning",
 ]
 
 

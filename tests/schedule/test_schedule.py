@@ -1,0 +1,147 @@
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from seqpoint.exceptions import InputError
+from seqpoint.schedule import (
+    COLUMNS,
+    IterationSchedule,
+    from_batches,
+    read_schedule,
+    round_up,
+    summarize,
+    write_schedule,
+)
+
+
+def test_from_batches_exact_columns():
+    src = np.array([5, 3, 8, 2, 7])
+    tgt = np.array([4, 6, 1, 2, 3])
+    order = np.array([1, 3, 0, 2, 4])
+    offsets = np.array([0, 2, 5])
+    s = from_batches(order, offsets, np.array([0, 0]), src, tgt, pad_to_multiple_of=4)
+    np.testing.assert_array_equal(s.batch_size, [2, 3])
+    np.testing.assert_array_equal(s.seq_len, [4, 8])  # max 3 -> 4, max 8 -> 8
+    np.testing.assert_array_equal(s.tgt_len, [8, 4])  # max 6 -> 8, max 4 -> 4
+    np.testing.assert_array_equal(s.tokens, [3 + 2 + 6 + 2, 5 + 8 + 7 + 4 + 1 + 3])
+    np.testing.assert_array_equal(s.padded_tokens, [2 * 12, 3 * 12])
+    np.testing.assert_array_equal(s.sum_sq_len, [9 + 4, 25 + 64 + 49])
+
+
+def _reference(order, offsets, src):
+    rows = []
+    for b in range(len(offsets) - 1):
+        idx = order[offsets[b] : offsets[b + 1]]
+        lens = [int(src[i]) for i in idx]
+        rows.append((len(lens), max(lens), sum(lens), sum(x * x for x in lens)))
+    return rows
+
+
+@given(
+    st.lists(st.integers(1, 500), min_size=1, max_size=60),
+    st.integers(1, 7),
+    st.integers(0, 2**31 - 1),
+)
+@settings(max_examples=60, deadline=None)
+def test_from_batches_matches_reference_loop(lengths, bs, seed):
+    src = np.array(lengths)
+    order = np.random.default_rng(seed).permutation(len(src))
+    offsets = np.r_[np.arange(0, len(src), bs), len(src)]
+    s = from_batches(order, offsets, np.zeros(len(offsets) - 1, dtype=int), src)
+    got = list(zip(s.batch_size, s.seq_len, s.tokens, s.sum_sq_len, strict=True))
+    assert got == _reference(order, offsets, src)
+    assert s.tokens.sum() == src.sum()
+    assert np.all(s.tgt_len == 0)
+
+
+def test_round_up():
+    np.testing.assert_array_equal(round_up(np.array([1, 8, 9]), 8), [8, 8, 16])
+    np.testing.assert_array_equal(round_up(np.array([3]), 1), [3])
+
+
+def _tiny(meta=None):
+    return IterationSchedule.from_columns(
+        {"batch_size": [2, 2, 4, 2], "seq_len": [10, 20, 10, 10], "epoch": [0, 0, 1, 1]},
+        meta=meta,
+    )
+
+
+def test_unique_signatures_counts_and_inverse():
+    s = _tiny()
+    sig, counts, inv = s.unique_signatures()
+    assert sig.tolist() == [[2, 10, 0], [2, 20, 0], [4, 10, 0]]
+    assert counts.tolist() == [2, 1, 1]
+    assert inv.tolist() == [0, 1, 2, 0]
+    assert counts.sum() == len(s)
+
+
+def test_packed_signature_includes_sum_sq_len():
+    s = IterationSchedule.from_columns(
+        {"batch_size": [1, 1], "seq_len": [8, 8], "sum_sq_len": [64, 32]}, meta={"packed": True}
+    )
+    sig, _counts, _ = s.unique_signatures()
+    assert sig.shape == (2, 4)
+    assert s.signature_columns()[-1] == "sum_sq_len"
+
+
+def test_take_head_epochs():
+    s = _tiny()
+    assert len(s.head(2)) == 2
+    assert s.epochs(1).epoch.tolist() == [0, 0]
+    assert s.take([3]).iteration.tolist() == [3]
+
+
+@pytest.mark.parametrize(
+    ("cols", "match"),
+    [
+        ({"batch_size": [0], "seq_len": [3]}, "batch_size < 1"),
+        ({"batch_size": [1], "seq_len": [0]}, "seq_len < 1"),
+        ({"batch_size": [], "seq_len": []}, "empty"),
+        ({"seq_len": [3]}, "missing the column 'batch_size'"),
+        ({"batch_size": [1, 2], "seq_len": [3]}, "rows"),
+    ],
+)
+def test_validation(cols, match):
+    with pytest.raises(InputError, match=match):
+        IterationSchedule.from_columns(cols)
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_round_trip(tmp_path, suffix):
+    s = _tiny(meta={"policy": "fixed", "packed": False})
+    p = write_schedule(s, tmp_path / f"s{suffix}")
+    back = read_schedule(p)
+    assert back.equals(s)
+    assert back.meta == s.meta
+
+
+def test_csv_header_is_contract(tmp_path):
+    p = write_schedule(_tiny(), tmp_path / "s.csv")
+    assert p.read_text().splitlines()[0] == ",".join(COLUMNS)
+    assert p.read_text().splitlines()[1] == "0,0,2,10,0,20,20,200"
+
+
+def test_read_errors(tmp_path):
+    with pytest.raises(InputError, match="does not exist"):
+        read_schedule(tmp_path / "nope.csv")
+    bad = tmp_path / "bad.csv"
+    bad.write_text("iteration,epoch\n1,2\n")
+    with pytest.raises(InputError, match="lacks column"):
+        read_schedule(bad)
+    bad.write_text(",".join(COLUMNS) + "\n1,0,2,x,0,1,1,1\n")
+    with pytest.raises(InputError, match="integer"):
+        read_schedule(bad)
+    with pytest.raises(InputError, match=r"\.csv or \.parquet"):
+        write_schedule(_tiny(), tmp_path / "s.txt")
+
+
+def test_summary():
+    s = _tiny()
+    summ = summarize(s, bins=2)
+    assert summ.n_iterations == 4 and summ.n_epochs == 2 and summ.n_unique_signatures == 3
+    assert summ.padding_ratio == 0.0
+    assert sum(summ.hist_counts) == 4
+    json.dumps(summ.to_dict())

@@ -1,5 +1,66 @@
-"""Stage 4: choose SeqPoints (and baselines) from a schedule."""
+"""Stage 4: choose SeqPoints (and baselines) from a schedule.
 
+Every selector follows the scikit-learn estimator contract (``fit(schedule)`` returns
+``self``; ``points_``, ``weights_``, ``labels_``) and is registered in :data:`SELECTORS`
+under its command-line name; :func:`make_selector` builds one by name.
+"""
+
+from seqpoint.selection._base import SELECTORS, BaseSelector, make_selector
+from seqpoint.selection._baselines import (
+    FirstSelector,
+    MeanSelector,
+    MedianSelector,
+    ModeSelector,
+    RandomSelector,
+    StratifiedSelector,
+    StrideSelector,
+)
+from seqpoint.selection._cost import (
+    COST_MODELS,
+    AttentionCost,
+    CostProxy,
+    PilotTable,
+    QuadraticCost,
+    SeqLenCost,
+    TokensCost,
+    basis_components,
+    cost_proxy,
+)
+from seqpoint.selection._kmeans1d import KMeans1D, segment_sse
+from seqpoint.selection._seqpoint_selector import SeqPointSelector, signature_proxy
 from seqpoint.selection._seqpoints import SeqPoint, SeqPoints, read_seqpoints, write_seqpoints
+from seqpoint.selection._signatures import SignatureTable, signature_table
+from seqpoint.selection._simpoint import SimPointSelector
 
-__all__ = ["SeqPoint", "SeqPoints", "read_seqpoints", "write_seqpoints"]
+__all__ = [
+    "COST_MODELS",
+    "SELECTORS",
+    "AttentionCost",
+    "BaseSelector",
+    "CostProxy",
+    "FirstSelector",
+    "KMeans1D",
+    "MeanSelector",
+    "MedianSelector",
+    "ModeSelector",
+    "PilotTable",
+    "QuadraticCost",
+    "RandomSelector",
+    "SeqLenCost",
+    "SeqPoint",
+    "SeqPointSelector",
+    "SeqPoints",
+    "SignatureTable",
+    "SimPointSelector",
+    "StratifiedSelector",
+    "StrideSelector",
+    "TokensCost",
+    "basis_components",
+    "cost_proxy",
+    "make_selector",
+    "read_seqpoints",
+    "segment_sse",
+    "signature_proxy",
+    "signature_table",
+    "write_seqpoints",
+]

@@ -1,0 +1,90 @@
+"""Check that SeqPoints belong to a schedule and pair them with their measurements."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+from numpy.typing import NDArray
+
+from seqpoint.exceptions import InputError
+from seqpoint.profiling import Measurement, Measurements
+from seqpoint.schedule import IterationSchedule
+from seqpoint.selection import SeqPoints
+
+__all__ = ["match_measurements", "seqpoint_rows"]
+
+
+def seqpoint_rows(schedule: IterationSchedule, seqpoints: SeqPoints) -> NDArray[np.int64]:
+    """Row positions of the SeqPoints in ``schedule``, checking they belong to it.
+
+    Raises
+    ------
+    InputError
+        If the iteration counts differ, a point's iteration is not in the schedule, or
+        its signature differs from the schedule's row (the points were chosen from
+        another schedule).
+    """
+    n = len(schedule)
+    if seqpoints.n_iterations != n:
+        raise InputError(
+            f"The SeqPoints were chosen for {seqpoints.n_iterations} iterations but the schedule "
+            f"has {n}; run 'seqpoint select' on this schedule."
+        )
+    ids = schedule.iteration
+    order = np.argsort(ids, kind="stable")
+    sorted_ids = ids[order]
+    wanted = np.array([p.iteration for p in seqpoints.points], dtype=np.int64)
+    pos = np.searchsorted(sorted_ids, wanted)
+    rows = np.empty(wanted.shape[0], dtype=np.int64)
+    lo, hi = int(sorted_ids[0]), int(sorted_ids[-1])
+    for i, (p, q) in enumerate(zip(seqpoints.points, pos.tolist(), strict=True)):
+        if q >= n or sorted_ids[q] != p.iteration:
+            raise InputError(
+                f"SeqPoint {i} has iteration {p.iteration}, which is not in the schedule "
+                f"(iterations {lo}..{hi}); the SeqPoints belong to another schedule."
+            )
+        r = int(order[q])
+        rows[i] = r
+        have: tuple[int, ...] = (
+            int(schedule.batch_size[r]),
+            int(schedule.seq_len[r]),
+            int(schedule.tgt_len[r]),
+        )
+        if schedule.is_packed and p.sum_sq_len is not None:
+            have = (*have, int(schedule.sum_sq_len[r]))
+        want = p.signature if (schedule.is_packed and p.sum_sq_len is not None) else p.signature[:3]
+        if have != want:
+            raise InputError(
+                f"SeqPoint {i} (iteration {p.iteration}) has signature {want} but the schedule's "
+                f"iteration {p.iteration} has {have}; the SeqPoints belong to another schedule."
+            )
+    return rows
+
+
+def match_measurements(
+    seqpoints: SeqPoints, measurements: Measurements | Iterable[Measurement], *, source: str = "measurements"
+) -> list[Measurement]:
+    """The measurement of every SeqPoint, matched by signature, in point order.
+
+    Raises
+    ------
+    InputError
+        If a SeqPoint's signature has no measurement.
+    """
+    items = measurements.measurements if isinstance(measurements, Measurements) else tuple(measurements)
+    by_sig: dict[tuple[int, ...], Measurement] = {}
+    for m in items:
+        by_sig[m.signature] = m
+        # Unpacked measurements match points that carry no sum_sq_len, and vice versa.
+        by_sig.setdefault(m.signature[:3], m)
+    out: list[Measurement] = []
+    for i, p in enumerate(seqpoints.points):
+        found = by_sig.get(p.signature)
+        if found is None:
+            raise InputError(
+                f"The {source} have no entry for SeqPoint {i} (iteration {p.iteration}, signature "
+                f"{p.signature}); profile the SeqPoints with 'seqpoint profile'."
+            )
+        out.append(found)
+    return out

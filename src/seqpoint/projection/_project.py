@@ -1,0 +1,415 @@
+"""Project whole-run totals of any metric from per-SeqPoint measurements, with an interval.
+
+Two projections:
+
+``weighted``
+    The SeqPoint paper's ``total = Σ_i weight_i · value_i``.
+``interpolated``
+    Fit the metric against the signature through the measured points and apply the
+    fit to every iteration. The fit is a least-squares model on ``1``, padded tokens
+    and the attention term (as many of them as there are points, up to three), plus
+    the model's residuals at the points interpolated piecewise-linearly along the cost
+    proxy, so it passes exactly through every measured point; a measured signature
+    keeps its measured value. It is exact for a cost linear in tokens (two or more
+    points) and when every signature is measured.
+
+Error estimate (no full run needed), reported as an interval around the total:
+
+* representation: with two or more points, ``|T_weighted − T_interpolated|``: the two
+  projections use the points differently, and they disagree by about the curvature of
+  the cost between the points that the weighted sum cannot see; with a single point, the
+  worst relative error of the same weights on a basis of elementary costs (see
+  :func:`seqpoint.selection.basis_components`), times the total;
+* measurement noise: each point's standard error from its repeats
+  (``Measurement.samples[metric]``: ``std/√n``; else ``metric_iqr/1.349``), propagated
+  exactly through the projection, which is linear in the measured values, times the
+  normal quantile of ``confidence``.
+
+The interval is ``total ± (representation + noise)``. Metrics whose name contains
+``peak`` (peak memory) are a maximum over the run, not a sum: their total is the largest
+value of the interpolated fit over all signatures, for both methods.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from statistics import NormalDist
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from seqpoint.exceptions import ConfigError, InputError
+from seqpoint.profiling import Measurement, Measurements
+from seqpoint.projection._match import match_measurements, seqpoint_rows
+from seqpoint.schedule import IterationSchedule
+from seqpoint.selection import (
+    BaseSelector,
+    SeqPoints,
+    SignatureTable,
+    basis_components,
+    cost_proxy,
+    signature_proxy,
+    signature_table,
+)
+
+__all__ = ["METHODS", "Projection", "project", "project_cost"]
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+
+#: Projection methods accepted by :func:`project` and ``seqpoint project --method``.
+METHODS: tuple[str, ...] = ("weighted", "interpolated")
+
+# Summary statistics of repeats, not additive quantities: never projected.
+_SPREAD_SUFFIXES = ("_iqr", "_std", "_stdev", "_var", "_mad", "_min", "_max", "_cv", "_n", "_repeats")
+
+
+def _is_peak(metric: str) -> bool:
+    return "peak" in metric
+
+
+# ---------------------------------------------------------------------------- context
+@dataclass(frozen=True, eq=False)
+class _Context:
+    """Signature-level view of a schedule shared by all projections of it."""
+
+    table: SignatureTable
+    counts: FloatArray
+    proxy: FloatArray
+    features: FloatArray  # (m, 3): 1, padded tokens, attention term; columns scaled to max 1
+    basis: FloatArray  # (m, J) elementary components with a non-zero total
+    basis_totals: FloatArray
+
+
+_CONTEXTS: weakref.WeakKeyDictionary[IterationSchedule, _Context] = weakref.WeakKeyDictionary()
+
+
+def _context(schedule: IterationSchedule) -> _Context:
+    ctx = _CONTEXTS.get(schedule)
+    if ctx is not None:
+        return ctx
+    table = signature_table(schedule)
+    counts = table.counts.astype(np.float64)
+    proxy = signature_proxy(cost_proxy("attention"), schedule, table, owner="project")
+    names, comps = basis_components(table.as_schedule())
+    feats = comps[:, [names.index("iteration"), names.index("tokens"), names.index("quadratic")]]
+    scale = np.max(np.abs(feats), axis=0)
+    feats = feats / np.where(scale > 0, scale, 1.0)
+    totals = counts @ comps
+    keep = totals > 0
+    ctx = _Context(table, counts, proxy, feats, comps[:, keep], totals[keep])
+    _CONTEXTS[schedule] = ctx
+    return ctx
+
+
+def _interpolate(ctx: _Context, sig: IntArray, values: FloatArray) -> FloatArray:
+    """Fitted value of every signature from measured ``values`` at signatures ``sig``.
+
+    Returns
+    -------
+    ndarray of shape (n_unique,)
+    """
+    k = sig.shape[0]
+    if k == 1:
+        p0 = ctx.proxy[sig[0]]
+        if p0 > 0:
+            return values[0] * ctx.proxy / p0  # type: ignore[no-any-return]
+        return np.full(ctx.proxy.shape[0], values[0])
+    x = ctx.features[:, : min(k, 3)]
+    coef, *_ = np.linalg.lstsq(x[sig], values, rcond=None)
+    fit = x @ coef
+    resid = values - fit[sig]
+    xs, inv = np.unique(ctx.proxy[sig], return_inverse=True)
+    inv = inv.reshape(-1)
+    r_mean = np.bincount(inv, weights=resid) / np.bincount(inv)
+    pred = fit + np.interp(ctx.proxy, xs, r_mean)
+    s_uniq, s_inv = np.unique(sig, return_inverse=True)
+    s_inv = s_inv.reshape(-1)
+    pred[s_uniq] = np.bincount(s_inv, weights=values) / np.bincount(s_inv)
+    return pred  # type: ignore[no-any-return]
+
+
+class _Projector:
+    """Totals of one metric from the values at the ok points (linear in those values)."""
+
+    def __init__(self, ctx: _Context, sig: IntArray, weights: FloatArray, ok: NDArray[np.bool_]) -> None:
+        self.ctx = ctx
+        self.sig = sig
+        self.weights = weights
+        self.ok = ok
+        self.sig_ok = sig[ok]
+
+    def fitted(self, values_ok: FloatArray) -> FloatArray:
+        return _interpolate(self.ctx, self.sig_ok, values_ok)
+
+    def total(self, values_ok: FloatArray, method: str, *, peak: bool = False) -> float:
+        if method == "weighted" and not peak and self.ok.all():
+            return float(self.weights @ values_ok)
+        fit = self.fitted(values_ok)
+        if peak:
+            return float(np.max(fit))
+        if method == "interpolated":
+            return float(self.ctx.counts @ fit)
+        # Failed points contribute the fitted value of their signature.
+        full = np.where(self.ok, 0.0, fit[self.sig])
+        full[self.ok] = values_ok
+        return float(self.weights @ full)
+
+    def sensitivity(self, method: str) -> FloatArray:
+        """``∂T/∂value_j`` for every ok point (the projection is linear in the values)."""
+        k = int(self.ok.sum())
+        eye = np.eye(k)
+        return np.array([self.total(eye[j], method) for j in range(k)])
+
+    def basis_bound(self) -> float:
+        """Worst relative error of the ok points' weights on the elementary cost basis."""
+        w = self.weights[self.ok]
+        w = w * (self.ctx.counts.sum() / w.sum())
+        proj = w @ self.ctx.basis[self.sig_ok]
+        t = self.ctx.basis_totals
+        return float(np.max(np.abs(proj - t) / t)) if t.size else 0.0
+
+
+# ---------------------------------------------------------------------------- results
+@dataclass(frozen=True, kw_only=True)
+class Projection:
+    """Projected whole-run totals with their intervals."""
+
+    n_iterations: int
+    """Iterations of the run."""
+    method: str
+    """``weighted`` or ``interpolated``."""
+    totals: dict[str, float]
+    """Metric to projected run total (``breakdown_s.<category>`` for each op category)."""
+    interval: dict[str, tuple[float, float]]
+    """Metric to ``(low, high)`` at ``confidence``."""
+    complete: bool = True
+    """False when some SeqPoints failed (OOM/error) and were projected from the rest."""
+    failed: tuple[int, ...] = ()
+    """Iterations of the SeqPoints that failed."""
+    n_points: int = 0
+    """SeqPoints used (ok ones)."""
+    confidence: float = 0.95
+    """Confidence level of the noise part of the interval."""
+    representation: dict[str, float] = field(default_factory=dict)
+    """Metric to the representation half-width of the interval."""
+    noise: dict[str, float] = field(default_factory=dict)
+    """Metric to the measurement-noise half-width of the interval."""
+
+    def relative_halfwidth(self, metric: str) -> float:
+        """Half-width of the interval relative to the total."""
+        lo, hi = self.interval[metric]
+        t = self.totals[metric]
+        return (hi - lo) / 2 / abs(t) if t else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``seqpoint project --json`` shape (plus extra keys)."""
+        return {
+            "n_iterations": self.n_iterations,
+            "projected": dict(self.totals),
+            "interval": {k: [lo, hi] for k, (lo, hi) in self.interval.items()},
+            "method": self.method,
+            "complete": self.complete,
+            "failed": list(self.failed),
+            "n_points": self.n_points,
+            "confidence": self.confidence,
+        }
+
+
+def _check_method(method: str, owner: str) -> None:
+    if method not in METHODS:
+        raise ConfigError(
+            f"The 'method' parameter of {owner} must be one of {', '.join(map(repr, METHODS))}. "
+            f"Got {method!r}."
+        )
+
+
+def _check_confidence(confidence: float, owner: str) -> float:
+    if isinstance(confidence, bool) or not isinstance(confidence, int | float) or not 0 < confidence < 1:
+        raise ConfigError(
+            f"The 'confidence' parameter of {owner} must be a float in (0, 1). Got {confidence!r}."
+        )
+    return NormalDist().inv_cdf(0.5 + confidence / 2)
+
+
+def _metric_values(m: Measurement) -> dict[str, float]:
+    out = {k: v for k, v in m.metrics.items() if not k.endswith(_SPREAD_SUFFIXES)}
+    out.update({f"breakdown_s.{k}": v for k, v in m.breakdown_s.items()})
+    return out
+
+
+def _standard_error(m: Measurement, metric: str) -> float:
+    reps = m.samples.get(metric)
+    if reps is not None and len(reps) >= 2:
+        arr = np.asarray(reps, dtype=np.float64)
+        return float(arr.std(ddof=1) / np.sqrt(arr.size))
+    iqr = m.metrics.get(f"{metric}_iqr")
+    if iqr is not None:
+        return float(iqr) / 1.349
+    return 0.0
+
+
+def _select_metrics(ok: Sequence[Measurement], metrics: Iterable[str] | None) -> list[str]:
+    per_point = [_metric_values(m) for m in ok]
+    plain = set.intersection(*(set(m.metrics) for m in ok)) if ok else set()
+    plain = {k for k in plain if not k.endswith(_SPREAD_SUFFIXES)}
+    cats = set().union(*(set(m.breakdown_s) for m in ok))
+    available = sorted(plain) + sorted(f"breakdown_s.{c}" for c in cats)
+    if metrics is None:
+        if not available:
+            raise InputError("The measurements have no metric common to every ok SeqPoint.")
+        return available
+    chosen = list(metrics)
+    for name in chosen:
+        if name not in available:
+            missing = [i for i, p in enumerate(per_point) if name not in p]
+            where = f" (missing at ok point(s) {missing[:5]})" if missing and len(missing) < len(ok) else ""
+            raise InputError(
+                f"Metric {name!r} is not in every ok measurement{where}. "
+                f"Available: {', '.join(available) or 'none'}."
+            )
+    return chosen
+
+
+def project(
+    schedule: IterationSchedule,
+    seqpoints: SeqPoints,
+    measurements: Measurements | Iterable[Measurement],
+    *,
+    method: str = "weighted",
+    metrics: Iterable[str] | None = None,
+    confidence: float = 0.95,
+) -> Projection:
+    """Project run totals of measured metrics from the SeqPoints' measurements.
+
+    Parameters
+    ----------
+    schedule : IterationSchedule
+        The whole run.
+    seqpoints : SeqPoints
+        Points chosen from ``schedule`` (checked: iterations and signatures must match).
+    measurements : Measurements or iterable of Measurement
+        One per SeqPoint, matched by signature. Points whose status is not ``ok`` are
+        projected from the others and the result is marked ``complete=False``.
+    method : {"weighted", "interpolated"}
+        Projection (see the module docstring).
+    metrics : iterable of str, optional
+        Metrics to project; default every metric present at all ok points, plus every
+        ``breakdown_s.<category>`` (a category absent at a point counts 0 s there).
+    confidence : float
+        Confidence level of the noise part of the interval, in (0, 1).
+
+    Returns
+    -------
+    Projection
+    """
+    _check_method(method, "project")
+    z = _check_confidence(confidence, "project")
+    rows = seqpoint_rows(schedule, seqpoints)
+    matched = match_measurements(seqpoints, measurements)
+    ok = np.array([m.ok for m in matched], dtype=bool)
+    if not ok.any():
+        reasons = "; ".join(f"iteration {p.iteration}: {m.status} {m.message}".strip()
+                            for p, m in zip(seqpoints.points, matched, strict=True))
+        raise InputError(f"Every SeqPoint failed to measure ({reasons}); nothing to project from.")
+    ok_meas = [m for m, good in zip(matched, ok, strict=True) if good]
+    names = _select_metrics(ok_meas, metrics)
+    ctx = _context(schedule)
+    sig = ctx.table.inverse[rows]
+    weights = np.array([p.weight for p in seqpoints.points], dtype=np.float64)
+    proj = _Projector(ctx, sig, weights, ok)
+    sens_cache: dict[str, FloatArray] = {}
+
+    totals: dict[str, float] = {}
+    interval: dict[str, tuple[float, float]] = {}
+    rep_hw: dict[str, float] = {}
+    noise_hw: dict[str, float] = {}
+    for name in names:
+        vals = np.array([_metric_values(m).get(name, 0.0) for m in ok_meas], dtype=np.float64)
+        se = np.array([_standard_error(m, name) for m in ok_meas])
+        peak = _is_peak(name)
+        total = proj.total(vals, method, peak=peak)
+        if peak:
+            rep = abs(total - float(vals.max()))
+            noise = z * float(se[int(np.argmax(vals))])
+        else:
+            if ok.sum() >= 2:
+                other = "interpolated" if method == "weighted" else "weighted"
+                rep = abs(total - proj.total(vals, other))
+            else:
+                rep = proj.basis_bound() * abs(total)
+            if np.any(se > 0):
+                if method not in sens_cache:
+                    sens_cache[method] = proj.sensitivity(method)
+                noise = z * float(np.sqrt(np.sum((sens_cache[method] * se) ** 2)))
+            else:
+                noise = 0.0
+        totals[name] = total
+        interval[name] = (total - rep - noise, total + rep + noise)
+        rep_hw[name] = rep
+        noise_hw[name] = noise
+    return Projection(
+        n_iterations=len(schedule),
+        method=method,
+        totals=totals,
+        interval=interval,
+        complete=bool(ok.all()),
+        failed=tuple(p.iteration for p, good in zip(seqpoints.points, ok, strict=True) if not good),
+        n_points=int(ok.sum()),
+        confidence=confidence,
+        representation=rep_hw,
+        noise=noise_hw,
+    )
+
+
+def project_cost(
+    schedule: IterationSchedule,
+    selection: BaseSelector | SeqPoints,
+    cost: Callable[[IterationSchedule], ArrayLike] | ArrayLike,
+    *,
+    method: str = "weighted",
+) -> float:
+    """Project the run total of a cost known for every iteration (synthetic benchmarks).
+
+    Parameters
+    ----------
+    schedule : IterationSchedule
+        The run.
+    selection : fitted selector or SeqPoints
+        The points and weights.
+    cost : callable or array_like of shape (n_iterations,)
+        ``cost(schedule)`` or the per-iteration costs themselves; only the chosen
+        iterations' values are used, as if they had been measured.
+    method : {"weighted", "interpolated"}
+        Projection.
+
+    Returns
+    -------
+    float
+        Projected run total; compare with ``cost.sum()``.
+    """
+    _check_method(method, "project_cost")
+    values = np.asarray(cost(schedule) if callable(cost) else cost, dtype=np.float64)
+    if values.shape != (len(schedule),):
+        raise InputError(
+            f"project_cost needs one cost per iteration, shape ({len(schedule)},). Got {values.shape}."
+        )
+    if isinstance(selection, SeqPoints):
+        rows = seqpoint_rows(schedule, selection)
+        weights = np.array([p.weight for p in selection.points], dtype=np.float64)
+    else:
+        rows = selection.points_
+        weights = selection.weights_
+        if selection.n_iterations_ != len(schedule):
+            raise InputError(
+                f"The selector was fitted on {selection.n_iterations_} iterations but the schedule has "
+                f"{len(schedule)}; pass the fitted schedule."
+            )
+    if method == "weighted":
+        return float(weights @ values[rows])
+    ctx = _context(schedule)
+    proj = _Projector(ctx, ctx.table.inverse[rows], weights, np.ones(rows.shape[0], dtype=bool))
+    return proj.total(values[rows], method)

@@ -1,0 +1,187 @@
+"""The selector contract shared by SeqPoint and every baseline, and their registry."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from seqpoint._registry import Registry
+from seqpoint.exceptions import ConfigError, NotFittedError
+from seqpoint.schedule import IterationSchedule
+from seqpoint.selection._seqpoints import SeqPoint, SeqPoints
+
+__all__ = ["SELECTORS", "BaseSelector", "make_selector"]
+
+IntArray = NDArray[np.int64]
+FloatArray = NDArray[np.float64]
+
+#: Selectors by their command-line name (``seqpoint select --method NAME``).
+SELECTORS: Registry[type[BaseSelector]] = Registry("selection method")
+
+
+def make_selector(name: str, **params: Any) -> BaseSelector:
+    """Build the selector registered as ``name`` with keyword ``params``.
+
+    Unknown names list the valid ones; unknown parameters list the accepted ones.
+    """
+    cls = SELECTORS.get(name)
+    accepted = cls._param_names()
+    unknown = sorted(set(params) - set(accepted))
+    if unknown:
+        raise ConfigError(
+            f"Unknown parameter(s) {', '.join(map(repr, unknown))} for the {name!r} selector. "
+            f"Valid parameters: {', '.join(accepted)}."
+        )
+    return cls(**params)
+
+
+class BaseSelector:
+    """scikit-learn-style estimator: ``fit(schedule)`` chooses points and weights.
+
+    Fitted attributes (available after :meth:`fit`)
+    -----------------------------------------------
+    points_ : ndarray of shape (k,)
+        Row positions (int64) into the schedule of the chosen iterations, increasing.
+    weights_ : ndarray of shape (k,)
+        Iterations each point stands for (float64); they sum to ``n_iterations``.
+    labels_ : ndarray of shape (n_iterations,)
+        Index into ``points_`` of the point that represents every iteration.
+    n_points_ : int
+        Number of points chosen (``k``; can be below ``n_points`` when the schedule
+        has fewer distinct signatures, or for BIC-chosen SimPoint).
+    estimated_error_ : float or None
+        The selector's own estimate of the relative projection error, when it has one.
+    n_iterations_ : int
+        Length of the fitted schedule.
+    """
+
+    #: Registry name, set by each subclass.
+    name: ClassVar[str] = ""
+
+    def __init__(self, *, n_points: int | None = 10, random_state: int | None = 0) -> None:
+        self.n_points = n_points
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------ parameters
+    @classmethod
+    def _param_names(cls) -> list[str]:
+        sig = inspect.signature(cls.__init__)
+        return [p for p in sig.parameters if p != "self"]
+
+    def get_params(self) -> dict[str, Any]:
+        """Constructor parameters as a dict (scikit-learn contract)."""
+        return {name: getattr(self, name) for name in self._param_names()}
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({args})"
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached when normal lookup fails: a fitted attribute read before fit.
+        if name.endswith("_") and not name.startswith("_"):
+            raise NotFittedError(
+                f"This {type(self).__name__} is not fitted yet; call fit(schedule) "
+                f"before reading {name!r}."
+            )
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def _check_int(self, name: str, value: Any, *, low: int, allow_none: bool = False) -> None:
+        if value is None and allow_none:
+            return
+        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low:
+            none = "None or " if allow_none else ""
+            raise ConfigError(
+                f"The {name!r} parameter of {type(self).__name__} must be {none}an int >= {low}. "
+                f"Got {value!r}."
+            )
+
+    def _check_common(self, schedule: IterationSchedule, *, require_k: bool = True) -> int:
+        """Validate ``n_points`` and ``random_state`` against ``schedule``; return ``n``."""
+        if not isinstance(schedule, IterationSchedule):
+            raise ConfigError(
+                f"{type(self).__name__}.fit expects an IterationSchedule. Got {type(schedule).__name__}."
+            )
+        self._check_int("random_state", self.random_state, low=0, allow_none=True)
+        n = len(schedule)
+        if require_k or self.n_points is not None:
+            self._check_int("n_points", self.n_points, low=1)
+            assert self.n_points is not None
+            if self.n_points > n:
+                raise ConfigError(
+                    f"The 'n_points' parameter of {type(self).__name__} must be <= the schedule's "
+                    f"{n} iterations. Got {self.n_points}."
+                )
+        return n
+
+    def _rng(self) -> np.random.Generator:
+        return np.random.default_rng(self.random_state)
+
+    # ------------------------------------------------------------------ fitting
+    def fit(self, schedule: IterationSchedule) -> BaseSelector:
+        """Choose points for ``schedule``; returns ``self``."""
+        raise NotImplementedError
+
+    def _set_result(
+        self,
+        n: int,
+        points: IntArray,
+        weights: FloatArray,
+        labels: IntArray,
+        estimated_error: float | None = None,
+    ) -> None:
+        """Store fitted attributes, sorting points by row position."""
+        points = np.asarray(points, dtype=np.int64)
+        weights = np.asarray(weights, dtype=np.float64)
+        labels = np.asarray(labels, dtype=np.int64)
+        order = np.argsort(points, kind="stable")
+        rank = np.empty_like(order)
+        rank[order] = np.arange(order.shape[0], dtype=np.int64)
+        assert points.shape == weights.shape and labels.shape == (n,)
+        assert abs(float(weights.sum()) - n) <= 1e-6 * n, (weights.sum(), n)
+        self.points_ = points[order]
+        self.weights_ = weights[order]
+        self.labels_ = rank[labels]
+        self.n_points_ = int(points.shape[0])
+        self.n_iterations_ = n
+        self.estimated_error_ = estimated_error
+
+    def fit_predict(self, schedule: IterationSchedule) -> IntArray:
+        """Fit and return ``labels_``."""
+        return self.fit(schedule).labels_  # type: ignore[no-any-return]
+
+    def _meta_params(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for k, v in self.get_params().items():
+            out[k] = v if v is None or isinstance(v, str | int | float | bool) else repr(v)
+        return out
+
+    def to_seqpoints(self, schedule: IterationSchedule) -> SeqPoints:
+        """The fitted points of ``schedule`` as a :class:`SeqPoints` set (SEQPOINTS.json).
+
+        ``meta`` records the method's parameters, ``k`` and the estimated error.
+        """
+        points = self.points_
+        if len(schedule) != self.n_iterations_:
+            raise ConfigError(
+                f"to_seqpoints got a schedule of {len(schedule)} iterations but the selector was "
+                f"fitted on {self.n_iterations_}; pass the fitted schedule."
+            )
+        packed = schedule.is_packed
+        pts = tuple(
+            SeqPoint(
+                iteration=int(schedule.iteration[r]),
+                batch_size=int(schedule.batch_size[r]),
+                seq_len=int(schedule.seq_len[r]),
+                tgt_len=int(schedule.tgt_len[r]),
+                sum_sq_len=int(schedule.sum_sq_len[r]) if packed else None,
+                weight=float(wt),
+            )
+            for r, wt in zip(points.tolist(), self.weights_.tolist(), strict=True)
+        )
+        meta: dict[str, Any] = {"params": self._meta_params(), "k": self.n_points_}
+        if self.estimated_error_ is not None:
+            meta["estimated_error"] = float(self.estimated_error_)
+        return SeqPoints(method=self.name, n_iterations=len(schedule), points=pts, meta=meta)

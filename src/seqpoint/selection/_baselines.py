@@ -1,0 +1,354 @@
+"""Baseline selectors people use today, with the SeqPoint interface.
+
+``first``, ``random`` and ``stride`` profile ``k`` iterations and extrapolate by ``n/k``
+(torch.profiler's ``schedule(wait, warmup, active)`` practice is ``first``). ``mean``,
+``median`` and ``mode`` profile iterations of one typical signature and multiply by
+``n``. ``stratified`` samples at random within cost strata and reports a confidence
+interval.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from seqpoint.exceptions import ConfigError
+from seqpoint.schedule import IterationSchedule
+from seqpoint.selection._base import SELECTORS, BaseSelector
+from seqpoint.selection._cost import CostProxy, PilotTable, cost_proxy
+from seqpoint.selection._seqpoint_selector import signature_proxy
+from seqpoint.selection._signatures import SignatureTable, signature_table
+
+__all__ = [
+    "FirstSelector",
+    "MeanSelector",
+    "MedianSelector",
+    "ModeSelector",
+    "RandomSelector",
+    "StratifiedSelector",
+    "StrideSelector",
+]
+
+IntArray = NDArray[np.int64]
+FloatArray = NDArray[np.float64]
+
+
+def _block_labels(n: int, k: int) -> IntArray:
+    """Split ``0..n-1`` into ``k`` contiguous blocks of about ``n/k`` iterations."""
+    return (np.arange(n, dtype=np.int64) * k) // n
+
+
+def _nearest_labels(n: int, rows: IntArray) -> IntArray:
+    """Label every iteration with the index of the nearest chosen row (rows increasing)."""
+    if rows.shape[0] == 1:
+        return np.zeros(n, dtype=np.int64)
+    cuts = (rows[:-1] + rows[1:]) // 2
+    return np.searchsorted(cuts, np.arange(n, dtype=np.int64), side="right").astype(np.int64)
+
+
+@SELECTORS.register("first")
+class FirstSelector(BaseSelector):
+    """The first ``k`` iterations, each weighted ``n/k`` (today's profiler practice).
+
+    ``labels_`` splits the run into ``k`` contiguous blocks: point ``j`` is extrapolated
+    to block ``j``. The blocks hold ``n/k`` iterations up to rounding, and the weights
+    are exactly ``n/k``, the factor people multiply by.
+
+    Parameters
+    ----------
+    n_points : int
+        Iterations profiled ``k`` (>= 1, <= n_iterations).
+    random_state : int or None
+        Unused (deterministic); accepted for a uniform interface.
+    """
+
+    name = "first"
+
+    def fit(self, schedule: IterationSchedule) -> FirstSelector:
+        """Choose the first ``n_points`` iterations; returns ``self``."""
+        n = self._check_common(schedule)
+        k = int(self.n_points)  # type: ignore[arg-type]
+        self._set_result(n, np.arange(k), np.full(k, n / k), _block_labels(n, k))
+        return self
+
+
+@SELECTORS.register("stride")
+class StrideSelector(BaseSelector):
+    """Every ``n/k``-th iteration (the middle of ``k`` equal blocks), each weighted ``n/k``.
+
+    Parameters
+    ----------
+    n_points : int
+        Iterations profiled ``k`` (>= 1, <= n_iterations).
+    random_state : int or None
+        Unused (deterministic); accepted for a uniform interface.
+    """
+
+    name = "stride"
+
+    def fit(self, schedule: IterationSchedule) -> StrideSelector:
+        """Choose ``n_points`` evenly spaced iterations; returns ``self``."""
+        n = self._check_common(schedule)
+        k = int(self.n_points)  # type: ignore[arg-type]
+        rows = ((2 * np.arange(k, dtype=np.int64) + 1) * n) // (2 * k)
+        self._set_result(n, rows, np.full(k, n / k), _block_labels(n, k))
+        return self
+
+
+@SELECTORS.register("random")
+class RandomSelector(BaseSelector):
+    """``k`` distinct iterations drawn uniformly at random, each weighted ``n/k``.
+
+    ``labels_`` maps every iteration to the nearest drawn iteration in run order.
+
+    Parameters
+    ----------
+    n_points : int
+        Iterations profiled ``k`` (>= 1, <= n_iterations).
+    random_state : int or None
+        Seed of the draw.
+    """
+
+    name = "random"
+
+    def fit(self, schedule: IterationSchedule) -> RandomSelector:
+        """Draw ``n_points`` iterations; returns ``self``."""
+        n = self._check_common(schedule)
+        k = int(self.n_points)  # type: ignore[arg-type]
+        rows = np.sort(self._rng().choice(n, size=k, replace=False)).astype(np.int64)
+        self._set_result(n, rows, np.full(k, n / k), _nearest_labels(n, rows))
+        return self
+
+
+class _TypicalSignatureSelector(BaseSelector):
+    """Profile iterations of one typical signature and multiply by ``n``.
+
+    Up to ``k`` distinct iterations with that signature, spread over the run, are
+    chosen (fewer if the signature occurs fewer times), each weighted ``n/k``; a single
+    real iteration when ``k = 1``. ``labels_`` splits the run into contiguous blocks.
+    """
+
+    def _target(self, table: SignatureTable) -> int:
+        raise NotImplementedError
+
+    def fit(self, schedule: IterationSchedule) -> _TypicalSignatureSelector:
+        """Choose iterations of the typical signature; returns ``self``."""
+        n = self._check_common(schedule)
+        k = int(self.n_points)  # type: ignore[arg-type]
+        table = signature_table(schedule)
+        sig = self._target(table)
+        rows_all = np.flatnonzero(table.inverse == sig)
+        k = min(k, rows_all.shape[0])
+        pick = np.unique(np.round(np.linspace(0, rows_all.shape[0] - 1, k)).astype(np.int64))
+        rows = rows_all[pick]
+        k = rows.shape[0]
+        self._set_result(n, rows, np.full(k, n / k), _block_labels(n, k))
+        return self
+
+
+def _closest(table: SignatureTable, target: dict[str, float]) -> int:
+    """Signature with ``seq_len`` closest to the target, then the other columns, then the commonest."""
+    sl = table.column("seq_len").astype(np.float64)
+    primary = np.abs(sl - target["seq_len"])
+    secondary = np.zeros_like(sl)
+    for name in ("batch_size", "tgt_len"):
+        col = table.column(name).astype(np.float64)
+        spread = float(col.max() - col.min()) or 1.0
+        secondary += np.abs(col - target[name]) / spread
+    order = np.lexsort((np.arange(len(table)), -table.counts, secondary, primary))
+    return int(order[0])
+
+
+def _weighted_quantile(values: IntArray, counts: IntArray, q: float) -> float:
+    order = np.argsort(values, kind="stable")
+    cum = np.cumsum(counts[order])
+    idx = int(np.searchsorted(cum, q * cum[-1], side="left"))
+    return float(values[order][min(idx, order.shape[0] - 1)])
+
+
+@SELECTORS.register("mean")
+class MeanSelector(_TypicalSignatureSelector):
+    """Iterations at the mean ``seq_len``: the signature whose ``seq_len`` is closest to the
+    run's mean (ties: batch and target length closest to their means, then the commonest).
+
+    Parameters
+    ----------
+    n_points : int
+        Iterations profiled (all of the chosen signature), ``k >= 1``.
+    random_state : int or None
+        Unused (deterministic).
+    """
+
+    name = "mean"
+
+    def _target(self, table: SignatureTable) -> int:
+        w = table.counts.astype(np.float64)
+        target = {c: float(np.average(table.column(c), weights=w)) for c in ("batch_size", "seq_len", "tgt_len")}
+        return _closest(table, target)
+
+
+@SELECTORS.register("median")
+class MedianSelector(_TypicalSignatureSelector):
+    """Iterations at the median ``seq_len`` over iterations (ties as for ``mean``).
+
+    Parameters
+    ----------
+    n_points : int
+        Iterations profiled (all of the chosen signature), ``k >= 1``.
+    random_state : int or None
+        Unused (deterministic).
+    """
+
+    name = "median"
+
+    def _target(self, table: SignatureTable) -> int:
+        target = {
+            c: _weighted_quantile(table.column(c), table.counts, 0.5)
+            for c in ("batch_size", "seq_len", "tgt_len")
+        }
+        return _closest(table, target)
+
+
+@SELECTORS.register("mode")
+class ModeSelector(_TypicalSignatureSelector):
+    """Iterations at the most frequent ``seq_len`` (its commonest signature).
+
+    Parameters
+    ----------
+    n_points : int
+        Iterations profiled (all of the chosen signature), ``k >= 1``.
+    random_state : int or None
+        Unused (deterministic).
+    """
+
+    name = "mode"
+
+    def _target(self, table: SignatureTable) -> int:
+        sl = table.column("seq_len")
+        uniq, idx = np.unique(sl, return_inverse=True)
+        per_sl = np.bincount(idx.reshape(-1), weights=table.counts)
+        mode_sl = uniq[int(np.argmax(per_sl))]
+        cand = np.flatnonzero(sl == mode_sl)
+        return int(cand[np.argmax(table.counts[cand])])
+
+
+@SELECTORS.register("stratified")
+class StratifiedSelector(BaseSelector):
+    """Stratified random sampling: cost strata, random iterations within each.
+
+    Signatures are sorted by the cost proxy and cut into ``n_strata`` strata of about
+    equal iteration counts. Every stratum gets one sample, the rest are allocated in
+    proportion to ``N_h · S_h`` (Neyman allocation: stratum size times the spread of
+    its proxy), and each sample is weighted ``N_h / n_h``. ``estimated_error_`` is the
+    relative half-width of the 95% confidence interval of the proxy total under this
+    design, ``1.96·sqrt(Σ N_h²(1 − n_h/N_h) S_h²/n_h) / T``. ``labels_`` hands each
+    stratum's iterations, in run order, to its samples in equal contiguous shares.
+
+    Parameters
+    ----------
+    n_points : int
+        Samples ``k`` (>= 1, <= n_iterations).
+    n_strata : int or None
+        Strata (>= 1, <= n_points); default ``max(1, k // 2)``, so most strata get two
+        samples and a variance estimate.
+    cost : str, callable or PilotTable
+        Cost proxy that defines the strata (as for :class:`SeqPointSelector`).
+    random_state : int or None
+        Seed of the draw.
+    """
+
+    name = "stratified"
+
+    def __init__(
+        self,
+        *,
+        n_points: int | None = 10,
+        n_strata: int | None = None,
+        cost: str | CostProxy | PilotTable = "attention",
+        random_state: int | None = 0,
+    ) -> None:
+        super().__init__(n_points=n_points, random_state=random_state)
+        self.n_strata = n_strata
+        self.cost = cost
+
+    def fit(self, schedule: IterationSchedule) -> StratifiedSelector:
+        """Draw the stratified sample; returns ``self``."""
+        n = self._check_common(schedule)
+        k = int(self.n_points)  # type: ignore[arg-type]
+        self._check_int("n_strata", self.n_strata, low=1, allow_none=True)
+        if self.n_strata is not None and self.n_strata > k:
+            raise ConfigError(
+                f"The 'n_strata' parameter of StratifiedSelector must be <= n_points ({k}). "
+                f"Got {self.n_strata}."
+            )
+        h_req = self.n_strata if self.n_strata is not None else max(1, k // 2)
+        proxy_fn = cost_proxy(self.cost, owner=type(self).__name__)
+        table = signature_table(schedule)
+        proxy = signature_proxy(proxy_fn, schedule, table, owner=type(self).__name__)
+        counts = table.counts.astype(np.float64)
+        order = np.lexsort((np.arange(len(table)), proxy))
+        before = np.concatenate([[0.0], np.cumsum(counts[order])[:-1]])
+        raw = np.floor(before * h_req / n).astype(np.int64)
+        _, dense = np.unique(raw, return_inverse=True)
+        stratum_sig = np.empty(len(table), dtype=np.int64)
+        stratum_sig[order] = dense.reshape(-1)
+        h = int(stratum_sig.max()) + 1
+        size = np.bincount(stratum_sig, weights=counts, minlength=h)
+        mean = np.bincount(stratum_sig, weights=counts * proxy, minlength=h) / size
+        ss = np.bincount(stratum_sig, weights=counts * (proxy - mean[stratum_sig]) ** 2, minlength=h)
+        var = np.where(size > 1, ss / np.maximum(size - 1, 1), 0.0)
+        alloc = _neyman(size.astype(np.int64), np.sqrt(var), k)
+
+        stratum_iter = stratum_sig[table.inverse]
+        rng = self._rng()
+        rows_parts: list[IntArray] = []
+        weights_parts: list[FloatArray] = []
+        labels = np.empty(n, dtype=np.int64)
+        offset = 0
+        for s in range(h):
+            members = np.flatnonzero(stratum_iter == s)
+            nh = int(alloc[s])
+            pick = np.sort(rng.choice(members.shape[0], size=nh, replace=False))
+            rows_parts.append(members[pick])
+            weights_parts.append(np.full(nh, members.shape[0] / nh))
+            labels[members] = offset + _block_labels(members.shape[0], nh)
+            offset += nh
+        total = float(np.dot(counts, proxy))
+        variance = float(np.sum(size**2 * (1 - alloc / size) * var / alloc))
+        err = 1.96 * np.sqrt(variance) / total if total > 0 else 0.0
+        self._set_result(
+            n, np.concatenate(rows_parts), np.concatenate(weights_parts), labels, estimated_error=err
+        )
+        self.n_strata_ = h
+        return self
+
+    def _meta_params(self) -> dict[str, object]:
+        from seqpoint.selection._cost import describe_cost
+
+        out = super()._meta_params()
+        out["cost"] = describe_cost(self.cost)
+        return out
+
+
+def _neyman(size: IntArray, spread: FloatArray, k: int) -> IntArray:
+    """Allocate ``k`` samples: one per stratum, the rest by ``size · spread`` (largest remainder).
+
+    No stratum gets more samples than it has iterations.
+    """
+    h = size.shape[0]
+    alloc = np.ones(h, dtype=np.int64)
+    left = k - h
+    while left > 0:
+        room = size - alloc
+        score = np.where(room > 0, size * spread, 0.0)
+        if not np.any(score > 0):
+            score = np.where(room > 0, size.astype(np.float64), 0.0)
+        share = score / score.sum() * left
+        add = np.minimum(np.floor(share).astype(np.int64), room)
+        if add.sum() == 0:
+            # Largest remainder: one more sample for the stratum with the largest share.
+            j = int(np.argmax(np.where(room > 0, share, -1.0)))
+            add[j] = 1
+        alloc += add
+        left -= int(add.sum())
+    return alloc

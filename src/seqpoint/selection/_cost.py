@@ -1,0 +1,266 @@
+"""Cost proxies: a cheap number per iteration that orders iterations by expected cost.
+
+A proxy needs no profiling: it is computed from the signature alone. The SeqPoint
+selector clusters iterations on it and picks representatives that reproduce its total.
+Three kinds are accepted wherever a proxy is asked for:
+
+* a registered name (:data:`COST_MODELS`): ``attention`` (default), ``tokens``,
+  ``quadratic``, ``seq_len``;
+* any callable ``f(schedule) -> ndarray of shape (n_iterations,)``;
+* a :class:`PilotTable` of measured costs for a few signatures, interpolated.
+
+All are vectorised over the whole schedule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+
+from seqpoint._registry import Registry
+from seqpoint.exceptions import ConfigError, InputError
+from seqpoint.schedule import IterationSchedule
+
+__all__ = [
+    "COST_MODELS",
+    "AttentionCost",
+    "CostProxy",
+    "PilotTable",
+    "QuadraticCost",
+    "SeqLenCost",
+    "TokensCost",
+    "basis_components",
+    "cost_proxy",
+    "describe_cost",
+]
+
+FloatArray = NDArray[np.float64]
+
+
+class CostProxy(Protocol):
+    """Anything that maps a schedule to one cost value per iteration."""
+
+    def __call__(self, schedule: IterationSchedule) -> FloatArray: ...
+
+
+#: Named cost proxies, shared by the API (``cost="tokens"``) and ``seqpoint select --cost``.
+COST_MODELS: Registry[Callable[[], CostProxy]] = Registry("cost model")
+
+
+def _quadratic(schedule: IterationSchedule) -> FloatArray:
+    """Attention-like term: ``b·s²`` (``sum_sq_len`` when packed) plus ``b·t² + b·s·t``."""
+    b = schedule.batch_size.astype(np.float64)
+    s = schedule.seq_len.astype(np.float64)
+    t = schedule.tgt_len.astype(np.float64)
+    src = schedule.sum_sq_len.astype(np.float64) if schedule.is_packed else b * s * s
+    return src + b * t * t + b * s * t
+
+
+@COST_MODELS.register("attention")
+@dataclass(frozen=True, kw_only=True)
+class AttentionCost:
+    """Padded tokens plus a quadratic attention term, ``padded_tokens + quad / (6·d_model)``.
+
+    For a transformer layer of width ``d`` the dense layers cost about ``24·d²`` FLOPs per
+    token and attention ``4·s·d``, so the quadratic term weighs ``1/(6·d)`` per token.
+    """
+
+    d_model: int = 768
+    """Model width that sets the weight of the quadratic term."""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.d_model, int) or isinstance(self.d_model, bool) or self.d_model < 1:
+            raise ConfigError(
+                f"The 'd_model' parameter of AttentionCost must be an int >= 1. Got {self.d_model!r}."
+            )
+
+    per_signature: ClassVar[bool] = True
+    """The value depends on the signature only (evaluated once per unique signature)."""
+
+    def __call__(self, schedule: IterationSchedule) -> FloatArray:
+        return schedule.padded_tokens.astype(np.float64) + _quadratic(schedule) / (6.0 * self.d_model)
+
+
+@COST_MODELS.register("tokens")
+@dataclass(frozen=True, kw_only=True)
+class TokensCost:
+    """Padded tokens: cost linear in the tokens the model computes on (RNNs, MLPs)."""
+
+    per_signature: ClassVar[bool] = True
+    """The value depends on the signature only (evaluated once per unique signature)."""
+
+    def __call__(self, schedule: IterationSchedule) -> FloatArray:
+        return schedule.padded_tokens.astype(np.float64)
+
+
+@COST_MODELS.register("quadratic")
+@dataclass(frozen=True, kw_only=True)
+class QuadraticCost:
+    """The quadratic attention term alone, ``b·s² + b·t² + b·s·t`` (``sum_sq_len`` when packed)."""
+
+    per_signature: ClassVar[bool] = True
+    """The value depends on the signature only (evaluated once per unique signature)."""
+
+    def __call__(self, schedule: IterationSchedule) -> FloatArray:
+        return _quadratic(schedule)
+
+
+@COST_MODELS.register("seq_len")
+@dataclass(frozen=True, kw_only=True)
+class SeqLenCost:
+    """``seq_len + tgt_len``: the SeqPoint paper's grouping key (sequential RNN steps)."""
+
+    per_signature: ClassVar[bool] = True
+    """The value depends on the signature only (evaluated once per unique signature)."""
+
+    def __call__(self, schedule: IterationSchedule) -> FloatArray:
+        return (schedule.seq_len + schedule.tgt_len).astype(np.float64)
+
+
+@dataclass(frozen=True, kw_only=True)
+class PilotTable:
+    """Measured cost of a few signatures, interpolated to every other signature.
+
+    Signatures in the table get their measured cost exactly. Others get the piecewise
+    linear interpolation of ``cost / base(signature)`` against ``base(signature)``
+    (``base`` is the ``attention`` proxy), times ``base``; outside the measured range
+    the ratio of the nearest end is used, so the cost scales with the proxy.
+    """
+
+    costs: Mapping[tuple[int, ...], float]
+    """Signature ``(batch_size, seq_len, tgt_len[, sum_sq_len])`` to measured cost (> 0)."""
+    base: CostProxy = field(default_factory=AttentionCost)
+    """Proxy along which costs are interpolated."""
+
+    per_signature: ClassVar[bool] = True
+    """The value depends on the signature only (evaluated once per unique signature)."""
+
+    def __post_init__(self) -> None:
+        if not self.costs:
+            raise ConfigError("A PilotTable needs at least one measured signature. Got none.")
+        for sig, cost in self.costs.items():
+            if len(sig) not in (3, 4):
+                raise ConfigError(
+                    f"PilotTable signature {sig!r} must be (batch_size, seq_len, tgt_len[, sum_sq_len])."
+                )
+            if not np.isfinite(cost) or cost <= 0:
+                raise ConfigError(
+                    f"PilotTable cost of signature {sig!r} must be a finite number > 0. Got {cost!r}."
+                )
+
+    def __call__(self, schedule: IterationSchedule) -> FloatArray:
+        from seqpoint.selection._signatures import signature_table
+
+        packed = schedule.is_packed
+        width = 4 if packed else 3
+        if packed and any(len(k) < 4 for k in self.costs):
+            raise InputError(
+                "The schedule is packed, so PilotTable signatures need sum_sq_len as a fourth entry."
+            )
+        measured = {tuple(int(v) for v in k[:width]): float(c) for k, c in self.costs.items()}
+        table_sig = np.array(list(measured), dtype=np.int64).reshape(-1, width)
+        cost = np.array(list(measured.values()), dtype=np.float64)
+        x = np.asarray(self.base(_signature_schedule(table_sig, packed)), dtype=np.float64)
+        xs, inv = np.unique(x, return_inverse=True)
+        inv = inv.reshape(-1)
+        mean_ratio = np.bincount(inv, weights=cost / x) / np.bincount(inv)
+        # Work on unique signatures: a run has millions of rows but few shapes.
+        table = signature_table(schedule)
+        target = np.asarray(self.base(table.as_schedule()), dtype=np.float64)
+        per_sig = target * np.interp(target, xs, mean_ratio)
+        for i, sig in enumerate(map(tuple, table.signatures.tolist())):
+            if sig in measured:
+                per_sig[i] = measured[sig]
+        return per_sig[table.inverse]
+
+
+def _signature_schedule(sig: NDArray[np.int64], packed: bool) -> IterationSchedule:
+    cols: dict[str, Any] = {"batch_size": sig[:, 0], "seq_len": sig[:, 1], "tgt_len": sig[:, 2]}
+    if packed:
+        cols["sum_sq_len"] = sig[:, 3]
+    return IterationSchedule.from_columns(cols, meta={"packed": packed})
+
+
+def cost_proxy(spec: str | CostProxy | PilotTable | None = None, *, owner: str = "cost_proxy") -> CostProxy:
+    """Resolve ``spec`` to a cost proxy callable.
+
+    Parameters
+    ----------
+    spec : str, callable, PilotTable or None
+        A name in :data:`COST_MODELS` (``None`` means ``attention``), a callable
+        ``f(schedule) -> ndarray of shape (n_iterations,)``, or a :class:`PilotTable`.
+    owner : str
+        Name used in the error message (the estimator that received ``spec``).
+    """
+    if spec is None:
+        return AttentionCost()
+    if isinstance(spec, str):
+        return COST_MODELS.get(spec)()
+    if callable(spec):
+        return spec
+    raise ConfigError(
+        f"The 'cost' parameter of {owner} must be a cost model name "
+        f"({', '.join(COST_MODELS.names())}), a callable f(schedule) or a PilotTable. Got {spec!r}."
+    )
+
+
+def describe_cost(spec: str | CostProxy | PilotTable | None) -> str:
+    """Short text naming a cost spec (for SEQPOINTS.json meta)."""
+    if spec is None:
+        return "attention"
+    if isinstance(spec, str):
+        return spec
+    if isinstance(spec, PilotTable):
+        return f"pilot_table({len(spec.costs)} signatures)"
+    return getattr(spec, "__qualname__", type(spec).__name__)
+
+
+def evaluate_proxy(proxy: CostProxy, schedule: IterationSchedule, *, owner: str) -> FloatArray:
+    """Call ``proxy`` and check it returned one finite non-negative value per iteration."""
+    values = np.asarray(proxy(schedule), dtype=np.float64)
+    if values.shape != (len(schedule),):
+        raise InputError(
+            f"The cost proxy of {owner} returned shape {values.shape}; "
+            f"it must return one value per iteration, shape ({len(schedule)},)."
+        )
+    if not np.all(np.isfinite(values)) or np.any(values < 0):
+        bad = int(np.flatnonzero(~np.isfinite(values) | (values < 0))[0])
+        raise InputError(
+            f"The cost proxy of {owner} returned {values[bad]!r} for row {bad}; "
+            "costs must be finite and >= 0."
+        )
+    return values
+
+
+def basis_components(schedule: IterationSchedule) -> tuple[tuple[str, ...], FloatArray]:
+    """Elementary cost components every iteration's cost is (close to) a mix of.
+
+    Real step time is, to first order, a non-negative combination of a per-iteration
+    overhead, a per-sequence cost, a per-token cost, the attention term and the number
+    of sequential steps. If every component is projected within ``e`` of its true total,
+    so is any non-negative combination: the selector's error estimate rests on this.
+
+    Returns
+    -------
+    names : tuple of str
+        Component names (``iteration``, ``sequences``, ``tokens``, ``quadratic``, ``steps``).
+    values : ndarray of shape (n_iterations, n_components)
+        Component values per iteration.
+    """
+    b = schedule.batch_size.astype(np.float64)
+    names = ("iteration", "sequences", "tokens", "quadratic", "steps")
+    values = np.stack(
+        [
+            np.ones_like(b),
+            b,
+            schedule.padded_tokens.astype(np.float64),
+            _quadratic(schedule),
+            (schedule.seq_len + schedule.tgt_len).astype(np.float64),
+        ],
+        axis=1,
+    )
+    return names, values

@@ -1,0 +1,346 @@
+"""The SeqPoint selector: group iterations by cost, one weighted representative per group."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from seqpoint.exceptions import AdjustedInputWarning, ConfigError
+from seqpoint.schedule import IterationSchedule
+from seqpoint.selection._base import SELECTORS, BaseSelector
+from seqpoint.selection._cost import (
+    CostProxy,
+    PilotTable,
+    basis_components,
+    cost_proxy,
+    evaluate_proxy,
+)
+from seqpoint.selection._kmeans1d import KMeans1D
+from seqpoint.selection._signatures import SignatureTable, signature_table
+
+__all__ = ["SeqPointSelector", "signature_proxy"]
+
+IntArray = NDArray[np.int64]
+FloatArray = NDArray[np.float64]
+
+GROUPINGS = ("optimal", "sl_bins")
+
+
+def signature_proxy(
+    proxy: CostProxy, schedule: IterationSchedule, table: SignatureTable, *, owner: str
+) -> FloatArray:
+    """Proxy value of every unique signature, shape ``(n_unique,)``.
+
+    Proxies that depend on the signature only are evaluated once per signature; any
+    other callable is evaluated on the whole schedule and averaged per signature.
+    """
+    if getattr(proxy, "per_signature", False):
+        return evaluate_proxy(proxy, table.as_schedule(), owner=owner)
+    full = evaluate_proxy(proxy, schedule, owner=owner)
+    return np.bincount(table.inverse, weights=full, minlength=len(table)) / table.counts
+
+
+def choose_representatives(
+    group: IntArray, n_groups: int, proxy: FloatArray, counts: FloatArray, basis: FloatArray
+) -> IntArray:
+    """Representative signature of every group.
+
+    The representative ``r`` of group ``g`` minimises ``|W_g·proxy[r] − Σ_g counts·proxy|``:
+    the weighted projection of the proxy is as close as possible to the group's total.
+    Among signatures within a relative 1e-9 of the best (equal proxy, different shape),
+    the one whose basis components are closest to the group's mean components wins,
+    so a group mixing batch sizes is represented by its typical batch size.
+
+    Parameters
+    ----------
+    group : ndarray of shape (m,)
+        Group of every signature, ``0..n_groups-1``; every group non-empty.
+    proxy, counts : ndarray of shape (m,)
+        Proxy value and iteration count of every signature.
+    basis : ndarray of shape (m, n_components)
+        Basis cost components of every signature.
+
+    Returns
+    -------
+    ndarray of shape (n_groups,)
+        Signature index of every group's representative.
+    """
+    wsum = np.bincount(group, weights=counts, minlength=n_groups)
+    target = np.bincount(group, weights=counts * proxy, minlength=n_groups) / wsum
+    dist = np.abs(proxy - target[group])
+    tol = 1e-9 * np.maximum(np.abs(target), 1e-300)
+    dist_key = np.floor(dist / tol[group])
+    mean_basis = np.stack(
+        [np.bincount(group, weights=counts * basis[:, j], minlength=n_groups) for j in range(basis.shape[1])],
+        axis=1,
+    ) / wsum[:, None]
+    scale = np.where(mean_basis > 0, mean_basis, 1.0)
+    secondary = np.sum(np.abs(basis - mean_basis[group]) / scale[group], axis=1)
+    idx = np.arange(group.shape[0])
+    order = np.lexsort((idx, -counts, secondary, dist_key, group))
+    first = np.searchsorted(group[order], np.arange(n_groups), side="left")
+    return order[first].astype(np.int64)
+
+
+@SELECTORS.register("seqpoint")
+class SeqPointSelector(BaseSelector):
+    """Choose SeqPoints: group iterations by a cost proxy, one weighted representative per group.
+
+    The schedule is collapsed to its unique signatures ``(batch_size, seq_len, tgt_len
+    [, sum_sq_len])`` with counts. Signatures are grouped on the cost proxy, either by
+    an optimal weighted 1-D k-means (``grouping="optimal"``, a Ckmeans dynamic
+    programme minimising the within-group proxy variance, which is the second-order
+    projection error) or by equal-width ``seq_len`` bins as in the SeqPoint paper
+    (``grouping="sl_bins"``). Each group's representative is a real iteration whose
+    signature's proxy times the group's iteration count is closest to the group's proxy
+    total; its weight is the group's iteration count.
+
+    Multi-dimensional signatures: the proxy combines all signature columns (tokens,
+    attention term, target length), so iterations of equal proxy but different shape
+    share a group only when their proxies agree; among equally good representatives the
+    one with the group's typical shape is kept. ``estimated_error_`` is the worst
+    relative projection error over a basis of elementary costs (per iteration, per
+    sequence, per token, attention, sequential steps), computed exactly without any
+    measurement: it bounds the error of any cost that is a non-negative combination of
+    them, and a group that mixes batch sizes raises it, so ``max_error`` adds points
+    until such groups are split.
+
+    Parameters
+    ----------
+    n_points : int or None
+        Number of SeqPoints ``k`` (>= 1). Exactly one of ``n_points`` and ``max_error``.
+    max_error : float or None
+        Target relative error in (0, 1): the smallest ``k`` whose ``estimated_error_`` is at
+        most this is used.
+    grouping : {"optimal", "sl_bins"}
+        How signatures are grouped.
+    cost : str, callable or PilotTable
+        Cost proxy: a name in ``COST_MODELS`` (default ``attention``), a callable
+        ``f(schedule) -> ndarray of shape (n_iterations,)`` or a :class:`PilotTable`.
+    random_state : int or None
+        Accepted for a uniform interface; the selection is deterministic.
+    """
+
+    name = "seqpoint"
+
+    def __init__(
+        self,
+        *,
+        n_points: int | None = None,
+        max_error: float | None = None,
+        grouping: str = "optimal",
+        cost: str | CostProxy | PilotTable = "attention",
+        random_state: int | None = 0,
+    ) -> None:
+        super().__init__(n_points=n_points, random_state=random_state)
+        self.max_error = max_error
+        self.grouping = grouping
+        self.cost = cost
+
+    # ------------------------------------------------------------------ validation
+    def _validate(self, schedule: IterationSchedule) -> CostProxy:
+        cls = type(self).__name__
+        if (self.n_points is None) == (self.max_error is None):
+            got = "both" if self.n_points is not None else "neither"
+            raise ConfigError(
+                f"{cls} needs exactly one of 'n_points' and 'max_error'. Got {got}."
+            )
+        self._check_common(schedule, require_k=False)
+        if self.max_error is not None:
+            me = self.max_error
+            if isinstance(me, bool) or not isinstance(me, int | float) or not 0 < me < 1:
+                raise ConfigError(
+                    f"The 'max_error' parameter of {cls} must be a float in (0, 1) "
+                    f"(a fraction: 0.001 is 0.1%). Got {me!r}."
+                )
+        if self.grouping not in GROUPINGS:
+            raise ConfigError(
+                f"The 'grouping' parameter of {cls} must be one of "
+                f"{', '.join(map(repr, GROUPINGS))}. Got {self.grouping!r}."
+            )
+        return cost_proxy(self.cost, owner=cls)
+
+    # ------------------------------------------------------------------ fitting
+    def fit(self, schedule: IterationSchedule) -> SeqPointSelector:
+        """Choose SeqPoints for ``schedule``; returns ``self``."""
+        proxy_fn = self._validate(schedule)
+        table = signature_table(schedule)
+        proxy = signature_proxy(proxy_fn, schedule, table, owner=type(self).__name__)
+        counts = table.counts.astype(np.float64)
+        _, basis = basis_components(table.as_schedule())
+        totals = counts @ basis
+        keep = totals > 0
+        basis, totals = basis[:, keep], totals[keep]
+        m = len(table)
+
+        if self.grouping == "optimal":
+            order = np.lexsort((np.arange(m), proxy))
+            km = KMeans1D(proxy[order], counts[order])
+
+            def groups_for(k: int) -> IntArray:
+                bounds = km.bounds(k)
+                g = np.empty(m, dtype=np.int64)
+                g[order] = np.repeat(np.arange(k), np.diff(bounds))
+                return g
+
+            k_cap = m
+        else:
+            sl = table.column("seq_len")
+            uniq_sl, sl_idx = np.unique(sl, return_inverse=True)
+            sl_idx = sl_idx.reshape(-1)
+            sl_counts = np.bincount(sl_idx, weights=counts).astype(np.float64)
+
+            binner = _SLBinner(uniq_sl, sl_counts)
+
+            def groups_for(k: int) -> IntArray:
+                return binner(k)[sl_idx]
+
+            k_cap = int(uniq_sl.shape[0])
+
+        def bound(g: IntArray, reps: IntArray, k: int) -> float:
+            wsum = np.bincount(g, weights=counts, minlength=k)
+            projected = wsum @ basis[reps]
+            return float(np.max(np.abs(projected - totals) / totals)) if totals.size else 0.0
+
+        # Signatures that vary in more than one column (batch size with length, source
+        # with target) can tie on the proxy yet cost differently: refine those groups in
+        # the space of the elementary cost components.
+        varying = int(np.sum(np.ptp(table.signatures, axis=0) > 0))
+        z = basis / (totals / counts.sum())
+        refine = self.grouping == "optimal" and varying > 1
+
+        def evaluate(k: int) -> tuple[IntArray, IntArray, float]:
+            g = groups_for(k)
+            reps = choose_representatives(g, k, proxy, counts, basis)
+            best = (g, reps, bound(g, reps, k))
+            if refine and 1 < k <= _MAX_REFINE_K and best[2] > 0:
+                for cand_g in (g, _lloyd(z, counts, g, k)):
+                    cand_r = _nearest_centroid(z, counts, cand_g, k)
+                    err = bound(cand_g, cand_r, k)
+                    if err < best[2]:
+                        best = (cand_g, cand_r, err)
+            return best
+
+        if self.n_points is not None:
+            k = int(self.n_points)
+            if k > k_cap:
+                what = "unique signatures" if self.grouping == "optimal" else "distinct seq_len values"
+                warnings.warn(
+                    f"n_points={k} exceeds the schedule's {k_cap} {what}; using {k_cap} SeqPoints.",
+                    AdjustedInputWarning,
+                    stacklevel=2,
+                )
+                k = k_cap
+            g, reps, err = evaluate(k)
+        else:
+            assert self.max_error is not None
+            best: tuple[IntArray, IntArray, float] | None = None
+            for k in range(1, k_cap + 1):
+                if self.grouping == "optimal" and k > km.max_k:
+                    km.extend(min(k_cap, 2 * km.max_k))
+                cand = evaluate(k)
+                if best is None or cand[2] < best[2]:
+                    best = cand
+                if cand[2] <= self.max_error:
+                    best = cand
+                    break
+            assert best is not None
+            g, reps, err = best
+            if err > self.max_error:
+                warnings.warn(
+                    f"No k reaches max_error={self.max_error:g} with grouping={self.grouping!r}; "
+                    f"the best has estimated error {err:.3g} with {reps.shape[0]} SeqPoints. "
+                    "Use grouping='optimal' to reach any target.",
+                    AdjustedInputWarning,
+                    stacklevel=2,
+                )
+        k = int(reps.shape[0])
+        weights = np.bincount(g, weights=counts, minlength=k).astype(np.float64)
+        rows = table.first_rows(reps)
+        labels = g[table.inverse]
+        self._set_result(len(schedule), rows, weights, labels, estimated_error=err)
+        self.proxy_values_ = proxy
+        return self
+
+    def _meta_params(self) -> dict[str, Any]:
+        from seqpoint.selection._cost import describe_cost
+
+        out = super()._meta_params()
+        out["cost"] = describe_cost(self.cost)
+        return out
+
+
+_MAX_REFINE_K = 64
+
+
+def _centroids(z: FloatArray, w: FloatArray, g: IntArray, k: int) -> FloatArray:
+    wsum = np.bincount(g, weights=w, minlength=k)
+    cols = [np.bincount(g, weights=w * z[:, j], minlength=k) for j in range(z.shape[1])]
+    return np.stack(cols, axis=1) / np.maximum(wsum, 1e-300)[:, None]  # type: ignore[no-any-return]
+
+
+def _lloyd(z: FloatArray, w: FloatArray, g: IntArray, k: int, max_iter: int = 50) -> IntArray:
+    """Weighted k-means in component space started from the groups ``g``; keeps k groups."""
+    g = g.copy()
+    for _ in range(max_iter):
+        c = _centroids(z, w, g, k)
+        d = np.sum((z[:, None, :] - c[None, :, :]) ** 2, axis=2)
+        new = np.argmin(d, axis=1).astype(np.int64)
+        if np.bincount(new, minlength=k).min() == 0 or np.array_equal(new, g):
+            break
+        g = new
+    return g
+
+
+def _nearest_centroid(z: FloatArray, w: FloatArray, g: IntArray, k: int) -> IntArray:
+    """Per group, the signature nearest the group's weighted centroid in component space."""
+    c = _centroids(z, w, g, k)
+    d = np.sum((z - c[g]) ** 2, axis=1)
+    order = np.lexsort((np.arange(g.shape[0]), -w, d, g))
+    return order[np.searchsorted(g[order], np.arange(k), side="left")].astype(np.int64)
+
+
+class _SLBinner:
+    """Group the sorted distinct ``seq_len`` values into ``k`` equal-width bins.
+
+    The SeqPoint paper cuts the length range into equal-width bins. Bins left empty do
+    not count: the number of bins grows until ``k`` are non-empty, and if that
+    overshoots, the adjacent non-empty bins with the fewest iterations are merged.
+    """
+
+    def __init__(self, uniq_sl: IntArray, sl_counts: FloatArray) -> None:
+        self.uniq_sl = uniq_sl
+        self.sl_counts = sl_counts
+        self.lo = int(uniq_sl[0])
+        self.span = int(uniq_sl[-1]) - self.lo + 1
+        # Every bin count below the one found for a smaller k has too few non-empty bins,
+        # so a scan over increasing k resumes where the last search stopped.
+        self._hint = (0, 1)
+
+    def _raw(self, nb: int) -> IntArray:
+        return np.minimum(((self.uniq_sl - self.lo) * nb) // self.span, nb - 1)
+
+    def __call__(self, k: int) -> IntArray:
+        """Bin (0..k-1) of every distinct ``seq_len``, shape ``(n_distinct,)``."""
+        assert 1 <= k <= self.uniq_sl.shape[0]
+        k_prev, nb_prev = self._hint
+        nb = max(k, nb_prev) if k_prev < k else k
+        while True:
+            raw = self._raw(nb)
+            # raw is non-decreasing, so distinct bins are counted by its steps.
+            nonempty = 1 + int(np.count_nonzero(np.diff(raw)))
+            if nonempty >= k or nb >= self.span:
+                break
+            nb += 1
+        self._hint = (k, nb)
+        labels = np.concatenate([[0], np.cumsum(np.diff(raw) > 0)]).astype(np.int64)
+        n_bins = int(labels[-1]) + 1
+        while n_bins > k:
+            weight = np.bincount(labels, weights=self.sl_counts, minlength=n_bins)
+            j = int(np.argmin(weight[:-1] + weight[1:]))
+            labels[labels > j] -= 1
+            n_bins -= 1
+        return labels

@@ -1,0 +1,189 @@
+"""SimPoint-style selection: k-means over signatures, the number of clusters chosen by BIC.
+
+SimPoint (Sherwood et al., ASPLOS 2002; SimPoint 3.0, Hamerly et al. 2005) clusters
+basic-block vectors with k-means for every k up to a maximum, scores each clustering
+with the Bayesian information criterion of Pelleg & Moore (X-means, 2000), keeps the
+smallest k whose BIC reaches 90% of the range of scores, and simulates the point
+closest to each centroid, weighted by its cluster's size. Here the vectors are the
+iterations' signatures, standardised, each unique signature weighted by its count.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from seqpoint.exceptions import ConfigError
+from seqpoint.schedule import IterationSchedule
+from seqpoint.selection._base import SELECTORS, BaseSelector
+from seqpoint.selection._signatures import signature_table
+
+__all__ = ["SimPointSelector", "bic_score", "weighted_kmeans"]
+
+IntArray = NDArray[np.int64]
+FloatArray = NDArray[np.float64]
+
+
+def _sq_dist(x: FloatArray, centers: FloatArray) -> FloatArray:
+    return np.sum((x[:, None, :] - centers[None, :, :]) ** 2, axis=2)  # type: ignore[no-any-return]
+
+
+def weighted_kmeans(
+    x: FloatArray,
+    w: FloatArray,
+    k: int,
+    rng: np.random.Generator,
+    *,
+    n_init: int = 3,
+    max_iter: int = 100,
+) -> tuple[IntArray, FloatArray, float]:
+    """Weighted k-means (k-means++ seeding, Lloyd iterations), best of ``n_init`` runs.
+
+    Parameters
+    ----------
+    x : ndarray of shape (m, d)
+        Points.
+    w : ndarray of shape (m,)
+        Positive weights.
+    k : int
+        Clusters, ``1 <= k <= m``.
+
+    Returns
+    -------
+    labels : ndarray of shape (m,)
+    centers : ndarray of shape (k, d)
+    inertia : float
+        Weighted sum of squared distances to the assigned centre.
+    """
+    m = x.shape[0]
+    best: tuple[IntArray, FloatArray, float] | None = None
+    for _ in range(n_init):
+        centers = np.empty((k, x.shape[1]))
+        centers[0] = x[rng.choice(m, p=w / w.sum())]
+        d2 = _sq_dist(x, centers[:1])[:, 0]
+        for c in range(1, k):
+            p = w * d2
+            idx = int(rng.choice(m, p=p / p.sum())) if p.sum() > 0 else int(rng.integers(m))
+            centers[c] = x[idx]
+            d2 = np.minimum(d2, _sq_dist(x, centers[c : c + 1])[:, 0])
+        labels = np.zeros(m, dtype=np.int64)
+        for it in range(max_iter):
+            dist = _sq_dist(x, centers)
+            new = np.argmin(dist, axis=1).astype(np.int64)
+            if it > 0 and np.array_equal(new, labels):
+                break
+            labels = new
+            wsum = np.bincount(labels, weights=w, minlength=k)
+            for j in range(x.shape[1]):
+                s = np.bincount(labels, weights=w * x[:, j], minlength=k)
+                centers[:, j] = np.where(wsum > 0, s / np.where(wsum > 0, wsum, 1), centers[:, j])
+            empty = np.flatnonzero(wsum == 0)
+            if empty.size:
+                # An empty cluster restarts at the point farthest from its centre.
+                far = np.argsort(-w * dist[np.arange(m), labels])[: empty.size]
+                centers[empty] = x[far]
+        dist = _sq_dist(x, centers)
+        labels = np.argmin(dist, axis=1).astype(np.int64)
+        inertia = float(np.sum(w * dist[np.arange(m), labels]))
+        if best is None or inertia < best[2]:
+            best = (labels, centers.copy(), inertia)
+    assert best is not None
+    return best
+
+
+def bic_score(x: FloatArray, w: FloatArray, labels: IntArray, centers: FloatArray) -> float:
+    """BIC of a clustering under identical spherical Gaussians (Pelleg & Moore), weighted.
+
+    ``l = Σ_c [R_c log R_c − R_c log R − R_c/2 log 2π − R_c d/2 log σ² − (R_c − K)/2]``,
+    ``σ² = Σ w ||x − μ||² / (R − K)``, ``BIC = l − K(d+1)/2 · log R``.
+    """
+    k, d = centers.shape
+    r = float(w.sum())
+    rc = np.bincount(labels, weights=w, minlength=k)
+    rc = rc[rc > 0]
+    sse = float(np.sum(w * np.sum((x - centers[labels]) ** 2, axis=1)))
+    sigma2 = max(sse / max(r - k, 1.0), 1e-12)
+    ll = float(
+        np.sum(rc * np.log(rc) - rc * np.log(r) - rc / 2 * np.log(2 * np.pi) - rc * d / 2 * np.log(sigma2) - (rc - k) / 2)
+    )
+    return ll - k * (d + 1) / 2 * np.log(r)
+
+
+@SELECTORS.register("simpoint")
+class SimPointSelector(BaseSelector):
+    """SimPoint-style: k-means over standardised signatures, ``k`` chosen by BIC.
+
+    With ``choose_k="bic"``, ``n_points`` is the largest ``k`` tried and the smallest
+    ``k`` whose BIC reaches 90% of the range of scores is kept (``n_points_`` may be
+    smaller than ``n_points``); with ``"fixed"``, exactly ``min(n_points, n_unique)``.
+    Each cluster is represented by the iteration whose signature is nearest its
+    centroid, weighted by the cluster's iteration count.
+
+    Parameters
+    ----------
+    n_points : int
+        Maximum (``bic``) or exact (``fixed``) number of points, >= 1.
+    choose_k : {"bic", "fixed"}
+        How ``k`` is chosen.
+    n_init : int
+        k-means restarts per ``k`` (>= 1); the lowest inertia wins.
+    random_state : int or None
+        Seed of the k-means++ seeding.
+    """
+
+    name = "simpoint"
+
+    def __init__(
+        self,
+        *,
+        n_points: int | None = 10,
+        choose_k: str = "bic",
+        n_init: int = 3,
+        random_state: int | None = 0,
+    ) -> None:
+        super().__init__(n_points=n_points, random_state=random_state)
+        self.choose_k = choose_k
+        self.n_init = n_init
+
+    def fit(self, schedule: IterationSchedule) -> SimPointSelector:
+        """Cluster the signatures and choose points; returns ``self``."""
+        n = self._check_common(schedule)
+        if self.choose_k not in ("bic", "fixed"):
+            raise ConfigError(
+                f"The 'choose_k' parameter of SimPointSelector must be one of 'bic', 'fixed'. "
+                f"Got {self.choose_k!r}."
+            )
+        self._check_int("n_init", self.n_init, low=1)
+        table = signature_table(schedule)
+        w = table.counts.astype(np.float64)
+        raw = table.signatures.astype(np.float64)
+        mean = np.average(raw, axis=0, weights=w)
+        std = np.sqrt(np.average((raw - mean) ** 2, axis=0, weights=w))
+        varying = std > 0
+        x = (raw[:, varying] - mean[varying]) / std[varying] if varying.any() else np.zeros((len(table), 1))
+        k_max = min(int(self.n_points), len(table))  # type: ignore[arg-type]
+        rng = self._rng()
+        fits = {}
+        ks = range(1, k_max + 1) if self.choose_k == "bic" else [k_max]
+        for k in ks:
+            fits[k] = weighted_kmeans(x, w, k, rng, n_init=self.n_init)
+        if self.choose_k == "bic":
+            scores = {k: bic_score(x, w, f[0], f[1]) for k, f in fits.items()}
+            lo, hi = min(scores.values()), max(scores.values())
+            k_use = min(k for k, s in scores.items() if s >= lo + 0.9 * (hi - lo))
+            self.bic_ = scores
+        else:
+            k_use = k_max
+        labels_sig, centers, _ = fits[k_use]
+        # Drop clusters that ended empty and relabel densely.
+        used, labels_sig = np.unique(labels_sig, return_inverse=True)
+        labels_sig = labels_sig.reshape(-1)
+        centers = centers[used]
+        kk = used.shape[0]
+        d2 = np.sum((x - centers[labels_sig]) ** 2, axis=1)
+        order = np.lexsort((np.arange(len(table)), -w, d2, labels_sig))
+        reps = order[np.searchsorted(labels_sig[order], np.arange(kk), side="left")]
+        weights = np.bincount(labels_sig, weights=w, minlength=kk).astype(np.float64)
+        rows = table.first_rows(reps.astype(np.int64))
+        self._set_result(n, rows, weights, labels_sig[table.inverse])
+        return self

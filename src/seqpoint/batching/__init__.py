@@ -1,3 +1,51 @@
-"""seqpoint.batching"""
+"""Stage 2: batching replay, turning per-sample lengths into the exact schedule of batches.
 
-__all__: list[str] = []
+Every policy is a frozen keyword-only dataclass registered in :data:`POLICIES`; its
+``replay(lengths, epochs=..., seed=...)`` returns an
+:class:`~seqpoint.schedule.IterationSchedule`. Policies see lengths only and are
+replayed with vectorised numpy, so 10 million samples take about a second.
+"""
+
+from seqpoint.batching._base import (
+    POLICIES,
+    BatchingPolicy,
+    BatchPlan,
+    epoch_rng,
+    epoch_seed,
+    make_policy,
+    replay,
+)
+from seqpoint.batching._bucketing import (
+    BucketPolicy,
+    DynamicBucketPolicy,
+    estimate_duration_buckets,
+)
+from seqpoint.batching._group_by_length import GroupByLengthPolicy, length_grouped_indices
+from seqpoint.batching._packing import PackedRows, PackingPolicy, pack_rows
+from seqpoint.batching._sampler import from_batch_sampler
+from seqpoint.batching._simple import FixedPolicy, SortaGradPolicy, SortedPolicy
+from seqpoint.batching._token_budget import TokenBudgetPolicy, batch_by_size
+
+__all__ = [
+    "POLICIES",
+    "BatchPlan",
+    "BatchingPolicy",
+    "BucketPolicy",
+    "DynamicBucketPolicy",
+    "FixedPolicy",
+    "GroupByLengthPolicy",
+    "PackedRows",
+    "PackingPolicy",
+    "SortaGradPolicy",
+    "SortedPolicy",
+    "TokenBudgetPolicy",
+    "batch_by_size",
+    "epoch_rng",
+    "epoch_seed",
+    "estimate_duration_buckets",
+    "from_batch_sampler",
+    "length_grouped_indices",
+    "make_policy",
+    "pack_rows",
+    "replay",
+]

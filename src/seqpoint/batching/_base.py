@@ -1,0 +1,315 @@
+"""Shared machinery of batching policies: the registry, the plan, validation, seeding."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from seqpoint._config import to_dict
+from seqpoint._registry import Registry
+from seqpoint.exceptions import ConfigError, InputError
+from seqpoint.schedule import IterationSchedule, from_batches
+from seqpoint.traces import Lengths, from_array
+
+__all__ = [
+    "POLICIES",
+    "BatchPlan",
+    "BatchingPolicy",
+    "as_lengths",
+    "epoch_rng",
+    "epoch_seed",
+    "make_policy",
+    "replay",
+]
+
+IntArray = NDArray[np.int64]
+
+
+def epoch_rng(seed: int, epoch: int) -> np.random.Generator:
+    """Independent random stream of one epoch, derived from the run seed and the epoch."""
+    return np.random.default_rng(np.random.SeedSequence([seed, epoch]))
+
+
+def epoch_seed(seed: int, epoch: int) -> int:
+    """A 63-bit integer seed for one epoch (for torch generators), derived like :func:`epoch_rng`."""
+    return int(np.random.SeedSequence([seed, epoch]).generate_state(1, np.uint64)[0] >> np.uint64(1))
+
+
+def as_lengths(lengths: Lengths | ArrayLike) -> Lengths:
+    """Accept a :class:`~seqpoint.traces.Lengths` or a plain array of source lengths."""
+    if isinstance(lengths, Lengths):
+        return lengths
+    return from_array(lengths)
+
+
+@dataclass(frozen=True, eq=False)
+class BatchPlan:
+    """Which samples form which batch, over all epochs, before shapes are computed.
+
+    Attributes
+    ----------
+    order : ndarray of shape (n_assigned,), int64
+        Sample indices in consumption order, all epochs concatenated.
+    offsets : ndarray of shape (n_batches + 1,), int64
+        Batch ``b`` is ``order[offsets[b]:offsets[b + 1]]``.
+    epoch : ndarray of shape (n_batches,), int64
+        Epoch of every batch.
+    dropped : ndarray of shape (n_epochs,), int64
+        Samples left out of each epoch (``drop_last``, per-bucket remainders, filters).
+    """
+
+    order: IntArray
+    offsets: IntArray
+    epoch: IntArray
+    dropped: IntArray
+
+    @property
+    def n_batches(self) -> int:
+        """Number of batches."""
+        return int(self.epoch.shape[0])
+
+    def batch(self, b: int) -> IntArray:
+        """Sample indices of batch ``b``."""
+        return self.order[self.offsets[b] : self.offsets[b + 1]]
+
+    def batches(self) -> list[IntArray]:
+        """All batches as a list of index arrays (for tests and small runs)."""
+        return np.split(self.order, self.offsets[1:-1])
+
+    @staticmethod
+    def concat(parts: list[tuple[IntArray, IntArray, int]], dropped: list[int]) -> BatchPlan:
+        """Join per-epoch ``(order, batch_sizes, epoch)`` pieces into one plan."""
+        orders = [p[0] for p in parts]
+        sizes = [p[1] for p in parts]
+        epochs = [np.full(p[1].shape[0], p[2], dtype=np.int64) for p in parts]
+        size_all = np.concatenate(sizes) if sizes else np.zeros(0, dtype=np.int64)
+        offsets = np.zeros(size_all.shape[0] + 1, dtype=np.int64)
+        np.cumsum(size_all, out=offsets[1:])
+        return BatchPlan(
+            order=np.concatenate(orders).astype(np.int64, copy=False)
+            if orders
+            else np.zeros(0, dtype=np.int64),
+            offsets=offsets,
+            epoch=np.concatenate(epochs) if epochs else np.zeros(0, dtype=np.int64),
+            dropped=np.asarray(dropped, dtype=np.int64),
+        )
+
+
+def _check_run(epochs: Any, seed: Any) -> None:
+    if not _is_int(epochs) or epochs < 1:
+        raise ConfigError(f"The 'epochs' parameter must be an int >= 1. Got {epochs!r}.")
+    if not _is_int(seed) or seed < 0:
+        raise ConfigError(f"The 'seed' parameter must be an int >= 0. Got {seed!r}.")
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+
+
+class BatchingPolicy:
+    """Base class of batching policies: frozen keyword-only dataclasses over lengths only.
+
+    A subclass defines its fields, a class attribute ``name`` (its registry name) and
+    :meth:`plan`; :meth:`replay` turns the plan into an
+    :class:`~seqpoint.schedule.IterationSchedule`.
+    """
+
+    name: ClassVar[str] = ""
+    pad_to_multiple_of: int
+
+    # ------------------------------------------------------------------ validation
+    def _int(self, field: str, *, low: int = 1, optional: bool = False) -> None:
+        v = getattr(self, field)
+        if optional and v is None:
+            return
+        if not _is_int(v) or v < low:
+            kind = f"an int >= {low}" + (" or None" if optional else "")
+            raise ConfigError(
+                f"The {field!r} parameter of {type(self).__name__} must be {kind}. Got {v!r}."
+            )
+
+    def _number(self, field: str, *, optional: bool = False) -> None:
+        v = getattr(self, field)
+        if optional and v is None:
+            return
+        ok = isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+        if not ok or not math.isfinite(float(v)) or float(v) <= 0:
+            raise ConfigError(
+                f"The {field!r} parameter of {type(self).__name__} must be a number > 0. Got {v!r}."
+            )
+
+    def _bool(self, field: str) -> None:
+        v = getattr(self, field)
+        if not isinstance(v, (bool, np.bool_)):
+            raise ConfigError(
+                f"The {field!r} parameter of {type(self).__name__} must be True or False. Got {v!r}."
+            )
+
+    def _choice(self, field: str, choices: tuple[str, ...]) -> None:
+        v = getattr(self, field)
+        if v not in choices:
+            raise ConfigError(
+                f"The {field!r} parameter of {type(self).__name__} must be one of "
+                f"{', '.join(map(repr, choices))}. Got {v!r}."
+            )
+
+    # ------------------------------------------------------------------ interface
+    def to_dict(self) -> dict[str, Any]:
+        """Parameters as plain data (what :func:`make_policy` takes back)."""
+        return to_dict(self)
+
+    def plan(self, lengths: Lengths, *, epochs: int = 1, seed: int = 0) -> BatchPlan:
+        """Sample indices of every batch over ``epochs`` epochs (no shapes yet)."""
+        raise NotImplementedError
+
+    def replay(
+        self, lengths: Lengths | ArrayLike, *, epochs: int = 1, seed: int = 0
+    ) -> IterationSchedule:
+        """Replay the policy over ``lengths`` and return the schedule of batch shapes.
+
+        Parameters
+        ----------
+        lengths : Lengths or array-like of shape (n_samples,)
+            Per-sample lengths (tokens or frames).
+        epochs : int
+            Passes over the data; each epoch draws its own random stream from ``seed``.
+        seed : int
+            Run seed; the same seed gives the identical schedule.
+
+        Returns
+        -------
+        IterationSchedule
+            One row per batch; ``meta`` holds the policy, its parameters, epochs, seed,
+            ``n_samples`` and the samples dropped (in total and per epoch).
+        """
+        lens = as_lengths(lengths)
+        _check_run(epochs, seed)
+        plan = self.plan(lens, epochs=int(epochs), seed=int(seed))
+        self._check_nonempty(plan, lens)
+        return from_batches(
+            plan.order,
+            plan.offsets,
+            plan.epoch,
+            lens.src,
+            lens.tgt,
+            pad_to_multiple_of=self.pad_to_multiple_of,
+            meta=self._meta(lens, plan, epochs, seed),
+        )
+
+    def _check_nonempty(self, plan: BatchPlan, lens: Lengths) -> None:
+        if plan.n_batches == 0:
+            raise InputError(
+                f"Policy {self.name!r} produced no batch from {lens.n_samples} samples "
+                f"({lens.source}): every sample was dropped. Use a smaller batch or drop_last=False."
+            )
+
+    def _meta(self, lens: Lengths, plan: BatchPlan, epochs: int, seed: int) -> dict[str, Any]:
+        return {
+            "policy": self.name,
+            "params": self.to_dict(),
+            "epochs": int(epochs),
+            "seed": int(seed),
+            "n_samples": lens.n_samples,
+            "dropped": int(plan.dropped.sum()),
+            "dropped_per_epoch": [int(x) for x in plan.dropped],
+            "lengths_source": lens.source,
+            "unit": lens.unit,
+        }
+
+
+#: Every batching policy, by its short name (CLI ``--policy`` and TOML ``policy``).
+POLICIES: Registry[type[BatchingPolicy]] = Registry("batching policy")
+
+
+def make_policy(name: str, **params: Any) -> BatchingPolicy:
+    """Build the policy registered as ``name`` from keyword parameters.
+
+    Unknown names list the valid ones; unknown parameters list the policy's parameters.
+    """
+    cls = POLICIES.get(name)
+    fields = [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
+    unknown = sorted(set(params) - set(fields))
+    if unknown:
+        raise ConfigError(
+            f"Policy {name!r} has no parameter {', '.join(map(repr, unknown))}. "
+            f"Its parameters: {', '.join(fields)}."
+        )
+    return cls(**params)
+
+
+def replay(
+    lengths: Lengths | ArrayLike,
+    policy: str | BatchingPolicy = "fixed",
+    *,
+    epochs: int = 1,
+    seed: int = 0,
+    **params: Any,
+) -> IterationSchedule:
+    """Replay a batching policy given by name (plus parameters) or as an object.
+
+    >>> import numpy as np
+    >>> from seqpoint.batching import replay
+    >>> sched = replay(np.array([5, 3, 8, 2]), "sorted", batch_size=2)
+    >>> sched.seq_len.tolist()
+    [3, 8]
+    """
+    if isinstance(policy, BatchingPolicy):
+        if params:
+            raise ConfigError(
+                "Give parameters either in the policy object or as keywords, not both "
+                f"(got {', '.join(sorted(params))})."
+            )
+        pol = policy
+    else:
+        pol = make_policy(policy, **params)
+    return pol.replay(lengths, epochs=epochs, seed=seed)
+
+
+def cut_consecutive(
+    order: IntArray, batch_size: int, drop_last: bool
+) -> tuple[IntArray, IntArray, int]:
+    """Cut ``order`` into consecutive batches of ``batch_size``.
+
+    Returns
+    -------
+    order : ndarray
+        ``order``, without the final partial batch when ``drop_last``.
+    sizes : ndarray of shape (n_batches,)
+        Batch sizes (all ``batch_size`` except maybe the last).
+    dropped : int
+        Samples dropped.
+    """
+    n = int(order.shape[0])
+    full, rem = divmod(n, batch_size)
+    sizes = np.full(full, batch_size, dtype=np.int64)
+    if rem and not drop_last:
+        sizes = np.append(sizes, np.int64(rem))
+        return order, sizes, 0
+    return order[: full * batch_size], sizes, rem
+
+
+def permute_batches(
+    order: IntArray, sizes: IntArray, perm: IntArray
+) -> tuple[IntArray, IntArray]:
+    """Reorder whole batches: batch ``k`` of the result is batch ``perm[k]`` of the input."""
+    offsets = np.zeros(sizes.shape[0] + 1, dtype=np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    new_sizes = sizes[perm]
+    new_off = np.zeros(new_sizes.shape[0], dtype=np.int64)
+    np.cumsum(new_sizes[:-1], out=new_off[1:])
+    shift = np.repeat(offsets[:-1][perm] - new_off, new_sizes)
+    return order[np.arange(shift.shape[0], dtype=np.int64) + shift], new_sizes
+
+
+def length_order(lens: Lengths, *, descending: bool = False) -> IntArray:
+    """Indices sorted by source length, then target length, then index (stable)."""
+    src = -lens.src if descending else lens.src
+    if lens.tgt is None:
+        return np.argsort(src, kind="stable").astype(np.int64)
+    tgt = -lens.tgt if descending else lens.tgt
+    return np.lexsort((tgt, src)).astype(np.int64)

@@ -1,0 +1,224 @@
+"""Length-bucketed policies: GNMT/MLPerf ``bucket`` and lhotse-like ``dynamic_bucket``."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from seqpoint.batching._base import (
+    POLICIES,
+    BatchingPolicy,
+    BatchPlan,
+    epoch_rng,
+    permute_batches,
+)
+from seqpoint.batching._search import chase, largest_fitting
+from seqpoint.exceptions import AdjustedInputWarning, ConfigError, InputError
+from seqpoint.traces import Lengths
+
+__all__ = ["BucketPolicy", "DynamicBucketPolicy", "estimate_duration_buckets"]
+
+IntArray = NDArray[np.int64]
+
+
+def _group_by_bucket(
+    rng: np.random.Generator, bucket: IntArray
+) -> tuple[IntArray, IntArray]:
+    """A random order grouped by bucket (ascending), shuffled within each bucket; and counts."""
+    perm = rng.permutation(bucket.shape[0]).astype(np.int64)
+    order = perm[np.argsort(bucket[perm], kind="stable")]
+    return order, bucket[order]
+
+
+@POLICIES.register("bucket")
+@dataclass(frozen=True, kw_only=True)
+class BucketPolicy(BatchingPolicy):
+    """GNMT bucketing as in the MLPerf Training reference (``BucketingSampler``).
+
+    Bucket width is ``ceil(max_len / num_buckets)``; a sample's bucket is
+    ``max(src // width, tgt // width)`` clamped to ``[0, num_buckets - 1]`` (so samples
+    longer than ``max_len`` land in the last bucket). Every epoch each bucket is shuffled,
+    cut into batches that never mix buckets (by default each bucket's remainder is
+    dropped, as MLPerf does), and the batches are shuffled globally.
+    """
+
+    name: ClassVar[str] = "bucket"
+
+    batch_size: int = 128
+    """Samples per batch (MLPerf GNMT's global batch size)."""
+    num_buckets: int = 5
+    """Number of equal-width length buckets (MLPerf GNMT default: 5)."""
+    max_len: int | None = None
+    """Length that the buckets span (MLPerf: the data set's max length); default the longest sample."""
+    drop_last: bool = True
+    """Drop each bucket's final partial batch every epoch (MLPerf behaviour)."""
+    pad_to_multiple_of: int = 1
+    """Padded lengths are rounded up to a multiple of this."""
+
+    def __post_init__(self) -> None:
+        self._int("batch_size")
+        self._int("num_buckets")
+        self._int("max_len", optional=True)
+        self._bool("drop_last")
+        self._int("pad_to_multiple_of")
+
+    def bucket_ids(self, lengths: Lengths) -> IntArray:
+        """Bucket of every sample, shape (n_samples,)."""
+        max_len = self.max_len if self.max_len is not None else int(lengths.num_tokens().max())
+        width = -(-max_len // self.num_buckets)
+        ids = lengths.src // width
+        if lengths.tgt is not None:
+            ids = np.maximum(ids, lengths.tgt // width)
+        return np.clip(ids, 0, self.num_buckets - 1).astype(np.int64)
+
+    def plan(self, lengths: Lengths, *, epochs: int = 1, seed: int = 0) -> BatchPlan:
+        bucket = self.bucket_ids(lengths)
+        counts = np.bincount(bucket, minlength=self.num_buckets)
+        bsz = self.batch_size
+        full, rem = counts // bsz, counts % bsz
+        keep_rem = rem if not self.drop_last else np.zeros_like(rem)
+        # Per bucket: `full` batches of bsz, then maybe one of `rem`.
+        n_b = full + (keep_rem > 0)
+        sizes_list = []
+        for b in range(self.num_buckets):
+            sizes_list.append(np.full(int(full[b]), bsz, dtype=np.int64))
+            if keep_rem[b]:
+                sizes_list.append(np.array([keep_rem[b]], dtype=np.int64))
+        sizes = np.concatenate(sizes_list) if sizes_list else np.zeros(0, dtype=np.int64)
+        assert sizes.shape[0] == int(n_b.sum())
+        # Positions (in the bucket-grouped order) that survive the per-bucket truncation.
+        starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+        kept = counts - (rem - keep_rem)
+        keep_pos = np.concatenate(
+            [np.arange(s, s + k, dtype=np.int64) for s, k in zip(starts.tolist(), kept.tolist(), strict=False)]
+        )
+        dropped = int(lengths.n_samples - keep_pos.shape[0])
+        parts = []
+        for e in range(epochs):
+            rng = epoch_rng(seed, e)
+            order, _ = _group_by_bucket(rng, bucket)
+            o, s = permute_batches(order[keep_pos], sizes, rng.permutation(sizes.shape[0]))
+            parts.append((o, s, e))
+        return BatchPlan.concat(parts, [dropped] * epochs)
+
+
+def estimate_duration_buckets(sizes: IntArray, num_buckets: int) -> IntArray:
+    """Bucket boundaries holding about equal total duration (lhotse's ``estimate_duration_buckets``).
+
+    Walks the sorted sizes and starts a new bucket at the first size whose predecessors
+    in the current bucket already exceed ``sum(sizes) / num_buckets``.
+
+    Returns
+    -------
+    ndarray of shape (<= num_buckets - 1,)
+        Boundaries ``bins``; a sample of size ``d`` goes to bucket
+        ``searchsorted(bins, d, side="right")`` (Python's ``bisect_right``).
+    """
+    srt = np.sort(sizes)
+    target = float(srt.sum()) / num_buckets
+    prefix = np.concatenate(([0], np.cumsum(srt)))
+    bins = []
+    s = 0
+    n = srt.shape[0]
+    while True:
+        # First i with sum(srt[s:i]) > target: a new bucket starts at srt[i].
+        i = int(np.searchsorted(prefix, prefix[s] + target, side="right"))
+        if i >= n:
+            break
+        bins.append(int(srt[i]))
+        s = i
+    return np.asarray(bins, dtype=np.int64)
+
+
+@POLICIES.register("dynamic_bucket")
+@dataclass(frozen=True, kw_only=True)
+class DynamicBucketPolicy(BatchingPolicy):
+    """Duration-budget batches within length buckets, like lhotse's ``DynamicBucketingSampler``.
+
+    Matches lhotse in: bucket boundaries from ``estimate_duration_buckets`` (equal total
+    duration per bucket, ``bisect_right`` assignment); batches drawn from one bucket at
+    a time in arrival order; ``TimeConstraint`` semantics, i.e. a batch closes once one
+    more sample of its longest length would exceed ``max_duration`` (padding counted:
+    ``(n + 1) * longest > max_duration``) or it holds ``max_cuts`` samples, so a batch
+    may end slightly above the budget, exactly as in lhotse; ``drop_last`` drops every
+    bucket's final partial batch.
+
+    Differs (documented): lhotse shuffles through a finite buffer and picks a random
+    ready bucket at every step; here each epoch is a full permutation and the batches
+    are shuffled uniformly, so batch composition per bucket follows lhotse's rule but
+    the interleaving of buckets is not lhotse's random stream. Lengths and
+    ``max_duration`` share one unit (frames: 100 per second for 10 ms frames).
+    """
+
+    name: ClassVar[str] = "dynamic_bucket"
+
+    max_duration: float | None = None
+    """Padded duration budget per batch, in the lengths' unit (e.g. 20000 frames = 200 s)."""
+    max_cuts: int | None = None
+    """Most samples per batch (lhotse ``max_cuts``); at least one of the two limits is needed."""
+    num_buckets: int = 30
+    """Buckets of about equal total duration (lhotse default: 30)."""
+    drop_last: bool = False
+    """Drop each bucket's final partial batch every epoch."""
+    pad_to_multiple_of: int = 1
+    """Padded lengths are rounded up to a multiple of this."""
+
+    def __post_init__(self) -> None:
+        self._number("max_duration", optional=True)
+        self._int("max_cuts", optional=True)
+        if self.max_duration is None and self.max_cuts is None:
+            raise ConfigError(
+                "DynamicBucketPolicy needs 'max_duration' (CLI: --max-duration) and/or 'max_cuts'."
+            )
+        self._int("num_buckets")
+        self._bool("drop_last")
+        self._int("pad_to_multiple_of")
+
+    def plan(self, lengths: Lengths, *, epochs: int = 1, seed: int = 0) -> BatchPlan:
+        dur = lengths.src
+        n = lengths.n_samples
+        if self.num_buckets > 1 and self.num_buckets > n:
+            raise InputError(
+                f"num_buckets={self.num_buckets} exceeds the {n} samples of {lengths.source}; "
+                "use fewer buckets."
+            )
+        bins = estimate_duration_buckets(dur, self.num_buckets) if self.num_buckets > 1 else np.zeros(0, np.int64)
+        bucket = np.searchsorted(bins, dur, side="right").astype(np.int64)
+        budget = None if self.max_duration is None else int(np.floor(self.max_duration))
+        if budget is not None:
+            too_long = int((2 * dur > budget).sum())
+            if too_long:
+                warnings.warn(
+                    f"{too_long} sample(s) of {lengths.source} are longer than max_duration/2 = "
+                    f"{budget / 2:g}; they form batches of one (lhotse warns likewise).",
+                    AdjustedInputWarning,
+                    stacklevel=3,
+                )
+        cap = n if self.max_cuts is None else self.max_cuts
+        parts, dropped = [], []
+        for e in range(epochs):
+            rng = epoch_rng(seed, e)
+            order, b_sorted = _group_by_bucket(rng, bucket)
+            # Samples left in the bucket from every position on.
+            ends = np.searchsorted(b_sorted, b_sorted, side="right").astype(np.int64)
+            left = ends - np.arange(n, dtype=np.int64)
+            g = left if budget is None else largest_fitting(dur[order], left, budget, extra=1)
+            size = np.minimum(np.minimum(g + 1, cap), left)
+            closed = (g + 1 <= left) | (cap <= left)
+            starts = chase(size)
+            sizes = size[starts]
+            o = order
+            d = 0
+            if self.drop_last:
+                full = closed[starts]
+                d = int(sizes[~full].sum())
+                keep = np.repeat(full, sizes)
+                o, sizes = order[keep], sizes[full]
+            o, sizes = permute_batches(o, sizes, rng.permutation(sizes.shape[0]))
+            parts.append((o, sizes, e))
+            dropped.append(d)
+        return BatchPlan.concat(parts, dropped)

@@ -1,0 +1,107 @@
+"""Hugging Face ``group_by_length`` (``LengthGroupedSampler``) megabatch grouping."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from seqpoint.batching._base import (
+    POLICIES,
+    BatchingPolicy,
+    BatchPlan,
+    cut_consecutive,
+    epoch_rng,
+    epoch_seed,
+)
+from seqpoint.exceptions import ConfigError
+from seqpoint.traces import Lengths
+
+__all__ = ["GroupByLengthPolicy", "length_grouped_indices"]
+
+IntArray = NDArray[np.int64]
+
+
+def length_grouped_indices(
+    lengths: IntArray, perm: IntArray, batch_size: int, mega_batch_mult: int | None = None
+) -> IntArray:
+    """``transformers.trainer_pt_utils.get_length_grouped_indices`` given its permutation.
+
+    The permutation is cut into megabatches of ``mega_batch_mult * batch_size``, each
+    sorted by decreasing length (stable, like Python's ``sorted(reverse=True)``), and
+    the longest megabatch head is swapped into position 0.
+    """
+    n = lengths.shape[0]
+    if mega_batch_mult is None:
+        mega_batch_mult = min(n // (batch_size * 4), 50) or 1
+    size = mega_batch_mult * batch_size
+    mb = np.arange(n, dtype=np.int64) // size
+    order = perm[np.lexsort((-lengths[perm], mb))].astype(np.int64)
+    heads = np.arange(0, n, size)
+    # torch.argmax returns the first maximum, as np.argmax does.
+    best = int(heads[int(np.argmax(lengths[order[heads]]))])
+    order[0], order[best] = order[best], order[0]
+    return order
+
+
+@POLICIES.register("group_by_length")
+@dataclass(frozen=True, kw_only=True)
+class GroupByLengthPolicy(BatchingPolicy):
+    """Hugging Face Trainer ``group_by_length=True`` (``LengthGroupedSampler``).
+
+    Every epoch: a random permutation, megabatches of ``mega_batch_mult * batch_size``
+    sorted by decreasing source length, the longest sample moved first, then the
+    ``DataLoader`` cuts consecutive batches of ``batch_size``. With
+    ``generator="torch"`` the permutation is ``torch.randperm`` under a
+    ``torch.Generator`` seeded with :func:`~seqpoint.batching.epoch_seed`, which makes
+    the index sequence identical to ``LengthGroupedSampler(batch_size, lengths=...,
+    generator=g)``; ``"numpy"`` (default) needs no torch.
+    """
+
+    name: ClassVar[str] = "group_by_length"
+
+    batch_size: int = 32
+    """Samples per batch (the Trainer's per-device batch size x gradient accumulation)."""
+    mega_batch_mult: int | None = None
+    """Megabatch size in batches; None = ``min(n // (4 * batch_size), 50)``, at least 1 (HF default)."""
+    generator: str = "numpy"
+    """Source of the per-epoch permutation: 'numpy' or 'torch' (bit-exact with transformers)."""
+    drop_last: bool = False
+    """Drop the final partial batch of every epoch (``dataloader_drop_last``)."""
+    pad_to_multiple_of: int = 1
+    """Padded lengths are rounded up to a multiple of this (``DataCollatorWithPadding``)."""
+
+    def __post_init__(self) -> None:
+        self._int("batch_size")
+        self._int("mega_batch_mult", optional=True)
+        self._choice("generator", ("numpy", "torch"))
+        self._bool("drop_last")
+        self._int("pad_to_multiple_of")
+
+    def permutation(self, n: int, seed: int, epoch: int) -> IntArray:
+        """The epoch's random permutation of ``range(n)``."""
+        if self.generator == "torch":
+            try:
+                import torch
+            except ImportError:
+                raise ConfigError(
+                    "generator='torch' needs torch installed; use generator='numpy'."
+                ) from None
+            g = torch.Generator()
+            g.manual_seed(epoch_seed(seed, epoch))
+            return torch.randperm(n, generator=g).numpy().astype(np.int64)
+        return epoch_rng(seed, epoch).permutation(n).astype(np.int64)
+
+    def plan(self, lengths: Lengths, *, epochs: int = 1, seed: int = 0) -> BatchPlan:
+        n = lengths.n_samples
+        parts, dropped = [], []
+        for e in range(epochs):
+            order = length_grouped_indices(
+                lengths.src, self.permutation(n, seed, e), self.batch_size, self.mega_batch_mult
+            )
+            o, sizes, d = cut_consecutive(order, self.batch_size, self.drop_last)
+            parts.append((o, sizes, e))
+            dropped.append(d)
+        return BatchPlan.concat(parts, dropped)

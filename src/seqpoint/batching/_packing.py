@@ -1,0 +1,200 @@
+"""Sequence packing: documents concatenated into fixed-length rows (``packing``)."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from seqpoint.batching._base import (
+    POLICIES,
+    BatchingPolicy,
+    BatchPlan,
+    _check_run,
+    as_lengths,
+    epoch_rng,
+)
+from seqpoint.exceptions import AdjustedInputWarning
+from seqpoint.schedule import IterationSchedule, round_up
+from seqpoint.traces import Lengths
+
+__all__ = ["PackedRows", "PackingPolicy", "pack_rows"]
+
+IntArray = NDArray[np.int64]
+
+
+@dataclass(frozen=True, eq=False)
+class PackedRows:
+    """Rows of one packed token stream.
+
+    Attributes
+    ----------
+    fill : ndarray of shape (n_rows,), int64
+        Real tokens in every row (``max_seq_len`` except maybe the last).
+    sum_sq : ndarray of shape (n_rows,), int64
+        Sum of squared lengths of the document pieces in every row: attention cost
+        with per-document (block-diagonal) masking.
+    first_row : ndarray of shape (n_docs,), int64
+        Row holding each document's first token.
+    """
+
+    fill: IntArray
+    sum_sq: IntArray
+    first_row: IntArray
+
+
+def pack_rows(doc_lengths: IntArray, max_seq_len: int) -> PackedRows:
+    """Concatenate documents (in the given order) and cut the stream every ``max_seq_len`` tokens.
+
+    A document crossing a row boundary is split there, as Hugging Face ``group_texts``
+    and fairseq ``TokenBlockDataset(break_mode="none")`` do; each piece counts as its own
+    sequence for ``sum_sq``.
+    """
+    L = max_seq_len
+    ends = np.cumsum(doc_lengths)
+    starts = ends - doc_lengths
+    total = int(ends[-1])
+    n_rows = -(-total // L)
+    first = starts // L
+    last = (ends - 1) // L
+    n_pieces = last - first + 1
+    piece_doc_start = np.repeat(starts, n_pieces)
+    piece_doc_end = np.repeat(ends, n_pieces)
+    piece_off = np.zeros(n_pieces.shape[0], dtype=np.int64)
+    np.cumsum(n_pieces[:-1], out=piece_off[1:])
+    piece_row = np.repeat(first, n_pieces) + (
+        np.arange(piece_doc_start.shape[0], dtype=np.int64) - np.repeat(piece_off, n_pieces)
+    )
+    lo = np.maximum(piece_doc_start, piece_row * L)
+    hi = np.minimum(piece_doc_end, (piece_row + 1) * L)
+    piece_len = hi - lo
+    # Pieces are in row order and every row has at least one piece.
+    row_start = np.searchsorted(piece_row, np.arange(n_rows, dtype=np.int64))
+    sum_sq = np.add.reduceat(piece_len * piece_len, row_start)
+    fill = np.full(n_rows, L, dtype=np.int64)
+    fill[-1] = total - (n_rows - 1) * L
+    return PackedRows(fill=fill, sum_sq=sum_sq.astype(np.int64), first_row=first.astype(np.int64))
+
+
+@POLICIES.register("packing")
+@dataclass(frozen=True, kw_only=True)
+class PackingPolicy(BatchingPolicy):
+    """Pack shuffled documents into rows of ``max_seq_len`` tokens, ``batch_size`` rows a batch.
+
+    Every epoch the documents are shuffled, concatenated and cut into rows; documents
+    crossing a row boundary are split (HF ``group_texts``, fairseq ``TokenBlockDataset``).
+    The schedule's ``seq_len`` is ``max_seq_len`` (rounded up to ``pad_to_multiple_of``)
+    for every row, because packed batches are fixed-shape tensors and a partial final
+    row is padded; ``tokens`` counts real tokens and ``sum_sq_len`` the sum of squared
+    piece lengths per batch, so ``meta["packed"] = True`` makes it part of the signature.
+    Target lengths are ignored (packing is for single-sequence models).
+    """
+
+    name: ClassVar[str] = "packing"
+
+    max_seq_len: int = 2048
+    """Row length in tokens (the model's context)."""
+    batch_size: int = 8
+    """Rows per batch."""
+    shuffle: bool = True
+    """Shuffle documents every epoch before packing."""
+    drop_last: bool = False
+    """Drop the partial final row and the partial final batch of every epoch
+    (HF ``group_texts`` drops the remainder row)."""
+    pad_to_multiple_of: int = 1
+    """Row length is rounded up to a multiple of this."""
+
+    def __post_init__(self) -> None:
+        self._int("max_seq_len")
+        self._int("batch_size")
+        self._bool("shuffle")
+        self._bool("drop_last")
+        self._int("pad_to_multiple_of")
+
+    def _epoch_rows(self, lens: Lengths, seed: int, e: int) -> tuple[IntArray, PackedRows]:
+        n = lens.n_samples
+        order = epoch_rng(seed, e).permutation(n).astype(np.int64) if self.shuffle else np.arange(n)
+        return order, pack_rows(lens.src[order], self.max_seq_len)
+
+    def _kept_rows(self, rows: PackedRows) -> int:
+        n_rows = rows.fill.shape[0]
+        if not self.drop_last:
+            return n_rows
+        full_rows = n_rows - int(rows.fill[-1] < self.max_seq_len)
+        return full_rows - full_rows % self.batch_size
+
+    def plan(self, lengths: Lengths, *, epochs: int = 1, seed: int = 0) -> BatchPlan:
+        """Documents by the batch that holds their first token (split documents appear once)."""
+        parts, dropped = [], []
+        for e in range(epochs):
+            order, rows = self._epoch_rows(lengths, seed, e)
+            kept = self._kept_rows(rows)
+            batch_of_doc = rows.first_row // self.batch_size
+            keep = rows.first_row < kept
+            o = order[keep]
+            sizes = np.bincount(batch_of_doc[keep])
+            sizes = sizes[sizes > 0].astype(np.int64)
+            parts.append((o, sizes, e))
+            dropped.append(int((~keep).sum()))
+        return BatchPlan.concat(parts, dropped)
+
+    def replay(
+        self, lengths: Lengths | ArrayLike, *, epochs: int = 1, seed: int = 0
+    ) -> IterationSchedule:
+        """Replay packing; one schedule row per batch of packed rows (see the class notes)."""
+        lens = as_lengths(lengths)
+        _check_run(epochs, seed)
+        if lens.tgt is not None:
+            warnings.warn(
+                f"Packing ignores the target lengths of {lens.source}; rows hold source tokens only.",
+                AdjustedInputWarning,
+                stacklevel=2,
+            )
+        cols: dict[str, list[IntArray]] = {k: [] for k in ("epoch", "bs", "tokens", "sq")}
+        dropped, dropped_tokens = [], 0
+        for e in range(int(epochs)):
+            _order, rows = self._epoch_rows(lens, int(seed), e)
+            kept = self._kept_rows(rows)
+            dropped.append(int((rows.first_row >= kept).sum()))
+            dropped_tokens += int(rows.fill[kept:].sum())
+            if kept == 0:
+                continue
+            starts = np.arange(0, kept, self.batch_size)
+            cols["bs"].append(np.diff(np.append(starts, kept)))
+            cols["tokens"].append(np.add.reduceat(rows.fill[:kept], starts))
+            cols["sq"].append(np.add.reduceat(rows.sum_sq[:kept], starts))
+            cols["epoch"].append(np.full(starts.shape[0], e, dtype=np.int64))
+        plan_dropped = np.asarray(dropped, dtype=np.int64)
+        if not cols["bs"]:
+            self._check_nonempty(
+                BatchPlan.concat([], dropped), lens
+            )
+        bs = np.concatenate(cols["bs"])
+        seq = round_up(np.full(bs.shape[0], self.max_seq_len, dtype=np.int64), self.pad_to_multiple_of)
+        meta: dict[str, Any] = self._meta(
+            lens,
+            BatchPlan(
+                order=np.zeros(0, np.int64),
+                offsets=np.zeros(1, np.int64),
+                epoch=np.zeros(0, np.int64),
+                dropped=plan_dropped,
+            ),
+            epochs,
+            seed,
+        )
+        meta["packed"] = True
+        meta["dropped_tokens"] = dropped_tokens
+        return IterationSchedule(
+            iteration=np.arange(bs.shape[0], dtype=np.int64),
+            epoch=np.concatenate(cols["epoch"]),
+            batch_size=bs,
+            seq_len=seq,
+            tgt_len=np.zeros(bs.shape[0], dtype=np.int64),
+            tokens=np.concatenate(cols["tokens"]),
+            padded_tokens=bs * seq,
+            sum_sq_len=np.concatenate(cols["sq"]),
+            meta=meta,
+        )

@@ -1,0 +1,78 @@
+"""Vectorised "how many samples fit from here" search used by the budgeted policies."""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["chase", "largest_fitting"]
+
+IntArray = NDArray[np.int64]
+
+
+def largest_fitting(values: IntArray, limit: IntArray, budget: int, extra: int) -> IntArray:
+    """For every start ``s``, the largest ``k <= limit[s]`` with ``(k + extra) * max(values[s:s+k]) <= budget``.
+
+    The cost grows with ``k``, so a binary search per start is exact; all starts are
+    searched at once, each step answering range maxima from a sparse table.
+
+    Parameters
+    ----------
+    values : ndarray of shape (n,), int64
+        Per-position sizes (tokens or frames), >= 1.
+    limit : ndarray of shape (n,), int64
+        Largest count allowed from each start (samples left, a sentence cap, ...); >= 0.
+    budget : int
+        Padded-size budget (``max_tokens``, ``max_duration``).
+    extra : int
+        0: the batch itself must fit (fairseq); 1: one more sample of the longest length
+        would not fit (lhotse's ``close_to_exceeding``).
+
+    Returns
+    -------
+    ndarray of shape (n,), int64
+        ``k`` for every start; ``k = 0`` when not even one sample fits.
+    """
+    n = values.shape[0]
+    # No count beyond budget // values[s] can fit, since the batch maximum is >= values[s].
+    lim = np.minimum(limit, budget // values).astype(np.int64)
+    top = int(lim.max(initial=0))
+    levels = [values]
+    span = 1
+    while span * 2 <= max(top, 1):
+        prev = levels[-1]
+        nxt = prev.copy()
+        nxt[: n - span] = np.maximum(prev[: n - span], prev[span:])
+        levels.append(nxt)
+        span *= 2
+    table = np.stack(levels)
+    log2 = np.zeros(max(top, 1) + 1, dtype=np.int64)
+    if top >= 2:
+        log2[2:] = np.floor(np.log2(np.arange(2, top + 1))).astype(np.int64)
+    starts = np.arange(n, dtype=np.int64)
+    lo = np.zeros(n, dtype=np.int64)
+    hi = lim + 1
+    active = np.flatnonzero(hi - lo > 1)
+    while active.size:
+        s = starts[active]
+        mid = (lo[active] + hi[active]) // 2
+        j = log2[mid]
+        # max over [s, s + mid): two overlapping power-of-two windows.
+        m = np.maximum(table[j, s], table[j, s + mid - (1 << j)])
+        ok = (mid + extra) * m <= budget
+        lo[active] = np.where(ok, mid, lo[active])
+        hi[active] = np.where(ok, hi[active], mid)
+        active = active[hi[active] - lo[active] > 1]
+    return lo
+
+
+def chase(step: IntArray) -> IntArray:
+    """Batch starts reached from 0 by jumping ``s -> s + step[s]`` (every step >= 1)."""
+    steps = step.tolist()
+    n = len(steps)
+    out = []
+    s = 0
+    while s < n:  # one iteration per batch, not per sample
+        out.append(s)
+        s += steps[s]
+    return np.asarray(out, dtype=np.int64)

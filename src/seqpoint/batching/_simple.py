@@ -1,0 +1,148 @@
+"""Fixed-size batching policies: shuffled (``fixed``), ``sorted`` and DeepSpeech2's ``sortagrad``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from seqpoint.batching._base import (
+    POLICIES,
+    BatchingPolicy,
+    BatchPlan,
+    cut_consecutive,
+    epoch_rng,
+    length_order,
+    permute_batches,
+)
+from seqpoint.traces import Lengths
+
+__all__ = ["FixedPolicy", "SortaGradPolicy", "SortedPolicy"]
+
+
+@POLICIES.register("fixed")
+@dataclass(frozen=True, kw_only=True)
+class FixedPolicy(BatchingPolicy):
+    """Fixed batch size over a fresh random permutation every epoch.
+
+    The PyTorch default ``DataLoader(shuffle=True, batch_size=B, drop_last=...)``: the
+    permutation is drawn from the epoch's own stream, then cut into consecutive batches.
+    """
+
+    name: ClassVar[str] = "fixed"
+
+    batch_size: int = 32
+    """Samples per batch."""
+    drop_last: bool = False
+    """Drop the final partial batch of every epoch (reported in ``meta['dropped']``)."""
+    shuffle: bool = True
+    """Shuffle every epoch; False keeps file order (``SequentialSampler``)."""
+    pad_to_multiple_of: int = 1
+    """Padded lengths are rounded up to a multiple of this (tensor-core friendly shapes)."""
+
+    def __post_init__(self) -> None:
+        self._int("batch_size")
+        self._bool("drop_last")
+        self._bool("shuffle")
+        self._int("pad_to_multiple_of")
+
+    def plan(self, lengths: Lengths, *, epochs: int = 1, seed: int = 0) -> BatchPlan:
+        n = lengths.n_samples
+        parts, dropped = [], []
+        for e in range(epochs):
+            order = epoch_rng(seed, e).permutation(n) if self.shuffle else np.arange(n)
+            o, sizes, d = cut_consecutive(order.astype(np.int64), self.batch_size, self.drop_last)
+            parts.append((o, sizes, e))
+            dropped.append(d)
+        return BatchPlan.concat(parts, dropped)
+
+
+@POLICIES.register("sorted")
+@dataclass(frozen=True, kw_only=True)
+class SortedPolicy(BatchingPolicy):
+    """Consecutive batches of the data sorted by length, the same every epoch.
+
+    Ties are broken by target length, then by sample index (stable), so the result is
+    fully deterministic and needs no seed.
+    """
+
+    name: ClassVar[str] = "sorted"
+
+    batch_size: int = 32
+    """Samples per batch."""
+    descending: bool = False
+    """Longest first (finds out-of-memory shapes at once) instead of shortest first."""
+    drop_last: bool = False
+    """Drop the final partial batch of every epoch."""
+    pad_to_multiple_of: int = 1
+    """Padded lengths are rounded up to a multiple of this."""
+
+    def __post_init__(self) -> None:
+        self._int("batch_size")
+        self._bool("descending")
+        self._bool("drop_last")
+        self._int("pad_to_multiple_of")
+
+    def plan(self, lengths: Lengths, *, epochs: int = 1, seed: int = 0) -> BatchPlan:
+        order, sizes, d = cut_consecutive(
+            length_order(lengths, descending=self.descending), self.batch_size, self.drop_last
+        )
+        return BatchPlan.concat([(order, sizes, e) for e in range(epochs)], [d] * epochs)
+
+
+@POLICIES.register("sortagrad")
+@dataclass(frozen=True, kw_only=True)
+class SortaGradPolicy(BatchingPolicy):
+    """DeepSpeech2's SortaGrad: the first epoch in increasing length, later epochs shuffled.
+
+    Batches are consecutive chunks of the data sorted by length (ascending). In epochs
+    ``>= sorted_epochs`` the default ``shuffle="batches"`` keeps those batches and shuffles
+    their order, as deepspeech.pytorch does (its ``DSRandomSampler`` permutes fixed bins of
+    the duration-sorted manifest; the paper: "training reverts back to a random order over
+    minibatches"). ``shuffle="samples"`` reshuffles samples instead (a ``fixed`` epoch).
+    """
+
+    name: ClassVar[str] = "sortagrad"
+
+    batch_size: int = 32
+    """Samples per batch."""
+    sorted_epochs: int = 1
+    """Leading epochs iterated in increasing length (DeepSpeech2: 1)."""
+    shuffle: str = "batches"
+    """Later epochs: 'batches' (permute the length-sorted batches) or 'samples'."""
+    drop_last: bool = False
+    """Drop the final partial batch of every epoch."""
+    pad_to_multiple_of: int = 1
+    """Padded lengths are rounded up to a multiple of this."""
+
+    def __post_init__(self) -> None:
+        self._int("batch_size")
+        self._int("sorted_epochs", low=0)
+        self._choice("shuffle", ("batches", "samples"))
+        self._bool("drop_last")
+        self._int("pad_to_multiple_of")
+
+    def plan(self, lengths: Lengths, *, epochs: int = 1, seed: int = 0) -> BatchPlan:
+        n = lengths.n_samples
+        s_order, s_sizes, s_drop = cut_consecutive(
+            length_order(lengths), self.batch_size, self.drop_last
+        )
+        parts, dropped = [], []
+        for e in range(epochs):
+            if e < self.sorted_epochs:
+                parts.append((s_order, s_sizes, e))
+                dropped.append(s_drop)
+                continue
+            rng = epoch_rng(seed, e)
+            if self.shuffle == "batches":
+                o, sizes = permute_batches(s_order, s_sizes, rng.permutation(s_sizes.shape[0]))
+                parts.append((o, sizes, e))
+                dropped.append(s_drop)
+            else:
+                o, sizes, d = cut_consecutive(
+                    rng.permutation(n).astype(np.int64), self.batch_size, self.drop_last
+                )
+                parts.append((o, sizes, e))
+                dropped.append(d)
+        return BatchPlan.concat(parts, dropped)

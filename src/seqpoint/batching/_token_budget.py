@@ -1,0 +1,155 @@
+"""fairseq's ``max_tokens`` batching (``data_utils.batch_by_size``) as the ``token_budget`` policy."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from seqpoint.batching._base import POLICIES, BatchingPolicy, BatchPlan, permute_batches
+from seqpoint.batching._search import chase, largest_fitting
+from seqpoint.exceptions import AdjustedInputWarning, ConfigError, InputError
+from seqpoint.traces import Lengths
+
+__all__ = ["TokenBudgetPolicy", "batch_by_size"]
+
+IntArray = NDArray[np.int64]
+
+
+def batch_by_size(
+    num_tokens: IntArray,
+    *,
+    max_tokens: int | None,
+    max_sentences: int | None = None,
+    required_batch_size_multiple: int = 1,
+) -> IntArray:
+    """Batch sizes that fairseq's ``batch_by_size`` gives for samples in this order.
+
+    Every batch is the longest run from its start whose ``count * max(num_tokens)`` stays
+    within ``max_tokens`` and whose count stays within ``max_sentences``; a batch larger
+    than ``required_batch_size_multiple`` is trimmed down to a multiple of it (fairseq's
+    reference ``batch_by_size_baseline``, which its Cython ``batch_by_size_vec`` matches).
+
+    Parameters
+    ----------
+    num_tokens : ndarray of shape (n,), int64
+        Size of every sample in batching order (fairseq: ``max(src, tgt)``).
+    max_tokens, max_sentences : int or None
+        Budgets; at least one must be given.
+    required_batch_size_multiple : int
+        fairseq ``--required-batch-size-multiple`` (``bsz_mult``).
+
+    Returns
+    -------
+    ndarray of shape (n_batches,), int64
+        Consecutive batch sizes summing to ``n``.
+    """
+    n = num_tokens.shape[0]
+    left = n - np.arange(n, dtype=np.int64)
+    if max_sentences is not None:
+        left = np.minimum(left, max_sentences)
+    fit = left if max_tokens is None else largest_fitting(num_tokens, left, max_tokens, extra=0)
+    mult = required_batch_size_multiple
+    if mult > 1:
+        fit = np.where(fit > mult, fit - fit % mult, fit)
+    assert np.all(fit >= 1), "every sample must fit the budget on its own"
+    starts = chase(fit)
+    return fit[starts]
+
+
+@POLICIES.register("token_budget")
+@dataclass(frozen=True, kw_only=True)
+class TokenBudgetPolicy(BatchingPolicy):
+    """fairseq ``--max-tokens`` batching, index for index.
+
+    Reproduces fairseq's translation pipeline: ``ordered_indices`` (a random permutation
+    under ``numpy_seed(seed)``, then a stable sort by target and then source length),
+    ``batch_by_size`` with ``num_tokens = max(src, tgt)`` so that
+    ``batch_size * max_len <= max_tokens``, and, every epoch ``e`` (fairseq epoch
+    ``e + 1``), ``shuffle_batches`` under ``numpy_seed(seed + e + 1)``. As in fairseq the
+    batches are fixed for the whole run and only their order changes. Uses numpy's
+    legacy ``RandomState`` streams, as fairseq does, so the same seed gives fairseq's
+    order.
+    """
+
+    name: ClassVar[str] = "token_budget"
+
+    max_tokens: int | None = 4096
+    """Most padded tokens per batch, ``batch_size * max(num_tokens)`` (fairseq ``--max-tokens``)."""
+    batch_size: int | None = None
+    """Most samples per batch (fairseq ``--batch-size``/``--max-sentences``); None = no cap."""
+    required_batch_size_multiple: int = 1
+    """Batch sizes above this are trimmed to a multiple of it (fairseq, default 8 there)."""
+    shuffle: bool = True
+    """Random tie order before sorting and shuffled batch order every epoch."""
+    drop_long: bool = False
+    """Drop samples longer than ``max_tokens`` with a warning instead of failing
+    (fairseq ``--skip-invalid-size-inputs-valid-test``)."""
+    pad_to_multiple_of: int = 1
+    """Padded lengths are rounded up to a multiple of this (batching uses raw lengths, as fairseq)."""
+
+    def __post_init__(self) -> None:
+        self._int("max_tokens", optional=True)
+        self._int("batch_size", optional=True)
+        if self.max_tokens is None and self.batch_size is None:
+            raise ConfigError("TokenBudgetPolicy needs 'max_tokens' and/or 'batch_size'.")
+        self._int("required_batch_size_multiple")
+        self._bool("shuffle")
+        self._bool("drop_long")
+        self._int("pad_to_multiple_of")
+
+    def ordered_indices(self, lengths: Lengths, seed: int) -> IntArray:
+        """fairseq ``LanguagePairDataset.ordered_indices`` under ``numpy_seed(seed)``."""
+        n = lengths.n_samples
+        if self.shuffle:
+            indices = np.random.RandomState(seed).permutation(n).astype(np.int64)
+        else:
+            indices = np.arange(n, dtype=np.int64)
+        if lengths.tgt is not None:
+            indices = indices[np.argsort(lengths.tgt[indices], kind="mergesort")]
+        return indices[np.argsort(lengths.src[indices], kind="mergesort")]
+
+    def plan(self, lengths: Lengths, *, epochs: int = 1, seed: int = 0) -> BatchPlan:
+        ntok = lengths.num_tokens()
+        indices = self.ordered_indices(lengths, seed)
+        dropped = 0
+        if self.max_tokens is not None:
+            long = ntok[indices] > self.max_tokens
+            if long.any():
+                worst = int(np.argmax(ntok))
+                if not self.drop_long:
+                    raise InputError(
+                        f"Sample {worst} of {lengths.source} has {int(ntok[worst])} tokens "
+                        f"(max of source and target), more than max_tokens={self.max_tokens}; "
+                        f"raise max_tokens to at least {int(ntok[worst])} or drop such samples "
+                        "with drop_long=True (CLI: --set drop_long=true)."
+                    )
+                dropped = int(long.sum())
+                warnings.warn(
+                    f"Dropped {dropped} sample(s) of {lengths.source} longer than "
+                    f"max_tokens={self.max_tokens} (the longest: sample {worst}, "
+                    f"{int(ntok[worst])} tokens).",
+                    AdjustedInputWarning,
+                    stacklevel=3,
+                )
+                indices = indices[~long]
+        if indices.shape[0] == 0:
+            return BatchPlan.concat([], [dropped] * epochs)
+        sizes = batch_by_size(
+            ntok[indices],
+            max_tokens=self.max_tokens,
+            max_sentences=self.batch_size,
+            required_batch_size_multiple=self.required_batch_size_multiple,
+        )
+        parts = []
+        for e in range(epochs):
+            if self.shuffle:
+                perm = np.random.RandomState(seed + e + 1).permutation(sizes.shape[0])
+                o, s = permute_batches(indices, sizes, perm)
+            else:
+                o, s = indices, sizes
+            parts.append((o, s, e))
+        return BatchPlan.concat(parts, [dropped] * epochs)

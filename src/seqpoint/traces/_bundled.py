@@ -1,0 +1,134 @@
+"""Real length distributions shipped with seqpoint (see ``seqpoint/data/*/SOURCE.md``)."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from importlib import resources
+
+import numpy as np
+
+from seqpoint.exceptions import AdjustedInputWarning, ConfigError
+from seqpoint.traces._files import decompress
+from seqpoint.traces._lengths import Lengths
+from seqpoint.traces._tabular import read_csv_lengths
+from seqpoint.traces._text import count_whitespace_tokens, read_parallel_lengths, split_lines
+
+__all__ = ["BUNDLED", "BundledDataset", "bundled_lengths"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class BundledDataset:
+    """One shipped length distribution."""
+
+    name: str
+    """Name used by :func:`bundled_lengths` and ``bundled:NAME`` on the command line."""
+    folder: str
+    """Folder under ``seqpoint/data`` holding the files and their SOURCE.md."""
+    files: tuple[str, ...]
+    """Gzipped files read (one, or source and target for parallel text)."""
+    description: str
+    """What a sample is and how its length is counted."""
+
+
+BUNDLED: dict[str, BundledDataset] = {
+    d.name: d
+    for d in (
+        BundledDataset(
+            name="librispeech-train-clean-100",
+            folder="librispeech",
+            files=("train-clean-100.csv.gz",),
+            description="28,539 LibriSpeech utterances; 10 ms frames = ceil(samples at 16 kHz / 160).",
+        ),
+        BundledDataset(
+            name="librispeech-dev-clean",
+            folder="librispeech",
+            files=("dev-clean.csv.gz",),
+            description="2,703 LibriSpeech utterances; 10 ms frames = ceil(samples at 16 kHz / 160).",
+        ),
+        BundledDataset(
+            name="librispeech-test-clean",
+            folder="librispeech",
+            files=("test-clean.csv.gz",),
+            description="2,620 LibriSpeech utterances; 10 ms frames = ceil(samples at 16 kHz / 160).",
+        ),
+        BundledDataset(
+            name="wmt-en-de-sample",
+            folder="wmt-en-de-sample-opennmt",
+            files=("src-train.txt.gz", "tgt-train.txt.gz"),
+            description="10,000 Moses-tokenized en-de pairs (OpenNMT-py sample of WMT-style text); "
+            "whitespace tokens; the one pair with an empty English line is dropped (9,999 pairs).",
+        ),
+        BundledDataset(
+            name="multi30k-en-de",
+            folder="multi30k-en-de",
+            files=("train.en.gz", "train.de.gz"),
+            description="29,000 Multi30k en-de caption pairs; whitespace tokens of the raw text.",
+        ),
+        BundledDataset(
+            name="wikitext-2-valid",
+            folder="wikitext-2",
+            files=("valid.txt.gz",),
+            description="1,841 WikiText-2 validation paragraphs (non-empty, non-heading lines); "
+            "whitespace tokens + 1 end-of-line token.",
+        ),
+    )
+}
+
+
+def _read(folder: str, name: str) -> bytes:
+    ref = resources.files("seqpoint").joinpath("data", folder, name)
+    return decompress(ref.read_bytes(), name=f"seqpoint/data/{folder}/{name}")
+
+
+def bundled_lengths(name: str) -> Lengths:
+    """Lengths of a shipped data set.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`BUNDLED` (``librispeech-train-clean-100``, ``librispeech-dev-clean``,
+        ``librispeech-test-clean``, ``wmt-en-de-sample``, ``multi30k-en-de``,
+        ``wikitext-2-valid``); a ``bundled:`` prefix is accepted.
+
+    Returns
+    -------
+    Lengths
+        Frames for LibriSpeech (``unit="frames"``), tokens otherwise; the parallel sets
+        have ``tgt``.
+    """
+    key = name.removeprefix("bundled:")
+    if key not in BUNDLED:
+        raise ConfigError(
+            f"Unknown bundled data set {key!r}. Valid names: {', '.join(sorted(BUNDLED))}."
+        )
+    ds = BUNDLED[key]
+    source = f"bundled:{key}"
+    if ds.folder == "librispeech":
+        return read_csv_lengths(
+            ds.files[0], column="length", sample_rate=16000, _data=_read(ds.folder, ds.files[0]),
+            _source=source,
+        )
+    if len(ds.files) == 2:
+        with warnings.catch_warnings():
+            # The dropped empty pair is documented in the data set's description.
+            warnings.simplefilter("ignore", AdjustedInputWarning)
+            return read_parallel_lengths(
+                ds.files[0],
+                ds.files[1],
+                _data=(_read(ds.folder, ds.files[0]), _read(ds.folder, ds.files[1])),
+                _source=source,
+            )
+    # wikitext-2-valid: paragraphs, as word-level LMs count them (tokens plus one <eos>).
+    data = _read(ds.folder, ds.files[0])
+    counts = count_whitespace_tokens(data)
+    lines = split_lines(data, source=source)
+    heading = np.fromiter(
+        (ln.strip().startswith("=") and ln.strip().endswith("=") for ln in lines),
+        dtype=bool,
+        count=len(lines),
+    )
+    keep = (counts > 0) & ~heading
+    return Lengths(
+        src=counts[keep] + 1, source=f"{source} (paragraph tokens + 1 <eos>)", unit="tokens"
+    )

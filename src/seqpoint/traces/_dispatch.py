@@ -1,0 +1,118 @@
+"""One entry point that picks the reader from the file name (used by the command line)."""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+from typing import Any
+
+from seqpoint.exceptions import ConfigError, InputError
+from seqpoint.traces._bundled import bundled_lengths
+from seqpoint.traces._files import read_bytes
+from seqpoint.traces._lengths import Lengths
+from seqpoint.traces._tabular import (
+    read_csv_lengths,
+    read_histogram,
+    read_jsonl_lengths,
+    read_numpy_lengths,
+)
+from seqpoint.traces._text import read_parallel_lengths, read_text_lengths
+
+__all__ = ["FORMATS", "infer_format", "read_lengths"]
+
+#: Format names accepted by :func:`read_lengths` and ``seqpoint schedule --format``.
+FORMATS: tuple[str, ...] = ("csv", "histogram", "jsonl", "numpy", "parallel", "text")
+
+_HISTOGRAM_HEADERS = ("length,count", "src,tgt,count")
+
+
+def infer_format(path: str | Path, *, tgt: str | Path | None = None) -> str:
+    """Guess the format from the file name (``.gz`` ignored) and, for CSV, the header."""
+    if tgt is not None:
+        return "parallel"
+    name = Path(path).name.lower().removesuffix(".gz")
+    suffix = Path(name).suffix
+    if suffix in (".jsonl", ".json", ".ndjson"):
+        return "jsonl"
+    if suffix in (".npy", ".npz"):
+        return "numpy"
+    if suffix == ".csv":
+        head = read_bytes(path)[:256].decode("utf-8", errors="replace").split("\n", 1)[0]
+        header = head.strip().replace(" ", "").lower()
+        return "histogram" if header in _HISTOGRAM_HEADERS else "csv"
+    return "text"
+
+
+def read_lengths(
+    path: str | Path,
+    *,
+    format: str | None = None,
+    column: str | None = None,
+    tgt: str | Path | None = None,
+    **kwargs: Any,
+) -> Lengths:
+    """Read per-sample lengths from any supported source.
+
+    Parameters
+    ----------
+    path : str or Path
+        A length file, or ``bundled:NAME`` for a shipped data set.
+    format : str, optional
+        One of :data:`FORMATS`; inferred from the name when omitted.
+    column : str, optional
+        CSV column, or JSON-lines key.
+    tgt : str or Path, optional
+        Target-side text for ``parallel``.
+    **kwargs
+        Passed on to the reader (``scale``, ``sample_rate``, ``tokenizer``, ...); a keyword
+        the reader does not take is an error naming the ones it does.
+    """
+    spec = str(path)
+    if spec.startswith("bundled:"):
+        if format is not None or column is not None or tgt is not None or kwargs:
+            raise ConfigError(
+                f"{spec} is already a complete length source; drop --format/--column/--tgt "
+                "and reader options."
+            )
+        return bundled_lengths(spec)
+    if format is None:
+        if not Path(spec).exists():
+            raise InputError(f"{spec}: no such file; check the path (or use bundled:NAME).")
+        format = infer_format(spec, tgt=tgt)
+    if format not in FORMATS:
+        raise ConfigError(f"Unknown length format {format!r}. Valid formats: {', '.join(FORMATS)}.")
+    if format == "parallel":
+        if tgt is None:
+            raise ConfigError("The 'parallel' format needs the target file too (CLI: --tgt FILE).")
+        reader: Any = read_parallel_lengths
+        args: tuple[Any, ...] = (spec, tgt)
+    else:
+        if tgt is not None:
+            raise ConfigError(f"A target file (--tgt) only applies to parallel text, not {format!r}.")
+        reader = {
+            "csv": read_csv_lengths,
+            "histogram": read_histogram,
+            "jsonl": read_jsonl_lengths,
+            "numpy": read_numpy_lengths,
+            "text": read_text_lengths,
+        }[format]
+        args = (spec,)
+    if column is not None:
+        if format == "csv":
+            kwargs["column"] = column
+        elif format == "jsonl":
+            kwargs["key"] = column
+        else:
+            raise ConfigError(f"A column (--column) only applies to csv and jsonl, not {format!r}.")
+    accepted = {
+        n for n, p in inspect.signature(reader).parameters.items()
+        if p.kind is p.KEYWORD_ONLY and not n.startswith("_")
+    }
+    unknown = sorted(set(kwargs) - accepted)
+    if unknown:
+        raise ConfigError(
+            f"The {format!r} reader does not take {', '.join(map(repr, unknown))}; it takes "
+            f"{', '.join(sorted(accepted)) or 'no options'}."
+        )
+    result: Lengths = reader(*args, **kwargs)
+    return result

@@ -1,0 +1,202 @@
+"""The per-sample lengths of a data set: the only thing batching replay needs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from seqpoint.exceptions import InputError
+
+__all__ = ["Lengths", "check_lengths", "from_array"]
+
+IntArray = NDArray[np.int64]
+
+
+def _default_locate(i: int) -> str:
+    return f"sample {i}"
+
+
+def check_lengths(
+    values: ArrayLike,
+    *,
+    source: str,
+    locate: Callable[[int], str] = _default_locate,
+    what: str = "length",
+    allow_zero: bool = False,
+) -> IntArray:
+    """Validate raw lengths and return them as int64.
+
+    Parameters
+    ----------
+    values : array-like of shape (n_samples,)
+        Lengths as parsed (ints or floats; floats must be integral).
+    source : str
+        Where the values come from, used in messages (a path or ``"array"``).
+    locate : callable
+        Maps a 0-based position to a place in the source ("line 12").
+    what : str
+        Name of the quantity in messages.
+    allow_zero : bool
+        Accept 0 (histogram counts); lengths must be >= 1.
+
+    Raises
+    ------
+    InputError
+        Empty input, NaN, non-integer, negative or zero values, naming the first bad one.
+    """
+    arr = np.asarray(values)
+    if arr.ndim != 1:
+        raise InputError(f"{source}: {what}s must be a 1-D sequence. Got shape {arr.shape}.")
+    if arr.shape[0] == 0:
+        raise InputError(f"{source} holds no samples; give a non-empty length source.")
+    if arr.dtype == np.bool_ or not (
+        np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
+    ):
+        raise InputError(
+            f"{source}: {what}s must be numbers. Got values of type {arr.dtype} "
+            f"(first: {arr[0]!r})."
+        )
+    if np.issubdtype(arr.dtype, np.floating):
+        bad = ~np.isfinite(arr)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise InputError(
+                f"{source} {locate(i)}: {what} is {arr[i]} (missing or not finite); "
+                f"every {what} must be a positive integer."
+            )
+        frac = arr != np.floor(arr)
+        if frac.any():
+            i = int(np.flatnonzero(frac)[0])
+            raise InputError(
+                f"{source} {locate(i)}: {what} {arr[i]!r} is not an integer; lengths are counts "
+                "(tokens or frames). Convert units with a scale (e.g. --scale or --sample-rate)."
+            )
+        if np.any(np.abs(arr) > 2**62):
+            i = int(np.flatnonzero(np.abs(arr) > 2**62)[0])
+            raise InputError(f"{source} {locate(i)}: {what} {arr[i]!r} is too large.")
+    out = np.ascontiguousarray(arr, dtype=np.int64)
+    low = 0 if allow_zero else 1
+    bad = out < low
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        kind = "negative" if out[i] < 0 else "zero"
+        raise InputError(
+            f"{source} {locate(i)}: {what} is {out[i]} ({kind}); every {what} must be >= {low}. "
+            "Remove or fix that entry."
+        )
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class Lengths:
+    """Per-sample sequence lengths of a data set, in one unit.
+
+    Attributes
+    ----------
+    src : ndarray of shape (n_samples,), int64
+        Source (or only) sequence length of every sample, >= 1.
+    tgt : ndarray of shape (n_samples,), int64, or None
+        Target length of every sample for encoder-decoder data, >= 1; None otherwise.
+    source : str
+        Where the lengths came from (path, ``bundled:NAME``, ``"array"``) and how.
+    unit : str
+        Unit of the lengths: ``"tokens"`` or ``"frames"`` (10 ms audio frames).
+    """
+
+    src: IntArray
+    tgt: IntArray | None = None
+    source: str = "array"
+    unit: str = "tokens"
+
+    def __post_init__(self) -> None:
+        src = check_lengths(self.src, source=self.source, what="source length")
+        object.__setattr__(self, "src", src)
+        if self.tgt is not None:
+            tgt = check_lengths(self.tgt, source=self.source, what="target length")
+            if tgt.shape != src.shape:
+                raise InputError(
+                    f"{self.source}: {src.shape[0]} source lengths but {tgt.shape[0]} target "
+                    "lengths; parallel data needs one target per source."
+                )
+            object.__setattr__(self, "tgt", tgt)
+
+    def __len__(self) -> int:
+        return int(self.src.shape[0])
+
+    @property
+    def n_samples(self) -> int:
+        """Number of samples."""
+        return len(self)
+
+    @property
+    def is_parallel(self) -> bool:
+        """True when target lengths are present."""
+        return self.tgt is not None
+
+    def num_tokens(self) -> IntArray:
+        """Per-sample size used by token budgets: ``max(src, tgt)`` (fairseq's ``num_tokens``)."""
+        return self.src if self.tgt is None else np.maximum(self.src, self.tgt)
+
+    def take(self, indices: ArrayLike) -> Lengths:
+        """Lengths of a subset of samples (indices or boolean mask)."""
+        idx = np.asarray(indices)
+        return Lengths(
+            src=self.src[idx],
+            tgt=None if self.tgt is None else self.tgt[idx],
+            source=self.source,
+            unit=self.unit,
+        )
+
+    def describe(self) -> dict[str, Any]:
+        """Count, total and min/mean/max of the source (and target) lengths."""
+        out: dict[str, Any] = {"source": self.source, "unit": self.unit, "n_samples": len(self)}
+        for name, arr in (("src", self.src), ("tgt", self.tgt)):
+            if arr is None:
+                continue
+            out[name] = {
+                "total": int(arr.sum()),
+                "min": int(arr.min()),
+                "mean": float(arr.mean()),
+                "max": int(arr.max()),
+            }
+        return out
+
+    def __repr__(self) -> str:
+        tgt = "" if self.tgt is None else f", tgt=[{int(self.tgt.min())}..{int(self.tgt.max())}]"
+        return (
+            f"Lengths(n_samples={len(self)}, src=[{int(self.src.min())}..{int(self.src.max())}]"
+            f"{tgt}, unit={self.unit!r}, source={self.source!r})"
+        )
+
+
+def from_array(
+    src: ArrayLike,
+    tgt: ArrayLike | None = None,
+    *,
+    source: str = "array",
+    unit: str = "tokens",
+) -> Lengths:
+    """Wrap in-memory lengths (numpy arrays, lists, torch tensors) as :class:`Lengths`.
+
+    Parameters
+    ----------
+    src : array-like of shape (n_samples,)
+        Source lengths; integral values >= 1.
+    tgt : array-like of shape (n_samples,), optional
+        Target lengths for encoder-decoder data.
+    source, unit : str
+        Provenance and unit recorded on the result.
+    """
+    return Lengths(
+        src=_to_numpy(src), tgt=None if tgt is None else _to_numpy(tgt), source=source, unit=unit
+    )
+
+
+def _to_numpy(values: Any) -> Any:
+    if hasattr(values, "detach") and hasattr(values, "cpu"):  # a torch tensor
+        return values.detach().cpu().numpy()
+    return np.asarray(values)

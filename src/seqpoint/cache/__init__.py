@@ -1,3 +1,5 @@
-"""seqpoint.cache"""
+"""Stage 6: the SQLite measurement cache (torch-free)."""
 
-__all__: list[str] = []
+from seqpoint.cache._sqlite import CacheEntry, MeasurementCache, default_cache_path
+
+__all__ = ["CacheEntry", "MeasurementCache", "default_cache_path"]

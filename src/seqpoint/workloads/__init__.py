@@ -1,3 +1,50 @@
-"""seqpoint.workloads"""
+"""Stage 5a: reference training workloads (DeepSpeech2, GNMT, BERT) and user workloads.
 
-__all__: list[str] = []
+A workload is built from a frozen config and offers ``make_batch(signature)`` and
+``step(batch)`` (one full training iteration). Importing this package does not import
+torch; building a workload does.
+"""
+
+from seqpoint.workloads._base import (
+    DEVICES,
+    DTYPES,
+    OPTIMIZERS,
+    Signature,
+    TorchWorkload,
+    Workload,
+    WorkloadConfig,
+)
+from seqpoint.workloads._bert import Bert, BertConfig, packed_document_lengths
+from seqpoint.workloads._deepspeech2 import DeepSpeech2, DeepSpeech2Config
+from seqpoint.workloads._gnmt import GNMT, GNMTConfig
+from seqpoint.workloads._loading import (
+    WORKLOADS,
+    WorkloadSpec,
+    config_class,
+    load_workload,
+    parse_overrides,
+    parse_set,
+)
+
+__all__ = [
+    "DEVICES",
+    "DTYPES",
+    "GNMT",
+    "OPTIMIZERS",
+    "WORKLOADS",
+    "Bert",
+    "BertConfig",
+    "DeepSpeech2",
+    "DeepSpeech2Config",
+    "GNMTConfig",
+    "Signature",
+    "TorchWorkload",
+    "Workload",
+    "WorkloadConfig",
+    "WorkloadSpec",
+    "config_class",
+    "load_workload",
+    "packed_document_lengths",
+    "parse_overrides",
+    "parse_set",
+]

@@ -1,0 +1,211 @@
+"""The measurement cache: one SQLite row per measurement (torch-free).
+
+Rows are keyed by a full sha256 of the workload name, its config, the environment
+fingerprint, the signature and the profiling config, so nothing is measured twice
+and nothing measured elsewhere is reused by mistake. The database runs in WAL mode
+with a busy timeout and writes each row in its own transaction: a campaign killed at
+any moment (SIGKILL included) keeps every finished point, and several processes can
+write one cache at once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from seqpoint._config import config_hash
+from seqpoint.exceptions import InputError
+from seqpoint.profiling._measurements import Measurement
+
+__all__ = ["CacheEntry", "MeasurementCache", "default_cache_path"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS measurements (
+    key TEXT PRIMARY KEY,
+    workload TEXT NOT NULL,
+    signature TEXT NOT NULL,
+    status TEXT NOT NULL,
+    created REAL NOT NULL,
+    measurement TEXT NOT NULL
+)
+"""
+
+
+def default_cache_path() -> Path:
+    """``$SEQPOINT_CACHE`` when set, else ``~/.cache/seqpoint/measurements.sqlite``."""
+    env = os.environ.get("SEQPOINT_CACHE")
+    if env:
+        return Path(env).expanduser()
+    return Path.home() / ".cache" / "seqpoint" / "measurements.sqlite"
+
+
+@dataclass(frozen=True, kw_only=True)
+class CacheEntry:
+    """One cached row, as :meth:`MeasurementCache.list` returns it."""
+
+    key: str
+    """Full sha256 key."""
+    workload: str
+    """Workload name (``deepspeech2:tiny``)."""
+    signature: tuple[int, ...]
+    """``(batch_size, seq_len, tgt_len[, sum_sq_len])``."""
+    status: str
+    """Measurement status."""
+    created: float
+    """Unix time the row was written."""
+    measurement: Measurement
+    """The cached measurement."""
+
+
+class MeasurementCache:
+    """SQLite cache of measurements.
+
+    Parameters
+    ----------
+    path : str or Path, optional
+        Database file; default :func:`default_cache_path`. Its folder is created.
+    timeout_s : float
+        How long a writer waits for another process's lock before failing, seconds.
+    """
+
+    def __init__(self, path: str | Path | None = None, *, timeout_s: float = 60.0) -> None:
+        self.path = Path(path) if path is not None else default_cache_path()
+        if self.path.is_dir():
+            raise InputError(f"Cache path {self.path} is a directory; give a file such as {self.path}/measurements.sqlite.")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.timeout_s = float(timeout_s)
+        try:
+            with self._connect() as con:
+                con.execute("PRAGMA journal_mode=WAL")
+                con.execute(_SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            raise InputError(
+                f"Cache {self.path} is not a seqpoint measurement cache ({exc}); "
+                "delete it or give another path with --cache."
+            ) from None
+
+    @contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        # One short-lived connection per operation: safe across fork and threads, and
+        # every write is committed (or rolled back) before the call returns.
+        con = sqlite3.connect(self.path, timeout=self.timeout_s, isolation_level=None)
+        try:
+            con.execute(f"PRAGMA busy_timeout={int(self.timeout_s * 1000)}")
+            con.execute("PRAGMA synchronous=NORMAL")
+            yield con
+        finally:
+            con.close()
+
+    @staticmethod
+    def key(
+        workload_name: str,
+        config_dict: dict[str, Any],
+        environment: dict[str, Any],
+        signature: Sequence[int],
+        profile_config_dict: dict[str, Any],
+    ) -> str:
+        """Full sha256 of everything a measurement depends on."""
+        return config_hash(
+            "measurement",
+            workload_name,
+            config_dict,
+            environment,
+            [int(v) for v in signature],
+            profile_config_dict,
+        )
+
+    def get(self, key: str) -> Measurement | None:
+        """The cached measurement of ``key``, or None."""
+        with self._connect() as con:
+            row = con.execute("SELECT measurement FROM measurements WHERE key = ?", (key,)).fetchone()
+        return None if row is None else Measurement.from_dict(json.loads(row[0]))
+
+    def put(
+        self,
+        key: str,
+        measurement: Measurement,
+        *,
+        workload: str = "",
+        signature: Sequence[int] | None = None,
+    ) -> None:
+        """Store ``measurement`` under ``key`` (replacing an older row), committed at once."""
+        sig = list(signature) if signature is not None else list(measurement.signature)
+        blob = json.dumps(measurement.to_dict(), separators=(",", ":"))
+        with self._connect() as con:
+            con.execute("BEGIN IMMEDIATE")
+            try:
+                con.execute(
+                    "INSERT OR REPLACE INTO measurements VALUES (?, ?, ?, ?, ?, ?)",
+                    (key, workload, json.dumps(sig), measurement.status, time.time(), blob),
+                )
+                con.execute("COMMIT")
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+
+    def __contains__(self, key: object) -> bool:
+        if not isinstance(key, str):
+            return False
+        with self._connect() as con:
+            return con.execute("SELECT 1 FROM measurements WHERE key = ?", (key,)).fetchone() is not None
+
+    def __len__(self) -> int:
+        with self._connect() as con:
+            return int(con.execute("SELECT COUNT(*) FROM measurements").fetchone()[0])
+
+    def list(self, workload: str | None = None) -> list[CacheEntry]:
+        """Rows, oldest first (optionally only one workload's)."""
+        sql = "SELECT key, workload, signature, status, created, measurement FROM measurements"
+        args: tuple[Any, ...] = ()
+        if workload is not None:
+            sql += " WHERE workload = ?"
+            args = (workload,)
+        with self._connect() as con:
+            rows = con.execute(sql + " ORDER BY created, key", args).fetchall()
+        return [
+            CacheEntry(
+                key=r[0],
+                workload=r[1],
+                signature=tuple(json.loads(r[2])),
+                status=r[3],
+                created=float(r[4]),
+                measurement=Measurement.from_dict(json.loads(r[5])),
+            )
+            for r in rows
+        ]
+
+    def clear(self, workload: str | None = None) -> int:
+        """Delete rows (all, or one workload's); returns how many."""
+        with self._connect() as con:
+            con.execute("BEGIN IMMEDIATE")
+            if workload is None:
+                n = con.execute("DELETE FROM measurements").rowcount
+            else:
+                n = con.execute("DELETE FROM measurements WHERE workload = ?", (workload,)).rowcount
+            con.execute("COMMIT")
+        return int(n)
+
+    def export(self, path: str | Path, workload: str | None = None) -> Path:
+        """Write the rows as JSON (``{"entries": [{key, workload, signature, status, created, measurement}]}``)."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        entries = [
+            {
+                "key": e.key,
+                "workload": e.workload,
+                "signature": list(e.signature),
+                "status": e.status,
+                "created": e.created,
+                "measurement": e.measurement.to_dict(),
+            }
+            for e in self.list(workload)
+        ]
+        path.write_text(json.dumps({"cache": str(self.path), "entries": entries}, indent=2) + "\n")
+        return path

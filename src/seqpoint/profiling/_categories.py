@@ -1,0 +1,157 @@
+"""Operation categories of the "Demystifying BERT" study, from operator names (torch-free).
+
+:func:`categorize` maps an ATen operator name (``aten::addmm``), an autograd node name
+(``AddmmBackward0``, ``autograd::engine::evaluate_function: AddmmBackward0``) or an
+optimizer range (``Optimizer.step#LAMB.step``) to one of :data:`CATEGORIES`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+__all__ = ["CATEGORIES", "breakdown_shares", "canonical_op_name", "categorize"]
+
+#: Categories, in the order reports show them.
+CATEGORIES: tuple[str, ...] = (
+    "gemm",
+    "batched_gemm",
+    "convolution",
+    "rnn",
+    "softmax",
+    "layer_norm",
+    "activation",
+    "dropout",
+    "elementwise",
+    "reduction",
+    "optimizer",
+    "copy",
+    "other",
+)
+
+_EXACT: dict[str, str] = {}
+
+
+def _put(category: str, *names: str) -> None:
+    for n in names:
+        _EXACT[n] = category
+
+
+_put("gemm", "mm", "addmm", "linear", "matmul", "addmv", "mv", "dot", "vdot", "_scaled_mm",
+     "addr", "outer", "_addmm_activation")
+_put("batched_gemm", "bmm", "baddbmm", "addbmm", "einsum", "scaled_dot_product_attention",
+     "_scaled_dot_product_attention_math", "_scaled_dot_product_flash_attention",
+     "_scaled_dot_product_flash_attention_for_cpu", "_scaled_dot_product_efficient_attention",
+     "_scaled_dot_product_cudnn_attention", "_flash_attention_forward", "_efficient_attention_forward")
+_put("softmax", "softmax", "_softmax", "log_softmax", "_log_softmax", "_softmax_backward_data",
+     "_log_softmax_backward_data", "safe_softmax", "_safe_softmax")
+_put("layer_norm", "layer_norm", "native_layer_norm", "native_layer_norm_backward", "batch_norm",
+     "native_batch_norm", "native_batch_norm_backward", "_batch_norm_impl_index",
+     "_native_batch_norm_legit", "_native_batch_norm_legit_functional", "cudnn_batch_norm",
+     "cudnn_batch_norm_backward", "miopen_batch_norm", "group_norm", "native_group_norm",
+     "rms_norm", "_fused_rms_norm", "weight_norm", "_weight_norm_interface")
+_put("activation", "gelu", "gelu_", "gelu_backward", "relu", "relu_", "threshold_backward",
+     "tanh", "tanh_", "tanh_backward", "sigmoid", "sigmoid_", "sigmoid_backward", "hardtanh",
+     "hardtanh_", "hardtanh_backward", "silu", "silu_backward", "elu", "elu_backward",
+     "leaky_relu", "leaky_relu_backward", "softplus", "mish", "glu", "clamp_min")
+_put("dropout", "dropout", "native_dropout", "native_dropout_backward", "feature_dropout",
+     "bernoulli", "bernoulli_", "_fused_dropout", "_masked_scale", "alpha_dropout")
+_put("reduction", "sum", "mean", "norm", "linalg_vector_norm", "max", "min", "amax", "amin",
+     "argmax", "argmin", "prod", "var", "std", "var_mean", "logsumexp", "nll_loss",
+     "nll_loss_forward", "nll_loss_backward", "nll_loss2d_forward", "nll_loss_nd",
+     "cross_entropy_loss", "cross_entropy", "cumsum", "any", "all", "_foreach_norm_reduce")
+_put("copy", "copy_", "_to_copy", "to", "contiguous", "clone", "cat", "stack", "index_select",
+     "embedding", "embedding_dense_backward", "embedding_backward", "gather", "scatter",
+     "scatter_add", "scatter_add_", "index", "index_put", "index_put_", "_index_put_impl_",
+     "index_add", "index_add_", "repeat", "constant_pad_nd", "pad", "flip", "roll",
+     "fill_", "zero_", "zeros", "zeros_like", "ones", "ones_like", "full", "full_like",
+     "new_zeros", "new_full", "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided",
+     "split", "split_with_sizes", "unbind", "chunk", "narrow", "slice", "select", "view", "reshape",
+     "_reshape_alias", "_unsafe_view", "permute", "transpose", "t", "expand", "unsqueeze", "squeeze",
+     "flatten", "unflatten", "as_strided", "detach", "alias", "lift_fresh", "resize_",
+     "repeat_interleave", "masked_select", "nonzero", "arange", "randint", "randn", "rand",
+     "normal_", "uniform_", "where_copy", "set_", "_copy_from", "_copy_from_and_resize", "t_")
+_put("elementwise", "add", "add_", "sub", "sub_", "rsub", "mul", "mul_", "div", "div_", "addcmul",
+     "addcmul_", "addcdiv", "addcdiv_", "lerp", "lerp_", "sqrt", "sqrt_", "rsqrt", "exp", "exp_",
+     "log", "log_", "log1p", "pow", "pow_", "neg", "neg_", "reciprocal", "where", "masked_fill",
+     "masked_fill_", "clamp", "clamp_", "clamp_max", "abs", "sign", "lt", "gt", "le", "ge", "eq",
+     "ne", "logical_and", "logical_or", "logical_not", "bitwise_and", "bitwise_or", "bitwise_not",
+     "maximum", "minimum", "fmod", "remainder", "floor", "ceil", "round", "trunc", "erf", "erfinv",
+     "cos", "sin", "square", "_amp_foreach_non_finite_check_and_unscale_", "_amp_update_scale_",
+     "isnan", "isinf", "isfinite", "nan_to_num", "sgn")
+
+# Order matters: the first pattern that matches a canonical name wins.
+_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("optimizer", re.compile(r"^optimizer|_foreach_|_fused_adam|_fused_sgd|lamb|adam")),
+    ("rnn", re.compile(r"lstm|gru|rnn")),
+    ("convolution", re.compile(r"conv")),
+    ("batched_gemm", re.compile(r"attention|bmm")),
+    ("gemm", re.compile(r"gemm|matmul|^mm|addmm|linear")),
+    ("softmax", re.compile(r"softmax")),
+    ("layer_norm", re.compile(r"norm")),
+    ("dropout", re.compile(r"dropout")),
+    ("activation", re.compile(r"gelu|relu|tanh|sigmoid|silu")),
+    ("reduction", re.compile(r"loss|reduce|sum$|mean$")),
+    ("copy", re.compile(r"copy|cat$|index|gather|scatter|embedding|view|stack")),
+)
+
+_BACKWARD = re.compile(r"Backward\d*$")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def canonical_op_name(name: str) -> str:
+    """Lower-case operator name without namespace, overload or autograd decoration.
+
+    ``aten::addmm`` → ``addmm``; ``aten.addmm.default`` → ``addmm``;
+    ``autograd::engine::evaluate_function: AddmmBackward0`` → ``addmm``;
+    ``Optimizer.step#LAMB.step`` → ``optimizer.step#lamb.step``.
+    """
+    n = name.strip()
+    if n.startswith("autograd::engine::evaluate_function:"):
+        n = n.split(":", 4)[-1].strip()
+    if n.startswith("Optimizer."):
+        return n.lower()
+    if _BACKWARD.search(n):
+        n = _BACKWARD.sub("", n)
+        n = _CAMEL.sub("_", n).lower()
+        return n
+    for prefix in ("aten::", "aten.", "prims::", "prims.", "torch.ops.aten."):
+        if n.startswith(prefix):
+            n = n[len(prefix):]
+            break
+    if "." in n and not n.startswith("optimizer"):
+        n = n.split(".", 1)[0]  # drop an overload name (addmm.default)
+    return n.lower()
+
+
+def categorize(op_name: str) -> str:
+    """Category of an operator (one of :data:`CATEGORIES`; ``other`` when unknown).
+
+    Parameters
+    ----------
+    op_name : str
+        ``aten::gelu``, ``GeluBackward0``, ``Optimizer.step#LAMB.step``, ...
+
+    Returns
+    -------
+    str
+    """
+    n = canonical_op_name(op_name)
+    if n.startswith("_foreach_"):
+        return "optimizer"
+    if n in _EXACT:
+        return _EXACT[n]
+    if n.endswith("_") and n[:-1] in _EXACT:
+        return _EXACT[n[:-1]]
+    for category, pattern in _PATTERNS:
+        if pattern.search(n):
+            return category
+    return "other"
+
+
+def breakdown_shares(breakdown_s: Mapping[str, float]) -> dict[str, float]:
+    """Each category's share of the total (shares sum to 1; empty when the total is 0)."""
+    total = float(sum(breakdown_s.values()))
+    if total <= 0:
+        return {}
+    return {k: float(v) / total for k, v in breakdown_s.items()}

@@ -1,0 +1,307 @@
+"""Deterministic cost of one training step without arithmetic: FLOPs, bytes, op counts,
+roofline times.
+
+The step runs on the meta device (shapes only, no storage) under a dispatch mode
+that sees every ATen operator after autograd: FLOPs come from
+``torch.utils.flop_counter``'s formulas (matrix products, convolutions, attention);
+bytes are what each operator reads and writes, ``Σ inputs + Σ outputs`` (views and
+allocations move nothing), i.e. the traffic of an unfused eager run; each operator's
+roofline time for a named GPU is ``max(flops / peak, bytes / bandwidth)``.
+
+Recurrent layers (``nn.LSTM``/``nn.GRU``/``nn.RNN``) run one small operator per time
+step, and the meta device is slow per operator (~0.1 ms), so their cost is taken
+from two short runs: the cost of a recurrent layer over ``T`` steps is exactly
+``c(1) + (T - 1) (c(2) - c(1))`` because every step runs the same operators on the
+same shapes; the rest of the model sees a shape-correct stand-in output. This makes
+counting a DeepSpeech2 or GNMT signature as cheap as a short sequence.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import math
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from seqpoint.profiling._categories import CATEGORIES, categorize
+from seqpoint.profiling._gpus import GPU_SPECS
+
+__all__ = ["Cost", "count_point", "count_step"]
+
+
+@dataclasses.dataclass
+class Cost:
+    """Additive cost of a run of operators."""
+
+    flops: float = 0.0
+    """Floating-point operations (a multiply-add is 2)."""
+    bytes: float = 0.0
+    """Bytes read plus bytes written, summed over operators."""
+    ops: float = 0.0
+    """Operators executed (views and allocations excluded)."""
+    roofline: dict[str, float] = dataclasses.field(default_factory=dict)
+    """GPU name to roofline seconds."""
+    category_flops: dict[str, float] = dataclasses.field(default_factory=dict)
+    """Operation category to FLOPs."""
+    category_bytes: dict[str, float] = dataclasses.field(default_factory=dict)
+    """Operation category to bytes."""
+
+    def add(self, other: Cost, scale: float = 1.0) -> None:
+        self.flops += scale * other.flops
+        self.bytes += scale * other.bytes
+        self.ops += scale * other.ops
+        for d, o in (
+            (self.roofline, other.roofline),
+            (self.category_flops, other.category_flops),
+            (self.category_bytes, other.category_bytes),
+        ):
+            for k, v in o.items():
+                d[k] = d.get(k, 0.0) + scale * v
+
+    def minus(self, other: Cost) -> Cost:
+        out = Cost()
+        out.add(self)
+        out.add(other, -1.0)
+        return out
+
+    def metrics(self) -> dict[str, float]:
+        """As Measurement metrics: ``flops``, ``bytes``, ``ops``, ``roofline_<gpu>_s``,
+        ``flops_<category>``, ``bytes_<category>``."""
+        out = {"flops": self.flops, "bytes": self.bytes, "ops": self.ops}
+        for g, v in sorted(self.roofline.items()):
+            out[f"roofline_{g}_s"] = v
+        for c in CATEGORIES:
+            if self.category_flops.get(c):
+                out[f"flops_{c}"] = self.category_flops[c]
+            if self.category_bytes.get(c):
+                out[f"bytes_{c}"] = self.category_bytes[c]
+        return out
+
+
+_SKIP_NAMES = frozenset(
+    {
+        "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "lift_fresh",
+        "_local_scalar_dense", "detach", "resize_", "set_", "size", "stride", "sym_size",
+        "sym_stride", "is_contiguous", "numel", "dim", "storage_offset", "sym_numel",
+    }
+)
+
+_lock = threading.Lock()
+_meta_registered = False
+_meta_lib: Any = None
+
+
+def _register_missing_meta_kernels() -> None:
+    """Shape functions for operators that lack a meta kernel in torch (CTC loss)."""
+    global _meta_registered, _meta_lib
+    with _lock:
+        if _meta_registered:
+            return
+        import torch
+
+        lib = torch.library.Library("aten", "IMPL")
+
+        def ctc(log_probs: Any, targets: Any, input_lengths: Any, target_lengths: Any, *a: Any) -> Any:
+            t, b = log_probs.shape[0], log_probs.shape[1]
+            s = targets.shape[-1] if targets.dim() == 2 else max(1, targets.shape[0] // max(1, b))
+            return (
+                log_probs.new_empty((b,)),
+                log_probs.new_empty((b, t, 2 * s + 1)),
+            )
+
+        def ctc_backward(grad: Any, log_probs: Any, *a: Any) -> Any:
+            return log_probs.new_empty(log_probs.shape)
+
+        for overload, fn in (
+            ("_ctc_loss", ctc),
+            ("_ctc_loss.Tensor", ctc),
+            ("_ctc_loss_backward", ctc_backward),
+            ("_ctc_loss_backward.Tensor", ctc_backward),
+        ):
+            # a future torch may ship its own meta kernel
+            with contextlib.suppress(RuntimeError):
+                lib.impl(overload, fn, "Meta")
+        _meta_lib = lib  # keep the registrations alive
+        _meta_registered = True
+
+
+def _make_counter(dtype: str) -> Any:
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils._pytree import tree_leaves
+    from torch.utils.flop_counter import flop_registry
+
+    peaks = {g: (s.flops_for(dtype), s.bandwidth) for g, s in GPU_SPECS.items()}
+
+    class Counter(TorchDispatchMode):
+        def __init__(self) -> None:
+            super().__init__()
+            self.cost = Cost()
+
+        @contextmanager
+        def redirect(self) -> Iterator[Cost]:
+            saved, self.cost = self.cost, Cost()
+            try:
+                yield self.cost
+            finally:
+                self.cost = saved
+
+        def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+            kwargs = kwargs or {}
+            out = func(*args, **kwargs)
+            name = func._overloadpacket.__name__
+            if func.is_view or name in _SKIP_NAMES:
+                return out
+            packet = func._overloadpacket
+            flops = float(flop_registry[packet](*args, **kwargs, out_val=out)) if packet in flop_registry else 0.0
+            nbytes = 0
+            for t in tree_leaves((args, kwargs, out)):
+                if isinstance(t, torch.Tensor):
+                    nbytes += t.numel() * t.element_size()
+            c = self.cost
+            cat = categorize(name)
+            c.flops += flops
+            c.bytes += nbytes
+            c.ops += 1
+            c.category_flops[cat] = c.category_flops.get(cat, 0.0) + flops
+            c.category_bytes[cat] = c.category_bytes.get(cat, 0.0) + nbytes
+            for g, (pf, bw) in peaks.items():
+                c.roofline[g] = c.roofline.get(g, 0.0) + max(flops / pf, nbytes / bw)
+            return out
+
+    return Counter()
+
+
+def _patch_rnns(model: Any, counter: Any) -> Callable[[], None]:
+    """Route every recurrent layer of ``model`` through the affine-in-length shortcut."""
+    import torch
+    from torch import nn
+
+    memo: dict[tuple[Any, ...], tuple[Cost, Cost]] = {}
+    patched: list[nn.Module] = []
+
+    class StandIn(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx: Any, x: Any, out_shape: Any, *params: Any) -> Any:
+            ctx.shapes = (x.shape, x.dtype, [(p.shape, p.dtype) for p in params])
+            return x.new_empty(out_shape)
+
+        @staticmethod
+        def backward(ctx: Any, grad: Any) -> Any:
+            xs, xd, ps = ctx.shapes
+            return (grad.new_empty(xs, dtype=xd), None, *(grad.new_empty(s, dtype=d) for s, d in ps))
+
+    def measure(m: nn.RNNBase, orig: Callable[..., Any], steps: int, batch: int, feat: int, dtype: Any) -> Cost:
+        shape = (batch, steps, feat) if m.batch_first else (steps, batch, feat)
+        saved = [p.grad for p in m.parameters()]
+        for p in m.parameters():
+            p.grad = None
+        x = torch.empty(shape, device="meta", dtype=dtype, requires_grad=True)
+        with counter.redirect() as cost:
+            y, _ = orig(x)
+            torch.autograd.backward([y], [torch.empty_like(y)])
+        for p, g in zip(m.parameters(), saved, strict=True):
+            p.grad = g
+        return cost
+
+    for module in model.modules():
+        if not isinstance(module, nn.RNNBase):
+            continue
+        orig = module.forward
+
+        def forward(x: Any, hx: Any = None, *, _m: nn.RNNBase = module, _orig: Any = orig) -> Any:
+            if hx is not None or not isinstance(x, torch.Tensor) or x.dim() != 3:
+                return _orig(x, hx)
+            steps = x.shape[1] if _m.batch_first else x.shape[0]
+            batch = x.shape[0] if _m.batch_first else x.shape[1]
+            key = (id(_m), batch, x.shape[2], x.dtype, x.requires_grad)
+            if key not in memo:
+                c1 = measure(_m, _orig, 1, batch, x.shape[2], x.dtype)
+                c2 = measure(_m, _orig, 2, batch, x.shape[2], x.dtype)
+                memo[key] = (c1, c2.minus(c1))
+            first, per_step = memo[key]
+            counter.cost.add(first)
+            counter.cost.add(per_step, float(steps - 1))
+            d = 2 if _m.bidirectional else 1
+            h_out = _m.proj_size if getattr(_m, "proj_size", 0) else _m.hidden_size
+            out_shape = (*x.shape[:2], d * h_out)
+            params = [p for p in _m.parameters() if p.requires_grad]
+            y = StandIn.apply(x, out_shape, *params)
+            h = x.new_empty((_m.num_layers * d, batch, h_out))
+            if isinstance(_m, nn.LSTM):
+                return y, (h, x.new_empty((_m.num_layers * d, batch, _m.hidden_size)))
+            return y, h
+
+        module.forward = forward  # type: ignore[method-assign]
+        patched.append(module)
+
+    def undo() -> None:
+        for m in patched:
+            del m.forward
+
+    return undo
+
+
+def count_step(workload: Any, signature: tuple[int, ...], *, rnn_shortcut: bool = True) -> Cost:
+    """Cost of one training step of ``workload`` on ``signature`` (see :func:`count_point`)."""
+    import torch
+
+    from seqpoint.workloads._base import TorchWorkload
+
+    _register_missing_meta_kernels()
+    dtype = getattr(getattr(workload, "config", None), "dtype", "fp32")
+    counter = _make_counter(dtype if isinstance(dtype, str) else "fp32")
+    if isinstance(workload, TorchWorkload):
+        clone = workload.__dict__.get("_counting_clone")
+        if clone is None:
+            clone = workload.counting_clone()
+            workload.__dict__["_counting_clone"] = clone
+        undo = _patch_rnns(clone.model, counter) if rnn_shortcut else (lambda: None)
+        try:
+            batch = clone.make_batch(signature)
+            with counter:
+                clone.step(batch)
+        finally:
+            undo()
+        return counter.cost
+    # A user workload: no meta clone is possible, so count one real step (after one
+    # uncounted step that lets a lazily built optimizer state exist).
+    batch = workload.make_batch(signature)
+    workload.step(batch)
+    with torch.no_grad():
+        pass
+    with counter:
+        workload.step(batch)
+    return counter.cost
+
+
+def count_point(workload: Any, signature: tuple[int, ...]) -> dict[str, float]:
+    """Deterministic metrics of one training step, computed without arithmetic.
+
+    Parameters
+    ----------
+    workload : Workload
+        A reference workload (counted on a meta-device clone: no memory, no arithmetic)
+        or a user workload (counted on one real step).
+    signature : tuple of int
+        ``(batch_size, seq_len, tgt_len[, sum_sq_len])``.
+
+    Returns
+    -------
+    dict of str to float
+        ``flops``; ``bytes`` (read + written, unfused); ``ops`` (operators);
+        ``roofline_<gpu>_s`` for every GPU in ``GPU_SPECS`` (seconds, at the peak of the
+        workload's dtype); ``flops_<category>`` / ``bytes_<category>`` per category.
+
+    Notes
+    -----
+    Counting follows the operators eager PyTorch runs for the model's CPU/meta path.
+    Under ``bf16``/``fp16`` the FLOPs are the same and the roofline uses the tensor-core
+    peak, but bytes are counted at the weights' dtype (fp32): meta tensors have no
+    autocast, so the byte count is an upper bound for mixed precision.
+    """
+    metrics = count_step(workload, tuple(int(v) for v in signature)).metrics()
+    return {k: float(v) for k, v in metrics.items() if not (isinstance(v, float) and math.isnan(v))}

@@ -1,0 +1,483 @@
+"""The profiling harness: measure one signature (:func:`profile_point`) or a campaign
+of SeqPoints (:func:`profile_points`) with warm-up, repeats, a timer, deterministic
+counts, an operation-category breakdown and peak memory.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import gc
+import platform
+import statistics
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from seqpoint._config import to_dict
+from seqpoint._version import __version__
+from seqpoint.exceptions import ConfigError, SeqPointError
+from seqpoint.profiling._categories import CATEGORIES, categorize
+from seqpoint.profiling._counting import count_point
+from seqpoint.profiling._gpus import GPU_SPECS
+from seqpoint.profiling._measurements import Measurement, Measurements, Status
+from seqpoint.profiling._timers import TIMERS
+
+if TYPE_CHECKING:
+    from seqpoint.cache import MeasurementCache
+
+__all__ = [
+    "METRICS",
+    "ProfileConfig",
+    "environment_fingerprint",
+    "is_oom",
+    "profile_point",
+    "profile_points",
+]
+
+#: Metric families ``--metric`` accepts (``roofline:<gpu>`` for each GPU of GPU_SPECS).
+METRICS: tuple[str, ...] = ("time", "flops", "bytes", "breakdown", "memory", "roofline")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ProfileConfig:
+    """How each point is measured."""
+
+    warmup: int = 2
+    """Untimed steps before the timed ones (allocator, caches, autotuning, compilation)."""
+    repeats: int = 5
+    """Timed steps; ``time_s`` is their median."""
+    timer: str = "wall"
+    """``wall``, ``cpu`` or ``cuda`` (see ``TIMERS``)."""
+    metrics: tuple[str, ...] = ("time",)
+    """Any of ``time``, ``flops``, ``bytes``, ``roofline:<gpu>``, ``breakdown``, ``memory``."""
+    max_seconds_per_point: float = 0.0
+    """Stop repeating a point once its timed steps took this long (0: no limit; >= 1 repeat)."""
+    breakdown_steps: int = 1
+    """Steps run under torch.profiler for the breakdown (after the timed ones)."""
+
+    def __post_init__(self) -> None:
+        for name, low in (("warmup", 0), ("repeats", 1), ("breakdown_steps", 1)):
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool) or v < low:
+                raise ConfigError(f"The {name!r} parameter of ProfileConfig must be an int >= {low}. Got {v!r}.")
+        TIMERS.get(self.timer)
+        if isinstance(self.metrics, str) or not self.metrics:
+            raise ConfigError(
+                f"The 'metrics' parameter of ProfileConfig must be a non-empty tuple of names. Got {self.metrics!r}."
+            )
+        object.__setattr__(self, "metrics", tuple(self.metrics))
+        for m in self.metrics:
+            family, _, gpu = m.partition(":")
+            if family not in METRICS or (family == "roofline") != bool(gpu):
+                raise ConfigError(
+                    f"Unknown metric {m!r}. Valid metrics: time, flops, bytes, breakdown, memory, "
+                    f"{', '.join('roofline:' + g for g in GPU_SPECS)}."
+                )
+            if gpu and gpu.lower() not in GPU_SPECS:
+                raise ConfigError(f"Unknown GPU {gpu!r} in metric {m!r}. Valid GPUs: {', '.join(GPU_SPECS)}.")
+        if not (isinstance(self.max_seconds_per_point, int | float) and self.max_seconds_per_point >= 0):
+            raise ConfigError(
+                "The 'max_seconds_per_point' parameter of ProfileConfig must be a number >= 0. "
+                f"Got {self.max_seconds_per_point!r}."
+            )
+
+    def to_dict(self) -> dict[str, Any]:
+        return to_dict(self)
+
+
+def is_oom(exc: BaseException) -> bool:
+    """True for out-of-memory errors (CUDA or host)."""
+    if isinstance(exc, MemoryError):
+        return True
+    try:
+        import torch
+
+        if isinstance(exc, torch.OutOfMemoryError):
+            return True
+    except ImportError:  # pragma: no cover
+        pass
+    msg = str(exc).lower()
+    return isinstance(exc, RuntimeError) and (
+        "out of memory" in msg or "can't allocate memory" in msg or "failed to allocate" in msg
+    )
+
+
+def _cpu_name() -> str:
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def environment_fingerprint(workload: Any) -> dict[str, Any]:
+    """What a measurement depends on besides the workload config and the signature.
+
+    Returns
+    -------
+    dict
+        ``python``, ``torch``, ``seqpoint`` versions, ``machine``, ``device`` (the CPU
+        or GPU model), ``device_type``, ``threads`` (torch intra-op threads), ``cuda``
+        and ``cudnn`` versions when on a GPU.
+    """
+    import torch
+
+    device = getattr(workload, "device", None)
+    dtype = getattr(device, "type", None) or str(getattr(getattr(workload, "config", None), "device", "cpu"))
+    env: dict[str, Any] = {
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "seqpoint": __version__,
+        "machine": platform.machine(),
+        "device_type": dtype,
+        "threads": torch.get_num_threads(),
+    }
+    if dtype == "cuda":
+        env["device"] = torch.cuda.get_device_name(device)
+        env["cuda"] = torch.version.cuda
+        env["cudnn"] = torch.backends.cudnn.version()
+    else:
+        env["device"] = _cpu_name()
+    return env
+
+
+def _workload_config_dict(workload: Any) -> dict[str, Any]:
+    cfg = getattr(workload, "config", None)
+    if cfg is None:
+        return {}
+    if hasattr(cfg, "to_dict"):
+        return dict(cfg.to_dict())
+    if dataclasses.is_dataclass(cfg) and not isinstance(cfg, type):
+        return to_dict(cfg)
+    if isinstance(cfg, dict):
+        return dict(cfg)
+    return {"repr": repr(cfg)}
+
+
+def _device(workload: Any) -> Any:
+    import torch
+
+    dev = getattr(workload, "device", None)
+    if dev is None:
+        dev = getattr(getattr(workload, "config", None), "device", "cpu")
+    return torch.device(dev) if isinstance(dev, str) else dev
+
+
+def _state_bytes(workload: Any, batch: Any) -> int:
+    """Bytes of parameters, optimizer state and the batch (the step's resident memory)."""
+    import torch
+    from torch.utils._pytree import tree_leaves
+
+    seen: set[int] = set()
+    total = 0
+
+    def add(t: Any) -> None:
+        nonlocal total
+        if isinstance(t, torch.Tensor) and t.device.type != "meta":
+            st = t.untyped_storage()
+            if st.data_ptr() not in seen:
+                seen.add(st.data_ptr())
+                total += st.nbytes()
+
+    model = getattr(workload, "model", None)
+    if model is not None:
+        for p in model.parameters():
+            add(p)
+        for b in model.buffers():
+            add(b)
+    opt = getattr(workload, "optimizer", None)
+    if opt is not None:
+        for state in opt.state.values():
+            for t in tree_leaves(state):
+                add(t)
+    for t in tree_leaves(batch):
+        add(t)
+    return total
+
+
+def _profile_breakdown(
+    workload: Any, batch: Any, device: Any, steps: int, with_memory: bool
+) -> tuple[dict[str, float], float, int]:
+    """Category seconds per step, op seconds total per step, and peak bytes above baseline."""
+    from torch.autograd import DeviceType
+    from torch.profiler import ProfilerActivity, profile
+
+    activities = [ProfilerActivity.CPU]
+    on_cuda = device.type == "cuda"
+    if on_cuda:
+        activities.append(ProfilerActivity.CUDA)
+    with profile(activities=activities, profile_memory=with_memory) as prof:
+        for _ in range(steps):
+            workload.step(batch)
+    events = prof.events()
+    per_cat = dict.fromkeys(CATEGORIES, 0.0)
+    mem_events: list[tuple[int, int]] = []
+    context_cache: dict[int, str | None] = {}
+
+    def context(ev: Any) -> str | None:
+        # Operators inside an optimizer step or a recurrent layer belong to it.
+        key = id(ev)
+        if key in context_cache:
+            return context_cache[key]
+        found: str | None = None
+        p = ev.cpu_parent
+        while p is not None:
+            n = p.name
+            if n.startswith("Optimizer.step") or n.startswith("Optimizer.zero_grad"):
+                found = "optimizer"
+                break
+            if n in ("aten::lstm", "aten::gru", "aten::rnn_tanh", "aten::rnn_relu"):
+                found = "rnn"
+                break
+            p = p.cpu_parent
+        context_cache[key] = found
+        return found
+
+    for ev in events:
+        if ev.name == "[memory]":
+            mem_events.append((int(ev.time_range.start), int(ev.cpu_memory_usage + ev.device_memory_usage)))
+            continue
+        if ev.device_type != DeviceType.CPU:
+            continue
+        n = ev.name
+        if not (n.startswith("aten::") or n.startswith("autograd::engine::evaluate_function:")
+                or n.startswith("Optimizer.")):
+            continue
+        t_us = ev.self_device_time_total if on_cuda else ev.self_cpu_time_total
+        if t_us <= 0:
+            continue
+        cat = context(ev) or categorize(n)
+        per_cat[cat] += t_us * 1e-6 / steps
+    peak = 0
+    if mem_events:
+        mem_events.sort()
+        live = 0
+        for _, delta in mem_events:
+            live += delta
+            peak = max(peak, live)
+    return {k: v for k, v in per_cat.items() if v > 0}, sum(per_cat.values()), peak
+
+
+def _measure(workload: Any, signature: tuple[int, ...], config: ProfileConfig) -> tuple[dict[str, float], dict[str, float], dict[str, list[float]]]:
+    import torch
+
+    metrics: dict[str, float] = {}
+    breakdown: dict[str, float] = {}
+    samples: dict[str, list[float]] = {}
+    families = {m.partition(":")[0] for m in config.metrics}
+    device = _device(workload)
+    if families & {"flops", "bytes", "roofline"}:
+        counts = count_point(workload, signature)
+        if "flops" in families:
+            metrics["flops"] = counts["flops"]
+            metrics.update({k: v for k, v in counts.items() if k.startswith("flops_")})
+        if "bytes" in families:
+            metrics["bytes"] = counts["bytes"]
+            metrics["ops"] = counts["ops"]
+            metrics.update({k: v for k, v in counts.items() if k.startswith("bytes_")})
+        for m in config.metrics:
+            if m.startswith("roofline:"):
+                g = m.partition(":")[2].lower()
+                metrics[f"roofline_{g}_s"] = counts[f"roofline_{g}_s"]
+    if not families & {"time", "breakdown", "memory"}:
+        return metrics, breakdown, samples
+    batch = workload.make_batch(signature)
+    if "time" in families:
+        timer = TIMERS.get(config.timer)()
+        for _ in range(config.warmup):
+            workload.step(batch)
+        times: list[float] = []
+        spent = 0.0
+        for _ in range(config.repeats):
+            dt = timer(lambda: workload.step(batch), device)
+            times.append(dt)
+            spent += dt
+            if config.max_seconds_per_point and spent >= config.max_seconds_per_point:
+                break
+        times_sorted = sorted(times)
+        metrics["time_s"] = statistics.median(times)
+        metrics["time_s_min"] = times_sorted[0]
+        metrics["time_s_max"] = times_sorted[-1]
+        if len(times) >= 2:
+            q = statistics.quantiles(times, n=4, method="inclusive")
+            metrics["time_s_iqr"] = q[2] - q[0]
+            metrics["time_s_std"] = statistics.stdev(times)
+        else:
+            metrics["time_s_iqr"] = 0.0
+            metrics["time_s_std"] = 0.0
+        metrics["repeats"] = float(len(times))
+        samples["time_s"] = times
+    elif config.warmup:
+        for _ in range(config.warmup):
+            workload.step(batch)
+    if "breakdown" in families or ("memory" in families and device.type != "cuda"):
+        with_memory = "memory" in families and device.type != "cuda"
+        per_cat, total, peak = _profile_breakdown(
+            workload, batch, device, config.breakdown_steps, with_memory
+        )
+        if "breakdown" in families:
+            breakdown.update(per_cat)
+            metrics["breakdown_total_s"] = total
+        if with_memory:
+            metrics["peak_mem_bytes"] = float(_state_bytes(workload, batch) + peak)
+    if "memory" in families and device.type == "cuda":
+        torch.cuda.synchronize(device)
+        torch.cuda.reset_peak_memory_stats(device)
+        workload.step(batch)
+        torch.cuda.synchronize(device)
+        metrics["peak_mem_bytes"] = float(torch.cuda.max_memory_allocated(device))
+    return metrics, breakdown, samples
+
+
+def _cleanup_after_failure(workload: Any) -> None:
+    opt = getattr(workload, "optimizer", None)
+    if opt is not None:
+        opt.zero_grad(set_to_none=True)
+    gc.collect()
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+    except ImportError:  # pragma: no cover
+        pass
+
+
+def profile_point(
+    workload: Any, signature: Sequence[int], config: ProfileConfig | None = None, *, iteration: int = -1
+) -> Measurement:
+    """Measure one training step of ``signature``.
+
+    Parameters
+    ----------
+    workload : Workload
+    signature : tuple of int
+        ``(batch_size, seq_len, tgt_len[, sum_sq_len])``.
+    config : ProfileConfig, optional
+        Warm-up, repeats, timer and metrics (default: time only, 2 + 5 steps, wall).
+    iteration : int
+        Schedule iteration this signature stands for (recorded, -1 when none).
+
+    Returns
+    -------
+    Measurement
+        ``metrics``: ``time_s`` (median, seconds), ``time_s_iqr``, ``time_s_min``,
+        ``time_s_max``, ``time_s_std``, ``repeats``; ``flops``; ``bytes``, ``ops``;
+        ``roofline_<gpu>_s``; ``peak_mem_bytes``; ``breakdown_total_s``.
+        ``breakdown_s``: seconds per step per operation category. ``samples["time_s"]``:
+        the timed repeats. A step that runs out of memory gives ``status="oom"``, one
+        that raises gives ``status="error"``, each with the message.
+    """
+    config = config or ProfileConfig()
+    sig = tuple(int(v) for v in signature)
+    make = functools.partial(
+        Measurement,
+        iteration=int(iteration),
+        batch_size=sig[0],
+        seq_len=sig[1],
+        tgt_len=sig[2] if len(sig) > 2 else 0,
+        sum_sq_len=sig[3] if len(sig) > 3 else None,
+    )
+    try:
+        metrics, breakdown, samples = _measure(workload, sig, config)
+    except SeqPointError:
+        raise
+    except Exception as exc:  # every failure of a point is recorded; the campaign goes on
+        status: Status = "oom" if is_oom(exc) else "error"
+        _cleanup_after_failure(workload)
+        msg = f"{type(exc).__name__}: {exc}".strip().splitlines()[0][:500]
+        return make(status=status, message=msg)
+    return make(metrics=metrics, breakdown_s=breakdown, samples=samples)
+
+
+def _as_points(points: Any) -> list[tuple[int, tuple[int, ...]]]:
+    items: Iterable[Any] = getattr(points, "points", points)
+    out: list[tuple[int, tuple[int, ...]]] = []
+    for p in items:
+        if hasattr(p, "signature"):
+            out.append((int(getattr(p, "iteration", -1)), tuple(int(v) for v in p.signature)))
+        else:
+            out.append((-1, tuple(int(v) for v in p)))
+    return out
+
+
+def profile_points(
+    workload: Any,
+    points: Any,
+    config: ProfileConfig | None = None,
+    *,
+    cache: MeasurementCache | None = None,
+    progress: bool = True,
+    console: Any = None,
+) -> Measurements:
+    """Measure a campaign of points; finished points survive an interruption.
+
+    Parameters
+    ----------
+    workload : Workload
+    points : SeqPoints, iterable of SeqPoint, or iterable of signature tuples
+    config : ProfileConfig, optional
+    cache : MeasurementCache, optional
+        Looked up first; each point measured ok is written as soon as it finishes, so
+        a campaign that is killed resumes and measures only what is missing.
+    progress : bool
+        Show a rich progress bar.
+
+    Returns
+    -------
+    Measurements
+        One measurement per point, in input order (failed points included with their
+        status). Points with the same signature are measured once.
+    """
+    config = config or ProfileConfig()
+    todo = _as_points(points)
+    env = environment_fingerprint(workload)
+    cfg_dict = _workload_config_dict(workload)
+    name = str(getattr(workload, "name", type(workload).__name__))
+    done: dict[tuple[int, ...], Measurement] = {}
+    results: list[Measurement] = []
+
+    def run_one(iteration: int, sig: tuple[int, ...]) -> Measurement:
+        if sig in done:
+            return dataclasses.replace(done[sig], iteration=iteration)
+        key = cache.key(name, cfg_dict, env, sig, config.to_dict()) if cache is not None else None
+        if cache is not None and key is not None:
+            hit = cache.get(key)
+            if hit is not None:
+                done[sig] = hit
+                return dataclasses.replace(hit, iteration=iteration)
+        m = profile_point(workload, sig, config, iteration=iteration)
+        if cache is not None and key is not None and m.ok:
+            cache.put(key, m, workload=name, signature=sig)
+        done[sig] = m
+        return m
+
+    if progress and todo:
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeRemainingColumn,
+        )
+
+        with Progress(
+            TextColumn("[bold]profile[/] {task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeRemainingColumn(),
+            console=console,
+            transient=False,
+        ) as bar:
+            task = bar.add_task(name, total=len(todo))
+            for it, sig in todo:
+                bar.update(task, description=f"{name} {sig}")
+                results.append(run_one(it, sig))
+                bar.advance(task)
+    else:
+        for it, sig in todo:
+            results.append(run_one(it, sig))
+    return Measurements(workload=name, config=cfg_dict, environment=env, measurements=tuple(results))

@@ -1,0 +1,304 @@
+"""The workload protocol, the common config fields and the machinery every reference
+workload shares (device, precision, threads, compilation, micro-batching, optimizer).
+
+Importing this module does not import torch; the torch-backed base class imports it
+when a workload is built.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
+
+from seqpoint._config import to_dict
+from seqpoint.exceptions import ConfigError, InputError
+
+if TYPE_CHECKING:
+    import torch
+
+__all__ = [
+    "DEVICES",
+    "DTYPES",
+    "OPTIMIZERS",
+    "Signature",
+    "TorchWorkload",
+    "Workload",
+    "WorkloadConfig",
+    "check_signature",
+]
+
+#: ``(batch_size, seq_len, tgt_len[, sum_sq_len])``: the shape that fixes an iteration's cost.
+Signature = tuple[int, ...]
+
+DTYPES = ("fp32", "bf16", "fp16")
+DEVICES = ("cpu", "cuda")
+OPTIMIZERS = ("sgd", "adam", "adamw", "lamb")
+
+
+@runtime_checkable
+class Workload(Protocol):
+    """One training step of a model, for any signature.
+
+    A workload is built from a frozen config. ``make_batch`` builds a deterministic
+    batch of the signature's shape; ``step`` runs one full training iteration on it
+    (forward, loss, backward, optimizer step) and returns the loss.
+    """
+
+    name: str
+    config: Any
+
+    def make_batch(self, signature: Signature) -> Any: ...
+
+    def step(self, batch: Any) -> float: ...
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class WorkloadConfig:
+    """Fields every reference workload shares (subclasses add the model's own)."""
+
+    dtype: str = "fp32"
+    """``fp32``, or ``bf16`` / ``fp16`` autocast (fp16 adds a gradient scaler)."""
+    threads: int = 1
+    """CPU threads for torch (``torch.set_num_threads``); 0 leaves torch's default."""
+    device: str = "cpu"
+    """``cpu`` or ``cuda``."""
+    compile: bool = False
+    """Wrap the model in ``torch.compile``."""
+    compile_backend: str = "inductor"
+    """``torch.compile`` backend (``inductor``, ``aot_eager``, ``eager``)."""
+    micro_batches: int = 1
+    """Split each batch into this many micro-batches and accumulate gradients."""
+    optimizer: str = "adamw"
+    """``sgd`` (momentum 0.9), ``adam``, ``adamw`` or ``lamb``."""
+    lr: float = 1e-3
+    """Learning rate."""
+    seed: int = 0
+    """Seed of the weights and of every batch."""
+
+    PRESETS: ClassVar[dict[str, Any]] = {}
+
+    def __post_init__(self) -> None:
+        cls = type(self).__name__
+        if self.dtype not in DTYPES:
+            raise ConfigError(
+                f"The 'dtype' parameter of {cls} must be one of {', '.join(DTYPES)}. "
+                f"Got {self.dtype!r}."
+            )
+        if self.device not in DEVICES and self.device != "meta":
+            raise ConfigError(
+                f"The 'device' parameter of {cls} must be one of {', '.join(DEVICES)}. "
+                f"Got {self.device!r}."
+            )
+        if self.optimizer not in OPTIMIZERS:
+            raise ConfigError(
+                f"The 'optimizer' parameter of {cls} must be one of {', '.join(OPTIMIZERS)}. "
+                f"Got {self.optimizer!r}."
+            )
+        _check_int(cls, "threads", self.threads, 0)
+        _check_int(cls, "micro_batches", self.micro_batches, 1)
+        _check_int(cls, "seed", self.seed, 0)
+        if not isinstance(self.compile, bool):
+            raise ConfigError(f"The 'compile' parameter of {cls} must be a bool. Got {self.compile!r}.")
+        if not (isinstance(self.lr, int | float) and not isinstance(self.lr, bool) and self.lr > 0):
+            raise ConfigError(f"The 'lr' parameter of {cls} must be a float > 0. Got {self.lr!r}.")
+
+    def to_dict(self) -> dict[str, Any]:
+        return to_dict(self)
+
+
+def _check_int(cls: str, name: str, value: object, low: int) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < low:
+        raise ConfigError(f"The {name!r} parameter of {cls} must be an int >= {low}. Got {value!r}.")
+
+
+def check_positive(cls: str, **values: object) -> None:
+    """Validate model-size fields: each must be an int >= 1."""
+    for name, value in values.items():
+        _check_int(cls, name, value, 1)
+
+
+def check_signature(signature: object, *, workload: str) -> tuple[int, int, int, int | None]:
+    """Validate a signature and return ``(batch_size, seq_len, tgt_len, sum_sq_len)``."""
+    if not isinstance(signature, tuple | list) or len(signature) not in (3, 4):
+        raise InputError(
+            f"A signature for {workload} is (batch_size, seq_len, tgt_len[, sum_sq_len]). "
+            f"Got {signature!r}."
+        )
+    vals = [int(v) for v in signature]
+    if vals[0] < 1 or vals[1] < 1 or vals[2] < 0 or (len(vals) == 4 and vals[3] < 0):
+        raise InputError(
+            f"A signature for {workload} needs batch_size >= 1, seq_len >= 1, tgt_len >= 0. "
+            f"Got {tuple(vals)!r}."
+        )
+    return vals[0], vals[1], vals[2], (vals[3] if len(vals) == 4 else None)
+
+
+def signature_seed(seed: int, signature: Signature) -> int:
+    """A 63-bit seed derived from the workload seed and the signature (stable across runs)."""
+    import numpy as np
+
+    ss = np.random.SeedSequence([seed, *(int(v) for v in signature)])
+    return int(ss.generate_state(1, dtype=np.uint64)[0] >> 1)
+
+
+class TorchWorkload:
+    """Shared machinery of the reference workloads.
+
+    Subclasses set ``family`` and implement ``_build_model`` (returns the model, a
+    ``torch.nn.Module`` whose ``forward(**batch)`` returns the scalar loss),
+    ``_make_inputs`` (the batch tensors for a signature) and ``_split`` (micro-batches).
+    """
+
+    family: ClassVar[str] = ""
+
+    def __init__(self, config: WorkloadConfig, *, preset: str | None = None) -> None:
+        import torch
+
+        from seqpoint.workloads._optim import make_optimizer
+
+        self.config = config
+        self.preset = preset
+        self.name = f"{self.family}:{preset}" if preset else self.family
+        if config.device == "cuda" and not torch.cuda.is_available():
+            raise ConfigError(
+                f"{self.name}: device 'cuda' was asked for but torch sees no CUDA device "
+                f"(torch {torch.__version__}); use device=cpu."
+            )
+        self._apply_threads()
+        self.device = torch.device(config.device)
+        gen_state = torch.random.get_rng_state()
+        try:
+            # Weights come from the workload's own seed, not from whatever the caller did
+            # with the global generator; its state is restored afterwards.
+            torch.manual_seed(config.seed)
+            self.model = self._build_model().to(self.device)
+        finally:
+            torch.random.set_rng_state(gen_state)
+        self.model.train()
+        self.optimizer = make_optimizer(config.optimizer, list(self.model.parameters()), config.lr)
+        self._forward: Callable[..., torch.Tensor] = self.model
+        if config.compile:
+            self._forward = torch.compile(self.model, backend=config.compile_backend)
+        self._autocast_dtype = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}[
+            config.dtype
+        ]
+        self._scaler = (
+            torch.amp.GradScaler(config.device) if config.dtype == "fp16" and config.device != "meta" else None
+        )
+
+    # -- subclass hooks ------------------------------------------------------------
+    def _build_model(self) -> torch.nn.Module:
+        raise NotImplementedError
+
+    def _make_inputs(
+        self, batch_size: int, seq_len: int, tgt_len: int, sum_sq_len: int | None, gen: torch.Generator
+    ) -> dict[str, torch.Tensor]:
+        raise NotImplementedError
+
+    def _split(self, batch: dict[str, torch.Tensor], n: int) -> list[dict[str, torch.Tensor]]:
+        """Split along the batch dimension (dim 0 of every tensor unless overridden)."""
+        import torch
+
+        b = self._batch_size(batch)
+        sizes = _chunk_sizes(b, n)
+        parts = {k: torch.split(v, sizes, dim=self._batch_dim(k)) for k, v in batch.items()}
+        return [{k: parts[k][i] for k in batch} for i in range(len(sizes))]
+
+    def _batch_dim(self, key: str) -> int:
+        return 0
+
+    def _batch_size(self, batch: dict[str, torch.Tensor]) -> int:
+        key = next(iter(batch))
+        return int(batch[key].shape[self._batch_dim(key)])
+
+    # -- public API ----------------------------------------------------------------
+    def make_batch(self, signature: Signature) -> dict[str, torch.Tensor]:
+        """A deterministic batch of ``signature``'s shape on the workload's device.
+
+        Parameters
+        ----------
+        signature : tuple of int
+            ``(batch_size, seq_len, tgt_len[, sum_sq_len])``.
+
+        Returns
+        -------
+        dict of str to Tensor
+            The model's inputs; the same signature always gives the same values.
+        """
+        import torch
+
+        b, s, t, q = check_signature(signature, workload=self.name)
+        if self.config.micro_batches > b:
+            raise ConfigError(
+                f"{self.name}: micro_batches={self.config.micro_batches} exceeds the batch size "
+                f"{b} of signature {tuple(signature)!r}; use micro_batches <= {b}."
+            )
+        gen = torch.Generator(device="cpu")
+        gen.manual_seed(signature_seed(self.config.seed, tuple(signature)))
+        inputs = self._make_inputs(b, s, t, q, gen)
+        return {k: v.to(self.device) for k, v in inputs.items()}
+
+    def loss(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        """Forward pass and loss (under autocast when the dtype asks for it)."""
+        import torch
+
+        if self._autocast_dtype is None or self.device.type == "meta":
+            # meta tensors have no autocast: counting clones run in the weights' dtype
+            return self._forward(**batch)
+        with torch.autocast(self.device.type, dtype=self._autocast_dtype):
+            return self._forward(**batch)
+
+    def step(self, batch: dict[str, torch.Tensor]) -> float:
+        """One training iteration: forward, loss, backward, optimizer step.
+
+        Returns
+        -------
+        float
+            The batch's loss (the mean over micro-batches weighted by their size).
+        """
+        parts = [batch] if self.config.micro_batches == 1 else self._split(batch, self.config.micro_batches)
+        total = self._batch_size(batch)
+        losses = []
+        for part in parts:
+            weight = self._batch_size(part) / total
+            loss = self.loss(part)
+            scaled = loss * weight if len(parts) > 1 else loss
+            if self._scaler is not None:
+                self._scaler.scale(scaled).backward()
+            else:
+                scaled.backward()
+            losses.append(scaled.detach())
+        if self._scaler is not None:
+            self._scaler.step(self.optimizer)
+            self._scaler.update()
+        else:
+            self.optimizer.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        value = losses[0] if len(losses) == 1 else sum(losses[1:], losses[0])
+        if self.device.type == "meta":
+            return float("nan")
+        return float(value)
+
+    def _apply_threads(self) -> None:
+        import torch
+
+        if self.config.threads > 0 and torch.get_num_threads() != self.config.threads:
+            torch.set_num_threads(self.config.threads)
+
+    def counting_clone(self) -> TorchWorkload:
+        """The same workload on the meta device (no storage), for counting FLOPs and bytes."""
+        cfg = dataclasses.replace(self.config, device="meta", compile=False)
+        clone = type(self)(cfg, preset=self.preset)
+        clone.name = self.name
+        return clone
+
+    def n_parameters(self) -> int:
+        """Trainable parameters of the model."""
+        return sum(p.numel() for p in self.model.parameters() if p.requires_grad)
+
+
+def _chunk_sizes(n: int, parts: int) -> list[int]:
+    """Sizes of ``parts`` near-equal chunks of ``n`` (larger ones first)."""
+    base, extra = divmod(n, parts)
+    return [base + (1 if i < extra else 0) for i in range(parts)]

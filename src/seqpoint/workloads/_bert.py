@@ -1,0 +1,256 @@
+"""BERT pre-training (Devlin et al., 2019) with the masked-language-model loss.
+
+A transformer encoder (post-layer-norm, GELU) with explicit attention (batched GEMMs,
+softmax, dropout: the operations the "Demystifying BERT" study breaks out), an MLM
+head tied to the word embeddings evaluated only at the masked positions (as the
+NVIDIA reference does), and LAMB by default. The signature's ``seq_len`` is tokens
+per row; ``tgt_len`` is ignored. When the signature carries ``sum_sq_len`` (packed
+rows), each row is split into documents whose squared lengths sum to about
+``sum_sq_len / batch_size`` and attention gets the block-diagonal mask that keeps
+documents apart. With dense attention the mask changes values, not cost: FLOPs and
+time depend on ``(batch_size, seq_len)`` only, as they do for real dense kernels.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from seqpoint.exceptions import ConfigError, InputError
+from seqpoint.workloads._base import TorchWorkload, WorkloadConfig, check_positive
+
+if TYPE_CHECKING:
+    import torch
+
+__all__ = ["Bert", "BertConfig", "packed_document_lengths"]
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class BertConfig(WorkloadConfig):
+    """Size and training settings of a BERT pre-training workload."""
+
+    vocab: int = 30522
+    """WordPiece vocabulary."""
+    hidden: int = 1024
+    """Model width."""
+    layers: int = 24
+    """Transformer layers."""
+    heads: int = 16
+    """Attention heads (must divide ``hidden``)."""
+    ffn: int = 4096
+    """Feed-forward width."""
+    max_position: int = 512
+    """Longest sequence (learned position embeddings)."""
+    dropout: float = 0.1
+    """Dropout on embeddings, attention probabilities and residual branches."""
+    mlm_fraction: float = 0.15
+    """Fraction of tokens per row that are masked and predicted."""
+    optimizer: str = "lamb"
+    """``lamb`` (the NVIDIA/Demystifying-BERT recipe) or ``adamw``, ``adam``, ``sgd``."""
+    lr: float = 1e-3
+    """Learning rate."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_positive(
+            "BertConfig",
+            hidden=self.hidden,
+            layers=self.layers,
+            heads=self.heads,
+            ffn=self.ffn,
+            max_position=self.max_position,
+        )
+        if not isinstance(self.vocab, int) or self.vocab < 5:
+            raise ConfigError(f"The 'vocab' parameter of BertConfig must be an int >= 5. Got {self.vocab!r}.")
+        if self.hidden % self.heads:
+            raise ConfigError(
+                f"The 'heads' parameter of BertConfig must divide hidden={self.hidden}. Got {self.heads}."
+            )
+        if not 0.0 <= self.dropout < 1.0:
+            raise ConfigError(f"The 'dropout' parameter of BertConfig must be in [0, 1). Got {self.dropout!r}.")
+        if not 0.0 < self.mlm_fraction <= 1.0:
+            raise ConfigError(
+                f"The 'mlm_fraction' parameter of BertConfig must be in (0, 1]. Got {self.mlm_fraction!r}."
+            )
+
+    def masked_per_row(self, seq_len: int) -> int:
+        """Masked (predicted) positions per row of ``seq_len`` tokens."""
+        return max(1, min(seq_len, round(self.mlm_fraction * seq_len)))
+
+
+# ``paper`` is BERT-large (the Demystifying-BERT study's model); ``base`` is BERT-base.
+BertConfig.PRESETS = {
+    "tiny": BertConfig(vocab=512, hidden=32, layers=2, heads=2, ffn=64, dropout=0.0, lr=3e-3),
+    "small": BertConfig(vocab=30522, hidden=256, layers=4, heads=4, ffn=1024),
+    "base": BertConfig(hidden=768, layers=12, heads=12, ffn=3072),
+    "paper": BertConfig(),
+}
+
+
+def packed_document_lengths(seq_len: int, sum_sq: int) -> list[int]:
+    """Split ``seq_len`` tokens into documents whose squared lengths sum to about ``sum_sq``.
+
+    Greedy: each document is the longest that still lets the rest be filled with
+    length-1 documents without exceeding ``sum_sq``. Deterministic.
+    """
+    lengths: list[int] = []
+    left, budget = seq_len, max(sum_sq, seq_len)
+    while left > 0:
+        # largest d with d^2 + (left - d) <= budget
+        d = int((1 + math.isqrt(max(0, 1 + 4 * (budget - left)))) // 2)
+        d = max(1, min(left, d))
+        while d > 1 and d * d + (left - d) > budget:
+            d -= 1
+        lengths.append(d)
+        left -= d
+        budget -= d * d
+    return lengths
+
+
+def _build(cfg: BertConfig) -> torch.nn.Module:
+    import torch
+    from torch import nn
+
+    h, nh = cfg.hidden, cfg.heads
+    hd = h // nh
+
+    class Layer(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.q, self.k, self.v = nn.Linear(h, h), nn.Linear(h, h), nn.Linear(h, h)
+            self.out = nn.Linear(h, h)
+            self.ln1, self.ln2 = nn.LayerNorm(h, eps=1e-12), nn.LayerNorm(h, eps=1e-12)
+            self.ff1, self.ff2 = nn.Linear(h, cfg.ffn), nn.Linear(cfg.ffn, h)
+            self.drop = nn.Dropout(cfg.dropout)
+
+        def forward(self, x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+            b, n, _ = x.shape
+
+            def heads(t: torch.Tensor) -> torch.Tensor:
+                return t.view(b, n, nh, hd).transpose(1, 2)  # (B, heads, L, hd)
+
+            q, k, v = heads(self.q(x)), heads(self.k(x)), heads(self.v(x))
+            scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(hd)  # (B, heads, L, L)
+            if mask is not None:
+                scores = scores + mask
+            probs = self.drop(scores.softmax(-1))
+            ctx = torch.matmul(probs, v).transpose(1, 2).reshape(b, n, h)
+            x = self.ln1(x + self.drop(self.out(ctx)))
+            y = self.ff2(self.drop(nn.functional.gelu(self.ff1(x))))
+            return self.ln2(x + self.drop(y))
+
+    class Model(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.word = nn.Embedding(cfg.vocab, h)
+            self.pos = nn.Embedding(cfg.max_position, h)
+            self.seg = nn.Embedding(2, h)
+            self.ln = nn.LayerNorm(h, eps=1e-12)
+            self.drop = nn.Dropout(cfg.dropout)
+            self.layers = nn.ModuleList([Layer() for _ in range(cfg.layers)])
+            self.head = nn.Linear(h, h)
+            self.head_ln = nn.LayerNorm(h, eps=1e-12)
+            self.head_bias = nn.Parameter(torch.zeros(cfg.vocab))
+            self.loss_fn = nn.CrossEntropyLoss()
+            self.apply(self._init)
+
+        @staticmethod
+        def _init(m: nn.Module) -> None:
+            # BERT's initialiser: N(0, 0.02) weights, zero biases
+            if isinstance(m, nn.Linear | nn.Embedding):
+                nn.init.normal_(m.weight, std=0.02)
+            if isinstance(m, nn.Linear) and m.bias is not None:
+                nn.init.zeros_(m.bias)
+
+        def forward(
+            self,
+            input_ids: torch.Tensor,
+            segment_ids: torch.Tensor,
+            positions: torch.Tensor,
+            masked_positions: torch.Tensor,
+            mlm_labels: torch.Tensor,
+            attention_mask: torch.Tensor | None = None,
+        ) -> torch.Tensor:
+            x = self.word(input_ids) + self.pos(positions) + self.seg(segment_ids)
+            x = self.drop(self.ln(x))
+            for layer in self.layers:
+                x = layer(x, attention_mask)
+            idx = masked_positions.unsqueeze(-1).expand(-1, -1, x.shape[-1])
+            y = torch.gather(x, 1, idx)  # (B, P, H): only masked positions are predicted
+            y = self.head_ln(nn.functional.gelu(self.head(y)))
+            logits = (y @ self.word.weight.t() + self.head_bias).float()
+            return self.loss_fn(logits.flatten(0, 1), mlm_labels.flatten())
+
+    return Model()
+
+
+class Bert(TorchWorkload):
+    """BERT pre-training step (see :class:`BertConfig`)."""
+
+    family: ClassVar[str] = "bert"
+    config: BertConfig
+
+    def _build_model(self) -> torch.nn.Module:
+        return _build(self.config)
+
+    def _make_inputs(
+        self, batch_size: int, seq_len: int, tgt_len: int, sum_sq_len: int | None, gen: torch.Generator
+    ) -> dict[str, Any]:
+        import torch
+
+        cfg = self.config
+        if seq_len > cfg.max_position:
+            raise InputError(
+                f"{self.name}: seq_len {seq_len} exceeds max_position={cfg.max_position}; "
+                f"use --set max_position={seq_len} or shorter sequences."
+            )
+        p = cfg.masked_per_row(seq_len)
+        meta = self.device.type == "meta"
+        if meta:
+            def e(*shape: int, dtype: torch.dtype = torch.long) -> torch.Tensor:
+                return torch.empty(*shape, dtype=dtype, device="meta")
+
+            batch = {
+                "input_ids": e(batch_size, seq_len),
+                "segment_ids": e(batch_size, seq_len),
+                "positions": e(batch_size, seq_len),
+                "masked_positions": e(batch_size, p),
+                "mlm_labels": e(batch_size, p),
+            }
+        else:
+            ids = torch.randint(5, cfg.vocab, (batch_size, seq_len), generator=gen)
+            masked = torch.sort(torch.rand(batch_size, seq_len, generator=gen).argsort(-1)[:, :p], -1).values
+            labels = torch.gather(ids, 1, masked)
+            ids = ids.scatter(1, masked, 4)  # 4 plays [MASK]
+            seg = (torch.arange(seq_len) >= seq_len // 2).long().expand(batch_size, -1).contiguous()
+            pos = torch.arange(seq_len).expand(batch_size, -1).contiguous()
+            batch = {
+                "input_ids": ids,
+                "segment_ids": seg,
+                "positions": pos,
+                "masked_positions": masked,
+                "mlm_labels": labels,
+            }
+        if sum_sq_len is not None and sum_sq_len > 0:
+            if meta:
+                batch["attention_mask"] = torch.empty(batch_size, 1, seq_len, seq_len, device="meta")
+            else:
+                batch["attention_mask"] = self._packed_mask(batch_size, seq_len, sum_sq_len)
+                pos_rows = []
+                for _ in range(batch_size):
+                    lens = packed_document_lengths(seq_len, sum_sq_len // batch_size)
+                    pos_rows.append(torch.cat([torch.arange(n) for n in lens]))
+                batch["positions"] = torch.stack(pos_rows)
+        return batch
+
+    @staticmethod
+    def _packed_mask(batch_size: int, seq_len: int, sum_sq_len: int) -> torch.Tensor:
+        """Additive block-diagonal mask ``(B, 1, L, L)``: 0 inside a document, -1e4 across."""
+        import torch
+
+        lens = packed_document_lengths(seq_len, sum_sq_len // batch_size)
+        doc = torch.repeat_interleave(torch.arange(len(lens)), torch.tensor(lens))
+        same = doc[:, None] == doc[None, :]
+        mask = torch.where(same, 0.0, -1e4)
+        return mask.expand(batch_size, 1, seq_len, seq_len).contiguous()

@@ -1,0 +1,156 @@
+"""GNMT (Wu et al., 2016): the SeqPoint paper's translation model.
+
+LSTM encoder-decoder with additive attention, as in the MLPerf GNMT reference: the
+encoder's first layer is bidirectional, deeper layers are residual; the decoder runs
+its first LSTM layer over the whole (teacher-forced) target, attends over the encoder
+outputs with normalised Bahdanau attention, and feeds ``[hidden, context]`` to every
+further layer; cross-entropy with label smoothing over the target vocabulary. The
+signature's ``seq_len`` is the source length, ``tgt_len`` the target length (the
+source length when 0). Tensors are time-major: ``(length, batch)``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from seqpoint.exceptions import ConfigError
+from seqpoint.workloads._base import TorchWorkload, WorkloadConfig, check_positive
+
+if TYPE_CHECKING:
+    import torch
+
+__all__ = ["GNMT", "GNMTConfig"]
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class GNMTConfig(WorkloadConfig):
+    """Size and training settings of a GNMT workload."""
+
+    vocab: int = 32000
+    """Shared source/target vocabulary (BPE tokens)."""
+    hidden: int = 1024
+    """LSTM and embedding width."""
+    layers: int = 4
+    """Encoder layers, and decoder layers (the first decoder layer feeds the attention)."""
+    dropout: float = 0.2
+    """Dropout between layers."""
+    label_smoothing: float = 0.1
+    """Label smoothing of the cross-entropy."""
+    optimizer: str = "adam"
+    """``adam`` (the MLPerf recipe), ``adamw``, ``sgd`` or ``lamb``."""
+    lr: float = 2e-3
+    """Learning rate."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_positive("GNMTConfig", hidden=self.hidden)
+        if not isinstance(self.vocab, int) or self.vocab < 2:
+            raise ConfigError(f"The 'vocab' parameter of GNMTConfig must be an int >= 2. Got {self.vocab!r}.")
+        if not isinstance(self.layers, int) or self.layers < 2:
+            raise ConfigError(
+                f"The 'layers' parameter of GNMTConfig must be an int >= 2. Got {self.layers!r}."
+            )
+        for name in ("dropout", "label_smoothing"):
+            v = getattr(self, name)
+            if not 0.0 <= v < 1.0:
+                raise ConfigError(f"The {name!r} parameter of GNMTConfig must be in [0, 1). Got {v!r}.")
+
+
+# ``paper``: the MLPerf GNMT reference (4+4 layers of 1024, 32k BPE vocabulary).
+GNMTConfig.PRESETS = {
+    "tiny": GNMTConfig(vocab=128, hidden=32, layers=2, dropout=0.0, lr=3e-3),
+    "small": GNMTConfig(vocab=8000, hidden=256, layers=2),
+    "paper": GNMTConfig(),
+}
+
+
+def _build(cfg: GNMTConfig) -> torch.nn.Module:
+    import torch
+    from torch import nn
+
+    h = cfg.hidden
+
+    class Attention(nn.Module):
+        """Normalised Bahdanau attention (Salimans & Kingma weight normalisation of v)."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.q = nn.Linear(h, h, bias=False)
+            self.k = nn.Linear(h, h, bias=False)
+            self.v = nn.Parameter(torch.empty(h).uniform_(-0.1, 0.1))
+            self.g = nn.Parameter(torch.tensor(1.0 / h**0.5))
+            self.b = nn.Parameter(torch.zeros(h))
+
+        def forward(self, query: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
+            # query (T, B, H), keys (S, B, H) -> context (T, B, H)
+            q = self.q(query).transpose(0, 1).unsqueeze(2)  # (B, T, 1, H)
+            k = self.k(keys).transpose(0, 1).unsqueeze(1)  # (B, 1, S, H)
+            v = self.g * self.v / self.v.norm()
+            scores = torch.tanh(q + k + self.b) @ v  # (B, T, S)
+            probs = scores.softmax(-1)
+            return torch.bmm(probs, keys.transpose(0, 1)).transpose(0, 1)
+
+    class Model(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.src_emb = nn.Embedding(cfg.vocab, h)
+            self.tgt_emb = nn.Embedding(cfg.vocab, h)
+            self.enc0 = nn.LSTM(h, h, bidirectional=True)
+            self.enc = nn.ModuleList([nn.LSTM(2 * h if i == 0 else h, h) for i in range(cfg.layers - 1)])
+            self.att_rnn = nn.LSTM(h, h)
+            self.attention = Attention()
+            self.dec = nn.ModuleList([nn.LSTM(2 * h, h) for _ in range(cfg.layers - 1)])
+            self.drop = nn.Dropout(cfg.dropout)
+            self.classifier = nn.Linear(h, cfg.vocab)
+            self.loss_fn = nn.CrossEntropyLoss(label_smoothing=cfg.label_smoothing)
+
+        def forward(self, src: torch.Tensor, tgt_in: torch.Tensor, tgt_out: torch.Tensor) -> torch.Tensor:
+            x = self.drop(self.src_emb(src))  # (S, B, H)
+            x, _ = self.enc0(x)
+            for i, layer in enumerate(self.enc):
+                y, _ = layer(self.drop(x))
+                x = y + x if i >= 1 else y  # residual from the third encoder layer on
+            enc_out = x
+            y = self.drop(self.tgt_emb(tgt_in))  # (T, B, H)
+            y, _ = self.att_rnn(y)
+            ctx = self.attention(y, enc_out)
+            for i, layer in enumerate(self.dec):
+                z, _ = layer(self.drop(torch.cat([y, ctx], dim=-1)))
+                y = z + y if i >= 1 else z
+            logits = self.classifier(y).float()
+            return self.loss_fn(logits.flatten(0, 1), tgt_out.flatten())
+
+    return Model()
+
+
+class GNMT(TorchWorkload):
+    """GNMT training step (see :class:`GNMTConfig`)."""
+
+    family: ClassVar[str] = "gnmt"
+    config: GNMTConfig
+
+    def _build_model(self) -> torch.nn.Module:
+        return _build(self.config)
+
+    def _batch_dim(self, key: str) -> int:
+        return 1  # time-major
+
+    def _make_inputs(
+        self, batch_size: int, seq_len: int, tgt_len: int, sum_sq_len: int | None, gen: torch.Generator
+    ) -> dict[str, Any]:
+        import torch
+
+        t = tgt_len if tgt_len > 0 else seq_len
+        v = self.config.vocab
+        if self.device.type == "meta":
+            def e(n: int) -> torch.Tensor:
+                return torch.empty(n, batch_size, dtype=torch.long, device="meta")
+
+            return {"src": e(seq_len), "tgt_in": e(t), "tgt_out": e(t)}
+        tgt = torch.randint(1, v, (t + 1, batch_size), generator=gen)
+        return {
+            "src": torch.randint(1, v, (seq_len, batch_size), generator=gen),
+            "tgt_in": tgt[:-1].contiguous(),
+            "tgt_out": tgt[1:].contiguous(),
+        }

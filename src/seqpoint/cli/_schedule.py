@@ -1,1 +1,202 @@
-"""placeholder replaced by the batching stage"""
+"""``seqpoint schedule``: replay a batching policy over a length source; write SCHEDULE.csv/.parquet."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import warnings
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from seqpoint.cli._app import app, console, err_console
+from seqpoint.exceptions import ConfigError, SeqPointWarning
+
+__all__ = ["parse_set", "schedule"]
+
+#: CLI flags that map to policy parameters of the same name.
+_POLICY_FLAGS = {
+    "batch_size": "--batch-size",
+    "max_tokens": "--max-tokens",
+    "num_buckets": "--num-buckets",
+    "max_seq_len": "--max-seq-len",
+    "max_duration": "--max-duration",
+    "pad_to_multiple_of": "--pad-to-multiple-of",
+    "drop_last": "--drop-last/--keep-last",
+}
+
+
+def parse_set(items: list[str]) -> dict[str, Any]:
+    """Parse ``--set key=value`` items; values are JSON (numbers, true/false, null) or strings."""
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        key = key.strip().replace("-", "_")
+        if not sep or not key:
+            raise ConfigError(f"--set expects KEY=VALUE (e.g. --set descending=true). Got {item!r}.")
+        text = raw.strip()
+        lowered = text.lower()
+        if lowered in ("true", "false"):
+            out[key] = lowered == "true"
+        elif lowered in ("none", "null"):
+            out[key] = None
+        else:
+            try:
+                out[key] = json.loads(text)
+            except json.JSONDecodeError:
+                out[key] = text
+    return out
+
+
+def _bar(count: int, top: int, width: int = 30) -> str:
+    return "█" * (round(width * count / top) if top else 0)
+
+
+@app.command("schedule")
+def schedule(
+    lengths: Annotated[
+        str,
+        typer.Argument(help="Length file (csv, jsonl, text, histogram, npy; .gz ok) or bundled:NAME."),
+    ],
+    output: Annotated[Path, typer.Option("-o", "--output", help="SCHEDULE.csv or .parquet to write.")],
+    policy: Annotated[str, typer.Option("--policy", help="Batching policy name.")],
+    format: Annotated[
+        str | None,
+        typer.Option("--format", help="csv, jsonl, text, parallel, histogram or numpy (default: from the name)."),
+    ] = None,
+    column: Annotated[
+        str | None, typer.Option("--column", help="CSV column / JSON-lines key holding the lengths.")
+    ] = None,
+    tgt: Annotated[
+        Path | None, typer.Option("--tgt", help="Target-side text for parallel data.")
+    ] = None,
+    scale: Annotated[
+        float | None, typer.Option("--scale", help="Multiply CSV lengths by this and round up.")
+    ] = None,
+    sample_rate: Annotated[
+        float | None,
+        typer.Option("--sample-rate", help="CSV lengths are audio samples at this rate; convert to 10 ms frames."),
+    ] = None,
+    tokenizer: Annotated[
+        str | None, typer.Option("--tokenizer", help="tokenizer.json or sentencepiece .model for text.")
+    ] = None,
+    extra_tokens: Annotated[
+        int | None, typer.Option("--extra-tokens", help="Tokens added to every text line (e.g. 1 for EOS).")
+    ] = None,
+    batch_size: Annotated[int | None, typer.Option("--batch-size", help="Samples (rows) per batch.")] = None,
+    max_tokens: Annotated[
+        int | None, typer.Option("--max-tokens", help="token_budget: padded tokens per batch.")
+    ] = None,
+    num_buckets: Annotated[
+        int | None, typer.Option("--num-buckets", help="bucket / dynamic_bucket: number of buckets.")
+    ] = None,
+    max_seq_len: Annotated[
+        int | None, typer.Option("--max-seq-len", help="packing: row length in tokens.")
+    ] = None,
+    max_duration: Annotated[
+        float | None,
+        typer.Option("--max-duration", help="dynamic_bucket: padded duration per batch, in length units."),
+    ] = None,
+    pad_to_multiple_of: Annotated[
+        int | None, typer.Option("--pad-to-multiple-of", help="Round padded lengths up to a multiple.")
+    ] = None,
+    drop_last: Annotated[
+        bool | None,
+        typer.Option("--drop-last/--keep-last", help="Drop (or keep) partial final batches."),
+    ] = None,
+    epochs: Annotated[int, typer.Option("--epochs", help="Passes over the data.")] = 1,
+    seed: Annotated[int, typer.Option("--seed", help="Run seed.")] = 0,
+    set_: Annotated[
+        list[str] | None,
+        typer.Option("--set", help="Other policy parameter, KEY=VALUE (repeatable)."),
+    ] = None,
+    bins: Annotated[int, typer.Option("--bins", help="Bins of the seq_len histogram shown.")] = 12,
+) -> None:
+    """Replay a batching policy over per-sample lengths and write the iteration schedule."""
+    from seqpoint.batching import POLICIES, make_policy
+    from seqpoint.schedule import summarize, write_schedule
+    from seqpoint.traces import read_lengths
+
+    cls = POLICIES.get(policy)  # unknown names list the valid ones
+    suffix = output.suffix.lower()
+    if suffix not in (".csv", ".parquet"):
+        raise ConfigError(f"Cannot write a schedule to {output}: use a .csv or .parquet file name.")
+    if suffix == ".parquet":
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            raise ConfigError("Writing .parquet needs pyarrow (pip install pyarrow); or use .csv.") from None
+    if epochs < 1:
+        raise ConfigError(f"--epochs must be an int >= 1. Got {epochs}.")
+    if seed < 0:
+        raise ConfigError(f"--seed must be an int >= 0. Got {seed}.")
+
+    fields = [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
+    given = {
+        "batch_size": batch_size,
+        "max_tokens": max_tokens,
+        "num_buckets": num_buckets,
+        "max_seq_len": max_seq_len,
+        "max_duration": max_duration,
+        "pad_to_multiple_of": pad_to_multiple_of,
+        "drop_last": drop_last,
+    }
+    params: dict[str, Any] = {}
+    for key, value in given.items():
+        if value is None:
+            continue
+        if key not in fields:
+            raise ConfigError(
+                f"{_POLICY_FLAGS[key]} does not apply to policy {policy!r}; its parameters are "
+                f"{', '.join(fields)}."
+            )
+        params[key] = value
+    params.update(parse_set(set_ or []))
+    pol = make_policy(policy, **params)
+
+    read_kw: dict[str, Any] = {}
+    for key, value in (
+        ("scale", scale),
+        ("sample_rate", sample_rate),
+        ("tokenizer", tokenizer),
+        ("extra_tokens", extra_tokens),
+    ):
+        if value is not None:
+            read_kw[key] = value
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", SeqPointWarning)
+        lens = read_lengths(lengths, format=format, column=column, tgt=tgt, **read_kw)
+        sched = pol.replay(lens, epochs=epochs, seed=seed)
+    for w in caught:
+        if issubclass(w.category, SeqPointWarning):
+            err_console.print(f"seqpoint: warning: {w.message}", markup=False, highlight=False)
+    write_schedule(sched, output)
+
+    s = summarize(sched, bins=bins)
+    table = Table(title=f"{policy} schedule of {lens.n_samples} samples ({lens.unit}) → {output}")
+    table.add_column("quantity")
+    table.add_column("value", justify="right")
+    table.add_row("iterations", f"{s.n_iterations:,}")
+    table.add_row("epochs", str(s.n_epochs))
+    table.add_row("unique signatures", f"{s.n_unique_signatures:,}")
+    table.add_row("padding ratio", f"{s.padding_ratio:.2%}")
+    table.add_row("seq_len min / mean / max", f"{s.seq_len_min} / {s.seq_len_mean:.1f} / {s.seq_len_max}")
+    table.add_row("batch size min / max", f"{s.batch_size_min} / {s.batch_size_max}")
+    if lens.tgt is not None:
+        table.add_row(
+            "tgt_len min / max", f"{int(sched.tgt_len.min())} / {int(sched.tgt_len.max())}"
+        )
+    table.add_row("samples dropped", f"{sched.meta.get('dropped', 0):,}")
+    console.print(table)
+
+    hist = Table(title="seq_len histogram (iterations)", show_header=True)
+    hist.add_column("seq_len", justify="right")
+    hist.add_column("iterations", justify="right")
+    hist.add_column("")
+    top = max(s.hist_counts) if s.hist_counts else 0
+    for lo, hi, count in zip(s.hist_edges[:-1], s.hist_edges[1:], s.hist_counts, strict=True):
+        hist.add_row(f"{lo:.0f}–{hi:.0f}", f"{count:,}", _bar(count, top))
+    console.print(hist)

@@ -156,15 +156,13 @@ def schedule(
     params.update(parse_set(set_ or []))
     pol = make_policy(policy, **params)
 
-    read_kw: dict[str, Any] = {}
-    for key, value in (
-        ("scale", scale),
-        ("sample_rate", sample_rate),
-        ("tokenizer", tokenizer),
-        ("extra_tokens", extra_tokens),
-    ):
-        if value is not None:
-            read_kw[key] = value
+    reader_options: dict[str, Any] = {
+        "scale": scale,
+        "sample_rate": sample_rate,
+        "tokenizer": tokenizer,
+        "extra_tokens": extra_tokens,
+    }
+    read_kw = {k: v for k, v in reader_options.items() if v is not None}
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", SeqPointWarning)

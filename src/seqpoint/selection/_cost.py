@@ -230,7 +230,7 @@ def evaluate_proxy(proxy: CostProxy, schedule: IterationSchedule, *, owner: str)
     if not np.all(np.isfinite(values)) or np.any(values < 0):
         bad = int(np.flatnonzero(~np.isfinite(values) | (values < 0))[0])
         raise InputError(
-            f"The cost proxy of {owner} returned {values[bad]!r} for row {bad}; "
+            f"The cost proxy of {owner} returned {float(values[bad])!r} for row {bad}; "
             "costs must be finite and >= 0."
         )
     return values

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -20,6 +21,7 @@ from seqpoint.selection._cost import (
 )
 from seqpoint.selection._kmeans1d import KMeans1D
 from seqpoint.selection._signatures import SignatureTable, signature_table
+from seqpoint.selection._simpoint import weighted_kmeans
 
 __all__ = ["SeqPointSelector", "signature_proxy"]
 
@@ -210,6 +212,8 @@ class SeqPointSelector(BaseSelector):
         # the space of the elementary cost components.
         varying = int(np.sum(np.ptp(table.signatures, axis=0) > 0))
         z = basis / (totals / counts.sum())
+        # The per-iteration component is 1 everywhere: no information for clustering.
+        z_feat = z[:, np.ptp(z, axis=0) > 0] if np.any(np.ptp(z, axis=0) > 0) else z
         refine = self.grouping == "optimal" and varying > 1
 
         def evaluate(k: int) -> tuple[IntArray, IntArray, float]:
@@ -217,9 +221,14 @@ class SeqPointSelector(BaseSelector):
             reps = choose_representatives(g, k, proxy, counts, basis)
             best = (g, reps, bound(g, reps, k))
             if refine and 1 < k <= _MAX_REFINE_K and best[2] > 0:
-                for cand_g in (g, _lloyd(z, counts, g, k)):
-                    cand_r = _nearest_centroid(z, counts, cand_g, k)
-                    err = bound(cand_g, cand_r, k)
+                # k-means in component space (seeded): groups tight in every component.
+                zk, _, _ = weighted_kmeans(z_feat, counts, k, self._rng(), n_init=2, max_iter=60)
+                _, zk = np.unique(zk, return_inverse=True)
+                zk = zk.reshape(-1).astype(np.int64)
+                kz = int(zk.max()) + 1
+                for cand_g, kk in ((g, k), (zk, kz)):
+                    cand_r = _nearest_centroid(z, counts, cand_g, kk)
+                    err = bound(cand_g, cand_r, kk)
                     if err < best[2]:
                         best = (cand_g, cand_r, err)
             return best
@@ -237,16 +246,17 @@ class SeqPointSelector(BaseSelector):
             g, reps, err = evaluate(k)
         else:
             assert self.max_error is not None
-            best: tuple[IntArray, IntArray, float] | None = None
-            for k in range(1, k_cap + 1):
+            tried: dict[int, tuple[IntArray, IntArray, float]] = {}
+            target = float(self.max_error)
+
+            def attempt(k: int) -> bool:
                 if self.grouping == "optimal" and k > km.max_k:
-                    km.extend(min(k_cap, 2 * km.max_k))
-                cand = evaluate(k)
-                if best is None or cand[2] < best[2]:
-                    best = cand
-                if cand[2] <= self.max_error:
-                    best = cand
-                    break
+                    km.extend(min(k_cap, max(k, 2 * km.max_k)))
+                tried[k] = evaluate(k)
+                return tried[k][2] <= target
+
+            found = _smallest_k(attempt, k_cap, doubling=refine)
+            best = tried[found] if found else min(tried.values(), key=lambda c: c[2])
             assert best is not None
             g, reps, err = best
             if err > self.max_error:
@@ -276,23 +286,35 @@ class SeqPointSelector(BaseSelector):
 _MAX_REFINE_K = 64
 
 
+def _smallest_k(attempt: Callable[[int], bool], k_cap: int, *, doubling: bool) -> int:
+    """Smallest k in 1..k_cap for which ``attempt(k)`` holds (0 if none).
+
+    Without refinement every k is tried in order (one DP layer and one O(m) pass each).
+    With refinement a k-means runs per k, so k = 1, 2, 4, ..., 64 are tried, then the
+    gap below the first success is bisected (the bound falls with k almost always);
+    beyond 64 no refinement runs and k is scanned in order.
+    """
+    if not doubling:
+        return next((k for k in range(1, k_cap + 1) if attempt(k)), 0)
+    fail, k = 0, 1
+    while k <= min(k_cap, _MAX_REFINE_K):
+        if attempt(k):
+            while k - fail > 1:
+                mid = (fail + k) // 2
+                if attempt(mid):
+                    k = mid
+                else:
+                    fail = mid
+            return k
+        fail, k = k, 2 * k
+    start = min(k_cap, _MAX_REFINE_K) + 1
+    return next((k for k in range(start, k_cap + 1) if attempt(k)), 0)
+
+
 def _centroids(z: FloatArray, w: FloatArray, g: IntArray, k: int) -> FloatArray:
     wsum = np.bincount(g, weights=w, minlength=k)
     cols = [np.bincount(g, weights=w * z[:, j], minlength=k) for j in range(z.shape[1])]
     return np.stack(cols, axis=1) / np.maximum(wsum, 1e-300)[:, None]  # type: ignore[no-any-return]
-
-
-def _lloyd(z: FloatArray, w: FloatArray, g: IntArray, k: int, max_iter: int = 50) -> IntArray:
-    """Weighted k-means in component space started from the groups ``g``; keeps k groups."""
-    g = g.copy()
-    for _ in range(max_iter):
-        c = _centroids(z, w, g, k)
-        d = np.sum((z[:, None, :] - c[None, :, :]) ** 2, axis=2)
-        new = np.argmin(d, axis=1).astype(np.int64)
-        if np.bincount(new, minlength=k).min() == 0 or np.array_equal(new, g):
-            break
-        g = new
-    return g
 
 
 def _nearest_centroid(z: FloatArray, w: FloatArray, g: IntArray, k: int) -> IntArray:

@@ -1,0 +1,89 @@
+"""``seqpoint select``: choose SeqPoints (or a baseline's points) from a schedule."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from seqpoint.cli._app import app, console, err_console, fail
+from seqpoint.exceptions import SeqPointWarning
+from seqpoint.schedule import read_schedule
+from seqpoint.selection import COST_MODELS, SELECTORS, make_selector, write_seqpoints
+
+__all__ = ["select"]
+
+
+@app.command("select")
+def select(
+    schedule: Annotated[Path, typer.Argument(help="SCHEDULE.csv or .parquet from 'seqpoint schedule'.")],
+    output: Annotated[Path, typer.Option("-o", "--output", help="SEQPOINTS.json to write.")],
+    n_points: Annotated[
+        int | None, typer.Option("-k", "--n-points", help="Number of points to profile.")
+    ] = None,
+    max_error: Annotated[
+        float | None,
+        typer.Option("--max-error", help="Target relative error (0.001 = 0.1%); seqpoint method only."),
+    ] = None,
+    method: Annotated[str, typer.Option("--method", help="Selection method.")] = "seqpoint",
+    seed: Annotated[int, typer.Option("--seed", help="Seed of randomised methods.")] = 0,
+    cost: Annotated[
+        str, typer.Option("--cost", help="Cost proxy for seqpoint/stratified.")
+    ] = "attention",
+    grouping: Annotated[
+        str, typer.Option("--grouping", help="seqpoint grouping: optimal or sl_bins.")
+    ] = "optimal",
+) -> None:
+    """Choose the iterations to profile and their weights; write SEQPOINTS.json."""
+    if method not in SELECTORS:
+        fail(f"Unknown selection method {method!r}. Valid names: {', '.join(SELECTORS.names())}.")
+    if (n_points is None) == (max_error is None):
+        fail("Give exactly one of -k N and --max-error FRACTION.")
+    if max_error is not None and method != "seqpoint":
+        fail(f"--max-error works with --method seqpoint only; give -k N for {method!r}.")
+    if n_points is not None and n_points < 1:
+        fail(f"-k must be an int >= 1. Got {n_points}.")
+    if max_error is not None and not 0 < max_error < 1:
+        fail(f"--max-error must be a fraction in (0, 1), e.g. 0.001 for 0.1%. Got {max_error:g}.")
+    if cost not in COST_MODELS:
+        fail(f"Unknown cost model {cost!r}. Valid names: {', '.join(COST_MODELS.names())}.")
+    sched = read_schedule(schedule)
+    if n_points is not None and n_points > len(sched):
+        fail(f"-k {n_points} exceeds the {len(sched)} iterations of {schedule}; choose k <= {len(sched)}.")
+    params: dict[str, Any] = {"random_state": seed}
+    if method == "seqpoint":
+        params.update(n_points=n_points, max_error=max_error, cost=cost, grouping=grouping)
+    else:
+        params["n_points"] = n_points
+        if method == "stratified":
+            params["cost"] = cost
+    selector = make_selector(method, **params)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", SeqPointWarning)
+        selector.fit(sched)
+    for w in caught:
+        err_console.print(f"seqpoint: warning: {w.message}", markup=False, highlight=False)
+    points = selector.to_seqpoints(sched)
+    write_seqpoints(points, output)
+
+    n = len(sched)
+    table = Table(title=f"{len(points)} {method} points for {n} iterations")
+    for col in ("iteration", "batch", "seq_len", "tgt_len", "weight", "share"):
+        table.add_column(col, justify="right")
+    for p in points.points:
+        table.add_row(
+            str(p.iteration),
+            str(p.batch_size),
+            str(p.seq_len),
+            str(p.tgt_len),
+            f"{p.weight:g}",
+            f"{p.weight / n:.1%}",
+        )
+    console.print(table)
+    est = points.meta.get("estimated_error")
+    if est is not None:
+        console.print(f"estimated error: {est:.3%}")
+    console.print(f"wrote {output}")

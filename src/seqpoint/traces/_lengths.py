@@ -72,12 +72,12 @@ def check_lengths(
         if frac.any():
             i = int(np.flatnonzero(frac)[0])
             raise InputError(
-                f"{source} {locate(i)}: {what} {arr[i]!r} is not an integer; lengths are counts "
+                f"{source} {locate(i)}: {what} {float(arr[i]):g} is not an integer; lengths are counts "
                 "(tokens or frames). Convert units with a scale (e.g. --scale or --sample-rate)."
             )
         if np.any(np.abs(arr) > 2**62):
             i = int(np.flatnonzero(np.abs(arr) > 2**62)[0])
-            raise InputError(f"{source} {locate(i)}: {what} {arr[i]!r} is too large.")
+            raise InputError(f"{source} {locate(i)}: {what} {float(arr[i]):g} is too large.")
     out = np.ascontiguousarray(arr, dtype=np.int64)
     low = 0 if allow_zero else 1
     bad = out < low

@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +49,14 @@ def _line(i: int) -> str:
     return f"line {i + 2}"
 
 
-def _scaled(values: NDArray[Any], scale: float, *, source: str, col: str) -> NDArray[Any]:
+def _scaled(
+    values: NDArray[Any],
+    scale: float,
+    *,
+    source: str,
+    col: str,
+    locate: Callable[[int], str] = _line,
+) -> NDArray[Any]:
     """Multiply by ``scale`` and round up (partial frames count as a frame)."""
     if scale == 1.0:
         return values
@@ -57,7 +65,7 @@ def _scaled(values: NDArray[Any], scale: float, *, source: str, col: str) -> NDA
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise InputError(
-            f"{source} {_line(i)}: {col!r} is {vals[i]} (missing or not finite); "
+            f"{source} {locate(i)}: {col!r} is {vals[i]} (missing or not finite); "
             "every length must be a positive number."
         )
     # Rounding to 6 decimals first removes float noise such as 225440 * (1/160) = 1409.0000000002.
@@ -228,7 +236,7 @@ def _jsonl_column(data: bytes, text: str, key: str, source: str) -> NDArray[Any]
         if key not in table.column_names:
             raise KeyError(key)
         col = table.column(key)
-        if not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type)):
+        if col.null_count or not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type)):
             raise TypeError(col.type)
         return col.cast(pa.float64()).to_numpy(zero_copy_only=False)
     except (pa.ArrowInvalid, KeyError, TypeError):
@@ -269,12 +277,13 @@ def read_jsonl_lengths(
         raise InputError(f"{source} holds no samples; give a non-empty manifest.")
     raw = _jsonl_column(data, text, key, source)
     factor = 1.0 if frames_per_second is None else _check_scale(frames_per_second, None, 1.0)
-    values = _scaled(raw, factor, source=source, col=key)
 
     def locate(i: int) -> str:
         # Blank lines are skipped, so a position counts non-blank lines only.
         nonblank = [j for j, line in enumerate(text.split("\n")) if line.strip()]
         return f"line {nonblank[i] + 1}"
+
+    values = _scaled(raw, factor, source=source, col=key, locate=locate)
 
     src = check_lengths(values, source=source, locate=locate, what=repr(key))
     how = f" x{factor:g} rounded up" if factor != 1.0 else ""

@@ -35,7 +35,7 @@ def test_wide_ranges_use_the_sorting_path() -> None:
         {"batch_size": [1, 10**6, 1, 10**6], "seq_len": [10**9, 3, 10**9, 4], "tgt_len": [0, 10**8, 0, 1]}
     )
     table = signature_table(sched)
-    sig, counts, inverse = sched.unique_signatures()
+    sig, _counts, inverse = sched.unique_signatures()
     assert np.array_equal(table.signatures, sig)
     assert table.counts.tolist() == [2, 1, 1]
     assert np.array_equal(table.inverse, inverse)

@@ -41,6 +41,7 @@ def project_command(
             "failed; projected from the other points (result marked incomplete).",
             markup=False,
             highlight=False,
+            soft_wrap=True,
         )
     if as_json:
         print(json.dumps(result.to_dict()))

@@ -65,7 +65,9 @@ def select(
         warnings.simplefilter("always", SeqPointWarning)
         selector.fit(sched)
     for w in caught:
-        err_console.print(f"seqpoint: warning: {w.message}", markup=False, highlight=False)
+        err_console.print(
+            f"seqpoint: warning: {w.message}", markup=False, highlight=False, soft_wrap=True
+        )
     points = selector.to_seqpoints(sched)
     write_seqpoints(points, output)
 

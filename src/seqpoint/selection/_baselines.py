@@ -42,7 +42,7 @@ def _nearest_labels(n: int, rows: IntArray) -> IntArray:
     """Label every iteration with the index of the nearest chosen row (rows increasing)."""
     if rows.shape[0] == 1:
         return np.zeros(n, dtype=np.int64)
-    cuts = (rows[:-1] + rows[1:]) // 2
+    cuts = (rows[:-1] + rows[1:] + 1) // 2
     return np.searchsorted(cuts, np.arange(n, dtype=np.int64), side="right").astype(np.int64)
 
 

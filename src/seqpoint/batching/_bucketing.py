@@ -190,11 +190,12 @@ class DynamicBucketPolicy(BatchingPolicy):
         bucket = np.searchsorted(bins, dur, side="right").astype(np.int64)
         budget = None if self.max_duration is None else int(np.floor(self.max_duration))
         if budget is not None:
-            too_long = int((2 * dur > budget).sum())
+            too_long = int((dur > budget).sum())
             if too_long:
                 warnings.warn(
-                    f"{too_long} sample(s) of {lengths.source} are longer than max_duration/2 = "
-                    f"{budget / 2:g}; they form batches of one (lhotse warns likewise).",
+                    f"{too_long} sample(s) of {lengths.source} are longer than max_duration="
+                    f"{self.max_duration:g}; each forms a batch of one above the budget "
+                    "(lhotse warns likewise).",
                     AdjustedInputWarning,
                     stacklevel=3,
                 )

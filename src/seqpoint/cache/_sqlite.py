@@ -78,7 +78,9 @@ class MeasurementCache:
     def __init__(self, path: str | Path | None = None, *, timeout_s: float = 60.0) -> None:
         self.path = Path(path) if path is not None else default_cache_path()
         if self.path.is_dir():
-            raise InputError(f"Cache path {self.path} is a directory; give a file such as {self.path}/measurements.sqlite.")
+            raise InputError(
+                f"Cache path {self.path} is a directory; give a file such as {self.path}/measurements.sqlite."
+            )
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.timeout_s = float(timeout_s)
         try:
@@ -124,7 +126,9 @@ class MeasurementCache:
     def get(self, key: str) -> Measurement | None:
         """The cached measurement of ``key``, or None."""
         with self._connect() as con:
-            row = con.execute("SELECT measurement FROM measurements WHERE key = ?", (key,)).fetchone()
+            row = con.execute(
+                "SELECT measurement FROM measurements WHERE key = ?", (key,)
+            ).fetchone()
         return None if row is None else Measurement.from_dict(json.loads(row[0]))
 
     def put(
@@ -154,7 +158,10 @@ class MeasurementCache:
         if not isinstance(key, str):
             return False
         with self._connect() as con:
-            return con.execute("SELECT 1 FROM measurements WHERE key = ?", (key,)).fetchone() is not None
+            return (
+                con.execute("SELECT 1 FROM measurements WHERE key = ?", (key,)).fetchone()
+                is not None
+            )
 
     def __len__(self) -> int:
         with self._connect() as con:

@@ -83,9 +83,25 @@ class Cost:
 
 _SKIP_NAMES = frozenset(
     {
-        "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "lift_fresh",
-        "_local_scalar_dense", "detach", "resize_", "set_", "size", "stride", "sym_size",
-        "sym_stride", "is_contiguous", "numel", "dim", "storage_offset", "sym_numel",
+        "empty",
+        "empty_like",
+        "empty_strided",
+        "new_empty",
+        "new_empty_strided",
+        "lift_fresh",
+        "_local_scalar_dense",
+        "detach",
+        "resize_",
+        "set_",
+        "size",
+        "stride",
+        "sym_size",
+        "sym_stride",
+        "is_contiguous",
+        "numel",
+        "dim",
+        "storage_offset",
+        "sym_numel",
     }
 )
 
@@ -104,7 +120,9 @@ def _register_missing_meta_kernels() -> None:
 
         lib = torch.library.Library("aten", "IMPL")
 
-        def ctc(log_probs: Any, targets: Any, input_lengths: Any, target_lengths: Any, *a: Any) -> Any:
+        def ctc(
+            log_probs: Any, targets: Any, input_lengths: Any, target_lengths: Any, *a: Any
+        ) -> Any:
             t, b = log_probs.shape[0], log_probs.shape[1]
             s = targets.shape[-1] if targets.dim() == 2 else max(1, targets.shape[0] // max(1, b))
             return (
@@ -149,14 +167,20 @@ def _make_counter(dtype: str) -> Any:
             finally:
                 self.cost = saved
 
-        def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        def __torch_dispatch__(
+            self, func: Any, types: Any, args: Any = (), kwargs: Any = None
+        ) -> Any:
             kwargs = kwargs or {}
             out = func(*args, **kwargs)
             name = func._overloadpacket.__name__
             if func.is_view or name in _SKIP_NAMES:
                 return out
             packet = func._overloadpacket
-            flops = float(flop_registry[packet](*args, **kwargs, out_val=out)) if packet in flop_registry else 0.0
+            flops = (
+                float(flop_registry[packet](*args, **kwargs, out_val=out))
+                if packet in flop_registry
+                else 0.0
+            )
             nbytes = 0
             for t in tree_leaves((args, kwargs, out)):
                 if isinstance(t, torch.Tensor):
@@ -192,9 +216,15 @@ def _patch_rnns(model: Any, counter: Any) -> Callable[[], None]:
         @staticmethod
         def backward(ctx: Any, grad: Any) -> Any:
             xs, xd, ps = ctx.shapes
-            return (grad.new_empty(xs, dtype=xd), None, *(grad.new_empty(s, dtype=d) for s, d in ps))
+            return (
+                grad.new_empty(xs, dtype=xd),
+                None,
+                *(grad.new_empty(s, dtype=d) for s, d in ps),
+            )
 
-    def measure(m: nn.RNNBase, orig: Callable[..., Any], steps: int, batch: int, feat: int, dtype: Any) -> Cost:
+    def measure(
+        m: nn.RNNBase, orig: Callable[..., Any], steps: int, batch: int, feat: int, dtype: Any
+    ) -> Cost:
         shape = (batch, steps, feat) if m.batch_first else (steps, batch, feat)
         saved = [p.grad for p in m.parameters()]
         for p in m.parameters():

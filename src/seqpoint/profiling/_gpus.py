@@ -30,7 +30,9 @@ class GPUSpec:
 GPU_SPECS: dict[str, GPUSpec] = {
     # NVIDIA Tesla V100 SXM2 data sheet (2018): 15.7 TFLOPS FP32, 125 TFLOPS tensor (FP16),
     # 900 GB/s HBM2. V100 has no bf16: bf16 falls back to the fp16 tensor-core peak.
-    "v100": GPUSpec(name="V100 SXM2", peak_flops={"fp32": 15.7e12, "fp16": 125e12}, bandwidth=900e9),
+    "v100": GPUSpec(
+        name="V100 SXM2", peak_flops={"fp32": 15.7e12, "fp16": 125e12}, bandwidth=900e9
+    ),
     # NVIDIA A100 Tensor Core GPU data sheet (80GB SXM): 19.5 TFLOPS FP32, 312 TFLOPS
     # BF16/FP16 tensor (dense), 2,039 GB/s HBM2e.
     "a100": GPUSpec(
@@ -52,7 +54,9 @@ def gpu_spec(name: str) -> GPUSpec:
     """The spec of GPU ``name`` (case-insensitive); unknown names list the valid ones."""
     key = name.lower()
     if key not in GPU_SPECS:
-        raise ConfigError(f"Unknown GPU {name!r} for a roofline. Valid GPUs: {', '.join(GPU_SPECS)}.")
+        raise ConfigError(
+            f"Unknown GPU {name!r} for a roofline. Valid GPUs: {', '.join(GPU_SPECS)}."
+        )
     return GPU_SPECS[key]
 
 

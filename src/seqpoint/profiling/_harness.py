@@ -59,7 +59,9 @@ class ProfileConfig:
         for name, low in (("warmup", 0), ("repeats", 1), ("breakdown_steps", 1)):
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or v < low:
-                raise ConfigError(f"The {name!r} parameter of ProfileConfig must be an int >= {low}. Got {v!r}.")
+                raise ConfigError(
+                    f"The {name!r} parameter of ProfileConfig must be an int >= {low}. Got {v!r}."
+                )
         TIMERS.get(self.timer)
         if isinstance(self.metrics, str) or not self.metrics:
             raise ConfigError(
@@ -74,8 +76,12 @@ class ProfileConfig:
                     f"{', '.join('roofline:' + g for g in GPU_SPECS)}."
                 )
             if gpu and gpu.lower() not in GPU_SPECS:
-                raise ConfigError(f"Unknown GPU {gpu!r} in metric {m!r}. Valid GPUs: {', '.join(GPU_SPECS)}.")
-        if not (isinstance(self.max_seconds_per_point, int | float) and self.max_seconds_per_point >= 0):
+                raise ConfigError(
+                    f"Unknown GPU {gpu!r} in metric {m!r}. Valid GPUs: {', '.join(GPU_SPECS)}."
+                )
+        if not (
+            isinstance(self.max_seconds_per_point, int | float) and self.max_seconds_per_point >= 0
+        ):
             raise ConfigError(
                 "The 'max_seconds_per_point' parameter of ProfileConfig must be a number >= 0. "
                 f"Got {self.max_seconds_per_point!r}."
@@ -126,7 +132,9 @@ def environment_fingerprint(workload: Any) -> dict[str, Any]:
     import torch
 
     device = getattr(workload, "device", None)
-    dtype = getattr(device, "type", None) or str(getattr(getattr(workload, "config", None), "device", "cpu"))
+    dtype = getattr(device, "type", None) or str(
+        getattr(getattr(workload, "config", None), "device", "cpu")
+    )
     env: dict[str, Any] = {
         "python": platform.python_version(),
         "torch": torch.__version__,
@@ -238,13 +246,18 @@ def _profile_breakdown(
 
     for ev in events:
         if ev.name == "[memory]":
-            mem_events.append((int(ev.time_range.start), int(ev.cpu_memory_usage + ev.device_memory_usage)))
+            mem_events.append(
+                (int(ev.time_range.start), int(ev.cpu_memory_usage + ev.device_memory_usage))
+            )
             continue
         if ev.device_type != DeviceType.CPU:
             continue
         n = ev.name
-        if not (n.startswith("aten::") or n.startswith("autograd::engine::evaluate_function:")
-                or n.startswith("Optimizer.")):
+        if not (
+            n.startswith("aten::")
+            or n.startswith("autograd::engine::evaluate_function:")
+            or n.startswith("Optimizer.")
+        ):
             continue
         t_us = ev.self_device_time_total if on_cuda else ev.self_cpu_time_total
         if t_us <= 0:
@@ -261,7 +274,9 @@ def _profile_breakdown(
     return {k: v for k, v in per_cat.items() if v > 0}, sum(per_cat.values()), peak
 
 
-def _measure(workload: Any, signature: tuple[int, ...], config: ProfileConfig) -> tuple[dict[str, float], dict[str, float], dict[str, list[float]]]:
+def _measure(
+    workload: Any, signature: tuple[int, ...], config: ProfileConfig
+) -> tuple[dict[str, float], dict[str, float], dict[str, list[float]]]:
     import torch
 
     metrics: dict[str, float] = {}
@@ -347,7 +362,11 @@ def _cleanup_after_failure(workload: Any) -> None:
 
 
 def profile_point(
-    workload: Any, signature: Sequence[int], config: ProfileConfig | None = None, *, iteration: int = -1
+    workload: Any,
+    signature: Sequence[int],
+    config: ProfileConfig | None = None,
+    *,
+    iteration: int = -1,
 ) -> Measurement:
     """Measure one training step of ``signature``.
 
@@ -480,4 +499,6 @@ def profile_points(
     else:
         for it, sig in todo:
             results.append(run_one(it, sig))
-    return Measurements(workload=name, config=cfg_dict, environment=env, measurements=tuple(results))
+    return Measurements(
+        workload=name, config=cfg_dict, environment=env, measurements=tuple(results)
+    )

@@ -65,7 +65,9 @@ def _cuda() -> Timer:
     import torch
 
     if not torch.cuda.is_available():
-        raise ConfigError("The 'cuda' timer needs a CUDA device; torch sees none. Use --timer wall.")
+        raise ConfigError(
+            "The 'cuda' timer needs a CUDA device; torch sees none. Use --timer wall."
+        )
 
     def timer(fn: Callable[[], Any], device: Any) -> float:
         if getattr(device, "type", "cpu") != "cuda":

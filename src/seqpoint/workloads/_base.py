@@ -99,7 +99,9 @@ class WorkloadConfig:
         _check_int(cls, "micro_batches", self.micro_batches, 1)
         _check_int(cls, "seed", self.seed, 0)
         if not isinstance(self.compile, bool):
-            raise ConfigError(f"The 'compile' parameter of {cls} must be a bool. Got {self.compile!r}.")
+            raise ConfigError(
+                f"The 'compile' parameter of {cls} must be a bool. Got {self.compile!r}."
+            )
         if not (isinstance(self.lr, int | float) and not isinstance(self.lr, bool) and self.lr > 0):
             raise ConfigError(f"The 'lr' parameter of {cls} must be a float > 0. Got {self.lr!r}.")
 
@@ -109,7 +111,9 @@ class WorkloadConfig:
 
 def _check_int(cls: str, name: str, value: object, low: int) -> None:
     if not isinstance(value, int) or isinstance(value, bool) or value < low:
-        raise ConfigError(f"The {name!r} parameter of {cls} must be an int >= {low}. Got {value!r}.")
+        raise ConfigError(
+            f"The {name!r} parameter of {cls} must be an int >= {low}. Got {value!r}."
+        )
 
 
 def check_positive(cls: str, **values: object) -> None:
@@ -184,7 +188,9 @@ class TorchWorkload:
             config.dtype
         ]
         self._scaler = (
-            torch.amp.GradScaler(config.device) if config.dtype == "fp16" and config.device != "meta" else None
+            torch.amp.GradScaler(config.device)
+            if config.dtype == "fp16" and config.device != "meta"
+            else None
         )
 
     # -- subclass hooks ------------------------------------------------------------
@@ -192,7 +198,12 @@ class TorchWorkload:
         raise NotImplementedError
 
     def _make_inputs(
-        self, batch_size: int, seq_len: int, tgt_len: int, sum_sq_len: int | None, gen: torch.Generator
+        self,
+        batch_size: int,
+        seq_len: int,
+        tgt_len: int,
+        sum_sq_len: int | None,
+        gen: torch.Generator,
     ) -> dict[str, torch.Tensor]:
         raise NotImplementedError
 
@@ -257,7 +268,11 @@ class TorchWorkload:
         float
             The batch's loss (the mean over micro-batches weighted by their size).
         """
-        parts = [batch] if self.config.micro_batches == 1 else self._split(batch, self.config.micro_batches)
+        parts = (
+            [batch]
+            if self.config.micro_batches == 1
+            else self._split(batch, self.config.micro_batches)
+        )
         total = self._batch_size(batch)
         losses = []
         for part in parts:

@@ -62,13 +62,17 @@ class BertConfig(WorkloadConfig):
             max_position=self.max_position,
         )
         if not isinstance(self.vocab, int) or self.vocab < 5:
-            raise ConfigError(f"The 'vocab' parameter of BertConfig must be an int >= 5. Got {self.vocab!r}.")
+            raise ConfigError(
+                f"The 'vocab' parameter of BertConfig must be an int >= 5. Got {self.vocab!r}."
+            )
         if self.hidden % self.heads:
             raise ConfigError(
                 f"The 'heads' parameter of BertConfig must divide hidden={self.hidden}. Got {self.heads}."
             )
         if not 0.0 <= self.dropout < 1.0:
-            raise ConfigError(f"The 'dropout' parameter of BertConfig must be in [0, 1). Got {self.dropout!r}.")
+            raise ConfigError(
+                f"The 'dropout' parameter of BertConfig must be in [0, 1). Got {self.dropout!r}."
+            )
         if not 0.0 < self.mlm_fraction <= 1.0:
             raise ConfigError(
                 f"The 'mlm_fraction' parameter of BertConfig must be in (0, 1]. Got {self.mlm_fraction!r}."
@@ -195,7 +199,12 @@ class Bert(TorchWorkload):
         return _build(self.config)
 
     def _make_inputs(
-        self, batch_size: int, seq_len: int, tgt_len: int, sum_sq_len: int | None, gen: torch.Generator
+        self,
+        batch_size: int,
+        seq_len: int,
+        tgt_len: int,
+        sum_sq_len: int | None,
+        gen: torch.Generator,
     ) -> dict[str, Any]:
         import torch
 
@@ -208,6 +217,7 @@ class Bert(TorchWorkload):
         p = cfg.masked_per_row(seq_len)
         meta = self.device.type == "meta"
         if meta:
+
             def e(*shape: int, dtype: torch.dtype = torch.long) -> torch.Tensor:
                 return torch.empty(*shape, dtype=dtype, device="meta")
 
@@ -220,7 +230,9 @@ class Bert(TorchWorkload):
             }
         else:
             ids = torch.randint(5, cfg.vocab, (batch_size, seq_len), generator=gen)
-            masked = torch.sort(torch.rand(batch_size, seq_len, generator=gen).argsort(-1)[:, :p], -1).values
+            masked = torch.sort(
+                torch.rand(batch_size, seq_len, generator=gen).argsort(-1)[:, :p], -1
+            ).values
             labels = torch.gather(ids, 1, masked)
             ids = ids.scatter(1, masked, 4)  # 4 plays [MASK]
             seg = (torch.arange(seq_len) >= seq_len // 2).long().expand(batch_size, -1).contiguous()
@@ -234,7 +246,9 @@ class Bert(TorchWorkload):
             }
         if sum_sq_len is not None and sum_sq_len > 0:
             if meta:
-                batch["attention_mask"] = torch.empty(batch_size, 1, seq_len, seq_len, device="meta")
+                batch["attention_mask"] = torch.empty(
+                    batch_size, 1, seq_len, seq_len, device="meta"
+                )
             else:
                 batch["attention_mask"] = self._packed_mask(batch_size, seq_len, sum_sq_len)
                 pos_rows = []

@@ -92,13 +92,27 @@ class DeepSpeech2Config(WorkloadConfig):
 # 16 x 12 s of audio takes ~20 ms and the longest LibriSpeech batch (32 x 24.5 s) ~150 ms.
 DeepSpeech2Config.PRESETS = {
     "tiny": DeepSpeech2Config(
-        n_features=16, conv_channels=4, conv_kernel=(3, 3), time_strides=(2, 4),
-        rnn_type="lstm", rnn_layers=1, rnn_hidden=16, frames_per_char=28, optimizer="adamw",
+        n_features=16,
+        conv_channels=4,
+        conv_kernel=(3, 3),
+        time_strides=(2, 4),
+        rnn_type="lstm",
+        rnn_layers=1,
+        rnn_hidden=16,
+        frames_per_char=28,
+        optimizer="adamw",
         lr=3e-3,
     ),
     "small": DeepSpeech2Config(
-        n_features=81, conv_channels=16, conv_kernel=(21, 11), time_strides=(2, 2),
-        rnn_type="gru", rnn_layers=3, rnn_hidden=256, optimizer="adamw", lr=1e-3,
+        n_features=81,
+        conv_channels=16,
+        conv_kernel=(21, 11),
+        time_strides=(2, 2),
+        rnn_type="gru",
+        rnn_layers=3,
+        rnn_hidden=256,
+        optimizer="adamw",
+        lr=1e-3,
     ),
     "paper": DeepSpeech2Config(),
 }
@@ -116,10 +130,14 @@ def _build(cfg: DeepSpeech2Config) -> torch.nn.Module:
             super().__init__()
             c = cfg.conv_channels
             self.conv = nn.Sequential(
-                nn.Conv2d(1, c, (kf, kt), stride=(2, cfg.time_strides[0]), padding=(kf // 2, kt // 2)),
+                nn.Conv2d(
+                    1, c, (kf, kt), stride=(2, cfg.time_strides[0]), padding=(kf // 2, kt // 2)
+                ),
                 nn.BatchNorm2d(c),
                 nn.Hardtanh(0, 20),
-                nn.Conv2d(c, c, (kf2, kt), stride=(2, cfg.time_strides[1]), padding=(kf2 // 2, kt // 2)),
+                nn.Conv2d(
+                    c, c, (kf2, kt), stride=(2, cfg.time_strides[1]), padding=(kf2 // 2, kt // 2)
+                ),
                 nn.BatchNorm2d(c),
                 nn.Hardtanh(0, 20),
             )
@@ -166,7 +184,12 @@ class DeepSpeech2(TorchWorkload):
         return max(1, min(want, t_out // 2 if t_out >= 2 else 1))
 
     def _make_inputs(
-        self, batch_size: int, seq_len: int, tgt_len: int, sum_sq_len: int | None, gen: torch.Generator
+        self,
+        batch_size: int,
+        seq_len: int,
+        tgt_len: int,
+        sum_sq_len: int | None,
+        gen: torch.Generator,
     ) -> dict[str, Any]:
         import torch
 

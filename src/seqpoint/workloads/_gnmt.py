@@ -46,7 +46,9 @@ class GNMTConfig(WorkloadConfig):
         super().__post_init__()
         check_positive("GNMTConfig", hidden=self.hidden)
         if not isinstance(self.vocab, int) or self.vocab < 2:
-            raise ConfigError(f"The 'vocab' parameter of GNMTConfig must be an int >= 2. Got {self.vocab!r}.")
+            raise ConfigError(
+                f"The 'vocab' parameter of GNMTConfig must be an int >= 2. Got {self.vocab!r}."
+            )
         if not isinstance(self.layers, int) or self.layers < 2:
             raise ConfigError(
                 f"The 'layers' parameter of GNMTConfig must be an int >= 2. Got {self.layers!r}."
@@ -54,7 +56,9 @@ class GNMTConfig(WorkloadConfig):
         for name in ("dropout", "label_smoothing"):
             v = getattr(self, name)
             if not 0.0 <= v < 1.0:
-                raise ConfigError(f"The {name!r} parameter of GNMTConfig must be in [0, 1). Got {v!r}.")
+                raise ConfigError(
+                    f"The {name!r} parameter of GNMTConfig must be in [0, 1). Got {v!r}."
+                )
 
 
 # ``paper``: the MLPerf GNMT reference (4+4 layers of 1024, 32k BPE vocabulary).
@@ -97,7 +101,9 @@ def _build(cfg: GNMTConfig) -> torch.nn.Module:
             self.src_emb = nn.Embedding(cfg.vocab, h)
             self.tgt_emb = nn.Embedding(cfg.vocab, h)
             self.enc0 = nn.LSTM(h, h, bidirectional=True)
-            self.enc = nn.ModuleList([nn.LSTM(2 * h if i == 0 else h, h) for i in range(cfg.layers - 1)])
+            self.enc = nn.ModuleList(
+                [nn.LSTM(2 * h if i == 0 else h, h) for i in range(cfg.layers - 1)]
+            )
             self.att_rnn = nn.LSTM(h, h)
             self.attention = Attention()
             self.dec = nn.ModuleList([nn.LSTM(2 * h, h) for _ in range(cfg.layers - 1)])
@@ -105,7 +111,9 @@ def _build(cfg: GNMTConfig) -> torch.nn.Module:
             self.classifier = nn.Linear(h, cfg.vocab)
             self.loss_fn = nn.CrossEntropyLoss(label_smoothing=cfg.label_smoothing)
 
-        def forward(self, src: torch.Tensor, tgt_in: torch.Tensor, tgt_out: torch.Tensor) -> torch.Tensor:
+        def forward(
+            self, src: torch.Tensor, tgt_in: torch.Tensor, tgt_out: torch.Tensor
+        ) -> torch.Tensor:
             x = self.drop(self.src_emb(src))  # (S, B, H)
             x, _ = self.enc0(x)
             for i, layer in enumerate(self.enc):
@@ -137,13 +145,19 @@ class GNMT(TorchWorkload):
         return 1  # time-major
 
     def _make_inputs(
-        self, batch_size: int, seq_len: int, tgt_len: int, sum_sq_len: int | None, gen: torch.Generator
+        self,
+        batch_size: int,
+        seq_len: int,
+        tgt_len: int,
+        sum_sq_len: int | None,
+        gen: torch.Generator,
     ) -> dict[str, Any]:
         import torch
 
         t = tgt_len if tgt_len > 0 else seq_len
         v = self.config.vocab
         if self.device.type == "meta":
+
             def e(n: int) -> torch.Tensor:
                 return torch.empty(n, batch_size, dtype=torch.long, device="meta")
 

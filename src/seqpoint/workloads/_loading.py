@@ -13,7 +13,14 @@ from seqpoint._registry import Registry
 from seqpoint.exceptions import ConfigError
 from seqpoint.workloads._base import Workload, WorkloadConfig
 
-__all__ = ["WORKLOADS", "WorkloadSpec", "config_class", "load_workload", "parse_overrides", "parse_set"]
+__all__ = [
+    "WORKLOADS",
+    "WorkloadSpec",
+    "config_class",
+    "load_workload",
+    "parse_overrides",
+    "parse_set",
+]
 
 Override = str | int | float | bool | tuple[int, ...]
 
@@ -92,11 +99,17 @@ def _coerce(cls: type, key: str, raw: Any, annotation: Any) -> Any:
     if annotation is str:
         return str(raw)
     if origin is tuple:
-        parts = raw if isinstance(raw, list | tuple) else [p for p in str(raw).replace("x", ",").split(",") if p]
+        parts = (
+            raw
+            if isinstance(raw, list | tuple)
+            else [p for p in str(raw).replace("x", ",").split(",") if p]
+        )
         try:
             return tuple(int(p) for p in parts)
         except (TypeError, ValueError):
-            raise ConfigError(f"{where} must be ints separated by commas (e.g. 2,2). Got {raw!r}.") from None
+            raise ConfigError(
+                f"{where} must be ints separated by commas (e.g. 2,2). Got {raw!r}."
+            ) from None
     return raw
 
 

@@ -45,7 +45,9 @@ class _ForeachOptimizer(torch.optim.Optimizer):
 class SGD(_ForeachOptimizer):
     """SGD with momentum 0.9 (the DeepSpeech2 reference recipe)."""
 
-    def __init__(self, params: Sequence[torch.nn.Parameter], lr: float, momentum: float = 0.9) -> None:
+    def __init__(
+        self, params: Sequence[torch.nn.Parameter], lr: float, momentum: float = 0.9
+    ) -> None:
         super().__init__(params, {"lr": lr, "momentum": momentum})
 
     def _state_names(self) -> tuple[str, ...]:
@@ -79,7 +81,13 @@ class Adam(_ForeachOptimizer):
     ) -> None:
         super().__init__(
             params,
-            {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay, "decoupled": decoupled},
+            {
+                "lr": lr,
+                "betas": betas,
+                "eps": eps,
+                "weight_decay": weight_decay,
+                "decoupled": decoupled,
+            },
         )
 
     def _state_names(self) -> tuple[str, ...]:
@@ -122,7 +130,9 @@ class LAMB(_ForeachOptimizer):
         eps: float = 1e-6,
         weight_decay: float = 0.01,
     ) -> None:
-        super().__init__(params, {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay})
+        super().__init__(
+            params, {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay}
+        )
 
     def _state_names(self) -> tuple[str, ...]:
         return ("exp_avg", "exp_avg_sq")
@@ -161,7 +171,9 @@ class LAMB(_ForeachOptimizer):
         torch._foreach_add_(ps, update)
 
 
-def make_optimizer(name: str, params: Sequence[torch.nn.Parameter], lr: float) -> torch.optim.Optimizer:
+def make_optimizer(
+    name: str, params: Sequence[torch.nn.Parameter], lr: float
+) -> torch.optim.Optimizer:
     """Build the optimizer named ``name`` (``sgd``, ``adam``, ``adamw``, ``lamb``)."""
     if name == "sgd":
         return SGD(params, lr)

@@ -1,0 +1,79 @@
+"""``seqpoint cache list | clear | export``: inspect and manage the measurement cache."""
+
+from __future__ import annotations
+
+import datetime as _dt
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from seqpoint.cli._app import app, console
+
+__all__ = ["cache_app"]
+
+cache_app = typer.Typer(
+    name="cache",
+    help="Inspect or manage the measurement cache ($SEQPOINT_CACHE or ~/.cache/seqpoint).",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode=None,
+)
+app.add_typer(cache_app, name="cache")
+
+_CachePath = Annotated[
+    Path | None,
+    typer.Option("--cache", help="Cache file (default $SEQPOINT_CACHE or ~/.cache/seqpoint)."),
+]
+_Workload = Annotated[
+    str | None, typer.Option("--workload", "-w", help="Only this workload's rows (NAME:PRESET).")
+]
+
+
+@cache_app.command("list")
+def cache_list(cache: _CachePath = None, workload: _Workload = None) -> None:
+    """List cached measurements."""
+    from seqpoint.cache import MeasurementCache
+
+    store = MeasurementCache(cache)
+    rows = store.list(workload)
+    table = Table(title="measurement cache")
+    for col in ("workload", "signature", "status", "time_s", "written", "key"):
+        table.add_column(col)
+    for e in rows:
+        t = e.measurement.metrics.get("time_s")
+        table.add_row(
+            e.workload,
+            ",".join(map(str, e.signature)),
+            e.status,
+            "-" if t is None else f"{t:.6g}",
+            _dt.datetime.fromtimestamp(e.created).strftime("%Y-%m-%d %H:%M:%S"),
+            e.key[:12],
+        )
+    console.print(table)
+    console.print(f"{len(rows)} measurements in {store.path}", markup=False, soft_wrap=True)
+
+
+@cache_app.command("clear")
+def cache_clear(cache: _CachePath = None, workload: _Workload = None) -> None:
+    """Delete cached measurements (all, or one workload's)."""
+    from seqpoint.cache import MeasurementCache
+
+    store = MeasurementCache(cache)
+    n = store.clear(workload)
+    console.print(f"deleted {n} measurements from {store.path}", markup=False)
+
+
+@cache_app.command("export")
+def cache_export(
+    output: Annotated[Path, typer.Option("-o", "--output", help="JSON file to write.")],
+    cache: _CachePath = None,
+    workload: _Workload = None,
+) -> None:
+    """Export cached measurements as JSON."""
+    from seqpoint.cache import MeasurementCache
+
+    store = MeasurementCache(cache)
+    path = store.export(output, workload)
+    console.print(f"wrote {len(store.list(workload))} measurements to {path}", markup=False)

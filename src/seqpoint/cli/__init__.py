@@ -11,5 +11,6 @@ from seqpoint.cli import _select  # noqa: F401,E402  isort: skip
 from seqpoint.cli import _project  # noqa: F401,E402  isort: skip
 from seqpoint.cli import _profile  # noqa: F401,E402  isort: skip
 from seqpoint.cli import _cache  # noqa: F401,E402  isort: skip
+from seqpoint.cli import _run  # noqa: F401,E402  isort: skip
 
 __all__ = ["app", "main"]

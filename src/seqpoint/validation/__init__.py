@@ -1,3 +1,18 @@
-"""seqpoint.validation"""
+"""Stage 8: validation against the ground truth (full runs, exact totals, baselines)."""
 
-__all__: list[str] = []
+from seqpoint.validation._compare import (
+    ErrorCurve,
+    error_vs_k,
+    reduction_factor,
+    weighted_projection,
+)
+from seqpoint.validation._full_run import FullRun, run_full_schedule
+
+__all__ = [
+    "ErrorCurve",
+    "FullRun",
+    "error_vs_k",
+    "reduction_factor",
+    "run_full_schedule",
+    "weighted_projection",
+]

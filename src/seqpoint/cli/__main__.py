@@ -1,0 +1,5 @@
+"""``python -m seqpoint.cli``."""
+
+from seqpoint.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,112 @@
+"""``seqpoint run | validate | speedup | demo``: the whole pipeline from one TOML config."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from seqpoint.cli._app import app, console
+
+__all__ = ["demo", "run_cmd", "speedup", "validate_cmd"]
+
+_SET_HELP = "Override a config value: section.key=value (e.g. batching.epochs=2, workload.set.dtype=bf16)."
+
+
+def _load(config: Path, overrides: list[str] | None, out: Path | None):  # type: ignore[no-untyped-def]
+    from seqpoint.pipeline import apply_overrides, load_config
+
+    cfg = load_config(config)
+    items = list(overrides or [])
+    if out is not None:
+        items.append(f"report.out={json.dumps(str(out))}")
+    return apply_overrides(cfg, items) if items else cfg
+
+
+@app.command("run")
+def run_cmd(
+    config: Annotated[Path, typer.Argument(help="Run config TOML (see configs/).")],
+    overrides: Annotated[list[str] | None, typer.Option("--set", help=_SET_HELP)] = None,
+    out: Annotated[Path | None, typer.Option("-o", "--out", help="Run folder (default runs/NAME-TIME).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+) -> None:
+    """Lengths → schedule → SeqPoints → profile (cached) → projected run, in a run folder."""
+    from seqpoint.pipeline import run
+    from seqpoint.pipeline._present import print_histogram, print_run, print_seqpoints
+
+    cfg = _load(config, overrides, out)
+    result = run(cfg, progress=not (quiet or as_json), console=console)
+    if as_json:
+        print(json.dumps(result.to_dict(), indent=2, default=str))
+        return
+    print_histogram(console, result.schedule, result.seqpoints, unit=result.unit)
+    print_seqpoints(console, result.seqpoints, result.measurements)
+    print_run(console, result)
+    console.print(f"Run folder: [bold]{result.folder.path}[/]")
+
+
+@app.command("validate")
+def validate_cmd(
+    config: Annotated[Path, typer.Argument(help="Run config TOML; [validation] says what to run in full.")],
+    overrides: Annotated[list[str] | None, typer.Option("--set", help=_SET_HELP)] = None,
+    out: Annotated[Path | None, typer.Option("-o", "--out", help="Run folder.")] = None,
+    no_exact: Annotated[bool, typer.Option("--no-exact", help="Skip exact FLOP totals.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+) -> None:
+    """Run the schedule in full (twice), and compare the projection and baselines with it."""
+    from seqpoint.pipeline import validate
+    from seqpoint.pipeline._present import print_seqpoints, print_validation
+
+    cfg = _load(config, overrides, out)
+    result = validate(cfg, progress=not (quiet or as_json), console=console, exact=not no_exact)
+    if as_json:
+        print(json.dumps(result.to_dict(), indent=2, default=str))
+        return
+    print_seqpoints(console, result.seqpoints, result.measurements)
+    print_validation(console, result)
+    console.print(f"Run folder: [bold]{result.folder.path}[/]")
+
+
+@app.command("speedup")
+def speedup(
+    config_a: Annotated[Path, typer.Argument(help="Baseline configuration (TOML).")],
+    config_b: Annotated[Path | None, typer.Argument(help="New configuration (TOML); "
+                                                    "omit it and use --set-b to vary A.")] = None,
+    set_b: Annotated[list[str] | None, typer.Option("--set-b", help="Overrides that turn A into B.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+) -> None:
+    """Projected whole-run speedup of B over A, measured on the same SeqPoints."""
+    from seqpoint.pipeline._speedup import speedup_between
+
+    result = speedup_between(config_a, config_b, set_b or [], progress=not (quiet or as_json),
+                             console=console)
+    if as_json:
+        print(json.dumps(result.to_dict(), indent=2, default=str))
+        return
+    table = Table(title=f"Projected speedup of B over A on {len(result.seqpoints)} SeqPoints")
+    for col in ("", "A", "B", "speedup"):
+        table.add_column(col, justify="right")
+    sp = result.speedup
+    lo, hi = sp.interval
+    table.add_row("time", f"{sp.total_a:.4g} s", f"{sp.total_b:.4g} s",
+                  f"[bold]{sp.value:.3f}×[/] ({lo:.3f}…{hi:.3f})")
+    for cat, v in sorted(sp.per_category.items()):
+        table.add_row(cat.removeprefix("breakdown_s."), "", "", f"{v:.3f}×")
+    console.print(table)
+
+
+@app.command("demo")
+def demo(
+    out: Annotated[Path | None, typer.Option("-o", "--out", help="Folder for the demo's runs.")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+) -> None:
+    """The bundled default: DeepSpeech2-tiny on LibriSpeech, projected and validated (CPU, minutes)."""
+    from seqpoint.pipeline import run_demo
+
+    raise typer.Exit(run_demo(console, out=out, progress=not quiet))

@@ -1,0 +1,211 @@
+"""``seqpoint validate``: the projection and every baseline against the ground truth.
+
+The ground truth is the schedule (or a stated part of it) executed in order, twice or
+more, so the noise floor is measured in the same run. Deterministic metrics (FLOPs, a
+roofline time) are validated against their exact totals over every signature.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from seqpoint.pipeline._config import RunConfig
+from seqpoint.pipeline._folder import RunFolder, environment_manifest
+from seqpoint.pipeline._run import executed_steps
+from seqpoint.pipeline._stages import (
+    build_schedule,
+    choose_points,
+    load_lengths,
+    make_workload,
+    measure,
+    open_cache,
+    validation_schedule,
+)
+from seqpoint.schedule import IterationSchedule, write_schedule
+from seqpoint.selection import SeqPoints, write_seqpoints
+from seqpoint.validation import ErrorCurve, FullRun, error_vs_k, run_full_schedule
+
+__all__ = ["EXACT_METRICS", "ValidationResult", "exact_costs", "validate"]
+
+#: Deterministic metrics validated against exact totals (from ``count_point``).
+EXACT_METRICS = ("flops", "roofline_h100_s")
+
+
+@dataclass
+class ValidationResult:
+    """Projection and baselines compared with a measured full run."""
+
+    config: RunConfig
+    folder: RunFolder
+    schedule: IterationSchedule
+    """The part of the run executed in full."""
+    seqpoints: SeqPoints
+    measurements: Any
+    projection: Any
+    full: FullRun
+    """Timed full runs."""
+    baselines: dict[str, dict[str, float]]
+    """Method -> ``{"k", "projected_s", "error"}`` at the SeqPoints' budget (harness-measured)."""
+    exact: dict[str, dict[str, float]] = field(default_factory=dict)
+    """Metric -> ``{"exact", "projected", "error"}`` for deterministic metrics."""
+    curves_time: dict[str, ErrorCurve] = field(default_factory=dict)
+    """Error against k of each method on the full run's per-iteration times."""
+    curves_exact: dict[str, ErrorCurve] = field(default_factory=dict)
+    """Error against k of each method on exact per-iteration FLOPs."""
+    unit: str = "tokens"
+
+    @property
+    def measured_s(self) -> float:
+        return self.full.total_s
+
+    @property
+    def projected_s(self) -> float:
+        return float(self.projection.totals["time_s"])
+
+    @property
+    def error(self) -> float:
+        """Signed relative error of the projected time against the measured mean."""
+        return (self.projected_s - self.measured_s) / self.measured_s
+
+    @property
+    def interval_s(self) -> tuple[float, float]:
+        lo, hi = self.projection.interval["time_s"]
+        return float(lo), float(hi)
+
+    @property
+    def within_interval(self) -> bool:
+        lo, hi = self.interval_s
+        return bool(lo <= self.measured_s <= hi)
+
+    @property
+    def reduction(self) -> float:
+        return len(self.schedule) / max(1, executed_steps(len(self.seqpoints), self.config))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "n_iterations": len(self.schedule),
+            "n_points": len(self.seqpoints),
+            "measured_s": self.measured_s,
+            "measured_runs_s": self.full.totals_s.tolist(),
+            "noise_floor": self.full.noise_floor,
+            "projected_s": self.projected_s,
+            "interval_s": list(self.interval_s),
+            "error": self.error,
+            "within_interval": self.within_interval,
+            "reduction_factor": self.reduction,
+            "baselines": self.baselines,
+            "exact": self.exact,
+            "curves_time": {k: v.to_dict() for k, v in self.curves_time.items()},
+            "curves_exact": {k: v.to_dict() for k, v in self.curves_exact.items()},
+            "projection": self.projection.to_dict(),
+        }
+
+
+@contextmanager
+def _progress(enabled: bool, console: Any, label: str, total: int) -> Iterator[Callable[[], None]]:
+    if not enabled:
+        yield lambda: None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
+                  TimeRemainingColumn(), console=console, transient=True) as bar:
+        task = bar.add_task(label, total=total)
+        yield lambda: bar.advance(task)
+
+
+def exact_costs(
+    workload: Any, schedule: IterationSchedule, metrics: tuple[str, ...] = EXACT_METRICS,
+    *, progress: bool = False, console: Any = None,
+) -> dict[str, NDArray[np.float64]]:
+    """Per-iteration exact deterministic metrics, counted once per unique signature."""
+    from seqpoint.profiling import count_point
+
+    sig, _, inverse = schedule.unique_signatures()
+    per_sig = {m: np.empty(sig.shape[0]) for m in metrics}
+    with _progress(progress, console, "counting FLOPs per signature", sig.shape[0]) as tick:
+        for j, row in enumerate(sig):
+            counted = count_point(workload, tuple(int(v) for v in row))
+            for m in metrics:
+                per_sig[m][j] = counted[m]
+            tick()
+    return {m: v[inverse] for m, v in per_sig.items()}
+
+
+def validate(
+    cfg: RunConfig, *, progress: bool = True, console: Any = None, ks: tuple[int, ...] | None = None,
+    exact: bool = True,
+) -> ValidationResult:
+    """Compare the SeqPoint projection and baselines with full runs of ``cfg``'s schedule."""
+    from seqpoint.profiling import write_measurements
+    from seqpoint.projection import project
+
+    folder = RunFolder.new(cfg.name + "-validate", cfg.report.out)
+    folder.write_text("config.toml", cfg.to_toml())
+    lengths = load_lengths(cfg.lengths)
+    schedule = validation_schedule(cfg, build_schedule(cfg.batching, lengths))
+    write_schedule(schedule, folder.file("schedule.csv"))
+    _, seqpoints = choose_points(cfg.selection, schedule)
+    write_seqpoints(seqpoints, folder.file("seqpoints.json"))
+    k = len(seqpoints)
+
+    workload = make_workload(cfg.workload)
+    folder.write_json("environment.json", environment_manifest())
+    cache = open_cache(cfg.profile)
+    measurements = measure(cfg, workload, seqpoints, cache=cache, progress=progress, console=console)
+    write_measurements(measurements, folder.file("measurements.json"))
+    projection = project(schedule, seqpoints, measurements, method="weighted")
+
+    with _progress(progress, console, f"full run x{cfg.validation.runs}",
+                   cfg.validation.runs * len(schedule)) as tick:
+        full = run_full_schedule(workload, schedule, runs=cfg.validation.runs,
+                                 warmup=cfg.profile.warmup, on_step=lambda r, i: tick())
+    truth = full.total_s
+    folder.write_json("full_run.json", {**full.to_dict(), "per_iteration_s": full.iteration_s.tolist()})
+
+    baselines: dict[str, dict[str, float]] = {}
+    for method in cfg.validation.baselines:
+        _, pts = choose_points(cfg.selection, schedule, method=method, n_points=k)
+        ms = measure(cfg, workload, pts, cache=cache, progress=False)
+        if not all(m.ok for m in ms.measurements):
+            baselines[method] = {"k": float(len(pts)), "projected_s": float("nan"), "error": float("nan")}
+            continue
+        total = float(project(schedule, pts, ms, method="weighted", metrics=["time_s"]).totals["time_s"])
+        baselines[method] = {"k": float(len(pts)), "projected_s": total, "error": (total - truth) / truth}
+
+    methods = ("seqpoint", *cfg.validation.baselines)
+    ks = ks or tuple(range(1, 21))
+    curves_time = error_vs_k(schedule, full.per_iteration_s, methods, ks, seed=cfg.selection.seed)
+
+    exact_res: dict[str, dict[str, float]] = {}
+    curves_exact: dict[str, ErrorCurve] = {}
+    if exact:
+        costs = exact_costs(workload, schedule, progress=progress, console=console)
+        for metric, per_it in costs.items():
+            total = float(per_it.sum())
+            proj = projection.totals.get(metric)
+            if proj is None:  # metric not recorded by the harness: project the exact values
+                proj = float(np.dot([p.weight for p in seqpoints.points],
+                                    per_it[[p.iteration for p in seqpoints.points]]))
+            exact_res[metric] = {"exact": total, "projected": float(proj),
+                                 "error": (float(proj) - total) / total}
+        curves_exact = error_vs_k(schedule, costs["flops"], methods, ks, seed=cfg.selection.seed)
+
+    result = ValidationResult(
+        config=cfg, folder=folder, schedule=schedule, seqpoints=seqpoints,
+        measurements=measurements, projection=projection, full=full, baselines=baselines,
+        exact=exact_res, curves_time=curves_time, curves_exact=curves_exact,
+        unit=getattr(lengths, "unit", "tokens"),
+    )
+    folder.write_json("validation.json", result.to_dict())
+    if cfg.report.plots or cfg.report.html:
+        from seqpoint.pipeline._report import write_validation_report
+
+        write_validation_report(result)
+    return result

@@ -1,0 +1,89 @@
+"""Projection error of SeqPoints and baselines against a known per-iteration cost."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from seqpoint.schedule import IterationSchedule
+
+__all__ = ["ErrorCurve", "error_vs_k", "reduction_factor", "weighted_projection"]
+
+
+def weighted_projection(cost: NDArray[np.float64], points: ArrayLike, weights: ArrayLike) -> float:
+    """The paper's projection ``Σ weight_i × cost[point_i]``."""
+    return float(np.dot(np.asarray(weights, dtype=float), cost[np.asarray(points, dtype=np.int64)]))
+
+
+@dataclass(frozen=True, kw_only=True)
+class ErrorCurve:
+    """Relative projection error of one method for each budget k."""
+
+    method: str
+    """Selector name."""
+    ks: tuple[int, ...]
+    """Profiled iterations."""
+    errors: tuple[float, ...]
+    """Signed relative error ``(projected - true) / true`` for each k."""
+
+    def at(self, k: int) -> float:
+        return self.errors[self.ks.index(k)]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"method": self.method, "ks": list(self.ks), "errors": list(self.errors)}
+
+
+def error_vs_k(
+    schedule: IterationSchedule,
+    cost: ArrayLike,
+    methods: Iterable[str],
+    ks: Sequence[int],
+    *,
+    seed: int = 0,
+    params: dict[str, dict[str, Any]] | None = None,
+) -> dict[str, ErrorCurve]:
+    """Fit every selector at every k and project ``cost`` with its points and weights.
+
+    Parameters
+    ----------
+    schedule : IterationSchedule
+        The run.
+    cost : array-like of shape (n_iterations,)
+        Known cost of every iteration (exact FLOPs, or measured seconds of a full run).
+    methods : iterable of str
+        Selector names from ``seqpoint.selection.SELECTORS``.
+    ks : sequence of int
+        Budgets; a k above the number of iterations is skipped.
+    """
+    from seqpoint.selection import make_selector
+
+    c = np.asarray(cost, dtype=np.float64)
+    if c.shape != (len(schedule),):
+        raise ValueError(f"cost must have shape ({len(schedule)},); got {c.shape}")
+    truth = float(c.sum())
+    out: dict[str, ErrorCurve] = {}
+    for method in methods:
+        used, errs = [], []
+        for k in ks:
+            if k > len(schedule):
+                continue
+            sel = make_selector(method, n_points=k, random_state=seed, **(params or {}).get(method, {}))
+            sel.fit(schedule)
+            est = weighted_projection(c, sel.points_, sel.weights_)
+            used.append(int(k))
+            errs.append((est - truth) / truth)
+        out[method] = ErrorCurve(method=method, ks=tuple(used), errors=tuple(errs))
+    return out
+
+
+def reduction_factor(n_iterations: int, n_points: int, *, warmup: int, repeats: int) -> float:
+    """Iterations of the full run over iterations executed to profile the points.
+
+    Warm-up and repeats are counted, so this is the honest saving in executed steps.
+    """
+    executed = n_points * (warmup + repeats)
+    return n_iterations / executed if executed else float("inf")

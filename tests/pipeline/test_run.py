@@ -1,0 +1,114 @@
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+
+from seqpoint.pipeline import (
+    BatchingSection,
+    LengthsSection,
+    ProfileSection,
+    ReportSection,
+    RunConfig,
+    SelectionSection,
+    ValidationSection,
+    WorkloadSection,
+    run,
+    validate,
+)
+from seqpoint.pipeline._speedup import speedup_configs
+
+
+def _cfg(tmp_path, **kw):
+    base = dict(
+        name="t",
+        lengths=LengthsSection(source="bundled:librispeech-dev-clean", max_samples=96),
+        batching=BatchingSection(policy="sortagrad", epochs=2, params={"batch_size": 16}),
+        selection=SelectionSection(n_points=3),
+        workload=WorkloadSection(name="deepspeech2:tiny", set={"threads": 1}),
+        profile=ProfileSection(warmup=1, repeats=2, metrics=("time", "flops"),
+                               cache=str(tmp_path / "cache.sqlite")),
+        validation=ValidationSection(runs=2, baselines=("first", "random")),
+        report=ReportSection(out=str(tmp_path / "run"), plots=False, html=True),
+    )
+    base.update(kw)
+    return RunConfig(**base)
+
+
+def test_run_writes_folder_and_projects(tmp_path):
+    cfg = _cfg(tmp_path)
+    res = run(cfg, progress=False)
+    out = tmp_path / "run"
+    for name in ("config.toml", "schedule.csv", "seqpoints.json", "measurements.json",
+                 "projection.json", "environment.json", "report.html", "result.json"):
+        assert (out / name).is_file(), name
+    assert len(res.schedule) == 12  # 96 samples / 16 per batch x 2 epochs
+    assert sum(p.weight for p in res.seqpoints.points) == 12
+    proj = json.loads((out / "projection.json").read_text())
+    assert proj["n_iterations"] == 12 and proj["projected"]["time_s"] > 0
+    lo, hi = proj["interval"]["time_s"]
+    assert lo <= proj["projected"]["time_s"] <= hi
+    assert res.reduction == pytest.approx(12 / (3 * 3))
+    # a rerun hits the cache: identical measurements
+    again = run(cfg, progress=False)
+    assert again.measurements.to_dict()["measurements"] == res.measurements.to_dict()["measurements"]
+
+
+def test_validate_exact_flops_and_baselines(tmp_path):
+    cfg = _cfg(tmp_path, selection=SelectionSection(n_points=6))
+    res = validate(cfg, progress=False, ks=(1, 2, 6))
+    assert res.full.iteration_s.shape == (2, 12)
+    assert np.isfinite(res.full.noise_floor)
+    # k equal to the 6 unique signatures: the FLOP projection is exact
+    assert res.exact["flops"]["error"] == pytest.approx(0.0, abs=1e-12)
+    assert set(res.baselines) == {"first", "random"}
+    assert res.curves_exact["seqpoint"].at(6) == pytest.approx(0.0, abs=1e-12)
+    data = json.loads((tmp_path / "run" / "validation.json").read_text())
+    assert data["n_iterations"] == 12 and "noise_floor" in data
+
+
+def test_speedup_threads_same_points(tmp_path):
+    a = _cfg(tmp_path, profile=ProfileSection(warmup=1, repeats=2, metrics=("time",), use_cache=False))
+    b = _cfg(tmp_path, workload=WorkloadSection(name="deepspeech2:tiny", set={"threads": 1, "dtype": "bf16"}),
+             profile=ProfileSection(warmup=1, repeats=2, metrics=("time",), use_cache=False))
+    res = speedup_configs(a, b, progress=False)
+    assert res.speedup.value > 0
+    assert res.measurements_a.workload == res.measurements_b.workload
+
+
+def test_speedup_rejects_different_runs(tmp_path):
+    from seqpoint.exceptions import ConfigError
+
+    a = _cfg(tmp_path)
+    b = _cfg(tmp_path, batching=BatchingSection(policy="fixed", params={"batch_size": 16}))
+    with pytest.raises(ConfigError, match=r"differ in \[batching\]"):
+        speedup_configs(a, b, progress=False)
+
+
+def _cli(*args, env_cache):
+    return subprocess.run([sys.executable, "-m", "seqpoint.cli", *args], capture_output=True, text=True,
+                          env={"SEQPOINT_CACHE": env_cache, "PATH": "/usr/bin:/bin"}, timeout=300)
+
+
+@pytest.mark.parametrize(
+    ("toml", "match"),
+    [
+        ("[batching\n", "invalid TOML"),
+        ("[batching]\npolcy = 'x'\n", "Unknown key(s) 'polcy'"),
+        ("[batching]\npolicy = 'nope'\n", "Unknown batching policy 'nope'"),
+        ("[workload]\nname = 'nope:tiny'\n", "Give a registered workload"),
+        ("[lengths]\nsource = 'missing.csv'\n", "missing.csv"),
+    ],
+)
+def test_cli_run_bad_config_one_line_exit_2(tmp_path, toml, match):
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(toml)
+    r = _cli("run", str(cfg), "-o", str(tmp_path / "o"), env_cache=str(tmp_path / "c.sqlite"))
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr
+    assert match in lines[0]
+    assert "Traceback" not in r.stderr

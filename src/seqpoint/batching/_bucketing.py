@@ -30,7 +30,10 @@ def _group_by_bucket(
 ) -> tuple[IntArray, IntArray]:
     """A random order grouped by bucket (ascending), shuffled within each bucket; and counts."""
     perm = rng.permutation(bucket.shape[0]).astype(np.int64)
-    order = perm[np.argsort(bucket[perm], kind="stable")]
+    keys = bucket[perm]
+    if keys.max(initial=0) < 2**15:
+        keys = keys.astype(np.int16)  # numpy's stable sort is a radix sort for 16-bit keys
+    order = perm[np.argsort(keys, kind="stable")]
     return order, bucket[order]
 
 
@@ -199,6 +202,8 @@ class DynamicBucketPolicy(BatchingPolicy):
                     AdjustedInputWarning,
                     stacklevel=3,
                 )
+        bucket_max = np.zeros(int(bucket.max()) + 1, dtype=np.int64)
+        np.maximum.at(bucket_max, bucket, dur)
         cap = n if self.max_cuts is None else self.max_cuts
         parts, dropped = [], []
         for e in range(epochs):
@@ -207,7 +212,12 @@ class DynamicBucketPolicy(BatchingPolicy):
             # Samples left in the bucket from every position on.
             ends = np.searchsorted(b_sorted, b_sorted, side="right").astype(np.int64)
             left = ends - np.arange(n, dtype=np.int64)
-            g = left if budget is None else largest_fitting(dur[order], left, budget, extra=1)
+            if budget is None:
+                g = left
+            else:
+                # Every count below budget // (bucket maximum) fits: start the search there.
+                lower = budget // bucket_max[b_sorted] - 1
+                g = largest_fitting(dur[order], left, budget, extra=1, lower=lower)
             size = np.minimum(np.minimum(g + 1, cap), left)
             closed = (g + 1 <= left) | (cap <= left)
             starts = chase(size)

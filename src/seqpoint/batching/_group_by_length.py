@@ -37,8 +37,17 @@ def length_grouped_indices(
     if mega_batch_mult is None:
         mega_batch_mult = min(n // (batch_size * 4), 50) or 1
     size = mega_batch_mult * batch_size
-    mb = np.arange(n, dtype=np.int64) // size
-    order = perm[np.lexsort((-lengths[perm], mb))].astype(np.int64)
+    perm = np.asarray(perm, dtype=np.int64)
+    neg = -lengths[perm]
+    order = np.empty(n, dtype=np.int64)
+    full = (n // size) * size
+    if full:
+        # Full megabatches as rows of a matrix: one vectorised stable sort per row.
+        rows = np.argsort(neg[:full].reshape(-1, size), axis=1, kind="stable")
+        rows += np.arange(0, full, size, dtype=np.int64)[:, None]
+        order[:full] = perm[rows.ravel()]
+    if full < n:
+        order[full:] = perm[full + np.argsort(neg[full:], kind="stable")]
     heads = np.arange(0, n, size)
     # torch.argmax returns the first maximum, as np.argmax does.
     best = int(heads[int(np.argmax(lengths[order[heads]]))])

@@ -10,7 +10,13 @@ __all__ = ["chase", "largest_fitting"]
 IntArray = NDArray[np.int64]
 
 
-def largest_fitting(values: IntArray, limit: IntArray, budget: int, extra: int) -> IntArray:
+def largest_fitting(
+    values: IntArray,
+    limit: IntArray,
+    budget: int,
+    extra: int,
+    lower: IntArray | None = None,
+) -> IntArray:
     """For every start ``s``, the largest ``k <= limit[s]`` with ``(k + extra) * max(values[s:s+k]) <= budget``.
 
     The cost grows with ``k``, so a binary search per start is exact; all starts are
@@ -27,6 +33,8 @@ def largest_fitting(values: IntArray, limit: IntArray, budget: int, extra: int) 
     extra : int
         0: the batch itself must fit (fairseq); 1: one more sample of the longest length
         would not fit (lhotse's ``close_to_exceeding``).
+    lower : ndarray of shape (n,), int64, optional
+        Counts known to fit (e.g. from an upper bound on the values); narrows the search.
 
     Returns
     -------
@@ -45,12 +53,12 @@ def largest_fitting(values: IntArray, limit: IntArray, budget: int, extra: int) 
         nxt[: n - span] = np.maximum(prev[: n - span], prev[span:])
         levels.append(nxt)
         span *= 2
-    table = np.stack(levels)
+    flat = np.concatenate(levels)
     log2 = np.zeros(max(top, 1) + 1, dtype=np.int64)
     if top >= 2:
         log2[2:] = np.floor(np.log2(np.arange(2, top + 1))).astype(np.int64)
     starts = np.arange(n, dtype=np.int64)
-    lo = np.zeros(n, dtype=np.int64)
+    lo = np.zeros(n, dtype=np.int64) if lower is None else np.clip(lower, 0, lim)
     hi = lim + 1
     active = np.flatnonzero(hi - lo > 1)
     while active.size:
@@ -58,7 +66,7 @@ def largest_fitting(values: IntArray, limit: IntArray, budget: int, extra: int) 
         mid = (lo[active] + hi[active]) // 2
         j = log2[mid]
         # max over [s, s + mid): two overlapping power-of-two windows.
-        m = np.maximum(table[j, s], table[j, s + mid - (1 << j)])
+        m = np.maximum(flat[j * n + s], flat[j * n + s + mid - (1 << j)])
         ok = (mid + extra) * m <= budget
         lo[active] = np.where(ok, mid, lo[active])
         hi[active] = np.where(ok, hi[active], mid)

@@ -1,0 +1,47 @@
+"""Shared helper of the benchmark scripts: rewrite one section of benchmarks/RESULTS.md.
+
+Each benchmark owns the text between ``<!-- BEGIN <topic> -->`` and ``<!-- END <topic> -->``;
+running it again replaces that section and leaves the others alone.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import shlex
+import sys
+from pathlib import Path
+
+RESULTS = Path(__file__).with_name("RESULTS.md")
+MACHINE = "2-core x86_64 CPU, Python 3.11, torch 2.13.0 CPU"
+_HEADER = "# Benchmark results\n\nEach section is written by the script it names; rerun the script to refresh it.\n"
+
+
+def command_line() -> str:
+    """The command that ran this script, as typed (relative to the repository root)."""
+    return " ".join(shlex.quote(a) for a in [".venv/bin/python", *sys.argv])
+
+
+def header(title: str) -> str:
+    """Section heading with date, machine and command."""
+    today = _dt.date.today().isoformat()
+    return (
+        f"## {title}\n\n"
+        f"- date: {today}\n"
+        f"- machine: {MACHINE}\n"
+        f"- command: `{command_line()}`\n"
+    )
+
+
+def write_section(topic: str, body: str, path: Path = RESULTS) -> Path:
+    """Replace (or append) the ``topic`` section of RESULTS.md with ``body``."""
+    begin, end = f"<!-- BEGIN {topic} -->", f"<!-- END {topic} -->"
+    text = path.read_text() if path.exists() else _HEADER
+    block = f"{begin}\n{body.rstrip()}\n{end}"
+    if begin in text and end in text:
+        pre, rest = text.split(begin, 1)
+        _, post = rest.split(end, 1)
+        text = pre + block + post
+    else:
+        text = text.rstrip() + "\n\n" + block + "\n"
+    path.write_text(text)
+    return path

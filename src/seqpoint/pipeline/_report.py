@@ -56,10 +56,8 @@ def _projection_table(proj: Any) -> list[list[object]]:
 
 
 def _fit_curve(result: Any) -> tuple[Any, Any] | None:
-    try:
-        from seqpoint.projection import fitted_costs  # type: ignore[attr-defined]
-    except ImportError:
-        return None
+    from seqpoint.projection import fitted_costs
+
     try:
         fitted = fitted_costs(result.schedule, result.seqpoints, result.measurements, "time_s")
     except ValueError:

@@ -55,7 +55,7 @@ from seqpoint.selection import (
     signature_table,
 )
 
-__all__ = ["METHODS", "Projection", "project", "project_cost"]
+__all__ = ["METHODS", "Projection", "fitted_costs", "project", "project_cost"]
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -413,3 +413,31 @@ def project_cost(
     ctx = _context(schedule)
     proj = _Projector(ctx, ctx.table.inverse[rows], weights, np.ones(rows.shape[0], dtype=bool))
     return proj.total(values[rows], method)
+
+
+def fitted_costs(
+    schedule: IterationSchedule,
+    seqpoints: SeqPoints,
+    measurements: Measurements | Iterable[Measurement],
+    metric: str = "time_s",
+) -> FloatArray:
+    """The interpolated projection's cost model evaluated at every iteration.
+
+    This is the curve the ``interpolated`` method sums: it passes through every ok
+    measured point and follows the least-squares fit on tokens and the attention term in
+    between. Reports plot it against ``seq_len`` beside the measured points.
+
+    Returns
+    -------
+    ndarray of shape (n_iterations,)
+        Fitted ``metric`` of every iteration (e.g. seconds per step for ``time_s``).
+    """
+    rows = seqpoint_rows(schedule, seqpoints)
+    matched = match_measurements(seqpoints, measurements)
+    ok = np.array([m.ok and metric in _metric_values(m) for m in matched], dtype=bool)
+    if not ok.any():
+        raise InputError(f"No SeqPoint has an ok measurement of {metric!r}; nothing to fit.")
+    ctx = _context(schedule)
+    vals = np.array([_metric_values(m)[metric] for m, good in zip(matched, ok, strict=True) if good])
+    fit = _interpolate(ctx, ctx.table.inverse[rows][ok], vals)
+    return fit[ctx.table.inverse]  # type: ignore[no-any-return]

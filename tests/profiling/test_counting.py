@@ -138,3 +138,13 @@ def test_user_workload_is_counted_on_a_real_step() -> None:
             return wl.step(batch)
 
     assert count_point(User(), (2, 20, 0))["flops"] == count_point(wl, (2, 20, 0))["flops"]
+
+
+def test_memoised_parts_do_not_change_counts() -> None:
+    # a fresh workload counts everything; a used one reuses the optimizer and RNN memos
+    sig = (2, 64, 0)
+    fresh = count_point(load_workload("deepspeech2:tiny"), sig)
+    used = load_workload("deepspeech2:tiny")
+    for s in [(2, 40, 0), (3, 64, 0), (2, 80, 0)]:
+        count_point(used, s)
+    assert count_point(used, sig) == fresh

@@ -275,6 +275,33 @@ def _patch_rnns(model: Any, counter: Any) -> Callable[[], None]:
     return undo
 
 
+def _memoize_optimizer(clone: Any, counter: Any) -> Callable[[], None]:
+    """Count the optimizer step once per set of parameters with gradients and reuse it.
+
+    The step runs the same operators on the same shapes whatever the signature, and it
+    is the slowest part of a meta-device run (hundreds of small per-tensor operators).
+    """
+    opt = clone.optimizer
+    memo: dict[tuple[int, ...], Cost] = clone.__dict__.setdefault("_optimizer_cost_memo", {})
+    real_step = opt.step
+
+    def step(*args: Any, **kwargs: Any) -> Any:
+        key = tuple(id(p) for g in opt.param_groups for p in g["params"] if p.grad is not None)
+        if key not in memo:
+            with counter.redirect() as cost:
+                real_step(*args, **kwargs)
+            memo[key] = cost
+        counter.cost.add(memo[key])
+        return None
+
+    opt.step = step
+
+    def undo() -> None:
+        del opt.step
+
+    return undo
+
+
 def count_step(workload: Any, signature: tuple[int, ...], *, rnn_shortcut: bool = True) -> Cost:
     """Cost of one training step of ``workload`` on ``signature`` (see :func:`count_point`)."""
     import torch
@@ -289,13 +316,15 @@ def count_step(workload: Any, signature: tuple[int, ...], *, rnn_shortcut: bool 
         if clone is None:
             clone = workload.counting_clone()
             workload.__dict__["_counting_clone"] = clone
-        undo = _patch_rnns(clone.model, counter) if rnn_shortcut else (lambda: None)
+        undo_rnn = _patch_rnns(clone.model, counter) if rnn_shortcut else (lambda: None)
+        undo_opt = _memoize_optimizer(clone, counter)
         try:
             batch = clone.make_batch(signature)
             with counter:
                 clone.step(batch)
         finally:
-            undo()
+            undo_rnn()
+            undo_opt()
         return counter.cost
     # A user workload: no meta clone is possible, so count one real step (after one
     # uncounted step that lets a lazily built optimizer state exist).

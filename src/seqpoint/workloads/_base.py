@@ -240,6 +240,7 @@ class TorchWorkload:
         import torch
 
         b, s, t, q = check_signature(signature, workload=self.name)
+        self._apply_threads()  # torch's thread count is process-wide; another workload may have changed it
         if self.config.micro_batches > b:
             raise ConfigError(
                 f"{self.name}: micro_batches={self.config.micro_batches} exceeds the batch size "

@@ -161,13 +161,12 @@ class LAMB(_ForeachOptimizer):
             torch._foreach_add_(update, ps, alpha=g["weight_decay"])
         w_norm = torch._foreach_norm(ps)
         u_norm = torch._foreach_norm(update)
-        # trust ratio = ‖w‖/‖u‖ where both are non-zero, else 1 (no .item(): stays on device)
-        ratio = [
-            torch.where((wn > 0) & (un > 0), wn / un, torch.ones_like(wn))
-            for wn, un in zip(w_norm, u_norm, strict=True)
-        ]
-        torch._foreach_mul_(ratio, -g["lr"])
-        torch._foreach_mul_(update, ratio)
+        # trust ratio = ‖w‖/‖u‖ where both are non-zero, else 1; computed for all tensors
+        # at once and kept on the device (no .item(), no per-tensor kernels)
+        w = torch.stack(w_norm)
+        u = torch.stack(u_norm)
+        ratio = torch.where((w > 0) & (u > 0), w / u, torch.ones_like(w)) * -g["lr"]
+        torch._foreach_mul_(update, list(ratio.unbind()))
         torch._foreach_add_(ps, update)
 
 

@@ -151,6 +151,9 @@ class ValidationSection:
     """Identical full runs; two or more give the noise floor."""
     baselines: tuple[str, ...] = ("first", "random", "stride", "mean", "median", "simpoint", "stratified")
     """Baselines compared with SeqPoints at the same profiling budget."""
+    steady_truth: bool = True
+    """Also profile every unique signature in isolation, to split the error into the
+    selection error and the in-sequence overhead that isolated profiling cannot see."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "baselines", tuple(self.baselines))

@@ -79,7 +79,8 @@ def _common_plots(result: Any, folder: Path, reference: tuple[Any, Any] | None =
     if ok:
         xs, ys = zip(*ok, strict=True)
         paths.append(plot_cost_vs_length(xs, ys, folder / "cost_vs_length.png", fit=_fit_curve(result),
-                                         reference=reference, unit=unit))
+                                         fit_groups=result.schedule.batch_size, reference=reference,
+                                         unit=unit))
     bd = breakdown_of(result.projection.totals)
     if bd:
         paths.append(plot_breakdown({"projected": bd}, folder / "breakdown.png"))
@@ -141,10 +142,14 @@ def write_validation_report(result: ValidationResult) -> Path:
             curves = {m: (c.ks, c.errors) for m, c in result.curves_exact.items()}
             images.append(plot_error_vs_k(curves, folder / "error_vs_k_flops.png",
                                           title="Error of projected FLOPs against k (exact truth)"))
-    rows: list[list[object]] = [["method", "k", "projected", "error vs measured"]]
-    rows.append(["seqpoint", len(result.seqpoints), fmt_duration(result.projected_s), fmt_pct(result.error)])
+    steady = result.steady
+    rows: list[list[object]] = [["method", "k", "projected", "error vs full run",
+                                 "error vs steady-state truth"]]
+    rows.append(["seqpoint", len(result.seqpoints), fmt_duration(result.projected_s), fmt_pct(result.error),
+                 fmt_pct(steady["selection_error"]) if steady else "n/a"])
     for m, b in result.baselines.items():
-        rows.append([m, int(b["k"]), fmt_duration(b["projected_s"]), fmt_pct(b["error"])])
+        rows.append([m, int(b["k"]), fmt_duration(b["projected_s"]), fmt_pct(b["error"]),
+                     fmt_pct(b.get("selection_error", float("nan")))])
     exact_rows: list[list[object]] = [["metric", "exact total", "projected", "error"]]
     for metric, e in result.exact.items():
         fmt = fmt_duration if metric.endswith("_s") else fmt_count
@@ -166,7 +171,12 @@ def write_validation_report(result: ValidationResult) -> Path:
                 f"Runs: {', '.join(fmt_duration(x) for x in result.full.totals_s)}. Interval of the "
                 f"projection: {fmt_duration(lo)} … {fmt_duration(hi)} "
                 f"({'contains' if result.within_interval else 'does NOT contain'} the measured mean). "
-                "Baselines are profiled with the same harness at the same number of points."),
+                "Baselines are profiled with the same harness at the same number of points."
+                + (f"\n\nSteady-state truth (every one of the {int(steady['n_signatures'])} signatures "
+                   f"profiled in isolation): {fmt_duration(steady['total_s'])}. The full run costs "
+                   f"{fmt_pct(steady['in_sequence_overhead'])} more: first-time shapes and allocator "
+                   "churn that no method profiling iterations in isolation can see. The last column "
+                   "is each method's own (selection) error." if steady else "")),
                 table=rows, images=[p for p in images if p.name.startswith(("error_vs_k_time", "cost_vs"))]),
             Section(title="Deterministic metrics (exact totals)", table=exact_rows if result.exact else None,
                     images=[p for p in images if p.name.startswith("error_vs_k_flops")]),

@@ -29,7 +29,7 @@ from seqpoint.pipeline._stages import (
 )
 from seqpoint.schedule import IterationSchedule, write_schedule
 from seqpoint.selection import SeqPoints, write_seqpoints
-from seqpoint.validation import ErrorCurve, FullRun, error_vs_k, run_full_schedule
+from seqpoint.validation import ErrorCurve, FullRun, error_vs_k, run_full_fresh
 
 __all__ = ["EXACT_METRICS", "ValidationResult", "exact_costs", "validate"]
 
@@ -54,6 +54,10 @@ class ValidationResult:
     """Method -> ``{"k", "projected_s", "error"}`` at the SeqPoints' budget (harness-measured)."""
     exact: dict[str, dict[str, float]] = field(default_factory=dict)
     """Metric -> ``{"exact", "projected", "error"}`` for deterministic metrics."""
+    steady: dict[str, float] = field(default_factory=dict)
+    """Steady-state truth: ``total_s`` (every unique signature profiled in isolation),
+    ``selection_error`` of the projection against it, and ``in_sequence_overhead``
+    (measured full run over that total, minus 1)."""
     curves_time: dict[str, ErrorCurve] = field(default_factory=dict)
     """Error against k of each method on the full run's per-iteration times."""
     curves_exact: dict[str, ErrorCurve] = field(default_factory=dict)
@@ -101,6 +105,7 @@ class ValidationResult:
             "reduction_factor": self.reduction,
             "baselines": self.baselines,
             "exact": self.exact,
+            "steady": self.steady,
             "curves_time": {k: v.to_dict() for k, v in self.curves_time.items()},
             "curves_exact": {k: v.to_dict() for k, v in self.curves_exact.items()},
             "projection": self.projection.to_dict(),
@@ -108,16 +113,17 @@ class ValidationResult:
 
 
 @contextmanager
-def _progress(enabled: bool, console: Any, label: str, total: int) -> Iterator[Callable[[], None]]:
+def _progress(enabled: bool, console: Any, label: str, total: int) -> Iterator[Callable[..., None]]:
+    """A transient progress bar; yields ``advance(n=1)``."""
     if not enabled:
-        yield lambda: None
+        yield lambda n=1: None
         return
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
     with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
                   TimeRemainingColumn(), console=console, transient=True) as bar:
         task = bar.add_task(label, total=total)
-        yield lambda: bar.advance(task)
+        yield lambda n=1: bar.advance(task, n)
 
 
 def exact_costs(
@@ -162,12 +168,34 @@ def validate(
     write_measurements(measurements, folder.file("measurements.json"))
     projection = project(schedule, seqpoints, measurements, method="weighted")
 
-    with _progress(progress, console, f"full run x{cfg.validation.runs}",
-                   cfg.validation.runs * len(schedule)) as tick:
-        full = run_full_schedule(workload, schedule, runs=cfg.validation.runs,
-                                 warmup=cfg.profile.warmup, on_step=lambda r, i: tick())
+    n = len(schedule)
+    with _progress(progress, console, f"full run x{cfg.validation.runs} (fresh processes)",
+                   cfg.validation.runs * n) as advance:
+        state = {"pos": 0}
+
+        def on_progress(run: int, done: int) -> None:
+            pos = run * n + done
+            advance(pos - state["pos"])
+            state["pos"] = pos
+
+        full = run_full_fresh(cfg.workload.name, dict(cfg.workload.set), schedule,
+                              runs=cfg.validation.runs, on_progress=on_progress)
     truth = full.total_s
     folder.write_json("full_run.json", {**full.to_dict(), "per_iteration_s": full.iteration_s.tolist()})
+
+    steady: dict[str, float] = {}
+    if cfg.validation.steady_truth:
+        # Every unique signature measured by the same harness: the truth an isolated
+        # sampling method aims at. Its gap to the full run is the in-sequence overhead.
+        sig, counts, _ = schedule.unique_signatures()
+        every = measure(cfg, workload, [tuple(int(v) for v in row) for row in sig], cache=cache,
+                        progress=progress, console=console)
+        if all(m.ok for m in every.measurements):
+            per_sig = np.array([m.metrics["time_s"] for m in every.measurements])
+            total = float(per_sig @ counts)
+            steady = {"total_s": total, "selection_error": (projection.totals["time_s"] - total) / total,
+                      "in_sequence_overhead": truth / total - 1.0,
+                      "n_signatures": float(sig.shape[0])}
 
     baselines: dict[str, dict[str, float]] = {}
     for method in cfg.validation.baselines:
@@ -178,6 +206,8 @@ def validate(
             continue
         total = float(project(schedule, pts, ms, method="weighted", metrics=["time_s"]).totals["time_s"])
         baselines[method] = {"k": float(len(pts)), "projected_s": total, "error": (total - truth) / truth}
+        if steady:
+            baselines[method]["selection_error"] = (total - steady["total_s"]) / steady["total_s"]
 
     methods = ("seqpoint", *cfg.validation.baselines)
     ks = ks or tuple(range(1, 21))
@@ -200,7 +230,7 @@ def validate(
     result = ValidationResult(
         config=cfg, folder=folder, schedule=schedule, seqpoints=seqpoints,
         measurements=measurements, projection=projection, full=full, baselines=baselines,
-        exact=exact_res, curves_time=curves_time, curves_exact=curves_exact,
+        exact=exact_res, steady=steady, curves_time=curves_time, curves_exact=curves_exact,
         unit=getattr(lengths, "unit", "tokens"),
     )
     folder.write_json("validation.json", result.to_dict())

@@ -85,6 +85,7 @@ def plot_cost_vs_length(
     path: str | Path,
     *,
     fit: tuple[ArrayLike, ArrayLike] | None = None,
+    fit_groups: ArrayLike | None = None,
     reference: tuple[ArrayLike, ArrayLike] | None = None,
     ylabel: str = "time per iteration (s)",
     title: str = "Cost against sequence length",
@@ -92,8 +93,9 @@ def plot_cost_vs_length(
 ) -> Path:
     """Measured cost of each SeqPoint against its length, with the fitted curve.
 
-    ``fit`` is ``(x, y)`` of the interpolated cost model; ``reference`` is an optional
-    ``(x, y)`` scatter of ground-truth iterations (e.g. a full validation run).
+    ``fit`` is ``(x, y)`` of the interpolated cost model, drawn as one line per value
+    of ``fit_groups`` (e.g. batch size); ``reference`` is an optional ``(x, y)``
+    scatter of ground-truth iterations (e.g. a full validation run).
     """
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7, 4))
@@ -101,8 +103,14 @@ def plot_cost_vs_length(
         ax.scatter(*reference, s=6, alpha=0.35, color="#969696", label="every iteration (full run)")
     if fit is not None:
         fx, fy = (np.asarray(a) for a in fit)
-        order = np.argsort(fx)
-        ax.plot(fx[order], fy[order], color="#3182bd", label="fitted cost model")
+        groups = np.asarray(fit_groups) if fit_groups is not None else np.zeros(fx.shape[0])
+        # One line per group (batch size): joining shapes of different batch sizes
+        # would draw jumps that are not part of the cost model.
+        for j, g in enumerate(np.unique(groups)):
+            sel = groups == g
+            order = np.argsort(fx[sel])
+            ax.plot(fx[sel][order], fy[sel][order], color="#3182bd", marker="." if sel.sum() == 1 else "",
+                    label="fitted cost model" if j == 0 else None)
     ax.scatter(seq_len, cost, s=40, color="#e6550d", zorder=3, label="SeqPoints (measured)")
     ax.set_xlabel(f"padded sequence length ({unit})")
     ax.set_ylabel(ylabel)

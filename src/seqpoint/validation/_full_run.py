@@ -12,7 +12,7 @@ from numpy.typing import NDArray
 
 from seqpoint.schedule import IterationSchedule
 
-__all__ = ["FullRun", "run_full_schedule"]
+__all__ = ["FullRun", "run_full_fresh", "run_full_schedule"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -130,4 +130,98 @@ def run_full_schedule(
             if on_step is not None:
                 on_step(r, i)
         walls[r] = time.perf_counter() - run_start
+    return FullRun(iteration_s=times, wall_s=walls)
+
+
+def _warmup_signature(workload: Any, signatures: list[tuple[int, ...]]) -> tuple[int, ...]:
+    """A shape for start-up steps that is not one of the run's signatures."""
+    base = tuple(getattr(workload, "warmup_signature", signatures[0]))
+    taken = set(signatures)
+    sig = base
+    while sig in taken:
+        sig = (sig[0], sig[1] + 1, *sig[2:])
+    return sig
+
+
+def _child(spec: str, overrides: dict[str, Any], signatures: list[tuple[int, ...]], warmup: int,
+           done: Any, out: Any) -> None:  # pragma: no cover - runs in a subprocess
+    from seqpoint.workloads import load_workload
+
+    try:
+        workload = load_workload(spec, overrides=overrides)
+        sync = _synchronizer(workload)
+        start = workload.make_batch(_warmup_signature(workload, signatures))
+        for _ in range(warmup):
+            workload.step(start)
+        sync()
+        times = np.empty(len(signatures))
+        t_run = time.perf_counter()
+        for i, sig in enumerate(signatures):
+            batch = workload.make_batch(sig)
+            sync()
+            t0 = time.perf_counter()
+            workload.step(batch)
+            sync()
+            times[i] = time.perf_counter() - t0
+            with done.get_lock():
+                done.value = i + 1
+        out.put(("ok", times.tolist(), time.perf_counter() - t_run))
+    except BaseException as exc:  # report any failure to the parent instead of hanging it
+        out.put(("error", f"{type(exc).__name__}: {exc}", 0.0))
+
+
+def run_full_fresh(
+    spec: str,
+    overrides: dict[str, Any],
+    schedule: IterationSchedule,
+    *,
+    runs: int = 2,
+    warmup: int = 3,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> FullRun:
+    """Execute the schedule in order, each run in a fresh process, and time every step.
+
+    A real training run starts in a fresh process, so every shape is new to it the
+    first time it appears and the allocator starts empty; running each repetition in
+    its own process makes the repetitions identical, so their spread is the noise floor.
+
+    Parameters
+    ----------
+    spec, overrides : str, dict
+        The workload, as for :func:`seqpoint.workloads.load_workload` (rebuilt in the
+        child process with the same seed, hence the same weights).
+    warmup : int
+        Steps of a shape that is not in the schedule, absorbing process start-up.
+    on_progress : callable, optional
+        ``on_progress(run, steps_done)``, polled while a run is going.
+    """
+    import multiprocessing as mp
+
+    ctx = mp.get_context("spawn")
+    signatures = [tuple(int(v) for v in row) for row in schedule.signature_matrix()]
+    times = np.empty((runs, len(signatures)))
+    walls = np.empty(runs)
+    for r in range(runs):
+        done = ctx.Value("l", 0)
+        out = ctx.Queue()
+        proc = ctx.Process(target=_child, args=(spec, overrides, signatures, warmup, done, out),
+                           daemon=True)
+        proc.start()
+        result = None
+        while result is None:
+            try:
+                result = out.get(timeout=0.2)
+            except Exception:  # queue.Empty: still running
+                if not proc.is_alive() and out.empty():
+                    raise RuntimeError(
+                        f"full run {r + 1} of {spec} died (exit code {proc.exitcode})"
+                    ) from None
+            if on_progress is not None:
+                on_progress(r, int(done.value))
+        proc.join()
+        status, payload, wall = result
+        if status != "ok":
+            raise RuntimeError(f"full run {r + 1} of {spec} failed: {payload}")
+        times[r] = payload
+        walls[r] = wall
     return FullRun(iteration_s=times, wall_s=walls)

@@ -20,7 +20,7 @@ demo: $(STAMP)
 	$(BIN)/seqpoint demo
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks examples
 
 typecheck: $(STAMP)
 	$(BIN)/mypy

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import os
+import sys
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -165,9 +167,21 @@ def load_workload(spec: str, overrides: Mapping[str, Override] | None = None) ->
     raise AssertionError("unreachable")
 
 
+def _import_user_module(module: str) -> types.ModuleType:
+    """Import ``module``; like ``python -m``, the working directory is searched too."""
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        cwd = os.getcwd()
+        if cwd in sys.path or exc.name is None or not module.startswith(exc.name):
+            raise
+        sys.path.insert(0, cwd)
+        return importlib.import_module(module)
+
+
 def _load_user(module: str, function: str, overrides: dict[str, Any]) -> Workload:
     try:
-        mod = importlib.import_module(module)
+        mod = _import_user_module(module)
     except ImportError as exc:
         raise ConfigError(
             f"Workload {module}:{function}: cannot import module {module!r} ({exc}). "

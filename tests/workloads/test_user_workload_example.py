@@ -1,0 +1,23 @@
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+
+from seqpoint.profiling import ProfileConfig, profile_point
+from seqpoint.workloads import load_workload
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_example_user_workload_loads_from_working_directory(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if Path(p or ".").resolve() != ROOT])
+    w = load_workload("examples.custom_workload:build", {"hidden": "8"})
+    assert w.config.hidden == 8
+    batch = w.make_batch((2, 12, 0))
+    losses = [w.step(batch) for _ in range(5)]
+    assert losses[-1] < losses[0]  # it trains
+    m = profile_point(w, (2, 12, 0), ProfileConfig(warmup=1, repeats=2))
+    assert m.ok and m.metrics["time_s"] > 0

@@ -1,10 +1,14 @@
 """Stage 9 front end: the ``seqpoint`` command line.
 
 Each command lives in its own module and registers itself on the shared typer app
-when imported.
+when imported; the import order is the order ``seqpoint --help`` lists them in,
+the order of the pipeline.
 """
 
-from seqpoint.cli import _cache, _profile, _project, _run, _schedule, _select  # noqa: F401
+# isort: off
+from seqpoint.cli import _schedule, _select, _profile, _project, _run, _cache  # noqa: F401
 from seqpoint.cli._app import app, main
+
+# isort: on
 
 __all__ = ["app", "main"]

@@ -68,15 +68,18 @@ def print_seqpoints(console: Console, points: SeqPoints, measurements: Any = Non
 def print_run(console: Console, result: RunResult) -> None:
     """Headline of a run: projected time, its interval, breakdown, reduction factor."""
     proj = result.projection
-    t = proj.totals["time_s"]
-    lo, hi = proj.interval["time_s"]
+    metric = "run_time_s" if "run_time_s" in proj.totals else "time_s"
+    t = proj.totals[metric]
+    lo, hi = proj.interval[metric]
     table = Table(title="Projected whole run", show_header=False)
     table.add_column(justify="left")
     table.add_column(justify="right")
     table.add_row("iterations", f"{len(result.schedule):,}")
     table.add_row("projected training time", f"[bold]{fmt_duration(t)}[/]")
     table.add_row("95% interval", f"{fmt_duration(lo)} … {fmt_duration(hi)}  "
-                  f"(± {proj.relative_halfwidth('time_s'):.2%})")
+                  f"(± {proj.relative_halfwidth(metric):.2%})")
+    if "first_occurrence_s" in proj.totals:
+        table.add_row("  of which first occurrences", fmt_duration(proj.totals["first_occurrence_s"]))
     if "flops" in proj.totals:
         table.add_row("projected FLOPs", fmt_count(proj.totals["flops"]) + "FLOP")
     steps = result.seqpoints and len(result.seqpoints) * (result.config.profile.warmup
@@ -122,6 +125,14 @@ def print_validation(console: Console, result: ValidationResult) -> None:
     console.print(table)
     console.print(f"measured full run (mean of {full.n_runs} fresh processes): "
                   f"[bold]{fmt_duration(result.measured_s)}[/]")
+    totals = result.projection.totals
+    if "first_occurrence_s" in totals:
+        n_sig = int(result.steady.get("n_signatures", 0)) or "every"
+        console.print(
+            f"projected = steady state {fmt_duration(totals['time_s'])} + first occurrences of "
+            f"{n_sig} shapes {fmt_duration(totals['first_occurrence_s'])} (cold first step of each "
+            "new shape, measured at the SeqPoints)."
+        )
     if steady:
         console.print(
             f"steady-state truth (all {int(steady['n_signatures'])} signatures profiled in isolation): "

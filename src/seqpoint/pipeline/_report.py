@@ -93,8 +93,9 @@ def write_run_report(result: RunResult) -> Path:
     cfg = result.config
     images = _common_plots(result, folder) if cfg.report.plots else []
     proj = result.projection
-    t = proj.totals.get("time_s", float("nan"))
-    lo, hi = proj.interval.get("time_s", (float("nan"), float("nan")))
+    metric = "run_time_s" if "run_time_s" in proj.totals else "time_s"
+    t = proj.totals.get(metric, float("nan"))
+    lo, hi = proj.interval.get(metric, (float("nan"), float("nan")))
     s = result.summary
     return write_html_report(
         folder / "report.html",
@@ -102,7 +103,7 @@ def write_run_report(result: RunResult) -> Path:
         subtitle=f"{cfg.workload.name} · {cfg.lengths.source} · {cfg.batching.policy}",
         headline=[
             (fmt_duration(t), "projected training time"),
-            (f"± {proj.relative_halfwidth('time_s'):.2%}", "estimated error (95%)"),
+            (f"± {proj.relative_halfwidth(metric):.2%}", "estimated error (95%)"),
             (f"{len(result.seqpoints)}", f"SeqPoints of {len(result.schedule):,} iterations"),
             (fmt_ratio(result.reduction), "less profiling"),
         ],

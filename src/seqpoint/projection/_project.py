@@ -63,8 +63,11 @@ IntArray = NDArray[np.int64]
 #: Projection methods accepted by :func:`project` and ``seqpoint project --method``.
 METHODS: tuple[str, ...] = ("weighted", "interpolated")
 
-# Summary statistics of repeats, not additive quantities: never projected.
-_SPREAD_SUFFIXES = ("_iqr", "_std", "_stdev", "_var", "_mad", "_min", "_max", "_cv", "_n", "_repeats")
+# Summary statistics of repeats, not additive quantities: never projected per iteration.
+# ``*_first`` (a shape's first, cold step) is paid once per unique signature and is
+# projected by :func:`_first_occurrence` instead.
+_SPREAD_SUFFIXES = ("_iqr", "_std", "_stdev", "_var", "_mad", "_min", "_max", "_cv", "_n", "_repeats",
+                    "_first")
 
 
 def _is_peak(metric: str) -> bool:
@@ -112,13 +115,17 @@ def _interpolate(ctx: _Context, sig: IntArray, values: FloatArray) -> FloatArray
     -------
     ndarray of shape (n_unique,)
     """
-    k = sig.shape[0]
-    if k == 1:
+    distinct = np.unique(sig).shape[0]
+    if distinct == 1:
+        # One measured signature (possibly several points): scale along the proxy.
         p0 = ctx.proxy[sig[0]]
+        v0 = float(np.mean(values))
         if p0 > 0:
-            return values[0] * ctx.proxy / p0  # type: ignore[no-any-return]
-        return np.full(ctx.proxy.shape[0], values[0])
-    x = ctx.features[:, : min(k, 3)]
+            return v0 * ctx.proxy / p0  # type: ignore[no-any-return]
+        return np.full(ctx.proxy.shape[0], v0)
+    # As many features as *distinct* measured signatures: more would leave the
+    # least-squares fit underdetermined and break exactness for linear costs.
+    x = ctx.features[:, : min(distinct, 3)]
     coef, *_ = np.linalg.lstsq(x[sig], values, rcond=None)
     fit = x @ coef
     resid = values - fit[sig]
@@ -351,6 +358,15 @@ def project(
         interval[name] = (total - rep - noise, total + rep + noise)
         rep_hw[name] = rep
         noise_hw[name] = noise
+    if "time_s" in totals and (metrics is None or "run_time_s" in names):
+        first = _first_occurrence(ctx, proj, ok_meas, z)
+        if first is not None:
+            fo_total, fo_hw = first
+            totals["first_occurrence_s"] = fo_total
+            interval["first_occurrence_s"] = (fo_total - fo_hw, fo_total + fo_hw)
+            lo, hi = interval["time_s"]
+            totals["run_time_s"] = totals["time_s"] + fo_total
+            interval["run_time_s"] = (lo + fo_total - fo_hw, hi + fo_total + fo_hw)
     return Projection(
         n_iterations=len(schedule),
         method=method,
@@ -363,6 +379,34 @@ def project(
         representation=rep_hw,
         noise=noise_hw,
     )
+
+
+def _first_occurrence(
+    ctx: _Context, proj: _Projector, ok_meas: Sequence[Measurement], z: float
+) -> tuple[float, float] | None:
+    """Total and half-width of the one-time cost of every signature's first step.
+
+    A run meets each unique signature once for the first time, and that step pays
+    one-time costs (primitive creation, allocator growth) that the steady-state repeats
+    do not. Each point's extra ``time_s_first - time_s`` is interpolated to every
+    signature like any metric and summed over unique signatures (not iterations).
+    The half-width adds the repeats' noise (a first step is a single sample) and the
+    disagreement with a ratio estimate (the points' mean relative extra applied to the
+    fitted steady-state time of every signature).
+    """
+    if not ok_meas or not all("time_s_first" in m.metrics and "time_s" in m.metrics for m in ok_meas):
+        return None
+    steady = np.array([m.metrics["time_s"] for m in ok_meas])
+    extra = np.array([m.metrics["time_s_first"] for m in ok_meas]) - steady
+    total = float(np.clip(proj.fitted(extra), 0.0, None).sum())
+    ratio = float(extra.sum() / steady.sum()) if steady.sum() > 0 else 0.0
+    alt = max(ratio, 0.0) * float(proj.fitted(steady).sum())
+    k = extra.shape[0]
+    sens = np.array([proj.fitted(np.eye(k)[j]).sum() for j in range(k)])
+    sd = np.array([np.std(m.samples.get("time_s", [0.0]), ddof=1) if len(m.samples.get("time_s", [])) > 1
+                   else m.metrics.get("time_s_iqr", 0.0) / 1.349 for m in ok_meas])
+    noise = z * float(np.sqrt(np.sum((sens * sd) ** 2)))
+    return total, abs(total - alt) + noise
 
 
 def project_cost(

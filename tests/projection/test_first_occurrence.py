@@ -1,0 +1,64 @@
+import numpy as np
+import pytest
+
+from seqpoint.profiling import Measurement, Measurements
+from seqpoint.projection import project
+from seqpoint.schedule import IterationSchedule
+from seqpoint.selection import SeqPoint, SeqPoints
+
+SL = [10, 20, 30, 40, 50, 60]
+
+
+def _setup(rows, *, first=True):
+    # every signature occurs twice: 12 iterations, 6 unique signatures
+    s = IterationSchedule.from_columns({"batch_size": [4] * 12, "seq_len": SL + SL})
+    n = len(s)
+    w = n / len(rows)
+    pts = SeqPoints(method="t", n_iterations=n, points=tuple(
+        SeqPoint(iteration=r, batch_size=4, seq_len=SL[r], weight=w) for r in rows))
+    ms = []
+    for p in pts.points:
+        steady = 0.001 * p.seq_len
+        metrics = {"time_s": steady}
+        if first:
+            metrics["time_s_first"] = steady + 0.0005 * p.seq_len  # 50% extra on the first step
+        ms.append(Measurement(iteration=p.iteration, batch_size=4, seq_len=p.seq_len, metrics=metrics,
+                              samples={"time_s": [steady] * 3}))
+    return s, pts, Measurements(workload="w", measurements=tuple(ms))
+
+
+def test_first_occurrence_paid_once_per_unique_signature():
+    s, pts, ms = _setup(range(6))
+    res = project(s, pts, ms)
+    steady_total = 2 * 0.001 * sum(SL)
+    assert res.totals["time_s"] == pytest.approx(steady_total)
+    assert res.totals["first_occurrence_s"] == pytest.approx(0.0005 * sum(SL))
+    assert res.totals["run_time_s"] == pytest.approx(steady_total + 0.0005 * sum(SL))
+    lo, hi = res.interval["run_time_s"]
+    assert lo <= res.totals["run_time_s"] <= hi
+    assert "time_s_first" not in res.totals  # never projected per iteration
+
+
+def test_first_occurrence_interpolated_between_points():
+    s, pts, ms = _setup([0, 2, 5])
+    res = project(s, pts, ms)
+    # extra is linear in seq_len (tokens), so the interpolation recovers every signature
+    assert res.totals["first_occurrence_s"] == pytest.approx(0.0005 * sum(SL), rel=1e-9)
+
+
+def test_no_first_occurrence_without_cold_steps():
+    s, pts, ms = _setup(range(6), first=False)
+    res = project(s, pts, ms)
+    assert "first_occurrence_s" not in res.totals and "run_time_s" not in res.totals
+    res = project(*_setup(range(6))[:3], metrics=["time_s"])
+    assert set(res.totals) == {"time_s"}
+
+
+def test_negative_extra_clipped():
+    s, pts, ms = _setup(range(6))
+    ms = Measurements(workload="w", measurements=tuple(
+        Measurement(iteration=m.iteration, batch_size=4, seq_len=m.seq_len,
+                    metrics={"time_s": m.metrics["time_s"], "time_s_first": 0.5 * m.metrics["time_s"]})
+        for m in ms.measurements))
+    assert project(s, pts, ms).totals["first_occurrence_s"] == pytest.approx(0.0)
+    assert np.isfinite(project(s, pts, ms).interval["run_time_s"][0])

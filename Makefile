@@ -30,6 +30,8 @@ unit: $(STAMP)
 
 test: lint typecheck unit
 
+# Every benchmark in turn (batching, selection, profiling, then the paper table of issue 7,
+# which alone takes up to an hour on 2 cores); bench-quick passes --quick to each of them.
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run_all.py
 

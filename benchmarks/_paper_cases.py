@@ -1,0 +1,245 @@
+"""The cases of the paper table: one workload on one data set under one batching policy.
+
+Every case is replayed twice: a *deterministic* schedule (the whole bundled data set,
+several epochs; only its unique signatures are counted, so it can be large) and a
+*measured* schedule (a seeded subset small enough that a full run takes ~10-40 s on the
+``*:tiny`` presets here), which ``seqpoint.pipeline.validate`` executes in full.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from seqpoint.batching import replay
+from seqpoint.exceptions import SeqPointWarning
+from seqpoint.pipeline import (
+    BatchingSection,
+    LengthsSection,
+    ProfileSection,
+    ReportSection,
+    RunConfig,
+    SelectionSection,
+    ValidationSection,
+    WorkloadSection,
+)
+from seqpoint.schedule import IterationSchedule
+from seqpoint.traces import Lengths, read_lengths
+
+#: Every selector compared at equal budget (the SeqPoint one first).
+METHODS = ("seqpoint", "first", "random", "stride", "mean", "median", "mode", "simpoint", "stratified")
+#: Selectors whose choice depends on the seed: their error is mean |error| over seeds.
+RANDOMISED = frozenset({"random", "stratified", "simpoint"})
+#: Baselines that ``validate`` measures at the SeqPoints' budget.
+BASELINES = ("first", "random", "stride", "mean", "median", "simpoint", "stratified")
+#: Deterministic metrics checked against exact totals (``count_point`` names).
+EXACT_METRICS = ("flops", "roofline_h100_s", "roofline_v100_s")
+#: Training steps the harness executes per profiled point (warm-up + repeats).
+WARMUP, REPEATS = 2, 5
+BASE = {"threads": 1}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Pair:
+    """A configuration pair a -> b for a speedup: b is the case's workload plus ``change``."""
+
+    label: str
+    """How the table names the change."""
+    change: dict[str, Any]
+    """Workload config overrides of configuration b."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Case:
+    """One row of the paper table."""
+
+    name: str
+    """Short id (``--cases``)."""
+    title: str
+    """Workload, data and policy in words."""
+    workload: str
+    """``name:preset`` of the reference workload."""
+    source: str
+    """``bundled:NAME`` lengths."""
+    policy: str
+    """Batching policy."""
+    params: dict[str, Any]
+    """Policy parameters."""
+    det_epochs: int
+    """Epochs of the deterministic schedule."""
+    det_samples_quick: int | None
+    """Samples of the deterministic schedule under --quick (None: all)."""
+    val_samples: int | None
+    """Samples of the measured schedule (None: all)."""
+    val_epochs: int
+    """Epochs of the measured schedule."""
+    val_samples_quick: int
+    """Samples of the measured schedule under --quick."""
+    pairs: tuple[Pair, ...] = ()
+    """Speedup pairs measured on this case (one case per workload has them)."""
+    quick_measured: bool = False
+    """Also measured under --quick."""
+    overrides: dict[str, Any] = field(default_factory=lambda: dict(BASE))
+    """Workload config of configuration a."""
+
+
+_THREADS = Pair(label="threads 1 -> 2", change={"threads": 2})
+_BF16 = Pair(label="fp32 -> bf16 autocast", change={"dtype": "bf16"})
+_MICRO = Pair(label="micro_batches 1 -> 2", change={"micro_batches": 2})
+
+CASES: tuple[Case, ...] = (
+    Case(name="ds2-librispeech", title="DeepSpeech2 / LibriSpeech train-clean-100 / SortaGrad B=32",
+         workload="deepspeech2:tiny", source="bundled:librispeech-train-clean-100", policy="sortagrad",
+         params={"batch_size": 32}, det_epochs=3, det_samples_quick=3000, val_samples=5000,
+         val_epochs=2, val_samples_quick=600, quick_measured=True,
+         pairs=(Pair(label="rnn_hidden 16 -> 32", change={"rnn_hidden": 32}), _THREADS, _BF16, _MICRO)),
+    Case(name="gnmt-wmt-bucket", title="GNMT / WMT en-de sample / bucket B=64",
+         workload="gnmt:tiny", source="bundled:wmt-en-de-sample", policy="bucket",
+         params={"batch_size": 64}, det_epochs=5, det_samples_quick=3000, val_samples=None,
+         val_epochs=2, val_samples_quick=1500, quick_measured=True,
+         pairs=(Pair(label="hidden 32 -> 64", change={"hidden": 64}), _THREADS, _BF16, _MICRO,
+                Pair(label="adam -> lamb", change={"optimizer": "lamb"}))),
+    Case(name="gnmt-wmt-tokens", title="GNMT / WMT en-de sample / token budget 4096",
+         workload="gnmt:tiny", source="bundled:wmt-en-de-sample", policy="token_budget",
+         params={"max_tokens": 4096}, det_epochs=5, det_samples_quick=3000, val_samples=None,
+         val_epochs=2, val_samples_quick=1500),
+    Case(name="gnmt-m30k-bucket", title="GNMT / Multi30k en-de / bucket B=64",
+         workload="gnmt:tiny", source="bundled:multi30k-en-de", policy="bucket",
+         params={"batch_size": 64}, det_epochs=3, det_samples_quick=5000, val_samples=None,
+         val_epochs=1, val_samples_quick=3000),
+    Case(name="gnmt-m30k-tokens", title="GNMT / Multi30k en-de / token budget 4096",
+         workload="gnmt:tiny", source="bundled:multi30k-en-de", policy="token_budget",
+         params={"max_tokens": 4096}, det_epochs=3, det_samples_quick=5000, val_samples=None,
+         val_epochs=2, val_samples_quick=3000),
+    Case(name="bert-wiki-grouped", title="BERT / WikiText-2 / group_by_length B=8",
+         workload="bert:tiny", source="bundled:wikitext-2-valid", policy="group_by_length",
+         params={"batch_size": 8}, det_epochs=3, det_samples_quick=None, val_samples=None,
+         val_epochs=2, val_samples_quick=400, quick_measured=True,
+         pairs=(Pair(label="hidden 32 -> 64, ffn 64 -> 128", change={"hidden": 64, "ffn": 128}),
+                _THREADS, _BF16, _MICRO,
+                Pair(label="lamb -> adamw", change={"optimizer": "adamw"}))),
+    Case(name="bert-wiki-packed", title="BERT / WikiText-2 / packing 512 x 8",
+         workload="bert:tiny", source="bundled:wikitext-2-valid", policy="packing",
+         params={"max_seq_len": 512, "batch_size": 8}, det_epochs=3, det_samples_quick=None,
+         val_samples=None, val_epochs=1, val_samples_quick=600),
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Scale:
+    """How much of everything a mode runs."""
+
+    quick: bool
+    """--quick: smaller schedules, fewer k, seeds, cases and pairs."""
+    ks: tuple[int, ...]
+    """Budgets k of the error curves."""
+    seeds: int
+    """Seeds averaged for randomised selectors."""
+    runs: int
+    """Identical full runs per measured configuration (2 = noise floor)."""
+    k_measured: int
+    """SeqPoints (and baseline budget) of the measured section."""
+    pairs_per_workload: int
+    """Speedup pairs measured per workload."""
+
+    @classmethod
+    def make(cls, quick: bool) -> Scale:
+        if quick:
+            return cls(quick=True, ks=(1, 2, 3, 5, 10), seeds=2, runs=2, k_measured=5,
+                       pairs_per_workload=1)
+        return cls(quick=False, ks=tuple(range(1, 21)), seeds=5, runs=2, k_measured=10,
+                   pairs_per_workload=5)
+
+
+def lengths_subset(source: str, n: int | None, seed: int = 0) -> Lengths:
+    """``source``'s lengths, or a seeded random subset of ``n`` samples (in file order)."""
+    lengths = read_lengths(source)
+    if n is None or n >= lengths.n_samples:
+        return lengths
+    idx = np.sort(np.random.default_rng(seed).choice(lengths.n_samples, size=n, replace=False))
+    return lengths.take(idx)
+
+
+def det_schedule(case: Case, scale: Scale) -> IterationSchedule:
+    """The deterministic schedule of ``case``."""
+    n = case.det_samples_quick if scale.quick else None
+    epochs = min(case.det_epochs, 2) if scale.quick else case.det_epochs
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SeqPointWarning)
+        return replay(lengths_subset(case.source, n), case.policy, epochs=epochs, seed=0, **case.params)
+
+
+def run_config(case: Case, scale: Scale, out: Path, cache: Path) -> RunConfig:
+    """The ``RunConfig`` whose whole schedule ``validate`` executes (twice) in full."""
+    n = case.val_samples_quick if scale.quick else case.val_samples
+    return RunConfig(
+        name=f"paper-{case.name}",
+        lengths=LengthsSection(source=case.source, max_samples=n, subset_seed=0),
+        batching=BatchingSection(policy=case.policy, epochs=case.val_epochs, seed=0,
+                                 params=dict(case.params)),
+        selection=SelectionSection(method="seqpoint", n_points=scale.k_measured, seed=0),
+        workload=WorkloadSection(name=case.workload, set=dict(case.overrides)),
+        profile=ProfileSection(warmup=WARMUP, repeats=REPEATS, metrics=("time", "breakdown"),
+                               cache=str(cache)),
+        validation=ValidationSection(runs=scale.runs, baselines=BASELINES),
+        report=ReportSection(out=str(out / case.name), plots=False, html=False),
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class PaperRun:
+    """A paper-scale run, synthesised by resampling a bundled length distribution."""
+
+    title: str
+    """What it stands for."""
+    source: str
+    """Bundled lengths resampled (with replacement)."""
+    n_samples: int
+    """Samples of the synthesised data set."""
+    policy: str
+    """Batching policy."""
+    params: dict[str, Any]
+    """Policy parameters."""
+    epochs: int
+    """Training epochs."""
+    note: str
+    """Where the sizes come from."""
+
+
+PAPER_RUNS: tuple[PaperRun, ...] = (
+    PaperRun(title="DeepSpeech2, LibriSpeech 960 h, SortaGrad B=64, 20 epochs",
+             source="bundled:librispeech-train-clean-100", n_samples=281_241, policy="sortagrad",
+             params={"batch_size": 64}, epochs=20,
+             note="281,241 utterances resampled from train-clean-100's 28,539 lengths"),
+    PaperRun(title="GNMT, WMT16 en-de 4.5M pairs, bucket B=128, 5 epochs",
+             source="bundled:wmt-en-de-sample", n_samples=4_500_000, policy="bucket",
+             params={"batch_size": 128}, epochs=5,
+             note="4.5M (src, tgt) pairs resampled from the 9,999-pair WMT sample"),
+    PaperRun(title="GNMT, WMT16 en-de 4.5M pairs, token budget 8192, 5 epochs",
+             source="bundled:wmt-en-de-sample", n_samples=4_500_000, policy="token_budget",
+             params={"max_tokens": 8192}, epochs=5,
+             note="4.5M (src, tgt) pairs resampled from the 9,999-pair WMT sample"),
+)
+
+
+def paper_schedule(run: PaperRun) -> IterationSchedule:
+    """The synthesised paper-scale schedule (seconds to build: only lengths are replayed)."""
+    lengths = read_lengths(run.source)
+    idx = np.random.default_rng(0).integers(0, lengths.n_samples, size=run.n_samples)
+    return replay(lengths.take(idx), run.policy, epochs=run.epochs, seed=0, **run.params)
+
+
+def select_cases(names: str | None) -> tuple[Case, ...]:
+    """The cases named in a comma-separated list (all when None)."""
+    if not names:
+        return CASES
+    wanted = [n.strip() for n in names.split(",") if n.strip()]
+    known = {c.name: c for c in CASES}
+    bad = [n for n in wanted if n not in known]
+    if bad:
+        raise SystemExit(f"Unknown case(s) {', '.join(bad)}. Valid cases: {', '.join(known)}.")
+    return tuple(known[n] for n in wanted)

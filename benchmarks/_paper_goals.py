@@ -1,0 +1,145 @@
+"""The issue's goals checked against ``paper_table.json``, with the reason for each miss."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+DET_GOAL = 0.001  # 0.1% at k <= 10
+SPEEDUP_GOAL = 0.01  # 1%
+FIRST_RATIO_GOAL = 0.2  # SeqPoint error <= 1/5 of first-N's
+REDUCTION_GOAL = 1000.0
+
+
+def _p(x: float, signed: bool = False) -> str:
+    if not math.isfinite(x):
+        return "n/a"
+    digits = 4 if abs(x) < 0.01 else 2
+    return f"{100 * x:+.{digits}f}%" if signed else f"{100 * x:.{digits}f}%"
+
+
+def _curve(ex: dict[str, Any], method: str, metric: str) -> list[tuple[int, float]]:
+    return list(zip(ex["ks"], ex["curves"][method][metric], strict=True))
+
+
+def _deterministic(cases: dict[str, Any]) -> tuple[list[str], list[str]]:
+    checks, why = [], []
+    for name, c in cases.items():
+        ex = c.get("exact")
+        if not ex:
+            continue
+        for metric in ("flops", "roofline_h100_s"):
+            curve = _curve(ex, "seqpoint", metric)
+            k10 = next(e for k, e in curve if k == min(10, ex["ks"][-1]))
+            first_ok = next((k for k, e in curve if abs(e) <= DET_GOAL), None)
+            checks.append(f"{name}/{metric}")
+            if abs(k10) > DET_GOAL:
+                auto = [a for a in ex["auto"] if a["max_error"] == DET_GOAL]
+                need = f"; the 0.1% error bound asks for k={auto[0]['k']}" if auto else ""
+                reach = f"reached at k={first_ok}" if first_ok else "not reached for k ≤ 20"
+                why.append(f"`{name}` {metric}: {_p(k10, True)} at k=10, {abs(k10) / DET_GOAL:.1f}× the "
+                           f"goal ({reach}; {ex['n_signatures']} unique shapes{need}).")
+    return checks, why
+
+
+def _measured_note(name: str, m: dict[str, Any]) -> str:
+    """Why a measured-time error exceeds the noise floor, from the run's own diagnostics."""
+    st = m.get("steady", {})
+    floor = max(m["noise_floor"], 1e-12)
+    text = (f"`{name}` measured time: {_p(m['error'], True)} against a noise floor of "
+            f"{_p(m['noise_floor'])} ({abs(m['error']) / floor:.0f}× the floor).")
+    if "selection_error" not in st:
+        return text
+    text += (f" Against every unique shape profiled the same way, the steady-state projection is off by "
+             f"{_p(st['selection_error'], True)} (the selection error); the full run costs "
+             f"{_p(st['in_sequence_overhead'], True)} more than those isolated steps.")
+    first = m.get("projection", {}).get("projected", {}).get("first_occurrence_s")
+    if first is not None and st.get("total_s"):
+        rest = m["measured_s"] / (st["total_s"] + first) - 1
+        text += (f" The projection's first-occurrence term (one cold first step for each of the "
+                 f"{m['n_signatures']} shapes) covers {_p(first / m['measured_s'])} of the run, leaving "
+                 f"{_p(rest, True)} that shapes already seen still pay inside a run, which isolated "
+                 "profiling cannot see (the `in_sequence` section, from `bench_in_sequence.py`, traces "
+                 "such costs on DeepSpeech2 to oneDNN's primitive cache thrashing when many shapes "
+                 "rotate, and to allocator churn; this table does not break the residual down).")
+    return text
+
+
+def goals_section(data: dict[str, Any]) -> list[str]:
+    cases = data["cases"]
+    rows: list[list[str]] = []
+    notes: list[str] = []
+
+    checks, why = _deterministic(cases)
+    if checks:
+        rows.append(["deterministic projection error (FLOPs, H100 roofline) at k = 10", "≤ 0.1%",
+                     f"{len(checks) - len(why)} of {len(checks)} case × metric", "yes" if not why else "no"])
+        notes += why
+
+    meas = {n: c["measured"] for n, c in cases.items() if c.get("measured")}
+    if meas:
+        ok = [n for n, m in meas.items() if abs(m["error"]) <= m["noise_floor"]]
+        worst = max(meas, key=lambda n: abs(meas[n]["error"]))
+        rows.append(["measured-time projection error", "within the noise floor",
+                     f"{len(ok)} of {len(meas)} cases (worst `{worst}` {_p(meas[worst]['error'], True)} "
+                     f"vs floor {_p(meas[worst]['noise_floor'])})", "yes" if len(ok) == len(meas) else "no"])
+        for n, m in meas.items():
+            if n not in ok:
+                notes.append(_measured_note(n, m))
+
+    pairs = [(n, p) for n, c in cases.items() for p in c.get("speedups", []) if "error" in p]
+    if pairs:
+        bad = [(n, p) for n, p in pairs if abs(p["error"]) > SPEEDUP_GOAL]
+        worst_n, worst_p = max(pairs, key=lambda np_: abs(np_[1]["error"]))
+        within = sum(abs(p["error"]) <= p["noise_floor"] for _, p in pairs)
+        rows.append(["projected vs measured speedup", "≤ 1%",
+                     f"{len(pairs) - len(bad)} of {len(pairs)} pairs (worst `{worst_n}` {worst_p['label']} "
+                     f"{_p(worst_p['error'], True)}); {within} within their noise floor",
+                     "yes" if not bad else "no"])
+        for n, p in bad:
+            notes.append(f"`{n}` speedup {p['label']}: projected {p['projected']:.4f} vs measured "
+                         f"{p['measured']:.4f} ({_p(p['error'], True)}, noise floor {_p(p['noise_floor'])}; "
+                         f"steady-state only: {_p(p.get('steady_error', math.nan), True)}); the measured "
+                         "ratio also carries each configuration's in-sequence overhead beyond the "
+                         "first occurrences, which isolated profiling does not see and which need not "
+                         "scale like the steady-state step.")
+    skipped = [(n, p) for n, c in cases.items() for p in c.get("speedups", []) if "error_message" in p]
+    for n, p in skipped:
+        notes.append(f"`{n}` speedup {p['label']} could not run on this CPU: {p['error_message']}")
+
+    ratios = []
+    for n, c in cases.items():
+        ex = c.get("exact")
+        if not ex:
+            continue
+        sp, fi = dict(_curve(ex, "seqpoint", "flops")), dict(_curve(ex, "first", "flops"))
+        k = min(10, ex["ks"][-1])
+        ratios.append((n, abs(sp[k]) / max(abs(fi[k]), 1e-15), abs(sp[k]), abs(fi[k])))
+    if ratios:
+        bad_r = [r for r in ratios if r[1] > FIRST_RATIO_GOAL]
+        rows.append(["SeqPoint vs first-N FLOPs error at equal budget (k = 10)", "≤ 1/5",
+                     f"{len(ratios) - len(bad_r)} of {len(ratios)} cases (worst ratio "
+                     f"{max(r[1] for r in ratios):.3f})", "yes" if not bad_r else "no"])
+        for n, r, s, f in bad_r:
+            tiny = " Both are below 0.1%: this schedule's shapes barely vary." if max(s, f) < DET_GOAL else ""
+            notes.append(f"`{n}`: SeqPoint |error| {_p(s)} vs first-N {_p(f)} at k=10 (ratio {r:.2f}).{tiny}")
+
+    paper = data.get("paper_scale", [])
+    if paper:
+        red = [(p["title"], s) for p in paper for s in p["selections"] if s["max_error"] == DET_GOAL]
+        bad_red = [(t, s) for t, s in red if s["reduction"] < REDUCTION_GOAL]
+        rows.append(["profiling reduction, paper-scale runs at a 0.1% error bound", "≥ 1000×",
+                     ", ".join(f"{s['reduction']:,.0f}× (k={s['k']})" for _, s in red),
+                     "yes" if not bad_red else "no"])
+        for t, s in bad_red:
+            notes.append(f"{t}: the 0.1% bound needs k={s['k']}, so {s['reduction']:,.0f}×: token-budget "
+                         "batches mix batch sizes, and the bound (worst case over every elementary cost, "
+                         "per sequence as well as per token) only falls under 0.1% once most "
+                         "(batch size, length) pairs have their own point; at a 1% bound see the table.")
+    out = ["### Goals", ""]
+    out += ["| goal | target | result | met |", "|---|---|---|---|"]
+    out += ["| " + " | ".join(r) + " |" for r in rows]
+    out += [""]
+    if notes:
+        out += ["Where a goal is missed, by how much and why:", ""] + [f"- {n}" for n in notes] + [""]
+    return out

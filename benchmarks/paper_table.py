@@ -1,0 +1,150 @@
+"""The SeqPoint paper's results table on real length data (issue 7), and the goals beyond it.
+
+For each case (DeepSpeech2 on LibriSpeech with SortaGrad; GNMT on the WMT en-de sample and
+Multi30k with bucketing and a token budget; BERT on WikiText-2 with group_by_length and
+packing) this measures:
+
+1. the projection error of exact totals (FLOPs, a roofline time per GPU) for k = 1..20,
+   SeqPoint against every baseline at equal budget (no timing involved);
+2. the projection error against measured full runs, next to their noise floor
+   (``seqpoint.pipeline.validate``), with the error of each baseline;
+3. projected against measured speedups for configuration pairs of each workload;
+4. the projected against measured operation-category breakdown;
+5. profiling reduction for the measured runs and for paper-scale runs (from schedules);
+6. how often the reported intervals contain the truth.
+
+Results go to ``benchmarks/results/paper_table.json``; the RESULTS.md section and the
+figures under ``benchmarks/figures/`` are rendered from that file.
+
+Usage::
+
+    .venv/bin/python benchmarks/paper_table.py [--quick] [--cases a,b] [--render-only]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _paper_cases import CASES, Case, Scale, select_cases
+from _paper_exact import Counter, exact_case, paper_scale
+from _paper_measured import compile_probe, measured_case, speedups
+from _paper_render import plots, render
+from _results import command_line, write_section
+
+JSON_PATH = Path(__file__).with_name("results") / "paper_table.json"
+
+
+def _log(msg: str) -> None:
+    print(msg, flush=True)
+
+
+def _load(path: Path) -> dict[str, Any] | None:
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def run(cases: tuple[Case, ...], scale: Scale, previous: dict[str, Any] | None) -> dict[str, Any]:
+    """Run every section for ``cases``; entries of other cases are kept from ``previous``."""
+    t_start = time.perf_counter()
+    keep = previous if previous and previous["meta"]["quick"] == scale.quick else None
+    data: dict[str, Any] = {"cases": dict(keep["cases"]) if keep else {}}
+    if keep:
+        data["paper_scale"] = keep.get("paper_scale", [])
+        if "compile_probe" in keep:
+            data["compile_probe"] = keep["compile_probe"]
+    section_s: dict[str, float] = {}
+
+    t0 = time.perf_counter()
+    counter = Counter()
+    for case in cases:
+        entry = exact_case(case, scale, counter)
+        data["cases"][case.name] = {"exact": entry}
+        sp = entry["curves"]["seqpoint"]["flops"]
+        _log(f"[exact] {case.name}: {entry['n_iterations']} iterations, {entry['n_signatures']} shapes, "
+             f"SeqPoint FLOPs error at k={entry['ks'][-1]}: {100 * sp[-1]:+.4f}% ({entry['seconds']:.0f} s)")
+    section_s["deterministic"] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    data["paper_scale"] = paper_scale()
+    for p in data["paper_scale"]:
+        red = {s["max_error"]: s for s in p["selections"]}
+        _log(f"[paper-scale] {p['title']}: {p['n_iterations']} iterations; 0.1% bound -> "
+             f"k={red[0.001]['k']}, {red[0.001]['reduction']:.0f}x")
+    section_s["paper-scale"] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    sp_s = 0.0
+    with tempfile.TemporaryDirectory(prefix="paper-table-") as tmp:
+        for case in cases:
+            if scale.quick and not case.quick_measured:
+                continue
+            entry, res = measured_case(case, scale, Path(tmp), Path(tmp) / "cache.sqlite")
+            data["cases"][case.name]["measured"] = entry
+            _log(f"[measured] {case.name}: {entry['n_iterations']} iterations, error "
+                 f"{100 * entry['error']:+.3f}% (noise floor {100 * entry['noise_floor']:.3f}%), "
+                 f"steady-state {entry.get('steady', {}).get('selection_error', float('nan')) * 100:+.3f}% "
+                 f"({entry['validate_s']:.0f} s + breakdown {entry['breakdown_s']:.0f} s)")
+            if case.pairs:
+                t1 = time.perf_counter()
+                data["cases"][case.name]["speedups"] = speedups(case, scale, res)
+                sp_s += time.perf_counter() - t1
+    section_s["measured"] = time.perf_counter() - t0 - sp_s
+    section_s["speedups"] = sp_s
+
+    if not scale.quick and any(c.pairs for c in cases):
+        t0 = time.perf_counter()
+        data["compile_probe"] = compile_probe()
+        _log(f"[compile] {data['compile_probe']}")
+        section_s["compile probe"] = time.perf_counter() - t0
+
+    data["meta"] = {
+        "date": dt.date.today().isoformat(), "command": command_line(), "quick": scale.quick,
+        "ks": list(scale.ks), "seeds": scale.seeds, "runs": scale.runs, "k_measured": scale.k_measured,
+        "cases_run": [c.name for c in cases], "wall_s": time.perf_counter() - t_start,
+        "section_s": section_s, "count_point_s": counter.seconds, "signatures_counted": counter.counted,
+    }
+    # Cases in table order, whichever ran.
+    data["cases"] = {c.name: data["cases"][c.name] for c in CASES if c.name in data["cases"]}
+    return data
+
+
+def publish(data: dict[str, Any]) -> None:
+    """Write the RESULTS.md section and the figures from ``data``."""
+    for path in plots(data):
+        _log(f"figure: {path}")
+    write_section("paper_table", render(data))
+    _log("RESULTS.md section 'paper_table' written")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true",
+                    help="smaller schedules, k in {1,2,3,5,10}, 3 measured cases, 1 pair each (a few minutes)")
+    ap.add_argument("--cases", help=f"comma-separated subset of: {', '.join(c.name for c in CASES)}")
+    ap.add_argument("--render-only", action="store_true",
+                    help="re-render RESULTS.md and the figures from results/paper_table.json")
+    args = ap.parse_args()
+    previous = _load(JSON_PATH)
+    if args.render_only:
+        if previous is None:
+            raise SystemExit(f"{JSON_PATH} does not exist; run without --render-only first.")
+        publish(previous)
+        return
+    cases = select_cases(args.cases)
+    data = run(cases, Scale.make(args.quick), previous if args.cases else None)
+    JSON_PATH.parent.mkdir(parents=True, exist_ok=True)
+    JSON_PATH.write_text(json.dumps(data, indent=1) + "\n")
+    _log(f"wrote {JSON_PATH} ({data['meta']['wall_s'] / 60:.1f} min)")
+    publish(data)
+
+
+if __name__ == "__main__":
+    main()

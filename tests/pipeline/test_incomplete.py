@@ -1,0 +1,56 @@
+import json
+
+from seqpoint.pipeline import (
+    BatchingSection,
+    LengthsSection,
+    ProfileSection,
+    ReportSection,
+    RunConfig,
+    SelectionSection,
+    WorkloadSection,
+    run,
+)
+
+
+def _cfg(tmp_path, limit):
+    return RunConfig(
+        name="oom",
+        lengths=LengthsSection(source="bundled:librispeech-dev-clean", max_samples=200),
+        batching=BatchingSection(policy="sortagrad", epochs=1, params={"batch_size": 20}),
+        selection=SelectionSection(n_points=4),
+        workload=WorkloadSection(name="_oom_workload:build", set={"limit": str(limit)}),
+        profile=ProfileSection(warmup=1, repeats=2, metrics=("time",), cache=str(tmp_path / "c.sqlite")),
+        report=ReportSection(out=str(tmp_path / "run"), plots=False, html=True),
+    )
+
+
+def _limit_below_longest(tmp_path):
+    lens = sorted(p.seq_len for p in run(_cfg(tmp_path, limit=10**9), progress=False).seqpoints.points)
+    return lens[-2]  # every point but the longest fits
+
+
+def test_oom_at_longest_point_is_recorded_and_projection_marked_incomplete(tmp_path):
+    limit = _limit_below_longest(tmp_path)
+    res = run(_cfg(tmp_path, limit=limit), progress=False)
+    longest = max(res.seqpoints.points, key=lambda p: p.seq_len)
+    assert longest.seq_len > limit
+    statuses = {m.seq_len: m.status for m in res.measurements.measurements}
+    assert statuses[longest.seq_len] == "oom"
+    assert sum(s == "ok" for s in statuses.values()) == len(res.seqpoints) - 1
+    assert not res.projection.complete
+    assert res.projection.failed == (longest.iteration,)
+    assert res.projection.totals["time_s"] > 0  # projected from the points that ran
+    saved = json.loads((tmp_path / "run" / "measurements.json").read_text())
+    assert [m["status"] for m in saved["measurements"]].count("oom") == 1
+    assert "INCOMPLETE" in (tmp_path / "run" / "report.html").read_text()
+
+
+def test_rerun_measures_only_what_failed(tmp_path):
+    limit = _limit_below_longest(tmp_path)
+    first = run(_cfg(tmp_path, limit=limit), progress=False)
+    ok_before = {m.seq_len: m.metrics for m in first.measurements.measurements if m.ok}
+    assert len(ok_before) == len(first.seqpoints) - 1
+    again = run(_cfg(tmp_path, limit=limit), progress=False)
+    for m in again.measurements.measurements:
+        if m.ok:
+            assert m.metrics == ok_before[m.seq_len]  # from the cache, not measured again

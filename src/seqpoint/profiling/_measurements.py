@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from seqpoint._jsonio import read_json, write_json
 from seqpoint.exceptions import InputError
 
 __all__ = ["Measurement", "Measurements", "Status", "read_measurements", "write_measurements"]
@@ -118,19 +118,10 @@ class Measurements:
 
 def write_measurements(ms: Measurements, path: str | Path) -> Path:
     """Write MEASUREMENTS.json."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(ms.to_dict(), indent=2) + "\n")
-    return path
+    return write_json(ms.to_dict(), path)
 
 
 def read_measurements(path: str | Path) -> Measurements:
     """Read MEASUREMENTS.json."""
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(f"Measurements file {path} does not exist; create it with 'seqpoint profile'.")
-    try:
-        data = json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path}: line {exc.lineno}: invalid JSON ({exc.msg}).") from None
+    data = read_json(path, what="Measurements file", made_by="seqpoint profile")
     return Measurements.from_dict(data, source=str(path))

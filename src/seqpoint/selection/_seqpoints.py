@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from seqpoint._jsonio import read_json, write_json
 from seqpoint.exceptions import InputError
 
 __all__ = ["SeqPoint", "SeqPoints", "read_seqpoints", "write_seqpoints"]
@@ -107,19 +107,10 @@ class SeqPoints:
 
 def write_seqpoints(points: SeqPoints, path: str | Path) -> Path:
     """Write ``points`` as SEQPOINTS.json."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(points.to_dict(), indent=2) + "\n")
-    return path
+    return write_json(points.to_dict(), path)
 
 
 def read_seqpoints(path: str | Path) -> SeqPoints:
     """Read a SEQPOINTS.json file."""
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(f"SeqPoints file {path} does not exist; create it with 'seqpoint select'.")
-    try:
-        data = json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path}: line {exc.lineno}: invalid JSON ({exc.msg}).") from None
+    data = read_json(path, what="SeqPoints file", made_by="seqpoint select")
     return SeqPoints.from_dict(data, source=str(path))

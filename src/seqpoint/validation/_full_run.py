@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -120,17 +121,28 @@ def run_full_schedule(
     walls = np.empty(runs, dtype=np.float64)
     for r in range(runs):
         run_start = time.perf_counter()
-        for i, sig in enumerate(sigs):
-            batch = workload.make_batch(sig)
-            sync()
-            t0 = time.perf_counter()
-            workload.step(batch)
-            sync()
-            times[r, i] = time.perf_counter() - t0
-            if on_step is not None:
-                on_step(r, i)
+        times[r] = _time_steps(workload, sigs, sync,
+                               None if on_step is None else functools.partial(on_step, r))
         walls[r] = time.perf_counter() - run_start
     return FullRun(iteration_s=times, wall_s=walls)
+
+
+def _time_steps(
+    workload: Any, signatures: list[tuple[int, ...]], sync: Callable[[], None],
+    on_step: Callable[[int], None] | None,
+) -> NDArray[np.float64]:
+    """Seconds of ``step`` for each signature in order (batch construction untimed)."""
+    times = np.empty(len(signatures), dtype=np.float64)
+    for i, sig in enumerate(signatures):
+        batch = workload.make_batch(sig)
+        sync()
+        t0 = time.perf_counter()
+        workload.step(batch)
+        sync()
+        times[i] = time.perf_counter() - t0
+        if on_step is not None:
+            on_step(i)
+    return times
 
 
 def _warmup_signature(workload: Any, signatures: list[tuple[int, ...]]) -> tuple[int, ...]:
@@ -154,17 +166,13 @@ def _child(spec: str, overrides: dict[str, Any], signatures: list[tuple[int, ...
         for _ in range(warmup):
             workload.step(start)
         sync()
-        times = np.empty(len(signatures))
         t_run = time.perf_counter()
-        for i, sig in enumerate(signatures):
-            batch = workload.make_batch(sig)
-            sync()
-            t0 = time.perf_counter()
-            workload.step(batch)
-            sync()
-            times[i] = time.perf_counter() - t0
+
+        def tick(i: int) -> None:
             with done.get_lock():
                 done.value = i + 1
+
+        times = _time_steps(workload, signatures, sync, tick)
         out.put(("ok", times.tolist(), time.perf_counter() - t_run))
     except BaseException as exc:  # report any failure to the parent instead of hanging it
         out.put(("error", f"{type(exc).__name__}: {exc}", 0.0))

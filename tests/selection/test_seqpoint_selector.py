@@ -97,6 +97,81 @@ def test_refinement_helps_mixed_shapes(mixed: IterationSchedule) -> None:
     assert errs[-1] < 0.05
 
 
+def test_calibrated_weights_make_every_basis_component_exact(mixed: IterationSchedule) -> None:
+    # Batch size, source and target lengths all vary: the count weights miss the basis
+    # totals, the calibrated ones reproduce them (so any linear mix of them) exactly.
+    names, comps = basis_components(mixed)
+    for k in (10, 12, 20):
+        counts = SeqPointSelector(n_points=k, weights="counts").fit(mixed)
+        cal = SeqPointSelector(n_points=k).fit(mixed)
+        assert counts.estimated_error_ > 1e-3
+        assert cal.estimated_error_ < 1e-9
+        assert cal.estimated_error_ == pytest.approx(basis_error(mixed, cal), abs=1e-15)
+        assert np.array_equal(cal.labels_, counts.labels_) and np.array_equal(cal.points_, counts.points_)
+        assert cal.weights_.sum() == pytest.approx(len(mixed), rel=1e-12) and np.all(cal.weights_ > 0)
+        # Calibration adjusts the counts, it does not replace them.
+        assert np.all((cal.weights_ / counts.weights_ > 0.5) & (cal.weights_ / counts.weights_ < 2))
+        coef = np.random.default_rng(k).uniform(0.0, 1.0, len(names)) / comps.mean(axis=0)
+        cost = comps @ coef
+        assert project_cost(mixed, cal, cost) == pytest.approx(cost.sum(), rel=1e-9)
+
+
+def test_unreachable_components_keep_a_miss_and_the_rest_is_exact() -> None:
+    # group_by_length style: batches of 8, one short last batch of 3. Every point has
+    # batch size 8, so Σ sequences (and the split of Σ tokens = 8·Σ steps) is out of reach
+    # with Σ w = n; the calibration matches the reachable components exactly.
+    sl = np.concatenate([np.repeat(np.arange(10, 110, 5), 10), [40]])
+    bs = np.array([8] * 200 + [3])
+    sched = IterationSchedule.from_columns({"batch_size": bs, "seq_len": sl})
+    cal = SeqPointSelector(n_points=6).fit(sched)
+    counts = SeqPointSelector(n_points=6, weights="counts").fit(sched)
+    assert np.all(sched.batch_size[cal.points_] == 8)
+    names, comps = basis_components(sched)
+    miss = np.abs((cal.weights_ @ comps[cal.points_]) / comps.sum(axis=0) - 1)
+    assert miss[names.index("sequences")] == pytest.approx(8 * 201 / (8 * 200 + 3) - 1, rel=1e-9)
+    assert miss[names.index("iteration")] < 1e-12 and miss[names.index("quadratic")] < 1e-7
+    # The bound is now the unreachable miss alone, below the count weights' bound.
+    assert cal.estimated_error_ == pytest.approx(miss[names.index("sequences")], rel=1e-9)
+    assert cal.estimated_error_ < counts.estimated_error_
+    assert cal.weights_.sum() == pytest.approx(201.0, rel=1e-12) and np.all(cal.weights_ >= 0)
+
+
+def test_calibration_keeps_counts_below_five_points(mixed: IterationSchedule) -> None:
+    for k in (1, 2, 4):
+        a = SeqPointSelector(n_points=k).fit(mixed)
+        b = SeqPointSelector(n_points=k, weights="counts").fit(mixed)
+        assert np.array_equal(a.weights_, b.weights_)
+        assert np.array_equal(np.bincount(a.labels_, minlength=k), a.weights_)
+
+
+def test_calibrated_weights_exact_values() -> None:
+    # Batch 1, no target: sequences = iterations and steps = tokens, so the basis reduces
+    # to Σ1 = 10, Σs = 245 and Σs² = 7625 over signatures 10 ×3, 20 ×2, 25, 30 ×2, 40, 50.
+    sl = [10, 10, 10, 20, 20, 25, 30, 30, 40, 50]
+    sched = IterationSchedule.from_columns({"batch_size": np.ones(10, dtype=np.int64), "seq_len": sl})
+    cal = SeqPointSelector(n_points=5, cost="tokens").fit(sched)
+    counts = SeqPointSelector(n_points=5, cost="tokens", weights="counts").fit(sched)
+    # Groups {10}, {20, 25}, {30}, {40}, {50}; the middle one is represented by 20.
+    assert counts.points_.tolist() == cal.points_.tolist() == [0, 3, 6, 8, 9]
+    assert counts.weights_.tolist() == [3.0, 3.0, 2.0, 1.0, 1.0]
+    s = np.array([10.0, 20.0, 30.0, 40.0, 50.0])
+    w = cal.weights_
+    assert w.sum() == pytest.approx(10.0, rel=1e-12)
+    assert w @ s == pytest.approx(245.0, rel=1e-9) and w @ s**2 == pytest.approx(7625.0, rel=1e-9)
+    # KL-closest to the counts: log(w / counts) is linear in (1, s, s²).
+    a = np.stack([np.ones(5), s, s * s], axis=1)
+    coef, *_ = np.linalg.lstsq(a, np.log(w / counts.weights_), rcond=None)
+    assert a @ coef == pytest.approx(np.log(w / counts.weights_), abs=1e-7)
+    assert cal.estimated_error_ < 1e-9 < counts.estimated_error_
+
+
+def test_max_error_chooses_k_on_the_groups_then_calibrates(mixed: IterationSchedule) -> None:
+    a = SeqPointSelector(max_error=0.01).fit(mixed)
+    b = SeqPointSelector(max_error=0.01, weights="counts").fit(mixed)
+    assert a.n_points_ == b.n_points_ and np.array_equal(a.points_, b.points_)
+    assert a.estimated_error_ <= b.estimated_error_ <= 0.01
+
+
 def test_callable_cost_and_determinism(tiny: IterationSchedule) -> None:
     def cost(s: IterationSchedule) -> np.ndarray:
         return s.seq_len.astype(float) ** 2
@@ -112,6 +187,7 @@ def test_to_seqpoints_and_get_params(tiny: IterationSchedule) -> None:
     assert sp.method == "seqpoint" and sp.n_iterations == 8
     assert [(p.iteration, p.seq_len, p.weight) for p in sp.points] == [(3, 20, 6.0), (6, 100, 2.0)]
     assert sp.meta["params"]["cost"] == "tokens"
+    assert sp.meta["params"]["weights"] == "calibrated"
     assert sp.meta["estimated_error"] == pytest.approx(20 / 300)
     assert sel.get_params()["n_points"] == 2
     with pytest.raises(ConfigError, match="fitted on 8"):
@@ -139,6 +215,7 @@ def test_not_fitted() -> None:
         ({"max_error": 0}, "The 'max_error' parameter of SeqPointSelector must be a float in (0, 1)"),
         ({"max_error": 1.0}, "must be a float in (0, 1) (a fraction: 0.001 is 0.1%). Got 1.0."),
         ({"max_error": "1%"}, "must be a float in (0, 1) (a fraction: 0.001 is 0.1%). Got '1%'."),
+        ({"n_points": 2, "weights": "uniform"}, "The 'weights' parameter of SeqPointSelector must be one of 'calibrated', 'counts'. Got 'uniform'."),
         ({"n_points": 2, "grouping": "kmeans"}, "The 'grouping' parameter of SeqPointSelector must be one of 'optimal', 'sl_bins'. Got 'kmeans'."),
         ({"n_points": 2, "cost": 3}, "The 'cost' parameter of SeqPointSelector must be a cost model name (attention, quadratic, seq_len, tokens), a callable f(schedule) or a PilotTable. Got 3."),
         ({"n_points": 2, "cost": "flops"}, "Unknown cost model 'flops'. Valid names: attention, quadratic, seq_len, tokens."),
@@ -185,15 +262,24 @@ def test_invariants(rows: list[tuple[int, int, int]], k: int, grouping: str) -> 
     k = min(k, len(sched))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", AdjustedInputWarning)
-        sel = SeqPointSelector(n_points=k, grouping=grouping).fit(sched)
+        sel = SeqPointSelector(n_points=k, grouping=grouping, weights="counts").fit(sched)
+        cal = SeqPointSelector(n_points=k, grouping=grouping).fit(sched)
     n = len(sched)
-    assert sel.weights_.sum() == pytest.approx(n)
-    assert sel.points_.dtype == np.int64 and sel.labels_.shape == (n,)
-    assert np.all(np.diff(sel.points_) > 0)
-    # Weights count the iterations each point represents.
+    for s in (sel, cal):
+        assert s.weights_.sum() == pytest.approx(n)
+        assert np.all(s.weights_ >= 0)
+        assert s.points_.dtype == np.int64 and s.labels_.shape == (n,)
+        assert np.all(np.diff(s.points_) > 0)
+        # Every point represents its own iteration.
+        assert np.array_equal(s.labels_[s.points_], np.arange(s.n_points_))
+        assert s.estimated_error_ == pytest.approx(basis_error(sched, s), abs=1e-12)
+    # Count weights count the iterations each point represents.
     assert np.array_equal(np.bincount(sel.labels_, minlength=sel.n_points_), sel.weights_)
-    # Every point represents its own iteration.
-    assert np.array_equal(sel.labels_[sel.points_], np.arange(sel.n_points_))
-    assert sel.estimated_error_ == pytest.approx(basis_error(sched, sel), abs=1e-12)
+    # Calibration keeps the groups and points and never raises the basis error.
+    assert np.array_equal(cal.points_, sel.points_) and np.array_equal(cal.labels_, sel.labels_)
+    assert cal.estimated_error_ <= sel.estimated_error_ * (1 + 1e-9)
+    if cal.n_points_ < 5:  # fewer points than basis components: the counts are kept
+        assert np.array_equal(cal.weights_, sel.weights_)
     if k >= len(np.unique(sched.signature_matrix(), axis=0)) and grouping == "optimal":
         assert sel.estimated_error_ == 0.0
+        assert np.array_equal(cal.weights_, sel.weights_)

@@ -15,6 +15,7 @@ from seqpoint.selection._baselines import (
     StratifiedSelector,
     StrideSelector,
 )
+from seqpoint.selection._calibration import calibrate_weights
 from seqpoint.selection._cost import (
     COST_MODELS,
     AttentionCost,
@@ -56,6 +57,7 @@ __all__ = [
     "StrideSelector",
     "TokensCost",
     "basis_components",
+    "calibrate_weights",
     "cost_proxy",
     "make_selector",
     "read_seqpoints",

@@ -46,7 +46,9 @@ class BaseSelector:
     points_ : ndarray of shape (k,)
         Row positions (int64) into the schedule of the chosen iterations, increasing.
     weights_ : ndarray of shape (k,)
-        Iterations each point stands for (float64); they sum to ``n_iterations``.
+        Iterations each point stands for (float64, >= 0); they sum to ``n_iterations``.
+        Usually the size of the point's group in ``labels_``; calibrated SeqPoint
+        weights differ from it slightly (see :class:`SeqPointSelector`).
     labels_ : ndarray of shape (n_iterations,)
         Index into ``points_`` of the point that represents every iteration.
     n_points_ : int

@@ -12,6 +12,7 @@ from numpy.typing import NDArray
 from seqpoint.exceptions import AdjustedInputWarning, ConfigError
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection._base import SELECTORS, BaseSelector
+from seqpoint.selection._calibration import calibrate_weights
 from seqpoint.selection._cost import (
     CostProxy,
     PilotTable,
@@ -29,6 +30,7 @@ IntArray = NDArray[np.int64]
 FloatArray = NDArray[np.float64]
 
 GROUPINGS = ("optimal", "sl_bins")
+WEIGHTINGS = ("calibrated", "counts")
 
 
 def signature_proxy(
@@ -98,7 +100,7 @@ class SeqPointSelector(BaseSelector):
     projection error) or by equal-width ``seq_len`` bins as in the SeqPoint paper
     (``grouping="sl_bins"``). Each group's representative is a real iteration whose
     signature's proxy times the group's iteration count is closest to the group's proxy
-    total; its weight is the group's iteration count.
+    total; its weight is the group's iteration count, calibrated by default (below).
 
     Multi-dimensional signatures: the proxy combines all signature columns (tokens,
     attention term, target length), so iterations of equal proxy but different shape
@@ -109,6 +111,16 @@ class SeqPointSelector(BaseSelector):
     measurement: it bounds the error of any cost that is a non-negative combination of
     them, and a group that mixes batch sizes raises it, so ``max_error`` adds points
     until such groups are split.
+
+    Calibrated weights (``weights="calibrated"``, the default): a group's count weighs its
+    representative right only to first order, and one real signature can rarely match
+    the group's mean tokens, attention term, batch size and steps at once. Since the
+    run totals of those components are known, the counts are then adjusted as little as
+    possible (raking, see :func:`calibrate_weights`) until the weighted points reproduce
+    every component's total; any cost linear in them is then projected exactly, and
+    only its curvature within the groups remains. This needs at least as many points as
+    components (``k >= J``, ``J`` at most 5); with fewer, or when calibrating would not
+    lower the basis error, the counts are kept. ``labels_`` are the groups either way.
 
     Parameters
     ----------
@@ -122,6 +134,10 @@ class SeqPointSelector(BaseSelector):
     cost : str, callable or PilotTable
         Cost proxy: a name in ``COST_MODELS`` (default ``attention``), a callable
         ``f(schedule) -> ndarray of shape (n_iterations,)`` or a :class:`PilotTable`.
+    weights : {"calibrated", "counts"}
+        ``counts``: every point weighs its group's iteration count (the SeqPoint paper).
+        ``calibrated``: the counts adjusted to reproduce the run totals of the basis
+        components (see above); they still sum to ``n_iterations`` and are >= 0.
     random_state : int or None
         Accepted for a uniform interface; the selection is deterministic.
     """
@@ -135,12 +151,14 @@ class SeqPointSelector(BaseSelector):
         max_error: float | None = None,
         grouping: str = "optimal",
         cost: str | CostProxy | PilotTable = "attention",
+        weights: str = "calibrated",
         random_state: int | None = 0,
     ) -> None:
         super().__init__(n_points=n_points, random_state=random_state)
         self.max_error = max_error
         self.grouping = grouping
         self.cost = cost
+        self.weights = weights
 
     # ------------------------------------------------------------------ validation
     def _validate(self, schedule: IterationSchedule) -> CostProxy:
@@ -162,6 +180,11 @@ class SeqPointSelector(BaseSelector):
             raise ConfigError(
                 f"The 'grouping' parameter of {cls} must be one of "
                 f"{', '.join(map(repr, GROUPINGS))}. Got {self.grouping!r}."
+            )
+        if self.weights not in WEIGHTINGS:
+            raise ConfigError(
+                f"The 'weights' parameter of {cls} must be one of "
+                f"{', '.join(map(repr, WEIGHTINGS))}. Got {self.weights!r}."
             )
         return cost_proxy(self.cost, owner=cls)
 
@@ -269,6 +292,16 @@ class SeqPointSelector(BaseSelector):
                 )
         k = int(reps.shape[0])
         weights = np.bincount(g, weights=counts, minlength=k).astype(np.float64)
+        # ``max_error`` chose k on the count weights: their basis error measures how
+        # tight the groups are, which also bounds the curvature calibration cannot remove.
+        if self.weights == "calibrated" and k >= basis.shape[1] and err > 0:
+            cal = calibrate_weights(basis[reps], weights, totals)
+            cal_err = float(np.max(np.abs(cal @ basis[reps] - totals) / totals))
+            # A component no weights can reach (every point has the usual batch size, a
+            # few last batches do not) keeps its miss: the bound is then unchanged while
+            # the other components become exact, so ties (to rounding) go to calibration.
+            if cal_err <= err * (1 + 1e-9):
+                weights, err = cal, cal_err
         rows = table.first_rows(reps)
         labels = g[table.inverse]
         self._set_result(len(schedule), rows, weights, labels, estimated_error=err)

@@ -42,6 +42,28 @@ class _ForeachOptimizer(torch.optim.Optimizer):
         return ps, [p.grad for p in ps]  # type: ignore[misc]
 
 
+def _adam_moments(
+    opt: _ForeachOptimizer, ps: list[torch.Tensor], gs: list[torch.Tensor]
+) -> tuple[list[torch.Tensor], list[torch.Tensor], float]:
+    """Advance Adam's moments (shared by Adam/AdamW and LAMB).
+
+    Returns the first moments ``m``, the denominators ``sqrt(v / bc2) + eps`` and the
+    first-moment bias correction ``bc1``: the update direction is ``m / bc1 / denom``.
+    """
+    g = opt.param_groups[0]
+    opt.step_count += 1
+    b1, b2 = g["betas"]
+    m = [opt.state[p]["exp_avg"] for p in ps]
+    v = [opt.state[p]["exp_avg_sq"] for p in ps]
+    torch._foreach_lerp_(m, gs, 1.0 - b1)
+    torch._foreach_mul_(v, b2)
+    torch._foreach_addcmul_(v, gs, gs, 1.0 - b2)
+    denom = list(torch._foreach_sqrt(v))
+    torch._foreach_div_(denom, (1.0 - b2**opt.step_count) ** 0.5)
+    torch._foreach_add_(denom, g["eps"])
+    return m, denom, 1.0 - b1**opt.step_count
+
+
 class SGD(_ForeachOptimizer):
     """SGD with momentum 0.9 (the DeepSpeech2 reference recipe)."""
 
@@ -99,22 +121,11 @@ class Adam(_ForeachOptimizer):
         ps, gs = self._with_grad()
         if not ps:
             return
-        self.step_count += 1
-        b1, b2 = g["betas"]
-        m = [self.state[p]["exp_avg"] for p in ps]
-        v = [self.state[p]["exp_avg_sq"] for p in ps]
         if g["weight_decay"] and g["decoupled"]:
             torch._foreach_mul_(ps, 1.0 - g["lr"] * g["weight_decay"])
         elif g["weight_decay"]:
             gs = list(torch._foreach_add(gs, ps, alpha=g["weight_decay"]))
-        torch._foreach_lerp_(m, gs, 1.0 - b1)
-        torch._foreach_mul_(v, b2)
-        torch._foreach_addcmul_(v, gs, gs, 1.0 - b2)
-        bc1 = 1.0 - b1**self.step_count
-        bc2 = 1.0 - b2**self.step_count
-        denom = torch._foreach_sqrt(v)
-        torch._foreach_div_(denom, bc2**0.5)
-        torch._foreach_add_(denom, g["eps"])
+        m, denom, bc1 = _adam_moments(self, ps, gs)
         torch._foreach_addcdiv_(ps, m, denom, -g["lr"] / bc1)
 
 
@@ -143,18 +154,7 @@ class LAMB(_ForeachOptimizer):
         ps, gs = self._with_grad()
         if not ps:
             return
-        self.step_count += 1
-        b1, b2 = g["betas"]
-        m = [self.state[p]["exp_avg"] for p in ps]
-        v = [self.state[p]["exp_avg_sq"] for p in ps]
-        torch._foreach_lerp_(m, gs, 1.0 - b1)
-        torch._foreach_mul_(v, b2)
-        torch._foreach_addcmul_(v, gs, gs, 1.0 - b2)
-        bc1 = 1.0 - b1**self.step_count
-        bc2 = 1.0 - b2**self.step_count
-        denom = torch._foreach_sqrt(v)
-        torch._foreach_div_(denom, bc2**0.5)
-        torch._foreach_add_(denom, g["eps"])
+        m, denom, bc1 = _adam_moments(self, ps, gs)
         update = torch._foreach_div(m, denom)
         torch._foreach_div_(update, bc1)
         if g["weight_decay"]:

@@ -115,10 +115,10 @@ CASES: tuple[Case, ...] = (
          workload="gnmt:tiny", source="bundled:multi30k-en-de", policy="token_budget",
          params={"max_tokens": 4096}, det_epochs=3, det_samples_quick=5000, val_samples=None,
          val_epochs=2, val_samples_quick=3000),
-    Case(name="bert-wiki-grouped", title="BERT / WikiText-2 / group_by_length B=8",
+    Case(name="bert-wiki-grouped", title="BERT / WikiText-2 / group_by_length B=8, drop_last",
          workload="bert:tiny", source="bundled:wikitext-2-valid", policy="group_by_length",
-         params={"batch_size": 8}, det_epochs=3, det_samples_quick=None, val_samples=None,
-         val_epochs=2, val_samples_quick=400, quick_measured=True,
+         params={"batch_size": 8, "drop_last": True}, det_epochs=3, det_samples_quick=None,
+         val_samples=None, val_epochs=2, val_samples_quick=400, quick_measured=True,
          pairs=(Pair(label="hidden 32 -> 64, ffn 64 -> 128", change={"hidden": 64, "ffn": 128}),
                 _THREADS, _BF16, _MICRO,
                 Pair(label="lamb -> adamw", change={"optimizer": "adamw"}))),
@@ -145,14 +145,16 @@ class Scale:
     """SeqPoints (and baseline budget) of the measured section."""
     pairs_per_workload: int
     """Speedup pairs measured per workload."""
+    spread_processes: int
+    """Fresh processes that profile the SeqPoints again (spread of the projection)."""
 
     @classmethod
     def make(cls, quick: bool) -> Scale:
         if quick:
             return cls(quick=True, ks=(1, 2, 3, 5, 10), seeds=2, runs=2, k_measured=5,
-                       pairs_per_workload=1)
+                       pairs_per_workload=1, spread_processes=2)
         return cls(quick=False, ks=tuple(range(1, 21)), seeds=5, runs=2, k_measured=10,
-                   pairs_per_workload=5)
+                   pairs_per_workload=5, spread_processes=3)
 
 
 def lengths_subset(source: str, n: int | None, seed: int = 0) -> Lengths:

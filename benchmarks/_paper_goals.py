@@ -58,10 +58,18 @@ def _measured_note(name: str, m: dict[str, Any]) -> str:
         rest = m["measured_s"] / (st["total_s"] + first) - 1
         text += (f" The projection's first-occurrence term (one cold first step for each of the "
                  f"{m['n_signatures']} shapes) covers {_p(first / m['measured_s'])} of the run, leaving "
-                 f"{_p(rest, True)} that shapes already seen still pay inside a run, which isolated "
-                 "profiling cannot see (the `in_sequence` section, from `bench_in_sequence.py`, traces "
-                 "such costs on DeepSpeech2 to oneDNN's primitive cache thrashing when many shapes "
-                 "rotate, and to allocator churn; this table does not break the residual down).")
+                 f"{_p(rest, True)} unaccounted for: cost that shapes already seen still pay inside a "
+                 "run (the `in_sequence` section, from `bench_in_sequence.py`, traces it on DeepSpeech2 "
+                 "to oneDNN's primitive cache thrashing when many shapes rotate, and to allocator "
+                 "churn), and any difference in speed between the profiling process and the full "
+                 "runs' processes; this table does not separate the two.")
+    spread = m.get("spread")
+    if spread:
+        errs = ", ".join(_p(e, True) for e in spread["errors"])
+        verdict = ("more than the full runs' noise floor: a process's own speed matters here"
+                   if spread["spread"] > m["noise_floor"] else "less than the full runs' noise floor")
+        text += (f" Profiled again in {len(spread['errors'])} fresh processes, the same SeqPoints give "
+                 f"errors of {errs} (spread {_p(spread['spread'])}, {verdict}).")
     return text
 
 

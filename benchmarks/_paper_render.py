@@ -128,7 +128,10 @@ def measured(data: dict[str, Any]) -> list[str]:
             "SeqPoints' first steps and summed over unique shapes). *Steady-state selection error* compares the steady-state "
             "projection (`time_s`) with every unique shape profiled by the same harness "
             "(count-weighted): what sampling can get right. *In-sequence overhead* is the measured full run over that steady-state "
-            "total, minus 1: cost a full run pays that isolated, warmed-up profiling does not see.", ""]
+            "total, minus 1: cost a full run pays that isolated, warmed-up profiling does not see. "
+            "*Re-profiled*: the same SeqPoints profiled again in fresh processes (one each); the spread "
+            "of their projected run times, and each one's error against the measured total, show how "
+            "much a process's own speed moves the projection on this shared VM.", ""]
     rows = []
     for name, m in cases.items():
         st = m.get("steady", {})
@@ -139,10 +142,12 @@ def measured(data: dict[str, Any]) -> list[str]:
                      pct(m["noise_floor"], signed=False), f"{m['projected_s']:.2f}",
                      "n/a" if first is None else pct(first / m["projected_s"], signed=False),
                      f"[{lo:.2f}, {hi:.2f}]", pct(m["error"]), "yes" if m["within_interval"] else "no",
-                     pct(st.get("selection_error")), pct(st.get("in_sequence_overhead"))])
+                     pct(st.get("selection_error")), pct(st.get("in_sequence_overhead")),
+                     _spread(m)])
     out += _table(["case", "iterations", "shapes", "k", "full runs (s)", "noise floor %",
                    "projected (s)", "of which first occurrences %", "interval (s)", "error %", "in interval", "steady-state sel. err %",
-                   "in-sequence overhead %"], rows)
+                   "in-sequence overhead %",
+                   "re-profiled: spread % (errors %)"], rows)
     methods = ["seqpoint", *next(iter(cases.values()))["baselines"]]
     out += ["Baselines at the SeqPoints' budget (same harness, same full runs): error % against the "
             "measured total, and against the steady-state total in brackets. Baselines project "
@@ -158,8 +163,10 @@ def measured(data: dict[str, Any]) -> list[str]:
         rows.append(row)
     out += _table(["case", *methods], rows)
     k = data["meta"]["k_measured"]
-    out += [f"Selection alone on measured times: each method's k={k} points and weights applied to the "
-            "full run's own per-iteration times (median of the runs), so no isolation effect:", ""]
+    out += [f"Selection on the full run's own times: each method's k={k} points and weights applied to "
+            "the measured per-iteration times (median of the runs). No isolated profiling is involved, "
+            "but a chosen iteration carries whatever that step cost in the run (for instance the cold "
+            "first occurrence of its shape) into every iteration it stands for:", ""]
     rows = []
     for name, m in cases.items():
         row = [f"`{name}`"]
@@ -171,31 +178,42 @@ def measured(data: dict[str, Any]) -> list[str]:
     return out
 
 
+def _spread(m: dict[str, Any]) -> str:
+    sp = m.get("spread")
+    if not sp:
+        return "n/a"
+    return f"{pct(sp['spread'], signed=False)} ({', '.join(pct(e) for e in sp['errors'])})"
+
+
 def speedup_table(data: dict[str, Any]) -> list[str]:
     rows = []
     for name, c in data["cases"].items():
         for p in c.get("speedups", []):
             if "error_message" in p:
                 rows.append([f"`{name}`", p["label"], "not run on this CPU: " + p["error_message"],
-                             "", "", "", "", "", ""])
+                             "", "", "", "", "", "", ""])
                 continue
             lo, hi = p["interval"]
             steady = (f"{p['steady_projected']:.4f} ({pct(p['steady_error'])})"
                       if "steady_projected" in p else "n/a")
+            rounds = ", ".join(f"{x:.3f}" for x in p.get("per_round", []))
             rows.append([f"`{name}`", p["label"], f"{p['measured']:.4f}", pct(p["noise_floor"], signed=False),
-                         f"{p['projected']:.4f}", f"[{lo:.4f}, {hi:.4f}]", pct(p["error"]),
+                         f"{p['projected']:.4f}", rounds, f"[{lo:.4f}, {hi:.4f}]", pct(p["error"]),
                          "yes" if abs(p["error"]) <= p["noise_floor"] else "no", steady])
     if not rows:
         return []
     out = ["### 3. Speedups: projected from SeqPoints against measured full runs", ""]
     out += ["Configuration a is the case's workload (fp32, threads=1, preset optimizer); b changes one "
-            "field. Both are profiled on the same SeqPoints, each in a fresh process, back to back. "
+            "field. Each is profiled on the same SeqPoints in a fresh process of its own (every shape is "
+            "new to it, as in its full run), in two rounds (a, b, a, b); the projection is the ratio of "
+            "the mean projected totals. "
             "Projected: ratio of the projected run times (`run_time_s`: steady state plus each shape's "
-            "first occurrence), interval from the two totals' intervals; *steady-state projected* is "
-            "`project_speedup` on `time_s` alone. Measured: ratio of the full-run totals (a: the runs "
+            "first occurrence); the interval adds both totals' relative interval half-widths and half "
+            "the rounds' spread; *steady-state projected* is `project_speedup` on `time_s` alone (mean "
+            "of the rounds). Measured: ratio of the full-run totals (a: the runs "
             "of section 2; b: two fresh-process runs of the same schedule). Noise floor: spread of "
             "a/b over every pairing of a's and b's runs.", ""]
-    out += _table(["case", "a -> b", "measured T_a/T_b", "noise floor %", "projected", "interval",
+    out += _table(["case", "a -> b", "measured T_a/T_b", "noise floor %", "projected", "rounds", "interval",
                    "error %", "within noise", "steady-state projected (err %)"], rows, 2)
     probe = data.get("compile_probe")
     if probe:

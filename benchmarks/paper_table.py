@@ -36,11 +36,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _paper_cases import CASES, Case, Scale, select_cases
 from _paper_exact import Counter, exact_case, paper_scale
-from _paper_measured import compile_probe, measured_case, speedups
+from _paper_measured import compile_probe, measured_case
 from _paper_render import plots, render
+from _paper_speedups import speedups
 from _results import command_line, write_section
 
 JSON_PATH = Path(__file__).with_name("results") / "paper_table.json"
+#: Everything finished so far, rewritten after each case (deleted once the run completes).
+PARTIAL_PATH = JSON_PATH.with_suffix(".partial.json")
 
 
 def _log(msg: str) -> None:
@@ -49,6 +52,11 @@ def _log(msg: str) -> None:
 
 def _load(path: Path) -> dict[str, Any] | None:
     return json.loads(path.read_text()) if path.exists() else None
+
+
+def _checkpoint(data: dict[str, Any]) -> None:
+    PARTIAL_PATH.parent.mkdir(parents=True, exist_ok=True)
+    PARTIAL_PATH.write_text(json.dumps(data, indent=1) + "\n")
 
 
 def run(cases: tuple[Case, ...], scale: Scale, previous: dict[str, Any] | None) -> dict[str, Any]:
@@ -70,6 +78,7 @@ def run(cases: tuple[Case, ...], scale: Scale, previous: dict[str, Any] | None) 
         sp = entry["curves"]["seqpoint"]["flops"]
         _log(f"[exact] {case.name}: {entry['n_iterations']} iterations, {entry['n_signatures']} shapes, "
              f"SeqPoint FLOPs error at k={entry['ks'][-1]}: {100 * sp[-1]:+.4f}% ({entry['seconds']:.0f} s)")
+        _checkpoint(data)
     section_s["deterministic"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
@@ -96,6 +105,7 @@ def run(cases: tuple[Case, ...], scale: Scale, previous: dict[str, Any] | None) 
                 t1 = time.perf_counter()
                 data["cases"][case.name]["speedups"] = speedups(case, scale, res)
                 sp_s += time.perf_counter() - t1
+            _checkpoint(data)
     section_s["measured"] = time.perf_counter() - t0 - sp_s
     section_s["speedups"] = sp_s
 
@@ -142,6 +152,7 @@ def main() -> None:
     data = run(cases, Scale.make(args.quick), previous if args.cases else None)
     JSON_PATH.parent.mkdir(parents=True, exist_ok=True)
     JSON_PATH.write_text(json.dumps(data, indent=1) + "\n")
+    PARTIAL_PATH.unlink(missing_ok=True)
     _log(f"wrote {JSON_PATH} ({data['meta']['wall_s'] / 60:.1f} min)")
     publish(data)
 

@@ -52,3 +52,14 @@ def test_overrides():
         apply_overrides(RunConfig(), ["epochs"])
     with pytest.raises(ConfigError, match="not a section"):
         apply_overrides(RunConfig(), ["nope.x=1"])
+
+
+def test_executed_steps_count_every_step():
+    from seqpoint.pipeline._config import ProfileSection
+    from seqpoint.pipeline._run import executed_steps, steps_per_point
+
+    timed_only = RunConfig(profile=ProfileSection(warmup=2, repeats=5, metrics=("time", "flops")))
+    assert steps_per_point(timed_only) == (2, 5, 0)
+    assert executed_steps(10, timed_only) == 70
+    with_breakdown = RunConfig(profile=ProfileSection(warmup=2, repeats=5, metrics=("time", "breakdown")))
+    assert executed_steps(10, with_breakdown) == 80  # the profiled step counts too

@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from seqpoint.pipeline._report import breakdown_of
+from seqpoint.pipeline._run import executed_steps, steps_per_point
 from seqpoint.reports import fmt_count, fmt_duration, fmt_pct, fmt_ratio
 
 if TYPE_CHECKING:
@@ -82,10 +83,10 @@ def print_run(console: Console, result: RunResult) -> None:
         table.add_row("  of which first occurrences", fmt_duration(proj.totals["first_occurrence_s"]))
     if "flops" in proj.totals:
         table.add_row("projected FLOPs", fmt_count(proj.totals["flops"]) + "FLOP")
-    steps = result.seqpoints and len(result.seqpoints) * (result.config.profile.warmup
-                                                           + result.config.profile.repeats)
-    table.add_row("profiled steps", f"{steps} ({len(result.seqpoints)} points × "
-                  f"{result.config.profile.warmup}+{result.config.profile.repeats})")
+    warm, timed, profiled = steps_per_point(result.config)
+    n = len(result.seqpoints)
+    parts = f"{warm} warm-up + {timed} timed" + (f" + {profiled} profiled" if profiled else "")
+    table.add_row("profiled steps", f"{executed_steps(n, result.config)} ({n} points × ({parts}))")
     table.add_row("less profiling", f"[bold]{fmt_ratio(result.reduction)}[/]")
     if not proj.complete:
         table.add_row("[red]incomplete[/]", f"points at iterations {list(proj.failed)} failed")

@@ -41,6 +41,12 @@ EXACT_METRICS = ("flops", "roofline_h100_s", "roofline_v100_s")
 #: Training steps the harness executes per profiled point (warm-up + repeats).
 WARMUP, REPEATS = 2, 5
 BASE = {"threads": 1}
+#: glibc keeps freed memory instead of returning it to the OS between steps (the values
+#: of ``bench_in_sequence.py``). Without it, mmap/munmap churn makes the same step of a
+#: larger shape swing by up to 2× from one step to the next (28-58 ms for bert:tiny at
+#: 8 x 300 tokens, against a steady 29 ms with it); PyTorch's CPU tuning guides recommend
+#: a caching allocator (jemalloc, tcmalloc) for the same reason.
+ALLOCATOR_ENV = {"MALLOC_MMAP_THRESHOLD_": "33554432", "MALLOC_TRIM_THRESHOLD_": "1073741824"}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -147,14 +153,16 @@ class Scale:
     """Speedup pairs measured per workload."""
     spread_processes: int
     """Fresh processes that profile the SeqPoints again (spread of the projection)."""
+    default_allocator: bool
+    """Also validate every measured case with glibc's default allocator settings."""
 
     @classmethod
     def make(cls, quick: bool) -> Scale:
         if quick:
             return cls(quick=True, ks=(1, 2, 3, 5, 10), seeds=2, runs=2, k_measured=5,
-                       pairs_per_workload=1, spread_processes=2)
+                       pairs_per_workload=1, spread_processes=2, default_allocator=False)
         return cls(quick=False, ks=tuple(range(1, 21)), seeds=5, runs=2, k_measured=10,
-                   pairs_per_workload=5, spread_processes=3)
+                   pairs_per_workload=5, spread_processes=2, default_allocator=True)
 
 
 def lengths_subset(source: str, n: int | None, seed: int = 0) -> Lengths:

@@ -8,6 +8,7 @@ the SeqPoints and every baseline's points at the same budget, runs the whole sch
 
 from __future__ import annotations
 
+import contextlib
 import json
 import multiprocessing as mp
 import os
@@ -16,6 +17,7 @@ import sys
 import tempfile
 import time
 import warnings
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -36,7 +38,23 @@ def _short(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}".strip().splitlines()[0][:240]
 
 
-def _validate_child(case: Case, scale: Scale, out: Path, cache: Path) -> tuple[dict[str, Any], Any]:
+@contextlib.contextmanager
+def child_env(env: dict[str, str]) -> Iterator[None]:
+    """Processes started inside see ``env`` (glibc reads ``MALLOC_*`` at start-up)."""
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def _validate_child(case: Case, scale: Scale, out: Path, cache: Path,
+                    with_breakdown: bool = True) -> tuple[dict[str, Any], Any]:
     cfg = run_config(case, scale, out, cache)
     t0 = time.perf_counter()
     with warnings.catch_warnings():
@@ -48,10 +66,12 @@ def _validate_child(case: Case, scale: Scale, out: Path, cache: Path) -> tuple[d
     entry["n_signatures"] = int(res.schedule.unique_signatures()[0].shape[0])
     entry["samples"] = cfg.lengths.max_samples
     entry["epochs"] = cfg.batching.epochs
-    entry["executed_steps"] = len(res.seqpoints) * (WARMUP + REPEATS)
-    t1 = time.perf_counter()
-    entry["breakdown"] = breakdown(case, cfg, res)
-    entry["breakdown_s"] = time.perf_counter() - t1
+    # Every step the harness ran for the SeqPoints (warm-up, repeats, the profiled breakdown step).
+    entry["executed_steps"] = round(len(res.schedule) / res.reduction)
+    if with_breakdown:
+        t1 = time.perf_counter()
+        entry["breakdown"] = breakdown(case, cfg, res)
+        entry["breakdown_s"] = time.perf_counter() - t1
     return entry, res
 
 
@@ -67,6 +87,17 @@ def measured_case(case: Case, scale: Scale, out: Path, cache: Path) -> tuple[dic
     entry["spread"] = projection_spread(case, res, scale.spread_processes)
     entry["spread_s"] = time.perf_counter() - t1
     return entry, res
+
+
+#: What the default-allocator comparison keeps of a validation.
+_BRIEF = ("n_iterations", "n_points", "measured_s", "measured_runs_s", "noise_floor", "projected_s",
+          "interval_s", "error", "within_interval", "steady", "validate_s")
+
+
+def measured_case_brief(case: Case, scale: Scale, out: Path, cache: Path) -> dict[str, Any]:
+    """``validate`` alone (no breakdown, no re-profiling), in a fresh process."""
+    entry, _ = in_fresh_process(_validate_child, case, scale, out, cache, False)
+    return {k: entry[k] for k in _BRIEF if k in entry}
 
 
 def breakdown(case: Case, cfg: Any, res: Any) -> dict[str, Any]:
@@ -119,8 +150,9 @@ def in_fresh_process(fn: Any, *args: Any) -> Any:
 
 def projection_spread(case: Case, res: Any, processes: int) -> dict[str, Any]:
     """The SeqPoints profiled again in ``processes`` fresh processes: how far apart are
-    the projected run times? (On this VM a process can run every step 10-40% slower or
-    faster than the next one, which two agreeing full runs do not reveal.)"""
+    the projected run times? (With glibc's default allocator settings a process was seen
+    to run every GNMT step 10-20% slower or faster than the next one, which two agreeing
+    full runs do not reveal.)"""
     totals = []
     for _ in range(processes):
         rows = in_fresh_process(profile_child, case.workload, dict(case.overrides), res.seqpoints)

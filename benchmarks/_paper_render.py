@@ -74,7 +74,10 @@ def deterministic(data: dict[str, Any]) -> list[str]:
             "`*:tiny` workload; roofline at each GPU's dense peak for the dtype), counted once per "
             "unique signature. Errors are signed % for deterministic selectors and mean |error| % over "
             f"{data['meta']['seeds']} seeds for `random`, `simpoint` and `stratified`. `simpoint` picks "
-            "k by BIC (k is its maximum); `mean`/`median`/`mode` always use one or two shapes.", ""]
+            "k by BIC (k is its maximum); `mean`/`median`/`mode` always use one or two shapes. "
+            "`seqpoint` is the paper's weighted projection (Σ weight × cost), which the goals use; "
+            "`seqpoint_interp` projects the same points with seqpoint's interpolated cost model "
+            "(least squares on tokens and the attention term through the measured points).", ""]
     rows = []
     for name, c in data["cases"].items():
         ex = c.get("exact")
@@ -120,7 +123,13 @@ def measured(data: dict[str, Any]) -> list[str]:
     if not cases:
         return []
     out = ["### 2. Measured time: projection against measured full runs", ""]
-    out += ["`seqpoint.pipeline.validate` on a seeded subset of each case: the SeqPoints and every "
+    out += ["Every timing process here (validation, full runs, profiling) starts with glibc told to "
+            "keep freed memory (`MALLOC_MMAP_THRESHOLD_=33554432`, `MALLOC_TRIM_THRESHOLD_=1073741824`, "
+            "as in `bench_in_sequence.py`): with glibc's defaults the same `bert:tiny` step at 8 × 300 "
+            "tokens swings between 28 and 58 ms from one step to the next (a steady 29 ms with them), "
+            "which no sampling method can model. The last table of this section repeats the "
+            "validation with the defaults.", "",
+            "`seqpoint.pipeline.validate` (in a fresh process per case) on a seeded subset of each case: the SeqPoints and every "
             "baseline's points are profiled by the harness (warm-up 2, 5 timed repeats, median), and "
             "the whole subset schedule is run twice in fresh processes (threads=1); the noise floor is "
             "the spread of those two totals. The projection is `run_time_s`: the weighted steady-state "
@@ -183,6 +192,27 @@ def _spread(m: dict[str, Any]) -> str:
     if not sp:
         return "n/a"
     return f"{pct(sp['spread'], signed=False)} ({', '.join(pct(e) for e in sp['errors'])})"
+
+
+def default_allocator(data: dict[str, Any]) -> list[str]:
+    rows = []
+    for name, c in data["cases"].items():
+        d, m = c.get("measured_default"), c.get("measured")
+        if not d:
+            continue
+        st = d.get("steady", {})
+        rows.append([f"`{name}`", " / ".join(f"{t:.2f}" for t in d["measured_runs_s"]),
+                     f"{d['measured_s'] / m['measured_s']:.2f}×" if m else "n/a",
+                     pct(d["noise_floor"], signed=False), f"{d['projected_s']:.2f}", pct(d["error"]),
+                     "yes" if abs(d["error"]) <= d["noise_floor"] else "no",
+                     pct(st.get("selection_error")), pct(st.get("in_sequence_overhead"))])
+    if not rows:
+        return []
+    out = ["The same validation with glibc's default allocator settings (a fresh measurement cache; "
+           "everything profiled and run again):", ""]
+    out += _table(["case", "full runs (s)", "vs tuned allocator", "noise floor %", "projected (s)",
+                   "error %", "within noise", "steady-state sel. err %", "in-sequence overhead %"], rows)
+    return out
 
 
 def speedup_table(data: dict[str, Any]) -> list[str]:
@@ -265,15 +295,16 @@ def reduction_table(data: dict[str, Any]) -> list[str]:
              str(c["measured"]["executed_steps"]), ratio(c["measured"]["reduction_factor"])]
             for n, c in data["cases"].items() if c.get("measured")]
     if rows:
-        out += ["Measured runs (iterations of the validated schedule over steps the harness executed, "
-                "warm-up and repeats counted):", ""]
+        out += ["Measured runs (iterations of the validated schedule over the steps the harness executed "
+                "for the SeqPoints: warm-up, repeats and the step profiled for the breakdown):", ""]
         out += _table(["case", "iterations", "k", "executed steps", "reduction"], rows)
     paper = data.get("paper_scale", [])
     if paper:
         out += ["Paper-scale runs, projected from the schedule alone (no training step run). The length "
                 "distributions are **synthesised** by resampling the bundled ones (we ship only "
                 "LibriSpeech train-clean-100 and a 10k-pair WMT sample); k comes from the selector's "
-                "`max_error` bound, and each point costs 7 executed steps (2 warm-up + 5 repeats). "
+                "`max_error` bound, and each point costs 7 executed steps (2 warm-up + 5 repeats; one more "
+                "if the breakdown is profiled too). "
                 "*Token-weighted* divides the run's padded tokens by the profiled steps' padded tokens "
                 "(long SeqPoints cost more than an average step).", ""]
         rows = []
@@ -360,7 +391,7 @@ def render(data: dict[str, Any]) -> str:
              "- data: `benchmarks/results/paper_table.json` (re-render with `--render-only`)", ""]
     lines += ["### Headline", "", *headline(data)]
     lines += goals_section(data)
-    for part in (deterministic, measured, speedup_table, breakdown_table, reduction_table,
-                 calibration_table):
+    for part in (deterministic, measured, default_allocator, speedup_table, breakdown_table,
+                 reduction_table, calibration_table):
         lines += part(data)
     return "\n".join(lines)

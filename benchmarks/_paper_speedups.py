@@ -2,8 +2,8 @@
 
 Projected: each configuration profiled on the same SeqPoints in a fresh process of its
 own, as its full run starts (every shape is new to it, so its first-occurrence term is
-its own), the ratio of the projected run times. On this VM one process can run every
-step 10-40% faster or slower than the next, so this is done in two rounds (a, b, a, b)
+its own), the ratio of the projected run times. A process's speed can differ from the
+next one's (allocator state, the shared VM), so this is done in two rounds (a, b, a, b)
 and the mean of each configuration's projections is used; the rounds' spread is
 reported.
 

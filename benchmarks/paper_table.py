@@ -34,9 +34,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _paper_cases import CASES, Case, Scale, select_cases
+from _paper_cases import ALLOCATOR_ENV, CASES, Case, Scale, select_cases
 from _paper_exact import Counter, exact_case, paper_scale
-from _paper_measured import compile_probe, measured_case
+from _paper_measured import child_env, compile_probe, measured_case, measured_case_brief
 from _paper_render import plots, render
 from _paper_speedups import speedups
 from _results import command_line, write_section
@@ -91,16 +91,16 @@ def run(cases: tuple[Case, ...], scale: Scale, previous: dict[str, Any] | None) 
 
     t0 = time.perf_counter()
     sp_s = 0.0
-    with tempfile.TemporaryDirectory(prefix="paper-table-") as tmp:
-        for case in cases:
-            if scale.quick and not case.quick_measured:
-                continue
+    measured = [c for c in cases if not scale.quick or c.quick_measured]
+    with tempfile.TemporaryDirectory(prefix="paper-table-") as tmp, child_env(ALLOCATOR_ENV):
+        for case in measured:
             entry, res = measured_case(case, scale, Path(tmp), Path(tmp) / "cache.sqlite")
             data["cases"][case.name]["measured"] = entry
             _log(f"[measured] {case.name}: {entry['n_iterations']} iterations, error "
                  f"{100 * entry['error']:+.3f}% (noise floor {100 * entry['noise_floor']:.3f}%), "
-                 f"steady-state {entry.get('steady', {}).get('selection_error', float('nan')) * 100:+.3f}% "
-                 f"({entry['validate_s']:.0f} s + breakdown {entry['breakdown_s']:.0f} s)")
+                 f"steady-state {entry.get('steady', {}).get('selection_error', float('nan')) * 100:+.3f}%, "
+                 f"re-profiled {[round(100 * e, 2) for e in entry['spread']['errors']]}% "
+                 f"({entry['validate_s']:.0f} s + {entry['spread_s']:.0f} s)")
             if case.pairs:
                 t1 = time.perf_counter()
                 data["cases"][case.name]["speedups"] = speedups(case, scale, res)
@@ -108,6 +108,17 @@ def run(cases: tuple[Case, ...], scale: Scale, previous: dict[str, Any] | None) 
             _checkpoint(data)
     section_s["measured"] = time.perf_counter() - t0 - sp_s
     section_s["speedups"] = sp_s
+
+    if scale.default_allocator:
+        t0 = time.perf_counter()
+        with tempfile.TemporaryDirectory(prefix="paper-table-") as tmp:
+            for case in measured:
+                brief = measured_case_brief(case, scale, Path(tmp), Path(tmp) / "cache.sqlite")
+                data["cases"][case.name]["measured_default"] = brief
+                _log(f"[default allocator] {case.name}: error {100 * brief['error']:+.3f}% "
+                     f"(noise floor {100 * brief['noise_floor']:.3f}%)")
+                _checkpoint(data)
+        section_s["default allocator"] = time.perf_counter() - t0
 
     if not scale.quick and any(c.pairs for c in cases):
         t0 = time.perf_counter()
@@ -120,6 +131,7 @@ def run(cases: tuple[Case, ...], scale: Scale, previous: dict[str, Any] | None) 
         "ks": list(scale.ks), "seeds": scale.seeds, "runs": scale.runs, "k_measured": scale.k_measured,
         "cases_run": [c.name for c in cases], "wall_s": time.perf_counter() - t_start,
         "section_s": section_s, "count_point_s": counter.seconds, "signatures_counted": counter.counted,
+        "timing_env": ALLOCATOR_ENV,
     }
     # Cases in table order, whichever ran.
     data["cases"] = {c.name: data["cases"][c.name] for c in CASES if c.name in data["cases"]}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -50,9 +51,17 @@ def _projection_table(proj: Any) -> list[list[object]]:
         if metric.startswith(_PREFIX) or metric.endswith(("_iqr", "_std", "_min", "_max")):
             continue
         lo, hi = proj.interval.get(metric, (float("nan"), float("nan")))
-        fmt = fmt_duration if metric.endswith("_s") else fmt_count
+        fmt = _formatter(metric)
         rows.append([metric, fmt(total), f"{fmt(lo)} … {fmt(hi)}"])
     return rows
+
+
+def _formatter(metric: str) -> Callable[[float], str]:
+    """Human format of a metric's value by the unit in its name."""
+    if metric.endswith("_s"):
+        return fmt_duration
+    unit = "B" if metric.endswith("bytes") else "FLOP" if metric.startswith("flops") else ""
+    return lambda v: fmt_count(v) + unit
 
 
 def _fit_curve(result: Any) -> tuple[Any, Any] | None:
@@ -153,7 +162,7 @@ def write_validation_report(result: ValidationResult) -> Path:
                      fmt_pct(b.get("selection_error", float("nan")))])
     exact_rows: list[list[object]] = [["metric", "exact total", "projected", "error"]]
     for metric, e in result.exact.items():
-        fmt = fmt_duration if metric.endswith("_s") else fmt_count
+        fmt = _formatter(metric)
         exact_rows.append([metric, fmt(e["exact"]), fmt(e["projected"]), fmt_pct(e["error"], 3)])
     lo, hi = result.interval_s
     return write_html_report(

@@ -70,6 +70,10 @@ _SPREAD_SUFFIXES = ("_iqr", "_std", "_stdev", "_var", "_mad", "_min", "_max", "_
                     "_first")
 
 
+# Harness bookkeeping recorded beside the metrics (how many repeats ran): not a cost.
+_BOOKKEEPING = frozenset({"repeats"})
+
+
 def _is_peak(metric: str) -> bool:
     return "peak" in metric
 
@@ -262,7 +266,7 @@ def _standard_error(m: Measurement, metric: str) -> float:
 def _select_metrics(ok: Sequence[Measurement], metrics: Iterable[str] | None) -> list[str]:
     per_point = [_metric_values(m) for m in ok]
     plain = set.intersection(*(set(m.metrics) for m in ok)) if ok else set()
-    plain = {k for k in plain if not k.endswith(_SPREAD_SUFFIXES)}
+    plain = {k for k in plain if not k.endswith(_SPREAD_SUFFIXES) and k not in _BOOKKEEPING}
     cats = set().union(*(set(m.breakdown_s) for m in ok))
     available = sorted(plain) + sorted(f"breakdown_s.{c}" for c in cats)
     if metrics is None:

@@ -341,6 +341,14 @@ def calibration_table(data: dict[str, Any]) -> list[str]:
             "selector's `estimated_error_` bound above the actual error?", ""]
     out += _table(["metric", "case × k", "interval contains exact %", "mean half-width %",
                    "mean abs. error %", "abs. error ≤ bound %"], rows)
+    entries = [e for c in data["cases"].values() for e in (c.get("exact") or {}).get("calibration", [])]
+    zero = [e for e in entries if e["bound"] is not None and e["bound"] < 1e-9]
+    if zero:
+        out += [f"In {len(zero)} of {len(entries)} case × k the selector reports `estimated_error_` = 0: with "
+                "calibrated weights (its default) the bound is the calibrated basis error, which raking makes "
+                "0 once k reaches the number of basis components, so it no longer bounds the error of a real "
+                "cost (mean |FLOPs error| in those: "
+                f"{100 * sum(abs(e['flops']['error']) for e in zero) / len(zero):.4f}%).", ""]
     rows = []
     for n_, c in data["cases"].items():
         m = c.get("measured")
@@ -372,13 +380,13 @@ def plots(data: dict[str, Any]) -> list[Path]:
             curves = {m: (ex["ks"], v["flops"]) for m, v in ex["curves"].items()}
             made.append(plot_error_vs_k(
                 curves, FIGURES.parent / _fig(name, "error_vs_k"),
-                title=f"{ex['title']}: exact FLOPs, {ex['n_iterations']:,} iterations",
+                title=f"{name}: exact FLOPs, {ex['n_iterations']:,} iterations",
                 ylabel="|error| of projected total FLOPs"))
         b = (c.get("measured") or {}).get("breakdown")
         if b:
             made.append(plot_breakdown(
                 {"projected (SeqPoints)": b["projected_s"], "measured (every shape)": b["measured_s"]},
-                FIGURES.parent / _fig(name, "breakdown"), title=f"{c['measured']['title']}: op share"))
+                FIGURES.parent / _fig(name, "breakdown"), title=f"{name}: share of run time per category"))
     return made
 
 

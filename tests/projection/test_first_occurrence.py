@@ -62,3 +62,26 @@ def test_negative_extra_clipped():
         for m in ms.measurements))
     assert project(s, pts, ms).totals["first_occurrence_s"] == pytest.approx(0.0)
     assert np.isfinite(project(s, pts, ms).interval["run_time_s"][0])
+
+
+def test_run_time_can_be_requested_by_name():
+    s, pts, ms = _setup(range(6))
+    res = project(s, pts, ms, metrics=["run_time_s"])
+    assert res.totals["run_time_s"] == pytest.approx(2 * 0.001 * sum(SL) + 0.0005 * sum(SL))
+    assert "run_time_s" in res.noise
+
+
+def test_packed_rows_pay_first_occurrence_once_per_tensor_shape():
+    # two packed signatures share the tensor shape (4, 64): one cold step, not two
+    s = IterationSchedule.from_columns(
+        {"batch_size": [4, 4, 4], "seq_len": [64, 64, 32], "sum_sq_len": [4000, 9000, 2000]},
+        meta={"packed": True},
+    )
+    pts = SeqPoints(method="t", n_iterations=3, points=tuple(
+        SeqPoint(iteration=i, batch_size=4, seq_len=int(s.seq_len[i]), sum_sq_len=int(s.sum_sq_len[i]),
+                 weight=1.0) for i in range(3)))
+    ms = Measurements(workload="w", measurements=tuple(
+        Measurement(iteration=p.iteration, batch_size=4, seq_len=p.seq_len, sum_sq_len=p.sum_sq_len,
+                    metrics={"time_s": 0.01, "time_s_first": 0.02}) for p in pts.points))
+    res = project(s, pts, ms)
+    assert res.totals["first_occurrence_s"] == pytest.approx(2 * 0.01)  # shapes (4,64) and (4,32)

@@ -70,6 +70,9 @@ _SPREAD_SUFFIXES = ("_iqr", "_std", "_stdev", "_var", "_mad", "_min", "_max", "_
                     "_first")
 
 
+# Totals derived from time_s and the cold first steps, not measured metrics of their own.
+_DERIVED = frozenset({"run_time_s", "first_occurrence_s"})
+
 # Harness bookkeeping recorded beside the metrics (how many repeats ran): not a cost.
 _BOOKKEEPING = frozenset({"repeats"})
 
@@ -327,7 +330,14 @@ def project(
                             for p, m in zip(seqpoints.points, matched, strict=True))
         raise InputError(f"Every SeqPoint failed to measure ({reasons}); nothing to project from.")
     ok_meas = [m for m, good in zip(matched, ok, strict=True) if good]
-    names = _select_metrics(ok_meas, metrics)
+    requested = None if metrics is None else list(metrics)
+    derived = [] if requested is None else [m for m in requested if m in _DERIVED]
+    if requested is not None and derived:
+        # run_time_s and first_occurrence_s are derived from time_s (and time_s_first).
+        requested = [m for m in requested if m not in _DERIVED]
+        if "time_s" not in requested:
+            requested.append("time_s")
+    names = _select_metrics(ok_meas, requested)
     ctx = _context(schedule)
     sig = ctx.table.inverse[rows]
     weights = np.array([p.weight for p in seqpoints.points], dtype=np.float64)
@@ -362,7 +372,7 @@ def project(
         interval[name] = (total - rep - noise, total + rep + noise)
         rep_hw[name] = rep
         noise_hw[name] = noise
-    if "time_s" in totals and (metrics is None or "run_time_s" in names):
+    if "time_s" in totals and (metrics is None or derived):
         first = _first_occurrence(ctx, proj, ok_meas, z)
         if first is not None:
             fo_total, fo_hw = first
@@ -371,6 +381,9 @@ def project(
             lo, hi = interval["time_s"]
             totals["run_time_s"] = totals["time_s"] + fo_total
             interval["run_time_s"] = (lo + fo_total - fo_hw, hi + fo_total + fo_hw)
+            rep_hw["first_occurrence_s"], noise_hw["first_occurrence_s"] = 0.0, fo_hw
+            rep_hw["run_time_s"] = rep_hw["time_s"]
+            noise_hw["run_time_s"] = noise_hw["time_s"] + fo_hw
     return Projection(
         n_iterations=len(schedule),
         method=method,
@@ -402,11 +415,23 @@ def _first_occurrence(
         return None
     steady = np.array([m.metrics["time_s"] for m in ok_meas])
     extra = np.array([m.metrics["time_s_first"] for m in ok_meas]) - steady
-    total = float(np.clip(proj.fitted(extra), 0.0, None).sum())
+    # One-time costs belong to tensor shapes: packed signatures that differ only in
+    # sum_sq_len share a shape and pay once, so each shape counts once (the mean of its
+    # signatures' fitted values).
+    table = ctx.table
+    shape_cols = [table.columns.index(c) for c in ("batch_size", "seq_len", "tgt_len")]
+    _, shape_of = np.unique(table.signatures[:, shape_cols], axis=0, return_inverse=True)
+    shape_of = shape_of.reshape(-1)
+    per_shape = np.bincount(shape_of).astype(np.float64)
+
+    def once_per_shape(values: FloatArray) -> FloatArray:
+        return np.bincount(shape_of, weights=values) / per_shape  # type: ignore[no-any-return]
+
+    total = float(np.clip(once_per_shape(proj.fitted(extra)), 0.0, None).sum())
     ratio = float(extra.sum() / steady.sum()) if steady.sum() > 0 else 0.0
-    alt = max(ratio, 0.0) * float(proj.fitted(steady).sum())
+    alt = max(ratio, 0.0) * float(once_per_shape(proj.fitted(steady)).sum())
     k = extra.shape[0]
-    sens = np.array([proj.fitted(np.eye(k)[j]).sum() for j in range(k)])
+    sens = np.array([once_per_shape(proj.fitted(np.eye(k)[j])).sum() for j in range(k)])
     sd = np.array([np.std(m.samples.get("time_s", [0.0]), ddof=1) if len(m.samples.get("time_s", [])) > 1
                    else m.metrics.get("time_s_iqr", 0.0) / 1.349 for m in ok_meas])
     noise = z * float(np.sqrt(np.sum((sens * sd) ** 2)))

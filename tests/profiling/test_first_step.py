@@ -23,3 +23,51 @@ def test_no_first_step_without_warmup():
     w = load_workload("deepspeech2:tiny", overrides={"threads": 1})
     ms = profile_points(w, [(2, 48, 0)], ProfileConfig(warmup=0, repeats=1), progress=False)
     assert "time_s_first" not in ms.measurements[0].metrics
+
+
+def test_campaign_decoy_is_just_below_the_largest_point_and_none_of_them():
+    from seqpoint.profiling._harness import _campaign_decoy
+
+    assert _campaign_decoy([(2, 40, 0), (8, 30, 0), (4, 50, 0)]) == (8, 29, 0)
+    # taken one token shorter: one longer instead
+    assert _campaign_decoy([(8, 30, 0), (8, 29, 0)]) == (8, 31, 0)
+    # seq2seq: target length counts toward the size and is kept
+    assert _campaign_decoy([(4, 10, 40), (4, 20, 20), (4, 30, 5)]) == (4, 9, 40)
+    # packed signatures: the decoy is a plain tensor shape
+    assert _campaign_decoy([(8, 512, 0, 90000)]) == (8, 511, 0)
+    assert _campaign_decoy([]) is None
+
+
+class _Counting:
+    """A stand-in workload that records the shapes it steps."""
+
+    warmup_signature = (1, 3, 0)
+
+    def __init__(self):
+        self.stepped = []
+
+    def make_batch(self, signature):
+        return tuple(signature)
+
+    def step(self, batch):
+        self.stepped.append(batch)
+
+
+def test_start_up_runs_on_the_campaign_decoy_before_the_first_point():
+    w = _Counting()
+    profile_points(w, [(2, 40, 0), (4, 60, 0)], ProfileConfig(warmup=1, repeats=1), progress=False)
+    assert w.stepped[:3] == [(4, 59, 0)] * 3  # start-up: campaign-sized, not (1, 3, 0)
+    assert (1, 3, 0) not in w.stepped
+    assert w.stepped[3] == (2, 40, 0)
+
+
+def test_start_up_waits_for_a_point_that_is_measured():
+    from seqpoint.profiling._harness import _seen_signatures
+
+    w = _Counting()
+    profile_points(w, [], ProfileConfig(warmup=1, repeats=1), progress=False)
+    assert w.stepped == []
+    _seen_signatures(w, (2, 5, 0))
+    assert w.stepped == [(2, 5, 0)] * 3
+    _seen_signatures(w, (2, 7, 0))  # once per workload object
+    assert len(w.stepped) == 3

@@ -39,11 +39,31 @@ def test_first_occurrence_paid_once_per_unique_signature():
     assert "time_s_first" not in res.totals  # never projected per iteration
 
 
-def test_first_occurrence_interpolated_between_points():
+def test_first_occurrence_is_median_relative_extra_times_every_shape():
     s, pts, ms = _setup([0, 2, 5])
     res = project(s, pts, ms)
-    # extra is linear in seq_len (tokens), so the interpolation recovers every signature
+    # a 50% relative extra at every point: 50% of the steady time of every unique shape
     assert res.totals["first_occurrence_s"] == pytest.approx(0.0005 * sum(SL), rel=1e-9)
+    lo, hi = res.interval["first_occurrence_s"]
+    assert lo == pytest.approx(hi)  # identical relative extras: no spread, no noise term
+
+
+def test_one_disturbed_cold_step_does_not_spread_over_every_shape():
+    s, pts, ms = _setup(range(6))
+    # relative extras of 40-60% around a 50% median, and one cold step a neighbour
+    # process stalled to 10x its steady time
+    rel = [10.0, 0.4, 0.45, 0.5, 0.55, 0.6]
+    disturbed = tuple(
+        Measurement(iteration=m.iteration, batch_size=4, seq_len=m.seq_len,
+                    metrics={"time_s": m.metrics["time_s"],
+                             "time_s_first": (1 + r) * m.metrics["time_s"]},
+                    samples=m.samples)
+        for m, r in zip(ms.measurements, rel, strict=True))
+    res = project(s, pts, Measurements(workload="w", measurements=disturbed))
+    expected = 0.0005 * sum(SL) * (0.525 / 0.5)  # the median of the six extras is 52.5%
+    assert res.totals["first_occurrence_s"] == pytest.approx(expected, rel=1e-9)
+    lo, hi = res.interval["first_occurrence_s"]
+    assert lo < expected < hi and (hi - lo) / 2 < 0.5 * expected  # spread widens, outlier does not
 
 
 def test_no_first_occurrence_without_cold_steps():

@@ -58,7 +58,8 @@ def test_start_up_runs_on_the_campaign_decoy_before_the_first_point():
     profile_points(w, [(2, 40, 0), (4, 60, 0)], ProfileConfig(warmup=1, repeats=1), progress=False)
     assert w.stepped[:3] == [(4, 59, 0)] * 3  # start-up: campaign-sized, not (1, 3, 0)
     assert (1, 3, 0) not in w.stepped
-    assert w.stepped[3] == (2, 40, 0)
+    assert w.stepped[3] == (4, 47, 0)  # one step, 20% shorter, counts oneDNN primitives
+    assert w.stepped[4] == (2, 40, 0)
 
 
 def test_start_up_waits_for_a_point_that_is_measured():
@@ -68,6 +69,20 @@ def test_start_up_waits_for_a_point_that_is_measured():
     profile_points(w, [], ProfileConfig(warmup=1, repeats=1), progress=False)
     assert w.stepped == []
     _seen_signatures(w, (2, 5, 0))
-    assert w.stepped == [(2, 5, 0)] * 3
+    assert w.stepped == [(2, 5, 0)] * 3 + [(2, 4, 0)]
     _seen_signatures(w, (2, 7, 0))  # once per workload object
-    assert len(w.stepped) == 3
+    assert len(w.stepped) == 4
+
+
+def test_onednn_primitives_are_counted_for_the_cache_model():
+    import torch
+
+    if not torch.backends.mkldnn.is_available():
+        pytest.skip("torch without oneDNN")
+    w = load_workload("deepspeech2:tiny", overrides={"threads": 1})
+    # shapes no other test uses: oneDNN's cache is per process, shared by every workload
+    ms = profile_points(w, [(3, 97, 0), (3, 131, 0)], ProfileConfig(warmup=1, repeats=1), progress=False)
+    m = ms.measurements[0].metrics
+    # convolutions and LSTMs create primitives per shape; weight reorders are shared
+    assert m["onednn_primitives_new"] >= 2 and m["onednn_primitives_shared"] >= 1
+    assert m["onednn_cache_capacity"] == 1024

@@ -155,7 +155,7 @@ def test_campaign_with_seqpoints_keeps_iterations_and_dedups(ds2) -> None:
     w = Counting(ds2)
     ms = profile_points(w, pts, ProfileConfig(warmup=0, repeats=2), progress=False)
     assert [m.iteration for m in ms.measurements] == [1, 4]
-    assert w.steps == 3 + 2  # start-up on the campaign decoy, then the shared signature once
+    assert w.steps == 3 + 1 + 2  # start-up (decoy, primitive count), then the shared signature once
     assert ms.workload == "deepspeech2:tiny" and ms.config["rnn_hidden"] == 16
     assert ms.environment["threads"] == 1
 
@@ -176,7 +176,7 @@ def test_cache_hit_on_second_run_measures_nothing(ds2, tmp_path) -> None:
     profile_points(
         w2, [(2, 48, 0)], ProfileConfig(warmup=0, repeats=3), cache=cache, progress=False
     )
-    assert w2.steps == 3 + 3  # start-up before the first measured point, then 3 repeats
+    assert w2.steps == 3 + 1 + 3  # start-up before the first measured point, then 3 repeats
 
 
 def test_progress_bar_renders(ds2, capsys) -> None:

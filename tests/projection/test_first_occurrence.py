@@ -105,3 +105,59 @@ def test_packed_rows_pay_first_occurrence_once_per_tensor_shape():
                     metrics={"time_s": 0.01, "time_s_first": 0.02}) for p in pts.points))
     res = project(s, pts, ms)
     assert res.totals["first_occurrence_s"] == pytest.approx(2 * 0.01)  # shapes (4,64) and (4,32)
+
+
+def test_cold_steps_follow_the_lru_stack_distance_rule():
+    from seqpoint.projection import cold_steps
+
+    seq = [0, 1, 2, 0, 1, 2, 2, 0]
+    assert cold_steps(seq).tolist() == [True, True, True, False, False, False, False, False]
+    # 10 entries per shape, 20 in the cache: two shapes fit, three thrash
+    assert cold_steps(seq, per_shape=10, capacity=20).tolist() == [True] * 6 + [False, True]
+    # shared entries take room from every shape: 5 + 10 (d + 1) > 25 evicts at d = 2
+    assert cold_steps(seq, per_shape=10, shared=5, capacity=25).tolist() == [True] * 6 + [False, True]
+    assert cold_steps(seq, per_shape=10, shared=5, capacity=35).tolist() == cold_steps(seq).tolist()
+    assert cold_steps([]).tolist() == []
+
+
+def test_cold_steps_match_a_primitive_level_lru():
+    # brute force: an LRU over individual cache entries, each step touching its shape's
+    # entries after the shared ones, against the shape-level rule
+    from collections import OrderedDict
+
+    from seqpoint.projection import cold_steps
+
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        seq = rng.integers(0, 12, size=60).tolist()
+        per_shape, shared, capacity = int(rng.integers(1, 6)), int(rng.integers(0, 4)), int(rng.integers(8, 40))
+        lru: OrderedDict = OrderedDict()
+        expected = []
+        for s in seq:
+            keys = [("shared", j) for j in range(shared)] + [(s, j) for j in range(per_shape)]
+            expected.append(any(k not in lru for k in keys[shared:]))
+            for k in keys:
+                lru[k] = None
+                lru.move_to_end(k)
+                if len(lru) > capacity:
+                    lru.popitem(last=False)
+        got = cold_steps(seq, per_shape=per_shape, shared=shared, capacity=capacity).tolist()
+        assert got == expected, (seq, per_shape, shared, capacity)
+
+
+def test_measured_primitive_counts_charge_evicted_steps():
+    # 6 shapes used in a cycle twice: with room for all, 6 cold steps; with room for 2, 12
+    s, pts, ms = _setup(range(6))
+    base = project(s, pts, ms).totals["first_occurrence_s"]
+
+    def with_counts(capacity):
+        return Measurements(workload="w", measurements=tuple(
+            Measurement(iteration=m.iteration, batch_size=4, seq_len=m.seq_len,
+                        metrics={**m.metrics, "onednn_primitives_new": 10.0,
+                                 "onednn_primitives_shared": 0.0, "onednn_cache_capacity": capacity},
+                        samples=m.samples) for m in ms.measurements))
+
+    assert project(s, pts, with_counts(1024.0)).totals["first_occurrence_s"] == pytest.approx(base)
+    thrash = project(s, pts, with_counts(20.0))
+    assert thrash.totals["first_occurrence_s"] == pytest.approx(2 * base)
+    assert "onednn_cache_capacity" not in thrash.totals  # bookkeeping, not a projected metric

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 #: Bumped when what the harness measures changes, so cached measurements of an older
 #: method are not reused (2: start-up on a campaign-sized decoy, see _campaign_decoy).
-HARNESS_VERSION = 2
+HARNESS_VERSION = 3
 
 __all__ = [
     "METRICS",
@@ -378,6 +378,12 @@ def _measure(
             metrics["time_s_iqr"] = 0.0
             metrics["time_s_std"] = 0.0
         metrics["repeats"] = float(len(times))
+        primitives = _PRIMITIVES.get(workload) if seen is not None else None
+        if primitives is not None:
+            # What a projection needs to tell which steps of a run re-create primitives.
+            metrics["onednn_primitives_new"] = float(primitives[0])
+            metrics["onednn_primitives_shared"] = float(primitives[1])
+            metrics["onednn_cache_capacity"] = float(onednn_cache_capacity())
         samples["time_s"] = times
     elif config.warmup:
         for _ in range(config.warmup):
@@ -408,14 +414,17 @@ _SEEN: weakref.WeakKeyDictionary[Any, set[tuple[int, ...]]] = weakref.WeakKeyDic
 
 
 def _seen_signatures(
-    workload: Any, decoy: tuple[int, ...] | None = None
+    workload: Any,
+    decoy: tuple[int, ...] | None = None,
+    points: Iterable[tuple[int, ...]] = (),
 ) -> set[tuple[int, ...]] | None:
     """The signatures ``workload`` has run in this process; None if it cannot be tracked.
 
     The first time a workload is seen, a few steps of a decoy shape absorb the
     process-level start-up (thread pools, library initialisation, optimizer state,
     allocator growth), which is not a cost of any signature. ``decoy`` (default: the
-    workload's ``warmup_signature``) is the shape stepped.
+    workload's ``warmup_signature``) is the shape stepped; ``points`` are shapes the
+    start-up must leave cold.
     """
     try:
         seen = _SEEN.get(workload)
@@ -424,11 +433,16 @@ def _seen_signatures(
     if seen is None:
         seen = set()
         _SEEN[workload] = seen
-        _process_warmup(workload, decoy)
+        _process_warmup(workload, decoy, points)
     return seen
 
 
-def _process_warmup(workload: Any, decoy: tuple[int, ...] | None = None, steps: int = 3) -> None:
+def _process_warmup(
+    workload: Any,
+    decoy: tuple[int, ...] | None = None,
+    points: Iterable[tuple[int, ...]] = (),
+    steps: int = 3,
+) -> None:
     if decoy is None:
         decoy = getattr(workload, "warmup_signature", None)
     if decoy is None:
@@ -437,8 +451,93 @@ def _process_warmup(workload: Any, decoy: tuple[int, ...] | None = None, steps: 
         batch = workload.make_batch(tuple(decoy))
         for _ in range(steps):
             workload.step(batch)
+        probe = _probe_signature(tuple(decoy), {tuple(p[:3]) for p in points})
+        if probe is not None:
+            counted = _count_onednn_primitives(workload, probe)
+            if counted is not None:
+                _PRIMITIVES[workload] = counted
     except Exception:  # a decoy that fails (OOM) leaves the points to report it
         _cleanup_after_failure(workload)
+
+
+def _flush_c_stdio() -> None:
+    """fflush(NULL): oneDNN prints with C stdio, fully buffered when fd 1 is a file."""
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):  # no C library to call
+        ctypes.CDLL(None).fflush(None)
+
+
+# oneDNN primitives (new per shape, shared by every shape) of each live workload object.
+_PRIMITIVES: weakref.WeakKeyDictionary[Any, tuple[int, int]] = weakref.WeakKeyDictionary()
+
+#: oneDNN's primitive cache holds this many entries unless the environment says otherwise.
+ONEDNN_DEFAULT_CACHE_CAPACITY = 1024
+
+
+def onednn_cache_capacity() -> int:
+    """Entries of oneDNN's primitive cache in this process's environment (LRU, per process)."""
+    for var in ("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "DNNL_PRIMITIVE_CACHE_CAPACITY"):
+        value = os.environ.get(var, "").strip()
+        if value.isdigit():
+            return int(value)
+    return ONEDNN_DEFAULT_CACHE_CAPACITY
+
+
+def _probe_signature(
+    decoy: tuple[int, ...], taken: set[tuple[int, ...]]
+) -> tuple[int, ...] | None:
+    """A second start-up shape, every length about 20% below ``decoy``'s, never a point.
+
+    Far enough that every layer's shape changes (two tokens less left strided
+    convolutions' outputs unchanged: 9 new DeepSpeech2 primitives instead of 16).
+    """
+    b, length, *rest = decoy
+    tgt = rest[0] if rest else 0
+    for cut in (0.8, 0.75, 0.7, 0.65, 0.6):
+        cand = (b, max(1, round(cut * length)), round(cut * tgt))
+        if cand[1] < length and cand not in taken:
+            return cand
+    return None
+
+
+def _count_onednn_primitives(workload: Any, signature: tuple[int, ...]) -> tuple[int, int] | None:
+    """oneDNN primitives one step of a never-seen shape creates, and those it reuses.
+
+    oneDNN (convolutions, LSTMs, reorders on CPU) compiles a primitive per shape and
+    keeps it in a per-process LRU cache (:func:`onednn_cache_capacity` entries). A run
+    whose shapes need more entries than that re-creates primitives for shapes it has
+    already met. The count comes from oneDNN's own verbose log of one untimed step
+    (``create:cache_miss`` lines: new for this shape; ``create:cache_hit``: shared by
+    every shape), captured from file descriptor 1. None off the CPU or without oneDNN.
+    """
+    import tempfile
+
+    import torch
+
+    device = _device(workload)
+    if device.type != "cpu" or not torch.backends.mkldnn.is_available():
+        return None
+    batch = workload.make_batch(signature)
+    sys.stdout.flush()
+    _flush_c_stdio()
+    try:
+        saved = os.dup(1)
+    except OSError:  # no fd 1: nothing to capture
+        return None
+    with tempfile.TemporaryFile() as log:
+        os.dup2(log.fileno(), 1)
+        try:
+            with torch.backends.mkldnn.verbose(torch.backends.mkldnn.VERBOSE_ON_CREATION):
+                workload.step(batch)
+        finally:
+            sys.stdout.flush()
+            _flush_c_stdio()
+            os.dup2(saved, 1)
+            os.close(saved)
+        log.seek(0)
+        text = log.read().decode(errors="replace")
+    return text.count("create:cache_miss"), text.count("create:cache_hit")
 
 
 def _campaign_decoy(signatures: Sequence[Sequence[int]]) -> tuple[int, ...] | None:
@@ -605,7 +704,7 @@ def profile_points(
                 done[sig] = hit
                 return dataclasses.replace(hit, iteration=iteration)
         if stepped:
-            _seen_signatures(workload, decoy)
+            _seen_signatures(workload, decoy, [p for _, p in todo])
         m = profile_point(workload, sig, config, iteration=iteration)
         if cache is not None and key is not None and m.ok:
             cache.put(key, m, workload=name, signature=sig)

@@ -2,13 +2,21 @@
 
 from seqpoint.projection._errors import geomean_abs_error, relative_error
 from seqpoint.projection._match import match_measurements, seqpoint_rows
-from seqpoint.projection._project import METHODS, Projection, fitted_costs, project, project_cost
+from seqpoint.projection._project import (
+    METHODS,
+    Projection,
+    cold_steps,
+    fitted_costs,
+    project,
+    project_cost,
+)
 from seqpoint.projection._speedup import Speedup, project_speedup
 
 __all__ = [
     "METHODS",
     "Projection",
     "Speedup",
+    "cold_steps",
     "fitted_costs",
     "geomean_abs_error",
     "match_measurements",

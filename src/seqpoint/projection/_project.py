@@ -43,6 +43,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from seqpoint.exceptions import ConfigError, InputError
 from seqpoint.profiling import Measurement, Measurements
+from collections import OrderedDict
 from seqpoint.projection._match import match_measurements, seqpoint_rows
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import (
@@ -55,7 +56,7 @@ from seqpoint.selection import (
     signature_table,
 )
 
-__all__ = ["METHODS", "Projection", "fitted_costs", "project", "project_cost"]
+__all__ = ["METHODS", "Projection", "cold_steps", "fitted_costs", "project", "project_cost"]
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -74,7 +75,9 @@ _SPREAD_SUFFIXES = ("_iqr", "_std", "_stdev", "_var", "_mad", "_min", "_max", "_
 _DERIVED = frozenset({"run_time_s", "first_occurrence_s"})
 
 # Harness bookkeeping recorded beside the metrics (how many repeats ran): not a cost.
-_BOOKKEEPING = frozenset({"repeats"})
+_BOOKKEEPING = frozenset(
+    {"repeats", "onednn_primitives_new", "onednn_primitives_shared", "onednn_cache_capacity"}
+)
 
 
 def _is_peak(metric: str) -> bool:
@@ -401,18 +404,22 @@ def project(
 def _first_occurrence(
     ctx: _Context, proj: _Projector, ok_meas: Sequence[Measurement], z: float
 ) -> tuple[float, float] | None:
-    """Total and half-width of the one-time cost of every signature's first step.
+    """Total and half-width of the one-time costs of cold steps over the run.
 
     A run meets each tensor shape once for the first time, and that step pays one-time
     costs (primitive creation, kernel selection) that the steady-state repeats do not.
     Each point's cold first step gives its relative extra ``time_s_first / time_s − 1``;
-    the total is their median times the fitted steady-state time of every unique
-    shape (packed signatures that differ only in ``sum_sq_len`` share a shape and pay
-    once). The median, not a fit through every point: a cold step is a single sample,
-    and one disturbed sample (a neighbour process, a page-fault storm) must not be
-    spread over hundreds of shapes; interpolating the raw extras projected 19% of a
-    run where the real in-sequence extra was 2%. The half-width is the standard error
-    of the median (1.2533 · 1.4826 · MAD / √k) times the same shape total, times z.
+    the total is their median times the fitted steady-state time of every cold step
+    (packed signatures that differ only in ``sum_sq_len`` share a shape). The median,
+    not a fit through every point: a cold step is a single sample, and one disturbed
+    sample must not be spread over hundreds of shapes (interpolating the raw extras
+    projected 19% of a run where the real in-sequence extra was 2%). The half-width is
+    the standard error of the median (1.2533 · 1.4826 · MAD / √k) times the same
+    steady-state total, times z.
+
+    Cold steps are the first occurrence of each shape and, when the measurements carry
+    oneDNN primitive counts (CPU), every step whose shape's primitives an LRU cache of
+    the measured capacity has evicted since its last use (see :func:`cold_steps`).
     """
     if not ok_meas or not all("time_s_first" in m.metrics and "time_s" in m.metrics for m in ok_meas):
         return None
@@ -426,9 +433,12 @@ def _first_occurrence(
     shape_cols = [table.columns.index(c) for c in ("batch_size", "seq_len", "tgt_len")]
     _, shape_of = np.unique(table.signatures[:, shape_cols], axis=0, return_inverse=True)
     shape_of = shape_of.reshape(-1)
-    per_shape = np.bincount(shape_of).astype(np.float64)
     fitted = np.clip(proj.fitted(steady), 0.0, None)
-    shape_total = float((np.bincount(shape_of, weights=fitted) / per_shape).sum())
+    per_shape = np.bincount(shape_of).astype(np.float64)
+    shape_cost = np.bincount(shape_of, weights=fitted) / per_shape
+    run_shapes = shape_of[table.inverse]
+    cold = cold_steps(run_shapes, **_primitive_cache(ok_meas))
+    cold_total = float(shape_cost[run_shapes[cold]].sum())
     centre = float(np.median(rel))
     k = rel.shape[0]
     if k >= 2:
@@ -436,7 +446,62 @@ def _first_occurrence(
         se = 1.2533 * 1.4826 * mad / np.sqrt(k)
     else:
         se = abs(centre)
-    return max(centre, 0.0) * shape_total, z * se * shape_total
+    return max(centre, 0.0) * cold_total, z * se * cold_total
+
+
+def _primitive_cache(ok_meas: Sequence[Measurement]) -> dict[str, int]:
+    """``cold_steps`` arguments from the oneDNN counts the harness recorded (median)."""
+    names = ("onednn_primitives_new", "onednn_primitives_shared", "onednn_cache_capacity")
+    if not all(all(n in m.metrics for n in names) for m in ok_meas):
+        return {}
+    new, shared, cap = (int(np.median([m.metrics[n] for m in ok_meas])) for n in names)
+    return {"per_shape": new, "shared": shared, "capacity": cap}
+
+
+def cold_steps(
+    shapes: ArrayLike, *, per_shape: int = 0, shared: int = 0, capacity: int = 0
+) -> NDArray[np.bool_]:
+    """Which steps of a run meet their shape cold: first occurrences and cache misses.
+
+    oneDNN keeps the primitives of every shape in one LRU cache of ``capacity`` entries
+    per process; each step uses its shape's ``per_shape`` entries and ``shared`` entries
+    that every shape uses. A step whose shape was last used ``d`` distinct other shapes
+    ago finds its primitives evicted when ``shared + per_shape · (d + 1) > capacity``
+    (the LRU stack-distance rule), and pays its one-time costs again. With ``per_shape = 0``
+    (no counts: GPU, a library without a cache) only first occurrences are cold.
+
+    Parameters
+    ----------
+    shapes : array_like of int, shape (n_iterations,)
+        Shape id of every step, in run order.
+    per_shape, shared, capacity : int
+        Entries new per shape, entries shared by all shapes, cache capacity.
+
+    Returns
+    -------
+    ndarray of bool, shape (n_iterations,)
+        True where the step is cold.
+    """
+    seq = np.asarray(shapes, dtype=np.int64).reshape(-1)
+    if per_shape <= 0 or capacity <= 0:
+        _, first = np.unique(seq, return_index=True)
+        cold = np.zeros(seq.shape[0], dtype=bool)
+        cold[first] = True
+        return cold
+    # Whole shapes the cache holds beside the shared entries: by Mattson's stack
+    # property the entry-level LRU misses exactly when a shape-level LRU of this size does.
+    evict_at = max(0, (capacity - shared) // per_shape)
+    cache: OrderedDict[int, None] = OrderedDict()
+    cold = np.zeros(seq.shape[0], dtype=bool)
+    for i, shape in enumerate(seq.tolist()):
+        if shape in cache:
+            cache.move_to_end(shape)
+            continue
+        cold[i] = True
+        cache[shape] = None
+        if len(cache) > evict_at:
+            cache.popitem(last=False)
+    return cold
 
 
 def project_cost(

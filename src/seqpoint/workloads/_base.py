@@ -8,11 +8,12 @@ when a workload is built.
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from seqpoint._config import to_dict
-from seqpoint.exceptions import ConfigError, InputError
+from seqpoint.exceptions import ConfigError, InputError, SeqPointWarning
 
 if TYPE_CHECKING:
     import torch
@@ -68,7 +69,7 @@ class WorkloadConfig:
     compile_backend: str = "inductor"
     """``torch.compile`` backend (``inductor``, ``aot_eager``, ``eager``)."""
     micro_batches: int = 1
-    """Split each batch into this many micro-batches and accumulate gradients."""
+    """Split each batch into this many micro-batches and accumulate gradients; a batch with fewer samples runs ``min(micro_batches, batch_size)`` (one sample each) and a ``SeqPointWarning`` says so once per workload."""
     optimizer: str = "adamw"
     """``sgd`` (momentum 0.9), ``adam``, ``adamw`` or ``lamb``."""
     lr: float = 1e-3
@@ -185,6 +186,9 @@ class TorchWorkload:
         self.model.train()
         self.optimizer = make_optimizer(config.optimizer, list(self.model.parameters()), config.lr)
         self._forward: Callable[..., torch.Tensor] = self.model
+        # Keys of the warnings already given; shared with counting clones so that each
+        # warning reaches the user once per workload, not once per step or per clone.
+        self._warned: set[str] = set()
         if config.compile:
             self._forward = torch.compile(self.model, backend=config.compile_backend)
         self._autocast_dtype = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}[
@@ -244,11 +248,7 @@ class TorchWorkload:
 
         b, s, t, q = check_signature(signature, workload=self.name)
         self._apply_threads()  # torch's thread count is process-wide; another workload may have changed it
-        if self.config.micro_batches > b:
-            raise ConfigError(
-                f"{self.name}: micro_batches={self.config.micro_batches} exceeds the batch size "
-                f"{b} of signature {tuple(signature)!r}; use micro_batches <= {b}."
-            )
+        self._micro_batch_count(b)  # warn here, outside any timed step, when it is clipped
         gen = torch.Generator(device="cpu")
         gen.manual_seed(signature_seed(self.config.seed, tuple(signature)))
         inputs = self._make_inputs(b, s, t, q, gen)
@@ -267,17 +267,22 @@ class TorchWorkload:
     def step(self, batch: dict[str, torch.Tensor]) -> float:
         """One training iteration: forward, loss, backward, optimizer step.
 
+        With ``micro_batches`` > 1 the batch is split along its batch dimension into
+        ``min(micro_batches, batch_size)`` near-equal parts (larger ones first) and the
+        gradients accumulate. Each part's loss is a mean over its samples (the models'
+        losses are means over samples, or over tokens with the same count per sample),
+        so scaling it by the part's share of the samples makes the accumulated gradient
+        that of the whole batch. Layers that use batch statistics (DeepSpeech2's batch
+        norm) see each micro-batch alone, as in real gradient accumulation.
+
         Returns
         -------
         float
             The batch's loss (the mean over micro-batches weighted by their size).
         """
-        parts = (
-            [batch]
-            if self.config.micro_batches == 1
-            else self._split(batch, self.config.micro_batches)
-        )
         total = self._batch_size(batch)
+        n_parts = self._micro_batch_count(total)
+        parts = [batch] if n_parts == 1 else self._split(batch, n_parts)
         losses = []
         for part in parts:
             weight = self._batch_size(part) / total
@@ -299,6 +304,22 @@ class TorchWorkload:
             return float("nan")
         return float(value)
 
+    def _micro_batch_count(self, batch_size: int) -> int:
+        """Micro-batches for a batch of ``batch_size`` samples (never an empty one)."""
+        n = self.config.micro_batches
+        if n <= batch_size:
+            return n
+        if "micro_batches" not in self._warned:
+            self._warned.add("micro_batches")
+            warnings.warn(
+                f"{self.name}: micro_batches={n} exceeds the batch size {batch_size}; batches "
+                f"smaller than {n} samples run as one micro-batch per sample "
+                "(min(micro_batches, batch_size)). Warned once per workload.",
+                SeqPointWarning,
+                stacklevel=3,
+            )
+        return batch_size
+
     def _apply_threads(self) -> None:
         import torch
 
@@ -310,6 +331,7 @@ class TorchWorkload:
         cfg = dataclasses.replace(self.config, device="meta", compile=False)
         clone = type(self)(cfg, preset=self.preset)
         clone.name = self.name
+        clone._warned = self._warned
         return clone
 
     def n_parameters(self) -> int:

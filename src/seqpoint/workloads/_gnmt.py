@@ -7,6 +7,14 @@ outputs with normalised Bahdanau attention, and feeds ``[hidden, context]`` to e
 further layer; cross-entropy with label smoothing over the target vocabulary. The
 signature's ``seq_len`` is the source length, ``tgt_len`` the target length (the
 source length when 0). Tensors are time-major: ``(length, batch)``.
+
+Under autocast every LSTM takes its input in the autocast dtype. Autocast's CPU policy
+runs oneDNN's RNN layer in the lower precision, yet torch's CPU LSTM fed an fp32 input
+(the embeddings' output) under bf16 autocast fails to create its oneDNN primitive
+("could not create a primitive descriptor for the LSTM forward propagation
+primitive"); fed an input already in the autocast dtype, as DeepSpeech2's convolutions
+give it, the LSTM runs in that dtype, as the policy intends. The cast only moves a cast
+autocast would make anyway to the layer's input; fp32 runs are unchanged.
 """
 
 from __future__ import annotations
@@ -75,6 +83,19 @@ def _build(cfg: GNMTConfig) -> torch.nn.Module:
 
     h = cfg.hidden
 
+    class LSTM(nn.LSTM):
+        """``nn.LSTM`` that takes its input in the autocast dtype (see the module notes)."""
+
+        def forward(self, x: torch.Tensor, hx: Any = None) -> Any:  # type: ignore[override]
+            device = x.device.type
+            if (
+                x.is_floating_point()
+                and torch.amp.is_autocast_available(device)  # not on meta (counting)
+                and torch.is_autocast_enabled(device)
+            ):
+                x = x.to(torch.get_autocast_dtype(device))
+            return super().forward(x, hx)
+
     class Attention(nn.Module):
         """Normalised Bahdanau attention (Salimans & Kingma weight normalisation of v)."""
 
@@ -100,13 +121,13 @@ def _build(cfg: GNMTConfig) -> torch.nn.Module:
             super().__init__()
             self.src_emb = nn.Embedding(cfg.vocab, h)
             self.tgt_emb = nn.Embedding(cfg.vocab, h)
-            self.enc0 = nn.LSTM(h, h, bidirectional=True)
+            self.enc0 = LSTM(h, h, bidirectional=True)
             self.enc = nn.ModuleList(
-                [nn.LSTM(2 * h if i == 0 else h, h) for i in range(cfg.layers - 1)]
+                [LSTM(2 * h if i == 0 else h, h) for i in range(cfg.layers - 1)]
             )
-            self.att_rnn = nn.LSTM(h, h)
+            self.att_rnn = LSTM(h, h)
             self.attention = Attention()
-            self.dec = nn.ModuleList([nn.LSTM(2 * h, h) for _ in range(cfg.layers - 1)])
+            self.dec = nn.ModuleList([LSTM(2 * h, h) for _ in range(cfg.layers - 1)])
             self.drop = nn.Dropout(cfg.dropout)
             self.classifier = nn.Linear(h, cfg.vocab)
             self.loss_fn = nn.CrossEntropyLoss(label_smoothing=cfg.label_smoothing)

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import ast
 import functools
+import queue
+import signal
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 from numpy.typing import NDArray
 
+from seqpoint.exceptions import ConfigError, SeqPointError
 from seqpoint.schedule import IterationSchedule
 
 __all__ = ["FullRun", "run_full_fresh", "run_full_schedule"]
@@ -155,10 +160,93 @@ def _warmup_signature(workload: Any, signatures: list[tuple[int, ...]]) -> tuple
     return sig
 
 
+class FullRunError(SeqPointError, RuntimeError):
+    """A fresh-process full run failed or its process died (a ``RuntimeError`` too)."""
+
+
+_MAIN_GUARD = (
+    "multiprocessing's spawn start method re-imports the calling script in the new process: "
+    'wrap the script\'s top-level code in `if __name__ == "__main__":` (as for any '
+    "multiprocessing spawn), or time the run in this process with run_full_schedule"
+)
+
+
+def _main_script() -> str | None:
+    """Path of the ``__main__`` script that spawn re-runs in a child, if any."""
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    return path if isinstance(path, str) else None
+
+
+def _mentions_dunder_name(test: ast.expr) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == "__name__" for n in ast.walk(test))
+
+
+def _guarded(tree: ast.Module, line: int) -> bool:
+    """Whether ``line`` lies in an ``if`` whose test reads ``__name__`` (the main guard)."""
+    body: list[ast.stmt] = list(tree.body)
+    while body:
+        stmt = next(
+            (s for s in body if s.lineno <= line <= (s.end_lineno or s.lineno)), None
+        )
+        if stmt is None:
+            return False
+        if isinstance(stmt, ast.If) and _mentions_dunder_name(stmt.test):
+            return True
+        body = [c for c in ast.iter_child_nodes(stmt) if isinstance(c, ast.stmt)]
+    return False
+
+
+def _check_main_guard(spec: str) -> None:
+    """Refuse to spawn when the call runs in the main script's unguarded top-level code.
+
+    A spawned child re-runs the main script's top level; an unguarded call to
+    :func:`run_full_fresh` there would spawn again from the child, which Python stops
+    with a RuntimeError about the bootstrapping phase. This finds the main script's
+    module-level frame on the stack and checks, from its source, that the statement it
+    is executing sits under a ``__name__`` test. Without a readable source (interactive
+    sessions, notebooks, frozen apps) there is nothing to check.
+    """
+    path = _main_script()
+    main = sys.modules.get("__main__")
+    if path is None or main is None:
+        return
+    frame = sys._getframe(1)
+    while frame is not None and not (
+        frame.f_globals is vars(main) and frame.f_code.co_name == "<module>"
+    ):
+        frame = frame.f_back  # type: ignore[assignment]
+    if frame is None:
+        return
+    line = frame.f_lineno
+    try:
+        with open(path, encoding="utf-8") as fh:
+            tree = ast.parse(fh.read(), filename=path)
+    except (OSError, SyntaxError, ValueError):
+        return
+    if not _guarded(tree, line):
+        raise ConfigError(
+            f"run_full_fresh({spec!r}) is called from unguarded top-level code of {path} "
+            f"(line {line}); {_MAIN_GUARD}."
+        )
+
+
+def _describe_exit(code: int | None) -> str:
+    if code is not None and code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        hint = " (killed, e.g. by the out-of-memory killer)" if name == "SIGKILL" else ""
+        return f"exit code {code}, {name}{hint}"
+    return f"exit code {code}"
+
+
 def _child(spec: str, overrides: dict[str, Any], signatures: list[tuple[int, ...]], warmup: int,
            done: Any, out: Any) -> None:  # pragma: no cover - runs in a subprocess
     from seqpoint.workloads import load_workload
 
+    done.value = 0  # the run started: arguments arrived and the main script was imported
     try:
         workload = load_workload(spec, overrides=overrides)
         sync = _synchronizer(workload)
@@ -175,7 +263,9 @@ def _child(spec: str, overrides: dict[str, Any], signatures: list[tuple[int, ...
         times = _time_steps(workload, signatures, sync, tick)
         out.put(("ok", times.tolist(), time.perf_counter() - t_run))
     except BaseException as exc:  # report any failure to the parent instead of hanging it
-        out.put(("error", f"{type(exc).__name__}: {exc}", 0.0))
+        text = str(exc).strip()
+        first = text.splitlines()[0] if text else ""
+        out.put(("error", f"{type(exc).__name__}: {first}", 0.0))
 
 
 def run_full_fresh(
@@ -202,15 +292,34 @@ def run_full_fresh(
         Steps of a shape that is not in the schedule, absorbing process start-up.
     on_progress : callable, optional
         ``on_progress(run, steps_done)``, polled while a run is going.
+
+    Raises
+    ------
+    ConfigError
+        When called from a script's top-level code outside an
+        ``if __name__ == "__main__":`` block (spawn re-runs that code in the child), or
+        when the child dies while re-importing the calling script.
+    FullRunError
+        When the run fails in the child (the child's error, one line) or the child
+        dies (its exit code, e.g. -9 when killed for memory). It is a ``RuntimeError``
+        and a :class:`~seqpoint.exceptions.SeqPointError`.
     """
     import multiprocessing as mp
 
+    if getattr(mp.current_process(), "_inheriting", False):
+        # Only reachable when the check below was fooled: this is a spawned child
+        # re-running its parent's script, which Python would stop with a cryptic error.
+        raise ConfigError(
+            f"run_full_fresh({spec!r}) was called again while a spawned full-run process "
+            f"imported the calling script; {_MAIN_GUARD}."
+        )
+    _check_main_guard(spec)
     ctx = mp.get_context("spawn")
     signatures = [tuple(int(v) for v in row) for row in schedule.signature_matrix()]
     times = np.empty((runs, len(signatures)))
     walls = np.empty(runs)
     for r in range(runs):
-        done = ctx.Value("l", 0)
+        done = ctx.Value("l", -1)  # -1 until the child has started the run
         out = ctx.Queue()
         proc = ctx.Process(target=_child, args=(spec, overrides, signatures, warmup, done, out),
                            daemon=True)
@@ -219,17 +328,38 @@ def run_full_fresh(
         while result is None:
             try:
                 result = out.get(timeout=0.2)
-            except Exception:  # queue.Empty: still running
+            except queue.Empty:  # still running, or died without a word
                 if not proc.is_alive() and out.empty():
-                    raise RuntimeError(
-                        f"full run {r + 1} of {spec} died (exit code {proc.exitcode})"
-                    ) from None
+                    break
             if on_progress is not None:
-                on_progress(r, int(done.value))
+                on_progress(r, max(0, int(done.value)))
         proc.join()
+        if result is None:
+            _raise_died(spec, r, proc.exitcode, int(done.value), len(signatures))
         status, payload, wall = result
         if status != "ok":
-            raise RuntimeError(f"full run {r + 1} of {spec} failed: {payload}")
+            raise FullRunError(f"Full run {r + 1} of {spec} failed: {payload}")
         times[r] = payload
         walls[r] = wall
     return FullRun(iteration_s=times, wall_s=walls)
+
+
+def _raise_died(spec: str, run: int, code: int | None, done: int, n_steps: int) -> NoReturn:
+    """Raise the one-line error for a child process that ended without a result."""
+    script = _main_script()
+    if done < 0 and code is not None and code > 0 and script is not None:
+        raise ConfigError(
+            f"The fresh process of full run {run + 1} of {spec} exited ({_describe_exit(code)}) "
+            f"before the run started, most likely while re-importing {script} (its traceback "
+            f"is above); {_MAIN_GUARD}."
+        )
+    where = "before the run started" if done < 0 else f"after {done} of {n_steps} steps"
+    fix = (
+        "give it more memory or a smaller workload (preset, batches)"
+        if code == -signal.SIGKILL
+        else "run it in this process with run_full_schedule to see why"
+    )
+    raise FullRunError(
+        f"The fresh process of full run {run + 1} of {spec} died {where} "
+        f"({_describe_exit(code)}); {fix}."
+    )

@@ -166,3 +166,18 @@ def test_project_incomplete_warns(selected: dict[str, Path], capsys: pytest.Capt
     assert code == 0
     assert json.loads(out)["complete"] is False
     assert "failed; projected from the other points" in err
+
+
+def test_select_reports_the_bound_honestly(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    out = files["dir"] / "sp.json"
+    code, text, err = run(["select", str(files["schedule"]), "-k", "6", "-o", str(out)], capsys)
+    assert code == 0, err
+    meta = read_seqpoints(out).meta
+    assert meta["calibrated_error"] < meta["estimated_error"]
+    flat = " ".join(text.split())
+    assert f"estimated error: <= {meta['estimated_error']:.3%} (count-weight basis bound, an upper-bound-style estimate)" in flat
+    assert f"calibrated weights reproduce the basis totals to {meta['calibrated_error']:.3%}" in flat
+    code, text, err = run(["select", str(files["schedule"]), "--method", "stratified", "-k", "6", "-o", str(out)], capsys)
+    assert code == 0, err
+    assert "(95% half-width of the cost proxy's total under the sampling design)" in " ".join(text.split())
+    assert "calibrated weights" not in text

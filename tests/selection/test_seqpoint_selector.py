@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,13 +14,21 @@ from hypothesis import strategies as st
 from seqpoint.exceptions import AdjustedInputWarning, ConfigError, InputError, NotFittedError
 from seqpoint.projection import project_cost
 from seqpoint.schedule import IterationSchedule
-from seqpoint.selection import SeqPointSelector, basis_components
+from seqpoint.selection import (
+    SeqPointSelector,
+    basis_components,
+    make_selector,
+    read_seqpoints,
+    write_seqpoints,
+)
 
 
-def basis_error(schedule: IterationSchedule, sel: SeqPointSelector) -> float:
+def basis_error(schedule: IterationSchedule, sel: SeqPointSelector, *, counts: bool = False) -> float:
+    """Worst relative basis error of ``weights_`` (or of the group counts, ``counts=True``)."""
     _, comps = basis_components(schedule)
     true = comps.sum(axis=0)
-    proj = sel.weights_ @ comps[sel.points_]
+    w = np.bincount(sel.labels_, minlength=sel.n_points_).astype(float) if counts else sel.weights_
+    proj = w @ comps[sel.points_]
     keep = true > 0
     return float(np.max(np.abs(proj[keep] - true[keep]) / true[keep]))
 
@@ -85,10 +94,12 @@ def test_proxy_tie_keeps_the_typical_shape() -> None:
     assert sel.points_.tolist() == [3]
 
 
-def test_estimated_error_is_the_basis_error(mixed: IterationSchedule) -> None:
+def test_estimated_error_is_the_count_weights_basis_error(mixed: IterationSchedule) -> None:
     for k in (1, 3, 8, 20):
         sel = SeqPointSelector(n_points=k).fit(mixed)
-        assert sel.estimated_error_ == pytest.approx(basis_error(mixed, sel), rel=1e-9, abs=1e-15)
+        assert sel.estimated_error_ == pytest.approx(basis_error(mixed, sel, counts=True), rel=1e-9, abs=1e-15)
+        assert sel.calibrated_error_ == pytest.approx(basis_error(mixed, sel), rel=1e-9, abs=1e-15)
+        assert sel.calibrated_error_ <= sel.estimated_error_
 
 
 def test_refinement_helps_mixed_shapes(mixed: IterationSchedule) -> None:
@@ -105,8 +116,10 @@ def test_calibrated_weights_make_every_basis_component_exact(mixed: IterationSch
         counts = SeqPointSelector(n_points=k, weights="counts").fit(mixed)
         cal = SeqPointSelector(n_points=k).fit(mixed)
         assert counts.estimated_error_ > 1e-3
-        assert cal.estimated_error_ < 1e-9
-        assert cal.estimated_error_ == pytest.approx(basis_error(mixed, cal), abs=1e-15)
+        # The reported bound stays the count weights'; the calibrated basis error is ~0.
+        assert cal.estimated_error_ == counts.estimated_error_
+        assert cal.calibrated_error_ < 1e-9
+        assert cal.calibrated_error_ == pytest.approx(basis_error(mixed, cal), abs=1e-15)
         assert np.array_equal(cal.labels_, counts.labels_) and np.array_equal(cal.points_, counts.points_)
         assert cal.weights_.sum() == pytest.approx(len(mixed), rel=1e-12) and np.all(cal.weights_ > 0)
         # Calibration adjusts the counts, it does not replace them.
@@ -130,9 +143,10 @@ def test_unreachable_components_keep_a_miss_and_the_rest_is_exact() -> None:
     miss = np.abs((cal.weights_ @ comps[cal.points_]) / comps.sum(axis=0) - 1)
     assert miss[names.index("sequences")] == pytest.approx(8 * 201 / (8 * 200 + 3) - 1, rel=1e-9)
     assert miss[names.index("iteration")] < 1e-12 and miss[names.index("quadratic")] < 1e-7
-    # The bound is now the unreachable miss alone, below the count weights' bound.
-    assert cal.estimated_error_ == pytest.approx(miss[names.index("sequences")], rel=1e-9)
-    assert cal.estimated_error_ < counts.estimated_error_
+    # The calibrated basis error is the unreachable miss alone, below the count weights'
+    # bound, which stays the reported estimate.
+    assert cal.calibrated_error_ == pytest.approx(miss[names.index("sequences")], rel=1e-9)
+    assert cal.calibrated_error_ < counts.estimated_error_ == cal.estimated_error_
     assert cal.weights_.sum() == pytest.approx(201.0, rel=1e-12) and np.all(cal.weights_ >= 0)
 
 
@@ -162,14 +176,15 @@ def test_calibrated_weights_exact_values() -> None:
     a = np.stack([np.ones(5), s, s * s], axis=1)
     coef, *_ = np.linalg.lstsq(a, np.log(w / counts.weights_), rcond=None)
     assert a @ coef == pytest.approx(np.log(w / counts.weights_), abs=1e-7)
-    assert cal.estimated_error_ < 1e-9 < counts.estimated_error_
+    assert cal.calibrated_error_ < 1e-9 < counts.estimated_error_ == cal.estimated_error_
 
 
 def test_max_error_chooses_k_on_the_groups_then_calibrates(mixed: IterationSchedule) -> None:
     a = SeqPointSelector(max_error=0.01).fit(mixed)
     b = SeqPointSelector(max_error=0.01, weights="counts").fit(mixed)
     assert a.n_points_ == b.n_points_ and np.array_equal(a.points_, b.points_)
-    assert a.estimated_error_ <= b.estimated_error_ <= 0.01
+    assert a.estimated_error_ == b.estimated_error_ <= 0.01
+    assert a.calibrated_error_ <= a.estimated_error_
 
 
 def test_callable_cost_and_determinism(tiny: IterationSchedule) -> None:
@@ -189,6 +204,8 @@ def test_to_seqpoints_and_get_params(tiny: IterationSchedule) -> None:
     assert sp.meta["params"]["cost"] == "tokens"
     assert sp.meta["params"]["weights"] == "calibrated"
     assert sp.meta["estimated_error"] == pytest.approx(20 / 300)
+    # Two points: fewer than the basis components, the counts are kept.
+    assert sp.meta["calibrated_error"] == sp.meta["estimated_error"]
     assert sel.get_params()["n_points"] == 2
     with pytest.raises(ConfigError, match="fitted on 8"):
         sel.to_seqpoints(tiny.head(4))
@@ -196,7 +213,7 @@ def test_to_seqpoints_and_get_params(tiny: IterationSchedule) -> None:
 
 def test_not_fitted() -> None:
     sel = SeqPointSelector(n_points=2)
-    for name in ("points_", "weights_", "labels_", "estimated_error_"):
+    for name in ("points_", "weights_", "labels_", "estimated_error_", "calibrated_error_"):
         with pytest.raises(NotFittedError, match=f"not fitted yet; call fit\\(schedule\\) before reading '{name}'"):
             getattr(sel, name)
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
@@ -272,14 +289,56 @@ def test_invariants(rows: list[tuple[int, int, int]], k: int, grouping: str) -> 
         assert np.all(np.diff(s.points_) > 0)
         # Every point represents its own iteration.
         assert np.array_equal(s.labels_[s.points_], np.arange(s.n_points_))
-        assert s.estimated_error_ == pytest.approx(basis_error(sched, s), abs=1e-12)
+        assert s.estimated_error_ == pytest.approx(basis_error(sched, s, counts=True), abs=1e-12)
+        assert s.calibrated_error_ == pytest.approx(basis_error(sched, s), abs=1e-12)
+        assert s.calibrated_error_ <= s.estimated_error_
     # Count weights count the iterations each point represents.
     assert np.array_equal(np.bincount(sel.labels_, minlength=sel.n_points_), sel.weights_)
+    assert sel.calibrated_error_ == sel.estimated_error_
     # Calibration keeps the groups and points and never raises the basis error.
     assert np.array_equal(cal.points_, sel.points_) and np.array_equal(cal.labels_, sel.labels_)
-    assert cal.estimated_error_ <= sel.estimated_error_ * (1 + 1e-9)
+    assert cal.estimated_error_ == sel.estimated_error_
+    assert cal.calibrated_error_ <= sel.estimated_error_ * (1 + 1e-9)
     if cal.n_points_ < 5:  # fewer points than basis components: the counts are kept
         assert np.array_equal(cal.weights_, sel.weights_)
     if k >= len(np.unique(sched.signature_matrix(), axis=0)) and grouping == "optimal":
         assert sel.estimated_error_ == 0.0
         assert np.array_equal(cal.weights_, sel.weights_)
+
+
+def curved_run() -> IterationSchedule:
+    """3,000 batch-16 iterations of log-normal lengths: a cost curved in seq_len."""
+    rng = np.random.default_rng(3)
+    sl = np.clip(np.round(rng.lognormal(4.0, 0.6, 3000)), 4, 600).astype(np.int64)
+    return IterationSchedule.from_columns({"batch_size": np.full(3000, 16), "seq_len": sl})
+
+
+@pytest.mark.parametrize("k", [5, 6, 8, 12, 20])
+def test_estimated_error_stays_the_count_bound_after_calibration(k: int) -> None:
+    # From k = 5 = J calibration makes the basis error 0 by construction; the reported
+    # estimate must not follow it there, since a real cost keeps its curvature error.
+    sched = curved_run()
+    cal = SeqPointSelector(n_points=k).fit(sched)
+    counts = SeqPointSelector(n_points=k, weights="counts").fit(sched)
+    assert cal.calibrated_error_ < 1e-9
+    assert cal.estimated_error_ == counts.estimated_error_ > 1e-3
+    assert cal.estimated_error_ >= cal.calibrated_error_
+    s = sched.seq_len.astype(float)
+    cost = 16 * s * np.log(s)  # between the per-token and the quadratic component
+    err = abs(project_cost(sched, cal, cost) / cost.sum() - 1)
+    assert 1e-6 < err <= cal.estimated_error_
+
+
+def test_seqpoints_json_round_trip_keeps_both_errors(mixed: IterationSchedule, tmp_path: Path) -> None:
+    sel = SeqPointSelector(n_points=12).fit(mixed)
+    sp = sel.to_seqpoints(mixed)
+    assert sp.meta["estimated_error"] == sel.estimated_error_ > 1e-3
+    assert sp.meta["calibrated_error"] == sel.calibrated_error_ < 1e-9
+    write_seqpoints(sp, tmp_path / "SEQPOINTS.json")
+    back = read_seqpoints(tmp_path / "SEQPOINTS.json")
+    assert back.meta == sp.meta
+    assert back.meta["estimated_error"] == sel.estimated_error_  # exact float round trip
+    assert back == sp
+    # Baselines without an estimate record neither key.
+    first = make_selector("first", n_points=3).fit(mixed).to_seqpoints(mixed)
+    assert "estimated_error" not in first.meta and "calibrated_error" not in first.meta

@@ -16,6 +16,12 @@ from seqpoint.selection import COST_MODELS, SELECTORS, make_selector, write_seqp
 
 __all__ = ["select"]
 
+# What each selector's ``estimated_error`` is, so the figure is not read as more than it is.
+_ESTIMATE_KIND = {
+    "seqpoint": "count-weight basis bound, an upper-bound-style estimate",
+    "stratified": "95% half-width of the cost proxy's total under the sampling design",
+}
+
 
 @app.command("select")
 def select(
@@ -87,5 +93,13 @@ def select(
     console.print(table)
     est = points.meta.get("estimated_error")
     if est is not None:
-        console.print(f"estimated error: {est:.3%}")
+        what = _ESTIMATE_KIND.get(method, f"the {method} selector's own estimate")
+        console.print(f"estimated error: <= {est:.3%} ({what})")
+    cal = points.meta.get("calibrated_error")
+    if cal is not None and est is not None and cal < est:
+        # Calibration zeroes the basis error by construction; it says nothing of real costs.
+        console.print(
+            f"calibrated weights reproduce the basis totals to {cal:.3%}; "
+            "a real cost's error is usually below the bound above, not 0"
+        )
     console.print(f"wrote {output}")

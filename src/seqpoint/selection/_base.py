@@ -55,7 +55,8 @@ class BaseSelector:
         Number of points chosen (``k``; can be below ``n_points`` when the schedule
         has fewer distinct signatures, or for BIC-chosen SimPoint).
     estimated_error_ : float or None
-        The selector's own estimate of the relative projection error, when it has one.
+        The selector's own estimate of the relative projection error (fraction), when it
+        has one; recorded as ``SeqPoints.meta["estimated_error"]``.
     n_iterations_ : int
         Length of the fitted schedule.
     """
@@ -160,10 +161,17 @@ class BaseSelector:
             out[k] = v if v is None or isinstance(v, str | int | float | bool) else repr(v)
         return out
 
+    def _meta_diagnostics(self) -> dict[str, Any]:
+        """Fitted diagnostics recorded in ``SeqPoints.meta`` (JSON scalars only)."""
+        if self.estimated_error_ is None:
+            return {}
+        return {"estimated_error": float(self.estimated_error_)}
+
     def to_seqpoints(self, schedule: IterationSchedule) -> SeqPoints:
         """The fitted points of ``schedule`` as a :class:`SeqPoints` set (SEQPOINTS.json).
 
-        ``meta`` records the method's parameters, ``k`` and the estimated error.
+        ``meta`` records the method's parameters, ``k`` and the selector's diagnostics
+        (``estimated_error`` when it has one; SeqPoint adds ``calibrated_error``).
         """
         points = self.points_
         if len(schedule) != self.n_iterations_:
@@ -184,6 +192,5 @@ class BaseSelector:
             for r, wt in zip(points.tolist(), self.weights_.tolist(), strict=True)
         )
         meta: dict[str, Any] = {"params": self._meta_params(), "k": self.n_points_}
-        if self.estimated_error_ is not None:
-            meta["estimated_error"] = float(self.estimated_error_)
+        meta.update(self._meta_diagnostics())
         return SeqPoints(method=self.name, n_iterations=len(schedule), points=pts, meta=meta)

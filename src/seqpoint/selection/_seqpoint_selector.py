@@ -106,11 +106,11 @@ class SeqPointSelector(BaseSelector):
     attention term, target length), so iterations of equal proxy but different shape
     share a group only when their proxies agree; among equally good representatives the
     one with the group's typical shape is kept. ``estimated_error_`` is the worst
-    relative projection error over a basis of elementary costs (per iteration, per
-    sequence, per token, attention, sequential steps), computed exactly without any
-    measurement: it bounds the error of any cost that is a non-negative combination of
-    them, and a group that mixes batch sizes raises it, so ``max_error`` adds points
-    until such groups are split.
+    relative projection error of the *count* weights over a basis of elementary costs
+    (per iteration, per sequence, per token, attention, sequential steps), computed
+    exactly without any measurement: it bounds the count weights' error on any cost that
+    is a non-negative combination of them, and a group that mixes batch sizes raises it,
+    so ``max_error`` adds points until such groups are split.
 
     Calibrated weights (``weights="calibrated"``, the default): a group's count weighs its
     representative right only to first order, and one real signature can rarely match
@@ -121,6 +121,15 @@ class SeqPointSelector(BaseSelector):
     only its curvature within the groups remains. This needs at least as many points as
     components (``k >= J``, ``J`` at most 5); with fewer, or when calibrating would not
     lower the basis error, the counts are kept. ``labels_`` are the groups either way.
+
+    Calibration makes the basis error of the weights it returns (``calibrated_error_``)
+    0 by construction once ``k >= J``, so that figure says nothing about a real cost
+    (FLOPs projections off by 0.25% had it at 0). ``estimated_error_`` therefore stays
+    the count weights' basis error, an upper-bound-style estimate: calibrated weights
+    are usually more accurate than it says, rarely less (their residual is the cost's
+    curvature within the groups, which tight groups keep small). It is what
+    ``max_error`` compares with and what :func:`seqpoint.projection.project` widens its
+    interval by.
 
     Parameters
     ----------
@@ -140,6 +149,18 @@ class SeqPointSelector(BaseSelector):
         components (see above); they still sum to ``n_iterations`` and are >= 0.
     random_state : int or None
         Accepted for a uniform interface; the selection is deterministic.
+
+    Fitted attributes (besides those of :class:`BaseSelector`)
+    -----------------------------------------------------------
+    estimated_error_ : float
+        Worst relative basis error of the count weights (fraction, >= 0); recorded as
+        ``SeqPoints.meta["estimated_error"]``.
+    calibrated_error_ : float
+        Worst relative basis error of the returned ``weights_`` (fraction,
+        ``<= estimated_error_``); equal to ``estimated_error_`` when the counts are
+        kept. Recorded as ``SeqPoints.meta["calibrated_error"]``.
+    proxy_values_ : ndarray of shape (n_unique,)
+        Cost proxy of every unique signature.
     """
 
     name = "seqpoint"
@@ -292,21 +313,30 @@ class SeqPointSelector(BaseSelector):
                 )
         k = int(reps.shape[0])
         weights = np.bincount(g, weights=counts, minlength=k).astype(np.float64)
-        # ``max_error`` chose k on the count weights: their basis error measures how
-        # tight the groups are, which also bounds the curvature calibration cannot remove.
+        # ``max_error`` chose k on the count weights, and ``estimated_error_`` stays their
+        # basis error whatever the weights: it measures how tight the groups are, which
+        # also bounds the within-group curvature that calibration cannot remove. The
+        # calibrated basis error is 0 by construction once k >= J, so it bounds nothing.
+        cal_err = err
         if self.weights == "calibrated" and k >= basis.shape[1] and err > 0:
             cal = calibrate_weights(basis[reps], weights, totals)
-            cal_err = float(np.max(np.abs(cal @ basis[reps] - totals) / totals))
+            cand = float(np.max(np.abs(cal @ basis[reps] - totals) / totals))
             # A component no weights can reach (every point has the usual batch size, a
             # few last batches do not) keeps its miss: the bound is then unchanged while
             # the other components become exact, so ties (to rounding) go to calibration.
-            if cal_err <= err * (1 + 1e-9):
-                weights, err = cal, cal_err
+            if cand <= err * (1 + 1e-9):
+                weights, cal_err = cal, min(cand, err)
         rows = table.first_rows(reps)
         labels = g[table.inverse]
         self._set_result(len(schedule), rows, weights, labels, estimated_error=err)
+        self.calibrated_error_ = cal_err
         self.proxy_values_ = proxy
         return self
+
+    def _meta_diagnostics(self) -> dict[str, Any]:
+        out = super()._meta_diagnostics()
+        out["calibrated_error"] = float(self.calibrated_error_)
+        return out
 
     def _meta_params(self) -> dict[str, Any]:
         from seqpoint.selection._cost import describe_cost

@@ -64,14 +64,16 @@ def test_weighted_and_interpolated_exact_values(tiny: IterationSchedule) -> None
     # Linear in tokens with two points: the interpolated projection is exact (8·0.5 + 3.0).
     i = project(tiny, sp, ms, method="interpolated")
     assert i.totals["time_s"] == pytest.approx(7.0)
-    # The representation half-width is the disagreement of the two projections.
-    assert w.interval["time_s"] == pytest.approx((7.0, 7.4))
-    assert i.interval["time_s"] == pytest.approx((6.8, 7.2))
+    # The two projections disagree by 0.2, but the selection's count-weight bound
+    # b = 20/300 (tokens: 6·20 + 2·100 against 300) is wider: b·|T|/(1 − b) = |T|/14.
+    assert w.representation["time_s"] == pytest.approx(7.2 / 14)
+    assert w.interval["time_s"] == pytest.approx((7.2 - 7.2 / 14, 7.2 + 7.2 / 14))
+    assert i.interval["time_s"] == pytest.approx((6.5, 7.5))
     assert w.complete and w.failed == () and w.n_points == 2
     assert w.to_dict() == {
         "n_iterations": 8,
         "projected": {"time_s": pytest.approx(7.2)},
-        "interval": {"time_s": [pytest.approx(7.0), pytest.approx(7.4)]},
+        "interval": {"time_s": [pytest.approx(7.2 - 7.2 / 14), pytest.approx(7.2 + 7.2 / 14)]},
         "method": "weighted",
         "complete": True,
         "failed": [],
@@ -247,3 +249,85 @@ def test_error_helpers() -> None:
         geomean_abs_error([])
     with pytest.raises(InputError, match="non-finite error"):
         geomean_abs_error([np.nan])
+
+
+# ---------------------------------------------------------------------------- honest intervals
+def token_budget_run() -> IterationSchedule:
+    """2,000 iterations of a token-budget run: batch size falls as the length grows."""
+    rng = np.random.default_rng(5)
+    sl = np.clip(np.round(rng.lognormal(3.8, 0.5, 2000)), 4, 400).astype(np.int64)
+    return IterationSchedule.from_columns({"batch_size": np.maximum(1, 2048 // sl), "seq_len": sl})
+
+
+def measure_cost(sched: IterationSchedule, sel: SeqPointSelector, cost: np.ndarray) -> tuple[SeqPoints, list[Measurement]]:
+    sp = sel.to_seqpoints(sched)
+    ms = [
+        Measurement(iteration=p.iteration, batch_size=p.batch_size, seq_len=p.seq_len, metrics={"flops": float(cost[r])})
+        for p, r in zip(sp.points, sel.points_.tolist(), strict=True)
+    ]
+    return sp, ms
+
+
+@pytest.mark.parametrize("weights", ["calibrated", "counts"])
+@pytest.mark.parametrize("k", [1, 2, 3, 4, 5, 8, 13])
+def test_interval_contains_the_exact_total_of_a_quadratic_cost(weights: str, k: int) -> None:
+    # Attention, per-token and sequential-step terms: a non-negative mix of the basis
+    # components, so the count weights' error is within the selection's bound, and the
+    # interpolation (no step feature) cannot see it: |T_w − T_i| alone missed k = 3..8.
+    sched = token_budget_run()
+    b, s = sched.batch_size.astype(float), sched.seq_len.astype(float)
+    cost = b * s * s + 3.0 * b * s + 50.0 * s
+    sel = SeqPointSelector(n_points=k, weights=weights).fit(sched)
+    sp, ms = measure_cost(sched, sel, cost)
+    res = project(sched, sp, ms)
+    lo, hi = res.interval["flops"]
+    assert lo <= cost.sum() <= hi
+    bound = sel.estimated_error_
+    assert res.representation["flops"] >= bound / (1 - bound) * abs(res.totals["flops"]) * (1 - 1e-12)
+    if k >= 3:  # (at k = 2 a line through two points disagrees by 93%: the old term)
+        # Honest, not absurd: within three times the bound's own width.
+        assert res.relative_halfwidth("flops") <= 3 * bound / (1 - bound) + 1e-12
+
+
+def test_representation_terms_against_a_reference() -> None:
+    # A staircase cost (stride-4 rounding) on batch-16 lengths: the representation is the
+    # largest of the projections' disagreement, the widened bound and z·ρ·sqrt(Σ(w·v)²),
+    # ρ the relative residuals of a least-squares fit on (1, tokens, b·s²), n − 3 dof.
+    rng = np.random.default_rng(11)
+    sl = np.clip(np.round(rng.lognormal(4.0, 0.6, 1500)), 4, 600).astype(np.int64)
+    sched = IterationSchedule.from_columns({"batch_size": np.full(1500, 16), "seq_len": sl})
+    cost = 16.0 * ((sl - 1) // 4 + 1) * 4.0 + 0.01 * 16 * sl.astype(float) ** 2
+    sel = SeqPointSelector(n_points=8, weights="counts").fit(sched)
+    sp, ms = measure_cost(sched, sel, cost)
+    res = project(sched, sp, ms)
+    other = project(sched, sp, ms, method="interpolated")
+    v = cost[sel.points_]
+    w = sel.weights_
+    tw = float(w @ v)
+    x = np.stack([np.ones(8), 16.0 * sl[sel.points_], 16.0 * sl[sel.points_] ** 2.0], axis=1)
+    fit = x @ np.linalg.lstsq(x, v, rcond=None)[0]
+    rho = np.sqrt(np.sum(((v - fit) / np.maximum(np.abs(v), np.abs(fit))) ** 2) / (8 - 3))
+    b = sel.estimated_error_
+    terms = [abs(tw - other.totals["flops"]), b / (1 - b) * tw, Z95 * rho * np.sqrt(np.sum((w * v) ** 2))]
+    assert res.totals["flops"] == pytest.approx(tw, rel=1e-12)
+    assert res.representation["flops"] == pytest.approx(max(terms), rel=1e-9)
+    assert all(t > 0 for t in terms)
+
+
+def test_interval_uses_the_recorded_bound_and_validates_it(tiny: IterationSchedule) -> None:
+    sp = SeqPointSelector(n_points=4).fit(tiny).to_seqpoints(tiny)  # every signature: bound 0
+    ms = measure(sp)
+    assert project(tiny, sp, ms).representation["time_s"] == pytest.approx(0.0, abs=1e-12)
+    loose = SeqPoints(method=sp.method, n_iterations=sp.n_iterations, points=sp.points,
+                      meta={**sp.meta, "estimated_error": 0.2})
+    res = project(tiny, loose, ms)
+    assert res.representation["time_s"] == pytest.approx(0.25 * res.totals["time_s"])
+    # From b = 1/2 on the widening is capped at 2b·|T|.
+    wide = SeqPoints(method=sp.method, n_iterations=sp.n_iterations, points=sp.points,
+                     meta={**sp.meta, "estimated_error": 0.8})
+    assert project(tiny, wide, ms).representation["time_s"] == pytest.approx(1.6 * res.totals["time_s"])
+    for bad in ("1%", -0.1, float("nan"), True):
+        broken = SeqPoints(method=sp.method, n_iterations=sp.n_iterations, points=sp.points,
+                           meta={**sp.meta, "estimated_error": bad})
+        with pytest.raises(InputError, match=re.escape(f"meta['estimated_error'] must be a finite number >= 0 (a fraction) or absent. Got {bad!r}")):
+            project(tiny, broken, ms)

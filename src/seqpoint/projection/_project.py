@@ -15,11 +15,32 @@ Two projections:
 
 Error estimate (no full run needed), reported as an interval around the total:
 
-* representation: with two or more points, ``|T_weighted − T_interpolated|``: the two
-  projections use the points differently, and they disagree by about the curvature of
-  the cost between the points that the weighted sum cannot see; with a single point, the
-  worst relative error of the same weights on a basis of elementary costs (see
-  :func:`seqpoint.selection.basis_components`), times the total;
+* representation: ``max(|T_weighted − T_interpolated|, b·|T|/(1 − b), z·σ_rough)``, three
+  views of how far the points' weights and values can be from the run's:
+
+  - the two projections use the points differently and disagree by about the cost's
+    curvature between them (not available with a single point);
+  - ``b`` is the selection's basis bound (applied as ``b·|T|/(1 − b)``, since it
+    is relative to the unknown true total; ``2b·|T|`` from ``b = 1/2`` on), the larger of
+    ``SeqPoints.meta["estimated_error"]`` (for SeqPoint the worst relative error of the
+    *count* weights on a basis of elementary costs, see
+    :func:`seqpoint.selection.basis_components`; it stays meaningful when the weights
+    are calibrated, whose own basis error is 0 by construction) and the basis error of
+    the weights of the points actually measured (renormalised when some failed);
+  - ``σ_rough`` is the standard error of the representatives' deviation from their
+    groups' cost where the cost is not smooth in the signature (see
+    :meth:`_Projector.roughness`), estimated from the residuals of a smooth fit
+    through the points, times the normal quantile ``z`` of ``confidence``.
+
+  The disagreement alone is too narrow: where both projections get the linear part
+  right they agree to far better than either is right. On the paper table's
+  noise-free exact FLOPs and roofline totals (``benchmarks/_paper_exact.py``, 7 cases
+  × k = 1..20 of SeqPoint with calibrated weights) it contained the exact total in 38%
+  of case × k (median half-width 0.0012% against a median error of 0.027%); adding
+  ``b·|T|`` raised that to about 80% (median half-width 0.32%), adding ``σ_rough`` as well
+  (a staircase in DeepSpeech2's strided convolutions, GNMT's source against target
+  tokens, which no basis component separates) to 99% (median half-width 0.33% for
+  FLOPs, 0.51% for roofline times);
 * measurement noise: each point's standard error from its repeats
   (``Measurement.samples[metric]``: ``std/√n``; else ``metric_iqr/1.349``), propagated
   exactly through the projection, which is linear in the measured values, times the
@@ -33,6 +54,7 @@ value of the interpolated fit over all signatures, for both methods.
 from __future__ import annotations
 
 import weakref
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from statistics import NormalDist
@@ -43,7 +65,6 @@ from numpy.typing import ArrayLike, NDArray
 
 from seqpoint.exceptions import ConfigError, InputError
 from seqpoint.profiling import Measurement, Measurements
-from collections import OrderedDict
 from seqpoint.projection._match import match_measurements, seqpoint_rows
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import (
@@ -181,6 +202,41 @@ class _Projector:
         eye = np.eye(k)
         return np.array([self.total(eye[j], method) for j in range(k)])
 
+    def roughness(self, values_ok: FloatArray) -> float:
+        """Standard error of the representatives' deviation from their groups' cost.
+
+        A point stands for a group of signatures whose costs it can only match to the
+        extent that the cost is smooth in the signature: a staircase (strided
+        convolutions round lengths down), a kernel that changes with the shape, or a
+        term no basis component follows (source against target tokens) moves the
+        representative off its group's mean. That deviation is estimated from the
+        points themselves: the relative residuals ``ρ`` of the least-squares fit on the
+        interpolation's features (``1``, tokens, attention term, as many as there are
+        distinct points up to three), with ``n − p`` degrees of freedom, taken as
+        independent across groups of total ``w_j·v_j``: ``ρ·sqrt(Σ_j (w_j·v_j)²)``.
+        0 when there are no degrees of freedom or every signature of the run is
+        measured (no point stands for any other signature).
+        """
+        sig = self.sig_ok
+        distinct = np.unique(sig).shape[0]
+        if distinct >= self.ctx.counts.shape[0]:
+            return 0.0
+        p = min(distinct, 3)
+        dof = sig.shape[0] - p
+        if dof <= 0:
+            return 0.0
+        x = self.ctx.features[sig, :p]
+        coef, *_ = np.linalg.lstsq(x, values_ok, rcond=None)
+        fit = x @ coef
+        scale = np.maximum(np.abs(values_ok), np.abs(fit))
+        rel = np.divide(values_ok - fit, scale, out=np.zeros_like(scale), where=scale > 0)
+        rho = float(np.sqrt(np.sum(rel**2) / dof))
+        w = self.weights[self.ok]
+        if w.sum() <= 0:
+            return 0.0
+        w = w * (self.ctx.counts.sum() / w.sum())
+        return rho * float(np.sqrt(np.sum((w * values_ok) ** 2)))
+
     def basis_bound(self) -> float:
         """Worst relative error of the ok points' weights on the elementary cost basis."""
         w = self.weights[self.ok]
@@ -291,6 +347,19 @@ def _select_metrics(ok: Sequence[Measurement], metrics: Iterable[str] | None) ->
     return chosen
 
 
+def _selection_bound(seqpoints: SeqPoints) -> float:
+    """The selector's relative error bound recorded in ``meta["estimated_error"]`` (0 if none)."""
+    value = seqpoints.meta.get("estimated_error")
+    if value is None:
+        return 0.0
+    if isinstance(value, bool) or not isinstance(value, int | float) or not np.isfinite(value) or value < 0:
+        raise InputError(
+            f"The SeqPoints' meta['estimated_error'] must be a finite number >= 0 (a fraction) or absent. "
+            f"Got {value!r}; write the file again with 'seqpoint select' or delete the key."
+        )
+    return float(value)
+
+
 def project(
     schedule: IterationSchedule,
     seqpoints: SeqPoints,
@@ -345,6 +414,10 @@ def project(
     sig = ctx.table.inverse[rows]
     weights = np.array([p.weight for p in seqpoints.points], dtype=np.float64)
     proj = _Projector(ctx, sig, weights, ok)
+    bound = max(_selection_bound(seqpoints), proj.basis_bound())
+    # |T_w − T| <= b·T bounds the unknown T by T_w/(1 ± b): a half-width of b·|T_w|/(1 − b)
+    # covers both ends. At b >= 1/2 (one point for a wide run) it is capped at 2b·|T_w|.
+    bound_factor = bound / (1.0 - min(bound, 0.5))
     sens_cache: dict[str, FloatArray] = {}
 
     totals: dict[str, float] = {}
@@ -360,11 +433,10 @@ def project(
             rep = abs(total - float(vals.max()))
             noise = z * float(se[int(np.argmax(vals))])
         else:
+            rep = max(bound_factor * abs(total), z * proj.roughness(vals))
             if ok.sum() >= 2:
                 other = "interpolated" if method == "weighted" else "weighted"
-                rep = abs(total - proj.total(vals, other))
-            else:
-                rep = proj.basis_bound() * abs(total)
+                rep = max(rep, abs(total - proj.total(vals, other)))
             if np.any(se > 0):
                 if method not in sens_cache:
                     sens_cache[method] = proj.sensitivity(method)

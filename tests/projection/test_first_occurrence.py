@@ -160,4 +160,7 @@ def test_measured_primitive_counts_charge_evicted_steps():
     assert project(s, pts, with_counts(1024.0)).totals["first_occurrence_s"] == pytest.approx(base)
     thrash = project(s, pts, with_counts(20.0))
     assert thrash.totals["first_occurrence_s"] == pytest.approx(2 * base)
+    assert thrash.cold_steps == {"first": 6, "evicted": 6}
+    assert thrash.to_dict()["cold_steps"] == {"first": 6, "evicted": 6}
+    assert project(s, pts, with_counts(1024.0)).cold_steps == {"first": 6, "evicted": 0}
     assert "onednn_cache_capacity" not in thrash.totals  # bookkeeping, not a projected metric

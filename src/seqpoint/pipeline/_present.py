@@ -66,6 +66,16 @@ def print_seqpoints(console: Console, points: SeqPoints, measurements: Any = Non
     console.print(table)
 
 
+def cold_steps_text(proj: Any) -> str:
+    """What the first-occurrence term charged, in words."""
+    cold = getattr(proj, "cold_steps", {}) or {}
+    text = f"the cold first step of {cold.get('first', 0):,} shapes"
+    if cold.get("evicted"):
+        text += (f" and {cold['evicted']:,} steps whose shape oneDNN's primitive cache "
+                 "had evicted")
+    return text + ", at the SeqPoints' measured cold/steady ratio"
+
+
 def print_run(console: Console, result: RunResult) -> None:
     """Headline of a run: projected time, its interval, breakdown, reduction factor."""
     proj = result.projection
@@ -80,7 +90,9 @@ def print_run(console: Console, result: RunResult) -> None:
     table.add_row("95% interval", f"{fmt_duration(lo)} … {fmt_duration(hi)}  "
                   f"(± {proj.relative_halfwidth(metric):.2%})")
     if "first_occurrence_s" in proj.totals:
-        table.add_row("  of which first occurrences", fmt_duration(proj.totals["first_occurrence_s"]))
+        cold = proj.cold_steps
+        label = f"  of which cold steps ({sum(cold.values()):,})" if cold else "  of which cold steps"
+        table.add_row(label, fmt_duration(proj.totals["first_occurrence_s"]))
     if "flops" in proj.totals:
         table.add_row("projected FLOPs", fmt_count(proj.totals["flops"]) + "FLOP")
     warm, timed, profiled = steps_per_point(result.config)
@@ -128,11 +140,9 @@ def print_validation(console: Console, result: ValidationResult) -> None:
                   f"[bold]{fmt_duration(result.measured_s)}[/]")
     totals = result.projection.totals
     if "first_occurrence_s" in totals:
-        n_sig = int(result.steady.get("n_signatures", 0)) or "every"
         console.print(
-            f"projected = steady state {fmt_duration(totals['time_s'])} + first occurrences of "
-            f"{n_sig} shapes {fmt_duration(totals['first_occurrence_s'])} (cold first step of each "
-            "new shape, measured at the SeqPoints)."
+            f"projected = steady state {fmt_duration(totals['time_s'])} + cold steps "
+            f"{fmt_duration(totals['first_occurrence_s'])} ({cold_steps_text(result.projection)})."
         )
     if steady:
         console.print(

@@ -271,6 +271,10 @@ class Projection:
     """Metric to the representation half-width of the interval."""
     noise: dict[str, float] = field(default_factory=dict)
     """Metric to the measurement-noise half-width of the interval."""
+    cold_steps: dict[str, int] = field(default_factory=dict)
+    """Steps charged a cold first step: ``first`` (one per tensor shape) and ``evicted``
+    (shapes met again after oneDNN's primitive cache dropped them); empty when no
+    first-occurrence term was projected."""
 
     def relative_halfwidth(self, metric: str) -> float:
         """Half-width of the interval relative to the total."""
@@ -289,6 +293,7 @@ class Projection:
             "failed": list(self.failed),
             "n_points": self.n_points,
             "confidence": self.confidence,
+            **({"cold_steps": dict(self.cold_steps)} if self.cold_steps else {}),
         }
 
 
@@ -447,10 +452,11 @@ def project(
         interval[name] = (total - rep - noise, total + rep + noise)
         rep_hw[name] = rep
         noise_hw[name] = noise
+    cold_counts: dict[str, int] = {}
     if "time_s" in totals and (metrics is None or derived):
         first = _first_occurrence(ctx, proj, ok_meas, z)
         if first is not None:
-            fo_total, fo_hw = first
+            fo_total, fo_hw, cold_counts = first
             totals["first_occurrence_s"] = fo_total
             interval["first_occurrence_s"] = (fo_total - fo_hw, fo_total + fo_hw)
             lo, hi = interval["time_s"]
@@ -470,13 +476,14 @@ def project(
         confidence=confidence,
         representation=rep_hw,
         noise=noise_hw,
+        cold_steps=cold_counts,
     )
 
 
 def _first_occurrence(
     ctx: _Context, proj: _Projector, ok_meas: Sequence[Measurement], z: float
-) -> tuple[float, float] | None:
-    """Total and half-width of the one-time costs of cold steps over the run.
+) -> tuple[float, float, dict[str, int]] | None:
+    """Total, half-width and counts (``first``, ``evicted``) of the run's cold steps.
 
     A run meets each tensor shape once for the first time, and that step pays one-time
     costs (primitive creation, kernel selection) that the steady-state repeats do not.
@@ -518,7 +525,9 @@ def _first_occurrence(
         se = 1.2533 * 1.4826 * mad / np.sqrt(k)
     else:
         se = abs(centre)
-    return max(centre, 0.0) * cold_total, z * se * cold_total
+    n_first = int(np.unique(run_shapes).shape[0])
+    counts = {"first": n_first, "evicted": int(cold.sum()) - n_first}
+    return max(centre, 0.0) * cold_total, z * se * cold_total, counts
 
 
 def _primitive_cache(ok_meas: Sequence[Measurement]) -> dict[str, int]:

@@ -63,14 +63,17 @@ def _measured_note(name: str, m: dict[str, Any]) -> str:
     first = m.get("projection", {}).get("projected", {}).get("first_occurrence_s")
     if first is not None and st.get("total_s"):
         rest = m["measured_s"] / (st["total_s"] + first) - 1
-        text += (f" The projection's first-occurrence term (one cold first step for each of the "
-                 f"{m['n_signatures']} shapes) adds {_p(first / m['measured_s'])} of the run")
+        cold = m.get("projection", {}).get("cold_steps", {})
+        what = (f"{cold.get('first', 0)} first occurrences and {cold.get('evicted', 0)} steps re-creating "
+                "evicted oneDNN primitives" if cold else f"one cold first step for each of the "
+                f"{m['n_signatures']} shapes")
+        text += (f" The projection's cold-step term ({what}) adds {_p(first / m['measured_s'])} of the run")
         if rest >= 0:
-            text += (f", leaving {_p(rest, True)} unaccounted for: cost that shapes already seen still "
-                     "pay inside a run (the `in_sequence` section, from `bench_in_sequence.py`, traces it "
-                     "on DeepSpeech2 to oneDNN's primitive cache thrashing when many shapes rotate), and "
-                     "any difference in speed between the profiling process and the full runs' "
-                     "processes; this table does not separate the two.")
+            text += (f", leaving {_p(rest, True)} unaccounted for: cost a short run pays once while its "
+                     "allocator and caches warm up (a second pass over the same schedule in the same process "
+                     "is cheaper), steps costing more inside a run than the cold/steady ratio measured at "
+                     "the SeqPoints says, and any difference in speed between the profiling process and "
+                     "the full runs' processes; this table does not separate them.")
         else:
             text += (f", which over-projects: steady state plus that term is {_p(-rest / (1 + rest))} "
                      "above the measured run, i.e. the cold first steps timed in isolation cost more "
@@ -99,10 +102,10 @@ def _speedup_note(name: str, p: dict[str, Any], m: dict[str, Any]) -> str:
                  f"{p['measured_b_s']:.1f} s against a's {p['measured_a_s']:.1f} s. A 2-thread step "
                  "waits whenever the other core is busy, which short isolated profiles rarely catch.")
     elif abs(steady) < abs(err) / 2:
-        text += (" The steady-state ratio alone is much closer: the first-occurrence term, which "
-                 "over-projects the runs (section 2), does not cancel between the two configurations.")
+        text += (" The steady-state ratio alone is much closer: the cold-step term does not cancel "
+                 "between the two configurations.")
     elif abs(steady) > 2 * abs(err):
-        text += (" The first-occurrence term is what brings it this close (b's cold first steps cost "
+        text += (" The cold-step term is what brings it this close (b's cold first steps cost "
                  "relatively more than a's); the remainder is b's steps costing relatively more or less "
                  "inside a run than in isolation.")
     elif spread >= abs(err) / 2:

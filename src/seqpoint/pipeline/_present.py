@@ -149,8 +149,8 @@ def print_validation(console: Console, result: ValidationResult) -> None:
             f"steady-state truth (all {int(steady['n_signatures'])} signatures profiled in isolation): "
             f"{fmt_duration(steady['total_s'])}; the full run costs "
             f"[bold]{fmt_pct(steady['in_sequence_overhead'])}[/] more (in-sequence overhead: "
-            "first-time shapes and allocator churn, invisible to any method that profiles "
-            "iterations in isolation)."
+            "cold steps, which the projection models, and allocator growth and churn, which "
+            "no method that profiles iterations in isolation sees)."
         )
     lo, hi = result.interval_s
     console.print(

@@ -184,9 +184,11 @@ def write_validation_report(result: ValidationResult) -> Path:
                 "Baselines are profiled with the same harness at the same number of points."
                 + (f"\n\nSteady-state truth (every one of the {int(steady['n_signatures'])} signatures "
                    f"profiled in isolation): {fmt_duration(steady['total_s'])}. The full run costs "
-                   f"{fmt_pct(steady['in_sequence_overhead'])} more: first-time shapes and allocator "
-                   "churn that no method profiling iterations in isolation can see. The last column "
-                   "is each method's own (selection) error." if steady else "")),
+                   f"{fmt_pct(steady['in_sequence_overhead'])} more: cold steps (first occurrences "
+                   "and shapes whose oneDNN primitives were evicted), which SeqPoint's projection "
+                   "charges, and allocator growth and churn, which no method profiling iterations "
+                   "in isolation can see. The last column is each method's own (selection) error."
+                   + _cold_text(result.projection) if steady else "")),
                 table=rows, images=[p for p in images if p.name.startswith(("error_vs_k_time", "cost_vs"))]),
             Section(title="Deterministic metrics (exact totals)", table=exact_rows if result.exact else None,
                     images=[p for p in images if p.name.startswith("error_vs_k_flops")]),
@@ -197,3 +199,11 @@ def write_validation_report(result: ValidationResult) -> Path:
     )
 
 
+def _cold_text(proj: Any) -> str:
+    """The cold-step term of a projection, in words (empty when it has none)."""
+    if "first_occurrence_s" not in proj.totals:
+        return ""
+    cold = proj.cold_steps
+    return (f" SeqPoint's projection includes {fmt_duration(proj.totals['first_occurrence_s'])} of cold "
+            f"steps: {cold.get('first', 0):,} first occurrences and {cold.get('evicted', 0):,} "
+            "steps re-creating evicted oneDNN primitives.")

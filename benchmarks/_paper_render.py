@@ -95,7 +95,7 @@ def deterministic(data: dict[str, Any]) -> list[str]:
         rows = [[m] + [pct(at_k(ex, m, "flops", k)) for k in ks] for m in ex["curves"]]
         out += [f"#### `{name}`: FLOPs error % ({ex['title']})", ""]
         out += _table(["method", *(f"k={k}" for k in ks)], rows)
-        out += [f"![error vs k]({_fig(name, 'error_vs_k')})", ""]
+        out += [f"![error vs k]({_fig(name, 'error_vs_k', data)})", ""]
     out += ["#### H100 roofline time, SeqPoint: error % against k", ""]
     rows = []
     ks = [k for k in SHOWN_KS if k in data["meta"]["ks"]]
@@ -289,7 +289,7 @@ def breakdown_table(data: dict[str, Any]) -> list[str]:
         out += [f"`{name}` ({b['n_signatures']} shapes; largest share difference "
                 f"{100 * worst:.2f} points):", ""]
         out += _table(["category", "projected %", "measured %", "difference (points)"], rows)
-        out += [f"![breakdown]({_fig(name, 'breakdown')})", ""]
+        out += [f"![breakdown]({_fig(name, 'breakdown', data)})", ""]
     return out
 
 
@@ -373,8 +373,10 @@ def calibration_table(data: dict[str, Any]) -> list[str]:
     return out
 
 
-def _fig(case: str, kind: str) -> str:
-    return f"figures/paper_{kind}_{case}.png"
+def _fig(case: str, kind: str, data: dict[str, Any]) -> str:
+    """Figure path; --quick runs get their own files, so they never replace the full run's."""
+    suffix = "_quick" if data["meta"].get("quick") else ""
+    return f"figures/paper_{kind}_{case}{suffix}.png"
 
 
 def plots(data: dict[str, Any]) -> list[Path]:
@@ -385,24 +387,37 @@ def plots(data: dict[str, Any]) -> list[Path]:
         if ex:
             curves = {m: (ex["ks"], v["flops"]) for m, v in ex["curves"].items()}
             made.append(plot_error_vs_k(
-                curves, FIGURES.parent / _fig(name, "error_vs_k"),
+                curves, FIGURES.parent / _fig(name, "error_vs_k", data),
                 title=f"{name}: exact FLOPs, {ex['n_iterations']:,} iterations",
                 ylabel="|error| of projected total FLOPs"))
         b = (c.get("measured") or {}).get("breakdown")
         if b:
             made.append(plot_breakdown(
                 {"projected (SeqPoints)": b["projected_s"], "measured (every shape)": b["measured_s"]},
-                FIGURES.parent / _fig(name, "breakdown"), title=f"{name}: share of run time per category"))
+                FIGURES.parent / _fig(name, "breakdown", data), title=f"{name}: share of run time per category"))
     return made
+
+
+def json_name(quick: bool) -> str:
+    """Results file of a mode: --quick keeps its own, so it never replaces the full run's."""
+    return "paper_table_quick.json" if quick else "paper_table.json"
+
+
+def section_name(quick: bool) -> str:
+    """RESULTS.md section of a mode."""
+    return "paper_table_quick" if quick else "paper_table"
 
 
 def render(data: dict[str, Any]) -> str:
     meta = data["meta"]
-    lines = ["## Paper table: SeqPoint on real length data (issue 7)", "",
+    title = "Paper table (--quick): a smoke run, not the results" if meta["quick"] else \
+        "Paper table: SeqPoint on real length data (issue 7)"
+    lines = [f"## {title}", "",
              f"- date: {meta['date']}", f"- machine: {MACHINE}", f"- command: `{meta['command']}`",
              f"- mode: {'quick' if meta['quick'] else 'full'}; wall time {meta['wall_s'] / 60:.1f} min "
              f"({', '.join(f'{k} {v / 60:.1f} min' for k, v in meta['section_s'].items())})",
-             "- data: `benchmarks/results/paper_table.json` (re-render with `--render-only`)", ""]
+             f"- data: `benchmarks/results/{json_name(meta['quick'])}` (re-render with "
+             f"`--render-only{' --quick' if meta['quick'] else ''}`)", ""]
     lines += ["### Headline", "", *headline(data)]
     lines += goals_section(data)
     for part in (deterministic, measured, default_allocator, speedup_table, breakdown_table,

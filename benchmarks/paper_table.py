@@ -14,7 +14,9 @@ packing) this measures:
 6. how often the reported intervals contain the truth.
 
 Results go to ``benchmarks/results/paper_table.json``; the RESULTS.md section and the
-figures under ``benchmarks/figures/`` are rendered from that file.
+figures under ``benchmarks/figures/`` are rendered from that file. ``--quick`` writes its
+own file, section and figures (``paper_table_quick``), so a smoke run never replaces the
+full run's results.
 
 Usage::
 
@@ -37,13 +39,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _paper_cases import ALLOCATOR_ENV, CASES, Case, Scale, select_cases
 from _paper_exact import Counter, exact_case, paper_scale
 from _paper_measured import child_env, compile_probe, measured_case, measured_case_brief
-from _paper_render import plots, render
+from _paper_render import json_name, plots, render, section_name
 from _paper_speedups import speedups
 from _results import command_line, write_section
 
-JSON_PATH = Path(__file__).with_name("results") / "paper_table.json"
+RESULTS_DIR = Path(__file__).with_name("results")
 #: Everything finished so far, rewritten after each case (deleted once the run completes).
-PARTIAL_PATH = JSON_PATH.with_suffix(".partial.json")
+PARTIAL_PATH = RESULTS_DIR / "paper_table.partial.json"
 
 
 def _log(msg: str) -> None:
@@ -142,8 +144,9 @@ def publish(data: dict[str, Any]) -> None:
     """Write the RESULTS.md section and the figures from ``data``."""
     for path in plots(data):
         _log(f"figure: {path}")
-    write_section("paper_table", render(data))
-    _log("RESULTS.md section 'paper_table' written")
+    section = section_name(bool(data["meta"]["quick"]))
+    write_section(section, render(data))
+    _log(f"RESULTS.md section '{section}' written")
 
 
 def main() -> None:
@@ -152,20 +155,22 @@ def main() -> None:
                     help="smaller schedules, k in {1,2,3,5,10}, 3 measured cases, 1 pair each (a few minutes)")
     ap.add_argument("--cases", help=f"comma-separated subset of: {', '.join(c.name for c in CASES)}")
     ap.add_argument("--render-only", action="store_true",
-                    help="re-render RESULTS.md and the figures from results/paper_table.json")
+                    help="re-render RESULTS.md and the figures from results/paper_table.json "
+                         "(with --quick: from results/paper_table_quick.json)")
     args = ap.parse_args()
-    previous = _load(JSON_PATH)
+    json_path = RESULTS_DIR / json_name(args.quick)
+    previous = _load(json_path)
     if args.render_only:
         if previous is None:
-            raise SystemExit(f"{JSON_PATH} does not exist; run without --render-only first.")
+            raise SystemExit(f"{json_path} does not exist; run without --render-only first.")
         publish(previous)
         return
     cases = select_cases(args.cases)
     data = run(cases, Scale.make(args.quick), previous if args.cases else None)
-    JSON_PATH.parent.mkdir(parents=True, exist_ok=True)
-    JSON_PATH.write_text(json.dumps(data, indent=1) + "\n")
+    json_path.parent.mkdir(parents=True, exist_ok=True)
+    json_path.write_text(json.dumps(data, indent=1) + "\n")
     PARTIAL_PATH.unlink(missing_ok=True)
-    _log(f"wrote {JSON_PATH} ({data['meta']['wall_s'] / 60:.1f} min)")
+    _log(f"wrote {json_path} ({data['meta']['wall_s'] / 60:.1f} min)")
     publish(data)
 
 

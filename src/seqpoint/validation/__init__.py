@@ -6,11 +6,12 @@ from seqpoint.validation._compare import (
     reduction_factor,
     weighted_projection,
 )
-from seqpoint.validation._full_run import FullRun, run_full_fresh, run_full_schedule
+from seqpoint.validation._full_run import FullRun, FullRunError, run_full_fresh, run_full_schedule
 
 __all__ = [
     "ErrorCurve",
     "FullRun",
+    "FullRunError",
     "error_vs_k",
     "reduction_factor",
     "run_full_fresh",

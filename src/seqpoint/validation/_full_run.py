@@ -18,7 +18,7 @@ from numpy.typing import NDArray
 from seqpoint.exceptions import ConfigError, SeqPointError
 from seqpoint.schedule import IterationSchedule
 
-__all__ = ["FullRun", "run_full_fresh", "run_full_schedule"]
+__all__ = ["FullRun", "FullRunError", "run_full_fresh", "run_full_schedule"]
 
 
 @dataclass(frozen=True, kw_only=True)

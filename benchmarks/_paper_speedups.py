@@ -39,7 +39,7 @@ def _profile(case: Case, res: Any, overrides: dict[str, Any]) -> tuple[list[Meas
 
 
 def _metric(projections: list[Any]) -> str:
-    """``run_time_s`` (steady state plus first occurrences) when every projection has it."""
+    """``run_time_s`` (steady state plus cold steps) when every projection has it."""
     return "run_time_s" if all("run_time_s" in p.totals for p in projections) else "time_s"
 
 

@@ -1,7 +1,9 @@
 """Shared helper of the benchmark scripts: rewrite one section of benchmarks/RESULTS.md.
 
 Each benchmark owns the text between ``<!-- BEGIN <topic> -->`` and ``<!-- END <topic> -->``;
-running it again replaces that section and leaves the others alone.
+running it again replaces that section and leaves the others alone. A ``--quick`` run
+writes ``<topic>_quick`` and ``*_quick.png`` figures instead, so a smoke run never
+replaces the full results.
 """
 
 from __future__ import annotations
@@ -21,9 +23,21 @@ def command_line() -> str:
     return " ".join(shlex.quote(a) for a in [".venv/bin/python", *sys.argv])
 
 
+def quick_mode() -> bool:
+    """Whether this script runs with ``--quick`` (a smoke run, kept apart from the results)."""
+    return "--quick" in sys.argv[1:]
+
+
+def figure_path(path: Path) -> Path:
+    """``path``, or ``<stem>_quick<suffix>`` under ``--quick``."""
+    return path.with_name(f"{path.stem}_quick{path.suffix}") if quick_mode() else path
+
+
 def header(title: str) -> str:
     """Section heading with date, machine and command."""
     today = _dt.date.today().isoformat()
+    if quick_mode():
+        title = f"{title} (--quick smoke run)"
     return (
         f"## {title}\n\n"
         f"- date: {today}\n"
@@ -34,6 +48,8 @@ def header(title: str) -> str:
 
 def write_section(topic: str, body: str, path: Path = RESULTS) -> Path:
     """Replace (or append) the ``topic`` section of RESULTS.md with ``body``."""
+    if quick_mode() and not topic.endswith("_quick"):
+        topic = f"{topic}_quick"
     begin, end = f"<!-- BEGIN {topic} -->", f"<!-- END {topic} -->"
     text = path.read_text() if path.exists() else _HEADER
     block = f"{begin}\n{body.rstrip()}\n{end}"

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import torch
 
-from _results import header, write_section
+from _results import figure_path, header, write_section
 from seqpoint.profiling import ProfileConfig, count_point, profile_point
 from seqpoint.workloads import load_workload
 
@@ -161,7 +161,7 @@ def main() -> None:
         "### FLOPs and measured time against seq_len",
         "",
         "FLOPs from `count_point` (meta device, exact), time = median wall time "
-        f"({3 if args.quick else 7} repeats). Plot: `benchmarks/profiling_flops_time_vs_seq_len.png`.",
+        f"({3 if args.quick else 7} repeats). Plot: `benchmarks/{figure_path(Path('profiling_flops_time_vs_seq_len.png')).name}`.",
         "",
         "| workload | seq_len | GFLOPs | time | GFLOP/s |",
         "|---|---|---|---|---|",
@@ -180,7 +180,7 @@ def main() -> None:
         for n, f, t in pts:
             lines.append(f"| {spec} | {n} | {f / 1e9:.3f} | {t * 1e3:.2f} ms | {f / t / 1e9:.2f} |")
     fig.tight_layout()
-    fig.savefig(Path(__file__).with_name("profiling_flops_time_vs_seq_len.png"), dpi=110)
+    fig.savefig(figure_path(Path(__file__).with_name("profiling_flops_time_vs_seq_len.png")), dpi=110)
 
     lines += [
         "",

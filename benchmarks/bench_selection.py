@@ -29,7 +29,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _results import header, write_section
+from _results import figure_path, header, write_section
 from seqpoint.batching import replay
 from seqpoint.exceptions import SeqPointWarning
 from seqpoint.projection import project_cost, relative_error
@@ -37,7 +37,7 @@ from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import SeqPointSelector, make_selector
 from seqpoint.traces import bundled_lengths
 
-PLOT = Path(__file__).with_name("selection_error_vs_k.png")
+PLOT = figure_path(Path(__file__).with_name("selection_error_vs_k.png"))
 RANDOMISED = {"random", "stratified", "simpoint", "simpoint_fixed"}
 METHODS = [
     "seqpoint",

@@ -30,7 +30,8 @@ if TYPE_CHECKING:
     from seqpoint.cache import MeasurementCache
 
 #: Bumped when what the harness measures changes, so cached measurements of an older
-#: method are not reused (2: start-up on a campaign-sized decoy, see _campaign_decoy).
+#: method are not reused (2: start-up on a campaign-sized decoy, see _campaign_decoy;
+#: 3: oneDNN primitive counts for the cache model of the cold-step term).
 HARNESS_VERSION = 3
 
 __all__ = [
@@ -216,21 +217,42 @@ def _state_bytes(workload: Any, batch: Any) -> int:
 
 
 @contextlib.contextmanager
-def _native_stderr_silenced() -> Iterator[None]:
-    """Point file descriptor 2 at /dev/null (native libraries bypass ``sys.stderr``)."""
-    sys.stderr.flush()
+def _fd_redirected(fd: int, target: int) -> Iterator[bool]:
+    """Point file descriptor ``fd`` at ``target`` (native libraries bypass ``sys.std*``).
+
+    Python's and C's buffers are flushed on the way in and out, so nothing written
+    before lands in ``target`` and nothing written inside is left behind. Yields False
+    (and redirects nothing) when the process has no ``fd`` (embedded interpreters).
+    """
+
+    def flush() -> None:
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+        _flush_c_stdio()
+
+    flush()
     try:
-        saved = os.dup(2)
-    except OSError:  # no fd 2 (embedded interpreters): nothing to silence
-        yield
+        saved = os.dup(fd)
+    except OSError:
+        yield False
         return
+    try:
+        os.dup2(target, fd)
+        yield True
+    finally:
+        flush()
+        os.dup2(saved, fd)
+        os.close(saved)
+
+
+@contextlib.contextmanager
+def _native_stderr_silenced() -> Iterator[None]:
+    """Point file descriptor 2 at /dev/null while the block runs."""
     devnull = os.open(os.devnull, os.O_WRONLY)
     try:
-        os.dup2(devnull, 2)
-        yield
+        with _fd_redirected(2, devnull):
+            yield
     finally:
-        os.dup2(saved, 2)
-        os.close(saved)
         os.close(devnull)
 
 
@@ -519,22 +541,12 @@ def _count_onednn_primitives(workload: Any, signature: tuple[int, ...]) -> tuple
     if device.type != "cpu" or not torch.backends.mkldnn.is_available():
         return None
     batch = workload.make_batch(signature)
-    sys.stdout.flush()
-    _flush_c_stdio()
-    try:
-        saved = os.dup(1)
-    except OSError:  # no fd 1: nothing to capture
-        return None
     with tempfile.TemporaryFile() as log:
-        os.dup2(log.fileno(), 1)
-        try:
+        with _fd_redirected(1, log.fileno()) as captured:
+            if not captured:
+                return None
             with torch.backends.mkldnn.verbose(torch.backends.mkldnn.VERBOSE_ON_CREATION):
                 workload.step(batch)
-        finally:
-            sys.stdout.flush()
-            _flush_c_stdio()
-            os.dup2(saved, 1)
-            os.close(saved)
         log.seek(0)
         text = log.read().decode(errors="replace")
     return text.count("create:cache_miss"), text.count("create:cache_hit")

@@ -555,7 +555,7 @@ def _first_occurrence(
         se = 1.2533 * 1.4826 * mad / np.sqrt(k)
     else:
         se = abs(centre)
-    n_first = int(np.unique(run_shapes).shape[0])
+    n_first = per_shape.shape[0]  # every shape of the table occurs in the run once first
     counts = {"first": n_first, "evicted": int(cold.sum()) - n_first}
     return max(centre, 0.0) * cold_total, z * se * cold_total, counts
 

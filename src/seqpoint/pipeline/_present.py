@@ -8,7 +8,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from seqpoint.pipeline._report import breakdown_of
+from seqpoint.pipeline._report import breakdown_of, cold_steps_text
 from seqpoint.pipeline._run import executed_steps, steps_per_point
 from seqpoint.reports import fmt_count, fmt_duration, fmt_pct, fmt_ratio
 
@@ -64,16 +64,6 @@ def print_seqpoints(console: Console, points: SeqPoints, measurements: Any = Non
             row.append(fmt_duration(m.metrics["time_s"]) if m and m.ok else (m.status if m else "-"))
         table.add_row(*row)
     console.print(table)
-
-
-def cold_steps_text(proj: Any) -> str:
-    """What the first-occurrence term charged, in words."""
-    cold = getattr(proj, "cold_steps", {}) or {}
-    text = f"the cold first step of {cold.get('first', 0):,} shapes"
-    if cold.get("evicted"):
-        text += (f" and {cold['evicted']:,} steps whose shape oneDNN's primitive cache "
-                 "had evicted")
-    return text + ", at the SeqPoints' measured cold/steady ratio"
 
 
 def print_run(console: Console, result: RunResult) -> None:

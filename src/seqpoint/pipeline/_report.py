@@ -199,11 +199,19 @@ def write_validation_report(result: ValidationResult) -> Path:
     )
 
 
+def cold_steps_text(proj: Any) -> str:
+    """What the first-occurrence term charged, in words."""
+    cold = getattr(proj, "cold_steps", {}) or {}
+    text = f"the cold first step of {cold.get('first', 0):,} shapes"
+    if cold.get("evicted"):
+        text += (f" and {cold['evicted']:,} steps whose shape oneDNN's primitive cache "
+                 "had evicted")
+    return text + ", at the SeqPoints' measured cold/steady ratio"
+
+
 def _cold_text(proj: Any) -> str:
-    """The cold-step term of a projection, in words (empty when it has none)."""
+    """The cold-step term of a projection, as a sentence (empty when it has none)."""
     if "first_occurrence_s" not in proj.totals:
         return ""
-    cold = proj.cold_steps
     return (f" SeqPoint's projection includes {fmt_duration(proj.totals['first_occurrence_s'])} of cold "
-            f"steps: {cold.get('first', 0):,} first occurrences and {cold.get('evicted', 0):,} "
-            "steps re-creating evicted oneDNN primitives.")
+            f"steps: {cold_steps_text(proj)}.")

@@ -22,7 +22,7 @@ from typing import Any
 
 from seqpoint._config import config_hash
 from seqpoint.exceptions import InputError
-from seqpoint.profiling._measurements import Measurement
+from seqpoint.measurements import Measurement
 
 __all__ = ["CacheEntry", "MeasurementCache", "default_cache_path"]
 

@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from seqpoint.cli._app import app, console, err_console, fail
-from seqpoint.profiling import read_measurements
+from seqpoint.measurements import read_measurements
 from seqpoint.projection import METHODS, project
 from seqpoint.schedule import read_schedule
 from seqpoint.selection import read_seqpoints

@@ -1,5 +1,6 @@
 """Composition of the stages: run configs, ``run``, ``validate``, the demo, run folders."""
 
+from seqpoint.measurements import environment_manifest
 from seqpoint.pipeline._config import (
     BatchingSection,
     LengthsSection,
@@ -13,7 +14,7 @@ from seqpoint.pipeline._config import (
     load_config,
 )
 from seqpoint.pipeline._demo import demo_configs, run_demo
-from seqpoint.pipeline._folder import RunFolder, environment_manifest
+from seqpoint.pipeline._folder import RunFolder
 from seqpoint.pipeline._run import RunResult, run
 from seqpoint.pipeline._validate import ValidationResult, exact_costs, validate
 

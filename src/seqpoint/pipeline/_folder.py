@@ -3,60 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
-import platform
-import subprocess
-import sys
 from datetime import UTC, datetime
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from seqpoint._version import __version__
-
-__all__ = ["RunFolder", "environment_manifest"]
-
-
-def _version(dist: str) -> str | None:
-    try:
-        return metadata.version(dist)
-    except metadata.PackageNotFoundError:
-        return None
-
-
-def _git_commit() -> str | None:
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
-            cwd=Path(__file__).resolve().parent, check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip() or None
-
-
-def environment_manifest() -> dict[str, Any]:
-    """What a reader needs to reproduce the run: versions, machine, threads, time."""
-    env: dict[str, Any] = {
-        "seqpoint": __version__,
-        "git_commit": _git_commit(),
-        "python": sys.version.split()[0],
-        "platform": platform.platform(),
-        "machine": platform.machine(),
-        "processor": platform.processor(),
-        "cpu_count": os.cpu_count(),
-        "numpy": _version("numpy"),
-        "torch": _version("torch"),
-        "created_utc": datetime.now(UTC).isoformat(timespec="seconds"),
-    }
-    if "torch" in sys.modules:
-        import torch
-
-        env["torch_threads"] = torch.get_num_threads()
-        env["cuda_available"] = bool(torch.cuda.is_available())
-        if torch.cuda.is_available():
-            env["cuda_device"] = torch.cuda.get_device_name(0)
-    return env
+__all__ = ["RunFolder"]
 
 
 class RunFolder:

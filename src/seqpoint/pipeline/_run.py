@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from seqpoint.measurements import environment_manifest
 from seqpoint.pipeline._config import RunConfig
-from seqpoint.pipeline._folder import RunFolder, environment_manifest
+from seqpoint.pipeline._folder import RunFolder
 from seqpoint.pipeline._stages import (
     build_schedule,
     choose_points,

@@ -7,8 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from seqpoint.exceptions import ConfigError
+from seqpoint.measurements import environment_manifest
 from seqpoint.pipeline._config import RunConfig, apply_overrides, load_config
-from seqpoint.pipeline._folder import RunFolder, environment_manifest
+from seqpoint.pipeline._folder import RunFolder
 from seqpoint.pipeline._stages import (
     build_schedule,
     choose_points,

@@ -15,8 +15,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from seqpoint.measurements import environment_manifest
 from seqpoint.pipeline._config import RunConfig
-from seqpoint.pipeline._folder import RunFolder, environment_manifest
+from seqpoint.pipeline._folder import RunFolder
 from seqpoint.pipeline._run import executed_steps
 from seqpoint.pipeline._stages import (
     build_schedule,

@@ -1,7 +1,19 @@
-"""Stage 5: profile training iterations. Importing this package does not import torch."""
+"""Stage 5: profile training iterations. Importing this package does not import torch.
 
-from seqpoint.profiling._categories import (
+The records it writes (``Measurement``, ``Measurements``) live in the torch-free
+:mod:`seqpoint.measurements` and are re-exported here for convenience.
+"""
+
+from seqpoint.measurements import (
     CATEGORIES,
+    Measurement,
+    Measurements,
+    Status,
+    environment_fingerprint,
+    read_measurements,
+    write_measurements,
+)
+from seqpoint.profiling._categories import (
     breakdown_shares,
     canonical_op_name,
     categorize,
@@ -11,17 +23,9 @@ from seqpoint.profiling._gpus import GPU_SPECS, GPUSpec, gpu_spec, roofline_seco
 from seqpoint.profiling._harness import (
     METRICS,
     ProfileConfig,
-    environment_fingerprint,
     is_oom,
     profile_point,
     profile_points,
-)
-from seqpoint.profiling._measurements import (
-    Measurement,
-    Measurements,
-    Status,
-    read_measurements,
-    write_measurements,
 )
 from seqpoint.profiling._timers import TIMERS, Timer
 

@@ -10,26 +10,9 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-__all__ = ["CATEGORIES", "breakdown_shares", "canonical_op_name", "categorize"]
+from seqpoint.measurements import CATEGORIES
 
-#: Categories, in the order reports show them.
-CATEGORIES: tuple[str, ...] = (
-    "gemm",
-    "batched_gemm",
-    "convolution",
-    "rnn",
-    "softmax",
-    "layer_norm",
-    "batch_norm",
-    "activation",
-    "dropout",
-    "elementwise",
-    "reduction",
-    "loss",
-    "optimizer",
-    "copy",
-    "other",
-)
+__all__ = ["CATEGORIES", "breakdown_shares", "canonical_op_name", "categorize"]
 
 _EXACT: dict[str, str] = {}
 

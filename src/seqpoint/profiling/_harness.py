@@ -10,7 +10,6 @@ import dataclasses
 import functools
 import gc
 import os
-import platform
 import statistics
 import sys
 import weakref
@@ -18,12 +17,19 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from seqpoint._config import to_dict
-from seqpoint._version import __version__
 from seqpoint.exceptions import ConfigError, SeqPointError
+from seqpoint.measurements import (
+    ONEDNN_CACHE_CAPACITY,
+    ONEDNN_NEW,
+    ONEDNN_SHARED,
+    Measurement,
+    Measurements,
+    Status,
+    environment_fingerprint,
+)
 from seqpoint.profiling._categories import CATEGORIES, categorize
 from seqpoint.profiling._counting import count_point
 from seqpoint.profiling._gpus import GPU_SPECS
-from seqpoint.profiling._measurements import Measurement, Measurements, Status
 from seqpoint.profiling._timers import TIMERS
 
 if TYPE_CHECKING:
@@ -37,7 +43,6 @@ HARNESS_VERSION = 3
 __all__ = [
     "METRICS",
     "ProfileConfig",
-    "environment_fingerprint",
     "is_oom",
     "profile_point",
     "profile_points",
@@ -115,51 +120,6 @@ def is_oom(exc: BaseException) -> bool:
     return isinstance(exc, RuntimeError) and (
         "out of memory" in msg or "can't allocate memory" in msg or "failed to allocate" in msg
     )
-
-
-def _cpu_name() -> str:
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
-def environment_fingerprint(workload: Any) -> dict[str, Any]:
-    """What a measurement depends on besides the workload config and the signature.
-
-    Returns
-    -------
-    dict
-        ``python``, ``torch``, ``seqpoint`` versions, ``machine``, ``device`` (the CPU
-        or GPU model), ``device_type``, ``threads`` (torch intra-op threads), ``cuda``
-        and ``cudnn`` versions when on a GPU.
-    """
-    import torch
-
-    device = getattr(workload, "device", None)
-    dtype = getattr(device, "type", None) or str(
-        getattr(getattr(workload, "config", None), "device", "cpu")
-    )
-    env: dict[str, Any] = {
-        "python": platform.python_version(),
-        "torch": torch.__version__,
-        "seqpoint": __version__,
-        "machine": platform.machine(),
-        "device_type": dtype,
-        "threads": torch.get_num_threads(),
-        "harness": HARNESS_VERSION,
-    }
-    if dtype == "cuda":
-        env["device"] = torch.cuda.get_device_name(device)
-        env["cuda"] = torch.version.cuda
-        env["cudnn"] = torch.backends.cudnn.version()
-    else:
-        env["device"] = _cpu_name()
-    return env
 
 
 def _workload_config_dict(workload: Any) -> dict[str, Any]:
@@ -403,9 +363,9 @@ def _measure(
         primitives = _PRIMITIVES.get(workload) if seen is not None else None
         if primitives is not None:
             # What a projection needs to tell which steps of a run re-create primitives.
-            metrics["onednn_primitives_new"] = float(primitives[0])
-            metrics["onednn_primitives_shared"] = float(primitives[1])
-            metrics["onednn_cache_capacity"] = float(onednn_cache_capacity())
+            metrics[ONEDNN_NEW] = float(primitives[0])
+            metrics[ONEDNN_SHARED] = float(primitives[1])
+            metrics[ONEDNN_CACHE_CAPACITY] = float(onednn_cache_capacity())
         samples["time_s"] = times
     elif config.warmup:
         for _ in range(config.warmup):
@@ -696,7 +656,7 @@ def profile_points(
     apply_threads = getattr(workload, "_apply_threads", None)
     if callable(apply_threads):
         apply_threads()  # the fingerprint records the thread count the steps will use
-    env = environment_fingerprint(workload)
+    env = environment_fingerprint(workload, harness=HARNESS_VERSION)
     cfg_dict = _workload_config_dict(workload)
     # Process start-up runs on a shape as large as the campaign's largest (see
     # _campaign_decoy), before the first point that is actually measured.

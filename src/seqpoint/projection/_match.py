@@ -8,7 +8,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from seqpoint.exceptions import InputError
-from seqpoint.profiling import Measurement, Measurements
+from seqpoint.measurements import Measurement, Measurements
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import SeqPoints
 

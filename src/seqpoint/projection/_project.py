@@ -65,7 +65,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from seqpoint.exceptions import ConfigError, InputError
-from seqpoint.profiling import Measurement, Measurements
+from seqpoint.measurements import Measurement, Measurements
 from seqpoint.projection._match import match_measurements, seqpoint_rows
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import (

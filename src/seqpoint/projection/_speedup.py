@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from seqpoint.exceptions import InputError
-from seqpoint.profiling import Measurement, Measurements
+from seqpoint.measurements import Measurement, Measurements
 from seqpoint.projection._project import _check_confidence, _check_method, project
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import SeqPoints

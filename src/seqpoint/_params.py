@@ -1,0 +1,198 @@
+"""Declarative parameter validation, in the spirit of scikit-learn's ``_parameter_constraints``.
+
+A component states once, as data, what each of its parameters may be; one function
+checks them and writes the one error format of seqpoint::
+
+    The 'batch_size' parameter of FixedPolicy must be an int >= 1. Got 0.
+
+Constraints are listed per parameter and a value passes when any of them accepts it;
+the message joins their descriptions in the order given, so ``[Interval(int, 1), None]``
+reads "an int >= 1 or None" and ``[None, Interval(int, 0)]`` "None or an int >= 0".
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from seqpoint.exceptions import ConfigError
+
+__all__ = [
+    "Boolean",
+    "Constraint",
+    "Interval",
+    "Options",
+    "Predicate",
+    "TypeOf",
+    "check_params",
+    "validate_params",
+]
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
+
+
+def _is_real(v: Any) -> bool:
+    return isinstance(v, numbers.Real) and not isinstance(v, bool)
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A number in a range: ``Interval(int, 1)`` is "an int >= 1".
+
+    Parameters
+    ----------
+    kind : {int, float}
+        ``int`` accepts integers only (no bool, no 2.5); ``float`` accepts any finite
+        real number (ints too).
+    left, right : float or None
+        Bounds; None leaves that side open-ended.
+    closed : {"left", "right", "both", "neither"}
+        Which bounds belong to the interval.
+    word : str, optional
+        Noun of the message ("a number", "a fraction"); default "an int" / "a float".
+    """
+
+    kind: type
+    left: float | None = None
+    right: float | None = None
+    closed: Literal["left", "right", "both", "neither"] = "both"
+    word: str | None = None
+
+    def accepts(self, v: Any) -> bool:
+        if self.kind is int:
+            if not _is_int(v):
+                return False
+        elif not _is_real(v) or not math.isfinite(float(v)):
+            return False
+        lo_ok = self.left is None or (
+            v >= self.left if self.closed in ("left", "both") else v > self.left
+        )
+        hi_ok = self.right is None or (
+            v <= self.right if self.closed in ("right", "both") else v < self.right
+        )
+        return bool(lo_ok and hi_ok)
+
+    def describe(self) -> str:
+        noun = self.word or ("an int" if self.kind is int else "a float")
+        lo, hi = self.left, self.right
+        if lo is not None and hi is not None:
+            a = "[" if self.closed in ("left", "both") else "("
+            b = "]" if self.closed in ("right", "both") else ")"
+            return f"{noun} in {a}{lo:g}, {hi:g}{b}"
+        if lo is not None:
+            return f"{noun} {'>=' if self.closed in ('left', 'both') else '>'} {lo:g}"
+        if hi is not None:
+            return f"{noun} {'<=' if self.closed in ('right', 'both') else '<'} {hi:g}"
+        return noun
+
+
+@dataclass(frozen=True)
+class Options:
+    """One of a fixed set of values, listed in the message as given."""
+
+    values: tuple[Any, ...]
+    quote: bool = True
+
+    def accepts(self, v: Any) -> bool:
+        return any(v == o and type(v) is type(o) for o in self.values)
+
+    def describe(self) -> str:
+        shown = [repr(o) if self.quote else str(o) for o in self.values]
+        return f"one of {', '.join(shown)}"
+
+
+@dataclass(frozen=True)
+class Boolean:
+    """True or False (numpy booleans too), never 0/1 or "yes"."""
+
+    word: str = "True or False"
+
+    def accepts(self, v: Any) -> bool:
+        return isinstance(v, bool) or type(v).__name__ == "bool_"
+
+    def describe(self) -> str:
+        return self.word
+
+
+@dataclass(frozen=True)
+class TypeOf:
+    """An instance of ``types`` ("a str", "a callable")."""
+
+    types: type | tuple[type, ...]
+    word: str
+
+    def accepts(self, v: Any) -> bool:
+        return isinstance(v, self.types)
+
+    def describe(self) -> str:
+        return self.word
+
+
+@dataclass(frozen=True)
+class Predicate:
+    """Any test with its own wording: ``Predicate(callable, "a callable f(schedule)")``."""
+
+    test: Callable[[Any], bool]
+    word: str
+
+    def accepts(self, v: Any) -> bool:
+        return bool(self.test(v))
+
+    def describe(self) -> str:
+        return self.word
+
+
+Constraint = Interval | Options | Boolean | TypeOf | Predicate | None
+
+
+def _accepts(c: Constraint, v: Any) -> bool:
+    return v is None if c is None else c.accepts(v)
+
+
+def _describe(c: Constraint) -> str:
+    return "None" if c is None else c.describe()
+
+
+def check_params(
+    owner: str, constraints: Mapping[str, Collection[Constraint]], values: Mapping[str, Any]
+) -> None:
+    """Check every ``values[name]`` against ``constraints[name]``; raise on the first miss.
+
+    Parameters
+    ----------
+    owner : str
+        What the parameters belong to, as the message names it (``FixedPolicy``,
+        ``[batching]``, or empty for a free function's parameter).
+    constraints : mapping of str to list of constraints
+        A value passes when any constraint of its list accepts it.
+    values : mapping of str to object
+        Parameter values; names without constraints are not checked.
+
+    Raises
+    ------
+    ConfigError
+        "The 'name' parameter of OWNER must be <descriptions>. Got <value>."
+    """
+    for name, allowed in constraints.items():
+        if name not in values:
+            continue
+        v = values[name]
+        if any(_accepts(c, v) for c in allowed):
+            continue
+        what = " or ".join(_describe(c) for c in allowed)
+        of = f" of {owner}" if owner else ""
+        raise ConfigError(f"The {name!r} parameter{of} must be {what}. Got {v!r}.")
+
+
+def validate_params(obj: Any, constraints: Mapping[str, Collection[Constraint]] | None = None) -> None:
+    """Check the attributes of ``obj`` against its ``_parameter_constraints`` (or ``constraints``).
+
+    Used from ``__post_init__`` of frozen config dataclasses and from estimators' ``fit``.
+    """
+    spec = constraints if constraints is not None else type(obj)._parameter_constraints
+    check_params(type(obj).__name__, spec, {k: getattr(obj, k) for k in spec})

@@ -1,0 +1,127 @@
+"""The one environment fingerprint: what a measurement depends on besides its workload.
+
+It keys the measurement cache and, with provenance added, is the ``environment.json``
+of every run folder. Importing this module does not import torch; the functions read
+torch's versions and thread count only when torch is already imported or the caller's
+workload is a torch workload.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import sys
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from seqpoint._version import __version__
+
+__all__ = ["environment_fingerprint", "environment_manifest", "workload_device_type"]
+
+
+def _cpu_name() -> str:
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def workload_device_type(workload: Any) -> str:
+    """``cpu`` or ``cuda``: the ``device`` of a workload, or of its config, else ``cpu``."""
+    device = getattr(workload, "device", None)
+    return getattr(device, "type", None) or str(
+        getattr(getattr(workload, "config", None), "device", "cpu")
+    )
+
+
+def environment_fingerprint(workload: Any = None, *, harness: int | None = None) -> dict[str, Any]:
+    """What a measurement depends on besides the workload config and the signature.
+
+    Parameters
+    ----------
+    workload : Workload, optional
+        Its device decides ``device_type`` and ``device``; default the CPU.
+    harness : int, optional
+        The profiling harness's method version (recorded so a changed method does not
+        reuse old cache rows).
+
+    Returns
+    -------
+    dict
+        ``python``, ``torch``, ``seqpoint`` versions, ``machine``, ``device`` (the CPU
+        or GPU model), ``device_type``, ``threads`` (torch intra-op threads), ``harness``,
+        and ``cuda`` and ``cudnn`` versions on a GPU. These keys are part of every
+        cache key: changing them makes earlier rows unreachable.
+    """
+    import torch
+
+    dtype = workload_device_type(workload)
+    env: dict[str, Any] = {
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "seqpoint": __version__,
+        "machine": platform.machine(),
+        "device_type": dtype,
+        "threads": torch.get_num_threads(),
+    }
+    if harness is not None:
+        env["harness"] = harness
+    if dtype == "cuda":
+        env["device"] = torch.cuda.get_device_name(getattr(workload, "device", None))
+        env["cuda"] = torch.version.cuda
+        env["cudnn"] = torch.backends.cudnn.version()
+    else:
+        env["device"] = _cpu_name()
+    return env
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def _git_commit() -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
+            cwd=Path(__file__).resolve().parent, check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None
+
+
+def environment_manifest(workload: Any = None) -> dict[str, Any]:
+    """The fingerprint plus provenance, for a run folder's ``environment.json``.
+
+    Adds ``git_commit``, ``platform``, ``processor``, ``cpu_count``, ``numpy`` and
+    ``created_utc``; the fingerprint's keys (``threads``, ``device`` ...) are the same as in
+    the cache key. Without torch installed the torch keys are None.
+    """
+    if "torch" in sys.modules or _version("torch") is not None:
+        env = environment_fingerprint(workload)
+        import torch
+
+        env["cuda_available"] = bool(torch.cuda.is_available())
+    else:
+        env = {"python": platform.python_version(), "torch": None, "seqpoint": __version__,
+               "machine": platform.machine(), "device_type": "cpu", "threads": None,
+               "device": _cpu_name()}
+    env.update({
+        "git_commit": _git_commit(),
+        "platform": platform.platform(),
+        "processor": platform.processor(),
+        "cpu_count": os.cpu_count(),
+        "numpy": _version("numpy"),
+        "created_utc": datetime.now(UTC).isoformat(timespec="seconds"),
+    })
+    return env

@@ -1,0 +1,162 @@
+"""The one registry of metric names: what each measured or projected name means.
+
+A measurement's ``metrics`` and a projection's ``totals`` are keyed by plain names with
+the unit in the name. Every rule about those names lives here, so adding a metric
+means adding it here and in the code that measures it, nowhere else:
+
+* **additive** metrics are summed over a run (``time_s``, ``flops``, ``bytes``,
+  ``roofline_<gpu>_s``, ``flops_<category>``, ``breakdown_s.<category>``);
+* **peak** metrics (``peak_mem_bytes``) are a maximum over the run, not a sum;
+* **spread** companions (``time_s_iqr``, ``time_s_std``, ``time_s_min`` ...) summarise
+  the repeats of a metric and are never projected per iteration; ``time_s_first``
+  (a shape's cold first step) is projected by the cold-step model instead;
+* **bookkeeping** (``repeats``, the oneDNN primitive counts) records how a point was
+  measured, not a cost;
+* **derived** totals (``first_occurrence_s``, ``run_time_s``) are computed by the
+  projection from ``time_s`` and ``time_s_first``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from seqpoint.measurements._records import Measurement
+
+__all__ = [
+    "BOOKKEEPING",
+    "BREAKDOWN_PREFIX",
+    "CATEGORIES",
+    "COLD_TIME",
+    "DERIVED",
+    "FIRST_STEP_TIME",
+    "ONEDNN_CACHE_CAPACITY",
+    "ONEDNN_NEW",
+    "ONEDNN_SHARED",
+    "RUN_TIME",
+    "SPREAD_SUFFIXES",
+    "STEADY_TIME",
+    "breakdown_key",
+    "breakdown_of",
+    "is_peak",
+    "is_projectable",
+    "is_spread",
+    "projectable_values",
+    "spread_of",
+    "standard_error",
+    "time_metric",
+    "unit_of",
+]
+
+#: Operation categories of the "Demystifying BERT" study, in the order reports show them.
+CATEGORIES: tuple[str, ...] = (
+    "gemm",
+    "batched_gemm",
+    "convolution",
+    "rnn",
+    "softmax",
+    "layer_norm",
+    "batch_norm",
+    "activation",
+    "dropout",
+    "elementwise",
+    "reduction",
+    "loss",
+    "optimizer",
+    "copy",
+    "other",
+)
+
+#: Median seconds of one steady-state training step.
+STEADY_TIME = "time_s"
+#: Seconds of a shape's first (cold) step, measured apart from the steady repeats.
+FIRST_STEP_TIME = "time_s_first"
+#: Projected seconds of the run's cold steps (first occurrences and cache evictions).
+COLD_TIME = "first_occurrence_s"
+#: Projected seconds of the whole run: steady state plus cold steps.
+RUN_TIME = "run_time_s"
+#: Totals the projection derives from ``time_s`` and ``time_s_first``.
+DERIVED = frozenset({RUN_TIME, COLD_TIME})
+
+#: Prefix of per-category seconds in a projection's totals (``breakdown_s.gemm``).
+BREAKDOWN_PREFIX = "breakdown_s."
+
+#: oneDNN primitives a new shape creates, those every shape shares, and the cache size.
+ONEDNN_NEW = "onednn_primitives_new"
+ONEDNN_SHARED = "onednn_primitives_shared"
+ONEDNN_CACHE_CAPACITY = "onednn_cache_capacity"
+#: How a point was measured, not what it costs: never projected.
+BOOKKEEPING = frozenset({"repeats", ONEDNN_NEW, ONEDNN_SHARED, ONEDNN_CACHE_CAPACITY})
+
+#: Suffixes of summary statistics of a metric's repeats (and its cold first step).
+SPREAD_SUFFIXES: tuple[str, ...] = (
+    "_iqr", "_std", "_stdev", "_var", "_mad", "_min", "_max", "_cv", "_n", "_repeats", "_first",
+)
+
+
+def is_spread(name: str) -> bool:
+    """True for a summary statistic of repeats (``time_s_iqr``) or a cold step (``time_s_first``)."""
+    return name.endswith(SPREAD_SUFFIXES)
+
+
+def is_projectable(name: str) -> bool:
+    """True for a metric whose run total a projection computes (not spread, not bookkeeping)."""
+    return not is_spread(name) and name not in BOOKKEEPING
+
+
+def is_peak(name: str) -> bool:
+    """True for a maximum over the run (peak memory), which is not summed."""
+    return "peak" in name
+
+
+def spread_of(name: str) -> str:
+    """The interquartile-range companion of a timed metric (``time_s`` → ``time_s_iqr``)."""
+    return f"{name}_iqr"
+
+
+def breakdown_key(category: str) -> str:
+    """The projection key of an operation category's seconds (``breakdown_s.gemm``)."""
+    return BREAKDOWN_PREFIX + category
+
+
+def breakdown_of(totals: Mapping[str, float]) -> dict[str, float]:
+    """Operation category → seconds from projected totals (the positive ``breakdown_s.*``)."""
+    n = len(BREAKDOWN_PREFIX)
+    return {k[n:]: float(v) for k, v in totals.items() if k.startswith(BREAKDOWN_PREFIX) and v > 0}
+
+
+def time_metric(totals: Mapping[str, float]) -> str:
+    """The projected time to compare with a measured run: ``run_time_s`` when projected
+    (steady state plus cold steps), else ``time_s``."""
+    return RUN_TIME if RUN_TIME in totals else STEADY_TIME
+
+
+def unit_of(name: str) -> str:
+    """Unit of a metric by its name: ``s``, ``FLOP``, ``B`` or ``""``."""
+    if name.endswith("_s") or name.startswith(BREAKDOWN_PREFIX):
+        return "s"
+    if name.endswith("bytes") or name.startswith("bytes"):
+        return "B"
+    if name.startswith("flops"):
+        return "FLOP"
+    return ""
+
+
+def projectable_values(m: Measurement) -> dict[str, float]:
+    """A measurement's projectable values: its metrics and ``breakdown_s.<category>``."""
+    out = {k: v for k, v in m.metrics.items() if is_projectable(k)}
+    out.update({breakdown_key(k): v for k, v in m.breakdown_s.items()})
+    return out
+
+
+def standard_error(m: Measurement, name: str) -> float:
+    """Standard error of a measured value: ``std/√n`` of its repeats, else ``iqr/1.349``, else 0."""
+    reps = m.samples.get(name)
+    if reps is not None and len(reps) >= 2:
+        arr = np.asarray(reps, dtype=np.float64)
+        return float(arr.std(ddof=1) / np.sqrt(arr.size))
+    iqr = m.metrics.get(spread_of(name))
+    if iqr is not None:
+        return float(iqr) / 1.349
+    return 0.0

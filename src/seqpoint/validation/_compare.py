@@ -80,10 +80,14 @@ def error_vs_k(
     return out
 
 
-def reduction_factor(n_iterations: int, n_points: int, *, warmup: int, repeats: int) -> float:
-    """Iterations of the full run over iterations executed to profile the points.
+def reduction_factor(
+    n_iterations: int, n_points: int, *, warmup: int, repeats: int, profiled: int = 0
+) -> float:
+    """Iterations of the full run over training steps executed to profile the points.
 
-    Warm-up and repeats are counted, so this is the honest saving in executed steps.
+    Every step a point costs is counted (warm-up, timed repeats and the ``profiled``
+    steps run under torch.profiler for the breakdown), so this is the honest saving in
+    executed steps.
     """
-    executed = n_points * (warmup + repeats)
+    executed = n_points * (warmup + repeats + profiled)
     return n_iterations / executed if executed else float("inf")

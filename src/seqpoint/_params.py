@@ -55,6 +55,8 @@ class Interval:
         Which bounds belong to the interval.
     word : str, optional
         Noun of the message ("a number", "a fraction"); default "an int" / "a float".
+    note : str, optional
+        Said in parentheses after the range ("a fraction: 0.001 is 0.1%").
     """
 
     kind: type
@@ -62,6 +64,7 @@ class Interval:
     right: float | None = None
     closed: Literal["left", "right", "both", "neither"] = "both"
     word: str | None = None
+    note: str = ""
 
     def accepts(self, v: Any) -> bool:
         if self.kind is int:
@@ -78,6 +81,10 @@ class Interval:
         return bool(lo_ok and hi_ok)
 
     def describe(self) -> str:
+        text = self._range()
+        return f"{text} ({self.note})" if self.note else text
+
+    def _range(self) -> str:
         noun = self.word or ("an int" if self.kind is int else "a float")
         lo, hi = self.left, self.right
         if lo is not None and hi is not None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -11,6 +10,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from seqpoint._config import to_dict
+from seqpoint._params import Constraint, Interval, check_params, validate_params
 from seqpoint._registry import Registry
 from seqpoint.exceptions import ConfigError, InputError
 from seqpoint.schedule import IterationSchedule, from_batches
@@ -100,15 +100,17 @@ class BatchPlan:
         )
 
 
+#: A finite number > 0 (durations, budgets in length units).
+POSITIVE_NUMBER = Interval(float, 0, None, closed="neither", word="a number")
+
+_RUN_CONSTRAINTS: dict[str, list[Constraint]] = {
+    "epochs": [Interval(int, 1)],
+    "seed": [Interval(int, 0)],
+}
+
+
 def _check_run(epochs: Any, seed: Any) -> None:
-    if not _is_int(epochs) or epochs < 1:
-        raise ConfigError(f"The 'epochs' parameter must be an int >= 1. Got {epochs!r}.")
-    if not _is_int(seed) or seed < 0:
-        raise ConfigError(f"The 'seed' parameter must be an int >= 0. Got {seed!r}.")
-
-
-def _is_int(v: Any) -> bool:
-    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+    check_params("", _RUN_CONSTRAINTS, {"epochs": epochs, "seed": seed})
 
 
 class BatchingPolicy:
@@ -122,41 +124,15 @@ class BatchingPolicy:
     name: ClassVar[str] = ""
     pad_to_multiple_of: int
 
-    # ------------------------------------------------------------------ validation
-    def _int(self, field: str, *, low: int = 1, optional: bool = False) -> None:
-        v = getattr(self, field)
-        if optional and v is None:
-            return
-        if not _is_int(v) or v < low:
-            kind = f"an int >= {low}" + (" or None" if optional else "")
-            raise ConfigError(
-                f"The {field!r} parameter of {type(self).__name__} must be {kind}. Got {v!r}."
-            )
+    #: What each parameter may be (see :mod:`seqpoint._params`); set by every subclass.
+    _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {}
 
-    def _number(self, field: str, *, optional: bool = False) -> None:
-        v = getattr(self, field)
-        if optional and v is None:
-            return
-        ok = isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
-        if not ok or not math.isfinite(float(v)) or float(v) <= 0:
-            raise ConfigError(
-                f"The {field!r} parameter of {type(self).__name__} must be a number > 0. Got {v!r}."
-            )
+    def __post_init__(self) -> None:
+        validate_params(self)
+        self._check()
 
-    def _bool(self, field: str) -> None:
-        v = getattr(self, field)
-        if not isinstance(v, (bool, np.bool_)):
-            raise ConfigError(
-                f"The {field!r} parameter of {type(self).__name__} must be True or False. Got {v!r}."
-            )
-
-    def _choice(self, field: str, choices: tuple[str, ...]) -> None:
-        v = getattr(self, field)
-        if v not in choices:
-            raise ConfigError(
-                f"The {field!r} parameter of {type(self).__name__} must be one of "
-                f"{', '.join(map(repr, choices))}. Got {v!r}."
-            )
+    def _check(self) -> None:
+        """Rules that tie several parameters together (subclasses override)."""
 
     # ------------------------------------------------------------------ interface
     def to_dict(self) -> dict[str, Any]:

@@ -9,12 +9,16 @@ from typing import ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
+from seqpoint._params import Boolean, Constraint, Interval
 from seqpoint.batching._base import (
     POLICIES,
     BatchingPolicy,
     BatchPlan,
     epoch_rng,
     permute_batches,
+)
+from seqpoint.batching._base import (
+    POSITIVE_NUMBER as _POSITIVE,
 )
 from seqpoint.batching._search import chase, largest_fitting
 from seqpoint.exceptions import AdjustedInputWarning, ConfigError, InputError
@@ -62,12 +66,13 @@ class BucketPolicy(BatchingPolicy):
     pad_to_multiple_of: int = 1
     """Padded lengths are rounded up to a multiple of this."""
 
-    def __post_init__(self) -> None:
-        self._int("batch_size")
-        self._int("num_buckets")
-        self._int("max_len", optional=True)
-        self._bool("drop_last")
-        self._int("pad_to_multiple_of")
+    _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
+        "batch_size": [Interval(int, 1)],
+        "num_buckets": [Interval(int, 1)],
+        "max_len": [Interval(int, 1), None],
+        "drop_last": [Boolean()],
+        "pad_to_multiple_of": [Interval(int, 1)],
+    }
 
     def bucket_ids(self, lengths: Lengths) -> IntArray:
         """Bucket of every sample, shape (n_samples,)."""
@@ -170,16 +175,19 @@ class DynamicBucketPolicy(BatchingPolicy):
     pad_to_multiple_of: int = 1
     """Padded lengths are rounded up to a multiple of this."""
 
-    def __post_init__(self) -> None:
-        self._number("max_duration", optional=True)
-        self._int("max_cuts", optional=True)
+    _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
+        "max_duration": [_POSITIVE, None],
+        "max_cuts": [Interval(int, 1), None],
+        "num_buckets": [Interval(int, 1)],
+        "drop_last": [Boolean()],
+        "pad_to_multiple_of": [Interval(int, 1)],
+    }
+
+    def _check(self) -> None:
         if self.max_duration is None and self.max_cuts is None:
             raise ConfigError(
                 "DynamicBucketPolicy needs 'max_duration' (CLI: --max-duration) and/or 'max_cuts'."
             )
-        self._int("num_buckets")
-        self._bool("drop_last")
-        self._int("pad_to_multiple_of")
 
     def plan(self, lengths: Lengths, *, epochs: int = 1, seed: int = 0) -> BatchPlan:
         dur = lengths.src

@@ -8,6 +8,7 @@ from typing import ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
+from seqpoint._params import Boolean, Constraint, Interval, Options
 from seqpoint.batching._base import (
     POLICIES,
     BatchingPolicy,
@@ -82,12 +83,13 @@ class GroupByLengthPolicy(BatchingPolicy):
     pad_to_multiple_of: int = 1
     """Padded lengths are rounded up to a multiple of this (``DataCollatorWithPadding``)."""
 
-    def __post_init__(self) -> None:
-        self._int("batch_size")
-        self._int("mega_batch_mult", optional=True)
-        self._choice("generator", ("numpy", "torch"))
-        self._bool("drop_last")
-        self._int("pad_to_multiple_of")
+    _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
+        "batch_size": [Interval(int, 1)],
+        "mega_batch_mult": [Interval(int, 1), None],
+        "generator": [Options(("numpy", "torch"))],
+        "drop_last": [Boolean()],
+        "pad_to_multiple_of": [Interval(int, 1)],
+    }
 
     def permutation(self, n: int, seed: int, epoch: int) -> IntArray:
         """The epoch's random permutation of ``range(n)``."""

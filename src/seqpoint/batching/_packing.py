@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from seqpoint._params import Boolean, Constraint, Interval
 from seqpoint.batching._base import (
     POLICIES,
     BatchingPolicy,
@@ -107,12 +108,13 @@ class PackingPolicy(BatchingPolicy):
     pad_to_multiple_of: int = 1
     """Row length is rounded up to a multiple of this."""
 
-    def __post_init__(self) -> None:
-        self._int("max_seq_len")
-        self._int("batch_size")
-        self._bool("shuffle")
-        self._bool("drop_last")
-        self._int("pad_to_multiple_of")
+    _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
+        "max_seq_len": [Interval(int, 1)],
+        "batch_size": [Interval(int, 1)],
+        "shuffle": [Boolean()],
+        "drop_last": [Boolean()],
+        "pad_to_multiple_of": [Interval(int, 1)],
+    }
 
     def _epoch_rows(self, lens: Lengths, seed: int, e: int) -> tuple[IntArray, PackedRows]:
         n = lens.n_samples

@@ -9,12 +9,18 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from seqpoint.batching._base import BatchPlan, _check_run, as_lengths
-from seqpoint.exceptions import ConfigError, InputError
+from seqpoint._params import Constraint, Interval, check_params
+from seqpoint.batching._base import BatchPlan, as_lengths
+from seqpoint.exceptions import InputError
 from seqpoint.schedule import IterationSchedule, from_batches
 from seqpoint.traces import Lengths
 
 __all__ = ["from_batch_sampler"]
+
+_SAMPLER_CONSTRAINTS: dict[str, list[Constraint]] = {
+    "epochs": [Interval(int, 1)],
+    "pad_to_multiple_of": [Interval(int, 1)],
+}
 
 
 def _set_epoch(batch_sampler: Any, epoch: int) -> None:
@@ -57,11 +63,7 @@ def from_batch_sampler(
         One row per yielded batch; ``meta["policy"] == "batch_sampler"``.
     """
     lens = as_lengths(lengths)
-    _check_run(epochs, 0)
-    if not isinstance(pad_to_multiple_of, int) or pad_to_multiple_of < 1:
-        raise ConfigError(
-            f"The 'pad_to_multiple_of' parameter must be an int >= 1. Got {pad_to_multiple_of!r}."
-        )
+    check_params("", _SAMPLER_CONSTRAINTS, {"epochs": epochs, "pad_to_multiple_of": pad_to_multiple_of})
     n = lens.n_samples
     orders, sizes, ep, unseen = [], [], [], []
     for e in range(epochs):

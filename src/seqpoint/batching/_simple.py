@@ -7,6 +7,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from seqpoint._params import Boolean, Constraint, Interval, Options
 from seqpoint.batching._base import (
     POLICIES,
     BatchingPolicy,
@@ -41,11 +42,12 @@ class FixedPolicy(BatchingPolicy):
     pad_to_multiple_of: int = 1
     """Padded lengths are rounded up to a multiple of this (tensor-core friendly shapes)."""
 
-    def __post_init__(self) -> None:
-        self._int("batch_size")
-        self._bool("drop_last")
-        self._bool("shuffle")
-        self._int("pad_to_multiple_of")
+    _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
+        "batch_size": [Interval(int, 1)],
+        "drop_last": [Boolean()],
+        "shuffle": [Boolean()],
+        "pad_to_multiple_of": [Interval(int, 1)],
+    }
 
     def plan(self, lengths: Lengths, *, epochs: int = 1, seed: int = 0) -> BatchPlan:
         n = lengths.n_samples
@@ -78,11 +80,12 @@ class SortedPolicy(BatchingPolicy):
     pad_to_multiple_of: int = 1
     """Padded lengths are rounded up to a multiple of this."""
 
-    def __post_init__(self) -> None:
-        self._int("batch_size")
-        self._bool("descending")
-        self._bool("drop_last")
-        self._int("pad_to_multiple_of")
+    _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
+        "batch_size": [Interval(int, 1)],
+        "descending": [Boolean()],
+        "drop_last": [Boolean()],
+        "pad_to_multiple_of": [Interval(int, 1)],
+    }
 
     def plan(self, lengths: Lengths, *, epochs: int = 1, seed: int = 0) -> BatchPlan:
         order, sizes, d = cut_consecutive(
@@ -116,12 +119,13 @@ class SortaGradPolicy(BatchingPolicy):
     pad_to_multiple_of: int = 1
     """Padded lengths are rounded up to a multiple of this."""
 
-    def __post_init__(self) -> None:
-        self._int("batch_size")
-        self._int("sorted_epochs", low=0)
-        self._choice("shuffle", ("batches", "samples"))
-        self._bool("drop_last")
-        self._int("pad_to_multiple_of")
+    _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
+        "batch_size": [Interval(int, 1)],
+        "sorted_epochs": [Interval(int, 0)],
+        "shuffle": [Options(("batches", "samples"))],
+        "drop_last": [Boolean()],
+        "pad_to_multiple_of": [Interval(int, 1)],
+    }
 
     def plan(self, lengths: Lengths, *, epochs: int = 1, seed: int = 0) -> BatchPlan:
         n = lengths.n_samples

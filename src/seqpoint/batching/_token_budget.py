@@ -9,6 +9,7 @@ from typing import ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
+from seqpoint._params import Boolean, Constraint, Interval
 from seqpoint.batching._base import POLICIES, BatchingPolicy, BatchPlan, permute_batches
 from seqpoint.batching._search import chase, largest_fitting
 from seqpoint.exceptions import AdjustedInputWarning, ConfigError, InputError
@@ -91,15 +92,18 @@ class TokenBudgetPolicy(BatchingPolicy):
     pad_to_multiple_of: int = 1
     """Padded lengths are rounded up to a multiple of this (batching uses raw lengths, as fairseq)."""
 
-    def __post_init__(self) -> None:
-        self._int("max_tokens", optional=True)
-        self._int("batch_size", optional=True)
+    _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
+        "max_tokens": [Interval(int, 1), None],
+        "batch_size": [Interval(int, 1), None],
+        "required_batch_size_multiple": [Interval(int, 1)],
+        "shuffle": [Boolean()],
+        "drop_long": [Boolean()],
+        "pad_to_multiple_of": [Interval(int, 1)],
+    }
+
+    def _check(self) -> None:
         if self.max_tokens is None and self.batch_size is None:
             raise ConfigError("TokenBudgetPolicy needs 'max_tokens' and/or 'batch_size'.")
-        self._int("required_batch_size_multiple")
-        self._bool("shuffle")
-        self._bool("drop_long")
-        self._int("pad_to_multiple_of")
 
     def ordered_indices(self, lengths: Lengths, seed: int) -> IntArray:
         """fairseq ``LanguagePairDataset.ordered_indices`` under ``numpy_seed(seed)``."""

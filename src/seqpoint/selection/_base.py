@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
+from seqpoint._params import Constraint, Interval, check_params
 from seqpoint._registry import Registry
 from seqpoint.exceptions import ConfigError, NotFittedError
 from seqpoint.schedule import IterationSchedule
@@ -64,6 +65,15 @@ class BaseSelector:
     #: Registry name, set by each subclass.
     name: ClassVar[str] = ""
 
+    #: What each constructor parameter may be (see :mod:`seqpoint._params`); subclasses
+    #: extend it with their own parameters.
+    _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
+        "random_state": [None, Interval(int, 0)],
+        "n_points": [Interval(int, 1)],
+    }
+    #: Parameters of which exactly one is given, the other None (``n_points``/``max_error``).
+    _one_of: ClassVar[tuple[str, ...]] = ()
+
     def __init__(self, *, n_points: int | None = 10, random_state: int | None = 0) -> None:
         self.n_points = n_points
         self.random_state = random_state
@@ -91,26 +101,21 @@ class BaseSelector:
             )
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
-    def _check_int(self, name: str, value: Any, *, low: int, allow_none: bool = False) -> None:
-        if value is None and allow_none:
-            return
-        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low:
-            none = "None or " if allow_none else ""
-            raise ConfigError(
-                f"The {name!r} parameter of {type(self).__name__} must be {none}an int >= {low}. "
-                f"Got {value!r}."
-            )
-
-    def _check_common(self, schedule: IterationSchedule, *, require_k: bool = True) -> int:
-        """Validate ``n_points`` and ``random_state`` against ``schedule``; return ``n``."""
+    def _check_common(self, schedule: IterationSchedule) -> int:
+        """Validate every parameter (``_parameter_constraints``) and ``n_points`` against
+        ``schedule``; return ``n``. A parameter of ``_one_of`` that is None is not checked
+        (the subclass requires exactly one of them)."""
         if not isinstance(schedule, IterationSchedule):
             raise ConfigError(
                 f"{type(self).__name__}.fit expects an IterationSchedule. Got {type(schedule).__name__}."
             )
-        self._check_int("random_state", self.random_state, low=0, allow_none=True)
+        values = self.get_params()
+        for name in self._one_of:
+            if values[name] is None:
+                del values[name]
+        check_params(type(self).__name__, self._parameter_constraints, values)
         n = len(schedule)
-        if require_k or self.n_points is not None:
-            self._check_int("n_points", self.n_points, low=1)
+        if "n_points" in values:
             assert self.n_points is not None
             if self.n_points > n:
                 raise ConfigError(

@@ -9,9 +9,12 @@ interval.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 from numpy.typing import NDArray
 
+from seqpoint._params import Constraint, Interval
 from seqpoint.exceptions import ConfigError
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection._base import SELECTORS, BaseSelector
@@ -259,6 +262,11 @@ class StratifiedSelector(BaseSelector):
 
     name = "stratified"
 
+    _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
+        **BaseSelector._parameter_constraints,
+        "n_strata": [None, Interval(int, 1)],
+    }
+
     def __init__(
         self,
         *,
@@ -275,7 +283,6 @@ class StratifiedSelector(BaseSelector):
         """Draw the stratified sample; returns ``self``."""
         n = self._check_common(schedule)
         k = int(self.n_points)  # type: ignore[arg-type]
-        self._check_int("n_strata", self.n_strata, low=1, allow_none=True)
         if self.n_strata is not None and self.n_strata > k:
             raise ConfigError(
                 f"The 'n_strata' parameter of StratifiedSelector must be <= n_points ({k}). "

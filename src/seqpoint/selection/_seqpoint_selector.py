@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
 
+from seqpoint._params import Constraint, Interval, Options
 from seqpoint.exceptions import AdjustedInputWarning, ConfigError
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection._base import SELECTORS, BaseSelector
@@ -183,6 +184,14 @@ class SeqPointSelector(BaseSelector):
         self.weights = weights
 
     # ------------------------------------------------------------------ validation
+    _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
+        **BaseSelector._parameter_constraints,
+        "max_error": [Interval(float, 0, 1, closed="neither", note="a fraction: 0.001 is 0.1%")],
+        "grouping": [Options(GROUPINGS)],
+        "weights": [Options(WEIGHTINGS)],
+    }
+    _one_of: ClassVar[tuple[str, ...]] = ("n_points", "max_error")
+
     def _validate(self, schedule: IterationSchedule) -> CostProxy:
         cls = type(self).__name__
         if (self.n_points is None) == (self.max_error is None):
@@ -190,24 +199,7 @@ class SeqPointSelector(BaseSelector):
             raise ConfigError(
                 f"{cls} needs exactly one of 'n_points' and 'max_error'. Got {got}."
             )
-        self._check_common(schedule, require_k=False)
-        if self.max_error is not None:
-            me = self.max_error
-            if isinstance(me, bool) or not isinstance(me, int | float) or not 0 < me < 1:
-                raise ConfigError(
-                    f"The 'max_error' parameter of {cls} must be a float in (0, 1) "
-                    f"(a fraction: 0.001 is 0.1%). Got {me!r}."
-                )
-        if self.grouping not in GROUPINGS:
-            raise ConfigError(
-                f"The 'grouping' parameter of {cls} must be one of "
-                f"{', '.join(map(repr, GROUPINGS))}. Got {self.grouping!r}."
-            )
-        if self.weights not in WEIGHTINGS:
-            raise ConfigError(
-                f"The 'weights' parameter of {cls} must be one of "
-                f"{', '.join(map(repr, WEIGHTINGS))}. Got {self.weights!r}."
-            )
+        self._check_common(schedule)
         return cost_proxy(self.cost, owner=cls)
 
     # ------------------------------------------------------------------ fitting

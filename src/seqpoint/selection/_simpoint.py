@@ -10,10 +10,12 @@ iterations' signatures, standardised, each unique signature weighted by its coun
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 from numpy.typing import NDArray
 
-from seqpoint.exceptions import ConfigError
+from seqpoint._params import Constraint, Interval, Options
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection._base import SELECTORS, BaseSelector
 from seqpoint.selection._signatures import signature_table
@@ -133,6 +135,12 @@ class SimPointSelector(BaseSelector):
 
     name = "simpoint"
 
+    _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
+        **BaseSelector._parameter_constraints,
+        "choose_k": [Options(("bic", "fixed"))],
+        "n_init": [Interval(int, 1)],
+    }
+
     def __init__(
         self,
         *,
@@ -148,12 +156,6 @@ class SimPointSelector(BaseSelector):
     def fit(self, schedule: IterationSchedule) -> SimPointSelector:
         """Cluster the signatures and choose points; returns ``self``."""
         n = self._check_common(schedule)
-        if self.choose_k not in ("bic", "fixed"):
-            raise ConfigError(
-                f"The 'choose_k' parameter of SimPointSelector must be one of 'bic', 'fixed'. "
-                f"Got {self.choose_k!r}."
-            )
-        self._check_int("n_init", self.n_init, low=1)
         table = signature_table(schedule)
         w = table.counts.astype(np.float64)
         raw = table.signatures.astype(np.float64)

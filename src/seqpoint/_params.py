@@ -85,12 +85,12 @@ class Interval:
         return f"{text} ({self.note})" if self.note else text
 
     def _range(self) -> str:
-        noun = self.word or ("an int" if self.kind is int else "a float")
+        noun = self.word if self.word is not None else ("an int" if self.kind is int else "a float")
         lo, hi = self.left, self.right
         if lo is not None and hi is not None:
             a = "[" if self.closed in ("left", "both") else "("
             b = "]" if self.closed in ("right", "both") else ")"
-            return f"{noun} in {a}{lo:g}, {hi:g}{b}"
+            return f"{noun} in {a}{lo:g}, {hi:g}{b}".lstrip()
         if lo is not None:
             return f"{noun} {'>=' if self.closed in ('left', 'both') else '>'} {lo:g}"
         if hi is not None:
@@ -191,7 +191,8 @@ def check_params(
         v = values[name]
         if any(_accepts(c, v) for c in allowed):
             continue
-        what = " or ".join(_describe(c) for c in allowed)
+        # An empty description allows a value without advertising it (device "meta").
+        what = " or ".join(d for d in map(_describe, allowed) if d)
         of = f" of {owner}" if owner else ""
         raise ConfigError(f"The {name!r} parameter{of} must be {what}. Got {v!r}.")
 

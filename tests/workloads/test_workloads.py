@@ -270,7 +270,7 @@ def test_load_workload_overrides_are_typed() -> None:
         (
             "deepspeech2:tiny",
             {"rnn_type": "rnn"},
-            "'rnn_type' parameter of DeepSpeech2Config must be 'gru' or 'lstm'",
+            "'rnn_type' parameter of DeepSpeech2Config must be one of 'gru', 'lstm'",
         ),
         (
             "deepspeech2:tiny",

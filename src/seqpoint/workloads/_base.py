@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from seqpoint._config import to_dict
+from seqpoint._params import Boolean, Constraint, Interval, Options, Predicate, validate_params
 from seqpoint.exceptions import ConfigError, InputError, SeqPointWarning
 
 if TYPE_CHECKING:
@@ -79,48 +80,28 @@ class WorkloadConfig:
 
     PRESETS: ClassVar[dict[str, Any]] = {}
 
+    #: What each field may be (see :mod:`seqpoint._params`); model configs extend it.
+    _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
+        "dtype": [Options(DTYPES, quote=False)],
+        # "meta" is the counting clones' device, not one a user asks for.
+        "device": [Options(DEVICES, quote=False), Predicate(lambda v: v == "meta", "")],
+        "optimizer": [Options(OPTIMIZERS, quote=False)],
+        "threads": [Interval(int, 0)],
+        "micro_batches": [Interval(int, 1)],
+        "seed": [Interval(int, 0)],
+        "compile": [Boolean("a bool")],
+        "lr": [Interval(float, 0, None, closed="neither")],
+    }
+
     def __post_init__(self) -> None:
-        cls = type(self).__name__
-        if self.dtype not in DTYPES:
-            raise ConfigError(
-                f"The 'dtype' parameter of {cls} must be one of {', '.join(DTYPES)}. "
-                f"Got {self.dtype!r}."
-            )
-        if self.device not in DEVICES and self.device != "meta":
-            raise ConfigError(
-                f"The 'device' parameter of {cls} must be one of {', '.join(DEVICES)}. "
-                f"Got {self.device!r}."
-            )
-        if self.optimizer not in OPTIMIZERS:
-            raise ConfigError(
-                f"The 'optimizer' parameter of {cls} must be one of {', '.join(OPTIMIZERS)}. "
-                f"Got {self.optimizer!r}."
-            )
-        _check_int(cls, "threads", self.threads, 0)
-        _check_int(cls, "micro_batches", self.micro_batches, 1)
-        _check_int(cls, "seed", self.seed, 0)
-        if not isinstance(self.compile, bool):
-            raise ConfigError(
-                f"The 'compile' parameter of {cls} must be a bool. Got {self.compile!r}."
-            )
-        if not (isinstance(self.lr, int | float) and not isinstance(self.lr, bool) and self.lr > 0):
-            raise ConfigError(f"The 'lr' parameter of {cls} must be a float > 0. Got {self.lr!r}.")
+        validate_params(self)
+        self._check()
+
+    def _check(self) -> None:
+        """Rules that tie several fields together (model configs override)."""
 
     def to_dict(self) -> dict[str, Any]:
         return to_dict(self)
-
-
-def _check_int(cls: str, name: str, value: object, low: int) -> None:
-    if not isinstance(value, int) or isinstance(value, bool) or value < low:
-        raise ConfigError(
-            f"The {name!r} parameter of {cls} must be an int >= {low}. Got {value!r}."
-        )
-
-
-def check_positive(cls: str, **values: object) -> None:
-    """Validate model-size fields: each must be an int >= 1."""
-    for name, value in values.items():
-        _check_int(cls, name, value, 1)
 
 
 def check_signature(signature: object, *, workload: str) -> tuple[int, int, int, int | None]:

@@ -17,8 +17,9 @@ import dataclasses
 import math
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from seqpoint._params import Constraint, Interval
 from seqpoint.exceptions import ConfigError, InputError
-from seqpoint.workloads._base import TorchWorkload, WorkloadConfig, check_positive
+from seqpoint.workloads._base import TorchWorkload, WorkloadConfig
 
 if TYPE_CHECKING:
     import torch
@@ -51,31 +52,18 @@ class BertConfig(WorkloadConfig):
     lr: float = 1e-3
     """Learning rate."""
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        check_positive(
-            "BertConfig",
-            hidden=self.hidden,
-            layers=self.layers,
-            heads=self.heads,
-            ffn=self.ffn,
-            max_position=self.max_position,
-        )
-        if not isinstance(self.vocab, int) or self.vocab < 5:
-            raise ConfigError(
-                f"The 'vocab' parameter of BertConfig must be an int >= 5. Got {self.vocab!r}."
-            )
+    _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
+        **WorkloadConfig._parameter_constraints,
+        **{key: [Interval(int, 1)] for key in ("hidden", "layers", "heads", "ffn", "max_position")},
+        "vocab": [Interval(int, 5)],
+        "dropout": [Interval(float, 0, 1, closed="left", word="")],
+        "mlm_fraction": [Interval(float, 0, 1, closed="right", word="")],
+    }
+
+    def _check(self) -> None:
         if self.hidden % self.heads:
             raise ConfigError(
                 f"The 'heads' parameter of BertConfig must divide hidden={self.hidden}. Got {self.heads}."
-            )
-        if not 0.0 <= self.dropout < 1.0:
-            raise ConfigError(
-                f"The 'dropout' parameter of BertConfig must be in [0, 1). Got {self.dropout!r}."
-            )
-        if not 0.0 < self.mlm_fraction <= 1.0:
-            raise ConfigError(
-                f"The 'mlm_fraction' parameter of BertConfig must be in (0, 1]. Got {self.mlm_fraction!r}."
             )
 
     def masked_per_row(self, seq_len: int) -> int:

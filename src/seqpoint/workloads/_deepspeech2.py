@@ -13,13 +13,21 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from seqpoint.exceptions import ConfigError
-from seqpoint.workloads._base import TorchWorkload, WorkloadConfig, check_positive
+from seqpoint._params import Constraint, Interval, Options, Predicate
+from seqpoint.workloads._base import TorchWorkload, WorkloadConfig
 
 if TYPE_CHECKING:
     import torch
 
 __all__ = ["DeepSpeech2", "DeepSpeech2Config"]
+
+
+def _two_positive_ints(v: object) -> bool:
+    return (
+        isinstance(v, tuple)
+        and len(v) == 2
+        and all(isinstance(x, int) and not isinstance(x, bool) and x >= 1 for x in v)
+    )
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -49,31 +57,25 @@ class DeepSpeech2Config(WorkloadConfig):
     lr: float = 3e-4
     """Learning rate."""
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        check_positive(
-            "DeepSpeech2Config",
-            n_features=self.n_features,
-            conv_channels=self.conv_channels,
-            rnn_layers=self.rnn_layers,
-            rnn_hidden=self.rnn_hidden,
-            frames_per_char=self.frames_per_char,
-        )
-        if self.rnn_type not in ("gru", "lstm"):
-            raise ConfigError(
-                f"The 'rnn_type' parameter of DeepSpeech2Config must be 'gru' or 'lstm'. "
-                f"Got {self.rnn_type!r}."
+    _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
+        **WorkloadConfig._parameter_constraints,
+        **{
+            key: [Interval(int, 1)]
+            for key in (
+                "n_features",
+                "conv_channels",
+                "rnn_layers",
+                "rnn_hidden",
+                "frames_per_char",
             )
-        if not isinstance(self.vocab, int) or self.vocab < 2:
-            raise ConfigError(
-                f"The 'vocab' parameter of DeepSpeech2Config must be an int >= 2. Got {self.vocab!r}."
-            )
-        for name in ("conv_kernel", "time_strides"):
-            v = getattr(self, name)
-            if len(v) != 2 or any(not isinstance(x, int) or x < 1 for x in v):
-                raise ConfigError(
-                    f"The {name!r} parameter of DeepSpeech2Config must be two ints >= 1. Got {v!r}."
-                )
+        },
+        "rnn_type": [Options(("gru", "lstm"))],
+        "vocab": [Interval(int, 2)],
+        **{
+            key: [Predicate(_two_positive_ints, "two ints >= 1")]
+            for key in ("conv_kernel", "time_strides")
+        },
+    }
 
     def output_frames(self, frames: int) -> int:
         """Time steps after the convolutions for ``frames`` input frames."""

@@ -22,8 +22,8 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from seqpoint.exceptions import ConfigError
-from seqpoint.workloads._base import TorchWorkload, WorkloadConfig, check_positive
+from seqpoint._params import Constraint, Interval
+from seqpoint.workloads._base import TorchWorkload, WorkloadConfig
 
 if TYPE_CHECKING:
     import torch
@@ -50,23 +50,16 @@ class GNMTConfig(WorkloadConfig):
     lr: float = 2e-3
     """Learning rate."""
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        check_positive("GNMTConfig", hidden=self.hidden)
-        if not isinstance(self.vocab, int) or self.vocab < 2:
-            raise ConfigError(
-                f"The 'vocab' parameter of GNMTConfig must be an int >= 2. Got {self.vocab!r}."
-            )
-        if not isinstance(self.layers, int) or self.layers < 2:
-            raise ConfigError(
-                f"The 'layers' parameter of GNMTConfig must be an int >= 2. Got {self.layers!r}."
-            )
-        for name in ("dropout", "label_smoothing"):
-            v = getattr(self, name)
-            if not 0.0 <= v < 1.0:
-                raise ConfigError(
-                    f"The {name!r} parameter of GNMTConfig must be in [0, 1). Got {v!r}."
-                )
+    _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
+        **WorkloadConfig._parameter_constraints,
+        "hidden": [Interval(int, 1)],
+        "vocab": [Interval(int, 2)],
+        "layers": [Interval(int, 2)],
+        **{
+            key: [Interval(float, 0, 1, closed="left", word="")]
+            for key in ("dropout", "label_smoothing")
+        },
+    }
 
 
 # ``paper``: the MLPerf GNMT reference (4+4 layers of 1024, 32k BPE vocabulary).

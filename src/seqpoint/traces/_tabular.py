@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from seqpoint._params import Constraint, Interval, check_params
 from seqpoint.exceptions import ConfigError, InputError
 from seqpoint.traces._files import read_bytes
 from seqpoint.traces._lengths import Lengths, check_lengths
@@ -72,15 +73,18 @@ def _scaled(
     return np.ceil(np.round(vals * scale, 6))
 
 
+_SCALE_CONSTRAINTS: dict[str, list[Constraint]] = {
+    "sample_rate": [Interval(float, 0, None, closed="neither", word="a number"), None],
+    "scale": [Interval(float, 0, None, closed="neither", word="a finite number")],
+}
+
+
 def _check_scale(scale: float, sample_rate: float | None, frames_per_second: float) -> float:
+    check_params("", _SCALE_CONSTRAINTS, {"sample_rate": sample_rate, "scale": scale})
     if sample_rate is not None:
-        if not (isinstance(sample_rate, (int, float)) and sample_rate > 0):
-            raise ConfigError(f"The 'sample_rate' parameter must be a number > 0. Got {sample_rate!r}.")
         if scale != 1.0:
             raise ConfigError("Give either 'scale' or 'sample_rate', not both.")
         return float(frames_per_second) / float(sample_rate)
-    if not (isinstance(scale, (int, float)) and math.isfinite(scale) and scale > 0):
-        raise ConfigError(f"The 'scale' parameter must be a finite number > 0. Got {scale!r}.")
     return float(scale)
 
 

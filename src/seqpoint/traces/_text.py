@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from seqpoint._params import Interval, check_params
 from seqpoint.exceptions import AdjustedInputWarning, ConfigError, InputError
 from seqpoint.traces._files import read_bytes
 from seqpoint.traces._lengths import Lengths
@@ -190,8 +191,7 @@ def _line_counts(
 
 
 def _check_extra(extra_tokens: int) -> None:
-    if not isinstance(extra_tokens, (int, np.integer)) or isinstance(extra_tokens, bool) or extra_tokens < 0:
-        raise ConfigError(f"The 'extra_tokens' parameter must be an int >= 0. Got {extra_tokens!r}.")
+    check_params("", {"extra_tokens": [Interval(int, 0)]}, {"extra_tokens": extra_tokens})
 
 
 def _drop_empty(

@@ -17,6 +17,7 @@ from numpy.typing import NDArray
 
 from seqpoint.exceptions import ConfigError, SeqPointError
 from seqpoint.schedule import IterationSchedule
+from seqpoint.workloads import Workload
 
 __all__ = ["FullRun", "FullRunError", "run_full_fresh", "run_full_schedule"]
 
@@ -77,7 +78,7 @@ class FullRun:
         }
 
 
-def _synchronizer(workload: Any) -> Callable[[], None]:
+def _synchronizer(workload: Workload) -> Callable[[], None]:
     device = str(getattr(getattr(workload, "config", None), "device", "cpu"))
     if device.startswith("cuda"):
         import torch
@@ -87,7 +88,7 @@ def _synchronizer(workload: Any) -> Callable[[], None]:
 
 
 def run_full_schedule(
-    workload: Any,
+    workload: Workload,
     schedule: IterationSchedule,
     *,
     runs: int = 2,
@@ -133,7 +134,7 @@ def run_full_schedule(
 
 
 def _time_steps(
-    workload: Any, signatures: list[tuple[int, ...]], sync: Callable[[], None],
+    workload: Workload, signatures: list[tuple[int, ...]], sync: Callable[[], None],
     on_step: Callable[[int], None] | None,
 ) -> NDArray[np.float64]:
     """Seconds of ``step`` for each signature in order (batch construction untimed)."""
@@ -150,7 +151,7 @@ def _time_steps(
     return times
 
 
-def _warmup_signature(workload: Any, signatures: list[tuple[int, ...]]) -> tuple[int, ...]:
+def _warmup_signature(workload: Workload, signatures: list[tuple[int, ...]]) -> tuple[int, ...]:
     """A shape for start-up steps that is not one of the run's signatures."""
     base = tuple(getattr(workload, "warmup_signature", signatures[0]))
     taken = set(signatures)

@@ -35,9 +35,9 @@ from seqpoint.batching import (
     epoch_rng,
     epoch_seed,
     estimate_duration_buckets,
+    group_by_bucket,
     length_grouped_indices,
 )
-from seqpoint.batching._bucketing import _group_by_bucket
 from seqpoint.traces import from_array
 
 
@@ -238,7 +238,7 @@ def test_dynamic_bucket_matches_lhotse_batching(max_duration, max_cuts, drop_las
     assert bins.tolist() == ref_bins
     bucket = np.searchsorted(bins, dur, side="right")
     for e in range(2):
-        order, b_sorted = _group_by_bucket(epoch_rng(4, e), bucket)
+        order, b_sorted = group_by_bucket(epoch_rng(4, e), bucket)
         expected = Counter()
         for b in np.unique(b_sorted):
             queue = order[b_sorted == b]

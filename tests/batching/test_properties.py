@@ -8,8 +8,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from seqpoint.batching import make_policy, pack_rows
-from seqpoint.batching._search import largest_fitting
+from seqpoint.batching import largest_fitting, make_policy, pack_rows
 from seqpoint.traces import from_array
 
 LENGTHS = st.lists(st.integers(1, 60), min_size=1, max_size=80)

@@ -2,7 +2,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from seqpoint.workloads._optim import LAMB, make_optimizer  # noqa: E402  (needs torch)
+from seqpoint.workloads import LAMB, make_optimizer  # noqa: E402  (needs torch)
 
 
 def _params(seed=0):

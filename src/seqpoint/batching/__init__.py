@@ -19,10 +19,12 @@ from seqpoint.batching._bucketing import (
     BucketPolicy,
     DynamicBucketPolicy,
     estimate_duration_buckets,
+    group_by_bucket,
 )
 from seqpoint.batching._group_by_length import GroupByLengthPolicy, length_grouped_indices
 from seqpoint.batching._packing import PackedRows, PackingPolicy, pack_rows
 from seqpoint.batching._sampler import from_batch_sampler
+from seqpoint.batching._search import largest_fitting
 from seqpoint.batching._simple import FixedPolicy, SortaGradPolicy, SortedPolicy
 from seqpoint.batching._token_budget import TokenBudgetPolicy, batch_by_size
 
@@ -44,6 +46,8 @@ __all__ = [
     "epoch_seed",
     "estimate_duration_buckets",
     "from_batch_sampler",
+    "group_by_bucket",
+    "largest_fitting",
     "length_grouped_indices",
     "make_policy",
     "pack_rows",

@@ -24,12 +24,12 @@ from seqpoint.batching._search import chase, largest_fitting
 from seqpoint.exceptions import AdjustedInputWarning, ConfigError, InputError
 from seqpoint.traces import Lengths
 
-__all__ = ["BucketPolicy", "DynamicBucketPolicy", "estimate_duration_buckets"]
+__all__ = ["BucketPolicy", "DynamicBucketPolicy", "estimate_duration_buckets", "group_by_bucket"]
 
 IntArray = NDArray[np.int64]
 
 
-def _group_by_bucket(
+def group_by_bucket(
     rng: np.random.Generator, bucket: IntArray
 ) -> tuple[IntArray, IntArray]:
     """A random order grouped by bucket (ascending), shuffled within each bucket; and counts."""
@@ -108,7 +108,7 @@ class BucketPolicy(BatchingPolicy):
         parts = []
         for e in range(epochs):
             rng = epoch_rng(seed, e)
-            order, _ = _group_by_bucket(rng, bucket)
+            order, _ = group_by_bucket(rng, bucket)
             o, s = permute_batches(order[keep_pos], sizes, rng.permutation(sizes.shape[0]))
             parts.append((o, s, e))
         return BatchPlan.concat(parts, [dropped] * epochs)
@@ -216,7 +216,7 @@ class DynamicBucketPolicy(BatchingPolicy):
         parts, dropped = [], []
         for e in range(epochs):
             rng = epoch_rng(seed, e)
-            order, b_sorted = _group_by_bucket(rng, bucket)
+            order, b_sorted = group_by_bucket(rng, bucket)
             # Samples left in the bucket from every position on.
             ends = np.searchsorted(b_sorted, b_sorted, side="right").astype(np.int64)
             left = ends - np.arange(n, dtype=np.int64)

@@ -30,6 +30,7 @@ __all__ = [
     "DEVICES",
     "DTYPES",
     "GNMT",
+    "LAMB",
     "OPTIMIZERS",
     "WORKLOADS",
     "Bert",
@@ -44,7 +45,18 @@ __all__ = [
     "WorkloadSpec",
     "config_class",
     "load_workload",
+    "make_optimizer",
     "packed_document_lengths",
     "parse_overrides",
     "parse_set",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # The optimizers subclass torch.optim.Optimizer, so they are loaded on first use:
+    # importing seqpoint.workloads stays torch-free.
+    if name in ("LAMB", "make_optimizer"):
+        from seqpoint.workloads import _optim
+
+        return getattr(_optim, name)
+    raise AttributeError(f"module 'seqpoint.workloads' has no attribute {name!r}")

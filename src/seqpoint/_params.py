@@ -16,7 +16,7 @@ import math
 import numbers
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from seqpoint.exceptions import ConfigError
 
@@ -27,6 +27,7 @@ __all__ = [
     "Options",
     "Predicate",
     "TypeOf",
+    "Validated",
     "check_params",
     "validate_params",
 ]
@@ -204,3 +205,17 @@ def validate_params(obj: Any, constraints: Mapping[str, Collection[Constraint]] 
     """
     spec = constraints if constraints is not None else type(obj)._parameter_constraints
     check_params(type(obj).__name__, spec, {k: getattr(obj, k) for k in spec})
+
+
+class Validated:
+    """Mixin of frozen config dataclasses: ``__post_init__`` checks ``_parameter_constraints``
+    (one rule per field), then ``_check()`` (rules that tie several fields together)."""
+
+    _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {}
+
+    def __post_init__(self) -> None:
+        validate_params(self)
+        self._check()
+
+    def _check(self) -> None:
+        """Cross-field rules; subclasses override."""

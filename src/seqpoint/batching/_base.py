@@ -10,7 +10,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from seqpoint._config import to_dict
-from seqpoint._params import Constraint, Interval, check_params, validate_params
+from seqpoint._params import Constraint, Interval, Validated, check_params
 from seqpoint._registry import Registry
 from seqpoint.exceptions import ConfigError, InputError
 from seqpoint.schedule import IterationSchedule, from_batches
@@ -81,6 +81,38 @@ class BatchPlan:
         """All batches as a list of index arrays (for tests and small runs)."""
         return np.split(self.order, self.offsets[1:-1])
 
+    def to_schedule(
+        self, lens: Lengths, *, pad_to_multiple_of: int, policy: str, params: dict[str, Any],
+        epochs: int, seed: int | None,
+    ) -> IterationSchedule:
+        """The schedule of these batches over ``lens``, with :meth:`meta` as its provenance."""
+        return from_batches(
+            self.order,
+            self.offsets,
+            self.epoch,
+            lens.src,
+            lens.tgt,
+            pad_to_multiple_of=pad_to_multiple_of,
+            meta=self.meta(lens, policy=policy, params=params, epochs=epochs, seed=seed),
+        )
+
+    def meta(
+        self, lens: Lengths, *, policy: str, params: dict[str, Any], epochs: int, seed: int | None
+    ) -> dict[str, Any]:
+        """Provenance of a replay: policy and parameters, epochs, seed, samples and those
+        dropped (in total and per epoch), the lengths' source and unit."""
+        return {
+            "policy": policy,
+            "params": params,
+            "epochs": int(epochs),
+            "seed": None if seed is None else int(seed),
+            "n_samples": lens.n_samples,
+            "dropped": int(self.dropped.sum()),
+            "dropped_per_epoch": [int(x) for x in self.dropped],
+            "lengths_source": lens.source,
+            "unit": lens.unit,
+        }
+
     @staticmethod
     def concat(parts: list[tuple[IntArray, IntArray, int]], dropped: list[int]) -> BatchPlan:
         """Join per-epoch ``(order, batch_sizes, epoch)`` pieces into one plan."""
@@ -113,7 +145,7 @@ def _check_run(epochs: Any, seed: Any) -> None:
     check_params("", _RUN_CONSTRAINTS, {"epochs": epochs, "seed": seed})
 
 
-class BatchingPolicy:
+class BatchingPolicy(Validated):
     """Base class of batching policies: frozen keyword-only dataclasses over lengths only.
 
     A subclass defines its fields, a class attribute ``name`` (its registry name) and
@@ -123,16 +155,6 @@ class BatchingPolicy:
 
     name: ClassVar[str] = ""
     pad_to_multiple_of: int
-
-    #: What each parameter may be (see :mod:`seqpoint._params`); set by every subclass.
-    _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {}
-
-    def __post_init__(self) -> None:
-        validate_params(self)
-        self._check()
-
-    def _check(self) -> None:
-        """Rules that tie several parameters together (subclasses override)."""
 
     # ------------------------------------------------------------------ interface
     def to_dict(self) -> dict[str, Any]:
@@ -167,14 +189,9 @@ class BatchingPolicy:
         _check_run(epochs, seed)
         plan = self.plan(lens, epochs=int(epochs), seed=int(seed))
         self._check_nonempty(plan, lens)
-        return from_batches(
-            plan.order,
-            plan.offsets,
-            plan.epoch,
-            lens.src,
-            lens.tgt,
-            pad_to_multiple_of=self.pad_to_multiple_of,
-            meta=self._meta(lens, plan, epochs, seed),
+        return plan.to_schedule(
+            lens, pad_to_multiple_of=self.pad_to_multiple_of, policy=self.name,
+            params=self.to_dict(), epochs=epochs, seed=seed,
         )
 
     def _check_nonempty(self, plan: BatchPlan, lens: Lengths) -> None:
@@ -184,18 +201,6 @@ class BatchingPolicy:
                 f"({lens.source}): every sample was dropped. Use a smaller batch or drop_last=False."
             )
 
-    def _meta(self, lens: Lengths, plan: BatchPlan, epochs: int, seed: int) -> dict[str, Any]:
-        return {
-            "policy": self.name,
-            "params": self.to_dict(),
-            "epochs": int(epochs),
-            "seed": int(seed),
-            "n_samples": lens.n_samples,
-            "dropped": int(plan.dropped.sum()),
-            "dropped_per_epoch": [int(x) for x in plan.dropped],
-            "lengths_source": lens.source,
-            "unit": lens.unit,
-        }
 
 
 #: Every batching policy, by its short name (CLI ``--policy`` and TOML ``policy``).

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -176,17 +176,12 @@ class PackingPolicy(BatchingPolicy):
             )
         bs = np.concatenate(cols["bs"])
         seq = round_up(np.full(bs.shape[0], self.max_seq_len, dtype=np.int64), self.pad_to_multiple_of)
-        meta: dict[str, Any] = self._meta(
-            lens,
-            BatchPlan(
-                order=np.zeros(0, np.int64),
-                offsets=np.zeros(1, np.int64),
-                epoch=np.zeros(0, np.int64),
-                dropped=plan_dropped,
-            ),
-            epochs,
-            seed,
-        )
+        meta = BatchPlan(
+            order=np.zeros(0, np.int64),
+            offsets=np.zeros(1, np.int64),
+            epoch=np.zeros(0, np.int64),
+            dropped=plan_dropped,
+        ).meta(lens, policy=self.name, params=self.to_dict(), epochs=epochs, seed=seed)
         meta["packed"] = True
         meta["dropped_tokens"] = dropped_tokens
         return IterationSchedule(

@@ -12,7 +12,7 @@ from numpy.typing import ArrayLike
 from seqpoint._params import Constraint, Interval, check_params
 from seqpoint.batching._base import BatchPlan, as_lengths
 from seqpoint.exceptions import InputError
-from seqpoint.schedule import IterationSchedule, from_batches
+from seqpoint.schedule import IterationSchedule
 from seqpoint.traces import Lengths
 
 __all__ = ["from_batch_sampler"]
@@ -91,22 +91,7 @@ def from_batch_sampler(
     plan = BatchPlan.concat(list(zip(orders, sizes, ep, strict=False)), unseen)
     if plan.n_batches == 0:
         raise InputError("The batch sampler yielded no batch; check its dataset and batch size.")
-    return from_batches(
-        plan.order,
-        plan.offsets,
-        plan.epoch,
-        lens.src,
-        lens.tgt,
-        pad_to_multiple_of=pad_to_multiple_of,
-        meta={
-            "policy": "batch_sampler",
-            "params": {"sampler": type(batch_sampler).__name__},
-            "epochs": int(epochs),
-            "seed": None,
-            "n_samples": n,
-            "dropped": int(sum(unseen)),
-            "dropped_per_epoch": unseen,
-            "lengths_source": lens.source,
-            "unit": lens.unit,
-        },
+    return plan.to_schedule(
+        lens, pad_to_multiple_of=pad_to_multiple_of, policy="batch_sampler",
+        params={"sampler": type(batch_sampler).__name__}, epochs=epochs, seed=None,
     )

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from seqpoint._config import to_dict
-from seqpoint._params import Boolean, Constraint, Interval, Options, Predicate, validate_params
+from seqpoint._params import Boolean, Constraint, Interval, Options, Predicate, Validated
 from seqpoint.exceptions import ConfigError, InputError, SeqPointWarning
 
 if TYPE_CHECKING:
@@ -56,7 +56,7 @@ class Workload(Protocol):
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class WorkloadConfig:
+class WorkloadConfig(Validated):
     """Fields every reference workload shares (subclasses add the model's own)."""
 
     dtype: str = "fp32"
@@ -92,13 +92,6 @@ class WorkloadConfig:
         "compile": [Boolean("a bool")],
         "lr": [Interval(float, 0, None, closed="neither")],
     }
-
-    def __post_init__(self) -> None:
-        validate_params(self)
-        self._check()
-
-    def _check(self) -> None:
-        """Rules that tie several fields together (model configs override)."""
 
     def to_dict(self) -> dict[str, Any]:
         return to_dict(self)

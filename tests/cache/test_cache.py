@@ -162,26 +162,29 @@ def test_killed_campaign_resumes_and_measures_only_what_is_missing(tmp_path, mon
 
     import torch
 
-    from seqpoint.profiling import ProfileConfig, _harness, profile_points
+    from seqpoint.profiling import ProfileConfig, profile_points
     from seqpoint.workloads import load_workload
 
     torch.set_num_threads(1)
-    measured: list[tuple[int, ...]] = []
-    real = _harness.profile_point
-
-    def counting(workload, sig, config, *, iteration=-1):
-        measured.append(tuple(sig))
-        return real(workload, sig, config, iteration=iteration)
-
-    monkeypatch.setattr(_harness, "profile_point", counting)
     sigs = [(2, 40 + 8 * i, 0) for i in range(n)]
+    wl = load_workload("deepspeech2:tiny")
+    batches: list[tuple[int, ...]] = []
+    real = wl.make_batch
+
+    def counting(sig):
+        batches.append(tuple(sig))
+        return real(sig)
+
+    # every measured point builds its batch once; start-up shapes are none of the points
+    monkeypatch.setattr(wl, "make_batch", counting)
     ms = profile_points(
-        load_workload("deepspeech2:tiny"),
+        wl,
         sigs,
         ProfileConfig(warmup=0, repeats=3),
         cache=MeasurementCache(path),
         progress=False,
     )
-    assert len(measured) == n - kept
+    measured = [s for s in batches if s in set(sigs)]
+    assert len(measured) == len(set(measured)) == n - kept
     assert ms.complete and len(ms.measurements) == n
     assert len(MeasurementCache(path)) == n

@@ -1,8 +1,16 @@
+import copy
+
 import pytest
 
 pytest.importorskip("torch")
 
-from seqpoint.profiling import ProfileConfig, profile_points
+from seqpoint.profiling import (
+    ProfileConfig,
+    campaign_decoy,
+    mark_seen,
+    profile_points,
+    startup_state,
+)
 from seqpoint.workloads import load_workload
 
 
@@ -26,16 +34,14 @@ def test_no_first_step_without_warmup():
 
 
 def test_campaign_decoy_is_just_below_the_largest_point_and_none_of_them():
-    from seqpoint.profiling._harness import _campaign_decoy
-
-    assert _campaign_decoy([(2, 40, 0), (8, 30, 0), (4, 50, 0)]) == (8, 29, 0)
+    assert campaign_decoy([(2, 40, 0), (8, 30, 0), (4, 50, 0)]) == (8, 29, 0)
     # taken one token shorter: one longer instead
-    assert _campaign_decoy([(8, 30, 0), (8, 29, 0)]) == (8, 31, 0)
+    assert campaign_decoy([(8, 30, 0), (8, 29, 0)]) == (8, 31, 0)
     # seq2seq: target length counts toward the size and is kept
-    assert _campaign_decoy([(4, 10, 40), (4, 20, 20), (4, 30, 5)]) == (4, 9, 40)
+    assert campaign_decoy([(4, 10, 40), (4, 20, 20), (4, 30, 5)]) == (4, 9, 40)
     # packed signatures: the decoy is a plain tensor shape
-    assert _campaign_decoy([(8, 512, 0, 90000)]) == (8, 511, 0)
-    assert _campaign_decoy([]) is None
+    assert campaign_decoy([(8, 512, 0, 90000)]) == (8, 511, 0)
+    assert campaign_decoy([]) is None
 
 
 class _Counting:
@@ -63,15 +69,34 @@ def test_start_up_runs_on_the_campaign_decoy_before_the_first_point():
 
 
 def test_start_up_waits_for_a_point_that_is_measured():
-    from seqpoint.profiling._harness import _seen_signatures
-
     w = _Counting()
     profile_points(w, [], ProfileConfig(warmup=1, repeats=1), progress=False)
     assert w.stepped == []
-    _seen_signatures(w, (2, 5, 0))
+    startup_state(w, (2, 5, 0))
     assert w.stepped == [(2, 5, 0)] * 3 + [(2, 4, 0)]
-    _seen_signatures(w, (2, 7, 0))  # once per workload object
+    startup_state(w, (2, 7, 0))  # once per workload object
     assert len(w.stepped) == 4
+
+
+def test_start_up_state_belongs_to_one_workload_object():
+    a, b = _Counting(), _Counting()
+    state = startup_state(a, (2, 5, 0))
+    assert state is startup_state(a) and state is not startup_state(b, (2, 5, 0))
+    mark_seen(a, [(2, 40, 0)])
+    assert (2, 40, 0) in state.seen and not startup_state(b).seen
+    # a copy carries the attribute but is another object: it starts afresh
+    c = copy.copy(a)
+    assert startup_state(c) is not state and not startup_state(c).seen
+
+
+def test_mark_seen_makes_the_first_step_warm():
+    w = _Counting()
+    mark_seen(w, [(2, 40, 0)])
+    ms = profile_points(
+        w, [(2, 40, 0), (2, 48, 0)], ProfileConfig(warmup=1, repeats=1), progress=False
+    )
+    assert "time_s_first" not in ms.measurements[0].metrics
+    assert "time_s_first" in ms.measurements[1].metrics
 
 
 def test_onednn_primitives_are_counted_for_the_cache_model():

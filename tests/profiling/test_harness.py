@@ -218,6 +218,14 @@ def test_profile_config_validation(kwargs: dict, match: str) -> None:
         ProfileConfig(**kwargs)
 
 
+def test_point_steps_count_every_step_a_point_costs() -> None:
+    assert ProfileConfig(warmup=2, repeats=5).point_steps() == (2, 5, 0)
+    cfg = ProfileConfig(warmup=1, repeats=3, metrics=("time", "breakdown"), breakdown_steps=2)
+    assert cfg.point_steps()._asdict() == {"warmup": 1, "repeats": 3, "profiled": 2}
+    assert ProfileConfig(metrics=("time", "memory")).point_steps().profiled == 1
+    assert ProfileConfig(metrics=("time", "flops")).point_steps().profiled == 0
+
+
 def test_cuda_timer_without_gpu() -> None:
     if torch.cuda.is_available():
         pytest.skip("a GPU is present")

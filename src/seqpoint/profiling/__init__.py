@@ -1,5 +1,11 @@
 """Stage 5: profile training iterations. Importing this package does not import torch.
 
+One point is measured by :func:`profile_point` (warm-up, timed repeats, counts, the
+operation-category breakdown, peak memory); a campaign of SeqPoints by
+:func:`profile_points` (cache first, process start-up on a campaign-sized decoy, one
+measurement per signature). What a workload object has run in this process is its
+:class:`StartupState`, stored on the object itself.
+
 The records it writes (``Measurement``, ``Measurements``) live in the torch-free
 :mod:`seqpoint.measurements` and are re-exported here for convenience.
 """
@@ -13,35 +19,47 @@ from seqpoint.measurements import (
     read_measurements,
     write_measurements,
 )
+from seqpoint.profiling._campaign import PointLike, Points, profile_points
 from seqpoint.profiling._categories import (
     breakdown_shares,
     canonical_op_name,
     categorize,
 )
+from seqpoint.profiling._config import HARNESS_VERSION, METRICS, PointSteps, ProfileConfig
 from seqpoint.profiling._counting import Cost, count_point, count_step
+from seqpoint.profiling._failures import is_oom
 from seqpoint.profiling._gpus import GPU_SPECS, GPUSpec, gpu_spec, roofline_seconds
-from seqpoint.profiling._harness import (
-    METRICS,
-    ProfileConfig,
-    is_oom,
-    profile_point,
-    profile_points,
+from seqpoint.profiling._point import profile_point
+from seqpoint.profiling._startup import (
+    ONEDNN_DEFAULT_CACHE_CAPACITY,
+    StartupState,
+    campaign_decoy,
+    mark_seen,
+    onednn_cache_capacity,
+    startup_state,
 )
 from seqpoint.profiling._timers import TIMERS, Timer
 
 __all__ = [
     "CATEGORIES",
     "GPU_SPECS",
+    "HARNESS_VERSION",
     "METRICS",
+    "ONEDNN_DEFAULT_CACHE_CAPACITY",
     "TIMERS",
     "Cost",
     "GPUSpec",
     "Measurement",
     "Measurements",
+    "PointLike",
+    "PointSteps",
+    "Points",
     "ProfileConfig",
+    "StartupState",
     "Status",
     "Timer",
     "breakdown_shares",
+    "campaign_decoy",
     "canonical_op_name",
     "categorize",
     "count_point",
@@ -49,9 +67,12 @@ __all__ = [
     "environment_fingerprint",
     "gpu_spec",
     "is_oom",
+    "mark_seen",
+    "onednn_cache_capacity",
     "profile_point",
     "profile_points",
     "read_measurements",
     "roofline_seconds",
+    "startup_state",
     "write_measurements",
 ]

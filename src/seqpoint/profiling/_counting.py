@@ -28,6 +28,7 @@ from typing import Any
 
 from seqpoint.profiling._categories import CATEGORIES, categorize
 from seqpoint.profiling._gpus import GPU_SPECS
+from seqpoint.workloads import Signature, TorchWorkload, Workload
 
 __all__ = ["Cost", "count_point", "count_step"]
 
@@ -105,6 +106,10 @@ _SKIP_NAMES = frozenset(
     }
 )
 
+# Process-wide on purpose: a torch.library registration changes the ATen dispatcher for
+# the whole process and cannot be scoped to one campaign, so it is made once (under a
+# lock) and its Library object kept alive for the life of the process. The kernels are
+# pure shape functions, so no campaign can observe another through them.
 _lock = threading.Lock()
 _meta_registered = False
 _meta_lib: Any = None
@@ -302,11 +307,9 @@ def _memoize_optimizer(clone: Any, counter: Any) -> Callable[[], None]:
     return undo
 
 
-def count_step(workload: Any, signature: tuple[int, ...], *, rnn_shortcut: bool = True) -> Cost:
+def count_step(workload: Workload, signature: Signature, *, rnn_shortcut: bool = True) -> Cost:
     """Cost of one training step of ``workload`` on ``signature`` (see :func:`count_point`)."""
     import torch
-
-    from seqpoint.workloads._base import TorchWorkload
 
     _register_missing_meta_kernels()
     dtype = getattr(getattr(workload, "config", None), "dtype", "fp32")
@@ -337,7 +340,7 @@ def count_step(workload: Any, signature: tuple[int, ...], *, rnn_shortcut: bool 
     return counter.cost
 
 
-def count_point(workload: Any, signature: tuple[int, ...]) -> dict[str, float]:
+def count_point(workload: Workload, signature: Signature) -> dict[str, float]:
     """Deterministic metrics of one training step, computed without arithmetic.
 
     Parameters

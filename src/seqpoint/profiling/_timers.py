@@ -1,15 +1,20 @@
-"""Timers of one training step: ``wall``, ``cpu`` (thread CPU time) and ``cuda`` (events)."""
+"""Timers of one training step: ``wall``, ``cpu`` (thread CPU time) and ``cuda`` (events),
+and the device a workload's steps run on (what a timer synchronises)."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from seqpoint._registry import Registry
 from seqpoint.exceptions import ConfigError
+from seqpoint.workloads import Workload
 
-__all__ = ["TIMERS", "Timer"]
+if TYPE_CHECKING:
+    import torch
+
+__all__ = ["TIMERS", "Timer", "workload_device"]
 
 
 class Timer(Protocol):
@@ -20,6 +25,18 @@ class Timer(Protocol):
 
 #: Timers by name.
 TIMERS: Registry[Callable[[], Timer]] = Registry("timer")
+
+
+def workload_device(workload: Workload) -> torch.device:
+    """The ``torch.device`` of ``workload``: its ``device``, else its config's, else the CPU."""
+    import torch
+
+    dev = getattr(workload, "device", None)
+    if dev is None:
+        dev = getattr(getattr(workload, "config", None), "device", "cpu")
+    if dev is None or isinstance(dev, str):
+        return torch.device(dev or "cpu")
+    return cast("torch.device", dev)
 
 
 def _sync(device: Any) -> None:

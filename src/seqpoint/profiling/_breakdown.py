@@ -1,0 +1,158 @@
+"""Where a step's time goes: torch.profiler attribution of operators to the categories of
+:data:`~seqpoint.measurements.CATEGORIES`, and the bytes a step keeps resident."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from seqpoint.measurements import CATEGORIES
+from seqpoint.profiling._categories import categorize
+from seqpoint.profiling._stdio import native_stderr_silenced
+from seqpoint.workloads import Workload
+
+if TYPE_CHECKING:
+    import torch
+
+__all__ = ["profile_breakdown", "state_bytes"]
+
+#: Operators of a recurrent layer's forward: everything under them is ``rnn``.
+_RNN_OPS = frozenset({"aten::lstm", "aten::gru", "aten::rnn_tanh", "aten::rnn_relu"})
+
+
+def state_bytes(workload: Workload, batch: Any) -> int:
+    """Bytes of parameters, optimizer state and the batch (the step's resident memory).
+
+    Storages shared by several tensors (tied weights, views) are counted once.
+    """
+    import torch
+    from torch.utils._pytree import tree_leaves
+
+    seen: set[int] = set()
+    total = 0
+
+    def add(t: Any) -> None:
+        nonlocal total
+        if isinstance(t, torch.Tensor) and t.device.type != "meta":
+            st = t.untyped_storage()
+            if st.data_ptr() not in seen:
+                seen.add(st.data_ptr())
+                total += st.nbytes()
+
+    model = getattr(workload, "model", None)
+    if model is not None:
+        for p in model.parameters():
+            add(p)
+        for b in model.buffers():
+            add(b)
+    opt = getattr(workload, "optimizer", None)
+    if opt is not None:
+        for state in opt.state.values():
+            for t in tree_leaves(state):
+                add(t)
+    for t in tree_leaves(batch):
+        add(t)
+    return total
+
+
+def _context(ev: Any, cache: dict[int, str | None]) -> str | None:
+    """``optimizer`` or ``rnn`` when an enclosing range owns the operator, else None."""
+    key = id(ev)
+    if key in cache:
+        return cache[key]
+    found: str | None = None
+    p = ev.cpu_parent
+    while p is not None:
+        n = p.name
+        if n.startswith("Optimizer.step") or n.startswith("Optimizer.zero_grad"):
+            found = "optimizer"
+            break
+        if n in _RNN_OPS:
+            found = "rnn"
+            break
+        p = p.cpu_parent
+    cache[key] = found
+    return found
+
+
+def _attributed(name: str) -> bool:
+    """True for the events whose self time is attributed (operators, autograd, optimizer)."""
+    return (
+        name.startswith("aten::")
+        or name.startswith("autograd::engine::evaluate_function:")
+        or name.startswith("Optimizer.")
+    )
+
+
+def profile_breakdown(
+    workload: Workload, batch: Any, device: torch.device, steps: int, with_memory: bool
+) -> tuple[dict[str, float], float, int]:
+    """Category seconds per step, op seconds total per step, and peak bytes above baseline.
+
+    Each operator's *self* time (CPU time on a CPU, kernel time on a GPU) goes to its
+    category; operators inside an optimizer step go to ``optimizer`` and those inside a
+    recurrent layer's forward (``aten::lstm``/``aten::gru``) to ``rnn``. Fused RNN
+    kernels (oneDNN on CPU, cuDNN on GPU) are ``rnn`` in both passes; the backward of
+    the per-step CPU GRU loop is autograd of small GEMMs and element-wise operators and
+    is attributed to those categories. Peak memory on a CPU is the high-water mark of
+    the profiler's allocation events during the step.
+
+    Parameters
+    ----------
+    workload : Workload
+    batch : object
+        A batch of ``workload.make_batch``, stepped ``steps`` times.
+    device : torch.device
+        Where the steps run (kernel time is read on ``cuda``).
+    steps : int
+        Steps run under the profiler; the results are per step.
+    with_memory : bool
+        Record allocation events for the peak.
+
+    Returns
+    -------
+    tuple
+        ``(seconds per category, total seconds, peak bytes)``, per step; categories
+        with no time are left out.
+    """
+    from torch.autograd import DeviceType
+    from torch.profiler import ProfilerActivity, profile
+
+    activities = [ProfilerActivity.CPU]
+    on_cuda = device.type == "cuda"
+    if on_cuda:
+        activities.append(ProfilerActivity.CUDA)
+    prof = profile(activities=activities, profile_memory=with_memory)
+    # kineto prints a "USDT: ... profiler_start/stop" line to the process's stderr at
+    # every start and stop; silence only those two calls, not the profiled steps.
+    with native_stderr_silenced():
+        prof.start()
+    try:
+        for _ in range(steps):
+            workload.step(batch)
+    finally:
+        with native_stderr_silenced():
+            prof.stop()
+    per_cat = dict.fromkeys(CATEGORIES, 0.0)
+    mem_events: list[tuple[int, int]] = []
+    context_cache: dict[int, str | None] = {}
+    for ev in prof.events():
+        if ev.name == "[memory]":
+            mem_events.append(
+                (int(ev.time_range.start), int(ev.cpu_memory_usage + ev.device_memory_usage))
+            )
+            continue
+        if ev.device_type != DeviceType.CPU or not _attributed(ev.name):
+            continue
+        t_us = ev.self_device_time_total if on_cuda else ev.self_cpu_time_total
+        if t_us <= 0:
+            continue
+        cat = _context(ev, context_cache) or categorize(ev.name)
+        per_cat[cat] += t_us * 1e-6 / steps
+    peak = 0
+    if mem_events:
+        mem_events.sort()
+        live = 0
+        for _, delta in mem_events:
+            live += delta
+            peak = max(peak, live)
+    return {k: v for k, v in per_cat.items() if v > 0}, sum(per_cat.values()), peak

@@ -1,0 +1,165 @@
+"""A profiling campaign: every SeqPoint measured once, cache first, with a progress bar
+(:func:`profile_points`)."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections.abc import Generator, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, cast
+
+from seqpoint._config import to_dict
+from seqpoint.cache import MeasurementCache
+from seqpoint.measurements import Measurement, Measurements, environment_fingerprint
+from seqpoint.profiling._config import HARNESS_VERSION, ProfileConfig
+from seqpoint.profiling._point import profile_point
+from seqpoint.profiling._startup import campaign_decoy, startup_state
+from seqpoint.workloads import Signature, Workload
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+__all__ = ["PointLike", "Points", "profile_points"]
+
+
+class PointLike(Protocol):
+    """A point of a schedule: a ``SeqPoint`` (or a ``Measurement``)."""
+
+    @property
+    def iteration(self) -> int: ...
+
+    @property
+    def signature(self) -> tuple[int, ...]: ...
+
+
+class _PointSet(Protocol):
+    @property
+    def points(self) -> Sequence[PointLike]: ...
+
+
+#: What a campaign measures: SeqPoints, SeqPoint-like objects, or signature tuples.
+Points = _PointSet | Iterable[PointLike | Sequence[int]]
+
+
+def _as_points(points: Points) -> list[tuple[int, Signature]]:
+    """``(iteration, signature)`` of each point, in order (iteration -1 for bare tuples)."""
+    found = getattr(points, "points", None)
+    items: Iterable[Any] = found if found is not None else cast("Iterable[Any]", points)
+    out: list[tuple[int, Signature]] = []
+    for p in items:
+        if hasattr(p, "signature"):
+            out.append((int(getattr(p, "iteration", -1)), tuple(int(v) for v in p.signature)))
+        else:
+            out.append((-1, tuple(int(v) for v in p)))
+    return out
+
+
+def _workload_config_dict(workload: Workload) -> dict[str, Any]:
+    """The workload's config as plain data (recorded and part of the cache key)."""
+    cfg = getattr(workload, "config", None)
+    if cfg is None:
+        return {}
+    if hasattr(cfg, "to_dict"):
+        return dict(cfg.to_dict())
+    if dataclasses.is_dataclass(cfg) and not isinstance(cfg, type):
+        return to_dict(cfg)
+    if isinstance(cfg, dict):
+        return dict(cfg)
+    return {"repr": repr(cfg)}
+
+
+def _progress(
+    todo: list[tuple[int, Signature]], name: str, console: Console | None
+) -> Generator[tuple[int, Signature], None, None]:
+    """``todo``, one point at a time, advancing a rich progress bar after each."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+
+    with Progress(
+        TextColumn("[bold]profile[/] {task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        transient=False,
+    ) as bar:
+        task = bar.add_task(name, total=len(todo))
+        for it, sig in todo:
+            bar.update(task, description=f"{name} {sig}")
+            yield it, sig
+            bar.advance(task)
+
+
+def profile_points(
+    workload: Workload,
+    points: Points,
+    config: ProfileConfig | None = None,
+    *,
+    cache: MeasurementCache | None = None,
+    progress: bool = True,
+    console: Console | None = None,
+) -> Measurements:
+    """Measure a campaign of points; finished points survive an interruption.
+
+    Parameters
+    ----------
+    workload : Workload
+    points : SeqPoints, iterable of SeqPoint, or iterable of signature tuples
+    config : ProfileConfig, optional
+    cache : MeasurementCache, optional
+        Looked up first; each point measured ok is written as soon as it finishes, so
+        a campaign that is killed resumes and measures only what is missing.
+    progress : bool
+        Show a rich progress bar.
+    console : rich.console.Console, optional
+        Where the progress bar is drawn (default: rich's console on stdout).
+
+    Returns
+    -------
+    Measurements
+        One measurement per point, in input order (failed points included with their
+        status). Points with the same signature are measured once.
+    """
+    config = config or ProfileConfig()
+    todo = _as_points(points)
+    apply_threads = getattr(workload, "_apply_threads", None)
+    if callable(apply_threads):
+        apply_threads()  # the fingerprint records the thread count the steps will use
+    env = environment_fingerprint(workload, harness=HARNESS_VERSION)
+    cfg_dict = _workload_config_dict(workload)
+    # Process start-up runs on a shape as large as the campaign's largest (see
+    # campaign_decoy), before the first point that is actually measured.
+    decoy = campaign_decoy([sig for _, sig in todo])
+    name = str(getattr(workload, "name", type(workload).__name__))
+    done: dict[Signature, Measurement] = {}
+
+    def run_one(iteration: int, sig: Signature) -> Measurement:
+        if sig in done:
+            return dataclasses.replace(done[sig], iteration=iteration)
+        key = None
+        if cache is not None:
+            key = cache.key(name, cfg_dict, env, sig, config.to_dict())
+            hit = cache.get(key)
+            if hit is not None:
+                done[sig] = hit
+                return dataclasses.replace(hit, iteration=iteration)
+        if config.stepped:
+            startup_state(workload, decoy, [p for _, p in todo])
+        m = profile_point(workload, sig, config, iteration=iteration)
+        if cache is not None and key is not None and m.ok:
+            cache.put(key, m, workload=name, signature=sig)
+        done[sig] = m
+        return m
+
+    if progress and todo:
+        # closing: a point that raises (a SeqPointError) still ends the bar's display
+        with contextlib.closing(_progress(todo, name, console)) as steps:
+            results = tuple(run_one(it, sig) for it, sig in steps)
+    else:
+        results = tuple(run_one(it, sig) for it, sig in todo)
+    return Measurements(workload=name, config=cfg_dict, environment=env, measurements=results)

@@ -1,0 +1,112 @@
+"""How each point is measured: :class:`ProfileConfig`, the metric families it accepts,
+and the harness's method version that keys the measurement cache."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Collection, Iterator
+from typing import Any, ClassVar, NamedTuple
+
+from seqpoint._config import to_dict
+from seqpoint._params import Constraint, Interval, Predicate, validate_params
+from seqpoint.exceptions import ConfigError
+from seqpoint.profiling._gpus import GPU_SPECS
+from seqpoint.profiling._timers import TIMERS
+
+__all__ = ["HARNESS_VERSION", "METRICS", "PointSteps", "ProfileConfig"]
+
+#: Bumped when what the harness measures changes, so cached measurements of an older
+#: method are not reused (2: start-up on a campaign-sized decoy, see ``campaign_decoy``;
+#: 3: oneDNN primitive counts for the cache model of the cold-step term).
+HARNESS_VERSION = 3
+
+#: Metric families ``--metric`` accepts (``roofline:<gpu>`` for each GPU of GPU_SPECS).
+METRICS: tuple[str, ...] = ("time", "flops", "bytes", "breakdown", "memory", "roofline")
+
+#: Families whose measurement runs real training steps (the others count on a meta clone).
+STEPPED: frozenset[str] = frozenset({"time", "breakdown", "memory"})
+
+
+def _metric_names(v: Any) -> bool:
+    # A string is a collection too, but ``metrics="time"`` would read as four names.
+    return isinstance(v, Collection) and not isinstance(v, str) and len(v) > 0
+
+
+class PointSteps(NamedTuple):
+    """Training steps one measured point costs (the keywords of ``reduction_factor``)."""
+
+    warmup: int
+    """Untimed steps before the timed ones."""
+    repeats: int
+    """Timed steps (at most; ``max_seconds_per_point`` may stop earlier)."""
+    profiled: int
+    """Steps run under torch.profiler for the breakdown or host peak memory."""
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ProfileConfig:
+    """How each point is measured."""
+
+    warmup: int = 2
+    """Untimed steps before the timed ones (allocator, caches, autotuning, compilation)."""
+    repeats: int = 5
+    """Timed steps; ``time_s`` is their median."""
+    timer: str = "wall"
+    """``wall``, ``cpu`` or ``cuda`` (see ``TIMERS``)."""
+    metrics: tuple[str, ...] = ("time",)
+    """Any of ``time``, ``flops``, ``bytes``, ``roofline:<gpu>``, ``breakdown``, ``memory``."""
+    max_seconds_per_point: float = 0.0
+    """Stop repeating a point once its timed steps took this long (0: no limit; >= 1 repeat)."""
+    breakdown_steps: int = 1
+    """Steps run under torch.profiler for the breakdown (after the timed ones)."""
+
+    _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
+        "warmup": [Interval(int, 0)],
+        "repeats": [Interval(int, 1)],
+        "breakdown_steps": [Interval(int, 1)],
+        "metrics": [Predicate(_metric_names, "a non-empty tuple of names")],
+        "max_seconds_per_point": [Interval(float, 0, word="a number")],
+    }
+
+    def __post_init__(self) -> None:
+        if isinstance(self.metrics, Iterator):  # a generator is read once, here
+            object.__setattr__(self, "metrics", tuple(self.metrics))
+        validate_params(self)
+        TIMERS.get(self.timer)  # the registry's message lists the valid timers
+        object.__setattr__(self, "metrics", tuple(self.metrics))
+        for m in self.metrics:
+            family, _, gpu = m.partition(":") if isinstance(m, str) else (m, "", "")
+            if family not in METRICS or (family == "roofline") != bool(gpu):
+                raise ConfigError(
+                    f"Unknown metric {m!r}. Valid metrics: time, flops, bytes, breakdown, memory, "
+                    f"{', '.join('roofline:' + g for g in GPU_SPECS)}."
+                )
+            if gpu and gpu.lower() not in GPU_SPECS:
+                raise ConfigError(
+                    f"Unknown GPU {gpu!r} in metric {m!r}. Valid GPUs: {', '.join(GPU_SPECS)}."
+                )
+
+    @property
+    def families(self) -> frozenset[str]:
+        """The metric families asked for (``roofline:h100`` is ``roofline``)."""
+        return frozenset(m.partition(":")[0] for m in self.metrics)
+
+    @property
+    def stepped(self) -> bool:
+        """True when measuring runs real training steps (time, breakdown or memory)."""
+        return bool(self.families & STEPPED)
+
+    def point_steps(self) -> PointSteps:
+        """Training steps one point costs: ``(warmup, repeats, profiled)``.
+
+        ``profiled`` is ``breakdown_steps`` when ``breakdown`` or ``memory`` is measured,
+        else 0, so ``reduction_factor(n, k, **config.point_steps()._asdict())`` counts
+        every step a timed campaign executes (``repeats`` is an upper bound when
+        ``max_seconds_per_point`` is set).
+        """
+        profiled = self.breakdown_steps if self.families & {"breakdown", "memory"} else 0
+        return PointSteps(warmup=self.warmup, repeats=self.repeats, profiled=profiled)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields as plain data (part of every measurement's cache key)."""
+        return to_dict(self)

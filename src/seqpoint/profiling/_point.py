@@ -1,0 +1,198 @@
+"""Measuring one point: warm-up, timed repeats, deterministic counts, the operation-category
+breakdown and peak memory of one signature (:func:`profile_point`)."""
+
+from __future__ import annotations
+
+import functools
+import statistics
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from seqpoint.exceptions import SeqPointError
+from seqpoint.measurements import (
+    FIRST_STEP_TIME,
+    ONEDNN_CACHE_CAPACITY,
+    ONEDNN_NEW,
+    ONEDNN_SHARED,
+    STEADY_TIME,
+    Measurement,
+    Status,
+)
+from seqpoint.profiling._breakdown import profile_breakdown, state_bytes
+from seqpoint.profiling._config import ProfileConfig
+from seqpoint.profiling._counting import count_point
+from seqpoint.profiling._failures import cleanup_after_failure, is_oom
+from seqpoint.profiling._startup import StartupState, onednn_cache_capacity, startup_state
+from seqpoint.profiling._timers import TIMERS, workload_device
+from seqpoint.workloads import Signature, Workload
+
+if TYPE_CHECKING:
+    import torch
+
+__all__ = ["profile_point"]
+
+#: What one point's measurement returns: metrics, seconds per category, raw repeats.
+_Measured = tuple[dict[str, float], dict[str, float], dict[str, list[float]]]
+
+
+def _counted(workload: Workload, signature: Signature, config: ProfileConfig) -> dict[str, float]:
+    """The deterministic metrics asked for (``flops``, ``bytes``, ``roofline_<gpu>_s``)."""
+    families = config.families
+    metrics: dict[str, float] = {}
+    counts = count_point(workload, signature)
+    if "flops" in families:
+        metrics["flops"] = counts["flops"]
+        metrics.update({k: v for k, v in counts.items() if k.startswith("flops_")})
+    if "bytes" in families:
+        metrics["bytes"] = counts["bytes"]
+        metrics["ops"] = counts["ops"]
+        metrics.update({k: v for k, v in counts.items() if k.startswith("bytes_")})
+    for m in config.metrics:
+        if m.startswith("roofline:"):
+            g = m.partition(":")[2].lower()
+            metrics[f"roofline_{g}_s"] = counts[f"roofline_{g}_s"]
+    return metrics
+
+
+def _timed(
+    workload: Workload,
+    signature: Signature,
+    batch: object,
+    device: torch.device,
+    config: ProfileConfig,
+    state: StartupState | None,
+) -> tuple[dict[str, float], list[float]]:
+    """Warm-up and timed repeats: ``time_s`` statistics (and ``time_s_first`` when cold)."""
+    metrics: dict[str, float] = {}
+    timer = TIMERS.get(config.timer)()
+    cold = state is not None and signature not in state.seen
+    warm_left = config.warmup
+    if cold and warm_left:
+        # The first step of a never-seen shape pays one-time costs (kernel and
+        # primitive selection, allocator growth) that a real run pays once per
+        # unique signature; it is kept apart from the steady-state repeats.
+        metrics[FIRST_STEP_TIME] = timer(lambda: workload.step(batch), device)
+        warm_left -= 1
+    for _ in range(warm_left):
+        workload.step(batch)
+    times: list[float] = []
+    spent = 0.0
+    for _ in range(config.repeats):
+        dt = timer(lambda: workload.step(batch), device)
+        times.append(dt)
+        spent += dt
+        if config.max_seconds_per_point and spent >= config.max_seconds_per_point:
+            break
+    times_sorted = sorted(times)
+    metrics[STEADY_TIME] = statistics.median(times)
+    metrics[f"{STEADY_TIME}_min"] = times_sorted[0]
+    metrics[f"{STEADY_TIME}_max"] = times_sorted[-1]
+    if len(times) >= 2:
+        q = statistics.quantiles(times, n=4, method="inclusive")
+        metrics[f"{STEADY_TIME}_iqr"] = q[2] - q[0]
+        metrics[f"{STEADY_TIME}_std"] = statistics.stdev(times)
+    else:
+        metrics[f"{STEADY_TIME}_iqr"] = 0.0
+        metrics[f"{STEADY_TIME}_std"] = 0.0
+    metrics["repeats"] = float(len(times))
+    if state is not None and state.primitives is not None:
+        # What a projection needs to tell which steps of a run re-create primitives.
+        metrics[ONEDNN_NEW] = float(state.primitives[0])
+        metrics[ONEDNN_SHARED] = float(state.primitives[1])
+        metrics[ONEDNN_CACHE_CAPACITY] = float(onednn_cache_capacity())
+    return metrics, times
+
+
+def _measure(workload: Workload, signature: Signature, config: ProfileConfig) -> _Measured:
+    import torch
+
+    metrics: dict[str, float] = {}
+    breakdown: dict[str, float] = {}
+    samples: dict[str, list[float]] = {}
+    families = config.families
+    device = workload_device(workload)
+    if families & {"flops", "bytes", "roofline"}:
+        metrics.update(_counted(workload, signature, config))
+    if not config.stepped:
+        return metrics, breakdown, samples
+    state = startup_state(workload)
+    batch = workload.make_batch(signature)
+    if "time" in families:
+        timed, times = _timed(workload, signature, batch, device, config, state)
+        metrics.update(timed)
+        samples[STEADY_TIME] = times
+    elif config.warmup:
+        for _ in range(config.warmup):
+            workload.step(batch)
+    if state is not None:
+        state.seen.add(signature)
+    host_memory = "memory" in families and device.type != "cuda"
+    if "breakdown" in families or host_memory:
+        per_cat, total, peak = profile_breakdown(
+            workload, batch, device, config.breakdown_steps, host_memory
+        )
+        if "breakdown" in families:
+            breakdown.update(per_cat)
+            metrics["breakdown_total_s"] = total
+        if host_memory:
+            metrics["peak_mem_bytes"] = float(state_bytes(workload, batch) + peak)
+    if "memory" in families and device.type == "cuda":
+        torch.cuda.synchronize(device)
+        torch.cuda.reset_peak_memory_stats(device)
+        workload.step(batch)
+        torch.cuda.synchronize(device)
+        metrics["peak_mem_bytes"] = float(torch.cuda.max_memory_allocated(device))
+    return metrics, breakdown, samples
+
+
+def profile_point(
+    workload: Workload,
+    signature: Sequence[int],
+    config: ProfileConfig | None = None,
+    *,
+    iteration: int = -1,
+) -> Measurement:
+    """Measure one training step of ``signature``.
+
+    Parameters
+    ----------
+    workload : Workload
+    signature : tuple of int
+        ``(batch_size, seq_len, tgt_len[, sum_sq_len])``.
+    config : ProfileConfig, optional
+        Warm-up, repeats, timer and metrics (default: time only, 2 + 5 steps, wall).
+    iteration : int
+        Schedule iteration this signature stands for (recorded, -1 when none).
+
+    Returns
+    -------
+    Measurement
+        ``metrics``: ``time_s`` (median, seconds), ``time_s_iqr``, ``time_s_min``,
+        ``time_s_max``, ``time_s_std``, ``repeats``; ``time_s_first`` (the first step of
+        a shape this workload object never ran, when ``warmup >= 1``); the oneDNN
+        primitive counts on a CPU; ``flops``; ``bytes``, ``ops``; ``roofline_<gpu>_s``;
+        ``peak_mem_bytes``; ``breakdown_total_s``.
+        ``breakdown_s``: seconds per step per operation category. ``samples["time_s"]``:
+        the timed repeats. A step that runs out of memory gives ``status="oom"``, one
+        that raises gives ``status="error"``, each with the message.
+    """
+    config = config or ProfileConfig()
+    sig = tuple(int(v) for v in signature)
+    make = functools.partial(
+        Measurement,
+        iteration=int(iteration),
+        batch_size=sig[0],
+        seq_len=sig[1],
+        tgt_len=sig[2] if len(sig) > 2 else 0,
+        sum_sq_len=sig[3] if len(sig) > 3 else None,
+    )
+    try:
+        metrics, breakdown, samples = _measure(workload, sig, config)
+    except SeqPointError:
+        raise
+    except Exception as exc:  # every failure of a point is recorded; the campaign goes on
+        status: Status = "oom" if is_oom(exc) else "error"
+        cleanup_after_failure(workload)
+        msg = f"{type(exc).__name__}: {exc}".strip().splitlines()[0][:500]
+        return make(status=status, message=msg)
+    return make(metrics=metrics, breakdown_s=breakdown, samples=samples)

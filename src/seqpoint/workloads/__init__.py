@@ -23,7 +23,6 @@ from seqpoint.workloads._loading import (
     config_class,
     load_workload,
     parse_overrides,
-    parse_set,
 )
 
 __all__ = [
@@ -46,5 +45,4 @@ __all__ = [
     "load_workload",
     "packed_document_lengths",
     "parse_overrides",
-    "parse_set",
 ]

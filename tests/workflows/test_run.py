@@ -7,7 +7,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from seqpoint.pipeline import (
+from seqpoint.workflows import (
     BatchingSection,
     LengthsSection,
     ProfileSection,
@@ -17,9 +17,9 @@ from seqpoint.pipeline import (
     ValidationSection,
     WorkloadSection,
     run,
+    speedup_configs,
     validate,
 )
-from seqpoint.pipeline._speedup import speedup_configs
 
 
 def _cfg(tmp_path, **kw):

@@ -3,7 +3,7 @@ import tomllib
 import pytest
 
 from seqpoint.exceptions import ConfigError
-from seqpoint.pipeline._config import (
+from seqpoint.workflows import (
     RunConfig,
     SelectionSection,
     WorkloadSection,
@@ -55,11 +55,13 @@ def test_overrides():
 
 
 def test_executed_steps_count_every_step():
-    from seqpoint.pipeline._config import ProfileSection
-    from seqpoint.pipeline._run import executed_steps, steps_per_point
+    from seqpoint.validation import reduction_factor
+    from seqpoint.workflows import ProfileSection
 
     timed_only = RunConfig(profile=ProfileSection(warmup=2, repeats=5, metrics=("time", "flops")))
-    assert steps_per_point(timed_only) == (2, 5, 0)
-    assert executed_steps(10, timed_only) == 70
+    assert timed_only.profile.steps_per_point == (2, 5, 0)
+    w, r, p = timed_only.profile.steps_per_point
+    assert reduction_factor(70, 10, warmup=w, repeats=r, profiled=p) == 1.0  # 70 steps
     with_breakdown = RunConfig(profile=ProfileSection(warmup=2, repeats=5, metrics=("time", "breakdown")))
-    assert executed_steps(10, with_breakdown) == 80  # the profiled step counts too
+    w, r, p = with_breakdown.profile.steps_per_point
+    assert reduction_factor(80, 10, warmup=w, repeats=r, profiled=p) == 1.0  # the profiled step counts too

@@ -226,7 +226,7 @@ class ProfileSection(ProfileConfig):
 
     _section_constraints: ClassVar[dict[str, list[Constraint]]] = {
         "cache": [_STR, None],
-        "use_cache": [Boolean()],
+        "use_cache": [Boolean("true or false")],
     }
 
     def __post_init__(self) -> None:
@@ -272,7 +272,7 @@ class ValidationSection:
         "max_iterations": [Interval(int, 1), None],
         "runs": [Interval(int, 1)],
         "baselines": [_NAMES],
-        "steady_truth": [Boolean()],
+        "steady_truth": [Boolean("true or false")],
     }
 
     def __post_init__(self) -> None:
@@ -298,8 +298,8 @@ class ReportSection:
 
     _section_constraints: ClassVar[dict[str, list[Constraint]]] = {
         "out": [_STR, None],
-        "plots": [Boolean()],
-        "html": [Boolean()],
+        "plots": [Boolean("true or false")],
+        "html": [Boolean("true or false")],
     }
 
     def __post_init__(self) -> None:

@@ -3,7 +3,7 @@
 Every case is replayed twice: a *deterministic* schedule (the whole bundled data set,
 several epochs; only its unique signatures are counted, so it can be large) and a
 *measured* schedule (a seeded subset small enough that a full run takes ~10-40 s on the
-``*:tiny`` presets here), which ``seqpoint.pipeline.validate`` executes in full.
+``*:tiny`` presets here), which ``seqpoint.workflows.validate`` executes in full.
 """
 
 from __future__ import annotations
@@ -17,7 +17,9 @@ import numpy as np
 
 from seqpoint.batching import replay
 from seqpoint.exceptions import SeqPointWarning
-from seqpoint.pipeline import (
+from seqpoint.schedule import IterationSchedule
+from seqpoint.traces import Lengths, read_lengths
+from seqpoint.workflows import (
     BatchingSection,
     LengthsSection,
     ProfileSection,
@@ -27,8 +29,6 @@ from seqpoint.pipeline import (
     ValidationSection,
     WorkloadSection,
 )
-from seqpoint.schedule import IterationSchedule
-from seqpoint.traces import Lengths, read_lengths
 
 #: Every selector compared at equal budget (the SeqPoint one first).
 METHODS = ("seqpoint", "first", "random", "stride", "mean", "median", "mode", "simpoint", "stratified")

@@ -1,7 +1,7 @@
 """Sections that time real training steps: projection against measured full runs (with
 their noise floor), projected against measured speedups, and the operation breakdown.
 
-``seqpoint.pipeline.validate`` does the measured-time validation of a case: it profiles
+``seqpoint.workflows.validate`` does the measured-time validation of a case: it profiles
 the SeqPoints and every baseline's points at the same budget, runs the whole schedule
 ``runs`` times in fresh processes (their spread is the noise floor) and compares.
 """
@@ -27,10 +27,10 @@ import numpy as np
 from _paper_cases import REPEATS, WARMUP, Case, Scale, run_config
 from seqpoint.cache import MeasurementCache
 from seqpoint.exceptions import SeqPointWarning
-from seqpoint.pipeline import validate
 from seqpoint.profiling import Measurement, ProfileConfig, profile_points
 from seqpoint.projection import project
 from seqpoint.schedule import IterationSchedule
+from seqpoint.workflows import validate
 from seqpoint.workloads import load_workload
 
 

@@ -129,7 +129,7 @@ def measured(data: dict[str, Any]) -> list[str]:
             "tokens swings between 28 and 58 ms from one step to the next (a steady 29 ms with them), "
             "which no sampling method can model. The last table of this section repeats the "
             "validation with the defaults.", "",
-            "`seqpoint.pipeline.validate` (in a fresh process per case) on a seeded subset of each case: the SeqPoints and every "
+            "`seqpoint.workflows.validate` (in a fresh process per case) on a seeded subset of each case: the SeqPoints and every "
             "baseline's points are profiled by the harness (warm-up 2, 5 timed repeats, median), and "
             "the whole subset schedule is run twice in fresh processes (threads=1); the noise floor is "
             "the spread of those two totals. The projection is `run_time_s`: the weighted steady-state "

@@ -44,12 +44,11 @@ SETTINGS = (
 
 
 def _schedule(quick: bool):  # type: ignore[no-untyped-def]
-    from seqpoint.pipeline import demo_configs
-    from seqpoint.pipeline._stages import build_schedule, load_lengths, validation_schedule
+    from seqpoint.workflows import build_schedule, demo_configs, load_lengths, validation_schedule
 
     _, cfg = demo_configs("/tmp/seqpoint-bench-in-sequence")
     if quick:
-        from seqpoint.pipeline import apply_overrides
+        from seqpoint.workflows import apply_overrides
 
         cfg = apply_overrides(cfg, ["lengths.max_samples=800"])
     return validation_schedule(cfg, build_schedule(cfg.batching, load_lengths(cfg.lengths)))

@@ -7,7 +7,7 @@ packing) this measures:
 1. the projection error of exact totals (FLOPs, a roofline time per GPU) for k = 1..20,
    SeqPoint against every baseline at equal budget (no timing involved);
 2. the projection error against measured full runs, next to their noise floor
-   (``seqpoint.pipeline.validate``), with the error of each baseline;
+   (``seqpoint.workflows.validate``), with the error of each baseline;
 3. projected against measured speedups for configuration pairs of each workload;
 4. the projected against measured operation-category breakdown;
 5. profiling reduction for the measured runs and for paper-scale runs (from schedules);

@@ -1,15 +1,18 @@
-"""Helpers shared by the frozen, keyword-only config dataclasses of every stage."""
+"""Helpers shared by the frozen, keyword-only config dataclasses of every stage, and the one
+``--set KEY=VALUE`` grammar of the command line and the run config overrides."""
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
 import json
+import tomllib
+from collections.abc import Iterable
 from typing import Any
 
 from seqpoint.exceptions import ConfigError
 
-__all__ = ["SCHEMA_VERSION", "config_hash", "from_dict", "to_dict"]
+__all__ = ["SCHEMA_VERSION", "config_hash", "from_dict", "parse_set", "parse_value", "to_dict"]
 
 SCHEMA_VERSION = 1
 
@@ -36,3 +39,49 @@ def config_hash(*parts: Any) -> str:
     """Full sha256 of the canonical JSON of ``parts`` plus the schema version."""
     blob = json.dumps([SCHEMA_VERSION, *parts], sort_keys=True, default=str, separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def parse_value(text: str) -> Any:
+    """One ``--set`` value: a TOML value, else the bare text as a string.
+
+    ``2`` is an int, ``2.5`` a float, ``true`` a bool, ``[2, 2]`` a list and ``"x"`` a
+    string, exactly as TOML reads them; text that is not a TOML value (``bf16``,
+    ``x y``) is kept as the string it is, so words need no quotes on a command line.
+    """
+    text = text.strip()
+    try:
+        table = tomllib.loads(f"v = {text}")
+    except tomllib.TOMLDecodeError:
+        return text
+    # "1\nw = 2" is valid TOML but two values; only a single value is one.
+    return table["v"] if len(table) == 1 else text
+
+
+def parse_set(items: Iterable[str], *, option: str = "--set") -> dict[str, Any]:
+    """Parse ``KEY=VALUE`` items, the one grammar of every ``--set`` (and ``--set-b``).
+
+    Parameters
+    ----------
+    items : iterable of str
+        ``KEY=VALUE`` strings; VALUE is read by :func:`parse_value`. Dashes in KEY become
+        underscores (``pad-to-multiple-of`` names ``pad_to_multiple_of``); a dotted KEY
+        (``batching.epochs``) is kept whole for the caller to resolve.
+    option : str
+        The flag the items came from, as error messages name it.
+
+    Returns
+    -------
+    dict of str to object
+        Later items override earlier ones.
+    """
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        key = key.strip().replace("-", "_")
+        if not sep or not key:
+            raise ConfigError(
+                f"{option} expects KEY=VALUE (e.g. {option} threads=2, {option} dtype=bf16). "
+                f"Got {item!r}."
+            )
+        out[key] = parse_value(raw)
+    return out

@@ -103,7 +103,7 @@ def test_no_cache_writes_no_cache(seqpoints, tmp_path) -> None:
             ["--workload", "bert:tiny", "--set", "threads=many"],
             "'threads' parameter of BertConfig must be an int",
         ),
-        (["--workload", "bert:tiny", "--set", "threads"], "--set expects key=value"),
+        (["--workload", "bert:tiny", "--set", "threads"], "--set expects KEY=VALUE"),
         (["--workload", "bert:tiny", "--metric", "speed"], "Unknown metric 'speed'"),
         (["--workload", "bert:tiny", "--timer", "sundial"], "Unknown timer 'sundial'"),
         (

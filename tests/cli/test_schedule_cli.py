@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from seqpoint._config import parse_set
 from seqpoint.cli import main
-from seqpoint.cli._schedule import parse_set
 from seqpoint.exceptions import ConfigError
 from seqpoint.schedule import COLUMNS, read_schedule
 
@@ -73,11 +73,19 @@ def test_schedule_packing_and_dynamic_bucket(tmp_path: Path) -> None:
 
 
 def test_parse_set() -> None:
+    # One grammar: a TOML value, else the bare word as a string (TOML has no null).
     assert parse_set(["a=1", "b=true", "c=none", "d=x y", "e-f=2.5"]) == {
-        "a": 1, "b": True, "c": None, "d": "x y", "e_f": 2.5
+        "a": 1, "b": True, "c": "none", "d": "x y", "e_f": 2.5
+    }
+    assert parse_set(["dtype=bf16", " threads = 2 ", "descending=true", "time_strides=[2,2]",
+                      'name="a b"', "x=1\ny=2"]) == {
+        "dtype": "bf16", "threads": 2, "descending": True, "time_strides": [2, 2],
+        "name": "a b", "x": "1\ny=2",
     }
     with pytest.raises(ConfigError, match="--set expects KEY=VALUE"):
         parse_set(["novalue"])
+    with pytest.raises(ConfigError, match="--set-b expects KEY=VALUE"):
+        parse_set(["=1"], option="--set-b")
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:

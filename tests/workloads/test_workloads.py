@@ -13,6 +13,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from seqpoint._config import parse_set  # noqa: E402
 from seqpoint.exceptions import ConfigError, InputError  # noqa: E402
 from seqpoint.workloads import (  # noqa: E402
     WORKLOADS,
@@ -22,7 +23,6 @@ from seqpoint.workloads import (  # noqa: E402
     Workload,
     load_workload,
     packed_document_lengths,
-    parse_set,
 )
 
 SIGS = {
@@ -333,8 +333,9 @@ def test_bad_signatures() -> None:
 
 
 def test_parse_set() -> None:
-    assert parse_set(["dtype=bf16", " threads = 2 "]) == {"dtype": "bf16", "threads": "2"}
-    with pytest.raises(ConfigError, match="--set expects key=value"):
+    # The one --set grammar (seqpoint._config): TOML values, bare words as strings.
+    assert parse_set(["dtype=bf16", " threads = 2 "]) == {"dtype": "bf16", "threads": 2}
+    with pytest.raises(ConfigError, match="--set expects KEY=VALUE"):
         parse_set(["dtype"])
 
 

@@ -12,22 +12,12 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
-from seqpoint.cli._app import app, console, err_console
+from seqpoint._config import parse_set
+from seqpoint.cli._app import app, console, err_console, fail
+from seqpoint.reports import print_measurements
 
 __all__ = ["profile"]
-
-
-def _fmt(value: float | None, unit: str = "") -> str:
-    if value is None:
-        return "-"
-    if unit == "s":
-        return f"{value * 1e3:.3f} ms" if value < 1 else f"{value:.3f} s"
-    for scale, suffix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(value) >= scale:
-            return f"{value / scale:.2f}{suffix}{unit}"
-    return f"{value:g}{unit}"
 
 
 @app.command("profile")
@@ -43,7 +33,7 @@ def profile(
     set_: Annotated[
         list[str] | None,
         typer.Option(
-            "--set", help="Workload setting KEY=VALUE (dtype=bf16, threads=2, micro_batches=2 ...)."
+            "--set", help="Workload setting KEY=VALUE, a TOML value or a bare word (dtype=bf16, threads=2, time_strides=[2,2] ...)."
         ),
     ] = None,
     metric: Annotated[
@@ -76,13 +66,12 @@ def profile(
     from seqpoint.cache import MeasurementCache
     from seqpoint.profiling import ProfileConfig, profile_points, write_measurements
     from seqpoint.selection import read_seqpoints
-    from seqpoint.workloads import load_workload, parse_set
+    from seqpoint.workloads import load_workload
 
     if cache is not None and no_cache:
-        from seqpoint.cli._app import fail
-
         fail("--cache and --no-cache exclude each other; give one.")
     points = read_seqpoints(seqpoints)
+    # The harness default, time only; a run config's [profile] records more by default.
     config = ProfileConfig(
         warmup=warmup, repeats=repeats, timer=timer, metrics=tuple(metric) if metric else ("time",)
     )
@@ -91,32 +80,7 @@ def profile(
     ms = profile_points(wl, points, config, cache=store, progress=progress, console=console)
     write_measurements(ms, output)
 
-    table = Table(title=f"{ms.workload}: {len(ms.measurements)} points")
-    for col in (
-        "iteration",
-        "batch",
-        "seq_len",
-        "tgt_len",
-        "weight",
-        "status",
-        "time",
-        "± IQR",
-        "FLOPs",
-    ):
-        table.add_column(col, justify="right" if col != "status" else "left")
-    for p, m in zip(points.points, ms.measurements, strict=True):
-        table.add_row(
-            str(m.iteration),
-            str(m.batch_size),
-            str(m.seq_len),
-            str(m.tgt_len),
-            f"{p.weight:g}",
-            m.status if m.ok else f"{m.status}: {m.message[:60]}",
-            _fmt(m.metrics.get("time_s"), "s"),
-            _fmt(m.metrics.get("time_s_iqr"), "s"),
-            _fmt(m.metrics.get("flops")),
-        )
-    console.print(table)
+    print_measurements(console, points, ms)
     failed = [m for m in ms.measurements if not m.ok]
     if failed:
         err_console.print(

@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from seqpoint.cli._app import app, console, err_console, fail
 from seqpoint.measurements import read_measurements
 from seqpoint.projection import METHODS, project
+from seqpoint.reports import print_projection
 from seqpoint.schedule import read_schedule
 from seqpoint.selection import read_seqpoints
 
@@ -46,13 +46,4 @@ def project_command(
     if as_json:
         print(json.dumps(result.to_dict()))
         return
-    table = Table(
-        title=f"{method} projection over {result.n_iterations} iterations from {result.n_points} points"
-        + ("" if result.complete else " (INCOMPLETE)")
-    )
-    for col in ("metric", "projected", "low (95%)", "high (95%)", "±"):
-        table.add_column(col, justify="left" if col == "metric" else "right")
-    for name, total in result.totals.items():
-        lo, hi = result.interval[name]
-        table.add_row(name, f"{total:.6g}", f"{lo:.6g}", f"{hi:.6g}", f"{result.relative_halfwidth(name):.2%}")
-    console.print(table)
+    print_projection(console, result)

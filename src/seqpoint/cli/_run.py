@@ -2,28 +2,43 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from seqpoint.cli._app import app, console
+from seqpoint.reports import (
+    print_histogram,
+    print_run,
+    print_seqpoints,
+    print_speedup,
+    print_validation,
+)
+from seqpoint.workflows import (
+    RunConfig,
+    apply_overrides,
+    load_config,
+    run,
+    run_demo,
+    speedup_between,
+    validate,
+)
 
 __all__ = ["demo", "run_cmd", "speedup", "validate_cmd"]
 
 _SET_HELP = "Override a config value: section.key=value (e.g. batching.epochs=2, workload.set.dtype=bf16)."
 
 
-def _load(config: Path, overrides: list[str] | None, out: Path | None):  # type: ignore[no-untyped-def]
-    from seqpoint.pipeline import apply_overrides, load_config
-
+def _load(config: Path, overrides: list[str] | None, out: Path | None) -> RunConfig:
     cfg = load_config(config)
-    items = list(overrides or [])
+    if overrides:
+        cfg = apply_overrides(cfg, overrides)
     if out is not None:
-        items.append(f"report.out={json.dumps(str(out))}")
-    return apply_overrides(cfg, items) if items else cfg
+        cfg = dataclasses.replace(cfg, report=dataclasses.replace(cfg.report, out=str(out)))
+    return cfg
 
 
 @app.command("run")
@@ -35,9 +50,6 @@ def run_cmd(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """Lengths → schedule → SeqPoints → profile (cached) → projected run, in a run folder."""
-    from seqpoint.pipeline import run
-    from seqpoint.pipeline._present import print_histogram, print_run, print_seqpoints
-
     cfg = _load(config, overrides, out)
     result = run(cfg, progress=not (quiet or as_json), console=console)
     if as_json:
@@ -59,9 +71,6 @@ def validate_cmd(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """Run the schedule in full (twice), and compare the projection and baselines with it."""
-    from seqpoint.pipeline import validate
-    from seqpoint.pipeline._present import print_seqpoints, print_validation
-
     cfg = _load(config, overrides, out)
     result = validate(cfg, progress=not (quiet or as_json), console=console, exact=not no_exact)
     if as_json:
@@ -82,23 +91,12 @@ def speedup(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """Projected whole-run speedup of B over A, measured on the same SeqPoints."""
-    from seqpoint.pipeline._speedup import speedup_between
-
     result = speedup_between(config_a, config_b, set_b or [], progress=not (quiet or as_json),
                              console=console)
     if as_json:
         print(json.dumps(result.to_dict(), indent=2, default=str))
         return
-    table = Table(title=f"Projected speedup of B over A on {len(result.seqpoints)} SeqPoints")
-    for col in ("", "A", "B", "speedup"):
-        table.add_column(col, justify="right")
-    sp = result.speedup
-    lo, hi = sp.interval
-    table.add_row("time", f"{sp.total_a:.4g} s", f"{sp.total_b:.4g} s",
-                  f"[bold]{sp.value:.3f}×[/] ({lo:.3f}…{hi:.3f})")
-    for cat, v in sorted(sp.per_category.items()):
-        table.add_row(cat.removeprefix("breakdown_s."), "", "", f"{v:.3f}×")
-    console.print(table)
+    print_speedup(console, result.speedup, n_points=len(result.seqpoints))
 
 
 @app.command("demo")
@@ -107,6 +105,4 @@ def demo(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """The bundled default: DeepSpeech2-tiny on LibriSpeech, projected and validated (CPU, minutes)."""
-    from seqpoint.pipeline import run_demo
-
     raise typer.Exit(run_demo(console, out=out, progress=not quiet))

@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import warnings
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 
+from seqpoint._config import parse_set
 from seqpoint.cli._app import app, console, err_console
 from seqpoint.exceptions import ConfigError, SeqPointWarning
+from seqpoint.reports import print_schedule
 
-__all__ = ["parse_set", "schedule"]
+__all__ = ["schedule"]
 
 #: CLI flags that map to policy parameters of the same name.
 _POLICY_FLAGS = {
@@ -26,32 +26,6 @@ _POLICY_FLAGS = {
     "pad_to_multiple_of": "--pad-to-multiple-of",
     "drop_last": "--drop-last/--keep-last",
 }
-
-
-def parse_set(items: list[str]) -> dict[str, Any]:
-    """Parse ``--set key=value`` items; values are JSON (numbers, true/false, null) or strings."""
-    out: dict[str, Any] = {}
-    for item in items:
-        key, sep, raw = item.partition("=")
-        key = key.strip().replace("-", "_")
-        if not sep or not key:
-            raise ConfigError(f"--set expects KEY=VALUE (e.g. --set descending=true). Got {item!r}.")
-        text = raw.strip()
-        lowered = text.lower()
-        if lowered in ("true", "false"):
-            out[key] = lowered == "true"
-        elif lowered in ("none", "null"):
-            out[key] = None
-        else:
-            try:
-                out[key] = json.loads(text)
-            except json.JSONDecodeError:
-                out[key] = text
-    return out
-
-
-def _bar(count: int, top: int, width: int = 30) -> str:
-    return "█" * (round(width * count / top) if top else 0)
 
 
 @app.command("schedule")
@@ -110,7 +84,7 @@ def schedule(
     seed: Annotated[int, typer.Option("--seed", help="Run seed.")] = 0,
     set_: Annotated[
         list[str] | None,
-        typer.Option("--set", help="Other policy parameter, KEY=VALUE (repeatable)."),
+        typer.Option("--set", help="Other policy parameter, KEY=VALUE (a TOML value or a bare word; repeatable)."),
     ] = None,
     bins: Annotated[int, typer.Option("--bins", help="Bins of the seq_len histogram shown.")] = 12,
 ) -> None:
@@ -173,28 +147,7 @@ def schedule(
             err_console.print(f"seqpoint: warning: {w.message}", markup=False, highlight=False)
     write_schedule(sched, output)
 
-    s = summarize(sched, bins=bins)
-    table = Table(title=f"{policy} schedule of {lens.n_samples} samples ({lens.unit}) → {output}")
-    table.add_column("quantity")
-    table.add_column("value", justify="right")
-    table.add_row("iterations", f"{s.n_iterations:,}")
-    table.add_row("epochs", str(s.n_epochs))
-    table.add_row("unique signatures", f"{s.n_unique_signatures:,}")
-    table.add_row("padding ratio", f"{s.padding_ratio:.2%}")
-    table.add_row("seq_len min / mean / max", f"{s.seq_len_min} / {s.seq_len_mean:.1f} / {s.seq_len_max}")
-    table.add_row("batch size min / max", f"{s.batch_size_min} / {s.batch_size_max}")
-    if lens.tgt is not None:
-        table.add_row(
-            "tgt_len min / max", f"{int(sched.tgt_len.min())} / {int(sched.tgt_len.max())}"
-        )
-    table.add_row("samples dropped", f"{sched.meta.get('dropped', 0):,}")
-    console.print(table)
-
-    hist = Table(title="seq_len histogram (iterations)", show_header=True)
-    hist.add_column("seq_len", justify="right")
-    hist.add_column("iterations", justify="right")
-    hist.add_column("")
-    top = max(s.hist_counts) if s.hist_counts else 0
-    for lo, hi, count in zip(s.hist_edges[:-1], s.hist_edges[1:], s.hist_counts, strict=True):
-        hist.add_row(f"{lo:.0f}–{hi:.0f}", f"{count:,}", _bar(count, top))
-    console.print(hist)
+    print_schedule(
+        console, sched, summarize(sched, bins=bins), show_tgt=lens.tgt is not None,
+        title=f"{policy} schedule of {lens.n_samples} samples ({lens.unit}) → {output}",
+    )

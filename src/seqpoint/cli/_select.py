@@ -7,20 +7,14 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 
 from seqpoint.cli._app import app, console, err_console, fail
 from seqpoint.exceptions import SeqPointWarning
+from seqpoint.reports import print_selection
 from seqpoint.schedule import read_schedule
 from seqpoint.selection import COST_MODELS, SELECTORS, make_selector, write_seqpoints
 
 __all__ = ["select"]
-
-# What each selector's ``estimated_error`` is, so the figure is not read as more than it is.
-_ESTIMATE_KIND = {
-    "seqpoint": "count-weight basis bound, an upper-bound-style estimate",
-    "stratified": "95% half-width of the cost proxy's total under the sampling design",
-}
 
 
 @app.command("select")
@@ -77,29 +71,5 @@ def select(
     points = selector.to_seqpoints(sched)
     write_seqpoints(points, output)
 
-    n = len(sched)
-    table = Table(title=f"{len(points)} {method} points for {n} iterations")
-    for col in ("iteration", "batch", "seq_len", "tgt_len", "weight", "share"):
-        table.add_column(col, justify="right")
-    for p in points.points:
-        table.add_row(
-            str(p.iteration),
-            str(p.batch_size),
-            str(p.seq_len),
-            str(p.tgt_len),
-            f"{p.weight:g}",
-            f"{p.weight / n:.1%}",
-        )
-    console.print(table)
-    est = points.meta.get("estimated_error")
-    if est is not None:
-        what = _ESTIMATE_KIND.get(method, f"the {method} selector's own estimate")
-        console.print(f"estimated error: <= {est:.3%} ({what})")
-    cal = points.meta.get("calibrated_error")
-    if cal is not None and est is not None and cal < est:
-        # Calibration zeroes the basis error by construction; it says nothing of real costs.
-        console.print(
-            f"calibrated weights reproduce the basis totals to {cal:.3%}; "
-            "a real cost's error is usually below the bound above, not 0"
-        )
+    print_selection(console, points, method=method)
     console.print(f"wrote {output}")

@@ -1,23 +1,75 @@
-"""Stage 9: reports — terminal tables, PNG plots and a self-contained HTML page."""
+"""Stage 9: reports — terminal tables, PNG plots and a self-contained HTML page.
+
+Every table, plot and page of seqpoint is written here. Reports read stage results
+(schedules, SeqPoints, measurements, projections, full runs) and the small views of
+:mod:`._views`; they never import the workflows or the command line, which call them.
+"""
 
 from seqpoint.reports._format import fmt_count, fmt_duration, fmt_pct, fmt_ratio
 from seqpoint.reports._html import Section, write_html_report
+from seqpoint.reports._pages import write_run_report, write_validation_report
 from seqpoint.reports._plots import (
     plot_breakdown,
     plot_cost_vs_length,
     plot_error_vs_k,
     plot_length_histogram,
 )
+from seqpoint.reports._summaries import print_run, print_speedup, print_validation
+from seqpoint.reports._tables import (
+    Rows,
+    baselines_table,
+    breakdown_table,
+    cold_steps_text,
+    cold_term_sentence,
+    exact_table,
+    fmt_metric,
+    points_table,
+    projection_table,
+    render,
+)
+from seqpoint.reports._terminal import (
+    print_histogram,
+    print_measurements,
+    print_projection,
+    print_schedule,
+    print_selection,
+    print_seqpoints,
+)
+from seqpoint.reports._views import ProjectedView, RunView, ValidationView
 
 __all__ = [
+    "ProjectedView",
+    "Rows",
+    "RunView",
     "Section",
+    "ValidationView",
+    "baselines_table",
+    "breakdown_table",
+    "cold_steps_text",
+    "cold_term_sentence",
+    "exact_table",
     "fmt_count",
     "fmt_duration",
+    "fmt_metric",
     "fmt_pct",
     "fmt_ratio",
     "plot_breakdown",
     "plot_cost_vs_length",
     "plot_error_vs_k",
     "plot_length_histogram",
+    "points_table",
+    "print_histogram",
+    "print_measurements",
+    "print_projection",
+    "print_run",
+    "print_schedule",
+    "print_selection",
+    "print_seqpoints",
+    "print_speedup",
+    "print_validation",
+    "projection_table",
+    "render",
     "write_html_report",
+    "write_run_report",
+    "write_validation_report",
 ]

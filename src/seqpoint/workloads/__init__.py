@@ -23,7 +23,6 @@ from seqpoint.workloads._loading import (
     config_class,
     load_workload,
     parse_overrides,
-    parse_set,
 )
 
 __all__ = [
@@ -48,7 +47,6 @@ __all__ = [
     "make_optimizer",
     "packed_document_lengths",
     "parse_overrides",
-    "parse_set",
 ]
 
 

@@ -11,6 +11,7 @@ import typing
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from seqpoint._config import parse_value
 from seqpoint._registry import Registry
 from seqpoint.exceptions import ConfigError
 from seqpoint.workloads._base import Workload, WorkloadConfig
@@ -21,7 +22,6 @@ __all__ = [
     "config_class",
     "load_workload",
     "parse_overrides",
-    "parse_set",
 ]
 
 Override = str | int | float | bool | tuple[int, ...]
@@ -60,17 +60,6 @@ def config_class(name: str) -> type[WorkloadConfig]:
     return WORKLOADS.get(name).config_cls
 
 
-def parse_set(items: list[str] | tuple[str, ...]) -> dict[str, str]:
-    """Parse ``--set key=value`` items into a dict of raw strings."""
-    out: dict[str, str] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise ConfigError(f"--set expects key=value (e.g. --set dtype=bf16). Got {item!r}.")
-        out[key.strip()] = value.strip()
-    return out
-
-
 def _coerce(cls: type, key: str, raw: Any, annotation: Any) -> Any:
     """Convert ``raw`` (a CLI string or a TOML value) to the field's declared type."""
     origin = typing.get_origin(annotation)
@@ -85,33 +74,33 @@ def _coerce(cls: type, key: str, raw: Any, annotation: Any) -> Any:
             return False
         raise ConfigError(f"{where} must be a bool (true/false). Got {raw!r}.")
     if annotation is int:
-        if isinstance(raw, bool):
+        # A string means what it means as a --set value (TOML): "2" is 2, "1.5" and
+        # "two" are not ints; a float is an int only when it is whole.
+        value = parse_value(raw) if isinstance(raw, str) else raw
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        if not isinstance(value, int) or isinstance(value, bool):
             raise ConfigError(f"{where} must be an int. Got {raw!r}.")
-        try:
-            if isinstance(raw, float) and not raw.is_integer():
-                raise ValueError
-            return int(raw) if not isinstance(raw, str) else int(raw.strip(), 0)
-        except ValueError:
-            raise ConfigError(f"{where} must be an int. Got {raw!r}.") from None
+        return value
     if annotation is float:
-        try:
-            return float(raw)
-        except (TypeError, ValueError):
-            raise ConfigError(f"{where} must be a number. Got {raw!r}.") from None
+        value = parse_value(raw) if isinstance(raw, str) else raw
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            raise ConfigError(f"{where} must be a number. Got {raw!r}.")
+        return float(value)
     if annotation is str:
         return str(raw)
     if origin is tuple:
         parts = (
-            raw
+            list(raw)
             if isinstance(raw, list | tuple)
-            else [p for p in str(raw).replace("x", ",").split(",") if p]
+            else [p for p in str(raw).replace("x", ",").split(",") if p.strip()]
         )
-        try:
-            return tuple(int(p) for p in parts)
-        except (TypeError, ValueError):
+        values = [parse_value(p) if isinstance(p, str) else p for p in parts]
+        if not values or not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
             raise ConfigError(
                 f"{where} must be ints separated by commas (e.g. 2,2). Got {raw!r}."
-            ) from None
+            )
+        return tuple(values)
     return raw
 
 

@@ -1,6 +1,6 @@
 import json
 
-from seqpoint.pipeline import (
+from seqpoint.workflows import (
     BatchingSection,
     LengthsSection,
     ProfileSection,

@@ -7,7 +7,9 @@ import pytest
 
 pytest.importorskip("torch")
 
-from seqpoint.pipeline import (
+from seqpoint.projection import project
+from seqpoint.schedule import read_schedule
+from seqpoint.workflows import (
     BatchingSection,
     LengthsSection,
     ProfileSection,
@@ -17,9 +19,9 @@ from seqpoint.pipeline import (
     ValidationSection,
     WorkloadSection,
     run,
+    speedup_configs,
     validate,
 )
-from seqpoint.pipeline._speedup import speedup_configs
 
 
 def _cfg(tmp_path, **kw):
@@ -75,8 +77,25 @@ def test_speedup_threads_same_points(tmp_path):
     b = _cfg(tmp_path, workload=WorkloadSection(name="deepspeech2:tiny", set={"threads": 1, "dtype": "bf16"}),
              profile=ProfileSection(warmup=1, repeats=2, metrics=("time",), use_cache=False))
     res = speedup_configs(a, b, progress=False)
-    assert res.speedup.value > 0
+    ma, mb = res.measurements_a.measurements, res.measurements_b.measurements
+    assert all(m.ok for m in (*ma, *mb))
+    # Both configurations were measured on the very same SeqPoints ...
+    points = res.seqpoints.points
+    assert [m.iteration for m in ma] == [p.iteration for p in points] == [m.iteration for m in mb]
+    assert [m.signature for m in ma] == [p.signature for p in points] == [m.signature for m in mb]
     assert res.measurements_a.workload == res.measurements_b.workload
+    assert res.measurements_a.config != res.measurements_b.config  # ... under different configs
+    out = tmp_path / "run"
+    saved = [json.loads((out / f"measurements_{t}.json").read_text()) for t in "ab"]
+    assert [[m["iteration"] for m in s["measurements"]] for s in saved] == [[p.iteration for p in points]] * 2
+    # ... and the speedup is the ratio of the two projected totals over the same schedule.
+    schedule = read_schedule(out / "schedule.csv")
+    total_a = project(schedule, res.seqpoints, res.measurements_a, metrics=["time_s"]).totals["time_s"]
+    total_b = project(schedule, res.seqpoints, res.measurements_b, metrics=["time_s"]).totals["time_s"]
+    assert res.speedup.total_a == pytest.approx(total_a)
+    assert res.speedup.total_b == pytest.approx(total_b)
+    assert res.speedup.value == pytest.approx(total_a / total_b)
+    assert json.loads((out / "speedup.json").read_text())["speedup"] == pytest.approx(total_a / total_b)
 
 
 def test_speedup_rejects_different_runs(tmp_path):

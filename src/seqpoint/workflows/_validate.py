@@ -14,23 +14,18 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+from rich.console import Console
 
-from seqpoint.measurements import environment_manifest
-from seqpoint.pipeline._config import RunConfig
-from seqpoint.pipeline._folder import RunFolder
-from seqpoint.pipeline._run import executed_steps
-from seqpoint.pipeline._stages import (
-    build_schedule,
-    choose_points,
-    load_lengths,
-    make_workload,
-    measure,
-    open_cache,
-    validation_schedule,
-)
-from seqpoint.schedule import IterationSchedule, write_schedule
-from seqpoint.selection import SeqPoints, write_seqpoints
+from seqpoint.measurements import STEADY_TIME, Measurements, time_metric
+from seqpoint.projection import Projection
+from seqpoint.schedule import IterationSchedule
+from seqpoint.selection import SeqPoints
 from seqpoint.validation import ErrorCurve, FullRun, error_vs_k, run_full_fresh
+from seqpoint.workflows._campaign import Campaign, start_campaign
+from seqpoint.workflows._config import RunConfig
+from seqpoint.workflows._folder import RunFolder
+from seqpoint.workflows._stages import choose_points
+from seqpoint.workloads import Workload
 
 __all__ = ["EXACT_METRICS", "ValidationResult", "exact_costs", "validate"]
 
@@ -47,8 +42,8 @@ class ValidationResult:
     schedule: IterationSchedule
     """The part of the run executed in full."""
     seqpoints: SeqPoints
-    measurements: Any
-    projection: Any
+    measurements: Measurements
+    projection: Projection
     full: FullRun
     """Timed full runs."""
     baselines: dict[str, dict[str, float]]
@@ -64,6 +59,9 @@ class ValidationResult:
     curves_exact: dict[str, ErrorCurve] = field(default_factory=dict)
     """Error against k of each method on exact per-iteration FLOPs."""
     unit: str = "tokens"
+    """Unit of sequence lengths (``frames`` or ``tokens``)."""
+    reduction: float = float("nan")
+    """Iterations validated over training steps executed to profile the SeqPoints."""
 
     @property
     def measured_s(self) -> float:
@@ -72,7 +70,7 @@ class ValidationResult:
     @property
     def time_metric(self) -> str:
         """``run_time_s`` (steady state plus first occurrences) when measured, else ``time_s``."""
-        return run_time_metric(self.projection)
+        return time_metric(self.projection.totals)
 
     @property
     def projected_s(self) -> float:
@@ -92,10 +90,6 @@ class ValidationResult:
     def within_interval(self) -> bool:
         lo, hi = self.interval_s
         return bool(lo <= self.measured_s <= hi)
-
-    @property
-    def reduction(self) -> float:
-        return len(self.schedule) / max(1, executed_steps(len(self.seqpoints), self.config))
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -119,13 +113,8 @@ class ValidationResult:
         }
 
 
-def run_time_metric(projection: Any) -> str:
-    """The projected metric to compare with a measured run."""
-    return "run_time_s" if "run_time_s" in projection.totals else "time_s"
-
-
 @contextmanager
-def _progress(enabled: bool, console: Any, label: str, total: int) -> Iterator[Callable[..., None]]:
+def _progress(enabled: bool, console: Console | None, label: str, total: int) -> Iterator[Callable[..., None]]:
     """A transient progress bar; yields ``advance(n=1)``."""
     if not enabled:
         yield lambda n=1: None
@@ -139,8 +128,8 @@ def _progress(enabled: bool, console: Any, label: str, total: int) -> Iterator[C
 
 
 def exact_costs(
-    workload: Any, schedule: IterationSchedule, metrics: tuple[str, ...] = EXACT_METRICS,
-    *, progress: bool = False, console: Any = None,
+    workload: Workload, schedule: IterationSchedule, metrics: tuple[str, ...] = EXACT_METRICS,
+    *, progress: bool = False, console: Console | None = None,
 ) -> dict[str, NDArray[np.float64]]:
     """Per-iteration exact deterministic metrics, counted once per unique signature."""
     from seqpoint.profiling import count_point
@@ -157,72 +146,21 @@ def exact_costs(
 
 
 def validate(
-    cfg: RunConfig, *, progress: bool = True, console: Any = None, ks: tuple[int, ...] | None = None,
-    exact: bool = True,
+    cfg: RunConfig, *, progress: bool = True, console: Console | None = None,
+    ks: tuple[int, ...] | None = None, exact: bool = True,
 ) -> ValidationResult:
     """Compare the SeqPoint projection and baselines with full runs of ``cfg``'s schedule."""
-    from seqpoint.profiling import write_measurements
     from seqpoint.projection import project
+    from seqpoint.reports import write_validation_report
 
     folder = RunFolder.new(cfg.name + "-validate", cfg.report.out)
-    folder.write_text("config.toml", cfg.to_toml())
-    lengths = load_lengths(cfg.lengths)
-    schedule = validation_schedule(cfg, build_schedule(cfg.batching, lengths))
-    write_schedule(schedule, folder.file("schedule.csv"))
-    _, seqpoints = choose_points(cfg.selection, schedule)
-    write_seqpoints(seqpoints, folder.file("seqpoints.json"))
-    k = len(seqpoints)
-
-    workload = make_workload(cfg.workload)
-    folder.write_json("environment.json", environment_manifest())
-    cache = open_cache(cfg.profile)
-    measurements = measure(cfg, workload, seqpoints, cache=cache, progress=progress, console=console)
-    write_measurements(measurements, folder.file("measurements.json"))
-    projection = project(schedule, seqpoints, measurements, method="weighted")
-
-    n = len(schedule)
-    with _progress(progress, console, f"full run x{cfg.validation.runs} (fresh processes)",
-                   cfg.validation.runs * n) as advance:
-        state = {"pos": 0}
-
-        def on_progress(run: int, done: int) -> None:
-            pos = run * n + done
-            advance(pos - state["pos"])
-            state["pos"] = pos
-
-        full = run_full_fresh(cfg.workload.name, dict(cfg.workload.set), schedule,
-                              runs=cfg.validation.runs, on_progress=on_progress)
-    truth = full.total_s
+    c = start_campaign(cfg, folder, subset=True, progress=progress, console=console)
+    schedule, seqpoints = c.schedule, c.seqpoints
+    projection = project(schedule, seqpoints, c.measurements, method="weighted")
+    full = _full_runs(cfg, schedule, progress=progress, console=console)
     folder.write_json("full_run.json", {**full.to_dict(), "per_iteration_s": full.iteration_s.tolist()})
-
-    steady: dict[str, float] = {}
-    if cfg.validation.steady_truth:
-        # Every unique signature measured by the same harness: the truth an isolated
-        # sampling method aims at. Its gap to the full run is the in-sequence overhead.
-        sig, counts, _ = schedule.unique_signatures()
-        every = measure(cfg, workload, [tuple(int(v) for v in row) for row in sig], cache=cache,
-                        progress=progress, console=console)
-        if all(m.ok for m in every.measurements):
-            per_sig = np.array([m.metrics["time_s"] for m in every.measurements])
-            total = float(per_sig @ counts)
-            steady = {"total_s": total, "selection_error": (projection.totals["time_s"] - total) / total,
-                      "in_sequence_overhead": truth / total - 1.0,
-                      "n_signatures": float(sig.shape[0])}
-
-    baselines: dict[str, dict[str, float]] = {}
-    for method in cfg.validation.baselines:
-        _, pts = choose_points(cfg.selection, schedule, method=method, n_points=k)
-        ms = measure(cfg, workload, pts, cache=cache, progress=False)
-        if not all(m.ok for m in ms.measurements):
-            baselines[method] = {"k": float(len(pts)), "projected_s": float("nan"), "error": float("nan")}
-            continue
-        # Baselines project as they are used today: steady-state time of their points,
-        # weighted. (Giving them the first-occurrence term would extrapolate one-time
-        # costs from, e.g., the 10 shortest iterations to every shape of the run.)
-        total = float(project(schedule, pts, ms, method="weighted", metrics=["time_s"]).totals["time_s"])
-        baselines[method] = {"k": float(len(pts)), "projected_s": total, "error": (total - truth) / truth}
-        if steady:
-            baselines[method]["selection_error"] = (total - steady["total_s"]) / steady["total_s"]
+    steady = _steady_truth(c, projection, full.total_s, progress=progress, console=console)
+    baselines = _baselines(c, full.total_s, steady)
 
     methods = ("seqpoint", *cfg.validation.baselines)
     ks = ks or tuple(range(1, 21))
@@ -231,7 +169,7 @@ def validate(
     exact_res: dict[str, dict[str, float]] = {}
     curves_exact: dict[str, ErrorCurve] = {}
     if exact:
-        costs = exact_costs(workload, schedule, progress=progress, console=console)
+        costs = exact_costs(c.workload, schedule, progress=progress, console=console)
         for metric, per_it in costs.items():
             total = float(per_it.sum())
             proj = projection.totals.get(metric)
@@ -244,13 +182,73 @@ def validate(
 
     result = ValidationResult(
         config=cfg, folder=folder, schedule=schedule, seqpoints=seqpoints,
-        measurements=measurements, projection=projection, full=full, baselines=baselines,
+        measurements=c.measurements, projection=projection, full=full, baselines=baselines,
         exact=exact_res, steady=steady, curves_time=curves_time, curves_exact=curves_exact,
-        unit=getattr(lengths, "unit", "tokens"),
+        unit=c.unit, reduction=c.reduction,
     )
     folder.write_json("validation.json", result.to_dict())
     if cfg.report.plots or cfg.report.html:
-        from seqpoint.pipeline._report import write_validation_report
-
-        write_validation_report(result)
+        write_validation_report(
+            result, folder.path, plots=cfg.report.plots, config_text=cfg.to_toml(),
+            title=f"seqpoint validation: {cfg.name}",
+            subtitle=f"{cfg.workload.name} · {len(schedule):,} iterations run in full x{full.n_runs}",
+        )
     return result
+
+
+def _full_runs(
+    cfg: RunConfig, schedule: IterationSchedule, *, progress: bool, console: Console | None,
+) -> FullRun:
+    """The schedule trained in full, ``[validation] runs`` times, each in a fresh process."""
+    n = len(schedule)
+    with _progress(progress, console, f"full run x{cfg.validation.runs} (fresh processes)",
+                   cfg.validation.runs * n) as advance:
+        state = {"pos": 0}
+
+        def on_progress(run: int, done: int) -> None:
+            pos = run * n + done
+            advance(pos - state["pos"])
+            state["pos"] = pos
+
+        return run_full_fresh(cfg.workload.name, dict(cfg.workload.set), schedule,
+                              runs=cfg.validation.runs, on_progress=on_progress)
+
+
+def _steady_truth(
+    c: Campaign, projection: Projection, truth: float, *, progress: bool, console: Console | None,
+) -> dict[str, float]:
+    """Every unique signature measured by the same harness: the truth an isolated sampling
+    method aims at. Its gap to the full run is the in-sequence overhead."""
+    if not c.config.validation.steady_truth:
+        return {}
+    sig, counts, _ = c.schedule.unique_signatures()
+    every = c.measure([tuple(int(v) for v in row) for row in sig], progress=progress, console=console)
+    if not all(m.ok for m in every.measurements):
+        return {}
+    per_sig = np.array([m.metrics[STEADY_TIME] for m in every.measurements])
+    total = float(per_sig @ counts)
+    return {"total_s": total, "selection_error": (projection.totals[STEADY_TIME] - total) / total,
+            "in_sequence_overhead": truth / total - 1.0, "n_signatures": float(sig.shape[0])}
+
+
+def _baselines(c: Campaign, truth: float, steady: dict[str, float]) -> dict[str, dict[str, float]]:
+    """Each baseline's points at the SeqPoints' budget, profiled by the same harness."""
+    from seqpoint.projection import project
+
+    k = len(c.seqpoints)
+    out: dict[str, dict[str, float]] = {}
+    for method in c.config.validation.baselines:
+        _, pts = choose_points(c.config.selection, c.schedule, method=method, n_points=k)
+        ms = c.measure(pts)
+        if not all(m.ok for m in ms.measurements):
+            out[method] = {"k": float(len(pts)), "projected_s": float("nan"), "error": float("nan")}
+            continue
+        # Baselines project as they are used today: steady-state time of their points,
+        # weighted. (Giving them the first-occurrence term would extrapolate one-time
+        # costs from, e.g., the 10 shortest iterations to every shape of the run.)
+        total = float(project(c.schedule, pts, ms, method="weighted",
+                              metrics=[STEADY_TIME]).totals[STEADY_TIME])
+        out[method] = {"k": float(len(pts)), "projected_s": total, "error": (total - truth) / truth}
+        if steady:
+            out[method]["selection_error"] = (total - steady["total_s"]) / steady["total_s"]
+    return out

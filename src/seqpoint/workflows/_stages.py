@@ -3,28 +3,29 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 import numpy as np
+from rich.console import Console
 
-from seqpoint.exceptions import ConfigError
-from seqpoint.pipeline._config import (
+from seqpoint.cache import MeasurementCache
+from seqpoint.measurements import Measurements
+from seqpoint.schedule import IterationSchedule
+from seqpoint.selection import BaseSelector, SeqPoint, SeqPoints
+from seqpoint.traces import Lengths
+from seqpoint.workflows._config import RunConfig
+from seqpoint.workflows._sections import (
     BatchingSection,
     LengthsSection,
     ProfileSection,
-    RunConfig,
     SelectionSection,
     WorkloadSection,
 )
-from seqpoint.schedule import IterationSchedule
-from seqpoint.selection import BaseSelector, SeqPoints
-from seqpoint.traces import Lengths
+from seqpoint.workloads import Signature, Workload
 
 __all__ = [
     "build_schedule",
     "choose_points",
     "load_lengths",
-    "make_profile_config",
     "make_workload",
     "measure",
     "open_cache",
@@ -72,54 +73,29 @@ def choose_points(
     from seqpoint.selection import make_selector
 
     name = method or sec.method
-    params: dict[str, Any] = {"random_state": sec.seed}
-    if name == sec.method:
-        params.update(sec.params)
-    if n_points is not None:
-        params["n_points"] = n_points
-    elif sec.max_error is not None:
-        if name != "seqpoint":
-            raise ConfigError(
-                f"max_error selects k for the 'seqpoint' method only; give n_points for {name!r}."
-            )
-        params["max_error"] = sec.max_error
-    else:
-        params["n_points"] = sec.n_points
-    selector = make_selector(name, **params).fit(schedule)
+    selector = make_selector(name, **sec.selector_params(name, n_points)).fit(schedule)
     return selector, selector.to_seqpoints(schedule)
 
 
-def make_workload(sec: WorkloadSection) -> Any:
+def make_workload(sec: WorkloadSection) -> Workload:
     """Build the workload of ``[workload]`` (imports torch)."""
     from seqpoint.workloads import load_workload
 
     return load_workload(sec.name, overrides=dict(sec.set))
 
 
-def make_profile_config(sec: ProfileSection) -> Any:
-    """The harness config of ``[profile]``."""
-    from seqpoint.profiling import ProfileConfig
-
-    return ProfileConfig(warmup=sec.warmup, repeats=sec.repeats, timer=sec.timer, metrics=sec.metrics)
-
-
-def open_cache(sec: ProfileSection) -> Any:
+def open_cache(sec: ProfileSection) -> MeasurementCache | None:
     """The measurement cache of ``[profile]``, or None when disabled."""
-    if not sec.use_cache:
-        return None
-    from seqpoint.cache import MeasurementCache
-
-    return MeasurementCache(sec.cache)
+    return MeasurementCache(sec.cache) if sec.use_cache else None
 
 
 def measure(
-    cfg: RunConfig, workload: Any, points: SeqPoints | Iterable[Any], *, cache: Any = None,
-    progress: bool = True, console: Any = None,
-) -> Any:
+    sec: ProfileSection, workload: Workload,
+    points: SeqPoints | Iterable[SeqPoint] | Iterable[Signature], *,
+    cache: MeasurementCache | None = None, progress: bool = True, console: Console | None = None,
+) -> Measurements:
     """Profile ``points`` with ``[profile]``; cached points are not measured again."""
     from seqpoint.profiling import profile_points
 
-    return profile_points(
-        workload, points, make_profile_config(cfg.profile), cache=cache, progress=progress,
-        console=console,
-    )
+    return profile_points(workload, points, sec.harness, cache=cache, progress=progress,
+                          console=console)

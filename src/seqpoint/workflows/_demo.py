@@ -11,16 +11,22 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from seqpoint.pipeline._config import (
+from rich.console import Console
+
+from seqpoint.reports import print_histogram, print_run, print_seqpoints, print_validation
+from seqpoint.workflows._config import RunConfig
+from seqpoint.workflows._folder import RunFolder
+from seqpoint.workflows._run import run
+from seqpoint.workflows._sections import (
     BatchingSection,
     LengthsSection,
     ProfileSection,
     ReportSection,
-    RunConfig,
     SelectionSection,
     ValidationSection,
     WorkloadSection,
 )
+from seqpoint.workflows._validate import validate
 
 __all__ = ["demo_configs", "run_demo"]
 
@@ -52,18 +58,8 @@ def demo_configs(out: str | Path) -> tuple[RunConfig, RunConfig]:
     return whole, subset
 
 
-def run_demo(console: Any, *, out: str | Path | None = None, progress: bool = True) -> int:
+def run_demo(console: Console, *, out: str | Path | None = None, progress: bool = True) -> int:
     """Run the demo, print every stage, and return the exit status."""
-    from seqpoint.pipeline._folder import RunFolder
-    from seqpoint.pipeline._present import (
-        print_histogram,
-        print_run,
-        print_seqpoints,
-        print_validation,
-    )
-    from seqpoint.pipeline._run import run
-    from seqpoint.pipeline._validate import validate
-
     root = Path(out) if out else RunFolder.new("demo").path
     whole, subset = demo_configs(root)
     console.rule("[bold]seqpoint demo")

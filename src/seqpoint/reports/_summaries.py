@@ -1,0 +1,108 @@
+"""Terminal summaries of a projected run, a validation and a speedup."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from seqpoint.measurements import (
+    BREAKDOWN_PREFIX,
+    COLD_TIME,
+    STEADY_TIME,
+    breakdown_of,
+    time_metric,
+)
+from seqpoint.projection import Speedup
+from seqpoint.reports._format import fmt_count, fmt_duration, fmt_pct, fmt_ratio
+from seqpoint.reports._tables import (
+    baselines_table,
+    breakdown_table,
+    cold_steps_text,
+    exact_table,
+    render,
+)
+from seqpoint.reports._views import RunView, ValidationView
+
+__all__ = ["print_run", "print_speedup", "print_validation"]
+
+
+def print_run(console: Console, result: RunView) -> None:
+    """Headline of a run: projected time, its interval, breakdown, reduction factor."""
+    proj = result.projection
+    metric = time_metric(proj.totals)
+    lo, hi = proj.interval[metric]
+    table = Table(title="Projected whole run", show_header=False)
+    table.add_column(justify="left")
+    table.add_column(justify="right")
+    table.add_row("iterations", f"{len(result.schedule):,}")
+    table.add_row("projected training time", f"[bold]{fmt_duration(proj.totals[metric])}[/]")
+    table.add_row("95% interval", f"{fmt_duration(lo)} … {fmt_duration(hi)}  "
+                  f"(± {proj.relative_halfwidth(metric):.2%})")
+    if COLD_TIME in proj.totals:
+        cold = proj.cold_steps
+        label = f"  of which cold steps ({sum(cold.values()):,})" if cold else "  of which cold steps"
+        table.add_row(label, fmt_duration(proj.totals[COLD_TIME]))
+    if "flops" in proj.totals:
+        table.add_row("projected FLOPs", fmt_count(proj.totals["flops"]) + "FLOP")
+    warm, timed, profiled = result.steps_per_point
+    n = len(result.seqpoints)
+    parts = f"{warm} warm-up + {timed} timed" + (f" + {profiled} profiled" if profiled else "")
+    table.add_row("profiled steps", f"{n * (warm + timed + profiled)} ({n} points × ({parts}))")
+    table.add_row("less profiling", f"[bold]{fmt_ratio(result.reduction)}[/]")
+    if not proj.complete:
+        table.add_row("[red]incomplete[/]", f"points at iterations {list(proj.failed)} failed")
+    console.print(table)
+    bd = breakdown_of(proj.totals)
+    if bd:
+        console.print(render(breakdown_table(bd), title="Projected operation breakdown"))
+
+
+def print_validation(console: Console, result: ValidationView) -> None:
+    """Projection and baselines against the measured full runs, beside the noise floor."""
+    full = result.full
+    rows = baselines_table(result)
+    rows[1] = [f"[bold]{c}[/]" if i in (0, 3, 4) else c for i, c in enumerate(rows[1])]
+    console.print(render(rows, left=0,
+                         title=f"Validation on {len(result.schedule):,} iterations run in full "
+                               f"×{full.n_runs}"))
+    console.print(f"measured full run (mean of {full.n_runs} fresh processes): "
+                  f"[bold]{fmt_duration(result.measured_s)}[/]")
+    totals = result.projection.totals
+    if COLD_TIME in totals:
+        console.print(
+            f"projected = steady state {fmt_duration(totals[STEADY_TIME])} + cold steps "
+            f"{fmt_duration(totals[COLD_TIME])} ({cold_steps_text(result.projection)})."
+        )
+    steady = result.steady
+    if steady:
+        console.print(
+            f"steady-state truth (all {int(steady['n_signatures'])} signatures profiled in isolation): "
+            f"{fmt_duration(steady['total_s'])}; the full run costs "
+            f"[bold]{fmt_pct(steady['in_sequence_overhead'])}[/] more (in-sequence overhead: "
+            "cold steps, which the projection models, and allocator growth and churn, which "
+            "no method that profiles iterations in isolation sees)."
+        )
+    lo, hi = result.interval_s
+    console.print(
+        f"noise floor (identical full runs {', '.join(fmt_duration(x) for x in full.totals_s)}): "
+        f"[bold]{fmt_pct(full.noise_floor).lstrip('+')}[/]; projection interval "
+        f"{fmt_duration(lo)} … {fmt_duration(hi)} "
+        f"{'contains' if result.within_interval else '[red]does not contain[/]'} the measured mean; "
+        f"profiling reduction {fmt_ratio(result.reduction)}."
+    )
+    if result.exact:
+        console.print(render(exact_table(result), left=0,
+                             title="Deterministic metrics against their exact totals"))
+
+
+def print_speedup(console: Console, speedup: Speedup, *, n_points: int) -> None:
+    """Projected speedup of B over A, in total and per operation category."""
+    table = Table(title=f"Projected speedup of B over A on {n_points} SeqPoints")
+    for col in ("", "A", "B", "speedup"):
+        table.add_column(col, justify="right")
+    lo, hi = speedup.interval
+    table.add_row("time", f"{speedup.total_a:.4g} s", f"{speedup.total_b:.4g} s",
+                  f"[bold]{speedup.value:.3f}×[/] ({lo:.3f}…{hi:.3f})")
+    for cat, v in sorted(speedup.per_category.items()):
+        table.add_row(cat.removeprefix(BREAKDOWN_PREFIX), "", "", f"{v:.3f}×")
+    console.print(table)

@@ -1,0 +1,146 @@
+"""The tables of a report as plain rows, so the terminal and the HTML page show the same ones.
+
+Each function returns ``rows``: a header row, then one row per item, cells already
+formatted. :func:`render` draws rows as a rich table; the HTML page takes them as they are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from rich.table import Table
+
+from seqpoint.measurements import (
+    BREAKDOWN_PREFIX,
+    COLD_TIME,
+    STEADY_TIME,
+    Measurements,
+    is_spread,
+    unit_of,
+)
+from seqpoint.projection import Projection
+from seqpoint.reports._format import fmt_count, fmt_duration, fmt_pct
+from seqpoint.reports._views import ValidationView
+from seqpoint.selection import SeqPoints
+
+__all__ = [
+    "Rows",
+    "baselines_table",
+    "breakdown_table",
+    "cold_steps_text",
+    "cold_term_sentence",
+    "exact_table",
+    "fmt_metric",
+    "points_table",
+    "projection_table",
+    "render",
+]
+
+Rows = list[list[str]]
+
+_NAN = float("nan")
+
+
+def fmt_metric(metric: str) -> Callable[[float], str]:
+    """Human format of a metric's values, by the unit in its name."""
+    unit = unit_of(metric)
+    if unit == "s":
+        return fmt_duration
+    return lambda v: fmt_count(v) + unit
+
+
+def render(rows: Sequence[Sequence[str]], *, title: str = "", left: int = 1) -> Table:
+    """A rich table of ``rows`` (header first); the first ``left`` columns align left."""
+    head, *body = rows
+    table = Table(title=title or None)
+    for i, col in enumerate(head):
+        table.add_column(col, justify="left" if i < left else "right")
+    for row in body:
+        table.add_row(*row)
+    return table
+
+
+def points_table(points: SeqPoints, measurements: Measurements | None = None) -> Rows:
+    """The chosen points, their weights and (when measured) their time per step."""
+    ms = {m.signature: m for m in measurements.measurements} if measurements is not None else {}
+    rows = [["iteration", "batch", "seq_len", "tgt_len", "weight", "share"]]
+    if measurements is not None:
+        rows[0].append("time/step")
+    n = points.n_iterations
+    for p in points.points:
+        row = [f"{p.iteration:,}", str(p.batch_size), str(p.seq_len), str(p.tgt_len),
+               f"{p.weight:g}", f"{p.weight / n:.1%}"]
+        if measurements is not None:
+            m = ms.get(p.signature)
+            row.append(fmt_duration(m.metrics[STEADY_TIME]) if m and m.ok else (m.status if m else "-"))
+        rows.append(row)
+    return rows
+
+
+def projection_table(projection: Projection, *, exact: bool = False) -> Rows:
+    """Projected total and 95% interval of each metric.
+
+    With ``exact``, every metric (spreads and per-category breakdown included) as plain
+    numbers, for ``seqpoint project``; without, the run totals in human units (the
+    breakdown has a table and a plot of its own).
+    """
+    rows = [["metric", "projected", "low (95%)", "high (95%)", "±"]]
+    for metric, total in projection.totals.items():
+        if not exact and (metric.startswith(BREAKDOWN_PREFIX) or is_spread(metric)):
+            continue
+        fmt = (lambda v: f"{v:.6g}") if exact else fmt_metric(metric)
+        lo, hi = projection.interval.get(metric, (_NAN, _NAN))
+        half = projection.relative_halfwidth(metric) if metric in projection.interval else _NAN
+        rows.append([metric, fmt(total), fmt(lo), fmt(hi), f"{half:.2%}"])
+    return rows
+
+
+def baselines_table(result: ValidationView) -> Rows:
+    """SeqPoints and every baseline against the measured full run (and the steady-state truth)."""
+    steady = result.steady
+    rows = [["method", "k", "projected", "error vs full run"]]
+    if steady:
+        rows[0].append("error vs steady-state truth")
+    first = ["seqpoint", str(len(result.seqpoints)), fmt_duration(result.projected_s),
+             fmt_pct(result.error)]
+    rows.append(first + ([fmt_pct(steady["selection_error"])] if steady else []))
+    for method, b in result.baselines.items():
+        row = [method, str(int(b["k"])), fmt_duration(b["projected_s"]), fmt_pct(b["error"])]
+        rows.append(row + ([fmt_pct(b.get("selection_error", _NAN))] if steady else []))
+    return rows
+
+
+def exact_table(result: ValidationView) -> Rows:
+    """Deterministic metrics (FLOPs, roofline time) against their exact totals."""
+    rows = [["metric", "exact total", "projected", "error"]]
+    for metric, e in result.exact.items():
+        fmt = fmt_metric(metric)
+        rows.append([metric, fmt(e["exact"]), fmt(e["projected"]), fmt_pct(e["error"], 3)])
+    return rows
+
+
+def breakdown_table(breakdown: dict[str, float]) -> Rows:
+    """Operation category, its projected seconds and its share, largest first."""
+    total = sum(breakdown.values())
+    rows = [["category", "time", "share"]]
+    for cat, sec in sorted(breakdown.items(), key=lambda kv: -kv[1]):
+        rows.append([cat, fmt_duration(sec), f"{sec / total:.1%}"])
+    return rows
+
+
+def cold_steps_text(projection: Projection) -> str:
+    """What the first-occurrence term charged, in words."""
+    cold = projection.cold_steps
+    text = f"the cold first step of {cold.get('first', 0):,} shapes"
+    if cold.get("evicted"):
+        text += (f" and {cold['evicted']:,} steps whose shape oneDNN's primitive cache "
+                 "had evicted")
+    return text + ", at the SeqPoints' measured cold/steady ratio"
+
+
+def cold_term_sentence(projection: Projection) -> str:
+    """The cold-step term of a projection, as a sentence (empty when it has none)."""
+    if COLD_TIME not in projection.totals:
+        return ""
+    return (f" SeqPoint's projection includes {fmt_duration(projection.totals[COLD_TIME])} of cold "
+            f"steps: {cold_steps_text(projection)}.")

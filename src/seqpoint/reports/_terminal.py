@@ -1,0 +1,146 @@
+"""Terminal tables of the stage commands: ``schedule``, ``select``, ``profile``, ``project``,
+and the length histogram and SeqPoints table that ``run`` and the demo print too."""
+
+from __future__ import annotations
+
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+
+from seqpoint.measurements import Measurements
+from seqpoint.projection import Projection
+from seqpoint.reports._tables import points_table, projection_table, render
+from seqpoint.schedule import IterationSchedule, ScheduleSummary
+from seqpoint.selection import SeqPoints
+
+__all__ = [
+    "print_histogram",
+    "print_measurements",
+    "print_projection",
+    "print_schedule",
+    "print_selection",
+    "print_seqpoints",
+]
+
+_BAR = "█"
+
+# What each selector's ``estimated_error`` is, so the figure is not read as more than it is.
+_ESTIMATE_KIND = {
+    "seqpoint": "count-weight basis bound, an upper-bound-style estimate",
+    "stratified": "95% half-width of the cost proxy's total under the sampling design",
+}
+
+
+def print_schedule(
+    console: Console, schedule: IterationSchedule, summary: ScheduleSummary, *, title: str,
+    show_tgt: bool = False,
+) -> None:
+    """Summary of a replayed schedule and its seq_len histogram (``seqpoint schedule``)."""
+    s = summary
+    table = Table(title=title)
+    table.add_column("quantity")
+    table.add_column("value", justify="right")
+    table.add_row("iterations", f"{s.n_iterations:,}")
+    table.add_row("epochs", str(s.n_epochs))
+    table.add_row("unique signatures", f"{s.n_unique_signatures:,}")
+    table.add_row("padding ratio", f"{s.padding_ratio:.2%}")
+    table.add_row("seq_len min / mean / max", f"{s.seq_len_min} / {s.seq_len_mean:.1f} / {s.seq_len_max}")
+    table.add_row("batch size min / max", f"{s.batch_size_min} / {s.batch_size_max}")
+    if show_tgt:
+        table.add_row("tgt_len min / max",
+                      f"{int(schedule.tgt_len.min())} / {int(schedule.tgt_len.max())}")
+    table.add_row("samples dropped", f"{schedule.meta.get('dropped', 0):,}")
+    console.print(table)
+
+    hist = Table(title="seq_len histogram (iterations)", show_header=True)
+    hist.add_column("seq_len", justify="right")
+    hist.add_column("iterations", justify="right")
+    hist.add_column("")
+    top = max(s.hist_counts) if s.hist_counts else 0
+    for lo, hi, count in zip(s.hist_edges[:-1], s.hist_edges[1:], s.hist_counts, strict=True):
+        bar = _BAR * (round(30 * count / top) if top else 0)
+        hist.add_row(f"{lo:.0f}–{hi:.0f}", f"{count:,}", bar)
+    console.print(hist)
+
+
+def print_histogram(
+    console: Console, schedule: IterationSchedule, points: SeqPoints | None = None, *,
+    unit: str = "tokens", bins: int = 16, width: int = 44,
+) -> None:
+    """Text histogram of padded seq_len, with the SeqPoints that fall in each bin."""
+    counts, edges = np.histogram(schedule.seq_len, bins=bins)
+    marks = np.zeros(bins, dtype=int)
+    if points is not None:
+        idx = np.clip(np.searchsorted(edges, [p.seq_len for p in points.points], side="right") - 1,
+                      0, bins - 1)
+        np.add.at(marks, idx, 1)
+    top = max(int(counts.max()), 1)
+    table = Table(title=f"Sequence length ({unit}) of {len(schedule):,} iterations", box=None,
+                  show_header=True, header_style="bold")
+    table.add_column("seq_len", justify="right")
+    table.add_column("iterations", justify="right")
+    table.add_column("", justify="left")
+    table.add_column("SeqPoints", justify="left")
+    for i in range(bins):
+        bar = _BAR * max(round(counts[i] / top * width), 1 if counts[i] else 0)
+        table.add_row(f"{edges[i]:.0f}–{edges[i + 1]:.0f}", f"{counts[i]:,}", f"[cyan]{bar}[/]",
+                      "[bold red]" + "◆" * int(marks[i]) + "[/]")
+    console.print(table)
+
+
+def print_seqpoints(console: Console, points: SeqPoints, measurements: Measurements | None = None) -> None:
+    """Table of the chosen points (with their measured time when given)."""
+    title = f"{len(points)} SeqPoints ({points.method}) for {points.n_iterations:,} iterations"
+    console.print(render(points_table(points, measurements), title=title, left=0))
+
+
+def print_selection(console: Console, points: SeqPoints, *, method: str) -> None:
+    """The points ``seqpoint select`` chose, and what its error estimate means."""
+    title = f"{len(points)} {method} points for {points.n_iterations} iterations"
+    console.print(render(points_table(points), title=title, left=0))
+    est = points.meta.get("estimated_error")
+    if est is not None:
+        what = _ESTIMATE_KIND.get(method, f"the {method} selector's own estimate")
+        console.print(f"estimated error: <= {est:.3%} ({what})")
+    cal = points.meta.get("calibrated_error")
+    if cal is not None and est is not None and cal < est:
+        # Calibration zeroes the basis error by construction; it says nothing of real costs.
+        console.print(
+            f"calibrated weights reproduce the basis totals to {cal:.3%}; "
+            "a real cost's error is usually below the bound above, not 0"
+        )
+
+
+def _fmt(value: float | None, unit: str = "") -> str:
+    if value is None:
+        return "-"
+    if unit == "s":
+        return f"{value * 1e3:.3f} ms" if value < 1 else f"{value:.3f} s"
+    for scale, suffix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= scale:
+            return f"{value / scale:.2f}{suffix}{unit}"
+    return f"{value:g}{unit}"
+
+
+def print_measurements(console: Console, points: SeqPoints, measurements: Measurements) -> None:
+    """One row per profiled point: status, time, its spread and FLOPs (``seqpoint profile``)."""
+    ms = measurements
+    table = Table(title=f"{ms.workload}: {len(ms.measurements)} points")
+    for col in ("iteration", "batch", "seq_len", "tgt_len", "weight", "status", "time", "± IQR",
+                "FLOPs"):
+        table.add_column(col, justify="right" if col != "status" else "left")
+    for p, m in zip(points.points, ms.measurements, strict=True):
+        table.add_row(
+            str(m.iteration), str(m.batch_size), str(m.seq_len), str(m.tgt_len), f"{p.weight:g}",
+            m.status if m.ok else f"{m.status}: {m.message[:60]}",
+            _fmt(m.metrics.get("time_s"), "s"), _fmt(m.metrics.get("time_s_iqr"), "s"),
+            _fmt(m.metrics.get("flops")),
+        )
+    console.print(table)
+
+
+def print_projection(console: Console, projection: Projection) -> None:
+    """Every projected metric with its 95% interval, as exact numbers (``seqpoint project``)."""
+    title = (f"{projection.method} projection over {projection.n_iterations} iterations from "
+             f"{projection.n_points} points" + ("" if projection.complete else " (INCOMPLETE)"))
+    console.print(render(projection_table(projection, exact=True), title=title))

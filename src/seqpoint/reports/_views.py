@@ -1,0 +1,76 @@
+"""What a report reads from a run or a validation, as protocols owned by the reports.
+
+The workflows' results (``RunResult``, ``ValidationResult``) satisfy these structurally;
+reports never import the workflows, so the workflows can write reports without a circle.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from seqpoint.measurements import Measurements
+from seqpoint.projection import Projection
+from seqpoint.schedule import IterationSchedule, ScheduleSummary
+from seqpoint.selection import SeqPoints
+from seqpoint.validation import ErrorCurve, FullRun
+
+__all__ = ["ProjectedView", "RunView", "ValidationView"]
+
+
+class ProjectedView(Protocol):
+    """SeqPoints of a schedule, their measurements and the projection from them."""
+
+    @property
+    def schedule(self) -> IterationSchedule: ...
+    @property
+    def seqpoints(self) -> SeqPoints: ...
+    @property
+    def measurements(self) -> Measurements: ...
+    @property
+    def projection(self) -> Projection: ...
+    @property
+    def unit(self) -> str:
+        """Unit of sequence lengths (``frames`` or ``tokens``)."""
+    @property
+    def reduction(self) -> float:
+        """Iterations of the run over training steps executed to profile it."""
+
+
+class RunView(ProjectedView, Protocol):
+    """A projected run (``seqpoint run``)."""
+
+    @property
+    def summary(self) -> ScheduleSummary: ...
+    @property
+    def steps_per_point(self) -> tuple[int, int, int]:
+        """``(warm-up, timed, profiled)`` training steps per point."""
+
+
+class ValidationView(ProjectedView, Protocol):
+    """A projection compared with measured full runs (``seqpoint validate``)."""
+
+    @property
+    def full(self) -> FullRun: ...
+    @property
+    def baselines(self) -> dict[str, dict[str, float]]:
+        """Method -> ``{"k", "projected_s", "error"[, "selection_error"]}``."""
+    @property
+    def exact(self) -> dict[str, dict[str, float]]:
+        """Metric -> ``{"exact", "projected", "error"}``."""
+    @property
+    def steady(self) -> dict[str, float]:
+        """``total_s``, ``selection_error``, ``in_sequence_overhead``, ``n_signatures``."""
+    @property
+    def curves_time(self) -> dict[str, ErrorCurve]: ...
+    @property
+    def curves_exact(self) -> dict[str, ErrorCurve]: ...
+    @property
+    def measured_s(self) -> float: ...
+    @property
+    def projected_s(self) -> float: ...
+    @property
+    def error(self) -> float: ...
+    @property
+    def interval_s(self) -> tuple[float, float]: ...
+    @property
+    def within_interval(self) -> bool: ...

@@ -1,0 +1,82 @@
+"""The one orchestration layer: run configs, ``run``, ``validate``, ``speedup``, the demo.
+
+Layering (imports point down only; nothing imports a layer above it)::
+
+    cli/            parses flags, calls workflows and reports, prints
+      │
+    workflows/      composes the stages once (start_campaign: lengths → schedule →
+      │             SeqPoints → workload → cache → measurements, in a run folder),
+      │             then projects, validates or compares; writes the run folder's
+      │             report by calling reports
+      │
+    reports/        every table, plot and HTML page; reads stage results through
+      │             small views it owns (RunView, ValidationView), never workflows
+      │
+    stages          traces, batching, schedule, selection, profiling, workloads, cache,
+                    projection, validation, measurements
+
+``RunResult`` and ``ValidationResult`` satisfy the reports' views structurally, so
+the workflows can write their own reports without reports knowing them.
+"""
+
+from seqpoint.measurements import environment_manifest
+from seqpoint.workflows._campaign import Campaign, start_campaign
+from seqpoint.workflows._config import RunConfig, apply_overrides, load_config
+from seqpoint.workflows._demo import demo_configs, run_demo
+from seqpoint.workflows._folder import RunFolder
+from seqpoint.workflows._run import RunResult, run
+from seqpoint.workflows._sections import (
+    BatchingSection,
+    LengthsSection,
+    ProfileSection,
+    ReportSection,
+    SelectionSection,
+    ValidationSection,
+    WorkloadSection,
+)
+from seqpoint.workflows._speedup import SpeedupResult, speedup_between, speedup_configs
+from seqpoint.workflows._stages import (
+    build_schedule,
+    choose_points,
+    load_lengths,
+    make_workload,
+    measure,
+    open_cache,
+    validation_schedule,
+)
+from seqpoint.workflows._validate import EXACT_METRICS, ValidationResult, exact_costs, validate
+
+__all__ = [
+    "EXACT_METRICS",
+    "BatchingSection",
+    "Campaign",
+    "LengthsSection",
+    "ProfileSection",
+    "ReportSection",
+    "RunConfig",
+    "RunFolder",
+    "RunResult",
+    "SelectionSection",
+    "SpeedupResult",
+    "ValidationResult",
+    "ValidationSection",
+    "WorkloadSection",
+    "apply_overrides",
+    "build_schedule",
+    "choose_points",
+    "demo_configs",
+    "environment_manifest",
+    "exact_costs",
+    "load_config",
+    "load_lengths",
+    "make_workload",
+    "measure",
+    "open_cache",
+    "run",
+    "run_demo",
+    "speedup_between",
+    "speedup_configs",
+    "start_campaign",
+    "validate",
+    "validation_schedule",
+]

@@ -1,0 +1,124 @@
+"""The stage sequence, composed once: lengths → schedule → SeqPoints → workload → cache →
+measurements, each result written to the run folder as soon as its stage finishes.
+
+``run``, ``validate``, ``speedup`` and the demo all start with :func:`start_campaign`;
+what they add (a projection, full runs, a second configuration) is theirs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+
+from rich.console import Console
+
+from seqpoint.cache import MeasurementCache
+from seqpoint.measurements import Measurements, environment_manifest, write_measurements
+from seqpoint.schedule import IterationSchedule, write_schedule
+from seqpoint.selection import SeqPoint, SeqPoints, write_seqpoints
+from seqpoint.validation import reduction_factor
+from seqpoint.workflows._config import RunConfig
+from seqpoint.workflows._folder import RunFolder
+from seqpoint.workflows._stages import (
+    build_schedule,
+    choose_points,
+    load_lengths,
+    make_workload,
+    measure,
+    open_cache,
+    validation_schedule,
+)
+from seqpoint.workloads import Signature, Workload
+
+__all__ = ["Campaign", "start_campaign"]
+
+
+@dataclass(frozen=True)
+class Campaign:
+    """SeqPoints of one run measured on one configuration, and where they were written."""
+
+    config: RunConfig
+    """The configuration measured (its ``[workload]`` and ``[profile]``)."""
+    folder: RunFolder
+    """The run folder."""
+    schedule: IterationSchedule
+    """The replayed run (or the part of it that a validation executes)."""
+    seqpoints: SeqPoints
+    """The chosen points."""
+    unit: str
+    """Unit of sequence lengths (``frames`` or ``tokens``)."""
+    workload: Workload
+    """The built workload."""
+    cache: MeasurementCache | None
+    """The measurement cache, or None when ``[profile] use_cache`` is off."""
+    measurements: Measurements
+    """Measurements of :attr:`seqpoints`."""
+
+    @property
+    def reduction(self) -> float:
+        """Iterations of the run over training steps executed to profile its SeqPoints."""
+        warmup, repeats, profiled = self.config.profile.steps_per_point
+        return reduction_factor(len(self.schedule), len(self.seqpoints), warmup=warmup,
+                                repeats=repeats, profiled=profiled)
+
+    def measure(
+        self, points: SeqPoints | Iterable[SeqPoint] | Iterable[Signature], *,
+        progress: bool = False, console: Console | None = None,
+    ) -> Measurements:
+        """Other points (a baseline's, every signature) on this workload, through the cache."""
+        return measure(self.config.profile, self.workload, points, cache=self.cache,
+                       progress=progress, console=console)
+
+    def remeasure(
+        self, cfg: RunConfig, *, tag: str, progress: bool = True, console: Console | None = None,
+    ) -> Campaign:
+        """The same schedule and SeqPoints measured under ``cfg``'s workload and profile.
+
+        Writes ``config_<tag>.toml`` and ``measurements_<tag>.json``.
+        """
+        self.folder.write_text(f"config_{tag}.toml", cfg.to_toml())
+        workload = make_workload(cfg.workload)
+        cache = open_cache(cfg.profile)
+        ms = measure(cfg.profile, workload, self.seqpoints, cache=cache, progress=progress,
+                     console=console)
+        write_measurements(ms, self.folder.file(f"measurements_{tag}.json"))
+        return replace(self, config=cfg, workload=workload, cache=cache, measurements=ms)
+
+
+def start_campaign(
+    cfg: RunConfig, folder: RunFolder, *, subset: bool = False, tag: str = "",
+    progress: bool = True, console: Console | None = None,
+) -> Campaign:
+    """Run the stages of ``cfg`` up to the SeqPoints' measurements, writing the run folder.
+
+    Parameters
+    ----------
+    cfg : RunConfig
+    folder : RunFolder
+        Gets ``config.toml``, ``schedule.csv``, ``seqpoints.json``, ``environment.json``
+        and ``measurements.json`` (``config_<tag>.toml`` and ``measurements_<tag>.json``
+        with a ``tag``), each as soon as its stage finishes, so an interruption keeps what
+        was done; measurements live in the cache and a rerun measures only what is missing.
+    subset : bool
+        Keep only the part of the run that ``[validation]`` executes in full.
+    tag : str
+        Suffix of the per-configuration files (a speedup's ``a``).
+    """
+    suffix = f"_{tag}" if tag else ""
+    folder.write_text(f"config{suffix}.toml", cfg.to_toml())
+    lengths = load_lengths(cfg.lengths)
+    schedule = build_schedule(cfg.batching, lengths)
+    if subset:
+        schedule = validation_schedule(cfg, schedule)
+    write_schedule(schedule, folder.file("schedule.csv"))
+    _, seqpoints = choose_points(cfg.selection, schedule)
+    write_seqpoints(seqpoints, folder.file("seqpoints.json"))
+
+    workload = make_workload(cfg.workload)
+    folder.write_json("environment.json", environment_manifest())
+    cache = open_cache(cfg.profile)
+    measurements = measure(cfg.profile, workload, seqpoints, cache=cache, progress=progress,
+                           console=console)
+    write_measurements(measurements, folder.file(f"measurements{suffix}.json"))
+    return Campaign(config=cfg, folder=folder, schedule=schedule, seqpoints=seqpoints,
+                    unit=lengths.unit, workload=workload, cache=cache, measurements=measurements)

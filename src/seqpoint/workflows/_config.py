@@ -1,0 +1,162 @@
+"""The run configuration: one TOML file of nested, frozen, keyword-only sections.
+
+Each section (:mod:`._sections`) names a component and is checked by building that
+component's own config when the file is loaded. ``--set section.key=value`` overrides
+TOML values through :func:`apply_overrides`, in the one ``--set`` grammar
+(:func:`seqpoint._config.parse_set`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from seqpoint._config import from_dict, parse_set
+from seqpoint.exceptions import ConfigError
+from seqpoint.workflows._sections import (
+    BatchingSection,
+    LengthsSection,
+    ProfileSection,
+    ReportSection,
+    SelectionSection,
+    ValidationSection,
+    WorkloadSection,
+    in_section,
+)
+
+__all__ = ["RunConfig", "apply_overrides", "load_config"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunConfig:
+    """A whole seqpoint run, from lengths to report."""
+
+    name: str = "run"
+    """Short name used for the run folder."""
+    lengths: LengthsSection = field(default_factory=LengthsSection)
+    """[lengths]"""
+    batching: BatchingSection = field(default_factory=BatchingSection)
+    """[batching]"""
+    selection: SelectionSection = field(default_factory=SelectionSection)
+    """[selection]"""
+    workload: WorkloadSection = field(default_factory=WorkloadSection)
+    """[workload]"""
+    profile: ProfileSection = field(default_factory=ProfileSection)
+    """[profile]"""
+    validation: ValidationSection = field(default_factory=ValidationSection)
+    """[validation]"""
+    report: ReportSection = field(default_factory=ReportSection)
+    """[report]"""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data: one dict per section."""
+        return dataclasses.asdict(self)
+
+    def to_toml(self) -> str:
+        """The resolved config as TOML (what a run folder stores)."""
+        return _dump_toml(self.to_dict())
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], *, where: str = "config") -> RunConfig:
+        """Build from parsed TOML; an error names ``where`` (the file) and the section."""
+        sections = {f.name: f.type for f in dataclasses.fields(cls)}
+        kwargs: dict[str, Any] = {}
+        for key, value in data.items():
+            if key not in sections:
+                raise ConfigError(
+                    f"Unknown key {key!r} in {where}. Valid keys: {', '.join(sections)}."
+                )
+            if key == "name":
+                kwargs[key] = str(value)
+                continue
+            if not isinstance(value, dict):
+                raise ConfigError(f"[{key}] in {where} must be a table, got {value!r}.")
+            try:
+                with in_section(key):
+                    kwargs[key] = from_dict(_SECTION_TYPES[key], value, where=f"[{key}] of {where}")
+            except ConfigError as exc:
+                text = str(exc)
+                raise ConfigError(text if where in text else f"{where}: {text}") from None
+        return cls(**kwargs)
+
+
+_SECTION_TYPES: dict[str, type] = {
+    "lengths": LengthsSection,
+    "batching": BatchingSection,
+    "selection": SelectionSection,
+    "workload": WorkloadSection,
+    "profile": ProfileSection,
+    "validation": ValidationSection,
+    "report": ReportSection,
+}
+
+
+def load_config(path: str | Path) -> RunConfig:
+    """Read a run config TOML; errors name the file, the line or key, and the fix."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"Config file {path} does not exist; see configs/ for examples.")
+    try:
+        data = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}.") from None
+    return RunConfig.from_dict(data, where=str(path))
+
+
+def apply_overrides(cfg: RunConfig, overrides: list[str], *, option: str = "--set") -> RunConfig:
+    """Apply ``section.key=value`` overrides (the ``--set`` grammar: TOML values, bare words
+    as strings); ``workload.set.dtype=bf16`` reaches into a section's table. ``option`` is
+    the flag the overrides came from, as errors name it."""
+    data = cfg.to_dict()
+    for item in overrides:
+        if "=" not in item or "." not in item.split("=", 1)[0]:
+            raise ConfigError(
+                f"Override {item!r} ({option}) must look like section.key=value "
+                "(e.g. batching.epochs=2)."
+            )
+        ((dotted, value),) = parse_set([item], option=option).items()
+        node = data
+        *parents, leaf = dotted.split(".")
+        for p in parents:
+            if p not in node or not isinstance(node[p], dict):
+                raise ConfigError(
+                    f"Override {item!r}: {p!r} is not a section. Valid sections: "
+                    f"{', '.join(k for k, v in data.items() if isinstance(v, dict))}."
+                )
+            node = node[p]
+        node[leaf] = value
+    return RunConfig.from_dict(data, where="overrides")
+
+
+def _toml_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int | float):
+        return repr(v)
+    if isinstance(v, list | tuple):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{_key(k)} = {_toml_value(x)}" for k, x in v.items()) + "}"
+    return '"' + str(v).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _key(k: str) -> str:
+    return k if k.replace("_", "").replace("-", "").isalnum() else f'"{k}"'
+
+
+def _dump_toml(data: dict[str, Any]) -> str:
+    """Minimal TOML writer for our config shape (scalars, lists, one level of tables)."""
+    lines: list[str] = []
+    for k, v in data.items():
+        if not isinstance(v, dict) and v is not None:
+            lines.append(f"{_key(k)} = {_toml_value(v)}")
+    for k, v in data.items():
+        if isinstance(v, dict):
+            lines.append(f"\n[{k}]")
+            for kk, vv in v.items():
+                if vv is not None:
+                    lines.append(f"{_key(kk)} = {_toml_value(vv)}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,306 @@
+"""The sections of a run config, each validated when it is built (so when the TOML is loaded).
+
+Scalar fields are checked by :mod:`seqpoint._params`; the parameter tables (``params``,
+``set``) are checked by building the component they configure (the batching policy, the
+selector, the workload's config), so a bad value fails at load, with its section named,
+and not minutes later when that stage runs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from seqpoint._params import Boolean, Constraint, Interval, TypeOf, check_params
+from seqpoint.exceptions import ConfigError
+from seqpoint.profiling import ProfileConfig
+
+__all__ = [
+    "BatchingSection",
+    "LengthsSection",
+    "ProfileSection",
+    "ReportSection",
+    "SelectionSection",
+    "ValidationSection",
+    "WorkloadSection",
+]
+
+_STR = TypeOf(str, "a str")
+_TABLE = TypeOf(dict, "a table")
+_NAMES = TypeOf((tuple, list), "a list of names")
+
+
+@contextmanager
+def in_section(section: str) -> Iterator[None]:
+    """Name ``[section]`` in a component's own error, so the user knows where to look."""
+    try:
+        yield
+    except ConfigError as exc:
+        text = str(exc)
+        raise ConfigError(text if f"[{section}]" in text else f"[{section}]: {text}") from None
+
+
+def _check(section: str, obj: Any, constraints: dict[str, list[Constraint]]) -> None:
+    check_params(f"[{section}]", constraints, {k: getattr(obj, k) for k in constraints})
+
+
+@dataclass(frozen=True, kw_only=True)
+class LengthsSection:
+    """Where per-sample lengths come from."""
+
+    source: str = "bundled:librispeech-train-clean-100"
+    """A file path, or ``bundled:NAME`` for data shipped with seqpoint."""
+    format: str | None = None
+    """``csv``, ``jsonl``, ``text``, ``parallel`` or ``histogram``; inferred when unset."""
+    column: str | None = None
+    """CSV column holding lengths."""
+    tgt: str | None = None
+    """Target-side file for parallel text."""
+    params: dict[str, Any] = field(default_factory=dict)
+    """Further reader parameters (e.g. ``scale``, ``frames_per_second``)."""
+    max_samples: int | None = None
+    """Use only the first N samples (after a seeded shuffle), for a smaller run."""
+    subset_seed: int = 0
+    """Seed of the shuffle that picks ``max_samples``."""
+
+    _section_constraints: ClassVar[dict[str, list[Constraint]]] = {
+        "source": [_STR],
+        "format": [_STR, None],
+        "column": [_STR, None],
+        "tgt": [_STR, None],
+        "params": [_TABLE],
+        "max_samples": [Interval(int, 1), None],
+        "subset_seed": [Interval(int, 0)],
+    }
+
+    def __post_init__(self) -> None:
+        _check("lengths", self, self._section_constraints)
+        if self.format is not None:
+            from seqpoint.traces import FORMATS
+
+            if self.format not in FORMATS:
+                raise ConfigError(
+                    f"The 'format' parameter of [lengths] must be one of {', '.join(FORMATS)}. "
+                    f"Got {self.format!r}."
+                )
+
+
+@dataclass(frozen=True, kw_only=True)
+class BatchingSection:
+    """How the data pipeline cuts batches."""
+
+    policy: str = "sortagrad"
+    """Batching policy name (``seqpoint schedule --help`` lists them)."""
+    epochs: int = 1
+    """Epochs replayed."""
+    seed: int = 0
+    """Seed of every shuffle."""
+    params: dict[str, Any] = field(default_factory=dict)
+    """Policy parameters (``batch_size``, ``max_tokens``, ``num_buckets``, ...)."""
+
+    _section_constraints: ClassVar[dict[str, list[Constraint]]] = {
+        "policy": [_STR],
+        "epochs": [Interval(int, 1)],
+        "seed": [Interval(int, 0)],
+        "params": [_TABLE],
+    }
+
+    def __post_init__(self) -> None:
+        _check("batching", self, self._section_constraints)
+        from seqpoint.batching import make_policy
+
+        with in_section("batching"):
+            make_policy(self.policy, **self.params)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SelectionSection:
+    """How SeqPoints are chosen."""
+
+    method: str = "seqpoint"
+    """Selector name."""
+    n_points: int | None = 10
+    """Number of SeqPoints k (unset when ``max_error`` is used)."""
+    max_error: float | None = None
+    """Smallest k whose estimated error is below this fraction."""
+    seed: int = 0
+    """Seed of stochastic selectors."""
+    params: dict[str, Any] = field(default_factory=dict)
+    """Further selector parameters."""
+
+    _section_constraints: ClassVar[dict[str, list[Constraint]]] = {
+        "method": [_STR],
+        "max_error": [Interval(float, 0, 1, closed="neither", word="a fraction"), None],
+        "seed": [Interval(int, 0)],
+        "params": [_TABLE],
+    }
+
+    def __post_init__(self) -> None:
+        _check("selection", self, self._section_constraints)
+        if self.max_error is not None:
+            # max_error decides k; a leftover n_points (e.g. the default) is dropped.
+            object.__setattr__(self, "n_points", None)
+        else:
+            check_params("[selection]", {"n_points": [Interval(int, 1)]}, {"n_points": self.n_points})
+        with in_section("selection"):
+            self.selector_params(self.method)  # builds the selector: names and parameters
+
+    def selector_params(self, method: str | None = None, n_points: int | None = None) -> dict[str, Any]:
+        """Keyword parameters of ``method`` (default: this section's) at ``n_points``.
+
+        A baseline (another method) gets the seed and ``n_points`` only: ``params`` are
+        this section's method's own.
+        """
+        from seqpoint.selection import make_selector
+
+        name = method or self.method
+        params: dict[str, Any] = {"random_state": self.seed}
+        if name == self.method:
+            params.update(self.params)
+        if n_points is not None:
+            params["n_points"] = n_points
+        elif self.max_error is not None:
+            if name != "seqpoint":
+                raise ConfigError(
+                    f"max_error selects k for the 'seqpoint' method only; give n_points for {name!r}."
+                )
+            params["max_error"] = self.max_error
+        else:
+            params["n_points"] = self.n_points
+        make_selector(name, **params)  # unknown names and parameters fail here
+        return params
+
+
+@dataclass(frozen=True, kw_only=True)
+class WorkloadSection:
+    """The model whose training step is profiled."""
+
+    name: str = "deepspeech2:tiny"
+    """``name[:preset]`` of a reference workload, or ``module:function``."""
+    set: dict[str, Any] = field(default_factory=dict)
+    """Overrides of the workload's config fields (``threads``, ``dtype``, ...)."""
+
+    _section_constraints: ClassVar[dict[str, list[Constraint]]] = {
+        "name": [_STR],
+        "set": [_TABLE],
+    }
+
+    def __post_init__(self) -> None:
+        _check("workload", self, self._section_constraints)
+        with in_section("workload"):
+            _check_workload(self.name, self.set)
+
+
+def _check_workload(spec: str, overrides: dict[str, Any]) -> None:
+    """Build the config of a reference workload (torch-free); a user's ``module:function``
+    is imported only when the run builds it."""
+    from seqpoint.workloads import WORKLOADS, config_class, parse_overrides
+
+    name, _, preset = spec.partition(":")
+    if name not in WORKLOADS.names():
+        return
+    cls = config_class(name)
+    if preset and preset not in cls.PRESETS:
+        raise ConfigError(
+            f"Unknown preset {preset!r} of workload {name!r}. Valid presets: {', '.join(cls.PRESETS)}."
+        )
+    base = cls.PRESETS[preset] if preset else cls()
+    dataclasses.replace(base, **parse_overrides(cls, overrides))
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProfileSection(ProfileConfig):
+    """How each SeqPoint is measured: the harness's :class:`~seqpoint.profiling.ProfileConfig`
+    (same fields and checks) plus where the measurements are cached."""
+
+    metrics: tuple[str, ...] = ("time", "flops", "breakdown", "memory")
+    """Metrics to record. A run records more by default than ``seqpoint profile`` (``time``
+    only): its report shows FLOPs, the operation breakdown and peak memory."""
+    cache: str | None = None
+    """Cache file; default ``$SEQPOINT_CACHE`` or ``~/.cache/seqpoint/measurements.sqlite``."""
+    use_cache: bool = True
+    """Read and write the measurement cache."""
+
+    _section_constraints: ClassVar[dict[str, list[Constraint]]] = {
+        "cache": [_STR, None],
+        "use_cache": [Boolean("true or false")],
+    }
+
+    def __post_init__(self) -> None:
+        with in_section("profile"):
+            super().__post_init__()
+        _check("profile", self, self._section_constraints)
+
+    @property
+    def harness(self) -> ProfileConfig:
+        """The harness config alone: the cache settings are not part of a measurement's key."""
+        names = [f.name for f in dataclasses.fields(ProfileConfig)]
+        return ProfileConfig(**{n: getattr(self, n) for n in names})
+
+    @property
+    def steps_per_point(self) -> tuple[int, int, int]:
+        """``(warm-up, timed, profiled)`` training steps the harness runs for one point.
+
+        The profiled steps run under torch.profiler for the breakdown and memory
+        metrics; they are counted so that the reduction factor is honest.
+        """
+        profiled = self.breakdown_steps if {"breakdown", "memory"} & set(self.metrics) else 0
+        return self.warmup, self.repeats, profiled
+
+
+@dataclass(frozen=True, kw_only=True)
+class ValidationSection:
+    """Ground truth: which part of the run is executed in full, and how often."""
+
+    epochs: int | None = None
+    """Validate on the first E epochs only (unset: all)."""
+    max_iterations: int | None = None
+    """Validate on at most this many leading iterations (unset: all)."""
+    runs: int = 2
+    """Identical full runs; two or more give the noise floor."""
+    baselines: tuple[str, ...] = ("first", "random", "stride", "mean", "median", "simpoint", "stratified")
+    """Baselines compared with SeqPoints at the same profiling budget."""
+    steady_truth: bool = True
+    """Also profile every unique signature in isolation, to split the error into the
+    selection error and the in-sequence overhead that isolated profiling cannot see."""
+
+    _section_constraints: ClassVar[dict[str, list[Constraint]]] = {
+        "epochs": [Interval(int, 1), None],
+        "max_iterations": [Interval(int, 1), None],
+        "runs": [Interval(int, 1)],
+        "baselines": [_NAMES],
+        "steady_truth": [Boolean("true or false")],
+    }
+
+    def __post_init__(self) -> None:
+        _check("validation", self, self._section_constraints)
+        object.__setattr__(self, "baselines", tuple(self.baselines))
+        from seqpoint.selection import SELECTORS
+
+        with in_section("validation"):
+            for name in self.baselines:
+                SELECTORS.get(name)  # unknown names list the valid ones
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReportSection:
+    """What a run writes."""
+
+    out: str | None = None
+    """Run folder; default ``runs/<name>-<timestamp>``."""
+    plots: bool = True
+    """Write PNG plots."""
+    html: bool = True
+    """Write ``report.html``."""
+
+    _section_constraints: ClassVar[dict[str, list[Constraint]]] = {
+        "out": [_STR, None],
+        "plots": [Boolean("true or false")],
+        "html": [Boolean("true or false")],
+    }
+
+    def __post_init__(self) -> None:
+        _check("report", self, self._section_constraints)

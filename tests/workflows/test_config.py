@@ -59,11 +59,11 @@ def test_executed_steps_count_every_step():
     from seqpoint.workflows import ProfileSection
 
     timed_only = RunConfig(profile=ProfileSection(warmup=2, repeats=5, metrics=("time", "flops")))
-    assert timed_only.profile.steps_per_point == (2, 5, 0)
-    w, r, p = timed_only.profile.steps_per_point
+    assert timed_only.profile.point_steps() == (2, 5, 0)
+    w, r, p = timed_only.profile.point_steps()
     assert reduction_factor(70, 10, warmup=w, repeats=r, profiled=p) == 1.0  # 70 steps
     with_breakdown = RunConfig(profile=ProfileSection(warmup=2, repeats=5, metrics=("time", "breakdown")))
-    w, r, p = with_breakdown.profile.steps_per_point
+    w, r, p = with_breakdown.profile.point_steps()
     assert reduction_factor(80, 10, warmup=w, repeats=r, profiled=p) == 1.0  # the profiled step counts too
 
 
@@ -79,7 +79,7 @@ def test_executed_steps_count_every_step():
          r"\[workload\]: The 'threads' parameter of DeepSpeech2Config must be an int. Got 'two'"),
         ("[workload]\nset = { threads = 1.5 }\n", r"'threads' parameter of DeepSpeech2Config must be an int"),
         ("[workload]\nname = 'bert:huge'\n", r"\[workload\]: Unknown preset 'huge'"),
-        ("[profile]\nrepeats = 0\n", r"\[profile\]: The 'repeats' parameter of ProfileConfig must be an int >= 1"),
+        ("[profile]\nrepeats = 0\n", r"\[profile\]: The 'repeats' parameter of ProfileSection must be an int >= 1"),
         ("[profile]\ntimer = 'sundial'\n", r"\[profile\]: Unknown timer 'sundial'"),
         ("[profile]\nmetrics = ['speed']\n", r"\[profile\]: Unknown metric 'speed'"),
         ("[profile]\nuse_cache = 'yes'\n", r"The 'use_cache' parameter of \[profile\] must be true or false"),

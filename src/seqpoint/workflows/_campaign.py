@@ -57,9 +57,8 @@ class Campaign:
     @property
     def reduction(self) -> float:
         """Iterations of the run over training steps executed to profile its SeqPoints."""
-        warmup, repeats, profiled = self.config.profile.steps_per_point
-        return reduction_factor(len(self.schedule), len(self.seqpoints), warmup=warmup,
-                                repeats=repeats, profiled=profiled)
+        steps = self.config.profile.point_steps()
+        return reduction_factor(len(self.schedule), len(self.seqpoints), **steps._asdict())
 
     def measure(
         self, points: SeqPoints | Iterable[SeqPoint] | Iterable[Signature], *,

@@ -44,7 +44,7 @@ class RunResult:
     @property
     def steps_per_point(self) -> tuple[int, int, int]:
         """``(warm-up, timed, profiled)`` training steps the harness ran for one point."""
-        return self.config.profile.steps_per_point
+        return tuple(self.config.profile.point_steps())  # type: ignore[return-value]
 
     def to_dict(self) -> dict[str, Any]:
         """What ``result.json`` and ``seqpoint run --json`` hold."""

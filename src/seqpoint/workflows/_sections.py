@@ -240,16 +240,6 @@ class ProfileSection(ProfileConfig):
         names = [f.name for f in dataclasses.fields(ProfileConfig)]
         return ProfileConfig(**{n: getattr(self, n) for n in names})
 
-    @property
-    def steps_per_point(self) -> tuple[int, int, int]:
-        """``(warm-up, timed, profiled)`` training steps the harness runs for one point.
-
-        The profiled steps run under torch.profiler for the breakdown and memory
-        metrics; they are counted so that the reduction factor is honest.
-        """
-        profiled = self.breakdown_steps if {"breakdown", "memory"} & set(self.metrics) else 0
-        return self.warmup, self.repeats, profiled
-
 
 @dataclass(frozen=True, kw_only=True)
 class ValidationSection:

@@ -30,7 +30,7 @@ from _paper_cases import (
 )
 from seqpoint.exceptions import SeqPointWarning
 from seqpoint.profiling import Measurement, count_point
-from seqpoint.projection import project, project_cost
+from seqpoint.projection import ScheduleModel, project, project_cost
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import SeqPointSelector, make_selector
 from seqpoint.validation import weighted_projection
@@ -82,7 +82,7 @@ def _fit(method: str, k: int, seed: int, schedule: IterationSchedule) -> Any:
 
 
 def _interval_check(schedule: IterationSchedule, sel: Any, cost: dict[str, FloatArray],
-                    totals: dict[str, float]) -> dict[str, Any]:
+                    totals: dict[str, float], model: ScheduleModel) -> dict[str, Any]:
     """Does ``project()``'s interval (noise-free here) contain each exact total?"""
     sps = sel.to_seqpoints(schedule)  # one point per row of points_, in that order
     meas = []
@@ -90,7 +90,7 @@ def _interval_check(schedule: IterationSchedule, sel: Any, cost: dict[str, Float
         meas.append(Measurement(iteration=p.iteration, batch_size=p.batch_size, seq_len=p.seq_len,
                                 tgt_len=p.tgt_len, sum_sq_len=p.sum_sq_len,
                                 metrics={m: float(cost[m][row]) for m in EXACT_METRICS}))
-    proj = project(schedule, sps, meas, method="weighted", metrics=list(EXACT_METRICS))
+    proj = project(schedule, sps, meas, method="weighted", metrics=list(EXACT_METRICS), context=model)
     out: dict[str, Any] = {}
     for m in EXACT_METRICS:
         lo, hi = proj.interval[m]
@@ -112,6 +112,7 @@ def exact_case(case: Case, scale: Scale, counter: Counter) -> dict[str, Any]:
     count_s = time.perf_counter() - t0
     cost = {m: v[inverse] for m, v in per_sig.items()}
     totals = {m: float(v.sum()) for m, v in cost.items()}
+    model = ScheduleModel.from_schedule(schedule)  # shared by every projection of this run
 
     curves: dict[str, dict[str, list[float]]] = {INTERP: {m: [] for m in EXACT_METRICS}}
     calibration: list[dict[str, Any]] = []
@@ -126,9 +127,9 @@ def exact_case(case: Case, scale: Scale, counter: Counter) -> dict[str, Any]:
                     est = weighted_projection(cost[m], sel.points_, sel.weights_)
                     errs[m].append((est - totals[m]) / totals[m])
                 if method == "seqpoint":
-                    calibration.append({"k": k, **_interval_check(schedule, sel, cost, totals)})
+                    calibration.append({"k": k, **_interval_check(schedule, sel, cost, totals, model)})
                     for m in EXACT_METRICS:
-                        est = project_cost(schedule, sel, cost[m], method="interpolated")
+                        est = project_cost(schedule, sel, cost[m], method="interpolated", context=model)
                         curves[INTERP][m].append((est - totals[m]) / totals[m])
             for m in EXACT_METRICS:
                 e = errs[m]

@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _results import figure_path, header, write_section
 from seqpoint.batching import replay
 from seqpoint.exceptions import SeqPointWarning
-from seqpoint.projection import project_cost, relative_error
+from seqpoint.projection import ScheduleModel, project_cost, relative_error
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import SeqPointSelector, make_selector
 from seqpoint.traces import bundled_lengths
@@ -107,6 +107,7 @@ def error_curves(s: IterationSchedule, ks: list[int], seeds: int) -> dict[str, l
     cost = true_cost(s)
     total = float(cost.sum())
     out: dict[str, list[float]] = {m: [] for m in METHODS}
+    model = ScheduleModel.from_schedule(s)  # shared by every projection of this schedule
     for method in METHODS:
         for k in ks:
             errs = []
@@ -115,7 +116,7 @@ def error_curves(s: IterationSchedule, ks: list[int], seeds: int) -> dict[str, l
                     warnings.simplefilter("ignore", SeqPointWarning)
                     sel = make(method, min(k, len(s)), seed).fit(s)
                 how = "interpolated" if method == "seqpoint_interp" else "weighted"
-                errs.append(relative_error(project_cost(s, sel, cost, method=how), total))
+                errs.append(relative_error(project_cost(s, sel, cost, method=how, context=model), total))
             # Signed error for deterministic methods, mean |error| over seeds otherwise.
             out[method].append(float(np.mean(np.abs(errs))) if len(errs) > 1 else float(errs[0]))
     return out

@@ -1,8 +1,14 @@
 import numpy as np
 import pytest
 
-from seqpoint.profiling import Measurement, Measurements
-from seqpoint.projection import project
+from seqpoint.measurements import Measurement, Measurements
+from seqpoint.projection import (
+    PointProjector,
+    ScheduleModel,
+    leave_one_out_error,
+    project,
+    roughness,
+)
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import SeqPoint, SeqPoints
 
@@ -167,22 +173,23 @@ def test_measured_primitive_counts_charge_evicted_steps():
 
 
 def test_roughness_is_the_smaller_of_global_fit_and_leave_one_out_error():
-    from seqpoint.projection._project import _context, _Projector, _rms_relative
-
     sl = np.arange(10, 410, 10)
     s = IterationSchedule.from_columns({"batch_size": [4] * sl.size, "seq_len": sl})
-    ctx = _context(s)
+    model = ScheduleModel.from_schedule(s)
     rows = np.array([0, 5, 10, 15, 20, 25, 30, 35, 39])
-    sig = ctx.table.inverse[rows]
-    proj = _Projector(ctx, sig, np.full(rows.size, sl.size / rows.size), np.ones(rows.size, bool))
+    sig = model.table.inverse[rows]
+    proj = PointProjector(model, sig, np.full(rows.size, sl.size / rows.size), np.ones(rows.size, bool))
     length = sl[rows].astype(float)
-    x = ctx.features[sig, :3]
+    x = model.features[sig, :3]
     scale = lambda v: float(np.sqrt(np.sum((proj.weights * v) ** 2)))  # noqa: E731
     for values in (np.exp(length / 200), length + 20 * np.maximum(0.0, length - 200)):
         coef, *_ = np.linalg.lstsq(x, values, rcond=None)
-        global_rho = _rms_relative(values, x @ coef, rows.size - 3)
-        loo = proj._leave_one_out(values)
+        fit = x @ coef
+        # RMS relative residual of the global fit, over n - 3 degrees of freedom
+        global_rho = float(np.sqrt(np.sum(((values - fit) / np.maximum(np.abs(values), np.abs(fit))) ** 2)
+                                   / (rows.size - 3)))
+        loo = leave_one_out_error(proj, values)
         assert loo is not None
-        assert proj.roughness(values) / scale(values) == pytest.approx(min(global_rho, loo))
+        assert roughness(proj, values) / scale(values) == pytest.approx(min(global_rho, loo))
     # a smooth curve: leaving any interior point out misses it by under 5%
-    assert proj._leave_one_out(np.exp(length / 200)) < 0.05
+    assert leave_one_out_error(proj, np.exp(length / 200)) < 0.05

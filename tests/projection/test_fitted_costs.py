@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from seqpoint.exceptions import InputError
-from seqpoint.profiling import Measurement, Measurements
+from seqpoint.measurements import Measurement, Measurements
 from seqpoint.projection import fitted_costs, project
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import SeqPoint, SeqPoints

@@ -10,8 +10,10 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from seqpoint.exceptions import ConfigError, InputError
-from seqpoint.profiling import Measurement, Measurements
+from seqpoint.measurements import Measurement, Measurements
 from seqpoint.projection import (
+    ScheduleModel,
+    fitted_costs,
     geomean_abs_error,
     project,
     project_cost,
@@ -236,6 +238,38 @@ def test_speedup(tiny: IterationSchedule) -> None:
     assert s.to_dict()["speedup"] == pytest.approx(2.5)
     with pytest.raises(InputError, match="Measurement set a has no metric 'flops'"):
         project_speedup(tiny, sp, a, b, metric="flops")
+
+
+def test_one_context_serves_every_projection_of_a_schedule(
+    tiny: IterationSchedule, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sp = two_points(tiny)
+    ms = measure(sp)
+    model = ScheduleModel.from_schedule(tiny)
+    for method in ("weighted", "interpolated"):
+        shared = project(tiny, sp, ms, method=method, context=model)
+        assert shared.to_dict() == project(tiny, sp, ms, method=method).to_dict()
+    assert project_cost(tiny, sp, tiny.seq_len * 1.0, method="interpolated", context=model) == project_cost(
+        tiny, sp, tiny.seq_len * 1.0, method="interpolated"
+    )
+    assert np.array_equal(fitted_costs(tiny, sp, ms, context=model), fitted_costs(tiny, sp, ms))
+    # an equal schedule read again is accepted; another one is not
+    again = IterationSchedule.from_columns({c: getattr(tiny, c) for c in ("batch_size", "seq_len")})
+    assert project(again, sp, ms, context=model).totals == project(tiny, sp, ms).totals
+    other = IterationSchedule.from_columns({"batch_size": np.ones(8, dtype=np.int64), "seq_len": [10] * 8})
+    with pytest.raises(InputError, match="built from another schedule"):
+        project_cost(other, FirstSelector(n_points=1).fit(other), np.ones(8), method="interpolated", context=model)
+    # project_speedup builds the model once for its four projections
+    built = []
+    original = ScheduleModel.from_schedule.__func__  # type: ignore[attr-defined]
+
+    def counting(cls: type[ScheduleModel], schedule: IterationSchedule) -> ScheduleModel:
+        built.append(schedule)
+        return original(cls, schedule)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(ScheduleModel, "from_schedule", classmethod(counting))
+    project_speedup(tiny, sp, ms, measure(sp, fn=lambda t: linear(t) / 2))
+    assert len(built) == 1
 
 
 def test_error_helpers() -> None:

@@ -14,7 +14,9 @@ from seqpoint.selection import (
     AttentionCost,
     PilotTable,
     basis_components,
+    basis_error,
     cost_proxy,
+    weighted_projection,
 )
 
 
@@ -74,3 +76,16 @@ def test_pilot_table_needs_sum_sq_len_when_packed() -> None:
     packed = IterationSchedule.from_columns({"batch_size": [1], "seq_len": [8], "sum_sq_len": [64]}, meta={"packed": True})
     with pytest.raises(InputError, match="packed, so PilotTable signatures need sum_sq_len"):
         PilotTable(costs={(1, 8, 0): 1.0})(packed)
+
+
+def test_weighted_projection_of_rows_or_of_point_values() -> None:
+    cost = np.array([1.0, 2.0, 3.0, 4.0])
+    assert weighted_projection(cost, [1, 3], [2.0, 0.5]) == 2 * 2.0 + 0.5 * 4.0
+    assert weighted_projection([2.0, 4.0], None, [2.0, 0.5]) == 6.0
+
+
+def test_basis_error_is_the_worst_relative_miss() -> None:
+    comps = np.array([[1.0, 10.0], [1.0, 30.0]])
+    # weights 2, 2 project (4, 80) against totals (4, 100): misses 0 and 20%
+    assert basis_error([2.0, 2.0], comps, [4.0, 100.0]) == pytest.approx(0.2)
+    assert basis_error([2.0, 2.0], comps[:, :0], np.zeros(0)) == 0.0

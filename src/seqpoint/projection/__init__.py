@@ -1,28 +1,34 @@
-"""Stage 7: project whole-run totals, speedups and their error from SeqPoint measurements."""
+"""Stage 7: project whole-run totals, speedups and their error from SeqPoint measurements.
 
+Build a :class:`ScheduleModel` once per schedule and pass it as ``context=`` when
+projecting the same run several times (both methods, two configurations); every
+function builds its own when it is omitted.
+"""
+
+from seqpoint.projection._cold import cold_steps
 from seqpoint.projection._errors import geomean_abs_error, relative_error
+from seqpoint.projection._intervals import leave_one_out_error, roughness
 from seqpoint.projection._match import match_measurements, seqpoint_rows
-from seqpoint.projection._project import (
-    METHODS,
-    Projection,
-    cold_steps,
-    fitted_costs,
-    project,
-    project_cost,
-)
+from seqpoint.projection._model import METHODS, PointProjector, ScheduleModel, fitted_costs
+from seqpoint.projection._project import Projection, project
 from seqpoint.projection._speedup import Speedup, project_speedup
+from seqpoint.projection._synthetic import project_cost
 
 __all__ = [
     "METHODS",
+    "PointProjector",
     "Projection",
+    "ScheduleModel",
     "Speedup",
     "cold_steps",
     "fitted_costs",
     "geomean_abs_error",
+    "leave_one_out_error",
     "match_measurements",
     "project",
     "project_cost",
     "project_speedup",
     "relative_error",
+    "roughness",
     "seqpoint_rows",
 ]

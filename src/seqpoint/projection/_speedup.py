@@ -9,8 +9,10 @@ from typing import Any
 import numpy as np
 
 from seqpoint.exceptions import InputError
-from seqpoint.measurements import Measurement, Measurements
-from seqpoint.projection._project import _check_confidence, _check_method, project
+from seqpoint.measurements import BREAKDOWN_PREFIX, STEADY_TIME, Measurement, Measurements
+from seqpoint.projection._intervals import confidence_quantile
+from seqpoint.projection._model import ScheduleModel, check_method, model_for
+from seqpoint.projection._project import project
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import SeqPoints
 
@@ -60,9 +62,10 @@ def project_speedup(
     meas_a: Measurements | Iterable[Measurement],
     meas_b: Measurements | Iterable[Measurement],
     *,
-    metric: str = "time_s",
+    metric: str = STEADY_TIME,
     method: str = "weighted",
     confidence: float = 0.95,
+    context: ScheduleModel | None = None,
 ) -> Speedup:
     """Project the speedup ``T_a / T_b`` of a whole run from two measurement sets.
 
@@ -86,12 +89,16 @@ def project_speedup(
         Projection method.
     confidence : float
         Confidence level in (0, 1).
+    context : ScheduleModel, optional
+        The schedule's model; built once here when omitted and shared by the four
+        projections (both sets, both methods).
     """
-    _check_method(method, "project_speedup")
-    z = _check_confidence(confidence, "project_speedup")
+    check_method(method, "project_speedup")
+    z = confidence_quantile(confidence, "project_speedup")
+    model = model_for(schedule, context)
     other = "interpolated" if method == "weighted" else "weighted"
-    pa = project(schedule, seqpoints, meas_a, method=method, confidence=confidence)
-    pb = project(schedule, seqpoints, meas_b, method=method, confidence=confidence)
+    pa = project(schedule, seqpoints, meas_a, method=method, confidence=confidence, context=model)
+    pb = project(schedule, seqpoints, meas_b, method=method, confidence=confidence, context=model)
     for label, p in (("a", pa), ("b", pb)):
         if metric not in p.totals:
             raise InputError(
@@ -99,8 +106,8 @@ def project_speedup(
             )
     if pb.totals[metric] == 0:
         raise InputError(f"The projected {metric!r} of set b is 0; a speedup needs a non-zero total.")
-    qa = project(schedule, seqpoints, meas_a, method=other, metrics=[metric])
-    qb = project(schedule, seqpoints, meas_b, method=other, metrics=[metric])
+    qa = project(schedule, seqpoints, meas_a, method=other, metrics=[metric], context=model)
+    qb = project(schedule, seqpoints, meas_b, method=other, metrics=[metric], context=model)
     s = pa.totals[metric] / pb.totals[metric]
     s_other = qa.totals[metric] / qb.totals[metric] if qb.totals[metric] else s
     rel_a = pa.noise[metric] / z / abs(pa.totals[metric]) if pa.totals[metric] else 0.0
@@ -109,7 +116,7 @@ def project_speedup(
     cats = {
         k: pa.totals[k] / pb.totals[k]
         for k in pa.totals
-        if k.startswith("breakdown_s.") and k in pb.totals and pb.totals[k] != 0
+        if k.startswith(BREAKDOWN_PREFIX) and k in pb.totals and pb.totals[k] != 0
     }
     return Speedup(
         metric=metric,

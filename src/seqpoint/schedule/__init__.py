@@ -3,6 +3,7 @@
 from seqpoint.schedule._build import from_batches
 from seqpoint.schedule._io import read_schedule, write_schedule
 from seqpoint.schedule._schedule import COLUMNS, SIGNATURE_COLUMNS, IterationSchedule, round_up
+from seqpoint.schedule._signatures import SignatureTable, signature_table
 from seqpoint.schedule._summary import ScheduleSummary, summarize
 
 __all__ = [
@@ -10,9 +11,11 @@ __all__ = [
     "SIGNATURE_COLUMNS",
     "IterationSchedule",
     "ScheduleSummary",
+    "SignatureTable",
     "from_batches",
     "read_schedule",
     "round_up",
+    "signature_table",
     "summarize",
     "write_schedule",
 ]

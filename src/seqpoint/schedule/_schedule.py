@@ -10,6 +10,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from seqpoint.exceptions import InputError
+from seqpoint.schedule._collapse import unique_rows
 
 __all__ = ["COLUMNS", "SIGNATURE_COLUMNS", "IterationSchedule", "round_up"]
 
@@ -168,7 +169,7 @@ class IterationSchedule:
         return np.stack([getattr(self, c) for c in self.signature_columns()], axis=1)
 
     def unique_signatures(self) -> tuple[IntArray, IntArray, IntArray]:
-        """Collapse iterations to unique signatures.
+        """Collapse iterations to unique signatures (a sort-free pass; see ``unique_rows``).
 
         Returns
         -------
@@ -179,10 +180,7 @@ class IterationSchedule:
         inverse : ndarray of shape (n_iterations,)
             Index into ``signatures`` of every iteration.
         """
-        sig, inverse, counts = np.unique(
-            self.signature_matrix(), axis=0, return_inverse=True, return_counts=True
-        )
-        return sig, counts.astype(np.int64), inverse.reshape(-1).astype(np.int64)
+        return unique_rows([getattr(self, c) for c in self.signature_columns()])
 
     def take(self, rows: Any) -> IterationSchedule:
         """Sub-schedule of the given rows (indices or boolean mask); iteration ids are kept."""

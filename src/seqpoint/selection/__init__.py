@@ -5,6 +5,7 @@ Every selector follows the scikit-learn estimator contract (``fit(schedule)`` re
 under its command-line name; :func:`make_selector` builds one by name.
 """
 
+from seqpoint.schedule import SignatureTable, signature_table
 from seqpoint.selection._base import SELECTORS, BaseSelector, make_selector
 from seqpoint.selection._baselines import (
     FirstSelector,
@@ -25,12 +26,13 @@ from seqpoint.selection._cost import (
     SeqLenCost,
     TokensCost,
     basis_components,
+    basis_error,
     cost_proxy,
+    weighted_projection,
 )
 from seqpoint.selection._kmeans1d import KMeans1D, segment_sse
 from seqpoint.selection._seqpoint_selector import SeqPointSelector, signature_proxy
 from seqpoint.selection._seqpoints import SeqPoint, SeqPoints, read_seqpoints, write_seqpoints
-from seqpoint.selection._signatures import SignatureTable, signature_table
 from seqpoint.selection._simpoint import SimPointSelector
 
 __all__ = [
@@ -57,6 +59,7 @@ __all__ = [
     "StrideSelector",
     "TokensCost",
     "basis_components",
+    "basis_error",
     "calibrate_weights",
     "cost_proxy",
     "make_selector",
@@ -64,5 +67,6 @@ __all__ = [
     "segment_sse",
     "signature_proxy",
     "signature_table",
+    "weighted_projection",
     "write_seqpoints",
 ]

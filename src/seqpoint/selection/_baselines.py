@@ -16,11 +16,10 @@ from numpy.typing import NDArray
 
 from seqpoint._params import Constraint, Interval
 from seqpoint.exceptions import ConfigError
-from seqpoint.schedule import IterationSchedule
+from seqpoint.schedule import IterationSchedule, SignatureTable, signature_table
 from seqpoint.selection._base import SELECTORS, BaseSelector
 from seqpoint.selection._cost import CostProxy, PilotTable, cost_proxy
 from seqpoint.selection._seqpoint_selector import signature_proxy
-from seqpoint.selection._signatures import SignatureTable, signature_table
 
 __all__ = [
     "FirstSelector",

@@ -9,7 +9,10 @@ Three kinds are accepted wherever a proxy is asked for:
 * any callable ``f(schedule) -> ndarray of shape (n_iterations,)``;
 * a :class:`PilotTable` of measured costs for a few signatures, interpolated.
 
-All are vectorised over the whole schedule.
+All are vectorised over the whole schedule. The module also holds the two sums every
+stage projects with: :func:`weighted_projection` (``Σ weight_i · cost[point_i]``) and
+:func:`basis_error` (how far weighted points are from the run totals of the elementary
+cost components of :func:`basis_components`).
 """
 
 from __future__ import annotations
@@ -19,11 +22,11 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from seqpoint._registry import Registry
 from seqpoint.exceptions import ConfigError, InputError
-from seqpoint.schedule import IterationSchedule
+from seqpoint.schedule import IterationSchedule, signature_table
 
 __all__ = [
     "COST_MODELS",
@@ -34,8 +37,10 @@ __all__ = [
     "SeqLenCost",
     "TokensCost",
     "basis_components",
+    "basis_error",
     "cost_proxy",
     "describe_cost",
+    "weighted_projection",
 ]
 
 FloatArray = NDArray[np.float64]
@@ -153,8 +158,6 @@ class PilotTable:
                 )
 
     def __call__(self, schedule: IterationSchedule) -> FloatArray:
-        from seqpoint.selection._signatures import signature_table
-
         packed = schedule.is_packed
         width = 4 if packed else 3
         if packed and any(len(k) < 4 for k in self.costs):
@@ -264,3 +267,57 @@ def basis_components(schedule: IterationSchedule) -> tuple[tuple[str, ...], Floa
         axis=1,
     )
     return names, values
+
+
+def basis_error(weights: ArrayLike, components: ArrayLike, totals: ArrayLike) -> float:
+    """Worst relative error of weighted points on the elementary cost components.
+
+    ``max_j |Σ_i weights_i · components_ij − totals_j| / totals_j``: the bound the
+    SeqPoint selector minimises and reports (``estimated_error_``) and that
+    :func:`seqpoint.projection.project` widens its interval by. If every component is
+    projected within this fraction of its run total, so is any non-negative
+    combination of them.
+
+    Parameters
+    ----------
+    weights : array_like of shape (k,)
+        Iterations each point stands for.
+    components : array_like of shape (k, J)
+        Basis components at the points (rows of :func:`basis_components`).
+    totals : array_like of shape (J,)
+        Run total of every component; > 0.
+
+    Returns
+    -------
+    float
+        The worst relative error (fraction, >= 0); 0 when there is no component.
+    """
+    t = np.asarray(totals, dtype=np.float64)
+    if not t.size:
+        return 0.0
+    projected = np.asarray(weights, dtype=np.float64) @ np.asarray(components, dtype=np.float64)
+    return float(np.max(np.abs(projected - t) / t))
+
+
+def weighted_projection(cost: ArrayLike, points: ArrayLike | None, weights: ArrayLike) -> float:
+    """The SeqPoint paper's projection ``Σ_i weight_i × cost[point_i]``.
+
+    Parameters
+    ----------
+    cost : array_like of shape (n_iterations,) or (k,)
+        Cost of every iteration (indexed by ``points``), or of every point when
+        ``points`` is None.
+    points : array_like of int, shape (k,), or None
+        Row of every point in ``cost``; None when ``cost`` holds the points' values.
+    weights : array_like of shape (k,)
+        Iterations each point stands for.
+
+    Returns
+    -------
+    float
+        The projected run total.
+    """
+    values = np.asarray(cost, dtype=np.float64)
+    if points is not None:
+        values = values[np.asarray(points, dtype=np.int64)]
+    return float(np.dot(np.asarray(weights, dtype=np.float64), values))

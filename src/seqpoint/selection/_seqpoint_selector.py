@@ -4,25 +4,35 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
-from typing import Any, ClassVar
+from dataclasses import dataclass
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
 
 from seqpoint._params import Constraint, Interval, Options
 from seqpoint.exceptions import AdjustedInputWarning, ConfigError
-from seqpoint.schedule import IterationSchedule
+from seqpoint.schedule import IterationSchedule, SignatureTable, signature_table
 from seqpoint.selection._base import SELECTORS, BaseSelector
 from seqpoint.selection._calibration import calibrate_weights
 from seqpoint.selection._cost import (
     CostProxy,
     PilotTable,
     basis_components,
+    basis_error,
     cost_proxy,
+    describe_cost,
     evaluate_proxy,
 )
-from seqpoint.selection._kmeans1d import KMeans1D
-from seqpoint.selection._signatures import SignatureTable, signature_table
+from seqpoint.selection._grouping import (
+    MAX_REFINE_K,
+    Grouping,
+    OptimalGrouping,
+    SLBinGrouping,
+    choose_representatives,
+    nearest_centroid,
+    smallest_k,
+)
 from seqpoint.selection._simpoint import weighted_kmeans
 
 __all__ = ["SeqPointSelector", "signature_proxy"]
@@ -48,46 +58,96 @@ def signature_proxy(
     return np.bincount(table.inverse, weights=full, minlength=len(table)) / table.counts
 
 
-def choose_representatives(
-    group: IntArray, n_groups: int, proxy: FloatArray, counts: FloatArray, basis: FloatArray
-) -> IntArray:
-    """Representative signature of every group.
+class _Candidate(NamedTuple):
+    """One grouping of the signatures into k groups, with its representatives."""
 
-    The representative ``r`` of group ``g`` minimises ``|W_g·proxy[r] − Σ_g counts·proxy|``:
-    the weighted projection of the proxy is as close as possible to the group's total.
-    Among signatures within a relative 1e-9 of the best (equal proxy, different shape),
-    the one whose basis components are closest to the group's mean components wins,
-    so a group mixing batch sizes is represented by its typical batch size.
+    groups: IntArray
+    """Group of every unique signature."""
+    reps: IntArray
+    """Representative signature of every group."""
+    error: float
+    """Basis error of the count weights (see :func:`basis_error`)."""
 
-    Parameters
-    ----------
-    group : ndarray of shape (m,)
-        Group of every signature, ``0..n_groups-1``; every group non-empty.
-    proxy, counts : ndarray of shape (m,)
-        Proxy value and iteration count of every signature.
-    basis : ndarray of shape (m, n_components)
-        Basis cost components of every signature.
 
-    Returns
-    -------
-    ndarray of shape (n_groups,)
-        Signature index of every group's representative.
+@dataclass(frozen=True, eq=False)
+class _Signatures:
+    """The unique signatures of a run with what the selection needs of them."""
+
+    table: SignatureTable
+    proxy: FloatArray
+    """Cost proxy of every signature."""
+    counts: FloatArray
+    """Iterations with every signature."""
+    basis: FloatArray
+    """Elementary cost components with a non-zero run total, shape ``(m, J)``."""
+    totals: FloatArray
+    """Run total of every kept component, shape ``(J,)``."""
+
+    @classmethod
+    def of(cls, schedule: IterationSchedule, proxy_fn: CostProxy, *, owner: str) -> _Signatures:
+        table = signature_table(schedule)
+        proxy = signature_proxy(proxy_fn, schedule, table, owner=owner)
+        counts = table.counts.astype(np.float64)
+        _, basis = basis_components(table.as_schedule())
+        totals = counts @ basis
+        keep = totals > 0
+        return cls(table, proxy, counts, basis[:, keep], totals[keep])
+
+    def count_weights(self, groups: IntArray, k: int) -> FloatArray:
+        """Iterations in every group: the SeqPoint paper's weights."""
+        return np.bincount(groups, weights=self.counts, minlength=k).astype(np.float64)
+
+    def bound(self, groups: IntArray, reps: IntArray, k: int) -> float:
+        """Basis error of the count weights of ``groups`` on representatives ``reps``."""
+        return basis_error(self.count_weights(groups, k), self.basis[reps], self.totals)
+
+
+class _Evaluator:
+    """Groups, representatives and basis error of the count weights for a given k.
+
+    Signatures that vary in more than one column (batch size with length, source with
+    target) can tie on the proxy yet cost differently: with ``refine``, a k-means in the
+    space of the elementary cost components (seeded afresh for every k) proposes other
+    groups, and the candidate with the smallest basis error wins.
     """
-    wsum = np.bincount(group, weights=counts, minlength=n_groups)
-    target = np.bincount(group, weights=counts * proxy, minlength=n_groups) / wsum
-    dist = np.abs(proxy - target[group])
-    tol = 1e-9 * np.maximum(np.abs(target), 1e-300)
-    dist_key = np.floor(dist / tol[group])
-    mean_basis = np.stack(
-        [np.bincount(group, weights=counts * basis[:, j], minlength=n_groups) for j in range(basis.shape[1])],
-        axis=1,
-    ) / wsum[:, None]
-    scale = np.where(mean_basis > 0, mean_basis, 1.0)
-    secondary = np.sum(np.abs(basis - mean_basis[group]) / scale[group], axis=1)
-    idx = np.arange(group.shape[0])
-    order = np.lexsort((idx, -counts, secondary, dist_key, group))
-    first = np.searchsorted(group[order], np.arange(n_groups), side="left")
-    return order[first].astype(np.int64)
+
+    def __init__(
+        self,
+        sigs: _Signatures,
+        grouping: Grouping,
+        *,
+        refine: bool,
+        rng: Callable[[], np.random.Generator],
+    ) -> None:
+        self.sigs = sigs
+        self.grouping = grouping
+        self.refine = refine
+        self.rng = rng
+        # Components relative to their mean per iteration, so every one weighs alike.
+        self.z = sigs.basis / (sigs.totals / sigs.counts.sum())
+        spread = np.ptp(self.z, axis=0) > 0
+        # The per-iteration component is 1 everywhere: no information for clustering.
+        self.z_feat = self.z[:, spread] if np.any(spread) else self.z
+
+    def __call__(self, k: int) -> _Candidate:
+        sigs = self.sigs
+        g = self.grouping.groups(k)
+        reps = choose_representatives(g, k, sigs.proxy, sigs.counts, sigs.basis)
+        best = _Candidate(g, reps, sigs.bound(g, reps, k))
+        if self.refine and 1 < k <= MAX_REFINE_K and best.error > 0:
+            for cand_g, kk in ((g, k), self._component_groups(k)):
+                cand_r = nearest_centroid(self.z, sigs.counts, cand_g, kk)
+                err = sigs.bound(cand_g, cand_r, kk)
+                if err < best.error:
+                    best = _Candidate(cand_g, cand_r, err)
+        return best
+
+    def _component_groups(self, k: int) -> tuple[IntArray, int]:
+        """k-means groups in component space (empty clusters dropped) and their number."""
+        zk, _, _ = weighted_kmeans(self.z_feat, self.sigs.counts, k, self.rng(), n_init=2, max_iter=60)
+        _, zk = np.unique(zk, return_inverse=True)
+        zk = zk.reshape(-1).astype(np.int64)
+        return zk, int(zk.max()) + 1
 
 
 @SELECTORS.register("seqpoint")
@@ -206,125 +266,85 @@ class SeqPointSelector(BaseSelector):
     def fit(self, schedule: IterationSchedule) -> SeqPointSelector:
         """Choose SeqPoints for ``schedule``; returns ``self``."""
         proxy_fn = self._validate(schedule)
-        table = signature_table(schedule)
-        proxy = signature_proxy(proxy_fn, schedule, table, owner=type(self).__name__)
-        counts = table.counts.astype(np.float64)
-        _, basis = basis_components(table.as_schedule())
-        totals = counts @ basis
-        keep = totals > 0
-        basis, totals = basis[:, keep], totals[keep]
-        m = len(table)
-
+        sigs = _Signatures.of(schedule, proxy_fn, owner=type(self).__name__)
+        grouping: Grouping
         if self.grouping == "optimal":
-            order = np.lexsort((np.arange(m), proxy))
-            km = KMeans1D(proxy[order], counts[order])
-
-            def groups_for(k: int) -> IntArray:
-                bounds = km.bounds(k)
-                g = np.empty(m, dtype=np.int64)
-                g[order] = np.repeat(np.arange(k), np.diff(bounds))
-                return g
-
-            k_cap = m
+            grouping = OptimalGrouping(sigs.proxy, sigs.counts)
         else:
-            sl = table.column("seq_len")
-            uniq_sl, sl_idx = np.unique(sl, return_inverse=True)
-            sl_idx = sl_idx.reshape(-1)
-            sl_counts = np.bincount(sl_idx, weights=counts).astype(np.float64)
-
-            binner = _SLBinner(uniq_sl, sl_counts)
-
-            def groups_for(k: int) -> IntArray:
-                return binner(k)[sl_idx]
-
-            k_cap = int(uniq_sl.shape[0])
-
-        def bound(g: IntArray, reps: IntArray, k: int) -> float:
-            wsum = np.bincount(g, weights=counts, minlength=k)
-            projected = wsum @ basis[reps]
-            return float(np.max(np.abs(projected - totals) / totals)) if totals.size else 0.0
-
-        # Signatures that vary in more than one column (batch size with length, source
-        # with target) can tie on the proxy yet cost differently: refine those groups in
-        # the space of the elementary cost components.
-        varying = int(np.sum(np.ptp(table.signatures, axis=0) > 0))
-        z = basis / (totals / counts.sum())
-        # The per-iteration component is 1 everywhere: no information for clustering.
-        z_feat = z[:, np.ptp(z, axis=0) > 0] if np.any(np.ptp(z, axis=0) > 0) else z
+            grouping = SLBinGrouping(sigs.table.column("seq_len"), sigs.counts)
+        varying = int(np.sum(np.ptp(sigs.table.signatures, axis=0) > 0))
         refine = self.grouping == "optimal" and varying > 1
-
-        def evaluate(k: int) -> tuple[IntArray, IntArray, float]:
-            g = groups_for(k)
-            reps = choose_representatives(g, k, proxy, counts, basis)
-            best = (g, reps, bound(g, reps, k))
-            if refine and 1 < k <= _MAX_REFINE_K and best[2] > 0:
-                # k-means in component space (seeded): groups tight in every component.
-                zk, _, _ = weighted_kmeans(z_feat, counts, k, self._rng(), n_init=2, max_iter=60)
-                _, zk = np.unique(zk, return_inverse=True)
-                zk = zk.reshape(-1).astype(np.int64)
-                kz = int(zk.max()) + 1
-                for cand_g, kk in ((g, k), (zk, kz)):
-                    cand_r = _nearest_centroid(z, counts, cand_g, kk)
-                    err = bound(cand_g, cand_r, kk)
-                    if err < best[2]:
-                        best = (cand_g, cand_r, err)
-            return best
-
+        evaluate = _Evaluator(sigs, grouping, refine=refine, rng=self._rng)
         if self.n_points is not None:
-            k = int(self.n_points)
-            if k > k_cap:
-                what = "unique signatures" if self.grouping == "optimal" else "distinct seq_len values"
-                warnings.warn(
-                    f"n_points={k} exceeds the schedule's {k_cap} {what}; using {k_cap} SeqPoints.",
-                    AdjustedInputWarning,
-                    stacklevel=2,
-                )
-                k = k_cap
-            g, reps, err = evaluate(k)
+            best = evaluate(self._capped_k(grouping))
         else:
-            assert self.max_error is not None
-            tried: dict[int, tuple[IntArray, IntArray, float]] = {}
-            target = float(self.max_error)
+            best = self._search(evaluate, grouping, refine=refine)
+        weights, cal_err = self._weights(sigs, best)
+        rows = sigs.table.first_rows(best.reps)
+        labels = best.groups[sigs.table.inverse]
+        self._set_result(len(schedule), rows, weights, labels, estimated_error=best.error)
+        self.calibrated_error_ = cal_err
+        self.proxy_values_ = sigs.proxy
+        return self
 
-            def attempt(k: int) -> bool:
-                if self.grouping == "optimal" and k > km.max_k:
-                    km.extend(min(k_cap, max(k, 2 * km.max_k)))
-                tried[k] = evaluate(k)
-                return tried[k][2] <= target
+    def _capped_k(self, grouping: Grouping) -> int:
+        """``n_points``, lowered with a warning to the number of groups there can be."""
+        assert self.n_points is not None
+        k = int(self.n_points)
+        if k > grouping.k_cap:
+            warnings.warn(
+                f"n_points={k} exceeds the schedule's {grouping.k_cap} {grouping.unit}; "
+                f"using {grouping.k_cap} SeqPoints.",
+                AdjustedInputWarning,
+                stacklevel=3,
+            )
+            k = grouping.k_cap
+        return k
 
-            found = _smallest_k(attempt, k_cap, doubling=refine)
-            best = tried[found] if found else min(tried.values(), key=lambda c: c[2])
-            assert best is not None
-            g, reps, err = best
-            if err > self.max_error:
-                warnings.warn(
-                    f"No k reaches max_error={self.max_error:g} with grouping={self.grouping!r}; "
-                    f"the best has estimated error {err:.3g} with {reps.shape[0]} SeqPoints. "
-                    "Use grouping='optimal' to reach any target.",
-                    AdjustedInputWarning,
-                    stacklevel=2,
-                )
-        k = int(reps.shape[0])
-        weights = np.bincount(g, weights=counts, minlength=k).astype(np.float64)
-        # ``max_error`` chose k on the count weights, and ``estimated_error_`` stays their
-        # basis error whatever the weights: it measures how tight the groups are, which
-        # also bounds the within-group curvature that calibration cannot remove. The
-        # calibrated basis error is 0 by construction once k >= J, so it bounds nothing.
-        cal_err = err
-        if self.weights == "calibrated" and k >= basis.shape[1] and err > 0:
-            cal = calibrate_weights(basis[reps], weights, totals)
-            cand = float(np.max(np.abs(cal @ basis[reps] - totals) / totals))
+    def _search(self, evaluate: _Evaluator, grouping: Grouping, *, refine: bool) -> _Candidate:
+        """The smallest k whose basis error is at most ``max_error`` (else the best tried)."""
+        assert self.max_error is not None
+        target = float(self.max_error)
+        tried: dict[int, _Candidate] = {}
+
+        def attempt(k: int) -> bool:
+            grouping.reserve(k)
+            tried[k] = evaluate(k)
+            return tried[k].error <= target
+
+        found = smallest_k(attempt, grouping.k_cap, doubling=refine)
+        best = tried[found] if found else min(tried.values(), key=lambda c: c.error)
+        if best.error > self.max_error:
+            warnings.warn(
+                f"No k reaches max_error={self.max_error:g} with grouping={self.grouping!r}; "
+                f"the best has estimated error {best.error:.3g} with {best.reps.shape[0]} SeqPoints. "
+                "Use grouping='optimal' to reach any target.",
+                AdjustedInputWarning,
+                stacklevel=3,
+            )
+        return best
+
+    def _weights(self, sigs: _Signatures, best: _Candidate) -> tuple[FloatArray, float]:
+        """The returned weights and their basis error: calibrated counts when that helps.
+
+        ``max_error`` chose k on the count weights, and ``estimated_error_`` stays their
+        basis error whatever the weights: it measures how tight the groups are, which
+        also bounds the within-group curvature that calibration cannot remove. The
+        calibrated basis error is 0 by construction once k >= J, so it bounds nothing.
+        """
+        k = int(best.reps.shape[0])
+        weights = sigs.count_weights(best.groups, k)
+        err = best.error
+        if self.weights == "calibrated" and k >= sigs.basis.shape[1] and err > 0:
+            at_reps = sigs.basis[best.reps]
+            cal = calibrate_weights(at_reps, weights, sigs.totals)
+            cand = basis_error(cal, at_reps, sigs.totals)
             # A component no weights can reach (every point has the usual batch size, a
             # few last batches do not) keeps its miss: the bound is then unchanged while
             # the other components become exact, so ties (to rounding) go to calibration.
             if cand <= err * (1 + 1e-9):
-                weights, cal_err = cal, min(cand, err)
-        rows = table.first_rows(reps)
-        labels = g[table.inverse]
-        self._set_result(len(schedule), rows, weights, labels, estimated_error=err)
-        self.calibrated_error_ = cal_err
-        self.proxy_values_ = proxy
-        return self
+                return cal, min(cand, err)
+        return weights, err
 
     def _meta_diagnostics(self) -> dict[str, Any]:
         out = super()._meta_diagnostics()
@@ -332,93 +352,6 @@ class SeqPointSelector(BaseSelector):
         return out
 
     def _meta_params(self) -> dict[str, Any]:
-        from seqpoint.selection._cost import describe_cost
-
         out = super()._meta_params()
         out["cost"] = describe_cost(self.cost)
         return out
-
-
-_MAX_REFINE_K = 64
-
-
-def _smallest_k(attempt: Callable[[int], bool], k_cap: int, *, doubling: bool) -> int:
-    """Smallest k in 1..k_cap for which ``attempt(k)`` holds (0 if none).
-
-    Without refinement every k is tried in order (one DP layer and one O(m) pass each).
-    With refinement a k-means runs per k, so k = 1, 2, 4, ..., 64 are tried, then the
-    gap below the first success is bisected (the bound falls with k almost always);
-    beyond 64 no refinement runs and k is scanned in order.
-    """
-    if not doubling:
-        return next((k for k in range(1, k_cap + 1) if attempt(k)), 0)
-    fail, k = 0, 1
-    while k <= min(k_cap, _MAX_REFINE_K):
-        if attempt(k):
-            while k - fail > 1:
-                mid = (fail + k) // 2
-                if attempt(mid):
-                    k = mid
-                else:
-                    fail = mid
-            return k
-        fail, k = k, 2 * k
-    start = min(k_cap, _MAX_REFINE_K) + 1
-    return next((k for k in range(start, k_cap + 1) if attempt(k)), 0)
-
-
-def _centroids(z: FloatArray, w: FloatArray, g: IntArray, k: int) -> FloatArray:
-    wsum = np.bincount(g, weights=w, minlength=k)
-    cols = [np.bincount(g, weights=w * z[:, j], minlength=k) for j in range(z.shape[1])]
-    return np.stack(cols, axis=1) / np.maximum(wsum, 1e-300)[:, None]  # type: ignore[no-any-return]
-
-
-def _nearest_centroid(z: FloatArray, w: FloatArray, g: IntArray, k: int) -> IntArray:
-    """Per group, the signature nearest the group's weighted centroid in component space."""
-    c = _centroids(z, w, g, k)
-    d = np.sum((z - c[g]) ** 2, axis=1)
-    order = np.lexsort((np.arange(g.shape[0]), -w, d, g))
-    return order[np.searchsorted(g[order], np.arange(k), side="left")].astype(np.int64)
-
-
-class _SLBinner:
-    """Group the sorted distinct ``seq_len`` values into ``k`` equal-width bins.
-
-    The SeqPoint paper cuts the length range into equal-width bins. Bins left empty do
-    not count: the number of bins grows until ``k`` are non-empty, and if that
-    overshoots, the adjacent non-empty bins with the fewest iterations are merged.
-    """
-
-    def __init__(self, uniq_sl: IntArray, sl_counts: FloatArray) -> None:
-        self.uniq_sl = uniq_sl
-        self.sl_counts = sl_counts
-        self.lo = int(uniq_sl[0])
-        self.span = int(uniq_sl[-1]) - self.lo + 1
-        # Every bin count below the one found for a smaller k has too few non-empty bins,
-        # so a scan over increasing k resumes where the last search stopped.
-        self._hint = (0, 1)
-
-    def _raw(self, nb: int) -> IntArray:
-        return np.minimum(((self.uniq_sl - self.lo) * nb) // self.span, nb - 1)
-
-    def __call__(self, k: int) -> IntArray:
-        """Bin (0..k-1) of every distinct ``seq_len``, shape ``(n_distinct,)``."""
-        assert 1 <= k <= self.uniq_sl.shape[0]
-        k_prev, nb_prev = self._hint
-        nb = max(k, nb_prev) if k_prev < k else k
-        while True:
-            raw = self._raw(nb)
-            # raw is non-decreasing, so distinct bins are counted by its steps.
-            nonempty = 1 + int(np.count_nonzero(np.diff(raw)))
-            if nonempty >= k or nb >= self.span:
-                break
-            nb += 1
-        self._hint = (k, nb)
-        labels = np.concatenate([[0], np.cumsum(np.diff(raw) > 0)]).astype(np.int64)
-        n_bins = int(labels[-1]) + 1
-        while n_bins > k:
-            weight = np.bincount(labels, weights=self.sl_counts, minlength=n_bins)
-            j = int(np.argmin(weight[:-1] + weight[1:]))
-            labels[labels > j] -= 1
-            n_bins -= 1
-        return labels

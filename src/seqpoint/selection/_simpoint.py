@@ -16,9 +16,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from seqpoint._params import Constraint, Interval, Options
-from seqpoint.schedule import IterationSchedule
+from seqpoint.schedule import IterationSchedule, signature_table
 from seqpoint.selection._base import SELECTORS, BaseSelector
-from seqpoint.selection._signatures import signature_table
 
 __all__ = ["SimPointSelector", "bic_score", "weighted_kmeans"]
 

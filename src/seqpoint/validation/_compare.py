@@ -1,4 +1,8 @@
-"""Projection error of SeqPoints and baselines against a known per-iteration cost."""
+"""Projection error of SeqPoints and baselines against a known per-iteration cost.
+
+``weighted_projection`` (the paper's ``Σ weight_i × cost[point_i]``) is defined once in
+:mod:`seqpoint.selection` and re-exported here under its historical path.
+"""
 
 from __future__ import annotations
 
@@ -7,16 +11,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
 from seqpoint.schedule import IterationSchedule
+from seqpoint.selection import make_selector, weighted_projection
 
 __all__ = ["ErrorCurve", "error_vs_k", "reduction_factor", "weighted_projection"]
-
-
-def weighted_projection(cost: NDArray[np.float64], points: ArrayLike, weights: ArrayLike) -> float:
-    """The paper's projection ``Σ weight_i × cost[point_i]``."""
-    return float(np.dot(np.asarray(weights, dtype=float), cost[np.asarray(points, dtype=np.int64)]))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -59,8 +59,6 @@ def error_vs_k(
     ks : sequence of int
         Budgets; a k above the number of iterations is skipped.
     """
-    from seqpoint.selection import make_selector
-
     c = np.asarray(cost, dtype=np.float64)
     if c.shape != (len(schedule),):
         raise ValueError(f"cost must have shape ({len(schedule)},); got {c.shape}")

@@ -7,6 +7,7 @@ what they add (a projection, full runs, a second configuration) is theirs.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
@@ -14,6 +15,7 @@ from rich.console import Console
 
 from seqpoint.cache import MeasurementCache
 from seqpoint.measurements import Measurements, environment_manifest, write_measurements
+from seqpoint.projection import ScheduleModel
 from seqpoint.schedule import IterationSchedule, write_schedule
 from seqpoint.selection import SeqPoint, SeqPoints, write_seqpoints
 from seqpoint.validation import reduction_factor
@@ -33,7 +35,7 @@ from seqpoint.workloads import Signature, Workload
 __all__ = ["Campaign", "start_campaign"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Campaign:
     """SeqPoints of one run measured on one configuration, and where they were written."""
 
@@ -53,6 +55,11 @@ class Campaign:
     """The measurement cache, or None when ``[profile] use_cache`` is off."""
     measurements: Measurements
     """Measurements of :attr:`seqpoints`."""
+
+    @functools.cached_property
+    def model(self) -> ScheduleModel:
+        """The schedule's projection model, built once for every projection of this run."""
+        return ScheduleModel.from_schedule(self.schedule)
 
     @property
     def reduction(self) -> float:

@@ -66,7 +66,7 @@ def run(cfg: RunConfig, *, progress: bool = True, console: Console | None = None
 
     folder = RunFolder.new(cfg.name, cfg.report.out)
     c = start_campaign(cfg, folder, progress=progress, console=console)
-    projection = project(c.schedule, c.seqpoints, c.measurements, method="weighted")
+    projection = project(c.schedule, c.seqpoints, c.measurements, method="weighted", context=c.model)
     folder.write_json("projection.json", projection.to_dict())
     result = RunResult(
         config=cfg, folder=folder, schedule=c.schedule, summary=summarize(c.schedule),

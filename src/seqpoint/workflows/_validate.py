@@ -19,7 +19,7 @@ from rich.console import Console
 from seqpoint.measurements import STEADY_TIME, Measurements, time_metric
 from seqpoint.projection import Projection
 from seqpoint.schedule import IterationSchedule
-from seqpoint.selection import SeqPoints
+from seqpoint.selection import SeqPoints, weighted_projection
 from seqpoint.validation import ErrorCurve, FullRun, error_vs_k, run_full_fresh
 from seqpoint.workflows._campaign import Campaign, start_campaign
 from seqpoint.workflows._config import RunConfig
@@ -156,7 +156,7 @@ def validate(
     folder = RunFolder.new(cfg.name + "-validate", cfg.report.out)
     c = start_campaign(cfg, folder, subset=True, progress=progress, console=console)
     schedule, seqpoints = c.schedule, c.seqpoints
-    projection = project(schedule, seqpoints, c.measurements, method="weighted")
+    projection = project(schedule, seqpoints, c.measurements, method="weighted", context=c.model)
     full = _full_runs(cfg, schedule, progress=progress, console=console)
     folder.write_json("full_run.json", {**full.to_dict(), "per_iteration_s": full.iteration_s.tolist()})
     steady = _steady_truth(c, projection, full.total_s, progress=progress, console=console)
@@ -174,8 +174,8 @@ def validate(
             total = float(per_it.sum())
             proj = projection.totals.get(metric)
             if proj is None:  # metric not recorded by the harness: project the exact values
-                proj = float(np.dot([p.weight for p in seqpoints.points],
-                                    per_it[[p.iteration for p in seqpoints.points]]))
+                proj = weighted_projection(per_it, [p.iteration for p in seqpoints.points],
+                                           [p.weight for p in seqpoints.points])
             exact_res[metric] = {"exact": total, "projected": float(proj),
                                  "error": (float(proj) - total) / total}
         curves_exact = error_vs_k(schedule, costs["flops"], methods, ks, seed=cfg.selection.seed)
@@ -247,7 +247,7 @@ def _baselines(c: Campaign, truth: float, steady: dict[str, float]) -> dict[str,
         # weighted. (Giving them the first-occurrence term would extrapolate one-time
         # costs from, e.g., the 10 shortest iterations to every shape of the run.)
         total = float(project(c.schedule, pts, ms, method="weighted",
-                              metrics=[STEADY_TIME]).totals[STEADY_TIME])
+                              metrics=[STEADY_TIME], context=c.model).totals[STEADY_TIME])
         out[method] = {"k": float(len(pts)), "projected_s": total, "error": (total - truth) / truth}
         if steady:
             out[method]["selection_error"] = (total - steady["total_s"]) / steady["total_s"]

@@ -1,11 +1,8 @@
-"""Fast collapse of a schedule to its unique cost signatures.
+"""The signature table: a schedule collapsed to its unique cost signatures.
 
-Every selector works on the few hundred to few thousand unique signatures of a run,
-not on its millions of iterations. ``IterationSchedule.unique_signatures`` sorts rows
-of a 2-D array, which takes several seconds on 10M iterations; here the signature
-columns are packed into one int64 key (mixed radix, first column most significant,
-so the order is the same lexicographic order) and counted without a sort when the
-key range is small.
+Every selector and projection works on the few hundred to few thousand unique
+signatures of a run, not on its millions of iterations. The table is built by
+:meth:`IterationSchedule.unique_signatures` (one fast collapse for the whole package).
 """
 
 from __future__ import annotations
@@ -15,30 +12,11 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from seqpoint.schedule import IterationSchedule
+from seqpoint.schedule._schedule import SIGNATURE_COLUMNS, IterationSchedule
 
 __all__ = ["SignatureTable", "signature_table"]
 
 IntArray = NDArray[np.int64]
-
-# Counting with bincount beats sorting while the key range stays within a few times
-# the number of rows; the cap bounds the temporary count array (8 bytes per slot).
-_MAX_BINCOUNT_RANGE = 1 << 25
-
-
-def _dense(key: IntArray) -> tuple[IntArray, IntArray]:
-    """Dense ids (0..u-1, in increasing key order) and the distinct keys."""
-    lo = int(key.min())
-    span = int(key.max()) - lo + 1
-    if span <= max(2 * key.shape[0], 1 << 16) and span <= _MAX_BINCOUNT_RANGE:
-        shifted = key - lo
-        counts = np.bincount(shifted, minlength=span)
-        present = np.flatnonzero(counts)
-        remap = np.full(span, -1, dtype=np.int64)
-        remap[present] = np.arange(present.shape[0], dtype=np.int64)
-        return remap[shifted], present.astype(np.int64) + lo
-    uniq, inverse = np.unique(key, return_inverse=True)
-    return inverse.reshape(-1).astype(np.int64), uniq.astype(np.int64)
 
 
 @dataclass(frozen=True, eq=False)
@@ -81,6 +59,15 @@ class SignatureTable:
         cols = {name: self.column(name) for name in self.columns}
         return IterationSchedule.from_columns(cols, meta={"packed": self.packed})
 
+    def shape_ids(self) -> IntArray:
+        """Tensor shape of every signature, shape ``(n_unique,)``, ids ``0..n_shapes-1``.
+
+        The shape is ``(batch_size, seq_len, tgt_len)``: packed signatures that differ
+        only in ``sum_sq_len`` share one. Ids follow the shapes' lexicographic order.
+        """
+        unpacked = IterationSchedule.from_columns({c: self.column(c) for c in SIGNATURE_COLUMNS})
+        return unpacked.unique_signatures()[2]
+
     def first_rows(self, which: IntArray) -> IntArray:
         """Row position of the first iteration having each signature in ``which``.
 
@@ -107,7 +94,7 @@ class SignatureTable:
 
 
 def signature_table(schedule: IterationSchedule) -> SignatureTable:
-    """Collapse ``schedule`` to its unique signatures (same result as ``unique_signatures``).
+    """Collapse ``schedule`` to its unique signatures (``unique_signatures`` as a table).
 
     Parameters
     ----------
@@ -119,30 +106,10 @@ def signature_table(schedule: IterationSchedule) -> SignatureTable:
     SignatureTable
         Signatures sorted lexicographically, their counts and the inverse map.
     """
-    names = schedule.signature_columns()
-    key: IntArray | None = None
-    for name in names:
-        col = getattr(schedule, name)
-        lo = int(col.min())
-        span = int(col.max()) - lo + 1
-        if key is None:
-            key = col - lo
-            continue
-        # Mixed radix: key * span + col keeps lexicographic order; densify first if
-        # the product could overflow int64.
-        if (int(key.max()) + 1) * span >= 2**62:
-            key, _ = _dense(key)
-        key = key * span + (col - lo)
-    assert key is not None
-    inverse, _ = _dense(key)
-    counts = np.bincount(inverse).astype(np.int64)
-    # One representative row per signature gives the signature values.
-    first = np.empty(counts.shape[0], dtype=np.int64)
-    first[inverse[::-1]] = np.arange(inverse.shape[0] - 1, -1, -1, dtype=np.int64)
-    sig = np.stack([getattr(schedule, c)[first] for c in names], axis=1)
+    sig, counts, inverse = schedule.unique_signatures()
     return SignatureTable(
-        columns=tuple(names),
-        signatures=sig.astype(np.int64),
+        columns=tuple(schedule.signature_columns()),
+        signatures=sig,
         counts=counts,
         inverse=inverse,
         packed=schedule.is_packed,

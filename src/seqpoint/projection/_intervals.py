@@ -1,0 +1,205 @@
+"""The interval of a projection, estimated without a full run.
+
+Two half-widths, added: ``total ± (representation + noise)``.
+
+* **representation**: ``max(|T_weighted − T_interpolated|, b·|T|/(1 − b), z·σ_rough)``,
+  three views of how far the points' weights and values can be from the run's:
+
+  - the two projections use the points differently and disagree by about the cost's
+    curvature between them (not available with a single point);
+  - ``b`` is the basis bound: the larger of the selection's recorded
+    ``SeqPoints.meta["estimated_error"]`` (:func:`selection_bound`) and the basis error
+    of the weights of the points actually measured (:func:`basis_bound`, renormalised
+    when some failed); applied as ``b·|T|/(1 − b)`` since it is relative to the unknown
+    true total (``2b·|T|`` from ``b = 1/2`` on);
+  - ``σ_rough`` (:func:`roughness`) is the standard error of the representatives'
+    deviation from their groups' cost where the cost is not smooth in the signature.
+
+* **noise**: each point's standard error from its repeats, propagated exactly through
+  the projection, which is linear in the measured values (:func:`sensitivity`).
+
+Both scale with the normal quantile ``z`` of ``confidence``. ``docs/projection.md``
+gives the calibration figures behind this choice.
+"""
+
+from __future__ import annotations
+
+from statistics import NormalDist
+
+import numpy as np
+from numpy.typing import NDArray
+
+from seqpoint._params import Interval, check_params
+from seqpoint.exceptions import InputError
+from seqpoint.projection._model import PointProjector
+from seqpoint.selection import SeqPoints, basis_error
+
+__all__ = [
+    "IntervalEstimator",
+    "basis_bound",
+    "confidence_quantile",
+    "leave_one_out_error",
+    "rms_relative",
+    "roughness",
+    "selection_bound",
+    "sensitivity",
+]
+
+FloatArray = NDArray[np.float64]
+
+
+def confidence_quantile(confidence: float, owner: str) -> float:
+    """Normal quantile ``z`` of a two-sided ``confidence`` level (checked to be in (0, 1))."""
+    check_params(owner, {"confidence": [Interval(float, 0, 1, closed="neither")]}, {"confidence": confidence})
+    return NormalDist().inv_cdf(0.5 + confidence / 2)
+
+
+def rms_relative(values: FloatArray, fit: FloatArray, dof: int) -> float:
+    """Root mean square of ``(values − fit) / max(|values|, |fit|)`` over ``dof`` degrees of freedom."""
+    scale = np.maximum(np.abs(values), np.abs(fit))
+    rel = np.divide(values - fit, scale, out=np.zeros_like(scale), where=scale > 0)
+    return float(np.sqrt(np.sum(rel**2) / dof))
+
+
+def sensitivity(proj: PointProjector, method: str) -> FloatArray:
+    """``∂T/∂value_j`` for every ok point (the projection is linear in the values)."""
+    k = int(proj.ok.sum())
+    eye = np.eye(k)
+    return np.array([proj.total(eye[j], method) for j in range(k)])
+
+
+def roughness(proj: PointProjector, values_ok: FloatArray) -> float:
+    """Standard error of the representatives' deviation from their groups' cost.
+
+    A point stands for a group of signatures whose costs it can only match to the
+    extent that the cost is smooth in the signature: a staircase (strided
+    convolutions round lengths down), a kernel that changes with the shape, or a
+    term no basis component follows (source against target tokens) moves the
+    representative off its group's mean. That deviation is estimated from the
+    points themselves: the relative residuals ``ρ`` of the least-squares fit on the
+    interpolation's features (``1``, tokens, attention term, as many as there are
+    distinct points up to three), with ``n − p`` degrees of freedom, or, when
+    smaller, the RMS relative error of the interpolation at each interior point
+    left out (:func:`leave_one_out_error`); taken as independent across groups of
+    total ``w_j·v_j``: ``ρ·sqrt(Σ_j (w_j·v_j)²)``.
+    0 when there are no degrees of freedom or every signature of the run is
+    measured (no point stands for any other signature).
+    """
+    model = proj.model
+    sig = proj.sig_ok
+    distinct = np.unique(sig).shape[0]
+    if distinct >= model.counts.shape[0]:
+        return 0.0
+    p = min(distinct, 3)
+    dof = sig.shape[0] - p
+    if dof <= 0:
+        return 0.0
+    x = model.features[sig, :p]
+    coef, *_ = np.linalg.lstsq(x, values_ok, rcond=None)
+    rho = rms_relative(values_ok, x @ coef, dof)
+    # A cost the global fit cannot follow (measured time: the batch size changes,
+    # kernels switch) but that is smooth between neighbours is judged by the
+    # interpolation's own leave-one-out error instead: ±18% -> ±6.8% on the demo's
+    # measured time, with the same 99.3% calibration on the exact paper-table costs.
+    loo = leave_one_out_error(proj, values_ok)
+    if loo is not None:
+        rho = min(rho, loo)
+    w = proj.weights[proj.ok]
+    if w.sum() <= 0:
+        return 0.0
+    w = w * (model.counts.sum() / w.sum())
+    return rho * float(np.sqrt(np.sum((w * values_ok) ** 2)))
+
+
+def leave_one_out_error(proj: PointProjector, values_ok: FloatArray) -> float | None:
+    """RMS relative error of the interpolation at each interior point left out.
+
+    Interior along the cost proxy: the end points would be extrapolated. None with
+    fewer than four distinct measured signatures.
+    """
+    model = proj.model
+    sig = proj.sig_ok
+    uniq = np.unique(sig)
+    if uniq.shape[0] < 4:
+        return None
+    order = uniq[np.argsort(model.proxy[uniq], kind="stable")]
+    errs = []
+    for s_j in order[1:-1]:
+        keep = sig != s_j
+        pred = float(model.interpolate(sig[keep], values_ok[keep])[s_j])
+        actual = float(np.mean(values_ok[sig == s_j]))
+        scale = max(abs(actual), abs(pred))
+        errs.append((actual - pred) / scale if scale > 0 else 0.0)
+    return float(np.sqrt(np.mean(np.square(errs))))
+
+
+def basis_bound(proj: PointProjector) -> float:
+    """Basis error of the ok points' weights, renormalised to the run's iterations."""
+    w = proj.weights[proj.ok]
+    w = w * (proj.model.counts.sum() / w.sum())
+    return basis_error(w, proj.model.basis[proj.sig_ok], proj.model.basis_totals)
+
+
+def selection_bound(seqpoints: SeqPoints) -> float:
+    """The selector's basis bound recorded in ``meta["estimated_error"]`` (0 if none).
+
+    For SeqPoint the worst relative error of the *count* weights on the elementary cost
+    basis; it stays meaningful when the weights are calibrated, whose own basis error is
+    0 by construction.
+    """
+    value = seqpoints.meta.get("estimated_error")
+    if value is None:
+        return 0.0
+    if isinstance(value, bool) or not isinstance(value, int | float) or not np.isfinite(value) or value < 0:
+        raise InputError(
+            f"The SeqPoints' meta['estimated_error'] must be a finite number >= 0 (a fraction) or absent. "
+            f"Got {value!r}; write the file again with 'seqpoint select' or delete the key."
+        )
+    return float(value)
+
+
+class IntervalEstimator:
+    """Half-widths of the intervals of one projection (one method, one set of points).
+
+    Parameters
+    ----------
+    proj : PointProjector
+        The points and the run's model.
+    seqpoints : SeqPoints
+        The points' selection (its recorded bound).
+    method : {"weighted", "interpolated"}
+        Projection method whose totals the intervals surround.
+    z : float
+        Normal quantile of the confidence level.
+    """
+
+    def __init__(self, proj: PointProjector, seqpoints: SeqPoints, method: str, z: float) -> None:
+        self.proj = proj
+        self.method = method
+        self.z = z
+        bound = max(selection_bound(seqpoints), basis_bound(proj))
+        # |T_w − T| <= b·T bounds the unknown T by T_w/(1 ± b): a half-width of b·|T_w|/(1 − b)
+        # covers both ends. At b >= 1/2 (one point for a wide run) it is capped at 2b·|T_w|.
+        self.bound_factor = bound / (1.0 - min(bound, 0.5))
+        self._sensitivity: FloatArray | None = None
+
+    def representation(self, values_ok: FloatArray, total: float, *, peak: bool) -> float:
+        """Representation half-width of ``total`` (a maximum's distance to the measured one for ``peak``)."""
+        if peak:
+            return abs(total - float(values_ok.max()))
+        proj = self.proj
+        rep = max(self.bound_factor * abs(total), self.z * roughness(proj, values_ok))
+        if proj.ok.sum() >= 2:
+            other = "interpolated" if self.method == "weighted" else "weighted"
+            rep = max(rep, abs(total - proj.total(values_ok, other)))
+        return rep
+
+    def noise(self, values_ok: FloatArray, se: FloatArray, *, peak: bool) -> float:
+        """Noise half-width from the points' standard errors ``se``."""
+        if peak:
+            return self.z * float(se[int(np.argmax(values_ok))])
+        if not np.any(se > 0):
+            return 0.0
+        if self._sensitivity is None:
+            self._sensitivity = sensitivity(self.proj, self.method)
+        return self.z * float(np.sqrt(np.sum((self._sensitivity * se) ** 2)))

@@ -1,0 +1,233 @@
+"""The interpolated cost model of a schedule, and totals of one metric from the points.
+
+A :class:`ScheduleModel` is the signature-level view of a schedule that every
+projection of it shares (signature table, counts, cost proxy, fit features and the
+elementary cost basis); build it once with :meth:`ScheduleModel.from_schedule` and pass
+it to several projections of the same run. :meth:`ScheduleModel.interpolate` is the
+``interpolated`` method's cost model: a least-squares fit on ``1``, padded tokens and the
+attention term, plus the residuals at the points interpolated piecewise-linearly along
+the cost proxy, so it passes through every measured point. A :class:`PointProjector`
+turns one metric's values at the ok points into a run total; the projection is linear
+in those values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from seqpoint._params import Options, check_params
+from seqpoint.exceptions import InputError
+from seqpoint.measurements import STEADY_TIME, Measurement, Measurements, projectable_values
+from seqpoint.projection._match import match_measurements, seqpoint_rows
+from seqpoint.schedule import IterationSchedule, SignatureTable, signature_table
+from seqpoint.selection import (
+    SeqPoints,
+    basis_components,
+    cost_proxy,
+    signature_proxy,
+    weighted_projection,
+)
+
+__all__ = ["METHODS", "PointProjector", "ScheduleModel", "check_method", "fitted_costs", "model_for"]
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+
+#: Projection methods accepted by :func:`project` and ``seqpoint project --method``.
+METHODS: tuple[str, ...] = ("weighted", "interpolated")
+
+
+def check_method(method: str, owner: str) -> None:
+    """Raise ConfigError unless ``method`` is one of :data:`METHODS`."""
+    check_params(owner, {"method": [Options(METHODS)]}, {"method": method})
+
+
+@dataclass(frozen=True, eq=False)
+class ScheduleModel:
+    """Signature-level view of a schedule shared by all projections of it.
+
+    Attributes
+    ----------
+    schedule : IterationSchedule
+        The run it was built from.
+    table : SignatureTable
+        Unique signatures, counts and the iteration-to-signature map.
+    counts : ndarray of shape (m,)
+        Iterations with every signature (float).
+    proxy : ndarray of shape (m,)
+        ``attention`` cost proxy of every signature.
+    features : ndarray of shape (m, 3)
+        ``1``, padded tokens and the attention term, each column scaled to max 1.
+    basis : ndarray of shape (m, J)
+        Elementary cost components with a non-zero run total.
+    basis_totals : ndarray of shape (J,)
+        Run total of every kept component.
+    """
+
+    schedule: IterationSchedule
+    table: SignatureTable
+    counts: FloatArray
+    proxy: FloatArray
+    features: FloatArray
+    basis: FloatArray
+    basis_totals: FloatArray
+
+    @classmethod
+    def from_schedule(cls, schedule: IterationSchedule) -> ScheduleModel:
+        """Collapse ``schedule`` to its signatures and evaluate the model's features."""
+        table = signature_table(schedule)
+        counts = table.counts.astype(np.float64)
+        proxy = signature_proxy(cost_proxy("attention"), schedule, table, owner="project")
+        names, comps = basis_components(table.as_schedule())
+        feats = comps[:, [names.index("iteration"), names.index("tokens"), names.index("quadratic")]]
+        scale = np.max(np.abs(feats), axis=0)
+        feats = feats / np.where(scale > 0, scale, 1.0)
+        totals = counts @ comps
+        keep = totals > 0
+        return cls(schedule, table, counts, proxy, feats, comps[:, keep], totals[keep])
+
+    def check_schedule(self, schedule: IterationSchedule) -> None:
+        """Raise InputError unless this model was built from ``schedule`` (or an equal one)."""
+        same = self.schedule is schedule or (
+            len(self.schedule) == len(schedule)
+            and self.schedule.is_packed == schedule.is_packed
+            and self.schedule.equals(schedule)
+        )
+        if not same:
+            raise InputError(
+                "The projection context was built from another schedule; "
+                "build it with ScheduleModel.from_schedule(schedule) for this one."
+            )
+
+    def interpolate(self, sig: IntArray, values: FloatArray) -> FloatArray:
+        """Fitted value of every signature from measured ``values`` at signatures ``sig``.
+
+        Parameters
+        ----------
+        sig : ndarray of int, shape (k,)
+            Signature index of every measured point (repeats allowed).
+        values : ndarray of shape (k,)
+            The metric at every point.
+
+        Returns
+        -------
+        ndarray of shape (n_unique,)
+        """
+        distinct = np.unique(sig).shape[0]
+        if distinct == 1:
+            # One measured signature (possibly several points): scale along the proxy.
+            p0 = self.proxy[sig[0]]
+            v0 = float(np.mean(values))
+            if p0 > 0:
+                return v0 * self.proxy / p0  # type: ignore[no-any-return]
+            return np.full(self.proxy.shape[0], v0)
+        # As many features as *distinct* measured signatures: more would leave the
+        # least-squares fit underdetermined and break exactness for linear costs.
+        x = self.features[:, : min(distinct, 3)]
+        coef, *_ = np.linalg.lstsq(x[sig], values, rcond=None)
+        fit = x @ coef
+        resid = values - fit[sig]
+        xs, inv = np.unique(self.proxy[sig], return_inverse=True)
+        inv = inv.reshape(-1)
+        r_mean = np.bincount(inv, weights=resid) / np.bincount(inv)
+        pred = fit + np.interp(self.proxy, xs, r_mean)
+        s_uniq, s_inv = np.unique(sig, return_inverse=True)
+        s_inv = s_inv.reshape(-1)
+        pred[s_uniq] = np.bincount(s_inv, weights=values) / np.bincount(s_inv)
+        return pred  # type: ignore[no-any-return]
+
+
+class PointProjector:
+    """Totals of one metric from its values at the ok points (linear in those values).
+
+    Parameters
+    ----------
+    model : ScheduleModel
+        The run's model.
+    sig : ndarray of int, shape (k,)
+        Signature index of every SeqPoint.
+    weights : ndarray of shape (k,)
+        Weight of every SeqPoint.
+    ok : ndarray of bool, shape (k,)
+        Points measured successfully; the others are projected from them.
+    """
+
+    def __init__(self, model: ScheduleModel, sig: IntArray, weights: FloatArray, ok: NDArray[np.bool_]) -> None:
+        self.model = model
+        self.sig = sig
+        self.weights = weights
+        self.ok = ok
+        self.sig_ok = sig[ok]
+
+    def fitted(self, values_ok: FloatArray) -> FloatArray:
+        """The interpolated model of every signature, shape ``(n_unique,)``."""
+        return self.model.interpolate(self.sig_ok, values_ok)
+
+    def total(self, values_ok: FloatArray, method: str, *, peak: bool = False) -> float:
+        """Run total (or, with ``peak``, run maximum) of the metric by ``method``."""
+        if method == "weighted" and not peak and self.ok.all():
+            return weighted_projection(values_ok, None, self.weights)
+        fit = self.fitted(values_ok)
+        if peak:
+            return float(np.max(fit))
+        if method == "interpolated":
+            return float(self.model.counts @ fit)
+        # Failed points contribute the fitted value of their signature.
+        full = np.where(self.ok, 0.0, fit[self.sig])
+        full[self.ok] = values_ok
+        return weighted_projection(full, None, self.weights)
+
+
+def fitted_costs(
+    schedule: IterationSchedule,
+    seqpoints: SeqPoints,
+    measurements: Measurements | Iterable[Measurement],
+    metric: str = STEADY_TIME,
+    *,
+    context: ScheduleModel | None = None,
+) -> FloatArray:
+    """The interpolated projection's cost model evaluated at every iteration.
+
+    This is the curve the ``interpolated`` method sums: it passes through every ok
+    measured point and follows the least-squares fit on tokens and the attention term in
+    between. Reports plot it against ``seq_len`` beside the measured points.
+
+    Parameters
+    ----------
+    schedule : IterationSchedule
+        The run.
+    seqpoints : SeqPoints
+        The measured points.
+    measurements : Measurements or iterable of Measurement
+        One per SeqPoint, matched by signature.
+    metric : str
+        Metric to fit.
+    context : ScheduleModel, optional
+        The schedule's model, when already built for other projections of it.
+
+    Returns
+    -------
+    ndarray of shape (n_iterations,)
+        Fitted ``metric`` of every iteration (e.g. seconds per step for ``time_s``).
+    """
+    rows = seqpoint_rows(schedule, seqpoints)
+    matched = match_measurements(seqpoints, measurements)
+    ok = np.array([m.ok and metric in projectable_values(m) for m in matched], dtype=bool)
+    if not ok.any():
+        raise InputError(f"No SeqPoint has an ok measurement of {metric!r}; nothing to fit.")
+    vals = np.array([projectable_values(m)[metric] for m, good in zip(matched, ok, strict=True) if good])
+    model = model_for(schedule, context)
+    fit = model.interpolate(model.table.inverse[rows][ok], vals)
+    return fit[model.table.inverse]  # type: ignore[no-any-return]
+
+
+def model_for(schedule: IterationSchedule, context: ScheduleModel | None) -> ScheduleModel:
+    """``context`` checked against ``schedule``, or a model built for it."""
+    if context is None:
+        return ScheduleModel.from_schedule(schedule)
+    context.check_schedule(schedule)
+    return context

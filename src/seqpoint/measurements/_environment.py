@@ -33,15 +33,19 @@ def _cpu_name() -> str:
     return platform.processor() or platform.machine()
 
 
-def workload_device_type(workload: Any) -> str:
-    """``cpu`` or ``cuda``: the ``device`` of a workload, or of its config, else ``cpu``."""
+def workload_device_type(workload: object) -> str:
+    """``cpu`` or ``cuda``: the ``device`` of a workload, or of its config, else ``cpu``.
+
+    Duck-typed (any object with ``device`` or ``config.device``): this torch-free layer
+    cannot import the ``Workload`` protocol of ``seqpoint.workloads``.
+    """
     device = getattr(workload, "device", None)
     return getattr(device, "type", None) or str(
         getattr(getattr(workload, "config", None), "device", "cpu")
     )
 
 
-def environment_fingerprint(workload: Any = None, *, harness: int | None = None) -> dict[str, Any]:
+def environment_fingerprint(workload: object = None, *, harness: int | None = None) -> dict[str, Any]:
     """What a measurement depends on besides the workload config and the signature.
 
     Parameters
@@ -100,7 +104,7 @@ def _git_commit() -> str | None:
     return out.stdout.strip() or None
 
 
-def environment_manifest(workload: Any = None) -> dict[str, Any]:
+def environment_manifest(workload: object = None) -> dict[str, Any]:
     """The fingerprint plus provenance, for a run folder's ``environment.json``.
 
     Adds ``git_commit``, ``platform``, ``processor``, ``cpu_count``, ``numpy`` and

@@ -132,7 +132,7 @@ class RunTrace:
         if not rows:
             raise InputError(f"The run trace is empty: no micro-batch was recorded; {_FIX}.")
         cols: dict[str, Any] = {c: [r[c] for r in rows] for c in TRACE_COLUMNS}
-        rank = [r["rank"] for r in rows] if "rank" in rows[0] else None
+        rank = np.asarray([r["rank"] for r in rows], dtype=np.int64) if "rank" in rows[0] else None
         return cls(**cols, rank=rank, meta=dict(meta or {}))
 
     # ------------------------------------------------------------------ views
@@ -214,8 +214,8 @@ class RunTrace:
         steps, inverse = np.unique(self.iteration, return_inverse=True)
         inverse = inverse.reshape(-1)
         if self.rank is None:
-            return np.bincount(inverse, weights=self.time_s, minlength=steps.size)
-        out = np.zeros(steps.size)
+            return np.bincount(inverse, weights=self.time_s, minlength=steps.size).astype(np.float64)
+        out: FloatArray = np.zeros(steps.size)
         for r in self.ranks:
             rows = self.rank == r
             per_rank = np.bincount(inverse[rows], weights=self.time_s[rows], minlength=steps.size)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import csv
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -126,7 +126,7 @@ class RunTrace:
     # ------------------------------------------------------------------ construction
     @classmethod
     def from_rows(
-        cls, rows: list[Mapping[str, float]], meta: dict[str, Any] | None = None
+        cls, rows: Sequence[Mapping[str, float]], meta: dict[str, Any] | None = None
     ) -> RunTrace:
         """Build from a list of row mappings (a ``rank`` key in the first row adds the column)."""
         if not rows:

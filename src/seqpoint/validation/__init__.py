@@ -7,14 +7,19 @@ from seqpoint.validation._compare import (
     weighted_projection,
 )
 from seqpoint.validation._full_run import FullRun, FullRunError, run_full_fresh, run_full_schedule
+from seqpoint.validation._trace import TRACE_COLUMNS, RunTrace, read_trace, write_trace
 
 __all__ = [
+    "TRACE_COLUMNS",
     "ErrorCurve",
     "FullRun",
     "FullRunError",
+    "RunTrace",
     "error_vs_k",
+    "read_trace",
     "reduction_factor",
     "run_full_fresh",
     "run_full_schedule",
     "weighted_projection",
+    "write_trace",
 ]

@@ -1,0 +1,16 @@
+"""Bring your own training job: schedules, workloads and run traces from real pipelines.
+
+* :mod:`seqpoint.integrations.huggingface`: ``schedule_from_trainer``,
+  ``workload_from_trainer`` and ``SeqPointCallback`` for a ``transformers.Trainer``
+  (importing that module imports transformers).
+* :mod:`seqpoint.integrations.lhotse`: ``schedule_from_sampler`` for lhotse samplers.
+* :func:`record`: a recorder for a plain PyTorch loop, writing a run trace.
+
+Importing this package imports neither torch, transformers nor lhotse.
+"""
+
+from seqpoint.integrations._recorder import Recorder, record
+from seqpoint.integrations._shapes import BatchShape, batch_shape
+from seqpoint.integrations.lhotse import schedule_from_sampler
+
+__all__ = ["BatchShape", "Recorder", "batch_shape", "record", "schedule_from_sampler"]

@@ -1,0 +1,167 @@
+"""Recording a plain PyTorch training loop as a run trace.
+
+Usage::
+
+    with seqpoint.integrations.record("trace.csv") as rec:
+        for batch in loader:
+            with rec.step(batch):
+                loss = model(batch).loss
+                loss.backward()
+                opt.step(); opt.zero_grad()
+
+``rec.step(batch)`` is a context manager timing the block around one optimizer step, so
+what is timed is exactly what the user puts inside; with gradient accumulation, use
+``rec.micro_batch(batch)`` blocks for each micro-batch of a step and ``rec.end_step()``
+after the optimizer step. On a CUDA device the block is synchronized before and after so
+``perf_counter`` measures the GPU work, not only the launches.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from seqpoint.exceptions import InputError
+from seqpoint.integrations._shapes import BatchShape, batch_shape
+from seqpoint.validation import RunTrace, write_trace
+
+__all__ = ["Recorder", "ShapeFn", "record"]
+
+#: A user's shape reader: ``batch -> (batch_size, seq_len, tgt_len, tokens, sum_sq_len)``.
+ShapeFn = Callable[[Any], Sequence[int]]
+
+
+def _synchronize() -> None:
+    import sys
+
+    # torch is only consulted when the user's loop already imported it.
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_available() and torch.cuda.is_initialized():
+        torch.cuda.synchronize()
+
+
+class Recorder:
+    """Collects the shape and time of every (micro-)batch of a loop; see :func:`record`.
+
+    Parameters
+    ----------
+    shape_fn : callable, optional
+        ``batch -> (batch_size, seq_len, tgt_len, tokens, sum_sq_len)``; the default reads
+        tensors, dicts and lists of tensors and attention masks (:func:`batch_shape`).
+    encoder_decoder : bool, default False
+        Read a dict batch's ``labels`` as the decoder target (default reader only).
+    epoch : int, default 0
+        Epoch of the first step; change it with :meth:`set_epoch`.
+    """
+
+    def __init__(
+        self,
+        shape_fn: ShapeFn | None = None,
+        *,
+        encoder_decoder: bool = False,
+        epoch: int = 0,
+    ) -> None:
+        self._shape_fn = shape_fn
+        self._encoder_decoder = encoder_decoder
+        self._epoch = epoch
+        self._rows: list[dict[str, float]] = []
+        self._step = 0
+        self._micro = 0
+
+    def shape_of(self, batch: Any) -> BatchShape:
+        """The shape of ``batch`` by the user's ``shape_fn`` or the default reader."""
+        if self._shape_fn is None:
+            return batch_shape(batch, encoder_decoder=self._encoder_decoder)
+        values = tuple(int(v) for v in self._shape_fn(batch))
+        if len(values) != 5:
+            raise InputError(
+                f"shape_fn returned {len(values)} values; it must return "
+                "(batch_size, seq_len, tgt_len, tokens, sum_sq_len)."
+            )
+        return BatchShape(*values)
+
+    def set_epoch(self, epoch: int) -> None:
+        """Mark the following steps as belonging to ``epoch``."""
+        self._epoch = epoch
+
+    @contextmanager
+    def micro_batch(self, batch: Any) -> Iterator[BatchShape]:
+        """Time one micro-batch of the current optimizer step (call :meth:`end_step` after)."""
+        shape = self.shape_of(batch)
+        _synchronize()
+        start = time.perf_counter()
+        yield shape
+        _synchronize()
+        self._rows.append({
+            "iteration": self._step, "epoch": self._epoch, "micro_batch": self._micro,
+            **shape._asdict(), "time_s": time.perf_counter() - start,
+        })
+        self._micro += 1
+
+    def end_step(self) -> None:
+        """Close the current optimizer step after its micro-batches."""
+        if self._micro:
+            self._step += 1
+            self._micro = 0
+
+    @contextmanager
+    def step(self, batch: Any) -> Iterator[BatchShape]:
+        """Time one whole optimizer step on ``batch`` (one micro-batch)."""
+        with self.micro_batch(batch) as shape:
+            yield shape
+        self.end_step()
+
+    def trace(self, meta: dict[str, Any] | None = None) -> RunTrace:
+        """The run trace recorded so far."""
+        return RunTrace.from_rows(self._rows, meta={"recorder": "seqpoint.record", **(meta or {})})
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+
+@contextmanager
+def record(
+    path: str | Path,
+    *,
+    shape_fn: ShapeFn | None = None,
+    encoder_decoder: bool = False,
+    meta: dict[str, Any] | None = None,
+) -> Iterator[Recorder]:
+    """Record a plain training loop into a run trace written at the end of the block.
+
+    Parameters
+    ----------
+    path : str or Path
+        ``.csv`` or ``.parquet`` run trace (see :class:`~seqpoint.validation.RunTrace`).
+    shape_fn : callable, optional
+        ``batch -> (batch_size, seq_len, tgt_len, tokens, sum_sq_len)`` for batches the
+        default reader does not understand.
+    encoder_decoder : bool, default False
+        Read a dict batch's ``labels`` as the decoder target.
+    meta : dict, optional
+        Extra provenance for the trace's sidecar.
+
+    Yields
+    ------
+    Recorder
+        Wrap each optimizer step in ``with rec.step(batch):``.
+
+    Notes
+    -----
+    The trace is written when the block exits normally, and also when the loop raises
+    after recording at least one step (so an interrupted run keeps its trace).
+    """
+    path = Path(path)
+    if path.suffix.lower() not in (".csv", ".parquet"):
+        raise InputError(f"Cannot record a run trace to {path}: use a .csv or .parquet file name.")
+    rec = Recorder(shape_fn, encoder_decoder=encoder_decoder)
+    try:
+        yield rec
+    except BaseException:
+        if len(rec):
+            write_trace(rec.trace(meta), path)
+        raise
+    write_trace(rec.trace(meta), path)

@@ -1,0 +1,177 @@
+"""``SeqPointCallback``: record a real ``trainer.train()`` as a run trace.
+
+The shape of every micro-batch is read where the model sees it (a forward pre-hook on
+the model, so collators, packing and device moves are all applied), and the time of every
+micro-batch runs from one boundary of ``train()`` to the next: ``on_step_begin`` →
+``on_substep_end`` (each accumulated micro-batch) → ``on_step_end`` (after the optimizer
+and scheduler step). On a GPU the boundaries are CUDA events, read once at the end so
+recording adds no synchronization; on a CPU they are ``perf_counter`` readings.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from transformers import TrainerCallback
+
+from seqpoint.exceptions import InputError
+from seqpoint.integrations._recorder import ShapeFn
+from seqpoint.integrations._shapes import BatchShape, batch_shape
+from seqpoint.validation import RunTrace, write_trace
+
+__all__ = ["SeqPointCallback"]
+
+
+class _Clock:
+    """Boundary marks: CUDA events on a GPU, perf_counter readings otherwise."""
+
+    def __init__(self, cuda: bool) -> None:
+        self.cuda = cuda
+
+    def mark(self) -> Any:
+        import time
+
+        if self.cuda:
+            import torch
+
+            event = torch.cuda.Event(enable_timing=True)
+            event.record()
+            return event
+        return time.perf_counter()
+
+    def seconds(self, start: Any, end: Any) -> float:
+        if self.cuda:
+            return float(start.elapsed_time(end)) / 1000.0
+        return float(end - start)
+
+    def finish(self) -> None:
+        if self.cuda:
+            import torch
+
+            torch.cuda.synchronize()
+
+
+class SeqPointCallback(TrainerCallback):  # type: ignore[misc]
+    """Write every micro-batch's shape and time of ``trainer.train()`` to a run trace.
+
+    Parameters
+    ----------
+    path : str or Path
+        ``.csv`` or ``.parquet`` run trace, written at ``on_train_end``. In a
+        data-parallel run each process writes its own file (``{rank}`` in the name is
+        replaced, else ``.rank<R>`` is added before the suffix) with a ``rank`` column.
+    shape_fn : callable, optional
+        ``model_inputs -> (batch_size, seq_len, tgt_len, tokens, sum_sq_len)`` for models
+        whose inputs the default reader (:func:`~seqpoint.integrations.batch_shape`,
+        given the forward's keyword arguments) does not understand.
+
+    Attributes
+    ----------
+    trace : RunTrace or None
+        The recorded trace after training.
+    written_to : Path or None
+        Where the trace was written.
+    """
+
+    def __init__(self, path: str | Path, *, shape_fn: ShapeFn | None = None) -> None:
+        self.path = Path(path)
+        if self.path.suffix.lower() not in (".csv", ".parquet"):
+            raise InputError(f"Cannot record a run trace to {self.path}: use a .csv or .parquet file name.")
+        self.shape_fn = shape_fn
+        self.trace: RunTrace | None = None
+        self.written_to: Path | None = None
+        self._reset()
+
+    def _reset(self) -> None:
+        self._rows: list[tuple[int, int, int, BatchShape | None, Any, Any]] = []
+        self._shape: BatchShape | None = None
+        self._in_step = False
+        self._micro = 0
+        self._epoch = 0
+        self._step = 0
+        self._start: Any = None
+        self._hook: Any = None
+        self._encoder_decoder = False
+        self._clock = _Clock(False)
+
+    # ------------------------------------------------------------------ hooks
+    def _on_forward(self, module: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        # Only the first forward of a training micro-batch counts (not evaluation, not a
+        # second call inside a custom compute_loss).
+        if not self._in_step or self._shape is not None or not module.training:
+            return
+        batch: Any = dict(kwargs) if kwargs else (args[0] if args else {})
+        if self.shape_fn is not None:
+            self._shape = BatchShape(*(int(v) for v in self.shape_fn(batch)))
+        else:
+            self._shape = batch_shape(batch, encoder_decoder=self._encoder_decoder)
+
+    def _close_micro_batch(self) -> None:
+        end = self._clock.mark()
+        self._rows.append((self._step, self._epoch, self._micro, self._shape, self._start, end))
+        self._start = end
+        self._shape = None
+        self._micro += 1
+
+    # ------------------------------------------------------------------ events
+    def on_train_begin(self, args: Any, state: Any, control: Any, model: Any = None, **kwargs: Any) -> None:
+        self._reset()
+        if model is None:
+            raise InputError("SeqPointCallback needs the model at on_train_begin; add it with trainer.add_callback.")
+        self._clock = _Clock(getattr(args.device, "type", "cpu") == "cuda")
+        self._encoder_decoder = bool(getattr(getattr(model, "config", None), "is_encoder_decoder", False))
+        self._hook = model.register_forward_pre_hook(self._on_forward, with_kwargs=True)
+        self._step = int(state.global_step)
+
+    def on_epoch_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self._epoch = math.floor((state.epoch or 0.0) + 1e-9)
+
+    def on_step_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self._in_step = True
+        self._micro = 0
+        self._shape = None
+        self._start = self._clock.mark()
+
+    def on_substep_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        if self._in_step:
+            self._close_micro_batch()
+
+    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        if self._in_step:
+            self._close_micro_batch()
+        self._in_step = False
+        self._step += 1
+
+    def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        if self._hook is not None:
+            self._hook.remove()
+            self._hook = None
+        self._clock.finish()
+        world = int(getattr(args, "world_size", 1) or 1)
+        rank = int(getattr(args, "process_index", 0) or 0)
+        rows = []
+        for step, epoch, micro, shape, start, end in self._rows:
+            if shape is None:
+                raise InputError(
+                    f"SeqPointCallback saw no forward call of the model in optimizer step {step}; "
+                    "the trainer must call the model it was given (pass shape_fn for custom loops)."
+                )
+            row: dict[str, float] = {"iteration": step, "epoch": epoch, "micro_batch": micro,
+                                     **shape._asdict(), "time_s": self._clock.seconds(start, end)}
+            if world > 1:
+                row["rank"] = rank
+            rows.append(row)
+        meta = {"recorder": "SeqPointCallback", "device": str(args.device),
+                "gradient_accumulation_steps": int(args.gradient_accumulation_steps),
+                "world_size": world, "bf16": bool(args.bf16), "fp16": bool(args.fp16)}
+        self.trace = RunTrace.from_rows(rows, meta=meta)
+        self.written_to = write_trace(self.trace, self._path_for(rank, world))
+
+    def _path_for(self, rank: int, world: int) -> Path:
+        if "{rank}" in str(self.path):
+            return Path(str(self.path).replace("{rank}", str(rank)))
+        if world > 1:
+            return self.path.with_name(f"{self.path.stem}.rank{rank}{self.path.suffix}")
+        return self.path

@@ -1,0 +1,165 @@
+"""Per-sample lengths of a Trainer's dataset and the padding its collator applies.
+
+Lengths are read from one column (``length`` or the model input, ``input_ids``), through
+Arrow for a ``datasets.Dataset`` so no other column is loaded and nothing is tokenized.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+from numpy.typing import NDArray
+
+from seqpoint.exceptions import InputError
+from seqpoint.schedule import round_up
+
+__all__ = ["Lengths", "PaddingRule", "padding_rule", "read_lengths"]
+
+IntArray = NDArray[np.int64]
+
+_WAY_OUT = (
+    "record the real run instead with trainer.add_callback(SeqPointCallback('trace.csv')) "
+    "and read the trace"
+)
+
+
+class Lengths(NamedTuple):
+    """Lengths of every sample: what the collator pads (``source``/``target``) and what
+    ``group_by_length`` sorts by (``sampler``)."""
+
+    source: IntArray
+    target: IntArray | None
+    sampler: IntArray
+
+
+def _column_lengths(dataset: Any, name: str) -> IntArray:
+    """Lengths of a list column (or the values of an int column) of a datasets.Dataset."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    table = dataset.select_columns([name]).with_format("arrow")[:]
+    column = table.column(name)
+    if pa.types.is_list(column.type) or pa.types.is_large_list(column.type):
+        return np.asarray(pc.list_value_length(column).to_numpy(zero_copy_only=False), dtype=np.int64)
+    return np.asarray(column.to_numpy(zero_copy_only=False), dtype=np.int64)
+
+
+def _item_lengths(dataset: Any, name: str) -> IntArray | None:
+    first = dataset[0]
+    if not hasattr(first, "keys") or name not in first:
+        return None
+    values = [dataset[i][name] for i in range(len(dataset))]
+    return np.array([v if isinstance(v, (int, np.integer)) else len(v) for v in values], dtype=np.int64)
+
+
+def read_lengths(trainer: Any) -> Lengths:
+    """The lengths of ``trainer.train_dataset``, without tokenizing or loading other columns.
+
+    Raises
+    ------
+    InputError
+        For a missing or iterable dataset, or one without a length or input column.
+    """
+    import torch
+
+    dataset = trainer.train_dataset
+    if dataset is None:
+        raise InputError(f"The trainer has no train_dataset, so there is nothing to replay; {_WAY_OUT}.")
+    if isinstance(dataset, torch.utils.data.IterableDataset) or not hasattr(dataset, "__len__"):
+        raise InputError(
+            f"The trainer's train_dataset is a {type(dataset).__name__} (iterable, without per-sample "
+            f"lengths), so its batches cannot be replayed; {_WAY_OUT}."
+        )
+    args = trainer.args
+    processing = getattr(trainer, "processing_class", None)
+    names = getattr(processing, "model_input_names", None) or ["input_ids"]
+    input_name = names[0]
+    length_name = args.length_column_name
+    columns = getattr(dataset, "column_names", None)
+
+    def lengths_of(name: str) -> IntArray | None:
+        if columns is not None:
+            return _column_lengths(dataset, name) if name in columns else None
+        return _item_lengths(dataset, name)
+
+    source = lengths_of(input_name)
+    length_column = lengths_of(length_name)
+    if source is None:
+        source = length_column
+    if source is None:
+        raise InputError(
+            f"The trainer's train_dataset has no {length_name!r} or {input_name!r} column, so "
+            f"the sample lengths are unknown; add a {length_name!r} column (tokens per sample) "
+            f"or {_WAY_OUT}."
+        )
+    target = lengths_of("labels") if _is_seq2seq(trainer.data_collator) else None
+    # group_by_length sorts by the length column of a datasets.Dataset only while it
+    # survives remove_unused_columns; otherwise HF measures the model input, as here.
+    kept = columns is not None and (
+        not args.remove_unused_columns or length_name in _kept_columns(trainer)
+    )
+    sampler = length_column if (length_column is not None and kept) else source
+    return Lengths(source, target, sampler)
+
+
+def _kept_columns(trainer: Any) -> list[str]:
+    trainer._set_signature_columns_if_needed()
+    return list(trainer._signature_columns or [])
+
+
+def _unwrap(collator: Any) -> Any:
+    # Trainer wraps collators of non-datasets datasets to drop unused keys.
+    return getattr(collator, "data_collator", collator) if type(collator).__name__ == "RemoveColumnsCollator" else collator
+
+
+def _is_seq2seq(collator: Any) -> bool:
+    from transformers import DataCollatorForSeq2Seq
+
+    return isinstance(_unwrap(collator), DataCollatorForSeq2Seq)
+
+
+class PaddingRule(NamedTuple):
+    """How a collator turns the lengths of a micro-batch into the tensor shape."""
+
+    kind: str  # "pad", "seq2seq", "flatten"
+    padding: Any
+    max_length: int | None
+    multiple: int
+    label_multiple: int
+
+    def pad(self, lengths: IntArray, *, labels: bool = False) -> int:
+        """Padded length of ``lengths`` (tokenizer.pad semantics)."""
+        longest = int(lengths.max())
+        strategy = getattr(self.padding, "value", self.padding)
+        if strategy == "max_length" and self.max_length is not None:
+            longest = self.max_length
+        multiple = self.label_multiple if labels else self.multiple
+        return int(round_up(np.array([longest]), multiple)[0])
+
+    def row(self, source: IntArray, target: IntArray | None) -> tuple[int, int, int, int, int]:
+        """``(batch_size, seq_len, tgt_len, tokens, sum_sq_len)`` of one micro-batch."""
+        tokens = int(source.sum())
+        sum_sq = int((source * source).sum())
+        if self.kind == "flatten":
+            return 1, tokens, 0, tokens, sum_sq
+        tgt_len = 0
+        if self.kind == "seq2seq" and target is not None:
+            tgt_len = self.pad(target, labels=True)
+            tokens += int(target.sum())
+        return int(source.size), self.pad(source), tgt_len, tokens, sum_sq
+
+
+def padding_rule(collator: Any) -> PaddingRule:
+    """The padding of a Trainer's data collator (unknown collators pad to the longest)."""
+    from transformers import DataCollatorForSeq2Seq, DataCollatorWithFlattening
+
+    c = _unwrap(collator)
+    multiple = int(getattr(c, "pad_to_multiple_of", None) or 1)
+    padding = getattr(c, "padding", True)
+    max_length = getattr(c, "max_length", None)
+    if isinstance(c, DataCollatorWithFlattening):
+        return PaddingRule("flatten", False, None, 1, 1)
+    if isinstance(c, DataCollatorForSeq2Seq):
+        return PaddingRule("seq2seq", padding, max_length, multiple, multiple)
+    return PaddingRule("pad", padding, max_length, multiple, multiple)

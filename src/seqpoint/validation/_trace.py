@@ -1,0 +1,333 @@
+"""Run traces: the shapes and times of a real training run, one row per micro-batch.
+
+A run trace is the ground truth a projection is checked against. It is written by the
+integrations (``SeqPointCallback`` for a Hugging Face ``Trainer``, ``record`` for a plain
+loop) and read back as an :class:`~seqpoint.schedule.IterationSchedule` (one schedule row
+per micro-batch) plus the time of every optimizer step.
+
+File format (CSV or Parquet; CSV gets a ``.meta.json`` sidecar like schedules)::
+
+    iteration,epoch,micro_batch,batch_size,seq_len,tgt_len,tokens,sum_sq_len,time_s[,rank]
+
+``iteration`` counts optimizer steps, ``micro_batch`` counts the micro-batches of one step
+(gradient accumulation), ``time_s`` is the micro-batch's share of its step's wall time
+(the rows of a step sum to the step's time) and the optional ``rank`` column holds the
+data-parallel rank of a multi-process trace.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from seqpoint.exceptions import InputError
+from seqpoint.schedule import IterationSchedule
+
+__all__ = ["TRACE_COLUMNS", "RunTrace", "read_trace", "write_trace"]
+
+#: Columns of a run trace file, in order (``rank`` may follow).
+TRACE_COLUMNS: tuple[str, ...] = (
+    "iteration",
+    "epoch",
+    "micro_batch",
+    "batch_size",
+    "seq_len",
+    "tgt_len",
+    "tokens",
+    "sum_sq_len",
+    "time_s",
+)
+
+_INT_COLUMNS = tuple(c for c in TRACE_COLUMNS if c != "time_s")
+_FIX = "a run trace is written by seqpoint.integrations (SeqPointCallback or record)"
+
+IntArray = NDArray[np.int64]
+FloatArray = NDArray[np.float64]
+
+
+@dataclass(frozen=True, eq=False)
+class RunTrace:
+    """Shapes and times of a recorded training run, one row per micro-batch.
+
+    Every integer column is an int64 array of shape ``(n_rows,)``; ``time_s`` is float64.
+
+    Attributes
+    ----------
+    iteration : ndarray
+        Optimizer step the micro-batch belongs to, 0-based, non-decreasing per rank.
+    epoch : ndarray
+        Epoch of the micro-batch, 0-based.
+    micro_batch : ndarray
+        Index of the micro-batch within its optimizer step (0 without accumulation).
+    batch_size, seq_len, tgt_len, tokens, sum_sq_len : ndarray
+        The shape the model saw, as in :class:`~seqpoint.schedule.IterationSchedule`.
+    time_s : ndarray
+        Seconds of the micro-batch; the rows of a step sum to the step's time.
+    rank : ndarray or None
+        Data-parallel rank of each row; None for a single-process trace.
+    meta : dict
+        Provenance (recorder, device, model); ``packed`` marks padding-free packing.
+    """
+
+    iteration: IntArray
+    epoch: IntArray
+    micro_batch: IntArray
+    batch_size: IntArray
+    seq_len: IntArray
+    tgt_len: IntArray
+    tokens: IntArray
+    sum_sq_len: IntArray
+    time_s: FloatArray
+    rank: IntArray | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        n = None
+        for name in (*TRACE_COLUMNS, "rank"):
+            value = getattr(self, name)
+            if value is None:
+                continue
+            dtype = np.float64 if name == "time_s" else np.int64
+            arr = np.ascontiguousarray(value, dtype=dtype)
+            if arr.ndim != 1:
+                raise InputError(f"Trace column {name!r} must be 1-D. Got shape {arr.shape}.")
+            if n is None:
+                n = arr.shape[0]
+            elif arr.shape[0] != n:
+                raise InputError(
+                    f"Trace column {name!r} has {arr.shape[0]} rows; expected {n} like 'iteration'."
+                )
+            object.__setattr__(self, name, arr)
+        if not n:
+            raise InputError(f"The run trace is empty: no micro-batch was recorded; {_FIX}.")
+        for name, low in (("batch_size", 1), ("seq_len", 1), ("iteration", 0), ("epoch", 0),
+                          ("micro_batch", 0), ("tgt_len", 0), ("tokens", 0), ("sum_sq_len", 0)):
+            bad = np.flatnonzero(getattr(self, name) < low)
+            if bad.size:
+                raise InputError(
+                    f"Trace row {int(bad[0])} has {name} {int(getattr(self, name)[bad[0]])}; "
+                    f"it must be >= {low}."
+                )
+        bad = np.flatnonzero(~np.isfinite(self.time_s) | (self.time_s < 0))
+        if bad.size:
+            raise InputError(
+                f"Trace row {int(bad[0])} has time_s {float(self.time_s[bad[0]])}; "
+                "times must be finite and >= 0."
+            )
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_rows(
+        cls, rows: Sequence[Mapping[str, float]], meta: dict[str, Any] | None = None
+    ) -> RunTrace:
+        """Build from a list of row mappings (a ``rank`` key in the first row adds the column)."""
+        if not rows:
+            raise InputError(f"The run trace is empty: no micro-batch was recorded; {_FIX}.")
+        cols: dict[str, Any] = {c: [r[c] for r in rows] for c in TRACE_COLUMNS}
+        rank = np.asarray([r["rank"] for r in rows], dtype=np.int64) if "rank" in rows[0] else None
+        return cls(**cols, rank=rank, meta=dict(meta or {}))
+
+    # ------------------------------------------------------------------ views
+    def __len__(self) -> int:
+        return int(self.iteration.shape[0])
+
+    @property
+    def ranks(self) -> list[int]:
+        """Distinct ranks of the trace (``[0]`` for a single-process trace)."""
+        return [0] if self.rank is None else sorted({int(r) for r in self.rank})
+
+    def columns(self) -> dict[str, NDArray[Any]]:
+        """Ordered mapping of column name to array (``rank`` last when present)."""
+        cols: dict[str, NDArray[Any]] = {c: getattr(self, c) for c in TRACE_COLUMNS}
+        if self.rank is not None:
+            cols["rank"] = self.rank
+        return cols
+
+    def for_rank(self, rank: int) -> RunTrace:
+        """The rows of one data-parallel rank (the trace itself when it has no rank column)."""
+        if self.rank is None:
+            return self
+        rows = self.rank == rank
+        if not rows.any():
+            raise InputError(f"The trace has no row of rank {rank}; its ranks are {self.ranks}.")
+        cols = {c: arr[rows] for c, arr in self.columns().items()}
+        return RunTrace(**cols, meta=dict(self.meta))
+
+    def _single_rank(self, rank: int | None) -> RunTrace:
+        if rank is not None:
+            return self.for_rank(rank)
+        if len(self.ranks) > 1:
+            raise InputError(
+                f"The trace holds ranks {self.ranks}; pick one with rank=R "
+                "(each rank runs its own schedule)."
+            )
+        return self.for_rank(self.ranks[0])
+
+    def to_schedule(self, rank: int | None = None) -> IterationSchedule:
+        """The micro-batches as an :class:`~seqpoint.schedule.IterationSchedule`.
+
+        One schedule row per micro-batch, in trace order, iteration ids ``0..n-1``; the
+        meta keeps the optimizer step (``optimizer_step``) and micro-batch index
+        (``micro_batch``) of every row.
+
+        Parameters
+        ----------
+        rank : int, optional
+            Rank to take from a data-parallel trace; required when it holds several.
+        """
+        t = self._single_rank(rank)
+        meta = dict(t.meta)
+        meta.update(
+            source="trace",
+            optimizer_step=t.iteration.tolist(),
+            micro_batch=t.micro_batch.tolist(),
+        )
+        return IterationSchedule(
+            iteration=np.arange(len(t), dtype=np.int64),
+            epoch=t.epoch,
+            batch_size=t.batch_size,
+            seq_len=t.seq_len,
+            tgt_len=t.tgt_len,
+            tokens=t.tokens,
+            padded_tokens=t.batch_size * (t.seq_len + t.tgt_len),
+            sum_sq_len=t.sum_sq_len,
+            meta=meta,
+        )
+
+    def step_ids(self) -> IntArray:
+        """Distinct optimizer steps, in increasing order."""
+        return np.unique(self.iteration)
+
+    def step_times_s(self) -> FloatArray:
+        """Seconds of every optimizer step (the sum of its micro-batches).
+
+        For a data-parallel trace a step lasts as long as its slowest rank.
+        """
+        steps, inverse = np.unique(self.iteration, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        if self.rank is None:
+            return np.bincount(inverse, weights=self.time_s, minlength=steps.size).astype(np.float64)
+        out: FloatArray = np.zeros(steps.size)
+        for r in self.ranks:
+            rows = self.rank == r
+            per_rank = np.bincount(inverse[rows], weights=self.time_s[rows], minlength=steps.size)
+            out = np.maximum(out, per_rank)
+        return out
+
+    @property
+    def total_time_s(self) -> float:
+        """Seconds of the whole recorded run (sum of step times)."""
+        return float(self.step_times_s().sum())
+
+    def __repr__(self) -> str:
+        return (
+            f"RunTrace(n_rows={len(self)}, n_steps={self.step_ids().size}, "
+            f"ranks={self.ranks}, total_time_s={self.total_time_s:.4g})"
+        )
+
+
+# ---------------------------------------------------------------------- files
+def _meta_path(path: Path) -> Path:
+    return path.with_name(path.name + ".meta.json")
+
+
+def write_trace(trace: RunTrace, path: str | Path) -> Path:
+    """Write ``trace`` to ``.csv`` (plus a ``.meta.json`` sidecar) or ``.parquet``."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in (".csv", ".parquet"):
+        raise InputError(f"Cannot write a run trace to {path}: use a .csv or .parquet file name.")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    cols = trace.columns()
+    if suffix == ".parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        table = pa.table(cols)
+        table = table.replace_schema_metadata({"seqpoint": json.dumps(trace.meta, default=str)})
+        pq.write_table(table, path)
+        return path
+    names = list(cols)
+    with path.open("w", newline="") as fh:
+        fh.write(",".join(names) + "\n")
+        for i in range(len(trace)):
+            # repr-exact floats keep a written trace equal to the one read back.
+            fh.write(",".join(
+                repr(float(cols[c][i])) if c == "time_s" else str(int(cols[c][i])) for c in names
+            ) + "\n")
+    _meta_path(path).write_text(json.dumps(trace.meta, indent=2, default=str))
+    return path
+
+
+def _check_header(path: Path, names: list[str], where: str) -> None:
+    missing = [c for c in TRACE_COLUMNS if c not in names]
+    if missing:
+        raise InputError(
+            f"{path}: {where} lacks column(s) {', '.join(missing)}; a run trace has the columns "
+            f"{','.join(TRACE_COLUMNS)}[,rank] ({_FIX})."
+        )
+
+
+def read_trace(path: str | Path) -> RunTrace:
+    """Read a run trace written by :func:`write_trace` (CSV or Parquet).
+
+    Raises
+    ------
+    InputError
+        One line naming the file, the line and column of a bad value, and the fix.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"Run trace {path} does not exist; {_FIX}.")
+    if path.suffix.lower() == ".parquet":
+        import pyarrow.parquet as pq
+
+        try:
+            table = pq.read_table(path)
+        except Exception as exc:  # pyarrow raises several unrelated types
+            raise InputError(f"Cannot read Parquet run trace {path}: {exc}") from None
+        _check_header(path, table.column_names, "the table")
+        raw_meta = (table.schema.metadata or {}).get(b"seqpoint", b"{}")
+        cols = {c: table.column(c).to_numpy() for c in TRACE_COLUMNS}
+        rank = table.column("rank").to_numpy() if "rank" in table.column_names else None
+        return RunTrace(**cols, rank=rank, meta=json.loads(raw_meta))
+    with path.open(newline="") as fh:
+        reader = csv.reader(fh)
+        header = [h.strip() for h in next(reader, [])]
+        _check_header(path, header, "line 1")
+        wanted = [*TRACE_COLUMNS, *(["rank"] if "rank" in header else [])]
+        where = {c: header.index(c) for c in wanted}
+        values: dict[str, list[float]] = {c: [] for c in wanted}
+        for lineno, row in enumerate(reader, start=2):
+            if not row:
+                continue
+            for c in wanted:
+                raw = row[where[c]].strip() if where[c] < len(row) else ""
+                try:
+                    value = float(raw) if c == "time_s" else int(raw)
+                except ValueError:
+                    kind = "a number of seconds" if c == "time_s" else "an integer"
+                    raise InputError(
+                        f"{path}: line {lineno}, column {c!r}: {raw!r} is not {kind}; "
+                        "fix or drop that row."
+                    ) from None
+                if c == "time_s" and not math.isfinite(value):
+                    raise InputError(
+                        f"{path}: line {lineno}, column 'time_s': {raw!r} is not finite; "
+                        "fix or drop that row."
+                    )
+                values[c].append(value)
+    if not values["iteration"]:
+        raise InputError(f"{path} has a header but no rows; the run trace is empty.")
+    meta_file = _meta_path(path)
+    meta = json.loads(meta_file.read_text()) if meta_file.is_file() else {}
+    rank = values.pop("rank", None)
+    return RunTrace(**values, rank=rank, meta=meta)  # type: ignore[arg-type]

@@ -1,0 +1,71 @@
+import numpy as np
+import pytest
+
+from seqpoint.exceptions import InputError
+from seqpoint.integrations import batch_shape, record
+from seqpoint.validation import read_trace
+
+torch = pytest.importorskip("torch")
+
+
+def test_default_reader_uses_real_lengths_from_the_attention_mask():
+    mask = torch.tensor([[1, 1, 1, 0], [1, 1, 0, 0]])
+    shape = batch_shape({"input_ids": torch.zeros(2, 4, dtype=torch.long), "attention_mask": mask})
+    assert shape == (2, 4, 0, 5, 13)
+    assert batch_shape(torch.zeros(3, 7)) == (3, 7, 0, 21, 147)
+    assert batch_shape([torch.zeros(3, 7), torch.zeros(3)]) == (3, 7, 0, 21, 147)
+
+
+def test_default_reader_reads_targets_and_flattened_documents():
+    batch = {"input_ids": torch.zeros(2, 5, dtype=torch.long),
+             "labels": torch.tensor([[1, 2, -100], [1, 2, 3]])}
+    assert batch_shape(batch, encoder_decoder=True) == (2, 5, 3, 15, 50)
+    assert batch_shape(batch) == (2, 5, 0, 10, 50)
+    packed = {"input_ids": torch.zeros(1, 7, dtype=torch.long),
+              "position_ids": torch.tensor([[0, 1, 2, 0, 1, 0, 1]])}
+    assert batch_shape(packed) == (1, 7, 0, 7, 9 + 4 + 4)
+
+
+def test_recorder_trace_round_trips(tmp_path):
+    model = torch.nn.Linear(8, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    path = tmp_path / "trace.csv"
+    with record(path) as rec:
+        for epoch in range(2):
+            rec.set_epoch(epoch)
+            for n in (3, 5):
+                x = torch.randn(n, 4, 8)
+                with rec.step(x):
+                    model(x).sum().backward()
+                    opt.step()
+                    opt.zero_grad()
+    trace = read_trace(path)
+    np.testing.assert_array_equal(trace.iteration, [0, 1, 2, 3])
+    np.testing.assert_array_equal(trace.epoch, [0, 0, 1, 1])
+    np.testing.assert_array_equal(trace.batch_size, [3, 5, 3, 5])
+    assert np.all(trace.time_s > 0)
+    np.testing.assert_array_equal(trace.to_schedule().seq_len, [4, 4, 4, 4])
+
+
+def test_micro_batches_and_a_user_shape_fn(tmp_path):
+    path = tmp_path / "trace.csv"
+    with record(path, shape_fn=lambda b: (len(b), max(b), 0, sum(b), sum(x * x for x in b))) as rec:
+        for _ in range(2):
+            for lengths in ([3, 4], [5]):
+                with rec.micro_batch(lengths):
+                    pass
+            rec.end_step()
+    trace = read_trace(path)
+    np.testing.assert_array_equal(trace.iteration, [0, 0, 1, 1])
+    np.testing.assert_array_equal(trace.micro_batch, [0, 1, 0, 1])
+    np.testing.assert_array_equal(trace.sum_sq_len, [25, 25, 25, 25])
+    assert trace.step_times_s().shape == (2,)
+
+
+def test_unreadable_batch_and_empty_loop_are_clear(tmp_path):
+    with pytest.raises(InputError, match="pass shape_fn="), record(tmp_path / "t.csv") as rec, \
+            rec.step(object()):
+        pass
+    with pytest.raises(InputError, match="run trace is empty"), record(tmp_path / "t.csv"):
+        pass
+    assert not (tmp_path / "t.csv").exists()

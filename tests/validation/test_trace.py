@@ -1,0 +1,97 @@
+import numpy as np
+import pytest
+
+from seqpoint.exceptions import InputError
+from seqpoint.schedule import COLUMNS
+from seqpoint.validation import TRACE_COLUMNS, RunTrace, read_trace, write_trace
+
+
+def _trace(rank=None):
+    # Two optimizer steps of two micro-batches each (gradient accumulation 2).
+    return RunTrace(
+        iteration=[0, 0, 1, 1],
+        epoch=[0, 0, 0, 1],
+        micro_batch=[0, 1, 0, 1],
+        batch_size=[4, 4, 4, 2],
+        seq_len=[16, 24, 8, 32],
+        tgt_len=[0, 0, 0, 0],
+        tokens=[50, 70, 30, 40],
+        sum_sq_len=[700, 1500, 250, 900],
+        time_s=[0.1, 0.2, 0.05, 0.25],
+        rank=rank,
+        meta={"recorder": "test"},
+    )
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_trace_round_trips_with_meta(tmp_path, suffix):
+    if suffix == ".parquet":
+        pytest.importorskip("pyarrow")
+    t = _trace()
+    back = read_trace(write_trace(t, tmp_path / f"run{suffix}"))
+    for name, arr in t.columns().items():
+        np.testing.assert_array_equal(getattr(back, name), arr)
+    assert back.rank is None
+    assert back.meta == {"recorder": "test"}
+
+
+def test_rank_column_round_trips(tmp_path):
+    t = _trace(rank=[1, 1, 1, 1])
+    back = read_trace(write_trace(t, tmp_path / "run.csv"))
+    assert back.ranks == [1]
+    assert (tmp_path / "run.csv").read_text().splitlines()[0] == ",".join((*TRACE_COLUMNS, "rank"))
+
+
+def test_to_schedule_has_one_row_per_micro_batch_and_keeps_steps():
+    s = _trace().to_schedule()
+    assert len(s) == 4
+    np.testing.assert_array_equal(s.iteration, [0, 1, 2, 3])
+    np.testing.assert_array_equal(s.epoch, [0, 0, 0, 1])
+    np.testing.assert_array_equal(s.padded_tokens, [64, 96, 32, 64])
+    assert s.meta["optimizer_step"] == [0, 0, 1, 1]
+    assert s.meta["micro_batch"] == [0, 1, 0, 1]
+    assert set(s.columns()) == set(COLUMNS)
+
+
+def test_step_times_sum_micro_batches():
+    t = _trace()
+    np.testing.assert_allclose(t.step_times_s(), [0.3, 0.3])
+    assert t.total_time_s == pytest.approx(0.6)
+
+
+def test_data_parallel_step_lasts_as_long_as_the_slowest_rank():
+    a = _trace(rank=[0, 0, 0, 0])
+    b = _trace(rank=[1, 1, 1, 1])
+    cols = {c: np.concatenate([a.columns()[c], b.columns()[c]]) for c in a.columns()}
+    cols["time_s"] = np.array([0.1, 0.2, 0.05, 0.25, 0.3, 0.2, 0.1, 0.1])
+    t = RunTrace(**cols)
+    np.testing.assert_allclose(t.step_times_s(), [0.5, 0.3])
+    with pytest.raises(InputError, match="holds ranks \\[0, 1\\]; pick one with rank=R"):
+        t.to_schedule()
+    assert len(t.to_schedule(rank=1)) == 4
+
+
+def test_bad_value_names_file_line_and_column(tmp_path):
+    p = write_trace(_trace(), tmp_path / "run.csv")
+    lines = p.read_text().splitlines()
+    lines[2] = lines[2].replace(",24,", ",x,", 1)
+    p.write_text("\n".join(lines) + "\n")
+    with pytest.raises(InputError, match=r"run.csv: line 3, column 'seq_len': 'x' is not an integer"):
+        read_trace(p)
+
+
+def test_missing_column_and_missing_file(tmp_path):
+    p = tmp_path / "run.csv"
+    p.write_text("iteration,epoch,batch_size,seq_len\n0,0,1,2\n")
+    with pytest.raises(InputError, match="line 1 lacks column\\(s\\) micro_batch, tgt_len"):
+        read_trace(p)
+    with pytest.raises(InputError, match="does not exist; a run trace is written by"):
+        read_trace(tmp_path / "none.csv")
+
+
+def test_invalid_rows_are_rejected():
+    with pytest.raises(InputError, match="time_s -1.0; times must be finite"):
+        RunTrace.from_rows([dict(iteration=0, epoch=0, micro_batch=0, batch_size=1, seq_len=2,
+                                 tgt_len=0, tokens=2, sum_sq_len=4, time_s=-1.0)])
+    with pytest.raises(InputError, match="run trace is empty"):
+        RunTrace.from_rows([])

@@ -6,14 +6,17 @@ from seqpoint.validation._compare import (
     reduction_factor,
     weighted_projection,
 )
+from seqpoint.validation._ddp import DDPRun, run_ddp
 from seqpoint.validation._full_run import FullRun, FullRunError, run_full_fresh, run_full_schedule
 
 __all__ = [
+    "DDPRun",
     "ErrorCurve",
     "FullRun",
     "FullRunError",
     "error_vs_k",
     "reduction_factor",
+    "run_ddp",
     "run_full_fresh",
     "run_full_schedule",
     "weighted_projection",

@@ -152,7 +152,12 @@ class RayExecutor:
         self._headers: dict[str, Header] = {}
 
     # -- connection ----------------------------------------------------------------
-    def _connect(self) -> ModuleType:
+    def connect(self) -> ModuleType:
+        """Join the cluster (or start a local Ray) now; :meth:`profile` does it on first use.
+
+        Returns the ``ray`` module. Raises :class:`~seqpoint.exceptions.ConfigError` when
+        Ray is not installed or the address cannot be reached.
+        """
         try:
             import ray
         except ImportError:
@@ -208,7 +213,7 @@ class RayExecutor:
         job the cluster can never run (more CPUs or GPUs than it has) or a workload spec
         or setting that does not build.
         """
-        ray = self._connect()
+        ray = self.connect()
         jobs = list(jobs)
         points = [as_points(job.points) for job in jobs]
         resources = [job_resources(job) for job in jobs]

@@ -10,6 +10,9 @@ on two cores a task per point spent more time starting processes than measuring.
 are streaming generators, so every point reaches the driver (and the cache) as soon as
 it is measured; a task whose worker dies is re-run by Ray (``max_retries``), which skips
 the points the driver already received.
+
+(Over 400 lines: connecting, probing fingerprints, submitting and collecting share the
+one driver's state and error policy, and read best together.)
 """
 
 from __future__ import annotations

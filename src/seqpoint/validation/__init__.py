@@ -6,11 +6,13 @@ from seqpoint.validation._compare import (
     reduction_factor,
     weighted_projection,
 )
+from seqpoint.validation._ddp import DDPRun, run_ddp
 from seqpoint.validation._full_run import FullRun, FullRunError, run_full_fresh, run_full_schedule
 from seqpoint.validation._trace import TRACE_COLUMNS, RunTrace, read_trace, write_trace
 
 __all__ = [
     "TRACE_COLUMNS",
+    "DDPRun",
     "ErrorCurve",
     "FullRun",
     "FullRunError",
@@ -18,6 +20,7 @@ __all__ = [
     "error_vs_k",
     "read_trace",
     "reduction_factor",
+    "run_ddp",
     "run_full_fresh",
     "run_full_schedule",
     "weighted_projection",

@@ -1,0 +1,440 @@
+"""The Ray executor: profile jobs on an existing Ray cluster or a local one.
+
+Ray is an optional extra, imported only when a :class:`RayExecutor` connects. The driver
+alone reads and writes the measurement cache; workers measure and return.
+
+One task per job (or per ``points_per_task`` points of a job), not per point: each
+task is a fresh process (``max_calls=1``) that pays the import of torch, the model
+build and the process start-up steps once for all its points, as the serial path does;
+on two cores a task per point spent more time starting processes than measuring. Tasks
+are streaming generators, so every point reaches the driver (and the cache) as soon as
+it is measured; a task whose worker dies is re-run by Ray (``max_retries``), which skips
+the points the driver already received.
+
+(Over 400 lines: connecting, probing fingerprints, submitting and collecting share the
+one driver's state and error policy, and read best together.)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import socket
+from collections.abc import Sequence
+from types import ModuleType, TracebackType
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from seqpoint._params import Constraint, Interval, TypeOf, check_params
+from seqpoint.cache import MeasurementCache
+from seqpoint.exceptions import ConfigError
+from seqpoint.executors._tasks import (
+    Header,
+    Job,
+    PointResult,
+    as_points,
+    failed,
+    measure_points,
+    probe_headers,
+)
+from seqpoint.measurements import Measurement, Measurements
+
+if TYPE_CHECKING:  # rich is loaded only where a bar is drawn
+    from rich.console import Console
+
+__all__ = ["RayExecutor", "SweepStats", "job_resources"]
+
+_INSTALL = "install it with `pip install 'seqpoint[ray]'`"
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class SweepStats:
+    """What the last :meth:`RayExecutor.profile` call did."""
+
+    pairs: int
+    """Distinct (job, signature) pairs asked for."""
+    cached: int
+    """Pairs read from the cache."""
+    measured: int
+    """Pairs measured by workers (failed ones included)."""
+    tasks: int
+    """Measuring tasks launched."""
+    probes: int
+    """Fingerprint probe tasks launched (see :meth:`RayExecutor.profile`)."""
+
+
+def job_resources(job: Job) -> dict[str, float]:
+    """Ray resources one task of ``job`` asks for, from its workload config.
+
+    ``num_gpus=1`` (and one CPU) when the workload's device is ``cuda``; otherwise
+    ``num_cpus`` equal to its ``threads`` (1 when ``threads`` is 0, torch's default,
+    which Ray then sets to the task's CPUs through ``OMP_NUM_THREADS``).
+    """
+    from seqpoint.workloads import WORKLOADS, parse_overrides
+
+    name, _, preset = job.workload.partition(":")
+    if name in WORKLOADS:
+        cls = WORKLOADS.get(name).config_cls
+        base = cls.PRESETS.get(preset) if preset else cls()
+        if base is None:
+            raise ConfigError(
+                f"Unknown preset {preset!r} of workload {name!r}. "
+                f"Valid presets: {', '.join(cls.PRESETS)}."
+            )
+        cfg = dataclasses.replace(base, **parse_overrides(cls, job.overrides))
+        device, threads = str(cfg.device), int(cfg.threads)
+    else:  # a user workload: only what its overrides say
+        device = str(job.overrides.get("device", "cpu"))
+        threads = int(job.overrides.get("threads", 1))
+    if device.startswith("cuda"):
+        return {"num_cpus": 1.0, "num_gpus": 1.0}
+    return {"num_cpus": float(max(1, threads))}
+
+
+def _resource_key(res: dict[str, float]) -> tuple[tuple[str, float], ...]:
+    return tuple(sorted(res.items()))
+
+
+def _header_key(job: Job) -> str:
+    return json.dumps([job.workload, dict(job.overrides)], sort_keys=True, default=str)
+
+
+class RayExecutor:
+    """Profile jobs on Ray: one fresh worker process per task, the cache on the driver.
+
+    Parameters
+    ----------
+    address : str, optional
+        An existing cluster (``host:port``, ``ray://host:port`` or ``auto``); None starts
+        a local Ray on this machine (or uses the one this process already joined).
+    num_cpus : int, optional
+        CPUs of the local Ray this executor starts (default: all); ignored with
+        ``address``.
+    points_per_task : int, optional
+        Split a job's points into tasks of this many (more parallelism, one process
+        start-up per task); None: one task per job.
+    max_retries : int
+        Times Ray re-runs a task whose worker process died.
+
+    Notes
+    -----
+    The cache key includes the environment fingerprint of the process that measures.
+    Before looking up the cache the driver runs one light probe task per distinct
+    resource request, which builds each workload on a worker and returns its
+    fingerprint without stepping it; probe results are kept for the executor's life.
+    On a cluster of unlike nodes with the same resources, the probe's node decides
+    what is looked up, and each point is stored under its measuring node's fingerprint.
+    """
+
+    _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
+        "address": [TypeOf(str, "a str"), None],
+        "num_cpus": [Interval(int, 1), None],
+        "points_per_task": [Interval(int, 1), None],
+        "max_retries": [Interval(int, 0)],
+    }
+
+    def __init__(
+        self,
+        address: str | None = None,
+        num_cpus: int | None = None,
+        *,
+        points_per_task: int | None = None,
+        max_retries: int = 3,
+    ) -> None:
+        check_params(
+            type(self).__name__,
+            self._parameter_constraints,
+            {"address": address, "num_cpus": num_cpus,
+             "points_per_task": points_per_task, "max_retries": max_retries},
+        )
+        self.address = address
+        self.num_cpus = num_cpus
+        self.points_per_task = points_per_task
+        self.max_retries = max_retries
+        self.last_stats: SweepStats | None = None
+        self._started = False
+        self._headers: dict[str, Header] = {}
+
+    # -- connection ----------------------------------------------------------------
+    def connect(self) -> ModuleType:
+        """Join the cluster (or start a local Ray) now; :meth:`profile` does it on first use.
+
+        Returns the ``ray`` module. Raises :class:`~seqpoint.exceptions.ConfigError` when
+        Ray is not installed or the address cannot be reached.
+        """
+        try:
+            import ray
+        except ImportError:
+            raise ConfigError(f"The Ray executor needs Ray, which is not installed; {_INSTALL}.") from None
+        if ray.is_initialized():
+            return ray
+        if self.address not in (None, "auto", "local"):
+            _check_reachable(self.address)
+        kwargs: dict[str, Any] = {"log_to_driver": False}
+        if self.address is None:
+            kwargs.update(num_cpus=self.num_cpus, include_dashboard=False)
+        try:
+            ray.init(address=self.address, **kwargs)
+        except (ConnectionError, TimeoutError, RuntimeError) as exc:
+            where = self.address or "a new local Ray"
+            raise ConfigError(
+                f"Cannot connect to the Ray cluster at {where!r} ({_first_line(exc)}); "
+                "start one with `ray start --head` or leave --address out to run locally."
+            ) from None
+        self._started = True
+        return ray
+
+    def close(self) -> None:
+        """Shut down the Ray this executor started (a cluster it joined is left alone)."""
+        if self._started:
+            import ray
+
+            ray.shutdown()
+            self._started = False
+
+    def __enter__(self) -> RayExecutor:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # -- profiling -----------------------------------------------------------------
+    def profile(
+        self,
+        jobs: Sequence[Job],
+        *,
+        cache: MeasurementCache | None = None,
+        progress: bool = True,
+        console: Console | None = None,
+    ) -> list[Measurements]:
+        """One Measurements per job, in job order (see :class:`~seqpoint.executors.Executor`).
+
+        Failed, out-of-memory and lost points are recorded with their status and message;
+        the other points go on. Raises :class:`~seqpoint.exceptions.ConfigError` for a
+        job the cluster can never run (more CPUs or GPUs than it has) or a workload spec
+        or setting that does not build.
+        """
+        ray = self.connect()
+        jobs = list(jobs)
+        points = [as_points(job.points) for job in jobs]
+        resources = [job_resources(job) for job in jobs]
+        _check_feasible(ray, jobs, resources)
+        sigs = [list(dict.fromkeys(sig for _, sig in pts)) for pts in points]
+        done: list[dict[tuple[int, ...], Measurement]] = [{} for _ in jobs]
+        headers: list[Header | None] = [self._headers.get(_header_key(job)) for job in jobs]
+        want = [
+            i for i, h in enumerate(headers) if h is None and (cache is not None or not sigs[i])
+        ]
+        probes = self._probe(ray, jobs, resources, want, headers, sigs, done)
+        cached = 0
+        if cache is not None:
+            for i, job in enumerate(jobs):
+                h = headers[i]
+                if h is None:
+                    continue
+                for sig in sigs[i]:
+                    if sig in done[i]:
+                        continue
+                    hit = cache.get(_key(cache, h, sig, job))
+                    if hit is not None:
+                        done[i][sig] = hit
+                        cached += 1
+        slots: list[tuple[int, tuple[int, ...]]] = []
+        tasks: list[tuple[int, list[tuple[int, tuple[int, ...]]]]] = []
+        for i in range(len(jobs)):
+            # largest first: the process start-up then runs next to the largest shape
+            todo = sorted((s for s in sigs[i] if s not in done[i]), key=_size, reverse=True)
+            per = self.points_per_task or max(1, len(todo))
+            for start in range(0, len(todo), per):
+                chunk = []
+                for sig in todo[start:start + per]:
+                    chunk.append((len(slots), sig))
+                    slots.append((i, sig))
+                tasks.append((i, chunk))
+        remote = ray.remote(max_calls=1)(measure_points)
+        active: dict[Any, list[tuple[int, tuple[int, ...]]]] = {}
+        for i, chunk in tasks:
+            job = jobs[i]
+            gen = remote.options(**resources[i], max_retries=self.max_retries).remote(
+                job.workload, dict(job.overrides), job.config, chunk
+            )
+            active[gen] = list(chunk)
+        total = sum(len(s) for s in sigs)
+
+        def record(res: PointResult) -> None:
+            i, sig = slots[res.slot]
+            m = res.measurement
+            if res.header is not None:
+                if headers[i] is None:
+                    headers[i] = res.header
+                self._headers.setdefault(_header_key(jobs[i]), res.header)
+                if cache is not None and m.ok:
+                    cache.put(_key(cache, res.header, sig, jobs[i]), m,
+                              workload=res.header.workload, signature=sig)
+            done[i][sig] = m
+
+        with _Bar(progress and total > 0, total, console) as bar:
+            bar.advance(total - len(slots))
+            while active:
+                ready, _ = ray.wait(list(active), num_returns=1)
+                for gen in ready:
+                    left = active[gen]
+                    try:
+                        res = ray.get(next(gen))
+                    except StopIteration:
+                        _fail_all(left, "the task ended before measuring this point", slots, done)
+                        bar.advance(len(left))
+                        del active[gen]
+                        continue
+                    except ray.exceptions.RayError as exc:  # retries spent: record, go on
+                        status = "oom" if isinstance(exc, ray.exceptions.OutOfMemoryError) else "error"
+                        _fail_all(left, f"{type(exc).__name__}: {_first_line(exc)}", slots, done,
+                                  status=status)
+                        bar.advance(len(left))
+                        del active[gen]
+                        continue
+                    record(res)
+                    left[:] = [p for p in left if p[0] != res.slot]
+                    bar.advance(1)
+        self.last_stats = SweepStats(pairs=total, cached=cached, measured=len(slots),
+                                     tasks=len(tasks), probes=probes)
+        return [
+            _assemble(job, points[i], done[i], headers[i]) for i, job in enumerate(jobs)
+        ]
+
+    def _probe(
+        self, ray: ModuleType, jobs: list[Job], resources: list[dict[str, float]],
+        want: list[int], headers: list[Header | None],
+        sigs: list[list[tuple[int, ...]]], done: list[dict[tuple[int, ...], Measurement]],
+    ) -> int:
+        """Fill ``headers[i]`` for ``want`` with one probe task per resource request."""
+        groups: dict[tuple[tuple[str, float], ...], list[int]] = {}
+        for i in want:
+            groups.setdefault(_resource_key(resources[i]), []).append(i)
+        remote = ray.remote(max_calls=1)(probe_headers)
+        refs = {
+            key: remote.options(**resources[idx[0]], max_retries=self.max_retries).remote(
+                [(jobs[i].workload, dict(jobs[i].overrides), jobs[i].config) for i in idx]
+            )
+            for key, idx in groups.items()
+        }
+        for key, idx in groups.items():
+            try:
+                answers: list[Header | str] = ray.get(refs[key])
+            except ray.exceptions.RayError as exc:
+                answers = [f"{type(exc).__name__}: {_first_line(exc)}"] * len(idx)
+            for i, answer in zip(idx, answers, strict=True):
+                if isinstance(answer, Header):
+                    headers[i] = self._headers[_header_key(jobs[i])] = answer
+                elif answer.startswith("config: "):
+                    raise ConfigError(answer.removeprefix("config: "))
+                else:  # the workload does not build on a worker: its points fail
+                    for sig in sigs[i]:
+                        done[i][sig] = failed(sig, answer)
+        return len(groups)
+
+
+def _key(cache: MeasurementCache, h: Header, sig: tuple[int, ...], job: Job) -> str:
+    return cache.key(h.workload, h.config, h.environment, sig, job.config.to_dict())
+
+
+def _size(sig: tuple[int, ...]) -> int:
+    """Padded tokens of a signature (how the serial path picks its start-up shape)."""
+    return sig[0] * (sig[1] + (sig[2] if len(sig) > 2 else 0))
+
+
+def _fail_all(
+    left: list[tuple[int, tuple[int, ...]]], message: str,
+    slots: list[tuple[int, tuple[int, ...]]],
+    done: list[dict[tuple[int, ...], Measurement]], *, status: str = "error",
+) -> None:
+    for slot, sig in left:
+        i, _ = slots[slot]
+        done[i][sig] = failed(sig, message, status="oom" if status == "oom" else "error")
+
+
+def _assemble(
+    job: Job, points: list[tuple[int, tuple[int, ...]]],
+    done: dict[tuple[int, ...], Measurement], header: Header | None,
+) -> Measurements:
+    h = header or Header(workload=job.workload, config={}, environment={})
+    return Measurements(
+        workload=h.workload, config=h.config, environment=h.environment,
+        measurements=tuple(dataclasses.replace(done[sig], iteration=it) for it, sig in points),
+    )
+
+
+def _check_feasible(ray: ModuleType, jobs: list[Job], resources: list[dict[str, float]]) -> None:
+    """A task asking for more than the whole cluster has would wait forever: refuse it."""
+    have = ray.cluster_resources()
+    for job, res in zip(jobs, resources, strict=True):
+        for name, ray_name, what in (("num_cpus", "CPU", "CPUs"), ("num_gpus", "GPU", "GPUs")):
+            need = res.get(name, 0.0)
+            if need > have.get(ray_name, 0.0):
+                raise ConfigError(
+                    f"Workload {job.workload} {dict(job.overrides) or ''} needs {need:g} {what} per "
+                    f"task but the Ray cluster has {have.get(ray_name, 0.0):g}; lower its threads, "
+                    "use another device, or add nodes."
+                )
+
+
+def _check_reachable(address: str, timeout_s: float = 5.0) -> None:
+    """One clear line now, instead of Ray retrying an unreachable address for minutes."""
+    hostport = address.removeprefix("ray://")
+    host, sep, port = hostport.rpartition(":")
+    if not sep or not port.isdigit():
+        raise ConfigError(
+            f"The Ray address {address!r} is not host:port (e.g. 10.0.0.5:6379 or "
+            "ray://10.0.0.5:10001); give the head node's address or 'auto'."
+        )
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s):
+            pass
+    except OSError as exc:
+        raise ConfigError(
+            f"Cannot reach a Ray cluster at {address!r} ({exc.strerror or exc}); check the "
+            "address, start one there with `ray start --head`, or leave --address out to "
+            "run on a local Ray."
+        ) from None
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0][:300] if text else type(exc).__name__
+
+
+class _Bar:
+    """One rich progress bar for the whole cluster (a no-op when disabled)."""
+
+    def __init__(self, enabled: bool, total: int, console: Console | None) -> None:
+        self._progress: Any = None
+        self._task: Any = None
+        if enabled:
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeRemainingColumn,
+            )
+
+            self._progress = Progress(
+                TextColumn("[bold]profile[/] on Ray"), BarColumn(), MofNCompleteColumn(),
+                TimeRemainingColumn(), console=console, transient=False,
+            )
+            self._task = self._progress.add_task("ray", total=total)
+
+    def __enter__(self) -> _Bar:
+        if self._progress is not None:
+            self._progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+
+    def advance(self, n: int) -> None:
+        if self._progress is not None and n:
+            self._progress.advance(self._task, n)

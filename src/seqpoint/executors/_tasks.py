@@ -1,0 +1,160 @@
+"""What an executor is given (:class:`Job`) and what one worker task runs.
+
+The worker functions here are plain Python: the Ray executor wraps them with
+``ray.remote`` at submission time, so importing this module imports neither ray nor
+torch. They depend only on the public profiling API (``profile_points``), so a worker
+measures a point exactly as the serial path does and reports the workload name, config
+and environment fingerprint it measured under: the inputs of the cache key.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+from seqpoint.exceptions import SeqPointError
+from seqpoint.measurements import Measurement, Measurements, Status
+from seqpoint.profiling import ProfileConfig, is_oom, profile_points
+from seqpoint.selection import SeqPoint, SeqPoints
+
+__all__ = [
+    "Header",
+    "Job",
+    "PointResult",
+    "as_points",
+    "failed",
+    "measure_points",
+    "probe_headers",
+]
+
+#: A point to measure: the schedule iteration it stands for (-1 if none) and its signature.
+Point = tuple[int, tuple[int, ...]]
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Job:
+    """One workload configuration and the points to profile on it."""
+
+    workload: str
+    """``name[:preset]`` or ``module:function`` (as for ``load_workload``)."""
+    overrides: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    """Workload config fields to change (``{"dtype": "bf16"}``), as ``--set`` gives them."""
+    config: ProfileConfig = dataclasses.field(default_factory=ProfileConfig)
+    """How each point is measured."""
+    points: SeqPoints | Sequence[SeqPoint] | Sequence[Sequence[int]] = ()
+    """The SeqPoints (or bare signatures) to profile."""
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Header:
+    """What a measurement was taken under: the inputs of its cache key besides the point."""
+
+    workload: str
+    """Workload name as the workload reports it (``deepspeech2:tiny``)."""
+    config: dict[str, Any]
+    """The built workload's resolved config."""
+    environment: dict[str, Any]
+    """The environment fingerprint computed in the measuring process."""
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class PointResult:
+    """One measured point as a worker returns it to the driver."""
+
+    slot: int
+    """The driver's index of this point (unique within one submission)."""
+    header: Header | None
+    """None when the workload could not be built (then ``measurement`` says why)."""
+    measurement: Measurement
+
+
+def as_points(points: SeqPoints | Iterable[Any]) -> list[Point]:
+    """``(iteration, signature)`` of each point (iteration -1 for a bare signature)."""
+    items: Iterable[Any] = points.points if isinstance(points, SeqPoints) else points
+    out: list[Point] = []
+    for p in items:
+        if isinstance(p, SeqPoint):
+            out.append((int(p.iteration), tuple(int(v) for v in p.signature)))
+        else:
+            out.append((-1, tuple(int(v) for v in p)))
+    return out
+
+
+def failed(signature: Sequence[int], exc: BaseException | str, *, status: Status = "error") -> Measurement:
+    """A measurement recording that ``signature`` could not be measured, and why."""
+    if isinstance(exc, BaseException):
+        status = "oom" if is_oom(exc) else status
+        exc = f"{type(exc).__name__}: {exc}"
+    sig = tuple(int(v) for v in signature)
+    message = (exc.strip().splitlines() or [""])[0][:500]
+    return Measurement(
+        iteration=-1,
+        batch_size=sig[0],
+        seq_len=sig[1],
+        tgt_len=sig[2] if len(sig) > 2 else 0,
+        sum_sq_len=sig[3] if len(sig) > 3 else None,
+        status=status,
+        message=message,
+    )
+
+
+def header_of(ms: Measurements) -> Header:
+    """The key inputs a campaign recorded."""
+    return Header(workload=ms.workload, config=dict(ms.config), environment=dict(ms.environment))
+
+
+def probe_headers(
+    jobs: Sequence[tuple[str, Mapping[str, Any], ProfileConfig]],
+) -> list[Header | str]:
+    """Build each workload and return what its measurements would be keyed under.
+
+    A campaign of no points computes the fingerprint (threads applied, device read)
+    without stepping the model. A workload that cannot be built gives its error line
+    instead; a :class:`~seqpoint.exceptions.SeqPointError` (bad spec or setting) is
+    prefixed with ``"config: "`` so the driver can raise it as bad input.
+    """
+    from seqpoint.workloads import load_workload
+
+    out: list[Header | str] = []
+    for spec, overrides, config in jobs:
+        try:
+            workload = load_workload(spec, dict(overrides))
+            out.append(header_of(profile_points(workload, [], config, progress=False)))
+        except SeqPointError as exc:
+            out.append(f"config: {exc}")
+        except Exception as exc:  # a workload that fails to build fails its points, not the sweep
+            out.append(f"{type(exc).__name__}: {exc}")
+    return out
+
+
+def measure_points(
+    spec: str,
+    overrides: Mapping[str, Any],
+    config: ProfileConfig,
+    points: Sequence[tuple[int, tuple[int, ...]]],
+) -> Iterator[PointResult]:
+    """Build the workload once and measure ``points`` (``(slot, signature)``) in order.
+
+    Yields one :class:`PointResult` per point as soon as it is measured, so the driver
+    can cache it before the next one starts. Each point is its own one-point campaign of
+    :func:`~seqpoint.profiling.profile_points` on the same workload object: the process
+    start-up runs once, before the first point, on a shape next to it (the driver puts
+    the largest point first, so this is the serial path's start-up shape), and every
+    point's first step is cold as it is in the serial path.
+    """
+    from seqpoint.workloads import load_workload
+
+    try:
+        workload = load_workload(spec, dict(overrides))
+    except Exception as exc:  # every point of this task records why
+        for slot, sig in points:
+            yield PointResult(slot=slot, header=None, measurement=failed(sig, exc))
+        return
+    for slot, sig in points:
+        try:
+            ms = profile_points(workload, [sig], config, progress=False)
+        except SeqPointError as exc:  # a bad signature fails its point only
+            yield PointResult(slot=slot, header=None, measurement=failed(sig, exc))
+            continue
+        yield PointResult(slot=slot, header=header_of(ms), measurement=ms.measurements[0])

@@ -1,0 +1,66 @@
+"""The serial executor is today's path; job resources come from the workload config."""
+
+from __future__ import annotations
+
+import pytest
+
+from seqpoint.exceptions import ConfigError
+from seqpoint.executors import Executor, Job, LocalExecutor, RayExecutor, job_resources
+from seqpoint.profiling import ProfileConfig, profile_points
+from seqpoint.workloads import load_workload
+
+FLOPS = ProfileConfig(metrics=("flops",))
+
+
+def test_local_executor_is_profile_points() -> None:
+    pts = [(2, 20, 0), (3, 31, 0), (2, 20, 0)]
+    jobs = [
+        Job(workload="deepspeech2:tiny", config=FLOPS, points=pts),
+        Job(workload="deepspeech2:tiny", overrides={"rnn_hidden": "48"}, config=FLOPS, points=pts[:1]),
+    ]
+    got = LocalExecutor().profile(jobs, progress=False)
+    assert isinstance(LocalExecutor(), Executor)
+    assert [len(ms.measurements) for ms in got] == [3, 1]
+    want = profile_points(load_workload("deepspeech2:tiny"), pts, FLOPS, progress=False)
+    assert got[0] == want
+    assert got[1].config["rnn_hidden"] == 48
+    assert got[1].measurements[0].metrics["flops"] != got[0].measurements[0].metrics["flops"]
+
+
+def test_job_resources_follow_the_workload_config() -> None:
+    assert job_resources(Job(workload="bert:tiny")) == {"num_cpus": 1.0}
+    assert job_resources(Job(workload="bert:tiny", overrides={"threads": "3"})) == {"num_cpus": 3.0}
+    assert job_resources(Job(workload="bert:tiny", overrides={"threads": 0})) == {"num_cpus": 1.0}
+    cuda = Job(workload="gnmt:tiny", overrides={"device": "cuda", "threads": 4})
+    assert job_resources(cuda) == {"num_cpus": 1.0, "num_gpus": 1.0}
+    assert job_resources(Job(workload="pkg.mod:fn", overrides={"threads": 2})) == {"num_cpus": 2.0}
+
+
+def test_job_resources_reject_bad_settings() -> None:
+    with pytest.raises(ConfigError, match="Unknown preset 'huge' of workload 'bert'"):
+        job_resources(Job(workload="bert:huge"))
+    with pytest.raises(ConfigError, match="Unknown workload setting 'hiden'"):
+        job_resources(Job(workload="bert:tiny", overrides={"hiden": 1}))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"num_cpus": 0}, "The 'num_cpus' parameter of RayExecutor must be an int >= 1 or None. Got 0."),
+        ({"points_per_task": 0}, "The 'points_per_task' parameter of RayExecutor must be"),
+        ({"max_retries": -1}, "The 'max_retries' parameter of RayExecutor must be an int >= 0"),
+        ({"address": 6379}, "The 'address' parameter of RayExecutor must be a str or None"),
+    ],
+)
+def test_ray_executor_checks_its_parameters(kwargs: dict[str, object], message: str) -> None:
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        RayExecutor(**kwargs)  # type: ignore[arg-type]
+
+
+def test_unreachable_address_is_one_clear_line() -> None:
+    job = Job(workload="deepspeech2:tiny", config=FLOPS, points=[(2, 20, 0)])
+    with pytest.raises(ConfigError, match=r"Cannot reach a Ray cluster at '127.0.0.1:1' \(.*\); check the address") as err:
+        RayExecutor(address="127.0.0.1:1").profile([job], progress=False)
+    assert "\n" not in str(err.value)
+    with pytest.raises(ConfigError, match="The Ray address 'headnode' is not host:port"):
+        RayExecutor(address="headnode").profile([job], progress=False)

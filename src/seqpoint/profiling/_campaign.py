@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import hashlib
+import inspect
+import sys
 from collections.abc import Generator, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
@@ -95,6 +98,54 @@ def _progress(
             bar.advance(task)
 
 
+#: Packages whose code the environment fingerprint already pins by version.
+_VERSIONED = ("builtins", "torch", "numpy", "typing", "abc", "collections", "functools")
+
+
+def _module_digest(module: str) -> str | None:
+    """sha256 of a module's source file, or None for built-in and versioned modules."""
+    if module.split(".", 1)[0] in _VERSIONED:
+        return None
+    mod = sys.modules.get(module)
+    try:
+        path = inspect.getsourcefile(mod) if mod is not None else None
+        if path is None:
+            return None
+        with open(path, "rb") as fh:
+            return hashlib.sha256(fh.read()).hexdigest()
+    except (OSError, TypeError):
+        return None
+
+
+def workload_code_hash(workload: Workload) -> str:
+    """A hash of the code that defines ``workload``: the source files of its class (and
+    base classes), of its model's module classes and of the files it names in
+    ``source_files`` (a user's ``module:function`` file), plus its model's parameter
+    names, shapes and dtypes.
+
+    Part of the cache key, so editing a workload's code measures again instead of
+    returning a stale timing. Files are named by module, not path, so the key of the
+    same code is the same in every checkout; torch and numpy are pinned by version in
+    the environment fingerprint instead.
+    """
+    modules: set[str] = {c.__module__ for c in type(workload).__mro__}
+    model = getattr(workload, "model", None)
+    named = getattr(model, "named_parameters", None)
+    shapes: list[list[Any]] = []
+    if callable(named) and hasattr(model, "modules"):
+        modules |= {type(m).__module__ for m in model.modules()}
+        shapes = [[n, list(p.shape), str(p.dtype)] for n, p in named()]
+    files = {m: d for m in sorted(modules) if (d := _module_digest(m)) is not None}
+    for path in sorted(str(p) for p in getattr(workload, "source_files", ()) or ()):
+        try:
+            with open(path, "rb") as fh:
+                files[f"file:{path.rsplit('/', 1)[-1]}"] = hashlib.sha256(fh.read()).hexdigest()
+        except OSError:
+            files[f"file:{path}"] = "unreadable"
+    blob = repr((sorted(files.items()), shapes)).encode()
+    return hashlib.sha256(blob).hexdigest()
+
+
 def profile_points(
     workload: Workload,
     points: Points,
@@ -132,6 +183,9 @@ def profile_points(
         apply_threads()  # the fingerprint records the thread count the steps will use
     env = environment_fingerprint(workload, harness=HARNESS_VERSION)
     cfg_dict = _workload_config_dict(workload)
+    # The key (not the recorded environment) also holds the workload's code: an edited
+    # workload must not get the old workload's timings back.
+    key_env = {**env, "workload_code": workload_code_hash(workload)} if cache is not None else env
     # Process start-up runs on a shape as large as the campaign's largest (see
     # campaign_decoy), before the first point that is actually measured.
     decoy = campaign_decoy([sig for _, sig in todo])
@@ -143,7 +197,7 @@ def profile_points(
             return dataclasses.replace(done[sig], iteration=iteration)
         key = None
         if cache is not None:
-            key = cache.key(name, cfg_dict, env, sig, config.to_dict())
+            key = cache.key(name, cfg_dict, key_env, sig, config.to_dict())
             hit = cache.get(key)
             if hit is not None:
                 done[sig] = hit

@@ -131,9 +131,10 @@ def workload_code_hash(workload: Workload) -> str:
     modules: set[str] = {c.__module__ for c in type(workload).__mro__}
     model = getattr(workload, "model", None)
     named = getattr(model, "named_parameters", None)
+    submodules = getattr(model, "modules", None)
     shapes: list[list[Any]] = []
-    if callable(named) and hasattr(model, "modules"):
-        modules |= {type(m).__module__ for m in model.modules()}
+    if callable(named) and callable(submodules):
+        modules |= {type(m).__module__ for m in submodules()}
         shapes = [[n, list(p.shape), str(p.dtype)] for n, p in named()]
     files = {m: d for m in sorted(modules) if (d := _module_digest(m)) is not None}
     for path in sorted(str(p) for p in getattr(workload, "source_files", ()) or ()):

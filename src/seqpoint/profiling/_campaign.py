@@ -15,6 +15,7 @@ from seqpoint._config import to_dict
 from seqpoint.cache import MeasurementCache
 from seqpoint.measurements import Measurement, Measurements, environment_fingerprint
 from seqpoint.profiling._config import HARNESS_VERSION, ProfileConfig
+from seqpoint.profiling._memory import memory_refusal
 from seqpoint.profiling._point import profile_point
 from seqpoint.profiling._startup import campaign_decoy, startup_state
 from seqpoint.workloads import Signature, Workload
@@ -192,6 +193,17 @@ def profile_points(
     decoy = campaign_decoy([sig for _, sig in todo])
     name = str(getattr(workload, "name", type(workload).__name__))
     done: dict[Signature, Measurement] = {}
+    clones: list[Any] = []
+
+    def meta_clone() -> Any:
+        """The workload's meta-device clone (built once per campaign), None for user code."""
+        if not clones:
+            make_clone = getattr(workload, "counting_clone", None)
+            try:
+                clones.append(make_clone() if callable(make_clone) else None)
+            except Exception:  # no clone, no estimate: the point runs as before
+                clones.append(None)
+        return clones[0]
 
     def run_one(iteration: int, sig: Signature) -> Measurement:
         if sig in done:
@@ -203,6 +215,15 @@ def profile_points(
             if hit is not None:
                 done[sig] = hit
                 return dataclasses.replace(hit, iteration=iteration)
+        refusal = memory_refusal(workload, meta_clone(), sig)
+        if refusal is not None:
+            m = Measurement(
+                iteration=iteration, batch_size=sig[0], seq_len=sig[1],
+                tgt_len=sig[2] if len(sig) > 2 else 0,
+                sum_sq_len=sig[3] if len(sig) > 3 else None, status="oom", message=refusal,
+            )
+            done[sig] = m
+            return m
         if config.stepped:
             startup_state(workload, decoy, [p for _, p in todo])
         m = profile_point(workload, sig, config, iteration=iteration)

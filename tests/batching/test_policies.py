@@ -245,8 +245,8 @@ def test_replay_convenience_and_make_policy() -> None:
 @pytest.mark.parametrize(
     ("name", "params", "match"),
     [
-        ("fixed", {"batch_size": 0}, r"The 'batch_size' parameter of FixedPolicy must be an int >= 1. Got 0."),
-        ("fixed", {"batch_size": 2.5}, r"'batch_size' parameter of FixedPolicy must be an int >= 1. Got 2.5"),
+        ("fixed", {"batch_size": 0}, r"The 'batch_size' parameter of FixedPolicy must be an int >= 1 and <= 16,777,216. Got 0."),
+        ("fixed", {"batch_size": 2.5}, r"'batch_size' parameter of FixedPolicy must be an int >= 1 and <= 16,777,216. Got 2.5"),
         ("fixed", {"drop_last": "yes"}, r"'drop_last' parameter of FixedPolicy must be True or False"),
         ("fixed", {"shuffle": 1}, r"'shuffle' parameter of FixedPolicy must be True or False"),
         ("fixed", {"pad_to_multiple_of": 0}, r"'pad_to_multiple_of' parameter of FixedPolicy must be an int >= 1"),
@@ -255,8 +255,8 @@ def test_replay_convenience_and_make_policy() -> None:
         ("sortagrad", {"sorted_epochs": -1}, r"'sorted_epochs' parameter of SortaGradPolicy must be an int >= 0"),
         ("sortagrad", {"shuffle": "all"}, r"'shuffle' parameter of SortaGradPolicy must be one of 'batches', 'samples'"),
         ("bucket", {"num_buckets": 0}, r"'num_buckets' parameter of BucketPolicy must be an int >= 1"),
-        ("bucket", {"max_len": 0}, r"'max_len' parameter of BucketPolicy must be an int >= 1 or None"),
-        ("token_budget", {"max_tokens": 0}, r"'max_tokens' parameter of TokenBudgetPolicy must be an int >= 1 or None"),
+        ("bucket", {"max_len": 0}, r"'max_len' parameter of BucketPolicy must be an int >= 1 and <= 2,147,483,647 or None"),
+        ("token_budget", {"max_tokens": 0}, r"'max_tokens' parameter of TokenBudgetPolicy must be an int >= 1 and <= 1,099,511,627,776 or None"),
         ("token_budget", {"max_tokens": None}, r"needs 'max_tokens' and/or 'batch_size'"),
         ("token_budget", {"required_batch_size_multiple": 0}, r"'required_batch_size_multiple' parameter"),
         ("group_by_length", {"mega_batch_mult": 0}, r"'mega_batch_mult' parameter of GroupByLengthPolicy"),
@@ -275,9 +275,9 @@ def test_parameter_validation(name: str, params: dict, match: str) -> None:
 
 def test_replay_run_validation() -> None:
     pol = FixedPolicy(batch_size=2)
-    with pytest.raises(ConfigError, match=r"The 'epochs' parameter must be an int >= 1. Got 0."):
+    with pytest.raises(ConfigError, match=r"The 'epochs' parameter must be an int >= 1 and <= 10,000. Got 0."):
         pol.replay([1, 2], epochs=0)
-    with pytest.raises(ConfigError, match=r"The 'seed' parameter must be an int >= 0. Got -1."):
+    with pytest.raises(ConfigError, match=r"The 'seed' parameter must be an int >= 0 and <= 9,223,372,036,854,775,807. Got -1."):
         pol.replay([1, 2], seed=-1)
     with pytest.raises(InputError, match="every sample was dropped"):
         FixedPolicy(batch_size=4, drop_last=True).replay([1, 2])

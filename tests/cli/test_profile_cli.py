@@ -158,6 +158,7 @@ def test_failed_points_are_recorded_exit_0(seqpoints, tmp_path, capsys) -> None:
             str(sp),
             "-w",
             "tests_cli_failing_workload:make",
+            "--allow-user-code",
             "--no-cache",
             "--no-progress",
             "--repeats",

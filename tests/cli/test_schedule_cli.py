@@ -134,7 +134,7 @@ EXPECT = {
     "NaN": r"line 3: 'length' is nan",
     "empty input": r"no data rows",
     "unknown policy": r"Unknown batching policy 'magic'. Valid names: bucket, dynamic_bucket, fixed",
-    "batch size < 1": r"The 'batch_size' parameter of FixedPolicy must be an int >= 1. Got 0.",
+    "batch size < 1": r"The 'batch_size' parameter of FixedPolicy must be an int >= 1 and <= 16,777,216. Got 0.",
     "max_tokens too small": r"Sample 1 of .* has 90 tokens .* more than max_tokens=50; raise max_tokens to at least 90",
 }
 

@@ -247,7 +247,7 @@ def test_histogram_single_and_pairs(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("body", "match"),
     [
-        ("len,n\n1,2\n", r"header 'length,count' or 'src,tgt,count'"),
+        ("len,size\n1,2\n", r"a histogram needs a count column"),
         ("length,count\n", r"no rows"),
         ("length,count\n4,0\n", r"every count is 0"),
         ("length,count\n4,-1\n", r"line 2: count is -1 \(negative\)"),
@@ -340,7 +340,7 @@ def test_read_lengths_dispatch_and_errors(tmp_path: Path) -> None:
         read_lengths(txt, format="xml")
     with pytest.raises(ConfigError, match="needs the target file"):
         read_lengths(txt, format="parallel")
-    with pytest.raises(ConfigError, match="only applies to csv and jsonl"):
+    with pytest.raises(ConfigError, match="only applies to csv, histogram and jsonl"):
         read_lengths(txt, column="x")
     with pytest.raises(InputError, match="no such file"):
         read_lengths(tmp_path / "missing.csv")

@@ -255,7 +255,7 @@ def test_load_workload_overrides_are_typed() -> None:
         (
             "bert:tiny",
             {"threads": -1},
-            "'threads' parameter of BertConfig must be an int >= 0. Got -1",
+            "'threads' parameter of BertConfig must be an int >= 0 and <= 1,024. Got -1",
         ),
         (
             "bert:tiny",

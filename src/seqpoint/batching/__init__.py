@@ -22,6 +22,15 @@ from seqpoint.batching._bucketing import (
     group_by_bucket,
 )
 from seqpoint.batching._group_by_length import GroupByLengthPolicy, length_grouped_indices
+from seqpoint.batching._limits import (
+    MAX_BATCH_SIZE,
+    MAX_BUCKETS,
+    MAX_DURATION,
+    MAX_EPOCHS,
+    MAX_REPLAY_SAMPLES,
+    MAX_TOKENS,
+    bounded,
+)
 from seqpoint.batching._packing import PackedRows, PackingPolicy, pack_rows
 from seqpoint.batching._sampler import from_batch_sampler
 from seqpoint.batching._search import largest_fitting
@@ -29,6 +38,12 @@ from seqpoint.batching._simple import FixedPolicy, SortaGradPolicy, SortedPolicy
 from seqpoint.batching._token_budget import TokenBudgetPolicy, batch_by_size
 
 __all__ = [
+    "MAX_BATCH_SIZE",
+    "MAX_BUCKETS",
+    "MAX_DURATION",
+    "MAX_EPOCHS",
+    "MAX_REPLAY_SAMPLES",
+    "MAX_TOKENS",
     "POLICIES",
     "BatchPlan",
     "BatchingPolicy",
@@ -42,6 +57,7 @@ __all__ = [
     "SortedPolicy",
     "TokenBudgetPolicy",
     "batch_by_size",
+    "bounded",
     "epoch_rng",
     "epoch_seed",
     "estimate_duration_buckets",

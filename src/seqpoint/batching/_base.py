@@ -12,6 +12,7 @@ from numpy.typing import ArrayLike, NDArray
 from seqpoint._config import to_dict
 from seqpoint._params import Constraint, Interval, Validated, check_params
 from seqpoint._registry import Registry
+from seqpoint.batching._limits import EPOCHS, MAX_LENGTH, MAX_REPLAY_SAMPLES, bounded
 from seqpoint.exceptions import ConfigError, InputError
 from seqpoint.schedule import IterationSchedule, from_batches
 from seqpoint.traces import Lengths, from_array
@@ -86,6 +87,7 @@ class BatchPlan:
         epochs: int, seed: int | None,
     ) -> IterationSchedule:
         """The schedule of these batches over ``lens``, with :meth:`meta` as its provenance."""
+        self.check_int64(lens, pad_to_multiple_of=pad_to_multiple_of)
         return from_batches(
             self.order,
             self.offsets,
@@ -113,6 +115,30 @@ class BatchPlan:
             "unit": lens.unit,
         }
 
+    def check_int64(self, lens: Lengths, *, pad_to_multiple_of: int) -> None:
+        """Refuse batches whose ``padded_tokens`` or ``sum_sq_len`` would overflow int64.
+
+        Lengths are below 2^31, but a batch of many long samples still can overflow
+        ``sum(len^2)``; the bound is checked in float64 before the schedule is built.
+        """
+        if self.n_batches == 0:
+            return
+        sizes = np.diff(self.offsets).astype(np.float64)
+        longest = float(max(lens.src.max(), 0 if lens.tgt is None else lens.tgt.max()))
+        padded = longest + pad_to_multiple_of
+        if float(sizes.max()) * padded * padded < 2.0**62:
+            return  # the cheap bound already holds
+        src = lens.src[self.order].astype(np.float64)
+        starts = self.offsets[:-1][sizes > 0]
+        sq = np.add.reduceat(src * src, starts) if starts.size else np.zeros(1)
+        worst = max(float(sq.max()), float(sizes.max()) * padded)
+        if worst >= 2.0**62:
+            raise InputError(
+                f"{lens.source}: a batch would hold {worst:.3g} squared or padded tokens, past "
+                "64-bit counters (2^62); use smaller batches or shorter lengths "
+                f"(lengths <= {MAX_LENGTH:,})."
+            )
+
     @staticmethod
     def concat(parts: list[tuple[IntArray, IntArray, int]], dropped: list[int]) -> BatchPlan:
         """Join per-epoch ``(order, batch_sizes, epoch)`` pieces into one plan."""
@@ -136,13 +162,19 @@ class BatchPlan:
 POSITIVE_NUMBER = Interval(float, 0, None, closed="neither", word="a number")
 
 _RUN_CONSTRAINTS: dict[str, list[Constraint]] = {
-    "epochs": [Interval(int, 1)],
-    "seed": [Interval(int, 0)],
+    "epochs": [EPOCHS],
+    "seed": [bounded(int, 0, 2**63 - 1)],
 }
 
 
-def _check_run(epochs: Any, seed: Any) -> None:
+def _check_run(epochs: Any, seed: Any, n_samples: int | None = None) -> None:
     check_params("", _RUN_CONSTRAINTS, {"epochs": epochs, "seed": seed})
+    if n_samples is not None and n_samples * epochs > MAX_REPLAY_SAMPLES:
+        raise ConfigError(
+            f"{epochs} epochs of {n_samples:,} samples are {n_samples * epochs:,} sample draws, "
+            f"more than the replay limit of {MAX_REPLAY_SAMPLES:,} (a memory guard); use fewer "
+            "epochs (the schedule of one epoch repeats its shape mix) or a subset of samples."
+        )
 
 
 class BatchingPolicy(Validated):
@@ -186,7 +218,7 @@ class BatchingPolicy(Validated):
             ``n_samples`` and the samples dropped (in total and per epoch).
         """
         lens = as_lengths(lengths)
-        _check_run(epochs, seed)
+        _check_run(epochs, seed, lens.n_samples)
         plan = self.plan(lens, epochs=int(epochs), seed=int(seed))
         self._check_nonempty(plan, lens)
         return plan.to_schedule(

@@ -9,7 +9,7 @@ from typing import ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from seqpoint._params import Boolean, Constraint, Interval
+from seqpoint._params import Boolean, Constraint
 from seqpoint.batching._base import (
     POLICIES,
     BatchingPolicy,
@@ -17,9 +17,7 @@ from seqpoint.batching._base import (
     epoch_rng,
     permute_batches,
 )
-from seqpoint.batching._base import (
-    POSITIVE_NUMBER as _POSITIVE,
-)
+from seqpoint.batching._limits import BATCH_SIZE, BUCKETS, DURATION, LENGTH
 from seqpoint.batching._search import chase, largest_fitting
 from seqpoint.exceptions import AdjustedInputWarning, ConfigError, InputError
 from seqpoint.traces import Lengths
@@ -67,11 +65,11 @@ class BucketPolicy(BatchingPolicy):
     """Padded lengths are rounded up to a multiple of this."""
 
     _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
-        "batch_size": [Interval(int, 1)],
-        "num_buckets": [Interval(int, 1)],
-        "max_len": [Interval(int, 1), None],
+        "batch_size": [BATCH_SIZE],
+        "num_buckets": [BUCKETS],
+        "max_len": [LENGTH, None],
         "drop_last": [Boolean()],
-        "pad_to_multiple_of": [Interval(int, 1)],
+        "pad_to_multiple_of": [LENGTH],
     }
 
     def bucket_ids(self, lengths: Lengths) -> IntArray:
@@ -176,11 +174,11 @@ class DynamicBucketPolicy(BatchingPolicy):
     """Padded lengths are rounded up to a multiple of this."""
 
     _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
-        "max_duration": [_POSITIVE, None],
-        "max_cuts": [Interval(int, 1), None],
-        "num_buckets": [Interval(int, 1)],
+        "max_duration": [DURATION, None],
+        "max_cuts": [BATCH_SIZE, None],
+        "num_buckets": [BUCKETS],
         "drop_last": [Boolean()],
-        "pad_to_multiple_of": [Interval(int, 1)],
+        "pad_to_multiple_of": [LENGTH],
     }
 
     def _check(self) -> None:

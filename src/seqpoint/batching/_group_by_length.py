@@ -8,7 +8,7 @@ from typing import ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from seqpoint._params import Boolean, Constraint, Interval, Options
+from seqpoint._params import Boolean, Constraint, Options
 from seqpoint.batching._base import (
     POLICIES,
     BatchingPolicy,
@@ -17,6 +17,7 @@ from seqpoint.batching._base import (
     epoch_rng,
     epoch_seed,
 )
+from seqpoint.batching._limits import BATCH_SIZE, LENGTH, MAX_BATCH_SIZE, bounded
 from seqpoint.exceptions import ConfigError
 from seqpoint.traces import Lengths
 
@@ -84,11 +85,11 @@ class GroupByLengthPolicy(BatchingPolicy):
     """Padded lengths are rounded up to a multiple of this (``DataCollatorWithPadding``)."""
 
     _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
-        "batch_size": [Interval(int, 1)],
-        "mega_batch_mult": [Interval(int, 1), None],
+        "batch_size": [BATCH_SIZE],
+        "mega_batch_mult": [bounded(int, 1, MAX_BATCH_SIZE), None],
         "generator": [Options(("numpy", "torch"))],
         "drop_last": [Boolean()],
-        "pad_to_multiple_of": [Interval(int, 1)],
+        "pad_to_multiple_of": [LENGTH],
     }
 
     def permutation(self, n: int, seed: int, epoch: int) -> IntArray:

@@ -9,7 +9,7 @@ from typing import ClassVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from seqpoint._params import Boolean, Constraint, Interval
+from seqpoint._params import Boolean, Constraint
 from seqpoint.batching._base import (
     POLICIES,
     BatchingPolicy,
@@ -18,6 +18,7 @@ from seqpoint.batching._base import (
     as_lengths,
     epoch_rng,
 )
+from seqpoint.batching._limits import BATCH_SIZE, LENGTH
 from seqpoint.exceptions import AdjustedInputWarning
 from seqpoint.schedule import IterationSchedule, round_up
 from seqpoint.traces import Lengths
@@ -109,11 +110,11 @@ class PackingPolicy(BatchingPolicy):
     """Row length is rounded up to a multiple of this."""
 
     _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
-        "max_seq_len": [Interval(int, 1)],
-        "batch_size": [Interval(int, 1)],
+        "max_seq_len": [LENGTH],
+        "batch_size": [BATCH_SIZE],
         "shuffle": [Boolean()],
         "drop_last": [Boolean()],
-        "pad_to_multiple_of": [Interval(int, 1)],
+        "pad_to_multiple_of": [LENGTH],
     }
 
     def _epoch_rows(self, lens: Lengths, seed: int, e: int) -> tuple[IntArray, PackedRows]:
@@ -148,7 +149,7 @@ class PackingPolicy(BatchingPolicy):
     ) -> IterationSchedule:
         """Replay packing; one schedule row per batch of packed rows (see the class notes)."""
         lens = as_lengths(lengths)
-        _check_run(epochs, seed)
+        _check_run(epochs, seed, lens.n_samples)
         if lens.tgt is not None:
             warnings.warn(
                 f"Packing ignores the target lengths of {lens.source}; rows hold source tokens only.",

@@ -9,8 +9,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from seqpoint._params import Constraint, Interval, check_params
+from seqpoint._params import Constraint, check_params
 from seqpoint.batching._base import BatchPlan, as_lengths
+from seqpoint.batching._limits import EPOCHS, LENGTH
 from seqpoint.exceptions import InputError
 from seqpoint.schedule import IterationSchedule
 from seqpoint.traces import Lengths
@@ -18,8 +19,8 @@ from seqpoint.traces import Lengths
 __all__ = ["from_batch_sampler"]
 
 _SAMPLER_CONSTRAINTS: dict[str, list[Constraint]] = {
-    "epochs": [Interval(int, 1)],
-    "pad_to_multiple_of": [Interval(int, 1)],
+    "epochs": [EPOCHS],
+    "pad_to_multiple_of": [LENGTH],
 }
 
 

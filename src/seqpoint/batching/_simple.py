@@ -17,6 +17,7 @@ from seqpoint.batching._base import (
     length_order,
     permute_batches,
 )
+from seqpoint.batching._limits import BATCH_SIZE, LENGTH
 from seqpoint.traces import Lengths
 
 __all__ = ["FixedPolicy", "SortaGradPolicy", "SortedPolicy"]
@@ -43,10 +44,10 @@ class FixedPolicy(BatchingPolicy):
     """Padded lengths are rounded up to a multiple of this (tensor-core friendly shapes)."""
 
     _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
-        "batch_size": [Interval(int, 1)],
+        "batch_size": [BATCH_SIZE],
         "drop_last": [Boolean()],
         "shuffle": [Boolean()],
-        "pad_to_multiple_of": [Interval(int, 1)],
+        "pad_to_multiple_of": [LENGTH],
     }
 
     def plan(self, lengths: Lengths, *, epochs: int = 1, seed: int = 0) -> BatchPlan:
@@ -81,10 +82,10 @@ class SortedPolicy(BatchingPolicy):
     """Padded lengths are rounded up to a multiple of this."""
 
     _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
-        "batch_size": [Interval(int, 1)],
+        "batch_size": [BATCH_SIZE],
         "descending": [Boolean()],
         "drop_last": [Boolean()],
-        "pad_to_multiple_of": [Interval(int, 1)],
+        "pad_to_multiple_of": [LENGTH],
     }
 
     def plan(self, lengths: Lengths, *, epochs: int = 1, seed: int = 0) -> BatchPlan:
@@ -120,11 +121,11 @@ class SortaGradPolicy(BatchingPolicy):
     """Padded lengths are rounded up to a multiple of this."""
 
     _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
-        "batch_size": [Interval(int, 1)],
+        "batch_size": [BATCH_SIZE],
         "sorted_epochs": [Interval(int, 0)],
         "shuffle": [Options(("batches", "samples"))],
         "drop_last": [Boolean()],
-        "pad_to_multiple_of": [Interval(int, 1)],
+        "pad_to_multiple_of": [LENGTH],
     }
 
     def plan(self, lengths: Lengths, *, epochs: int = 1, seed: int = 0) -> BatchPlan:

@@ -9,8 +9,9 @@ from typing import ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from seqpoint._params import Boolean, Constraint, Interval
+from seqpoint._params import Boolean, Constraint
 from seqpoint.batching._base import POLICIES, BatchingPolicy, BatchPlan, permute_batches
+from seqpoint.batching._limits import BATCH_SIZE, LENGTH, TOKENS
 from seqpoint.batching._search import chase, largest_fitting
 from seqpoint.exceptions import AdjustedInputWarning, ConfigError, InputError
 from seqpoint.traces import Lengths
@@ -93,12 +94,12 @@ class TokenBudgetPolicy(BatchingPolicy):
     """Padded lengths are rounded up to a multiple of this (batching uses raw lengths, as fairseq)."""
 
     _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
-        "max_tokens": [Interval(int, 1), None],
-        "batch_size": [Interval(int, 1), None],
-        "required_batch_size_multiple": [Interval(int, 1)],
+        "max_tokens": [TOKENS, None],
+        "batch_size": [BATCH_SIZE, None],
+        "required_batch_size_multiple": [BATCH_SIZE],
         "shuffle": [Boolean()],
         "drop_long": [Boolean()],
-        "pad_to_multiple_of": [Interval(int, 1)],
+        "pad_to_multiple_of": [LENGTH],
     }
 
     def _check(self) -> None:

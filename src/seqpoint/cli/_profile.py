@@ -26,7 +26,10 @@ def profile(
     workload: Annotated[
         str,
         typer.Option(
-            "--workload", "-w", help="NAME[:PRESET] (deepspeech2, gnmt, bert) or module:function."
+            "--workload",
+            "-w",
+            help="NAME[:PRESET] (deepspeech2, gnmt, bert), path/to/file.py:function, or "
+            "module:function with --allow-user-code (user code runs with your rights).",
         ),
     ],
     output: Annotated[Path, typer.Option("-o", "--output", help="MEASUREMENTS.json to write.")],
@@ -61,15 +64,23 @@ def profile(
     progress: Annotated[
         bool, typer.Option("--progress/--no-progress", help="Show a progress bar.")
     ] = True,
+    allow_user_code: Annotated[
+        bool,
+        typer.Option(
+            "--allow-user-code",
+            help="Allow a --workload module:function, which imports and runs that module.",
+        ),
+    ] = False,
 ) -> None:
     """Profile the SeqPoints on a workload and write MEASUREMENTS.json."""
     from seqpoint.cache import MeasurementCache
     from seqpoint.profiling import ProfileConfig, profile_points, write_measurements
     from seqpoint.selection import read_seqpoints
-    from seqpoint.workloads import load_workload
+    from seqpoint.workloads import check_user_code, load_workload
 
     if cache is not None and no_cache:
         fail("--cache and --no-cache exclude each other; give one.")
+    check_user_code(workload, allowed=allow_user_code)
     points = read_seqpoints(seqpoints)
     # The harness default, time only; a run config's [profile] records more by default.
     config = ProfileConfig(

@@ -26,18 +26,27 @@ from seqpoint.workflows import (
     speedup_between,
     validate,
 )
+from seqpoint.workloads import check_user_code
 
 __all__ = ["demo", "run_cmd", "speedup", "validate_cmd"]
 
 _SET_HELP = "Override a config value: section.key=value (e.g. batching.epochs=2, workload.set.dtype=bf16)."
 
+_USER_CODE_HELP = (
+    "Allow a [workload] name of module:function, which imports and runs that module with "
+    "your rights (a path/to/file.py:function is allowed without it)."
+)
 
-def _load(config: Path, overrides: list[str] | None, out: Path | None) -> RunConfig:
+
+def _load(
+    config: Path, overrides: list[str] | None, out: Path | None, *, allow_user_code: bool
+) -> RunConfig:
     cfg = load_config(config)
     if overrides:
         cfg = apply_overrides(cfg, overrides)
     if out is not None:
         cfg = dataclasses.replace(cfg, report=dataclasses.replace(cfg.report, out=str(out)))
+    check_user_code(cfg.workload.name, allowed=allow_user_code)
     return cfg
 
 
@@ -48,9 +57,12 @@ def run_cmd(
     out: Annotated[Path | None, typer.Option("-o", "--out", help="Run folder (default runs/NAME-TIME).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+    allow_user_code: Annotated[
+        bool, typer.Option("--allow-user-code", help=_USER_CODE_HELP)
+    ] = False,
 ) -> None:
     """Lengths → schedule → SeqPoints → profile (cached) → projected run, in a run folder."""
-    cfg = _load(config, overrides, out)
+    cfg = _load(config, overrides, out, allow_user_code=allow_user_code)
     result = run(cfg, progress=not (quiet or as_json), console=console)
     if as_json:
         print(json.dumps(result.to_dict(), indent=2, default=str))
@@ -69,9 +81,12 @@ def validate_cmd(
     no_exact: Annotated[bool, typer.Option("--no-exact", help="Skip exact FLOP totals.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+    allow_user_code: Annotated[
+        bool, typer.Option("--allow-user-code", help=_USER_CODE_HELP)
+    ] = False,
 ) -> None:
     """Run the schedule in full (twice), and compare the projection and baselines with it."""
-    cfg = _load(config, overrides, out)
+    cfg = _load(config, overrides, out, allow_user_code=allow_user_code)
     result = validate(cfg, progress=not (quiet or as_json), console=console, exact=not no_exact)
     if as_json:
         print(json.dumps(result.to_dict(), indent=2, default=str))
@@ -89,8 +104,17 @@ def speedup(
     set_b: Annotated[list[str] | None, typer.Option("--set-b", help="Overrides that turn A into B.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+    allow_user_code: Annotated[
+        bool, typer.Option("--allow-user-code", help=_USER_CODE_HELP)
+    ] = False,
 ) -> None:
     """Projected whole-run speedup of B over A, measured on the same SeqPoints."""
+    a = _load(config_a, None, None, allow_user_code=allow_user_code)
+    b = _load(config_b, None, None, allow_user_code=allow_user_code) if config_b else a
+    if set_b:
+        check_user_code(
+            apply_overrides(b, set_b, option="--set-b").workload.name, allowed=allow_user_code
+        )
     result = speedup_between(config_a, config_b, set_b or [], progress=not (quiet or as_json),
                              console=console)
     if as_json:

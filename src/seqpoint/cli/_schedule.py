@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from seqpoint._config import parse_set
+from seqpoint._params import check_params
 from seqpoint.cli._app import app, console, err_console
 from seqpoint.exceptions import ConfigError, SeqPointWarning
 from seqpoint.reports import print_schedule
@@ -28,6 +29,10 @@ _POLICY_FLAGS = {
 }
 
 
+#: Most bins of the length histogram printed (each is a table row).
+MAX_BINS = 10_000
+
+
 @app.command("schedule")
 def schedule(
     lengths: Annotated[
@@ -41,7 +46,15 @@ def schedule(
         typer.Option("--format", help="csv, jsonl, text, parallel, histogram or numpy (default: from the name)."),
     ] = None,
     column: Annotated[
-        str | None, typer.Option("--column", help="CSV column / JSON-lines key holding the lengths.")
+        str | None,
+        typer.Option("--column", help="CSV or histogram column / JSON-lines key holding the lengths."),
+    ] = None,
+    count_column: Annotated[
+        str | None,
+        typer.Option(
+            "--count-column",
+            help="Histogram column holding the counts (found by name otherwise: count, n, freq, ...).",
+        ),
     ] = None,
     tgt: Annotated[
         Path | None, typer.Option("--tgt", help="Target-side text for parallel data.")
@@ -86,10 +99,12 @@ def schedule(
         list[str] | None,
         typer.Option("--set", help="Other policy parameter, KEY=VALUE (a TOML value or a bare word; repeatable)."),
     ] = None,
-    bins: Annotated[int, typer.Option("--bins", help="Bins of the seq_len histogram shown.")] = 12,
+    bins: Annotated[
+        int, typer.Option("--bins", help=f"Bins of the seq_len histogram shown (1..{MAX_BINS:,}).")
+    ] = 12,
 ) -> None:
     """Replay a batching policy over per-sample lengths and write the iteration schedule."""
-    from seqpoint.batching import POLICIES, make_policy
+    from seqpoint.batching import MAX_EPOCHS, POLICIES, bounded, make_policy
     from seqpoint.schedule import summarize, write_schedule
     from seqpoint.traces import read_lengths
 
@@ -102,10 +117,12 @@ def schedule(
             import pyarrow  # noqa: F401
         except ImportError:
             raise ConfigError("Writing .parquet needs pyarrow (pip install pyarrow); or use .csv.") from None
-    if epochs < 1:
-        raise ConfigError(f"--epochs must be an int >= 1. Got {epochs}.")
-    if seed < 0:
-        raise ConfigError(f"--seed must be an int >= 0. Got {seed}.")
+    flags = {
+        "--epochs": [bounded(int, 1, MAX_EPOCHS)],
+        "--seed": [bounded(int, 0, 2**63 - 1)],
+        "--bins": [bounded(int, 1, MAX_BINS)],
+    }
+    check_params("", flags, {"--epochs": epochs, "--seed": seed, "--bins": bins})
 
     fields = [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
     given = {
@@ -140,7 +157,9 @@ def schedule(
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", SeqPointWarning)
-        lens = read_lengths(lengths, format=format, column=column, tgt=tgt, **read_kw)
+        lens = read_lengths(
+            lengths, format=format, column=column, tgt=tgt, count_column=count_column, **read_kw
+        )
         sched = pol.replay(lens, epochs=epochs, seed=seed)
     for w in caught:
         if issubclass(w.category, SeqPointWarning):

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import hashlib
+import inspect
+import sys
 from collections.abc import Generator, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
@@ -12,6 +15,7 @@ from seqpoint._config import to_dict
 from seqpoint.cache import MeasurementCache
 from seqpoint.measurements import Measurement, Measurements, environment_fingerprint
 from seqpoint.profiling._config import HARNESS_VERSION, ProfileConfig
+from seqpoint.profiling._memory import memory_refusal
 from seqpoint.profiling._point import profile_point
 from seqpoint.profiling._startup import campaign_decoy, startup_state
 from seqpoint.workloads import Signature, Workload
@@ -95,6 +99,55 @@ def _progress(
             bar.advance(task)
 
 
+#: Packages whose code the environment fingerprint already pins by version.
+_VERSIONED = ("builtins", "torch", "numpy", "typing", "abc", "collections", "functools")
+
+
+def _module_digest(module: str) -> str | None:
+    """sha256 of a module's source file, or None for built-in and versioned modules."""
+    if module.split(".", 1)[0] in _VERSIONED:
+        return None
+    mod = sys.modules.get(module)
+    try:
+        path = inspect.getsourcefile(mod) if mod is not None else None
+        if path is None:
+            return None
+        with open(path, "rb") as fh:
+            return hashlib.sha256(fh.read()).hexdigest()
+    except (OSError, TypeError):
+        return None
+
+
+def workload_code_hash(workload: Workload) -> str:
+    """A hash of the code that defines ``workload``: the source files of its class (and
+    base classes), of its model's module classes and of the files it names in
+    ``source_files`` (a user's ``module:function`` file), plus its model's parameter
+    names, shapes and dtypes.
+
+    Part of the cache key, so editing a workload's code measures again instead of
+    returning a stale timing. Files are named by module, not path, so the key of the
+    same code is the same in every checkout; torch and numpy are pinned by version in
+    the environment fingerprint instead.
+    """
+    modules: set[str] = {c.__module__ for c in type(workload).__mro__}
+    model = getattr(workload, "model", None)
+    named = getattr(model, "named_parameters", None)
+    submodules = getattr(model, "modules", None)
+    shapes: list[list[Any]] = []
+    if callable(named) and callable(submodules):
+        modules |= {type(m).__module__ for m in submodules()}
+        shapes = [[n, list(p.shape), str(p.dtype)] for n, p in named()]
+    files = {m: d for m in sorted(modules) if (d := _module_digest(m)) is not None}
+    for path in sorted(str(p) for p in getattr(workload, "source_files", ()) or ()):
+        try:
+            with open(path, "rb") as fh:
+                files[f"file:{path.rsplit('/', 1)[-1]}"] = hashlib.sha256(fh.read()).hexdigest()
+        except OSError:
+            files[f"file:{path}"] = "unreadable"
+    blob = repr((sorted(files.items()), shapes)).encode()
+    return hashlib.sha256(blob).hexdigest()
+
+
 def profile_points(
     workload: Workload,
     points: Points,
@@ -132,22 +185,45 @@ def profile_points(
         apply_threads()  # the fingerprint records the thread count the steps will use
     env = environment_fingerprint(workload, harness=HARNESS_VERSION)
     cfg_dict = _workload_config_dict(workload)
+    # The key (not the recorded environment) also holds the workload's code: an edited
+    # workload must not get the old workload's timings back.
+    key_env = {**env, "workload_code": workload_code_hash(workload)} if cache is not None else env
     # Process start-up runs on a shape as large as the campaign's largest (see
     # campaign_decoy), before the first point that is actually measured.
     decoy = campaign_decoy([sig for _, sig in todo])
     name = str(getattr(workload, "name", type(workload).__name__))
     done: dict[Signature, Measurement] = {}
+    clones: list[Any] = []
+
+    def meta_clone() -> Any:
+        """The workload's meta-device clone (built once per campaign), None for user code."""
+        if not clones:
+            make_clone = getattr(workload, "counting_clone", None)
+            try:
+                clones.append(make_clone() if callable(make_clone) else None)
+            except Exception:  # no clone, no estimate: the point runs as before
+                clones.append(None)
+        return clones[0]
 
     def run_one(iteration: int, sig: Signature) -> Measurement:
         if sig in done:
             return dataclasses.replace(done[sig], iteration=iteration)
         key = None
         if cache is not None:
-            key = cache.key(name, cfg_dict, env, sig, config.to_dict())
+            key = cache.key(name, cfg_dict, key_env, sig, config.to_dict())
             hit = cache.get(key)
             if hit is not None:
                 done[sig] = hit
                 return dataclasses.replace(hit, iteration=iteration)
+        refusal = memory_refusal(workload, meta_clone(), sig)
+        if refusal is not None:
+            m = Measurement(
+                iteration=iteration, batch_size=sig[0], seq_len=sig[1],
+                tgt_len=sig[2] if len(sig) > 2 else 0,
+                sum_sq_len=sig[3] if len(sig) > 3 else None, status="oom", message=refusal,
+            )
+            done[sig] = m
+            return m
         if config.stepped:
             startup_state(workload, decoy, [p for _, p in todo])
         m = profile_point(workload, sig, config, iteration=iteration)

@@ -6,9 +6,12 @@ Nothing here loads audio or builds tensors: a length source is one integer per s
 
 from seqpoint.traces._bundled import BUNDLED, BundledDataset, bundled_lengths
 from seqpoint.traces._dispatch import FORMATS, infer_format, read_lengths
-from seqpoint.traces._lengths import Lengths, check_lengths, from_array
+from seqpoint.traces._files import MAX_FILE_BYTES
+from seqpoint.traces._lengths import MAX_LENGTH, Lengths, check_lengths, from_array
 from seqpoint.traces._tabular import (
+    COUNT_COLUMNS,
     LENGTH_COLUMNS,
+    MAX_HISTOGRAM_SAMPLES,
     read_csv_lengths,
     read_histogram,
     read_jsonl_lengths,
@@ -22,8 +25,12 @@ from seqpoint.traces._text import (
 
 __all__ = [
     "BUNDLED",
+    "COUNT_COLUMNS",
     "FORMATS",
     "LENGTH_COLUMNS",
+    "MAX_FILE_BYTES",
+    "MAX_HISTOGRAM_SAMPLES",
+    "MAX_LENGTH",
     "BundledDataset",
     "Lengths",
     "bundled_lengths",

@@ -11,6 +11,7 @@ from seqpoint.traces._bundled import bundled_lengths
 from seqpoint.traces._files import read_bytes
 from seqpoint.traces._lengths import Lengths
 from seqpoint.traces._tabular import (
+    count_column_of,
     read_csv_lengths,
     read_histogram,
     read_jsonl_lengths,
@@ -23,11 +24,12 @@ __all__ = ["FORMATS", "infer_format", "read_lengths"]
 #: Format names accepted by :func:`read_lengths` and ``seqpoint schedule --format``.
 FORMATS: tuple[str, ...] = ("csv", "histogram", "jsonl", "numpy", "parallel", "text")
 
-_HISTOGRAM_HEADERS = ("length,count", "src,tgt,count")
-
-
 def infer_format(path: str | Path, *, tgt: str | Path | None = None) -> str:
-    """Guess the format from the file name (``.gz`` ignored) and, for CSV, the header."""
+    """Guess the format from the file name (``.gz`` ignored) and, for CSV, the header.
+
+    A CSV of two or three columns one of which is named like a count (``length,count``,
+    ``tokens,n``, ``src,tgt,freq``) is a histogram; other CSVs hold one sample per row.
+    """
     if tgt is not None:
         return "parallel"
     name = Path(path).name.lower().removesuffix(".gz")
@@ -37,9 +39,9 @@ def infer_format(path: str | Path, *, tgt: str | Path | None = None) -> str:
     if suffix in (".npy", ".npz"):
         return "numpy"
     if suffix == ".csv":
-        head = read_bytes(path)[:256].decode("utf-8", errors="replace").split("\n", 1)[0]
-        header = head.strip().replace(" ", "").lower()
-        return "histogram" if header in _HISTOGRAM_HEADERS else "csv"
+        head = read_bytes(path)[:4096].decode("utf-8", errors="replace")
+        header = head.split("\n", 1)[0].split("\r", 1)[0].split(",")
+        return "histogram" if len(header) in (2, 3) and count_column_of(header) else "csv"
     return "text"
 
 
@@ -49,6 +51,7 @@ def read_lengths(
     format: str | None = None,
     column: str | None = None,
     tgt: str | Path | None = None,
+    count_column: str | None = None,
     **kwargs: Any,
 ) -> Lengths:
     """Read per-sample lengths from any supported source.
@@ -60,16 +63,18 @@ def read_lengths(
     format : str, optional
         One of :data:`FORMATS`; inferred from the name when omitted.
     column : str, optional
-        CSV column, or JSON-lines key.
+        CSV column, JSON-lines key, or the length column of a histogram.
     tgt : str or Path, optional
         Target-side text for ``parallel``.
+    count_column : str, optional
+        Count column of a histogram (implies ``format="histogram"`` when none is given).
     **kwargs
         Passed on to the reader (``scale``, ``sample_rate``, ``tokenizer``, ...); a keyword
         the reader does not take is an error naming the ones it does.
     """
     spec = str(path)
     if spec.startswith("bundled:"):
-        if format is not None or column is not None or tgt is not None or kwargs:
+        if format is not None or column is not None or tgt is not None or count_column or kwargs:
             raise ConfigError(
                 f"{spec} is already a complete length source; drop --format/--column/--tgt "
                 "and reader options."
@@ -78,7 +83,7 @@ def read_lengths(
     if format is None:
         if not Path(spec).exists():
             raise InputError(f"{spec}: no such file; check the path (or use bundled:NAME).")
-        format = infer_format(spec, tgt=tgt)
+        format = "histogram" if count_column is not None else infer_format(spec, tgt=tgt)
     if format not in FORMATS:
         raise ConfigError(f"Unknown length format {format!r}. Valid formats: {', '.join(FORMATS)}.")
     if format == "parallel":
@@ -97,13 +102,17 @@ def read_lengths(
             "text": read_text_lengths,
         }[format]
         args = (spec,)
+    if count_column is not None:
+        if format != "histogram":
+            raise ConfigError(f"A count column (--count-column) only applies to a histogram, not {format!r}.")
+        kwargs["count_column"] = count_column
     if column is not None:
-        if format == "csv":
+        if format in ("csv", "histogram"):
             kwargs["column"] = column
         elif format == "jsonl":
             kwargs["key"] = column
         else:
-            raise ConfigError(f"A column (--column) only applies to csv and jsonl, not {format!r}.")
+            raise ConfigError(f"A column (--column) only applies to csv, histogram and jsonl, not {format!r}.")
     accepted = {
         n for n, p in inspect.signature(reader).parameters.items()
         if p.kind is p.KEYWORD_ONLY and not n.startswith("_")

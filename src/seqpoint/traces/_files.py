@@ -1,51 +1,140 @@
-"""Reading length files as bytes: existence checks and gzip detection by magic bytes."""
+"""Reading length files as bytes: existence checks, size limits, gzip, UTF-8 and line ends."""
 
 from __future__ import annotations
 
-import gzip
+import re
+import stat
 import zlib
 from pathlib import Path
 
 from seqpoint.exceptions import InputError
 
-__all__ = ["GZIP_MAGIC", "decompress", "read_bytes"]
+__all__ = ["GZIP_MAGIC", "MAX_FILE_BYTES", "check_text", "decompress", "normalize_newlines", "read_bytes"]
 
 #: First two bytes of every gzip member (RFC 1952).
 GZIP_MAGIC = b"\x1f\x8b"
+
+#: Largest length file read (after decompression): 1 GiB, a memory guard. A length file of
+#: a few hundred million samples fits; anything larger is a wrong file or a histogram's job.
+MAX_FILE_BYTES = 1 << 30
+
+_BLOCK = 1 << 20
+_LONE_CR = re.compile(rb"\r(?!\n)")
+
+
+def _too_large(name: str) -> InputError:
+    return InputError(
+        f"{name} holds more than {MAX_FILE_BYTES >> 20} MiB of data, the limit of a length file; "
+        "give a histogram (length,count) or a sample of the data instead."
+    )
 
 
 def decompress(data: bytes, *, name: str) -> bytes:
     """Return ``data`` gunzipped when it starts with the gzip magic bytes, else unchanged.
 
     The file name is not trusted: a ``.gz`` name holding plain text is read as text,
-    and a gzip stream without the suffix is still decompressed.
+    and a gzip stream without the suffix is still decompressed. The output is capped at
+    :data:`MAX_FILE_BYTES` so a small "zip bomb" fails with a message, not MemoryError.
     """
     if not data.startswith(GZIP_MAGIC):
         return data
+    out: list[bytes] = []
+    size = 0
+    rest = data
     try:
-        return gzip.decompress(data)
+        while rest.startswith(GZIP_MAGIC):  # concatenated gzip members, like gzip.decompress
+            d = zlib.decompressobj(wbits=31)
+            chunk = d.decompress(rest, MAX_FILE_BYTES + 1 - size)
+            size += len(chunk)
+            out.append(chunk)
+            if size > MAX_FILE_BYTES or d.unconsumed_tail:
+                raise _too_large(name)
+            if not d.eof:
+                raise EOFError("compressed file ended before the end-of-stream marker was reached")
+            rest = d.unused_data
     except (OSError, EOFError, zlib.error) as exc:
         raise InputError(
             f"{name} starts like a gzip file but cannot be decompressed ({exc}); "
             "the file is truncated or corrupt: re-create it or give the uncompressed file."
         ) from None
+    return b"".join(out)
 
 
-def read_bytes(path: str | Path) -> bytes:
+def check_text(data: bytes, name: str) -> None:
+    """Raise unless ``data`` is UTF-8 text (no NUL bytes: binary and UTF-16 files hold them)."""
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        line = data.count(b"\n", 0, nul) + 1
+        raise InputError(
+            f"{name} line {line}: holds a NUL byte, so it is binary (or UTF-16) data, not text; "
+            "save it as UTF-8 text."
+        )
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InputError(
+            f"{name} line {line}: not valid UTF-8 ({exc.reason}); re-encode the file as UTF-8."
+        ) from None
+
+
+def normalize_newlines(data: bytes) -> bytes:
+    """Turn CRLF and lone CR (old Mac) line ends into ``\\n``, as Python's universal newlines."""
+    if b"\r" not in data:
+        return data
+    return _LONE_CR.sub(b"\n", data.replace(b"\r\n", b"\n"))
+
+
+def _read_stream(p: Path, *, text: bool) -> bytes:
+    """Read a pipe or device in blocks, stopping at the size limit (``/dev/zero`` never ends)."""
+    parts: list[bytes] = []
+    size = 0
+    with p.open("rb") as fh:
+        while block := fh.read(_BLOCK):
+            if text and not parts and b"\x00" in block and not block.startswith(GZIP_MAGIC):
+                check_text(block, str(p))
+            size += len(block)
+            if size > MAX_FILE_BYTES:
+                raise _too_large(str(p))
+            parts.append(block)
+    return b"".join(parts)
+
+
+def read_bytes(path: str | Path, *, text: bool = False) -> bytes:
     """Read ``path`` whole, gunzipping it if it is gzip-compressed.
+
+    Parameters
+    ----------
+    path : str or Path
+        A regular file, or a pipe (``<(zcat ...)``).
+    text : bool
+        The format is text: require UTF-8 without NUL bytes.
 
     Raises
     ------
     InputError
-        The path does not exist, is a directory, cannot be read, or is a broken gzip.
+        The path does not exist, is a directory, cannot be read, is larger than
+        :data:`MAX_FILE_BYTES`, is a broken gzip, or (``text``) is not UTF-8 text.
     """
     p = Path(path)
-    if not p.exists():
-        raise InputError(f"{p}: no such file; check the path.")
-    if p.is_dir():
+    try:
+        st = p.stat()
+    except FileNotFoundError:
+        raise InputError(f"{p}: no such file; check the path.") from None
+    except OSError as exc:
+        raise InputError(f"{p} cannot be read ({exc.strerror}); check the path.") from None
+    if stat.S_ISDIR(st.st_mode):
         raise InputError(f"{p} is a directory; give a length file.")
     try:
-        data = p.read_bytes()
+        if stat.S_ISREG(st.st_mode):
+            if st.st_size > MAX_FILE_BYTES:
+                raise _too_large(str(p))
+            data = p.read_bytes()
+        else:
+            data = _read_stream(p, text=text)
     except OSError as exc:
         raise InputError(f"{p} cannot be read ({exc.strerror}); check its permissions.") from None
-    return decompress(data, name=str(p))
+    data = decompress(data, name=str(p))
+    if text:
+        check_text(data, str(p))
+    return data

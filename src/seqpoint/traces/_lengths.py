@@ -11,9 +11,14 @@ from numpy.typing import ArrayLike, NDArray
 
 from seqpoint.exceptions import InputError
 
-__all__ = ["Lengths", "check_lengths", "from_array"]
+__all__ = ["MAX_LENGTH", "Lengths", "check_lengths", "from_array"]
 
 IntArray = NDArray[np.int64]
+
+#: Largest sequence length accepted: 2^31 - 1 tokens or frames. Keeping lengths below 2^31
+#: keeps a batch's ``padded_tokens`` and ``sum_sq_len`` (length squared, summed) well inside
+#: int64 (batching checks the products too).
+MAX_LENGTH = 2**31 - 1
 
 
 def _default_locate(i: int) -> str:
@@ -27,6 +32,7 @@ def check_lengths(
     locate: Callable[[int], str] = _default_locate,
     what: str = "length",
     allow_zero: bool = False,
+    limit: int = MAX_LENGTH,
 ) -> IntArray:
     """Validate raw lengths and return them as int64.
 
@@ -42,11 +48,14 @@ def check_lengths(
         Name of the quantity in messages.
     allow_zero : bool
         Accept 0 (histogram counts); lengths must be >= 1.
+    limit : int
+        Largest value accepted (:data:`MAX_LENGTH` for lengths).
 
     Raises
     ------
     InputError
-        Empty input, NaN, non-integer, negative or zero values, naming the first bad one.
+        Empty input, NaN, non-integer, negative, zero or too large values, naming the first
+        bad one.
     """
     arr = np.asarray(values)
     if arr.ndim != 1:
@@ -75,9 +84,17 @@ def check_lengths(
                 f"{source} {locate(i)}: {what} {float(arr[i]):g} is not an integer; lengths are counts "
                 "(tokens or frames). Convert units with a scale (e.g. --scale or --sample-rate)."
             )
-        if np.any(np.abs(arr) > 2**62):
-            i = int(np.flatnonzero(np.abs(arr) > 2**62)[0])
-            raise InputError(f"{source} {locate(i)}: {what} {float(arr[i]):g} is too large.")
+    elif arr.dtype == np.uint64:
+        # Values of 2^63 and above would wrap to negatives in int64.
+        arr = np.minimum(arr, np.uint64(limit) + np.uint64(1)).astype(np.int64)
+    big = np.abs(arr) > limit
+    if big.any():
+        i = int(np.flatnonzero(big)[0])
+        hint = "" if allow_zero else " Check the unit (frames, not samples) or the column."
+        raise InputError(
+            f"{source} {locate(i)}: {what} {float(arr[i]):.6g} is too large; every {what} must "
+            f"be <= {limit:,}.{hint}"
+        )
     out = np.ascontiguousarray(arr, dtype=np.int64)
     low = 0 if allow_zero else 1
     bad = out < low

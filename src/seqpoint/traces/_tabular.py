@@ -1,4 +1,8 @@
-"""Length readers for tabular files: CSV columns, JSON-lines manifests, histograms, numpy."""
+"""Length readers for tabular files: CSV columns, JSON-lines manifests, histograms, numpy.
+
+Over 400 lines because the CSV, histogram and JSON-lines readers share the header, row,
+column-naming and warning helpers here; a split would need a third module for them.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,8 @@ import csv
 import io
 import json
 import math
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,12 +19,15 @@ import numpy as np
 from numpy.typing import NDArray
 
 from seqpoint._params import Constraint, Interval, check_params
-from seqpoint.exceptions import ConfigError, InputError
-from seqpoint.traces._files import read_bytes
+from seqpoint.exceptions import ConfigError, InputError, SeqPointWarning
+from seqpoint.traces._files import normalize_newlines, read_bytes
 from seqpoint.traces._lengths import Lengths, check_lengths
 
 __all__ = [
+    "COUNT_COLUMNS",
     "LENGTH_COLUMNS",
+    "MAX_HISTOGRAM_SAMPLES",
+    "count_column_of",
     "read_csv_lengths",
     "read_histogram",
     "read_jsonl_lengths",
@@ -41,8 +49,53 @@ LENGTH_COLUMNS: tuple[str, ...] = (
     "duration",
 )
 
-#: Histograms expanding to more samples than this are refused (memory guard).
-MAX_HISTOGRAM_SAMPLES = 500_000_000
+#: Column names that mark a CSV as a histogram (how many samples have that length).
+COUNT_COLUMNS: tuple[str, ...] = (
+    "count",
+    "counts",
+    "cnt",
+    "n",
+    "num",
+    "freq",
+    "frequency",
+    "occurrences",
+    "occurrence",
+)
+
+#: Histograms expanding to more samples than this are refused before allocating (memory
+#: guard: 100 million samples take 0.8 GB per int64 array, and replay holds a few of them).
+MAX_HISTOGRAM_SAMPLES = 100_000_000
+
+#: Largest number of header fields read from a CSV (a binary blob can look like one line).
+_MAX_COLUMNS = 10_000
+
+
+def _norm(name: str) -> str:
+    return name.strip().lower()
+
+
+def count_column_of(header: Sequence[str]) -> str | None:
+    """The first column of ``header`` named like a count (:data:`COUNT_COLUMNS`), or None."""
+    for name in header:
+        if _norm(name) in COUNT_COLUMNS:
+            return name
+    return None
+
+
+def _shown(names: Sequence[str]) -> str:
+    """Column names for a message: quoted, at most 10, each cut to 40 characters."""
+    cut = [n if len(n) <= 40 else n[:37] + "..." for n in names[:10]]
+    more = f" and {len(names) - 10} more" if len(names) > 10 else ""
+    return ", ".join(map(repr, cut)) + more
+
+
+def _warn_ignored(source: str, used: Sequence[str], ignored: Sequence[str]) -> None:
+    if ignored:
+        warnings.warn(
+            f"{source}: reading {_shown(used)}; ignoring column(s) {_shown(ignored)}.",
+            SeqPointWarning,
+            stacklevel=3,
+        )
 
 
 def _line(i: int) -> str:
@@ -89,10 +142,30 @@ def _check_scale(scale: float, sample_rate: float | None, frames_per_second: flo
 
 
 def _csv_header(text_head: str, source: str) -> list[str]:
-    first = text_head.split("\n", 1)[0].rstrip("\r")
+    first = text_head.split("\n", 1)[0].split("\r", 1)[0]
     if not first.strip():
         raise InputError(f"{source} is empty or starts with a blank line; a CSV needs a header row.")
-    return next(csv.reader([first]))
+    try:
+        header = next(csv.reader([first]))
+    except csv.Error as exc:
+        raise InputError(f"{source} line 1: not a CSV header ({exc}).") from None
+    if len(header) > _MAX_COLUMNS:
+        raise InputError(f"{source} line 1: {len(header)} columns; a length CSV has a few.")
+    return header
+
+
+def _rows(reader: Any, source: str) -> Any:
+    """``enumerate(reader)`` that turns a CSV syntax error into an InputError naming the line."""
+    i = 0
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise InputError(f"{source} line {reader.line_num}: not valid CSV ({exc}).") from None
+        yield i, row
+        i += 1
 
 
 def _csv_column_python(data: bytes, col_idx: int, source: str, col: str) -> NDArray[np.float64]:
@@ -100,7 +173,7 @@ def _csv_column_python(data: bytes, col_idx: int, source: str, col: str) -> NDAr
     reader = csv.reader(io.StringIO(data.decode("utf-8", errors="replace")))
     next(reader, None)
     out: list[float] = []
-    for i, row in enumerate(reader):
+    for i, row in _rows(reader, source):
         if not row:
             continue
         if col_idx >= len(row):
@@ -175,22 +248,35 @@ def read_csv_lengths(
         values (naming the line), or no data rows.
     """
     source = _source or str(path)
-    data = read_bytes(path) if _data is None else _data
+    data = normalize_newlines(read_bytes(path, text=True) if _data is None else _data)
     factor = _check_scale(scale, sample_rate, frames_per_second)
     header = _csv_header(data[:65536].decode("utf-8", errors="replace"), source)
+    counts = count_column_of(header)
     if column is None:
         found = [c for c in LENGTH_COLUMNS if c in header]
         if not found:
+            hint = (
+                f" It has a count column {counts!r}: read it as a histogram with --format "
+                "histogram (and --column NAME for the length column)."
+                if counts is not None
+                else " Name one with column= (CLI: --column NAME)."
+            )
             raise InputError(
                 f"{source} has no length column among the usual names; its columns are "
-                f"{', '.join(map(repr, header))}. Name one with column= (CLI: --column NAME)."
+                f"{_shown(header)}.{hint}"
             )
         column = found[0]
     elif column not in header:
         raise InputError(
             f"{source} has no column {column!r}; its columns are "
-            f"{', '.join(map(repr, header))}. Pick one with --column NAME."
+            f"{_shown(header)}. Pick one with --column NAME."
         )
+    # Silently dropping a second length or a count column gives a wrong schedule: say so.
+    _warn_ignored(
+        source,
+        [column],
+        [c for c in header if c != column and (c in LENGTH_COLUMNS or _norm(c) in COUNT_COLUMNS)],
+    )
     raw = _csv_column(data, column, header, source)
     if raw.shape[0] == 0:
         raise InputError(f"{source} has a header but no data rows; give a non-empty file.")
@@ -213,8 +299,10 @@ def _jsonl_python(text: str, key: str, source: str) -> NDArray[np.float64]:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
             raise InputError(f"{source} line {i + 1}: not valid JSON ({exc.msg}).") from None
+        except RecursionError:
+            raise InputError(f"{source} line {i + 1}: JSON nested too deeply for a manifest.") from None
         if not isinstance(obj, dict) or key not in obj:
-            keys = ", ".join(map(repr, obj)) if isinstance(obj, dict) else type(obj).__name__
+            keys = _shown(list(obj)) if isinstance(obj, dict) else type(obj).__name__
             raise InputError(
                 f"{source} line {i + 1}: no {key!r} field (found {keys}); choose the field with "
                 "key= (CLI: --column NAME)."
@@ -229,11 +317,27 @@ def _jsonl_python(text: str, key: str, source: str) -> NDArray[np.float64]:
     return np.asarray(out, dtype=np.float64)
 
 
+#: Manifest objects are flat; deeper nesting goes to the Python parser, which fails cleanly.
+_MAX_JSON_DEPTH = 64
+
+
+def _max_nesting(data: bytes) -> int:
+    """Upper bound of the bracket nesting of ``data`` (brackets inside strings count too)."""
+    buf = np.frombuffer(data, dtype=np.uint8)
+    step = np.isin(buf, (0x5B, 0x7B)).astype(np.int8) - np.isin(buf, (0x5D, 0x7D)).astype(np.int8)
+    if not step.any():
+        return 0
+    return int(np.cumsum(step, dtype=np.int64).max())
+
+
 def _jsonl_column(data: bytes, text: str, key: str, source: str) -> NDArray[Any]:
     try:
         import pyarrow as pa
         import pyarrow.json as pjson
     except ImportError:  # pragma: no cover - pyarrow is in the dev extra
+        return _jsonl_python(text, key, source)
+    if _max_nesting(data) > _MAX_JSON_DEPTH:
+        # pyarrow's JSON parser overflows its stack (a segfault) on deep nesting.
         return _jsonl_python(text, key, source)
     try:
         table = pjson.read_json(io.BytesIO(data))
@@ -275,8 +379,8 @@ def read_jsonl_lengths(
         One length per non-blank line; ``src`` of shape (n_lines,).
     """
     source = str(path)
-    data = read_bytes(path)
-    text = data.decode("utf-8", errors="replace")
+    data = normalize_newlines(read_bytes(path, text=True))
+    text = data.decode("utf-8")
     if not text.strip():
         raise InputError(f"{source} holds no samples; give a non-empty manifest.")
     raw = _jsonl_column(data, text, key, source)
@@ -298,29 +402,95 @@ def read_jsonl_lengths(
     )
 
 
-def read_histogram(path: str | Path, *, unit: str = "tokens") -> Lengths:
+def _histogram_columns(
+    header: list[str], source: str, column: str | None, count_column: str | None
+) -> tuple[str, str | None, str]:
+    """Pick ``(length, target or None, count)`` columns of a histogram header."""
+    names = [h.strip() for h in header]
+
+    def pick(name: str, flag: str) -> str:
+        if name not in names:
+            raise InputError(
+                f"{source} has no column {name!r}; its columns are {_shown(names)}. "
+                f"Pick one with {flag} NAME."
+            )
+        return name
+
+    count = pick(count_column, "--count-column") if count_column else count_column_of(names)
+    if count is None:
+        raise InputError(
+            f"{source}: a histogram needs a count column ({', '.join(COUNT_COLUMNS[:6])}, ...) "
+            f"besides the lengths, as in 'length,count' or 'src,tgt,count'. Got {_shown(names)}; "
+            "name it with --count-column NAME."
+        )
+    count = count.strip()
+    if column is not None:
+        src = pick(column, "--column")
+        if src == count:
+            raise InputError(f"{source}: --column and the count column are both {src!r}.")
+        tgt = "tgt" if src == "src" and "tgt" in names else None
+        return src, tgt, count
+    rest = [n for n in names if n != count]
+    if len(rest) == 1:
+        return rest[0], None, count
+    if len(rest) == 2:
+        return rest[0], rest[1], count
+    known = [n for n in rest if n in LENGTH_COLUMNS]
+    if known:
+        return known[0], None, count
+    raise InputError(
+        f"{source}: cannot tell which of {_shown(rest)} holds the lengths; "
+        "name it with --column NAME."
+    )
+
+
+def read_histogram(
+    path: str | Path,
+    *,
+    column: str | None = None,
+    count_column: str | None = None,
+    unit: str = "tokens",
+) -> Lengths:
     """Expand a length histogram CSV into per-sample lengths.
 
     The header is ``length,count`` (single sequences) or ``src,tgt,count``
-    (encoder-decoder pairs). Samples come out grouped by row, in file order;
-    every batching policy shuffles or sorts them anyway.
+    (encoder-decoder pairs); other names work too: the count column is the one named
+    like :data:`COUNT_COLUMNS` (``count``, ``n``, ``freq``, ...), the one other column
+    holds the lengths, and with two others they are source and target (``src,tgt,n``).
+    Samples come out grouped by row, in file order; every batching policy shuffles or
+    sorts them anyway.
+
+    Parameters
+    ----------
+    column : str, optional
+        Column of the (source) lengths; other columns but the count are ignored with a
+        warning (``tgt`` is kept beside ``src``).
+    count_column : str, optional
+        Column of the counts, when its name is not one of :data:`COUNT_COLUMNS`.
+    unit : str
+        Unit recorded on the result.
 
     Returns
     -------
     Lengths
-        ``sum(count)`` samples; ``tgt`` set for the three-column form.
+        ``sum(count)`` samples; ``tgt`` set for the pair form.
+
+    Raises
+    ------
+    InputError
+        No count column, bad rows (naming the line), or more than
+        :data:`MAX_HISTOGRAM_SAMPLES` samples (checked before expanding).
     """
     source = str(path)
-    data = read_bytes(path)
-    text = data.decode("utf-8", errors="replace")
+    text = normalize_newlines(read_bytes(path, text=True)).decode("utf-8")
     header = [h.strip() for h in _csv_header(text, source)]
-    if header not in (["length", "count"], ["src", "tgt", "count"]):
-        raise InputError(
-            f"{source}: a histogram needs the header 'length,count' or 'src,tgt,count'. "
-            f"Got {','.join(header)!r}."
-        )
+    src_col, tgt_col, count_col = _histogram_columns(header, source, column, count_column)
+    used = [src_col] + ([tgt_col] if tgt_col else []) + [count_col]
+    _warn_ignored(source, used, [h for h in header if h not in used])
+    idx = [header.index(c) for c in used]
     rows: list[list[float]] = []
-    for i, row in enumerate(csv.reader(io.StringIO(text))):
+    line_of: list[int] = []
+    for i, row in _rows(csv.reader(io.StringIO(text)), source):
         if i == 0 or not row or not "".join(row).strip():
             continue
         if len(row) != len(header):
@@ -328,35 +498,36 @@ def read_histogram(path: str | Path, *, unit: str = "tokens") -> Lengths:
                 f"{source} line {i + 1}: {len(row)} fields, expected {len(header)} ({','.join(header)})."
             )
         try:
-            rows.append([float(c) if c.strip() else math.nan for c in row])
+            rows.append([float(row[j]) if row[j].strip() else math.nan for j in idx])
         except ValueError:
-            raise InputError(f"{source} line {i + 1}: {row!r} holds a value that is not a number.") from None
+            raise InputError(
+                f"{source} line {i + 1}: {_shown(row)} holds a value that is not a number."
+            ) from None
+        line_of.append(i + 1)
     if not rows:
         raise InputError(f"{source} has a header but no rows; give a non-empty histogram.")
     table = np.asarray(rows, dtype=np.float64)
-    # Map row positions back to line numbers (blank lines are skipped above).
-    line_of = [
-        i + 1
-        for i, row in enumerate(csv.reader(io.StringIO(text)))
-        if i > 0 and row and "".join(row).strip()
-    ]
 
     def locate(i: int) -> str:
         return f"line {line_of[i]}"
 
-    counts = check_lengths(table[:, -1], source=source, locate=locate, what="count", allow_zero=True)
-    total = int(counts.sum())
+    counts = check_lengths(
+        table[:, -1], source=source, locate=locate, what="count", allow_zero=True,
+        limit=MAX_HISTOGRAM_SAMPLES,
+    )
+    total = int(counts.sum())  # each count <= the cap, so the sum cannot wrap
     if total == 0:
         raise InputError(f"{source}: every count is 0, so the histogram holds no samples.")
     if total > MAX_HISTOGRAM_SAMPLES:
         raise InputError(
-            f"{source}: the counts add up to {total} samples, more than {MAX_HISTOGRAM_SAMPLES}; "
-            "scale the counts down (the schedule's shape distribution stays the same)."
+            f"{source}: the counts add up to {total:,} samples, more than the limit of "
+            f"{MAX_HISTOGRAM_SAMPLES:,}; scale the counts down (the schedule's shape "
+            "distribution stays the same)."
         )
-    src = check_lengths(table[:, 0], source=source, locate=locate, what=header[0])
+    src = check_lengths(table[:, 0], source=source, locate=locate, what=src_col)
     tgt = None
-    if len(header) == 3:
-        tgt = np.repeat(check_lengths(table[:, 1], source=source, locate=locate, what="tgt"), counts)
+    if tgt_col is not None:
+        tgt = np.repeat(check_lengths(table[:, 1], source=source, locate=locate, what=tgt_col), counts)
     return Lengths(src=np.repeat(src, counts), tgt=tgt, source=f"{source} (histogram)", unit=unit)
 
 

@@ -10,9 +10,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from seqpoint._params import Interval, check_params
+from seqpoint._params import Interval, Predicate, check_params
 from seqpoint.exceptions import AdjustedInputWarning, ConfigError, InputError
-from seqpoint.traces._files import read_bytes
+from seqpoint.traces._files import check_text, normalize_newlines, read_bytes
 from seqpoint.traces._lengths import Lengths
 
 __all__ = [
@@ -23,6 +23,9 @@ __all__ = [
 ]
 
 IntArray = NDArray[np.int64]
+
+#: Largest ``extra_tokens`` (special tokens added per line); keeps lengths far below int64.
+MAX_EXTRA_TOKENS = 1_000_000
 
 #: Bytes per block of the vectorised token counter; bounds its temporary memory (~6x this).
 _CHUNK = 1 << 24
@@ -98,6 +101,12 @@ def count_whitespace_tokens(data: bytes) -> IntArray:
         out.append(_count_block(np.frombuffer(data, dtype=np.uint8, count=hi - lo, offset=lo)))
         lo = hi
     return np.concatenate(out)
+
+
+def _text_bytes(data: bytes, *, source: str) -> bytes:
+    """Check that ``data`` is UTF-8 text (naming the first bad line); lone CR ends a line too."""
+    check_text(data, source)
+    return normalize_newlines(data)
 
 
 def split_lines(data: bytes, *, source: str) -> list[str]:
@@ -191,7 +200,9 @@ def _line_counts(
 
 
 def _check_extra(extra_tokens: int) -> None:
-    check_params("", {"extra_tokens": [Interval(int, 0)]}, {"extra_tokens": extra_tokens})
+    rule = Interval(int, 0, MAX_EXTRA_TOKENS)
+    allowed = Predicate(rule.accepts, f"an int >= 0 and <= {MAX_EXTRA_TOKENS:,}")
+    check_params("", {"extra_tokens": [allowed]}, {"extra_tokens": extra_tokens})
 
 
 def _drop_empty(
@@ -253,7 +264,7 @@ def read_text_lengths(
     """
     _check_extra(extra_tokens)
     source = _source or str(path)
-    data = read_bytes(path) if _data is None else _data
+    data = _text_bytes(read_bytes(path, text=True) if _data is None else _data, source=source)
     counts, ws = _line_counts(
         data, source=source, tokenizer=tokenizer, add_special_tokens=add_special_tokens
     )
@@ -307,6 +318,8 @@ def read_parallel_lengths(
         data_s, data_t = read_bytes(src_path), read_bytes(tgt_path)
     else:
         data_s, data_t = _data
+    data_s = _text_bytes(data_s, source=str(src_path))
+    data_t = _text_bytes(data_t, source=str(tgt_path))
     cs, ws_s = _line_counts(
         data_s, source=str(src_path), tokenizer=tokenizer, add_special_tokens=add_special_tokens
     )

@@ -18,9 +18,12 @@ from seqpoint.workloads._bert import Bert, BertConfig, packed_document_lengths
 from seqpoint.workloads._deepspeech2 import DeepSpeech2, DeepSpeech2Config
 from seqpoint.workloads._gnmt import GNMT, GNMTConfig
 from seqpoint.workloads._loading import (
+    MAX_THREADS,
     WORKLOADS,
     WorkloadSpec,
+    check_user_code,
     config_class,
+    is_user_code,
     load_workload,
     parse_overrides,
 )
@@ -30,6 +33,7 @@ __all__ = [
     "DTYPES",
     "GNMT",
     "LAMB",
+    "MAX_THREADS",
     "OPTIMIZERS",
     "WORKLOADS",
     "Bert",
@@ -42,7 +46,9 @@ __all__ = [
     "Workload",
     "WorkloadConfig",
     "WorkloadSpec",
+    "check_user_code",
     "config_class",
+    "is_user_code",
     "load_workload",
     "make_optimizer",
     "packed_document_lengths",

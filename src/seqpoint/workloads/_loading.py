@@ -2,27 +2,45 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import hashlib
 import importlib
-import os
+import importlib.util
 import sys
 import types
 import typing
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from seqpoint._config import parse_value
+from seqpoint._params import Constraint, Interval, Predicate, check_params
 from seqpoint._registry import Registry
 from seqpoint.exceptions import ConfigError
 from seqpoint.workloads._base import Workload, WorkloadConfig
 
 __all__ = [
+    "MAX_THREADS",
     "WORKLOADS",
     "WorkloadSpec",
+    "check_user_code",
     "config_class",
+    "is_user_code",
     "load_workload",
     "parse_overrides",
 ]
+
+#: Most CPU threads a workload may ask for (``--set threads=N``); torch allocates per thread.
+MAX_THREADS = 1024
+
+#: Upper bounds of shared workload settings, checked with the value's type.
+_OVERRIDE_LIMITS: dict[str, list[Constraint]] = {
+    "threads": [
+        Predicate(Interval(int, 0, MAX_THREADS).accepts, f"an int >= 0 and <= {MAX_THREADS:,}")
+    ],
+    "micro_batches": [Predicate(Interval(int, 1, 4096).accepts, "an int >= 1 and <= 4,096")],
+}
 
 Override = str | int | float | bool | tuple[int, ...]
 
@@ -119,7 +137,41 @@ def parse_overrides(cls: type[WorkloadConfig], overrides: Mapping[str, Any]) -> 
         if isinstance(ann, types.UnionType):  # pragma: no cover - no optional fields yet
             ann = next(a for a in typing.get_args(ann) if a is not type(None))
         out[key] = _coerce(cls, key, raw, ann)
+    check_params(cls.__name__, _OVERRIDE_LIMITS, out)
     return out
+
+
+def is_user_code(spec: str) -> bool:
+    """True when ``spec`` names user code (``module:function`` or ``file.py:function``),
+    not a registered workload."""
+    name, _, preset = spec.partition(":")
+    return bool(preset) and name not in WORKLOADS
+
+
+def _is_file_spec(module: str) -> bool:
+    return module.endswith(".py")
+
+
+def check_user_code(spec: str, *, allowed: bool, flag: str = "--allow-user-code") -> None:
+    """Refuse a ``module:function`` workload unless the user allowed user code.
+
+    A ``path/to/file.py:function`` names the file to run, which is explicit enough; an
+    importable ``module:function`` runs whatever that name imports to, so it needs ``flag``.
+
+    Raises
+    ------
+    ConfigError
+        ``spec`` is a ``module:function`` and ``allowed`` is False.
+    """
+    if allowed or not is_user_code(spec):
+        return
+    module = spec.partition(":")[0]
+    if _is_file_spec(module):
+        return
+    raise ConfigError(
+        f"Workload {spec!r} is user code: it imports module {module!r} and runs it. Add "
+        f"{flag} to allow it, or name the file (path/to/file.py:function)."
+    )
 
 
 def load_workload(spec: str, overrides: Mapping[str, Override] | None = None) -> Workload:
@@ -129,7 +181,10 @@ def load_workload(spec: str, overrides: Mapping[str, Override] | None = None) ->
     ----------
     spec : str
         ``deepspeech2``, ``gnmt:tiny``, ``bert:paper``; or ``package.module:function``
-        for a user workload: ``function(**overrides)`` must return a :class:`Workload`.
+        (imported from ``sys.path``, never implicitly from the working folder) or
+        ``path/to/file.py:function`` for a user workload: ``function(**overrides)`` must
+        return a :class:`Workload`. User code runs with the caller's rights; the command
+        line accepts a ``module:function`` only with ``--allow-user-code``.
     overrides : dict, optional
         Config fields to change (``{"dtype": "bf16", "threads": 2}``). Strings from
         ``--set key=value`` are converted to the field's type.
@@ -157,21 +212,40 @@ def load_workload(spec: str, overrides: Mapping[str, Override] | None = None) ->
 
 
 def _import_user_module(module: str) -> types.ModuleType:
-    """Import ``module``; like ``python -m``, the working directory is searched too."""
+    """Import ``module`` from ``sys.path``, or load ``path/to/file.py`` by its path.
+
+    The working folder is not searched unless it is on ``sys.path`` already: a stray
+    ``.py`` file in the folder a command runs from must not run by accident.
+    """
+    if not _is_file_spec(module):
+        return importlib.import_module(module)
+    path = Path(module).resolve()
+    if not path.is_file():
+        raise ImportError(f"no file {module}")
+    # A name unique to the path, so two files called model.py do not replace each other.
+    name = f"seqpoint_user_{path.stem}_{hashlib.sha256(str(path).encode()).hexdigest()[:12]}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {module} as Python")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod  # dataclasses and pickling look the module up by name
     try:
-        return importlib.import_module(module)
-    except ModuleNotFoundError as exc:
-        cwd = os.getcwd()
-        if cwd in sys.path or exc.name is None or not module.startswith(exc.name):
-            raise
-        sys.path.insert(0, cwd)
-        return importlib.import_module(module)
+        spec.loader.exec_module(mod)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    return mod
 
 
 def _load_user(module: str, function: str, overrides: dict[str, Any]) -> Workload:
+    if not module.strip() or not function.isidentifier():
+        raise ConfigError(
+            f"Workload {module}:{function}: give NAME[:PRESET] of a registered workload "
+            f"({', '.join(WORKLOADS.names())}), module:function or path/to/file.py:function."
+        )
     try:
         mod = _import_user_module(module)
-    except ImportError as exc:
+    except (ImportError, ValueError) as exc:
         raise ConfigError(
             f"Workload {module}:{function}: cannot import module {module!r} ({exc}). "
             f"Give a registered workload ({', '.join(WORKLOADS.names())}) or an importable "
@@ -180,10 +254,21 @@ def _load_user(module: str, function: str, overrides: dict[str, Any]) -> Workloa
     fn = getattr(mod, function, None)
     if not callable(fn):
         raise ConfigError(f"Workload {module}:{function}: {module!r} has no function {function!r}.")
-    wl = fn(**overrides)
+    try:
+        wl = fn(**overrides)
+    except TypeError as exc:
+        raise ConfigError(
+            f"Workload {module}:{function} cannot be called as {function}(**settings) ({exc}); "
+            "a workload factory takes the --set settings as keyword arguments."
+        ) from None
     if not isinstance(wl, Workload):
         raise ConfigError(
             f"Workload {module}:{function} returned {type(wl).__name__}, which lacks "
             "name/config/make_batch/step."
         )
+    source = getattr(mod, "__file__", None)
+    if source and not hasattr(wl, "source_files"):
+        # The factory's file is part of the workload's code (the cache key hashes it).
+        with contextlib.suppress(AttributeError, TypeError):
+            wl.source_files = (source,)  # type: ignore[attr-defined]
     return wl

@@ -1,0 +1,72 @@
+"""Upper bounds of batching parameters, stated once so the CLI, configs and the API agree.
+
+Every bound keeps a replay within int64 arithmetic and a laptop's memory, with room to
+spare over real training runs; a value past one is an error naming the limit.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from seqpoint._params import Interval, Predicate
+from seqpoint.traces import MAX_LENGTH
+
+__all__ = [
+    "BATCH_SIZE",
+    "BUCKETS",
+    "DURATION",
+    "EPOCHS",
+    "LENGTH",
+    "MAX_BATCH_SIZE",
+    "MAX_BUCKETS",
+    "MAX_DURATION",
+    "MAX_EPOCHS",
+    "MAX_LENGTH",
+    "MAX_REPLAY_SAMPLES",
+    "MAX_TOKENS",
+    "TOKENS",
+    "bounded",
+]
+
+#: Samples per batch (2^24); a batch of 16 million sequences is far past any real one.
+MAX_BATCH_SIZE = 1 << 24
+
+#: Tokens per batch of a token budget (2^40).
+MAX_TOKENS = 1 << 40
+
+#: Padded duration per batch, in length units (frames or tokens).
+MAX_DURATION = 1e12
+
+#: Length buckets; each holds an array, so a billion would exhaust memory.
+MAX_BUCKETS = 100_000
+
+#: Passes over the data; the replay holds one index per sample and epoch.
+MAX_EPOCHS = 10_000
+
+#: Samples times epochs of one replay (memory guard: ~8 bytes per index, a few arrays).
+MAX_REPLAY_SAMPLES = 200_000_000
+
+
+def bounded(kind: type, low: float, high: float, *, word: str | None = None) -> Predicate:
+    """A constraint "an int >= 1 and <= 16,777,216": ``Interval(kind, low, high)`` whose
+    message keeps the lower bound first (as the unbounded one reads) and spells the limit."""
+    inner = Interval(kind, low, high, word=word)
+    lower = Interval(kind, low, word=word).describe()
+    shown = f"{int(high):,}" if float(high).is_integer() else f"{high:g}"
+
+    def accepts(v: Any) -> bool:
+        return inner.accepts(v)
+
+    return Predicate(accepts, f"{lower} and <= {shown}")
+
+
+#: The constraints of the common parameters, as policies list them.
+BATCH_SIZE = bounded(int, 1, MAX_BATCH_SIZE)
+TOKENS = bounded(int, 1, MAX_TOKENS)
+BUCKETS = bounded(int, 1, MAX_BUCKETS)
+LENGTH = bounded(int, 1, MAX_LENGTH)
+EPOCHS = bounded(int, 1, MAX_EPOCHS)
+DURATION = Predicate(
+    Interval(float, 0, MAX_DURATION, closed="right").accepts,
+    f"a number > 0 and <= {MAX_DURATION:g}",
+)

@@ -1,0 +1,96 @@
+"""Refuse points that cannot fit: a lower bound of a step's memory, counted on the meta device.
+
+Allocating a shape far past the machine's memory can take the process (or the machine)
+down instead of raising; a point whose *lower bound* already exceeds the memory there is
+is recorded as ``oom`` without running. The bound is what one step must hold at once:
+parameters, their gradients and two optimizer moments (Adam/LAMB), plus the input batch,
+counted on the workload's meta-device clone, so nothing is allocated. It never refuses a
+point that fits; points between the bound and the limit still fail as real OOMs.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from seqpoint.workloads import Signature, Workload
+
+__all__ = ["available_memory", "memory_refusal", "step_memory_lower_bound"]
+
+#: Copies of the parameters a training step holds: weights, gradients, two optimizer moments.
+STATE_COPIES = 4
+
+
+def available_memory(device: str) -> int | None:
+    """Bytes a step may use on ``device``: CUDA device memory, else available RAM (None if unknown)."""
+    if device.startswith("cuda"):
+        import torch
+
+        if not torch.cuda.is_available():
+            return None
+        index = torch.device(device).index or 0
+        return int(torch.cuda.mem_get_info(index)[1])
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return int(os.sysconf("SC_AVPHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _tensor_bytes(obj: Any) -> int:
+    if hasattr(obj, "numel") and hasattr(obj, "element_size"):
+        return int(obj.numel()) * int(obj.element_size())
+    if isinstance(obj, dict):
+        return sum(_tensor_bytes(v) for v in obj.values())
+    if isinstance(obj, list | tuple):
+        return sum(_tensor_bytes(v) for v in obj)
+    return 0
+
+
+def step_memory_lower_bound(clone: Any, signature: Signature) -> int:
+    """Bytes one training step of ``signature`` holds at least, from a meta-device clone.
+
+    Parameters
+    ----------
+    clone : TorchWorkload
+        The workload's ``counting_clone()`` (meta device: shapes only).
+    signature : tuple of int
+        ``(batch_size, seq_len, tgt_len[, sum_sq_len])``.
+    """
+    params = sum(_tensor_bytes(p) for p in clone.model.parameters())
+    return STATE_COPIES * params + _tensor_bytes(clone.make_batch(signature))
+
+
+def memory_refusal(workload: Workload, clone: Any, signature: Signature) -> str | None:
+    """The ``oom`` message for a point that cannot fit, or None when it may.
+
+    Parameters
+    ----------
+    workload : Workload
+        The workload to run (its ``device`` says where the memory is).
+    clone : TorchWorkload or None
+        Its meta-device clone; None (a user workload) refuses nothing.
+    signature : tuple of int
+    """
+    if clone is None:
+        return None
+    limit = available_memory(str(getattr(workload, "device", "cpu")))
+    if limit is None:
+        return None
+    try:
+        need = step_memory_lower_bound(clone, signature)
+    except Exception:  # a shape the model rejects fails in the real step, with its message
+        return None
+    if need <= limit:
+        return None
+    return (
+        f"not run: a step of {signature} needs at least {need / 2**30:.1f} GiB (parameters, "
+        f"gradients, optimizer state and inputs, counted on the meta device), more than the "
+        f"{limit / 2**30:.1f} GiB available on {getattr(workload, 'device', 'cpu')}."
+    )

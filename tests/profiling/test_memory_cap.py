@@ -1,0 +1,22 @@
+"""Issue 13: a point that cannot fit is recorded as ``oom`` without allocating."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("torch")
+
+from seqpoint.profiling import ProfileConfig, profile_points
+from seqpoint.workloads import load_workload
+
+
+def test_point_past_the_memory_is_refused_and_the_campaign_goes_on() -> None:
+    wl = load_workload("deepspeech2:tiny", {"threads": 1})
+    ms = profile_points(
+        wl, [(2, 40, 0), (1 << 24, 1 << 16, 0)], ProfileConfig(warmup=0, repeats=1), progress=False
+    )
+    ok, big = ms.measurements
+    assert ok.status == "ok"
+    assert big.status == "oom"
+    assert "counted on the meta device" in (big.message or "")
+    assert "GiB available on cpu" in (big.message or "")

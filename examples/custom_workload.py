@@ -1,6 +1,6 @@
 """A user workload for seqpoint: any model, as ``module:function``.
 
-    seqpoint profile SEQPOINTS.json --workload examples.custom_workload:build \
+    seqpoint profile SEQPOINTS.json --workload examples/custom_workload.py:build \
         --set hidden=64 -o MEASUREMENTS.json
 
 ``build(**overrides)`` returns an object with ``name``, ``config``,

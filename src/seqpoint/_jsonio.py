@@ -22,6 +22,8 @@ if TYPE_CHECKING:  # typing only: pydantic is imported where a file is validated
     from pydantic import BaseModel, ValidationError
 
 __all__ = [
+    "MAX_COUNT",
+    "MAX_LENGTH",
     "describe_validation_error",
     "parse_json",
     "read_json",
@@ -32,6 +34,12 @@ __all__ = [
 ]
 
 M = TypeVar("M", bound="BaseModel")
+
+#: Largest batch size, sequence length or iteration index a file may hold: below 2^31,
+#: so that products of two (tokens, padded tokens) cannot overflow int64.
+MAX_LENGTH = 2**31 - 1
+#: Largest token count or sum of squared lengths a file may hold (fits int64 with room).
+MAX_COUNT = 2**62
 
 #: Largest file read whole into memory; the contract's files are far smaller.
 MAX_TEXT_BYTES = 1 << 30
@@ -132,16 +140,43 @@ def _location(loc: Iterable[int | str]) -> str:
     return ".".join(str(part) for part in loc) or "top level"
 
 
+#: pydantic's messages for Python input, in the words of a JSON or TOML file.
+_MESSAGES = {
+    "model_type": "must be an object (a JSON object or TOML table)",
+    "model_attributes_type": "must be an object (a JSON object or TOML table)",
+    "dict_type": "must be an object (a JSON object or TOML table)",
+    "list_type": "must be a list",
+    "int_type": "must be an integer",
+    "float_type": "must be a number",
+    "string_type": "must be a string",
+    "bool_type": "must be true or false",
+    "finite_number": "must be a finite number",
+    "missing": "is required but missing",
+    "extra_forbidden": "is not a known field (check the spelling)",
+    "greater_than_equal": "must be >= {ge}",
+    "greater_than": "must be > {gt}",
+    "less_than_equal": "must be <= {le}",
+    "less_than": "must be < {lt}",
+    "string_too_short": "must not be empty",
+    "too_short": "must have at least {min_length} item(s)",
+    "too_long": "must have at most {max_length} item(s)",
+}
+
+
 def describe_validation_error(exc: ValidationError, *, source: str, fix: str) -> str:
     """The first error of a pydantic ``ValidationError`` as ``<file>: <location>: <what>; <fix>``."""
     errors = exc.errors(include_url=False)
     first = errors[0]
-    message = str(first["msg"])
+    template = _MESSAGES.get(first["type"])
+    ctx = first.get("ctx", {})
+    message = template.format(**ctx) if template is not None else str(first["msg"])
+    if first["type"] == "value_error":
+        message = str(ctx.get("error", message))
     value = first.get("input")
-    if first["type"] not in ("missing", "extra_forbidden") and not isinstance(value, dict | list):
+    if first["type"] not in ("missing", "extra_forbidden", "value_error") and not isinstance(value, dict | list):
         shown = repr(value)
         message += f" (got {shown[:60]}{'...' if len(shown) > 60 else ''})"
-    more = f" (and {len(errors) - 1} more problems)" if len(errors) > 1 else ""
+    more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
     return f"{source}: {_location(first['loc'])}: {message}{more}; {fix}"
 
 

@@ -105,18 +105,18 @@ def read_text(path: str | Path, *, what: str, made_by: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-def parse_json(text: str, *, source: str) -> Any:
+def parse_json(text: str, *, source: str, fix: str = "fix the file or write it again") -> Any:
     """Parse JSON text; syntax errors, deep nesting and huge integers are one line."""
     try:
         return json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
-        raise InputError(f"{source}: line {exc.lineno}: invalid JSON ({exc.msg}); fix the file or write it again.") from None
+        raise InputError(f"{source}: line {exc.lineno}: invalid JSON ({exc.msg}); {fix}.") from None
     except RecursionError:
-        raise InputError(f"{source}: JSON nested too deeply; this is not a seqpoint file.") from None
+        raise InputError(f"{source}: JSON nested too deeply; {fix}.") from None
     except ValueError as exc:
         # json raises a plain ValueError for an integer of more than 4300 digits and
         # for NaN/Infinity (via _reject_constant).
-        raise InputError(f"{source}: invalid JSON ({exc}); fix the file or write it again.") from None
+        raise InputError(f"{source}: invalid JSON ({exc}); {fix}.") from None
 
 
 def _reject_constant(name: str) -> float:

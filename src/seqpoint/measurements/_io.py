@@ -58,6 +58,6 @@ def parse_measurement(payload: str | dict[str, Any], *, source: str, fix: str) -
     """
     from seqpoint.measurements._schema import MeasurementSchema
 
-    data = parse_json(payload, source=source) if isinstance(payload, str) else payload
+    data = parse_json(payload, source=source, fix=fix) if isinstance(payload, str) else payload
     model = validate(MeasurementSchema, data, source=source, fix=fix)
     return Measurement(**model.model_dump())

@@ -101,7 +101,7 @@ def test_bad_files_are_one_line(data: Any, message: str, tmp_path: Path) -> None
         (b'{"workload": "w", "measurements": [{"batch_size": 1, "seq_len": 2, "metrics": {"time_s": 1e400}}]}',
          r"measurements\.0\.metrics\.time_s: must be a finite number \(got inf\)"),
         (b'{"workload": "w", "measurements": [{"batch_size": 1' + b"0" * 5000 + b"}]}", r"invalid JSON"),
-        (gzip.compress(b'{"workload": "w"}'), r"must be UTF-8 text; this is a gzip-compressed file"),
+        (gzip.compress(b'{"workload": "w"}', mtime=0), r"must be UTF-8 text; this is a gzip-compressed file"),
         ('{"workload": "w"}'.encode("utf-16"), r"must be UTF-8 text; this is UTF-16 text"),
         (b"\x00\xff\xfe binary", r"must be UTF-8 text"),
     ],

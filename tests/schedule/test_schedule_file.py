@@ -74,7 +74,7 @@ def test_bad_csv_is_one_line(rows: list[str], message: str, tmp_path: Path) -> N
 @pytest.mark.parametrize(
     ("raw", "message"),
     [
-        (gzip.compress(f"{HEADER}\n{GOOD[0]}\n".encode()), r"must be UTF-8 text; this is a gzip-compressed file"),
+        (gzip.compress(f"{HEADER}\n{GOOD[0]}\n".encode(), mtime=0), r"must be UTF-8 text; this is a gzip-compressed file"),
         (f"{HEADER}\n{GOOD[0]}\n".encode("utf-16"), r"UTF-16"),
         (b"", r"line 1 lacks column"),
     ],
@@ -92,7 +92,7 @@ def test_undecodable_csv(raw: bytes, message: str, tmp_path: Path) -> None:
         (b"{", r"s\.csv\.meta\.json: line 1: invalid JSON"),
         (b"[]", r"s\.csv\.meta\.json: top level: must be an object"),
         (b'{"packed": "false"}', r"s\.csv\.meta\.json: packed: must be true or false"),
-        (gzip.compress(b"{}"), r"gzip-compressed"),
+        (gzip.compress(b"{}", mtime=0), r"gzip-compressed"),
     ],
 )
 def test_bad_sidecar(sidecar: bytes, message: str, tmp_path: Path) -> None:

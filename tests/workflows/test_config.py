@@ -157,7 +157,7 @@ def test_config_values_are_strict(toml: str, match: str, tmp_path: Path) -> None
 @pytest.mark.parametrize(
     ("raw", "match"),
     [
-        (__import__("gzip").compress(b"[batching]\nepochs = 2\n"), r"must be UTF-8 text; this is a gzip-compressed file"),
+        (__import__("gzip").compress(b"[batching]\nepochs = 2\n", mtime=0), r"must be UTF-8 text; this is a gzip-compressed file"),
         ("[batching]\nepochs = 2\n".encode("utf-16"), r"UTF-16"),
     ],
 )

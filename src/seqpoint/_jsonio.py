@@ -1,26 +1,83 @@
-"""Reading and writing the JSON files of the command-line contract, with one error style."""
+"""The one reading boundary: text, JSON and schema validation with one error style.
+
+Every file seqpoint reads goes through :func:`read_text` (exists, is a file, is UTF-8)
+and, for JSON, :func:`read_json`; a parsed document is checked by a pydantic schema with
+:func:`validate`. Whatever goes wrong (a missing file, a gzipped or UTF-16 file, bad or
+too deeply nested JSON, a wrong type, a number out of its stated range) becomes one
+:class:`~seqpoint.exceptions.InputError` line: ``<file>: <location>: <what>; <fix>``.
+pydantic is imported only inside the functions that validate, to keep ``import
+seqpoint`` light.
+"""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from seqpoint.exceptions import InputError
 
-__all__ = ["read_json", "write_json"]
+if TYPE_CHECKING:  # typing only: pydantic is imported where a file is validated
+    from pydantic import BaseModel, ValidationError
+
+__all__ = [
+    "MAX_COUNT",
+    "MAX_LENGTH",
+    "describe_validation_error",
+    "parse_json",
+    "read_json",
+    "read_text",
+    "validate",
+    "write_json",
+    "write_text",
+]
+
+M = TypeVar("M", bound="BaseModel")
+
+#: Largest batch size, sequence length or iteration index a file may hold: below 2^31,
+#: so that products of two (tokens, padded tokens) cannot overflow int64.
+MAX_LENGTH = 2**31 - 1
+#: Largest token count or sum of squared lengths a file may hold (fits int64 with room).
+MAX_COUNT = 2**62
+
+#: Largest file read whole into memory; the contract's files are far smaller.
+MAX_TEXT_BYTES = 1 << 30
+
+
+def _encoding_hint(head: bytes) -> str:
+    """Name what a non-UTF-8 file most likely is, for the message."""
+    if head.startswith(b"\x1f\x8b"):
+        return "a gzip-compressed file; decompress it first (gunzip)"
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "UTF-16 text; save it as UTF-8"
+    if head.startswith(b"PK\x03\x04"):
+        return "a zip archive; extract it first"
+    return "not UTF-8 text; save it as UTF-8"
+
+
+def write_text(text: str, path: str | Path) -> Path:
+    """Write UTF-8 text, creating the parent folder; an ``OSError`` names the path."""
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        # A failed write or close (a full disk) carries no file name; the CLI's one
+        # line must name the path.
+        if exc.filename is None:
+            raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
+        raise
+    return path
 
 
 def write_json(data: Any, path: str | Path) -> Path:
     """Write ``data`` as indented JSON, creating the parent folder."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=2) + "\n")
-    return path
+    return write_text(json.dumps(data, indent=2) + "\n", path)
 
 
-def read_json(path: str | Path, *, what: str, made_by: str) -> Any:
-    """Parse a JSON file; a missing file or bad JSON is one :class:`InputError` line.
+def read_text(path: str | Path, *, what: str, made_by: str) -> str:
+    """Read a UTF-8 text file; anything else is one :class:`InputError` line.
 
     Parameters
     ----------
@@ -30,9 +87,118 @@ def read_json(path: str | Path, *, what: str, made_by: str) -> Any:
         The command that creates it ("seqpoint select"), for the fix.
     """
     path = Path(path)
-    if not path.is_file():
+    if path.is_dir():
+        raise InputError(f"{what} {path} is a folder; give the file (create it with '{made_by}').")
+    if not path.is_file() and not path.exists():
         raise InputError(f"{what} {path} does not exist; create it with '{made_by}'.")
+    with path.open("rb") as fh:
+        data = fh.read(MAX_TEXT_BYTES + 1)
+    if len(data) > MAX_TEXT_BYTES:
+        raise InputError(f"{path}: larger than {MAX_TEXT_BYTES >> 20} MiB; this is not a {what}.")
     try:
-        return json.loads(path.read_text())
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"{path}: byte {exc.start}: {what} must be UTF-8 text; this is {_encoding_hint(data[:4])}."
+        ) from None
+    # Universal newlines, as text mode would: CR-only files read as lines too.
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def parse_json(text: str, *, source: str, fix: str = "fix the file or write it again") -> Any:
+    """Parse JSON text; syntax errors, deep nesting and huge integers are one line."""
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
-        raise InputError(f"{path}: line {exc.lineno}: invalid JSON ({exc.msg}).") from None
+        raise InputError(f"{source}: line {exc.lineno}: invalid JSON ({exc.msg}); {fix}.") from None
+    except RecursionError:
+        raise InputError(f"{source}: JSON nested too deeply; {fix}.") from None
+    except ValueError as exc:
+        # json raises a plain ValueError for an integer of more than 4300 digits and
+        # for NaN/Infinity (via _reject_constant).
+        raise InputError(f"{source}: invalid JSON ({exc}); {fix}.") from None
+
+
+def _reject_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a number; every value must be finite")
+
+
+def read_json(path: str | Path, *, what: str, made_by: str) -> Any:
+    """Parse a JSON file; a missing, non-UTF-8 or malformed file is one :class:`InputError` line.
+
+    Parameters
+    ----------
+    what : str
+        What the file is ("SeqPoints file"), for the message.
+    made_by : str
+        The command that creates it ("seqpoint select"), for the fix.
+    """
+    return parse_json(read_text(path, what=what, made_by=made_by), source=str(path))
+
+
+def _location(loc: Iterable[int | str]) -> str:
+    return ".".join(str(part) for part in loc) or "top level"
+
+
+#: pydantic's messages for Python input, in the words of a JSON or TOML file.
+_MESSAGES = {
+    "model_type": "must be an object (a JSON object or TOML table)",
+    "model_attributes_type": "must be an object (a JSON object or TOML table)",
+    "dict_type": "must be an object (a JSON object or TOML table)",
+    "list_type": "must be a list",
+    "int_type": "must be an integer",
+    "float_type": "must be a number",
+    "string_type": "must be a string",
+    "bool_type": "must be true or false",
+    "finite_number": "must be a finite number",
+    "missing": "is required but missing",
+    "extra_forbidden": "is not a known field (check the spelling)",
+    "greater_than_equal": "must be >= {ge}",
+    "greater_than": "must be > {gt}",
+    "less_than_equal": "must be <= {le}",
+    "less_than": "must be < {lt}",
+    "string_too_short": "must not be empty",
+    "too_short": "must have at least {min_length} item(s)",
+    "too_long": "must have at most {max_length} item(s)",
+}
+
+
+def describe_validation_error(exc: ValidationError, *, source: str, fix: str) -> str:
+    """The first error of a pydantic ``ValidationError`` as ``<file>: <location>: <what>; <fix>``."""
+    errors = exc.errors(include_url=False)
+    first = errors[0]
+    template = _MESSAGES.get(first["type"])
+    ctx = first.get("ctx", {})
+    message = template.format(**ctx) if template is not None else str(first["msg"])
+    if first["type"] == "value_error":
+        message = str(ctx.get("error", message))
+    value = first.get("input")
+    if first["type"] not in ("missing", "extra_forbidden", "value_error") and not isinstance(value, dict | list):
+        shown = repr(value)
+        message += f" (got {shown[:60]}{'...' if len(shown) > 60 else ''})"
+    more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
+    return f"{source}: {_location(first['loc'])}: {message}{more}; {fix}"
+
+
+def validate(model: type[M], data: Any, *, source: str, fix: str) -> M:
+    """Validate parsed data against a pydantic schema; any error is one :class:`InputError` line.
+
+    Parameters
+    ----------
+    model : type of pydantic.BaseModel
+        The schema (strict, finite, bounded).
+    data : object
+        Parsed JSON or TOML.
+    source : str
+        The file, for the message.
+    fix : str
+        What to do about it ("create it with 'seqpoint select'").
+    """
+    from pydantic import ValidationError
+
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise InputError(describe_validation_error(exc, source=source, fix=fix)) from None
+    except RecursionError:
+        raise InputError(f"{source}: nested too deeply; {fix}") from None

@@ -188,3 +188,29 @@ def test_killed_campaign_resumes_and_measures_only_what_is_missing(tmp_path, mon
     assert len(measured) == len(set(measured)) == n - kept
     assert ms.complete and len(ms.measurements) == n
     assert len(MeasurementCache(path)) == n
+
+
+def test_corrupt_rows_and_files_are_one_line(tmp_path: Path) -> None:
+
+    from seqpoint.cache import MeasurementCache
+    from seqpoint.exceptions import InputError
+    from seqpoint.measurements import Measurement
+
+    cache = MeasurementCache(tmp_path / "c.sqlite")
+    key = cache.key("w", {}, {}, (2, 5, 0), {})
+    cache.put(key, Measurement(iteration=0, batch_size=2, seq_len=5, metrics={"time_s": 1.0}), workload="w")
+    con = sqlite3.connect(tmp_path / "c.sqlite")
+    con.execute("UPDATE measurements SET measurement = '{junk', signature = 'x'")
+    con.commit()
+    con.close()
+    with pytest.raises(InputError, match=r"row [0-9a-f]{16}: line 1: invalid JSON.*seqpoint cache clear"):
+        cache.get(key)
+    with pytest.raises(InputError, match=r"row [0-9a-f]{16}: .*seqpoint cache clear"):
+        cache.list()
+    other = tmp_path / "other.sqlite"
+    con = sqlite3.connect(other)
+    con.execute("CREATE TABLE measurements (a TEXT)")
+    con.commit()
+    con.close()
+    with pytest.raises(InputError, match=r"not a seqpoint measurement cache or is damaged"):
+        len(MeasurementCache(other)) + len(MeasurementCache(other).list())

@@ -51,7 +51,7 @@ def test_schedule_parquet_token_budget_parallel(tmp_path: Path) -> None:
 
 def test_schedule_csv_with_sample_rate_and_flags(tmp_path: Path) -> None:
     lengths = tmp_path / "l.csv.gz"
-    lengths.write_bytes(gzip.compress(b"path,samples\na,16000\nb,32000\nc,8000\nd,1600\n"))
+    lengths.write_bytes(gzip.compress(b"path,samples\na,16000\nb,32000\nc,8000\nd,1600\n", mtime=0))
     out = tmp_path / "s.csv"
     rc = main(
         ["schedule", str(lengths), "--column", "samples", "--sample-rate", "16000", "--policy", "sorted",
@@ -104,7 +104,7 @@ def bad_files(tmp: Path) -> dict[str, list[str]]:
         return str(p)
 
     broken = tmp / "broken.csv.gz"
-    broken.write_bytes(gzip.compress(b"length\n" + b"12\n" * 500)[:20])  # truncated stream
+    broken.write_bytes(gzip.compress(b"length\n" + b"12\n" * 500, mtime=0)[:20])  # truncated stream
     out = str(tmp / "o.csv")
     base = ["--policy", "fixed", "-o", out]
     return {

@@ -26,7 +26,7 @@ from seqpoint.traces import (
 
 def write(path: Path, text: str | bytes, *, gz: bool = False) -> Path:
     data = text.encode() if isinstance(text, str) else text
-    path.write_bytes(gzip.compress(data) if gz else data)
+    path.write_bytes(gzip.compress(data, mtime=0) if gz else data)
     return path
 
 
@@ -67,7 +67,7 @@ def test_csv_missing_file(tmp_path: Path) -> None:
 
 
 def test_csv_broken_gzip(tmp_path: Path) -> None:
-    p = write(tmp_path / "a.csv.gz", gzip.compress(b"length\n1\n2\n")[:15])
+    p = write(tmp_path / "a.csv.gz", gzip.compress(b"length\n1\n2\n", mtime=0)[:15])
     with pytest.raises(InputError, match=r"cannot be decompressed.*truncated or corrupt"):
         read_csv_lengths(p)
 

@@ -1,4 +1,5 @@
 import tomllib
+from pathlib import Path
 
 import pytest
 
@@ -123,3 +124,51 @@ def test_profile_section_is_the_harness_config_plus_the_cache():
     assert sec.harness == ProfileConfig(warmup=1, repeats=3, timer="cpu",
                                         metrics=("time", "flops", "breakdown", "memory"))
     assert type(sec.harness) is ProfileConfig
+
+
+@pytest.mark.parametrize(
+    ("toml", "match"),
+    [
+        ('[profile]\nuse_cache = "false"\n', r"'use_cache' parameter of \[profile\] must be true or false\. Got 'false'"),
+        ("[report]\nplots = -1\n", r"'plots' parameter of \[report\] must be true or false\. Got -1"),
+        ("[batching]\npolicy = []\n", r"'policy' parameter of \[batching\] must be a str\. Got \[\]"),
+        ("[workload]\nname = 5\n", r"'name' parameter of \[workload\] must be a str\. Got 5"),
+        ("[batching]\nepochs = 1.5\n", r"'epochs' parameter of \[batching\] must be an int >= 1 \(at most 10,000\)\. Got 1\.5"),
+        ("[batching]\nepochs = true\n", r"'epochs' parameter of \[batching\] must be an int"),
+        ("[batching]\nepochs = 1_000_000_000\n", r"must be an int >= 1 \(at most 10,000\)\. Got 1000000000"),
+        ("[batching]\nepochs = 1e29\n", r"must be an int >= 1 \(at most 10,000\)"),
+        ('[batching]\nparams = "x"\n', r"'params' parameter of \[batching\] must be a table"),
+        ('[workload]\nset = "x"\n', r"'set' parameter of \[workload\] must be a table"),
+        ("[profile]\ncache = 5\n", r"'cache' parameter of \[profile\] must be a non-empty path"),
+        ('[report]\nout = "a\\u0000b"\n', r"'out' parameter of \[report\] must be a non-empty path without NUL"),
+        ("name = 5\n", r"'name' of .* must be a non-empty string"),
+        ("[validation]\nepochs = 100000\n", r"'epochs' parameter of \[validation\] must be an int >= 1 \(at most 10,000\) or None"),
+        ("a = " + "[" * 100_000, r"invalid TOML|nested too deeply"),
+    ],
+)
+def test_config_values_are_strict(toml: str, match: str, tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text(toml)
+    with pytest.raises(ConfigError, match=match) as info:
+        load_config(path)
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("raw", "match"),
+    [
+        (__import__("gzip").compress(b"[batching]\nepochs = 2\n", mtime=0), r"must be UTF-8 text; this is a gzip-compressed file"),
+        ("[batching]\nepochs = 2\n".encode("utf-16"), r"UTF-16"),
+    ],
+)
+def test_config_must_be_utf8(raw: bytes, match: str, tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    path.write_bytes(raw)
+    with pytest.raises(ConfigError, match=match):
+        load_config(path)
+
+
+def test_config_with_cr_line_ends_reads(tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    path.write_bytes(b"[batching]\repochs = 2\r")
+    assert load_config(path).batching.epochs == 2

@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from seqpoint._config import config_hash
+from seqpoint._jsonio import parse_json
 from seqpoint.exceptions import InputError
-from seqpoint.measurements import Measurement
+from seqpoint.measurements import Measurement, parse_measurement
 
 __all__ = ["CacheEntry", "MeasurementCache", "default_cache_path"]
 
@@ -102,8 +103,29 @@ class MeasurementCache:
             con.execute(f"PRAGMA busy_timeout={int(self.timeout_s * 1000)}")
             con.execute("PRAGMA synchronous=NORMAL")
             yield con
+        except sqlite3.DatabaseError as exc:
+            # Junk after the header page or a table of another schema surfaces only here.
+            raise InputError(
+                f"Cache {self.path} is not a seqpoint measurement cache or is damaged ({exc}); "
+                "run 'seqpoint cache clear' or give another path with --cache."
+            ) from None
         finally:
             con.close()
+
+    def _row(self, key: str, payload: str) -> Measurement:
+        """A row's measurement, checked by the MEASUREMENTS.json schema of one point."""
+        fix = "the row is corrupt: run 'seqpoint cache clear' (or delete the file) and measure again"
+        return parse_measurement(payload, source=f"{self.path}: row {key[:16]}", fix=fix)
+
+    def _signature(self, key: str, payload: str) -> tuple[int, ...]:
+        fix = "the row is corrupt: run 'seqpoint cache clear' (or delete the file) and measure again"
+        sig = parse_json(payload, source=f"{self.path}: row {key[:16]}", fix=fix) if isinstance(payload, str) else None
+        if not isinstance(sig, list) or not all(isinstance(v, int) and not isinstance(v, bool) for v in sig):
+            raise InputError(
+                f"{self.path}: row {key[:16]}: signature {str(payload)[:40]!r} is not a list of integers; "
+                "the row is corrupt: run 'seqpoint cache clear' (or delete the file) and measure again."
+            )
+        return tuple(sig)
 
     @staticmethod
     def key(
@@ -129,7 +151,7 @@ class MeasurementCache:
             row = con.execute(
                 "SELECT measurement FROM measurements WHERE key = ?", (key,)
             ).fetchone()
-        return None if row is None else Measurement.from_dict(json.loads(row[0]))
+        return None if row is None else self._row(key, row[0])
 
     def put(
         self,
@@ -180,10 +202,10 @@ class MeasurementCache:
             CacheEntry(
                 key=r[0],
                 workload=r[1],
-                signature=tuple(json.loads(r[2])),
+                signature=self._signature(r[0], r[2]),
                 status=r[3],
                 created=float(r[4]),
-                measurement=Measurement.from_dict(json.loads(r[5])),
+                measurement=self._row(r[0], r[5]),
             )
             for r in rows
         ]

@@ -1,18 +1,32 @@
 """The typer application and the one error policy of the command line.
 
-Every command module registers itself on :data:`app`. :func:`main` runs it and turns
-any user-caused error into one line on stderr and exit status 2, never a traceback.
+Every command module registers itself on :data:`app`. :func:`main` runs it and keeps
+the error policy of the command-line contract:
+
+- a user-caused error (bad flag, bad file, an output that cannot be written) is one
+  line on stderr and exit status 2;
+- anything else is a bug: one line naming the file the traceback was written to,
+  exit status 1, never a raw traceback;
+- Ctrl-C is exit status 130, and finished measurements stay in the cache.
 """
 
 from __future__ import annotations
 
+import errno
+import os
 import sys
+import tempfile
+import time
+import traceback
 from collections.abc import Sequence
+from pathlib import Path
 
 import click
 import typer
 from rich.console import Console
+from typer import _click as typer_click
 
+from seqpoint.cache import default_cache_path
 from seqpoint.exceptions import SeqPointError
 
 __all__ = ["app", "console", "err_console", "fail", "main"]
@@ -30,35 +44,122 @@ app = typer.Typer(
 console = Console(highlight=False)
 err_console = Console(stderr=True, highlight=False)
 
+# typer 0.29 vendors its own click (``typer._click``) and raises its exceptions, not the
+# separate ``click`` package's; catch both so a typer upgrade or downgrade cannot turn a
+# usage error back into a traceback.
+_CLICK_ERRORS: tuple[type[Exception], ...] = (
+    typer_click.exceptions.ClickException,
+    click.exceptions.ClickException,
+)
+_NO_ARGS: tuple[type[Exception], ...] = (
+    typer_click.exceptions.NoArgsIsHelpError,
+    click.exceptions.NoArgsIsHelpError,
+)
+_ABORT: tuple[type[BaseException], ...] = (
+    typer.Abort,
+    click.exceptions.Abort,
+    KeyboardInterrupt,
+)
+_INTERRUPTED = "seqpoint: interrupted; finished measurements are kept in the cache."
+
+
+def _one_line(text: str) -> str:
+    """Collapse a message onto one line: the contract is one stderr line per error."""
+    return " ".join(str(text).split())
+
 
 def fail(message: str) -> None:
     """Print one error line and exit with status 2."""
-    err_console.print(f"seqpoint: error: {message}", markup=False, highlight=False, soft_wrap=True)
+    err_console.print(f"seqpoint: error: {_one_line(message)}", markup=False, highlight=False, soft_wrap=True)
     raise SystemExit(2)
 
 
+def _usage_message(exc: Exception) -> str:
+    ctx = getattr(exc, "ctx", None)
+    message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+    if getattr(exc, "exit_code", 2) != 2 and ctx is None:
+        return message
+    name = ctx.command_path if ctx is not None else "seqpoint"
+    message = message.rstrip()
+    if not message.endswith((".", ")")):
+        message += "."
+    return f"{message} Run '{name} --help'."
+
+
+def _os_message(exc: OSError) -> str:
+    """Name the path and the fix of an ``OSError``; outputs are the usual cause."""
+    path = exc.filename if exc.filename is not None else "output"
+    if isinstance(exc, FileNotFoundError):
+        return f"{path}: no such file or folder; check the path."
+    if isinstance(exc, IsADirectoryError):
+        return f"{path} is a folder; give a file."
+    if isinstance(exc, NotADirectoryError):
+        return f"{path}: a part of this path is a file, not a folder; choose another path."
+    if isinstance(exc, FileExistsError):
+        return f"{path} exists and is not a folder; remove it or choose another path."
+    if isinstance(exc, PermissionError):
+        return f"{path}: permission denied; choose a writable location."
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return f"{path}: no space left on the device; free space or choose another location."
+    reason = exc.strerror or str(exc)
+    return f"{path}: cannot read or write ({reason}); check the path or choose another location."
+
+
+def _crash_folder() -> Path:
+    """Beside the cache when it is writable, else the system's temporary folder."""
+    folder = default_cache_path().parent / "crashes"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        if os.access(folder, os.W_OK):
+            return folder
+    except OSError:
+        pass
+    return Path(tempfile.gettempdir())
+
+
+def _report_internal_error(exc: BaseException) -> None:
+    """One line for a bug, with the full traceback in a file the user can attach."""
+    text = "".join(traceback.format_exception(exc))
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    where = "nowhere (no writable folder)"
+    for folder in (_crash_folder(), Path(tempfile.gettempdir())):
+        try:
+            fd, name = tempfile.mkstemp(prefix=f"seqpoint-crash-{stamp}-", suffix=".txt", dir=folder)
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text)
+            where = name
+            break
+        except OSError:
+            continue
+    message = _one_line(f"seqpoint: internal error: {type(exc).__name__}: {exc} "
+                        f"(traceback written to {where}; please report it)")
+    err_console.print(message, markup=False, highlight=False, soft_wrap=True)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Console-script entry point."""
+    """Console-script entry point: run the app under the error policy above."""
     args = list(sys.argv[1:] if argv is None else argv)
     try:
         rv = app(args=args, prog_name="seqpoint", standalone_mode=False)
-    except click.exceptions.UsageError as exc:
-        name = exc.ctx.command_path if exc.ctx else "seqpoint"
-        hint = f" Run '{name} --help'."
-        fail(exc.format_message() + hint)
-    except click.exceptions.Abort:
-        err_console.print("seqpoint: interrupted; finished measurements are kept in the cache.")
+    except SystemExit:
+        raise
+    except _NO_ARGS as exc:
+        err_console.print(exc.format_message(), markup=False, highlight=False)  # type: ignore[attr-defined]
+        raise SystemExit(2) from None
+    except _CLICK_ERRORS as exc:
+        fail(_usage_message(exc))
+    except _ABORT:
+        err_console.print(_INTERRUPTED)
         raise SystemExit(130) from None
     except SeqPointError as exc:
         fail(str(exc))
-    except FileNotFoundError as exc:
-        fail(f"{exc.filename}: no such file; check the path.")
-    except IsADirectoryError as exc:
-        fail(f"{exc.filename} is a directory; give a file.")
-    except PermissionError as exc:
-        fail(f"{exc.filename}: permission denied; choose a writable location.")
-    except KeyboardInterrupt:
-        err_console.print("seqpoint: interrupted; finished measurements are kept in the cache.")
-        raise SystemExit(130) from None
+    except OSError as exc:
+        fail(_os_message(exc))
+    except Exception as exc:  # a bug: one line and a traceback file, never a raw traceback
+        _report_internal_error(exc)
+        raise SystemExit(1) from None
     code = rv if isinstance(rv, int) else 0
+    if code == 130:
+        # typer turns Ctrl-C inside a command into a silent exit code 130.
+        err_console.print(_INTERRUPTED)
     return code

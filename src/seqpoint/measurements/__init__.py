@@ -9,6 +9,7 @@ from seqpoint.measurements._environment import (
     environment_manifest,
     workload_device_type,
 )
+from seqpoint.measurements._io import parse_measurement, read_measurements, write_measurements
 from seqpoint.measurements._metrics import (
     BOOKKEEPING,
     BREAKDOWN_PREFIX,
@@ -33,13 +34,7 @@ from seqpoint.measurements._metrics import (
     time_metric,
     unit_of,
 )
-from seqpoint.measurements._records import (
-    Measurement,
-    Measurements,
-    Status,
-    read_measurements,
-    write_measurements,
-)
+from seqpoint.measurements._records import Measurement, Measurements, Status
 
 __all__ = [
     "BOOKKEEPING",
@@ -64,6 +59,7 @@ __all__ = [
     "is_peak",
     "is_projectable",
     "is_spread",
+    "parse_measurement",
     "projectable_values",
     "read_measurements",
     "spread_of",

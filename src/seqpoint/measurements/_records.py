@@ -1,15 +1,13 @@
-"""Measurement records and the MEASUREMENTS.json format (torch-free)."""
+"""Measurement records (torch-free); the file format is in ``_io`` and ``_schema``."""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any, Literal
 
-from seqpoint._jsonio import read_json, write_json
 from seqpoint.exceptions import InputError
 
-__all__ = ["Measurement", "Measurements", "Status", "read_measurements", "write_measurements"]
+__all__ = ["Measurement", "Measurements", "Status"]
 
 Status = Literal["ok", "oom", "error"]
 
@@ -115,13 +113,3 @@ class Measurements:
                 "create it with 'seqpoint profile'."
             ) from None
 
-
-def write_measurements(ms: Measurements, path: str | Path) -> Path:
-    """Write MEASUREMENTS.json."""
-    return write_json(ms.to_dict(), path)
-
-
-def read_measurements(path: str | Path) -> Measurements:
-    """Read MEASUREMENTS.json."""
-    data = read_json(path, what="Measurements file", made_by="seqpoint profile")
-    return Measurements.from_dict(data, source=str(path))

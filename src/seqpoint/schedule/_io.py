@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from seqpoint._jsonio import parse_json, read_json, read_text, write_text
 from seqpoint.exceptions import InputError
 from seqpoint.schedule._schedule import COLUMNS, IterationSchedule
 
@@ -37,7 +40,20 @@ def write_schedule(schedule: IterationSchedule, path: str | Path) -> Path:
             f"Cannot write a schedule to {path}: use a .csv or .parquet file name."
         )
     data = np.stack([schedule.columns()[c] for c in COLUMNS], axis=1)
-    with path.open("w") as fh:
+    try:
+        _write_csv(data, path)
+    except OSError as exc:
+        # A failed write or close (a full disk) carries no file name; the CLI names it.
+        if exc.filename is None:
+            raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
+        raise
+    if schedule.meta:
+        write_text(json.dumps(schedule.meta, indent=2, default=str), _meta_path(path))
+    return path
+
+
+def _write_csv(data: np.ndarray, path: Path) -> None:
+    with path.open("w", encoding="utf-8") as fh:
         fh.write(_HEADER + "\n")
         # One formatted block is ~10x faster than np.savetxt's per-row formatting.
         fmt = ",".join(["%d"] * len(COLUMNS)) + "\n"
@@ -45,31 +61,78 @@ def write_schedule(schedule: IterationSchedule, path: str | Path) -> Path:
         for lo in range(0, data.shape[0], chunk):
             block = data[lo : lo + chunk]
             fh.write((fmt * block.shape[0]) % tuple(block.ravel()))
-    if schedule.meta:
-        _meta_path(path).write_text(json.dumps(schedule.meta, indent=2, default=str))
-    return path
 
 
 def read_schedule(path: str | Path) -> IterationSchedule:
-    """Read a schedule written by :func:`write_schedule` (or any CSV with the contract header)."""
+    """Read and check a schedule written by :func:`write_schedule` (or any CSV with the
+    contract header).
+
+    Raises
+    ------
+    InputError
+        The file is missing, not UTF-8, has a non-integer column, or breaks the
+        schedule contract (see :mod:`seqpoint.schedule._schema`); one line naming the
+        file, the line or row, and the fix.
+    """
+    from seqpoint.schedule._schema import check_columns, check_meta
+
     path = Path(path)
+    if path.is_dir():
+        raise InputError(f"Schedule file {path} is a folder; give the .csv or .parquet file.")
     if not path.is_file():
         raise InputError(f"Schedule file {path} does not exist; create it with 'seqpoint schedule'.")
     if path.suffix.lower() == ".parquet":
-        import pyarrow.parquet as pq
+        cols, meta = _read_parquet(path)
+        check_columns(cols, source=str(path), row_label=lambda i: f"row {i}")
+    else:
+        cols = _read_csv(path)
+        check_columns(cols, source=str(path), row_label=lambda i: f"line {i + 2}")
+        meta_file = _meta_path(path)
+        meta = read_json(meta_file, what="Schedule sidecar", made_by="seqpoint schedule") if meta_file.is_file() else {}
+        source = str(meta_file)
+    if path.suffix.lower() == ".parquet":
+        source = f"{path}: metadata 'seqpoint'"
+    return IterationSchedule(**cols, meta=check_meta(meta, source=source))
 
-        try:
-            table = pq.read_table(path)
-        except Exception as exc:  # pyarrow raises several unrelated types
-            raise InputError(f"Cannot read Parquet schedule {path}: {exc}") from None
-        missing = [c for c in COLUMNS if c not in table.column_names]
-        if missing:
-            raise InputError(f"Schedule {path} lacks column(s) {', '.join(missing)}.")
-        raw_meta = (table.schema.metadata or {}).get(b"seqpoint", b"{}")
-        cols = {c: table.column(c).to_numpy() for c in COLUMNS}
-        return IterationSchedule(**cols, meta=json.loads(raw_meta))
-    with path.open() as fh:
-        header = fh.readline().strip()
+
+def _read_parquet(path: Path) -> tuple[dict[str, np.ndarray], Any]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(path)
+    except Exception as exc:  # pyarrow raises several unrelated types
+        raise InputError(f"Cannot read Parquet schedule {path}: {_one_line(exc)}") from None
+    missing = [c for c in COLUMNS if c not in table.column_names]
+    if missing:
+        raise InputError(f"Schedule {path} lacks column(s) {', '.join(missing)}.")
+    if table.num_rows == 0:
+        raise InputError(f"{path} has no rows; the schedule is empty.")
+    cols = {}
+    for c in COLUMNS:
+        column = table.column(c)
+        if not pa.types.is_integer(column.type):
+            raise InputError(
+                f"{path}: column {c!r} has type {column.type}; every schedule column must be "
+                "an integer. Write the schedule again with 'seqpoint schedule'."
+            )
+        if column.null_count:
+            raise InputError(f"{path}: column {c!r} has {column.null_count} empty value(s); every row needs a value.")
+        arr = column.to_numpy()
+        if arr.dtype == np.uint64 and arr.size and int(arr.max()) > np.iinfo(np.int64).max:
+            raise InputError(f"{path}: column {c!r} holds values beyond int64.")
+        cols[c] = arr.astype(np.int64)
+    raw_meta = (table.schema.metadata or {}).get(b"seqpoint", b"{}")
+    try:
+        text = raw_meta.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: metadata 'seqpoint' is not UTF-8 text; write the schedule again.") from None
+    return cols, parse_json(text, source=f"{path}: metadata 'seqpoint'")
+
+
+def _read_csv(path: Path) -> dict[str, np.ndarray]:
+    text = read_text(path, what="Schedule file", made_by="seqpoint schedule")
+    header, _, body = text.partition("\n")
     names = [h.strip() for h in header.split(",")]
     missing = [c for c in COLUMNS if c not in names]
     if missing:
@@ -78,12 +141,15 @@ def read_schedule(path: str | Path) -> IterationSchedule:
             f"a schedule CSV starts with the header {_HEADER}."
         )
     try:
-        data = np.loadtxt(path, delimiter=",", skiprows=1, dtype=np.int64, ndmin=2)
-    except ValueError as exc:
-        raise InputError(f"{path}: {exc}; every schedule value must be an integer.") from None
+        data = np.loadtxt(io.StringIO(body), delimiter=",", dtype=np.int64, ndmin=2)
+    except (ValueError, OverflowError) as exc:
+        raise InputError(f"{path}: {_one_line(exc)}; every schedule value must be an integer.") from None
     if data.shape[0] == 0:
         raise InputError(f"{path} has a header but no rows; the schedule is empty.")
-    cols = {c: data[:, names.index(c)] for c in COLUMNS}
-    meta_file = _meta_path(path)
-    meta = json.loads(meta_file.read_text()) if meta_file.is_file() else {}
-    return IterationSchedule(**cols, meta=meta)
+    if data.shape[1] != len(names):
+        raise InputError(f"{path}: rows have {data.shape[1]} values but the header names {len(names)} columns.")
+    return {c: data[:, names.index(c)] for c in COLUMNS}
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())[:300]

@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from seqpoint._jsonio import read_json, write_json
+from seqpoint._jsonio import read_json, validate, write_json
 from seqpoint.exceptions import InputError
 
 __all__ = ["SeqPoint", "SeqPoints", "read_seqpoints", "write_seqpoints"]
@@ -111,6 +111,22 @@ def write_seqpoints(points: SeqPoints, path: str | Path) -> Path:
 
 
 def read_seqpoints(path: str | Path) -> SeqPoints:
-    """Read a SEQPOINTS.json file."""
+    """Read and validate a SEQPOINTS.json file.
+
+    Raises
+    ------
+    InputError
+        The file is missing, not UTF-8, not JSON, or breaks the schema (a wrong type,
+        a length out of range, a non-finite or negative weight, weights that do not sum
+        to ``n_iterations``); one line naming the file, the field and the fix.
+    """
+    from seqpoint.selection._schema import SeqPointsSchema
+
     data = read_json(path, what="SeqPoints file", made_by="seqpoint select")
-    return SeqPoints.from_dict(data, source=str(path))
+    model = validate(SeqPointsSchema, data, source=str(path), fix="create it again with 'seqpoint select'")
+    return SeqPoints(
+        method=model.method,
+        n_iterations=model.n_iterations,
+        points=tuple(SeqPoint(**p.model_dump()) for p in model.points),
+        meta=model.meta,
+    )

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from seqpoint._config import from_dict, parse_set
-from seqpoint.exceptions import ConfigError
+from seqpoint._jsonio import read_text
+from seqpoint.exceptions import ConfigError, InputError
 from seqpoint.workflows._sections import (
     BatchingSection,
     LengthsSection,
@@ -70,7 +71,12 @@ class RunConfig:
                     f"Unknown key {key!r} in {where}. Valid keys: {', '.join(sections)}."
                 )
             if key == "name":
-                kwargs[key] = str(value)
+                if not isinstance(value, str) or not value or "\x00" in value:
+                    raise ConfigError(
+                        f"The 'name' of {where} must be a non-empty string without NUL "
+                        f"characters. Got {value!r}."
+                    )
+                kwargs[key] = value
                 continue
             if not isinstance(value, dict):
                 raise ConfigError(f"[{key}] in {where} must be a table, got {value!r}.")
@@ -97,12 +103,18 @@ _SECTION_TYPES: dict[str, type] = {
 def load_config(path: str | Path) -> RunConfig:
     """Read a run config TOML; errors name the file, the line or key, and the fix."""
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise ConfigError(f"Config file {path} does not exist; see configs/ for examples.")
     try:
-        data = tomllib.loads(path.read_text())
+        text = read_text(path, what="Config file", made_by="an editor; see configs/ for examples")
+    except InputError as exc:
+        raise ConfigError(str(exc)) from None
+    try:
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: invalid TOML: {exc}.") from None
+        raise ConfigError(f"{path}: invalid TOML: {' '.join(str(exc).split())}.") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: TOML nested too deeply; this is not a run config.") from None
     return RunConfig.from_dict(data, where=str(path))
 
 

@@ -14,7 +14,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from seqpoint._params import Boolean, Constraint, Interval, TypeOf, check_params
+from seqpoint._jsonio import MAX_LENGTH
+from seqpoint._params import Boolean, Constraint, Interval, Predicate, TypeOf, check_params
 from seqpoint.exceptions import ConfigError
 from seqpoint.profiling import ProfileConfig
 
@@ -31,6 +32,20 @@ __all__ = [
 _STR = TypeOf(str, "a str")
 _TABLE = TypeOf(dict, "a table")
 _NAMES = TypeOf((tuple, list), "a list of names")
+#: Most epochs a run replays or validates: beyond, the replay would run for hours.
+MAX_EPOCHS = 10_000
+
+
+def _bounded_int(high: int) -> Predicate:
+    """An int >= 1 with a stated ceiling, worded so the lower bound reads first."""
+    return Predicate(
+        lambda v: isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= high,
+        f"an int >= 1 (at most {high:,})",
+    )
+
+
+_EPOCHS = _bounded_int(MAX_EPOCHS)
+_PATH = Predicate(lambda v: isinstance(v, str) and v != "" and "\x00" not in v, "a non-empty path without NUL characters")
 
 
 @contextmanager
@@ -103,7 +118,7 @@ class BatchingSection:
 
     _section_constraints: ClassVar[dict[str, list[Constraint]]] = {
         "policy": [_STR],
-        "epochs": [Interval(int, 1)],
+        "epochs": [_EPOCHS],
         "seed": [Interval(int, 0)],
         "params": [_TABLE],
     }
@@ -225,7 +240,7 @@ class ProfileSection(ProfileConfig):
     """Read and write the measurement cache."""
 
     _section_constraints: ClassVar[dict[str, list[Constraint]]] = {
-        "cache": [_STR, None],
+        "cache": [_PATH, None],
         "use_cache": [Boolean("true or false")],
     }
 
@@ -258,9 +273,9 @@ class ValidationSection:
     selection error and the in-sequence overhead that isolated profiling cannot see."""
 
     _section_constraints: ClassVar[dict[str, list[Constraint]]] = {
-        "epochs": [Interval(int, 1), None],
-        "max_iterations": [Interval(int, 1), None],
-        "runs": [Interval(int, 1)],
+        "epochs": [_EPOCHS, None],
+        "max_iterations": [Interval(int, 1, MAX_LENGTH), None],
+        "runs": [_bounded_int(1000)],
         "baselines": [_NAMES],
         "steady_truth": [Boolean("true or false")],
     }
@@ -287,7 +302,7 @@ class ReportSection:
     """Write ``report.html``."""
 
     _section_constraints: ClassVar[dict[str, list[Constraint]]] = {
-        "out": [_STR, None],
+        "out": [_PATH, None],
         "plots": [Boolean("true or false")],
         "html": [Boolean("true or false")],
     }

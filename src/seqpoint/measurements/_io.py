@@ -1,0 +1,63 @@
+"""Reading and writing MEASUREMENTS.json and single measurement payloads.
+
+Reading validates against :mod:`seqpoint.measurements._schema` (imported here, inside
+the functions, so that pydantic loads only when a file is read); every problem is one
+:class:`~seqpoint.exceptions.InputError` line naming the file, the field and the fix.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from seqpoint._jsonio import parse_json, read_json, validate, write_json
+from seqpoint.measurements._records import Measurement, Measurements
+
+__all__ = ["parse_measurement", "read_measurements", "write_measurements"]
+
+_FIX = "create it again with 'seqpoint profile'"
+
+
+def write_measurements(ms: Measurements, path: str | Path) -> Path:
+    """Write MEASUREMENTS.json."""
+    return write_json(ms.to_dict(), path)
+
+
+def read_measurements(path: str | Path) -> Measurements:
+    """Read and validate MEASUREMENTS.json.
+
+    Raises
+    ------
+    InputError
+        The file is missing, not UTF-8, not JSON, or breaks the schema (wrong type, a
+        non-finite or negative value, an unknown status, a metric missing at one ok point).
+    """
+    from seqpoint.measurements._schema import MeasurementsSchema
+
+    data = read_json(path, what="Measurements file", made_by="seqpoint profile")
+    model = validate(MeasurementsSchema, data, source=str(path), fix=_FIX)
+    return Measurements(
+        workload=model.workload,
+        config=model.config,
+        environment=model.environment,
+        measurements=tuple(Measurement(**m.model_dump()) for m in model.measurements),
+    )
+
+
+def parse_measurement(payload: str | dict[str, Any], *, source: str, fix: str) -> Measurement:
+    """Validate one measurement given as JSON text or a parsed dict (a cache row's payload).
+
+    Parameters
+    ----------
+    payload : str or dict
+        The measurement, as :meth:`Measurement.to_dict` wrote it.
+    source : str
+        Where it came from, for the message (``cache.sqlite: row 3f2a...``).
+    fix : str
+        What to do about a bad one.
+    """
+    from seqpoint.measurements._schema import MeasurementSchema
+
+    data = parse_json(payload, source=source, fix=fix) if isinstance(payload, str) else payload
+    model = validate(MeasurementSchema, data, source=source, fix=fix)
+    return Measurement(**model.model_dump())

@@ -1,0 +1,66 @@
+"""The schema of MEASUREMENTS.json and of one measurement (a cache row's payload).
+
+Strict types (no ``1.5`` → 1, no ``true`` → 1), finite non-negative metric values, a
+status of exactly ``ok``/``oom``/``error``, lengths below
+:data:`~seqpoint._jsonio.MAX_LENGTH`. A projectable metric present at some ok points
+but missing at another is an error naming that point: ``seqpoint project`` would
+otherwise drop it from the table without a word. Imported only by the readers, so
+``import seqpoint`` does not load pydantic.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from seqpoint._jsonio import MAX_COUNT, MAX_LENGTH
+from seqpoint.measurements._metrics import is_projectable
+from seqpoint.measurements._records import Status
+
+__all__ = ["MeasurementSchema", "MeasurementsSchema"]
+
+#: A metric value: a finite number >= 0 (seconds, FLOPs, bytes, counts).
+Value = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+
+
+class MeasurementSchema(BaseModel):
+    """One entry of ``measurements`` (and the payload of one cache row)."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+    iteration: int = Field(default=-1, ge=-1, le=MAX_LENGTH)
+    batch_size: int = Field(ge=1, le=MAX_LENGTH)
+    seq_len: int = Field(ge=1, le=MAX_LENGTH)
+    tgt_len: int = Field(default=0, ge=0, le=MAX_LENGTH)
+    sum_sq_len: int | None = Field(default=None, ge=0, le=MAX_COUNT)
+    status: Status = "ok"
+    message: str = ""
+    metrics: dict[str, Value] = {}
+    breakdown_s: dict[str, Value] = {}
+    samples: dict[str, list[Value]] = {}
+
+
+class MeasurementsSchema(BaseModel):
+    """A whole MEASUREMENTS.json."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+    workload: str = Field(min_length=1)
+    config: dict[str, Any] = {}
+    environment: dict[str, Any] = {}
+    measurements: list[MeasurementSchema]
+
+    @model_validator(mode="after")
+    def _same_metrics_at_every_ok_point(self) -> MeasurementsSchema:
+        ok = [(i, m) for i, m in enumerate(self.measurements) if m.status == "ok"]
+        present = {k for _, m in ok for k in m.metrics if is_projectable(k)}
+        for i, m in ok:
+            missing = sorted(present - set(m.metrics))
+            if missing:
+                raise ValueError(
+                    f"metric {missing[0]!r} is missing at point {i} (iteration {m.iteration}) "
+                    "but present at other ok points, so it cannot be projected; profile that "
+                    "point again or remove the metric from every point"
+                )
+        return self

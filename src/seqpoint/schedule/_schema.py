@@ -1,0 +1,102 @@
+"""The contract of a schedule file: integer columns, stated bounds, consistent rows.
+
+A schedule read from a file is checked once, here, column by column (vectorised: a run
+may have millions of rows), and its ``.meta.json`` sidecar by a pydantic schema.
+Limits: batch sizes and lengths in ``[1, 2^31)`` (``tgt_len`` may be 0), so that
+``batch_size * (seq_len + tgt_len)`` cannot overflow int64; iterations strictly
+increasing; epochs ``>= 0`` and non-decreasing; ``0 <= tokens <= padded_tokens =
+batch_size * (seq_len + tgt_len)``; ``sum_sq_len`` in ``[0, 2^62]``. Imported only by
+the readers, so that ``import seqpoint`` does not load pydantic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from pydantic import BaseModel, ConfigDict
+
+from seqpoint._jsonio import MAX_COUNT, MAX_LENGTH, validate
+from seqpoint.exceptions import InputError
+
+__all__ = ["ScheduleMetaSchema", "check_columns", "check_meta"]
+
+_FIX = "write the schedule again with 'seqpoint schedule'"
+
+IntArray = NDArray[np.int64]
+
+#: Column → (lowest, highest) value a file may hold.
+_BOUNDS: dict[str, tuple[int, int]] = {
+    "iteration": (0, MAX_LENGTH),
+    "epoch": (0, MAX_LENGTH),
+    "batch_size": (1, MAX_LENGTH),
+    "seq_len": (1, MAX_LENGTH),
+    "tgt_len": (0, MAX_LENGTH),
+    "tokens": (0, MAX_COUNT),
+    "padded_tokens": (1, MAX_COUNT),
+    "sum_sq_len": (0, MAX_COUNT),
+}
+
+
+class ScheduleMetaSchema(BaseModel):
+    """The ``.meta.json`` sidecar (and a Parquet file's ``seqpoint`` metadata): free-form
+    provenance, except for the keys the code reads."""
+
+    model_config = ConfigDict(strict=True, extra="allow")
+
+    packed: bool = False
+    policy: str | None = None
+
+
+def check_meta(data: Any, *, source: str) -> dict[str, Any]:
+    """Validate parsed sidecar metadata; returns it unchanged (no defaults added)."""
+    validate(ScheduleMetaSchema, data, source=source, fix=f"fix or delete it, or {_FIX}")
+    return dict(data)
+
+
+def check_columns(cols: Mapping[str, IntArray], *, source: str, row_label: Callable[[int], str]) -> None:
+    """Check a file's schedule columns; the first bad row is one :class:`InputError` line.
+
+    Parameters
+    ----------
+    cols : mapping of str to ndarray of shape (n_iterations,)
+        Every column of :data:`~seqpoint.schedule.COLUMNS`, int64.
+    source : str
+        The file, for the message.
+    row_label : callable
+        Row index → how the message names it (``line 7`` for CSV, ``row 5`` for Parquet).
+    """
+
+    def fail(rows: NDArray[np.bool_], what: str) -> None:
+        i = int(np.flatnonzero(rows)[0])
+        raise InputError(
+            f"{source}: {row_label(i)} (iteration {int(cols['iteration'][i])}): {what}; {_FIX}."
+        )
+
+    for name, (low, high) in _BOUNDS.items():
+        col = cols[name]
+        bad = (col < low) | (col > high)
+        if bad.any():
+            value = int(col[np.flatnonzero(bad)[0]])
+            fail(bad, f"{name} must be in [{low}, {high}] (got {value})")
+    it, ep = cols["iteration"], cols["epoch"]
+    if it.shape[0] > 1:
+        step = np.diff(it) <= 0
+        if step.any():
+            fail(np.concatenate([[False], step]), "iterations must be strictly increasing and unique")
+        back = np.diff(ep) < 0
+        if back.any():
+            fail(np.concatenate([[False], back]), "epochs must not decrease")
+    # Bounded above, so the product fits in uint64 without wrapping.
+    width = cols["seq_len"].astype(np.uint64) + cols["tgt_len"].astype(np.uint64)
+    expected = cols["batch_size"].astype(np.uint64) * width
+    wrong = expected != cols["padded_tokens"].astype(np.uint64)
+    if wrong.any():
+        i = int(np.flatnonzero(wrong)[0])
+        fail(wrong, f"padded_tokens must be batch_size*(seq_len+tgt_len) = {int(expected[i])} "
+                    f"(got {int(cols['padded_tokens'][i])})")
+    over = cols["tokens"] > cols["padded_tokens"]
+    if over.any():
+        fail(over, "tokens must not exceed padded_tokens")

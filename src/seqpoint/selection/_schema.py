@@ -1,0 +1,49 @@
+"""The schema of SEQPOINTS.json: strict, finite, bounded, weights summing to the run.
+
+Imported only by :func:`~seqpoint.selection.read_seqpoints`, so that ``import
+seqpoint`` does not load pydantic.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from seqpoint._jsonio import MAX_COUNT, MAX_LENGTH
+
+__all__ = ["SeqPointSchema", "SeqPointsSchema"]
+
+
+class SeqPointSchema(BaseModel):
+    """One entry of ``points``."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+    iteration: int = Field(ge=0, le=MAX_LENGTH)
+    batch_size: int = Field(ge=1, le=MAX_LENGTH)
+    seq_len: int = Field(ge=1, le=MAX_LENGTH)
+    tgt_len: int = Field(default=0, ge=0, le=MAX_LENGTH)
+    sum_sq_len: int | None = Field(default=None, ge=0, le=MAX_COUNT)
+    weight: float = Field(ge=0, le=MAX_LENGTH, allow_inf_nan=False)
+
+
+class SeqPointsSchema(BaseModel):
+    """A whole SEQPOINTS.json."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+    method: str = Field(default="unknown", min_length=1)
+    n_iterations: int = Field(ge=1, le=MAX_LENGTH)
+    points: list[SeqPointSchema] = Field(min_length=1)
+    meta: dict[str, Any] = {}
+
+    @model_validator(mode="after")
+    def _weights_count_the_run(self) -> SeqPointsSchema:
+        total = sum(p.weight for p in self.points)
+        if abs(total - self.n_iterations) > 1e-6 * max(1, self.n_iterations):
+            raise ValueError(
+                f"SeqPoint weights sum to {total:g} but n_iterations is {self.n_iterations}; "
+                "weights must count the iterations each point represents"
+            )
+        return self

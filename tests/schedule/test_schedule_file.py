@@ -1,0 +1,125 @@
+"""Schedule files: round trips, and one InputError line for every kind of bad CSV or Parquet."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from seqpoint.exceptions import InputError
+from seqpoint.schedule import COLUMNS, IterationSchedule, read_schedule, write_schedule
+
+HEADER = ",".join(COLUMNS)
+#       iteration,epoch,batch_size,seq_len,tgt_len,tokens,padded_tokens,sum_sq_len
+GOOD = ["0,0,2,5,0,9,10,50", "1,0,2,7,1,12,16,98", "2,1,1,3,0,3,3,9"]
+
+
+def csv(tmp_path: Path, rows: list[str], *, header: str = HEADER, newline: str = "\n") -> Path:
+    path = tmp_path / "s.csv"
+    path.write_bytes(newline.join([header, *rows, ""]).encode())
+    return path
+
+
+def test_csv_round_trip_with_sidecar(tmp_path: Path) -> None:
+    sched = IterationSchedule.from_columns(
+        {"batch_size": np.array([2, 4]), "seq_len": np.array([5, 9]), "epoch": np.array([0, 1])},
+        meta={"policy": "fixed", "packed": False, "params": {"batch_size": 2}},
+    )
+    back = read_schedule(write_schedule(sched, tmp_path / "s.csv"))
+    assert back.equals(sched) and back.meta == sched.meta
+
+
+def test_parquet_round_trip(tmp_path: Path) -> None:
+    pytest.importorskip("pyarrow")
+    sched = IterationSchedule.from_columns({"batch_size": np.array([2, 4]), "seq_len": np.array([5, 9])},
+                                           meta={"policy": "sorted"})
+    back = read_schedule(write_schedule(sched, tmp_path / "s.parquet"))
+    assert back.equals(sched) and back.meta == {"policy": "sorted"}
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+def test_every_line_end_reads(newline: str, tmp_path: Path) -> None:
+    sched = read_schedule(csv(tmp_path, GOOD, newline=newline))
+    assert sched.seq_len.tolist() == [5, 7, 3]
+
+
+BAD: list[tuple[str, list[str], str]] = [
+    ("float", ["0,0,2,5,0,9,10,50", "1,0,1.5,7,1,12,16,98"], r"every schedule value must be an integer"),
+    ("string", ["0,0,2,five,0,9,10,50"], r"every schedule value must be an integer"),
+    ("beyond int64", ["0,0,2,5,0,9,10,99999999999999999999"], r"must be an integer"),
+    ("zero batch", ["0,0,0,5,0,0,0,0"], r"line 2 \(iteration 0\): batch_size must be in \[1, 2147483647\] \(got 0\)"),
+    ("length 2^62", [f"0,0,2,{2**62},0,9,10,50"], r"seq_len must be in \[1, 2147483647\]"),
+    ("negative epoch", ["0,-1,2,5,0,9,10,50"], r"epoch must be in \[0, "),
+    ("reversed", [GOOD[1], GOOD[0]], r"line 3 \(iteration 0\): iterations must be strictly increasing and unique"),
+    ("duplicate", [GOOD[0], GOOD[0]], r"line 3 \(iteration 0\): iterations must be strictly increasing"),
+    ("epoch goes back", ["0,1,2,5,0,9,10,50", "1,0,2,5,0,9,10,50"], r"line 3 \(iteration 1\): epochs must not decrease"),
+    ("tokens over padded", ["0,0,2,5,0,11,10,50"], r"tokens must not exceed padded_tokens"),
+    ("padded wrong", ["0,0,2,5,0,9,12,50"], r"padded_tokens must be batch_size\*\(seq_len\+tgt_len\) = 10 \(got 12\)"),
+    ("padded zero", ["0,0,2,5,0,0,0,50"], r"padded_tokens must be in \[1, "),
+    ("ragged", ["0,0,2,5,0,9,10"], r"must be an integer|rows have"),
+]
+
+
+@pytest.mark.parametrize(("rows", "message"), [b[1:] for b in BAD], ids=[b[0] for b in BAD])
+def test_bad_csv_is_one_line(rows: list[str], message: str, tmp_path: Path) -> None:
+    path = csv(tmp_path, rows)
+    with pytest.raises(InputError, match=message) as info:
+        read_schedule(path)
+    assert str(info.value).startswith(str(path)) and "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        (gzip.compress(f"{HEADER}\n{GOOD[0]}\n".encode(), mtime=0), r"must be UTF-8 text; this is a gzip-compressed file"),
+        (f"{HEADER}\n{GOOD[0]}\n".encode("utf-16"), r"UTF-16"),
+        (b"", r"line 1 lacks column"),
+    ],
+)
+def test_undecodable_csv(raw: bytes, message: str, tmp_path: Path) -> None:
+    path = tmp_path / "s.csv"
+    path.write_bytes(raw)
+    with pytest.raises(InputError, match=message):
+        read_schedule(path)
+
+
+@pytest.mark.parametrize(
+    ("sidecar", "message"),
+    [
+        (b"{", r"s\.csv\.meta\.json: line 1: invalid JSON"),
+        (b"[]", r"s\.csv\.meta\.json: top level: must be an object"),
+        (b'{"packed": "false"}', r"s\.csv\.meta\.json: packed: must be true or false"),
+        (gzip.compress(b"{}", mtime=0), r"gzip-compressed"),
+    ],
+)
+def test_bad_sidecar(sidecar: bytes, message: str, tmp_path: Path) -> None:
+    path = csv(tmp_path, GOOD)
+    (tmp_path / "s.csv.meta.json").write_bytes(sidecar)
+    with pytest.raises(InputError, match=message):
+        read_schedule(path)
+
+
+def test_folder_is_not_a_schedule(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="is a folder"):
+        read_schedule(tmp_path)
+
+
+def test_parquet_string_column_and_metadata(tmp_path: Path) -> None:
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    cols = {c: [0] for c in COLUMNS} | {"batch_size": [1], "seq_len": [2], "padded_tokens": [2]}
+    table = pa.table(cols | {"seq_len": ["2"]})
+    pq.write_table(table, tmp_path / "s.parquet")
+    with pytest.raises(InputError, match=r"column 'seq_len' has type string; every schedule column must be an integer"):
+        read_schedule(tmp_path / "s.parquet")
+    table = pa.table(cols).replace_schema_metadata({"seqpoint": json.dumps([1])})
+    pq.write_table(table, tmp_path / "m.parquet")
+    with pytest.raises(InputError, match=r"metadata 'seqpoint': top level: must be an object"):
+        read_schedule(tmp_path / "m.parquet")
+    (tmp_path / "junk.parquet").write_bytes(b"PAR1 junk")
+    with pytest.raises(InputError, match=r"Cannot read Parquet schedule"):
+        read_schedule(tmp_path / "junk.parquet")

@@ -21,7 +21,6 @@ from seqpoint.cli import main
 #: Schedule/SEQPOINTS/MEASUREMENTS/cache readers and usage errors are schema-validated by
 #: issue 13 part A (another branch); until both are merged those commands may still crash.
 #: Remove this marker once part A is in.
-PART_A = pytest.mark.xfail(reason="file schemas of issue 13 part A not merged yet", strict=False)
 
 #: Seconds one case may take before it counts as a hang.
 CASE_TIMEOUT = 20
@@ -155,7 +154,6 @@ def test_schedule_float_flags_fuzz(tmp_path: Path, capsys: pytest.CaptureFixture
     check(["schedule", src, *pol, flag, value, "-o", str(tmp_path / "s.csv")], capsys)
 
 
-@PART_A
 @FUZZ
 @given(body=csv_bodies(), k=NUMBERS, method=st.sampled_from(["seqpoint", "random", "stride", "simpoint"]))
 def test_select_fuzz(tmp_path: Path, capsys: pytest.CaptureFixture[str], body: bytes, k: int, method: str) -> None:
@@ -164,7 +162,6 @@ def test_select_fuzz(tmp_path: Path, capsys: pytest.CaptureFixture[str], body: b
     check(["select", sched, "-k", str(k), "--method", method, "-o", str(tmp_path / "p.json")], capsys)
 
 
-@PART_A
 @FUZZ
 @given(points=seqpoints_bodies(), measurements=seqpoints_bodies())
 def test_project_fuzz(tmp_path: Path, capsys: pytest.CaptureFixture[str], points: bytes, measurements: bytes) -> None:
@@ -173,7 +170,6 @@ def test_project_fuzz(tmp_path: Path, capsys: pytest.CaptureFixture[str], points
     check(["project", sched, write(tmp_path, "p.json", points), write(tmp_path, "m.json", measurements)], capsys)
 
 
-@PART_A
 @FUZZ
 @given(body=st.one_of(st.binary(max_size=200), st.just(b"SQLite format 3\x00" + b"\x00" * 100)))
 def test_cache_fuzz(tmp_path: Path, capsys: pytest.CaptureFixture[str], body: bytes) -> None:

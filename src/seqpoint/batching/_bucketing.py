@@ -166,8 +166,8 @@ class DynamicBucketPolicy(BatchingPolicy):
     """Padded duration budget per batch, in the lengths' unit (e.g. 20000 frames = 200 s)."""
     max_cuts: int | None = None
     """Most samples per batch (lhotse ``max_cuts``); at least one of the two limits is needed."""
-    num_buckets: int = 30
-    """Buckets of about equal total duration (lhotse default: 30)."""
+    num_buckets: int = 10
+    """Buckets of about equal total duration (lhotse 1.33 `DynamicBucketingSampler` default: 10)."""
     drop_last: bool = False
     """Drop each bucket's final partial batch every epoch."""
     pad_to_multiple_of: int = 1

@@ -140,12 +140,13 @@ def _read_csv(path: Path) -> dict[str, np.ndarray]:
             f"{path}: line 1 lacks column(s) {', '.join(missing)}; "
             f"a schedule CSV starts with the header {_HEADER}."
         )
+    if not body.strip():
+        # np.loadtxt would warn on stderr before returning nothing: say it in one line.
+        raise InputError(f"{path} has a header but no rows; the schedule is empty.")
     try:
         data = np.loadtxt(io.StringIO(body), delimiter=",", dtype=np.int64, ndmin=2)
     except (ValueError, OverflowError) as exc:
         raise InputError(f"{path}: {_one_line(exc)}; every schedule value must be an integer.") from None
-    if data.shape[0] == 0:
-        raise InputError(f"{path} has a header but no rows; the schedule is empty.")
     if data.shape[1] != len(names):
         raise InputError(f"{path}: rows have {data.shape[1]} values but the header names {len(names)} columns.")
     return {c: data[:, names.index(c)] for c in COLUMNS}

@@ -214,3 +214,10 @@ def test_corrupt_rows_and_files_are_one_line(tmp_path: Path) -> None:
     con.close()
     with pytest.raises(InputError, match=r"not a seqpoint measurement cache or is damaged"):
         len(MeasurementCache(other)) + len(MeasurementCache(other).list())
+
+
+def test_an_empty_file_is_not_taken_for_a_cache(tmp_path) -> None:
+    empty = tmp_path / "typo.sqlite"
+    empty.write_bytes(b"")
+    with pytest.raises(InputError, match="is an empty file, not a seqpoint measurement cache"):
+        MeasurementCache(empty)

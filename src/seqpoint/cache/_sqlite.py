@@ -84,6 +84,7 @@ class MeasurementCache:
             )
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.timeout_s = float(timeout_s)
+        self._refuse_empty_file()
         try:
             with self._connect() as con:
                 con.execute("PRAGMA journal_mode=WAL")
@@ -93,6 +94,22 @@ class MeasurementCache:
                 f"Cache {self.path} is not a seqpoint measurement cache ({exc}); "
                 "delete it or give another path with --cache."
             ) from None
+
+    def _refuse_empty_file(self, grace_s: float = 2.0) -> None:
+        """A file that exists but stays empty is not a cache (a typo'd ``--cache`` path).
+
+        SQLite writes its header as soon as the creating process sets the schema, so an
+        empty file that another seqpoint process is creating at this very moment fills
+        within milliseconds; only one still empty after ``grace_s`` is refused.
+        """
+        deadline = time.monotonic() + grace_s
+        while self.path.is_file() and self.path.stat().st_size == 0:
+            if time.monotonic() >= deadline:
+                raise InputError(
+                    f"Cache {self.path} is an empty file, not a seqpoint measurement cache; "
+                    "delete it (seqpoint creates the cache itself) or give another path with --cache."
+                )
+            time.sleep(0.05)
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:

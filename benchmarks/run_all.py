@@ -17,7 +17,10 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-BENCHMARKS = ("bench_batching", "bench_selection", "bench_profiling", "bench_in_sequence", "paper_table")
+BENCHMARKS = (
+    "bench_batching", "bench_selection", "bench_profiling", "bench_in_sequence", "bench_fuzz",
+    "bench_sweep", "paper_table",
+)
 
 
 def main() -> int:

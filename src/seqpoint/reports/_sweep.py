@@ -159,7 +159,7 @@ def print_sweep(console: Console, result: SweepView) -> None:
     for row in body:
         table.add_row(*(row[i] for i in keep), style=None if row[6] == "ok" else "red")
     console.print(table)
-    console.print(_stats_line(result), markup=False, highlight=False)
+    console.print(_stats_line(result), markup=False, highlight=False, soft_wrap=True)
 
 
 def write_sweep_csv(result: SweepView, path: str | Path) -> Path:

@@ -206,6 +206,8 @@ def _product(axes: Any, where: str) -> list[tuple[str, dict[str, Any]]]:
     if not isinstance(axes, dict):
         raise ConfigError(f"{where}: [axes] must be a table of section.key = [values].")
     flat = _flatten(axes)
+    if not flat:  # the product of no axes would be one unnamed configuration
+        return []
     for key, values in flat.items():
         if not isinstance(values, list):
             raise ConfigError(f"{where}: axis {key!r} must be a list of values. Got {values!r}.")

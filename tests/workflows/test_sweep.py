@@ -162,3 +162,9 @@ def test_local_sweep_records_a_failed_configuration_and_goes_on(tmp_path: Path) 
     again = sweep(spec, LocalExecutor(), out=tmp_path / "run2", progress=False)
     assert (again.stats.measured, again.stats.cached) == (2, 2)
     assert again.configs[0].measurements == res.configs[0].measurements
+
+
+@pytest.mark.parametrize("name", ["sweep-ds2-precision-width.toml", "sweep-gnmt-options.toml"])
+def test_example_sweeps_load(name: str) -> None:
+    spec = load_sweep(Path(__file__).resolve().parents[2] / "configs" / name)
+    assert len(spec.configurations) >= 4 and spec.configurations[0].name == "base"

@@ -15,6 +15,16 @@ from seqpoint.reports._plots import (
     plot_length_histogram,
 )
 from seqpoint.reports._summaries import print_run, print_speedup, print_validation
+from seqpoint.reports._sweep import (
+    SweepConfigView,
+    SweepView,
+    plot_sweep,
+    print_sweep,
+    sweep_section,
+    sweep_table,
+    write_sweep_csv,
+    write_sweep_report,
+)
 from seqpoint.reports._tables import (
     Rows,
     baselines_table,
@@ -42,6 +52,8 @@ __all__ = [
     "Rows",
     "RunView",
     "Section",
+    "SweepConfigView",
+    "SweepView",
     "ValidationView",
     "baselines_table",
     "breakdown_table",
@@ -57,6 +69,7 @@ __all__ = [
     "plot_cost_vs_length",
     "plot_error_vs_k",
     "plot_length_histogram",
+    "plot_sweep",
     "points_table",
     "print_histogram",
     "print_measurements",
@@ -66,10 +79,15 @@ __all__ = [
     "print_selection",
     "print_seqpoints",
     "print_speedup",
+    "print_sweep",
     "print_validation",
     "projection_table",
     "render",
+    "sweep_section",
+    "sweep_table",
     "write_html_report",
     "write_run_report",
+    "write_sweep_csv",
+    "write_sweep_report",
     "write_validation_report",
 ]

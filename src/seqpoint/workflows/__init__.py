@@ -44,12 +44,23 @@ from seqpoint.workflows._stages import (
     open_cache,
     validation_schedule,
 )
+from seqpoint.workflows._sweep import (
+    EXECUTORS,
+    ConfigResult,
+    SweepResult,
+    make_executor,
+    run_sweep,
+    sweep,
+)
+from seqpoint.workflows._sweep_config import SweepConfig, SweepEntry, load_sweep, sweep_from_dict
 from seqpoint.workflows._validate import EXACT_METRICS, ValidationResult, exact_costs, validate
 
 __all__ = [
     "EXACT_METRICS",
+    "EXECUTORS",
     "BatchingSection",
     "Campaign",
+    "ConfigResult",
     "LengthsSection",
     "ProfileSection",
     "ReportSection",
@@ -58,6 +69,9 @@ __all__ = [
     "RunResult",
     "SelectionSection",
     "SpeedupResult",
+    "SweepConfig",
+    "SweepEntry",
+    "SweepResult",
     "ValidationResult",
     "ValidationSection",
     "WorkloadSection",
@@ -69,14 +83,19 @@ __all__ = [
     "exact_costs",
     "load_config",
     "load_lengths",
+    "load_sweep",
+    "make_executor",
     "make_workload",
     "measure",
     "open_cache",
     "run",
     "run_demo",
+    "run_sweep",
     "speedup_between",
     "speedup_configs",
     "start_campaign",
+    "sweep",
+    "sweep_from_dict",
     "validate",
     "validation_schedule",
 ]

@@ -1,0 +1,42 @@
+"""``seqpoint sweep``: many configurations on one run's SeqPoints, serially or on Ray."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from seqpoint.cli._app import app, console
+from seqpoint.reports import print_sweep
+from seqpoint.workflows import run_sweep
+
+__all__ = ["sweep_cmd"]
+
+
+@app.command("sweep")
+def sweep_cmd(
+    sweep_file: Annotated[Path, typer.Argument(help="Sweep TOML: a base run config and a grid "
+                                                    "of overrides (see configs/sweep-*.toml).")],
+    executor: Annotated[str | None, typer.Option(
+        "--executor", help="local (serial, this process) or ray; default ray with --address, "
+                           "else local.")] = None,
+    address: Annotated[str | None, typer.Option(
+        "--address", help="Ray cluster address (host:port, ray://host:port or auto); "
+                          "default: start a local Ray.")] = None,
+    num_cpus: Annotated[int | None, typer.Option(
+        "--num-cpus", min=1, help="CPUs of the local Ray (default: all).")] = None,
+    out: Annotated[Path | None, typer.Option("-o", "--out", help="Run folder (default runs/NAME-TIME).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+) -> None:
+    """Profile every configuration of a sweep on shared SeqPoints; print the speedup matrix."""
+    name = executor or ("ray" if address is not None else "local")
+    result = run_sweep(sweep_file, executor=name, address=address, num_cpus=num_cpus, out=out,
+                       progress=not (quiet or as_json), console=console)
+    if as_json:
+        print(json.dumps(result.to_dict(), indent=2, default=str))
+        return
+    print_sweep(console, result)
+    console.print(f"Run folder: [bold]{result.folder.path}[/]")

@@ -1,0 +1,299 @@
+"""``seqpoint sweep``: many configurations measured on one run's SeqPoints, through an executor.
+
+The schedule is replayed and the SeqPoints chosen once, from the base configuration. One
+:class:`~seqpoint.executors.Job` per distinct configuration goes to the executor (serial
+or Ray; the driver alone reads and writes the cache, so cached pairs are skipped and an
+interrupted sweep resumes; failed points are recorded and the sweep goes on). Every
+configuration is then projected on the shared :class:`~seqpoint.projection.ScheduleModel`
+and compared with the base: ``speedup = T_base / T_config``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from seqpoint.exceptions import ConfigError, InputError
+from seqpoint.executors import Executor, Job, LocalExecutor, RayExecutor, SweepStats
+from seqpoint.measurements import (
+    RUN_TIME,
+    STEADY_TIME,
+    Measurements,
+    environment_manifest,
+    write_measurements,
+)
+from seqpoint.projection import Projection, ScheduleModel, Speedup
+from seqpoint.schedule import IterationSchedule, write_schedule
+from seqpoint.selection import SeqPoints, write_seqpoints
+from seqpoint.workflows._folder import RunFolder
+from seqpoint.workflows._stages import build_schedule, choose_points, load_lengths, open_cache
+from seqpoint.workflows._sweep_config import SweepConfig, SweepEntry, load_sweep
+
+__all__ = ["EXECUTORS", "ConfigResult", "SweepResult", "make_executor", "run_sweep", "sweep"]
+
+#: Executor names of ``seqpoint sweep --executor``.
+EXECUTORS = ("local", "ray")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConfigResult:
+    """One configuration of a sweep: its measurements, projection and speedup over the base."""
+
+    name: str
+    """Configuration name (``base`` for the reference)."""
+    overrides: dict[str, Any]
+    """Dotted ``section.key`` to the value set on the base."""
+    measurements: Measurements
+    """Its measurements of the shared SeqPoints."""
+    projection: Projection | None
+    """The projected run; None when every point failed."""
+    speedup: Speedup | None
+    """``T_base / T_config`` of the sweep's time metric; None without one (or a projection)."""
+
+    @property
+    def n_failed(self) -> int:
+        """SeqPoints whose measurement failed (OOM or error)."""
+        return sum(not m.ok for m in self.measurements.measurements)
+
+    @property
+    def complete(self) -> bool:
+        """Every SeqPoint measured, in this configuration and (for the speedup) in the base."""
+        ok = self.projection is not None and self.projection.complete
+        return ok and (self.speedup is None or self.speedup.complete)
+
+    def to_dict(self) -> dict[str, Any]:
+        """One entry of ``configs`` in ``seqpoint sweep --json``."""
+        p, s = self.projection, self.speedup
+        return {
+            "name": self.name,
+            "overrides": dict(self.overrides),
+            "projected": dict(p.totals) if p else {},
+            "interval": {k: [lo, hi] for k, (lo, hi) in p.interval.items()} if p else {},
+            "speedup": s.value if s else None,
+            "speedup_interval": list(s.interval) if s else None,
+            "complete": self.complete,
+            "failed": self.n_failed,
+        }
+
+
+@dataclass(frozen=True, kw_only=True)
+class SweepResult:
+    """Everything a sweep produced, and where it was written."""
+
+    spec: SweepConfig
+    """The sweep (base and grid)."""
+    folder: RunFolder
+    """Where the outputs are."""
+    schedule: IterationSchedule
+    """The shared replayed run."""
+    seqpoints: SeqPoints
+    """The shared SeqPoints."""
+    configs: tuple[ConfigResult, ...]
+    """The base first, then the grid in file order."""
+    time_metric: str | None
+    """Time metric projected and compared (``run_time_s`` or ``time_s``); None without time."""
+    executor: str
+    """``local`` or ``ray``."""
+    stats: SweepStats
+    """What the executor did (pairs, cached, measured, tasks, probes)."""
+    failed: int
+    """Distinct (configuration, signature) pairs that failed."""
+    wall_s: float
+    """Wall time of profiling, seconds."""
+
+    @property
+    def run_stats(self) -> dict[str, float]:
+        """The executor's figures and the profiling wall time, as plain numbers."""
+        return {"pairs": self.stats.pairs, "measured": self.stats.measured,
+                "cached": self.stats.cached, "failed": self.failed, "tasks": self.stats.tasks,
+                "probes": self.stats.probes, "wall_s": self.wall_s}
+
+    def to_dict(self) -> dict[str, Any]:
+        """What ``sweep.json`` and ``seqpoint sweep --json`` hold."""
+        return {
+            "name": self.spec.name,
+            "configs": [c.to_dict() for c in self.configs],
+            "n_iterations": len(self.schedule),
+            "n_points": len(self.seqpoints),
+            "time_metric": self.time_metric,
+            "executor": self.executor,
+            "stats": self.run_stats,
+        }
+
+
+def make_executor(name: str, *, address: str | None = None, num_cpus: int | None = None) -> Executor:
+    """The executor ``--executor name`` names (``address`` and ``num_cpus`` are Ray's)."""
+    if name not in EXECUTORS:
+        raise ConfigError(f"Unknown executor {name!r}. Valid executors: {', '.join(EXECUTORS)}.")
+    if name == "local":
+        if address is not None or num_cpus is not None:
+            raise ConfigError("--address and --num-cpus apply to the Ray executor; add --executor ray.")
+        return LocalExecutor()
+    return RayExecutor(address=address, num_cpus=num_cpus)
+
+
+def run_sweep(
+    path: str | Path, *, executor: str = "local", address: str | None = None,
+    num_cpus: int | None = None, out: str | Path | None = None, progress: bool = True,
+    console: Console | None = None,
+) -> SweepResult:
+    """Load the sweep file at ``path`` and run it on the named executor.
+
+    A Ray executor connects before the schedule is replayed (an unreachable address fails
+    at once) and a local Ray it started is shut down at the end.
+    """
+    spec = load_sweep(path)
+    ex = make_executor(executor, address=address, num_cpus=num_cpus)
+    if not isinstance(ex, RayExecutor):
+        return sweep(spec, ex, out=out, progress=progress, console=console)
+    with ex:
+        ex.connect()
+        return sweep(spec, ex, out=out, progress=progress, console=console)
+
+
+def sweep(
+    spec: SweepConfig, executor: Executor | None = None, *, out: str | Path | None = None,
+    progress: bool = True, console: Console | None = None,
+) -> SweepResult:
+    """Measure every configuration of ``spec`` on the base's SeqPoints and project each.
+
+    Parameters
+    ----------
+    spec : SweepConfig
+    executor : Executor, optional
+        Where the points are measured (default: :class:`~seqpoint.executors.LocalExecutor`).
+    out : path, optional
+        Run folder (default: the base's ``[report] out``, else ``runs/<name>-<time>``). It
+        gets ``config.toml`` (the base), ``sweep_spec.json``, ``schedule.csv``,
+        ``seqpoints.json``, ``environment.json``, ``measurements_<NN>-<name>.json`` per
+        configuration, ``sweep.json``, ``sweep.csv`` and, per ``[report]``, ``sweep.png``
+        and ``report.html``.
+    """
+    from seqpoint.reports import plot_sweep, write_sweep_csv, write_sweep_report
+
+    executor = executor or LocalExecutor()
+    base = spec.base
+    folder = RunFolder.new(spec.name, str(out) if out is not None else base.report.out)
+    folder.write_text("config.toml", base.to_toml())
+    folder.write_json("sweep_spec.json", spec.to_dict())
+    lengths = load_lengths(base.lengths)
+    schedule = build_schedule(base.batching, lengths)
+    write_schedule(schedule, folder.file("schedule.csv"))
+    _, seqpoints = choose_points(base.selection, schedule)
+    write_seqpoints(seqpoints, folder.file("seqpoints.json"))
+    folder.write_json("environment.json", environment_manifest())
+
+    entries = spec.configurations
+    jobs, job_of = _jobs(entries, seqpoints)
+    cache = open_cache(base.profile)
+    before = len(cache) if cache is not None else 0
+    t0 = time.perf_counter()
+    results = executor.profile(jobs, cache=cache, progress=progress, console=console)
+    wall_s = time.perf_counter() - t0
+    failed = sum(len({m.signature for m in ms.measurements if not m.ok}) for ms in results)
+    stats = getattr(executor, "last_stats", None)
+    if not isinstance(stats, SweepStats):
+        n_sigs = len({p.signature for p in seqpoints.points})
+        stats = _counted_stats(len(jobs) * n_sigs, len(jobs), failed,
+                               None if cache is None else len(cache) - before)
+
+    measured = [results[job_of[i]] for i in range(len(entries))]
+    for i, (entry, ms) in enumerate(zip(entries, measured, strict=True)):
+        write_measurements(ms, folder.file(f"measurements_{_slug(i, entry.name)}.json"))
+    configs, metric = _project_all(schedule, seqpoints, entries, measured)
+    result = SweepResult(
+        spec=spec, folder=folder, schedule=schedule, seqpoints=seqpoints, configs=configs,
+        time_metric=metric, executor="ray" if isinstance(executor, RayExecutor) else "local",
+        stats=stats, failed=failed, wall_s=wall_s,
+    )
+    folder.write_json("sweep.json", result.to_dict())
+    write_sweep_csv(result, folder.file("sweep.csv"))
+    images = [plot_sweep(result, folder.file("sweep.png"))] if base.report.plots else []
+    if base.report.html:
+        write_sweep_report(
+            result, folder.path, images=images, config_text=base.to_toml(),
+            title=f"seqpoint sweep: {spec.name}",
+            subtitle=f"{base.workload.name} · {base.lengths.source} · {base.batching.policy} · "
+                     f"{len(configs)} configurations",
+        )
+    return result
+
+
+def _jobs(entries: Sequence[SweepEntry], seqpoints: SeqPoints) -> tuple[list[Job], list[int]]:
+    """One job per distinct (workload, overrides, harness), and each entry's job index.
+
+    Two configurations that measure the same thing (a grid point equal to the base) share
+    one job, so nothing is measured twice even without a cache.
+    """
+    jobs: list[Job] = []
+    index: dict[str, int] = {}
+    job_of: list[int] = []
+    for entry in entries:
+        cfg = entry.config
+        harness = cfg.profile.harness
+        key = json.dumps([cfg.workload.name, cfg.workload.set, harness.to_dict()],
+                         sort_keys=True, default=str)
+        if key not in index:
+            index[key] = len(jobs)
+            jobs.append(Job(workload=cfg.workload.name, overrides=dict(cfg.workload.set),
+                            config=harness, points=seqpoints))
+        job_of.append(index[key])
+    return jobs, job_of
+
+
+def _counted_stats(pairs: int, n_jobs: int, failed: int, new_rows: int | None) -> SweepStats:
+    """Stats of an executor that keeps none (the local one): the cache's growth is what was
+    measured ok, and a failed pair is never cached, so it was measured too."""
+    measured = pairs if new_rows is None else min(pairs, new_rows + failed)
+    return SweepStats(pairs=pairs, cached=pairs - measured, measured=measured,
+                      tasks=n_jobs if measured else 0, probes=0)
+
+
+def _project_all(
+    schedule: IterationSchedule, seqpoints: SeqPoints, entries: Sequence[SweepEntry],
+    measured: Sequence[Measurements],
+) -> tuple[tuple[ConfigResult, ...], str | None]:
+    """Project each configuration on one schedule model, and its speedup over the base."""
+    from seqpoint.projection import project, project_speedup
+
+    model = ScheduleModel.from_schedule(schedule)
+    projections: list[Projection | None] = []
+    for ms in measured:
+        try:
+            projections.append(project(schedule, seqpoints, ms, method="weighted", context=model))
+        except InputError:  # every point failed: the configuration is reported, not projected
+            projections.append(None)
+    metric = _time_metric([p for p in projections if p is not None])
+    out: list[ConfigResult] = []
+    for entry, ms, proj in zip(entries, measured, projections, strict=True):
+        sp = None
+        if metric is not None and proj is not None and projections[0] is not None:
+            try:
+                sp = project_speedup(schedule, seqpoints, measured[0], ms, metric=metric,
+                                     context=model)
+            except InputError:  # a zero total: no ratio to report
+                sp = None
+        out.append(ConfigResult(name=entry.name, overrides=dict(entry.overrides),
+                                measurements=ms, projection=proj, speedup=sp))
+    return tuple(out), metric
+
+
+def _time_metric(projections: Sequence[Projection]) -> str | None:
+    """The time every projection has: whole-run time with cold steps if all have it, so the
+    configurations are compared on one metric."""
+    for metric in (RUN_TIME, STEADY_TIME):
+        if projections and all(metric in p.totals for p in projections):
+            return metric
+    return None
+
+
+def _slug(i: int, name: str) -> str:
+    """A file-name-safe, unique stem for configuration ``i``."""
+    return f"{i:02d}-" + (re.sub(r"[^A-Za-z0-9_.=+-]+", "_", name).strip("_") or "config")

@@ -154,3 +154,11 @@ def test_ray_sweep_matches_local_and_resumes_from_the_cache(
     again = json.loads((tmp_path / "again" / "sweep.json").read_text())
     assert again["stats"]["measured"] == 0 and again["stats"]["cached"] == 4
     assert [c["projected"] for c in again["configs"]] == [c["projected"] for c in on_ray["configs"]]
+
+
+def test_a_user_module_workload_needs_allow_user_code(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    grid = '[[sweep]]\nname = "user"\nset = { "workload.name" = "os:system" }\n'
+    code, out, err = _run(["sweep", str(_write(tmp_path, grid)), "-q"], capsys)
+    assert code == 2 and "Traceback" not in err + out
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "--allow-user-code" in lines[0], err

@@ -32,7 +32,7 @@ __all__ = ["demo", "run_cmd", "speedup", "validate_cmd"]
 
 _SET_HELP = "Override a config value: section.key=value (e.g. batching.epochs=2, workload.set.dtype=bf16)."
 
-_USER_CODE_HELP = (
+USER_CODE_HELP = (
     "Allow a [workload] name of module:function, which imports and runs that module with "
     "your rights (a path/to/file.py:function is allowed without it)."
 )
@@ -58,7 +58,7 @@ def run_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
     allow_user_code: Annotated[
-        bool, typer.Option("--allow-user-code", help=_USER_CODE_HELP)
+        bool, typer.Option("--allow-user-code", help=USER_CODE_HELP)
     ] = False,
 ) -> None:
     """Lengths → schedule → SeqPoints → profile (cached) → projected run, in a run folder."""
@@ -82,7 +82,7 @@ def validate_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
     allow_user_code: Annotated[
-        bool, typer.Option("--allow-user-code", help=_USER_CODE_HELP)
+        bool, typer.Option("--allow-user-code", help=USER_CODE_HELP)
     ] = False,
 ) -> None:
     """Run the schedule in full (twice), and compare the projection and baselines with it."""
@@ -105,7 +105,7 @@ def speedup(
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
     allow_user_code: Annotated[
-        bool, typer.Option("--allow-user-code", help=_USER_CODE_HELP)
+        bool, typer.Option("--allow-user-code", help=USER_CODE_HELP)
     ] = False,
 ) -> None:
     """Projected whole-run speedup of B over A, measured on the same SeqPoints."""

@@ -9,8 +9,10 @@ from typing import Annotated
 import typer
 
 from seqpoint.cli._app import app, console
+from seqpoint.cli._run import USER_CODE_HELP
 from seqpoint.reports import print_sweep
-from seqpoint.workflows import run_sweep
+from seqpoint.workflows import load_sweep, run_sweep
+from seqpoint.workloads import check_user_code
 
 __all__ = ["sweep_cmd"]
 
@@ -30,8 +32,12 @@ def sweep_cmd(
     out: Annotated[Path | None, typer.Option("-o", "--out", help="Run folder (default runs/NAME-TIME).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+    allow_user_code: Annotated[bool, typer.Option("--allow-user-code", help=USER_CODE_HELP)] = False,
 ) -> None:
     """Profile every configuration of a sweep on shared SeqPoints; print the speedup matrix."""
+    # Every configuration's workload is checked before anything is built or measured.
+    for entry in load_sweep(sweep_file).configurations:
+        check_user_code(entry.config.workload.name, allowed=allow_user_code)
     name = executor or ("ray" if address is not None else "local")
     result = run_sweep(sweep_file, executor=name, address=address, num_cpus=num_cpus, out=out,
                        progress=not (quiet or as_json), console=console)

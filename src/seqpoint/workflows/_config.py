@@ -100,22 +100,26 @@ _SECTION_TYPES: dict[str, type] = {
 }
 
 
-def load_config(path: str | Path) -> RunConfig:
-    """Read a run config TOML; errors name the file, the line or key, and the fix."""
+def read_toml(path: str | Path, *, what: str = "Config file", examples: str = "configs/") -> dict[str, Any]:
+    """Parse a TOML file (UTF-8, not nested absurdly); every failure is one ``ConfigError`` line."""
     path = Path(path)
     if not path.exists():
-        raise ConfigError(f"Config file {path} does not exist; see configs/ for examples.")
+        raise ConfigError(f"{what} {path} does not exist; see {examples} for examples.")
     try:
-        text = read_text(path, what="Config file", made_by="an editor; see configs/ for examples")
+        text = read_text(path, what=what, made_by=f"an editor; see {examples} for examples")
     except InputError as exc:
         raise ConfigError(str(exc)) from None
     try:
-        data = tomllib.loads(text)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {' '.join(str(exc).split())}.") from None
     except RecursionError:
-        raise ConfigError(f"{path}: TOML nested too deeply; this is not a run config.") from None
-    return RunConfig.from_dict(data, where=str(path))
+        raise ConfigError(f"{path}: TOML nested too deeply; this is not a {what.lower()}.") from None
+
+
+def load_config(path: str | Path) -> RunConfig:
+    """Read a run config TOML; errors name the file, the line or key, and the fix."""
+    return RunConfig.from_dict(read_toml(path), where=str(path))
 
 
 def apply_overrides(cfg: RunConfig, overrides: list[str], *, option: str = "--set") -> RunConfig:

@@ -23,13 +23,12 @@ from __future__ import annotations
 
 import itertools
 import json
-import tomllib
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
 from seqpoint.exceptions import ConfigError
-from seqpoint.workflows._config import RunConfig, load_config
+from seqpoint.workflows._config import RunConfig, load_config, read_toml
 
 __all__ = ["REFERENCE", "SweepConfig", "SweepEntry", "load_sweep", "sweep_from_dict"]
 
@@ -84,12 +83,7 @@ class SweepConfig:
 def load_sweep(path: str | Path) -> SweepConfig:
     """Read and check a sweep file; errors name the file, the entry or key, and the fix."""
     path = Path(path)
-    if not path.is_file():
-        raise ConfigError(f"Sweep file {path} does not exist; see configs/sweep-*.toml for examples.")
-    try:
-        data = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: invalid TOML: {exc}.") from None
+    data = read_toml(path, what="Sweep file", examples="configs/sweep-*.toml")
     return sweep_from_dict(data, where=str(path), root=path.parent)
 
 

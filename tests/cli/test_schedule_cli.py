@@ -158,3 +158,25 @@ def test_bad_input_subprocess_one_line_exit_2(case: str, tmp_path: Path) -> None
     assert lines[0].startswith("seqpoint: error: ")
     assert "Traceback" not in proc.stderr
     assert re.search(EXPECT[case], lines[0]), lines[0]
+
+
+def test_format_trace_reads_a_recorded_run_as_its_schedule(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from seqpoint.schedule import read_schedule
+    from seqpoint.validation import RunTrace, write_trace
+
+    trace = RunTrace(
+        iteration=[0, 0, 1, 1], epoch=[0, 0, 0, 1], micro_batch=[0, 1, 0, 1],
+        batch_size=[4, 4, 4, 2], seq_len=[16, 24, 8, 32], tgt_len=[0, 0, 0, 0],
+        tokens=[50, 70, 30, 40], sum_sq_len=[700, 1500, 250, 900], time_s=[0.1, 0.2, 0.05, 0.25],
+    )
+    src = write_trace(trace, tmp_path / "trace.csv")
+    out = tmp_path / "s.csv"
+    assert main(["schedule", str(src), "--format", "trace", "-o", str(out)]) == 0
+    sched = read_schedule(out)
+    assert sched.seq_len.tolist() == [16, 24, 8, 32] and sched.batch_size.tolist() == [4, 4, 4, 2]
+    with pytest.raises(SystemExit) as exc:
+        main(["schedule", str(src), "--format", "trace", "--policy", "fixed", "-o", str(out)])
+    assert exc.value.code == 2
+    assert "--policy does not apply to --format trace" in capsys.readouterr().err

@@ -33,6 +33,35 @@ _POLICY_FLAGS = {
 MAX_BINS = 10_000
 
 
+def _check_output(output: Path) -> None:
+    suffix = output.suffix.lower()
+    if suffix not in (".csv", ".parquet"):
+        raise ConfigError(f"Cannot write a schedule to {output}: use a .csv or .parquet file name.")
+    if suffix == ".parquet":
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            raise ConfigError("Writing .parquet needs pyarrow (pip install pyarrow); or use .csv.") from None
+
+
+def _trace_schedule(source: str, output: Path, *, policy: str | None, rank: int | None, bins: int) -> None:
+    """``--format trace``: a recorded run's micro-batches, one schedule row each."""
+    from seqpoint.batching import bounded
+    from seqpoint.schedule import summarize, write_schedule
+    from seqpoint.validation import read_trace
+
+    if policy is not None:
+        raise ConfigError("--policy does not apply to --format trace: a recorded run is already "
+                          "batched; drop --policy.")
+    check_params("", {"--bins": [bounded(int, 1, MAX_BINS)], "--rank": [bounded(int, 0, 2**20), None]},
+                 {"--bins": bins, "--rank": rank})
+    trace = read_trace(source)
+    sched = trace.to_schedule(rank=rank)
+    write_schedule(sched, output)
+    print_schedule(console, sched, summarize(sched, bins=bins), show_tgt=bool(sched.tgt_len.any()),
+                   title=f"schedule of the recorded run {source} → {output}")
+
+
 @app.command("schedule")
 def schedule(
     lengths: Annotated[
@@ -40,10 +69,13 @@ def schedule(
         typer.Argument(help="Length file (csv, jsonl, text, histogram, npy; .gz ok) or bundled:NAME."),
     ],
     output: Annotated[Path, typer.Option("-o", "--output", help="SCHEDULE.csv or .parquet to write.")],
-    policy: Annotated[str, typer.Option("--policy", help="Batching policy name.")],
+    policy: Annotated[
+        str | None, typer.Option("--policy", help="Batching policy name (not with --format trace).")
+    ] = None,
     format: Annotated[
         str | None,
-        typer.Option("--format", help="csv, jsonl, text, parallel, histogram or numpy (default: from the name)."),
+        typer.Option("--format", help="csv, jsonl, text, parallel, histogram or numpy (default: from "
+                     "the name); or trace: a recorded run trace, read as its schedule (no policy)."),
     ] = None,
     column: Annotated[
         str | None,
@@ -102,21 +134,26 @@ def schedule(
     bins: Annotated[
         int, typer.Option("--bins", help=f"Bins of the seq_len histogram shown (1..{MAX_BINS:,}).")
     ] = 12,
+    rank: Annotated[
+        int | None, typer.Option("--rank", help="--format trace: the rank to take from a data-parallel trace.")
+    ] = None,
 ) -> None:
-    """Replay a batching policy over per-sample lengths and write the iteration schedule."""
+    """Replay a batching policy over per-sample lengths (or read a recorded run trace) and
+    write the iteration schedule."""
     from seqpoint.batching import MAX_EPOCHS, POLICIES, bounded, make_policy
     from seqpoint.schedule import summarize, write_schedule
     from seqpoint.traces import read_lengths
 
+    _check_output(output)
+    if format == "trace":
+        _trace_schedule(lengths, output, policy=policy, rank=rank, bins=bins)
+        return
+    if policy is None:
+        raise ConfigError("Missing option '--policy': name a batching policy, or give --format trace "
+                          "to read a recorded run trace.")
+    if rank is not None:
+        raise ConfigError("--rank applies to --format trace only.")
     cls = POLICIES.get(policy)  # unknown names list the valid ones
-    suffix = output.suffix.lower()
-    if suffix not in (".csv", ".parquet"):
-        raise ConfigError(f"Cannot write a schedule to {output}: use a .csv or .parquet file name.")
-    if suffix == ".parquet":
-        try:
-            import pyarrow  # noqa: F401
-        except ImportError:
-            raise ConfigError("Writing .parquet needs pyarrow (pip install pyarrow); or use .csv.") from None
     flags = {
         "--epochs": [bounded(int, 1, MAX_EPOCHS)],
         "--seed": [bounded(int, 0, 2**63 - 1)],

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from seqpoint.cli._app import app, console
+from seqpoint.cli._options import AsJson, Quiet, UserCode, print_json
 from seqpoint.reports import (
     print_histogram,
     print_run,
@@ -32,10 +32,6 @@ __all__ = ["demo", "run_cmd", "speedup", "validate_cmd"]
 
 _SET_HELP = "Override a config value: section.key=value (e.g. batching.epochs=2, workload.set.dtype=bf16)."
 
-USER_CODE_HELP = (
-    "Allow a [workload] name of module:function, which imports and runs that module with "
-    "your rights (a path/to/file.py:function is allowed without it)."
-)
 
 
 def _load(
@@ -55,17 +51,15 @@ def run_cmd(
     config: Annotated[Path, typer.Argument(help="Run config TOML (see configs/).")],
     overrides: Annotated[list[str] | None, typer.Option("--set", help=_SET_HELP)] = None,
     out: Annotated[Path | None, typer.Option("-o", "--out", help="Run folder (default runs/NAME-TIME).")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
-    allow_user_code: Annotated[
-        bool, typer.Option("--allow-user-code", help=USER_CODE_HELP)
-    ] = False,
+    as_json: AsJson = False,
+    quiet: Quiet = False,
+    allow_user_code: UserCode = False,
 ) -> None:
     """Lengths → schedule → SeqPoints → profile (cached) → projected run, in a run folder."""
     cfg = _load(config, overrides, out, allow_user_code=allow_user_code)
     result = run(cfg, progress=not (quiet or as_json), console=console)
     if as_json:
-        print(json.dumps(result.to_dict(), indent=2, default=str))
+        print_json(result)
         return
     print_histogram(console, result.schedule, result.seqpoints, unit=result.unit)
     print_seqpoints(console, result.seqpoints, result.measurements)
@@ -79,17 +73,15 @@ def validate_cmd(
     overrides: Annotated[list[str] | None, typer.Option("--set", help=_SET_HELP)] = None,
     out: Annotated[Path | None, typer.Option("-o", "--out", help="Run folder.")] = None,
     no_exact: Annotated[bool, typer.Option("--no-exact", help="Skip exact FLOP totals.")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
-    allow_user_code: Annotated[
-        bool, typer.Option("--allow-user-code", help=USER_CODE_HELP)
-    ] = False,
+    as_json: AsJson = False,
+    quiet: Quiet = False,
+    allow_user_code: UserCode = False,
 ) -> None:
     """Run the schedule in full (twice), and compare the projection and baselines with it."""
     cfg = _load(config, overrides, out, allow_user_code=allow_user_code)
     result = validate(cfg, progress=not (quiet or as_json), console=console, exact=not no_exact)
     if as_json:
-        print(json.dumps(result.to_dict(), indent=2, default=str))
+        print_json(result)
         return
     print_seqpoints(console, result.seqpoints, result.measurements)
     print_validation(console, result)
@@ -102,11 +94,9 @@ def speedup(
     config_b: Annotated[Path | None, typer.Argument(help="New configuration (TOML); "
                                                     "omit it and use --set-b to vary A.")] = None,
     set_b: Annotated[list[str] | None, typer.Option("--set-b", help="Overrides that turn A into B.")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
-    allow_user_code: Annotated[
-        bool, typer.Option("--allow-user-code", help=USER_CODE_HELP)
-    ] = False,
+    as_json: AsJson = False,
+    quiet: Quiet = False,
+    allow_user_code: UserCode = False,
 ) -> None:
     """Projected whole-run speedup of B over A, measured on the same SeqPoints."""
     a = _load(config_a, None, None, allow_user_code=allow_user_code)
@@ -118,7 +108,7 @@ def speedup(
     result = speedup_between(config_a, config_b, set_b or [], progress=not (quiet or as_json),
                              console=console)
     if as_json:
-        print(json.dumps(result.to_dict(), indent=2, default=str))
+        print_json(result)
         return
     print_speedup(console, result.speedup, n_points=len(result.seqpoints))
 
@@ -126,7 +116,7 @@ def speedup(
 @app.command("demo")
 def demo(
     out: Annotated[Path | None, typer.Option("-o", "--out", help="Folder for the demo's runs.")] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+    quiet: Quiet = False,
 ) -> None:
     """The bundled default: DeepSpeech2-tiny on LibriSpeech, projected and validated (CPU, minutes)."""
     raise typer.Exit(run_demo(console, out=out, progress=not quiet))

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from seqpoint.cli._app import app, console
-from seqpoint.cli._run import USER_CODE_HELP
+from seqpoint.cli._options import AsJson, Quiet, UserCode, print_json
 from seqpoint.reports import print_sweep
 from seqpoint.workflows import load_sweep, run_sweep
 from seqpoint.workloads import check_user_code
@@ -30,9 +29,9 @@ def sweep_cmd(
     num_cpus: Annotated[int | None, typer.Option(
         "--num-cpus", min=1, help="CPUs of the local Ray (default: all).")] = None,
     out: Annotated[Path | None, typer.Option("-o", "--out", help="Run folder (default runs/NAME-TIME).")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
-    allow_user_code: Annotated[bool, typer.Option("--allow-user-code", help=USER_CODE_HELP)] = False,
+    as_json: AsJson = False,
+    quiet: Quiet = False,
+    allow_user_code: UserCode = False,
 ) -> None:
     """Profile every configuration of a sweep on shared SeqPoints; print the speedup matrix."""
     # Every configuration's workload is checked before anything is built or measured.
@@ -42,7 +41,7 @@ def sweep_cmd(
     result = run_sweep(sweep_file, executor=name, address=address, num_cpus=num_cpus, out=out,
                        progress=not (quiet or as_json), console=console)
     if as_json:
-        print(json.dumps(result.to_dict(), indent=2, default=str))
+        print_json(result)
         return
     print_sweep(console, result)
     console.print(f"Run folder: [bold]{result.folder.path}[/]")

@@ -169,8 +169,9 @@ def check_user_code(spec: str, *, allowed: bool, flag: str = "--allow-user-code"
     if _is_file_spec(module):
         return
     raise ConfigError(
-        f"Workload {spec!r} is user code: it imports module {module!r} and runs it. Add "
-        f"{flag} to allow it, or name the file (path/to/file.py:function)."
+        f"Workload {spec!r} is not a registered workload ({', '.join(WORKLOADS.names())}), so it "
+        f"is user code: it would import module {module!r} and run it. Give a registered workload, "
+        f"add {flag} to allow user code, or name the file (path/to/file.py:function)."
     )
 
 

@@ -44,6 +44,7 @@ from seqpoint.workflows._stages import (
     open_cache,
     validation_schedule,
 )
+from seqpoint.workflows._trace import TraceValidation, speedup_from_files, validate_trace
 from seqpoint.workflows._validate import EXACT_METRICS, ValidationResult, exact_costs, validate
 
 __all__ = [
@@ -58,6 +59,7 @@ __all__ = [
     "RunResult",
     "SelectionSection",
     "SpeedupResult",
+    "TraceValidation",
     "ValidationResult",
     "ValidationSection",
     "WorkloadSection",
@@ -76,7 +78,9 @@ __all__ = [
     "run_demo",
     "speedup_between",
     "speedup_configs",
+    "speedup_from_files",
     "start_campaign",
     "validate",
+    "validate_trace",
     "validation_schedule",
 ]

@@ -24,6 +24,7 @@ from seqpoint.workflows._campaign import Campaign, start_campaign
 from seqpoint.workflows._config import RunConfig, apply_overrides, load_config
 from seqpoint.workflows._demo import demo_configs, run_demo
 from seqpoint.workflows._folder import RunFolder
+from seqpoint.workflows._mlflow import log_to_mlflow, mlflow_metrics, mlflow_params
 from seqpoint.workflows._run import RunResult, run
 from seqpoint.workflows._sections import (
     BatchingSection,
@@ -71,8 +72,11 @@ __all__ = [
     "exact_costs",
     "load_config",
     "load_lengths",
+    "log_to_mlflow",
     "make_workload",
     "measure",
+    "mlflow_metrics",
+    "mlflow_params",
     "open_cache",
     "run",
     "run_demo",

@@ -6,8 +6,8 @@ import pytest
 
 pytest.importorskip("torch")
 
-from seqpoint.exceptions import ConfigError  # noqa: E402
-from seqpoint.workflows import (  # noqa: E402
+from seqpoint.exceptions import ConfigError
+from seqpoint.workflows import (
     BatchingSection,
     LengthsSection,
     ProfileSection,

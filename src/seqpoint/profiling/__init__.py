@@ -29,7 +29,7 @@ from seqpoint.profiling._config import HARNESS_VERSION, METRICS, PointSteps, Pro
 from seqpoint.profiling._counting import Cost, count_point, count_step
 from seqpoint.profiling._failures import is_oom
 from seqpoint.profiling._gpus import GPU_SPECS, GPUSpec, gpu_spec, roofline_seconds
-from seqpoint.profiling._point import profile_point
+from seqpoint.profiling._point import kineto_trace_path, profile_point
 from seqpoint.profiling._startup import (
     ONEDNN_DEFAULT_CACHE_CAPACITY,
     StartupState,
@@ -67,6 +67,7 @@ __all__ = [
     "environment_fingerprint",
     "gpu_spec",
     "is_oom",
+    "kineto_trace_path",
     "mark_seen",
     "onednn_cache_capacity",
     "profile_point",

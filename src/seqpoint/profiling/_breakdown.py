@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from seqpoint.measurements import CATEGORIES
@@ -84,7 +87,14 @@ def _attributed(name: str) -> bool:
 
 
 def profile_breakdown(
-    workload: Workload, batch: Any, device: torch.device, steps: int, with_memory: bool
+    workload: Workload,
+    batch: Any,
+    device: torch.device,
+    steps: int,
+    with_memory: bool,
+    *,
+    chrome_trace: Path | None = None,
+    trace_metadata: Mapping[str, object] | None = None,
 ) -> tuple[dict[str, float], float, int]:
     """Category seconds per step, op seconds total per step, and peak bytes above baseline.
 
@@ -107,6 +117,11 @@ def profile_breakdown(
         Steps run under the profiler; the results are per step.
     with_memory : bool
         Record allocation events for the peak.
+    chrome_trace : Path, optional
+        Also export the profiled steps as a Kineto chrome trace there (input shapes
+        recorded), readable by TensorBoard's profiler plugin and HTA.
+    trace_metadata : mapping, optional
+        Top-level keys of that trace, values as JSON (e.g. the point's weight).
 
     Returns
     -------
@@ -121,17 +136,24 @@ def profile_breakdown(
     on_cuda = device.type == "cuda"
     if on_cuda:
         activities.append(ProfilerActivity.CUDA)
-    prof = profile(activities=activities, profile_memory=with_memory)
+    prof = profile(activities=activities, profile_memory=with_memory,
+                   record_shapes=chrome_trace is not None)
     # kineto prints a "USDT: ... profiler_start/stop" line to the process's stderr at
     # every start and stop; silence only those two calls, not the profiled steps.
     with native_stderr_silenced():
         prof.start()
+    for key, value in (trace_metadata or {}).items():
+        # Metadata joins the live Kineto session, so it is added between start and stop.
+        prof.add_metadata_json(key, json.dumps(value))
     try:
         for _ in range(steps):
             workload.step(batch)
     finally:
         with native_stderr_silenced():
             prof.stop()
+    if chrome_trace is not None:
+        chrome_trace.parent.mkdir(parents=True, exist_ok=True)
+        prof.export_chrome_trace(str(chrome_trace))
     per_cat = dict.fromkeys(CATEGORIES, 0.0)
     mem_events: list[tuple[int, int]] = []
     context_cache: dict[int, str | None] = {}

@@ -4,11 +4,12 @@ and the harness's method version that keys the measurement cache."""
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Collection, Iterator
 from typing import Any, ClassVar, NamedTuple
 
 from seqpoint._config import to_dict
-from seqpoint._params import Constraint, Interval, Predicate, validate_params
+from seqpoint._params import Constraint, Interval, Predicate, TypeOf, validate_params
 from seqpoint.exceptions import ConfigError
 from seqpoint.profiling._gpus import GPU_SPECS
 from seqpoint.profiling._timers import TIMERS
@@ -59,6 +60,9 @@ class ProfileConfig:
     """Stop repeating a point once its timed steps took this long (0: no limit; >= 1 repeat)."""
     breakdown_steps: int = 1
     """Steps run under torch.profiler for the breakdown (after the timed ones)."""
+    kineto_dir: str | None = None
+    """Folder for one Kineto chrome trace per point (the profiled steps, with the point's
+    iteration, signature and weight in its metadata); None writes none."""
 
     _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
         "warmup": [Interval(int, 0)],
@@ -66,6 +70,7 @@ class ProfileConfig:
         "breakdown_steps": [Interval(int, 1)],
         "metrics": [Predicate(_metric_names, "a non-empty tuple of names")],
         "max_seconds_per_point": [Interval(float, 0, word="a number")],
+        "kineto_dir": [TypeOf((str, os.PathLike), "a folder path"), None],
     }
 
     def __post_init__(self) -> None:
@@ -74,6 +79,8 @@ class ProfileConfig:
         validate_params(self)
         TIMERS.get(self.timer)  # the registry's message lists the valid timers
         object.__setattr__(self, "metrics", tuple(self.metrics))
+        if self.kineto_dir is not None:
+            object.__setattr__(self, "kineto_dir", os.fspath(self.kineto_dir))
         for m in self.metrics:
             family, _, gpu = m.partition(":") if isinstance(m, str) else (m, "", "")
             if family not in METRICS or (family == "roofline") != bool(gpu):
@@ -100,13 +107,22 @@ class ProfileConfig:
         """Training steps one point costs: ``(warmup, repeats, profiled)``.
 
         ``profiled`` is ``breakdown_steps`` when ``breakdown`` or ``memory`` is measured,
-        else 0, so ``reduction_factor(n, k, **config.point_steps()._asdict())`` counts
+        (or a Kineto trace is written) else 0, so ``reduction_factor(n, k, **config.point_steps()._asdict())`` counts
         every step a timed campaign executes (``repeats`` is an upper bound when
         ``max_seconds_per_point`` is set).
         """
-        profiled = self.breakdown_steps if self.families & {"breakdown", "memory"} else 0
+        traced = self.kineto_dir is not None
+        profiled = self.breakdown_steps if self.families & {"breakdown", "memory"} or traced else 0
         return PointSteps(warmup=self.warmup, repeats=self.repeats, profiled=profiled)
 
     def to_dict(self) -> dict[str, Any]:
-        """The fields as plain data (part of every measurement's cache key)."""
-        return to_dict(self)
+        """The fields as plain data (part of every measurement's cache key).
+
+        ``kineto_dir`` is left out when None, so the keys of measurements cached before
+        the option existed still match; when set it is kept, so a campaign that asks for
+        traces measures its points (a cache hit would write none).
+        """
+        out = to_dict(self)
+        if out["kineto_dir"] is None:
+            del out["kineto_dir"]
+        return out

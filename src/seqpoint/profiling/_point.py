@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import statistics
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from seqpoint.exceptions import SeqPointError
@@ -29,7 +30,7 @@ from seqpoint.workloads import Signature, Workload
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["profile_point"]
+__all__ = ["kineto_trace_path", "profile_point"]
 
 #: What one point's measurement returns: metrics, seconds per category, raw repeats.
 _Measured = tuple[dict[str, float], dict[str, float], dict[str, list[float]]]
@@ -103,7 +104,32 @@ def _timed(
     return metrics, times
 
 
-def _measure(workload: Workload, signature: Signature, config: ProfileConfig) -> _Measured:
+def kineto_trace_path(kineto_dir: str | Path, iteration: int, signature: Sequence[int]) -> Path:
+    """Where the Kineto trace of a point goes: ``it<iteration>_b<B>_s<S>_t<T>.pt.trace.json``.
+
+    The ``.pt.trace.json`` suffix is what TensorBoard's profiler plugin looks for.
+    """
+    b, s, t = (int(v) for v in (*signature, 0, 0)[:3])
+    return Path(kineto_dir) / f"it{int(iteration)}_b{b}_s{s}_t{t}.pt.trace.json"
+
+
+def _trace_metadata(
+    workload: Workload, signature: Signature, iteration: int, weight: float | None
+) -> dict[str, object]:
+    meta: dict[str, object] = {
+        "seqpoint_iteration": iteration,
+        "seqpoint_signature": list(signature),
+        "seqpoint_workload": str(getattr(workload, "name", type(workload).__name__)),
+    }
+    if weight is not None:
+        meta["seqpoint_weight"] = float(weight)
+    return meta
+
+
+def _measure(
+    workload: Workload, signature: Signature, config: ProfileConfig, iteration: int,
+    weight: float | None,
+) -> _Measured:
     import torch
 
     metrics: dict[str, float] = {}
@@ -127,9 +153,13 @@ def _measure(workload: Workload, signature: Signature, config: ProfileConfig) ->
     if state is not None:
         state.seen.add(signature)
     host_memory = "memory" in families and device.type != "cuda"
-    if "breakdown" in families or host_memory:
+    trace = None
+    if config.kineto_dir is not None:
+        trace = kineto_trace_path(config.kineto_dir, iteration, signature)
+    if "breakdown" in families or host_memory or trace is not None:
         per_cat, total, peak = profile_breakdown(
-            workload, batch, device, config.breakdown_steps, host_memory
+            workload, batch, device, config.breakdown_steps, host_memory, chrome_trace=trace,
+            trace_metadata=_trace_metadata(workload, signature, iteration, weight),
         )
         if "breakdown" in families:
             breakdown.update(per_cat)
@@ -151,6 +181,7 @@ def profile_point(
     config: ProfileConfig | None = None,
     *,
     iteration: int = -1,
+    weight: float | None = None,
 ) -> Measurement:
     """Measure one training step of ``signature``.
 
@@ -163,6 +194,9 @@ def profile_point(
         Warm-up, repeats, timer and metrics (default: time only, 2 + 5 steps, wall).
     iteration : int
         Schedule iteration this signature stands for (recorded, -1 when none).
+    weight : float, optional
+        Iterations the point stands for; written into its Kineto trace's metadata
+        (``seqpoint_weight``) when ``config.kineto_dir`` is set.
 
     Returns
     -------
@@ -171,7 +205,8 @@ def profile_point(
         ``time_s_max``, ``time_s_std``, ``repeats``; ``time_s_first`` (the first step of
         a shape this workload object never ran, when ``warmup >= 1``); the oneDNN
         primitive counts on a CPU; ``flops``; ``bytes``, ``ops``; ``roofline_<gpu>_s``;
-        ``peak_mem_bytes``; ``breakdown_total_s``.
+        ``peak_mem_bytes``; ``breakdown_total_s``. With ``config.kineto_dir`` the
+        profiled steps are also written as a chrome trace (:func:`kineto_trace_path`).
         ``breakdown_s``: seconds per step per operation category. ``samples["time_s"]``:
         the timed repeats. A step that runs out of memory gives ``status="oom"``, one
         that raises gives ``status="error"``, each with the message.
@@ -187,7 +222,7 @@ def profile_point(
         sum_sq_len=sig[3] if len(sig) > 3 else None,
     )
     try:
-        metrics, breakdown, samples = _measure(workload, sig, config)
+        metrics, breakdown, samples = _measure(workload, sig, config, int(iteration), weight)
     except SeqPointError:
         raise
     except Exception as exc:  # every failure of a point is recorded; the campaign goes on

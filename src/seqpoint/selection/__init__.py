@@ -34,6 +34,12 @@ from seqpoint.selection._kmeans1d import KMeans1D, segment_sse
 from seqpoint.selection._seqpoint_selector import SeqPointSelector, signature_proxy
 from seqpoint.selection._seqpoints import SeqPoint, SeqPoints, read_seqpoints, write_seqpoints
 from seqpoint.selection._simpoint import SimPointSelector
+from seqpoint.selection._simpoint_format import (
+    SimPointFiles,
+    read_simpoints,
+    seqpoints_from_simpoints,
+    write_simpoints,
+)
 
 __all__ = [
     "COST_MODELS",
@@ -54,6 +60,7 @@ __all__ = [
     "SeqPointSelector",
     "SeqPoints",
     "SignatureTable",
+    "SimPointFiles",
     "SimPointSelector",
     "StratifiedSelector",
     "StrideSelector",
@@ -64,9 +71,12 @@ __all__ = [
     "cost_proxy",
     "make_selector",
     "read_seqpoints",
+    "read_simpoints",
     "segment_sse",
+    "seqpoints_from_simpoints",
     "signature_proxy",
     "signature_table",
     "weighted_projection",
     "write_seqpoints",
+    "write_simpoints",
 ]

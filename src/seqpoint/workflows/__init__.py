@@ -24,6 +24,7 @@ from seqpoint.workflows._campaign import Campaign, start_campaign
 from seqpoint.workflows._config import RunConfig, apply_overrides, load_config
 from seqpoint.workflows._demo import demo_configs, run_demo
 from seqpoint.workflows._folder import RunFolder
+from seqpoint.workflows._mlflow import log_to_mlflow, mlflow_metrics, mlflow_params
 from seqpoint.workflows._run import RunResult, run
 from seqpoint.workflows._sections import (
     BatchingSection,
@@ -53,6 +54,7 @@ from seqpoint.workflows._sweep import (
     sweep,
 )
 from seqpoint.workflows._sweep_config import SweepConfig, SweepEntry, load_sweep, sweep_from_dict
+from seqpoint.workflows._trace import TraceValidation, speedup_from_files, validate_trace
 from seqpoint.workflows._validate import EXACT_METRICS, ValidationResult, exact_costs, validate
 
 __all__ = [
@@ -72,6 +74,7 @@ __all__ = [
     "SweepConfig",
     "SweepEntry",
     "SweepResult",
+    "TraceValidation",
     "ValidationResult",
     "ValidationSection",
     "WorkloadSection",
@@ -84,18 +87,23 @@ __all__ = [
     "load_config",
     "load_lengths",
     "load_sweep",
+    "log_to_mlflow",
     "make_executor",
     "make_workload",
     "measure",
+    "mlflow_metrics",
+    "mlflow_params",
     "open_cache",
     "run",
     "run_demo",
     "run_sweep",
     "speedup_between",
     "speedup_configs",
+    "speedup_from_files",
     "start_campaign",
     "sweep",
     "sweep_from_dict",
     "validate",
+    "validate_trace",
     "validation_schedule",
 ]

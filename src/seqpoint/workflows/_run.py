@@ -14,6 +14,7 @@ from seqpoint.selection import SeqPoints
 from seqpoint.workflows._campaign import start_campaign
 from seqpoint.workflows._config import RunConfig
 from seqpoint.workflows._folder import RunFolder
+from seqpoint.workflows._mlflow import log_to_mlflow
 
 __all__ = ["RunResult", "run"]
 
@@ -59,8 +60,14 @@ class RunResult:
         }
 
 
-def run(cfg: RunConfig, *, progress: bool = True, console: Console | None = None) -> RunResult:
-    """Run the whole pipeline of ``cfg`` and write its run folder (and report, per ``[report]``)."""
+def run(
+    cfg: RunConfig, *, progress: bool = True, console: Console | None = None, log_mlflow: bool = False
+) -> RunResult:
+    """Run the whole pipeline of ``cfg`` and write its run folder (and report, per ``[report]``).
+
+    With ``log_mlflow`` the run is also logged to MLflow (:func:`log_to_mlflow`, needs
+    mlflow), after its folder is complete so the artifacts are the whole folder.
+    """
     from seqpoint.projection import project
     from seqpoint.reports import write_run_report
 
@@ -76,6 +83,8 @@ def run(cfg: RunConfig, *, progress: bool = True, console: Console | None = None
     folder.write_json("result.json", result.to_dict())
     if cfg.report.plots or cfg.report.html:
         write_run_report(result, folder.path, **_page_text(cfg), plots=cfg.report.plots)
+    if log_mlflow:
+        log_to_mlflow(result)
     return result
 
 

@@ -3,8 +3,12 @@
 The shape of every micro-batch is read where the model sees it (a forward pre-hook on
 the model, so collators, packing and device moves are all applied), and the time of every
 micro-batch runs from one boundary of ``train()`` to the next: ``on_step_begin`` →
-``on_substep_end`` (each accumulated micro-batch) → ``on_step_end`` (after the optimizer
-and scheduler step). On a GPU the boundaries are CUDA events, read once at the end so
+``on_substep_end`` (each accumulated micro-batch) → ``on_step_end`` (after gradient
+clipping, the optimizer and the scheduler step). That is the training step
+``workload_from_trainer`` profiles: ``train()`` loads and collates a step's batches
+before ``on_step_begin`` and logs, saves and evaluates after ``on_step_end``, so neither
+is in ``time_s``; the seconds spent between steps are kept apart in the trace's meta
+(``between_steps_s``), so the wall time of ``train()`` can still be accounted for. On a GPU the boundaries are CUDA events, read once at the end so
 recording adds no synchronization; on a CPU they are ``perf_counter`` readings.
 """
 
@@ -92,6 +96,8 @@ class SeqPointCallback(TrainerCallback):  # type: ignore[misc]
         self._epoch = 0
         self._step = 0
         self._start: Any = None
+        self._last_end: Any = None
+        self._gaps: list[tuple[Any, Any]] = []
         self._hook: Any = None
         self._encoder_decoder = False
         self._clock = _Clock(False)
@@ -133,6 +139,8 @@ class SeqPointCallback(TrainerCallback):  # type: ignore[misc]
         self._micro = 0
         self._shape = None
         self._start = self._clock.mark()
+        if self._last_end is not None:
+            self._gaps.append((self._last_end, self._start))
 
     def on_substep_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         if self._in_step:
@@ -141,6 +149,7 @@ class SeqPointCallback(TrainerCallback):  # type: ignore[misc]
     def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         if self._in_step:
             self._close_micro_batch()
+            self._last_end = self._start
         self._in_step = False
         self._step += 1
 
@@ -165,7 +174,8 @@ class SeqPointCallback(TrainerCallback):  # type: ignore[misc]
             rows.append(row)
         meta = {"recorder": "SeqPointCallback", "device": str(args.device),
                 "gradient_accumulation_steps": int(args.gradient_accumulation_steps),
-                "world_size": world, "bf16": bool(args.bf16), "fp16": bool(args.fp16)}
+                "world_size": world, "bf16": bool(args.bf16), "fp16": bool(args.fp16),
+                "between_steps_s": sum(self._clock.seconds(a, b) for a, b in self._gaps)}
         self.trace = RunTrace.from_rows(rows, meta=meta)
         self.written_to = write_trace(self.trace, self._path_for(rank, world))
 

@@ -12,12 +12,19 @@ __all__ = ["TrainerWorkload", "workload_from_trainer"]
 
 
 class TrainerWorkload:
-    """One ``trainer.train()`` step (forward, ``compute_loss``, backward, optimizer step).
+    """One optimizer step of ``trainer.train()``, as the trainer runs it.
 
-    It runs on a copy of the trainer's model with an optimizer the trainer creates for
-    that copy (``trainer.create_optimizer``), so profiling never changes the user's
-    weights or optimizer state. Inputs are synthetic token ids of the signature's shape,
-    seeded by the signature, under the trainer's ``bf16``/``fp16`` autocast.
+    The step is what ``SeqPointCallback`` times between ``on_step_begin`` and
+    ``on_step_end``: ``trainer.training_step`` (forward, ``compute_loss``, backward),
+    gradient clipping to ``max_grad_norm``, the optimizer step, the learning-rate
+    scheduler step and ``model.zero_grad()``. Data loading and the collator run before
+    ``on_step_begin`` in ``train()`` and are outside both.
+
+    It runs on a copy of the trainer's model with an optimizer and scheduler the trainer
+    creates for that copy (``create_optimizer``, ``create_scheduler``), so profiling never
+    changes the user's weights, optimizer or scheduler state. Inputs are synthetic token
+    ids of the signature's shape, seeded by the signature; the forward runs under the
+    trainer's ``bf16``/``fp16`` autocast, as accelerate wraps it in ``train()``.
 
     Parameters
     ----------
@@ -32,6 +39,7 @@ class TrainerWorkload:
         self.model = copy.deepcopy(trainer.model)
         self.model.train()
         self.optimizer = self._create_optimizer()
+        self.scheduler = self._create_scheduler()
         args = trainer.args
         model_config = getattr(self.model, "config", None)
         self.name = f"hf:{type(self.model).__name__}"
@@ -40,6 +48,8 @@ class TrainerWorkload:
             "model_config": model_config.to_dict() if model_config is not None else {},
             "optim": str(getattr(args, "optim", "")),
             "learning_rate": float(args.learning_rate),
+            "lr_scheduler_type": str(getattr(args, "lr_scheduler_type", "")),
+            "max_grad_norm": float(getattr(args, "max_grad_norm", 0.0) or 0.0),
             "bf16": bool(args.bf16),
             "fp16": bool(args.fp16),
             "device": str(args.device),
@@ -49,6 +59,10 @@ class TrainerWorkload:
         self.device = args.device
         self.vocab_size = int(getattr(model_config, "vocab_size", 2) or 2)
         self.encoder_decoder = bool(getattr(model_config, "is_encoder_decoder", False))
+        self.max_grad_norm = float(getattr(args, "max_grad_norm", 0.0) or 0.0)
+        if args.bf16 or args.fp16:
+            # accelerate autocasts the forward only (not the backward or the optimizer).
+            self.model.forward = self._autocast_forward(self.model.forward)
 
     def _create_optimizer(self) -> Any:
         # create_optimizer fills trainer.optimizer only while it is None: borrow the slot.
@@ -58,6 +72,23 @@ class TrainerWorkload:
             return self.trainer.create_optimizer(self.model)
         finally:
             self.trainer.optimizer = saved
+
+    def _create_scheduler(self) -> Any:
+        # The schedule's length only shapes the learning-rate curve, not the step's cost;
+        # a long one keeps the rate above zero however many steps are profiled.
+        saved = self.trainer.lr_scheduler
+        self.trainer.lr_scheduler = None
+        try:
+            return self.trainer.create_scheduler(10**9, optimizer=self.optimizer)
+        finally:
+            self.trainer.lr_scheduler = saved
+
+    def _autocast_forward(self, forward: Any) -> Any:
+        def autocast_forward(*args: Any, **kwargs: Any) -> Any:
+            with self._autocast():
+                return forward(*args, **kwargs)
+
+        return autocast_forward
 
     def make_batch(self, signature: Signature) -> dict[str, Any]:
         """Token ids, attention mask and labels of shape ``(batch_size, seq_len)``."""
@@ -85,14 +116,37 @@ class TrainerWorkload:
             return torch.autocast(device_type=self.device.type, dtype=dtype)
         return contextlib.nullcontext()
 
+    def _training_step(self, batch: dict[str, Any]) -> Any:
+        """``trainer.training_step`` on the copy (forward, loss, backward); the loss."""
+        trainer = self.trainer
+        if not hasattr(trainer, "training_step"):  # a trainer-like object without one
+            loss = trainer.compute_loss(self.model, batch)
+            loss.backward()
+            return loss.detach()
+        # training_step reads the accumulation count train() sets per step; a profiled
+        # step is one micro-batch of a one-micro-batch step. Lent, then restored.
+        missing = object()
+        saved = getattr(trainer, "current_gradient_accumulation_steps", missing)
+        trainer.current_gradient_accumulation_steps = 1
+        try:
+            return trainer.training_step(self.model, batch)
+        finally:
+            if saved is missing:
+                del trainer.current_gradient_accumulation_steps
+            else:
+                trainer.current_gradient_accumulation_steps = saved
+
     def step(self, batch: dict[str, Any]) -> float:
-        """One optimizer step on ``batch``; returns the loss."""
-        with self._autocast():
-            loss = self.trainer.compute_loss(self.model, batch)
-        loss.backward()
+        """One optimizer step on ``batch``, as ``train()`` runs it; returns the loss."""
+        import torch
+
+        loss = self._training_step(batch)
+        if self.max_grad_norm > 0:
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.max_grad_norm)
         self.optimizer.step()
-        self.optimizer.zero_grad(set_to_none=True)
-        return float(loss.detach())
+        self.scheduler.step()
+        self.model.zero_grad(set_to_none=True)
+        return float(loss)
 
 
 def workload_from_trainer(trainer: Any, *, seed: int = 0) -> TrainerWorkload:

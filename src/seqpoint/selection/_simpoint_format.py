@@ -1,0 +1,154 @@
+"""SimPoint 3.0's ``.simpoints`` and ``.weights`` files, for simulator users.
+
+SimPoint (Sherwood et al.; SimPoint 3.0, Hamerly et al. 2005) writes two plain-text
+files that simulators (gem5, Sniper, ChampSim workflows) read to know which intervals to
+simulate and how to weight them::
+
+    prog.simpoints   <interval> <cluster>     one line per simulation point
+    prog.weights     <weight> <cluster>       the fraction of intervals it stands for
+
+Here an *interval* is a training iteration of the schedule and a *cluster* is the index
+of the SeqPoint in its set (0-based, in the set's order), so a simulator that replays
+training iteration by iteration can use SeqPoints unchanged. Weights are fractions of
+``n_iterations`` and sum to 1; they are written repr-exact so a file read back gives
+the same weights.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from seqpoint.exceptions import InputError
+from seqpoint.schedule import IterationSchedule
+from seqpoint.selection._seqpoints import SeqPoint, SeqPoints
+
+__all__ = ["SimPointFiles", "read_simpoints", "seqpoints_from_simpoints", "write_simpoints"]
+
+_MADE_BY = "write them with seqpoint.selection.write_simpoints"
+
+
+@dataclass(frozen=True)
+class SimPointFiles:
+    """The content of a ``.simpoints``/``.weights`` pair, ordered by cluster."""
+
+    intervals: tuple[int, ...]
+    """Interval (iteration) of each cluster's simulation point."""
+    weights: tuple[float, ...]
+    """Fraction of all intervals each cluster stands for (they sum to 1)."""
+
+
+def _paths(stem: str | Path) -> tuple[Path, Path]:
+    stem = str(stem)
+    return Path(stem + ".simpoints"), Path(stem + ".weights")
+
+
+def write_simpoints(seqpoints: SeqPoints, stem: str | Path) -> tuple[Path, Path]:
+    """Write ``stem.simpoints`` and ``stem.weights`` in SimPoint 3.0's format.
+
+    Parameters
+    ----------
+    seqpoints : SeqPoints
+        Point ``i`` (in the set's order) is cluster ``i``; its iteration is the interval.
+    stem : str or Path
+        Path without suffix (``runs/x/bert`` writes ``runs/x/bert.simpoints``).
+
+    Returns
+    -------
+    (Path, Path)
+        The ``.simpoints`` and ``.weights`` files.
+    """
+    simpoints, weights = _paths(stem)
+    simpoints.parent.mkdir(parents=True, exist_ok=True)
+    n = float(seqpoints.n_iterations)
+    simpoints.write_text("".join(f"{p.iteration} {i}\n" for i, p in enumerate(seqpoints.points)))
+    weights.write_text("".join(f"{p.weight / n!r} {i}\n" for i, p in enumerate(seqpoints.points)))
+    return simpoints, weights
+
+
+def _read_pairs(path: Path, first: type[int] | type[float], what: str) -> dict[int, float]:
+    """``cluster -> value`` from lines ``<value> <cluster>``, naming the bad line."""
+    if not path.is_file():
+        raise InputError(f"SimPoint file {path} does not exist; {_MADE_BY}.")
+    out: dict[int, float] = {}
+    for lineno, line in enumerate(path.read_text().splitlines(), start=1):
+        if not line.strip():
+            continue
+        parts = line.split()
+        try:
+            if len(parts) != 2:
+                raise ValueError
+            value, cluster = first(parts[0]), int(parts[1])
+        except ValueError:
+            raise InputError(
+                f"{path}: line {lineno}: {line.strip()!r} is not '<{what}> <cluster>'; "
+                "fix or drop that line."
+            ) from None
+        if cluster in out:
+            raise InputError(f"{path}: line {lineno}: cluster {cluster} appears twice.")
+        out[cluster] = float(value)
+    if not out:
+        raise InputError(f"SimPoint file {path} is empty; {_MADE_BY}.")
+    return out
+
+
+def read_simpoints(stem: str | Path) -> SimPointFiles:
+    """Read ``stem.simpoints`` and ``stem.weights`` (SimPoint 3.0's format).
+
+    Raises
+    ------
+    InputError
+        A missing file, a malformed line (named), clusters that differ between the two
+        files, a negative interval, or weights that do not sum to 1.
+    """
+    sp_path, w_path = _paths(stem)
+    intervals = _read_pairs(sp_path, int, "interval")
+    weights = _read_pairs(w_path, float, "weight")
+    if set(intervals) != set(weights):
+        raise InputError(
+            f"{sp_path} and {w_path} name different clusters "
+            f"({sorted(intervals)} against {sorted(weights)}); they must come from one run."
+        )
+    clusters = sorted(intervals)
+    if any(intervals[c] < 0 for c in clusters) or any(weights[c] < 0 for c in clusters):
+        raise InputError(f"{sp_path}/{w_path}: intervals and weights must be >= 0.")
+    total = sum(weights.values())
+    if abs(total - 1.0) > 1e-6:
+        raise InputError(f"{w_path}: the weights sum to {total:g}; SimPoint weights sum to 1.")
+    return SimPointFiles(
+        intervals=tuple(int(intervals[c]) for c in clusters),
+        weights=tuple(weights[c] for c in clusters),
+    )
+
+
+def seqpoints_from_simpoints(
+    stem: str | Path, schedule: IterationSchedule, *, method: str = "simpoint-file"
+) -> SeqPoints:
+    """SeqPoints of ``schedule`` from a ``.simpoints``/``.weights`` pair.
+
+    The interval of each cluster is the schedule iteration whose shape the point takes;
+    its weight is the fraction times ``len(schedule)``.
+
+    Raises
+    ------
+    InputError
+        An interval past the end of ``schedule``.
+    """
+    files = read_simpoints(stem)
+    n = len(schedule)
+    points = []
+    for it, frac in zip(files.intervals, files.weights, strict=True):
+        if it >= n:
+            raise InputError(
+                f"{stem}.simpoints names interval {it} but the schedule has {n} iterations; "
+                "use the schedule the points were chosen from."
+            )
+        sum_sq = int(schedule.sum_sq_len[it]) if schedule.is_packed else None
+        points.append(SeqPoint(iteration=it, batch_size=int(schedule.batch_size[it]),
+                               seq_len=int(schedule.seq_len[it]), tgt_len=int(schedule.tgt_len[it]),
+                               sum_sq_len=sum_sq, weight=frac * n))
+    # Fractions times n carry rounding; rescale so the weights count n iterations exactly.
+    scale = n / sum(p.weight for p in points)
+    points = [SeqPoint(**{**p.to_dict(), "sum_sq_len": p.sum_sq_len, "weight": p.weight * scale})
+              for p in points]
+    return SeqPoints(method=method, n_iterations=n, points=tuple(points), meta={"source": str(stem)})

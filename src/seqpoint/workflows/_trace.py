@@ -1,0 +1,246 @@
+"""Projections checked against recorded real runs (run traces), and speedups from files.
+
+:func:`validate_trace` is ``seqpoint validate --trace``: the projection from SeqPoints, and
+the first-N estimate users make today from the same trace, against the recorded run's
+total time, with the noise floor of two or more recorded runs of the same schedule.
+:func:`speedup_from_files` is ``seqpoint speedup`` from two measurement files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from seqpoint.exceptions import InputError
+from seqpoint.measurements import STEADY_TIME, Measurements, read_measurements, time_metric
+from seqpoint.projection import Projection, Speedup
+from seqpoint.schedule import IterationSchedule, read_schedule
+from seqpoint.selection import SeqPoints, read_seqpoints
+from seqpoint.validation import RunTrace, read_trace
+
+__all__ = ["TraceValidation", "speedup_from_files", "validate_trace"]
+
+#: Columns that fix a micro-batch's shape, compared to tell two runs' schedules apart.
+_SHAPE = ("batch_size", "seq_len", "tgt_len")
+
+
+@dataclass(frozen=True)
+class TraceValidation:
+    """A projection and the first-N estimate against recorded real runs."""
+
+    n_iterations: int
+    """Micro-batches of the run (schedule rows)."""
+    n_steps: int
+    """Optimizer steps of the recorded run."""
+    n_points: int
+    """SeqPoints the projection used."""
+    projection: Projection
+    """The projection from the SeqPoints' measurements."""
+    measured_runs_s: tuple[float, ...]
+    """Total seconds of each recorded run (``RunTrace.total_time_s``)."""
+    first_n: int
+    """Steps the first-N estimate averages."""
+    first_n_s: float
+    """First-N estimate from the first trace: mean of its first N step times × steps."""
+
+    @property
+    def measured_s(self) -> float:
+        """Mean total seconds of the recorded runs."""
+        return float(np.mean(self.measured_runs_s))
+
+    @property
+    def noise_floor(self) -> float:
+        """Largest relative difference between the recorded runs (NaN with one run)."""
+        t = np.asarray(self.measured_runs_s)
+        return float((t.max() - t.min()) / t.mean()) if t.size >= 2 else float("nan")
+
+    @property
+    def projected_metric(self) -> str:
+        """``run_time_s`` when the first-occurrence term was projected, else ``time_s``."""
+        return time_metric(self.projection.totals)
+
+    @property
+    def projected_s(self) -> float:
+        return float(self.projection.totals[self.projected_metric])
+
+    @property
+    def interval_s(self) -> tuple[float, float]:
+        lo, hi = self.projection.interval[self.projected_metric]
+        return float(lo), float(hi)
+
+    @property
+    def error(self) -> float:
+        """Signed relative error of the projection against the mean recorded run."""
+        return self.projected_s / self.measured_s - 1.0
+
+    @property
+    def first_n_error(self) -> float:
+        """Signed relative error of the first-N estimate against the mean recorded run."""
+        return self.first_n_s / self.measured_s - 1.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data (JSON) of the comparison."""
+        return {
+            "n_iterations": self.n_iterations,
+            "n_steps": self.n_steps,
+            "n_points": self.n_points,
+            "measured_s": self.measured_s,
+            "measured_runs_s": list(self.measured_runs_s),
+            "noise_floor": self.noise_floor,
+            "projected_s": self.projected_s,
+            "projected_metric": self.projected_metric,
+            "interval_s": list(self.interval_s),
+            "error": self.error,
+            "within_interval": bool(self.interval_s[0] <= self.measured_s <= self.interval_s[1]),
+            "first_n": self.first_n,
+            "first_n_s": self.first_n_s,
+            "first_n_error": self.first_n_error,
+            "projection": self.projection.to_dict(),
+        }
+
+
+def _as_trace(value: RunTrace | str | Path) -> RunTrace:
+    return value if isinstance(value, RunTrace) else read_trace(value)
+
+
+def _check_same_schedule(schedule: IterationSchedule, trace: RunTrace, which: str) -> None:
+    """One clear error when ``trace`` did not run ``schedule``, naming the first difference."""
+    got = trace.to_schedule()
+    if len(got) != len(schedule):
+        raise InputError(
+            f"{which} has {len(got)} micro-batches but the schedule has {len(schedule)}; "
+            "compare runs of the same schedule (same sampler, seed, epochs and batch size)."
+        )
+    for col in _SHAPE:
+        diff = np.flatnonzero(getattr(got, col) != getattr(schedule, col))
+        if diff.size:
+            i = int(diff[0])
+            raise InputError(
+                f"{which} is not a run of this schedule: micro-batch {i} has {col} "
+                f"{int(getattr(got, col)[i])}, the schedule {int(getattr(schedule, col)[i])}; "
+                "compare runs of the same schedule (same sampler, seed, epochs and batch size)."
+            )
+
+
+def validate_trace(
+    schedule_or_trace: IterationSchedule | RunTrace | str | Path,
+    seqpoints: SeqPoints,
+    measurements: Measurements,
+    traces: RunTrace | str | Path | Sequence[RunTrace | str | Path],
+    *,
+    first_n: int = 10,
+    rank: int | None = None,
+) -> TraceValidation:
+    """Compare the projection from SeqPoints, and first-N, with recorded real runs.
+
+    Parameters
+    ----------
+    schedule_or_trace : IterationSchedule, RunTrace or path
+        The run's schedule (one row per micro-batch); a trace (or trace file) stands for
+        its own schedule (:meth:`RunTrace.to_schedule`).
+    seqpoints : SeqPoints
+        Points chosen on that schedule.
+    measurements : Measurements
+        Their measurements (``time_s``, and ``time_s_first`` for the cold term).
+    traces : RunTrace, path, or a sequence of them
+        Recorded runs of the same schedule; two or more give the noise floor.
+    first_n : int, default 10
+        Steps of the first trace the first-N estimate averages (today's practice:
+        profile the first N steps and multiply by the number of steps).
+    rank : int, optional
+        Rank to compare in data-parallel traces.
+
+    Returns
+    -------
+    TraceValidation
+        Errors are signed fractions against the mean recorded total.
+
+    Raises
+    ------
+    InputError
+        A trace that is not a run of the schedule (the first differing micro-batch is
+        named), or ``first_n < 1``.
+    """
+    from seqpoint.projection import project
+
+    if isinstance(first_n, bool) or not isinstance(first_n, int) or first_n < 1:
+        raise InputError(f"The 'first_n' parameter of validate_trace must be an int >= 1. Got {first_n!r}.")
+    items = [traces] if isinstance(traces, RunTrace | str | Path) else list(traces)
+    if not items:
+        raise InputError("validate_trace needs at least one recorded run trace.")
+    runs = [_as_trace(t) for t in items]
+    runs = [t.for_rank(rank) if rank is not None else t for t in runs]
+    if isinstance(schedule_or_trace, IterationSchedule):
+        schedule = schedule_or_trace
+    else:
+        schedule = _as_trace(schedule_or_trace).to_schedule(rank)
+    for i, run in enumerate(runs):
+        _check_same_schedule(schedule, run, f"Trace {i + 1} of {len(runs)}")
+    projection = project(schedule, seqpoints, measurements, method="weighted")
+    steps = runs[0].step_times_s()
+    first = float(steps[:first_n].mean() * steps.size)
+    return TraceValidation(
+        n_iterations=len(schedule), n_steps=int(steps.size), n_points=len(seqpoints),
+        projection=projection, measured_runs_s=tuple(t.total_time_s for t in runs),
+        first_n=min(first_n, int(steps.size)), first_n_s=first,
+    )
+
+
+def speedup_from_files(
+    schedule: IterationSchedule | str | Path,
+    seqpoints: SeqPoints | str | Path,
+    meas_a: Measurements | str | Path,
+    meas_b: Measurements | str | Path,
+    *,
+    metric: str = STEADY_TIME,
+) -> Speedup:
+    """Projected speedup ``T_a / T_b`` from two measurement sets of the same SeqPoints.
+
+    Parameters
+    ----------
+    schedule : IterationSchedule or path
+        The run (a schedule file, or a run trace read as its schedule when the path is
+        not a schedule file).
+    seqpoints : SeqPoints or path
+        SEQPOINTS.json both sets measured.
+    meas_a, meas_b : Measurements or path
+        MEASUREMENTS.json of configuration A (the baseline) and B.
+    metric : str, default ``time_s``
+
+    Raises
+    ------
+    InputError
+        A set that lacks a SeqPoint's iteration (measured on other points).
+    """
+    from seqpoint.projection import project_speedup
+
+    sched = schedule if isinstance(schedule, IterationSchedule) else _read_schedule_or_trace(schedule)
+    pts = seqpoints if isinstance(seqpoints, SeqPoints) else read_seqpoints(seqpoints)
+    a = meas_a if isinstance(meas_a, Measurements) else read_measurements(meas_a)
+    b = meas_b if isinstance(meas_b, Measurements) else read_measurements(meas_b)
+    wanted = {p.iteration for p in pts.points}
+    for name, ms in (("A", a), ("B", b)):
+        have = {m.iteration for m in ms.measurements}
+        if not wanted <= have:
+            missing = sorted(wanted - have)[:5]
+            raise InputError(
+                f"Measurements {name} lack SeqPoint iteration(s) {missing}; measure both "
+                "configurations on the same SEQPOINTS.json ('seqpoint profile')."
+            )
+    return project_speedup(sched, pts, a, b, metric=metric)
+
+
+def _read_schedule_or_trace(path: str | Path) -> IterationSchedule:
+    try:
+        return read_schedule(path)
+    except InputError as as_schedule:
+        # A run trace reads as its schedule (``--format trace``); when it is not one
+        # either, the schedule's message is the one that says what a schedule needs.
+        try:
+            return read_trace(path).to_schedule()
+        except InputError:
+            raise as_schedule from None

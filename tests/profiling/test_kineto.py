@@ -1,0 +1,55 @@
+"""Kineto chrome traces per point: files named by iteration and signature, weight in the metadata."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from seqpoint.exceptions import ConfigError  # noqa: E402
+from seqpoint.profiling import ProfileConfig, kineto_trace_path, profile_point  # noqa: E402
+from seqpoint.workloads import load_workload  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def ds2():
+    torch.set_num_threads(1)
+    return load_workload("deepspeech2:tiny")
+
+
+def test_unset_option_leaves_the_cache_key_unchanged() -> None:
+    assert "kineto_dir" not in ProfileConfig().to_dict()
+    assert ProfileConfig(kineto_dir="k").to_dict()["kineto_dir"] == "k"
+    assert ProfileConfig().point_steps().profiled == 0
+    assert ProfileConfig(kineto_dir="k", breakdown_steps=2).point_steps().profiled == 2
+
+
+def test_bad_folder_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="'kineto_dir' parameter of ProfileConfig must be a folder path"):
+        ProfileConfig(kineto_dir=3)  # type: ignore[arg-type]
+
+
+def test_trace_path_names_iteration_and_signature(tmp_path) -> None:
+    assert kineto_trace_path(tmp_path, 17, (4, 32, 0)).name == "it17_b4_s32_t0.pt.trace.json"
+
+
+@pytest.mark.parametrize("metrics", [("time",), ("time", "breakdown")])
+def test_each_point_writes_a_chrome_trace_with_its_weight(ds2, tmp_path, metrics) -> None:
+    cfg = ProfileConfig(warmup=1, repeats=1, metrics=metrics, kineto_dir=str(tmp_path / "k"))
+    m = profile_point(ds2, (2, 24, 0), cfg, iteration=5, weight=88.0)
+    assert m.ok
+    path = kineto_trace_path(tmp_path / "k", 5, (2, 24, 0))
+    trace = json.loads(path.read_text())
+    assert trace["seqpoint_weight"] == 88.0
+    assert trace["seqpoint_signature"] == [2, 24, 0]
+    assert trace["seqpoint_iteration"] == 5
+    assert any(ev.get("name", "").startswith("aten::") for ev in trace["traceEvents"])
+    assert ("breakdown" in metrics) == bool(m.breakdown_s)
+
+
+def test_no_trace_without_the_option(ds2, tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    profile_point(ds2, (2, 24, 0), ProfileConfig(warmup=1, repeats=1), iteration=5, weight=3.0)
+    assert not list(tmp_path.rglob("*.json"))

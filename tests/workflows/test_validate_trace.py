@@ -1,0 +1,122 @@
+"""validate_trace and speedup_from_files on run traces recorded from a real tiny loop."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from seqpoint.exceptions import InputError
+from seqpoint.integrations import record
+from seqpoint.measurements import write_measurements
+from seqpoint.selection import SeqPointSelector, write_seqpoints
+from seqpoint.validation import read_trace
+from seqpoint.workflows import speedup_from_files, validate_trace
+
+torch = pytest.importorskip("torch")
+
+LENGTHS = [12, 40, 12, 24, 40, 24, 12, 40, 24, 12, 40, 12, 24, 24, 40, 12]
+
+
+class TinyLM:
+    """A one-layer model trained on token ids: the user's plain loop, as a workload too."""
+
+    name = "tiny-lm"
+
+    def __init__(self, width: int = 32) -> None:
+        torch.manual_seed(0)
+        self.model = torch.nn.Sequential(torch.nn.Embedding(50, width), torch.nn.Linear(width, 50))
+        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.01)
+        self.config = {"width": width}
+
+    def make_batch(self, signature):
+        gen = torch.Generator().manual_seed(int(signature[1]))
+        return torch.randint(0, 50, (int(signature[0]), int(signature[1])), generator=gen)
+
+    def step(self, batch) -> float:
+        logits = self.model(batch)
+        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, 50), batch.reshape(-1))
+        loss.backward()
+        self.optimizer.step()
+        self.optimizer.zero_grad()
+        return float(loss.detach())
+
+
+def _record(path, lengths=LENGTHS):
+    torch.set_num_threads(1)
+    job = TinyLM()
+    with record(path) as rec:
+        for n in lengths:
+            batch = job.make_batch((4, n, 0))
+            with rec.step(batch):
+                job.step(batch)
+    return read_trace(path)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    from seqpoint.profiling import ProfileConfig, profile_points
+
+    tmp = tmp_path_factory.mktemp("traces")
+    a, b = _record(tmp / "a.csv"), _record(tmp / "b.csv")
+    schedule = a.to_schedule()
+    points = SeqPointSelector(n_points=3).fit(schedule).to_seqpoints(schedule)
+    meas = profile_points(TinyLM(), points, ProfileConfig(warmup=1, repeats=3), progress=False)
+    return tmp, a, b, schedule, points, meas
+
+
+def test_projection_first_n_and_noise_floor_against_two_recorded_runs(runs) -> None:
+    _, a, b, _, points, meas = runs
+    res = validate_trace(a, points, meas, [a, b], first_n=4)
+    assert res.n_iterations == res.n_steps == len(LENGTHS)
+    assert res.measured_runs_s == (a.total_time_s, b.total_time_s)
+    assert res.noise_floor == pytest.approx(abs(a.total_time_s - b.total_time_s) / res.measured_s)
+    assert res.first_n_s == pytest.approx(a.step_times_s()[:4].mean() * len(LENGTHS))
+    assert res.projected_s > 0 and np.isfinite(res.error) and np.isfinite(res.first_n_error)
+    out = json.loads(json.dumps(res.to_dict()))
+    assert out["n_points"] == 3 and out["first_n"] == 4
+    assert set(out) >= {"projected_s", "measured_s", "noise_floor", "error", "first_n_error", "interval_s"}
+
+
+def test_one_trace_file_has_no_noise_floor(runs) -> None:
+    tmp, _, _, schedule, points, meas = runs
+    res = validate_trace(schedule, points, meas, tmp / "a.csv")
+    assert np.isnan(res.noise_floor) and np.isnan(res.to_dict()["noise_floor"])
+    assert res.first_n == 10
+
+
+def test_a_trace_of_another_schedule_is_one_clear_error(runs, tmp_path) -> None:
+    _, a, _, _, points, meas = runs
+    other = _record(tmp_path / "c.csv", [*LENGTHS[:5], 16, *LENGTHS[6:]])
+    with pytest.raises(InputError, match="Trace 2 of 2 is not a run of this schedule: micro-batch 5 has seq_len 16"):
+        validate_trace(a, points, meas, [a, other])
+    shorter = _record(tmp_path / "d.csv", LENGTHS[:8])
+    with pytest.raises(InputError, match="has 8 micro-batches but the schedule has 16"):
+        validate_trace(a, points, meas, shorter)
+    with pytest.raises(InputError, match="'first_n' parameter of validate_trace must be an int >= 1"):
+        validate_trace(a, points, meas, a, first_n=0)
+
+
+def test_speedup_from_two_measurement_files(runs, tmp_path) -> None:
+    from seqpoint.profiling import ProfileConfig, profile_points
+
+    tmp, _, _, schedule, points, meas = runs
+    wide = profile_points(TinyLM(width=256), points, ProfileConfig(warmup=1, repeats=3), progress=False)
+    write_seqpoints(points, tmp_path / "sp.json")
+    write_measurements(meas, tmp_path / "a.json")
+    write_measurements(wide, tmp_path / "b.json")
+    sp = speedup_from_files(tmp / "a.csv", tmp_path / "sp.json", tmp_path / "a.json", tmp_path / "b.json")
+    assert sp.total_a > 0 and sp.total_b > 0
+    assert sp.value == pytest.approx(sp.total_a / sp.total_b)
+    again = speedup_from_files(schedule, points, meas, wide)
+    assert again.value == pytest.approx(sp.value)
+
+
+def test_speedup_needs_both_sets_on_the_seqpoints(runs) -> None:
+    import dataclasses
+
+    _, _, _, schedule, points, meas = runs
+    partial = dataclasses.replace(meas, measurements=meas.measurements[:1])
+    with pytest.raises(InputError, match="Measurements B lack SeqPoint iteration"):
+        speedup_from_files(schedule, points, meas, partial)

@@ -71,6 +71,12 @@ def profile(
             help="Allow a --workload module:function, which imports and runs that module.",
         ),
     ] = False,
+    kineto_dir: Annotated[
+        Path | None,
+        typer.Option("--kineto-dir", help="Write each SeqPoint's profiled step as a Kineto (chrome) "
+                                          "trace here, with its weight in the metadata (for HTA, "
+                                          "TensorBoard, Perfetto)."),
+    ] = None,
 ) -> None:
     """Profile the SeqPoints on a workload and write MEASUREMENTS.json."""
     from seqpoint.cache import MeasurementCache
@@ -84,7 +90,8 @@ def profile(
     points = read_seqpoints(seqpoints)
     # The harness default, time only; a run config's [profile] records more by default.
     config = ProfileConfig(
-        warmup=warmup, repeats=repeats, timer=timer, metrics=tuple(metric) if metric else ("time",)
+        warmup=warmup, repeats=repeats, timer=timer, metrics=tuple(metric) if metric else ("time",),
+        kineto_dir=None if kineto_dir is None else str(kineto_dir),
     )
     wl = load_workload(workload, parse_set(set_ or []))
     store = None if no_cache else MeasurementCache(cache)

@@ -10,13 +10,16 @@ import typer
 
 from seqpoint.cli._app import app, console
 from seqpoint.cli._options import AsJson, Quiet, UserCode, print_json
+from seqpoint.exceptions import ConfigError
 from seqpoint.reports import (
     print_histogram,
     print_run,
     print_seqpoints,
     print_speedup,
+    print_trace_validation,
     print_validation,
 )
+from seqpoint.selection import read_seqpoints
 from seqpoint.workflows import (
     RunConfig,
     apply_overrides,
@@ -24,7 +27,9 @@ from seqpoint.workflows import (
     run,
     run_demo,
     speedup_between,
+    speedup_from_files,
     validate,
+    validate_config_on_traces,
 )
 from seqpoint.workloads import check_user_code
 
@@ -54,10 +59,12 @@ def run_cmd(
     as_json: AsJson = False,
     quiet: Quiet = False,
     allow_user_code: UserCode = False,
+    mlflow: Annotated[bool, typer.Option("--mlflow", help="Also log the projection, breakdown and "
+                                         "run folder to MLflow (needs seqpoint[mlflow]).")] = False,
 ) -> None:
     """Lengths → schedule → SeqPoints → profile (cached) → projected run, in a run folder."""
     cfg = _load(config, overrides, out, allow_user_code=allow_user_code)
-    result = run(cfg, progress=not (quiet or as_json), console=console)
+    result = run(cfg, progress=not (quiet or as_json), console=console, log_mlflow=mlflow)
     if as_json:
         print_json(result)
         return
@@ -76,9 +83,26 @@ def validate_cmd(
     as_json: AsJson = False,
     quiet: Quiet = False,
     allow_user_code: UserCode = False,
+    trace: Annotated[list[Path] | None, typer.Option(
+        "--trace", help="A recorded run (run trace from SeqPointCallback, seqpoint.integrations.record "
+                        "or lhotse) as the truth instead of full runs; its micro-batches are the "
+                        "schedule. Give it twice (two runs of the same schedule) for the noise floor.")] = None,
+    first_n: Annotated[int, typer.Option("--first-n", min=1, help="--trace: steps the first-N "
+                                         "estimate (today's practice) averages.")] = 10,
 ) -> None:
-    """Run the schedule in full (twice), and compare the projection and baselines with it."""
+    """Run the schedule in full (twice), and compare the projection and baselines with it;
+    or, with --trace, compare the projection and first-N with your own recorded runs."""
     cfg = _load(config, overrides, out, allow_user_code=allow_user_code)
+    if trace:
+        checked, folder = validate_config_on_traces(
+            cfg, [str(t) for t in trace], first_n=first_n, progress=not (quiet or as_json),
+            console=console)
+        if as_json:
+            print_json(checked)
+            return
+        print_trace_validation(console, checked)
+        console.print(f"Run folder: [bold]{folder.path}[/]")
+        return
     result = validate(cfg, progress=not (quiet or as_json), console=console, exact=not no_exact)
     if as_json:
         print_json(result)
@@ -90,15 +114,31 @@ def validate_cmd(
 
 @app.command("speedup")
 def speedup(
-    config_a: Annotated[Path, typer.Argument(help="Baseline configuration (TOML).")],
+    config_a: Annotated[Path | None, typer.Argument(help="Baseline configuration (TOML).")] = None,
     config_b: Annotated[Path | None, typer.Argument(help="New configuration (TOML); "
                                                     "omit it and use --set-b to vary A.")] = None,
     set_b: Annotated[list[str] | None, typer.Option("--set-b", help="Overrides that turn A into B.")] = None,
     as_json: AsJson = False,
     quiet: Quiet = False,
     allow_user_code: UserCode = False,
+    files: Annotated[tuple[Path, Path, Path, Path] | None, typer.Option(
+        "--files", help="SCHEDULE SEQPOINTS MEASUREMENTS_A MEASUREMENTS_B: the speedup from two "
+                        "measurement files of the same SeqPoints (no config, nothing measured); "
+                        "SCHEDULE may be a run trace.")] = None,
 ) -> None:
     """Projected whole-run speedup of B over A, measured on the same SeqPoints."""
+    if files is not None:
+        if config_a is not None or config_b is not None or set_b:
+            raise ConfigError("--files takes the place of CONFIG_A, CONFIG_B and --set-b; give one or the other.")
+        sp = speedup_from_files(*files)
+        if as_json:
+            print_json(sp)
+            return
+        print_speedup(console, sp, n_points=len(read_seqpoints(files[1])))
+        return
+    if config_a is None:
+        raise ConfigError("Give a baseline CONFIG_A (and CONFIG_B or --set-b), or --files SCHEDULE "
+                          "SEQPOINTS MEASUREMENTS_A MEASUREMENTS_B.")
     a = _load(config_a, None, None, allow_user_code=allow_user_code)
     b = _load(config_b, None, None, allow_user_code=allow_user_code) if config_b else a
     if set_b:

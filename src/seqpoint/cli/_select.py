@@ -36,6 +36,11 @@ def select(
     grouping: Annotated[
         str, typer.Option("--grouping", help="seqpoint grouping: optimal or sl_bins.")
     ] = "optimal",
+    simpoints: Annotated[
+        Path | None,
+        typer.Option("--simpoints", help="Also write STEM.simpoints and STEM.weights in SimPoint 3.0's "
+                                         "format (interval = iteration), for simulators."),
+    ] = None,
 ) -> None:
     """Choose the iterations to profile and their weights; write SEQPOINTS.json."""
     if method not in SELECTORS:
@@ -70,6 +75,11 @@ def select(
         )
     points = selector.to_seqpoints(sched)
     write_seqpoints(points, output)
+    if simpoints is not None:
+        from seqpoint.selection import write_simpoints
+
+        written = write_simpoints(points, simpoints)
+        console.print(f"wrote {', '.join(str(w) for w in written)} (SimPoint format)", markup=False)
 
     print_selection(console, points, method=method)
     console.print(f"wrote {output}")

@@ -45,6 +45,14 @@ class _PointSet(Protocol):
 Points = _PointSet | Iterable[PointLike | Sequence[int]]
 
 
+def _weights(points: Points) -> dict[int, float]:
+    """Iteration → weight of the points that carry one (SeqPoints), for the Kineto metadata."""
+    found = getattr(points, "points", None)
+    if found is None:
+        return {}
+    return {int(p.iteration): float(p.weight) for p in found if hasattr(p, "weight")}
+
+
 def _as_points(points: Points) -> list[tuple[int, Signature]]:
     """``(iteration, signature)`` of each point, in order (iteration -1 for bare tuples)."""
     found = getattr(points, "points", None)
@@ -180,6 +188,7 @@ def profile_points(
     """
     config = config or ProfileConfig()
     todo = _as_points(points)
+    weights = _weights(points)
     apply_threads = getattr(workload, "_apply_threads", None)
     if callable(apply_threads):
         apply_threads()  # the fingerprint records the thread count the steps will use
@@ -226,7 +235,7 @@ def profile_points(
             return m
         if config.stepped:
             startup_state(workload, decoy, [p for _, p in todo])
-        m = profile_point(workload, sig, config, iteration=iteration)
+        m = profile_point(workload, sig, config, iteration=iteration, weight=weights.get(iteration))
         if cache is not None and key is not None and m.ok:
             cache.put(key, m, workload=name, signature=sig)
         done[sig] = m

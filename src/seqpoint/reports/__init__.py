@@ -14,7 +14,12 @@ from seqpoint.reports._plots import (
     plot_error_vs_k,
     plot_length_histogram,
 )
-from seqpoint.reports._summaries import print_run, print_speedup, print_validation
+from seqpoint.reports._summaries import (
+    print_run,
+    print_speedup,
+    print_trace_validation,
+    print_validation,
+)
 from seqpoint.reports._sweep import (
     SweepConfigView,
     SweepView,
@@ -80,6 +85,7 @@ __all__ = [
     "print_seqpoints",
     "print_speedup",
     "print_sweep",
+    "print_trace_validation",
     "print_validation",
     "projection_table",
     "render",

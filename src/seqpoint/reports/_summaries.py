@@ -21,9 +21,9 @@ from seqpoint.reports._tables import (
     exact_table,
     render,
 )
-from seqpoint.reports._views import RunView, ValidationView
+from seqpoint.reports._views import RunView, TraceView, ValidationView
 
-__all__ = ["print_run", "print_speedup", "print_validation"]
+__all__ = ["print_run", "print_speedup", "print_trace_validation", "print_validation"]
 
 
 def print_run(console: Console, result: RunView) -> None:
@@ -106,3 +106,27 @@ def print_speedup(console: Console, speedup: Speedup, *, n_points: int) -> None:
     for cat, v in sorted(speedup.per_category.items()):
         table.add_row(cat.removeprefix(BREAKDOWN_PREFIX), "", "", f"{v:.3f}×")
     console.print(table)
+
+
+def print_trace_validation(console: Console, result: TraceView) -> None:
+    """The projection and first-N against recorded real runs, beside the noise floor."""
+    runs = result.measured_runs_s
+    table = Table(title=f"Against {len(runs)} recorded run(s) of {result.n_steps:,} steps "
+                        f"({result.n_iterations:,} micro-batches)")
+    for col in ("method", "profiled", "projected", "error vs recorded run"):
+        table.add_column(col, justify="right")
+    table.add_row("[bold]seqpoint[/]", f"{result.n_points} points", fmt_duration(result.projected_s),
+                  f"[bold]{fmt_pct(result.error)}[/]")
+    table.add_row(f"first {result.first_n}", f"{result.first_n} steps", fmt_duration(result.first_n_s),
+                  fmt_pct(result.first_n_error))
+    console.print(table)
+    lo, hi = result.interval_s
+    inside = lo <= result.measured_s <= hi
+    floor = (f"noise floor (identical recorded runs {', '.join(fmt_duration(x) for x in runs)}): "
+             f"[bold]{fmt_pct(result.noise_floor).lstrip('+')}[/]; " if len(runs) >= 2
+             else "one recorded run: record a second to measure the noise floor; ")
+    console.print(
+        f"recorded run: [bold]{fmt_duration(result.measured_s)}[/]; {floor}projection interval "
+        f"{fmt_duration(lo)} … {fmt_duration(hi)} "
+        f"{'contains' if inside else '[red]does not contain[/]'} the recorded mean."
+    )

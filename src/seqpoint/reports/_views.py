@@ -14,7 +14,7 @@ from seqpoint.schedule import IterationSchedule, ScheduleSummary
 from seqpoint.selection import SeqPoints
 from seqpoint.validation import ErrorCurve, FullRun
 
-__all__ = ["ProjectedView", "RunView", "ValidationView"]
+__all__ = ["ProjectedView", "RunView", "TraceView", "ValidationView"]
 
 
 class ProjectedView(Protocol):
@@ -74,3 +74,43 @@ class ValidationView(ProjectedView, Protocol):
     def interval_s(self) -> tuple[float, float]: ...
     @property
     def within_interval(self) -> bool: ...
+
+
+class TraceView(Protocol):
+    """What the trace-validation summary reads (``workflows.TraceValidation`` fits it)."""
+
+    @property
+    def n_iterations(self) -> int: ...
+
+    @property
+    def n_steps(self) -> int: ...
+
+    @property
+    def n_points(self) -> int: ...
+
+    @property
+    def measured_runs_s(self) -> tuple[float, ...]: ...
+
+    @property
+    def first_n(self) -> int: ...
+
+    @property
+    def first_n_s(self) -> float: ...
+
+    @property
+    def measured_s(self) -> float: ...
+
+    @property
+    def noise_floor(self) -> float: ...
+
+    @property
+    def projected_s(self) -> float: ...
+
+    @property
+    def interval_s(self) -> tuple[float, float]: ...
+
+    @property
+    def error(self) -> float: ...
+
+    @property
+    def first_n_error(self) -> float: ...

@@ -54,7 +54,12 @@ from seqpoint.workflows._sweep import (
     sweep,
 )
 from seqpoint.workflows._sweep_config import SweepConfig, SweepEntry, load_sweep, sweep_from_dict
-from seqpoint.workflows._trace import TraceValidation, speedup_from_files, validate_trace
+from seqpoint.workflows._trace import (
+    TraceValidation,
+    speedup_from_files,
+    validate_config_on_traces,
+    validate_trace,
+)
 from seqpoint.workflows._validate import EXACT_METRICS, ValidationResult, exact_costs, validate
 
 __all__ = [
@@ -104,6 +109,7 @@ __all__ = [
     "sweep",
     "sweep_from_dict",
     "validate",
+    "validate_config_on_traces",
     "validate_trace",
     "validation_schedule",
 ]

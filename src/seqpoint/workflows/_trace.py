@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from rich.console import Console
 
 from seqpoint.exceptions import InputError
 from seqpoint.measurements import STEADY_TIME, Measurements, read_measurements, time_metric
@@ -21,8 +22,10 @@ from seqpoint.projection import Projection, Speedup
 from seqpoint.schedule import IterationSchedule, read_schedule
 from seqpoint.selection import SeqPoints, read_seqpoints
 from seqpoint.validation import RunTrace, read_trace
+from seqpoint.workflows._config import RunConfig
+from seqpoint.workflows._folder import RunFolder
 
-__all__ = ["TraceValidation", "speedup_from_files", "validate_trace"]
+__all__ = ["TraceValidation", "speedup_from_files", "validate_config_on_traces", "validate_trace"]
 
 #: Columns that fix a micro-batch's shape, compared to tell two runs' schedules apart.
 _SHAPE = ("batch_size", "seq_len", "tgt_len")
@@ -244,3 +247,37 @@ def _read_schedule_or_trace(path: str | Path) -> IterationSchedule:
             return read_trace(path).to_schedule()
         except InputError:
             raise as_schedule from None
+
+
+def validate_config_on_traces(
+    cfg: RunConfig, traces: Sequence[str | Path], *, first_n: int = 10, rank: int | None = None,
+    progress: bool = True, console: Console | None = None,
+) -> tuple[TraceValidation, RunFolder]:
+    """``seqpoint validate CONFIG --trace T [--trace T2]``: the recorded run is the truth.
+
+    The first trace's micro-batches are the schedule (a user's own sampler, as it ran);
+    ``[selection]`` picks SeqPoints on it, ``[workload]``/``[profile]`` measure them (cached),
+    and :func:`validate_trace` compares the projection and first-N with every trace.
+    The run folder holds the schedule, SeqPoints, measurements and ``trace_validation.json``.
+    """
+    from seqpoint.measurements import environment_manifest, write_measurements
+    from seqpoint.schedule import write_schedule
+    from seqpoint.selection import write_seqpoints
+    from seqpoint.workflows._stages import choose_points, make_workload, measure, open_cache
+
+    if not traces:
+        raise InputError("--trace needs at least one recorded run trace (seqpoint.integrations).")
+    folder = RunFolder.new(cfg.name + "-trace", cfg.report.out)
+    folder.write_text("config.toml", cfg.to_toml())
+    schedule = _as_trace(traces[0]).to_schedule(rank)
+    write_schedule(schedule, folder.file("schedule.csv"))
+    _, seqpoints = choose_points(cfg.selection, schedule)
+    write_seqpoints(seqpoints, folder.file("seqpoints.json"))
+    workload = make_workload(cfg.workload)
+    folder.write_json("environment.json", environment_manifest(workload))
+    ms = measure(cfg.profile, workload, seqpoints, cache=open_cache(cfg.profile), progress=progress,
+                 console=console)
+    write_measurements(ms, folder.file("measurements.json"))
+    result = validate_trace(schedule, seqpoints, ms, list(traces), first_n=first_n, rank=rank)
+    folder.write_json("trace_validation.json", result.to_dict())
+    return result, folder

@@ -1,0 +1,89 @@
+"""``seqpoint validate --trace`` (recorded runs as the truth), ``seqpoint speedup --files``,
+``seqpoint select --simpoints``: end to end through the real CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from seqpoint.cli import main
+from seqpoint.measurements import Measurement, Measurements, write_measurements
+from seqpoint.selection import SeqPointSelector, read_seqpoints, read_simpoints, write_seqpoints
+from seqpoint.validation import RunTrace, write_trace
+
+pytest.importorskip("torch")
+
+
+def _trace(path: Path, scale: float) -> Path:
+    rng = np.random.default_rng(0)
+    n = 16
+    seq = rng.integers(8, 40, size=n)
+    return write_trace(RunTrace(
+        iteration=np.arange(n), epoch=np.zeros(n, dtype=int), micro_batch=np.zeros(n, dtype=int),
+        batch_size=np.full(n, 2), seq_len=seq, tgt_len=np.zeros(n, dtype=int), tokens=2 * seq,
+        sum_sq_len=2 * seq * seq, time_s=scale * (1e-3 + 1e-5 * seq),
+    ), path)
+
+
+def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    try:
+        code = main(argv)
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_validate_against_two_recorded_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    t1, t2 = _trace(tmp_path / "a.csv", 1.0), _trace(tmp_path / "b.csv", 1.02)
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(
+        'name = "t"\n[selection]\nn_points = 3\n[workload]\nname = "bert:tiny"\nset = { threads = 1 }\n'
+        f'[profile]\nwarmup = 0\nrepeats = 1\nmetrics = ["time"]\ncache = "{tmp_path / "c.sqlite"}"\n'
+        f'[report]\nout = "{tmp_path / "run"}"\nplots = false\nhtml = false\n'
+    )
+    code, out, err = _run(["validate", str(cfg), "--trace", str(t1), "--trace", str(t2), "--json", "-q"], capsys)
+    assert code == 0, err
+    res = json.loads(out)
+    assert res["n_points"] == 3 and len(res["measured_runs_s"]) == 2
+    assert res["noise_floor"] == pytest.approx(0.02 / 1.01, rel=1e-6)
+    assert {"projected_s", "first_n_s", "first_n_error", "error"} <= set(res)
+    assert (tmp_path / "run" / "trace_validation.json").is_file()
+    code, out, err = _run(["validate", str(cfg), "--trace", str(t1), "-q"], capsys)
+    assert code == 0 and "first 10" in out and "record a second" in out
+
+
+def test_speedup_from_two_measurement_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    trace = _trace(tmp_path / "a.csv", 1.0)
+    from seqpoint.validation import read_trace
+
+    sched = read_trace(trace).to_schedule()
+    points = SeqPointSelector(n_points=3).fit(sched).to_seqpoints(sched)
+    sp = write_seqpoints(points, tmp_path / "p.json")
+    paths = []
+    for tag, t in (("a", 2.0), ("b", 1.0)):
+        ms = Measurements(workload="w", measurements=tuple(
+            Measurement(iteration=p.iteration, batch_size=p.batch_size, seq_len=p.seq_len,
+                        metrics={"time_s": t * p.seq_len}) for p in points.points))
+        paths.append(str(write_measurements(ms, tmp_path / f"m_{tag}.json")))
+    code, out, err = _run(["speedup", "--files", str(trace), str(sp), *paths, "--json"], capsys)
+    assert code == 0, err
+    assert json.loads(out)["speedup"] == pytest.approx(2.0)
+    code, _, err = _run(["speedup", str(tmp_path / "c.toml"), "--files", str(trace), str(sp), *paths], capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1
+
+
+def test_select_writes_simpoint_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    sched = tmp_path / "s.csv"
+    assert main(["schedule", "bundled:librispeech-dev-clean", "--policy", "fixed", "--batch-size", "16",
+                 "-o", str(sched)]) == 0
+    code, _, err = _run(["select", str(sched), "-k", "4", "-o", str(tmp_path / "p.json"),
+                         "--simpoints", str(tmp_path / "run")], capsys)
+    assert code == 0, err
+    points = read_seqpoints(tmp_path / "p.json")
+    files = read_simpoints(tmp_path / "run")
+    assert list(files.intervals) == [p.iteration for p in points.points]
+    assert sum(files.weights) == pytest.approx(1.0)

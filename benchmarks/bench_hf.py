@@ -63,6 +63,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "hf.json")
     parser.add_argument("--real-run", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--quick", action="store_true", help="accepted for make bench-quick (this benchmark is already short)")
     ns = parser.parse_args()
     if ns.real_run is not None:
         real_run(ns.real_run)

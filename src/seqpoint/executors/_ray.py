@@ -37,6 +37,7 @@ from seqpoint.executors._tasks import (
     probe_headers,
 )
 from seqpoint.measurements import Measurement, Measurements
+from seqpoint.profiling import key_environment
 
 if TYPE_CHECKING:  # rich is loaded only where a bar is drawn
     from rich.console import Console
@@ -337,7 +338,8 @@ class RayExecutor:
 
 
 def _key(cache: MeasurementCache, h: Header, sig: tuple[int, ...], job: Job) -> str:
-    return cache.key(h.workload, h.config, h.environment, sig, job.config.to_dict())
+    env = key_environment(h.environment, h.code)
+    return cache.key(h.workload, h.config, env, sig, job.config.to_dict())
 
 
 def _size(sig: tuple[int, ...]) -> int:

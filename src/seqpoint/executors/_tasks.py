@@ -15,8 +15,9 @@ from typing import Any
 
 from seqpoint.exceptions import SeqPointError
 from seqpoint.measurements import Measurement, Measurements, Status
-from seqpoint.profiling import ProfileConfig, is_oom, profile_points
+from seqpoint.profiling import ProfileConfig, is_oom, profile_points, workload_code_hash
 from seqpoint.selection import SeqPoint, SeqPoints
+from seqpoint.workloads import Workload
 
 __all__ = [
     "Header",
@@ -56,6 +57,8 @@ class Header:
     """The built workload's resolved config."""
     environment: dict[str, Any]
     """The environment fingerprint computed in the measuring process."""
+    code: str = ""
+    """Hash of the workload's code (:func:`seqpoint.profiling.workload_code_hash`), part of the key."""
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -99,9 +102,10 @@ def failed(signature: Sequence[int], exc: BaseException | str, *, status: Status
     )
 
 
-def header_of(ms: Measurements) -> Header:
-    """The key inputs a campaign recorded."""
-    return Header(workload=ms.workload, config=dict(ms.config), environment=dict(ms.environment))
+def header_of(ms: Measurements, workload: Workload) -> Header:
+    """The key inputs of a campaign of ``workload``: what it recorded, and its code's hash."""
+    return Header(workload=ms.workload, config=dict(ms.config), environment=dict(ms.environment),
+                  code=workload_code_hash(workload))
 
 
 def probe_headers(
@@ -120,7 +124,7 @@ def probe_headers(
     for spec, overrides, config in jobs:
         try:
             workload = load_workload(spec, dict(overrides))
-            out.append(header_of(profile_points(workload, [], config, progress=False)))
+            out.append(header_of(profile_points(workload, [], config, progress=False), workload))
         except SeqPointError as exc:
             out.append(f"config: {exc}")
         except Exception as exc:  # a workload that fails to build fails its points, not the sweep
@@ -157,4 +161,4 @@ def measure_points(
         except SeqPointError as exc:  # a bad signature fails its point only
             yield PointResult(slot=slot, header=None, measurement=failed(sig, exc))
             continue
-        yield PointResult(slot=slot, header=header_of(ms), measurement=ms.measurements[0])
+        yield PointResult(slot=slot, header=header_of(ms, workload), measurement=ms.measurements[0])

@@ -19,7 +19,13 @@ from seqpoint.measurements import (
     read_measurements,
     write_measurements,
 )
-from seqpoint.profiling._campaign import PointLike, Points, profile_points
+from seqpoint.profiling._campaign import (
+    PointLike,
+    Points,
+    key_environment,
+    profile_points,
+    workload_code_hash,
+)
 from seqpoint.profiling._categories import (
     breakdown_shares,
     canonical_op_name,
@@ -67,6 +73,7 @@ __all__ = [
     "environment_fingerprint",
     "gpu_spec",
     "is_oom",
+    "key_environment",
     "kineto_trace_path",
     "mark_seen",
     "onednn_cache_capacity",
@@ -75,5 +82,6 @@ __all__ = [
     "read_measurements",
     "roofline_seconds",
     "startup_state",
+    "workload_code_hash",
     "write_measurements",
 ]

@@ -23,7 +23,7 @@ from seqpoint.workloads import Signature, Workload
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["PointLike", "Points", "profile_points"]
+__all__ = ["PointLike", "Points", "key_environment", "profile_points", "workload_code_hash"]
 
 
 class PointLike(Protocol):
@@ -126,6 +126,13 @@ def _module_digest(module: str) -> str | None:
         return None
 
 
+def key_environment(environment: dict[str, Any], code_hash: str) -> dict[str, Any]:
+    """What a measurement's cache key records of its environment: the fingerprint and a
+    hash of the workload's code (:func:`workload_code_hash`). The one definition, used by
+    the serial campaign and by every executor's driver."""
+    return {**environment, "workload_code": code_hash}
+
+
 def workload_code_hash(workload: Workload) -> str:
     """A hash of the code that defines ``workload``: the source files of its class (and
     base classes), of its model's module classes and of the files it names in
@@ -196,7 +203,7 @@ def profile_points(
     cfg_dict = _workload_config_dict(workload)
     # The key (not the recorded environment) also holds the workload's code: an edited
     # workload must not get the old workload's timings back.
-    key_env = {**env, "workload_code": workload_code_hash(workload)} if cache is not None else env
+    key_env = key_environment(env, workload_code_hash(workload)) if cache is not None else env
     # Process start-up runs on a shape as large as the campaign's largest (see
     # campaign_decoy), before the first point that is actually measured.
     decoy = campaign_decoy([sig for _, sig in todo])

@@ -2,7 +2,13 @@
 
 from seqpoint.schedule._build import from_batches
 from seqpoint.schedule._io import read_schedule, write_schedule
-from seqpoint.schedule._schedule import COLUMNS, SIGNATURE_COLUMNS, IterationSchedule, round_up
+from seqpoint.schedule._schedule import (
+    COLUMNS,
+    SIGNATURE_COLUMNS,
+    IterationSchedule,
+    round_up,
+    set_columns,
+)
 from seqpoint.schedule._signatures import SignatureTable, signature_table
 from seqpoint.schedule._summary import ScheduleSummary, summarize
 
@@ -15,6 +21,7 @@ __all__ = [
     "from_batches",
     "read_schedule",
     "round_up",
+    "set_columns",
     "signature_table",
     "summarize",
     "write_schedule",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -12,7 +12,7 @@ from numpy.typing import NDArray
 from seqpoint.exceptions import InputError
 from seqpoint.schedule._collapse import unique_rows
 
-__all__ = ["COLUMNS", "SIGNATURE_COLUMNS", "IterationSchedule", "round_up"]
+__all__ = ["COLUMNS", "SIGNATURE_COLUMNS", "IterationSchedule", "round_up", "set_columns"]
 
 #: Column order of the schedule, as in the CSV header of the command-line contract.
 COLUMNS: tuple[str, ...] = (
@@ -37,6 +37,33 @@ def round_up(x: IntArray, multiple: int) -> IntArray:
     if multiple <= 1:
         return x
     return -(-x // multiple) * multiple
+
+
+def set_columns(
+    obj: object, names: Sequence[str], *, what: str, dtypes: Mapping[str, type] | None = None
+) -> int:
+    """Make each named attribute of a frozen dataclass a contiguous 1-D array; return the rows.
+
+    Attributes that are None are left alone (optional columns). Every column must have as
+    many rows as the first one (``iteration``); a mismatch or a column that is not 1-D is
+    one :class:`InputError` naming the column (``what`` names the table in the message).
+    """
+    n: int | None = None
+    for name in names:
+        value = getattr(obj, name)
+        if value is None:
+            continue
+        arr: NDArray[Any] = np.ascontiguousarray(value, dtype=(dtypes or {}).get(name, np.int64))
+        if arr.ndim != 1:
+            raise InputError(f"{what} column {name!r} must be 1-D. Got shape {arr.shape}.")
+        if n is None:
+            n = arr.shape[0]
+        elif arr.shape[0] != n:
+            raise InputError(
+                f"{what} column {name!r} has {arr.shape[0]} rows; expected {n} like 'iteration'."
+            )
+        object.__setattr__(obj, name, arr)
+    return n or 0
 
 
 @dataclass(frozen=True, eq=False)
@@ -79,18 +106,7 @@ class IterationSchedule:
     meta: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        n = None
-        for name in COLUMNS:
-            arr = np.ascontiguousarray(getattr(self, name), dtype=np.int64)
-            if arr.ndim != 1:
-                raise InputError(f"Schedule column {name!r} must be 1-D. Got shape {arr.shape}.")
-            if n is None:
-                n = arr.shape[0]
-            elif arr.shape[0] != n:
-                raise InputError(
-                    f"Schedule column {name!r} has {arr.shape[0]} rows; expected {n} like 'iteration'."
-                )
-            object.__setattr__(self, name, arr)
+        n = set_columns(self, COLUMNS, what="Schedule")
         if n == 0:
             raise InputError("The schedule is empty: the batching produced no iteration.")
         if np.any(self.batch_size < 1):

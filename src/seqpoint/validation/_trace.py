@@ -29,7 +29,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from seqpoint.exceptions import InputError
-from seqpoint.schedule import IterationSchedule
+from seqpoint.schedule import IterationSchedule, set_columns
 
 __all__ = ["TRACE_COLUMNS", "RunTrace", "read_trace", "write_trace"]
 
@@ -90,22 +90,7 @@ class RunTrace:
     meta: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        n = None
-        for name in (*TRACE_COLUMNS, "rank"):
-            value = getattr(self, name)
-            if value is None:
-                continue
-            dtype = np.float64 if name == "time_s" else np.int64
-            arr = np.ascontiguousarray(value, dtype=dtype)
-            if arr.ndim != 1:
-                raise InputError(f"Trace column {name!r} must be 1-D. Got shape {arr.shape}.")
-            if n is None:
-                n = arr.shape[0]
-            elif arr.shape[0] != n:
-                raise InputError(
-                    f"Trace column {name!r} has {arr.shape[0]} rows; expected {n} like 'iteration'."
-                )
-            object.__setattr__(self, name, arr)
+        n = set_columns(self, (*TRACE_COLUMNS, "rank"), what="Trace", dtypes={"time_s": np.float64})
         if not n:
             raise InputError(f"The run trace is empty: no micro-batch was recorded; {_FIX}.")
         for name, low in (("batch_size", 1), ("seq_len", 1), ("iteration", 0), ("epoch", 0),

@@ -60,6 +60,24 @@ def case(command: str, rng: random.Random, tmp: Path) -> list[str]:
     if command == "project":
         sched = put("s.csv", SCHED + b"0,0,2,8,0,10,16,68\n")
         return ["project", sched, put("p.json", _json(rng)), put("m.json", _json(rng))]
+    if command == "profile":
+        # Bad SEQPOINTS files and bad settings fail before any step runs.
+        bad_flag = rng.choice([["--repeats", str(rng.choice(NUMS))], ["--warmup", str(rng.choice(NUMS))],
+                               ["--metric", rng.choice(["roofline:tpu", "x", "", "time,flops"])],
+                               ["--set", f"{rng.choice(['threads', 'dtype', 'nope', 'hidden'])}={rng.choice(NUMS)}"],
+                               ["-w", rng.choice(["json:loads", ":tiny", "bert:huge", "os:system", "x.py:f"])]])
+        return ["profile", put("p.json", _json(rng)), "-w", "bert:tiny", *bad_flag, "--no-cache",
+                "--no-progress", "-o", str(tmp / "m.json")]
+    if command in ("run", "validate"):
+        section = rng.choice(["batching", "selection", "workload", "profile", "validation", "report", "lengths"])
+        key = rng.choice(["epochs", "policy", "name", "params", "set", "metrics", "use_cache", "plots",
+                          "runs", "n_points", "max_error", "source", "out", "bogus"])
+        value = rng.choice(['"x"', "[]", "{}", "1.5", "-1", "1e400", "true", '"../../x"', '"a\u0000b"',
+                            str(2**63), "[1]", '"false"', "nan"])
+        body = rng.choice([f"[{section}]\n{key} = {value}\n", f"{key} = {value}\n", "[" * 3000,
+                           f"name = {value}\n[{section}]\n"])
+        raw = rng.choice([body.encode(), body.encode("utf-16"), b"\xff" + body.encode()])
+        return [command, put("c.toml", raw), "-q"]
     return ["cache", "list", "--cache", put("c.sqlite", bytes(rng.randbytes(rng.randint(0, 200))))]
 
 
@@ -71,7 +89,7 @@ def run(n: int) -> dict[str, Counter[str]]:
     rng = random.Random(13)
     tally: dict[str, Counter[str]] = {}
     signal.signal(signal.SIGALRM, _alarm)
-    for command in ("schedule", "select", "project", "cache"):
+    for command in ("schedule", "select", "project", "cache", "profile", "run", "validate"):
         counts: Counter[str] = Counter()
         for _ in range(n):
             with tempfile.TemporaryDirectory() as d:

@@ -87,3 +87,21 @@ def test_select_writes_simpoint_files(tmp_path: Path, capsys: pytest.CaptureFixt
     files = read_simpoints(tmp_path / "run")
     assert list(files.intervals) == [p.iteration for p in points.points]
     assert sum(files.weights) == pytest.approx(1.0)
+
+
+def test_run_on_a_schedule_file_instead_of_a_policy(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    trace = _trace(tmp_path / "a.csv", 1.0)
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(
+        f'name = "t"\n[batching]\nschedule = "{trace}"\n[selection]\nn_points = 3\n'
+        '[workload]\nname = "bert:tiny"\nset = { threads = 1 }\n'
+        f'[profile]\nwarmup = 0\nrepeats = 1\nmetrics = ["time", "flops"]\ncache = "{tmp_path / "c.sqlite"}"\n'
+        f'[report]\nout = "{tmp_path / "run"}"\nplots = false\nhtml = false\n'
+    )
+    code, out, err = _run(["run", str(cfg), "--json", "-q"], capsys)
+    assert code == 0, err
+    res = json.loads(out)
+    assert res["n_iterations"] == 16 and res["n_points"] == 3
+    cfg.write_text(f'[batching]\nschedule = "{tmp_path / "missing.csv"}"\n')
+    code, out, err = _run(["run", str(cfg), "-q"], capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "missing.csv" in err

@@ -22,12 +22,11 @@ from seqpoint.validation import reduction_factor
 from seqpoint.workflows._config import RunConfig
 from seqpoint.workflows._folder import RunFolder
 from seqpoint.workflows._stages import (
-    build_schedule,
     choose_points,
-    load_lengths,
     make_workload,
     measure,
     open_cache,
+    run_schedule,
     validation_schedule,
 )
 from seqpoint.workloads import Signature, Workload
@@ -112,8 +111,7 @@ def start_campaign(
     """
     suffix = f"_{tag}" if tag else ""
     folder.write_text(f"config{suffix}.toml", cfg.to_toml())
-    lengths = load_lengths(cfg.lengths)
-    schedule = build_schedule(cfg.batching, lengths)
+    schedule, unit = run_schedule(cfg)
     if subset:
         schedule = validation_schedule(cfg, schedule)
     write_schedule(schedule, folder.file("schedule.csv"))
@@ -127,4 +125,4 @@ def start_campaign(
                            console=console)
     write_measurements(measurements, folder.file(f"measurements{suffix}.json"))
     return Campaign(config=cfg, folder=folder, schedule=schedule, seqpoints=seqpoints,
-                    unit=lengths.unit, workload=workload, cache=cache, measurements=measurements)
+                    unit=unit, workload=workload, cache=cache, measurements=measurements)

@@ -52,6 +52,12 @@ class RunConfig:
     report: ReportSection = field(default_factory=ReportSection)
     """[report]"""
 
+    def describe_run(self) -> str:
+        """Where the run's batches come from, for headings: ``source · policy``, or the file."""
+        if self.batching.schedule is not None:
+            return f"schedule {self.batching.schedule}"
+        return f"{self.lengths.source} · {self.batching.policy}"
+
     def to_dict(self) -> dict[str, Any]:
         """Plain data: one dict per section."""
         return dataclasses.asdict(self)

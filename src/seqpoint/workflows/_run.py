@@ -90,5 +90,5 @@ def run(
 
 def _page_text(cfg: RunConfig) -> dict[str, str]:
     return {"title": f"seqpoint run: {cfg.name}",
-            "subtitle": f"{cfg.workload.name} · {cfg.lengths.source} · {cfg.batching.policy}",
+            "subtitle": f"{cfg.workload.name} · {cfg.describe_run()}",
             "config_text": cfg.to_toml()}

@@ -115,12 +115,17 @@ class BatchingSection:
     """Seed of every shuffle."""
     params: dict[str, Any] = field(default_factory=dict)
     """Policy parameters (``batch_size``, ``max_tokens``, ``num_buckets``, ...)."""
+    schedule: str | None = None
+    """A schedule file (from ``seqpoint schedule``, ``schedule_from_trainer`` or
+    ``schedule_from_sampler``) or a recorded run trace to use as the run, in place of
+    replaying ``policy`` over ``[lengths]`` (which are then not read)."""
 
     _section_constraints: ClassVar[dict[str, list[Constraint]]] = {
         "policy": [_STR],
         "epochs": [_EPOCHS],
         "seed": [Interval(int, 0)],
         "params": [_TABLE],
+        "schedule": [_STR, None],
     }
 
     def __post_init__(self) -> None:

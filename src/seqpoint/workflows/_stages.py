@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 
 import numpy as np
 from rich.console import Console
 
 from seqpoint.cache import MeasurementCache
+from seqpoint.exceptions import InputError
 from seqpoint.measurements import Measurements
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import BaseSelector, SeqPoint, SeqPoints
@@ -29,6 +31,8 @@ __all__ = [
     "make_workload",
     "measure",
     "open_cache",
+    "read_run_schedule",
+    "run_schedule",
     "validation_schedule",
 ]
 
@@ -50,6 +54,33 @@ def build_schedule(sec: BatchingSection, lengths: Lengths) -> IterationSchedule:
     from seqpoint.batching import replay
 
     return replay(lengths, sec.policy, epochs=sec.epochs, seed=sec.seed, **sec.params)
+
+
+def read_run_schedule(path: str | Path) -> IterationSchedule:
+    """A schedule file (CSV/Parquet from ``seqpoint schedule``), or a run trace read as its
+    schedule (one row per micro-batch); a file that is neither gets the schedule's message,
+    which says what a schedule needs."""
+    from seqpoint.schedule import read_schedule
+    from seqpoint.validation import read_trace
+
+    try:
+        return read_schedule(path)
+    except InputError as as_schedule:
+        try:
+            return read_trace(path).to_schedule()
+        except InputError:
+            raise as_schedule from None
+
+
+def run_schedule(cfg: RunConfig) -> tuple[IterationSchedule, str]:
+    """The run's schedule and its length unit: ``[batching] schedule`` when it names a file
+    (a user's own sampler, recorded or replayed elsewhere), else ``policy`` replayed over
+    ``[lengths]``."""
+    if cfg.batching.schedule is not None:
+        schedule = read_run_schedule(cfg.batching.schedule)
+        return schedule, str(schedule.meta.get("unit", "tokens"))
+    lengths = load_lengths(cfg.lengths)
+    return build_schedule(cfg.batching, lengths), lengths.unit
 
 
 def validation_schedule(cfg: RunConfig, schedule: IterationSchedule) -> IterationSchedule:

@@ -33,7 +33,7 @@ from seqpoint.projection import Projection, ScheduleModel, Speedup
 from seqpoint.schedule import IterationSchedule, write_schedule
 from seqpoint.selection import SeqPoints, write_seqpoints
 from seqpoint.workflows._folder import RunFolder
-from seqpoint.workflows._stages import build_schedule, choose_points, load_lengths, open_cache
+from seqpoint.workflows._stages import choose_points, open_cache, run_schedule
 from seqpoint.workflows._sweep_config import SweepConfig, SweepEntry, load_sweep
 
 __all__ = ["EXECUTORS", "ConfigResult", "SweepResult", "make_executor", "run_sweep", "sweep"]
@@ -183,8 +183,7 @@ def sweep(
     folder = RunFolder.new(spec.name, str(out) if out is not None else base.report.out)
     folder.write_text("config.toml", base.to_toml())
     folder.write_json("sweep_spec.json", spec.to_dict())
-    lengths = load_lengths(base.lengths)
-    schedule = build_schedule(base.batching, lengths)
+    schedule, _ = run_schedule(base)
     write_schedule(schedule, folder.file("schedule.csv"))
     _, seqpoints = choose_points(base.selection, schedule)
     write_seqpoints(seqpoints, folder.file("seqpoints.json"))
@@ -220,7 +219,7 @@ def sweep(
         write_sweep_report(
             result, folder.path, images=images, config_text=base.to_toml(),
             title=f"seqpoint sweep: {spec.name}",
-            subtitle=f"{base.workload.name} · {base.lengths.source} · {base.batching.policy} · "
+            subtitle=f"{base.workload.name} · {base.describe_run()} · "
                      f"{len(configs)} configurations",
         )
     return result

@@ -19,11 +19,12 @@ from rich.console import Console
 from seqpoint.exceptions import InputError
 from seqpoint.measurements import STEADY_TIME, Measurements, read_measurements, time_metric
 from seqpoint.projection import Projection, Speedup
-from seqpoint.schedule import IterationSchedule, read_schedule
+from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import SeqPoints, read_seqpoints
 from seqpoint.validation import RunTrace, read_trace
 from seqpoint.workflows._config import RunConfig
 from seqpoint.workflows._folder import RunFolder
+from seqpoint.workflows._stages import read_run_schedule
 
 __all__ = ["TraceValidation", "speedup_from_files", "validate_config_on_traces", "validate_trace"]
 
@@ -221,7 +222,7 @@ def speedup_from_files(
     """
     from seqpoint.projection import project_speedup
 
-    sched = schedule if isinstance(schedule, IterationSchedule) else _read_schedule_or_trace(schedule)
+    sched = schedule if isinstance(schedule, IterationSchedule) else read_run_schedule(schedule)
     pts = seqpoints if isinstance(seqpoints, SeqPoints) else read_seqpoints(seqpoints)
     a = meas_a if isinstance(meas_a, Measurements) else read_measurements(meas_a)
     b = meas_b if isinstance(meas_b, Measurements) else read_measurements(meas_b)
@@ -235,18 +236,6 @@ def speedup_from_files(
                 "configurations on the same SEQPOINTS.json ('seqpoint profile')."
             )
     return project_speedup(sched, pts, a, b, metric=metric)
-
-
-def _read_schedule_or_trace(path: str | Path) -> IterationSchedule:
-    try:
-        return read_schedule(path)
-    except InputError as as_schedule:
-        # A run trace reads as its schedule (``--format trace``); when it is not one
-        # either, the schedule's message is the one that says what a schedule needs.
-        try:
-            return read_trace(path).to_schedule()
-        except InputError:
-            raise as_schedule from None
 
 
 def validate_config_on_traces(

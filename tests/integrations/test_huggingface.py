@@ -154,3 +154,33 @@ def test_workload_runs_the_trainers_step_on_a_copy(hf, tmp_path):
     assert all(np.isfinite(losses)) and losses[-1] < losses[0]
     assert trainer.optimizer is None
     assert all(torch.equal(before[k], v) for k, v in trainer.model.state_dict().items())
+
+
+def test_seq2seq_collator_pads_source_and_target_as_train_feeds_them(hf, tmp_path):
+    import random
+
+    import datasets
+    import transformers
+
+    from seqpoint.integrations.huggingface import schedule_from_trainer
+
+    rng = random.Random(1)
+    src = [[rng.randrange(5, 64) for _ in range(rng.randint(3, 40))] for _ in range(48)]
+    tgt = [[rng.randrange(5, 64) for _ in range(rng.randint(2, 30))] for _ in range(48)]
+    model = transformers.T5ForConditionalGeneration(transformers.T5Config(
+        vocab_size=64, d_model=16, d_ff=32, d_kv=8, num_layers=1, num_heads=2,
+        decoder_start_token_id=0, pad_token_id=0, eos_token_id=1, dropout_rate=0.0))
+    tok = hf.tokenizer()
+    args = transformers.TrainingArguments(
+        output_dir=str(tmp_path / "out"), per_device_train_batch_size=8, num_train_epochs=1,
+        report_to=[], save_strategy="no", logging_strategy="no", use_cpu=True, seed=0,
+        disable_tqdm=True)
+    trainer = transformers.Trainer(
+        model=model, args=args,
+        train_dataset=datasets.Dataset.from_dict({"input_ids": src, "labels": tgt}),
+        data_collator=transformers.DataCollatorForSeq2Seq(tok, model=model, pad_to_multiple_of=8),
+        processing_class=tok)
+    schedule = schedule_from_trainer(trainer)
+    cb = _recorded(trainer, tmp_path)
+    _assert_same(schedule, cb.trace)
+    assert np.all(schedule.tgt_len > 0) and np.all(schedule.tgt_len % 8 == 0)

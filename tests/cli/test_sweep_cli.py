@@ -3,17 +3,18 @@ and bad input (one line on stderr, exit 2)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
-import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from seqpoint.cli import main
-
 pytest.importorskip("torch")
+
+#: The shared ``cli`` fixture (tests/conftest.py): ``(exit code, stdout, stderr)``.
+Cli = Callable[[list[str]], tuple[int, str, str]]
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -52,15 +53,6 @@ def _write(tmp_path: Path, grid: str = WIDER, name: str = "sweep.toml", *, cache
     return path
 
 
-def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    try:
-        code = main(argv)
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out = capsys.readouterr()
-    return code, out.out, out.err
-
-
 @pytest.mark.parametrize(
     ("grid", "message"),
     [
@@ -70,10 +62,9 @@ def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str,
     ],
 )
 def test_bad_sweep_file_is_one_line_and_exit_2(
-    tmp_path: Path, grid: str, message: str, capsys: pytest.CaptureFixture[str]
-) -> None:
+    tmp_path: Path, grid: str, message: str, cli: Cli) -> None:
     path = _write(tmp_path, grid)
-    code, out, err = _run(["sweep", str(path), "--json"], capsys)
+    code, out, err = cli(["sweep", str(path), "--json"])
     assert code == 2 and out == ""
     assert len(err.strip().splitlines()) == 1
     assert str(path) in err
@@ -81,50 +72,36 @@ def test_bad_sweep_file_is_one_line_and_exit_2(
 
 
 def test_unreachable_ray_address_is_one_line_and_exit_2(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+    tmp_path: Path, cli: Cli) -> None:
     ray = pytest.importorskip("ray")
     if ray.is_initialized():  # an address is only checked when this process joins a cluster
         pytest.skip("Ray is already initialised in this process")
-    code, out, err = _run(["sweep", str(_write(tmp_path)), "--executor", "ray",
-                           "--address", "127.0.0.1:1"], capsys)
+    code, out, err = cli(["sweep", str(_write(tmp_path)), "--executor", "ray",
+                           "--address", "127.0.0.1:1"])
     assert code == 2 and out == ""
     assert len(err.strip().splitlines()) == 1
     assert "Cannot reach a Ray cluster at '127.0.0.1:1'" in err
 
 
-def test_executor_flags_are_checked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_executor_flags_are_checked(tmp_path: Path, cli: Cli) -> None:
     path = _write(tmp_path)
-    code, _, err = _run(["sweep", str(path), "--executor", "dask"], capsys)
+    code, _, err = cli(["sweep", str(path), "--executor", "dask"])
     assert code == 2 and "Unknown executor 'dask'. Valid executors: local, ray." in err
-    code, _, err = _run(["sweep", str(path), "--executor", "local", "--num-cpus", "2"], capsys)
+    code, _, err = cli(["sweep", str(path), "--executor", "local", "--num-cpus", "2"])
     assert code == 2 and "add --executor ray" in err
 
 
 @pytest.fixture
-def local_ray() -> Iterator[None]:
-    """One local Ray (2 CPUs) for the one test that needs it; its workers find this
-    checkout's sources through PYTHONPATH, which they inherit."""
-    ray = pytest.importorskip("ray")
-    old = os.environ.get("PYTHONPATH")
-    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT / "src"), old) if p)
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    try:
+def local_ray(ray_session: Callable[..., contextlib.AbstractContextManager[None]]) -> Iterator[None]:
+    with ray_session():
         yield
-    finally:
-        ray.shutdown()
-        if old is None:
-            del os.environ["PYTHONPATH"]
-        else:
-            os.environ["PYTHONPATH"] = old
 
 
 def test_ray_sweep_matches_local_and_resumes_from_the_cache(
-    tmp_path: Path, local_ray: None, capsys: pytest.CaptureFixture[str]
-) -> None:
+    tmp_path: Path, local_ray: None, cli: Cli) -> None:
     path = _write(tmp_path)
-    code, out, err = _run(["sweep", str(path), "--executor", "ray", "--json",
-                           "-o", str(tmp_path / "ray")], capsys)
+    code, out, err = cli(["sweep", str(path), "--executor", "ray", "--json",
+                           "-o", str(tmp_path / "ray")])
     assert code == 0, err
     on_ray = json.loads(out)
     assert on_ray["executor"] == "ray" and (on_ray["n_iterations"], on_ray["n_points"]) == (6, 2)
@@ -139,7 +116,7 @@ def test_ray_sweep_matches_local_and_resumes_from_the_cache(
 
     # the serial executor, without the cache, measures the same FLOPs
     local = _write(tmp_path, name="local.toml", cache=False)
-    code, out, err = _run(["sweep", str(local), "--json", "-o", str(tmp_path / "local")], capsys)
+    code, out, err = cli(["sweep", str(local), "--json", "-o", str(tmp_path / "local")])
     assert code == 0, err
     serial = json.loads(out)
     assert serial["executor"] == "local" and serial["stats"]["cached"] == 0
@@ -147,8 +124,8 @@ def test_ray_sweep_matches_local_and_resumes_from_the_cache(
         c["projected"]["flops"] for c in on_ray["configs"]]
 
     # a second Ray run reads every pair from the cache; the table shows the matrix
-    code, out, err = _run(["sweep", str(path), "--executor", "ray", "-q",
-                           "-o", str(tmp_path / "again")], capsys)
+    code, out, err = cli(["sweep", str(path), "--executor", "ray", "-q",
+                           "-o", str(tmp_path / "again")])
     assert code == 0, err
     assert "wider" in out and "0 measured, 4 cached, 0 failed" in out
     again = json.loads((tmp_path / "again" / "sweep.json").read_text())
@@ -156,9 +133,9 @@ def test_ray_sweep_matches_local_and_resumes_from_the_cache(
     assert [c["projected"] for c in again["configs"]] == [c["projected"] for c in on_ray["configs"]]
 
 
-def test_a_user_module_workload_needs_allow_user_code(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_user_module_workload_needs_allow_user_code(tmp_path: Path, cli: Cli) -> None:
     grid = '[[sweep]]\nname = "user"\nset = { "workload.name" = "os:system" }\n'
-    code, out, err = _run(["sweep", str(_write(tmp_path, grid)), "-q"], capsys)
+    code, out, err = cli(["sweep", str(_write(tmp_path, grid)), "-q"])
     assert code == 2 and "Traceback" not in err + out
     lines = err.strip().splitlines()
     assert len(lines) == 1 and "--allow-user-code" in lines[0], err

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +16,9 @@ from seqpoint.selection import SeqPointSelector, read_seqpoints, read_simpoints,
 from seqpoint.validation import RunTrace, write_trace
 
 pytest.importorskip("torch")
+
+#: The shared ``cli`` fixture (tests/conftest.py): ``(exit code, stdout, stderr)``.
+Cli = Callable[[list[str]], tuple[int, str, str]]
 
 
 def _trace(path: Path, scale: float) -> Path:
@@ -28,16 +32,7 @@ def _trace(path: Path, scale: float) -> Path:
     ), path)
 
 
-def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    try:
-        code = main(argv)
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out = capsys.readouterr()
-    return code, out.out, out.err
-
-
-def test_validate_against_two_recorded_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_validate_against_two_recorded_runs(tmp_path: Path, cli: Cli) -> None:
     t1, t2 = _trace(tmp_path / "a.csv", 1.0), _trace(tmp_path / "b.csv", 1.02)
     cfg = tmp_path / "c.toml"
     cfg.write_text(
@@ -45,18 +40,18 @@ def test_validate_against_two_recorded_runs(tmp_path: Path, capsys: pytest.Captu
         f'[profile]\nwarmup = 0\nrepeats = 1\nmetrics = ["time"]\ncache = "{tmp_path / "c.sqlite"}"\n'
         f'[report]\nout = "{tmp_path / "run"}"\nplots = false\nhtml = false\n'
     )
-    code, out, err = _run(["validate", str(cfg), "--trace", str(t1), "--trace", str(t2), "--json", "-q"], capsys)
+    code, out, err = cli(["validate", str(cfg), "--trace", str(t1), "--trace", str(t2), "--json", "-q"])
     assert code == 0, err
     res = json.loads(out)
     assert res["n_points"] == 3 and len(res["measured_runs_s"]) == 2
     assert res["noise_floor"] == pytest.approx(0.02 / 1.01, rel=1e-6)
     assert {"projected_s", "first_n_s", "first_n_error", "error"} <= set(res)
     assert (tmp_path / "run" / "trace_validation.json").is_file()
-    code, out, err = _run(["validate", str(cfg), "--trace", str(t1), "-q"], capsys)
+    code, out, err = cli(["validate", str(cfg), "--trace", str(t1), "-q"])
     assert code == 0 and "first 10" in out and "record a second" in out
 
 
-def test_speedup_from_two_measurement_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_speedup_from_two_measurement_files(tmp_path: Path, cli: Cli) -> None:
     trace = _trace(tmp_path / "a.csv", 1.0)
     from seqpoint.validation import read_trace
 
@@ -69,19 +64,19 @@ def test_speedup_from_two_measurement_files(tmp_path: Path, capsys: pytest.Captu
             Measurement(iteration=p.iteration, batch_size=p.batch_size, seq_len=p.seq_len,
                         metrics={"time_s": t * p.seq_len}) for p in points.points))
         paths.append(str(write_measurements(ms, tmp_path / f"m_{tag}.json")))
-    code, out, err = _run(["speedup", "--files", str(trace), str(sp), *paths, "--json"], capsys)
+    code, out, err = cli(["speedup", "--files", str(trace), str(sp), *paths, "--json"])
     assert code == 0, err
     assert json.loads(out)["speedup"] == pytest.approx(2.0)
-    code, _, err = _run(["speedup", str(tmp_path / "c.toml"), "--files", str(trace), str(sp), *paths], capsys)
+    code, _, err = cli(["speedup", str(tmp_path / "c.toml"), "--files", str(trace), str(sp), *paths])
     assert code == 2 and len(err.strip().splitlines()) == 1
 
 
-def test_select_writes_simpoint_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_select_writes_simpoint_files(tmp_path: Path, cli: Cli) -> None:
     sched = tmp_path / "s.csv"
     assert main(["schedule", "bundled:librispeech-dev-clean", "--policy", "fixed", "--batch-size", "16",
                  "-o", str(sched)]) == 0
-    code, _, err = _run(["select", str(sched), "-k", "4", "-o", str(tmp_path / "p.json"),
-                         "--simpoints", str(tmp_path / "run")], capsys)
+    code, _, err = cli(["select", str(sched), "-k", "4", "-o", str(tmp_path / "p.json"),
+                         "--simpoints", str(tmp_path / "run")])
     assert code == 0, err
     points = read_seqpoints(tmp_path / "p.json")
     files = read_simpoints(tmp_path / "run")
@@ -89,7 +84,7 @@ def test_select_writes_simpoint_files(tmp_path: Path, capsys: pytest.CaptureFixt
     assert sum(files.weights) == pytest.approx(1.0)
 
 
-def test_run_on_a_schedule_file_instead_of_a_policy(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_run_on_a_schedule_file_instead_of_a_policy(tmp_path: Path, cli: Cli) -> None:
     trace = _trace(tmp_path / "a.csv", 1.0)
     cfg = tmp_path / "c.toml"
     cfg.write_text(
@@ -98,10 +93,10 @@ def test_run_on_a_schedule_file_instead_of_a_policy(tmp_path: Path, capsys: pyte
         f'[profile]\nwarmup = 0\nrepeats = 1\nmetrics = ["time", "flops"]\ncache = "{tmp_path / "c.sqlite"}"\n'
         f'[report]\nout = "{tmp_path / "run"}"\nplots = false\nhtml = false\n'
     )
-    code, out, err = _run(["run", str(cfg), "--json", "-q"], capsys)
+    code, out, err = cli(["run", str(cfg), "--json", "-q"])
     assert code == 0, err
     res = json.loads(out)
     assert res["n_iterations"] == 16 and res["n_points"] == 3
     cfg.write_text(f'[batching]\nschedule = "{tmp_path / "missing.csv"}"\n')
-    code, out, err = _run(["run", str(cfg), "-q"], capsys)
+    code, out, err = cli(["run", str(cfg), "-q"])
     assert code == 2 and len(err.strip().splitlines()) == 1 and "missing.csv" in err

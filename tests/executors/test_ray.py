@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
+import contextlib
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -32,21 +32,9 @@ POINTS = SeqPoints(
 
 
 @pytest.fixture(scope="module", autouse=True)
-def local_ray() -> Iterator[None]:
-    # Workers are fresh processes: they find seqpoint and the test workload through
-    # PYTHONPATH, which a local Ray's workers inherit from this process.
-    src = str(HERE.parents[1] / "src")
-    old = os.environ.get("PYTHONPATH")
-    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(HERE), src, old) if p)
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    try:
+def local_ray(ray_session: Callable[..., contextlib.AbstractContextManager[None]]) -> Iterator[None]:
+    with ray_session(HERE):  # the dying test workload lives beside this file
         yield
-    finally:
-        ray.shutdown()
-        if old is None:
-            del os.environ["PYTHONPATH"]
-        else:
-            os.environ["PYTHONPATH"] = old
 
 
 def _flops(ms_list: list) -> list[list[float]]:

@@ -1,0 +1,56 @@
+"""Helpers several test packages share: the CLI run in-process, and a local Ray session."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from seqpoint.cli import main
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+CliResult = tuple[int, str, str]
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str]) -> Callable[[list[str]], CliResult]:
+    """Run ``seqpoint ARGV`` in this process: ``(exit code, stdout, stderr)``."""
+
+    def run(argv: list[str]) -> CliResult:
+        capsys.readouterr()
+        try:
+            code = main(argv)
+        except SystemExit as exc:
+            code = int(exc.code or 0)
+        out = capsys.readouterr()
+        return code, out.out, out.err
+
+    return run
+
+
+@contextlib.contextmanager
+def _ray_session(*paths: Path) -> Iterator[None]:
+    # Ray workers are fresh processes: they find this checkout's sources (and any test
+    # workload module) through PYTHONPATH, which a local Ray's workers inherit.
+    ray = pytest.importorskip("ray")
+    old = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (*map(str, paths), str(SRC), old) if p)
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        yield
+    finally:
+        ray.shutdown()
+        if old is None:
+            del os.environ["PYTHONPATH"]
+        else:
+            os.environ["PYTHONPATH"] = old
+
+
+@pytest.fixture(scope="session")
+def ray_session() -> Callable[..., contextlib.AbstractContextManager[None]]:
+    """``with ray_session(*extra_paths):`` a local Ray of 2 CPUs, shut down afterwards."""
+    return _ray_session

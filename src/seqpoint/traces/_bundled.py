@@ -9,9 +9,9 @@ from importlib import resources
 import numpy as np
 
 from seqpoint.exceptions import AdjustedInputWarning, ConfigError
+from seqpoint.traces._csv import read_csv_lengths
 from seqpoint.traces._files import decompress
 from seqpoint.traces._lengths import Lengths
-from seqpoint.traces._tabular import read_csv_lengths
 from seqpoint.traces._text import count_whitespace_tokens, read_parallel_lengths, split_lines
 
 __all__ = ["BUNDLED", "BundledDataset", "bundled_lengths"]

@@ -8,15 +8,12 @@ from typing import Any
 
 from seqpoint.exceptions import ConfigError, InputError
 from seqpoint.traces._bundled import bundled_lengths
+from seqpoint.traces._columns import count_column_of
+from seqpoint.traces._csv import read_csv_lengths, read_numpy_lengths
 from seqpoint.traces._files import read_bytes
+from seqpoint.traces._histogram import read_histogram
+from seqpoint.traces._jsonl import read_jsonl_lengths
 from seqpoint.traces._lengths import Lengths
-from seqpoint.traces._tabular import (
-    count_column_of,
-    read_csv_lengths,
-    read_histogram,
-    read_jsonl_lengths,
-    read_numpy_lengths,
-)
 from seqpoint.traces._text import read_parallel_lengths, read_text_lengths
 
 __all__ = ["FORMATS", "infer_format", "read_lengths"]

@@ -1,0 +1,131 @@
+"""Length reader for JSON-lines manifests (NeMo/ESPnet style)."""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from seqpoint.exceptions import InputError
+from seqpoint.traces._columns import check_scale, scaled, shown
+from seqpoint.traces._files import normalize_newlines, read_bytes
+from seqpoint.traces._lengths import Lengths, check_lengths
+
+__all__ = ["read_jsonl_lengths"]
+
+
+def _jsonl_python(text: str, key: str, source: str) -> NDArray[np.float64]:
+    out: list[float] = []
+    for i, line in enumerate(text.split("\n")):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{source} line {i + 1}: not valid JSON ({exc.msg}).") from None
+        except RecursionError:
+            raise InputError(f"{source} line {i + 1}: JSON nested too deeply for a manifest.") from None
+        if not isinstance(obj, dict) or key not in obj:
+            keys = shown(list(obj)) if isinstance(obj, dict) else type(obj).__name__
+            raise InputError(
+                f"{source} line {i + 1}: no {key!r} field (found {keys}); choose the field with "
+                "key= (CLI: --column NAME)."
+            )
+        val = obj[key]
+        if val is None:
+            out.append(math.nan)
+        elif isinstance(val, (int, float)) and not isinstance(val, bool):
+            out.append(float(val))
+        else:
+            raise InputError(f"{source} line {i + 1}: {key!r} is {val!r}, not a number.")
+    return np.asarray(out, dtype=np.float64)
+
+
+#: Manifest objects are flat; deeper nesting goes to the Python parser, which fails cleanly.
+_MAX_JSON_DEPTH = 64
+
+
+def _max_nesting(data: bytes) -> int:
+    """Upper bound of the bracket nesting of ``data`` (brackets inside strings count too)."""
+    buf = np.frombuffer(data, dtype=np.uint8)
+    step = np.isin(buf, (0x5B, 0x7B)).astype(np.int8) - np.isin(buf, (0x5D, 0x7D)).astype(np.int8)
+    if not step.any():
+        return 0
+    return int(np.cumsum(step, dtype=np.int64).max())
+
+
+def _jsonl_column(data: bytes, text: str, key: str, source: str) -> NDArray[Any]:
+    try:
+        import pyarrow as pa
+        import pyarrow.json as pjson
+    except ImportError:  # pragma: no cover - pyarrow is in the dev extra
+        return _jsonl_python(text, key, source)
+    if _max_nesting(data) > _MAX_JSON_DEPTH:
+        # pyarrow's JSON parser overflows its stack (a segfault) on deep nesting.
+        return _jsonl_python(text, key, source)
+    try:
+        table = pjson.read_json(io.BytesIO(data))
+        if key not in table.column_names:
+            raise KeyError(key)
+        col = table.column(key)
+        if col.null_count or not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type)):
+            raise TypeError(col.type)
+        return col.cast(pa.float64()).to_numpy(zero_copy_only=False)
+    except (pa.ArrowInvalid, KeyError, TypeError):
+        # The slow parser names the offending line.
+        return _jsonl_python(text, key, source)
+
+
+def read_jsonl_lengths(
+    path: str | Path,
+    *,
+    key: str = "duration",
+    frames_per_second: float | None = 100.0,
+    unit: str | None = None,
+) -> Lengths:
+    """Read a JSON-lines manifest (one object per line) as per-sample lengths.
+
+    Parameters
+    ----------
+    path : str or Path
+        JSON-lines file (NeMo/ESPnet-style manifest), optionally gzipped.
+    key : str
+        Field holding the length; ``duration`` (seconds) by default.
+    frames_per_second : float or None
+        Seconds are converted to frames as ``ceil(duration * frames_per_second)``
+        (100 = 10 ms frames). None takes the values as they are (they must be integers).
+    unit : str, optional
+        Unit recorded on the result; ``"frames"`` when converting, else ``"tokens"``.
+
+    Returns
+    -------
+    Lengths
+        One length per non-blank line; ``src`` of shape (n_lines,).
+    """
+    source = str(path)
+    data = normalize_newlines(read_bytes(path, text=True))
+    text = data.decode("utf-8")
+    if not text.strip():
+        raise InputError(f"{source} holds no samples; give a non-empty manifest.")
+    raw = _jsonl_column(data, text, key, source)
+    factor = 1.0 if frames_per_second is None else check_scale(frames_per_second, None, 1.0)
+
+    def locate(i: int) -> str:
+        # Blank lines are skipped, so a position counts non-blank lines only.
+        nonblank = [j for j, line in enumerate(text.split("\n")) if line.strip()]
+        return f"line {nonblank[i] + 1}"
+
+    values = scaled(raw, factor, source=source, col=key, locate=locate)
+
+    src = check_lengths(values, source=source, locate=locate, what=repr(key))
+    how = f" x{factor:g} rounded up" if factor != 1.0 else ""
+    return Lengths(
+        src=src,
+        source=f"{source} field {key!r}{how}",
+        unit=unit or ("frames" if frames_per_second is not None else "tokens"),
+    )

@@ -6,8 +6,9 @@ reads and writes the measurement cache. Importing this package imports neither t
 nor ray; :class:`RayExecutor` imports ray when it connects.
 """
 
+from seqpoint.executors._cluster import SweepStats, job_resources
 from seqpoint.executors._local import Executor, LocalExecutor
-from seqpoint.executors._ray import RayExecutor, SweepStats, job_resources
+from seqpoint.executors._ray import RayExecutor
 from seqpoint.executors._tasks import Job
 
 __all__ = ["Executor", "Job", "LocalExecutor", "RayExecutor", "SweepStats", "job_resources"]

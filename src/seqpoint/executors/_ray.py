@@ -10,16 +10,12 @@ on two cores a task per point spent more time starting processes than measuring.
 are streaming generators, so every point reaches the driver (and the cache) as soon as
 it is measured; a task whose worker dies is re-run by Ray (``max_retries``), which skips
 the points the driver already received.
-
-(Over 400 lines: connecting, probing fingerprints, submitting and collecting share the
-one driver's state and error policy, and read best together.)
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import socket
 from collections.abc import Sequence
 from types import ModuleType, TracebackType
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -27,6 +23,13 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from seqpoint._params import Constraint, Interval, TypeOf, check_params
 from seqpoint.cache import MeasurementCache
 from seqpoint.exceptions import ConfigError
+from seqpoint.executors._cluster import (
+    SweepStats,
+    check_feasible,
+    check_reachable,
+    job_resources,
+    resource_key,
+)
 from seqpoint.executors._tasks import (
     Header,
     Job,
@@ -42,57 +45,9 @@ from seqpoint.profiling import key_environment
 if TYPE_CHECKING:  # rich is loaded only where a bar is drawn
     from rich.console import Console
 
-__all__ = ["RayExecutor", "SweepStats", "job_resources"]
+__all__ = ["RayExecutor"]
 
 _INSTALL = "install it with `pip install 'seqpoint[ray]'`"
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class SweepStats:
-    """What the last :meth:`RayExecutor.profile` call did."""
-
-    pairs: int
-    """Distinct (job, signature) pairs asked for."""
-    cached: int
-    """Pairs read from the cache."""
-    measured: int
-    """Pairs measured by workers (failed ones included)."""
-    tasks: int
-    """Measuring tasks launched."""
-    probes: int
-    """Fingerprint probe tasks launched (see :meth:`RayExecutor.profile`)."""
-
-
-def job_resources(job: Job) -> dict[str, float]:
-    """Ray resources one task of ``job`` asks for, from its workload config.
-
-    ``num_gpus=1`` (and one CPU) when the workload's device is ``cuda``; otherwise
-    ``num_cpus`` equal to its ``threads`` (1 when ``threads`` is 0, torch's default,
-    which Ray then sets to the task's CPUs through ``OMP_NUM_THREADS``).
-    """
-    from seqpoint.workloads import WORKLOADS, parse_overrides
-
-    name, _, preset = job.workload.partition(":")
-    if name in WORKLOADS:
-        cls = WORKLOADS.get(name).config_cls
-        base = cls.PRESETS.get(preset) if preset else cls()
-        if base is None:
-            raise ConfigError(
-                f"Unknown preset {preset!r} of workload {name!r}. "
-                f"Valid presets: {', '.join(cls.PRESETS)}."
-            )
-        cfg = dataclasses.replace(base, **parse_overrides(cls, job.overrides))
-        device, threads = str(cfg.device), int(cfg.threads)
-    else:  # a user workload: only what its overrides say
-        device = str(job.overrides.get("device", "cpu"))
-        threads = int(job.overrides.get("threads", 1))
-    if device.startswith("cuda"):
-        return {"num_cpus": 1.0, "num_gpus": 1.0}
-    return {"num_cpus": float(max(1, threads))}
-
-
-def _resource_key(res: dict[str, float]) -> tuple[tuple[str, float], ...]:
-    return tuple(sorted(res.items()))
 
 
 def _header_key(job: Job) -> str:
@@ -169,7 +124,7 @@ class RayExecutor:
         if ray.is_initialized():
             return ray
         if self.address not in (None, "auto", "local"):
-            _check_reachable(self.address)
+            check_reachable(self.address)
         kwargs: dict[str, Any] = {"log_to_driver": False}
         if self.address is None:
             kwargs.update(num_cpus=self.num_cpus, include_dashboard=False)
@@ -221,7 +176,7 @@ class RayExecutor:
         jobs = list(jobs)
         points = [as_points(job.points) for job in jobs]
         resources = [job_resources(job) for job in jobs]
-        _check_feasible(ray, jobs, resources)
+        check_feasible(ray, jobs, resources)
         sigs = [list(dict.fromkeys(sig for _, sig in pts)) for pts in points]
         done: list[dict[tuple[int, ...], Measurement]] = [{} for _ in jobs]
         headers: list[Header | None] = [self._headers.get(_header_key(job)) for job in jobs]
@@ -313,7 +268,7 @@ class RayExecutor:
         """Fill ``headers[i]`` for ``want`` with one probe task per resource request."""
         groups: dict[tuple[tuple[str, float], ...], list[int]] = {}
         for i in want:
-            groups.setdefault(_resource_key(resources[i]), []).append(i)
+            groups.setdefault(resource_key(resources[i]), []).append(i)
         remote = ray.remote(max_calls=1)(probe_headers)
         refs = {
             key: remote.options(**resources[idx[0]], max_retries=self.max_retries).remote(
@@ -366,40 +321,6 @@ def _assemble(
         workload=h.workload, config=h.config, environment=h.environment,
         measurements=tuple(dataclasses.replace(done[sig], iteration=it) for it, sig in points),
     )
-
-
-def _check_feasible(ray: ModuleType, jobs: list[Job], resources: list[dict[str, float]]) -> None:
-    """A task asking for more than the whole cluster has would wait forever: refuse it."""
-    have = ray.cluster_resources()
-    for job, res in zip(jobs, resources, strict=True):
-        for name, ray_name, what in (("num_cpus", "CPU", "CPUs"), ("num_gpus", "GPU", "GPUs")):
-            need = res.get(name, 0.0)
-            if need > have.get(ray_name, 0.0):
-                raise ConfigError(
-                    f"Workload {job.workload} {dict(job.overrides) or ''} needs {need:g} {what} per "
-                    f"task but the Ray cluster has {have.get(ray_name, 0.0):g}; lower its threads, "
-                    "use another device, or add nodes."
-                )
-
-
-def _check_reachable(address: str, timeout_s: float = 5.0) -> None:
-    """One clear line now, instead of Ray retrying an unreachable address for minutes."""
-    hostport = address.removeprefix("ray://")
-    host, sep, port = hostport.rpartition(":")
-    if not sep or not port.isdigit():
-        raise ConfigError(
-            f"The Ray address {address!r} is not host:port (e.g. 10.0.0.5:6379 or "
-            "ray://10.0.0.5:10001); give the head node's address or 'auto'."
-        )
-    try:
-        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s):
-            pass
-    except OSError as exc:
-        raise ConfigError(
-            f"Cannot reach a Ray cluster at {address!r} ({exc.strerror or exc}); check the "
-            "address, start one there with `ray start --head`, or leave --address out to "
-            "run on a local Ray."
-        ) from None
 
 
 def _first_line(exc: BaseException) -> str:

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from seqpoint.cli import main
 from seqpoint.profiling import Measurement, Measurements, write_measurements
 from seqpoint.schedule import IterationSchedule, write_schedule
 from seqpoint.selection import SELECTORS, read_seqpoints
+
+Cli = Callable[[list[str]], tuple[int, str, str]]
 
 
 @pytest.fixture
@@ -20,15 +22,6 @@ def files(tmp_path: Path) -> dict[str, Path]:
     sched = IterationSchedule.from_columns({"batch_size": np.full(300, 8), "seq_len": rng.integers(10, 200, 300)})
     write_schedule(sched, tmp_path / "s.csv")
     return {"schedule": tmp_path / "s.csv", "dir": tmp_path}
-
-
-def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    try:
-        code = main(argv)
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def measurements_for(seqpoints: Path, path: Path, *, drop: int | None = None) -> Path:
@@ -42,9 +35,9 @@ def measurements_for(seqpoints: Path, path: Path, *, drop: int | None = None) ->
     return path
 
 
-def test_select_writes_seqpoints_and_table(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+def test_select_writes_seqpoints_and_table(files: dict[str, Path], cli: Cli) -> None:
     out = files["dir"] / "sp.json"
-    code, stdout, _ = run(["select", str(files["schedule"]), "-k", "4", "-o", str(out)], capsys)
+    code, stdout, _ = cli(["select", str(files["schedule"]), "-k", "4", "-o", str(out)])
     assert code == 0
     data = json.loads(out.read_text())
     assert data["method"] == "seqpoint" and data["n_iterations"] == 300
@@ -55,16 +48,16 @@ def test_select_writes_seqpoints_and_table(files: dict[str, Path], capsys: pytes
 
 
 @pytest.mark.parametrize("method", SELECTORS.names())
-def test_select_every_method(method: str, files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+def test_select_every_method(method: str, files: dict[str, Path], cli: Cli) -> None:
     out = files["dir"] / f"{method}.json"
-    code, _, err = run(["select", str(files["schedule"]), "--method", method, "-k", "3", "--seed", "1", "-o", str(out)], capsys)
+    code, _, err = cli(["select", str(files["schedule"]), "--method", method, "-k", "3", "--seed", "1", "-o", str(out)])
     assert code == 0, err
     assert read_seqpoints(out).method == method
 
 
-def test_select_max_error(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+def test_select_max_error(files: dict[str, Path], cli: Cli) -> None:
     out = files["dir"] / "sp.json"
-    code, _, _ = run(["select", str(files["schedule"]), "--max-error", "0.01", "-o", str(out)], capsys)
+    code, _, _ = cli(["select", str(files["schedule"]), "--max-error", "0.01", "-o", str(out)])
     assert code == 0
     assert read_seqpoints(out).meta["estimated_error"] <= 0.01
 
@@ -84,31 +77,31 @@ def test_select_max_error(files: dict[str, Path], capsys: pytest.CaptureFixture[
         (["-k", "2", "--grouping", "kmeans"], "The 'grouping' parameter of SeqPointSelector must be one of 'optimal', 'sl_bins'. Got 'kmeans'."),
     ],
 )
-def test_select_bad_input(args: list[str], message: str, files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run(["select", str(files["schedule"]), *args, "-o", str(files["dir"] / "x.json")], capsys)
+def test_select_bad_input(args: list[str], message: str, files: dict[str, Path], cli: Cli) -> None:
+    code, _, err = cli(["select", str(files["schedule"]), *args, "-o", str(files["dir"] / "x.json")])
     assert code == 2
     assert message in err
     assert err.count("\n") == 1 and "Traceback" not in err
 
 
-def test_select_missing_and_bad_schedule(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run(["select", str(files["dir"] / "nope.csv"), "-k", "2", "-o", "x.json"], capsys)
+def test_select_missing_and_bad_schedule(files: dict[str, Path], cli: Cli) -> None:
+    code, _, err = cli(["select", str(files["dir"] / "nope.csv"), "-k", "2", "-o", "x.json"])
     assert code == 2 and "does not exist" in err and err.count("\n") == 1
 
 
 @pytest.fixture
-def selected(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> dict[str, Path]:
+def selected(files: dict[str, Path], cli: Cli) -> dict[str, Path]:
     sp = files["dir"] / "sp.json"
-    assert run(["select", str(files["schedule"]), "-k", "5", "-o", str(sp)], capsys)[0] == 0
+    assert cli(["select", str(files["schedule"]), "-k", "5", "-o", str(sp)])[0] == 0
     files["seqpoints"] = sp
     files["measurements"] = measurements_for(sp, files["dir"] / "m.json")
     return files
 
 
-def test_project_json_contract(selected: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+def test_project_json_contract(selected: dict[str, Path], cli: Cli) -> None:
     for method in ("weighted", "interpolated"):
-        code, out, _ = run(["project", str(selected["schedule"]), str(selected["seqpoints"]),
-                            str(selected["measurements"]), "--json", "--method", method], capsys)
+        code, out, _ = cli(["project", str(selected["schedule"]), str(selected["seqpoints"]),
+                            str(selected["measurements"]), "--json", "--method", method])
         assert code == 0
         data = json.loads(out)
         assert {"n_iterations", "projected", "interval", "method"} <= set(data)
@@ -123,12 +116,12 @@ def test_project_json_contract(selected: dict[str, Path], capsys: pytest.Capture
     assert data["projected"]["flops"] == pytest.approx(1e6 * sched.seq_len.sum(), rel=1e-9)
 
 
-def test_project_table(selected: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(["project", str(selected["schedule"]), str(selected["seqpoints"]), str(selected["measurements"])], capsys)
+def test_project_table(selected: dict[str, Path], cli: Cli) -> None:
+    code, out, _ = cli(["project", str(selected["schedule"]), str(selected["seqpoints"]), str(selected["measurements"])])
     assert code == 0 and "time_s" in out and "low (95%)" in out
 
 
-def test_project_bad_input(selected: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+def test_project_bad_input(selected: dict[str, Path], cli: Cli) -> None:
     d = selected["dir"]
     s, sp, m = (str(selected[k]) for k in ("schedule", "seqpoints", "measurements"))
     (d / "bad.json").write_text("{not json")
@@ -148,13 +141,13 @@ def test_project_bad_input(selected: dict[str, Path], capsys: pytest.CaptureFixt
         ([s, sp, m, "--method", "median"], "Unknown projection method 'median'. Valid names: weighted, interpolated."),
     ]
     for argv, message in cases:
-        code, _, err = run(["project", *argv], capsys)
+        code, _, err = cli(["project", *argv])
         assert code == 2, argv
         assert message in err, (argv, err)
         assert err.count("\n") == 1 and "Traceback" not in err
 
 
-def test_project_incomplete_warns(selected: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+def test_project_incomplete_warns(selected: dict[str, Path], cli: Cli) -> None:
     sp = read_seqpoints(selected["seqpoints"])
     ms = [
         Measurement(iteration=p.iteration, batch_size=p.batch_size, seq_len=p.seq_len,
@@ -162,22 +155,22 @@ def test_project_incomplete_warns(selected: dict[str, Path], capsys: pytest.Capt
         for i, p in enumerate(sp.points)
     ]
     path = write_measurements(Measurements(workload="t", measurements=tuple(ms)), selected["dir"] / "oom.json")
-    code, out, err = run(["project", str(selected["schedule"]), str(selected["seqpoints"]), str(path), "--json"], capsys)
+    code, out, err = cli(["project", str(selected["schedule"]), str(selected["seqpoints"]), str(path), "--json"])
     assert code == 0
     assert json.loads(out)["complete"] is False
     assert "failed; projected from the other points" in err
 
 
-def test_select_reports_the_bound_honestly(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+def test_select_reports_the_bound_honestly(files: dict[str, Path], cli: Cli) -> None:
     out = files["dir"] / "sp.json"
-    code, text, err = run(["select", str(files["schedule"]), "-k", "6", "-o", str(out)], capsys)
+    code, text, err = cli(["select", str(files["schedule"]), "-k", "6", "-o", str(out)])
     assert code == 0, err
     meta = read_seqpoints(out).meta
     assert meta["calibrated_error"] < meta["estimated_error"]
     flat = " ".join(text.split())
     assert f"estimated error: <= {meta['estimated_error']:.3%} (count-weight basis bound, an upper-bound-style estimate)" in flat
     assert f"calibrated weights reproduce the basis totals to {meta['calibrated_error']:.3%}" in flat
-    code, text, err = run(["select", str(files["schedule"]), "--method", "stratified", "-k", "6", "-o", str(out)], capsys)
+    code, text, err = cli(["select", str(files["schedule"]), "--method", "stratified", "-k", "6", "-o", str(out)])
     assert code == 0, err
     assert "(95% half-width of the cost proxy's total under the sampling design)" in " ".join(text.split())
     assert "calibrated weights" not in text

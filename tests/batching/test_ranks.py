@@ -82,8 +82,8 @@ def test_from_batch_sampler_over_distributed_sampler_matches_each_rank(drop_last
         for r in range(2)
     ]
     from_list = from_batch_sampler(samplers, lengths, epochs=2)
-    # One sampler of rank 0 stands for both ranks.
-    from_one = from_batch_sampler(samplers[0], lengths, epochs=2)
+    # With all_ranks, one sampler of rank 0 stands for both ranks.
+    from_one = from_batch_sampler(samplers[0], lengths, epochs=2, all_ranks=True)
     assert from_list.equals(from_one)
     for r in range(2):
         expected = []

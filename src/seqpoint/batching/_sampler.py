@@ -44,19 +44,20 @@ def _is_batch(obj: Any) -> bool:
     return False
 
 
-def rank_samplers(batch_sampler: Any) -> list[Any]:
+def rank_samplers(batch_sampler: Any, *, all_ranks: bool = False) -> list[Any]:
     """The per-rank batch samplers ``batch_sampler`` stands for.
 
     A list or tuple of samplers (anything whose items are not batches of indices) is one
-    sampler per rank. A batch sampler over a ``DistributedSampler`` (its ``.sampler`` has
-    ``num_replicas`` and ``rank``) stands for all ``num_replicas`` ranks: each is a copy
-    with the inner sampler's ``rank`` set. Anything else is a single process.
+    sampler per rank. With ``all_ranks``, a batch sampler over a ``DistributedSampler``
+    (its ``.sampler`` has ``num_replicas`` and ``rank``) stands for all its
+    ``num_replicas`` ranks: each is a copy with the inner sampler's ``rank`` set (without,
+    it is the one rank it was built for). Anything else is a single process.
     """
     if isinstance(batch_sampler, list | tuple) and batch_sampler and not any(
         _is_batch(x) for x in batch_sampler
     ):
         return list(batch_sampler)
-    inner = getattr(batch_sampler, "sampler", None)
+    inner = getattr(batch_sampler, "sampler", None) if all_ranks else None
     replicas = getattr(inner, "num_replicas", None)
     if isinstance(replicas, int) and replicas > 1 and isinstance(getattr(inner, "rank", None), int):
         ranks = []
@@ -116,6 +117,7 @@ def from_batch_sampler(
     epochs: int = 1,
     pad_to_multiple_of: int = 1,
     set_epoch: bool = True,
+    all_ranks: bool = False,
 ) -> IterationSchedule:
     """Build the schedule by iterating a real batch sampler over sample indices.
 
@@ -125,8 +127,7 @@ def from_batch_sampler(
         Anything that yields batches of dataset indices once per ``iter()``: a
         ``torch.utils.data.BatchSampler``, a lhotse-style sampler of indices, or a plain
         list of lists. torch is not needed. A data-parallel run: a list of per-rank batch
-        samplers, or one batch sampler over a ``DistributedSampler``, which stands for all
-        its ``num_replicas`` ranks (see :func:`rank_samplers`).
+        samplers, or (with ``all_ranks``) one batch sampler over a ``DistributedSampler``.
     lengths : Lengths or array-like of shape (n_samples,)
         Length of every index the sampler can yield.
     epochs : int
@@ -136,6 +137,9 @@ def from_batch_sampler(
         Padded lengths are rounded up to a multiple of this.
     set_epoch : bool
         Call ``set_epoch`` before each epoch.
+    all_ranks : bool
+        A batch sampler over a ``DistributedSampler`` stands for every one of its
+        ``num_replicas`` ranks (see :func:`rank_samplers`), not only its own rank.
 
     Returns
     -------
@@ -147,7 +151,7 @@ def from_batch_sampler(
     lens = as_lengths(lengths)
     check_params("", _SAMPLER_CONSTRAINTS, {"epochs": epochs, "pad_to_multiple_of": pad_to_multiple_of})
     n = lens.n_samples
-    samplers = rank_samplers(batch_sampler)
+    samplers = rank_samplers(batch_sampler, all_ranks=all_ranks)
     w = len(samplers)
     orders, sizes, ep, unseen = [], [], [], []
     for e in range(epochs):

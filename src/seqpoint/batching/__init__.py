@@ -35,7 +35,7 @@ from seqpoint.batching._limits import (
     bounded,
 )
 from seqpoint.batching._packing import PackedRows, PackingPolicy, pack_rows
-from seqpoint.batching._ranks import SHARD_MODES, deal_batches, with_ranks
+from seqpoint.batching._ranks import SHARD_MODES, deal_batches, resolve_shard, with_ranks
 from seqpoint.batching._sampler import from_batch_sampler, rank_samplers
 from seqpoint.batching._search import largest_fitting
 from seqpoint.batching._simple import FixedPolicy, SortaGradPolicy, SortedPolicy
@@ -76,5 +76,6 @@ __all__ = [
     "pack_rows",
     "rank_samplers",
     "replay",
+    "resolve_shard",
     "with_ranks",
 ]

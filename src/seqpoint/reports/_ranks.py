@@ -38,17 +38,21 @@ class DDPValidationView(Protocol):
     def error(self) -> float: ...
 
 
+def _share(fraction: float) -> str:
+    return f"{fraction:.1%}"
+
+
 def rank_projection_table(proj: RankProjection) -> Rows:
     """Rows: the run's time split into balanced compute, straggler wait and all-reduce."""
     total = proj.total_s
     rows = [["part", "time", "share"]]
     rows.append(["balanced compute (mean over ranks)", fmt_duration(proj.mean_compute_s),
-                 fmt_pct(proj.mean_compute_s / total if total else 0.0)])
+                 _share(proj.mean_compute_s / total if total else 0.0)])
     rows.append(["straggler wait (max - mean)", fmt_duration(proj.compute_s - proj.mean_compute_s),
-                 fmt_pct(proj.straggler_share)])
+                 _share(proj.straggler_share)])
     rows.append([f"all-reduce ({proj.allreduce_source}, {fmt_duration(proj.allreduce_s)}/step)",
-                 fmt_duration(proj.communication_s), fmt_pct(proj.communication_share)])
-    rows.append(["total", fmt_duration(total), fmt_pct(1.0)])
+                 fmt_duration(proj.communication_s), _share(proj.communication_share)])
+    rows.append(["total", fmt_duration(total), _share(1.0)])
     return rows
 
 

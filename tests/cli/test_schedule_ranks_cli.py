@@ -29,7 +29,7 @@ def test_world_size_appends_the_rank_column(tmp_path: Path, cli) -> None:
 def test_rank_selects_one_ranks_rows(tmp_path: Path, cli) -> None:
     out = tmp_path / "r1.parquet"
     pytest.importorskip("pyarrow")
-    rc, out_, err = cli(["schedule", SRC, "--policy", "bucket", "--batch-size", "8", "--num-buckets", "4",
+    rc, _out, err = cli(["schedule", SRC, "--policy", "bucket", "--batch-size", "8", "--num-buckets", "4",
                "--world-size", "3", "--rank", "1", "-o", str(out)])
     assert rc == 0, err
     one = read_schedule(out)
@@ -48,7 +48,7 @@ def test_rank_selects_one_ranks_rows(tmp_path: Path, cli) -> None:
     ],
 )
 def test_bad_rank_flags_are_one_line_exit_2(tmp_path: Path, cli, argv, message) -> None:
-    rc, out_, err = cli(["schedule", SRC, "--policy", "fixed", "--batch-size", "8", *argv,
+    rc, _out, err = cli(["schedule", SRC, "--policy", "fixed", "--batch-size", "8", *argv,
                "-o", str(tmp_path / "s.csv")])
     assert rc == 2
     assert message in err and len(err.strip().splitlines()) == 1
@@ -61,6 +61,6 @@ def test_missing_rank_row_in_a_file_is_exit_2(tmp_path: Path, cli) -> None:
     lines = good.read_text().splitlines()
     bad = tmp_path / "bad.csv"
     bad.write_text("\n".join(lines[:4] + lines[5:]) + "\n")  # drop iteration 1's rank 1
-    rc, out_, err = cli(["select", str(bad), "-k", "2", "-o", str(tmp_path / "p.json")])
+    rc, _out, err = cli(["select", str(bad), "-k", "2", "-o", str(tmp_path / "p.json")])
     assert rc == 2
     assert "iteration 1 (row 2) lacks the row of rank 1" in err

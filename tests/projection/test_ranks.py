@@ -15,7 +15,7 @@ from seqpoint.projection import (
     step_costs,
 )
 from seqpoint.schedule import IterationSchedule
-from seqpoint.selection import SeqPointSelector, SeqPoints
+from seqpoint.selection import SeqPoints, SeqPointSelector
 
 
 def rank_schedule() -> IterationSchedule:

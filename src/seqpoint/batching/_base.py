@@ -240,7 +240,8 @@ class BatchingPolicy(Validated):
             return deal_batches(single, int(world_size), drop_last=drop_last)
         # DistributedSampler pads or drops the epoch's whole sample order, so the policy's
         # own drop_last applies after the dealing, on each rank's stream.
-        full = dataclasses.replace(self, drop_last=False).plan(lens, epochs=int(epochs), seed=int(seed))
+        keep_all = dataclasses.replace(self, drop_last=False)  # type: ignore[type-var]
+        full = keep_all.plan(lens, epochs=int(epochs), seed=int(seed))
         parts, dropped = deal_samples(
             full.order, full.offsets, full.epoch, world_size=int(world_size),
             batch_size=int(self.batch_size), drop_last=drop_last,  # type: ignore[attr-defined]

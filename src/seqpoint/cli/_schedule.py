@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from seqpoint._config import parse_set
-from seqpoint._params import Options, check_params
+from seqpoint._params import Constraint, Options, check_params
 from seqpoint.cli._app import app, console, err_console
 from seqpoint.exceptions import ConfigError, SeqPointWarning
 from seqpoint.reports import print_schedule
@@ -169,7 +169,7 @@ def schedule(
         raise ConfigError("Missing option '--policy': name a batching policy, or give --format trace "
                           "to read a recorded run trace.")
     cls = POLICIES.get(policy)  # unknown names list the valid ones
-    flags = {
+    flags: dict[str, list[Constraint]] = {
         "--epochs": [bounded(int, 1, MAX_EPOCHS)],
         "--seed": [bounded(int, 0, 2**63 - 1)],
         "--bins": [bounded(int, 1, MAX_BINS)],

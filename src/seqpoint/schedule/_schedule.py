@@ -298,7 +298,7 @@ class IterationSchedule:
         """Column-wise equality, ``rank`` included (meta ignored)."""
         if (self.rank is None) != (other.rank is None):
             return False
-        if self.rank is not None and not np.array_equal(self.rank, other.rank):
+        if self.rank is not None and other.rank is not None and not np.array_equal(self.rank, other.rank):
             return False
         return all(
             np.array_equal(getattr(self, c), getattr(other, c)) for c in COLUMNS

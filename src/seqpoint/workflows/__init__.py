@@ -64,12 +64,12 @@ from seqpoint.workflows._trace import (
 from seqpoint.workflows._validate import EXACT_METRICS, ValidationResult, exact_costs, validate
 
 __all__ = [
-    "DDPValidation",
     "EXACT_METRICS",
     "EXECUTORS",
     "BatchingSection",
     "Campaign",
     "ConfigResult",
+    "DDPValidation",
     "LengthsSection",
     "ProfileSection",
     "ReportSection",
@@ -112,8 +112,8 @@ __all__ = [
     "sweep",
     "sweep_from_dict",
     "validate",
-    "validate_ddp",
     "validate_config_on_traces",
+    "validate_ddp",
     "validate_trace",
     "validation_schedule",
 ]

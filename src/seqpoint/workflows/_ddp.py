@@ -29,7 +29,13 @@ from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import SeqPoints
 from seqpoint.validation import DDPRun, run_ddp
 from seqpoint.workflows._config import RunConfig
-from seqpoint.workflows._stages import choose_points, load_lengths, make_workload, measure, open_cache
+from seqpoint.workflows._stages import (
+    choose_points,
+    load_lengths,
+    make_workload,
+    measure,
+    open_cache,
+)
 
 __all__ = ["DDPValidation", "ddp_schedule", "validate_ddp"]
 

@@ -12,7 +12,8 @@ from numpy.typing import ArrayLike, NDArray
 from seqpoint._config import to_dict
 from seqpoint._params import Constraint, Interval, Validated, check_params
 from seqpoint._registry import Registry
-from seqpoint.batching._limits import EPOCHS, MAX_LENGTH, MAX_REPLAY_SAMPLES, bounded
+from seqpoint.batching._limits import EPOCHS, MAX_LENGTH, MAX_REPLAY_SAMPLES, WORLD_SIZE, bounded
+from seqpoint.batching._ranks import deal_batches, deal_samples, resolve_shard, with_ranks
 from seqpoint.exceptions import ConfigError, InputError
 from seqpoint.schedule import IterationSchedule, from_batches
 from seqpoint.traces import Lengths, from_array
@@ -167,8 +168,9 @@ _RUN_CONSTRAINTS: dict[str, list[Constraint]] = {
 }
 
 
-def _check_run(epochs: Any, seed: Any, n_samples: int | None = None) -> None:
+def _check_run(epochs: Any, seed: Any, n_samples: int | None = None, world_size: Any = 1) -> None:
     check_params("", _RUN_CONSTRAINTS, {"epochs": epochs, "seed": seed})
+    check_params("", {"world_size": [WORLD_SIZE]}, {"world_size": world_size})
     if n_samples is not None and n_samples * epochs > MAX_REPLAY_SAMPLES:
         raise ConfigError(
             f"{epochs} epochs of {n_samples:,} samples are {n_samples * epochs:,} sample draws, "
@@ -198,7 +200,8 @@ class BatchingPolicy(Validated):
         raise NotImplementedError
 
     def replay(
-        self, lengths: Lengths | ArrayLike, *, epochs: int = 1, seed: int = 0
+        self, lengths: Lengths | ArrayLike, *, epochs: int = 1, seed: int = 0,
+        world_size: int = 1, shard: str | None = None,
     ) -> IterationSchedule:
         """Replay the policy over ``lengths`` and return the schedule of batch shapes.
 
@@ -210,16 +213,50 @@ class BatchingPolicy(Validated):
             Passes over the data; each epoch draws its own random stream from ``seed``.
         seed : int
             Run seed; the same seed gives the identical schedule.
+        world_size : int
+            Data-parallel ranks. Above 1 the schedule has a ``rank`` column and
+            ``world_size`` rows per iteration (see :mod:`seqpoint.batching._ranks`);
+            1 gives the single-process schedule, unchanged.
+        shard : {"samples", "batches"}, optional
+            How an epoch is split over ranks: ``DistributedSampler``-style sample
+            dealing or round-robin whole batches; default by policy (``samples`` for
+            ``fixed``, ``sorted``, ``sortagrad``, ``batches`` for the others).
 
         Returns
         -------
         IterationSchedule
             One row per batch; ``meta`` holds the policy, its parameters, epochs, seed,
-            ``n_samples`` and the samples dropped (in total and per epoch).
+            ``n_samples`` and the samples dropped (in total and per epoch), and
+            ``world_size`` and ``shard`` when data-parallel.
         """
         lens = as_lengths(lengths)
-        _check_run(epochs, seed, lens.n_samples)
-        plan = self.plan(lens, epochs=int(epochs), seed=int(seed))
+        _check_run(epochs, seed, lens.n_samples, world_size)
+        if world_size == 1:
+            return self._replay_single(lens, epochs=int(epochs), seed=int(seed))
+        mode = resolve_shard(self.name, shard)
+        drop_last = bool(getattr(self, "drop_last", False))
+        if mode == "batches":
+            single = self._replay_single(lens, epochs=int(epochs), seed=int(seed))
+            return deal_batches(single, int(world_size), drop_last=drop_last)
+        # DistributedSampler pads or drops the epoch's whole sample order, so the policy's
+        # own drop_last applies after the dealing, on each rank's stream.
+        keep_all = dataclasses.replace(self, drop_last=False)  # type: ignore[type-var]
+        full = keep_all.plan(lens, epochs=int(epochs), seed=int(seed))
+        parts, dropped = deal_samples(
+            full.order, full.offsets, full.epoch, world_size=int(world_size),
+            batch_size=int(self.batch_size), drop_last=drop_last,  # type: ignore[attr-defined]
+        )
+        plan = BatchPlan.concat(parts, dropped)
+        self._check_nonempty(plan, lens)
+        sched = plan.to_schedule(
+            lens, pad_to_multiple_of=self.pad_to_multiple_of, policy=self.name,
+            params=self.to_dict(), epochs=epochs, seed=seed,
+        )
+        return with_ranks(sched, int(world_size), shard=mode)
+
+    def _replay_single(self, lens: Lengths, *, epochs: int, seed: int) -> IterationSchedule:
+        """The single-process schedule (what every policy's data-parallel replay deals)."""
+        plan = self.plan(lens, epochs=epochs, seed=seed)
         self._check_nonempty(plan, lens)
         return plan.to_schedule(
             lens, pad_to_multiple_of=self.pad_to_multiple_of, policy=self.name,
@@ -261,9 +298,14 @@ def replay(
     *,
     epochs: int = 1,
     seed: int = 0,
+    world_size: int = 1,
+    shard: str | None = None,
     **params: Any,
 ) -> IterationSchedule:
     """Replay a batching policy given by name (plus parameters) or as an object.
+
+    ``world_size`` and ``shard`` give a data-parallel schedule (see
+    :meth:`BatchingPolicy.replay`).
 
     >>> import numpy as np
     >>> from seqpoint.batching import replay
@@ -280,7 +322,7 @@ def replay(
         pol = policy
     else:
         pol = make_policy(policy, **params)
-    return pol.replay(lengths, epochs=epochs, seed=seed)
+    return pol.replay(lengths, epochs=epochs, seed=seed, world_size=world_size, shard=shard)
 
 
 def cut_consecutive(

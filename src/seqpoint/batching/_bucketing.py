@@ -206,7 +206,7 @@ class DynamicBucketPolicy(BatchingPolicy):
                     f"{self.max_duration:g}; each forms a batch of one above the budget "
                     "(lhotse warns likewise).",
                     AdjustedInputWarning,
-                    stacklevel=3,
+                    stacklevel=4,
                 )
         bucket_max = np.zeros(int(bucket.max()) + 1, dtype=np.int64)
         np.maximum.at(bucket_max, bucket, dur)

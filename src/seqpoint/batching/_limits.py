@@ -24,7 +24,9 @@ __all__ = [
     "MAX_LENGTH",
     "MAX_REPLAY_SAMPLES",
     "MAX_TOKENS",
+    "MAX_WORLD_SIZE",
     "TOKENS",
+    "WORLD_SIZE",
     "bounded",
 ]
 
@@ -42,6 +44,9 @@ MAX_BUCKETS = 100_000
 
 #: Passes over the data; the replay holds one index per sample and epoch.
 MAX_EPOCHS = 10_000
+
+#: Data-parallel ranks (2^16); the largest training jobs run tens of thousands.
+MAX_WORLD_SIZE = 1 << 16
 
 #: Samples times epochs of one replay (memory guard: ~8 bytes per index, a few arrays).
 MAX_REPLAY_SAMPLES = 200_000_000
@@ -66,6 +71,7 @@ TOKENS = bounded(int, 1, MAX_TOKENS)
 BUCKETS = bounded(int, 1, MAX_BUCKETS)
 LENGTH = bounded(int, 1, MAX_LENGTH)
 EPOCHS = bounded(int, 1, MAX_EPOCHS)
+WORLD_SIZE = bounded(int, 1, MAX_WORLD_SIZE)
 DURATION = Predicate(
     Interval(float, 0, MAX_DURATION, closed="right").accepts,
     f"a number > 0 and <= {MAX_DURATION:g}",

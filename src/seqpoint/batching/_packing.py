@@ -7,15 +7,13 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import NDArray
 
 from seqpoint._params import Boolean, Constraint
 from seqpoint.batching._base import (
     POLICIES,
     BatchingPolicy,
     BatchPlan,
-    _check_run,
-    as_lengths,
     epoch_rng,
 )
 from seqpoint.batching._limits import BATCH_SIZE, LENGTH
@@ -144,17 +142,13 @@ class PackingPolicy(BatchingPolicy):
             dropped.append(int((~keep).sum()))
         return BatchPlan.concat(parts, dropped)
 
-    def replay(
-        self, lengths: Lengths | ArrayLike, *, epochs: int = 1, seed: int = 0
-    ) -> IterationSchedule:
+    def _replay_single(self, lens: Lengths, *, epochs: int, seed: int) -> IterationSchedule:
         """Replay packing; one schedule row per batch of packed rows (see the class notes)."""
-        lens = as_lengths(lengths)
-        _check_run(epochs, seed, lens.n_samples)
         if lens.tgt is not None:
             warnings.warn(
                 f"Packing ignores the target lengths of {lens.source}; rows hold source tokens only.",
                 AdjustedInputWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
         cols: dict[str, list[IntArray]] = {k: [] for k in ("epoch", "bs", "tokens", "sq")}
         dropped, dropped_tokens = [], 0

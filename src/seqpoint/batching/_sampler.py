@@ -1,22 +1,25 @@
-"""Replay of a user's own PyTorch batch sampler (indices only)."""
+"""Replay of a user's own PyTorch batch sampler (indices only), one process or one per rank."""
 
 from __future__ import annotations
 
+import copy
 import itertools
-from collections.abc import Iterable
+import numbers
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from seqpoint._params import Constraint, check_params
 from seqpoint.batching._base import BatchPlan, as_lengths
 from seqpoint.batching._limits import EPOCHS, LENGTH
+from seqpoint.batching._ranks import with_ranks
 from seqpoint.exceptions import InputError
 from seqpoint.schedule import IterationSchedule
 from seqpoint.traces import Lengths
 
-__all__ = ["from_batch_sampler"]
+__all__ = ["from_batch_sampler", "rank_samplers"]
 
 _SAMPLER_CONSTRAINTS: dict[str, list[Constraint]] = {
     "epochs": [EPOCHS],
@@ -32,6 +35,81 @@ def _set_epoch(batch_sampler: Any, epoch: int) -> None:
             fn(epoch)
 
 
+def _is_batch(obj: Any) -> bool:
+    """True for one batch of indices (a list, tuple or 1-D array of ints, or empty)."""
+    if getattr(obj, "ndim", None) == 1:
+        return True
+    if isinstance(obj, Sequence) and not isinstance(obj, str):
+        return len(obj) == 0 or isinstance(obj[0], numbers.Integral)
+    return False
+
+
+def rank_samplers(batch_sampler: Any, *, all_ranks: bool = False) -> list[Any]:
+    """The per-rank batch samplers ``batch_sampler`` stands for.
+
+    A list or tuple of samplers (anything whose items are not batches of indices) is one
+    sampler per rank. With ``all_ranks``, a batch sampler over a ``DistributedSampler``
+    (its ``.sampler`` has ``num_replicas`` and ``rank``) stands for all its
+    ``num_replicas`` ranks: each is a copy with the inner sampler's ``rank`` set (without,
+    it is the one rank it was built for). Anything else is a single process.
+    """
+    if isinstance(batch_sampler, list | tuple) and batch_sampler and not any(
+        _is_batch(x) for x in batch_sampler
+    ):
+        return list(batch_sampler)
+    inner = getattr(batch_sampler, "sampler", None) if all_ranks else None
+    replicas = getattr(inner, "num_replicas", None)
+    if isinstance(replicas, int) and replicas > 1 and isinstance(getattr(inner, "rank", None), int):
+        ranks = []
+        for r in range(replicas):
+            s = copy.copy(inner)
+            s.rank = r  # type: ignore[union-attr]
+            b = copy.copy(batch_sampler)
+            b.sampler = s
+            ranks.append(b)
+        return ranks
+    return [batch_sampler]
+
+
+def _epoch_batches(batch_sampler: Iterable[Any], e: int, n: int, rank: str) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """One epoch of a sampler: its indices and batch sizes, checked against ``n`` samples."""
+    batches = [b.tolist() if hasattr(b, "tolist") else list(b) for b in iter(batch_sampler)]
+    size = np.fromiter((len(b) for b in batches), dtype=np.int64, count=len(batches))
+    if size.shape[0] and size.min() == 0:
+        raise InputError(
+            f"The batch sampler{rank} yielded an empty batch (epoch {e}, batch "
+            f"{int(np.argmin(size))}); every batch needs at least one index."
+        )
+    order = np.fromiter(itertools.chain.from_iterable(batches), dtype=np.int64, count=int(size.sum()))
+    if order.shape[0] and (order.min() < 0 or order.max() >= n):
+        pos = int(np.flatnonzero((order < 0) | (order >= n))[0])
+        batch = int(np.searchsorted(np.cumsum(size), pos, side="right"))
+        raise InputError(
+            f"The batch sampler{rank} yielded index {int(order[pos])} (epoch {e}, batch {batch}) but "
+            f"the lengths cover {n} samples (0..{n - 1}); give the lengths of the sampler's dataset."
+        )
+    return order, size
+
+
+def _interleave(
+    per_rank: list[tuple[NDArray[np.int64], NDArray[np.int64]]], e: int
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Join the ranks' batches of one epoch step-major, rank-minor."""
+    counts = [s.shape[0] for _, s in per_rank]
+    if len(set(counts)) != 1:
+        raise InputError(
+            f"The ranks' batch samplers yielded {counts} batches in epoch {e}; data-parallel "
+            "ranks step together, so every rank needs as many batches (pad or drop as "
+            "DistributedSampler does)."
+        )
+    w, k = len(per_rank), counts[0]
+    offs = [np.concatenate([[0], np.cumsum(s)]) for _, s in per_rank]
+    sizes = np.stack([s for _, s in per_rank], axis=1).reshape(-1)
+    pieces = [per_rank[r][0][offs[r][i] : offs[r][i + 1]] for i in range(k) for r in range(w)]
+    order = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int64)
+    return order, sizes
+
+
 def from_batch_sampler(
     batch_sampler: Iterable[Any],
     lengths: Lengths | ArrayLike,
@@ -39,15 +117,17 @@ def from_batch_sampler(
     epochs: int = 1,
     pad_to_multiple_of: int = 1,
     set_epoch: bool = True,
+    all_ranks: bool = False,
 ) -> IterationSchedule:
     """Build the schedule by iterating a real batch sampler over sample indices.
 
     Parameters
     ----------
-    batch_sampler : iterable of sequences of int
+    batch_sampler : iterable of sequences of int, or a list of them (one per rank)
         Anything that yields batches of dataset indices once per ``iter()``: a
-        ``torch.utils.data.BatchSampler``, a ``DistributedSampler``-backed sampler, a
-        lhotse-style sampler of indices, or a plain list of lists. torch is not needed.
+        ``torch.utils.data.BatchSampler``, a lhotse-style sampler of indices, or a plain
+        list of lists. torch is not needed. A data-parallel run: a list of per-rank batch
+        samplers, or (with ``all_ranks``) one batch sampler over a ``DistributedSampler``.
     lengths : Lengths or array-like of shape (n_samples,)
         Length of every index the sampler can yield.
     epochs : int
@@ -57,34 +137,30 @@ def from_batch_sampler(
         Padded lengths are rounded up to a multiple of this.
     set_epoch : bool
         Call ``set_epoch`` before each epoch.
+    all_ranks : bool
+        A batch sampler over a ``DistributedSampler`` stands for every one of its
+        ``num_replicas`` ranks (see :func:`rank_samplers`), not only its own rank.
 
     Returns
     -------
     IterationSchedule
-        One row per yielded batch; ``meta["policy"] == "batch_sampler"``.
+        One row per yielded batch; ``meta["policy"] == "batch_sampler"``. With several
+        ranks, a ``rank`` column and ``world_size`` rows per iteration (rank ``r``'s
+        ``i``-th batch of the epoch is its row of the epoch's ``i``-th step).
     """
     lens = as_lengths(lengths)
     check_params("", _SAMPLER_CONSTRAINTS, {"epochs": epochs, "pad_to_multiple_of": pad_to_multiple_of})
     n = lens.n_samples
+    samplers = rank_samplers(batch_sampler, all_ranks=all_ranks)
+    w = len(samplers)
     orders, sizes, ep, unseen = [], [], [], []
     for e in range(epochs):
-        if set_epoch:
-            _set_epoch(batch_sampler, e)
-        batches = [b.tolist() if hasattr(b, "tolist") else list(b) for b in iter(batch_sampler)]
-        size = np.fromiter((len(b) for b in batches), dtype=np.int64, count=len(batches))
-        if size.shape[0] and size.min() == 0:
-            raise InputError(
-                f"The batch sampler yielded an empty batch (epoch {e}, batch "
-                f"{int(np.argmin(size))}); every batch needs at least one index."
-            )
-        order = np.fromiter(itertools.chain.from_iterable(batches), dtype=np.int64, count=int(size.sum()))
-        if order.shape[0] and (order.min() < 0 or order.max() >= n):
-            pos = int(np.flatnonzero((order < 0) | (order >= n))[0])
-            batch = int(np.searchsorted(np.cumsum(size), pos, side="right"))
-            raise InputError(
-                f"The batch sampler yielded index {int(order[pos])} (epoch {e}, batch {batch}) but "
-                f"the lengths cover {n} samples (0..{n - 1}); give the lengths of the sampler's dataset."
-            )
+        per_rank = []
+        for r, sampler in enumerate(samplers):
+            if set_epoch:
+                _set_epoch(sampler, e)
+            per_rank.append(_epoch_batches(sampler, e, n, f" of rank {r}" if w > 1 else ""))
+        order, size = per_rank[0] if w == 1 else _interleave(per_rank, e)
         orders.append(order)
         sizes.append(size)
         ep.append(e)
@@ -92,7 +168,8 @@ def from_batch_sampler(
     plan = BatchPlan.concat(list(zip(orders, sizes, ep, strict=False)), unseen)
     if plan.n_batches == 0:
         raise InputError("The batch sampler yielded no batch; check its dataset and batch size.")
-    return plan.to_schedule(
+    sched = plan.to_schedule(
         lens, pad_to_multiple_of=pad_to_multiple_of, policy="batch_sampler",
-        params={"sampler": type(batch_sampler).__name__}, epochs=epochs, seed=None,
+        params={"sampler": type(samplers[0]).__name__}, epochs=epochs, seed=None,
     )
+    return sched if w == 1 else with_ranks(sched, w)

@@ -138,7 +138,7 @@ class TokenBudgetPolicy(BatchingPolicy):
                     f"max_tokens={self.max_tokens} (the longest: sample {worst}, "
                     f"{int(ntok[worst])} tokens).",
                     AdjustedInputWarning,
-                    stacklevel=3,
+                    stacklevel=4,
                 )
                 indices = indices[~long]
         if indices.shape[0] == 0:

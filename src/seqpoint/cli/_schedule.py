@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from seqpoint._config import parse_set
-from seqpoint._params import check_params
+from seqpoint._params import Constraint, Options, check_params
 from seqpoint.cli._app import app, console, err_console
 from seqpoint.exceptions import ConfigError, SeqPointWarning
 from seqpoint.reports import print_schedule
@@ -135,12 +135,29 @@ def schedule(
         int, typer.Option("--bins", help=f"Bins of the seq_len histogram shown (1..{MAX_BINS:,}).")
     ] = 12,
     rank: Annotated[
-        int | None, typer.Option("--rank", help="--format trace: the rank to take from a data-parallel trace.")
+        int | None,
+        typer.Option("--rank", help="Write only this rank's rows (of --world-size, or of a data-parallel trace)."),
+    ] = None,
+    world_size: Annotated[
+        int, typer.Option("--world-size", help="Data-parallel ranks: a rank column, one row per rank and iteration.")
+    ] = 1,
+    shard: Annotated[
+        str | None,
+        typer.Option("--shard", help="How ranks split an epoch: samples (DistributedSampler) or batches "
+                     "(round-robin); default by policy."),
     ] = None,
 ) -> None:
     """Replay a batching policy over per-sample lengths (or read a recorded run trace) and
     write the iteration schedule."""
-    from seqpoint.batching import MAX_EPOCHS, POLICIES, bounded, make_policy
+    from seqpoint.batching import (
+        MAX_EPOCHS,
+        MAX_WORLD_SIZE,
+        POLICIES,
+        SHARD_MODES,
+        bounded,
+        make_policy,
+        resolve_shard,
+    )
     from seqpoint.schedule import summarize, write_schedule
     from seqpoint.traces import read_lengths
 
@@ -151,15 +168,21 @@ def schedule(
     if policy is None:
         raise ConfigError("Missing option '--policy': name a batching policy, or give --format trace "
                           "to read a recorded run trace.")
-    if rank is not None:
-        raise ConfigError("--rank applies to --format trace only.")
     cls = POLICIES.get(policy)  # unknown names list the valid ones
-    flags = {
+    flags: dict[str, list[Constraint]] = {
         "--epochs": [bounded(int, 1, MAX_EPOCHS)],
         "--seed": [bounded(int, 0, 2**63 - 1)],
         "--bins": [bounded(int, 1, MAX_BINS)],
+        "--world-size": [bounded(int, 1, MAX_WORLD_SIZE)],
+        "--shard": [Options(SHARD_MODES), None],
     }
-    check_params("", flags, {"--epochs": epochs, "--seed": seed, "--bins": bins})
+    check_params("", flags, {"--epochs": epochs, "--seed": seed, "--bins": bins,
+                             "--world-size": world_size, "--shard": shard})
+    if rank is not None and not 0 <= rank < world_size:
+        raise ConfigError(f"--rank {rank} is not below --world-size {world_size}; give a rank in "
+                          f"0..{world_size - 1} (or a larger --world-size).")
+    if shard is not None:
+        resolve_shard(policy, shard)
 
     fields = [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
     given = {
@@ -197,13 +220,17 @@ def schedule(
         lens = read_lengths(
             lengths, format=format, column=column, tgt=tgt, count_column=count_column, **read_kw
         )
-        sched = pol.replay(lens, epochs=epochs, seed=seed)
+        sched = pol.replay(lens, epochs=epochs, seed=seed, world_size=world_size, shard=shard)
+        if rank is not None:
+            sched = sched.for_rank(rank)
     for w in caught:
         if issubclass(w.category, SeqPointWarning):
             err_console.print(f"seqpoint: warning: {w.message}", markup=False, highlight=False)
     write_schedule(sched, output)
 
+    ranks = f", rank {rank} of {world_size}" if rank is not None else (
+        f", {world_size} ranks" if world_size > 1 else "")
     print_schedule(
         console, sched, summarize(sched, bins=bins), show_tgt=lens.tgt is not None,
-        title=f"{policy} schedule of {lens.n_samples} samples ({lens.unit}) → {output}",
+        title=f"{policy} schedule of {lens.n_samples} samples ({lens.unit}{ranks}) → {output}",
     )

@@ -11,15 +11,26 @@ from seqpoint.projection._intervals import leave_one_out_error, roughness
 from seqpoint.projection._match import match_measurements, seqpoint_rows
 from seqpoint.projection._model import METHODS, PointProjector, ScheduleModel, fitted_costs
 from seqpoint.projection._project import Projection, project
+from seqpoint.projection._ranks import (
+    INTERCONNECTS,
+    RankProjection,
+    allreduce_time,
+    project_ranks,
+    ring_allreduce_bytes,
+    step_costs,
+)
 from seqpoint.projection._speedup import Speedup, project_speedup
 from seqpoint.projection._synthetic import project_cost
 
 __all__ = [
+    "INTERCONNECTS",
     "METHODS",
     "PointProjector",
     "Projection",
+    "RankProjection",
     "ScheduleModel",
     "Speedup",
+    "allreduce_time",
     "cold_steps",
     "fitted_costs",
     "geomean_abs_error",
@@ -27,8 +38,11 @@ __all__ = [
     "match_measurements",
     "project",
     "project_cost",
+    "project_ranks",
     "project_speedup",
     "relative_error",
+    "ring_allreduce_bytes",
     "roughness",
     "seqpoint_rows",
+    "step_costs",
 ]

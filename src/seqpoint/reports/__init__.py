@@ -14,6 +14,12 @@ from seqpoint.reports._plots import (
     plot_error_vs_k,
     plot_length_histogram,
 )
+from seqpoint.reports._ranks import (
+    DDPValidationView,
+    ddp_validation_table,
+    print_rank_projection,
+    rank_projection_table,
+)
 from seqpoint.reports._summaries import (
     print_run,
     print_speedup,
@@ -53,6 +59,7 @@ from seqpoint.reports._terminal import (
 from seqpoint.reports._views import ProjectedView, RunView, ValidationView
 
 __all__ = [
+    "DDPValidationView",
     "ProjectedView",
     "Rows",
     "RunView",
@@ -64,6 +71,7 @@ __all__ = [
     "breakdown_table",
     "cold_steps_text",
     "cold_term_sentence",
+    "ddp_validation_table",
     "exact_table",
     "fmt_count",
     "fmt_duration",
@@ -79,6 +87,7 @@ __all__ = [
     "print_histogram",
     "print_measurements",
     "print_projection",
+    "print_rank_projection",
     "print_run",
     "print_schedule",
     "print_selection",
@@ -88,6 +97,7 @@ __all__ = [
     "print_trace_validation",
     "print_validation",
     "projection_table",
+    "rank_projection_table",
     "render",
     "sweep_section",
     "sweep_table",

@@ -4,8 +4,10 @@ from seqpoint.schedule._build import from_batches
 from seqpoint.schedule._io import read_schedule, write_schedule
 from seqpoint.schedule._schedule import (
     COLUMNS,
+    RANK_COLUMN,
     SIGNATURE_COLUMNS,
     IterationSchedule,
+    rank_layout_error,
     round_up,
     set_columns,
 )
@@ -14,11 +16,13 @@ from seqpoint.schedule._summary import ScheduleSummary, summarize
 
 __all__ = [
     "COLUMNS",
+    "RANK_COLUMN",
     "SIGNATURE_COLUMNS",
     "IterationSchedule",
     "ScheduleSummary",
     "SignatureTable",
     "from_batches",
+    "rank_layout_error",
     "read_schedule",
     "round_up",
     "set_columns",

@@ -1,4 +1,8 @@
-"""Schedule files: CSV (the command-line contract's header) and Parquet."""
+"""Schedule files: CSV (the command-line contract's header) and Parquet.
+
+A data-parallel schedule appends the ``rank`` column after the contract's columns; a
+single-process schedule is written exactly as before (no ``rank`` column).
+"""
 
 from __future__ import annotations
 
@@ -11,7 +15,7 @@ import numpy as np
 
 from seqpoint._jsonio import parse_json, read_json, read_text, write_text
 from seqpoint.exceptions import InputError
-from seqpoint.schedule._schedule import COLUMNS, IterationSchedule
+from seqpoint.schedule._schedule import COLUMNS, RANK_COLUMN, IterationSchedule
 
 __all__ = ["read_schedule", "write_schedule"]
 
@@ -31,7 +35,7 @@ def write_schedule(schedule: IterationSchedule, path: str | Path) -> Path:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        table = pa.table({c: schedule.columns()[c] for c in COLUMNS})
+        table = pa.table(schedule.file_columns())
         table = table.replace_schema_metadata({"seqpoint": json.dumps(schedule.meta, default=str)})
         pq.write_table(table, path)
         return path
@@ -39,9 +43,10 @@ def write_schedule(schedule: IterationSchedule, path: str | Path) -> Path:
         raise InputError(
             f"Cannot write a schedule to {path}: use a .csv or .parquet file name."
         )
-    data = np.stack([schedule.columns()[c] for c in COLUMNS], axis=1)
+    cols = schedule.file_columns()
+    data = np.stack(list(cols.values()), axis=1)
     try:
-        _write_csv(data, path)
+        _write_csv(data, path, list(cols))
     except OSError as exc:
         # A failed write or close (a full disk) carries no file name; the CLI names it.
         if exc.filename is None:
@@ -52,11 +57,11 @@ def write_schedule(schedule: IterationSchedule, path: str | Path) -> Path:
     return path
 
 
-def _write_csv(data: np.ndarray, path: Path) -> None:
+def _write_csv(data: np.ndarray, path: Path, names: list[str]) -> None:
     with path.open("w", encoding="utf-8") as fh:
-        fh.write(_HEADER + "\n")
+        fh.write(",".join(names) + "\n")
         # One formatted block is ~10x faster than np.savetxt's per-row formatting.
-        fmt = ",".join(["%d"] * len(COLUMNS)) + "\n"
+        fmt = ",".join(["%d"] * len(names)) + "\n"
         chunk = 200_000
         for lo in range(0, data.shape[0], chunk):
             block = data[lo : lo + chunk]
@@ -92,7 +97,8 @@ def read_schedule(path: str | Path) -> IterationSchedule:
         source = str(meta_file)
     if path.suffix.lower() == ".parquet":
         source = f"{path}: metadata 'seqpoint'"
-    return IterationSchedule(**cols, meta=check_meta(meta, source=source))
+    rank = cols.pop(RANK_COLUMN, None)
+    return IterationSchedule(**cols, meta=check_meta(meta, source=source), rank=rank)
 
 
 def _read_parquet(path: Path) -> tuple[dict[str, np.ndarray], Any]:
@@ -109,7 +115,8 @@ def _read_parquet(path: Path) -> tuple[dict[str, np.ndarray], Any]:
     if table.num_rows == 0:
         raise InputError(f"{path} has no rows; the schedule is empty.")
     cols = {}
-    for c in COLUMNS:
+    names = [*COLUMNS, RANK_COLUMN] if RANK_COLUMN in table.column_names else list(COLUMNS)
+    for c in names:
         column = table.column(c)
         if not pa.types.is_integer(column.type):
             raise InputError(
@@ -149,7 +156,8 @@ def _read_csv(path: Path) -> dict[str, np.ndarray]:
         raise InputError(f"{path}: {_one_line(exc)}; every schedule value must be an integer.") from None
     if data.shape[1] != len(names):
         raise InputError(f"{path}: rows have {data.shape[1]} values but the header names {len(names)} columns.")
-    return {c: data[:, names.index(c)] for c in COLUMNS}
+    wanted = [*COLUMNS, RANK_COLUMN] if RANK_COLUMN in names else list(COLUMNS)
+    return {c: data[:, names.index(c)] for c in wanted}
 
 
 def _one_line(exc: BaseException) -> str:

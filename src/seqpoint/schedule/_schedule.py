@@ -9,10 +9,18 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from seqpoint.exceptions import InputError
+from seqpoint.exceptions import ConfigError, InputError
 from seqpoint.schedule._collapse import unique_rows
 
-__all__ = ["COLUMNS", "SIGNATURE_COLUMNS", "IterationSchedule", "round_up", "set_columns"]
+__all__ = [
+    "COLUMNS",
+    "RANK_COLUMN",
+    "SIGNATURE_COLUMNS",
+    "IterationSchedule",
+    "rank_layout_error",
+    "round_up",
+    "set_columns",
+]
 
 #: Column order of the schedule, as in the CSV header of the command-line contract.
 COLUMNS: tuple[str, ...] = (
@@ -25,6 +33,9 @@ COLUMNS: tuple[str, ...] = (
     "padded_tokens",
     "sum_sq_len",
 )
+
+#: The optional column of a data-parallel schedule, written after :data:`COLUMNS`.
+RANK_COLUMN = "rank"
 
 #: The tuple that fixes an iteration's cost for padded batches.
 SIGNATURE_COLUMNS: tuple[str, ...] = ("batch_size", "seq_len", "tgt_len")
@@ -93,6 +104,10 @@ class IterationSchedule:
         length: the attention cost with per-document masking.
     meta : dict
         Free-form provenance (policy, parameters, source); saved beside the data.
+    rank : ndarray or None
+        Data-parallel rank of every row; None for a single-process run. A data-parallel
+        schedule has ``world_size`` rows per iteration, ranks ``0..world_size-1`` in
+        order, the iteration id repeated (see :func:`rank_layout_error`).
     """
 
     iteration: IntArray
@@ -104,9 +119,10 @@ class IterationSchedule:
     padded_tokens: IntArray
     sum_sq_len: IntArray
     meta: dict[str, Any] = field(default_factory=dict)
+    rank: IntArray | None = None
 
     def __post_init__(self) -> None:
-        n = set_columns(self, COLUMNS, what="Schedule")
+        n = set_columns(self, (*COLUMNS, RANK_COLUMN), what="Schedule")
         if n == 0:
             raise InputError("The schedule is empty: the batching produced no iteration.")
         if np.any(self.batch_size < 1):
@@ -117,6 +133,10 @@ class IterationSchedule:
             raise InputError(f"Schedule row {bad} has seq_len < 1; lengths must be positive.")
         if np.any(self.tgt_len < 0) or np.any(self.tokens < 0) or np.any(self.sum_sq_len < 0):
             raise InputError("Schedule columns tgt_len, tokens and sum_sq_len must be >= 0.")
+        if self.rank is not None:
+            problem = rank_layout_error(self.iteration, self.rank, self.meta.get("world_size"))
+            if problem is not None:
+                raise InputError(f"Schedule {problem}.")
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -173,8 +193,62 @@ class IterationSchedule:
         return bool(self.meta.get("packed", False))
 
     def columns(self) -> dict[str, IntArray]:
-        """Ordered mapping of column name to array."""
+        """Ordered mapping of column name to array (the contract's columns; ``rank`` is
+        separate, see :meth:`file_columns`)."""
         return {name: getattr(self, name) for name in COLUMNS}
+
+    def file_columns(self) -> dict[str, IntArray]:
+        """:meth:`columns` plus ``rank`` last when present: what a schedule file holds."""
+        cols = self.columns()
+        if self.rank is not None:
+            cols[RANK_COLUMN] = self.rank
+        return cols
+
+    # ------------------------------------------------------------------ data-parallel views
+    @property
+    def world_size(self) -> int:
+        """Data-parallel ranks (1 for a single-process schedule)."""
+        if self.rank is None:
+            return 1
+        return int(self.meta.get("world_size", int(self.rank.max()) + 1))
+
+    @property
+    def n_steps(self) -> int:
+        """Training steps: rows over the world size (``n_iterations`` when single-process)."""
+        return len(self) // self.world_size
+
+    def for_rank(self, rank: int) -> IterationSchedule:
+        """The rows of one rank, as a single-process schedule (``meta['rank']`` says which).
+
+        Raises
+        ------
+        ConfigError
+            ``rank`` is not in ``0..world_size-1``.
+        """
+        w = self.world_size
+        if not 0 <= rank < w:
+            raise ConfigError(
+                f"Rank {rank} is not below the world size {w}; give a rank in 0..{w - 1}."
+            )
+        if self.rank is None:
+            return self
+        rows = np.flatnonzero(self.rank == rank)
+        cols = {name: arr[rows] for name, arr in self.columns().items()}
+        return IterationSchedule(**cols, meta={**self.meta, "rank": int(rank)})
+
+    def rank_rows(self) -> IterationSchedule:
+        """Every rank row as an iteration of its own (``iteration = step * world_size +
+        rank``), without the rank column: what selection and profiling work on.
+
+        Row ``i`` of the result is row ``i`` of this schedule, so a cost per rank row
+        reshapes to ``(n_steps, world_size)``.
+        """
+        if self.rank is None:
+            return self
+        cols = self.columns()
+        cols["iteration"] = np.arange(len(self), dtype=np.int64)
+        return IterationSchedule(**cols, meta={**self.meta, "rank_rows": True,
+                                               "world_size": self.world_size})
 
     def signature_columns(self) -> tuple[str, ...]:
         """Columns whose tuple fixes an iteration's cost (adds ``sum_sq_len`` when packed)."""
@@ -202,11 +276,12 @@ class IterationSchedule:
         """Sub-schedule of the given rows (indices or boolean mask); iteration ids are kept."""
         idx = np.asarray(rows)
         cols = {name: arr[idx] for name, arr in self.columns().items()}
-        return IterationSchedule(**cols, meta=dict(self.meta))
+        rank = None if self.rank is None else self.rank[idx]
+        return IterationSchedule(**cols, meta=dict(self.meta), rank=rank)
 
     def head(self, n: int) -> IterationSchedule:
-        """The first ``n`` iterations."""
-        return self.take(np.arange(min(n, len(self))))
+        """The first ``n`` iterations (every rank's row of each, for a data-parallel schedule)."""
+        return self.take(np.arange(min(n * self.world_size, len(self))))
 
     def epochs(self, first: int) -> IterationSchedule:
         """Iterations of the first ``first`` epochs."""
@@ -220,7 +295,55 @@ class IterationSchedule:
         )
 
     def equals(self, other: IterationSchedule) -> bool:
-        """Column-wise equality (meta ignored)."""
+        """Column-wise equality, ``rank`` included (meta ignored)."""
+        if (self.rank is None) != (other.rank is None):
+            return False
+        if self.rank is not None and other.rank is not None and not np.array_equal(self.rank, other.rank):
+            return False
         return all(
             np.array_equal(getattr(self, c), getattr(other, c)) for c in COLUMNS
         )
+
+
+def rank_layout_error(iteration: IntArray, rank: IntArray, world_size: Any = None) -> str | None:
+    """What is wrong with a data-parallel schedule's rank layout, or None when it is right.
+
+    The layout: ``world_size`` rows per iteration, ranks ``0..world_size-1`` in that
+    order, the iteration id repeated, iterations strictly increasing from one group to
+    the next. ``world_size`` defaults to the largest rank plus one.
+
+    Returns
+    -------
+    str or None
+        A phrase naming the first bad row, e.g. ``"row 5 (iteration 2): rank 1 is missing
+        (a data-parallel schedule has 2 rows per iteration, ranks 0..1 in order)"``.
+    """
+    n = int(rank.shape[0])
+    if n == 0:
+        return None
+    if int(rank.min()) < 0:
+        return f"row {int(np.argmin(rank))}: rank must be >= 0 (got {int(rank.min())})"
+    w = int(rank.max()) + 1 if world_size is None else int(world_size)
+    layout = f"a data-parallel schedule has {w} rows per iteration, ranks 0..{w - 1} in order"
+    if int(rank.max()) >= w:
+        i = int(np.argmax(rank))
+        return f"row {i}: rank {int(rank[i])} is not below the world size {w} ({layout})"
+    expected = np.arange(n, dtype=np.int64) % w
+    same_step = np.ones(n, dtype=bool)
+    # A group starts at every rank-0 row; inside it the iteration id must not change.
+    same_step[1:] = (expected[1:] == 0) | (iteration[1:] == iteration[:-1])
+    bad = (rank != expected) | ~same_step
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        start = i - int(expected[i])
+        return (f"iteration {int(iteration[start])} (row {start}) lacks the row of rank "
+                f"{int(expected[i])} ({layout})")
+    if n % w:
+        start = n - n % w
+        return (f"iteration {int(iteration[start])} (row {start}) lacks the row of rank "
+                f"{n % w} ({layout})")
+    steps = iteration[::w]
+    if steps.shape[0] > 1 and np.any(np.diff(steps) <= 0):
+        i = int(np.flatnonzero(np.diff(steps) <= 0)[0]) + 1
+        return f"row {i * w} (iteration {int(steps[i])}): iterations must increase from one step to the next"
+    return None

@@ -4,7 +4,9 @@ A schedule read from a file is checked once, here, column by column (vectorised:
 may have millions of rows), and its ``.meta.json`` sidecar by a pydantic schema.
 Limits: batch sizes and lengths in ``[1, 2^31)`` (``tgt_len`` may be 0), so that
 ``batch_size * (seq_len + tgt_len)`` cannot overflow int64; iterations strictly
-increasing; epochs ``>= 0`` and non-decreasing; ``0 <= tokens <= padded_tokens =
+increasing (a data-parallel schedule's optional ``rank`` column: ``world_size`` rows per
+iteration, ranks ``0..world_size-1`` in order, see
+:func:`~seqpoint.schedule._schedule.rank_layout_error`); epochs ``>= 0`` and non-decreasing; ``0 <= tokens <= padded_tokens =
 batch_size * (seq_len + tgt_len)``; ``sum_sq_len`` in ``[0, 2^62]``. Imported only by
 the readers, so that ``import seqpoint`` does not load pydantic.
 """
@@ -20,6 +22,7 @@ from pydantic import BaseModel, ConfigDict
 
 from seqpoint._jsonio import MAX_COUNT, MAX_LENGTH, validate
 from seqpoint.exceptions import InputError
+from seqpoint.schedule._schedule import RANK_COLUMN, rank_layout_error
 
 __all__ = ["ScheduleMetaSchema", "check_columns", "check_meta"]
 
@@ -62,7 +65,8 @@ def check_columns(cols: Mapping[str, IntArray], *, source: str, row_label: Calla
     Parameters
     ----------
     cols : mapping of str to ndarray of shape (n_iterations,)
-        Every column of :data:`~seqpoint.schedule.COLUMNS`, int64.
+        Every column of :data:`~seqpoint.schedule.COLUMNS`, int64, and ``rank`` when the
+        file has one.
     source : str
         The file, for the message.
     row_label : callable
@@ -82,10 +86,16 @@ def check_columns(cols: Mapping[str, IntArray], *, source: str, row_label: Calla
             value = int(col[np.flatnonzero(bad)[0]])
             fail(bad, f"{name} must be in [{low}, {high}] (got {value})")
     it, ep = cols["iteration"], cols["epoch"]
-    if it.shape[0] > 1:
+    rank = cols.get(RANK_COLUMN)
+    if rank is not None:
+        problem = rank_layout_error(it, rank)
+        if problem is not None:
+            raise InputError(f"{source}: {problem}; {_FIX} --world-size N.")
+    if it.shape[0] > 1 and rank is None:
         step = np.diff(it) <= 0
         if step.any():
             fail(np.concatenate([[False], step]), "iterations must be strictly increasing and unique")
+    if it.shape[0] > 1:
         back = np.diff(ep) < 0
         if back.any():
             fail(np.concatenate([[False], back]), "epochs must not decrease")

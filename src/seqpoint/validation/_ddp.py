@@ -5,6 +5,11 @@ spec with the same seed, wraps the model in ``DistributedDataParallel`` (so back
 really all-reduces the gradients) and steps its own batch of each iteration. Ranks
 meet at a barrier before each step, so steps start together; a step's time is the
 slowest rank's, since the gradient all-reduce makes every rank wait for it.
+
+``timer="cpu"`` times each step in the rank process's CPU time (``time.process_time``:
+the training thread plus gloo's communication threads, not the time spent waiting for
+the other rank), which stays put on a loaded machine where wall time does not; the
+slowest rank's CPU time is then its compute plus its share of the all-reduce work.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from seqpoint._params import Options, check_params
 from seqpoint.exceptions import ConfigError
 from seqpoint.validation._full_run import FullRunError
 
@@ -41,12 +47,17 @@ class DDPRun:
         Bytes of the trainable parameters' gradients (what each step all-reduces).
     wall_s : ndarray of shape (n_runs,)
         Wall time of each run on rank 0, seconds.
+    sync_s : float
+        What gradient synchronisation adds to one step: the median DDP step of the
+        start-up shape minus the median of the same step under ``no_sync()`` (bucket
+        copies, hooks and the all-reduce), seconds; the slowest rank's figure.
     """
 
     rank_s: NDArray[np.float64]
     allreduce_s: float
     gradient_bytes: int
     wall_s: NDArray[np.float64]
+    sync_s: float = float("nan")
 
     @property
     def world_size(self) -> int:
@@ -86,6 +97,7 @@ class DDPRun:
             "allreduce_s": self.allreduce_s,
             "gradient_bytes": self.gradient_bytes,
             "wall_s": self.wall_s.tolist(),
+            "sync_s": self.sync_s,
         }
 
 
@@ -98,11 +110,11 @@ def _free_port() -> int:
 def _rank_main(
     rank: int, world_size: int, port: int, spec: str, overrides: dict[str, Any],
     signatures: list[tuple[int, ...]], runs: int, warmup: int, allreduce_repeats: int,
-    out: Any,
+    out: Any, timer: str = "wall",
 ) -> None:  # pragma: no cover - runs in a spawned process
     try:
         out.put(("ok", rank, _rank_run(rank, world_size, port, spec, overrides, signatures,
-                                       runs, warmup, allreduce_repeats)))
+                                       runs, warmup, allreduce_repeats, timer)))
     except BaseException as exc:  # report to the parent instead of hanging it
         text = str(exc).strip()
         out.put(("error", rank, f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}"))
@@ -111,6 +123,7 @@ def _rank_main(
 def _rank_run(
     rank: int, world_size: int, port: int, spec: str, overrides: dict[str, Any],
     signatures: list[tuple[int, ...]], runs: int, warmup: int, allreduce_repeats: int,
+    timer: str = "wall",
 ) -> dict[str, Any]:  # pragma: no cover - runs in a spawned process
     import torch
     import torch.distributed as dist
@@ -130,12 +143,14 @@ def _rank_run(
             )
         # The reference workloads call the model through ``_forward``; pointing it at the
         # DDP wrapper makes every backward all-reduce the gradients, as real DDP training.
-        workload._forward = DistributedDataParallel(workload.model)
+        ddp_model = DistributedDataParallel(workload.model)
+        workload._forward = ddp_model
         params = [p for p in workload.model.parameters() if p.requires_grad]
         grad_bytes = sum(p.numel() * p.element_size() for p in params)
         start = workload.make_batch(tuple(workload.warmup_signature))
         for _ in range(warmup):
             workload.step(start)
+        clock = time.process_time if timer == "cpu" else time.perf_counter
         times = np.empty((runs, len(signatures)))
         walls = np.empty(runs)
         for r in range(runs):
@@ -144,19 +159,32 @@ def _rank_run(
             for i, sig in enumerate(signatures):
                 batch = workload.make_batch(sig)
                 dist.barrier()  # steps start together; batch construction is untimed
-                t0 = time.perf_counter()
+                t0 = clock()
                 workload.step(batch)
-                times[r, i] = time.perf_counter() - t0
+                times[r, i] = clock() - t0
             walls[r] = time.perf_counter() - t_run
         flat = torch.zeros(grad_bytes // 4, dtype=torch.float32)
         reduce_s = []
         for _ in range(allreduce_repeats + 1):  # the first one sets up the connection
             dist.barrier()
-            t0 = time.perf_counter()
+            t0 = clock()
             dist.all_reduce(flat)
-            reduce_s.append(time.perf_counter() - t0)
+            reduce_s.append(clock() - t0)
+        synced, local = [], []
+        for _ in range(allreduce_repeats + 1):
+            dist.barrier()
+            t0 = clock()
+            workload.step(start)
+            synced.append(clock() - t0)
+            with ddp_model.no_sync():  # the same step without gradient synchronisation
+                dist.barrier()
+                t0 = clock()
+                workload.step(start)
+                local.append(clock() - t0)
+        sync = max(statistics.median(synced[1:]) - statistics.median(local[1:]), 0.0)
         return {"times": times.tolist(), "walls": walls.tolist(),
-                "allreduce": statistics.median(reduce_s[1:]), "grad_bytes": grad_bytes}
+                "allreduce": statistics.median(reduce_s[1:]), "grad_bytes": grad_bytes,
+                "sync": sync}
     finally:
         dist.destroy_process_group()
 
@@ -170,6 +198,7 @@ def run_ddp(
     warmup: int = 2,
     allreduce_repeats: int = 5,
     timeout_s: float = 600.0,
+    timer: str = "wall",
 ) -> DDPRun:
     """Run a data-parallel schedule with ``torch.distributed`` and time every step on every rank.
 
@@ -188,9 +217,13 @@ def run_ddp(
     warmup : int
         Untimed steps of the workload's start-up shape before the first run.
     allreduce_repeats : int
-        Timed all-reduces of a tensor the size of the gradients, after the runs.
+        Timed all-reduces of a tensor the size of the gradients, after the runs, and
+        pairs of steps with and without gradient synchronisation (``sync_s``).
     timeout_s : float
         Give up (and stop the ranks) after this long, seconds.
+    timer : {"wall", "cpu"}
+        Time steps and the all-reduce by the wall clock, or by the rank process's CPU
+        time (robust to a loaded machine; see the module docstring).
 
     Returns
     -------
@@ -211,6 +244,7 @@ def run_ddp(
     """
     import multiprocessing as mp
 
+    check_params("run_ddp", {"timer": [Options(("wall", "cpu"))]}, {"timer": timer})
     sigs = [[tuple(int(v) for v in s) for s in rank] for rank in rank_signatures]
     world_size = len(sigs)
     if world_size < 1 or not sigs[0]:
@@ -226,7 +260,7 @@ def run_ddp(
     procs = [
         ctx.Process(target=_rank_main, daemon=True,
                     args=(r, world_size, port, spec, dict(overrides), sigs[r], runs, warmup,
-                          allreduce_repeats, out))
+                          allreduce_repeats, out, timer))
         for r in range(world_size)
     ]
     for p in procs:
@@ -264,4 +298,5 @@ def run_ddp(
         allreduce_s=float(max(results[r]["allreduce"] for r in range(world_size))),
         gradient_bytes=int(results[0]["grad_bytes"]),
         wall_s=np.array(results[0]["walls"]),
+        sync_s=float(max(results[r]["sync"] for r in range(world_size))),
     )

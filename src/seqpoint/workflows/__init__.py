@@ -22,6 +22,7 @@ the workflows can write their own reports without reports knowing them.
 from seqpoint.measurements import environment_manifest
 from seqpoint.workflows._campaign import Campaign, start_campaign
 from seqpoint.workflows._config import RunConfig, apply_overrides, load_config
+from seqpoint.workflows._ddp import DDPValidation, ddp_schedule, validate_ddp
 from seqpoint.workflows._demo import demo_configs, run_demo
 from seqpoint.workflows._folder import RunFolder
 from seqpoint.workflows._mlflow import log_to_mlflow, mlflow_metrics, mlflow_params
@@ -68,6 +69,7 @@ __all__ = [
     "BatchingSection",
     "Campaign",
     "ConfigResult",
+    "DDPValidation",
     "LengthsSection",
     "ProfileSection",
     "ReportSection",
@@ -86,6 +88,7 @@ __all__ = [
     "apply_overrides",
     "build_schedule",
     "choose_points",
+    "ddp_schedule",
     "demo_configs",
     "environment_manifest",
     "exact_costs",
@@ -110,6 +113,7 @@ __all__ = [
     "sweep_from_dict",
     "validate",
     "validate_config_on_traces",
+    "validate_ddp",
     "validate_trace",
     "validation_schedule",
 ]

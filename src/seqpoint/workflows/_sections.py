@@ -119,6 +119,13 @@ class BatchingSection:
     """A schedule file (from ``seqpoint schedule``, ``schedule_from_trainer`` or
     ``schedule_from_sampler``) or a recorded run trace to use as the run, in place of
     replaying ``policy`` over ``[lengths]`` (which are then not read)."""
+    world_size: int = 1
+    """Data-parallel ranks: the schedule holds every rank's batch of every step."""
+    rank: int | None = None
+    """Keep only this rank's rows (0..world_size-1); None keeps every rank."""
+    shard: str | None = None
+    """How ranks split an epoch: 'samples' (DistributedSampler) or 'batches' (round-robin);
+    None: the policy's default."""
 
     _section_constraints: ClassVar[dict[str, list[Constraint]]] = {
         "policy": [_STR],
@@ -126,14 +133,24 @@ class BatchingSection:
         "seed": [Interval(int, 0)],
         "params": [_TABLE],
         "schedule": [_STR, None],
+        "world_size": [_bounded_int(1 << 16)],
+        "rank": [Interval(int, 0), None],
+        "shard": [_STR, None],
     }
 
     def __post_init__(self) -> None:
         _check("batching", self, self._section_constraints)
-        from seqpoint.batching import make_policy
+        from seqpoint.batching import make_policy, resolve_shard
 
+        if self.rank is not None and self.rank >= self.world_size:
+            raise ConfigError(
+                f"[batching]: rank = {self.rank} is not below world_size = {self.world_size}; "
+                f"give a rank in 0..{self.world_size - 1}."
+            )
         with in_section("batching"):
             make_policy(self.policy, **self.params)
+            if self.shard is not None:
+                resolve_shard(self.policy, self.shard)
 
 
 @dataclass(frozen=True, kw_only=True)

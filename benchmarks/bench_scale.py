@@ -1,0 +1,107 @@
+"""Scale: schedule and selection of a 100M-iteration, 8-rank run in bounded memory.
+
+800M rank rows do not fit as a table (9 int64 columns: 58 GB), and nothing downstream
+needs them as one: selection works on unique signatures with counts, projection on a
+cost per signature. The run is streamed:
+
+1. One epoch is replayed exactly with a real policy (``bucket``, batches dealt
+   round-robin to 8 ranks) over 10M sample lengths (LibriSpeech dev-clean's length mix
+   drawn with replacement), giving every batch's signature id.
+2. The run's later epochs keep those batches and reshuffle their order (each epoch a
+   seeded permutation, as ``bucket`` shuffles batches), streamed in chunks of epochs:
+   per chunk, the rank rows' signature ids are counted (``bincount``, the signature
+   table of the whole run) and, as the projection's pass once costs are known, each
+   step's maximum over its 8 ranks of a per-signature cost (here the attention proxy)
+   is summed. Peak memory is one chunk, not the run.
+3. The SeqPoint selector is fitted on one epoch's rank rows (the run's signature mix:
+   every epoch holds the same batches) and its weights scaled to the run.
+
+Prints the wall time of each part and the peak RSS. Usage:
+``.venv/bin/python benchmarks/bench_scale.py [--quick] [--steps N] [--ranks N]``
+(``--quick``: 1M steps; the default: 100M steps, 8 ranks).
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import sys
+import time
+
+import numpy as np
+
+from seqpoint.batching import replay
+from seqpoint.schedule import signature_table
+from seqpoint.selection import SeqPointSelector
+from seqpoint.traces import from_array, read_lengths
+
+
+def peak_rss_gb() -> float:
+    kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return kb / (1 << 30) if sys.platform == "darwin" else kb / (1 << 20)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="1M steps")
+    parser.add_argument("--steps", type=int, default=None, help="training steps (default 100M)")
+    parser.add_argument("--ranks", type=int, default=8, help="data-parallel ranks")
+    parser.add_argument("--samples", type=int, default=10_000_000, help="samples per epoch")
+    parser.add_argument("--chunk-epochs", type=int, default=8, help="epochs streamed per chunk")
+    args = parser.parse_args()
+    steps = args.steps or (1_000_000 if args.quick else 100_000_000)
+    w = args.ranks
+    t_all = time.perf_counter()
+
+    t0 = time.perf_counter()
+    base = read_lengths("bundled:librispeech-dev-clean")
+    rng = np.random.default_rng(0)
+    lengths = from_array(base.src[rng.integers(0, base.n_samples, size=args.samples)])
+    epoch = replay(lengths, "bucket", batch_size=8, num_buckets=30, seed=0, world_size=w)
+    t_replay = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    flat = epoch.rank_rows()
+    table = signature_table(flat)
+    sig_of_batch = table.inverse.astype(np.int32)  # rank rows of the epoch, step-major
+    steps_per_epoch = epoch.n_steps
+    m = len(table)
+    sigs = table.signatures
+    cost = (sigs[:, 0].astype(np.float64) * sigs[:, 1].astype(np.float64) ** 2).astype(np.float32)
+    batches = sig_of_batch  # the epoch's batches in dealt order; later epochs permute them
+    counts = np.zeros(m, dtype=np.int64)
+    max_cost_sum = 0.0
+    done = 0
+    e = 1
+    while done < steps:
+        take = min(args.chunk_epochs, -(-(steps - done) // steps_per_epoch))
+        ids = np.concatenate([
+            batches if e + j == 1 else batches[np.random.default_rng([0, e + j]).permutation(batches.shape[0])]
+            for j in range(take)
+        ])
+        n_steps = min(ids.shape[0] // w, steps - done)
+        ids = ids[: n_steps * w]
+        counts += np.bincount(ids, minlength=m)
+        max_cost_sum += float(cost[ids].reshape(n_steps, w).max(axis=1).sum(dtype=np.float64))
+        done += n_steps
+        e += take
+    t_stream = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    selector = SeqPointSelector(n_points=20).fit(flat)
+    points = selector.to_seqpoints(flat)
+    scale = counts.sum() / len(flat)
+    t_select = time.perf_counter() - t0
+
+    total = time.perf_counter() - t_all
+    print(f"run: {steps:,} steps x {w} ranks = {steps * w:,} rank rows "
+          f"({e - 1:,} epochs of {steps_per_epoch:,} steps over {args.samples:,} samples)")
+    print(f"unique signatures: {m:,}; rank rows counted: {int(counts.sum()):,}")
+    print(f"sum over steps of the max-over-ranks cost proxy: {max_cost_sum:.6g}")
+    print(f"SeqPoints: {len(points.points)} (weights x {scale:,.1f} to the run)")
+    print(f"time: replay {t_replay:.1f} s, stream {t_stream:.1f} s, select {t_select:.1f} s, "
+          f"total {total:.1f} s; peak RSS {peak_rss_gb():.2f} GB")
+
+
+if __name__ == "__main__":
+    main()

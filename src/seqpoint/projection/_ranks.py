@@ -1,0 +1,239 @@
+"""Projection of a data-parallel run: each step costs its slowest rank plus the all-reduce.
+
+A data-parallel step ends when every rank has its gradients and they are summed across
+ranks, so its time is ``max_r cost(sig_r) + allreduce``. The per-rank-row costs come
+from the same cost model as the single-process projection (:func:`fitted_costs` over
+the schedule's rank rows, :meth:`IterationSchedule.rank_rows`, on which the SeqPoints
+were selected and profiled); the all-reduce is either a measured time or the ring
+all-reduce's bytes, ``2 (N - 1) / N`` times the gradient bytes, over a named
+interconnect's bandwidth (:data:`INTERCONNECTS`) or a number of bytes per second.
+
+The projection reports two shares of the total: the straggler share,
+``Σ_steps (max_r − mean_r) / total`` (time the ranks spend waiting for the slowest),
+and the communication share, ``n_steps · allreduce / total``. The all-reduce is not
+overlapped with backward here, so the total is an upper bound where DDP's gradient
+buckets overlap it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from seqpoint._params import Interval, check_params
+from seqpoint.exceptions import ConfigError, InputError
+from seqpoint.measurements import STEADY_TIME, Measurement, Measurements
+from seqpoint.projection._model import ScheduleModel, fitted_costs
+from seqpoint.schedule import IterationSchedule
+from seqpoint.selection import SeqPoints
+
+__all__ = [
+    "INTERCONNECTS",
+    "RankProjection",
+    "allreduce_time",
+    "project_ranks",
+    "ring_allreduce_bytes",
+    "step_costs",
+]
+
+FloatArray = NDArray[np.float64]
+
+#: Bus bandwidth of one direction, bytes per second, of named interconnects (nominal
+#: figures; measure yours and pass the number where it matters).
+INTERCONNECTS: dict[str, float] = {
+    # gloo over the loopback device on a CPU host: memory copies and TCP, about 1 GB/s.
+    "gloo-loopback": 1.0e9,
+    # PCIe 4.0 x16: 32 GB/s raw, about 25 GB/s achieved.
+    "pcie4": 25.0e9,
+    # PCIe 5.0 x16.
+    "pcie5": 50.0e9,
+    # NVLink 4 (H100 SXM): 900 GB/s both directions, 450 GB/s each way.
+    "nvlink4": 450.0e9,
+    # InfiniBand HDR / NDR, one port: 200 and 400 Gb/s.
+    "ib-200g": 25.0e9,
+    "ib-400g": 50.0e9,
+}
+
+_BANDWIDTH = Interval(float, 0, None, closed="neither", word="a number")
+
+
+def ring_allreduce_bytes(gradient_bytes: int, world_size: int) -> float:
+    """Bytes each rank sends in a ring all-reduce of ``gradient_bytes``: ``2 (N-1)/N · bytes``."""
+    return 2.0 * (world_size - 1) / world_size * float(gradient_bytes)
+
+
+def allreduce_time(gradient_bytes: int, world_size: int, interconnect: str | float) -> float:
+    """Seconds of one ring all-reduce of the gradients over ``interconnect``.
+
+    Parameters
+    ----------
+    gradient_bytes : int
+        Bytes of the trainable parameters' gradients.
+    world_size : int
+        Ranks; 1 costs nothing.
+    interconnect : str or float
+        A name in :data:`INTERCONNECTS`, or a bandwidth in bytes per second.
+
+    Raises
+    ------
+    ConfigError
+        An unknown name (the known ones are listed) or a bandwidth that is not > 0.
+    """
+    if isinstance(interconnect, str):
+        if interconnect not in INTERCONNECTS:
+            raise ConfigError(
+                f"Unknown interconnect {interconnect!r}; use one of {', '.join(INTERCONNECTS)} "
+                "or a bandwidth in bytes per second."
+            )
+        bandwidth = INTERCONNECTS[interconnect]
+    else:
+        check_params("", {"interconnect": [_BANDWIDTH]}, {"interconnect": interconnect})
+        bandwidth = float(interconnect)
+    return ring_allreduce_bytes(gradient_bytes, world_size) / bandwidth
+
+
+def step_costs(row_costs: FloatArray, world_size: int) -> tuple[FloatArray, FloatArray]:
+    """Per-step maximum and mean over ranks of per-rank-row costs.
+
+    Parameters
+    ----------
+    row_costs : ndarray of shape (n_steps * world_size,)
+        Cost of every rank row, step-major, rank-minor (a rank schedule's row order).
+    world_size : int
+        Ranks.
+
+    Returns
+    -------
+    max, mean : ndarray of shape (n_steps,)
+    """
+    per_step = np.asarray(row_costs, dtype=np.float64).reshape(-1, world_size)
+    return per_step.max(axis=1), per_step.mean(axis=1)
+
+
+@dataclass(frozen=True, kw_only=True)
+class RankProjection:
+    """A data-parallel run's projected time, with its straggler and communication shares."""
+
+    n_steps: int
+    """Training steps (iterations) of the run."""
+    world_size: int
+    """Ranks."""
+    metric: str
+    """The projected metric (seconds per step, ``time_s``)."""
+    compute_s: float
+    """Σ over steps of the slowest rank's cost."""
+    mean_compute_s: float
+    """Σ over steps of the mean rank's cost (the time with perfectly balanced ranks)."""
+    allreduce_s: float
+    """One step's all-reduce, seconds."""
+    allreduce_source: str
+    """Where the all-reduce time came from: ``measured`` or an interconnect's name/bandwidth."""
+
+    @property
+    def communication_s(self) -> float:
+        """All-reduce time over the run."""
+        return self.allreduce_s * self.n_steps
+
+    @property
+    def total_s(self) -> float:
+        """Projected run time: Σ (max over ranks + all-reduce)."""
+        return self.compute_s + self.communication_s
+
+    @property
+    def straggler_share(self) -> float:
+        """Σ (max − mean over ranks) / total: the share spent waiting for the slowest rank."""
+        return (self.compute_s - self.mean_compute_s) / self.total_s if self.total_s else 0.0
+
+    @property
+    def communication_share(self) -> float:
+        """All-reduce time / total."""
+        return self.communication_s / self.total_s if self.total_s else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form, added under ``data_parallel`` beside a projection's ``projected``."""
+        return {
+            "world_size": self.world_size,
+            "n_steps": self.n_steps,
+            "metric": self.metric,
+            "total_s": self.total_s,
+            "compute_s": self.compute_s,
+            "mean_compute_s": self.mean_compute_s,
+            "allreduce_s": self.allreduce_s,
+            "communication_s": self.communication_s,
+            "allreduce_source": self.allreduce_source,
+            "straggler_share": self.straggler_share,
+            "communication_share": self.communication_share,
+        }
+
+
+def project_ranks(
+    schedule: IterationSchedule,
+    seqpoints: SeqPoints,
+    measurements: Measurements | Iterable[Measurement],
+    *,
+    metric: str = STEADY_TIME,
+    allreduce_s: float | None = None,
+    gradient_bytes: int | None = None,
+    interconnect: str | float | None = None,
+    context: ScheduleModel | None = None,
+) -> RankProjection:
+    """Project a data-parallel run from SeqPoints chosen on its rank rows.
+
+    Parameters
+    ----------
+    schedule : IterationSchedule
+        A data-parallel schedule (``rank`` column) or a single-process one (world size 1).
+    seqpoints : SeqPoints
+        Chosen on ``schedule.rank_rows()`` (every rank row an iteration of its own).
+    measurements : Measurements or iterable of Measurement
+        One per SeqPoint, matched by signature.
+    metric : str
+        Per-step metric to project (seconds: ``time_s``).
+    allreduce_s : float, optional
+        A measured all-reduce of the gradients, seconds per step.
+    gradient_bytes, interconnect : int, str or float, optional
+        Otherwise: gradient bytes and an interconnect (name or bytes per second).
+    context : ScheduleModel, optional
+        The model of ``schedule.rank_rows()``, when already built.
+
+    Returns
+    -------
+    RankProjection
+
+    Raises
+    ------
+    ConfigError
+        Neither a measured all-reduce nor gradient bytes with an interconnect (for a
+        world size above 1), or both.
+    """
+    w = schedule.world_size
+    flat = schedule.rank_rows()
+    if allreduce_s is not None and interconnect is not None:
+        raise ConfigError("Give the all-reduce either measured (allreduce_s) or as an interconnect, not both.")
+    if w == 1:
+        comm, source = 0.0, "none (one rank)"
+    elif allreduce_s is not None:
+        check_params("", {"allreduce_s": [Interval(float, 0, None)]}, {"allreduce_s": allreduce_s})
+        comm, source = float(allreduce_s), "measured"
+    elif interconnect is not None and gradient_bytes is not None:
+        comm = allreduce_time(gradient_bytes, w, interconnect)
+        source = interconnect if isinstance(interconnect, str) else f"{float(interconnect):.3g} B/s"
+    else:
+        raise ConfigError(
+            f"A data-parallel run of {w} ranks needs the all-reduce time: give allreduce_s "
+            "(measured), or gradient_bytes and an interconnect "
+            f"({', '.join(INTERCONNECTS)} or bytes per second)."
+        )
+    costs = fitted_costs(flat, seqpoints, measurements, metric, context=context)
+    if not np.all(np.isfinite(costs)):
+        raise InputError(f"The fitted {metric!r} of some rank rows is not finite; check the measurements.")
+    worst, mean = step_costs(costs, w)
+    return RankProjection(
+        n_steps=int(worst.shape[0]), world_size=w, metric=metric,
+        compute_s=float(worst.sum()), mean_compute_s=float(mean.sum()),
+        allreduce_s=comm, allreduce_source=source,
+    )

@@ -1,0 +1,174 @@
+"""The data-parallel validation: a projected DDP run against the same run on gloo ranks.
+
+``validate_ddp(cfg)`` replays ``[batching]`` with ``world_size`` ranks, selects SeqPoints
+on the rank rows (every rank's batch an iteration of its own), profiles them in this
+process (the workload's ``threads``, 1 by default), projects each step as the slowest
+rank's fitted cost plus the all-reduce, and runs the real thing: every rank a spawned
+``torch.distributed`` (gloo) process stepping its own batches under
+``DistributedDataParallel`` (:func:`seqpoint.validation.run_ddp`), twice in the same
+processes after one discarded cold pass, so the pair gives the noise floor; ``[profile] timer = "cpu"`` times both
+sides in CPU time, which a loaded machine does not inflate. The all-reduce term is the
+synchronisation cost ``run_ddp`` probes after the runs (a DDP step of the start-up
+shape with and without ``no_sync()``; the difference is bucket copies, hooks and the
+all-reduce), or the ring all-reduce of the gradient bytes over a named interconnect.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from rich.console import Console
+
+from seqpoint.exceptions import ConfigError
+from seqpoint.measurements import Measurements
+from seqpoint.projection import RankProjection, project_ranks
+from seqpoint.schedule import IterationSchedule
+from seqpoint.selection import SeqPoints
+from seqpoint.validation import DDPRun, run_ddp
+from seqpoint.workflows._config import RunConfig
+from seqpoint.workflows._stages import (
+    choose_points,
+    load_lengths,
+    make_workload,
+    measure,
+    open_cache,
+)
+
+__all__ = ["DDPValidation", "ddp_schedule", "validate_ddp"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class DDPValidation:
+    """A projected data-parallel run against the measured one."""
+
+    schedule: IterationSchedule
+    """The rank schedule that was projected and run."""
+    seqpoints: SeqPoints
+    """Points chosen on ``schedule.rank_rows()``."""
+    measurements: Measurements
+    """The points' measurements."""
+    projection: RankProjection
+    """Max over ranks plus the all-reduce."""
+    ddp: DDPRun
+    """The real runs: every rank's time of every step."""
+    meta: dict[str, Any] = field(default_factory=dict)
+    """Workload and settings, for reports."""
+
+    @property
+    def measured_totals_s(self) -> list[float]:
+        """Σ step time of each measured run, seconds."""
+        return [float(t) for t in self.ddp.totals_s]
+
+    @property
+    def measured_s(self) -> float:
+        """Mean of the measured runs' totals, seconds."""
+        return self.ddp.total_s
+
+    @property
+    def noise_floor(self) -> float:
+        """Relative spread of the measured runs (NaN for one run)."""
+        return self.ddp.noise_floor
+
+    @property
+    def error(self) -> float:
+        """(projected − measured) / measured."""
+        return (self.projection.total_s - self.measured_s) / self.measured_s
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form: the projection's ``data_parallel`` block, the runs and the error."""
+        noise = self.noise_floor
+        return {
+            "data_parallel": self.projection.to_dict(),
+            "measured": self.ddp.to_dict(),
+            "projected_s": self.projection.total_s,
+            "measured_s": self.measured_s,
+            "error": self.error,
+            "noise_floor": None if math.isnan(noise) else noise,
+            "n_points": len(self.seqpoints.points),
+            **self.meta,
+        }
+
+
+def ddp_schedule(cfg: RunConfig) -> IterationSchedule:
+    """``[batching]`` replayed with its ``world_size`` over ``[lengths]``, cut to
+    ``[validation] max_iterations`` steps when set (every rank's row of each)."""
+    from seqpoint.batching import replay
+
+    sec = cfg.batching
+    if sec.world_size < 2:
+        raise ConfigError(
+            "The data-parallel validation needs [batching] world_size >= 2 "
+            f"(got {sec.world_size}); e.g. --set batching.world_size=2."
+        )
+    if sec.schedule is not None:
+        raise ConfigError("The data-parallel validation replays [batching] policy; drop [batching] schedule.")
+    lengths = load_lengths(cfg.lengths)
+    sched = replay(lengths, sec.policy, epochs=sec.epochs, seed=sec.seed, world_size=sec.world_size,
+                   shard=sec.shard, **sec.params)
+    if cfg.validation.epochs is not None:
+        sched = sched.epochs(cfg.validation.epochs)
+    if cfg.validation.max_iterations is not None:
+        sched = sched.head(cfg.validation.max_iterations)
+    return sched
+
+
+def validate_ddp(
+    cfg: RunConfig,
+    *,
+    runs: int = 2,
+    interconnect: str | float | None = None,
+    progress: bool = False,
+    console: Console | None = None,
+    timeout_s: float = 600.0,
+) -> DDPValidation:
+    """Project a data-parallel run from its SeqPoints and compare with the real run.
+
+    Parameters
+    ----------
+    cfg : RunConfig
+        The run; ``[batching] world_size`` >= 2 ranks, ``[workload]`` a reference workload
+        (``deepspeech2``, ``gnmt``, ``bert``), ``[validation] max_iterations`` the steps run.
+    runs : int
+        Real runs of the schedule (2 gives the noise floor).
+    interconnect : str or float, optional
+        Project the all-reduce from the gradient bytes over this interconnect (a name in
+        :data:`~seqpoint.projection.INTERCONNECTS` or bytes per second) instead of the
+        all-reduce timed alone on the gloo ranks.
+    progress, console
+        Progress display of the profiling.
+    timeout_s : float
+        Limit of the real runs, seconds.
+
+    Returns
+    -------
+    DDPValidation
+    """
+    sched = ddp_schedule(cfg)
+    flat = sched.rank_rows()
+    _, points = choose_points(cfg.selection, flat)
+    workload = make_workload(cfg.workload)
+    measurements = measure(cfg.profile, workload, points, cache=open_cache(cfg.profile),
+                           progress=progress, console=console)
+    w = sched.world_size
+    sigs = [list(zip(one.batch_size.tolist(), one.seq_len.tolist(), one.tgt_len.tolist(), strict=True))
+            for one in (sched.for_rank(r) for r in range(w))]
+    # The same clock on both sides: the profile's cpu timer is CPU time too. One more run
+    # than asked, the first discarded: it meets every shape cold (oneDNN primitives,
+    # allocator), while the projected time_s is the steady-state step.
+    first = run_ddp(cfg.workload.name, dict(cfg.workload.set), sigs, runs=runs + 1,
+                    warmup=cfg.profile.warmup, timeout_s=timeout_s,
+                    timer="cpu" if cfg.profile.timer == "cpu" else "wall")
+    ddp = dataclasses.replace(first, rank_s=first.rank_s[1:], wall_s=first.wall_s[1:])
+    if interconnect is None:
+        proj = project_ranks(sched, points, measurements, allreduce_s=ddp.sync_s)
+    else:
+        proj = project_ranks(sched, points, measurements, gradient_bytes=ddp.gradient_bytes,
+                             interconnect=interconnect)
+    return DDPValidation(
+        schedule=sched, seqpoints=points, measurements=measurements, projection=proj, ddp=ddp,
+        meta={"workload": cfg.workload.name, "world_size": w, "n_steps": sched.n_steps,
+              "policy": cfg.batching.policy},
+    )

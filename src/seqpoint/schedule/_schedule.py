@@ -11,6 +11,7 @@ from numpy.typing import NDArray
 
 from seqpoint.exceptions import InputError
 from seqpoint.schedule._collapse import unique_rows
+from seqpoint.schedule._rows import RowLengths
 
 __all__ = ["COLUMNS", "SIGNATURE_COLUMNS", "IterationSchedule", "round_up", "set_columns"]
 
@@ -93,6 +94,9 @@ class IterationSchedule:
         length: the attention cost with per-document masking.
     meta : dict
         Free-form provenance (policy, parameters, source); saved beside the data.
+    rows : RowLengths or None
+        Real length of every sequence of every iteration (masks, CTC lengths, varlen
+        kernels), when the source knows them; saved as ``<file>.rows.npz``.
     """
 
     iteration: IntArray
@@ -104,9 +108,12 @@ class IterationSchedule:
     padded_tokens: IntArray
     sum_sq_len: IntArray
     meta: dict[str, Any] = field(default_factory=dict)
+    rows: RowLengths | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         n = set_columns(self, COLUMNS, what="Schedule")
+        if self.rows is not None and len(self.rows) != n:
+            raise InputError(f"The schedule's per-row lengths cover {len(self.rows)} iterations; expected {n}.")
         if n == 0:
             raise InputError("The schedule is empty: the batching produced no iteration.")
         if np.any(self.batch_size < 1):
@@ -202,7 +209,8 @@ class IterationSchedule:
         """Sub-schedule of the given rows (indices or boolean mask); iteration ids are kept."""
         idx = np.asarray(rows)
         cols = {name: arr[idx] for name, arr in self.columns().items()}
-        return IterationSchedule(**cols, meta=dict(self.meta))
+        rows = None if self.rows is None else self.rows.take(idx)
+        return IterationSchedule(**cols, meta=dict(self.meta), rows=rows)
 
     def head(self, n: int) -> IterationSchedule:
         """The first ``n`` iterations."""

@@ -46,6 +46,11 @@ def test_group_by_length_with_dropout_and_masking_is_exact_over_three_epochs(hf,
     assert len(schedule.rows) == len(schedule) == len(seen)
     for i, real in enumerate(seen):
         np.testing.assert_array_equal(schedule.rows.row(i)[0], real)
+    # The callback records the same rows, and they survive the trace file.
+    assert trace.rows is not None and trace.to_schedule().rows.equals(schedule.rows)
+    from seqpoint.validation import read_trace
+
+    assert read_trace(tmp_path / "trace.csv").rows.equals(schedule.rows)
     # Epochs differ: the seeds are per epoch, not one order replayed three times.
     first = [schedule.rows.row(i)[0].tolist() for i in np.flatnonzero(schedule.epoch == 0)]
     second = [schedule.rows.row(i)[0].tolist() for i in np.flatnonzero(schedule.epoch == 1)]
@@ -106,3 +111,24 @@ def test_flattening_collator_rows_are_the_documents_and_the_batch_restarts_posit
     starts = np.flatnonzero(batch["position_ids"][0].numpy() == 0)
     np.testing.assert_array_equal(np.diff([*starts, sig[1]]), src)
     assert (batch["labels"][0, starts] == -100).all()
+
+
+def test_plain_loop_recorder_keeps_the_mask_lengths_and_targets(tmp_path):
+    import torch
+
+    from seqpoint.integrations import record
+    from seqpoint.validation import read_trace
+
+    with record(tmp_path / "t.parquet", encoder_decoder=True) as rec:
+        for lens, tl in (([3, 5], [2, 4]), ([6], [1])):
+            mask = torch.tensor([[1] * n + [0] * (max(lens) - n) for n in lens])
+            labels = torch.tensor([[7] * t + [-100] * (max(tl) - t) for t in tl])
+            with rec.step({"input_ids": mask.clone(), "attention_mask": mask, "labels": labels}):
+                pass
+    trace = read_trace(tmp_path / "t.parquet")
+    assert [trace.rows.row(i)[0].tolist() for i in range(2)] == [[3, 5], [6]]
+    assert [trace.rows.row(i)[1].tolist() for i in range(2)] == [[2, 4], [1]]
+    with record(tmp_path / "u.csv") as rec:
+        with rec.step(torch.zeros(2, 4)):  # a bare tensor says nothing of its rows
+            pass
+    assert read_trace(tmp_path / "u.csv").rows is None

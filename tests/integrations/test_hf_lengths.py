@@ -5,10 +5,9 @@ import warnings
 
 import numpy as np
 import pytest
+from test_huggingface import _assert_same, _recorded, _trainer
 
 from seqpoint.exceptions import SeqPointWarning
-
-from test_huggingface import _assert_same, _recorded, _trainer
 
 pytestmark = [pytest.mark.filterwarnings("ignore::UserWarning"),
               pytest.mark.filterwarnings("ignore::FutureWarning")]
@@ -128,7 +127,6 @@ def test_plain_loop_recorder_keeps_the_mask_lengths_and_targets(tmp_path):
     trace = read_trace(tmp_path / "t.parquet")
     assert [trace.rows.row(i)[0].tolist() for i in range(2)] == [[3, 5], [6]]
     assert [trace.rows.row(i)[1].tolist() for i in range(2)] == [[2, 4], [1]]
-    with record(tmp_path / "u.csv") as rec:
-        with rec.step(torch.zeros(2, 4)):  # a bare tensor says nothing of its rows
-            pass
+    with record(tmp_path / "u.csv") as rec, rec.step(torch.zeros(2, 4)):
+        pass  # a bare tensor says nothing of its rows
     assert read_trace(tmp_path / "u.csv").rows is None

@@ -99,7 +99,7 @@ class BatchPlan:
         )
         # Each row's real lengths, for workloads that build masks or varlen batches.
         rows = RowLengths.from_order(self.order, self.offsets, lens.src, lens.tgt)
-        return dataclasses.replace(sched, rows=rows)
+        return sched.with_rows(rows)
 
     def meta(
         self, lens: Lengths, *, policy: str, params: dict[str, Any], epochs: int, seed: int | None

@@ -26,8 +26,8 @@ from typing import Any
 
 from seqpoint.exceptions import InputError
 from seqpoint.integrations._shapes import BatchShape, batch_shape, sequence_lengths
-from seqpoint.validation import RunTrace, write_trace
 from seqpoint.schedule import RowLengths
+from seqpoint.validation import RunTrace, write_trace
 
 __all__ = ["Recorder", "ShapeFn", "record"]
 

@@ -96,7 +96,7 @@ def read_schedule(path: str | Path) -> IterationSchedule:
     if path.suffix.lower() == ".parquet":
         source = f"{path}: metadata 'seqpoint'"
     rows = read_rows(path, len(cols["iteration"]))  # per-row lengths, when a sidecar has them
-    return IterationSchedule(**cols, meta=check_meta(meta, source=source), rows=rows)
+    return IterationSchedule(**cols, meta=check_meta(meta, source=source)).with_rows(rows)
 
 
 def _read_parquet(path: Path) -> tuple[dict[str, np.ndarray], Any]:

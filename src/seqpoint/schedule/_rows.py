@@ -119,11 +119,11 @@ class RowLengths:
         """Same offsets, lengths and target lengths."""
         if (self.tgt_lengths is None) != (other.tgt_lengths is None):
             return False
-        return (
-            np.array_equal(self.offsets, other.offsets)
-            and np.array_equal(self.lengths, other.lengths)
-            and (self.tgt_lengths is None or np.array_equal(self.tgt_lengths, other.tgt_lengths))
+        same_tgt = (
+            self.tgt_lengths is None or other.tgt_lengths is None
+            or np.array_equal(self.tgt_lengths, other.tgt_lengths)
         )
+        return same_tgt and np.array_equal(self.offsets, other.offsets) and np.array_equal(self.lengths, other.lengths)
 
 
 def rows_path(path: str | Path) -> Path:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -108,12 +109,12 @@ class IterationSchedule:
     padded_tokens: IntArray
     sum_sq_len: IntArray
     meta: dict[str, Any] = field(default_factory=dict)
-    rows: RowLengths | None = field(default=None, repr=False)
+    # Not an init argument: set with with_rows(), so building from a dict of columns
+    # (IterationSchedule(**cols)) stays typed and a copy never carries stale rows.
+    rows: RowLengths | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         n = set_columns(self, COLUMNS, what="Schedule")
-        if self.rows is not None and len(self.rows) != n:
-            raise InputError(f"The schedule's per-row lengths cover {len(self.rows)} iterations; expected {n}.")
         if n == 0:
             raise InputError("The schedule is empty: the batching produced no iteration.")
         if np.any(self.batch_size < 1):
@@ -210,7 +211,21 @@ class IterationSchedule:
         idx = np.asarray(rows)
         cols = {name: arr[idx] for name, arr in self.columns().items()}
         rows = None if self.rows is None else self.rows.take(idx)
-        return IterationSchedule(**cols, meta=dict(self.meta), rows=rows)
+        return IterationSchedule(**cols, meta=dict(self.meta)).with_rows(rows)
+
+    def with_rows(self, rows: RowLengths | None) -> IterationSchedule:
+        """This schedule with ``rows`` as its per-row lengths (None drops them).
+
+        Raises
+        ------
+        InputError
+            ``rows`` covers another number of iterations.
+        """
+        if rows is not None and len(rows) != len(self):
+            raise InputError(f"The schedule's per-row lengths cover {len(rows)} iterations; expected {len(self)}.")
+        out = copy.copy(self)
+        object.__setattr__(out, "rows", rows)
+        return out
 
     def head(self, n: int) -> IterationSchedule:
         """The first ``n`` iterations."""

@@ -194,8 +194,7 @@ class RunTrace:
             padded_tokens=t.batch_size * (t.seq_len + t.tgt_len),
             sum_sq_len=t.sum_sq_len,
             meta=meta,
-            rows=t.rows,
-        )
+        ).with_rows(t.rows)
 
     def step_ids(self) -> IntArray:
         """Distinct optimizer steps, in increasing order."""

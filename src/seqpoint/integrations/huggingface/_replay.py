@@ -12,7 +12,6 @@ travel; the collator's padding is applied to their lengths.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import warnings
 from collections.abc import Iterator
@@ -217,4 +216,4 @@ def schedule_from_trainer(
         meta=meta,
     )
     tgt = None if lengths.target is None else per_row_tgt
-    return dataclasses.replace(schedule, rows=RowLengths.from_lists(per_row, tgt))
+    return schedule.with_rows(RowLengths.from_lists(per_row, tgt))

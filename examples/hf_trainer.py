@@ -2,12 +2,13 @@
 
 Run from the repository root: ``python examples/hf_trainer.py`` (CPU, about a minute).
 The lines a user adds to their own script are marked ``# seqpoint``; everything else
-builds a tiny, offline BERT masked-LM job standing in for the user's.
+builds a tiny, offline BERT masked-LM job standing in for the user's. The SeqPoints are
+profiled by seqpoint's harness (warm-up, first-step and steady times) on a copy of the
+trainer's model, fed batches padded and masked from each point's real sample lengths,
+and the projection is checked against the recorded ``trainer.train()``.
 """
 
 import random
-import statistics
-import time
 from pathlib import Path
 
 import datasets
@@ -21,7 +22,9 @@ from seqpoint.integrations.huggingface import (  # seqpoint
     schedule_from_trainer,
     workload_from_trainer,
 )
+from seqpoint.profiling import profile_points  # seqpoint
 from seqpoint.selection import SeqPointSelector  # seqpoint
+from seqpoint.workflows import validate_trace  # seqpoint
 
 OUT = Path("runs/examples")
 
@@ -54,30 +57,22 @@ def main() -> None:
     trainer = users_trainer()
 
     schedule = schedule_from_trainer(trainer)  # seqpoint: every micro-batch train() will see
-    sel = SeqPointSelector(n_points=6).fit(schedule)  # seqpoint: a few representatives
-    workload = workload_from_trainer(trainer)  # seqpoint: the trainer's own step
-    projected = 0.0
-    for point, weight in zip(sel.points_, sel.weights_, strict=True):  # seqpoint: profile them
-        sig = (int(schedule.batch_size[point]), int(schedule.seq_len[point]), 0)
-        batch = workload.make_batch(sig)
-        workload.step(batch)  # warm-up
-        times = []
-        for _ in range(3):
-            start = time.perf_counter()
-            workload.step(batch)
-            times.append(time.perf_counter() - start)
-        projected += float(weight) * statistics.median(times)  # seqpoint: total ≈ Σ weight × time
+    points = SeqPointSelector(n_points=6).fit(schedule).to_seqpoints(schedule)  # seqpoint
 
     callback = SeqPointCallback(OUT / "hf_trace.csv")  # seqpoint: record the real run
     trainer.add_callback(callback)  # seqpoint
     trainer.train()
 
-    real = callback.trace.total_time_s
-    first = callback.trace.step_times_s()[:6].mean() * len(schedule)
-    print(f"{len(schedule)} iterations; SeqPoints profiled: {len(sel.points_)}")
-    print(f"real run      {real:8.3f} s   (trace: {callback.written_to})")
-    print(f"SeqPoints     {projected:8.3f} s   error {100 * (projected / real - 1):+6.1f}%")
-    print(f"first-6 steps {first:8.3f} s   error {100 * (first / real - 1):+6.1f}%")
+    # Profiling steps the model (dropout draws from torch's global RNG, which
+    # group_by_length reads at train()), so it comes after train() in one process.
+    workload = workload_from_trainer(trainer)  # seqpoint: the trainer's own step, real masks
+    measured = profile_points(workload, points, progress=False)  # seqpoint: the real harness
+    result = validate_trace(schedule, points, measured, callback.trace, first_n=6)  # seqpoint
+
+    print(f"{result.n_steps} steps; SeqPoints profiled: {result.n_points}")
+    print(f"real run      {result.measured_s:8.3f} s   (trace: {callback.written_to})")
+    print(f"SeqPoints     {result.projected_s:8.3f} s   error {100 * result.error:+6.1f}%")
+    print(f"first-6 steps {result.first_n_s:8.3f} s   error {100 * result.first_n_error:+6.1f}%")
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ from seqpoint._registry import Registry
 from seqpoint.batching._limits import EPOCHS, MAX_LENGTH, MAX_REPLAY_SAMPLES, WORLD_SIZE, bounded
 from seqpoint.batching._ranks import deal_batches, deal_samples, resolve_shard, with_ranks
 from seqpoint.exceptions import ConfigError, InputError
-from seqpoint.schedule import IterationSchedule, from_batches
+from seqpoint.schedule import IterationSchedule, RowLengths, from_batches
 from seqpoint.traces import Lengths, from_array
 
 __all__ = [
@@ -89,7 +89,7 @@ class BatchPlan:
     ) -> IterationSchedule:
         """The schedule of these batches over ``lens``, with :meth:`meta` as its provenance."""
         self.check_int64(lens, pad_to_multiple_of=pad_to_multiple_of)
-        return from_batches(
+        sched = from_batches(
             self.order,
             self.offsets,
             self.epoch,
@@ -98,6 +98,9 @@ class BatchPlan:
             pad_to_multiple_of=pad_to_multiple_of,
             meta=self.meta(lens, policy=policy, params=params, epochs=epochs, seed=seed),
         )
+        # Each row's real lengths, for workloads that build masks or varlen batches.
+        rows = RowLengths.from_order(self.order, self.offsets, lens.src, lens.tgt)
+        return sched.with_rows(rows)
 
     def meta(
         self, lens: Lengths, *, policy: str, params: dict[str, Any], epochs: int, seed: int | None

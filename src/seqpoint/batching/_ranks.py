@@ -181,7 +181,8 @@ def with_ranks(schedule: IterationSchedule, world_size: int, **meta: Any) -> Ite
     n = len(schedule)
     assert n % world_size == 0, "every step needs one row per rank"
     idx = np.arange(n, dtype=np.int64)
-    return dataclasses.replace(
+    labelled = dataclasses.replace(
         schedule, iteration=idx // world_size, rank=idx % world_size,
         meta={**schedule.meta, "world_size": int(world_size), **meta},
     )
+    return labelled.with_rows(schedule.rows)  # replace() does not carry the per-row lengths

@@ -151,16 +151,25 @@ class MeasurementCache:
         environment: dict[str, Any],
         signature: Sequence[int],
         profile_config_dict: dict[str, Any],
+        *,
+        lengths: str | None = None,
     ) -> str:
-        """Full sha256 of everything a measurement depends on."""
-        return config_hash(
-            "measurement",
+        """Full sha256 of everything a measurement depends on.
+
+        ``lengths`` is the digest of the batch's per-sequence lengths for a workload that
+        builds its batch from them (``BatchShape.digest``); None (signature-only
+        workloads) leaves the key as it always was.
+        """
+        parts: list[Any] = [
             workload_name,
             config_dict,
             environment,
             [int(v) for v in signature],
             profile_config_dict,
-        )
+        ]
+        if lengths is not None:
+            parts.append({"lengths": lengths})
+        return config_hash("measurement", *parts)
 
     def get(self, key: str) -> Measurement | None:
         """The cached measurement of ``key``, or None."""

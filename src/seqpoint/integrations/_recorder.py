@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from seqpoint.exceptions import InputError
-from seqpoint.integrations._shapes import BatchShape, batch_shape
+from seqpoint.integrations._shapes import BatchShape, batch_shape, sequence_lengths
+from seqpoint.schedule import RowLengths
 from seqpoint.validation import RunTrace, write_trace
 
 __all__ = ["Recorder", "ShapeFn", "record"]
@@ -68,6 +69,7 @@ class Recorder:
         self._encoder_decoder = encoder_decoder
         self._epoch = epoch
         self._rows: list[dict[str, float]] = []
+        self._lengths: list[tuple[list[int], list[int] | None] | None] = []
         self._step = 0
         self._micro = 0
 
@@ -91,6 +93,7 @@ class Recorder:
     def micro_batch(self, batch: Any) -> Iterator[BatchShape]:
         """Time one micro-batch of the current optimizer step (call :meth:`end_step` after)."""
         shape = self.shape_of(batch)
+        lengths = None if self._shape_fn is not None else sequence_lengths(batch, encoder_decoder=self._encoder_decoder)
         _synchronize()
         start = time.perf_counter()
         yield shape
@@ -99,6 +102,7 @@ class Recorder:
             "iteration": self._step, "epoch": self._epoch, "micro_batch": self._micro,
             **shape._asdict(), "time_s": time.perf_counter() - start,
         })
+        self._lengths.append(lengths)
         self._micro += 1
 
     def end_step(self) -> None:
@@ -116,7 +120,8 @@ class Recorder:
 
     def trace(self, meta: dict[str, Any] | None = None) -> RunTrace:
         """The run trace recorded so far."""
-        return RunTrace.from_rows(self._rows, meta={"recorder": "seqpoint.record", **(meta or {})})
+        return RunTrace.from_rows(self._rows, meta={"recorder": "seqpoint.record", **(meta or {})},
+                                  lengths=row_lengths(self._lengths))
 
     def __len__(self) -> int:
         return len(self._rows)
@@ -165,3 +170,13 @@ def record(
             write_trace(rec.trace(meta), path)
         raise
     write_trace(rec.trace(meta), path)
+
+
+def row_lengths(found: list[tuple[list[int], list[int] | None] | None]) -> RowLengths | None:
+    """The trace's per-row lengths when every micro-batch had them (targets when all had)."""
+    if not found or any(f is None for f in found):
+        return None
+    pairs = [f for f in found if f is not None]
+    targets = [t for _, t in pairs]
+    tgt = None if any(t is None for t in targets) else targets
+    return RowLengths.from_lists([src for src, _ in pairs], tgt)

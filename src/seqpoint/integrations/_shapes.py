@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 
 from seqpoint.exceptions import InputError
 
-__all__ = ["INPUT_KEYS", "BatchShape", "batch_shape"]
+__all__ = ["INPUT_KEYS", "BatchShape", "batch_shape", "sequence_lengths"]
 
 #: Keys of the model input in a dict batch, tried in order (text, then speech, then embeddings).
 INPUT_KEYS: tuple[str, ...] = ("input_ids", "input_values", "input_features", "inputs_embeds", "x", "src")
@@ -121,3 +121,27 @@ def batch_shape(batch: Any, *, encoder_decoder: bool = False) -> BatchShape:
         f"Cannot read a batch shape from {type(batch).__name__}; pass shape_fn=... returning "
         "(batch_size, seq_len, tgt_len, tokens, sum_sq_len)."
     )
+
+
+def sequence_lengths(batch: Any, *, encoder_decoder: bool = False) -> tuple[list[int], list[int] | None] | None:
+    """Each sequence's real ``(lengths, tgt_lengths)`` in a dict batch, or None when the
+    batch does not say (no ``attention_mask`` or restarting ``position_ids``).
+
+    Lengths come from the attention mask's row sums or, for padding-free packing, the
+    documents where ``position_ids`` restart at 0; target lengths from the ``labels``
+    that are not -100 (encoder-decoder models, or with ``decoder_input_ids``).
+    """
+    if not isinstance(batch, Mapping):
+        return None
+    docs = _flattened_documents(batch.get("position_ids"))
+    mask: Any = batch.get("attention_mask")
+    if docs is not None:
+        return docs, None
+    if not (_is_tensor(mask) and len(mask.shape) == 2):
+        return None
+    lengths = [int(v) for v in mask.sum(-1).tolist()]
+    labels: Any = batch.get("labels")
+    has_target = encoder_decoder or _is_tensor(batch.get("decoder_input_ids"))
+    if has_target and _is_tensor(labels) and len(labels.shape) == 2 and int(labels.shape[0]) == len(lengths):
+        return lengths, [int(v) for v in (labels != -100).sum(-1).tolist()]
+    return lengths, None

@@ -18,7 +18,7 @@ from seqpoint.profiling._config import HARNESS_VERSION, ProfileConfig
 from seqpoint.profiling._memory import memory_refusal
 from seqpoint.profiling._point import profile_point
 from seqpoint.profiling._startup import campaign_decoy, startup_state
-from seqpoint.workloads import Signature, Workload
+from seqpoint.workloads import BatchShape, Signature, Workload, takes_batch_shape
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -64,6 +64,20 @@ def _as_points(points: Points) -> list[tuple[int, Signature]]:
         else:
             out.append((-1, tuple(int(v) for v in p)))
     return out
+
+
+def _shapes(points: Points, workload: Workload) -> dict[int, BatchShape]:
+    """Iteration → its real :class:`BatchShape`, for a workload that takes one and points
+    that record their lengths (SeqPoints of a schedule with per-row lengths)."""
+    found = getattr(points, "points", None)
+    if found is None or not takes_batch_shape(workload):
+        return {}
+    name = str(getattr(workload, "name", "workload"))
+    return {
+        int(p.iteration): BatchShape.of(p.signature, p.lengths, getattr(p, "tgt_lengths", None), workload=name)
+        for p in found
+        if getattr(p, "lengths", None) is not None
+    }
 
 
 def _workload_config_dict(workload: Workload) -> dict[str, Any]:
@@ -221,15 +235,21 @@ def profile_points(
                 clones.append(None)
         return clones[0]
 
+    shapes = _shapes(points, workload)
+
     def run_one(iteration: int, sig: Signature) -> Measurement:
-        if sig in done:
-            return dataclasses.replace(done[sig], iteration=iteration)
+        shape = shapes.get(iteration)
+        # Same signature, other lengths: another batch for a workload that sees lengths.
+        same: Any = sig if shape is None else (sig, shape.digest())
+        if same in done:
+            return dataclasses.replace(done[same], iteration=iteration)
         key = None
         if cache is not None:
-            key = cache.key(name, cfg_dict, key_env, sig, config.to_dict())
+            key = cache.key(name, cfg_dict, key_env, sig, config.to_dict(),
+                            lengths=None if shape is None else shape.digest())
             hit = cache.get(key)
             if hit is not None:
-                done[sig] = hit
+                done[same] = hit
                 return dataclasses.replace(hit, iteration=iteration)
         refusal = memory_refusal(workload, meta_clone(), sig)
         if refusal is not None:
@@ -238,14 +258,15 @@ def profile_points(
                 tgt_len=sig[2] if len(sig) > 2 else 0,
                 sum_sq_len=sig[3] if len(sig) > 3 else None, status="oom", message=refusal,
             )
-            done[sig] = m
+            done[same] = m
             return m
         if config.stepped:
             startup_state(workload, decoy, [p for _, p in todo])
-        m = profile_point(workload, sig, config, iteration=iteration, weight=weights.get(iteration))
+        m = profile_point(workload, sig, config, iteration=iteration, weight=weights.get(iteration),
+                          shape=shape)
         if cache is not None and key is not None and m.ok:
             cache.put(key, m, workload=name, signature=sig)
-        done[sig] = m
+        done[same] = m
         return m
 
     if progress and todo:

@@ -25,7 +25,7 @@ from seqpoint.profiling._counting import count_point
 from seqpoint.profiling._failures import cleanup_after_failure, is_oom
 from seqpoint.profiling._startup import StartupState, onednn_cache_capacity, startup_state
 from seqpoint.profiling._timers import TIMERS, workload_device
-from seqpoint.workloads import Signature, Workload
+from seqpoint.workloads import BatchShape, Signature, Workload
 
 if TYPE_CHECKING:
     import torch
@@ -128,7 +128,7 @@ def _trace_metadata(
 
 def _measure(
     workload: Workload, signature: Signature, config: ProfileConfig, iteration: int,
-    weight: float | None,
+    weight: float | None, shape: BatchShape | None = None,
 ) -> _Measured:
     import torch
 
@@ -142,7 +142,7 @@ def _measure(
     if not config.stepped:
         return metrics, breakdown, samples
     state = startup_state(workload)
-    batch = workload.make_batch(signature)
+    batch = workload.make_batch(signature if shape is None else shape)  # type: ignore[arg-type]
     if "time" in families:
         timed, times = _timed(workload, signature, batch, device, config, state)
         metrics.update(timed)
@@ -182,6 +182,7 @@ def profile_point(
     *,
     iteration: int = -1,
     weight: float | None = None,
+    shape: BatchShape | None = None,
 ) -> Measurement:
     """Measure one training step of ``signature``.
 
@@ -197,6 +198,9 @@ def profile_point(
     weight : float, optional
         Iterations the point stands for; written into its Kineto trace's metadata
         (``seqpoint_weight``) when ``config.kineto_dir`` is set.
+    shape : BatchShape, optional
+        The iteration's real per-sequence lengths, passed to ``make_batch`` instead of
+        the signature (only for a workload with ``takes_batch_shape``).
 
     Returns
     -------
@@ -222,7 +226,7 @@ def profile_point(
         sum_sq_len=sig[3] if len(sig) > 3 else None,
     )
     try:
-        metrics, breakdown, samples = _measure(workload, sig, config, int(iteration), weight)
+        metrics, breakdown, samples = _measure(workload, sig, config, int(iteration), weight, shape)
     except SeqPointError:
         raise
     except Exception as exc:  # every failure of a point is recorded; the campaign goes on

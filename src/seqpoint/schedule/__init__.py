@@ -2,6 +2,7 @@
 
 from seqpoint.schedule._build import from_batches
 from seqpoint.schedule._io import read_schedule, write_schedule
+from seqpoint.schedule._rows import RowLengths, read_rows, rows_path, write_rows
 from seqpoint.schedule._schedule import (
     COLUMNS,
     RANK_COLUMN,
@@ -19,14 +20,18 @@ __all__ = [
     "RANK_COLUMN",
     "SIGNATURE_COLUMNS",
     "IterationSchedule",
+    "RowLengths",
     "ScheduleSummary",
     "SignatureTable",
     "from_batches",
     "rank_layout_error",
+    "read_rows",
     "read_schedule",
     "round_up",
+    "rows_path",
     "set_columns",
     "signature_table",
     "summarize",
+    "write_rows",
     "write_schedule",
 ]

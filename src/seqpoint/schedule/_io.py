@@ -15,6 +15,7 @@ import numpy as np
 
 from seqpoint._jsonio import parse_json, read_json, read_text, write_text
 from seqpoint.exceptions import InputError
+from seqpoint.schedule._rows import read_rows, write_rows
 from seqpoint.schedule._schedule import COLUMNS, RANK_COLUMN, IterationSchedule
 
 __all__ = ["read_schedule", "write_schedule"]
@@ -38,6 +39,7 @@ def write_schedule(schedule: IterationSchedule, path: str | Path) -> Path:
         table = pa.table(schedule.file_columns())
         table = table.replace_schema_metadata({"seqpoint": json.dumps(schedule.meta, default=str)})
         pq.write_table(table, path)
+        write_rows(schedule.rows, path)
         return path
     if suffix != ".csv":
         raise InputError(
@@ -54,6 +56,7 @@ def write_schedule(schedule: IterationSchedule, path: str | Path) -> Path:
         raise
     if schedule.meta:
         write_text(json.dumps(schedule.meta, indent=2, default=str), _meta_path(path))
+    write_rows(schedule.rows, path)
     return path
 
 
@@ -98,7 +101,9 @@ def read_schedule(path: str | Path) -> IterationSchedule:
     if path.suffix.lower() == ".parquet":
         source = f"{path}: metadata 'seqpoint'"
     rank = cols.pop(RANK_COLUMN, None)
-    return IterationSchedule(**cols, meta=check_meta(meta, source=source), rank=rank)
+    rows = read_rows(path, len(cols["iteration"]))  # per-row lengths, when a sidecar has them
+    schedule = IterationSchedule(**cols, meta=check_meta(meta, source=source), rank=rank)
+    return schedule.with_rows(rows)
 
 
 def _read_parquet(path: Path) -> tuple[dict[str, np.ndarray], Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -11,6 +12,7 @@ from numpy.typing import NDArray
 
 from seqpoint.exceptions import ConfigError, InputError
 from seqpoint.schedule._collapse import unique_rows
+from seqpoint.schedule._rows import RowLengths
 
 __all__ = [
     "COLUMNS",
@@ -108,6 +110,9 @@ class IterationSchedule:
         Data-parallel rank of every row; None for a single-process run. A data-parallel
         schedule has ``world_size`` rows per iteration, ranks ``0..world_size-1`` in
         order, the iteration id repeated (see :func:`rank_layout_error`).
+    rows : RowLengths or None
+        Real length of every sequence of every iteration (masks, CTC lengths, varlen
+        kernels), when the source knows them; saved as ``<file>.rows.npz``.
     """
 
     iteration: IntArray
@@ -120,6 +125,9 @@ class IterationSchedule:
     sum_sq_len: IntArray
     meta: dict[str, Any] = field(default_factory=dict)
     rank: IntArray | None = None
+    # Not an init argument: set with with_rows(), so building from a dict of columns
+    # (IterationSchedule(**cols)) stays typed and a copy never carries stale rows.
+    rows: RowLengths | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         n = set_columns(self, (*COLUMNS, RANK_COLUMN), what="Schedule")
@@ -232,9 +240,10 @@ class IterationSchedule:
             )
         if self.rank is None:
             return self
-        rows = np.flatnonzero(self.rank == rank)
-        cols = {name: arr[rows] for name, arr in self.columns().items()}
-        return IterationSchedule(**cols, meta={**self.meta, "rank": int(rank)})
+        idx = np.flatnonzero(self.rank == rank)
+        cols = {name: arr[idx] for name, arr in self.columns().items()}
+        kept = None if self.rows is None else self.rows.take(idx)
+        return IterationSchedule(**cols, meta={**self.meta, "rank": int(rank)}).with_rows(kept)
 
     def rank_rows(self) -> IterationSchedule:
         """Every rank row as an iteration of its own (``iteration = step * world_size +
@@ -247,8 +256,9 @@ class IterationSchedule:
             return self
         cols = self.columns()
         cols["iteration"] = np.arange(len(self), dtype=np.int64)
-        return IterationSchedule(**cols, meta={**self.meta, "rank_rows": True,
+        flat = IterationSchedule(**cols, meta={**self.meta, "rank_rows": True,
                                                "world_size": self.world_size})
+        return flat.with_rows(self.rows)
 
     def signature_columns(self) -> tuple[str, ...]:
         """Columns whose tuple fixes an iteration's cost (adds ``sum_sq_len`` when packed)."""
@@ -277,7 +287,22 @@ class IterationSchedule:
         idx = np.asarray(rows)
         cols = {name: arr[idx] for name, arr in self.columns().items()}
         rank = None if self.rank is None else self.rank[idx]
-        return IterationSchedule(**cols, meta=dict(self.meta), rank=rank)
+        kept = None if self.rows is None else self.rows.take(idx)
+        return IterationSchedule(**cols, meta=dict(self.meta), rank=rank).with_rows(kept)
+
+    def with_rows(self, rows: RowLengths | None) -> IterationSchedule:
+        """This schedule with ``rows`` as its per-row lengths (None drops them).
+
+        Raises
+        ------
+        InputError
+            ``rows`` covers another number of iterations.
+        """
+        if rows is not None and len(rows) != len(self):
+            raise InputError(f"The schedule's per-row lengths cover {len(rows)} iterations; expected {len(self)}.")
+        out = copy.copy(self)
+        object.__setattr__(out, "rows", rows)
+        return out
 
     def head(self, n: int) -> IterationSchedule:
         """The first ``n`` iterations (every rank's row of each, for a data-parallel schedule)."""

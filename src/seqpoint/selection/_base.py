@@ -193,9 +193,18 @@ class BaseSelector:
                 tgt_len=int(schedule.tgt_len[r]),
                 sum_sq_len=int(schedule.sum_sq_len[r]) if packed else None,
                 weight=float(wt),
+                **_row_lengths(schedule, r),
             )
             for r, wt in zip(points.tolist(), self.weights_.tolist(), strict=True)
         )
         meta: dict[str, Any] = {"params": self._meta_params(), "k": self.n_points_}
         meta.update(self._meta_diagnostics())
         return SeqPoints(method=self.name, n_iterations=len(schedule), points=pts, meta=meta)
+
+
+def _row_lengths(schedule: IterationSchedule, r: int) -> dict[str, tuple[int, ...] | None]:
+    """The real per-sequence lengths of schedule row ``r``, when the schedule has them."""
+    if schedule.rows is None:
+        return {}
+    src, tgt = schedule.rows.row(r)
+    return {"lengths": tuple(src.tolist()), "tgt_lengths": None if tgt is None else tuple(tgt.tolist())}

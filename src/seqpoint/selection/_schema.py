@@ -6,13 +6,17 @@ seqpoint`` does not load pydantic.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from seqpoint._jsonio import MAX_COUNT, MAX_LENGTH
 
 __all__ = ["SeqPointSchema", "SeqPointsSchema"]
+
+#: Most sequences one point may list (a batch of a million rows is far beyond any run).
+MAX_ROWS = 1 << 20
+_Length = Annotated[int, Field(ge=0, le=MAX_LENGTH)]
 
 
 class SeqPointSchema(BaseModel):
@@ -26,6 +30,16 @@ class SeqPointSchema(BaseModel):
     tgt_len: int = Field(default=0, ge=0, le=MAX_LENGTH)
     sum_sq_len: int | None = Field(default=None, ge=0, le=MAX_COUNT)
     weight: float = Field(ge=0, le=MAX_LENGTH, allow_inf_nan=False)
+    lengths: list[_Length] | None = Field(default=None, min_length=1, max_length=MAX_ROWS)
+    tgt_lengths: list[_Length] | None = Field(default=None, min_length=1, max_length=MAX_ROWS)
+
+    @model_validator(mode="after")
+    def _lengths_fit_the_point(self) -> SeqPointSchema:
+        if self.tgt_lengths is not None and (self.lengths is None or len(self.tgt_lengths) != len(self.lengths)):
+            raise ValueError("tgt_lengths needs lengths with as many entries")
+        if self.lengths is not None and max(self.lengths) > self.seq_len and self.sum_sq_len is None:
+            raise ValueError(f"a length {max(self.lengths)} exceeds seq_len {self.seq_len}")
+        return self
 
 
 class SeqPointsSchema(BaseModel):

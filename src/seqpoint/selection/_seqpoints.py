@@ -28,6 +28,17 @@ class SeqPoint:
     """Sum of squared document lengths (packed rows only; else None)."""
     weight: float
     """Iterations this point represents; the weights of a set sum to ``n_iterations``."""
+    lengths: tuple[int, ...] | None = None
+    """Real length of each sequence of the iteration, when the schedule records them."""
+    tgt_lengths: tuple[int, ...] | None = None
+    """Real target length of each sequence (encoder-decoder), when recorded."""
+
+    def __post_init__(self) -> None:
+        # Lists from JSON become tuples: a point stays hashable and immutable.
+        for name in ("lengths", "tgt_lengths"):
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, tuple(int(v) for v in value))
 
     @property
     def signature(self) -> tuple[int, ...]:
@@ -37,8 +48,11 @@ class SeqPoint:
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
-        if d["sum_sq_len"] is None:
-            del d["sum_sq_len"]
+        for optional in ("sum_sq_len", "lengths", "tgt_lengths"):
+            if d[optional] is None:
+                del d[optional]
+            elif optional != "sum_sq_len":
+                d[optional] = list(d[optional])
         return d
 
 
@@ -87,6 +101,8 @@ class SeqPoints:
                     tgt_len=int(p.get("tgt_len", 0)),
                     sum_sq_len=None if p.get("sum_sq_len") is None else int(p["sum_sq_len"]),
                     weight=float(p["weight"]),
+                    lengths=p.get("lengths"),
+                    tgt_lengths=p.get("tgt_lengths"),
                 )
                 for p in data["points"]
             )

@@ -29,7 +29,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from seqpoint.exceptions import InputError
-from seqpoint.schedule import IterationSchedule, set_columns
+from seqpoint.schedule import IterationSchedule, RowLengths, read_rows, set_columns, write_rows
 
 __all__ = ["TRACE_COLUMNS", "RunTrace", "read_trace", "write_trace"]
 
@@ -75,6 +75,9 @@ class RunTrace:
         Data-parallel rank of each row; None for a single-process trace.
     meta : dict
         Provenance (recorder, device, model); ``packed`` marks padding-free packing.
+    rows : RowLengths or None
+        Each micro-batch's real sequence lengths, when the recorder could read them
+        (an attention mask or packed ``position_ids``); saved as ``<file>.rows.npz``.
     """
 
     iteration: IntArray
@@ -88,11 +91,14 @@ class RunTrace:
     time_s: FloatArray
     rank: IntArray | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    rows: RowLengths | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         n = set_columns(self, (*TRACE_COLUMNS, "rank"), what="Trace", dtypes={"time_s": np.float64})
         if not n:
             raise InputError(f"The run trace is empty: no micro-batch was recorded; {_FIX}.")
+        if self.rows is not None and len(self.rows) != n:
+            raise InputError(f"The trace's per-row lengths cover {len(self.rows)} micro-batches; expected {n}.")
         for name, low in (("batch_size", 1), ("seq_len", 1), ("iteration", 0), ("epoch", 0),
                           ("micro_batch", 0), ("tgt_len", 0), ("tokens", 0), ("sum_sq_len", 0)):
             bad = np.flatnonzero(getattr(self, name) < low)
@@ -111,14 +117,16 @@ class RunTrace:
     # ------------------------------------------------------------------ construction
     @classmethod
     def from_rows(
-        cls, rows: Sequence[Mapping[str, float]], meta: dict[str, Any] | None = None
+        cls, rows: Sequence[Mapping[str, float]], meta: dict[str, Any] | None = None,
+        lengths: RowLengths | None = None,
     ) -> RunTrace:
-        """Build from a list of row mappings (a ``rank`` key in the first row adds the column)."""
+        """Build from a list of row mappings (a ``rank`` key in the first row adds the column)
+        and, optionally, every row's sequence lengths."""
         if not rows:
             raise InputError(f"The run trace is empty: no micro-batch was recorded; {_FIX}.")
         cols: dict[str, Any] = {c: [r[c] for r in rows] for c in TRACE_COLUMNS}
         rank = np.asarray([r["rank"] for r in rows], dtype=np.int64) if "rank" in rows[0] else None
-        return cls(**cols, rank=rank, meta=dict(meta or {}))
+        return cls(**cols, rank=rank, meta=dict(meta or {}), rows=lengths)
 
     # ------------------------------------------------------------------ views
     def __len__(self) -> int:
@@ -144,7 +152,8 @@ class RunTrace:
         if not rows.any():
             raise InputError(f"The trace has no row of rank {rank}; its ranks are {self.ranks}.")
         cols = {c: arr[rows] for c, arr in self.columns().items()}
-        return RunTrace(**cols, meta=dict(self.meta))
+        kept = None if self.rows is None else self.rows.take(rows)
+        return RunTrace(**cols, meta=dict(self.meta), rows=kept)
 
     def _single_rank(self, rank: int | None) -> RunTrace:
         if rank is not None:
@@ -185,7 +194,7 @@ class RunTrace:
             padded_tokens=t.batch_size * (t.seq_len + t.tgt_len),
             sum_sq_len=t.sum_sq_len,
             meta=meta,
-        )
+        ).with_rows(t.rows)
 
     def step_ids(self) -> IntArray:
         """Distinct optimizer steps, in increasing order."""
@@ -239,6 +248,7 @@ def write_trace(trace: RunTrace, path: str | Path) -> Path:
         table = pa.table(cols)
         table = table.replace_schema_metadata({"seqpoint": json.dumps(trace.meta, default=str)})
         pq.write_table(table, path)
+        write_rows(trace.rows, path)
         return path
     names = list(cols)
     with path.open("w", newline="") as fh:
@@ -249,6 +259,7 @@ def write_trace(trace: RunTrace, path: str | Path) -> Path:
                 repr(float(cols[c][i])) if c == "time_s" else str(int(cols[c][i])) for c in names
             ) + "\n")
     _meta_path(path).write_text(json.dumps(trace.meta, indent=2, default=str))
+    write_rows(trace.rows, path)
     return path
 
 
@@ -283,7 +294,7 @@ def read_trace(path: str | Path) -> RunTrace:
         raw_meta = (table.schema.metadata or {}).get(b"seqpoint", b"{}")
         cols = {c: table.column(c).to_numpy() for c in TRACE_COLUMNS}
         rank = table.column("rank").to_numpy() if "rank" in table.column_names else None
-        return RunTrace(**cols, rank=rank, meta=json.loads(raw_meta))
+        return RunTrace(**cols, rank=rank, meta=json.loads(raw_meta), rows=read_rows(path, table.num_rows))
     with path.open(newline="") as fh:
         reader = csv.reader(fh)
         header = [h.strip() for h in next(reader, [])]
@@ -315,4 +326,5 @@ def read_trace(path: str | Path) -> RunTrace:
     meta_file = _meta_path(path)
     meta = json.loads(meta_file.read_text()) if meta_file.is_file() else {}
     rank = values.pop("rank", None)
-    return RunTrace(**values, rank=rank, meta=meta)  # type: ignore[arg-type]
+    rows = read_rows(path, len(values["iteration"]))
+    return RunTrace(**values, rank=rank, meta=meta, rows=rows)  # type: ignore[arg-type]

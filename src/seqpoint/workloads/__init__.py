@@ -27,6 +27,8 @@ from seqpoint.workloads._loading import (
     load_workload,
     parse_overrides,
 )
+from seqpoint.workloads._shape import BatchShape, as_batch_shape, takes_batch_shape
+from seqpoint.workloads._user import UserWorkload
 
 __all__ = [
     "DEVICES",
@@ -36,6 +38,7 @@ __all__ = [
     "MAX_THREADS",
     "OPTIMIZERS",
     "WORKLOADS",
+    "BatchShape",
     "Bert",
     "BertConfig",
     "DeepSpeech2",
@@ -43,9 +46,11 @@ __all__ = [
     "GNMTConfig",
     "Signature",
     "TorchWorkload",
+    "UserWorkload",
     "Workload",
     "WorkloadConfig",
     "WorkloadSpec",
+    "as_batch_shape",
     "check_user_code",
     "config_class",
     "is_user_code",
@@ -53,6 +58,7 @@ __all__ = [
     "make_optimizer",
     "packed_document_lengths",
     "parse_overrides",
+    "takes_batch_shape",
 ]
 
 

@@ -12,7 +12,7 @@ import types
 import typing
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from seqpoint._config import parse_value
 from seqpoint._params import Constraint, Interval, Predicate, check_params
@@ -184,7 +184,9 @@ def load_workload(spec: str, overrides: Mapping[str, Override] | None = None) ->
         ``deepspeech2``, ``gnmt:tiny``, ``bert:paper``; or ``package.module:function``
         (imported from ``sys.path``, never implicitly from the working folder) or
         ``path/to/file.py:function`` for a user workload: ``function(**overrides)`` must
-        return a :class:`Workload`. User code runs with the caller's rights; the command
+        return a :class:`Workload`; or ``file.py:ClassName`` of a
+        :class:`~seqpoint.workloads.UserWorkload` subclass, built from its ``Config``
+        with the overrides typed by that dataclass' fields. User code runs with the caller's rights; the command
         line accepts a ``module:function`` only with ``--allow-user-code``.
     overrides : dict, optional
         Config fields to change (``{"dtype": "bf16", "threads": 2}``). Strings from
@@ -256,7 +258,7 @@ def _load_user(module: str, function: str, overrides: dict[str, Any]) -> Workloa
     if not callable(fn):
         raise ConfigError(f"Workload {module}:{function}: {module!r} has no function {function!r}.")
     try:
-        wl = fn(**overrides)
+        wl = _build_user_class(fn, overrides) if _is_user_class(fn) else fn(**overrides)
     except TypeError as exc:
         raise ConfigError(
             f"Workload {module}:{function} cannot be called as {function}(**settings) ({exc}); "
@@ -273,3 +275,21 @@ def _load_user(module: str, function: str, overrides: dict[str, Any]) -> Workloa
         with contextlib.suppress(AttributeError, TypeError):
             wl.source_files = (source,)  # type: ignore[attr-defined]
     return wl
+
+
+def _is_user_class(obj: object) -> bool:
+    from seqpoint.workloads._user import UserWorkload
+
+    return isinstance(obj, type) and issubclass(obj, UserWorkload)
+
+
+def _build_user_class(cls: Any, overrides: dict[str, Any]) -> Workload:
+    """``cls(config)`` with the ``--set`` values typed by ``cls.Config``'s fields."""
+    config_cls = cls.Config
+    if not (isinstance(config_cls, type) and issubclass(config_cls, WorkloadConfig)):
+        raise ConfigError(
+            f"Workload {cls.__name__}: its Config must be a dataclass extending "
+            f"seqpoint.workloads.WorkloadConfig. Got {config_cls!r}."
+        )
+    config = config_cls(**parse_overrides(config_cls, overrides))
+    return cast(Workload, cls(config))

@@ -21,8 +21,8 @@ from typing import Any
 from transformers import TrainerCallback
 
 from seqpoint.exceptions import InputError
-from seqpoint.integrations._recorder import ShapeFn
-from seqpoint.integrations._shapes import BatchShape, batch_shape
+from seqpoint.integrations._recorder import ShapeFn, row_lengths
+from seqpoint.integrations._shapes import BatchShape, batch_shape, sequence_lengths
 from seqpoint.validation import RunTrace, write_trace
 
 __all__ = ["SeqPointCallback"]
@@ -91,6 +91,8 @@ class SeqPointCallback(TrainerCallback):  # type: ignore[misc]
     def _reset(self) -> None:
         self._rows: list[tuple[int, int, int, BatchShape | None, Any, Any]] = []
         self._shape: BatchShape | None = None
+        self._seq: tuple[list[int], list[int] | None] | None = None
+        self._lengths: list[tuple[list[int], list[int] | None] | None] = []
         self._in_step = False
         self._micro = 0
         self._epoch = 0
@@ -113,12 +115,15 @@ class SeqPointCallback(TrainerCallback):  # type: ignore[misc]
             self._shape = BatchShape(*(int(v) for v in self.shape_fn(batch)))
         else:
             self._shape = batch_shape(batch, encoder_decoder=self._encoder_decoder)
+            self._seq = sequence_lengths(batch, encoder_decoder=self._encoder_decoder)
 
     def _close_micro_batch(self) -> None:
         end = self._clock.mark()
         self._rows.append((self._step, self._epoch, self._micro, self._shape, self._start, end))
+        self._lengths.append(self._seq)
         self._start = end
         self._shape = None
+        self._seq = None
         self._micro += 1
 
     # ------------------------------------------------------------------ events
@@ -176,7 +181,7 @@ class SeqPointCallback(TrainerCallback):  # type: ignore[misc]
                 "gradient_accumulation_steps": int(args.gradient_accumulation_steps),
                 "world_size": world, "bf16": bool(args.bf16), "fp16": bool(args.fp16),
                 "between_steps_s": sum(self._clock.seconds(a, b) for a, b in self._gaps)}
-        self.trace = RunTrace.from_rows(rows, meta=meta)
+        self.trace = RunTrace.from_rows(rows, meta=meta, lengths=row_lengths(self._lengths))
         self.written_to = write_trace(self.trace, self._path_for(rank, world))
 
     def _path_for(self, rank: int, world: int) -> Path:

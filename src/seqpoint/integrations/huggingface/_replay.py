@@ -23,7 +23,12 @@ import numpy as np
 
 from seqpoint.exceptions import InputError, SeqPointWarning
 from seqpoint.integrations.huggingface._lengths import padding_rule, read_lengths
-from seqpoint.schedule import IterationSchedule
+from seqpoint.integrations.huggingface._seeding import (
+    global_rng_samplers,
+    has_seeded_sampler,
+    seed_samplers,
+)
+from seqpoint.schedule import IterationSchedule, RowLengths
 
 __all__ = ["schedule_from_trainer"]
 
@@ -88,18 +93,6 @@ def _prepared_loader(trainer: Any, sampler_lengths: list[int], world_size: int, 
     return prepared, sampler
 
 
-def _draws_global_rng(sampler: Any, prepared: Any) -> bool:
-    shard = getattr(prepared, "batch_sampler", None)
-    candidates = (sampler, getattr(shard, "sampler", None),
-                  getattr(getattr(shard, "batch_sampler", None), "sampler", None))
-    # SeedableRandomSampler makes its own generator at iteration; others with none use torch's.
-    return any(
-        s is not None and hasattr(s, "generator") and s.generator is None
-        and type(s).__name__ != "SeedableRandomSampler"
-        for s in candidates
-    )
-
-
 def schedule_from_trainer(
     trainer: Any, *, world_size: int | None = None, rank: int | None = None
 ) -> IterationSchedule:
@@ -128,10 +121,19 @@ def schedule_from_trainer(
     Notes
     -----
     The global torch RNG is left as found, so calling this right before
-    ``trainer.train()`` does not change the run. A sampler that draws from the global RNG
-    (``group_by_length``, or a random sampler with ``use_seedable_sampler=False``) is
-    exact for the first epoch only: later epochs depend on what training itself draws
-    (dropout, masking); a ``SeqPointWarning`` says so.
+    ``trainer.train()`` does not change the run. The replay consumes the global RNG as
+    ``train()`` does (the DataLoader's seed draw, then the sampler's permutation, epoch
+    after epoch). In a single process a sampler without a generator of its own
+    (``group_by_length``, or a random sampler with ``use_seedable_sampler=False``) draws
+    epoch ``e``'s order *after* training's own draws of epoch ``e - 1`` (CPU dropout,
+    random masking), which no replay can know without running the model: every epoch
+    is exact when training draws nothing from the CPU generator, else epoch 1 only, and
+    a ``SeqPointWarning`` says so. With :class:`SeededSampler` among the trainer's
+    callbacks (``trainer.add_callback(SeededSampler())``) the sampler's order is seeded
+    per epoch in both the run and the replay, and every epoch is exact.
+
+    ``schedule.rows`` holds every micro-batch's real per-sample lengths (the documents
+    of a packed row with the flattening collator), for ``workload_from_trainer``.
     """
     args = trainer.args
     lengths = read_lengths(trainer)
@@ -142,6 +144,8 @@ def schedule_from_trainer(
         raise InputError(f"rank must be in [0, {ws}); got {rk}.")
     gas = int(args.gradient_accumulation_steps)
     rows: list[tuple[int, int, int, int, int, int, int, int]] = []
+    per_row: list[Any] = []
+    per_row_tgt: list[Any] = []
     with _torch_rng_kept():
         prepared, sampler = _prepared_loader(trainer, lengths.sampler.tolist(), ws, rk)
         len_dl = len(prepared)
@@ -157,11 +161,14 @@ def schedule_from_trainer(
         else:
             max_steps = math.ceil(args.num_train_epochs * per_epoch)
             epochs = math.ceil(args.num_train_epochs)
-        if epochs > 1 and _draws_global_rng(sampler, prepared):
+        seeded = has_seeded_sampler(trainer)
+        if epochs > 1 and not seeded and global_rng_samplers(prepared):
             warnings.warn(
-                f"{type(sampler).__name__} draws from the global torch RNG, which training also "
-                "draws from (dropout, masking): epochs after the first are a faithful sample, "
-                "not the exact order train() will see.",
+                f"{type(sampler).__name__} draws each epoch's order from the global torch RNG after "
+                "the previous epoch's training drew from it too (CPU dropout, random masking), which "
+                "a replay cannot know: epoch 1 is exact, later epochs are exact only if training "
+                "draws nothing from the CPU generator. Add trainer.add_callback(SeededSampler()) "
+                "before replaying to make every epoch exact.",
                 SeqPointWarning,
                 stacklevel=2,
             )
@@ -173,6 +180,8 @@ def schedule_from_trainer(
             inner: Any = getattr(getattr(prepared, "batch_sampler", None), "batch_sampler", None)
             if hasattr(inner, "set_epoch"):
                 inner.set_epoch(epoch)
+            if seeded:
+                seed_samplers(prepared, args, epoch)  # as SeededSampler.on_epoch_begin does
             it = iter(prepared)
             for update in range(per_epoch):
                 take = gas if update != per_epoch - 1 else remainder
@@ -181,6 +190,8 @@ def schedule_from_trainer(
                     ids = np.asarray(idx, dtype=np.int64)
                     target = lengths.target[ids] if lengths.target is not None else None
                     rows.append((epoch, global_step, micro, *rule.row(lengths.source[ids], target)))
+                    per_row.append(lengths.source[ids])
+                    per_row_tgt.append(target)
                 if group:
                     global_step += 1
                 if global_step >= max_steps:
@@ -199,8 +210,10 @@ def schedule_from_trainer(
         "micro_batch": data[:, 2].tolist(),
         "packed": rule.kind == "flatten",
     }
-    return IterationSchedule.from_columns(
+    schedule = IterationSchedule.from_columns(
         {"epoch": data[:, 0], "batch_size": data[:, 3], "seq_len": data[:, 4],
          "tgt_len": data[:, 5], "tokens": data[:, 6], "sum_sq_len": data[:, 7]},
         meta=meta,
     )
+    tgt = None if lengths.target is None else per_row_tgt
+    return schedule.with_rows(RowLengths.from_lists(per_row, tgt))

@@ -6,7 +6,8 @@ import contextlib
 import copy
 from typing import Any
 
-from seqpoint.workloads import Signature
+from seqpoint.integrations.huggingface._lengths import padding_rule
+from seqpoint.workloads import BatchShape, Signature
 
 __all__ = ["TrainerWorkload", "workload_from_trainer"]
 
@@ -23,7 +24,9 @@ class TrainerWorkload:
     It runs on a copy of the trainer's model with an optimizer and scheduler the trainer
     creates for that copy (``create_optimizer``, ``create_scheduler``), so profiling never
     changes the user's weights, optimizer or scheduler state. Inputs are synthetic token
-    ids of the signature's shape, seeded by the signature; the forward runs under the
+    ids of the signature's shape, seeded by the signature, padded and masked as the
+    collator does when the SeqPoint carries its real per-sample lengths (the schedule of
+    :func:`schedule_from_trainer` records them); the forward runs under the
     trainer's ``bf16``/``fp16`` autocast, as accelerate wraps it in ``train()``.
 
     Parameters
@@ -60,6 +63,13 @@ class TrainerWorkload:
         self.vocab_size = int(getattr(model_config, "vocab_size", 2) or 2)
         self.encoder_decoder = bool(getattr(model_config, "is_encoder_decoder", False))
         self.max_grad_norm = float(getattr(args, "max_grad_norm", 0.0) or 0.0)
+        processing = getattr(trainer, "processing_class", None)
+        pad = getattr(processing, "pad_token_id", None)
+        if pad is None:
+            pad = getattr(model_config, "pad_token_id", None)
+        self.pad_id = int(pad or 0)
+        self.padding_side = str(getattr(processing, "padding_side", "right") or "right")
+        self._packing = padding_rule(getattr(trainer, "data_collator", None)).kind == "flatten"
         if args.bf16 or args.fp16:
             # accelerate autocasts the forward only (not the backward or the optimizer).
             self.model.forward = self._autocast_forward(self.model.forward)
@@ -90,8 +100,23 @@ class TrainerWorkload:
 
         return autocast_forward
 
-    def make_batch(self, signature: Signature) -> dict[str, Any]:
-        """Token ids, attention mask and labels of shape ``(batch_size, seq_len)``."""
+    #: The harness passes each SeqPoint's real per-sample lengths (a BatchShape).
+    takes_batch_shape = True
+
+    def make_batch(self, signature: Signature | BatchShape) -> dict[str, Any]:
+        """Token ids, attention mask and labels of shape ``(batch_size, seq_len)``.
+
+        Given a :class:`~seqpoint.workloads.BatchShape` with recorded lengths, the batch
+        is what the trainer's collator builds from samples of those lengths: pad ids and
+        a zero attention mask past each sample's length on the tokenizer's padding side,
+        labels -100 there (seq2seq: past each target's length); for the flattening
+        collator one packed row with ``position_ids`` restarting at every document and
+        label -100 on each document's first token. A bare signature gives full rows.
+        """
+        if isinstance(signature, BatchShape):
+            if signature.exact:
+                return self._real_batch(signature)
+            signature = signature.signature
         import torch
 
         batch_size, seq_len = int(signature[0]), int(signature[1])
@@ -106,6 +131,41 @@ class TrainerWorkload:
         else:
             batch["labels"] = ids.clone()
         return {k: v.to(self.device) for k, v in batch.items()}
+
+    def _real_batch(self, shape: BatchShape) -> dict[str, Any]:
+        import torch
+
+        gen = torch.Generator().manual_seed(int(shape.digest()[:15], 16) ^ self.seed)
+        low = min(5, self.vocab_size - 1)
+        lengths = torch.as_tensor(shape.lengths)
+        if self._packing:
+            ids = torch.randint(low, self.vocab_size, (1, shape.seq_len), generator=gen)
+            pos = torch.cat([torch.arange(int(n)) for n in shape.lengths.tolist()])
+            labels = ids.clone()
+            labels[0, pos == 0] = -100  # the collator's separator: no loss across documents
+            batch = {"input_ids": ids, "position_ids": pos[None, :], "labels": labels}
+            return {k: v.to(self.device) for k, v in batch.items()}
+        ids = torch.randint(low, self.vocab_size, (shape.batch_size, shape.seq_len), generator=gen)
+        mask = self._mask(lengths, shape.seq_len)
+        ids[~mask] = self.pad_id
+        batch = {"input_ids": ids, "attention_mask": mask.long()}
+        if self.encoder_decoder:
+            width = max(shape.tgt_len, 1)
+            labels = torch.randint(low, self.vocab_size, (shape.batch_size, width), generator=gen)
+            labels[~self._mask(torch.as_tensor(shape.tgt_lengths), width)] = -100
+        else:
+            labels = ids.masked_fill(~mask, -100)
+        batch["labels"] = labels
+        return {k: v.to(self.device) for k, v in batch.items()}
+
+    def _mask(self, lengths: Any, width: int) -> Any:
+        """``(rows, width)`` True on real positions, padded on the tokenizer's side."""
+        import torch
+
+        pos = torch.arange(width)[None, :]
+        if self.padding_side == "right":
+            return pos < lengths[:, None]
+        return pos >= width - lengths[:, None]
 
     def _autocast(self) -> Any:
         import torch

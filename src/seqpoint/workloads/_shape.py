@@ -1,0 +1,116 @@
+"""The shape of one iteration's batch as a workload sees it: the signature plus each
+sequence's real length (:class:`BatchShape`)."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from seqpoint.exceptions import InputError
+from seqpoint.workloads._base import Signature, check_signature
+
+__all__ = ["BatchShape", "as_batch_shape", "takes_batch_shape"]
+
+IntArray = NDArray[np.int64]
+
+
+@dataclass(frozen=True, eq=False)
+class BatchShape:
+    """One iteration's batch: its signature and the real length of every sequence.
+
+    Attributes
+    ----------
+    batch_size, seq_len, tgt_len : int
+        The signature: sequences, padded source length, padded target length (0 when
+        the model has no target).
+    sum_sq_len : int or None
+        Sum of squared document lengths of a packed row, else None.
+    lengths : ndarray of shape (n_sequences,), int64
+        Real source length of every sequence (``batch_size`` of them for a padded
+        batch; the documents of a packed row).
+    tgt_lengths : ndarray of shape (n_sequences,), int64
+        Real target length of every sequence; zeros when ``tgt_len`` is 0.
+    exact : bool
+        True when the lengths were recorded from the schedule; False when only the
+        signature was known and every sequence is taken as full length (``seq_len``,
+        ``tgt_len``), the shape the built-in workloads assume.
+    """
+
+    batch_size: int
+    seq_len: int
+    tgt_len: int
+    sum_sq_len: int | None
+    lengths: IntArray
+    tgt_lengths: IntArray
+    exact: bool
+
+    @classmethod
+    def of(
+        cls,
+        signature: Sequence[int],
+        lengths: Sequence[int] | NDArray[np.integer] | None = None,
+        tgt_lengths: Sequence[int] | NDArray[np.integer] | None = None,
+        *,
+        workload: str = "workload",
+    ) -> BatchShape:
+        """The shape of ``signature`` with the given lengths (full length when None).
+
+        Raises
+        ------
+        InputError
+            A length is negative or longer than the padded length it belongs to.
+        """
+        b, s, t, q = check_signature(tuple(signature), workload=workload)
+        exact = lengths is not None
+        src = np.full(b, s, dtype=np.int64) if lengths is None else np.array(lengths, dtype=np.int64)
+        if tgt_lengths is not None:
+            tgt = np.array(tgt_lengths, dtype=np.int64)
+        else:
+            tgt = np.full(src.shape[0], t, dtype=np.int64)
+        if src.ndim != 1 or src.size == 0 or tgt.shape != src.shape:
+            raise InputError(
+                f"The lengths of a {workload} batch must be one non-empty list (and tgt_lengths as "
+                f"many). Got {src.shape[0] if src.ndim == 1 else src.shape} and {tgt.shape}."
+            )
+        if src.min() < 0 or src.max() > s or tgt.min() < 0 or tgt.max() > max(t, 0):
+            raise InputError(
+                f"The lengths of a {workload} batch must lie in [0, seq_len={s}] (targets in "
+                f"[0, tgt_len={t}]). Got {src.min()}..{src.max()} and {tgt.min()}..{tgt.max()}."
+            )
+        return cls(b, s, t, q, src, tgt, exact)
+
+    @property
+    def signature(self) -> Signature:
+        """``(batch_size, seq_len, tgt_len[, sum_sq_len])``."""
+        base = (self.batch_size, self.seq_len, self.tgt_len)
+        return base if self.sum_sq_len is None else (*base, self.sum_sq_len)
+
+    def digest(self) -> str:
+        """A sha256 of the signature and every length: equal for equal shapes only."""
+        h = hashlib.sha256(repr(self.signature).encode())
+        h.update(self.lengths.tobytes())
+        h.update(self.tgt_lengths.tobytes())
+        return h.hexdigest()
+
+    def padding_mask(self, *, target: bool = False) -> NDArray[np.bool_]:
+        """``(n_sequences, padded length)`` booleans: True on real positions (right padding)."""
+        lens, width = (self.tgt_lengths, self.tgt_len) if target else (self.lengths, self.seq_len)
+        return np.arange(width)[None, :] < lens[:, None]
+
+
+def takes_batch_shape(workload: Any) -> bool:
+    """True when ``workload.make_batch`` accepts a :class:`BatchShape` (it says so with the
+    class attribute ``takes_batch_shape = True``); the built-in workloads take signatures."""
+    return getattr(workload, "takes_batch_shape", False) is True
+
+
+def as_batch_shape(shape_or_signature: BatchShape | Sequence[int], *, workload: str) -> BatchShape:
+    """A :class:`BatchShape` as is, or the full-length shape of a bare signature."""
+    if isinstance(shape_or_signature, BatchShape):
+        return shape_or_signature
+    return BatchShape.of(shape_or_signature, workload=workload)

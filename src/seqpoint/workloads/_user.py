@@ -1,0 +1,123 @@
+""":class:`UserWorkload`: the base class of a user's own training step that sees each
+iteration's real per-sequence lengths.
+
+The shared machinery (dtype and autocast, threads, device, ``torch.compile``,
+micro-batches, optimizer, weights seeded apart from the global RNG) is
+:class:`~seqpoint.workloads.TorchWorkload`'s; a user writes the model, the batch and
+optionally the loss. Importing this module does not import torch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from seqpoint.exceptions import ConfigError
+from seqpoint.workloads._base import TorchWorkload, WorkloadConfig, signature_seed
+from seqpoint.workloads._shape import BatchShape, as_batch_shape
+
+if TYPE_CHECKING:
+    import torch
+
+__all__ = ["UserWorkload"]
+
+
+class UserWorkload(TorchWorkload):
+    """A user's training step, built for each iteration from its real lengths.
+
+    Subclass it, set ``Config`` to a frozen keyword-only dataclass that extends
+    :class:`~seqpoint.workloads.WorkloadConfig` (its fields are the ``--set`` values,
+    typed by their annotations and checked by ``_parameter_constraints``), and write:
+
+    - ``build_model(self)``: the ``torch.nn.Module`` (built under the config's seed);
+    - ``build_batch(self, shape, gen)``: the tensors of one batch, on the CPU, from a
+      :class:`BatchShape` (``shape.lengths``/``shape.tgt_lengths`` are each sequence's
+      real length, so masks and CTC lengths are right) and a seeded ``torch.Generator``;
+    - optionally ``compute_loss(self, model, batch)``: the scalar loss (default
+      ``model(**batch)``, or its ``.loss`` when it returns an output object).
+
+    Load it with ``seqpoint profile ... --workload path/to/file.py:ClassName`` (an
+    importable ``module:ClassName`` needs ``--allow-user-code``) or ``ClassName(config)``.
+    Every tensor of the batch is split along dim 0 for micro-batches; override
+    ``_split`` for a layout that is not (a packed varlen row).
+
+    Parameters
+    ----------
+    config : WorkloadConfig, optional
+        An instance of ``Config`` (default: ``Config()``).
+    preset : str, optional
+        A name shown after the class name.
+    """
+
+    #: The config dataclass of this workload (a subclass of WorkloadConfig).
+    Config: ClassVar[type[WorkloadConfig]] = WorkloadConfig
+    #: The harness passes a :class:`BatchShape` with the iteration's real lengths.
+    takes_batch_shape: ClassVar[bool] = True
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "family" not in cls.__dict__:
+            cls.family = cls.__name__  # the workload's name in results and cache rows
+
+    def __init__(self, config: WorkloadConfig | None = None, *, preset: str | None = None) -> None:
+        cfg = self.Config() if config is None else config
+        if not isinstance(cfg, self.Config):
+            raise ConfigError(
+                f"{type(self).__name__} takes a {self.Config.__name__} config. Got {type(cfg).__name__}."
+            )
+        super().__init__(cfg, preset=preset)
+
+    # -- what a user writes ----------------------------------------------------------
+    def build_model(self) -> torch.nn.Module:
+        """The model to train (called once, under ``torch.manual_seed(config.seed)``)."""
+        raise NotImplementedError(f"{type(self).__name__} must define build_model(self)")
+
+    def build_batch(self, shape: BatchShape, gen: torch.Generator) -> dict[str, torch.Tensor]:
+        """The batch tensors (on the CPU) of ``shape``; draw random values from ``gen``."""
+        raise NotImplementedError(f"{type(self).__name__} must define build_batch(self, shape, gen)")
+
+    def compute_loss(self, model: Any, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        """The scalar loss of ``batch`` (default: ``model(**batch)`` or its ``.loss``)."""
+        out = model(**batch)
+        return out if not hasattr(out, "loss") else out.loss
+
+    # -- the machinery ----------------------------------------------------------------
+    def _build_model(self) -> torch.nn.Module:
+        return self.build_model()
+
+    def make_batch(self, signature: BatchShape | Sequence[int]) -> dict[str, torch.Tensor]:  # type: ignore[override]
+        """A deterministic batch of ``signature`` on the workload's device.
+
+        Parameters
+        ----------
+        signature : BatchShape or tuple of int
+            The iteration's shape with its real lengths, or a bare
+            ``(batch_size, seq_len, tgt_len[, sum_sq_len])``, taken as full-length rows.
+
+        Returns
+        -------
+        dict of str to Tensor
+            What ``build_batch`` returned, moved to the device; equal shapes (and equal
+            lengths) always give equal values.
+        """
+        import torch
+
+        shape = as_batch_shape(signature, workload=self.name)
+        self._apply_threads()
+        self._micro_batch_count(shape.batch_size)
+        gen = torch.Generator(device="cpu")
+        # The lengths are part of the seed: two batches of one signature with different
+        # lengths differ, as in the real run.
+        salt = int(shape.digest()[:15], 16) if shape.exact else 0
+        gen.manual_seed(signature_seed(self.config.seed, (*shape.signature, salt)))
+        inputs = self.build_batch(shape, gen)
+        return {k: v.to(self.device) for k, v in inputs.items()}
+
+    def loss(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        """``compute_loss`` under the config's autocast."""
+        import torch
+
+        if self._autocast_dtype is None or self.device.type == "meta":
+            return self.compute_loss(self._forward, batch)
+        with torch.autocast(self.device.type, dtype=self._autocast_dtype):
+            return self.compute_loss(self._forward, batch)

@@ -1,0 +1,84 @@
+"""Per-row lengths: built from batches, kept by take(), saved beside the schedule file."""
+
+import numpy as np
+import pytest
+
+from seqpoint.batching import POLICIES, from_batch_sampler
+from seqpoint.exceptions import InputError
+from seqpoint.schedule import RowLengths, read_schedule, rows_path, write_schedule
+
+
+def _sched():
+    lengths = np.array([5, 9, 3, 7, 2, 8, 6, 4, 1, 10])
+    return lengths, POLICIES.get("fixed")(batch_size=3).replay(lengths, epochs=2, seed=4)
+
+
+def test_replayed_rows_are_the_batches_lengths_and_match_the_columns():
+    _, s = _sched()
+    assert len(s.rows) == len(s)
+    for i in range(len(s)):
+        src, tgt = s.rows.row(i)
+        assert tgt is None and len(src) == s.batch_size[i]
+        assert src.max() == s.seq_len[i] and src.sum() == s.tokens[i]
+        assert int((src * src).sum()) == s.sum_sq_len[i]
+
+
+def test_batch_sampler_rows_are_exactly_its_batches_and_targets():
+    src = np.array([4, 1, 6, 2, 8])
+    tgt = np.array([3, 3, 1, 5, 2])
+    from seqpoint.traces import from_array
+
+    s = from_batch_sampler([[2, 0], [4], [1, 3]], from_array(src, tgt=tgt))
+    assert [s.rows.row(i)[0].tolist() for i in range(3)] == [[6, 4], [8], [1, 2]]
+    assert [s.rows.row(i)[1].tolist() for i in range(3)] == [[1, 3], [2], [3, 5]]
+
+
+def test_take_keeps_each_iterations_rows_in_the_order_asked():
+    _, s = _sched()
+    sub = s.take([4, 0, 2])
+    for j, i in enumerate([4, 0, 2]):
+        np.testing.assert_array_equal(sub.rows.row(j)[0], s.rows.row(i)[0])
+    mask = s.epoch == 1
+    np.testing.assert_array_equal(s.take(mask).rows.lengths,
+                                  np.concatenate([s.rows.row(i)[0] for i in np.flatnonzero(mask)]))
+    assert s.head(2).rows.n_iterations == 2
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_rows_round_trip_beside_the_file_and_a_stale_sidecar_is_removed(tmp_path, suffix):
+    _, s = _sched()
+    path = write_schedule(s, tmp_path / f"s{suffix}")
+    assert rows_path(path).is_file()
+    back = read_schedule(path)
+    assert back.equals(s) and back.rows.equals(s.rows)
+    write_schedule(s.with_rows(None), path)
+    assert not rows_path(path).exists() and read_schedule(path).rows is None
+
+
+def test_a_sidecar_of_another_schedule_is_one_clear_error(tmp_path):
+    _, s = _sched()
+    path = write_schedule(s, tmp_path / "s.csv")
+    write_schedule(s.head(3), tmp_path / "other.csv")
+    rows_path(path).write_bytes(rows_path(tmp_path / "other.csv").read_bytes())
+    with pytest.raises(InputError, match=r"s\.csv\.rows\.npz covers 3 iterations .*delete"):
+        read_schedule(path)
+    rows_path(path).write_bytes(b"not a zip")
+    with pytest.raises(InputError, match="not a per-row lengths file"):
+        read_schedule(path)
+
+
+@pytest.mark.parametrize("offsets, lengths, match", [
+    ([1, 2], [3, 4], "start at 0"),
+    ([0, 3], [3, 4], "end at the number"),
+    ([0, 2, 1, 2], [3, 4], "never decrease"),
+    ([0, 2], [3, -1], ">= 0"),
+])
+def test_bad_row_lengths_are_refused(offsets, lengths, match):
+    with pytest.raises(InputError, match=match):
+        RowLengths(np.array(offsets), np.array(lengths))
+
+
+def test_rows_must_cover_the_schedule():
+    _, s = _sched()
+    with pytest.raises(InputError, match="per-row lengths cover 2 iterations"):
+        s.with_rows(s.rows.take([0, 1]))

@@ -50,10 +50,13 @@ def load_lengths(sec: LengthsSection) -> Lengths:
 
 
 def build_schedule(sec: BatchingSection, lengths: Lengths) -> IterationSchedule:
-    """Replay ``[batching]`` over ``lengths``."""
+    """Replay ``[batching]`` over ``lengths`` (every rank's batches when ``world_size`` > 1;
+    one rank's when ``rank`` is set)."""
     from seqpoint.batching import replay
 
-    return replay(lengths, sec.policy, epochs=sec.epochs, seed=sec.seed, **sec.params)
+    schedule = replay(lengths, sec.policy, epochs=sec.epochs, seed=sec.seed,
+                      world_size=sec.world_size, shard=sec.shard, **sec.params)
+    return schedule if sec.rank is None else schedule.for_rank(sec.rank)
 
 
 def read_run_schedule(path: str | Path) -> IterationSchedule:
@@ -78,6 +81,8 @@ def run_schedule(cfg: RunConfig) -> tuple[IterationSchedule, str]:
     ``[lengths]``."""
     if cfg.batching.schedule is not None:
         schedule = read_run_schedule(cfg.batching.schedule)
+        if cfg.batching.rank is not None:
+            schedule = schedule.for_rank(cfg.batching.rank)
         return schedule, str(schedule.meta.get("unit", "tokens"))
     lengths = load_lengths(cfg.lengths)
     return build_schedule(cfg.batching, lengths), lengths.unit

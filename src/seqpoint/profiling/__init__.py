@@ -54,6 +54,7 @@ from seqpoint.profiling._startup import (
     startup_state,
 )
 from seqpoint.profiling._timers import TIMERS, Timer
+from seqpoint.profiling._window import profile_window, time_window
 
 __all__ = [
     "CATEGORIES",
@@ -92,11 +93,13 @@ __all__ = [
     "profile_point",
     "profile_points",
     "profile_protocol",
+    "profile_window",
     "read_measurements",
     "roofline_seconds",
     "run_worker",
     "split_repeats",
     "startup_state",
+    "time_window",
     "workload_code_hash",
     "write_measurements",
 ]

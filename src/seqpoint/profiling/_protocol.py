@@ -55,7 +55,9 @@ class DriftWarning(SeqPointWarning):
     """A worker process's speed changed between its start and its end by more than its noise."""
 
 
-def rebuild_recipe(workload: Workload) -> tuple[str, dict[str, Any]]:
+def rebuild_recipe(
+    workload: Workload, *, what: str = "profile option 'processes' > 1", fix: str = "Set processes = 1."
+) -> tuple[str, dict[str, Any]]:
     """``(spec, overrides)`` that rebuild ``workload`` in another process with ``load_workload``.
 
     Workloads hold torch modules defined in functions, which do not pickle; a reference
@@ -72,9 +74,8 @@ def rebuild_recipe(workload: Workload) -> tuple[str, dict[str, Any]]:
     cfg: Any = getattr(workload, "config", None)
     if name.partition(":")[0] not in WORKLOADS or not hasattr(cfg, "to_dict"):
         raise ConfigError(
-            f"profile option 'processes' > 1 rebuilds the workload in fresh processes, which works for "
-            f"the registered workloads ({', '.join(WORKLOADS.names())}) only; got {name or type(workload).__name__!r}. "
-            "Set processes = 1."
+            f"{what} rebuilds the workload in fresh processes, which works for the registered "
+            f"workloads ({', '.join(WORKLOADS.names())}) only; got {name or type(workload).__name__!r}. {fix}"
         )
     return name, dict(cfg.to_dict())
 

@@ -6,13 +6,13 @@ import pytest
 
 pytest.importorskip("torch")
 
-from seqpoint.exceptions import ConfigError  # noqa: E402
-from seqpoint.measurements import Measurements  # noqa: E402
-from seqpoint.profiling import ProfileConfig, profile_points, profile_window  # noqa: E402
-from seqpoint.projection import project  # noqa: E402
-from seqpoint.schedule import IterationSchedule  # noqa: E402
-from seqpoint.selection import SeqPoint, SeqPoints  # noqa: E402
-from seqpoint.workloads import load_workload  # noqa: E402
+from seqpoint.exceptions import ConfigError
+from seqpoint.measurements import Measurements
+from seqpoint.profiling import ProfileConfig, profile_points, profile_window
+from seqpoint.projection import project
+from seqpoint.schedule import IterationSchedule
+from seqpoint.selection import SeqPoint, SeqPoints
+from seqpoint.workloads import load_workload
 
 
 def test_window_times_every_step_and_calibrates_the_projection() -> None:

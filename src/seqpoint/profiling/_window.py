@@ -38,7 +38,7 @@ def time_window(spec: str, overrides: dict[str, Any], signatures: Sequence[Signa
     out = []
     for sig in signatures:
         batch = workload.make_batch(sig)
-        out.append(clock(lambda: workload.step(batch), device))
+        out.append(clock(lambda b=batch: workload.step(b), device))
     return out
 
 

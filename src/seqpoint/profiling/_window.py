@@ -10,6 +10,7 @@ term from it (``seqpoint.projection.first_occurrence``) and reports the in-run r
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -37,8 +38,8 @@ def time_window(spec: str, overrides: dict[str, Any], signatures: Sequence[Signa
     startup_state(workload, decoy, signatures)
     out = []
     for sig in signatures:
-        batch = workload.make_batch(sig)
-        out.append(clock(lambda b=batch: workload.step(b), device))
+        step = functools.partial(workload.step, workload.make_batch(sig))
+        out.append(clock(step, device))
     return out
 
 

@@ -36,17 +36,17 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _paper_cases import ALLOCATOR_ENV  # noqa: E402
-from _paper_measured import child_env, in_fresh_process  # noqa: E402
-from seqpoint.exceptions import SeqPointWarning  # noqa: E402
-from seqpoint.measurements import Measurements  # noqa: E402
-from seqpoint.profiling import ProfileConfig, profile_points, profile_window  # noqa: E402
-from seqpoint.projection import project  # noqa: E402
-from seqpoint.schedule import IterationSchedule  # noqa: E402
-from seqpoint.selection import SeqPoints  # noqa: E402
-from seqpoint.validation import run_full_fresh  # noqa: E402
-from seqpoint.workflows import build_schedule, choose_points, demo_configs, load_lengths  # noqa: E402
-from seqpoint.workloads import load_workload  # noqa: E402
+from _paper_cases import ALLOCATOR_ENV
+from _paper_measured import child_env, in_fresh_process
+from seqpoint.exceptions import SeqPointWarning
+from seqpoint.measurements import Measurements
+from seqpoint.profiling import ProfileConfig, profile_points, profile_window
+from seqpoint.projection import project
+from seqpoint.schedule import IterationSchedule
+from seqpoint.selection import SeqPoints
+from seqpoint.validation import run_full_fresh
+from seqpoint.workflows import build_schedule, choose_points, demo_configs, load_lengths
+from seqpoint.workloads import load_workload
 
 RESULTS = Path(__file__).with_name("results")
 #: Projections compared: (label, project() keywords).

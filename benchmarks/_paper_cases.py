@@ -4,12 +4,17 @@ Every case is replayed twice: a *deterministic* schedule (the whole bundled data
 several epochs; only its unique signatures are counted, so it can be large) and a
 *measured* schedule (a seeded subset small enough that a full run takes ~10-40 s on the
 ``*:tiny`` presets here), which ``seqpoint.workflows.validate`` executes in full.
+
+The ``tiny`` rows (:data:`CASES`) have steps of a few milliseconds, dominated by framework
+overhead rather than by the sequence length the method is about; the ``small`` rows
+(:data:`SMALL_CASES`: DS2, GNMT and BERT ``small``, 50 ms to seconds per step) sit beside
+them with measured schedules cut so that one full run takes about 1-3 minutes.
 """
 
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -243,12 +248,51 @@ def paper_schedule(run: PaperRun) -> IterationSchedule:
     return replay(lengths.take(idx), run.policy, epochs=run.epochs, seed=0, **run.params)
 
 
-def select_cases(names: str | None) -> tuple[Case, ...]:
-    """The cases named in a comma-separated list (all when None)."""
+def small_case(case: Case, *, val_samples: int, val_epochs: int = 1, val_samples_quick: int = 64) -> Case:
+    """``case`` on the workload's ``small`` preset (``<name>-small``), with a measured schedule
+    of ``val_samples`` samples; no speedup pairs (their full runs would double the cost)."""
+    family = case.workload.partition(":")[0]
+    return replace(case, name=f"{case.name}-small", title=f"{case.title} [small]", workload=f"{family}:small",
+                   val_samples=val_samples, val_epochs=val_epochs, val_samples_quick=val_samples_quick,
+                   pairs=(), quick_measured=False)
+
+
+def _case(name: str) -> Case:
+    return next(c for c in CASES if c.name == name)
+
+
+#: The ``small`` rows. Step times at 1 thread (measured for sizing on a loaded machine,
+#: expect ~2x less on a quiet one): BERT small 0.3-0.6 s at 8 x 64-128 tokens, GNMT small
+#: ~1 s at 64 x 25, DeepSpeech2 small ~3 s at 32 x 800 frames; the sample counts below give
+#: ~50-200 iterations, about 1-3 minutes per full run. Raise or cut them together with
+#: ``runs`` if a quiet machine is much faster or slower.
+SMALL_CASES: tuple[Case, ...] = (
+    small_case(_case("ds2-librispeech"), val_samples=1600),
+    small_case(_case("gnmt-wmt-bucket"), val_samples=6400),
+    small_case(_case("bert-wiki-grouped"), val_samples=1600),
+)
+
+#: Every case, tiny rows first (the table's order).
+ALL_CASES: tuple[Case, ...] = CASES + SMALL_CASES
+#: Presets ``--presets`` accepts.
+PRESETS = ("tiny", "small")
+
+
+def select_cases(names: str | None, presets: str | None = None) -> tuple[Case, ...]:
+    """The cases named in a comma-separated list (all of ``presets`` when None).
+
+    ``presets`` is a comma-separated subset of ``tiny,small`` (default ``tiny``: the
+    table as before).
+    """
+    chosen = [p.strip() for p in (presets or "tiny").split(",") if p.strip()]
+    bad = [p for p in chosen if p not in PRESETS]
+    if bad or not chosen:
+        raise SystemExit(f"Unknown preset(s) {', '.join(bad) or repr(presets)}. Valid presets: {', '.join(PRESETS)}.")
+    pool = tuple(c for c in ALL_CASES if c.workload.partition(":")[2] in chosen)
     if not names:
-        return CASES
+        return pool
     wanted = [n.strip() for n in names.split(",") if n.strip()]
-    known = {c.name: c for c in CASES}
+    known = {c.name: c for c in ALL_CASES}
     bad = [n for n in wanted if n not in known]
     if bad:
         raise SystemExit(f"Unknown case(s) {', '.join(bad)}. Valid cases: {', '.join(known)}.")

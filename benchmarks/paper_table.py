@@ -20,7 +20,8 @@ full run's results.
 
 Usage::
 
-    .venv/bin/python benchmarks/paper_table.py [--quick] [--cases a,b] [--render-only]
+    .venv/bin/python benchmarks/paper_table.py [--quick] [--cases a,b] [--presets tiny,small]
+        [--render-only]
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _paper_cases import ALLOCATOR_ENV, CASES, Case, Scale, select_cases
+from _paper_cases import ALL_CASES, ALLOCATOR_ENV, PRESETS, Case, Scale, select_cases
 from _paper_exact import Counter, exact_case, paper_scale
 from _paper_measured import child_env, compile_probe, measured_case, measured_case_brief
 from _paper_render import json_name, plots, render, section_name
@@ -136,7 +137,7 @@ def run(cases: tuple[Case, ...], scale: Scale, previous: dict[str, Any] | None) 
         "timing_env": ALLOCATOR_ENV,
     }
     # Cases in table order, whichever ran.
-    data["cases"] = {c.name: data["cases"][c.name] for c in CASES if c.name in data["cases"]}
+    data["cases"] = {c.name: data["cases"][c.name] for c in ALL_CASES if c.name in data["cases"]}
     return data
 
 
@@ -153,7 +154,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true",
                     help="smaller schedules, k in {1,2,3,5,10}, 3 measured cases, 1 pair each (a few minutes)")
-    ap.add_argument("--cases", help=f"comma-separated subset of: {', '.join(c.name for c in CASES)}")
+    ap.add_argument("--cases", help=f"comma-separated subset of: {', '.join(c.name for c in ALL_CASES)}")
+    ap.add_argument("--presets", default="tiny",
+                    help=f"comma-separated workload presets of the rows: {','.join(PRESETS)} (default tiny; "
+                         "the small rows' full runs take ~1-3 min each)")
     ap.add_argument("--render-only", action="store_true",
                     help="re-render RESULTS.md and the figures from results/paper_table.json "
                          "(with --quick: from results/paper_table_quick.json)")
@@ -165,8 +169,9 @@ def main() -> None:
             raise SystemExit(f"{json_path} does not exist; run without --render-only first.")
         publish(previous)
         return
-    cases = select_cases(args.cases)
-    data = run(cases, Scale.make(args.quick), previous if args.cases else None)
+    cases = select_cases(args.cases, args.presets)
+    partial = bool(args.cases) or args.presets != "tiny"
+    data = run(cases, Scale.make(args.quick), previous if partial else None)
     json_path.parent.mkdir(parents=True, exist_ok=True)
     json_path.write_text(json.dumps(data, indent=1) + "\n")
     PARTIAL_PATH.unlink(missing_ok=True)

@@ -20,6 +20,7 @@ from seqpoint.measurements._metrics import (
     ONEDNN_CACHE_CAPACITY,
     ONEDNN_NEW,
     ONEDNN_SHARED,
+    PROCESSES,
     RUN_TIME,
     SPREAD_SUFFIXES,
     STEADY_TIME,
@@ -28,13 +29,14 @@ from seqpoint.measurements._metrics import (
     is_peak,
     is_projectable,
     is_spread,
+    per_process_key,
     projectable_values,
     spread_of,
     standard_error,
     time_metric,
     unit_of,
 )
-from seqpoint.measurements._records import Measurement, Measurements, Status
+from seqpoint.measurements._records import Measurement, Measurements, Status, StepWindow
 
 __all__ = [
     "BOOKKEEPING",
@@ -46,12 +48,14 @@ __all__ = [
     "ONEDNN_CACHE_CAPACITY",
     "ONEDNN_NEW",
     "ONEDNN_SHARED",
+    "PROCESSES",
     "RUN_TIME",
     "SPREAD_SUFFIXES",
     "STEADY_TIME",
     "Measurement",
     "Measurements",
     "Status",
+    "StepWindow",
     "breakdown_key",
     "breakdown_of",
     "environment_fingerprint",
@@ -60,6 +64,7 @@ __all__ = [
     "is_projectable",
     "is_spread",
     "parse_measurement",
+    "per_process_key",
     "projectable_values",
     "read_measurements",
     "spread_of",

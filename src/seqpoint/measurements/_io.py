@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from seqpoint._jsonio import parse_json, read_json, validate, write_json
-from seqpoint.measurements._records import Measurement, Measurements
+from seqpoint.measurements._records import Measurement, Measurements, StepWindow
 
 __all__ = ["parse_measurement", "read_measurements", "write_measurements"]
 
@@ -41,6 +41,12 @@ def read_measurements(path: str | Path) -> Measurements:
         config=model.config,
         environment=model.environment,
         measurements=tuple(Measurement(**m.model_dump()) for m in model.measurements),
+        protocol=model.protocol,
+        window=None if model.window is None else StepWindow(
+            start=model.window.start,
+            signatures=tuple(tuple(s) for s in model.window.signatures),
+            times_s=tuple(model.window.times_s),
+        ),
     )
 
 

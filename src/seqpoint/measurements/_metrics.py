@@ -10,8 +10,11 @@ means adding it here and in the code that measures it, nowhere else:
 * **spread** companions (``time_s_iqr``, ``time_s_std``, ``time_s_min`` ...) summarise
   the repeats of a metric and are never projected per iteration; ``time_s_first``
   (a shape's cold first step) is projected by the cold-step model instead;
-* **bookkeeping** (``repeats``, the oneDNN primitive counts) records how a point was
-  measured, not a cost;
+* **bookkeeping** (``repeats``, ``processes``, the oneDNN primitive counts) records how a
+  point was measured, not a cost;
+* **per-process** values (``samples["time_s_processes"]``, :func:`per_process_key`) are a
+  metric's median in each worker process of the multi-process protocol; their standard
+  error (``time_s_sem``) is what carries process-to-process drift into the interval;
 * **derived** totals (``first_occurrence_s``, ``run_time_s``) are computed by the
   projection from ``time_s`` and ``time_s_first``.
 """
@@ -34,6 +37,7 @@ __all__ = [
     "ONEDNN_CACHE_CAPACITY",
     "ONEDNN_NEW",
     "ONEDNN_SHARED",
+    "PROCESSES",
     "RUN_TIME",
     "SPREAD_SUFFIXES",
     "STEADY_TIME",
@@ -42,6 +46,7 @@ __all__ = [
     "is_peak",
     "is_projectable",
     "is_spread",
+    "per_process_key",
     "projectable_values",
     "spread_of",
     "standard_error",
@@ -86,12 +91,16 @@ BREAKDOWN_PREFIX = "breakdown_s."
 ONEDNN_NEW = "onednn_primitives_new"
 ONEDNN_SHARED = "onednn_primitives_shared"
 ONEDNN_CACHE_CAPACITY = "onednn_cache_capacity"
+#: Worker processes a point's repeats were spread over (the multi-process protocol).
+PROCESSES = "processes"
 #: How a point was measured, not what it costs: never projected.
-BOOKKEEPING = frozenset({"repeats", ONEDNN_NEW, ONEDNN_SHARED, ONEDNN_CACHE_CAPACITY})
+BOOKKEEPING = frozenset({"repeats", PROCESSES, ONEDNN_NEW, ONEDNN_SHARED, ONEDNN_CACHE_CAPACITY})
 
-#: Suffixes of summary statistics of a metric's repeats (and its cold first step).
+#: Suffixes of summary statistics of a metric's repeats (and its cold first step);
+#: ``_sem`` is the standard error of the per-process values.
 SPREAD_SUFFIXES: tuple[str, ...] = (
     "_iqr", "_std", "_stdev", "_var", "_mad", "_min", "_max", "_cv", "_n", "_repeats", "_first",
+    "_sem",
 )
 
 
@@ -113,6 +122,11 @@ def is_peak(name: str) -> bool:
 def spread_of(name: str) -> str:
     """The interquartile-range companion of a timed metric (``time_s`` → ``time_s_iqr``)."""
     return f"{name}_iqr"
+
+
+def per_process_key(name: str) -> str:
+    """The ``samples`` key of a metric's per-process values (``time_s`` → ``time_s_processes``)."""
+    return f"{name}_processes"
 
 
 def breakdown_key(category: str) -> str:
@@ -151,11 +165,25 @@ def projectable_values(m: Measurement) -> dict[str, float]:
 
 
 def standard_error(m: Measurement, name: str) -> float:
-    """Standard error of a measured value: ``std/√n`` of its repeats, else ``iqr/1.349``, else 0."""
+    """Standard error of a measured value: ``std/√n`` of its repeats, else ``iqr/1.349``, else 0.
+
+    When the repeats were spread over worker processes (two or more per-process values),
+    the larger of that and the standard error of the per-process values ``std/√P``: the
+    repeats of one process share its speed, so only the spread between processes shows
+    how far another process (the full run's) can be; the within-process figure stays a
+    floor because ``P`` is small and the between-process estimate is noisy itself.
+    """
     reps = m.samples.get(name)
+    per_process = m.samples.get(per_process_key(name))
+    between = 0.0
+    if per_process is not None and len(per_process) >= 2:
+        arr = np.asarray(per_process, dtype=np.float64)
+        between = float(arr.std(ddof=1) / np.sqrt(arr.size))
     if reps is not None and len(reps) >= 2:
         arr = np.asarray(reps, dtype=np.float64)
-        return float(arr.std(ddof=1) / np.sqrt(arr.size))
+        return max(between, float(arr.std(ddof=1) / np.sqrt(arr.size)))
+    if between > 0:
+        return between
     iqr = m.metrics.get(spread_of(name))
     if iqr is not None:
         return float(iqr) / 1.349

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from seqpoint.exceptions import InputError
 
-__all__ = ["Measurement", "Measurements", "Status"]
+__all__ = ["Measurement", "Measurements", "Status", "StepWindow"]
 
 Status = Literal["ok", "oom", "error"]
 
@@ -69,6 +69,40 @@ class Measurement:
 
 
 @dataclass(frozen=True, kw_only=True)
+class StepWindow:
+    """Every step of a short window of a run, timed in sequence in one fresh process.
+
+    What isolated points cannot show: how much more a step costs the first time its
+    shape occurs in a run, and how a step costs inside the run against alone. The
+    projection's cold-step term can be calibrated from it (``seqpoint.projection``).
+    """
+
+    start: int
+    """Schedule iteration of the window's first step."""
+    signatures: tuple[tuple[int, ...], ...]
+    """Signature of every step, in run order."""
+    times_s: tuple[float, ...]
+    """Seconds of every step, in run order."""
+
+    def __post_init__(self) -> None:
+        if len(self.signatures) != len(self.times_s):
+            raise InputError(
+                f"A step window has {len(self.signatures)} signatures but {len(self.times_s)} "
+                "times; record it again with seqpoint.profiling.profile_window."
+            )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"start": self.start, "signatures": [list(s) for s in self.signatures],
+                "times_s": list(self.times_s)}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> StepWindow:
+        return cls(start=int(d.get("start", 0)),
+                   signatures=tuple(tuple(int(v) for v in s) for s in d["signatures"]),
+                   times_s=tuple(float(t) for t in d["times_s"]))
+
+
+@dataclass(frozen=True, kw_only=True)
 class Measurements:
     """All measurements of one workload configuration (one MEASUREMENTS.json)."""
 
@@ -80,6 +114,11 @@ class Measurements:
     """Environment fingerprint (versions, device, threads)."""
     measurements: tuple[Measurement, ...] = ()
     """One entry per SeqPoint."""
+    protocol: dict[str, Any] = field(default_factory=dict)
+    """How the campaign was measured when it used worker processes: ``processes``, the
+    drift check point and its drift in every process (empty for the serial path)."""
+    window: StepWindow | None = None
+    """A timed in-sequence window of the run (the cold-step calibration), if recorded."""
 
     def by_signature(self) -> dict[tuple[int, ...], Measurement]:
         """Map signature to its measurement (later entries win)."""
@@ -91,12 +130,18 @@ class Measurements:
         return all(m.ok for m in self.measurements)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "workload": self.workload,
             "config": self.config,
             "environment": self.environment,
             "measurements": [m.to_dict() for m in self.measurements],
         }
+        # Written only when present, so a serial campaign's file is as before.
+        if self.protocol:
+            out["protocol"] = self.protocol
+        if self.window is not None:
+            out["window"] = self.window.to_dict()
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], *, source: str = "MEASUREMENTS.json") -> Measurements:
@@ -106,6 +151,8 @@ class Measurements:
                 config=dict(data.get("config", {})),
                 environment=dict(data.get("environment", {})),
                 measurements=tuple(Measurement.from_dict(m) for m in data["measurements"]),
+                protocol=dict(data.get("protocol", {})),
+                window=StepWindow.from_dict(data["window"]) if data.get("window") else None,
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(

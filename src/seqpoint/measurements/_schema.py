@@ -18,7 +18,7 @@ from seqpoint._jsonio import MAX_COUNT, MAX_LENGTH
 from seqpoint.measurements._metrics import is_projectable
 from seqpoint.measurements._records import Status
 
-__all__ = ["MeasurementSchema", "MeasurementsSchema"]
+__all__ = ["MeasurementSchema", "MeasurementsSchema", "StepWindowSchema"]
 
 #: A metric value: a finite number >= 0 (seconds, FLOPs, bytes, counts).
 Value = Annotated[float, Field(ge=0, allow_inf_nan=False)]
@@ -41,6 +41,25 @@ class MeasurementSchema(BaseModel):
     samples: dict[str, list[Value]] = {}
 
 
+class StepWindowSchema(BaseModel):
+    """A timed in-sequence window of the run (``window``)."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+    start: int = Field(default=0, ge=0, le=MAX_COUNT)
+    signatures: list[list[Annotated[int, Field(ge=0, le=MAX_COUNT)]]]
+    times_s: list[Value]
+
+    @model_validator(mode="after")
+    def _one_time_per_step(self) -> StepWindowSchema:
+        if len(self.signatures) != len(self.times_s):
+            raise ValueError(
+                f"window has {len(self.signatures)} signatures but {len(self.times_s)} times_s; "
+                "record the window again"
+            )
+        return self
+
+
 class MeasurementsSchema(BaseModel):
     """A whole MEASUREMENTS.json."""
 
@@ -50,6 +69,8 @@ class MeasurementsSchema(BaseModel):
     config: dict[str, Any] = {}
     environment: dict[str, Any] = {}
     measurements: list[MeasurementSchema]
+    protocol: dict[str, Any] = {}
+    window: StepWindowSchema | None = None
 
     @model_validator(mode="after")
     def _same_metrics_at_every_ok_point(self) -> MeasurementsSchema:

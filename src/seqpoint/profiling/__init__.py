@@ -3,7 +3,8 @@
 One point is measured by :func:`profile_point` (warm-up, timed repeats, counts, the
 operation-category breakdown, peak memory); a campaign of SeqPoints by
 :func:`profile_points` (cache first, process start-up on a campaign-sized decoy, one
-measurement per signature). What a workload object has run in this process is its
+measurement per signature; with ``ProfileConfig(processes=P)`` the repeats are spread
+over P fresh worker processes, interleaved, with a drift check: :func:`profile_protocol`). What a workload object has run in this process is its
 :class:`StartupState`, stored on the object itself.
 
 The records it writes (``Measurement``, ``Measurements``) live in the torch-free
@@ -36,6 +37,14 @@ from seqpoint.profiling._counting import Cost, count_point, count_step
 from seqpoint.profiling._failures import is_oom
 from seqpoint.profiling._gpus import GPU_SPECS, GPUSpec, gpu_spec, roofline_seconds
 from seqpoint.profiling._point import kineto_trace_path, profile_point
+from seqpoint.profiling._protocol import (
+    DriftWarning,
+    WorkerTask,
+    measure_protocol,
+    profile_protocol,
+    run_worker,
+    split_repeats,
+)
 from seqpoint.profiling._startup import (
     ONEDNN_DEFAULT_CACHE_CAPACITY,
     StartupState,
@@ -45,6 +54,7 @@ from seqpoint.profiling._startup import (
     startup_state,
 )
 from seqpoint.profiling._timers import TIMERS, Timer
+from seqpoint.profiling._window import profile_window, time_window
 
 __all__ = [
     "CATEGORIES",
@@ -54,6 +64,7 @@ __all__ = [
     "ONEDNN_DEFAULT_CACHE_CAPACITY",
     "TIMERS",
     "Cost",
+    "DriftWarning",
     "GPUSpec",
     "Measurement",
     "Measurements",
@@ -64,6 +75,7 @@ __all__ = [
     "StartupState",
     "Status",
     "Timer",
+    "WorkerTask",
     "breakdown_shares",
     "campaign_decoy",
     "canonical_op_name",
@@ -76,12 +88,18 @@ __all__ = [
     "key_environment",
     "kineto_trace_path",
     "mark_seen",
+    "measure_protocol",
     "onednn_cache_capacity",
     "profile_point",
     "profile_points",
+    "profile_protocol",
+    "profile_window",
     "read_measurements",
     "roofline_seconds",
+    "run_worker",
+    "split_repeats",
     "startup_state",
+    "time_window",
     "workload_code_hash",
     "write_measurements",
 ]

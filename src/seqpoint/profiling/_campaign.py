@@ -17,6 +17,7 @@ from seqpoint.measurements import Measurement, Measurements, environment_fingerp
 from seqpoint.profiling._config import HARNESS_VERSION, ProfileConfig
 from seqpoint.profiling._memory import memory_refusal
 from seqpoint.profiling._point import profile_point
+from seqpoint.profiling._protocol import measure_protocol
 from seqpoint.profiling._startup import campaign_decoy, startup_state
 from seqpoint.workloads import BatchShape, Signature, Workload, takes_batch_shape
 
@@ -205,7 +206,10 @@ def profile_points(
     -------
     Measurements
         One measurement per point, in input order (failed points included with their
-        status). Points with the same signature are measured once.
+        status). Points with the same signature are measured once. With
+        ``config.processes > 1`` the points' time is measured by the multi-process
+        protocol (:func:`~seqpoint.profiling._protocol.measure_protocol`) and its drift
+        report is ``Measurements.protocol``.
     """
     config = config or ProfileConfig()
     todo = _as_points(points)
@@ -236,6 +240,21 @@ def profile_points(
         return clones[0]
 
     shapes = _shapes(points, workload)
+    # Measured by the multi-process protocol before the loop (processes > 1), taken below.
+    fresh: dict[Signature, Measurement] = {}
+    protocol: dict[str, Any] = {}
+
+    def cached(sig: Signature) -> Measurement | None:
+        if cache is None:
+            return None
+        return cache.get(cache.key(name, cfg_dict, key_env, sig, config.to_dict()))
+
+    if config.processes > 1 and "time" in config.families:
+        pending = [s for s in dict.fromkeys(sig for _, sig in todo)
+                   if cached(s) is None and memory_refusal(workload, meta_clone(), s) is None]
+        if pending:
+            by_sig = {sig: weights[it] for it, sig in todo if it in weights}
+            fresh, protocol = measure_protocol(workload, pending, config, decoy, weights=by_sig)
 
     def run_one(iteration: int, sig: Signature) -> Measurement:
         shape = shapes.get(iteration)
@@ -251,6 +270,12 @@ def profile_points(
             if hit is not None:
                 done[same] = hit
                 return dataclasses.replace(hit, iteration=iteration)
+        if sig in fresh:
+            m = dataclasses.replace(fresh.pop(sig), iteration=iteration)
+            if cache is not None and key is not None and m.ok:
+                cache.put(key, m, workload=name, signature=sig)
+            done[same] = m
+            return m
         refusal = memory_refusal(workload, meta_clone(), sig)
         if refusal is not None:
             m = Measurement(
@@ -275,4 +300,5 @@ def profile_points(
             results = tuple(run_one(it, sig) for it, sig in steps)
     else:
         results = tuple(run_one(it, sig) for it, sig in todo)
-    return Measurements(workload=name, config=cfg_dict, environment=env, measurements=results)
+    return Measurements(workload=name, config=cfg_dict, environment=env, measurements=results,
+                        protocol=protocol)

@@ -9,12 +9,13 @@ from collections.abc import Collection, Iterator
 from typing import Any, ClassVar, NamedTuple
 
 from seqpoint._config import to_dict
-from seqpoint._params import Constraint, Interval, Predicate, TypeOf, validate_params
+from seqpoint._params import Boolean, Constraint, Interval, Predicate, TypeOf, validate_params
 from seqpoint.exceptions import ConfigError
 from seqpoint.profiling._gpus import GPU_SPECS
+from seqpoint.profiling._startup import STARTUP_STEPS
 from seqpoint.profiling._timers import TIMERS
 
-__all__ = ["HARNESS_VERSION", "METRICS", "PointSteps", "ProfileConfig"]
+__all__ = ["HARNESS_VERSION", "METRICS", "PROTOCOL_FIELDS", "STARTUP_STEPS", "PointSteps", "ProfileConfig"]
 
 #: Bumped when what the harness measures changes, so cached measurements of an older
 #: method are not reused (2: start-up on a campaign-sized decoy, see ``campaign_decoy``;
@@ -26,6 +27,11 @@ METRICS: tuple[str, ...] = ("time", "flops", "bytes", "breakdown", "memory", "ro
 
 #: Families whose measurement runs real training steps (the others count on a meta clone).
 STEPPED: frozenset[str] = frozenset({"time", "breakdown", "memory"})
+
+
+#: Fields of the multi-process protocol: left out of the cache key with ``processes = 1``,
+#: where they change nothing, so measurements cached before they existed still match.
+PROTOCOL_FIELDS = ("processes", "interleave", "drift_steps")
 
 
 def _metric_names(v: Any) -> bool:
@@ -63,6 +69,16 @@ class ProfileConfig:
     kineto_dir: str | None = None
     """Folder for one Kineto chrome trace per point (the profiled steps, with the point's
     iteration, signature and weight in its metadata); None writes none."""
+    processes: int = 1
+    """Fresh worker processes the timed repeats of every point are spread over (pyperf's
+    protocol, see ``seqpoint.profiling._protocol``); 1 measures in this process, point
+    after point."""
+    interleave: bool = True
+    """With ``processes > 1``: run the points round-robin in each process (repeat r of
+    every point before repeat r + 1), so slow drift in a process hits every point alike."""
+    drift_steps: int = 3
+    """With ``processes > 1``: timed steps of the drift check point (the campaign's first
+    point) at the start and at the end of every process."""
 
     _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
         "warmup": [Interval(int, 0)],
@@ -71,6 +87,9 @@ class ProfileConfig:
         "metrics": [Predicate(_metric_names, "a non-empty tuple of names")],
         "max_seconds_per_point": [Interval(float, 0, word="a number")],
         "kineto_dir": [TypeOf((str, os.PathLike), "a folder path"), None],
+        "processes": [Interval(int, 1, 64)],
+        "interleave": [Boolean("true or false")],
+        "drift_steps": [Interval(int, 1)],
     }
 
     def __post_init__(self) -> None:
@@ -81,6 +100,11 @@ class ProfileConfig:
         object.__setattr__(self, "metrics", tuple(self.metrics))
         if self.kineto_dir is not None:
             object.__setattr__(self, "kineto_dir", os.fspath(self.kineto_dir))
+        if self.processes > self.repeats:
+            raise ConfigError(
+                f"The 'processes' parameter ({self.processes}) spreads the 'repeats' ({self.repeats}) "
+                "over processes, so it must be <= repeats; raise 'repeats' or lower 'processes'."
+            )
         for m in self.metrics:
             family, _, gpu = m.partition(":") if isinstance(m, str) else (m, "", "")
             if family not in METRICS or (family == "roofline") != bool(gpu):
@@ -103,26 +127,50 @@ class ProfileConfig:
         """True when measuring runs real training steps (time, breakdown or memory)."""
         return bool(self.families & STEPPED)
 
+    @property
+    def profiled_apart(self) -> bool:
+        """True when steps run under torch.profiler (breakdown, host memory, a Kineto trace)."""
+        return bool(self.families & {"breakdown", "memory"}) or self.kineto_dir is not None
+
     def point_steps(self) -> PointSteps:
         """Training steps one point costs: ``(warmup, repeats, profiled)``.
 
         ``profiled`` is ``breakdown_steps`` when ``breakdown`` or ``memory`` is measured,
-        (or a Kineto trace is written) else 0, so ``reduction_factor(n, k, **config.point_steps()._asdict())`` counts
+        (or a Kineto trace is written) else 0, so ``reduction_factor(n, k,
+        **config.point_steps()._asdict(), overhead=config.protocol_steps())`` counts
         every step a timed campaign executes (``repeats`` is an upper bound when
-        ``max_seconds_per_point`` is set).
+        ``max_seconds_per_point`` is set). With ``processes = P > 1`` every process warms
+        every point up again (``P · warmup``; one more ``warmup`` when the breakdown or
+        memory is measured in the driver), while ``repeats`` is the total over processes.
         """
-        traced = self.kineto_dir is not None
-        profiled = self.breakdown_steps if self.families & {"breakdown", "memory"} or traced else 0
-        return PointSteps(warmup=self.warmup, repeats=self.repeats, profiled=profiled)
+        profiled = self.breakdown_steps if self.profiled_apart else 0
+        warmup = self.warmup
+        if self.processes > 1:
+            warmup *= self.processes + (1 if self.profiled_apart else 0)
+        return PointSteps(warmup=warmup, repeats=self.repeats, profiled=profiled)
+
+    def protocol_steps(self) -> int:
+        """Steps of a campaign that belong to no point: 0 with ``processes = 1``, else every
+        worker's start-up (``STARTUP_STEPS``) and its drift checks (``2 · drift_steps``).
+
+        A single process's start-up is left out as before: a real run pays it too.
+        """
+        if self.processes == 1:
+            return 0
+        return self.processes * (STARTUP_STEPS + 2 * self.drift_steps)
 
     def to_dict(self) -> dict[str, Any]:
         """The fields as plain data (part of every measurement's cache key).
 
         ``kineto_dir`` is left out when None, so the keys of measurements cached before
         the option existed still match; when set it is kept, so a campaign that asks for
-        traces measures its points (a cache hit would write none).
+        traces measures its points (a cache hit would write none). The protocol fields
+        (``PROTOCOL_FIELDS``) are kept only with ``processes > 1``.
         """
         out = to_dict(self)
         if out["kineto_dir"] is None:
             del out["kineto_dir"]
+        if self.processes == 1:
+            for name in PROTOCOL_FIELDS:
+                del out[name]
         return out

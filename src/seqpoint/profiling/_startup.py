@@ -21,6 +21,7 @@ from seqpoint.workloads import Signature, Workload
 
 __all__ = [
     "ONEDNN_DEFAULT_CACHE_CAPACITY",
+    "STARTUP_STEPS",
     "StartupState",
     "campaign_decoy",
     "count_onednn_primitives",
@@ -37,6 +38,10 @@ _ATTRIBUTE = "_seqpoint_startup"
 
 #: Steps of the start-up shape before the first measured point.
 _STARTUP_STEPS = 3
+
+#: Steps a fresh process runs before its first measured point, at most: the start-up
+#: steps and one step of the oneDNN probe shape (what the reduction factor counts).
+STARTUP_STEPS = _STARTUP_STEPS + 1
 
 
 @dataclasses.dataclass(eq=False)

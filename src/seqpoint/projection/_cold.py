@@ -5,7 +5,15 @@ costs (primitive creation, kernel selection) that the steady-state repeats do no
 CPU, oneDNN also keeps the primitives in an LRU cache of bounded size, so a shape not
 used for a while is cold again. :func:`cold_steps` finds the cold steps of a run (LRU
 stack-distance model); :func:`first_occurrence` projects their extra time
-(``first_occurrence_s``) from the points' cold first steps.
+(``first_occurrence_s``) from the points' cold first steps, or, calibrated from a short
+timed in-sequence window of the run itself (``Measurements.window``), from the steps of
+that window whose shape is new (:func:`window_extra`).
+
+Why a window: a point's cold first step is one sample taken after the harness's own
+start-up, and the median over k such samples still swung the demo's cold term from
+81 s to 4.1 min between two runs of the same command. A window of W consecutive
+iterations of the real schedule meets its shapes in the run's order, with the run's
+neighbours (allocator, caches), and typically gives many more cold samples.
 """
 
 from __future__ import annotations
@@ -17,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from seqpoint.exceptions import InputError
 from seqpoint.measurements import (
     FIRST_STEP_TIME,
     ONEDNN_CACHE_CAPACITY,
@@ -24,10 +33,15 @@ from seqpoint.measurements import (
     ONEDNN_SHARED,
     STEADY_TIME,
     Measurement,
+    StepWindow,
 )
 from seqpoint.projection._model import PointProjector
 
-__all__ = ["ColdTerm", "cold_steps", "first_occurrence"]
+__all__ = ["COLD_METHODS", "ColdTerm", "WindowExtra", "cold_steps", "first_occurrence", "window_extra"]
+
+#: Calibrations of the cold term: ``first_step`` (each point's cold first step),
+#: ``window`` (a timed in-sequence window), ``auto`` (the window when one was recorded).
+COLD_METHODS = ("auto", "first_step", "window")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -40,19 +54,128 @@ class ColdTerm:
     """Half-width of its interval, seconds."""
     counts: dict[str, int]
     """Steps charged: ``first`` (one per shape) and ``evicted`` (met again after eviction)."""
+    method: str = "first_step"
+    """Calibration: ``first_step`` (the points' cold first steps) or ``window``."""
+    relative_extra: float = 0.0
+    """Extra of a cold step over its steady time, relative (the median over the samples)."""
+    samples: int = 0
+    """Cold steps the relative extra was estimated from."""
+    in_run_ratio: float | None = None
+    """Window only: median of a warm in-run step's time over the points' fitted time of
+    its signature (what the isolated points cannot see); None without a window."""
+
+    def to_dict(self, total: float | None = None) -> dict[str, object]:
+        """The term as plain data; with the run's projected ``total``, its ``share`` of it."""
+        out: dict[str, object] = {
+            "total_s": self.total, "halfwidth_s": self.halfwidth, "method": self.method,
+            "relative_extra": self.relative_extra, "samples": self.samples, "steps": dict(self.counts),
+        }
+        if self.in_run_ratio is not None:
+            out["in_run_ratio"] = self.in_run_ratio
+        if total:
+            out["share"] = self.total / total
+        return out
 
 
-def first_occurrence(proj: PointProjector, ok_meas: Sequence[Measurement], z: float) -> ColdTerm | None:
+@dataclass(frozen=True, kw_only=True)
+class WindowExtra:
+    """What a timed in-sequence window says about cold steps and in-run cost."""
+
+    relative: NDArray[np.float64]
+    """``t / (steady · in_run_ratio) − 1`` of every step whose shape is new in the window."""
+    in_run_ratio: float
+    """Median ``t / steady`` of the window's other (warm) steps; 1.0 when it has none."""
+
+
+def window_extra(window: StepWindow, rows: NDArray[np.int64], shape_of: NDArray[np.int64],
+                 fitted: NDArray[np.float64]) -> WindowExtra | None:
+    """Relative extra of the window's cold steps over the points' steady model.
+
+    Parameters
+    ----------
+    window : StepWindow
+    rows : ndarray of int, shape (W,)
+        Signature-table index of every window step.
+    shape_of : ndarray of int, shape (n_unique,)
+        Tensor shape of every signature (``SignatureTable.shape_ids``).
+    fitted : ndarray of shape (n_unique,)
+        The points' fitted steady time of every signature (seconds).
+
+    Returns
+    -------
+    WindowExtra or None
+        None when no window step has a positive fitted time or none is new.
+
+    Notes
+    -----
+    A step is cold when its shape occurs for the first time in the window (the window
+    starts a fresh process). The other steps give the in-run ratio: the run's own
+    steady cost against the isolated points' (allocator and cache state shared with the
+    neighbours). The cold extra is taken relative to the in-run steady cost, so the
+    ratio is not counted twice.
+    """
+    times = np.asarray(window.times_s, dtype=np.float64)
+    steady = fitted[rows]
+    good = steady > 0
+    shapes = shape_of[rows]
+    _, first = np.unique(shapes, return_index=True)
+    new = np.zeros(rows.shape[0], dtype=bool)
+    new[first] = True
+    warm = good & ~new
+    cold = good & new
+    if not cold.any():
+        return None
+    ratio = float(np.median(times[warm] / steady[warm])) if warm.any() else 1.0
+    rel = times[cold] / (steady[cold] * ratio) - 1.0
+    return WindowExtra(relative=rel, in_run_ratio=ratio)
+
+
+def window_rows(window: StepWindow, table_inverse: NDArray[np.int64],
+                signatures: NDArray[np.int64]) -> NDArray[np.int64]:
+    """Signature-table index of every window step, checked against the schedule.
+
+    Raises
+    ------
+    InputError
+        The window is not a stretch of this schedule (wrong start or signatures).
+    """
+    stop = window.start + len(window.times_s)
+    if stop > table_inverse.shape[0]:
+        raise InputError(
+            f"The measurements' step window (iterations {window.start}..{stop - 1}) runs past the "
+            f"schedule's {table_inverse.shape[0]} iterations; record it on this schedule."
+        )
+    rows = table_inverse[window.start:stop]
+    ncol = signatures.shape[1]
+    for i, (row, sig) in enumerate(zip(rows.tolist(), window.signatures, strict=True)):
+        expected = tuple(int(v) for v in signatures[row])
+        if tuple(sig[:ncol]) + (0,) * max(0, ncol - len(sig)) != expected:
+            raise InputError(
+                f"The measurements' step window has signature {tuple(sig)} at iteration "
+                f"{window.start + i}, but the schedule has {expected}; record the window on this schedule."
+            )
+    return rows
+
+
+def first_occurrence(
+    proj: PointProjector, ok_meas: Sequence[Measurement], z: float, *,
+    window: StepWindow | None = None, method: str = "auto",
+) -> ColdTerm | None:
     """Total, half-width and counts (``first``, ``evicted``) of the run's cold steps.
 
-    Each point's cold first step gives its relative extra ``time_s_first / time_s − 1``;
-    the total is their median times the fitted steady-state time of every cold step
-    (packed signatures that differ only in ``sum_sq_len`` share a shape). The median,
-    not a fit through every point: a cold step is a single sample, and one disturbed
-    sample must not be spread over hundreds of shapes (interpolating the raw extras
-    projected 19% of a run where the real in-sequence extra was 2%). The half-width is
-    the standard error of the median (1.2533 · 1.4826 · MAD / √k) times the same
-    steady-state total, times z.
+    Each cold sample gives a relative extra ``t_cold / t_steady − 1``; the total is their
+    median times the fitted steady-state time of every cold step (packed signatures that
+    differ only in ``sum_sq_len`` share a shape). The median, not a fit through every
+    sample: a cold step is a single sample, and one disturbed sample must not be spread
+    over hundreds of shapes (interpolating the raw extras projected 19% of a run where
+    the real in-sequence extra was 2%). The half-width is the standard error of the
+    median (1.2533 · 1.4826 · MAD / √n) times the same steady-state total, times z.
+
+    The samples are each point's cold first step (``first_step``) or, with a timed
+    in-sequence ``window`` of the run (``window``; ``auto`` picks it when given), the
+    window's steps whose shape is new (:func:`window_extra`); the window's extra is
+    relative to the run's own warm steps, and multiplies the fitted time by the window's
+    in-run ratio.
 
     Cold steps are the first occurrence of each shape and, when the measurements carry
     oneDNN primitive counts (CPU), every step whose shape's primitives an LRU cache of
@@ -61,24 +184,36 @@ def first_occurrence(proj: PointProjector, ok_meas: Sequence[Measurement], z: fl
     Returns
     -------
     ColdTerm or None
-        None when a point lacks ``time_s_first`` or ``time_s``, or no steady time is > 0.
+        None when there are no samples (a point lacks ``time_s_first`` and no window is
+        used, or the window has no new shape) or no steady time is > 0.
     """
-    if not ok_meas or not all(FIRST_STEP_TIME in m.metrics and STEADY_TIME in m.metrics for m in ok_meas):
+    if not ok_meas or not all(STEADY_TIME in m.metrics for m in ok_meas):
         return None
     steady = np.array([m.metrics[STEADY_TIME] for m in ok_meas])
-    first = np.array([m.metrics[FIRST_STEP_TIME] for m in ok_meas])
-    good = steady > 0
-    if not good.any():
+    if not (steady > 0).any():
         return None
-    rel = first[good] / steady[good] - 1.0
     table = proj.model.table
     shape_of = table.shape_ids()
     fitted = np.clip(proj.fitted(steady), 0.0, None)
+    use_window = window is not None and method in ("auto", "window")
+    ratio: float | None = None
+    if use_window:
+        assert window is not None
+        extra = window_extra(window, window_rows(window, table.inverse, table.signatures), shape_of, fitted)
+        if extra is None:
+            return None
+        rel, ratio = extra.relative, extra.in_run_ratio
+    else:
+        if not all(FIRST_STEP_TIME in m.metrics for m in ok_meas):
+            return None
+        first = np.array([m.metrics[FIRST_STEP_TIME] for m in ok_meas])
+        good = steady > 0
+        rel = first[good] / steady[good] - 1.0
     per_shape = np.bincount(shape_of).astype(np.float64)
     shape_cost = np.bincount(shape_of, weights=fitted) / per_shape
     run_shapes = shape_of[table.inverse]
     cold = cold_steps(run_shapes, **_primitive_cache(ok_meas))
-    cold_total = float(shape_cost[run_shapes[cold]].sum())
+    cold_total = float(shape_cost[run_shapes[cold]].sum()) * (ratio if ratio is not None else 1.0)
     centre = float(np.median(rel))
     k = rel.shape[0]
     if k >= 2:
@@ -88,7 +223,9 @@ def first_occurrence(proj: PointProjector, ok_meas: Sequence[Measurement], z: fl
         se = abs(centre)
     n_first = per_shape.shape[0]  # every shape of the table occurs in the run once first
     counts = {"first": n_first, "evicted": int(cold.sum()) - n_first}
-    return ColdTerm(total=max(centre, 0.0) * cold_total, halfwidth=z * se * cold_total, counts=counts)
+    return ColdTerm(total=max(centre, 0.0) * cold_total, halfwidth=z * se * cold_total, counts=counts,
+                    method="window" if use_window else "first_step", relative_extra=centre,
+                    samples=int(k), in_run_ratio=ratio)
 
 
 def _primitive_cache(ok_meas: Sequence[Measurement]) -> dict[str, int]:

@@ -16,7 +16,8 @@ The interval is ``total ± (representation + noise)``, estimated without a full 
 their total is the largest value of the fitted model over all signatures, for both
 methods. When every point measured its cold first step, ``first_occurrence_s`` (cold
 steps, :mod:`seqpoint.projection._cold`) and ``run_time_s`` (steady state plus cold
-steps) are derived from ``time_s``.
+steps) are derived from ``time_s``; :attr:`Projection.cold_term` says how large the cold
+term is, how it was calibrated and what share of ``run_time_s`` it is.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from seqpoint._params import Options, check_params
 from seqpoint.exceptions import InputError
 from seqpoint.measurements import (
     COLD_TIME,
@@ -41,7 +43,7 @@ from seqpoint.measurements import (
     projectable_values,
     standard_error,
 )
-from seqpoint.projection._cold import ColdTerm, first_occurrence
+from seqpoint.projection._cold import COLD_METHODS, ColdTerm, first_occurrence
 from seqpoint.projection._intervals import IntervalEstimator, confidence_quantile
 from seqpoint.projection._match import match_measurements, seqpoint_rows
 from seqpoint.projection._model import PointProjector, ScheduleModel, check_method, model_for
@@ -79,6 +81,10 @@ class Projection:
     """Steps charged a cold first step: ``first`` (one per tensor shape) and ``evicted``
     (shapes met again after oneDNN's primitive cache dropped them); empty when no
     first-occurrence term was projected."""
+    cold_term: dict[str, Any] = field(default_factory=dict)
+    """The cold-step term of ``run_time_s`` (:meth:`ColdTerm.to_dict`): ``total_s``,
+    ``share`` of ``run_time_s``, ``method`` (``first_step`` or ``window``), its samples and
+    steps; empty when none was projected."""
 
     def relative_halfwidth(self, metric: str) -> float:
         """Half-width of the interval relative to the total."""
@@ -98,6 +104,7 @@ class Projection:
             "n_points": self.n_points,
             "confidence": self.confidence,
             **({"cold_steps": dict(self.cold_steps)} if self.cold_steps else {}),
+            **({"cold_term": dict(self.cold_term)} if self.cold_term else {}),
         }
 
 
@@ -116,17 +123,17 @@ class _Totals:
         self.representation[name] = rep
         self.noise[name] = noise
 
-    def add_cold(self, cold: ColdTerm) -> None:
-        """``first_occurrence_s`` and ``run_time_s`` = ``time_s`` plus the cold steps."""
+    def add_cold(self, cold: ColdTerm, in_run: float = 1.0) -> None:
+        """``first_occurrence_s`` and ``run_time_s`` = ``time_s`` (times ``in_run``) plus the cold steps."""
         fo, hw = cold.total, cold.halfwidth
         self.totals[COLD_TIME] = fo
         self.interval[COLD_TIME] = (fo - hw, fo + hw)
         lo, hi = self.interval[STEADY_TIME]
-        self.totals[RUN_TIME] = self.totals[STEADY_TIME] + fo
-        self.interval[RUN_TIME] = (lo + fo - hw, hi + fo + hw)
+        self.totals[RUN_TIME] = self.totals[STEADY_TIME] * in_run + fo
+        self.interval[RUN_TIME] = (lo * in_run + fo - hw, hi * in_run + fo + hw)
         self.representation[COLD_TIME], self.noise[COLD_TIME] = 0.0, hw
-        self.representation[RUN_TIME] = self.representation[STEADY_TIME]
-        self.noise[RUN_TIME] = self.noise[STEADY_TIME] + hw
+        self.representation[RUN_TIME] = self.representation[STEADY_TIME] * in_run
+        self.noise[RUN_TIME] = self.noise[STEADY_TIME] * in_run + hw
 
 
 def project(
@@ -138,6 +145,8 @@ def project(
     metrics: Iterable[str] | None = None,
     confidence: float = 0.95,
     context: ScheduleModel | None = None,
+    cold: str = "auto",
+    in_run_correction: bool = False,
 ) -> Projection:
     """Project run totals of measured metrics from the SeqPoints' measurements.
 
@@ -161,13 +170,22 @@ def project(
     context : ScheduleModel, optional
         The schedule's model (:meth:`ScheduleModel.from_schedule`), shared by several
         projections of the same schedule; built here when omitted.
+    cold : {"auto", "first_step", "window"}
+        Calibration of the cold-step term: each point's cold first step, or the timed
+        in-sequence window in ``measurements.window`` (``auto``: the window when there
+        is one). ``window`` without a window projects no cold term.
+    in_run_correction : bool
+        With a window: scale the steady state in ``run_time_s`` by the window's in-run
+        ratio (warm in-run steps over the isolated points' fitted time).
 
     Returns
     -------
     Projection
     """
     check_method(method, "project")
+    check_params("project", {"cold": [Options(COLD_METHODS)]}, {"cold": cold})
     z = confidence_quantile(confidence, "project")
+    window = getattr(measurements, "window", None)
     rows = seqpoint_rows(schedule, seqpoints)
     matched = match_measurements(seqpoints, measurements)
     ok = np.array([m.ok for m in matched], dtype=bool)
@@ -191,9 +209,12 @@ def project(
         total = proj.total(vals, method, peak=peak)
         out.add(name, total, estimator.representation(vals, total, peak=peak),
                 estimator.noise(vals, se, peak=peak))
-    cold = first_occurrence(proj, ok_meas, z) if STEADY_TIME in out.totals and want_cold else None
-    if cold is not None:
-        out.add_cold(cold)
+    term = None
+    if STEADY_TIME in out.totals and want_cold and not (cold == "window" and window is None):
+        term = first_occurrence(proj, ok_meas, z, window=window if cold != "first_step" else None)
+    if term is not None:
+        ratio = term.in_run_ratio if in_run_correction and term.in_run_ratio is not None else 1.0
+        out.add_cold(term, ratio)
     return Projection(
         n_iterations=len(schedule),
         method=method,
@@ -205,7 +226,8 @@ def project(
         confidence=confidence,
         representation=out.representation,
         noise=out.noise,
-        cold_steps=cold.counts if cold is not None else {},
+        cold_steps=term.counts if term is not None else {},
+        cold_term=term.to_dict(out.totals[RUN_TIME]) if term is not None else {},
     )
 
 

@@ -79,13 +79,16 @@ def error_vs_k(
 
 
 def reduction_factor(
-    n_iterations: int, n_points: int, *, warmup: int, repeats: int, profiled: int = 0
+    n_iterations: int, n_points: int, *, warmup: int, repeats: int, profiled: int = 0,
+    overhead: int = 0,
 ) -> float:
     """Iterations of the full run over training steps executed to profile the points.
 
     Every step a point costs is counted (warm-up, timed repeats and the ``profiled``
-    steps run under torch.profiler for the breakdown), so this is the honest saving in
+    steps run under torch.profiler for the breakdown), and ``overhead``, the steps of
+    the campaign that belong to no point (``ProfileConfig.protocol_steps()``: the
+    start-up and drift checks of every worker process), so this is the honest saving in
     executed steps.
     """
-    executed = n_points * (warmup + repeats + profiled)
+    executed = n_points * (warmup + repeats + profiled) + overhead
     return n_iterations / executed if executed else float("inf")

@@ -64,7 +64,8 @@ class Campaign:
     def reduction(self) -> float:
         """Iterations of the run over training steps executed to profile its SeqPoints."""
         steps = self.config.profile.point_steps()
-        return reduction_factor(len(self.schedule), len(self.seqpoints), **steps._asdict())
+        return reduction_factor(len(self.schedule), len(self.seqpoints), **steps._asdict(),
+                                overhead=self.config.profile.protocol_steps())
 
     def measure(
         self, points: SeqPoints | Iterable[SeqPoint] | Iterable[Signature], *,

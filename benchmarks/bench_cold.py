@@ -1,0 +1,175 @@
+"""The demo's own whole run, projected against its measured full run (issue 14, items 4 and 8).
+
+``seqpoint demo`` projects a 10-epoch DeepSpeech2 run (8,920 iterations) from 10
+SeqPoints. This benchmark runs that schedule in full (``--runs`` fresh processes, their
+spread is the noise floor) and projects it ``--repeats`` times, each time from a fresh
+process with no cache, so the spread of the projection itself is shown, with each
+calibration of the cold-step term:
+
+* ``first_step``: the points' cold first steps (the default before issue 14);
+* ``window``: a timed in-sequence window of the first ``--window`` iterations;
+* ``window+in-run``: the same, with the steady state scaled by the window's in-run ratio;
+
+and, with ``--processes P``, the SeqPoints timed by the multi-process protocol
+(``ProfileConfig(processes=P)``). Results go to ``benchmarks/results/bench_cold.json``
+(``bench_cold_quick.json`` under ``--quick``: a 600-utterance, 2-epoch subset).
+
+Usage::
+
+    .venv/bin/python benchmarks/bench_cold.py [--quick] [--repeats 5] [--runs 2]
+        [--window 200] [--processes 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _paper_cases import ALLOCATOR_ENV
+from _paper_measured import child_env, in_fresh_process
+from seqpoint.exceptions import SeqPointWarning
+from seqpoint.measurements import Measurements
+from seqpoint.profiling import ProfileConfig, profile_points, profile_window
+from seqpoint.projection import project
+from seqpoint.schedule import IterationSchedule
+from seqpoint.selection import SeqPoints
+from seqpoint.validation import run_full_fresh
+from seqpoint.workflows import build_schedule, choose_points, demo_configs, load_lengths
+from seqpoint.workloads import load_workload
+
+RESULTS = Path(__file__).with_name("results")
+#: Projections compared: (label, project() keywords).
+METHODS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("first_step", {"cold": "first_step"}),
+    ("window", {"cold": "window"}),
+    ("window+in-run", {"cold": "window", "in_run_correction": True}),
+)
+
+
+def demo_run(quick: bool) -> tuple[Any, IterationSchedule, SeqPoints]:
+    """The demo's whole-run config, its schedule and its SeqPoints (a subset under --quick)."""
+    whole, _ = demo_configs(tempfile.mkdtemp(prefix="bench-cold-"))
+    if quick:
+        whole = dataclasses.replace(
+            whole, lengths=dataclasses.replace(whole.lengths, max_samples=600, subset_seed=0),
+            batching=dataclasses.replace(whole.batching, epochs=2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SeqPointWarning)
+        schedule = build_schedule(whole.batching, load_lengths(whole.lengths))
+        _, points = choose_points(whole.selection, schedule)
+    return whole, schedule, points
+
+
+def profile_child(spec: str, overrides: dict[str, Any], points: SeqPoints, config: ProfileConfig,
+                  window_sigs: list[tuple[int, ...]]) -> dict[str, Any]:
+    """The SeqPoints measured (no cache) and the window timed, from a fresh process."""
+    workload = load_workload(spec, overrides)
+    t0 = time.perf_counter()
+    ms = profile_points(workload, points, config, progress=False)
+    profile_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    window = profile_window(workload, window_sigs, start=0, timer=config.timer)
+    window_s = time.perf_counter() - t0
+    full = Measurements(workload=ms.workload, config=ms.config, environment=ms.environment,
+                        measurements=ms.measurements, protocol=ms.protocol, window=window)
+    return {"measurements": full.to_dict(), "profile_s": profile_s, "window_s": window_s}
+
+
+def projections(schedule: IterationSchedule, points: SeqPoints, ms: Measurements) -> dict[str, Any]:
+    """run_time_s, its cold term and interval under every calibration of METHODS."""
+    out = {}
+    for label, kw in METHODS:
+        p = project(schedule, points, ms, **kw)
+        metric = "run_time_s" if "run_time_s" in p.totals else "time_s"
+        out[label] = {"projected_s": p.totals[metric], "interval_s": list(p.interval[metric]),
+                      "steady_s": p.totals["time_s"], "cold_term": p.cold_term}
+    return out
+
+
+def summarise(repeats: list[dict[str, Any]], truth: float) -> dict[str, Any]:
+    """Error against the full run and spread over repeats, per (protocol, method)."""
+    out: dict[str, Any] = {}
+    for key in repeats[0]["projections"]:
+        for label in repeats[0]["projections"][key]:
+            vals = np.array([r["projections"][key][label]["projected_s"] for r in repeats])
+            inside = [bool(lo <= truth <= hi) for lo, hi in
+                      (r["projections"][key][label]["interval_s"] for r in repeats)]
+            out[f"{key}/{label}"] = {
+                "projected_s": vals.tolist(), "errors": ((vals - truth) / truth).tolist(),
+                "spread": float((vals.max() - vals.min()) / vals.mean()), "within_interval": inside,
+            }
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="a 600-utterance, 2-epoch subset, 2 repeats")
+    ap.add_argument("--repeats", type=int, default=5, help="fresh-process projections (default 5)")
+    ap.add_argument("--runs", type=int, default=2, help="measured full runs (default 2: the noise floor)")
+    ap.add_argument("--window", type=int, default=200, help="iterations of the in-sequence window")
+    ap.add_argument("--processes", type=int, default=3,
+                    help="also project from the multi-process protocol with P processes (0: skip)")
+    args = ap.parse_args()
+    repeats = 2 if args.quick else args.repeats
+    window_n = min(args.window, 20) if args.quick else args.window
+    whole, schedule, points = demo_run(args.quick)
+    spec, overrides = whole.workload.name, dict(whole.workload.set)
+    sigs = [tuple(int(v) for v in row) for row in schedule.signature_matrix()[:window_n]]
+    base = ProfileConfig(warmup=whole.profile.warmup, repeats=whole.profile.repeats, metrics=("time",))
+    configs = {"serial": base}
+    if args.processes > 1:
+        configs[f"processes={args.processes}"] = dataclasses.replace(
+            base, processes=args.processes, repeats=max(base.repeats, args.processes))
+    print(f"demo schedule: {len(schedule)} iterations, {len(points.points)} SeqPoints, window {window_n}",
+          flush=True)
+    t_start = time.perf_counter()
+    runs: list[dict[str, Any]] = []
+    with child_env(ALLOCATOR_ENV):
+        for r in range(repeats):
+            entry: dict[str, Any] = {"projections": {}, "seconds": {}}
+            for key, cfg in configs.items():
+                child = in_fresh_process(profile_child, spec, overrides, points, cfg, sigs)
+                ms = Measurements.from_dict(child["measurements"])
+                entry["projections"][key] = projections(schedule, points, ms)
+                entry["seconds"][key] = {"profile_s": child["profile_s"], "window_s": child["window_s"]}
+                entry.setdefault("drift", {})[key] = ms.protocol.get("drift", [])
+                shown = ", ".join(f"{lab} {v['projected_s']:.1f} s (cold {v['cold_term'].get('total_s', 0):.1f} s)"
+                                  for lab, v in entry["projections"][key].items())
+                print(f"[repeat {r + 1}/{repeats}] {key}: {shown}", flush=True)
+            runs.append(entry)
+        t0 = time.perf_counter()
+        full = run_full_fresh(spec, overrides, schedule, runs=args.runs)
+        full_s = time.perf_counter() - t0
+    truth = full.total_s
+    print(f"full run: {truth:.1f} s (runs {[round(float(t), 1) for t in full.totals_s]} s, "
+          f"noise floor {100 * full.noise_floor:.2f}%)", flush=True)
+    summary = summarise(runs, truth)
+    for key, s in summary.items():
+        errs = ", ".join(f"{100 * e:+.2f}%" for e in s["errors"])
+        print(f"  {key:32s} errors {errs}; spread {100 * s['spread']:.2f}%; "
+              f"interval holds truth {sum(s['within_interval'])}/{len(s['within_interval'])}")
+    out = {
+        "date": time.strftime("%Y-%m-%d"), "command": " ".join(sys.argv), "quick": args.quick,
+        "n_iterations": len(schedule), "n_points": len(points.points), "window": window_n,
+        "full": full.to_dict(), "full_run_s": full_s, "repeats": runs, "summary": summary,
+        "wall_s": time.perf_counter() - t_start,
+    }
+    RESULTS.mkdir(exist_ok=True)
+    path = RESULTS / ("bench_cold_quick.json" if args.quick else "bench_cold.json")
+    path.write_text(json.dumps(out, indent=1) + "\n")
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,400 @@
+"""The multi-process measurement protocol: a campaign's repeats spread over fresh worker
+processes, interleaved in time, with a drift check (:func:`profile_protocol`).
+
+One process has a speed of its own (allocator layout, thread placement, the shared
+machine's load), so the median of five repeats in one process is a sample of size one
+of that speed: re-profiling the same SeqPoints in a fresh process moved a projection by
+0.6-3.0%, more than the noise floor of the repeats. As pyperf does, each point's
+repeats are spread over ``processes`` fresh processes, each with its own start-up and
+warm-up; within a process the points run round-robin (repeat ``r`` of every point before
+repeat ``r + 1``), so a slow drift of that process hits every point alike instead of the
+last ones. The campaign's first point is timed at the start and at the end of every
+process; the relative change is the process's drift, reported, and warned about when it
+is above the noise of those steps. Each measurement keeps its per-process medians
+(``samples["time_s_processes"]``) and their standard error (``time_s_sem``), which
+``seqpoint.measurements.standard_error`` carries into the projection's interval.
+
+Processes run one after another, never side by side: two processes sharing the cores
+would time each other.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import statistics
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar, cast
+
+from seqpoint.exceptions import ConfigError, SeqPointWarning
+from seqpoint.measurements import (
+    FIRST_STEP_TIME,
+    ONEDNN_CACHE_CAPACITY,
+    ONEDNN_NEW,
+    ONEDNN_SHARED,
+    PROCESSES,
+    STEADY_TIME,
+    Measurement,
+    Status,
+    per_process_key,
+)
+from seqpoint.profiling._config import ProfileConfig
+from seqpoint.profiling._failures import cleanup_after_failure, is_oom
+from seqpoint.profiling._startup import onednn_cache_capacity, startup_state
+from seqpoint.profiling._timers import TIMERS, workload_device
+from seqpoint.workloads import Signature, Workload
+
+__all__ = ["DriftWarning", "WorkerTask", "in_fresh_process", "measure_protocol", "profile_protocol",
+           "rebuild_recipe", "run_worker", "split_repeats"]
+
+T = TypeVar("T")
+
+
+class DriftWarning(SeqPointWarning):
+    """A worker process's speed changed between its start and its end by more than its noise."""
+
+
+def rebuild_recipe(
+    workload: Workload, *, what: str = "profile option 'processes' > 1", fix: str = "Set processes = 1."
+) -> tuple[str, dict[str, Any]]:
+    """``(spec, overrides)`` that rebuild ``workload`` in another process with ``load_workload``.
+
+    Workloads hold torch modules defined in functions, which do not pickle; a reference
+    workload is rebuilt from its ``name`` and full config instead.
+
+    Raises
+    ------
+    ConfigError
+        The workload is not a registered one (a user's ``module:function``).
+    """
+    from seqpoint.workloads import WORKLOADS
+
+    name = str(getattr(workload, "name", ""))
+    cfg: Any = getattr(workload, "config", None)
+    if name.partition(":")[0] not in WORKLOADS or not hasattr(cfg, "to_dict"):
+        raise ConfigError(
+            f"{what} rebuilds the workload in fresh processes, which works for the registered "
+            f"workloads ({', '.join(WORKLOADS.names())}) only; got {name or type(workload).__name__!r}. {fix}"
+        )
+    return name, dict(cfg.to_dict())
+
+
+def split_repeats(repeats: int, processes: int) -> list[int]:
+    """Timed repeats of each process: ``repeats`` spread as evenly as possible (earlier ones get more)."""
+    base, extra = divmod(repeats, processes)
+    return [base + (1 if p < extra else 0) for p in range(processes)]
+
+
+def in_fresh_process(fn: Callable[..., T], *args: Any) -> T:
+    """``fn(*args)`` in a new Python process; arguments and result travel pickled.
+
+    The child is a plain ``python -c`` that imports ``fn`` by name, not a
+    ``multiprocessing`` spawn, which would re-run the caller's ``__main__`` (a script
+    without a ``__main__`` guard, or one read from stdin, cannot be re-run). The result
+    comes back through a file, not stdout, which the workload's libraries may write to.
+
+    Raises
+    ------
+    RuntimeError
+        The child failed; the message holds the last line of its stderr.
+    """
+    import os
+    import pickle
+    import subprocess
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    import seqpoint
+
+    root = str(Path(seqpoint.__file__).resolve().parent.parent)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([root, *filter(None, [env.get("PYTHONPATH")])])
+    with tempfile.TemporaryDirectory(prefix="seqpoint-worker-") as tmp:
+        job, result = Path(tmp) / "job.pkl", Path(tmp) / "result.pkl"
+        job.write_bytes(pickle.dumps((fn, args)))
+        code = "from seqpoint.profiling._protocol import _child_main; _child_main()"
+        proc = subprocess.run([sys.executable, "-c", code, str(job), str(result)], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
+        if proc.returncode != 0 or not result.exists():
+            tail = proc.stderr.decode(errors="replace").strip().splitlines()
+            raise RuntimeError(f"A worker process failed (exit {proc.returncode}): "
+                               f"{tail[-1] if tail else 'no message'}")
+        return cast("T", pickle.loads(result.read_bytes()))
+
+
+def _child_main() -> None:
+    """The worker process's entry: run the pickled call in ``argv[1]``, pickle its result to ``argv[2]``."""
+    import pickle
+    import sys
+    from pathlib import Path
+
+    fn, args = pickle.loads(Path(sys.argv[1]).read_bytes())
+    Path(sys.argv[2]).write_bytes(pickle.dumps(fn(*args)))
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class WorkerTask:
+    """What one worker process measures (pickled to it)."""
+
+    spec: str
+    """Workload to build (``name:preset``)."""
+    overrides: dict[str, Any]
+    """Its full config."""
+    points: tuple[Signature, ...]
+    """Signatures to time, in campaign order (the first is the drift check point)."""
+    decoy: Signature | None
+    """Start-up shape (``campaign_decoy``)."""
+    warmup: int
+    """Untimed steps of every point (the first, cold one is timed apart)."""
+    repeats: int
+    """Timed steps of every point in this process."""
+    drift_steps: int
+    """Timed steps of the drift check at the start and at the end."""
+    timer: str
+    """Timer name."""
+    interleave: bool
+    """Round-robin over the points (else point after point)."""
+    max_seconds: float
+    """Stop a point's repeats once they took this long in this process (0: no limit)."""
+
+
+def run_worker(task: WorkerTask) -> dict[str, Any]:
+    """Measure ``task`` in this process (the body of one worker process).
+
+    Returns
+    -------
+    dict
+        ``times`` (signature → timed repeats), ``first`` (signature → cold first step),
+        ``failed`` (signature → (status, message)), ``drift`` (start and end steps of the
+        check point), ``primitives`` and ``capacity`` (oneDNN counts, or None).
+    """
+    from seqpoint.workloads import load_workload
+
+    workload = load_workload(task.spec, task.overrides)
+    device = workload_device(workload)
+    timer = TIMERS.get(task.timer)()
+    state = startup_state(workload, task.decoy, task.points)
+    times: dict[Signature, list[float]] = {s: [] for s in task.points}
+    first: dict[Signature, float] = {}
+    failed: dict[Signature, tuple[str, str]] = {}
+    batches: dict[Signature, Any] = {}
+
+    def step(sig: Signature, timed: bool) -> float:
+        """One step of ``sig`` (timed or not); a failure marks the point failed, no more steps."""
+        if sig in failed:
+            return 0.0
+        try:
+            if sig not in batches:
+                batches[sig] = workload.make_batch(sig)
+            batch = batches[sig]
+            if timed:
+                return timer(lambda: workload.step(batch), device)
+            workload.step(batch)
+        except Exception as exc:  # recorded as the point's status; the others go on
+            failed[sig] = ("oom" if is_oom(exc) else "error",
+                           f"{type(exc).__name__}: {exc}".strip().splitlines()[0][:500])
+            batches.pop(sig, None)
+            cleanup_after_failure(workload)
+        return 0.0
+
+    def timed_repeats(sig: Signature) -> None:
+        budget = task.max_seconds
+        if sig not in failed and not (budget and sum(times[sig]) >= budget):
+            dt = step(sig, True)
+            if sig not in failed:
+                times[sig].append(dt)
+
+    for sig in task.points:
+        if task.warmup:
+            dt = step(sig, True)  # the shape's first step in this process: cold
+            if sig not in failed:
+                first[sig] = dt
+        for _ in range(task.warmup - 1):
+            step(sig, False)
+    if state is not None:
+        state.seen.update(task.points)
+    check = task.points[0]
+    start = [step(check, True) for _ in range(task.drift_steps)]
+    if task.interleave:
+        for _ in range(task.repeats):
+            for sig in task.points:
+                timed_repeats(sig)
+    else:
+        for sig in task.points:
+            for _ in range(task.repeats):
+                timed_repeats(sig)
+    end = [step(check, True) for _ in range(task.drift_steps)]
+    return {
+        "times": times, "first": first, "failed": failed,
+        "drift": {"start_s": start, "end_s": end},
+        "primitives": None if state is None else state.primitives,
+        "capacity": onednn_cache_capacity(),
+    }
+
+
+def _drift(start: list[float], end: list[float]) -> dict[str, Any]:
+    """Relative change of the check point's median from start to end, and its noise (≈95%)."""
+    m0, m1 = statistics.median(start), statistics.median(end)
+    drift = m1 / m0 - 1.0 if m0 > 0 else 0.0
+    if len(start) >= 2 and len(end) >= 2 and m0 > 0:
+        se = (statistics.variance(start) / len(start) + statistics.variance(end) / len(end)) ** 0.5
+        noise = 2.0 * se / m0
+    else:
+        noise = 0.0
+    return {"start_s": m0, "end_s": m1, "drift": drift, "noise": noise, "above_noise": abs(drift) > noise}
+
+
+def _time_metrics(times: list[float], per_process: list[float], firsts: list[float]) -> dict[str, float]:
+    """``time_s`` statistics of the pooled repeats, their per-process spread and the cold step."""
+    ordered = sorted(times)
+    out = {
+        STEADY_TIME: statistics.median(times),
+        f"{STEADY_TIME}_min": ordered[0],
+        f"{STEADY_TIME}_max": ordered[-1],
+        "repeats": float(len(times)),
+        PROCESSES: float(len(per_process)),
+    }
+    if len(times) >= 2:
+        q = statistics.quantiles(times, n=4, method="inclusive")
+        out[f"{STEADY_TIME}_iqr"] = q[2] - q[0]
+        out[f"{STEADY_TIME}_std"] = statistics.stdev(times)
+    else:
+        out[f"{STEADY_TIME}_iqr"] = out[f"{STEADY_TIME}_std"] = 0.0
+    out[f"{STEADY_TIME}_sem"] = (
+        statistics.stdev(per_process) / len(per_process) ** 0.5 if len(per_process) >= 2 else 0.0
+    )
+    if firsts:
+        out[FIRST_STEP_TIME] = statistics.median(firsts)
+    return out
+
+
+def profile_protocol(
+    workload: Workload,
+    points: Sequence[Signature],
+    config: ProfileConfig,
+    decoy: Signature | None,
+    *,
+    run: Callable[[WorkerTask], dict[str, Any]] | None = None,
+) -> tuple[dict[Signature, Measurement], dict[str, Any]]:
+    """Time ``points`` under the multi-process protocol (``config.processes`` workers).
+
+    Parameters
+    ----------
+    workload : Workload
+        A registered workload (rebuilt in each worker from its name and config).
+    points : sequence of tuple of int
+        Distinct signatures, in campaign order; the first is the drift check point.
+    config : ProfileConfig
+        ``processes``, ``interleave``, ``drift_steps``, ``warmup``, ``repeats`` (the total
+        over processes), ``timer``, ``max_seconds_per_point`` (split over processes).
+    decoy : tuple of int or None
+        Start-up shape of every worker.
+    run : callable, optional
+        Runs one :class:`WorkerTask` and returns its result (default: :func:`run_worker`
+        in a fresh spawned process).
+
+    Returns
+    -------
+    measurements : dict
+        Signature → Measurement with the ``time`` metrics only (iteration -1).
+    protocol : dict
+        ``processes``, ``interleave``, ``repeats_per_process``, ``check`` (the drift check
+        signature) and ``drift`` (one entry per process: ``start_s``, ``end_s``,
+        ``drift``, ``noise``, ``above_noise``).
+    """
+    spec, overrides = rebuild_recipe(workload)
+    shares = split_repeats(config.repeats, config.processes)
+    runner = run or (lambda task: in_fresh_process(run_worker, task))
+    results = []
+    for share in shares:
+        task = WorkerTask(
+            spec=spec, overrides=overrides, points=tuple(points), decoy=decoy,
+            warmup=config.warmup, repeats=share, drift_steps=config.drift_steps, timer=config.timer,
+            interleave=config.interleave, max_seconds=config.max_seconds_per_point / config.processes,
+        )
+        results.append(runner(task))
+    drifts = [_drift(r["drift"]["start_s"], r["drift"]["end_s"]) for r in results]
+    for p, d in enumerate(drifts):
+        if d["above_noise"]:
+            warnings.warn(
+                f"Worker process {p + 1}/{len(drifts)} drifted {100 * d['drift']:+.2f}% (noise "
+                f"±{100 * d['noise']:.2f}%) on the check point {tuple(points[0])}: the machine's speed "
+                "changed while it measured; the spread between processes carries this into the interval.",
+                DriftWarning, stacklevel=3,
+            )
+    out: dict[Signature, Measurement] = {}
+    for sig in points:
+        out[sig] = _combine(sig, results)
+    first = results[0]
+    if first["primitives"] is not None:
+        for m in out.values():
+            if m.ok:
+                m.metrics[ONEDNN_NEW] = float(first["primitives"][0])
+                m.metrics[ONEDNN_SHARED] = float(first["primitives"][1])
+                m.metrics[ONEDNN_CACHE_CAPACITY] = float(first["capacity"])
+    protocol = {
+        "processes": config.processes, "interleave": config.interleave, "repeats_per_process": shares,
+        "check": list(points[0]), "drift": drifts,
+    }
+    return out, protocol
+
+
+def _combine(sig: Signature, results: list[dict[str, Any]]) -> Measurement:
+    """One point's measurement from every worker's result."""
+    b, s, *rest = sig
+    make = functools.partial(Measurement, iteration=-1, batch_size=b, seq_len=s,
+                             tgt_len=rest[0] if rest else 0, sum_sq_len=rest[1] if len(rest) > 1 else None)
+    for r in results:
+        if sig in r["failed"]:
+            status, message = r["failed"][sig]
+            return make(status=cast("Status", status), message=message)
+    pooled = [t for r in results for t in r["times"][sig]]
+    per_process = [statistics.median(r["times"][sig]) for r in results if r["times"][sig]]
+    firsts = [r["first"][sig] for r in results if sig in r["first"]]
+    if not pooled:
+        return make(status="error", message="no timed repeat ran")
+    metrics = _time_metrics(pooled, per_process, firsts)
+    samples = {STEADY_TIME: pooled, per_process_key(STEADY_TIME): per_process}
+    return make(metrics=metrics, samples=samples)
+
+
+def measure_protocol(
+    workload: Workload,
+    points: Sequence[Signature],
+    config: ProfileConfig,
+    decoy: Signature | None,
+    *,
+    weights: dict[Signature, float] | None = None,
+) -> tuple[dict[Signature, Measurement], dict[str, Any]]:
+    """``time`` of ``points`` by :func:`profile_protocol`, every other metric in this process.
+
+    The counted metrics, the breakdown and peak memory are not a matter of process
+    speed: they are measured once, here, as the serial path does (after this process's
+    own start-up), and merged with the workers' time.
+    """
+    from seqpoint.profiling._point import profile_point
+
+    timed, protocol = profile_protocol(workload, points, config, decoy)
+    others = tuple(m for m in config.metrics if m != "time")
+    if not others:
+        return timed, protocol
+    here = dataclasses.replace(config, metrics=others, processes=1)
+    out: dict[Signature, Measurement] = {}
+    for sig in points:
+        m = timed[sig]
+        if not m.ok:
+            out[sig] = m
+            continue
+        if here.stepped:
+            startup_state(workload, decoy, points)
+        rest = profile_point(workload, sig, here, weight=(weights or {}).get(sig))
+        if not rest.ok:
+            out[sig] = rest
+            continue
+        out[sig] = dataclasses.replace(
+            m, metrics={**rest.metrics, **m.metrics}, breakdown_s=dict(rest.breakdown_s),
+            samples={**rest.samples, **m.samples},
+        )
+    return out, protocol

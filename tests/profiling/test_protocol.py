@@ -1,0 +1,148 @@
+"""The multi-process protocol: repeats spread over fresh processes, interleaved, drift checked."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from seqpoint.cache import MeasurementCache  # noqa: E402
+from seqpoint.exceptions import ConfigError  # noqa: E402
+from seqpoint.measurements import per_process_key, standard_error  # noqa: E402
+from seqpoint.profiling import (  # noqa: E402
+    DriftWarning,
+    ProfileConfig,
+    WorkerTask,
+    profile_points,
+    profile_protocol,
+    run_worker,
+    split_repeats,
+)
+from seqpoint.profiling._config import STARTUP_STEPS  # noqa: E402
+from seqpoint.validation import reduction_factor  # noqa: E402
+from seqpoint.workloads import load_workload  # noqa: E402
+
+POINTS = [(2, 24, 0), (2, 40, 0), (4, 16, 0)]
+P2 = ProfileConfig(processes=2, repeats=4, warmup=2, drift_steps=2, metrics=("time", "flops"))
+
+
+@pytest.fixture(scope="module")
+def bert() -> Any:
+    return load_workload("bert:tiny", {"threads": 1})
+
+
+@pytest.fixture(scope="module")
+def campaign(bert: Any, tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, MeasurementCache]:
+    cache = MeasurementCache(tmp_path_factory.mktemp("c") / "m.sqlite")
+    return profile_points(bert, POINTS, P2, cache=cache, progress=False), cache
+
+
+def test_default_config_keeps_its_cache_key_and_step_count() -> None:
+    d = ProfileConfig().to_dict()
+    assert not {"processes", "interleave", "drift_steps"} & set(d)
+    assert ProfileConfig().protocol_steps() == 0
+    assert ProfileConfig(warmup=2, repeats=5).point_steps() == (2, 5, 0)
+    assert {"processes", "interleave", "drift_steps"} <= set(P2.to_dict())
+
+
+def test_processes_must_not_exceed_repeats() -> None:
+    with pytest.raises(ConfigError, match="'processes'.*<= repeats"):
+        ProfileConfig(processes=3, repeats=2)
+    with pytest.raises(ValueError, match="processes"):
+        ProfileConfig(processes=0)
+
+
+def test_split_repeats_spreads_the_total() -> None:
+    assert split_repeats(5, 2) == [3, 2]
+    assert split_repeats(4, 4) == [1, 1, 1, 1]
+    assert sum(split_repeats(17, 3)) == 17
+
+
+def test_two_processes_give_per_process_values(campaign: tuple[Any, MeasurementCache]) -> None:
+    ms, _ = campaign
+    assert [m.signature for m in ms.measurements] == POINTS
+    for m in ms.measurements:
+        assert m.ok, m.message
+        assert len(m.samples["time_s"]) == 4  # the total over both processes
+        per = m.samples[per_process_key("time_s")]
+        assert len(per) == 2 and all(v > 0 for v in per)
+        assert m.metrics["processes"] == 2.0
+        assert m.metrics["time_s_first"] > 0  # each process's first step of the shape
+        assert m.metrics["flops"] > 0  # counted in the driver, merged
+        between = float(torch.tensor(per, dtype=torch.float64).std()) / 2**0.5
+        assert m.metrics["time_s_sem"] == pytest.approx(between)
+        assert standard_error(m, "time_s") >= between
+    proto = ms.protocol
+    assert proto["processes"] == 2 and proto["repeats_per_process"] == [2, 2]
+    assert proto["check"] == list(POINTS[0])
+    assert len(proto["drift"]) == 2
+    assert all(d["start_s"] > 0 and d["end_s"] > 0 for d in proto["drift"])
+
+
+def test_cache_round_trip_keeps_per_process_values(bert: Any, campaign: tuple[Any, MeasurementCache]) -> None:
+    ms, cache = campaign
+    again = profile_points(bert, POINTS, P2, cache=cache, progress=False)
+    assert again.protocol == {}  # nothing measured: every point came from the cache
+    assert [m.samples for m in again.measurements] == [m.samples for m in ms.measurements]
+    assert [m.metrics for m in again.measurements] == [m.metrics for m in ms.measurements]
+    # The serial path has its own key: it is not answered by the protocol's rows.
+    serial = ProfileConfig(repeats=4, warmup=2, metrics=("time", "flops"))
+    name, cfg = bert.name, bert.config.to_dict()
+    env = {"x": 1}
+    assert cache.key(name, cfg, env, POINTS[0], serial.to_dict()) != cache.key(
+        name, cfg, env, POINTS[0], P2.to_dict())
+
+
+def test_steps_are_counted() -> None:
+    # Each process warms every point up again; repeats are the total over processes.
+    assert P2.point_steps() == (4, 4, 0)
+    assert P2.protocol_steps() == 2 * (STARTUP_STEPS + 2 * 2)
+    with_breakdown = dataclasses.replace(P2, metrics=("time", "breakdown"))
+    assert with_breakdown.point_steps() == (6, 4, 1)  # the driver's warm-up for the breakdown
+    executed = 3 * (4 + 4 + 0) + P2.protocol_steps()
+    steps = P2.point_steps()._asdict()
+    assert reduction_factor(executed, 3, **steps, overhead=P2.protocol_steps()) == 1.0
+
+
+def test_a_worker_runs_exactly_the_counted_steps() -> None:
+    task = WorkerTask(spec="bert:tiny", overrides={"threads": 1}, points=tuple(POINTS), decoy=(2, 39, 0),
+                      warmup=2, repeats=3, drift_steps=2, timer="wall", interleave=True, max_seconds=0.0)
+    out = run_worker(task)  # in this process: what one worker returns
+    assert {s: len(t) for s, t in out["times"].items()} == {s: 3 for s in POINTS}
+    assert set(out["first"]) == set(POINTS)
+    assert len(out["drift"]["start_s"]) == len(out["drift"]["end_s"]) == 2
+    assert not out["failed"]
+
+
+def _fake_worker(start: float, end: float) -> Any:
+    def run(task: WorkerTask) -> dict[str, Any]:
+        times = {s: [0.01 * (i + 1)] * task.repeats for i, s in enumerate(task.points)}
+        return {"times": times, "first": {s: 0.02 for s in task.points}, "failed": {},
+                "drift": {"start_s": [start, start * 1.001], "end_s": [end, end * 1.001]},
+                "primitives": None, "capacity": 1024}
+    return run
+
+
+def test_drift_above_the_noise_warns(bert: Any) -> None:
+    with pytest.warns(DriftWarning, match=r"drifted \+20\.\d\d%"):
+        ms, proto = profile_protocol(bert, POINTS, P2, None, run=_fake_worker(0.010, 0.012))
+    assert all(d["above_noise"] for d in proto["drift"])
+    assert ms[POINTS[1]].metrics["time_s"] == pytest.approx(0.02)
+    assert ms[POINTS[1]].metrics["time_s_sem"] == 0.0  # both processes agree
+
+
+def test_a_user_workload_cannot_be_rebuilt() -> None:
+    class Mine:
+        name = "mine"
+
+        def make_batch(self, signature: Any) -> Any:
+            return signature
+
+        def step(self, batch: Any) -> float:
+            return 0.0
+
+    with pytest.raises(ConfigError, match="processes = 1"):
+        profile_protocol(Mine(), POINTS, P2, None)  # type: ignore[arg-type]

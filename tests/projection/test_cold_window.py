@@ -1,0 +1,81 @@
+"""The cold-step term calibrated from a timed in-sequence window, and how it is reported."""
+
+from __future__ import annotations
+
+import pytest
+
+from seqpoint.exceptions import InputError
+from seqpoint.measurements import Measurement, Measurements, StepWindow
+from seqpoint.projection import project
+from seqpoint.schedule import IterationSchedule
+from seqpoint.selection import SeqPoint, SeqPoints
+
+SL = [10, 20, 30, 40, 50, 60]
+IN_RUN, EXTRA = 1.1, 0.3
+
+
+def _setup(window: StepWindow | None) -> tuple[IterationSchedule, SeqPoints, Measurements]:
+    s = IterationSchedule.from_columns({"batch_size": [4] * 12, "seq_len": SL + SL})
+    pts = SeqPoints(method="t", n_iterations=12, points=tuple(
+        SeqPoint(iteration=r, batch_size=4, seq_len=SL[r], weight=2.0) for r in range(6)))
+    ms = tuple(
+        Measurement(iteration=p.iteration, batch_size=4, seq_len=p.seq_len,
+                    metrics={"time_s": 0.001 * p.seq_len, "time_s_first": 0.002 * p.seq_len},
+                    samples={"time_s": [0.001 * p.seq_len] * 3})
+        for p in pts.points)
+    return s, pts, Measurements(workload="w", measurements=ms, window=window)
+
+
+def _window(start: int = 0) -> StepWindow:
+    # Iterations 0..7: six new shapes (cold: 30% over the in-run steady time), then two
+    # warm steps 10% slower in the run than the isolated points.
+    sls = (SL + SL)[start:start + 8]
+    seen: set[int] = set()
+    times = []
+    for sl in sls:
+        times.append(0.001 * sl * IN_RUN * (1 + EXTRA) if sl not in seen else 0.001 * sl * IN_RUN)
+        seen.add(sl)
+    return StepWindow(start=start, signatures=tuple((4, sl, 0) for sl in sls), times_s=tuple(times))
+
+
+def test_window_calibrates_the_cold_term_exactly() -> None:
+    res = project(*_setup(_window()))
+    cold = EXTRA * IN_RUN * 0.001 * sum(SL)  # every shape is cold once, at the in-run steady time
+    assert res.totals["first_occurrence_s"] == pytest.approx(cold)
+    assert res.totals["run_time_s"] == pytest.approx(res.totals["time_s"] + cold)
+    term = res.cold_term
+    assert term["method"] == "window" and term["samples"] == 6
+    assert term["relative_extra"] == pytest.approx(EXTRA)
+    assert term["in_run_ratio"] == pytest.approx(IN_RUN)
+    assert term["share"] == pytest.approx(cold / res.totals["run_time_s"])
+    assert res.to_dict()["cold_term"] == term
+
+
+def test_in_run_correction_scales_the_steady_state() -> None:
+    res = project(*_setup(_window()), in_run_correction=True)
+    steady = 2 * 0.001 * sum(SL)
+    assert res.totals["time_s"] == pytest.approx(steady)  # the measured metric is untouched
+    assert res.totals["run_time_s"] == pytest.approx(steady * IN_RUN + res.totals["first_occurrence_s"])
+
+
+def test_first_step_calibration_is_still_there_and_named() -> None:
+    s, pts, ms = _setup(_window())
+    res = project(s, pts, ms, cold="first_step")
+    assert res.totals["first_occurrence_s"] == pytest.approx(0.001 * sum(SL))  # 100% extra
+    assert res.cold_term["method"] == "first_step" and "in_run_ratio" not in res.cold_term
+    no_window = project(*_setup(None))
+    assert no_window.cold_term["method"] == "first_step"
+    assert "first_occurrence_s" not in project(*_setup(None), cold="window").totals
+
+
+def test_a_window_from_another_schedule_is_one_error() -> None:
+    s, pts, ms = _setup(_window(start=5))
+    bad = Measurements(workload="w", measurements=ms.measurements,
+                       window=StepWindow(start=0, signatures=ms.window.signatures, times_s=ms.window.times_s))
+    with pytest.raises(InputError, match="step window has signature"):
+        project(s, pts, bad)
+    late = StepWindow(start=10, signatures=ms.window.signatures, times_s=ms.window.times_s)
+    with pytest.raises(InputError, match="runs past"):
+        project(s, pts, Measurements(workload="w", measurements=ms.measurements, window=late))
+    with pytest.raises(ValueError, match="'cold' parameter"):
+        project(s, pts, ms, cold="nope")

@@ -19,6 +19,7 @@ from seqpoint.measurements import (
     read_measurements,
     write_measurements,
 )
+from seqpoint.profiling._attention_flops import ATTENTION_KERNELS, flop_registry, has_flop_formula
 from seqpoint.profiling._campaign import (
     PointLike,
     Points,
@@ -33,6 +34,8 @@ from seqpoint.profiling._categories import (
 )
 from seqpoint.profiling._config import HARNESS_VERSION, METRICS, PointSteps, ProfileConfig
 from seqpoint.profiling._counting import Cost, count_point, count_step
+from seqpoint.profiling._coverage import UncountedOperator, counting_coverage, uncounted_operators
+from seqpoint.profiling._exact import ExactTotals, exact_signature_costs, exact_totals
 from seqpoint.profiling._failures import is_oom
 from seqpoint.profiling._gpus import GPU_SPECS, GPUSpec, gpu_spec, roofline_seconds
 from seqpoint.profiling._point import kineto_trace_path, profile_point
@@ -47,6 +50,15 @@ from seqpoint.profiling._startup import (
 from seqpoint.profiling._timers import TIMERS, Timer
 
 __all__ = [
+    "ATTENTION_KERNELS",
+    "ExactTotals",
+    "UncountedOperator",
+    "counting_coverage",
+    "exact_signature_costs",
+    "exact_totals",
+    "flop_registry",
+    "has_flop_formula",
+    "uncounted_operators",
     "CATEGORIES",
     "GPU_SPECS",
     "HARNESS_VERSION",

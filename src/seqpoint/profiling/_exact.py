@@ -28,7 +28,7 @@ import itertools
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -36,7 +36,6 @@ from numpy.typing import NDArray
 from seqpoint.exceptions import ConfigError
 from seqpoint.profiling._counting import Cost, count_step
 from seqpoint.profiling._gpus import GPU_SPECS
-from seqpoint.schedule import IterationSchedule
 from seqpoint.workloads import TorchWorkload, Workload
 
 __all__ = ["ExactTotals", "exact_signature_costs", "exact_totals"]
@@ -54,6 +53,15 @@ BLOCK_RTOL = 1e-9
 MIN_FIT = 120
 #: Signatures evaluated together (bounds memory: ops × signatures values per metric).
 CHUNK = 512
+
+
+class Run(Protocol):
+    """A run as :func:`exact_totals` reads it: an ``IterationSchedule`` (profiling may not
+    import the schedule package, so it names what it needs)."""
+
+    def unique_signatures(self) -> tuple[IntArray, IntArray, IntArray]:
+        """``(signatures, counts, inverse)``."""
+        ...
 
 
 @dataclass
@@ -213,7 +221,7 @@ def _evaluate(d: FloatArray, coef: FloatArray, cols: list[tuple[int, str]],
     out = {k: np.zeros(d.shape[0]) for k in names}
     col_of = {c: j for j, c in enumerate(cols)}
     is_op = np.array([o for _, o in labels])
-    op_idx = np.flatnonzero(is_op)
+    op_idx = np.flatnonzero(is_op).tolist()
     f_cols = [col_of.get((i, "flops")) for i in op_idx]
     b_cols = [col_of.get((i, "bytes")) for i in op_idx]
     for lo in range(0, d.shape[0], CHUNK):
@@ -287,7 +295,7 @@ def exact_signature_costs(
 
 
 def exact_totals(
-    workload: Workload, schedule: IterationSchedule, *, method: Method = "auto",
+    workload: Workload, schedule: Run, *, method: Method = "auto",
     devices: Devices | None = None, seed: int = 0, progress: Callable[[], None] | None = None,
 ) -> ExactTotals:
     """Exact FLOPs, bytes, operators and roofline times of every iteration of ``schedule``.

@@ -39,6 +39,7 @@ from seqpoint.profiling._exact import ExactTotals, exact_signature_costs, exact_
 from seqpoint.profiling._failures import is_oom
 from seqpoint.profiling._gpus import GPU_SPECS, GPUSpec, gpu_spec, roofline_seconds
 from seqpoint.profiling._point import kineto_trace_path, profile_point
+from seqpoint.profiling._probe import cpu_roofline
 from seqpoint.profiling._startup import (
     ONEDNN_DEFAULT_CACHE_CAPACITY,
     StartupState,
@@ -77,6 +78,7 @@ __all__ = [
     "count_point",
     "count_step",
     "counting_coverage",
+    "cpu_roofline",
     "environment_fingerprint",
     "exact_signature_costs",
     "exact_totals",

@@ -25,6 +25,7 @@ from seqpoint.workflows._stages import (
     choose_points,
     make_workload,
     measure,
+    model_cost,
     open_cache,
     run_schedule,
     validation_schedule,
@@ -137,12 +138,16 @@ def start_campaign(
     if subset:
         schedule = validation_schedule(cfg, schedule)
     write_schedule(schedule, folder.file("schedule.csv"))
-    _, seqpoints = choose_points(cfg.selection, schedule)
+    workload = make_workload(cfg.workload)
+    cache = open_cache(cfg.profile)
+    cost = None
+    if cfg.selection.cost != "fixed":
+        # The model proxy needs the workload (and, with a pilot, the harness) first.
+        cost = model_cost(cfg.selection, schedule, workload, profile=cfg.profile, cache=cache)
+    _, seqpoints = choose_points(cfg.selection, schedule, cost=cost)
     write_seqpoints(seqpoints, folder.file("seqpoints.json"))
 
-    workload = make_workload(cfg.workload)
     folder.write_json("environment.json", environment_manifest())
-    cache = open_cache(cfg.profile)
     measurements = measure(cfg.profile, workload, seqpoints, cache=cache, progress=progress,
                            console=console)
     write_measurements(measurements, folder.file(f"measurements{suffix}.json"))

@@ -62,6 +62,9 @@ def print_run(console: Console, result: RunView) -> None:
                 table.add_row(f"exact {k} (whole run, {exact['method']})",
                               fmt_count(exact["totals"][k])
                               + ("" if err is None else f"  (SeqPoints {fmt_pct(err)})"))
+    for op in result.uncounted or []:
+        table.add_row("[yellow]not in FLOPs[/]",
+                      f"{op['name']} ({op['share']:.1%} of step time, no FLOP formula)")
     if not proj.complete:
         table.add_row("[red]incomplete[/]", f"points at iterations {list(proj.failed)} failed")
     console.print(table)

@@ -51,6 +51,9 @@ class RunView(ProjectedView, Protocol):
     def exact(self) -> dict[str, Any] | None:
         """Exact deterministic totals of the whole run (``ExactTotals.to_dict()`` and the
         projection's ``projection_error`` per metric), when measured."""
+    @property
+    def uncounted(self) -> list[dict[str, Any]] | None:
+        """Timed compute operators with no FLOP formula (``name``, ``share``)."""
 
 
 class ValidationView(ProjectedView, Protocol):

@@ -47,6 +47,9 @@ class RunResult:
     exact: dict[str, Any] | None = None
     """Exact deterministic totals of the whole run (``ExactTotals.to_dict()``), when
     deterministic metrics were measured: the figures the SeqPoint projection is held to."""
+    uncounted: list[dict[str, Any]] | None = None
+    """Timed compute operators with no FLOP formula (``name``, ``share`` of step time),
+    checked on the heaviest SeqPoint when FLOPs were measured; empty when all are counted."""
 
     @property
     def steps_per_point(self) -> tuple[int, int, int]:
@@ -62,6 +65,7 @@ class RunResult:
             "reduction_factor": self.reduction,
             "saving": None if self.saving is None else self.saving.to_dict(),
             "exact_totals": self.exact,
+            "uncounted_operators": self.uncounted,
             "projection": self.projection.to_dict(),
             "summary": self.summary.to_dict(),
             "workload": self.measurements.workload,
@@ -88,6 +92,7 @@ def run(
         config=cfg, folder=folder, schedule=c.schedule, summary=summarize(c.schedule),
         seqpoints=c.seqpoints, measurements=c.measurements, projection=projection,
         reduction=c.reduction, unit=c.unit, saving=c.saving(run_s), exact=_exact(c, projection),
+        uncounted=_coverage(c),
     )
     folder.write_json("result.json", result.to_dict())
     if cfg.report.plots or cfg.report.html:
@@ -111,6 +116,18 @@ def _exact(c: Campaign, projection: Projection) -> dict[str, Any] | None:
         if k in projection.totals and v > 0
     }
     return out
+
+
+def _coverage(c: Campaign) -> list[dict[str, Any]] | None:
+    """Timed compute operators of the heaviest SeqPoint that no FLOP formula covers (each
+    also a ``SeqPointWarning``); None when FLOPs were not measured."""
+    if "flops" not in c.config.profile.families or not c.seqpoints.points:
+        return None
+    from seqpoint.profiling import counting_coverage
+
+    p = max(c.seqpoints.points, key=lambda q: q.batch_size * (q.seq_len + q.tgt_len))
+    found = counting_coverage(c.workload, p.signature, steps=1)
+    return [{"name": u.name, "share": u.share, "seconds": u.seconds} for u in found]
 
 
 def _page_text(cfg: RunConfig) -> dict[str, str]:

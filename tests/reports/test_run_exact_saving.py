@@ -9,10 +9,10 @@ import pytest
 
 pytest.importorskip("torch")
 
-from rich.console import Console  # noqa: E402
+from rich.console import Console
 
-from seqpoint.reports import print_run  # noqa: E402
-from seqpoint.workflows import (  # noqa: E402
+from seqpoint.reports import print_run
+from seqpoint.workflows import (
     BatchingSection,
     LengthsSection,
     ProfileSection,

@@ -1,10 +1,11 @@
 """Sections that need no timing: projection error of exact deterministic totals, the
 calibration of the error estimates, and paper-scale profiling reduction from schedules.
 
-Exact per-iteration costs come from ``count_point`` (a meta-device step: FLOPs, bytes
-and a roofline time per named GPU), counted once per unique signature; every selector
-then projects them from its k points and weights, and the projection is compared with
-their exact sum.
+Exact per-iteration costs come from ``exact_signature_costs`` (a meta-device step:
+FLOPs, bytes and a roofline time per named GPU; every unique signature counted, or a
+per-operator polynomial fit verified exactly on held-out signatures where one holds);
+every selector then projects them from its k points and weights, and the projection is
+compared with their exact sum, which is the total the tool reports (``exact_totals``).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from _paper_cases import (
     paper_schedule,
 )
 from seqpoint.exceptions import SeqPointWarning
-from seqpoint.profiling import Measurement, count_point
+from seqpoint.profiling import Measurement, exact_signature_costs
 from seqpoint.projection import ScheduleModel, project, project_cost
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import SeqPointSelector, make_selector
@@ -50,9 +51,11 @@ class Counter:
         self._workloads: dict[str, Any] = {}
         self._costs: dict[tuple[str, tuple[int, ...]], dict[str, float]] = {}
         self.seconds = 0.0
-        """Time spent in ``count_point``."""
+        """Time spent in ``exact_signature_costs``."""
         self.counted = 0
-        """Signatures counted (cache misses)."""
+        """Signatures counted on the meta device."""
+        self.methods: dict[str, str] = {}
+        """Workload key to how its exact costs were obtained (``count``, ``fit``...)."""
 
     def per_signature(self, spec: str, overrides: dict[str, Any], sigs: NDArray[np.int64]) -> dict[str, FloatArray]:
         """Every metric of ``EXACT_METRICS`` for each row of ``sigs``, shape ``(m,)`` each."""
@@ -60,16 +63,18 @@ class Counter:
         if key not in self._workloads:
             self._workloads[key] = load_workload(spec, overrides=overrides)
         workload = self._workloads[key]
+        todo = [j for j, row in enumerate(sigs) if (key, tuple(int(v) for v in row)) not in self._costs]
+        if todo:
+            t0 = time.perf_counter()
+            per_sig, method, counted, note, *_ = exact_signature_costs(workload, sigs[todo])
+            self.seconds += time.perf_counter() - t0
+            self.counted += counted
+            self.methods[key] = method + (f" ({note})" if note else "")
+            for i, j in enumerate(todo):
+                self._costs[(key, tuple(int(v) for v in sigs[j]))] = {m: float(per_sig[m][i]) for m in EXACT_METRICS}
         out = {m: np.empty(sigs.shape[0]) for m in EXACT_METRICS}
         for j, row in enumerate(sigs):
-            sig = tuple(int(v) for v in row)
-            hit = self._costs.get((key, sig))
-            if hit is None:
-                t0 = time.perf_counter()
-                hit = count_point(workload, sig)
-                self.seconds += time.perf_counter() - t0
-                self.counted += 1
-                self._costs[(key, sig)] = hit
+            hit = self._costs[(key, tuple(int(v) for v in row))]
             for m in EXACT_METRICS:
                 out[m][j] = hit[m]
         return out
@@ -156,6 +161,7 @@ def exact_case(case: Case, scale: Scale, counter: Counter) -> dict[str, Any]:
         "epochs": int(schedule.n_epochs), "n_iterations": len(schedule),
         "n_signatures": int(sig.shape[0]), "totals": totals, "ks": ks, "curves": curves,
         "calibration": calibration, "auto": auto, "count_s": count_s,
+        "exact_method": counter.methods.get(f"{case.workload} {sorted(case.overrides.items())}", ""),
         "seconds": time.perf_counter() - t_start,
     }
 

@@ -19,7 +19,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 BENCHMARKS = (
     "bench_batching", "bench_selection", "bench_profiling", "bench_in_sequence", "bench_fuzz",
-    "bench_sweep", "bench_hf", "paper_table",
+    "bench_sweep", "bench_hf", "bench_exact", "bench_proxy", "paper_table",
 )
 
 

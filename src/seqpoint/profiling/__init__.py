@@ -20,6 +20,7 @@ from seqpoint.measurements import (
     read_measurements,
     write_measurements,
 )
+from seqpoint.profiling._attention_flops import ATTENTION_KERNELS, flop_registry, has_flop_formula
 from seqpoint.profiling._campaign import (
     PointLike,
     Points,
@@ -34,9 +35,12 @@ from seqpoint.profiling._categories import (
 )
 from seqpoint.profiling._config import HARNESS_VERSION, METRICS, PointSteps, ProfileConfig
 from seqpoint.profiling._counting import Cost, count_point, count_step
+from seqpoint.profiling._coverage import UncountedOperator, counting_coverage, uncounted_operators
+from seqpoint.profiling._exact import ExactTotals, exact_signature_costs, exact_totals
 from seqpoint.profiling._failures import is_oom
 from seqpoint.profiling._gpus import GPU_SPECS, GPUSpec, gpu_spec, roofline_seconds
 from seqpoint.profiling._point import kineto_trace_path, profile_point
+from seqpoint.profiling._probe import cpu_roofline
 from seqpoint.profiling._protocol import (
     DriftWarning,
     WorkerTask,
@@ -57,6 +61,7 @@ from seqpoint.profiling._timers import TIMERS, Timer
 from seqpoint.profiling._window import profile_window, time_window
 
 __all__ = [
+    "ATTENTION_KERNELS",
     "CATEGORIES",
     "GPU_SPECS",
     "HARNESS_VERSION",
@@ -65,6 +70,7 @@ __all__ = [
     "TIMERS",
     "Cost",
     "DriftWarning",
+    "ExactTotals",
     "GPUSpec",
     "Measurement",
     "Measurements",
@@ -75,6 +81,7 @@ __all__ = [
     "StartupState",
     "Status",
     "Timer",
+    "UncountedOperator",
     "WorkerTask",
     "breakdown_shares",
     "campaign_decoy",
@@ -82,8 +89,14 @@ __all__ = [
     "categorize",
     "count_point",
     "count_step",
+    "counting_coverage",
+    "cpu_roofline",
     "environment_fingerprint",
+    "exact_signature_costs",
+    "exact_totals",
+    "flop_registry",
     "gpu_spec",
+    "has_flop_formula",
     "is_oom",
     "key_environment",
     "kineto_trace_path",
@@ -100,6 +113,7 @@ __all__ = [
     "split_repeats",
     "startup_state",
     "time_window",
+    "uncounted_operators",
     "workload_code_hash",
     "write_measurements",
 ]

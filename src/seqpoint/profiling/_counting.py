@@ -14,6 +14,9 @@ from two short runs: the cost of a recurrent layer over ``T`` steps is exactly
 ``c(1) + (T - 1) (c(2) - c(1))`` because every step runs the same operators on the
 same shapes; the rest of the model sees a shape-correct stand-in output. This makes
 counting a DeepSpeech2 or GNMT signature as cheap as a short sequence.
+
+Just over 400 lines: the counter, its per-operator trace and the two memoized shortcuts
+(recurrent layers, optimizer) share the counter's state and read best together.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import contextlib
 import dataclasses
 import math
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -151,26 +154,47 @@ def _register_missing_meta_kernels() -> None:
         _meta_registered = True
 
 
-def _make_counter(dtype: str) -> Any:
+def _make_counter(dtype: str, devices: Mapping[str, tuple[float, float]] | None = None) -> Any:
+    """A dispatch mode that adds every operator's cost to its ``cost`` (and ``trace``).
+
+    ``devices`` adds roofline devices, name to ``(peak FLOP/s, bytes/s)``, beside the GPUs
+    of ``GPU_SPECS``. With ``trace`` set to a list, every operator (and every memoized
+    block: a recurrent layer, the optimizer step) is also appended as ``(label, Cost,
+    is_op)``, in order: what :mod:`seqpoint.profiling._exact` fits per operator.
+    """
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils._pytree import tree_leaves
-    from torch.utils.flop_counter import flop_registry
 
+    from seqpoint.profiling._attention_flops import flop_registry
+
+    registry = flop_registry()
     peaks = {g: (s.flops_for(dtype), s.bandwidth) for g, s in GPU_SPECS.items()}
+    peaks.update(devices or {})
 
     class Counter(TorchDispatchMode):
         def __init__(self) -> None:
             super().__init__()
             self.cost = Cost()
+            self.peaks = peaks
+            self.trace: list[tuple[str, Cost, bool]] | None = None
 
         @contextmanager
         def redirect(self) -> Iterator[Cost]:
-            saved, self.cost = self.cost, Cost()
+            saved, saved_trace = self.cost, self.trace
+            self.cost, self.trace = Cost(), None
             try:
                 yield self.cost
             finally:
-                self.cost = saved
+                self.cost, self.trace = saved, saved_trace
+
+        def add_block(self, label: str, cost: Cost, scale: float = 1.0) -> None:
+            """Add a memoized block's cost (``scale`` times)."""
+            self.cost.add(cost, scale)
+            if self.trace is not None:
+                row = Cost()
+                row.add(cost, scale)
+                self.trace.append((label, row, False))
 
         def __torch_dispatch__(
             self, func: Any, types: Any, args: Any = (), kwargs: Any = None
@@ -182,8 +206,8 @@ def _make_counter(dtype: str) -> Any:
                 return out
             packet = func._overloadpacket
             flops = (
-                float(flop_registry[packet](*args, **kwargs, out_val=out))
-                if packet in flop_registry
+                float(registry[packet](*args, **kwargs, out_val=out))
+                if packet in registry
                 else 0.0
             )
             nbytes = 0
@@ -197,8 +221,12 @@ def _make_counter(dtype: str) -> Any:
             c.ops += 1
             c.category_flops[cat] = c.category_flops.get(cat, 0.0) + flops
             c.category_bytes[cat] = c.category_bytes.get(cat, 0.0) + nbytes
-            for g, (pf, bw) in peaks.items():
+            for g, (pf, bw) in self.peaks.items():
                 c.roofline[g] = c.roofline.get(g, 0.0) + max(flops / pf, nbytes / bw)
+            if self.trace is not None:
+                self.trace.append((name, Cost(flops=flops, bytes=float(nbytes), ops=1.0,
+                                              category_flops={cat: flops},
+                                              category_bytes={cat: float(nbytes)}), True))
             return out
 
     return Counter()
@@ -258,8 +286,8 @@ def _patch_rnns(model: Any, counter: Any) -> Callable[[], None]:
                 c2 = measure(_m, _orig, 2, batch, x.shape[2], x.dtype)
                 memo[key] = (c1, c2.minus(c1))
             first, per_step = memo[key]
-            counter.cost.add(first)
-            counter.cost.add(per_step, float(steps - 1))
+            counter.add_block(f"rnn{id(_m)}.first", first)
+            counter.add_block(f"rnn{id(_m)}.steps", per_step, float(steps - 1))
             d = 2 if _m.bidirectional else 1
             h_out = _m.proj_size if getattr(_m, "proj_size", 0) else _m.hidden_size
             out_shape = (*x.shape[:2], d * h_out)
@@ -287,16 +315,18 @@ def _memoize_optimizer(clone: Any, counter: Any) -> Callable[[], None]:
     is the slowest part of a meta-device run (hundreds of small per-tensor operators).
     """
     opt = clone.optimizer
-    memo: dict[tuple[int, ...], Cost] = clone.__dict__.setdefault("_optimizer_cost_memo", {})
+    memo: dict[tuple[Any, ...], Cost] = clone.__dict__.setdefault("_optimizer_cost_memo", {})
     real_step = opt.step
 
     def step(*args: Any, **kwargs: Any) -> Any:
-        key = tuple(id(p) for g in opt.param_groups for p in g["params"] if p.grad is not None)
+        key = (*(id(p) for g in opt.param_groups for p in g["params"] if p.grad is not None),
+               # a counter with other roofline devices needs their times too
+               *sorted(counter.peaks.items()))
         if key not in memo:
             with counter.redirect() as cost:
                 real_step(*args, **kwargs)
             memo[key] = cost
-        counter.cost.add(memo[key])
+        counter.add_block("optimizer", memo[key])
         return None
 
     opt.step = step
@@ -307,13 +337,22 @@ def _memoize_optimizer(clone: Any, counter: Any) -> Callable[[], None]:
     return undo
 
 
-def count_step(workload: Workload, signature: Signature, *, rnn_shortcut: bool = True) -> Cost:
-    """Cost of one training step of ``workload`` on ``signature`` (see :func:`count_point`)."""
+def count_step(
+    workload: Workload, signature: Signature, *, rnn_shortcut: bool = True,
+    devices: Mapping[str, tuple[float, float]] | None = None,
+    trace: list[tuple[str, Cost, bool]] | None = None,
+) -> Cost:
+    """Cost of one training step of ``workload`` on ``signature`` (see :func:`count_point`).
+
+    ``devices`` adds roofline devices (name to ``(peak FLOP/s, bytes/s)``); a ``trace``
+    list receives every operator and memoized block in order (see ``_make_counter``).
+    """
     import torch
 
     _register_missing_meta_kernels()
     dtype = getattr(getattr(workload, "config", None), "dtype", "fp32")
-    counter = _make_counter(dtype if isinstance(dtype, str) else "fp32")
+    counter = _make_counter(dtype if isinstance(dtype, str) else "fp32", devices)
+    counter.trace = trace
     if isinstance(workload, TorchWorkload):
         clone = workload.__dict__.get("_counting_clone")
         if clone is None:

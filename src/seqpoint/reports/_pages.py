@@ -16,6 +16,7 @@ from seqpoint.reports._plots import (
     plot_error_vs_k,
     plot_length_histogram,
 )
+from seqpoint.reports._summaries import saving_rows
 from seqpoint.reports._tables import (
     baselines_table,
     cold_term_sentence,
@@ -82,7 +83,8 @@ def write_run_report(
             (fmt_duration(t), "projected training time"),
             (f"± {proj.relative_halfwidth(metric):.2%}", "estimated error (95%)"),
             (f"{len(result.seqpoints)}", f"SeqPoints of {len(result.schedule):,} iterations"),
-            (fmt_ratio(result.reduction), "less profiling"),
+            (fmt_ratio(result.reduction), "less profiling (steps)"),
+            *((v, k) for k, v in saving_rows(result.saving)),
         ],
         sections=[
             Section(title="Schedule", table=[["iterations", "epochs", "unique signatures",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from rich.console import Console
 from rich.table import Table
 
@@ -22,6 +24,7 @@ from seqpoint.reports._tables import (
     render,
 )
 from seqpoint.reports._views import RunView, TraceView, ValidationView
+from seqpoint.validation import ProfilingSaving
 
 __all__ = ["print_run", "print_speedup", "print_trace_validation", "print_validation"]
 
@@ -48,13 +51,38 @@ def print_run(console: Console, result: RunView) -> None:
     n = len(result.seqpoints)
     parts = f"{warm} warm-up + {timed} timed" + (f" + {profiled} profiled" if profiled else "")
     table.add_row("profiled steps", f"{n * (warm + timed + profiled)} ({n} points × ({parts}))")
-    table.add_row("less profiling", f"[bold]{fmt_ratio(result.reduction)}[/]")
+    table.add_row("less profiling (steps)", f"[bold]{fmt_ratio(result.reduction)}[/]")
+    for label, value in saving_rows(result.saving):
+        table.add_row(label, value)
+    exact = result.exact
+    if exact:
+        for k in ("flops", "bytes"):
+            if k in exact["totals"]:
+                err = exact.get("projection_error", {}).get(k)
+                table.add_row(f"exact {k} (whole run, {exact['method']})",
+                              fmt_count(exact["totals"][k])
+                              + ("" if err is None else f"  (SeqPoints {fmt_pct(err)})"))
+    for op in result.uncounted or []:
+        table.add_row("[yellow]not in FLOPs[/]",
+                      f"{op['name']} ({op['share']:.1%} of step time, no FLOP formula)")
     if not proj.complete:
         table.add_row("[red]incomplete[/]", f"points at iterations {list(proj.failed)} failed")
     console.print(table)
     bd = breakdown_of(proj.totals)
     if bd:
         console.print(render(breakdown_table(bd), title="Projected operation breakdown"))
+
+
+def saving_rows(saving: ProfilingSaving | None) -> list[tuple[str, str]]:
+    """Rows for the wall-clock and token savings beside the step count (none when absent)."""
+    if saving is None:
+        return []
+    rows = []
+    if math.isfinite(saving.wall_clock):
+        rows.append(("less profiling (wall clock)",
+                     f"{fmt_ratio(saving.wall_clock)}  ({fmt_duration(saving.profiling_s)} profiled)"))
+    rows.append(("less profiling (tokens)", fmt_ratio(saving.tokens)))
+    return rows
 
 
 def print_validation(console: Console, result: ValidationView) -> None:

@@ -6,13 +6,13 @@ reports never import the workflows, so the workflows can write reports without a
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 
 from seqpoint.measurements import Measurements
 from seqpoint.projection import Projection
 from seqpoint.schedule import IterationSchedule, ScheduleSummary
 from seqpoint.selection import SeqPoints
-from seqpoint.validation import ErrorCurve, FullRun
+from seqpoint.validation import ErrorCurve, FullRun, ProfilingSaving
 
 __all__ = ["ProjectedView", "RunView", "TraceView", "ValidationView"]
 
@@ -44,6 +44,16 @@ class RunView(ProjectedView, Protocol):
     @property
     def steps_per_point(self) -> tuple[int, int, int]:
         """``(warm-up, timed, profiled)`` training steps per point."""
+    @property
+    def saving(self) -> ProfilingSaving | None:
+        """The saving in wall clock and tokens beside the step count."""
+    @property
+    def exact(self) -> dict[str, Any] | None:
+        """Exact deterministic totals of the whole run (``ExactTotals.to_dict()`` and the
+        projection's ``projection_error`` per metric), when measured."""
+    @property
+    def uncounted(self) -> list[dict[str, Any]] | None:
+        """Timed compute operators with no FLOP formula (``name``, ``share``)."""
 
 
 class ValidationView(ProjectedView, Protocol):

@@ -35,6 +35,7 @@ __all__ = [
     "PilotTable",
     "QuadraticCost",
     "SeqLenCost",
+    "SignatureCosts",
     "TokensCost",
     "basis_components",
     "basis_error",
@@ -181,6 +182,35 @@ class PilotTable:
         return per_sig[table.inverse]
 
 
+@dataclass(frozen=True, kw_only=True)
+class SignatureCosts:
+    """A cost for every signature of the run, computed elsewhere (the model proxy: the
+    roofline time of the profiled model's exact FLOPs and bytes on a device).
+
+    Every signature of a schedule it is applied to must be in :attr:`costs`.
+    """
+
+    costs: Mapping[tuple[int, ...], float]
+    """Signature ``(batch_size, seq_len, tgt_len[, sum_sq_len])`` to its cost (>= 0)."""
+    name: str = "model"
+    """What the costs are (for SEQPOINTS.json meta)."""
+
+    per_signature: ClassVar[bool] = True
+    """The value depends on the signature only (evaluated once per unique signature)."""
+
+    def __call__(self, schedule: IterationSchedule) -> FloatArray:
+        table = signature_table(schedule)
+        width = table.signatures.shape[1]
+        per_sig = np.empty(len(table))
+        for i, sig in enumerate(map(tuple, table.signatures.tolist())):
+            cost = self.costs.get(sig[:width])
+            if cost is None:
+                raise InputError(f"The {self.name} cost proxy has no cost for signature {sig!r}; "
+                                 "build it from the schedule it selects on.")
+            per_sig[i] = cost
+        return per_sig[table.inverse]
+
+
 def _signature_schedule(sig: NDArray[np.int64], packed: bool) -> IterationSchedule:
     cols: dict[str, Any] = {"batch_size": sig[:, 0], "seq_len": sig[:, 1], "tgt_len": sig[:, 2]}
     if packed:
@@ -218,7 +248,10 @@ def describe_cost(spec: str | CostProxy | PilotTable | None) -> str:
     if isinstance(spec, str):
         return spec
     if isinstance(spec, PilotTable):
-        return f"pilot_table({len(spec.costs)} signatures)"
+        base = f" along {describe_cost(spec.base)}" if not isinstance(spec.base, AttentionCost) else ""
+        return f"pilot_table({len(spec.costs)} signatures{base})"
+    if isinstance(spec, SignatureCosts):
+        return spec.name
     return getattr(spec, "__qualname__", type(spec).__name__)
 
 

@@ -8,6 +8,7 @@ from seqpoint.validation._compare import (
 )
 from seqpoint.validation._ddp import DDPRun, run_ddp
 from seqpoint.validation._full_run import FullRun, FullRunError, run_full_fresh, run_full_schedule
+from seqpoint.validation._saving import ProfilingSaving, profiling_saving
 from seqpoint.validation._trace import TRACE_COLUMNS, RunTrace, read_trace, write_trace
 
 __all__ = [
@@ -16,8 +17,10 @@ __all__ = [
     "ErrorCurve",
     "FullRun",
     "FullRunError",
+    "ProfilingSaving",
     "RunTrace",
     "error_vs_k",
+    "profiling_saving",
     "read_trace",
     "reduction_factor",
     "run_ddp",

@@ -18,13 +18,14 @@ from seqpoint.measurements import Measurements, environment_manifest, write_meas
 from seqpoint.projection import ScheduleModel
 from seqpoint.schedule import IterationSchedule, write_schedule
 from seqpoint.selection import SeqPoint, SeqPoints, write_seqpoints
-from seqpoint.validation import reduction_factor
+from seqpoint.validation import ProfilingSaving, profiling_saving, reduction_factor
 from seqpoint.workflows._config import RunConfig
 from seqpoint.workflows._folder import RunFolder
 from seqpoint.workflows._stages import (
     choose_points,
     make_workload,
     measure,
+    model_cost,
     open_cache,
     run_schedule,
     validation_schedule,
@@ -66,6 +67,28 @@ class Campaign:
         steps = self.config.profile.point_steps()
         return reduction_factor(len(self.schedule), len(self.seqpoints), **steps._asdict(),
                                 overhead=self.config.profile.protocol_steps())
+
+    def saving(self, run_s: float = float("nan")) -> ProfilingSaving:
+        """The saving in steps, wall clock (against ``run_s``) and tokens (see
+        :func:`~seqpoint.validation.profiling_saving`)."""
+        from seqpoint.measurements import FIRST_STEP_TIME, STEADY_TIME
+
+        steps = self.config.profile.point_steps()
+        by_iter = {m.iteration: m for m in self.measurements.measurements}
+        row_of = {int(it): r for r, it in enumerate(self.schedule.iteration.tolist())}
+        padded = self.schedule.padded_tokens
+        step_s, first_s, tokens = [], [], []
+        for p in self.seqpoints.points:
+            m = by_iter.get(p.iteration)
+            metrics = m.metrics if m is not None else {}
+            step_s.append(metrics.get(STEADY_TIME, float("nan")))
+            first_s.append(metrics.get(FIRST_STEP_TIME, float("nan")))
+            tokens.append(float(padded[row_of[p.iteration]]))
+        run_tokens = padded
+        timed = self.config.profile.stepped
+        return profiling_saving(run_tokens, tokens, **steps._asdict(), run_s=run_s,
+                                point_step_s=step_s if timed else None,
+                                point_first_s=first_s if timed else None)
 
     def measure(
         self, points: SeqPoints | Iterable[SeqPoint] | Iterable[Signature], *,
@@ -116,12 +139,16 @@ def start_campaign(
     if subset:
         schedule = validation_schedule(cfg, schedule)
     write_schedule(schedule, folder.file("schedule.csv"))
-    _, seqpoints = choose_points(cfg.selection, schedule)
+    workload = make_workload(cfg.workload)
+    cache = open_cache(cfg.profile)
+    cost = None
+    if cfg.selection.cost != "fixed":
+        # The model proxy needs the workload (and, with a pilot, the harness) first.
+        cost = model_cost(cfg.selection, schedule, workload, profile=cfg.profile, cache=cache)
+    _, seqpoints = choose_points(cfg.selection, schedule, cost=cost)
     write_seqpoints(seqpoints, folder.file("seqpoints.json"))
 
-    workload = make_workload(cfg.workload)
     folder.write_json("environment.json", environment_manifest())
-    cache = open_cache(cfg.profile)
     measurements = measure(cfg.profile, workload, seqpoints, cache=cache, progress=progress,
                            console=console)
     write_measurements(measurements, folder.file(f"measurements{suffix}.json"))

@@ -7,11 +7,12 @@ from typing import Any
 
 from rich.console import Console
 
-from seqpoint.measurements import Measurements
+from seqpoint.measurements import Measurements, time_metric
 from seqpoint.projection import Projection
 from seqpoint.schedule import IterationSchedule, ScheduleSummary, summarize
 from seqpoint.selection import SeqPoints
-from seqpoint.workflows._campaign import start_campaign
+from seqpoint.validation import ProfilingSaving
+from seqpoint.workflows._campaign import Campaign, start_campaign
 from seqpoint.workflows._config import RunConfig
 from seqpoint.workflows._folder import RunFolder
 from seqpoint.workflows._mlflow import log_to_mlflow
@@ -41,6 +42,14 @@ class RunResult:
     """Iterations of the run over iterations executed to profile it."""
     unit: str = "tokens"
     """Unit of sequence lengths (``frames`` or ``tokens``)."""
+    saving: ProfilingSaving | None = None
+    """The saving in steps, wall clock and tokens (beside :attr:`reduction`)."""
+    exact: dict[str, Any] | None = None
+    """Exact deterministic totals of the whole run (``ExactTotals.to_dict()``), when
+    deterministic metrics were measured: the figures the SeqPoint projection is held to."""
+    uncounted: list[dict[str, Any]] | None = None
+    """Timed compute operators with no FLOP formula (``name``, ``share`` of step time),
+    checked on the heaviest SeqPoint when FLOPs were measured; empty when all are counted."""
 
     @property
     def steps_per_point(self) -> tuple[int, int, int]:
@@ -54,6 +63,9 @@ class RunResult:
             "n_iterations": len(self.schedule),
             "n_points": len(self.seqpoints),
             "reduction_factor": self.reduction,
+            "saving": None if self.saving is None else self.saving.to_dict(),
+            "exact_totals": self.exact,
+            "uncounted_operators": self.uncounted,
             "projection": self.projection.to_dict(),
             "summary": self.summary.to_dict(),
             "workload": self.measurements.workload,
@@ -75,10 +87,12 @@ def run(
     c = start_campaign(cfg, folder, progress=progress, console=console)
     projection = project(c.schedule, c.seqpoints, c.measurements, method="weighted", context=c.model)
     folder.write_json("projection.json", projection.to_dict())
+    run_s = projection.totals.get(time_metric(projection.totals), float("nan"))
     result = RunResult(
         config=cfg, folder=folder, schedule=c.schedule, summary=summarize(c.schedule),
         seqpoints=c.seqpoints, measurements=c.measurements, projection=projection,
-        reduction=c.reduction, unit=c.unit,
+        reduction=c.reduction, unit=c.unit, saving=c.saving(run_s), exact=_exact(c, projection),
+        uncounted=_coverage(c),
     )
     folder.write_json("result.json", result.to_dict())
     if cfg.report.plots or cfg.report.html:
@@ -86,6 +100,34 @@ def run(
     if log_mlflow:
         log_to_mlflow(result)
     return result
+
+
+def _exact(c: Campaign, projection: Projection) -> dict[str, Any] | None:
+    """Exact totals of the deterministic metrics measured, with the projection's error on each."""
+    families = c.config.profile.families
+    if not families & {"flops", "bytes", "roofline"}:
+        return None
+    from seqpoint.profiling import exact_totals
+
+    ex = exact_totals(c.workload, c.schedule)
+    out = ex.to_dict()
+    out["projection_error"] = {
+        k: (projection.totals[k] - v) / v for k, v in ex.totals.items()
+        if k in projection.totals and v > 0
+    }
+    return out
+
+
+def _coverage(c: Campaign) -> list[dict[str, Any]] | None:
+    """Timed compute operators of the heaviest SeqPoint that no FLOP formula covers (each
+    also a ``SeqPointWarning``); None when FLOPs were not measured."""
+    if "flops" not in c.config.profile.families or not c.seqpoints.points:
+        return None
+    from seqpoint.profiling import counting_coverage
+
+    p = max(c.seqpoints.points, key=lambda q: q.batch_size * (q.seq_len + q.tgt_len))
+    found = counting_coverage(c.workload, p.signature, steps=1)
+    return [{"name": u.name, "share": u.share, "seconds": u.seconds} for u in found]
 
 
 def _page_text(cfg: RunConfig) -> dict[str, str]:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from seqpoint._jsonio import MAX_LENGTH
-from seqpoint._params import Boolean, Constraint, Interval, Predicate, TypeOf, check_params
+from seqpoint._params import Boolean, Constraint, Interval, Options, Predicate, TypeOf, check_params
 from seqpoint.exceptions import ConfigError
 from seqpoint.profiling import ProfileConfig
 
@@ -167,8 +167,21 @@ class SelectionSection:
     """Seed of stochastic selectors."""
     params: dict[str, Any] = field(default_factory=dict)
     """Further selector parameters."""
+    cost: str = "fixed"
+    """Cost proxy of the ``seqpoint`` selector: ``fixed`` (``params.cost``, default the
+    ``attention`` formula), ``model`` (roofline time of the profiled model's exact FLOPs and
+    bytes per signature on ``cost_device``) or ``model+pilot`` (that, rescaled along the
+    range by the measured step times of ``pilot_points`` signatures)."""
+    cost_device: str = "cpu"
+    """Roofline device of the model proxy: ``cpu`` (this machine, measured by a tiny
+    probe) or a GPU of the roofline table (``v100``, ``a100``, ``h100``)."""
+    pilot_points: int = 5
+    """Signatures timed for ``model+pilot``, spread over the range of the model cost."""
 
     _section_constraints: ClassVar[dict[str, list[Constraint]]] = {
+        "cost": [Options(("fixed", "model", "model+pilot"))],
+        "cost_device": [Options(("cpu", "v100", "a100", "h100"))],
+        "pilot_points": [Interval(int, 2, 50)],
         "method": [_STR],
         "max_error": [Interval(float, 0, 1, closed="neither", word="a fraction"), None],
         "seed": [Interval(int, 0)],
@@ -177,6 +190,9 @@ class SelectionSection:
 
     def __post_init__(self) -> None:
         _check("selection", self, self._section_constraints)
+        if self.cost != "fixed" and self.method != "seqpoint":
+            raise ConfigError(f"[selection] cost = {self.cost!r} needs method = 'seqpoint' "
+                              f"(got {self.method!r}); set cost = 'fixed' for other methods.")
         if self.max_error is not None:
             # max_error decides k; a leftover n_points (e.g. the default) is dropped.
             object.__setattr__(self, "n_points", None)

@@ -12,7 +12,7 @@ from seqpoint.cache import MeasurementCache
 from seqpoint.exceptions import InputError
 from seqpoint.measurements import Measurements
 from seqpoint.schedule import IterationSchedule
-from seqpoint.selection import BaseSelector, SeqPoint, SeqPoints
+from seqpoint.selection import BaseSelector, CostProxy, SeqPoint, SeqPoints
 from seqpoint.traces import Lengths
 from seqpoint.workflows._config import RunConfig
 from seqpoint.workflows._sections import (
@@ -30,6 +30,7 @@ __all__ = [
     "load_lengths",
     "make_workload",
     "measure",
+    "model_cost",
     "open_cache",
     "read_run_schedule",
     "run_schedule",
@@ -103,14 +104,52 @@ def validation_schedule(cfg: RunConfig, schedule: IterationSchedule) -> Iteratio
 
 def choose_points(
     sec: SelectionSection, schedule: IterationSchedule, *, method: str | None = None,
-    n_points: int | None = None,
+    n_points: int | None = None, cost: CostProxy | None = None,
 ) -> tuple[BaseSelector, SeqPoints]:
-    """Fit the selector of ``[selection]`` (or ``method`` at ``n_points``) on ``schedule``."""
+    """Fit the selector of ``[selection]`` (or ``method`` at ``n_points``) on ``schedule``;
+    ``cost`` replaces the seqpoint selector's cost proxy (the model proxy)."""
     from seqpoint.selection import make_selector
 
     name = method or sec.method
-    selector = make_selector(name, **sec.selector_params(name, n_points)).fit(schedule)
+    params = sec.selector_params(name, n_points)
+    if cost is not None and name == "seqpoint":
+        params["cost"] = cost
+    selector = make_selector(name, **params).fit(schedule)
     return selector, selector.to_seqpoints(schedule)
+
+
+def model_cost(
+    sec: SelectionSection, schedule: IterationSchedule, workload: Workload, *,
+    profile: ProfileSection | None = None, cache: MeasurementCache | None = None,
+) -> CostProxy:
+    """The model cost proxy of ``[selection] cost``: every signature's roofline time on
+    ``cost_device`` from the workload's exact FLOPs and bytes; with ``model+pilot``, rescaled
+    along the range by the measured step times of ``pilot_points`` signatures (through
+    ``profile`` and ``cache``)."""
+    from seqpoint.profiling import cpu_roofline, exact_signature_costs
+    from seqpoint.selection import PilotTable, SignatureCosts
+
+    sigs, _, _ = schedule.unique_signatures()
+    devices = {"cpu": cpu_roofline()} if sec.cost_device == "cpu" else None
+    per_sig, *_ = exact_signature_costs(workload, np.asarray(sigs, dtype=np.int64), devices=devices)
+    time = per_sig[f"roofline_{sec.cost_device}_s"]
+    rows = [tuple(int(v) for v in r) for r in sigs.tolist()]
+    model = SignatureCosts(costs=dict(zip(rows, time.tolist(), strict=True)),
+                           name=f"model(roofline {sec.cost_device})")
+    if sec.cost != "model+pilot" or profile is None:
+        return model
+    from seqpoint.measurements import STEADY_TIME
+
+    # Pilot signatures at evenly spaced quantiles of the model cost cover its range.
+    order = np.argsort(time, kind="stable")
+    picks = np.unique(np.round(np.linspace(0, len(order) - 1, min(sec.pilot_points, len(order)))))
+    pilot = [rows[int(order[int(i)])] for i in picks]
+    ms = measure(profile, workload, pilot, cache=cache, progress=False)
+    timed = {m.signature: m.metrics[STEADY_TIME] for m in ms.measurements
+             if m.ok and m.metrics.get(STEADY_TIME, 0) > 0}
+    if not timed:
+        return model
+    return PilotTable(costs=timed, base=model)
 
 
 def make_workload(sec: WorkloadSection) -> Workload:

@@ -1,0 +1,87 @@
+"""Exact whole-run totals: time for 10,000 unique signatures, fit against counting.
+
+For each reference workload, a run of 10,000 unique signatures (batch size 2-40 times a
+length range; source and target lengths for GNMT) gets its exact FLOPs, bytes and
+roofline times from ``exact_totals`` (``auto``: a per-operator polynomial fit verified on
+held-out signatures, or counting of every signature when the fit does not verify). The
+fit's exactness is checked against ``count_point`` on 20 random signatures (max relative
+difference), and the counting time is extrapolated from 50 counted signatures.
+
+Usage: ``.venv/bin/python benchmarks/bench_exact.py [--quick]``
+(``--quick``: 1,000 signatures, ``tiny`` presets only, 5 checks).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+from _results import header, write_section
+from seqpoint.profiling import count_point, exact_totals
+from seqpoint.schedule import IterationSchedule
+from seqpoint.workloads import load_workload
+
+CASES = {
+    "bert:tiny": ((8, 512), False),
+    "gnmt:tiny": ((5, 80), True),
+    "deepspeech2:tiny": ((160, 3200), False),
+    "bert:small": ((8, 512), False),
+}
+
+
+def unique_run(n: int, lengths: tuple[int, int], tgt: bool, seed: int = 0) -> IterationSchedule:
+    """A run whose ``n`` iterations have ``n`` distinct signatures."""
+    rng = np.random.default_rng(seed)
+    seen: set[tuple[int, int, int]] = set()
+    while len(seen) < n:
+        b = int(rng.integers(2, 41))
+        s = int(rng.integers(*lengths))
+        t = int(rng.integers(*lengths)) if tgt else 0
+        seen.add((b, s, t))
+    rows = np.array(sorted(seen))
+    return IterationSchedule.from_columns({"batch_size": rows[:, 0], "seq_len": rows[:, 1],
+                                           "tgt_len": rows[:, 2]})
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="1,000 signatures, tiny presets")
+    args = ap.parse_args()
+    import torch
+
+    torch.set_num_threads(1)
+    n, checks = (1000, 5) if args.quick else (10_000, 20)
+    rows = []
+    for spec, (lengths, tgt) in CASES.items():
+        if args.quick and not spec.endswith(":tiny"):
+            continue
+        wl = load_workload(spec)
+        run = unique_run(n, lengths, tgt)
+        t0 = time.perf_counter()
+        ex = exact_totals(wl, run)
+        seconds = time.perf_counter() - t0
+        rng = np.random.default_rng(1)
+        worst = 0.0
+        t_count = time.perf_counter()
+        sample = rng.choice(n, checks, replace=False)
+        for i in sample:
+            counted = count_point(wl, tuple(int(v) for v in ex.signatures[i]))
+            for k, v in counted.items():
+                if v:
+                    worst = max(worst, abs(ex.per_signature[k][i] - v) / abs(v))
+        per_count = (time.perf_counter() - t_count) / checks
+        rows.append((spec, ex.method, ex.counted, seconds, per_count * n, worst, ex.note))
+        print(f"{spec}: {ex.method}, {ex.counted} counted, {seconds:.1f} s "
+              f"(counting all ≈ {per_count * n:.0f} s), max rel. diff {worst:.1e} {ex.note}", flush=True)
+    lines = [header(f"Exact totals of {n:,} unique signatures"), "",
+             "| workload | method | signatures counted | seconds | counting all (s, extrapolated) "
+             "| max rel. diff vs count_point | note |", "|---|---|---|---|---|---|---|"]
+    lines += [f"| {s} | {m} | {c} | {t:.1f} | {a:.0f} | {w:.1e} | {note} |"
+              for s, m, c, t, a, w, note in rows]
+    write_section("bench_exact", "\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,163 @@
+"""Does the FLOP count see every operator that takes time? A check of one real step.
+
+A timed operator whose FLOPs nobody counts makes every FLOP total silently short (a
+Conformer's FLOPs came out 11.2% short because CPU flash attention had no formula). The
+rule, applied to the torch.profiler self time of one real step:
+
+an ATen operator is **uncounted** when
+
+1. its self time is at least ``min_share`` (default 1%) of the step's operator time;
+2. it is compute-heavy: its category is ``gemm``, ``batched_gemm`` or ``convolution``
+   (and ``rnn`` for a user workload, whose step is counted as it runs; a reference
+   workload's recurrent layers are counted by the recurrence shortcut on the meta
+   device), or its name says ``attention``;
+3. neither it nor any operator that called it has a FLOP formula (a formula on the
+   caller covers the kernels it dispatches to: ``convolution`` → ``mkldnn_convolution``);
+4. it is not composite (``CompositeImplicitAutograd``: it decomposes into operators the
+   counter sees, e.g. ``linear``, ``matmul``, ``einsum``).
+
+Each uncounted operator gets a :class:`~seqpoint.exceptions.SeqPointWarning` naming it
+and its share of the step's time.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from seqpoint.exceptions import SeqPointWarning
+from seqpoint.profiling._attention_flops import flop_registry
+from seqpoint.profiling._categories import categorize
+from seqpoint.workloads import Signature, TorchWorkload, Workload
+
+__all__ = ["COMPUTE_CATEGORIES", "MIN_SHARE", "UncountedOperator", "counting_coverage",
+           "uncounted_operators", "warn_uncounted"]
+
+#: Categories whose operators do the arithmetic a FLOP count is about.
+COMPUTE_CATEGORIES = frozenset({"gemm", "batched_gemm", "convolution"})
+#: Smallest share of a step's operator time that an uncounted operator is reported at.
+MIN_SHARE = 0.01
+
+
+@dataclass(frozen=True)
+class UncountedOperator:
+    """A timed compute operator with no FLOP formula."""
+
+    name: str
+    """Operator name (``aten::_scaled_dot_product_flash_attention_for_cpu``)."""
+    seconds: float
+    """Self time per step, seconds."""
+    share: float
+    """Fraction of the step's operator time."""
+
+    def message(self) -> str:
+        return (f"{self.name} takes {100 * self.share:.1f}% of the step's operator time but has no "
+                "FLOP formula: FLOP totals leave it out.")
+
+
+def _covered(name: str, names: set[str]) -> bool:
+    bare = name.split("::", 1)[1] if "::" in name else name
+    return bare in names
+
+
+def _composite(name: str) -> bool:
+    import torch
+
+    try:
+        return bool(torch._C._dispatch_has_kernel_for_dispatch_key(name, "CompositeImplicitAutograd"))
+    except RuntimeError:  # not a registered operator name
+        return False
+
+
+def uncounted_operators(
+    op_seconds: Mapping[str, float], *, covered: Mapping[str, bool] | None = None,
+    min_share: float = MIN_SHARE, include_rnn: bool = False,
+    registry: Mapping[Any, Any] | None = None,
+) -> list[UncountedOperator]:
+    """Apply the module's rule to per-operator self times.
+
+    Parameters
+    ----------
+    op_seconds : mapping of str to float
+        ``aten::name`` to self seconds per step.
+    covered : mapping of str to bool, optional
+        ``aten::name`` to whether an operator that called it has a FLOP formula.
+    min_share : float
+        Smallest share of the total reported.
+    include_rnn : bool
+        Treat the ``rnn`` category as compute.
+    registry : mapping, optional
+        FLOP formulas (default :func:`~seqpoint.profiling.flop_registry`).
+
+    Returns
+    -------
+    list of UncountedOperator
+        Largest share first.
+    """
+    reg = flop_registry() if registry is None else registry
+    names = {p.__name__ for p in reg}
+    total = sum(op_seconds.values())
+    cats = COMPUTE_CATEGORIES | ({"rnn"} if include_rnn else set())
+    out = []
+    for name, sec in op_seconds.items():
+        share = sec / total if total > 0 else 0.0
+        if share < min_share or not name.startswith("aten::"):
+            continue
+        if categorize(name) not in cats and "attention" not in name:
+            continue
+        if _covered(name, names) or (covered or {}).get(name, False) or _composite(name):
+            continue
+        out.append(UncountedOperator(name, sec, share))
+    return sorted(out, key=lambda u: -u.share)
+
+
+def warn_uncounted(ops: list[UncountedOperator], *, stacklevel: int = 2) -> None:
+    """One :class:`SeqPointWarning` per uncounted operator."""
+    for op in ops:
+        warnings.warn(op.message(), SeqPointWarning, stacklevel=stacklevel + 1)
+
+
+def counting_coverage(
+    workload: Workload, signature: Signature, *, steps: int = 2, min_share: float = MIN_SHARE,
+    registry: Mapping[Any, Any] | None = None, warn: bool = True,
+) -> list[UncountedOperator]:
+    """Profile ``steps`` real steps of ``signature`` (after one warm-up) and report the
+    timed compute operators no FLOP formula covers (see the module's rule).
+
+    With ``warn`` each one also gets a :class:`SeqPointWarning`.
+    """
+    from torch.profiler import ProfilerActivity, profile
+
+    from seqpoint.profiling._stdio import native_stderr_silenced
+
+    reg = flop_registry() if registry is None else registry
+    names = {p.__name__ for p in reg}
+    batch = workload.make_batch(tuple(int(v) for v in signature))
+    workload.step(batch)
+    prof = profile(activities=[ProfilerActivity.CPU])
+    with native_stderr_silenced():
+        prof.start()
+    try:
+        for _ in range(steps):
+            workload.step(batch)
+    finally:
+        with native_stderr_silenced():
+            prof.stop()
+    seconds: dict[str, float] = {}
+    covered: dict[str, bool] = {}
+    for ev in prof.events():
+        if not ev.name.startswith("aten::") or ev.self_cpu_time_total <= 0:
+            continue
+        seconds[ev.name] = seconds.get(ev.name, 0.0) + ev.self_cpu_time_total * 1e-6 / steps
+        parent, up = ev.cpu_parent, False
+        while parent is not None and not up:
+            up = _covered(parent.name, names)
+            parent = parent.cpu_parent
+        covered[ev.name] = covered.get(ev.name, True) and up
+    found = uncounted_operators(seconds, covered=covered, min_share=min_share,
+                                include_rnn=not isinstance(workload, TorchWorkload), registry=reg)
+    if warn:
+        warn_uncounted(found)
+    return found

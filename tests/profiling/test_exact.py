@@ -1,0 +1,67 @@
+"""Exact run totals: the per-operator fit reproduces counting on every signature, and a
+model whose operators are not polynomial in its batch dimensions is counted instead."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from seqpoint.exceptions import ConfigError  # noqa: E402
+from seqpoint.profiling import count_point, exact_totals  # noqa: E402
+from seqpoint.schedule import IterationSchedule  # noqa: E402
+from seqpoint.workloads import load_workload  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _one_thread() -> None:
+    torch.set_num_threads(1)
+
+
+def _schedule(n: int, lo: int, hi: int, tgt: bool = False, seed: int = 0) -> IterationSchedule:
+    rng = np.random.default_rng(seed)
+    cols = {"batch_size": rng.integers(1, 9, n), "seq_len": rng.integers(lo, hi, n),
+            "tgt_len": rng.integers(5, 40, n) if tgt else np.zeros(n, dtype=np.int64)}
+    return IterationSchedule.from_columns(cols)
+
+
+@pytest.mark.parametrize(("spec", "tgt"), [("bert:tiny", False), ("gnmt:tiny", True)])
+def test_fit_matches_counting_on_every_signature(spec: str, tgt: bool) -> None:
+    wl = load_workload(spec)
+    sched = _schedule(600, 8, 96, tgt)
+    ex = exact_totals(wl, sched, method="auto")
+    assert "fit" in ex.method
+    assert ex.counted < len(ex.signatures) / 2
+    assert ex.checked >= 2
+    rng = np.random.default_rng(1)
+    for i in rng.choice(len(ex.signatures), 6, replace=False):
+        counted = count_point(wl, tuple(int(v) for v in ex.signatures[i]))
+        for k, v in counted.items():
+            assert ex.per_signature[k][i] == pytest.approx(v, rel=1e-12, abs=1e-30), k
+    # totals are the count-weighted sums of the per-signature values
+    assert ex.totals["flops"] == pytest.approx(float(ex.per_iteration("flops").sum()), rel=1e-12)
+
+
+def test_counting_is_used_when_the_fit_does_not_verify() -> None:
+    wl = load_workload("deepspeech2:tiny")
+    sched = _schedule(400, 160, 1600)
+    ex = exact_totals(wl, sched)
+    assert ex.method == "count" and ex.counted == len(ex.signatures)
+    assert "not a polynomial" in ex.note
+    with pytest.raises(ConfigError, match="method='fit'.*use method='count'"):
+        exact_totals(wl, sched, method="fit")
+
+
+def test_small_runs_are_counted_and_totals_are_exact() -> None:
+    wl = load_workload("bert:tiny")
+    sched = IterationSchedule.from_columns(
+        {"batch_size": [2, 2, 3, 2], "seq_len": [20, 40, 20, 20], "tgt_len": [0, 0, 0, 0]})
+    ex = exact_totals(wl, sched, devices={"cpu": (1e11, 2e10)})
+    assert ex.method == "count" and ex.counted == 3
+    per = [count_point(wl, s) for s in [(2, 20, 0), (2, 40, 0), (3, 20, 0), (2, 20, 0)]]
+    assert ex.totals["flops"] == sum(p["flops"] for p in per)
+    assert ex.totals["roofline_h100_s"] == pytest.approx(sum(p["roofline_h100_s"] for p in per))
+    assert ex.totals["roofline_cpu_s"] > ex.totals["roofline_h100_s"]
+    with pytest.raises(ConfigError, match="'method' parameter of exact_totals"):
+        exact_totals(wl, sched, method="guess")  # type: ignore[arg-type]

@@ -1,0 +1,71 @@
+"""`seqpoint run` output: exact whole-run totals, the honest saving, model-aware selection."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+pytest.importorskip("torch")
+
+from rich.console import Console
+
+from seqpoint.reports import print_run
+from seqpoint.workflows import (
+    BatchingSection,
+    LengthsSection,
+    ProfileSection,
+    ReportSection,
+    RunConfig,
+    SelectionSection,
+    WorkloadSection,
+    run,
+)
+
+
+def _cfg(tmp_path, selection: SelectionSection) -> RunConfig:
+    return RunConfig(
+        name="t",
+        lengths=LengthsSection(source="bundled:wikitext-2-valid", max_samples=64),
+        batching=BatchingSection(policy="group_by_length", epochs=1, params={"batch_size": 8}),
+        selection=selection,
+        workload=WorkloadSection(name="bert:tiny", set={"threads": 1}),
+        profile=ProfileSection(warmup=1, repeats=2, metrics=("time", "flops"),
+                               cache=str(tmp_path / "cache.sqlite")),
+        report=ReportSection(out=str(tmp_path / "run"), plots=False, html=True),
+    )
+
+
+def test_run_reports_exact_totals_and_savings(tmp_path) -> None:
+    res = run(_cfg(tmp_path, SelectionSection(n_points=3)), progress=False)
+    from seqpoint.profiling import count_point
+
+    out = json.loads((tmp_path / "run" / "result.json").read_text())
+    ex = out["exact_totals"]
+    sched = res.schedule
+    from seqpoint.workloads import load_workload
+
+    wl = load_workload("bert:tiny", overrides={"threads": 1})
+    truth = sum(count_point(wl, (int(b), int(s), int(t)))["flops"]
+                for b, s, t in zip(sched.batch_size, sched.seq_len, sched.tgt_len, strict=True))
+    assert ex["totals"]["flops"] == pytest.approx(truth, rel=1e-12)
+    assert ex["projection_error"]["flops"] == pytest.approx(
+        res.projection.totals["flops"] / truth - 1, rel=1e-9)
+    saving = out["saving"]
+    assert saving["steps"] == pytest.approx(res.reduction)
+    assert saving["profiling_s"] > 0 and saving["wall_clock"] > 0 and saving["tokens"] > 0
+    assert out["uncounted_operators"] == []
+    buf = io.StringIO()
+    print_run(Console(file=buf, width=200), res)
+    text = buf.getvalue()
+    assert "less profiling (wall clock)" in text and "less profiling (tokens)" in text
+    assert "exact flops (whole run" in text
+
+
+def test_run_selects_with_the_model_proxy(tmp_path) -> None:
+    res = run(_cfg(tmp_path, SelectionSection(n_points=3, cost="model", cost_device="h100")),
+              progress=False)
+    meta = json.loads((tmp_path / "run" / "seqpoints.json").read_text())
+    assert "model(roofline h100)" in json.dumps(meta)
+    assert sum(p.weight for p in res.seqpoints.points) == len(res.schedule)

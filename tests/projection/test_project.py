@@ -6,7 +6,7 @@ import re
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from seqpoint.exceptions import ConfigError, InputError
@@ -122,6 +122,9 @@ def test_exact_when_every_signature_is_measured(values: list[float]) -> None:
     st.floats(0.0, 5.0),
     st.floats(0.01, 2.0),
 )
+# Three distinct signatures whose attention term is collinear with their tokens (found by
+# hypothesis): the fit must use the features the points determine, not one per signature.
+@example(rows=[(1, 1, 1), (2, 1, 2), (2, 2, 1), (1, 1, 0)], k=3, a=0.0, b=1.0)
 def test_interpolated_exact_for_cost_linear_in_tokens(rows, k: int, a: float, b: float) -> None:  # type: ignore[no-untyped-def]
     arr = np.array(rows)
     sched = IterationSchedule.from_columns({"batch_size": arr[:, 0], "seq_len": arr[:, 1], "tgt_len": arr[:, 2]})

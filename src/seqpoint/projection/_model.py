@@ -125,9 +125,15 @@ class ScheduleModel:
             if p0 > 0:
                 return v0 * self.proxy / p0  # type: ignore[no-any-return]
             return np.full(self.proxy.shape[0], v0)
-        # As many features as *distinct* measured signatures: more would leave the
-        # least-squares fit underdetermined and break exactness for linear costs.
-        x = self.features[:, : min(distinct, 3)]
+        # As many features as the measured points determine: more would leave the
+        # least-squares fit underdetermined (its minimum-norm solution then puts weight on
+        # a feature the points cannot tell apart) and break exactness for linear costs.
+        # Distinct signatures can still have collinear features (the attention term equal
+        # to a multiple of the tokens at every point), so the rank decides, not the count.
+        n_feat = min(distinct, 3)
+        while n_feat > 1 and np.linalg.matrix_rank(self.features[sig, :n_feat]) < n_feat:
+            n_feat -= 1
+        x = self.features[:, :n_feat]
         coef, *_ = np.linalg.lstsq(x[sig], values, rcond=None)
         fit = x @ coef
         resid = values - fit[sig]

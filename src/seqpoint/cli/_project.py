@@ -10,8 +10,8 @@ import typer
 
 from seqpoint.cli._app import app, console, err_console, fail
 from seqpoint.measurements import read_measurements
-from seqpoint.projection import METHODS, project
-from seqpoint.reports import print_projection
+from seqpoint.projection import INTERCONNECTS, METHODS, project, project_ranks
+from seqpoint.reports import print_projection, print_rank_projection
 from seqpoint.schedule import read_schedule
 from seqpoint.selection import read_seqpoints
 
@@ -27,14 +27,37 @@ def project_command(
     method: Annotated[
         str, typer.Option("--method", help="weighted (the paper's) or interpolated.")
     ] = "weighted",
+    interconnect: Annotated[str | None, typer.Option(
+        "--interconnect", help="Data-parallel schedules: the all-reduce's link, a name "
+        f"({', '.join(INTERCONNECTS)}) or bytes per second; needs --gradient-bytes.")] = None,
+    gradient_bytes: Annotated[int | None, typer.Option(
+        "--gradient-bytes", min=1, help="Data-parallel schedules: bytes of the gradients "
+        "(4 x parameters in fp32).")] = None,
+    allreduce_s: Annotated[float | None, typer.Option(
+        "--allreduce-s", min=0.0, help="Data-parallel schedules: a measured all-reduce, "
+        "seconds per step (in place of --interconnect).")] = None,
 ) -> None:
-    """Project run totals of every measured metric, with a 95% interval."""
+    """Project run totals of every measured metric, with a 95% interval.
+
+    A data-parallel schedule (a ``rank`` column) also gets its run time: each step its
+    slowest rank plus the gradient all-reduce (--interconnect with --gradient-bytes, or
+    --allreduce-s), with the straggler and communication shares.
+    """
     if method not in METHODS:
         fail(f"Unknown projection method {method!r}. Valid names: {', '.join(METHODS)}.")
-    sched = read_schedule(schedule)
+    ranked = read_schedule(schedule)
+    sched = ranked.rank_rows()
     points = read_seqpoints(seqpoints)
     meas = read_measurements(measurements)
     result = project(sched, points, meas, method=method)
+    dp = None
+    if ranked.world_size > 1:
+        if allreduce_s is None and (interconnect is None or gradient_bytes is None):
+            fail(f"{schedule} is data-parallel ({ranked.world_size} ranks): give --allreduce-s "
+                 "(measured) or --interconnect NAME with --gradient-bytes N for the all-reduce.")
+        link = None if interconnect is None else _link(interconnect)
+        dp = project_ranks(ranked, points, meas, allreduce_s=allreduce_s,
+                           gradient_bytes=gradient_bytes, interconnect=link)
     if not result.complete:
         err_console.print(
             f"seqpoint: warning: SeqPoint(s) at iteration(s) {', '.join(map(str, result.failed))} "
@@ -44,6 +67,19 @@ def project_command(
             soft_wrap=True,
         )
     if as_json:
-        print(json.dumps(result.to_dict()))
+        out = result.to_dict()
+        if dp is not None:
+            out["data_parallel"] = dp.to_dict()
+        print(json.dumps(out))
         return
     print_projection(console, result)
+    if dp is not None:
+        print_rank_projection(console, dp)
+
+
+def _link(value: str) -> str | float:
+    """An interconnect name, or a bandwidth in bytes per second given as a number."""
+    try:
+        return float(value)
+    except ValueError:
+        return value

@@ -55,7 +55,9 @@ def select(
         fail(f"--max-error must be a fraction in (0, 1), e.g. 0.001 for 0.1%. Got {max_error:g}.")
     if cost not in COST_MODELS:
         fail(f"Unknown cost model {cost!r}. Valid names: {', '.join(COST_MODELS.names())}.")
-    sched = read_schedule(schedule)
+    # A data-parallel schedule is selected on its rank rows (every rank's batch an
+    # iteration of its own); `seqpoint project` reads it back the same way.
+    sched = read_schedule(schedule).rank_rows()
     if n_points is not None and n_points > len(sched):
         fail(f"-k {n_points} exceeds the {len(sched)} iterations of {schedule}; choose k <= {len(sched)}.")
     params: dict[str, Any] = {"random_state": seed}

@@ -16,6 +16,7 @@ from seqpoint.measurements import (
 )
 from seqpoint.projection import Speedup
 from seqpoint.reports._format import fmt_count, fmt_duration, fmt_pct, fmt_ratio
+from seqpoint.reports._ranks import print_rank_projection
 from seqpoint.reports._tables import (
     baselines_table,
     breakdown_table,
@@ -37,14 +38,19 @@ def print_run(console: Console, result: RunView) -> None:
     table = Table(title="Projected whole run", show_header=False)
     table.add_column(justify="left")
     table.add_column(justify="right")
-    table.add_row("iterations", f"{len(result.schedule):,}")
-    table.add_row("projected training time", f"[bold]{fmt_duration(proj.totals[metric])}[/]")
+    dp = result.data_parallel
+    table.add_row("iterations" if dp is None else "rank rows (steps × ranks)", f"{len(result.schedule):,}")
+    headline = "projected training time" if dp is None else "all ranks' work (Σ over rank rows)"
+    table.add_row(headline, f"[bold]{fmt_duration(proj.totals[metric])}[/]")
     table.add_row("95% interval", f"{fmt_duration(lo)} … {fmt_duration(hi)}  "
                   f"(± {proj.relative_halfwidth(metric):.2%})")
     if COLD_TIME in proj.totals:
         cold = proj.cold_steps
         label = f"  of which cold steps ({sum(cold.values()):,})" if cold else "  of which cold steps"
-        table.add_row(label, fmt_duration(proj.totals[COLD_TIME]))
+        term = proj.cold_term
+        how = (f"  ({term['share']:.1%} of the run; from the {term['method'].replace('_', ' ')})"
+               if term.get("share") is not None else "")
+        table.add_row(label, fmt_duration(proj.totals[COLD_TIME]) + how)
     if "flops" in proj.totals:
         table.add_row("projected FLOPs", fmt_count(proj.totals["flops"]) + "FLOP")
     warm, timed, profiled = result.steps_per_point
@@ -67,7 +73,12 @@ def print_run(console: Console, result: RunView) -> None:
                       f"{op['name']} ({op['share']:.1%} of step time, no FLOP formula)")
     if not proj.complete:
         table.add_row("[red]incomplete[/]", f"points at iterations {list(proj.failed)} failed")
+    if dp is not None:
+        # The rows above sum every rank's work; the run's time is the data-parallel one.
+        table.add_row(f"data-parallel time ({dp.world_size} ranks, steady state)", f"[bold]{fmt_duration(dp.total_s)}[/]")
     console.print(table)
+    if dp is not None:
+        print_rank_projection(console, dp)
     bd = breakdown_of(proj.totals)
     if bd:
         console.print(render(breakdown_table(bd), title="Projected operation breakdown"))

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from seqpoint.measurements import Measurements
-from seqpoint.projection import Projection
+from seqpoint.projection import Projection, RankProjection
 from seqpoint.schedule import IterationSchedule, ScheduleSummary
 from seqpoint.selection import SeqPoints
 from seqpoint.validation import ErrorCurve, FullRun, ProfilingSaving
@@ -54,6 +54,9 @@ class RunView(ProjectedView, Protocol):
     @property
     def uncounted(self) -> list[dict[str, Any]] | None:
         """Timed compute operators with no FLOP formula (``name``, ``share``)."""
+    @property
+    def data_parallel(self) -> RankProjection | None:
+        """A data-parallel run's projection (slowest rank plus all-reduce per step)."""
 
 
 class ValidationView(ProjectedView, Protocol):

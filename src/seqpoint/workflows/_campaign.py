@@ -14,8 +14,9 @@ from dataclasses import dataclass, replace
 from rich.console import Console
 
 from seqpoint.cache import MeasurementCache
+from seqpoint.exceptions import ConfigError
 from seqpoint.measurements import Measurements, environment_manifest, write_measurements
-from seqpoint.projection import ScheduleModel
+from seqpoint.projection import RankProjection, ScheduleModel
 from seqpoint.schedule import IterationSchedule, write_schedule
 from seqpoint.selection import SeqPoint, SeqPoints, write_seqpoints
 from seqpoint.validation import ProfilingSaving, profiling_saving, reduction_factor
@@ -32,7 +33,7 @@ from seqpoint.workflows._stages import (
 )
 from seqpoint.workloads import Signature, Workload
 
-__all__ = ["Campaign", "start_campaign"]
+__all__ = ["Campaign", "check_data_parallel", "project_data_parallel", "start_campaign"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -55,6 +56,9 @@ class Campaign:
     """The measurement cache, or None when ``[profile] use_cache`` is off."""
     measurements: Measurements
     """Measurements of :attr:`seqpoints`."""
+    ranks: IterationSchedule | None = None
+    """A data-parallel run's schedule (``rank`` column); :attr:`schedule` is then its rank
+    rows, every rank's batch an iteration of its own, which selection and profiling see."""
 
     @functools.cached_property
     def model(self) -> ScheduleModel:
@@ -139,6 +143,10 @@ def start_campaign(
     if subset:
         schedule = validation_schedule(cfg, schedule)
     write_schedule(schedule, folder.file("schedule.csv"))
+    ranks = None
+    if schedule.rank is not None:
+        check_data_parallel(cfg, schedule)  # before anything is measured
+        ranks, schedule = schedule, schedule.rank_rows()
     workload = make_workload(cfg.workload)
     cache = open_cache(cfg.profile)
     cost = None
@@ -153,4 +161,38 @@ def start_campaign(
                            console=console)
     write_measurements(measurements, folder.file(f"measurements{suffix}.json"))
     return Campaign(config=cfg, folder=folder, schedule=schedule, seqpoints=seqpoints,
-                    unit=unit, workload=workload, cache=cache, measurements=measurements)
+                    unit=unit, workload=workload, cache=cache, measurements=measurements,
+                    ranks=ranks)
+
+
+def check_data_parallel(cfg: RunConfig, schedule: IterationSchedule) -> None:
+    """A data-parallel run is projected with its all-reduce: refuse one without it."""
+    sec = cfg.batching
+    if schedule.world_size > 1 and sec.interconnect is None and sec.allreduce_s is None:
+        raise ConfigError(
+            f"The run is data-parallel ({schedule.world_size} ranks) and its steps end with a "
+            "gradient all-reduce: set [batching] interconnect (e.g. \"nvlink4\", \"ib-200g\", "
+            "\"gloo-loopback\", or bytes per second) or allreduce_s (measured seconds)."
+        )
+
+
+def project_data_parallel(c: Campaign) -> RankProjection | None:
+    """The data-parallel projection of ``c`` (slowest rank plus all-reduce per step), or
+    None for a single-process run."""
+    if c.ranks is None:
+        return None
+    from seqpoint.projection import project_ranks
+
+    sec = c.config.batching
+    gradient_bytes = None
+    if sec.interconnect is not None:
+        n_params = getattr(c.workload, "n_parameters", None)
+        if n_params is None:
+            raise ConfigError(
+                f"Workload {c.workload.name} does not say its parameter count (n_parameters()), "
+                "so its gradient bytes are unknown; set [batching] allreduce_s instead."
+            )
+        gradient_bytes = 4 * int(n_params())  # gradients stay fp32 under autocast
+    return project_ranks(c.ranks, c.seqpoints, c.measurements, allreduce_s=sec.allreduce_s,
+                         gradient_bytes=gradient_bytes, interconnect=sec.interconnect,
+                         context=c.model)

@@ -8,11 +8,11 @@ from typing import Any
 from rich.console import Console
 
 from seqpoint.measurements import Measurements, time_metric
-from seqpoint.projection import Projection
+from seqpoint.projection import Projection, RankProjection
 from seqpoint.schedule import IterationSchedule, ScheduleSummary, summarize
 from seqpoint.selection import SeqPoints
 from seqpoint.validation import ProfilingSaving
-from seqpoint.workflows._campaign import Campaign, start_campaign
+from seqpoint.workflows._campaign import Campaign, project_data_parallel, start_campaign
 from seqpoint.workflows._config import RunConfig
 from seqpoint.workflows._folder import RunFolder
 from seqpoint.workflows._mlflow import log_to_mlflow
@@ -50,6 +50,9 @@ class RunResult:
     uncounted: list[dict[str, Any]] | None = None
     """Timed compute operators with no FLOP formula (``name``, ``share`` of step time),
     checked on the heaviest SeqPoint when FLOPs were measured; empty when all are counted."""
+    data_parallel: RankProjection | None = None
+    """A data-parallel run's projection: each step its slowest rank plus the all-reduce
+    (:attr:`projection` then sums every rank's work, one rank row per iteration)."""
 
     @property
     def steps_per_point(self) -> tuple[int, int, int]:
@@ -67,6 +70,7 @@ class RunResult:
             "exact_totals": self.exact,
             "uncounted_operators": self.uncounted,
             "projection": self.projection.to_dict(),
+            "data_parallel": None if self.data_parallel is None else self.data_parallel.to_dict(),
             "summary": self.summary.to_dict(),
             "workload": self.measurements.workload,
         }
@@ -92,7 +96,7 @@ def run(
         config=cfg, folder=folder, schedule=c.schedule, summary=summarize(c.schedule),
         seqpoints=c.seqpoints, measurements=c.measurements, projection=projection,
         reduction=c.reduction, unit=c.unit, saving=c.saving(run_s), exact=_exact(c, projection),
-        uncounted=_coverage(c),
+        uncounted=_coverage(c), data_parallel=project_data_parallel(c),
     )
     folder.write_json("result.json", result.to_dict())
     if cfg.report.plots or cfg.report.html:

@@ -126,6 +126,13 @@ class BatchingSection:
     shard: str | None = None
     """How ranks split an epoch: 'samples' (DistributedSampler) or 'batches' (round-robin);
     None: the policy's default."""
+    interconnect: str | float | None = None
+    """Data-parallel runs: the link the gradient all-reduce crosses, a name (``seqpoint.
+    projection.INTERCONNECTS``: gloo-loopback, pcie4, nvlink4, ib-200g, ...) or bytes per
+    second; the all-reduce is then 2(N-1)/N of the gradient bytes over it."""
+    allreduce_s: float | None = None
+    """Data-parallel runs: a measured all-reduce of the gradients, seconds per step (in
+    place of ``interconnect``)."""
 
     _section_constraints: ClassVar[dict[str, list[Constraint]]] = {
         "policy": [_STR],
@@ -136,10 +143,25 @@ class BatchingSection:
         "world_size": [_bounded_int(1 << 16)],
         "rank": [Interval(int, 0), None],
         "shard": [_STR, None],
+        "interconnect": [_STR, Interval(float, 0, None, closed="neither", word="a number"), None],
+        "allreduce_s": [Interval(float, 0, None), None],
     }
 
     def __post_init__(self) -> None:
         _check("batching", self, self._section_constraints)
+        if self.interconnect is not None and self.allreduce_s is not None:
+            raise ConfigError(
+                "[batching]: give either interconnect or allreduce_s (a measured all-reduce), "
+                "not both."
+            )
+        if isinstance(self.interconnect, str):
+            from seqpoint.projection import INTERCONNECTS
+
+            if self.interconnect not in INTERCONNECTS:
+                raise ConfigError(
+                    f"[batching]: unknown interconnect {self.interconnect!r}; use one of "
+                    f"{', '.join(INTERCONNECTS)} or a bandwidth in bytes per second."
+                )
         from seqpoint.batching import make_policy, resolve_shard
 
         if self.rank is not None and self.rank >= self.world_size:

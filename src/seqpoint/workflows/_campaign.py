@@ -69,8 +69,9 @@ class Campaign:
     def reduction(self) -> float:
         """Iterations of the run over training steps executed to profile its SeqPoints."""
         steps = self.config.profile.point_steps()
+        overhead = self.config.profile.protocol_steps() + self.config.profile.cold_window
         return reduction_factor(len(self.schedule), len(self.seqpoints), **steps._asdict(),
-                                overhead=self.config.profile.protocol_steps())
+                                overhead=overhead)
 
     def saving(self, run_s: float = float("nan")) -> ProfilingSaving:
         """The saving in steps, wall clock (against ``run_s``) and tokens (see
@@ -159,10 +160,24 @@ def start_campaign(
     folder.write_json("environment.json", environment_manifest())
     measurements = measure(cfg.profile, workload, seqpoints, cache=cache, progress=progress,
                            console=console)
+    if cfg.profile.cold_window and "time" in cfg.profile.families:
+        measurements = _with_window(cfg, workload, schedule, measurements)
     write_measurements(measurements, folder.file(f"measurements{suffix}.json"))
     return Campaign(config=cfg, folder=folder, schedule=schedule, seqpoints=seqpoints,
                     unit=unit, workload=workload, cache=cache, measurements=measurements,
                     ranks=ranks)
+
+
+def _with_window(
+    cfg: RunConfig, workload: Workload, schedule: IterationSchedule, measurements: Measurements,
+) -> Measurements:
+    """``measurements`` with the run's first ``[profile] cold_window`` steps timed in
+    sequence (the cold-step term's ``window`` calibration)."""
+    from seqpoint.profiling import profile_window
+
+    sigs = [tuple(int(v) for v in row) for row in schedule.signature_matrix()[: cfg.profile.cold_window]]
+    window = profile_window(workload, sigs, start=int(schedule.iteration[0]), timer=cfg.profile.timer)
+    return replace(measurements, window=window)
 
 
 def check_data_parallel(cfg: RunConfig, schedule: IterationSchedule) -> None:

@@ -36,11 +36,11 @@ _NAMES = TypeOf((tuple, list), "a list of names")
 MAX_EPOCHS = 10_000
 
 
-def _bounded_int(high: int) -> Predicate:
-    """An int >= 1 with a stated ceiling, worded so the lower bound reads first."""
+def _bounded_int(high: int, *, low: int = 1) -> Predicate:
+    """An int >= ``low`` with a stated ceiling, worded so the lower bound reads first."""
     return Predicate(
-        lambda v: isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= high,
-        f"an int >= 1 (at most {high:,})",
+        lambda v: isinstance(v, int) and not isinstance(v, bool) and low <= v <= high,
+        f"an int >= {low} (at most {high:,})",
     )
 
 
@@ -298,10 +298,15 @@ class ProfileSection(ProfileConfig):
     """Cache file; default ``$SEQPOINT_CACHE`` or ``~/.cache/seqpoint/measurements.sqlite``."""
     use_cache: bool = True
     """Read and write the measurement cache."""
+    cold_window: int = 0
+    """Time the run's first ``cold_window`` iterations in sequence in a fresh process and
+    calibrate the cold-step term from them (``window``) instead of from the SeqPoints'
+    first steps; 0 (default) keeps the first-step calibration. Costs that many steps."""
 
     _section_constraints: ClassVar[dict[str, list[Constraint]]] = {
         "cache": [_PATH, None],
         "use_cache": [Boolean("true or false")],
+        "cold_window": [_bounded_int(100_000, low=0)],
     }
 
     def __post_init__(self) -> None:

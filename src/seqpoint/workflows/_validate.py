@@ -131,18 +131,14 @@ def exact_costs(
     workload: Workload, schedule: IterationSchedule, metrics: tuple[str, ...] = EXACT_METRICS,
     *, progress: bool = False, console: Console | None = None,
 ) -> dict[str, NDArray[np.float64]]:
-    """Per-iteration exact deterministic metrics, counted once per unique signature."""
-    from seqpoint.profiling import count_point
+    """Per-iteration exact deterministic metrics of every unique signature: counted, or a
+    per-operator fit verified on held-out signatures (see ``seqpoint.profiling.exact_totals``)."""
+    from seqpoint.profiling import exact_signature_costs
 
     sig, _, inverse = schedule.unique_signatures()
-    per_sig = {m: np.empty(sig.shape[0]) for m in metrics}
-    with _progress(progress, console, "counting FLOPs per signature", sig.shape[0]) as tick:
-        for j, row in enumerate(sig):
-            counted = count_point(workload, tuple(int(v) for v in row))
-            for m in metrics:
-                per_sig[m][j] = counted[m]
-            tick()
-    return {m: v[inverse] for m, v in per_sig.items()}
+    with _progress(progress, console, "exact FLOPs per signature", sig.shape[0]) as tick:
+        per_sig = exact_signature_costs(workload, sig, progress=tick)[0]
+    return {m: np.asarray(per_sig[m], dtype=np.float64)[inverse] for m in metrics}
 
 
 def validate(

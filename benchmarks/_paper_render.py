@@ -84,9 +84,14 @@ def deterministic(data: dict[str, Any]) -> list[str]:
         if ex:
             sub = "all" if ex["samples"] is None else f"{ex['samples']:,}"
             rows.append([f"`{name}`", ex["title"], sub, str(ex["epochs"]), f"{ex['n_iterations']:,}",
-                         str(ex["n_signatures"]), f"{ex['count_s']:.0f}"])
+                         str(ex["n_signatures"]), f"{ex['count_s']:.0f}", ex.get("exact_method") or "count"])
     out += _table(["case", "workload / data / policy", "samples", "epochs", "iterations",
-                   "unique shapes", "count_point s"], rows, 2)
+                   "unique shapes", "exact totals s", "exact by"], rows, 2)
+    out += ["The whole-run FLOPs, bytes and roofline totals that `seqpoint run` prints are these "
+            "exact ones (`exact_totals`: every unique signature counted, or a per-operator fit "
+            "verified to the integer on held-out signatures), so their error is 0 at every k; the "
+            "tables below are the error of *projecting* them from k SeqPoints, which is what the "
+            "selection achieves on a deterministic cost.", ""]
     for name, c in data["cases"].items():
         ex = c.get("exact")
         if not ex:

@@ -36,6 +36,8 @@ from seqpoint.profiling._counting import Cost, count_point, count_step
 from seqpoint.profiling._failures import is_oom
 from seqpoint.profiling._gpus import GPU_SPECS, GPUSpec, gpu_spec, roofline_seconds
 from seqpoint.profiling._point import kineto_trace_path, profile_point
+from seqpoint.profiling._point_shape import lengths_key, point_shape
+from seqpoint.profiling._rng import torch_rng_kept
 from seqpoint.profiling._startup import (
     ONEDNN_DEFAULT_CACHE_CAPACITY,
     StartupState,
@@ -75,13 +77,16 @@ __all__ = [
     "is_oom",
     "key_environment",
     "kineto_trace_path",
+    "lengths_key",
     "mark_seen",
     "onednn_cache_capacity",
+    "point_shape",
     "profile_point",
     "profile_points",
     "read_measurements",
     "roofline_seconds",
     "startup_state",
+    "torch_rng_kept",
     "workload_code_hash",
     "write_measurements",
 ]

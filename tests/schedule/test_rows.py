@@ -82,3 +82,15 @@ def test_rows_must_cover_the_schedule():
     _, s = _sched()
     with pytest.raises(InputError, match="per-row lengths cover 2 iterations"):
         s.with_rows(s.rows.take([0, 1]))
+
+
+def test_row_of_is_kept_by_take_compared_and_checked():
+    from seqpoint.schedule import RowLengths
+
+    rows = RowLengths(np.array([0, 3, 5]), np.array([4, 4, 8, 2, 6]), row_of=np.array([0, 0, 1, 0, 0]))
+    sub = rows.take([1, 0])
+    assert sub.row_of.tolist() == [0, 0, 0, 0, 1] and sub.packed_row_of(1).tolist() == [0, 0, 1]
+    assert not rows.equals(RowLengths(rows.offsets, rows.lengths))
+    assert RowLengths(rows.offsets, rows.lengths).packed_row_of(0) is None
+    with pytest.raises(InputError, match="non-decreasing within each iteration"):
+        RowLengths(np.array([0, 3]), np.array([1, 2, 3]), row_of=np.array([1, 0, 0]))

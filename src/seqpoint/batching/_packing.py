@@ -18,7 +18,7 @@ from seqpoint.batching._base import (
 )
 from seqpoint.batching._limits import BATCH_SIZE, LENGTH
 from seqpoint.exceptions import AdjustedInputWarning
-from seqpoint.schedule import IterationSchedule, round_up
+from seqpoint.schedule import IterationSchedule, RowLengths, round_up
 from seqpoint.traces import Lengths
 
 __all__ = ["PackedRows", "PackingPolicy", "pack_rows"]
@@ -39,11 +39,18 @@ class PackedRows:
         with per-document (block-diagonal) masking.
     first_row : ndarray of shape (n_docs,), int64
         Row holding each document's first token.
+    piece_len : ndarray of shape (n_pieces,), int64
+        Length of every document piece, in stream order (a document crossing a row
+        boundary is two pieces or more).
+    piece_row : ndarray of shape (n_pieces,), int64
+        Row holding every piece (non-decreasing).
     """
 
     fill: IntArray
     sum_sq: IntArray
     first_row: IntArray
+    piece_len: IntArray
+    piece_row: IntArray
 
 
 def pack_rows(doc_lengths: IntArray, max_seq_len: int) -> PackedRows:
@@ -76,7 +83,8 @@ def pack_rows(doc_lengths: IntArray, max_seq_len: int) -> PackedRows:
     sum_sq = np.add.reduceat(piece_len * piece_len, row_start)
     fill = np.full(n_rows, L, dtype=np.int64)
     fill[-1] = total - (n_rows - 1) * L
-    return PackedRows(fill=fill, sum_sq=sum_sq.astype(np.int64), first_row=first.astype(np.int64))
+    return PackedRows(fill=fill, sum_sq=sum_sq.astype(np.int64), first_row=first.astype(np.int64),
+                      piece_len=piece_len.astype(np.int64), piece_row=piece_row.astype(np.int64))
 
 
 @POLICIES.register("packing")
@@ -91,6 +99,10 @@ class PackingPolicy(BatchingPolicy):
     row is padded; ``tokens`` counts real tokens and ``sum_sq_len`` the sum of squared
     piece lengths per batch, so ``meta["packed"] = True`` makes it part of the signature.
     Target lengths are ignored (packing is for single-sequence models).
+
+    ``schedule.rows`` holds every batch's document pieces as its sequences, with
+    ``rows.row_of`` naming the packed row (``0..batch_size-1``) of each, so a varlen
+    step gets each row's ``cu_seqlens`` (``BatchShape.cu_seqlens``).
     """
 
     name: ClassVar[str] = "packing"
@@ -150,7 +162,9 @@ class PackingPolicy(BatchingPolicy):
                 AdjustedInputWarning,
                 stacklevel=3,
             )
-        cols: dict[str, list[IntArray]] = {k: [] for k in ("epoch", "bs", "tokens", "sq")}
+        cols: dict[str, list[IntArray]] = {
+            k: [] for k in ("epoch", "bs", "tokens", "sq", "pieces", "piece_len", "row_of")
+        }
         dropped, dropped_tokens = [], 0
         for e in range(int(epochs)):
             _order, rows = self._epoch_rows(lens, int(seed), e)
@@ -164,6 +178,11 @@ class PackingPolicy(BatchingPolicy):
             cols["tokens"].append(np.add.reduceat(rows.fill[:kept], starts))
             cols["sq"].append(np.add.reduceat(rows.sum_sq[:kept], starts))
             cols["epoch"].append(np.full(starts.shape[0], e, dtype=np.int64))
+            keep = rows.piece_row < kept  # pieces are in row order: a prefix
+            cols["piece_len"].append(rows.piece_len[keep])
+            cols["row_of"].append(rows.piece_row[keep] % self.batch_size)
+            cols["pieces"].append(np.bincount(rows.piece_row[keep] // self.batch_size,
+                                              minlength=starts.shape[0]))
         plan_dropped = np.asarray(dropped, dtype=np.int64)
         if not cols["bs"]:
             self._check_nonempty(
@@ -179,6 +198,12 @@ class PackingPolicy(BatchingPolicy):
         ).meta(lens, policy=self.name, params=self.to_dict(), epochs=epochs, seed=seed)
         meta["packed"] = True
         meta["dropped_tokens"] = dropped_tokens
+        pieces = np.concatenate(cols["pieces"]).astype(np.int64)
+        per_row = RowLengths(
+            np.concatenate([[0], np.cumsum(pieces)]).astype(np.int64),
+            np.concatenate(cols["piece_len"]),
+            row_of=np.concatenate(cols["row_of"]),
+        )
         return IterationSchedule(
             iteration=np.arange(bs.shape[0], dtype=np.int64),
             epoch=np.concatenate(cols["epoch"]),
@@ -189,4 +214,4 @@ class PackingPolicy(BatchingPolicy):
             padded_tokens=bs * seq,
             sum_sq_len=np.concatenate(cols["sq"]),
             meta=meta,
-        )
+        ).with_rows(per_row)

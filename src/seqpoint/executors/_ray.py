@@ -33,6 +33,7 @@ from seqpoint.executors._cluster import (
 from seqpoint.executors._tasks import (
     Header,
     Job,
+    Point,
     PointResult,
     as_points,
     failed,
@@ -40,7 +41,7 @@ from seqpoint.executors._tasks import (
     probe_headers,
 )
 from seqpoint.measurements import Measurement, Measurements
-from seqpoint.profiling import key_environment
+from seqpoint.profiling import key_environment, lengths_key, point_shape
 
 if TYPE_CHECKING:  # rich is loaded only where a bar is drawn
     from rich.console import Console
@@ -48,6 +49,10 @@ if TYPE_CHECKING:  # rich is loaded only where a bar is drawn
 __all__ = ["RayExecutor"]
 
 _INSTALL = "install it with `pip install 'seqpoint[ray]'`"
+
+#: What is measured once: a signature and, for a workload that takes a BatchShape, the
+#: digest of the point's real lengths (the serial campaign's unit and cache key).
+Unit = tuple[tuple[int, ...], str | None]
 
 
 def _header_key(job: Job) -> str:
@@ -177,59 +182,67 @@ class RayExecutor:
         points = [as_points(job.points) for job in jobs]
         resources = [job_resources(job) for job in jobs]
         check_feasible(ray, jobs, resources)
-        sigs = [list(dict.fromkeys(sig for _, sig in pts)) for pts in points]
-        done: list[dict[tuple[int, ...], Measurement]] = [{} for _ in jobs]
         headers: list[Header | None] = [self._headers.get(_header_key(job)) for job in jobs]
+        # The probe also tells whether a workload takes real lengths, which decides what
+        # is measured apart and how it is keyed.
         want = [
-            i for i, h in enumerate(headers) if h is None and (cache is not None or not sigs[i])
+            i for i, h in enumerate(headers)
+            if h is None and (cache is not None or not points[i]
+                              or any(p.lengths is not None for p in points[i]))
         ]
-        probes = self._probe(ray, jobs, resources, want, headers, sigs, done)
+        probes, broken = self._probe(ray, jobs, resources, want, headers)
+        units = [_units(pts, headers[i]) for i, pts in enumerate(points)]
+        uniq = [list(dict.fromkeys(u for _, u in us)) for us in units]
+        sent = [dict(zip((u for _, u in us), pts, strict=True)) for us, pts in zip(units, points, strict=True)]
+        done: list[dict[Unit, Measurement]] = [
+            {u: failed(u[0], broken[i]) for u in uniq[i]} if i in broken else {} for i in range(len(jobs))
+        ]
         cached = 0
         if cache is not None:
             for i, job in enumerate(jobs):
                 h = headers[i]
                 if h is None:
                     continue
-                for sig in sigs[i]:
-                    if sig in done[i]:
+                for unit in uniq[i]:
+                    if unit in done[i]:
                         continue
-                    hit = cache.get(_key(cache, h, sig, job))
+                    hit = cache.get(_key(cache, h, unit, job))
                     if hit is not None:
-                        done[i][sig] = hit
+                        done[i][unit] = hit
                         cached += 1
-        slots: list[tuple[int, tuple[int, ...]]] = []
-        tasks: list[tuple[int, list[tuple[int, tuple[int, ...]]]]] = []
+        slots: list[tuple[int, Unit]] = []
+        tasks: list[tuple[int, list[tuple[int, Point]]]] = []
         for i in range(len(jobs)):
             # largest first: the process start-up then runs next to the largest shape
-            todo = sorted((s for s in sigs[i] if s not in done[i]), key=_size, reverse=True)
+            todo = sorted((u for u in uniq[i] if u not in done[i]), key=lambda u: _size(u[0]), reverse=True)
             per = self.points_per_task or max(1, len(todo))
             for start in range(0, len(todo), per):
                 chunk = []
-                for sig in todo[start:start + per]:
-                    chunk.append((len(slots), sig))
-                    slots.append((i, sig))
+                for unit in todo[start:start + per]:
+                    chunk.append((len(slots), sent[i][unit]))
+                    slots.append((i, unit))
                 tasks.append((i, chunk))
         remote = ray.remote(max_calls=1)(measure_points)
-        active: dict[Any, list[tuple[int, tuple[int, ...]]]] = {}
+        active: dict[Any, list[tuple[int, Unit]]] = {}
         for i, chunk in tasks:
             job = jobs[i]
             gen = remote.options(**resources[i], max_retries=self.max_retries).remote(
                 job.workload, dict(job.overrides), job.config, chunk
             )
-            active[gen] = list(chunk)
-        total = sum(len(s) for s in sigs)
+            active[gen] = [(slot, slots[slot][1]) for slot, _ in chunk]
+        total = sum(len(s) for s in uniq)
 
         def record(res: PointResult) -> None:
-            i, sig = slots[res.slot]
+            i, unit = slots[res.slot]
             m = res.measurement
             if res.header is not None:
                 if headers[i] is None:
                     headers[i] = res.header
                 self._headers.setdefault(_header_key(jobs[i]), res.header)
                 if cache is not None and m.ok:
-                    cache.put(_key(cache, res.header, sig, jobs[i]), m,
-                              workload=res.header.workload, signature=sig)
-            done[i][sig] = m
+                    cache.put(_key(cache, res.header, unit, jobs[i]), m,
+                              workload=res.header.workload, signature=unit[0])
+            done[i][unit] = m
 
         with _Bar(progress and total > 0, total, console) as bar:
             bar.advance(total - len(slots))
@@ -257,15 +270,18 @@ class RayExecutor:
         self.last_stats = SweepStats(pairs=total, cached=cached, measured=len(slots),
                                      tasks=len(tasks), probes=probes)
         return [
-            _assemble(job, points[i], done[i], headers[i]) for i, job in enumerate(jobs)
+            _assemble(job, units[i], done[i], headers[i]) for i, job in enumerate(jobs)
         ]
 
     def _probe(
         self, ray: ModuleType, jobs: list[Job], resources: list[dict[str, float]],
         want: list[int], headers: list[Header | None],
-        sigs: list[list[tuple[int, ...]]], done: list[dict[tuple[int, ...], Measurement]],
-    ) -> int:
-        """Fill ``headers[i]`` for ``want`` with one probe task per resource request."""
+    ) -> tuple[int, dict[int, str]]:
+        """Fill ``headers[i]`` for ``want`` with one probe task per resource request.
+
+        Returns the probes run and, by job, why a workload did not build on a worker
+        (its points then fail).
+        """
         groups: dict[tuple[tuple[str, float], ...], list[int]] = {}
         for i in want:
             groups.setdefault(resource_key(resources[i]), []).append(i)
@@ -276,6 +292,7 @@ class RayExecutor:
             )
             for key, idx in groups.items()
         }
+        broken: dict[int, str] = {}
         for key, idx in groups.items():
             try:
                 answers: list[Header | str] = ray.get(refs[key])
@@ -287,14 +304,24 @@ class RayExecutor:
                 elif answer.startswith("config: "):
                     raise ConfigError(answer.removeprefix("config: "))
                 else:  # the workload does not build on a worker: its points fail
-                    for sig in sigs[i]:
-                        done[i][sig] = failed(sig, answer)
-        return len(groups)
+                    broken[i] = answer
+        return len(groups), broken
 
 
-def _key(cache: MeasurementCache, h: Header, sig: tuple[int, ...], job: Job) -> str:
+def _units(points: list[Point], header: Header | None) -> list[tuple[int, Unit]]:
+    """``(iteration, unit)`` of each point: the serial campaign's BatchShape and its
+    lengths key (:func:`seqpoint.profiling.point_shape`), when the workload takes one."""
+    takes = header is not None and header.takes_shape
+    name = header.workload if header is not None else "workload"
+    return [
+        (p.iteration, (p.signature, lengths_key(point_shape(p, takes_shape=takes, name=name))))
+        for p in points
+    ]
+
+
+def _key(cache: MeasurementCache, h: Header, unit: Unit, job: Job) -> str:
     env = key_environment(h.environment, h.code)
-    return cache.key(h.workload, h.config, env, sig, job.config.to_dict())
+    return cache.key(h.workload, h.config, env, unit[0], job.config.to_dict(), lengths=unit[1])
 
 
 def _size(sig: tuple[int, ...]) -> int:
@@ -303,18 +330,18 @@ def _size(sig: tuple[int, ...]) -> int:
 
 
 def _fail_all(
-    left: list[tuple[int, tuple[int, ...]]], message: str,
-    slots: list[tuple[int, tuple[int, ...]]],
-    done: list[dict[tuple[int, ...], Measurement]], *, status: str = "error",
+    left: list[tuple[int, Unit]], message: str,
+    slots: list[tuple[int, Unit]],
+    done: list[dict[Unit, Measurement]], *, status: str = "error",
 ) -> None:
-    for slot, sig in left:
+    for slot, unit in left:
         i, _ = slots[slot]
-        done[i][sig] = failed(sig, message, status="oom" if status == "oom" else "error")
+        done[i][unit] = failed(unit[0], message, status="oom" if status == "oom" else "error")
 
 
 def _assemble(
-    job: Job, points: list[tuple[int, tuple[int, ...]]],
-    done: dict[tuple[int, ...], Measurement], header: Header | None,
+    job: Job, points: list[tuple[int, Unit]],
+    done: dict[Unit, Measurement], header: Header | None,
 ) -> Measurements:
     h = header or Header(workload=job.workload, config={}, environment={})
     return Measurements(

@@ -11,17 +11,18 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from seqpoint.exceptions import SeqPointError
 from seqpoint.measurements import Measurement, Measurements, Status
 from seqpoint.profiling import ProfileConfig, is_oom, profile_points, workload_code_hash
 from seqpoint.selection import SeqPoint, SeqPoints
-from seqpoint.workloads import Workload
+from seqpoint.workloads import Workload, takes_batch_shape
 
 __all__ = [
     "Header",
     "Job",
+    "Point",
     "PointResult",
     "as_points",
     "failed",
@@ -29,8 +30,28 @@ __all__ = [
     "probe_headers",
 ]
 
-#: A point to measure: the schedule iteration it stands for (-1 if none) and its signature.
-Point = tuple[int, tuple[int, ...]]
+class Point(NamedTuple):
+    """A point to measure, as the driver sends it to a worker: what the serial path reads
+    of a SeqPoint (its real lengths included) and nothing else."""
+
+    iteration: int
+    """The schedule iteration it stands for (-1 for a bare signature)."""
+    signature: tuple[int, ...]
+    """``(batch_size, seq_len, tgt_len[, sum_sq_len])``."""
+    lengths: tuple[int, ...] | None = None
+    """Real length of each sequence, when the schedule recorded them."""
+    tgt_lengths: tuple[int, ...] | None = None
+    """Real target length of each sequence, when recorded."""
+    row_of: tuple[int, ...] | None = None
+    """Packed row of each sequence (packed batches), when recorded."""
+
+
+class _OnePoint:
+    """A one-point campaign that :func:`~seqpoint.profiling.profile_points` reads as it
+    reads SeqPoints, so a worker builds the point's BatchShape as the serial path does."""
+
+    def __init__(self, point: Point) -> None:
+        self.points = (point,)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -59,6 +80,8 @@ class Header:
     """The environment fingerprint computed in the measuring process."""
     code: str = ""
     """Hash of the workload's code (:func:`seqpoint.profiling.workload_code_hash`), part of the key."""
+    takes_shape: bool = False
+    """The workload takes a BatchShape: its points' real lengths are part of the key."""
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -73,15 +96,20 @@ class PointResult:
 
 
 def as_points(points: SeqPoints | Iterable[Any]) -> list[Point]:
-    """``(iteration, signature)`` of each point (iteration -1 for a bare signature)."""
+    """Each point with its iteration (-1 for a bare signature) and recorded lengths."""
     items: Iterable[Any] = points.points if isinstance(points, SeqPoints) else points
     out: list[Point] = []
     for p in items:
-        if isinstance(p, SeqPoint):
-            out.append((int(p.iteration), tuple(int(v) for v in p.signature)))
+        if isinstance(p, SeqPoint | Point):
+            out.append(Point(int(p.iteration), tuple(int(v) for v in p.signature),
+                             *(_ints(getattr(p, f, None)) for f in ("lengths", "tgt_lengths", "row_of"))))
         else:
-            out.append((-1, tuple(int(v) for v in p)))
+            out.append(Point(-1, tuple(int(v) for v in p)))
     return out
+
+
+def _ints(values: Iterable[Any] | None) -> tuple[int, ...] | None:
+    return None if values is None else tuple(int(v) for v in values)
 
 
 def failed(signature: Sequence[int], exc: BaseException | str, *, status: Status = "error") -> Measurement:
@@ -105,7 +133,7 @@ def failed(signature: Sequence[int], exc: BaseException | str, *, status: Status
 def header_of(ms: Measurements, workload: Workload) -> Header:
     """The key inputs of a campaign of ``workload``: what it recorded, and its code's hash."""
     return Header(workload=ms.workload, config=dict(ms.config), environment=dict(ms.environment),
-                  code=workload_code_hash(workload))
+                  code=workload_code_hash(workload), takes_shape=takes_batch_shape(workload))
 
 
 def probe_headers(
@@ -136,29 +164,30 @@ def measure_points(
     spec: str,
     overrides: Mapping[str, Any],
     config: ProfileConfig,
-    points: Sequence[tuple[int, tuple[int, ...]]],
+    points: Sequence[tuple[int, Point]],
 ) -> Iterator[PointResult]:
-    """Build the workload once and measure ``points`` (``(slot, signature)``) in order.
+    """Build the workload once and measure ``points`` (``(slot, point)``) in order.
 
     Yields one :class:`PointResult` per point as soon as it is measured, so the driver
     can cache it before the next one starts. Each point is its own one-point campaign of
     :func:`~seqpoint.profiling.profile_points` on the same workload object: the process
     start-up runs once, before the first point, on a shape next to it (the driver puts
     the largest point first, so this is the serial path's start-up shape), and every
-    point's first step is cold as it is in the serial path.
+    point's first step is cold as it is in the serial path. A workload that takes a
+    BatchShape gets the point's recorded lengths, as in the serial path.
     """
     from seqpoint.workloads import load_workload
 
     try:
         workload = load_workload(spec, dict(overrides))
     except Exception as exc:  # every point of this task records why
-        for slot, sig in points:
-            yield PointResult(slot=slot, header=None, measurement=failed(sig, exc))
+        for slot, point in points:
+            yield PointResult(slot=slot, header=None, measurement=failed(point.signature, exc))
         return
-    for slot, sig in points:
+    for slot, point in points:
         try:
-            ms = profile_points(workload, [sig], config, progress=False)
+            ms = profile_points(workload, _OnePoint(point), config, progress=False)
         except SeqPointError as exc:  # a bad signature fails its point only
-            yield PointResult(slot=slot, header=None, measurement=failed(sig, exc))
+            yield PointResult(slot=slot, header=None, measurement=failed(point.signature, exc))
             continue
         yield PointResult(slot=slot, header=header_of(ms, workload), measurement=ms.measurements[0])

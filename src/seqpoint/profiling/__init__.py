@@ -40,6 +40,7 @@ from seqpoint.profiling._exact import ExactTotals, exact_signature_costs, exact_
 from seqpoint.profiling._failures import is_oom
 from seqpoint.profiling._gpus import GPU_SPECS, GPUSpec, gpu_spec, roofline_seconds
 from seqpoint.profiling._point import kineto_trace_path, profile_point
+from seqpoint.profiling._point_shape import lengths_key, point_shape
 from seqpoint.profiling._probe import cpu_roofline
 from seqpoint.profiling._protocol import (
     DriftWarning,
@@ -49,6 +50,7 @@ from seqpoint.profiling._protocol import (
     run_worker,
     split_repeats,
 )
+from seqpoint.profiling._rng import torch_rng_kept
 from seqpoint.profiling._startup import (
     ONEDNN_DEFAULT_CACHE_CAPACITY,
     StartupState,
@@ -100,9 +102,11 @@ __all__ = [
     "is_oom",
     "key_environment",
     "kineto_trace_path",
+    "lengths_key",
     "mark_seen",
     "measure_protocol",
     "onednn_cache_capacity",
+    "point_shape",
     "profile_point",
     "profile_points",
     "profile_protocol",
@@ -113,6 +117,7 @@ __all__ = [
     "split_repeats",
     "startup_state",
     "time_window",
+    "torch_rng_kept",
     "uncounted_operators",
     "workload_code_hash",
     "write_measurements",

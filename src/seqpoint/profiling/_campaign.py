@@ -17,7 +17,9 @@ from seqpoint.measurements import Measurement, Measurements, environment_fingerp
 from seqpoint.profiling._config import HARNESS_VERSION, ProfileConfig
 from seqpoint.profiling._memory import memory_refusal
 from seqpoint.profiling._point import profile_point
+from seqpoint.profiling._point_shape import lengths_key, point_shape
 from seqpoint.profiling._protocol import measure_protocol
+from seqpoint.profiling._rng import keeps_torch_rng
 from seqpoint.profiling._startup import campaign_decoy, startup_state
 from seqpoint.workloads import BatchShape, Signature, Workload, takes_batch_shape
 
@@ -74,11 +76,8 @@ def _shapes(points: Points, workload: Workload) -> dict[int, BatchShape]:
     if found is None or not takes_batch_shape(workload):
         return {}
     name = str(getattr(workload, "name", "workload"))
-    return {
-        int(p.iteration): BatchShape.of(p.signature, p.lengths, getattr(p, "tgt_lengths", None), workload=name)
-        for p in found
-        if getattr(p, "lengths", None) is not None
-    }
+    shapes = {int(p.iteration): point_shape(p, takes_shape=True, name=name) for p in found}
+    return {it: shape for it, shape in shapes.items() if shape is not None}
 
 
 def _workload_config_dict(workload: Workload) -> dict[str, Any]:
@@ -178,6 +177,7 @@ def workload_code_hash(workload: Workload) -> str:
     return hashlib.sha256(blob).hexdigest()
 
 
+@keeps_torch_rng
 def profile_points(
     workload: Workload,
     points: Points,
@@ -210,6 +210,11 @@ def profile_points(
         ``config.processes > 1`` the points' time is measured by the multi-process
         protocol (:func:`~seqpoint.profiling._protocol.measure_protocol`) and its drift
         report is ``Measurements.protocol``.
+
+    Notes
+    -----
+    torch's global random state (CPU, and CUDA when available) is restored on return,
+    so profiling inside a training process leaves the run's random draws unchanged.
     """
     config = config or ProfileConfig()
     todo = _as_points(points)
@@ -265,7 +270,7 @@ def profile_points(
         key = None
         if cache is not None:
             key = cache.key(name, cfg_dict, key_env, sig, config.to_dict(),
-                            lengths=None if shape is None else shape.digest())
+                            lengths=lengths_key(shape))
             hit = cache.get(key)
             if hit is not None:
                 done[same] = hit

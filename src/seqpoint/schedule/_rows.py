@@ -39,14 +39,19 @@ class RowLengths:
         Source length of every sequence, tokens or frames.
     tgt_lengths : ndarray of shape (n_sequences,), int64, or None
         Target length of every sequence (encoder-decoder models), else None.
+    row_of : ndarray of shape (n_sequences,), int64, or None
+        Packed batches only: the row (``0..batch_size-1`` within its iteration) that
+        holds each document piece, non-decreasing within an iteration, so a varlen step
+        can build each row's ``cu_seqlens``; None when every sequence is its own row.
     """
 
     offsets: IntArray
     lengths: IntArray
     tgt_lengths: IntArray | None = None
+    row_of: IntArray | None = None
 
     def __post_init__(self) -> None:
-        for name in ("offsets", "lengths", "tgt_lengths"):
+        for name in ("offsets", "lengths", "tgt_lengths", "row_of"):
             value = getattr(self, name)
             if value is None:
                 continue
@@ -66,6 +71,16 @@ class RowLengths:
             raise InputError(
                 f"RowLengths.tgt_lengths has {self.tgt_lengths.shape[0]} entries; expected {n} like lengths."
             )
+        if self.row_of is not None:
+            ro = self.row_of
+            # A row index may fall only where a new iteration starts.
+            starts = np.zeros(n, dtype=bool)
+            starts[off[:-1][off[:-1] < n]] = True
+            if ro.shape[0] != n or np.any(ro < 0) or np.any((np.diff(ro) < 0) & ~starts[1:]):
+                raise InputError(
+                    f"RowLengths.row_of must hold one row index >= 0 per length ({n}), "
+                    "non-decreasing within each iteration."
+                )
 
     @classmethod
     def from_order(
@@ -104,6 +119,12 @@ class RowLengths:
         lo, hi = int(self.offsets[i]), int(self.offsets[i + 1])
         return self.lengths[lo:hi], None if self.tgt_lengths is None else self.tgt_lengths[lo:hi]
 
+    def packed_row_of(self, i: int) -> IntArray | None:
+        """The packed row of each sequence of iteration ``i``, or None (see ``row_of``)."""
+        if self.row_of is None:
+            return None
+        return self.row_of[int(self.offsets[i]):int(self.offsets[i + 1])]
+
     def take(self, rows: Any) -> RowLengths:
         """The rows of the given iterations (indices or boolean mask), in that order."""
         idx = np.arange(len(self))[np.asarray(rows)]
@@ -113,17 +134,16 @@ class RowLengths:
         # Each kept iteration's slice, gathered in one vectorised index.
         gather = np.repeat(starts - offsets[:-1], counts) + np.arange(int(offsets[-1]))
         tgt = None if self.tgt_lengths is None else self.tgt_lengths[gather]
-        return RowLengths(offsets, self.lengths[gather], tgt)
+        row_of = None if self.row_of is None else self.row_of[gather]
+        return RowLengths(offsets, self.lengths[gather], tgt, row_of)
 
     def equals(self, other: RowLengths) -> bool:
-        """Same offsets, lengths and target lengths."""
-        if (self.tgt_lengths is None) != (other.tgt_lengths is None):
-            return False
-        same_tgt = (
-            self.tgt_lengths is None or other.tgt_lengths is None
-            or np.array_equal(self.tgt_lengths, other.tgt_lengths)
-        )
-        return same_tgt and np.array_equal(self.offsets, other.offsets) and np.array_equal(self.lengths, other.lengths)
+        """Same offsets, lengths, target lengths and packed rows."""
+        for name in ("tgt_lengths", "row_of"):
+            mine, theirs = getattr(self, name), getattr(other, name)
+            if (mine is None) != (theirs is None) or (mine is not None and not np.array_equal(mine, theirs)):
+                return False
+        return np.array_equal(self.offsets, other.offsets) and np.array_equal(self.lengths, other.lengths)
 
 
 def rows_path(path: str | Path) -> Path:
@@ -141,6 +161,8 @@ def write_rows(rows: RowLengths | None, path: str | Path) -> Path | None:
     arrays = {"offsets": rows.offsets, "lengths": rows.lengths}
     if rows.tgt_lengths is not None:
         arrays["tgt_lengths"] = rows.tgt_lengths
+    if rows.row_of is not None:
+        arrays["row_of"] = rows.row_of
     with side.open("wb") as fh:
         np.savez_compressed(fh, **arrays)  # type: ignore[arg-type]
     return side
@@ -161,13 +183,14 @@ def read_rows(path: str | Path, n_iterations: int) -> RowLengths | None:
     fix = f"delete {side} (the file beside it still reads) or write both again"
     try:
         with np.load(side, allow_pickle=False) as data:
-            arrays = {k: np.asarray(data[k]) for k in ("offsets", "lengths", "tgt_lengths") if k in data.files}
+            arrays = {k: np.asarray(data[k]) for k in ("offsets", "lengths", "tgt_lengths", "row_of")
+                      if k in data.files}
     except (OSError, ValueError, EOFError) as exc:
         raise InputError(f"{side}: not a per-row lengths file ({' '.join(str(exc).split())[:200]}); {fix}.") from None
     if "offsets" not in arrays or "lengths" not in arrays:
         raise InputError(f"{side}: lacks the arrays 'offsets' and 'lengths'; {fix}.")
     try:
-        rows = RowLengths(arrays["offsets"], arrays["lengths"], arrays.get("tgt_lengths"))
+        rows = RowLengths(arrays["offsets"], arrays["lengths"], arrays.get("tgt_lengths"), arrays.get("row_of"))
     except InputError as exc:
         raise InputError(f"{side}: {exc} {fix[0].upper()}{fix[1:]}.") from None
     if len(rows) != n_iterations:

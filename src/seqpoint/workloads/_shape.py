@@ -39,6 +39,9 @@ class BatchShape:
         True when the lengths were recorded from the schedule; False when only the
         signature was known and every sequence is taken as full length (``seq_len``,
         ``tgt_len``), the shape the built-in workloads assume.
+    row_of : ndarray of shape (n_sequences,), int64, or None
+        For packed batches, the row (``0..batch_size-1``) that holds each document
+        piece, as the schedule recorded it; None otherwise (see :meth:`packed_rows`).
     """
 
     batch_size: int
@@ -48,6 +51,7 @@ class BatchShape:
     lengths: IntArray
     tgt_lengths: IntArray
     exact: bool
+    row_of: IntArray | None = None
 
     @classmethod
     def of(
@@ -56,14 +60,18 @@ class BatchShape:
         lengths: Sequence[int] | NDArray[np.integer] | None = None,
         tgt_lengths: Sequence[int] | NDArray[np.integer] | None = None,
         *,
+        row_of: Sequence[int] | NDArray[np.integer] | None = None,
         workload: str = "workload",
     ) -> BatchShape:
         """The shape of ``signature`` with the given lengths (full length when None).
 
+        ``row_of`` gives, for a packed batch, the row holding each length (document).
+
         Raises
         ------
         InputError
-            A length is negative or longer than the padded length it belongs to.
+            A length is negative or longer than the padded length it belongs to, or
+            ``row_of`` does not put every document in a row of at most ``seq_len`` tokens.
         """
         b, s, t, q = check_signature(tuple(signature), workload=workload)
         exact = lengths is not None
@@ -82,7 +90,16 @@ class BatchShape:
                 f"The lengths of a {workload} batch must lie in [0, seq_len={s}] (targets in "
                 f"[0, tgt_len={t}]). Got {src.min()}..{src.max()} and {tgt.min()}..{tgt.max()}."
             )
-        return cls(b, s, t, q, src, tgt, exact)
+        rows = None if row_of is None else np.array(row_of, dtype=np.int64)
+        if rows is not None:
+            fill = np.bincount(rows, weights=src, minlength=b) if rows.size and rows.min() >= 0 else None
+            if (rows.shape != src.shape or fill is None or fill.shape[0] != b
+                    or np.any(np.diff(rows) < 0) or fill.max() > s):
+                raise InputError(
+                    f"The row_of of a packed {workload} batch must give each of its {src.shape[0]} "
+                    f"documents a row in 0..{b - 1}, in order, with at most seq_len={s} tokens a row."
+                )
+        return cls(b, s, t, q, src, tgt, exact, rows)
 
     @property
     def signature(self) -> Signature:
@@ -95,7 +112,51 @@ class BatchShape:
         h = hashlib.sha256(repr(self.signature).encode())
         h.update(self.lengths.tobytes())
         h.update(self.tgt_lengths.tobytes())
+        if self.row_of is not None:  # absent for unpacked shapes: their digests are unchanged
+            h.update(b"row_of")
+            h.update(self.row_of.tobytes())
         return h.hexdigest()
+
+    @property
+    def packed(self) -> bool:
+        """True when the lengths are documents packed into fewer rows than sequences."""
+        return self.row_of is not None or self.lengths.shape[0] != self.batch_size
+
+    def rows_of_sequences(self) -> IntArray:
+        """The row (``0..batch_size-1``) of every sequence.
+
+        The recorded ``row_of`` when there is one; else each sequence its own row for a
+        padded batch, and for documents without a recorded split the row their first
+        token falls in when they are laid end to end in rows of ``seq_len`` tokens (the
+        flattening collator's single row; a packing policy records its split instead).
+        """
+        if self.row_of is not None:
+            return self.row_of
+        if not self.packed:
+            return np.arange(self.batch_size, dtype=np.int64)
+        starts = np.cumsum(self.lengths) - self.lengths
+        return np.minimum(starts // max(self.seq_len, 1), self.batch_size - 1).astype(np.int64)
+
+    def packed_rows(self) -> list[IntArray]:
+        """The document lengths of each of the ``batch_size`` rows, in order."""
+        rows = self.rows_of_sequences()
+        cuts = np.searchsorted(rows, np.arange(1, self.batch_size))
+        return list(np.split(self.lengths, cuts))
+
+    def cu_seqlens(self) -> list[IntArray]:
+        """Per row, the cumulative document lengths ``[0, l0, l0 + l1, ...]`` (int64), as
+        varlen attention kernels (``flash_attn_varlen_func``) take them."""
+        return [np.concatenate([[0], np.cumsum(r)]).astype(np.int64) for r in self.packed_rows()]
+
+    def position_ids(self) -> IntArray:
+        """``(batch_size, seq_len)`` positions restarting at 0 at every document of a row
+        (what ``DataCollatorWithFlattening`` writes); 0 on padding."""
+        out = np.zeros((self.batch_size, self.seq_len), dtype=np.int64)
+        for r, docs in enumerate(self.packed_rows()):
+            if docs.size:
+                n = int(docs.sum())
+                out[r, :n] = np.arange(n) - np.repeat(np.cumsum(docs) - docs, docs)
+        return out
 
     def padding_mask(self, *, target: bool = False) -> NDArray[np.bool_]:
         """``(n_sequences, padded length)`` booleans: True on real positions (right padding)."""

@@ -47,9 +47,16 @@ def header(title: str) -> str:
 
 
 def write_section(topic: str, body: str, path: Path = RESULTS) -> Path:
-    """Replace (or append) the ``topic`` section of RESULTS.md with ``body``."""
-    if quick_mode() and not topic.endswith("_quick"):
-        topic = f"{topic}_quick"
+    """Replace (or append) the ``topic`` section of RESULTS.md with ``body``.
+
+    A ``--quick`` smoke run writes to ``RESULTS.quick.md`` beside it (not kept in git):
+    its figures check that the benchmark runs, and are not results.
+    """
+    if quick_mode():
+        if not topic.endswith("_quick"):
+            topic = f"{topic}_quick"
+        if path == RESULTS:
+            path = RESULTS.with_name("RESULTS.quick.md")
     begin, end = f"<!-- BEGIN {topic} -->", f"<!-- END {topic} -->"
     text = path.read_text() if path.exists() else _HEADER
     block = f"{begin}\n{body.rstrip()}\n{end}"

@@ -49,3 +49,19 @@ def test_bad_lengths_are_one_clear_error(tmp_path, edit, match):
     (tmp_path / "p.json").write_text(json.dumps(data))
     with pytest.raises(InputError, match=match):
         read_seqpoints(tmp_path / "p.json")
+
+
+def test_packed_points_record_which_row_holds_each_document(tmp_path):
+    lengths = np.random.default_rng(5).integers(5, 200, 600)
+    s = POLICIES.get("packing")(max_seq_len=256, batch_size=4).replay(lengths, seed=0)
+    pts = SELECTORS.get("seqpoint")(n_points=3).fit(s).to_seqpoints(s)
+    for p in pts.points:
+        row = int(np.flatnonzero(s.iteration == p.iteration)[0])
+        assert p.row_of == tuple(s.rows.packed_row_of(row).tolist())
+        assert len(p.row_of) == len(p.lengths) and max(p.row_of) < p.batch_size
+    assert read_seqpoints(write_seqpoints(pts, tmp_path / "p.json")).points == pts.points
+    data = pts.to_dict()
+    data["points"][0]["row_of"] = [p + 99 for p in data["points"][0]["row_of"]]
+    (tmp_path / "bad.json").write_text(json.dumps(data))
+    with pytest.raises(InputError, match="row_of"):
+        read_seqpoints(tmp_path / "bad.json")

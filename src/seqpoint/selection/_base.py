@@ -207,4 +207,6 @@ def _row_lengths(schedule: IterationSchedule, r: int) -> dict[str, tuple[int, ..
     if schedule.rows is None:
         return {}
     src, tgt = schedule.rows.row(r)
-    return {"lengths": tuple(src.tolist()), "tgt_lengths": None if tgt is None else tuple(tgt.tolist())}
+    row_of = schedule.rows.packed_row_of(r)
+    return {"lengths": tuple(src.tolist()), "tgt_lengths": None if tgt is None else tuple(tgt.tolist()),
+            "row_of": None if row_of is None else tuple(row_of.tolist())}

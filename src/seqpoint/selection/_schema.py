@@ -32,11 +32,17 @@ class SeqPointSchema(BaseModel):
     weight: float = Field(ge=0, le=MAX_LENGTH, allow_inf_nan=False)
     lengths: list[_Length] | None = Field(default=None, min_length=1, max_length=MAX_ROWS)
     tgt_lengths: list[_Length] | None = Field(default=None, min_length=1, max_length=MAX_ROWS)
+    row_of: list[Annotated[int, Field(ge=0, lt=MAX_ROWS)]] | None = Field(
+        default=None, min_length=1, max_length=MAX_ROWS)
 
     @model_validator(mode="after")
     def _lengths_fit_the_point(self) -> SeqPointSchema:
         if self.tgt_lengths is not None and (self.lengths is None or len(self.tgt_lengths) != len(self.lengths)):
             raise ValueError("tgt_lengths needs lengths with as many entries")
+        if self.row_of is not None and (self.lengths is None or len(self.row_of) != len(self.lengths)):
+            raise ValueError("row_of needs lengths with as many entries")
+        if self.row_of is not None and max(self.row_of) >= self.batch_size:
+            raise ValueError(f"row_of names row {max(self.row_of)} of a batch of {self.batch_size} rows")
         if self.lengths is not None and max(self.lengths) > self.seq_len and self.sum_sq_len is None:
             raise ValueError(f"a length {max(self.lengths)} exceeds seq_len {self.seq_len}")
         return self

@@ -32,10 +32,13 @@ class SeqPoint:
     """Real length of each sequence of the iteration, when the schedule records them."""
     tgt_lengths: tuple[int, ...] | None = None
     """Real target length of each sequence (encoder-decoder), when recorded."""
+    row_of: tuple[int, ...] | None = None
+    """Packed batches: the packed row of the batch that holds each sequence of
+    :attr:`lengths` (the documents of a row share it), when recorded."""
 
     def __post_init__(self) -> None:
         # Lists from JSON become tuples: a point stays hashable and immutable.
-        for name in ("lengths", "tgt_lengths"):
+        for name in ("lengths", "tgt_lengths", "row_of"):
             value = getattr(self, name)
             if value is not None:
                 object.__setattr__(self, name, tuple(int(v) for v in value))
@@ -48,7 +51,7 @@ class SeqPoint:
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
-        for optional in ("sum_sq_len", "lengths", "tgt_lengths"):
+        for optional in ("sum_sq_len", "lengths", "tgt_lengths", "row_of"):
             if d[optional] is None:
                 del d[optional]
             elif optional != "sum_sq_len":
@@ -103,6 +106,7 @@ class SeqPoints:
                     weight=float(p["weight"]),
                     lengths=p.get("lengths"),
                     tgt_lengths=p.get("tgt_lengths"),
+                    row_of=p.get("row_of"),
                 )
                 for p in data["points"]
             )

@@ -86,6 +86,27 @@ def _attributed(name: str) -> bool:
     )
 
 
+def run_profiled(
+    prof: Any, workload: Workload, batch: Any, steps: int,
+    *, metadata: Mapping[str, Any] | None = None,
+) -> None:
+    """Step ``workload`` ``steps`` times under the (not yet started) profiler ``prof``,
+    stopping it even when a step raises; ``metadata`` joins the trace as JSON values."""
+    # kineto prints a "USDT: ... profiler_start/stop" line to the process's stderr at
+    # every start and stop; silence only those two calls, not the profiled steps.
+    with native_stderr_silenced():
+        prof.start()
+    for key, value in (metadata or {}).items():
+        # Metadata joins the live Kineto session, so it is added between start and stop.
+        prof.add_metadata_json(key, json.dumps(value))
+    try:
+        for _ in range(steps):
+            workload.step(batch)
+    finally:
+        with native_stderr_silenced():
+            prof.stop()
+
+
 def profile_breakdown(
     workload: Workload,
     batch: Any,
@@ -138,19 +159,7 @@ def profile_breakdown(
         activities.append(ProfilerActivity.CUDA)
     prof = profile(activities=activities, profile_memory=with_memory,
                    record_shapes=chrome_trace is not None)
-    # kineto prints a "USDT: ... profiler_start/stop" line to the process's stderr at
-    # every start and stop; silence only those two calls, not the profiled steps.
-    with native_stderr_silenced():
-        prof.start()
-    for key, value in (trace_metadata or {}).items():
-        # Metadata joins the live Kineto session, so it is added between start and stop.
-        prof.add_metadata_json(key, json.dumps(value))
-    try:
-        for _ in range(steps):
-            workload.step(batch)
-    finally:
-        with native_stderr_silenced():
-            prof.stop()
+    run_profiled(prof, workload, batch, steps, metadata=trace_metadata)
     if chrome_trace is not None:
         chrome_trace.parent.mkdir(parents=True, exist_ok=True)
         prof.export_chrome_trace(str(chrome_trace))

@@ -249,10 +249,13 @@ def profile_points(
     fresh: dict[Signature, Measurement] = {}
     protocol: dict[str, Any] = {}
 
+    def key_of(sig: Signature, shape: BatchShape | None = None) -> str:
+        """The cache key of ``sig`` (and of its real lengths, for a workload that sees them)."""
+        assert cache is not None
+        return cache.key(name, cfg_dict, key_env, sig, config.to_dict(), lengths=lengths_key(shape))
+
     def cached(sig: Signature) -> Measurement | None:
-        if cache is None:
-            return None
-        return cache.get(cache.key(name, cfg_dict, key_env, sig, config.to_dict()))
+        return None if cache is None else cache.get(key_of(sig))
 
     if config.processes > 1 and "time" in config.families:
         pending = [s for s in dict.fromkeys(sig for _, sig in todo)
@@ -269,8 +272,7 @@ def profile_points(
             return dataclasses.replace(done[same], iteration=iteration)
         key = None
         if cache is not None:
-            key = cache.key(name, cfg_dict, key_env, sig, config.to_dict(),
-                            lengths=lengths_key(shape))
+            key = key_of(sig, shape)
             hit = cache.get(key)
             if hit is not None:
                 done[same] = hit

@@ -29,6 +29,7 @@ from typing import Any
 
 from seqpoint.exceptions import SeqPointWarning
 from seqpoint.profiling._attention_flops import flop_registry
+from seqpoint.profiling._breakdown import run_profiled
 from seqpoint.profiling._categories import categorize
 from seqpoint.workloads import Signature, TorchWorkload, Workload
 
@@ -130,21 +131,12 @@ def counting_coverage(
     """
     from torch.profiler import ProfilerActivity, profile
 
-    from seqpoint.profiling._stdio import native_stderr_silenced
-
     reg = flop_registry() if registry is None else registry
     names = {p.__name__ for p in reg}
     batch = workload.make_batch(tuple(int(v) for v in signature))
     workload.step(batch)
     prof = profile(activities=[ProfilerActivity.CPU])
-    with native_stderr_silenced():
-        prof.start()
-    try:
-        for _ in range(steps):
-            workload.step(batch)
-    finally:
-        with native_stderr_silenced():
-            prof.stop()
+    run_profiled(prof, workload, batch, steps)
     seconds: dict[str, float] = {}
     covered: dict[str, bool] = {}
     for ev in prof.events():

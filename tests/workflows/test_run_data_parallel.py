@@ -3,6 +3,7 @@ rank rows, each step its slowest rank plus the all-reduce, and the one-line refu
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -94,8 +95,6 @@ def test_project_cli_on_a_rank_schedule(tmp_path: Path, cli: Cli) -> None:
     assert code == 2 and "--allreduce-s" in err and "Traceback" not in err
     code, out, err = cli(["project", str(sched), str(sp), str(meas), "--allreduce-s", "0.002", "--json"])
     assert code == 0, err
-    import json
-
     dp = json.loads(out)["data_parallel"]
     assert dp["world_size"] == 2 and dp["allreduce_source"] == "measured"
     assert dp["communication_s"] == pytest.approx(0.002 * dp["n_steps"])

@@ -22,6 +22,7 @@ from seqpoint.profiling import (  # noqa: E402
     split_repeats,
 )
 from seqpoint.profiling._config import STARTUP_STEPS  # noqa: E402
+from seqpoint.profiling._protocol import DEFAULT_BLOCK, interleave_block  # noqa: E402
 from seqpoint.validation import reduction_factor  # noqa: E402
 from seqpoint.workloads import load_workload  # noqa: E402
 
@@ -99,7 +100,7 @@ def test_cache_round_trip_keeps_per_process_values(bert: Any, campaign: tuple[An
 def test_steps_are_counted() -> None:
     # Each process warms every point up again; repeats are the total over processes.
     assert P2.point_steps() == (4, 4, 0)
-    assert P2.protocol_steps() == 2 * (STARTUP_STEPS + 2 * 2)
+    assert P2.protocol_steps() == 2 * (STARTUP_STEPS + 2 * 2 + 1)
     with_breakdown = dataclasses.replace(P2, metrics=("time", "breakdown"))
     assert with_breakdown.point_steps() == (6, 4, 1)  # the driver's warm-up for the breakdown
     executed = 3 * (4 + 4 + 0) + P2.protocol_steps()
@@ -115,6 +116,45 @@ def test_a_worker_runs_exactly_the_counted_steps() -> None:
     assert set(out["first"]) == set(POINTS)
     assert len(out["drift"]["start_s"]) == len(out["drift"]["end_s"]) == 2
     assert not out["failed"]
+
+
+def test_interleaving_blocks_fit_onednns_primitive_cache() -> None:
+    # deepspeech2:tiny: 16 primitives per shape, 18 shared, 1,024 entries -> 62 shapes.
+    assert interleave_block((16, 18), 1024) == 62
+    assert interleave_block((16, 18), 16384) == 1022
+    assert interleave_block((600, 18), 1024) == 1
+    assert interleave_block(None, 1024) == DEFAULT_BLOCK
+    assert interleave_block((0, 5), 1024) > 10**6  # nothing cached per shape: one block
+
+
+def test_a_worker_interleaves_block_by_block(monkeypatch: pytest.MonkeyPatch) -> None:
+    import seqpoint.profiling._protocol as protocol
+
+    order: list[tuple[int, ...]] = []
+    points = tuple((2, 8 + 8 * i, 0) for i in range(5))
+
+    class Recorder:
+        def make_batch(self, sig: tuple[int, ...]) -> tuple[int, ...]:
+            return sig
+
+        def step(self, batch: tuple[int, ...]) -> None:
+            order.append(batch)
+
+    monkeypatch.setattr("seqpoint.workloads.load_workload", lambda spec, overrides: Recorder())
+    monkeypatch.setattr(protocol, "startup_state", lambda *a: None)
+    monkeypatch.setattr(protocol, "workload_device", lambda w: "cpu")
+    monkeypatch.setattr(protocol, "interleave_block", lambda primitives, capacity: 2)
+    task = WorkerTask(spec="x", overrides={}, points=points, decoy=None, warmup=1, repeats=2,
+                      drift_steps=1, timer="wall", interleave=True, max_seconds=0.0)
+    out = protocol.run_worker(task)
+    a, b, c, d, e = points
+    assert order == [a, a,  # the check point warmed, then its start check
+                     b, a, b, a, b,  # block 1: b warmed, then 2 rounds over (a, b)
+                     c, d, c, d, c, d,  # block 2
+                     e, e, e,  # block 3
+                     a, a]  # the check re-warmed, then its end check
+    assert {s: len(t) for s, t in out["times"].items()} == {s: 2 for s in points}
+    assert len(order) == len(points) * (1 + 2) + task.drift_steps * 2 + 1
 
 
 def _fake_worker(start: float, end: float) -> Any:

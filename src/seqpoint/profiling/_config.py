@@ -151,13 +151,14 @@ class ProfileConfig:
 
     def protocol_steps(self) -> int:
         """Steps of a campaign that belong to no point: 0 with ``processes = 1``, else every
-        worker's start-up (``STARTUP_STEPS``) and its drift checks (``2 · drift_steps``).
+        worker's start-up (``STARTUP_STEPS``), its drift checks (``2 · drift_steps``) and
+        the untimed step that re-warms the check point before the end check.
 
         A single process's start-up is left out as before: a real run pays it too.
         """
         if self.processes == 1:
             return 0
-        return self.processes * (STARTUP_STEPS + 2 * self.drift_steps)
+        return self.processes * (STARTUP_STEPS + 2 * self.drift_steps + 1)
 
     def to_dict(self) -> dict[str, Any]:
         """The fields as plain data (part of every measurement's cache key).

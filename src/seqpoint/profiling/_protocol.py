@@ -160,6 +160,23 @@ class WorkerTask:
     """Stop a point's repeats once they took this long in this process (0: no limit)."""
 
 
+#: Points interleaved together when oneDNN's primitive counts are unknown.
+DEFAULT_BLOCK = 16
+
+
+def interleave_block(primitives: tuple[int, int] | None, capacity: int | None) -> int:
+    """How many points one round-robin block holds: as many shapes as oneDNN's LRU
+    primitive cache keeps at once (``(capacity - shared) // per_shape``, the rule of
+    :func:`seqpoint.projection.cold_steps`), at least 1; :data:`DEFAULT_BLOCK` when the
+    counts are unknown, unlimited when nothing is cached per shape."""
+    if primitives is None or not capacity:
+        return DEFAULT_BLOCK
+    per_shape, shared = primitives
+    if per_shape <= 0:
+        return 1 << 30
+    return max(1, (capacity - shared) // per_shape)
+
+
 def run_worker(task: WorkerTask) -> dict[str, Any]:
     """Measure ``task`` in this process (the body of one worker process).
 
@@ -206,25 +223,32 @@ def run_worker(task: WorkerTask) -> dict[str, Any]:
             if sig not in failed:
                 times[sig].append(dt)
 
-    for sig in task.points:
+    def warm(sig: Signature) -> None:
         if task.warmup:
             dt = step(sig, True)  # the shape's first step in this process: cold
             if sig not in failed:
                 first[sig] = dt
         for _ in range(task.warmup - 1):
             step(sig, False)
+
+    check = task.points[0]
+    warm(check)
+    start = [step(check, True) for _ in range(task.drift_steps)]
+    # Round-robin over blocks of points whose oneDNN primitives fit its cache together:
+    # over more shapes, every timed step would re-create its evicted primitives (cold).
+    size = interleave_block(state.primitives if state is not None else None, onednn_cache_capacity())
+    points = list(task.points)
+    for lo in range(0, len(points), size if task.interleave else 1):
+        block = points[lo:lo + size] if task.interleave else points[lo:lo + 1]
+        for sig in block:
+            if sig != check:
+                warm(sig)
+        for _ in range(task.repeats):
+            for sig in block:
+                timed_repeats(sig)
     if state is not None:
         state.seen.update(task.points)
-    check = task.points[0]
-    start = [step(check, True) for _ in range(task.drift_steps)]
-    if task.interleave:
-        for _ in range(task.repeats):
-            for sig in task.points:
-                timed_repeats(sig)
-    else:
-        for sig in task.points:
-            for _ in range(task.repeats):
-                timed_repeats(sig)
+    step(check, False)  # its primitives may have been evicted since the start check
     end = [step(check, True) for _ in range(task.drift_steps)]
     return {
         "times": times, "first": first, "failed": failed,

@@ -17,7 +17,11 @@ and, with ``--processes P``, the SeqPoints timed by the multi-process protocol
 Usage::
 
     .venv/bin/python benchmarks/bench_cold.py [--quick] [--repeats 5] [--runs 2]
-        [--window 200] [--processes 3]
+        [--window 200] [--processes 3] [--allocator keep|default]
+
+``--allocator default`` runs every process with glibc's own settings, as ``make demo``
+does on a user's machine; ``keep`` (the default) tells glibc to keep freed memory, as the
+paper table does (``ALLOCATOR_ENV``).
 """
 
 from __future__ import annotations
@@ -120,7 +124,10 @@ def main() -> None:
     ap.add_argument("--window", type=int, default=200, help="iterations of the in-sequence window")
     ap.add_argument("--processes", type=int, default=3,
                     help="also project from the multi-process protocol with P processes (0: skip)")
+    ap.add_argument("--allocator", choices=("keep", "default"), default="keep",
+                    help="glibc's malloc settings of every timing process (default: keep freed memory)")
     args = ap.parse_args()
+    env = ALLOCATOR_ENV if args.allocator == "keep" else {}
     repeats = 2 if args.quick else args.repeats
     window_n = min(args.window, 20) if args.quick else args.window
     whole, schedule, points = demo_run(args.quick)
@@ -135,7 +142,7 @@ def main() -> None:
           flush=True)
     t_start = time.perf_counter()
     runs: list[dict[str, Any]] = []
-    with child_env(ALLOCATOR_ENV):
+    with child_env(env):
         for r in range(repeats):
             entry: dict[str, Any] = {"projections": {}, "seconds": {}}
             for key, cfg in configs.items():
@@ -161,12 +168,13 @@ def main() -> None:
               f"interval holds truth {sum(s['within_interval'])}/{len(s['within_interval'])}")
     out = {
         "date": time.strftime("%Y-%m-%d"), "command": " ".join(sys.argv), "quick": args.quick,
-        "n_iterations": len(schedule), "n_points": len(points.points), "window": window_n,
+        "allocator": args.allocator, "n_iterations": len(schedule), "n_points": len(points.points), "window": window_n,
         "full": full.to_dict(), "full_run_s": full_s, "repeats": runs, "summary": summary,
         "wall_s": time.perf_counter() - t_start,
     }
     RESULTS.mkdir(exist_ok=True)
-    path = RESULTS / ("bench_cold_quick.json" if args.quick else "bench_cold.json")
+    name = "bench_cold" + ("_default_allocator" if args.allocator == "default" else "")
+    path = RESULTS / (name + ("_quick.json" if args.quick else ".json"))
     path.write_text(json.dumps(out, indent=1) + "\n")
     print(f"wrote {path}")
 

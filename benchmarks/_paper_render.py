@@ -422,8 +422,12 @@ def render(data: dict[str, Any]) -> str:
              f"- mode: {'quick' if meta['quick'] else 'full'}; wall time {meta['wall_s'] / 60:.1f} min "
              f"({', '.join(f'{k} {v / 60:.1f} min' for k, v in meta['section_s'].items())})",
              f"- data: `benchmarks/results/{json_name(meta['quick'])}` (re-render with "
-             f"`--render-only{' --quick' if meta['quick'] else ''}`)", ""]
-    lines += ["### Headline", "", *headline(data)]
+             f"`--render-only{' --quick' if meta['quick'] else ''}`)"]
+    if len(meta.get("history", [])) > 1:
+        lines += ["- the rows come from several runs:"]
+        lines += [f"  - {r['date']}, `{r['command']}` ({r['wall_s'] / 60:.1f} min): "
+                  + ", ".join(f"`{n}`" for n in r["cases_run"]) for r in meta["history"]]
+    lines += ["", "### Headline", "", *headline(data)]
     lines += goals_section(data)
     for part in (deterministic, measured, default_allocator, speedup_table, breakdown_table,
                  reduction_table, calibration_table):

@@ -131,7 +131,12 @@ def run(cases: tuple[Case, ...], scale: Scale, previous: dict[str, Any] | None) 
         _log(f"[compile] {data['compile_probe']}")
         section_s["compile probe"] = time.perf_counter() - t0
 
+    # Which run measured which rows: a partial run (--cases, --presets) keeps the others' entries.
+    history = [r for r in (keep or {}).get("meta", {}).get("history", []) if set(r["cases_run"]) - set(c.name for c in cases)]
+    history.append({"date": dt.date.today().isoformat(), "command": command_line(),
+                 "cases_run": [c.name for c in cases], "wall_s": time.perf_counter() - t_start})
     data["meta"] = {
+        "history": history,
         "date": dt.date.today().isoformat(), "command": command_line(), "quick": scale.quick,
         "ks": list(scale.ks), "seeds": scale.seeds, "runs": scale.runs, "k_measured": scale.k_measured,
         "cases_run": [c.name for c in cases], "wall_s": time.perf_counter() - t_start,

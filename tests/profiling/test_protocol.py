@@ -22,7 +22,7 @@ from seqpoint.profiling import (  # noqa: E402
     split_repeats,
 )
 from seqpoint.profiling._config import STARTUP_STEPS  # noqa: E402
-from seqpoint.profiling._protocol import DEFAULT_BLOCK, interleave_block  # noqa: E402
+from seqpoint.profiling._startup import DEFAULT_BLOCK, interleave_block  # noqa: E402
 from seqpoint.validation import reduction_factor  # noqa: E402
 from seqpoint.workloads import load_workload  # noqa: E402
 

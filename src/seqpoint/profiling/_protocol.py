@@ -41,7 +41,7 @@ from seqpoint.measurements import (
 )
 from seqpoint.profiling._config import ProfileConfig
 from seqpoint.profiling._failures import cleanup_after_failure, is_oom
-from seqpoint.profiling._startup import onednn_cache_capacity, startup_state
+from seqpoint.profiling._startup import interleave_block, onednn_cache_capacity, startup_state
 from seqpoint.profiling._timers import TIMERS, workload_device
 from seqpoint.workloads import Signature, Workload
 
@@ -158,23 +158,6 @@ class WorkerTask:
     """Round-robin over the points (else point after point)."""
     max_seconds: float
     """Stop a point's repeats once they took this long in this process (0: no limit)."""
-
-
-#: Points interleaved together when oneDNN's primitive counts are unknown.
-DEFAULT_BLOCK = 16
-
-
-def interleave_block(primitives: tuple[int, int] | None, capacity: int | None) -> int:
-    """How many points one round-robin block holds: as many shapes as oneDNN's LRU
-    primitive cache keeps at once (``(capacity - shared) // per_shape``, the rule of
-    :func:`seqpoint.projection.cold_steps`), at least 1; :data:`DEFAULT_BLOCK` when the
-    counts are unknown, unlimited when nothing is cached per shape."""
-    if primitives is None or not capacity:
-        return DEFAULT_BLOCK
-    per_shape, shared = primitives
-    if per_shape <= 0:
-        return 1 << 30
-    return max(1, (capacity - shared) // per_shape)
 
 
 def run_worker(task: WorkerTask) -> dict[str, Any]:

@@ -20,11 +20,13 @@ from seqpoint.profiling._timers import workload_device
 from seqpoint.workloads import Signature, Workload
 
 __all__ = [
+    "DEFAULT_BLOCK",
     "ONEDNN_DEFAULT_CACHE_CAPACITY",
     "STARTUP_STEPS",
     "StartupState",
     "campaign_decoy",
     "count_onednn_primitives",
+    "interleave_block",
     "mark_seen",
     "onednn_cache_capacity",
     "startup_state",
@@ -189,6 +191,23 @@ def onednn_cache_capacity() -> int:
         if value.isdigit():
             return int(value)
     return ONEDNN_DEFAULT_CACHE_CAPACITY
+
+
+#: Points interleaved together when oneDNN's primitive counts are unknown.
+DEFAULT_BLOCK = 16
+
+
+def interleave_block(primitives: tuple[int, int] | None, capacity: int | None) -> int:
+    """How many points one round-robin block holds: as many shapes as oneDNN's LRU
+    primitive cache keeps at once (``(capacity - shared) // per_shape``, the rule of
+    :func:`seqpoint.projection.cold_steps`), at least 1; :data:`DEFAULT_BLOCK` when the
+    counts are unknown, unlimited when nothing is cached per shape."""
+    if primitives is None or not capacity:
+        return DEFAULT_BLOCK
+    per_shape, shared = primitives
+    if per_shape <= 0:
+        return 1 << 30
+    return max(1, (capacity - shared) // per_shape)
 
 
 def count_onednn_primitives(workload: Workload, signature: Signature) -> tuple[int, int] | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import statistics
 from typing import Any
 
 DET_GOAL = 0.001  # 0.1% at k <= 10
@@ -240,7 +241,7 @@ def accuracy_goals(cases: dict[str, Any]) -> list[str]:
                          "yes" if all(abs(e) <= SELECTION_GOAL for e in sel.values()) else "no"])
     held = [bool(m.get("within_interval")) for m in meas.values()]
     widths = sorted(_half_width(m) for m in meas.values())
-    median = widths[len(widths) // 2] if len(widths) % 2 else (widths[len(widths) // 2 - 1] + widths[len(widths) // 2]) / 2
+    median = statistics.median(widths)
     rows.append(["95% interval holds the measured run; its median half-width", "≥ 90%; ≤ 2%",
                  f"{sum(held)} of {len(held)} ({_p(sum(held) / len(held))}); median ± {_p(median)} "
                  f"(range {_p(widths[0])}–{_p(widths[-1])})",

@@ -48,6 +48,7 @@ __all__ = [
     "is_spread",
     "per_process_key",
     "projectable_values",
+    "shapes_held",
     "spread_of",
     "standard_error",
     "time_metric",
@@ -102,6 +103,12 @@ SPREAD_SUFFIXES: tuple[str, ...] = (
     "_iqr", "_std", "_stdev", "_var", "_mad", "_min", "_max", "_cv", "_n", "_repeats", "_first",
     "_sem",
 )
+
+
+def shapes_held(per_shape: int, shared: int, capacity: int) -> int:
+    """Whole shapes oneDNN's LRU primitive cache of ``capacity`` entries holds at once
+    beside the ``shared`` entries, when each shape needs ``per_shape`` (> 0) of its own."""
+    return max(0, (capacity - shared) // per_shape)
 
 
 def is_spread(name: str) -> bool:

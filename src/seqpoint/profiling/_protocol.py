@@ -221,8 +221,9 @@ def run_worker(task: WorkerTask) -> dict[str, Any]:
     # over more shapes, every timed step would re-create its evicted primitives (cold).
     size = interleave_block(state.primitives if state is not None else None, onednn_cache_capacity())
     points = list(task.points)
-    for lo in range(0, len(points), size if task.interleave else 1):
-        block = points[lo:lo + size] if task.interleave else points[lo:lo + 1]
+    width = size if task.interleave else 1
+    for lo in range(0, len(points), width):
+        block = points[lo:lo + width]
         for sig in block:
             if sig != check:
                 warm(sig)

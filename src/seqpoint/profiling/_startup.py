@@ -14,6 +14,7 @@ import dataclasses
 import os
 from collections.abc import Iterable, Sequence
 
+from seqpoint.measurements import shapes_held
 from seqpoint.profiling._failures import cleanup_after_failure
 from seqpoint.profiling._stdio import fd_redirected
 from seqpoint.profiling._timers import workload_device
@@ -207,7 +208,7 @@ def interleave_block(primitives: tuple[int, int] | None, capacity: int | None) -
     per_shape, shared = primitives
     if per_shape <= 0:
         return 1 << 30
-    return max(1, (capacity - shared) // per_shape)
+    return max(1, shapes_held(per_shape, shared, capacity))
 
 
 def count_onednn_primitives(workload: Workload, signature: Signature) -> tuple[int, int] | None:

@@ -34,6 +34,7 @@ from seqpoint.measurements import (
     STEADY_TIME,
     Measurement,
     StepWindow,
+    shapes_held,
 )
 from seqpoint.projection._model import PointProjector
 
@@ -269,7 +270,7 @@ def cold_steps(
         return cold
     # Whole shapes the cache holds beside the shared entries: by Mattson's stack
     # property the entry-level LRU misses exactly when a shape-level LRU of this size does.
-    evict_at = max(0, (capacity - shared) // per_shape)
+    evict_at = shapes_held(per_shape, shared, capacity)
     cache: OrderedDict[int, None] = OrderedDict()
     cold = np.zeros(seq.shape[0], dtype=bool)
     for i, shape in enumerate(seq.tolist()):

@@ -3,8 +3,9 @@
 ``seqpoint demo`` projects a 10-epoch DeepSpeech2 run (8,920 iterations) from 10
 SeqPoints. This benchmark runs that schedule in full (``--runs`` fresh processes, their
 spread is the noise floor) and projects it ``--repeats`` times, each time from a fresh
-process with no cache, so the spread of the projection itself is shown, with each
-calibration of the cold-step term:
+process with no cache, so the spread of the projection itself is shown. The full runs
+go between the projections, not after them, so truth and projections are measured over
+the same stretch of time. Each calibration of the cold-step term is shown:
 
 * ``first_step``: the points' cold first steps (the default before issue 14);
 * ``window``: a timed in-sequence window of the first ``--window`` iterations;
@@ -48,7 +49,7 @@ from seqpoint.profiling import ProfileConfig, profile_points, profile_window
 from seqpoint.projection import project
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import SeqPoints
-from seqpoint.validation import run_full_fresh
+from seqpoint.validation import FullRun, run_full_fresh
 from seqpoint.workflows import build_schedule, choose_points, demo_configs, load_lengths
 from seqpoint.workloads import load_workload
 
@@ -101,6 +102,13 @@ def projections(schedule: IterationSchedule, points: SeqPoints, ms: Measurements
     return out
 
 
+def full_run_slots(repeats: int, runs: int) -> list[int]:
+    """After which projection repeat (0-based) each full run goes: spread evenly through
+    the projections, so the truth is measured over the same stretch of time as they are
+    (this machine's speed was seen to move 5-10% within tens of minutes)."""
+    return [min(repeats - 1, max(0, (i + 1) * repeats // (runs + 1) - 1)) for i in range(runs)]
+
+
 def summarise(repeats: list[dict[str, Any]], truth: float) -> dict[str, Any]:
     """Error against the full run and spread over repeats, per (protocol, method)."""
     out: dict[str, Any] = {}
@@ -142,9 +150,14 @@ def main() -> None:
           flush=True)
     t_start = time.perf_counter()
     runs: list[dict[str, Any]] = []
+    fulls: list[FullRun] = []
+    after = full_run_slots(repeats, args.runs)
+    order: list[dict[str, Any]] = []
+    full_s = 0.0
     with child_env(env):
         for r in range(repeats):
-            entry: dict[str, Any] = {"projections": {}, "seconds": {}}
+            entry: dict[str, Any] = {"projections": {}, "seconds": {}, "started_s": time.perf_counter() - t_start}
+            order.append({"projection": r, "started_s": entry["started_s"]})
             for key, cfg in configs.items():
                 child = in_fresh_process(profile_child, spec, overrides, points, cfg, sigs)
                 ms = Measurements.from_dict(child["measurements"])
@@ -155,9 +168,14 @@ def main() -> None:
                                   for lab, v in entry["projections"][key].items())
                 print(f"[repeat {r + 1}/{repeats}] {key}: {shown}", flush=True)
             runs.append(entry)
-        t0 = time.perf_counter()
-        full = run_full_fresh(spec, overrides, schedule, runs=args.runs)
-        full_s = time.perf_counter() - t0
+            for _ in range(after.count(r)):
+                order.append({"full_run": len(fulls), "started_s": time.perf_counter() - t_start})
+                t0 = time.perf_counter()
+                fulls.append(run_full_fresh(spec, overrides, schedule, runs=1))
+                full_s += time.perf_counter() - t0
+                print(f"[full run {len(fulls)}/{args.runs}] {fulls[-1].total_s:.1f} s", flush=True)
+    full = FullRun(iteration_s=np.vstack([f.iteration_s for f in fulls]),
+                   wall_s=np.concatenate([f.wall_s for f in fulls]))
     truth = full.total_s
     print(f"full run: {truth:.1f} s (runs {[round(float(t), 1) for t in full.totals_s]} s, "
           f"noise floor {100 * full.noise_floor:.2f}%)", flush=True)
@@ -169,7 +187,7 @@ def main() -> None:
     out = {
         "date": time.strftime("%Y-%m-%d"), "command": " ".join(sys.argv), "quick": args.quick,
         "allocator": args.allocator, "n_iterations": len(schedule), "n_points": len(points.points), "window": window_n,
-        "full": full.to_dict(), "full_run_s": full_s, "repeats": runs, "summary": summary,
+        "full": full.to_dict(), "full_run_s": full_s, "order": order, "repeats": runs, "summary": summary,
         "wall_s": time.perf_counter() - t_start,
     }
     RESULTS.mkdir(exist_ok=True)

@@ -160,14 +160,23 @@ class Scale:
     """Fresh processes that profile the SeqPoints again (spread of the projection)."""
     default_allocator: bool
     """Also validate every measured case with glibc's default allocator settings."""
+    processes: int = 1
+    """Worker processes that time each SeqPoint (``[profile] processes``; 1: serial)."""
 
     @classmethod
-    def make(cls, quick: bool) -> Scale:
+    def make(cls, quick: bool, processes: int = 1) -> Scale:
         if quick:
             return cls(quick=True, ks=(1, 2, 3, 5, 10), seeds=2, runs=2, k_measured=5,
-                       pairs_per_workload=1, spread_processes=2, default_allocator=False)
+                       pairs_per_workload=1, spread_processes=2, default_allocator=False,
+                       processes=processes)
         return cls(quick=False, ks=tuple(range(1, 21)), seeds=5, runs=2, k_measured=10,
-                   pairs_per_workload=5, spread_processes=2, default_allocator=True)
+                   pairs_per_workload=5, spread_processes=2, default_allocator=True, processes=processes)
+
+
+def harness(processes: int) -> dict[str, int]:
+    """The timing harness of every measured section (``ProfileConfig`` keywords): WARMUP and
+    REPEATS, the repeats spread over ``processes`` worker processes (at least one each)."""
+    return {"warmup": WARMUP, "repeats": max(REPEATS, processes), "processes": processes}
 
 
 def lengths_subset(source: str, n: int | None, seed: int = 0) -> Lengths:
@@ -198,8 +207,7 @@ def run_config(case: Case, scale: Scale, out: Path, cache: Path) -> RunConfig:
                                  params=dict(case.params)),
         selection=SelectionSection(method="seqpoint", n_points=scale.k_measured, seed=0),
         workload=WorkloadSection(name=case.workload, set=dict(case.overrides)),
-        profile=ProfileSection(warmup=WARMUP, repeats=REPEATS, metrics=("time", "breakdown"),
-                               cache=str(cache)),
+        profile=ProfileSection(**harness(scale.processes), metrics=("time", "breakdown"), cache=str(cache)),
         validation=ValidationSection(runs=scale.runs, baselines=BASELINES),
         report=ReportSection(out=str(out / case.name), plots=False, html=False),
     )

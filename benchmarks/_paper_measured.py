@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from _paper_cases import REPEATS, WARMUP, Case, Scale, run_config
+from _paper_cases import WARMUP, Case, Scale, harness, run_config
 from seqpoint.cache import MeasurementCache
 from seqpoint.exceptions import SeqPointWarning
 from seqpoint.profiling import Measurement, ProfileConfig, profile_points
@@ -84,7 +84,7 @@ def measured_case(case: Case, scale: Scale, out: Path, cache: Path) -> tuple[dic
     """
     entry, res = in_fresh_process(_validate_child, case, scale, out, cache)
     t1 = time.perf_counter()
-    entry["spread"] = projection_spread(case, res, scale.spread_processes)
+    entry["spread"] = projection_spread(case, res, scale.spread_processes, scale.processes)
     entry["spread_s"] = time.perf_counter() - t1
     return entry, res
 
@@ -113,8 +113,7 @@ def breakdown(case: Case, cfg: Any, res: Any) -> dict[str, Any]:
     sig, counts, _ = res.schedule.unique_signatures()
     workload = load_workload(case.workload, overrides=dict(case.overrides))
     sec = cfg.profile
-    pc = ProfileConfig(warmup=sec.warmup, repeats=sec.repeats, timer=sec.timer, metrics=sec.metrics)
-    ms = profile_points(workload, [tuple(int(v) for v in row) for row in sig], pc,
+    ms = profile_points(workload, [tuple(int(v) for v in row) for row in sig], sec.harness,
                         cache=MeasurementCache(sec.cache), progress=False)
     measured: dict[str, float] = {}
     for m, c in zip(ms.measurements, counts.tolist(), strict=True):
@@ -135,8 +134,9 @@ def full_runs(spec: str, overrides: dict[str, Any], schedule: IterationSchedule,
                                warmup=WARMUP)
 
 
-def profile_child(spec: str, overrides: dict[str, Any], points: Any) -> list[dict[str, Any]]:
-    pc = ProfileConfig(warmup=WARMUP, repeats=REPEATS, metrics=("time",))
+def profile_child(spec: str, overrides: dict[str, Any], points: Any, processes: int = 1) -> list[dict[str, Any]]:
+    """The SeqPoints timed (no cache) by the paper table's harness, in this process or ``processes`` workers."""
+    pc = ProfileConfig(**harness(processes), metrics=("time",))
     ms = profile_points(load_workload(spec, overrides=overrides), points, pc, progress=False)
     return [m.to_dict() for m in ms.measurements]
 
@@ -148,14 +148,14 @@ def in_fresh_process(fn: Any, *args: Any) -> Any:
         return pool.submit(fn, *args).result()
 
 
-def projection_spread(case: Case, res: Any, processes: int) -> dict[str, Any]:
+def projection_spread(case: Case, res: Any, processes: int, workers: int = 1) -> dict[str, Any]:
     """The SeqPoints profiled again in ``processes`` fresh processes: how far apart are
     the projected run times? (With glibc's default allocator settings a process was seen
     to run every GNMT step 10-20% slower or faster than the next one, which two agreeing
-    full runs do not reveal.)"""
+    full runs do not reveal.) Each profiles with ``workers`` worker processes of its own."""
     totals = []
     for _ in range(processes):
-        rows = in_fresh_process(profile_child, case.workload, dict(case.overrides), res.seqpoints)
+        rows = in_fresh_process(profile_child, case.workload, dict(case.overrides), res.seqpoints, workers)
         proj = project(res.schedule, res.seqpoints, [Measurement.from_dict(r) for r in rows])
         totals.append(float(proj.totals.get("run_time_s", proj.totals["time_s"])))
     t = np.array(totals)

@@ -413,6 +413,12 @@ def section_name(quick: bool) -> str:
     return "paper_table_quick" if quick else "paper_table"
 
 
+def _timing(run: dict[str, Any]) -> str:
+    """How a run timed its SeqPoints (runs before the option existed were serial)."""
+    p = int(run.get("processes", 1))
+    return "SeqPoints timed serially" if p == 1 else f"SeqPoints timed by {p} worker processes"
+
+
 def render(data: dict[str, Any]) -> str:
     meta = data["meta"]
     title = "Paper table (--quick): a smoke run, not the results" if meta["quick"] else \
@@ -425,8 +431,10 @@ def render(data: dict[str, Any]) -> str:
              f"`--render-only{' --quick' if meta['quick'] else ''}`)"]
     if len(meta.get("history", [])) > 1:
         lines += ["- the rows come from several runs:"]
-        lines += [f"  - {r['date']}, `{r['command']}` ({r['wall_s'] / 60:.1f} min): "
+        lines += [f"  - {r['date']}, `{r['command']}` ({r['wall_s'] / 60:.1f} min, {_timing(r)}): "
                   + ", ".join(f"`{n}`" for n in r["cases_run"]) for r in meta["history"]]
+    else:
+        lines += [f"- timing: {_timing(meta)}"]
     lines += ["", "### Headline", "", *headline(data)]
     lines += goals_section(data)
     for part in (deterministic, measured, default_allocator, speedup_table, breakdown_table,

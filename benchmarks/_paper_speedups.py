@@ -29,8 +29,8 @@ def _short(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}".strip().splitlines()[0][:240]
 
 
-def _profile(case: Case, res: Any, overrides: dict[str, Any]) -> tuple[list[Measurement], Any]:
-    rows = in_fresh_process(profile_child, case.workload, dict(overrides), res.seqpoints)
+def _profile(case: Case, res: Any, overrides: dict[str, Any], processes: int) -> tuple[list[Measurement], Any]:
+    rows = in_fresh_process(profile_child, case.workload, dict(overrides), res.seqpoints, processes)
     ms = [Measurement.from_dict(r) for r in rows]
     bad = [m for m in ms if not m.ok]
     if bad:
@@ -47,7 +47,8 @@ def speedup_pair(case: Case, scale: Scale, res: Any, pair: Pair) -> dict[str, An
     """Projected (from the SeqPoints) against measured (full runs) speedup of a -> b."""
     t0 = time.perf_counter()
     over_b = {**case.overrides, **pair.change}
-    rounds = [(_profile(case, res, case.overrides), _profile(case, res, over_b)) for _ in range(ROUNDS)]
+    rounds = [(_profile(case, res, case.overrides, scale.processes), _profile(case, res, over_b, scale.processes))
+              for _ in range(ROUNDS)]
     pa = [a[1] for a, _ in rounds]
     pb = [b[1] for _, b in rounds]
     metric = _metric(pa + pb)

@@ -133,12 +133,13 @@ def run(cases: tuple[Case, ...], scale: Scale, previous: dict[str, Any] | None) 
 
     # Which run measured which rows: a partial run (--cases, --presets) keeps the others' entries.
     history = [r for r in (keep or {}).get("meta", {}).get("history", []) if set(r["cases_run"]) - set(c.name for c in cases)]
-    history.append({"date": dt.date.today().isoformat(), "command": command_line(),
-                 "cases_run": [c.name for c in cases], "wall_s": time.perf_counter() - t_start})
+    history.append({"date": dt.date.today().isoformat(), "command": command_line(), "processes": scale.processes,
+                    "cases_run": [c.name for c in cases], "wall_s": time.perf_counter() - t_start})
     data["meta"] = {
         "history": history,
         "date": dt.date.today().isoformat(), "command": command_line(), "quick": scale.quick,
         "ks": list(scale.ks), "seeds": scale.seeds, "runs": scale.runs, "k_measured": scale.k_measured,
+        "processes": scale.processes,
         "cases_run": [c.name for c in cases], "wall_s": time.perf_counter() - t_start,
         "section_s": section_s, "count_point_s": counter.seconds, "signatures_counted": counter.counted,
         "timing_env": ALLOCATOR_ENV,
@@ -165,6 +166,8 @@ def main() -> None:
     ap.add_argument("--presets", default="tiny",
                     help=f"comma-separated workload presets of the rows: {','.join(PRESETS)} (default tiny; "
                          "the small rows' full runs take ~1-3 min each)")
+    ap.add_argument("--processes", type=int, default=1,
+                    help="worker processes that time each SeqPoint ([profile] processes; default 1: serial)")
     ap.add_argument("--render-only", action="store_true",
                     help="re-render RESULTS.md and the figures from results/paper_table.json "
                          "(with --quick: from results/paper_table_quick.json)")
@@ -177,8 +180,10 @@ def main() -> None:
         publish(previous)
         return
     cases = select_cases(args.cases, args.presets)
-    partial = bool(args.cases) or args.presets != "tiny"
-    data = run(cases, Scale.make(args.quick), previous if partial else None)
+    partial = bool(args.cases) or args.presets != "tiny" or args.processes != 1
+    if args.processes < 1:
+        raise SystemExit(f"--processes must be 1 or more, got {args.processes}")
+    data = run(cases, Scale.make(args.quick, args.processes), previous if partial else None)
     json_path.parent.mkdir(parents=True, exist_ok=True)
     json_path.write_text(json.dumps(data, indent=1) + "\n")
     PARTIAL_PATH.unlink(missing_ok=True)

@@ -7,18 +7,23 @@ held-out signatures, or counting of every signature when the fit does not verify
 fit's exactness is checked against ``count_point`` on 20 random signatures (max relative
 difference), and the counting time is extrapolated from 50 counted signatures.
 
-Usage: ``.venv/bin/python benchmarks/bench_exact.py [--quick]``
-(``--quick``: 1,000 signatures, ``tiny`` presets only, 5 checks).
+Usage: ``.venv/bin/python benchmarks/bench_exact.py [--quick] [--workloads bert:tiny,...]``
+(``--quick``: 1,000 signatures, ``tiny`` presets only, 5 checks). Rows go to
+``benchmarks/results/bench_exact.json`` with the date and command of the run that measured
+them; a run of some ``--workloads`` replaces their rows and keeps the others.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
+import json
 import time
+from pathlib import Path
 
 import numpy as np
 
-from _results import header, write_section
+from _results import command_line, header, write_section
 from seqpoint.profiling import count_point, exact_totals
 from seqpoint.schedule import IterationSchedule
 from seqpoint.workloads import load_workload
@@ -29,6 +34,7 @@ CASES = {
     "deepspeech2:tiny": ((160, 3200), False),
     "bert:small": ((8, 512), False),
 }
+JSON = Path(__file__).with_name("results") / "bench_exact.json"
 
 
 def unique_run(n: int, lengths: tuple[int, int], tgt: bool, seed: int = 0) -> IterationSchedule:
@@ -48,13 +54,20 @@ def unique_run(n: int, lengths: tuple[int, int], tgt: bool, seed: int = 0) -> It
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="1,000 signatures, tiny presets")
+    ap.add_argument("--workloads", help=f"comma-separated subset of: {', '.join(CASES)} (default: all)")
     args = ap.parse_args()
+    names = args.workloads.split(",") if args.workloads else list(CASES)
+    unknown = [w for w in names if w not in CASES]
+    if unknown:
+        raise SystemExit(f"--workloads: unknown {', '.join(unknown)}; choose from {', '.join(CASES)}")
     import torch
 
     torch.set_num_threads(1)
     n, checks = (1000, 5) if args.quick else (10_000, 20)
-    rows = []
-    for spec, (lengths, tgt) in CASES.items():
+    path = JSON.with_name("bench_exact_quick.json") if args.quick else JSON
+    stored = json.loads(path.read_text()) if path.exists() else {}
+    for spec in names:
+        lengths, tgt = CASES[spec]
         if args.quick and not spec.endswith(":tiny"):
             continue
         wl = load_workload(spec)
@@ -72,14 +85,19 @@ def main() -> None:
                 if v:
                     worst = max(worst, abs(ex.per_signature[k][i] - v) / abs(v))
         per_count = (time.perf_counter() - t_count) / checks
-        rows.append((spec, ex.method, ex.counted, seconds, per_count * n, worst, ex.note))
+        stored[spec] = {"method": ex.method, "counted": ex.counted, "seconds": seconds,
+                        "count_all_s": per_count * n, "max_rel_diff": worst, "note": ex.note,
+                        "date": dt.date.today().isoformat(), "command": command_line()}
         print(f"{spec}: {ex.method}, {ex.counted} counted, {seconds:.1f} s "
               f"(counting all ≈ {per_count * n:.0f} s), max rel. diff {worst:.1e} {ex.note}", flush=True)
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(json.dumps(stored, indent=1) + "\n")
     lines = [header(f"Exact totals of {n:,} unique signatures"), "",
              "| workload | method | signatures counted | seconds | counting all (s, extrapolated) "
-             "| max rel. diff vs count_point | note |", "|---|---|---|---|---|---|---|"]
-    lines += [f"| {s} | {m} | {c} | {t:.1f} | {a:.0f} | {w:.1e} | {note} |"
-              for s, m, c, t, a, w, note in rows]
+             "| max rel. diff vs count_point | note | measured |", "|---|---|---|---|---|---|---|---|"]
+    lines += [f"| {s} | {r['method']} | {r['counted']:,} | {r['seconds']:.1f} | {r['count_all_s']:.0f} "
+              f"| {r['max_rel_diff']:.1e} | {r['note']} | {r['date']} |"
+              for s, r in ((s, stored[s]) for s in CASES if s in stored)]
     write_section("bench_exact", "\n".join(lines))
 
 

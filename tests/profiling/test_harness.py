@@ -10,6 +10,7 @@ torch = pytest.importorskip("torch")
 
 from seqpoint.cache import MeasurementCache  # noqa: E402
 from seqpoint.exceptions import ConfigError  # noqa: E402
+from seqpoint.measurements import CPU_ISA  # noqa: E402
 from seqpoint.profiling import (  # noqa: E402
     CATEGORIES,
     TIMERS,
@@ -195,6 +196,9 @@ def test_environment_fingerprint(ds2) -> None:
         env
     )
     assert env["torch"] == torch.__version__ and env["device_type"] == "cpu"
+    # The CPU's kernel-deciding features are part of the key, in CPU_ISA's order.
+    isa = env["cpu_isa"].split()
+    assert set(isa) <= set(CPU_ISA) and isa == sorted(isa, key=CPU_ISA.index)
 
 
 @pytest.mark.parametrize(

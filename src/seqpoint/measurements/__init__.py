@@ -5,6 +5,9 @@
 """
 
 from seqpoint.measurements._environment import (
+    CPU_ISA,
+    cpu_isa,
+    cpu_name,
     environment_fingerprint,
     environment_manifest,
     workload_device_type,
@@ -44,6 +47,7 @@ __all__ = [
     "BREAKDOWN_PREFIX",
     "CATEGORIES",
     "COLD_TIME",
+    "CPU_ISA",
     "DERIVED",
     "FIRST_STEP_TIME",
     "ONEDNN_CACHE_CAPACITY",
@@ -59,6 +63,8 @@ __all__ = [
     "StepWindow",
     "breakdown_key",
     "breakdown_of",
+    "cpu_isa",
+    "cpu_name",
     "environment_fingerprint",
     "environment_manifest",
     "is_peak",

@@ -19,10 +19,11 @@ from typing import Any
 
 from seqpoint._version import __version__
 
-__all__ = ["environment_fingerprint", "environment_manifest", "workload_device_type"]
+__all__ = ["CPU_ISA", "cpu_isa", "cpu_name", "environment_fingerprint", "environment_manifest", "workload_device_type"]
 
 
-def _cpu_name() -> str:
+def cpu_name() -> str:
+    """The CPU's model name (``/proc/cpuinfo``), else what ``platform`` says."""
     try:
         with open("/proc/cpuinfo") as fh:
             for line in fh:
@@ -31,6 +32,28 @@ def _cpu_name() -> str:
     except OSError:
         pass
     return platform.processor() or platform.machine()
+
+
+#: CPU features that decide which oneDNN kernels a step runs. The same "model name" (a
+#: VM may report only "AMD EPYC") can come with or without them, and they change step
+#: times by up to several times (bf16 autocast has native kernels only with
+#: avx512_bf16 or AMX), so a cached time must not be reused across them.
+CPU_ISA = ("avx2", "avx512f", "avx512_vnni", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16",
+           "amx_int8", "asimd", "sve", "bf16")
+
+
+def cpu_isa() -> str:
+    """The :data:`CPU_ISA` features this CPU has, space-separated, in that order ("" if unknown)."""
+    flags: set[str] = set()
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith(("flags", "Features")):
+                    flags.update(line.split(":", 1)[1].split())
+                    break
+    except OSError:
+        return ""
+    return " ".join(f for f in CPU_ISA if f in flags)
 
 
 def workload_device_type(workload: object) -> str:
@@ -60,8 +83,9 @@ def environment_fingerprint(workload: object = None, *, harness: int | None = No
     -------
     dict
         ``python``, ``torch``, ``seqpoint`` versions, ``machine``, ``device`` (the CPU
-        or GPU model), ``device_type``, ``threads`` (torch intra-op threads), ``harness``,
-        and ``cuda`` and ``cudnn`` versions on a GPU. These keys are part of every
+        or GPU model), ``device_type``, ``threads`` (torch intra-op threads), ``harness``;
+        ``cpu_isa`` (the CPU's :data:`CPU_ISA` features) on a CPU, ``cuda`` and ``cudnn``
+        versions on a GPU. These keys are part of every
         cache key: changing them makes earlier rows unreachable.
     """
     import torch
@@ -82,7 +106,8 @@ def environment_fingerprint(workload: object = None, *, harness: int | None = No
         env["cuda"] = torch.version.cuda
         env["cudnn"] = torch.backends.cudnn.version()
     else:
-        env["device"] = _cpu_name()
+        env["device"] = cpu_name()
+        env["cpu_isa"] = cpu_isa()
     return env
 
 
@@ -119,7 +144,7 @@ def environment_manifest(workload: object = None) -> dict[str, Any]:
     else:
         env = {"python": platform.python_version(), "torch": None, "seqpoint": __version__,
                "machine": platform.machine(), "device_type": "cpu", "threads": None,
-               "device": _cpu_name()}
+               "device": cpu_name(), "cpu_isa": cpu_isa()}
     env.update({
         "git_commit": _git_commit(),
         "platform": platform.platform(),

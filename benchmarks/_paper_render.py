@@ -416,7 +416,8 @@ def section_name(quick: bool) -> str:
 def _timing(run: dict[str, Any]) -> str:
     """How a run timed its SeqPoints (runs before the option existed were serial)."""
     p = int(run.get("processes", 1))
-    return "SeqPoints timed serially" if p == 1 else f"SeqPoints timed by {p} worker processes"
+    timing = "SeqPoints timed serially" if p == 1 else f"SeqPoints timed by {p} worker processes"
+    return timing + (f"; {run['machine']}" if "machine" in run else "")
 
 
 def render(data: dict[str, Any]) -> str:

@@ -9,12 +9,19 @@ replaces the full results.
 from __future__ import annotations
 
 import datetime as _dt
+import os
+import platform
 import shlex
 import sys
 from pathlib import Path
 
+from seqpoint.measurements import cpu_isa, cpu_name
+
 RESULTS = Path(__file__).with_name("RESULTS.md")
-MACHINE = "2-core x86_64 CPU, Python 3.11, torch 2.13.0 CPU"
+#: The machine a section was measured on: its CPU model and the instruction-set features
+#: that decide oneDNN's kernels (the same model name came with different ones).
+MACHINE = (f"{os.cpu_count()}-core {platform.machine()} CPU ({cpu_name()}; {cpu_isa() or 'features unknown'}), "
+           f"Python {platform.python_version()[:4]}, torch 2.13.0 CPU")
 _HEADER = "# Benchmark results\n\nEach section is written by the script it names; rerun the script to refresh it.\n"
 
 

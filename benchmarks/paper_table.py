@@ -42,7 +42,7 @@ from _paper_exact import Counter, exact_case, paper_scale
 from _paper_measured import child_env, compile_probe, measured_case, measured_case_brief
 from _paper_render import json_name, plots, render, section_name
 from _paper_speedups import speedups
-from _results import command_line, write_section
+from _results import MACHINE, command_line, write_section
 
 RESULTS_DIR = Path(__file__).with_name("results")
 #: Everything finished so far, rewritten after each case (deleted once the run completes).
@@ -134,6 +134,7 @@ def run(cases: tuple[Case, ...], scale: Scale, previous: dict[str, Any] | None) 
     # Which run measured which rows: a partial run (--cases, --presets) keeps the others' entries.
     history = [r for r in (keep or {}).get("meta", {}).get("history", []) if set(r["cases_run"]) - set(c.name for c in cases)]
     history.append({"date": dt.date.today().isoformat(), "command": command_line(), "processes": scale.processes,
+                    "machine": MACHINE,
                     "cases_run": [c.name for c in cases], "wall_s": time.perf_counter() - t_start})
     data["meta"] = {
         "history": history,

@@ -110,3 +110,34 @@ def test_keyboard_interrupt_exits_130(
     code, err = run(["select", str(schedule), "-k", "2", "-o", str(tmp_path / "o.json")], capsys)
     assert code == 130
     assert "interrupted" in one_line(err)
+
+
+@pytest.mark.parametrize(
+    ("category", "expected"),
+    [
+        ("seqpoint", "seqpoint: warning: batch_size 0 was raised to 1 (AdjustedInputWarning)"),
+        ("other", "seqpoint: warning from "),
+    ],
+)
+def test_a_warning_is_one_stderr_line(
+    category: str, expected: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import warnings
+
+    from seqpoint.cli import _app
+    from seqpoint.exceptions import AdjustedInputWarning
+
+    def command(**_: object) -> int:
+        if category == "seqpoint":
+            warnings.warn("batch_size 0 was raised to 1", AdjustedInputWarning, stacklevel=1)
+        else:
+            warnings.warn("a library's deprecation", FutureWarning, stacklevel=1)
+        return 0
+
+    monkeypatch.setattr(_app, "app", command)
+    code, err = run(["anything"], capsys)
+    assert code == 0
+    line = one_line(err)
+    assert line.startswith(expected)
+    if category == "other":
+        assert line.endswith("FutureWarning: a library's deprecation")

@@ -7,7 +7,9 @@ the error policy of the command-line contract:
   line on stderr and exit status 2;
 - anything else is a bug: one line naming the file the traceback was written to,
   exit status 1, never a raw traceback;
-- Ctrl-C is exit status 130, and finished measurements stay in the cache.
+- Ctrl-C is exit status 130, and finished measurements stay in the cache;
+- a warning is one line on stderr too, not Python's two (the second quoting seqpoint's
+  own source line).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import sys
 import tempfile
 import time
 import traceback
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -27,7 +30,7 @@ from rich.console import Console
 from typer import _click as typer_click
 
 from seqpoint.cache import default_cache_path
-from seqpoint.exceptions import SeqPointError
+from seqpoint.exceptions import SeqPointError, SeqPointWarning
 
 __all__ = ["app", "console", "err_console", "fail", "main"]
 
@@ -136,9 +139,27 @@ def _report_internal_error(exc: BaseException) -> None:
     err_console.print(message, markup=False, highlight=False, soft_wrap=True)
 
 
+def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                  file: object = None, line: str | None = None) -> None:
+    """``warnings.showwarning`` of the command line: one stderr line per warning. seqpoint's
+    own name their class; another library's also say where they come from."""
+    if issubclass(category, SeqPointWarning):
+        text = f"seqpoint: warning: {message} ({category.__name__})"
+    else:
+        text = f"seqpoint: warning from {filename}:{lineno}: {category.__name__}: {message}"
+    err_console.print(_one_line(text), markup=False, highlight=False, soft_wrap=True)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Console-script entry point: run the app under the error policy above."""
     args = list(sys.argv[1:] if argv is None else argv)
+    with warnings.catch_warnings():
+        warnings.showwarning = _show_warning
+        return _run(args)
+
+
+def _run(args: list[str]) -> int:
+    """The app on ``args``, each exception mapped to its exit status and one line."""
     try:
         rv = app(args=args, prog_name="seqpoint", standalone_mode=False)
     except SystemExit:

@@ -105,7 +105,7 @@ def projections(schedule: IterationSchedule, points: SeqPoints, ms: Measurements
 def full_run_slots(repeats: int, runs: int) -> list[int]:
     """After which projection repeat (0-based) each full run goes: spread evenly through
     the projections, so the truth is measured over the same stretch of time as they are
-    (this machine's speed was seen to move 5-10% within tens of minutes)."""
+    (this machine's speed was seen to move 5-8% within ten minutes)."""
     return [min(repeats - 1, max(0, (i + 1) * repeats // (runs + 1) - 1)) for i in range(runs)]
 
 

@@ -131,7 +131,7 @@ def run(cases: tuple[Case, ...], scale: Scale, previous: dict[str, Any] | None) 
         _log(f"[compile] {data['compile_probe']}")
         section_s["compile probe"] = time.perf_counter() - t0
 
-    # Which run measured which rows: a partial run (--cases, --presets) keeps the others' entries.
+    # Which run measured which rows: the entries of cases not run here are kept.
     history = [r for r in (keep or {}).get("meta", {}).get("history", []) if set(r["cases_run"]) - set(c.name for c in cases)]
     history.append({"date": dt.date.today().isoformat(), "command": command_line(), "processes": scale.processes,
                     "machine": MACHINE,
@@ -181,10 +181,11 @@ def main() -> None:
         publish(previous)
         return
     cases = select_cases(args.cases, args.presets)
-    partial = bool(args.cases) or args.presets != "tiny" or args.processes != 1
     if args.processes < 1:
         raise SystemExit(f"--processes must be 1 or more, got {args.processes}")
-    data = run(cases, Scale.make(args.quick, args.processes), previous if partial else None)
+    # Every run replaces the rows it measures and keeps the others (the table's history says
+    # which run measured which), so a default run no longer drops the `small` rows.
+    data = run(cases, Scale.make(args.quick, args.processes), previous)
     json_path.parent.mkdir(parents=True, exist_ok=True)
     json_path.write_text(json.dumps(data, indent=1) + "\n")
     PARTIAL_PATH.unlink(missing_ok=True)

@@ -22,16 +22,22 @@ from seqpoint._version import __version__
 __all__ = ["CPU_ISA", "cpu_isa", "cpu_name", "environment_fingerprint", "environment_manifest", "workload_device_type"]
 
 
-def cpu_name() -> str:
-    """The CPU's model name (``/proc/cpuinfo``), else what ``platform`` says."""
+def _cpuinfo(*keys: str) -> str | None:
+    """The value of the first ``/proc/cpuinfo`` line starting with one of ``keys`` (None if
+    there is none or the file cannot be read: not Linux)."""
     try:
         with open("/proc/cpuinfo") as fh:
             for line in fh:
-                if line.startswith("model name"):
+                if line.startswith(keys):
                     return line.split(":", 1)[1].strip()
     except OSError:
         pass
-    return platform.processor() or platform.machine()
+    return None
+
+
+def cpu_name() -> str:
+    """The CPU's model name (``/proc/cpuinfo``), else what ``platform`` says."""
+    return _cpuinfo("model name") or platform.processor() or platform.machine()
 
 
 #: CPU features that decide which oneDNN kernels a step runs. The same "model name" (a
@@ -43,16 +49,9 @@ CPU_ISA = ("avx2", "avx512f", "avx512_vnni", "avx512_bf16", "avx512_fp16", "amx_
 
 
 def cpu_isa() -> str:
-    """The :data:`CPU_ISA` features this CPU has, space-separated, in that order ("" if unknown)."""
-    flags: set[str] = set()
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.startswith(("flags", "Features")):
-                    flags.update(line.split(":", 1)[1].split())
-                    break
-    except OSError:
-        return ""
+    """The :data:`CPU_ISA` features this CPU has, space-separated, in that order ("" if unknown).
+    x86 lists them under ``flags``, ARM under ``Features``."""
+    flags = set((_cpuinfo("flags", "Features") or "").split())
     return " ".join(f for f in CPU_ISA if f in flags)
 
 

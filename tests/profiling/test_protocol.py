@@ -174,6 +174,20 @@ def test_drift_above_the_noise_warns(bert: Any) -> None:
     assert ms[POINTS[1]].metrics["time_s_sem"] == 0.0  # both processes agree
 
 
+def test_between_runs_in_the_gaps_between_workers(bert: Any) -> None:
+    # validate times its full runs here: after every worker but the last, in order.
+    order: list[str] = []
+    fake = _fake_worker(0.01, 0.01)
+
+    def run(task: WorkerTask) -> dict[str, Any]:
+        order.append("worker")
+        return fake(task)
+
+    three = dataclasses.replace(P2, processes=3, repeats=3)
+    profile_protocol(bert, POINTS, three, None, run=run, between=lambda p: order.append(f"between {p}"))
+    assert order == ["worker", "between 0", "worker", "between 1", "worker"]
+
+
 def test_a_user_workload_cannot_be_rebuilt() -> None:
     class Mine:
         name = "mine"

@@ -72,6 +72,31 @@ def test_validate_exact_flops_and_baselines(tmp_path):
     assert data["n_iterations"] == 12 and "noise_floor" in data
 
 
+@pytest.mark.parametrize(("runs", "processes", "plan"), [
+    (2, 3, {0: 1, 1: 1}), (2, 5, {1: 1, 3: 1}), (3, 3, {0: 1, 1: 2}), (1, 3, {1: 1}),
+    (2, 2, {0: 2}), (2, 1, {}),
+])
+def test_interleave_plan_spreads_the_runs_over_the_gaps(runs, processes, plan):
+    from seqpoint.workflows._validate import interleave_plan
+
+    assert interleave_plan(runs, processes) == plan
+
+
+def test_validate_times_full_runs_between_the_workers(tmp_path):
+    # 2 worker processes, 2 runs: both runs in the gap between the workers (P F F P).
+    profile = ProfileSection(warmup=1, repeats=2, processes=2, metrics=("time",),
+                             cache=str(tmp_path / "cache.sqlite"))
+    cfg = _cfg(tmp_path, profile=profile,
+               validation=ValidationSection(runs=2, baselines=("first",), steady_truth=False))
+    res = validate(cfg, progress=False, ks=(1, 3), exact=False)
+    assert res.full.iteration_s.shape == (2, 12) and res.full.interleaved == 2
+    saved = json.loads((tmp_path / "run" / "full_run.json").read_text())
+    assert saved["interleaved"] == 2 and len(saved["totals_s"]) == 2
+    # Everything cached: nothing is timed by the workers, so both runs come after.
+    again = validate(cfg, progress=False, ks=(1, 3), exact=False)
+    assert again.full.interleaved == 0 and again.full.n_runs == 2
+
+
 def test_speedup_threads_same_points(tmp_path):
     a = _cfg(tmp_path, profile=ProfileSection(warmup=1, repeats=2, metrics=("time",), use_cache=False))
     b = _cfg(tmp_path, workload=WorkloadSection(name="deepspeech2:tiny", set={"threads": 1, "dtype": "bf16"}),

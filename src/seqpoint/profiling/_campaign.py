@@ -8,7 +8,7 @@ import dataclasses
 import hashlib
 import inspect
 import sys
-from collections.abc import Generator, Iterable, Sequence
+from collections.abc import Callable, Generator, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from seqpoint._config import to_dict
@@ -186,6 +186,7 @@ def profile_points(
     cache: MeasurementCache | None = None,
     progress: bool = True,
     console: Console | None = None,
+    between: Callable[[int], None] | None = None,
 ) -> Measurements:
     """Measure a campaign of points; finished points survive an interruption.
 
@@ -201,6 +202,11 @@ def profile_points(
         Show a rich progress bar.
     console : rich.console.Console, optional
         Where the progress bar is drawn (default: rich's console on stdout).
+    between : callable, optional
+        With the protocol (``config.processes > 1``): ``between(p)`` after worker process
+        ``p`` (0-based) of every worker but the last, to time other work in the same
+        stretch of time as the points (``validate``'s full runs). Not called when every
+        point is cached or with one process.
 
     Returns
     -------
@@ -262,7 +268,8 @@ def profile_points(
                    if cached(s) is None and memory_refusal(workload, meta_clone(), s) is None]
         if pending:
             by_sig = {sig: weights[it] for it, sig in todo if it in weights}
-            fresh, protocol = measure_protocol(workload, pending, config, decoy, weights=by_sig)
+            fresh, protocol = measure_protocol(workload, pending, config, decoy, weights=by_sig,
+                                               between=between)
 
     def run_one(iteration: int, sig: Signature) -> Measurement:
         shape = shapes.get(iteration)

@@ -285,6 +285,7 @@ def profile_protocol(
     decoy: Signature | None,
     *,
     run: Callable[[WorkerTask], dict[str, Any]] | None = None,
+    between: Callable[[int], None] | None = None,
 ) -> tuple[dict[Signature, Measurement], dict[str, Any]]:
     """Time ``points`` under the multi-process protocol (``config.processes`` workers).
 
@@ -302,6 +303,11 @@ def profile_protocol(
     run : callable, optional
         Runs one :class:`WorkerTask` and returns its result (default: :func:`run_worker`
         in a fresh spawned process).
+    between : callable, optional
+        ``between(p)`` after worker ``p`` (0-based) of every worker but the last: other
+        work that must cover the same stretch of time as the points (``validate`` times
+        its full runs there, so a drift of the machine's speed hits truth and projection
+        alike).
 
     Returns
     -------
@@ -316,7 +322,9 @@ def profile_protocol(
     shares = split_repeats(config.repeats, config.processes)
     runner = run or (lambda task: in_fresh_process(run_worker, task))
     results = []
-    for share in shares:
+    for p, share in enumerate(shares):
+        if p and between is not None:
+            between(p - 1)
         task = WorkerTask(
             spec=spec, overrides=overrides, points=tuple(points), decoy=decoy,
             warmup=config.warmup, repeats=share, drift_steps=config.drift_steps, timer=config.timer,
@@ -375,8 +383,10 @@ def measure_protocol(
     decoy: Signature | None,
     *,
     weights: dict[Signature, float] | None = None,
+    between: Callable[[int], None] | None = None,
 ) -> tuple[dict[Signature, Measurement], dict[str, Any]]:
-    """``time`` of ``points`` by :func:`profile_protocol`, every other metric in this process.
+    """``time`` of ``points`` by :func:`profile_protocol` (``between`` as there), every
+    other metric in this process.
 
     The counted metrics, the breakdown and peak memory are not a matter of process
     speed: they are measured once, here, as the serial path does (after this process's
@@ -384,7 +394,7 @@ def measure_protocol(
     """
     from seqpoint.profiling._point import profile_point
 
-    timed, protocol = profile_protocol(workload, points, config, decoy)
+    timed, protocol = profile_protocol(workload, points, config, decoy, between=between)
     others = tuple(m for m in config.metrics if m != "time")
     if not others:
         return timed, protocol

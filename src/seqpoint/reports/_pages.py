@@ -138,7 +138,10 @@ def write_validation_report(
         ],
         sections=[
             Section(title="Measured time", text=(
-                f"Runs: {', '.join(fmt_duration(x) for x in result.full.totals_s)}. Interval of the "
+                f"Runs: {', '.join(fmt_duration(x) for x in result.full.totals_s)}"
+                + (f" ({result.full.interleaved} timed between the SeqPoints' worker processes)"
+                   if result.full.interleaved else "")
+                + ". Interval of the "
                 f"projection: {fmt_duration(lo)} … {fmt_duration(hi)} "
                 f"({'contains' if result.within_interval else 'does NOT contain'} the measured mean). "
                 "Baselines are profiled with the same harness at the same number of points."
@@ -146,8 +149,9 @@ def write_validation_report(
                    f"profiled in isolation): {fmt_duration(steady['total_s'])}. The full run costs "
                    f"{fmt_pct(steady['in_sequence_overhead'])} more: cold steps (first occurrences "
                    "and shapes whose oneDNN primitives were evicted), which SeqPoint's projection "
-                   "charges, and allocator growth and churn, which no method profiling iterations "
-                   "in isolation can see. The last column is each method's own (selection) error."
+                   "charges; allocator growth and churn, which no method profiling iterations "
+                   "in isolation can see; and any change in the machine's speed between the full "
+                   "runs and this profiling, which runs after them. The last column is each method's own (selection) error."
                    + cold_term_sentence(result.projection) if steady else "")),
                 table=baselines_table(result),
                 images=[p for p in images if p.name.startswith(("error_vs_k_time", "cost_vs"))]),

@@ -104,7 +104,9 @@ def print_validation(console: Console, result: ValidationView) -> None:
     console.print(render(rows, left=0,
                          title=f"Validation on {len(result.schedule):,} iterations run in full "
                                f"×{full.n_runs}"))
-    console.print(f"measured full run (mean of {full.n_runs} fresh processes): "
+    when = (f", {'all' if full.interleaved == full.n_runs else full.interleaved} timed between the "
+            "SeqPoints' worker processes" if full.interleaved else "")
+    console.print(f"measured full run (mean of {full.n_runs} fresh processes{when}): "
                   f"[bold]{fmt_duration(result.measured_s)}[/]")
     totals = result.projection.totals
     if COLD_TIME in totals:
@@ -118,8 +120,9 @@ def print_validation(console: Console, result: ValidationView) -> None:
             f"steady-state truth (all {int(steady['n_signatures'])} signatures profiled in isolation): "
             f"{fmt_duration(steady['total_s'])}; the full run costs "
             f"[bold]{fmt_pct(steady['in_sequence_overhead'])}[/] more (in-sequence overhead: "
-            "cold steps, which the projection models, and allocator growth and churn, which "
-            "no method that profiles iterations in isolation sees)."
+            "cold steps, which the projection models; allocator growth and churn, which "
+            "no method that profiles iterations in isolation sees; and any change in the "
+            "machine's speed between the full runs and this profiling, timed after them)."
         )
     lo, hi = result.interval_s
     console.print(

@@ -8,7 +8,7 @@ import queue
 import signal
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
@@ -32,10 +32,21 @@ class FullRun:
         Wall time of every training step, seconds, per run.
     wall_s : ndarray of shape (n_runs,)
         Wall time of each whole run (steps plus batch construction), seconds.
+    interleaved : int
+        How many of the runs were timed between the measurement protocol's worker
+        processes (``validate`` with ``[profile] processes > 1``), so that they cover
+        the same stretch of time as the projection's measurements; the others ran after.
     """
 
     iteration_s: NDArray[np.float64]
     wall_s: NDArray[np.float64]
+    interleaved: int = 0
+
+    @classmethod
+    def stack(cls, runs: Sequence[FullRun], *, interleaved: int = 0) -> FullRun:
+        """The runs of several :class:`FullRun` of one schedule as one, in order."""
+        return cls(iteration_s=np.vstack([r.iteration_s for r in runs]),
+                   wall_s=np.concatenate([r.wall_s for r in runs]), interleaved=interleaved)
 
     @property
     def n_runs(self) -> int:
@@ -75,6 +86,7 @@ class FullRun:
             "wall_s": self.wall_s.tolist(),
             "total_s": self.total_s,
             "noise_floor": self.noise_floor,
+            "interleaved": self.interleaved,
         }
 
 

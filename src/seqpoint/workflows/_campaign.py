@@ -8,7 +8,7 @@ what they add (a projection, full runs, a second configuration) is theirs.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
 from rich.console import Console
@@ -122,6 +122,7 @@ class Campaign:
 def start_campaign(
     cfg: RunConfig, folder: RunFolder, *, subset: bool = False, tag: str = "",
     progress: bool = True, console: Console | None = None,
+    between: Callable[[IterationSchedule, int], None] | None = None,
 ) -> Campaign:
     """Run the stages of ``cfg`` up to the SeqPoints' measurements, writing the run folder.
 
@@ -137,6 +138,10 @@ def start_campaign(
         Keep only the part of the run that ``[validation]`` executes in full.
     tag : str
         Suffix of the per-configuration files (a speedup's ``a``).
+    between : callable, optional
+        ``between(schedule, p)`` after the measurement protocol's worker process ``p``
+        (0-based) of every worker but the last (``[profile] processes > 1`` and points to
+        time): ``validate`` runs its full runs of ``schedule`` there.
     """
     suffix = f"_{tag}" if tag else ""
     folder.write_text(f"config{suffix}.toml", cfg.to_toml())
@@ -159,7 +164,8 @@ def start_campaign(
 
     folder.write_json("environment.json", environment_manifest())
     measurements = measure(cfg.profile, workload, seqpoints, cache=cache, progress=progress,
-                           console=console)
+                           console=console,
+                           between=None if between is None else functools.partial(between, schedule))
     if cfg.profile.cold_window and "time" in cfg.profile.families:
         measurements = _with_window(cfg, workload, schedule, measurements)
     write_measurements(measurements, folder.file(f"measurements{suffix}.json"))

@@ -336,6 +336,11 @@ class ValidationSection:
     steady_truth: bool = True
     """Also profile every unique signature in isolation, to split the error into the
     selection error and the in-sequence overhead that isolated profiling cannot see."""
+    interleave: bool = True
+    """With ``[profile] processes > 1``, time the full runs between the measurement
+    protocol's worker processes (P F P F P for 3 processes and 2 runs), so truth and
+    projection cover the same stretch of time and a drift of the machine's speed does not
+    show as projection error; false: after them."""
 
     _section_constraints: ClassVar[dict[str, list[Constraint]]] = {
         "epochs": [_EPOCHS, None],
@@ -343,6 +348,7 @@ class ValidationSection:
         "runs": [_bounded_int(1000)],
         "baselines": [_NAMES],
         "steady_truth": [Boolean("true or false")],
+        "interleave": [Boolean("true or false")],
     }
 
     def __post_init__(self) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import numpy as np
@@ -168,9 +168,11 @@ def measure(
     sec: ProfileSection, workload: Workload,
     points: SeqPoints | Iterable[SeqPoint] | Iterable[Signature], *,
     cache: MeasurementCache | None = None, progress: bool = True, console: Console | None = None,
+    between: Callable[[int], None] | None = None,
 ) -> Measurements:
-    """Profile ``points`` with ``[profile]``; cached points are not measured again."""
+    """Profile ``points`` with ``[profile]``; cached points are not measured again
+    (``between`` as for :func:`~seqpoint.profiling.profile_points`)."""
     from seqpoint.profiling import profile_points
 
     return profile_points(workload, points, sec.harness, cache=cache, progress=progress,
-                          console=console)
+                          console=console, between=between)

@@ -1,7 +1,11 @@
 """``seqpoint validate``: the projection and every baseline against the ground truth.
 
 The ground truth is the schedule (or a stated part of it) executed in order, twice or
-more, so the noise floor is measured in the same run. Deterministic metrics (FLOPs, a
+more, so the noise floor is measured in the same run. With the measurement protocol
+(``[profile] processes > 1``) the full runs are timed between its worker processes, so
+truth and projection cover the same stretch of time: on a shared machine whose speed
+moves 5-8% in ten minutes, a truth timed after the profiling differs from it by that
+drift, which is not the method's error. Deterministic metrics (FLOPs, a
 roofline time) are validated against their exact totals over every signature.
 """
 
@@ -27,7 +31,7 @@ from seqpoint.workflows._folder import RunFolder
 from seqpoint.workflows._stages import choose_points
 from seqpoint.workloads import Workload
 
-__all__ = ["EXACT_METRICS", "ValidationResult", "exact_costs", "validate"]
+__all__ = ["EXACT_METRICS", "ValidationResult", "exact_costs", "interleave_plan", "validate"]
 
 #: Deterministic metrics validated against exact totals (from ``count_point``).
 EXACT_METRICS = ("flops", "roofline_h100_s")
@@ -150,10 +154,25 @@ def validate(
     from seqpoint.reports import write_validation_report
 
     folder = RunFolder.new(cfg.name + "-validate", cfg.report.out)
-    c = start_campaign(cfg, folder, subset=True, progress=progress, console=console)
+    runs: list[FullRun] = []
+    plan = interleave_plan(cfg.validation.runs, cfg.profile.processes) if cfg.validation.interleave else {}
+
+    def between(schedule: IterationSchedule, p: int) -> None:
+        """The full runs due after worker process ``p``, each in a fresh process."""
+        for _ in range(plan.get(p, 0)):
+            runs.append(_full_runs(cfg, schedule, 1, progress=progress, console=console,
+                                   label=f"full run {len(runs) + 1}/{cfg.validation.runs} "
+                                         "(fresh process, between the workers)"))
+
+    c = start_campaign(cfg, folder, subset=True, progress=progress, console=console,
+                       between=between if plan else None)
     schedule, seqpoints = c.schedule, c.seqpoints
     projection = project(schedule, seqpoints, c.measurements, method="weighted", context=c.model)
-    full = _full_runs(cfg, schedule, progress=progress, console=console)
+    interleaved = len(runs)
+    if interleaved < cfg.validation.runs:
+        runs.append(_full_runs(cfg, schedule, cfg.validation.runs - interleaved, progress=progress,
+                               console=console))
+    full = FullRun.stack(runs, interleaved=interleaved)
     folder.write_json("full_run.json", {**full.to_dict(), "per_iteration_s": full.iteration_s.tolist()})
     steady = _steady_truth(c, projection, full.total_s, progress=progress, console=console)
     baselines = _baselines(c, full.total_s, steady)
@@ -192,13 +211,29 @@ def validate(
     return result
 
 
+def interleave_plan(runs: int, processes: int) -> dict[int, int]:
+    """Full runs to time after each worker process but the last (index → count): ``runs``
+    spread evenly over the ``processes - 1`` gaps between workers; empty with one process.
+
+    3 processes and 2 runs give ``{0: 1, 1: 1}`` (P F P F P); 5 and 2 give ``{1: 1, 3: 1}``.
+    """
+    gaps = processes - 1
+    plan: dict[int, int] = {}
+    if gaps < 1:
+        return plan
+    for i in range(runs):
+        gap = (2 * i + 1) * gaps // (2 * runs)
+        plan[gap] = plan.get(gap, 0) + 1
+    return plan
+
+
 def _full_runs(
-    cfg: RunConfig, schedule: IterationSchedule, *, progress: bool, console: Console | None,
+    cfg: RunConfig, schedule: IterationSchedule, runs: int, *, progress: bool, console: Console | None,
+    label: str | None = None,
 ) -> FullRun:
-    """The schedule trained in full, ``[validation] runs`` times, each in a fresh process."""
+    """The schedule trained in full ``runs`` times, each in a fresh process."""
     n = len(schedule)
-    with _progress(progress, console, f"full run x{cfg.validation.runs} (fresh processes)",
-                   cfg.validation.runs * n) as advance:
+    with _progress(progress, console, label or f"full run x{runs} (fresh processes)", runs * n) as advance:
         state = {"pos": 0}
 
         def on_progress(run: int, done: int) -> None:
@@ -207,7 +242,7 @@ def _full_runs(
             state["pos"] = pos
 
         return run_full_fresh(cfg.workload.name, dict(cfg.workload.set), schedule,
-                              runs=cfg.validation.runs, on_progress=on_progress)
+                              runs=runs, on_progress=on_progress)
 
 
 def _steady_truth(

@@ -90,8 +90,8 @@ def measured_case(case: Case, scale: Scale, out: Path, cache: Path) -> tuple[dic
 
 
 #: What the default-allocator comparison keeps of a validation.
-_BRIEF = ("n_iterations", "n_points", "measured_s", "measured_runs_s", "noise_floor", "projected_s",
-          "interval_s", "error", "within_interval", "steady", "validate_s")
+_BRIEF = ("n_iterations", "n_points", "measured_s", "measured_runs_s", "runs_interleaved", "noise_floor",
+          "projected_s", "interval_s", "error", "within_interval", "steady", "validate_s")
 
 
 def measured_case_brief(case: Case, scale: Scale, out: Path, cache: Path) -> dict[str, Any]:

@@ -92,6 +92,7 @@ def test_validate_times_full_runs_between_the_workers(tmp_path):
     assert res.full.iteration_s.shape == (2, 12) and res.full.interleaved == 2
     saved = json.loads((tmp_path / "run" / "full_run.json").read_text())
     assert saved["interleaved"] == 2 and len(saved["totals_s"]) == 2
+    assert json.loads((tmp_path / "run" / "validation.json").read_text())["runs_interleaved"] == 2
     # Everything cached: nothing is timed by the workers, so both runs come after.
     again = validate(cfg, progress=False, ks=(1, 3), exact=False)
     assert again.full.interleaved == 0 and again.full.n_runs == 2

@@ -101,6 +101,7 @@ class ValidationResult:
             "n_points": len(self.seqpoints),
             "measured_s": self.measured_s,
             "measured_runs_s": self.full.totals_s.tolist(),
+            "runs_interleaved": self.full.interleaved,
             "noise_floor": self.full.noise_floor,
             "projected_s": self.projected_s,
             "projected_metric": self.time_metric,

@@ -137,7 +137,9 @@ def full_runs(spec: str, overrides: dict[str, Any], schedule: IterationSchedule,
 def profile_child(spec: str, overrides: dict[str, Any], points: Any, processes: int = 1) -> list[dict[str, Any]]:
     """The SeqPoints timed (no cache) by the paper table's harness, in this process or ``processes`` workers."""
     pc = ProfileConfig(**harness(processes), metrics=("time",))
-    ms = profile_points(load_workload(spec, overrides=overrides), points, pc, progress=False)
+    with warnings.catch_warnings():  # as in _validate_child: the spread is the row's own figure
+        warnings.simplefilter("ignore", SeqPointWarning)
+        ms = profile_points(load_workload(spec, overrides=overrides), points, pc, progress=False)
     return [m.to_dict() for m in ms.measurements]
 
 

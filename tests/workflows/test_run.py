@@ -70,6 +70,10 @@ def test_validate_exact_flops_and_baselines(tmp_path):
     assert res.curves_exact["seqpoint"].at(6) == pytest.approx(0.0, abs=1e-12)
     data = json.loads((tmp_path / "run" / "validation.json").read_text())
     assert data["n_iterations"] == 12 and "noise_floor" in data
+    # Every signature is a SeqPoint, so the steady-state truth is the projection's own
+    # steady state: no selection error, and nothing else to time.
+    assert res.steady["n_signatures"] == 6
+    assert res.steady["selection_error"] == pytest.approx(0.0, abs=1e-12)
 
 
 @pytest.mark.parametrize(("runs", "processes", "plan"), [
@@ -96,6 +100,32 @@ def test_validate_times_full_runs_between_the_workers(tmp_path):
     # Everything cached: nothing is timed by the workers, so both runs come after.
     again = validate(cfg, progress=False, ks=(1, 3), exact=False)
     assert again.full.interleaved == 0 and again.full.n_runs == 2
+
+
+def test_validate_times_the_steady_truth_in_the_seqpoints_workers(tmp_path, monkeypatch):
+    # The steady-state truth's signatures go to the same measurement (the same worker
+    # processes, with the full runs between them) as the SeqPoints, not to a later one.
+    from seqpoint.workflows import _campaign
+
+    calls = []
+    real = _campaign.measure
+
+    def spy(sec, workload, points, **kw):
+        points = list(getattr(points, "points", points))
+        calls.append((len(points), kw.get("between") is not None))
+        return real(sec, workload, points, **kw)
+
+    monkeypatch.setattr(_campaign, "measure", spy)
+    profile = ProfileSection(warmup=1, repeats=2, processes=2, metrics=("time",), use_cache=False)
+    cfg = _cfg(tmp_path, profile=profile, validation=ValidationSection(runs=2, baselines=("first",)))
+    res = validate(cfg, progress=False, ks=(1, 3), exact=False)
+    assert calls[0] == (6, True)  # 3 SeqPoints and the 3 other signatures, between the workers
+    assert calls[1:] == [(3, False)]  # the baseline's points
+    assert res.full.interleaved == 2 and res.steady["n_signatures"] == 6
+    assert np.isfinite(res.steady["selection_error"]) and res.steady["total_s"] > 0
+    saved = json.loads((tmp_path / "run" / "measurements.json").read_text())
+    assert len(saved["measurements"]) == 3  # the SeqPoints' only
+    assert res.measurements.protocol["processes"] == 2
 
 
 def test_speedup_threads_same_points(tmp_path):

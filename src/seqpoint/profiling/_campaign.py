@@ -48,18 +48,20 @@ class _PointSet(Protocol):
 Points = _PointSet | Iterable[PointLike | Sequence[int]]
 
 
-def _weights(points: Points) -> dict[int, float]:
+def _items(points: Points) -> list[Any]:
+    """The points of a set (``.points``) or of an iterable, which may mix SeqPoint-like
+    objects and signature tuples, read once."""
+    found = getattr(points, "points", None)
+    return list(found if found is not None else cast("Iterable[Any]", points))
+
+
+def _weights(items: list[Any]) -> dict[int, float]:
     """Iteration → weight of the points that carry one (SeqPoints), for the Kineto metadata."""
-    found = getattr(points, "points", None)
-    if found is None:
-        return {}
-    return {int(p.iteration): float(p.weight) for p in found if hasattr(p, "weight")}
+    return {int(p.iteration): float(p.weight) for p in items if hasattr(p, "weight")}
 
 
-def _as_points(points: Points) -> list[tuple[int, Signature]]:
+def _as_points(items: list[Any]) -> list[tuple[int, Signature]]:
     """``(iteration, signature)`` of each point, in order (iteration -1 for bare tuples)."""
-    found = getattr(points, "points", None)
-    items: Iterable[Any] = found if found is not None else cast("Iterable[Any]", points)
     out: list[tuple[int, Signature]] = []
     for p in items:
         if hasattr(p, "signature"):
@@ -69,11 +71,11 @@ def _as_points(points: Points) -> list[tuple[int, Signature]]:
     return out
 
 
-def _shapes(points: Points, workload: Workload) -> dict[int, BatchShape]:
+def _shapes(items: list[Any], workload: Workload) -> dict[int, BatchShape]:
     """Iteration → its real :class:`BatchShape`, for a workload that takes one and points
     that record their lengths (SeqPoints of a schedule with per-row lengths)."""
-    found = getattr(points, "points", None)
-    if found is None or not takes_batch_shape(workload):
+    found = [p for p in items if hasattr(p, "signature") and hasattr(p, "iteration")]
+    if not found or not takes_batch_shape(workload):
         return {}
     name = str(getattr(workload, "name", "workload"))
     shapes = {int(p.iteration): point_shape(p, takes_shape=True, name=name) for p in found}
@@ -193,7 +195,8 @@ def profile_points(
     Parameters
     ----------
     workload : Workload
-    points : SeqPoints, iterable of SeqPoint, or iterable of signature tuples
+    points : SeqPoints, or an iterable of SeqPoint-like objects and signature tuples
+        (mixed: ``validate`` times every other signature in the SeqPoints' campaign)
     config : ProfileConfig, optional
     cache : MeasurementCache, optional
         Looked up first; each point measured ok is written as soon as it finishes, so
@@ -223,8 +226,9 @@ def profile_points(
     so profiling inside a training process leaves the run's random draws unchanged.
     """
     config = config or ProfileConfig()
-    todo = _as_points(points)
-    weights = _weights(points)
+    items = _items(points)
+    todo = _as_points(items)
+    weights = _weights(items)
     apply_threads = getattr(workload, "_apply_threads", None)
     if callable(apply_threads):
         apply_threads()  # the fingerprint records the thread count the steps will use
@@ -250,7 +254,7 @@ def profile_points(
                 clones.append(None)
         return clones[0]
 
-    shapes = _shapes(points, workload)
+    shapes = _shapes(items, workload)
     # Measured by the multi-process protocol before the loop (processes > 1), taken below.
     fresh: dict[Signature, Measurement] = {}
     protocol: dict[str, Any] = {}

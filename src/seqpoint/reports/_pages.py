@@ -21,6 +21,7 @@ from seqpoint.reports._tables import (
     baselines_table,
     cold_term_sentence,
     exact_table,
+    overhead_causes,
     points_table,
     projection_table,
 )
@@ -147,11 +148,9 @@ def write_validation_report(
                 "Baselines are profiled with the same harness at the same number of points."
                 + (f"\n\nSteady-state truth (every one of the {int(steady['n_signatures'])} signatures "
                    f"profiled in isolation): {fmt_duration(steady['total_s'])}. The full run costs "
-                   f"{fmt_pct(steady['in_sequence_overhead'])} more: cold steps (first occurrences "
-                   "and shapes whose oneDNN primitives were evicted), which SeqPoint's projection "
-                   "charges; allocator growth and churn, which no method profiling iterations "
-                   "in isolation can see; and any change in the machine's speed between the full "
-                   "runs and this profiling, which runs after them. The last column is each method's own (selection) error."
+                   f"{fmt_pct(steady['in_sequence_overhead'])} more: "
+                   f"{overhead_causes(result.full.interleaved)}. The last column is each "
+                   "method's own (selection) error."
                    + cold_term_sentence(result.projection) if steady else "")),
                 table=baselines_table(result),
                 images=[p for p in images if p.name.startswith(("error_vs_k_time", "cost_vs"))]),

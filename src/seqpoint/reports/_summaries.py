@@ -22,6 +22,7 @@ from seqpoint.reports._tables import (
     breakdown_table,
     cold_steps_text,
     exact_table,
+    overhead_causes,
     render,
 )
 from seqpoint.reports._views import RunView, TraceView, ValidationView
@@ -120,9 +121,7 @@ def print_validation(console: Console, result: ValidationView) -> None:
             f"steady-state truth (all {int(steady['n_signatures'])} signatures profiled in isolation): "
             f"{fmt_duration(steady['total_s'])}; the full run costs "
             f"[bold]{fmt_pct(steady['in_sequence_overhead'])}[/] more (in-sequence overhead: "
-            "cold steps, which the projection models; allocator growth and churn, which "
-            "no method that profiles iterations in isolation sees; and any change in the "
-            "machine's speed between the full runs and this profiling, timed after them)."
+            f"{overhead_causes(full.interleaved)})."
         )
     lo, hi = result.interval_s
     console.print(

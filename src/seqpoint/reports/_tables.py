@@ -138,6 +138,17 @@ def cold_steps_text(projection: Projection) -> str:
     return text + ", at the SeqPoints' measured cold/steady ratio"
 
 
+def overhead_causes(interleaved: int) -> str:
+    """What the full run's excess over the steady-state truth is made of, in words
+    (``interleaved``: full runs timed between the worker processes)."""
+    when = ("between which they ran: that evens out a steady change but not the machine's "
+            "noise" if interleaved else "which ran before them")
+    return ("cold steps (first occurrences and shapes whose oneDNN primitives were evicted), "
+            "which SeqPoint's projection charges; allocator growth and churn, which no method "
+            "profiling iterations in isolation can see; and any change in the machine's speed "
+            f"between the full runs and the worker processes that timed this truth, {when}")
+
+
 def cold_term_sentence(projection: Projection) -> str:
     """The cold-step term of a projection, as a sentence (empty when it has none)."""
     if COLD_TIME not in projection.totals:

@@ -59,6 +59,9 @@ class Campaign:
     ranks: IterationSchedule | None = None
     """A data-parallel run's schedule (``rank`` column); :attr:`schedule` is then its rank
     rows, every rank's batch an iteration of its own, which selection and profiling see."""
+    others: Measurements | None = None
+    """With ``start_campaign(every_signature=True)``: every signature of the schedule that
+    no SeqPoint has, timed in the same worker processes as the SeqPoints."""
 
     @functools.cached_property
     def model(self) -> ScheduleModel:
@@ -123,6 +126,7 @@ def start_campaign(
     cfg: RunConfig, folder: RunFolder, *, subset: bool = False, tag: str = "",
     progress: bool = True, console: Console | None = None,
     between: Callable[[IterationSchedule, int], None] | None = None,
+    every_signature: bool = False,
 ) -> Campaign:
     """Run the stages of ``cfg`` up to the SeqPoints' measurements, writing the run folder.
 
@@ -142,6 +146,12 @@ def start_campaign(
         ``between(schedule, p)`` after the measurement protocol's worker process ``p``
         (0-based) of every worker but the last (``[profile] processes > 1`` and points to
         time): ``validate`` runs its full runs of ``schedule`` there.
+    every_signature : bool
+        Also time every signature of the schedule that no SeqPoint has, after the
+        SeqPoints and in the same worker processes (:attr:`Campaign.others`):
+        ``validate``'s steady-state truth, so that a change of the machine's speed during
+        the campaign reaches it, the projection and the full runs between the workers
+        alike. ``measurements.json`` keeps the SeqPoints' measurements only.
     """
     suffix = f"_{tag}" if tag else ""
     folder.write_text(f"config{suffix}.toml", cfg.to_toml())
@@ -163,15 +173,23 @@ def start_campaign(
     write_seqpoints(seqpoints, folder.file("seqpoints.json"))
 
     folder.write_json("environment.json", environment_manifest())
-    measurements = measure(cfg.profile, workload, seqpoints, cache=cache, progress=progress,
-                           console=console,
-                           between=None if between is None else functools.partial(between, schedule))
+    others: list[Signature] = []
+    if every_signature:
+        mine = {p.signature for p in seqpoints.points}
+        others = [s for s in (tuple(int(v) for v in row) for row in schedule.unique_signatures()[0])
+                  if s not in mine]
+    measured = measure(cfg.profile, workload, [*seqpoints.points, *others], cache=cache,
+                       progress=progress, console=console,
+                       between=None if between is None else functools.partial(between, schedule))
+    k = len(seqpoints.points)
+    measurements = replace(measured, measurements=measured.measurements[:k])
     if cfg.profile.cold_window and "time" in cfg.profile.families:
         measurements = _with_window(cfg, workload, schedule, measurements)
     write_measurements(measurements, folder.file(f"measurements{suffix}.json"))
     return Campaign(config=cfg, folder=folder, schedule=schedule, seqpoints=seqpoints,
                     unit=unit, workload=workload, cache=cache, measurements=measurements,
-                    ranks=ranks)
+                    ranks=ranks,
+                    others=replace(measured, measurements=measured.measurements[k:]) if every_signature else None)
 
 
 def _with_window(

@@ -165,8 +165,7 @@ def open_cache(sec: ProfileSection) -> MeasurementCache | None:
 
 
 def measure(
-    sec: ProfileSection, workload: Workload,
-    points: SeqPoints | Iterable[SeqPoint] | Iterable[Signature], *,
+    sec: ProfileSection, workload: Workload, points: SeqPoints | Iterable[SeqPoint | Signature], *,
     cache: MeasurementCache | None = None, progress: bool = True, console: Console | None = None,
     between: Callable[[int], None] | None = None,
 ) -> Measurements:

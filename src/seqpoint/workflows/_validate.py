@@ -5,8 +5,10 @@ more, so the noise floor is measured in the same run. With the measurement proto
 (``[profile] processes > 1``) the full runs are timed between its worker processes, so
 truth and projection cover the same stretch of time: on a shared machine whose speed
 moves 5-8% in ten minutes, a truth timed after the profiling differs from it by that
-drift, which is not the method's error. Deterministic metrics (FLOPs, a
-roofline time) are validated against their exact totals over every signature.
+drift, which is not the method's error. The steady-state truth (every signature of
+the run, timed by the same harness) is timed in the same worker processes, after the
+SeqPoints, for the same reason. Deterministic metrics (FLOPs, a roofline time) are
+validated against their exact totals over every signature.
 """
 
 from __future__ import annotations
@@ -166,7 +168,7 @@ def validate(
                                          "(fresh process, between the workers)"))
 
     c = start_campaign(cfg, folder, subset=True, progress=progress, console=console,
-                       between=between if plan else None)
+                       between=between if plan else None, every_signature=cfg.validation.steady_truth)
     schedule, seqpoints = c.schedule, c.seqpoints
     projection = project(schedule, seqpoints, c.measurements, method="weighted", context=c.model)
     interleaved = len(runs)
@@ -175,7 +177,7 @@ def validate(
                                console=console))
     full = FullRun.stack(runs, interleaved=interleaved)
     folder.write_json("full_run.json", {**full.to_dict(), "per_iteration_s": full.iteration_s.tolist()})
-    steady = _steady_truth(c, projection, full.total_s, progress=progress, console=console)
+    steady = _steady_truth(c, projection, full.total_s)
     baselines = _baselines(c, full.total_s, steady)
 
     methods = ("seqpoint", *cfg.validation.baselines)
@@ -246,18 +248,18 @@ def _full_runs(
                               runs=runs, on_progress=on_progress)
 
 
-def _steady_truth(
-    c: Campaign, projection: Projection, truth: float, *, progress: bool, console: Console | None,
-) -> dict[str, float]:
-    """Every unique signature measured by the same harness: the truth an isolated sampling
-    method aims at. Its gap to the full run is the in-sequence overhead."""
-    if not c.config.validation.steady_truth:
+def _steady_truth(c: Campaign, projection: Projection, truth: float) -> dict[str, float]:
+    """Every unique signature measured by the same harness, in the SeqPoints' worker
+    processes: the truth an isolated sampling method aims at. Its gap to the full run is
+    the in-sequence overhead."""
+    if c.others is None:
         return {}
+    by_sig = {m.signature: m for m in (*c.measurements.measurements, *c.others.measurements)}
     sig, counts, _ = c.schedule.unique_signatures()
-    every = c.measure([tuple(int(v) for v in row) for row in sig], progress=progress, console=console)
-    if not all(m.ok for m in every.measurements):
+    every = [by_sig.get(tuple(int(v) for v in row)) for row in sig]
+    if not all(m is not None and m.ok for m in every):
         return {}
-    per_sig = np.array([m.metrics[STEADY_TIME] for m in every.measurements])
+    per_sig = np.array([m.metrics[STEADY_TIME] for m in every if m is not None])
     total = float(per_sig @ counts)
     return {"total_s": total, "selection_error": (projection.totals[STEADY_TIME] - total) / total,
             "in_sequence_overhead": truth / total - 1.0, "n_signatures": float(sig.shape[0])}

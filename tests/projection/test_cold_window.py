@@ -79,3 +79,15 @@ def test_a_window_from_another_schedule_is_one_error() -> None:
         project(s, pts, Measurements(workload="w", measurements=ms.measurements, window=late))
     with pytest.raises(ValueError, match="'cold' parameter"):
         project(s, pts, ms, cold="nope")
+
+
+def test_a_window_of_new_shapes_only_measures_no_in_run_ratio() -> None:
+    # The first 6 iterations: every step a new shape, no warm step to compare with.
+    only_cold = _window()
+    only_cold = StepWindow(start=0, signatures=only_cold.signatures[:6], times_s=only_cold.times_s[:6])
+    res = project(*_setup(only_cold), in_run_correction=True)
+    assert "in_run_ratio" not in res.cold_term  # not measured, rather than a made-up 1.0
+    # Against the isolated steady time the cold steps cost IN_RUN * (1 + EXTRA) - 1 more,
+    # and the steady state is left as measured.
+    assert res.cold_term["relative_extra"] == pytest.approx(IN_RUN * (1 + EXTRA) - 1)
+    assert res.totals["run_time_s"] == pytest.approx(res.totals["time_s"] + res.totals["first_occurrence_s"])

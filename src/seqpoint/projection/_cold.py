@@ -84,8 +84,9 @@ class WindowExtra:
 
     relative: NDArray[np.float64]
     """``t / (steady · in_run_ratio) − 1`` of every step whose shape is new in the window."""
-    in_run_ratio: float
-    """Median ``t / steady`` of the window's other (warm) steps; 1.0 when it has none."""
+    in_run_ratio: float | None
+    """Median ``t / steady`` of the window's other (warm) steps; None when it has none
+    (not measured: the cold extra is then taken against the isolated steady time)."""
 
 
 def window_extra(window: StepWindow, rows: NDArray[np.int64], shape_of: NDArray[np.int64],
@@ -126,8 +127,8 @@ def window_extra(window: StepWindow, rows: NDArray[np.int64], shape_of: NDArray[
     cold = good & new
     if not cold.any():
         return None
-    ratio = float(np.median(times[warm] / steady[warm])) if warm.any() else 1.0
-    rel = times[cold] / (steady[cold] * ratio) - 1.0
+    ratio = float(np.median(times[warm] / steady[warm])) if warm.any() else None
+    rel = times[cold] / (steady[cold] * (1.0 if ratio is None else ratio)) - 1.0
     return WindowExtra(relative=rel, in_run_ratio=ratio)
 
 

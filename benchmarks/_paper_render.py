@@ -150,8 +150,8 @@ def measured(data: dict[str, Any]) -> list[str]:
             "total, minus 1: cost a full run pays that isolated, warmed-up profiling does not see, plus any "
             "change in the machine's speed between the full runs and that profiling (`bench_in_run.py` "
             "times both in one process). From 2026-11-24 08:30 UTC on, the unique shapes are timed in "
-            "the SeqPoints' own worker processes, after the SeqPoints, with the full runs between the "
-            "workers; earlier, after the full runs. "
+            "the SeqPoints' own worker processes, with the full runs between the workers (after the "
+            "SeqPoints until 10:10 UTC, among them in signature order since); earlier, after the full runs. "
             "*Re-profiled*: the same SeqPoints profiled again in fresh processes (one each); the spread "
             "of their projected run times, and each one's error against the measured total, show how "
             "much a process's own speed moves the projection on this shared VM.", ""]

@@ -110,9 +110,12 @@ def test_validate_times_the_steady_truth_in_the_seqpoints_workers(tmp_path, monk
     calls = []
     real = _campaign.measure
 
+    orders = []
+
     def spy(sec, workload, points, **kw):
         points = list(getattr(points, "points", points))
         calls.append((len(points), kw.get("between") is not None))
+        orders.append([tuple(getattr(p, "signature", p)) for p in points])
         return real(sec, workload, points, **kw)
 
     monkeypatch.setattr(_campaign, "measure", spy)
@@ -120,6 +123,10 @@ def test_validate_times_the_steady_truth_in_the_seqpoints_workers(tmp_path, monk
     cfg = _cfg(tmp_path, profile=profile, validation=ValidationSection(runs=2, baselines=("first",)))
     res = validate(cfg, progress=False, ks=(1, 3), exact=False)
     assert calls[0] == (6, True)  # 3 SeqPoints and the 3 other signatures, between the workers
+    # The first SeqPoint (the drift check point) first, then every signature in order, so
+    # each SeqPoint is timed beside the shapes it stands for.
+    assert orders[0][0] == res.seqpoints.points[0].signature and orders[0][1:] == sorted(orders[0][1:])
+    assert [m.iteration for m in res.measurements.measurements] == [p.iteration for p in res.seqpoints.points]
     assert calls[1:] == [(3, False)]  # the baseline's points
     assert res.full.interleaved == 2 and res.steady["n_signatures"] == 6
     assert np.isfinite(res.steady["selection_error"]) and res.steady["total_s"] > 0

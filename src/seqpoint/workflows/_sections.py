@@ -336,8 +336,8 @@ class ValidationSection:
     steady_truth: bool = True
     """Also profile every unique signature in isolation, to split the error into the
     selection error and the in-sequence overhead that isolated profiling cannot see. They
-    are timed after the SeqPoints in the same worker processes, so the projection and this
-    truth meet the same machine speed."""
+    are timed among the SeqPoints (in signature order) in the same worker processes, so
+    the projection and this truth meet the same machine speed."""
     interleave: bool = True
     """With ``[profile] processes > 1``, time the full runs between the measurement
     protocol's worker processes (P F P F P for 3 processes and 2 runs), so truth and

@@ -6,8 +6,8 @@ more, so the noise floor is measured in the same run. With the measurement proto
 truth and projection cover the same stretch of time: on a shared machine whose speed
 moves 5-8% in ten minutes, a truth timed after the profiling differs from it by that
 drift, which is not the method's error. The steady-state truth (every signature of
-the run, timed by the same harness) is timed in the same worker processes, after the
-SeqPoints, for the same reason. Deterministic metrics (FLOPs, a roofline time) are
+the run, timed by the same harness) is timed in the same worker processes, among the
+SeqPoints in signature order, for the same reason. Deterministic metrics (FLOPs, a roofline time) are
 validated against their exact totals over every signature.
 """
 

@@ -213,6 +213,16 @@ def run_config(case: Case, scale: Scale, out: Path, cache: Path) -> RunConfig:
     )
 
 
+def validation_subset(case: Case, quick: bool = False) -> tuple[RunConfig, IterationSchedule]:
+    """``case``'s ``RunConfig`` (no cache, no output) and the schedule that ``validate`` runs in full."""
+    from seqpoint.workflows._stages import run_schedule, validation_schedule
+
+    cfg = run_config(case, Scale.make(quick), Path("."), Path("unused-cache.sqlite"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SeqPointWarning)
+        return cfg, validation_schedule(cfg, run_schedule(cfg)[0])
+
+
 @dataclass(frozen=True, kw_only=True)
 class PaperRun:
     """A paper-scale run, synthesised by resampling a bundled length distribution."""

@@ -19,15 +19,13 @@ Usage: ``.venv/bin/python benchmarks/bench_proxy.py [--quick] [--cases a,b] [--p
 from __future__ import annotations
 
 import argparse
-import tempfile
 import time
 import warnings
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from _paper_cases import ALLOCATOR_ENV, Case, Scale, run_config, select_cases
+from _paper_cases import ALLOCATOR_ENV, Case, select_cases, validation_subset
 from _paper_measured import child_env, in_fresh_process
 from _results import header, write_section
 from seqpoint.exceptions import SeqPointWarning
@@ -39,8 +37,6 @@ from seqpoint.workflows._stages import (
     choose_points,
     make_workload,
     model_cost,
-    run_schedule,
-    validation_schedule,
 )
 
 #: Proxies compared, in table order.
@@ -50,11 +46,7 @@ QUICK_CASES = "gnmt-wmt-tokens,bert-wiki-grouped"
 
 def case_errors(case: Case, quick: bool) -> dict[str, Any]:
     """Selection error of every proxy on ``case``'s validation subset (run in a fresh process)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        cfg = run_config(case, Scale.make(quick), Path(tmp), Path(tmp) / "cache.sqlite")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", SeqPointWarning)
-        schedule = validation_schedule(cfg, run_schedule(cfg)[0])
+    cfg, schedule = validation_subset(case, quick)
     wl = make_workload(cfg.workload)
     sigs, _, inverse = schedule.unique_signatures()
     rows = [tuple(int(v) for v in r) for r in sigs.tolist()]

@@ -15,12 +15,10 @@ Usage: ``.venv/bin/python benchmarks/bench_truth_order.py [--quick] [--case ds2-
 from __future__ import annotations
 
 import argparse
-import tempfile
 import time
 import warnings
-from pathlib import Path
 
-from _paper_cases import ALLOCATOR_ENV, Scale, harness, run_config, select_cases
+from _paper_cases import ALLOCATOR_ENV, harness, select_cases, validation_subset
 from _paper_measured import child_env, in_fresh_process
 from _results import header, write_section
 from seqpoint.exceptions import SeqPointWarning
@@ -29,8 +27,6 @@ from seqpoint.profiling import ProfileConfig, profile_points
 from seqpoint.workflows._stages import (
     choose_points,
     make_workload,
-    run_schedule,
-    validation_schedule,
 )
 
 ORDERS = ("first", "last", "sorted")
@@ -39,10 +35,8 @@ ORDERS = ("first", "last", "sorted")
 def selection_error(case_name: str, order: str, processes: int) -> tuple[float, float, float]:
     """(selection error, steady truth s, wall s) of one protocol run in ``order``."""
     case = select_cases(case_name)[0]
-    with tempfile.TemporaryDirectory() as tmp:
-        cfg = run_config(case, Scale.make(False), Path(tmp), Path(tmp) / "cache.sqlite")
+    cfg, schedule = validation_subset(case)
     warnings.simplefilter("ignore", SeqPointWarning)
-    schedule = validation_schedule(cfg, run_schedule(cfg)[0])
     _, points = choose_points(cfg.selection, schedule)
     sigs, counts, _ = schedule.unique_signatures()
     rows = [tuple(int(v) for v in r) for r in sigs.tolist()]

@@ -12,13 +12,16 @@ the same stretch of time. Each calibration of the cold-step term is shown:
 * ``window+in-run``: the same, with the steady state scaled by the window's in-run ratio;
 
 and, with ``--processes P``, the SeqPoints timed by the multi-process protocol
-(``ProfileConfig(processes=P)``). Results go to ``benchmarks/results/bench_cold.json``
+(``ProfileConfig(processes=P)``). Each repeat also runs the demo's own whole-run
+workflow (``seqpoint.workflows.run`` on the demo's config, every metric it measures,
+an empty cache of its own) in a fresh process: the headline that ``seqpoint demo``
+prints, against the same full runs. Results go to ``benchmarks/results/bench_cold.json``
 (``bench_cold_quick.json`` under ``--quick``: a 600-utterance, 2-epoch subset).
 
 Usage::
 
     .venv/bin/python benchmarks/bench_cold.py [--quick] [--repeats 5] [--runs 2]
-        [--window 200] [--processes 3] [--allocator keep|default]
+        [--window 200] [--processes 3] [--allocator keep|default] [--no-demo]
 
 ``--allocator default`` runs every process with glibc's own settings, as ``make demo``
 does on a user's machine; ``keep`` (the default) tells glibc to keep freed memory, as the
@@ -62,13 +65,19 @@ METHODS: tuple[tuple[str, dict[str, Any]], ...] = (
 )
 
 
-def demo_run(quick: bool) -> tuple[Any, IterationSchedule, SeqPoints]:
-    """The demo's whole-run config, its schedule and its SeqPoints (a subset under --quick)."""
-    whole, _ = demo_configs(tempfile.mkdtemp(prefix="bench-cold-"))
+def demo_config(quick: bool, out: str) -> Any:
+    """The demo's whole-run config writing under ``out`` (a subset under --quick)."""
+    whole, _ = demo_configs(out)
     if quick:
         whole = dataclasses.replace(
             whole, lengths=dataclasses.replace(whole.lengths, max_samples=600, subset_seed=0),
             batching=dataclasses.replace(whole.batching, epochs=2))
+    return whole
+
+
+def demo_run(quick: bool) -> tuple[Any, IterationSchedule, SeqPoints]:
+    """The demo's whole-run config, its schedule and its SeqPoints (a subset under --quick)."""
+    whole = demo_config(quick, tempfile.mkdtemp(prefix="bench-cold-"))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SeqPointWarning)
         schedule = build_schedule(whole.batching, load_lengths(whole.lengths))
@@ -81,7 +90,9 @@ def profile_child(spec: str, overrides: dict[str, Any], points: SeqPoints, confi
     """The SeqPoints measured (no cache) and the window timed, from a fresh process."""
     workload = load_workload(spec, overrides)
     t0 = time.perf_counter()
-    ms = profile_points(workload, points, config, progress=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SeqPointWarning)
+        ms = profile_points(workload, points, config, progress=False)
     profile_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     window = profile_window(workload, window_sigs, start=0, timer=config.timer)
@@ -89,6 +100,27 @@ def profile_child(spec: str, overrides: dict[str, Any], points: SeqPoints, confi
     full = Measurements(workload=ms.workload, config=ms.config, environment=ms.environment,
                         measurements=ms.measurements, protocol=ms.protocol, window=window)
     return {"measurements": full.to_dict(), "profile_s": profile_s, "window_s": window_s}
+
+
+def demo_child(quick: bool) -> dict[str, Any]:
+    """What ``seqpoint demo`` projects for its whole run, from this fresh process: the
+    demo's own workflow and config (every metric, the 3-process protocol), with an empty
+    measurement cache of its own and no report files."""
+    from seqpoint.workflows import run
+
+    with tempfile.TemporaryDirectory(prefix="bench-cold-demo-") as tmp:
+        whole = demo_config(quick, tmp)
+        whole = dataclasses.replace(
+            whole, profile=dataclasses.replace(whole.profile, cache=str(Path(tmp) / "cache.sqlite")),
+            report=dataclasses.replace(whole.report, plots=False, html=False))
+        t0 = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SeqPointWarning)
+            p = run(whole, progress=False).projection
+        seconds = time.perf_counter() - t0
+    return {"headline": {"projected_s": p.totals["run_time_s"], "interval_s": list(p.interval["run_time_s"]),
+                         "steady_s": p.totals["time_s"], "cold_term": p.cold_term},
+            "seconds": seconds}
 
 
 def projections(schedule: IterationSchedule, points: SeqPoints, ms: Measurements) -> dict[str, Any]:
@@ -134,6 +166,8 @@ def main() -> None:
                     help="also project from the multi-process protocol with P processes (0: skip)")
     ap.add_argument("--allocator", choices=("keep", "default"), default="keep",
                     help="glibc's malloc settings of every timing process (default: keep freed memory)")
+    ap.add_argument("--no-demo", dest="demo", action="store_false",
+                    help="skip the demo's own workflow in each repeat")
     args = ap.parse_args()
     env = ALLOCATOR_ENV if args.allocator == "keep" else {}
     repeats = 2 if args.quick else args.repeats
@@ -167,6 +201,13 @@ def main() -> None:
                 shown = ", ".join(f"{lab} {v['projected_s']:.1f} s (cold {v['cold_term'].get('total_s', 0):.1f} s)"
                                   for lab, v in entry["projections"][key].items())
                 print(f"[repeat {r + 1}/{repeats}] {key}: {shown}", flush=True)
+            if args.demo:
+                child = in_fresh_process(demo_child, args.quick)
+                entry["projections"]["demo"] = {"headline": child["headline"]}
+                entry["seconds"]["demo"] = {"run_s": child["seconds"]}
+                h = child["headline"]
+                print(f"[repeat {r + 1}/{repeats}] demo: headline {h['projected_s']:.1f} s "
+                      f"(cold {h['cold_term'].get('total_s', 0):.1f} s, {child['seconds']:.0f} s to run)", flush=True)
             runs.append(entry)
             for _ in range(after.count(r)):
                 order.append({"full_run": len(fulls), "started_s": time.perf_counter() - t_start})

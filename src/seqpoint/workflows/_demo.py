@@ -39,10 +39,12 @@ def demo_configs(out: str | Path) -> tuple[RunConfig, RunConfig]:
         "selection": SelectionSection(method="seqpoint", n_points=10),
         "workload": WorkloadSection(name="deepspeech2:tiny", set={"threads": 1}),
     }
-    # The SeqPoints are timed by the multi-process protocol. benchmarks/bench_cold.py
-    # projected the whole run 5 times from fresh processes with glibc's default allocator
-    # (as here): 3 processes with the first-step cold term held the truth in 5 of 5
-    # intervals, errors -2.95..+3.93%; serial timing or a 200-step window did worse.
+    # The SeqPoints are timed by the multi-process protocol. benchmarks/bench_cold.py runs
+    # this workflow 5 times from fresh processes beside two full runs (RESULTS.md,
+    # bench_cold_default, 2026-11-24 12:16): errors -2.35..+2.49%, 5 of 5 intervals held
+    # the truth. Serial timing was about as close (-2.77..+0.80%, 5 of 5); 3 processes
+    # stay because only they measure the process-to-process spread the interval carries.
+    # A 200-step window for the cold term held the truth in 1 of 5.
     common["profile"] = ProfileSection(warmup=2, repeats=5, metrics=("time", "flops", "breakdown", "memory"),
                                        processes=3)
     whole = RunConfig(

@@ -1,0 +1,234 @@
+"""Projected against measured speedups, both timed in interleaved rounds (issue 14, item 5).
+
+The paper table measures each speedup pair's truth from two full runs of a (timed with
+the case's validation) and two of b (timed minutes later), and projects from two
+profiling rounds. On this shared 2-core machine its noise floors came out at 2.8-12%,
+so a projected error of 5% could not be told from noise. Here every round times, for a
+pair a -> b, in this order (b first in odd rounds, so a linear drift of the machine's
+speed cancels):
+
+* a's SeqPoints (the paper table's harness: 3 worker processes) and an in-sequence window
+  of the run's first ``--window`` iterations, in one fresh process;
+* a's full run in a fresh process;
+* the same two for b.
+
+The measured speedup is the ratio of the mean full runs; its noise floor is the spread
+of a/b over every pairing of a's and b's runs (as in the paper table), and its standard
+error the spread of the per-round ratios over sqrt(rounds). The projected speedup is
+the ratio of the mean projections, under each calibration of the whole-run time:
+
+* ``steady``: the steady state alone (``time_s``);
+* ``first_step``: steady state plus the cold-step term from each point's first step;
+* ``window``: the cold-step term from the window;
+* ``window+in-run``: that, with the steady state scaled by the window's in-run ratio
+  (``project(in_run_correction=True)``).
+
+Results go to ``benchmarks/results/speedups.json`` and the ``speedups`` section of
+RESULTS.md (``--render-only`` rewrites the section from the JSON).
+
+Usage::
+
+    .venv/bin/python benchmarks/bench_speedups.py [--quick] [--rounds 3] [--window 100]
+        [--cases ds2-librispeech,bert-wiki-grouped] [--render-only]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _paper_cases import ALLOCATOR_ENV, CASES, Case, harness, validation_subset
+from _paper_measured import child_env, in_fresh_process
+from _results import MACHINE, command_line, quick_mode, write_section
+from bench_cold import profile_child, projections
+from seqpoint.exceptions import SeqPointWarning
+from seqpoint.measurements import Measurements
+from seqpoint.profiling import ProfileConfig
+from seqpoint.validation import run_full_fresh
+from seqpoint.workflows import choose_points
+
+RESULTS = Path(__file__).with_name("results")
+PROCESSES = 3
+#: The projections compared, in table order (``steady`` is ``time_s`` of the first).
+LABELS = ("steady", "first_step", "window", "window+in-run")
+
+
+def _short(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}".strip().splitlines()[0][:240]
+
+
+def one_config(case: Case, overrides: dict[str, Any], schedule: Any, points: Any,
+               sigs: list[tuple[int, ...]]) -> dict[str, Any]:
+    """One configuration's projections (fresh process) and full run (another fresh process)."""
+    pc = ProfileConfig(**harness(PROCESSES), metrics=("time",))
+    t0 = time.perf_counter()
+    child = in_fresh_process(profile_child, case.workload, dict(overrides), points, pc, sigs)
+    ms = Measurements.from_dict(child["measurements"])
+    bad = [m for m in ms.measurements if not m.ok]
+    if bad:
+        raise RuntimeError(f"{len(bad)} point(s) failed: {bad[0].message}")
+    proj = projections(schedule, points, ms)
+    out = {label: proj[label]["projected_s"] for label in LABELS[1:]}
+    out["steady"] = proj["first_step"]["steady_s"]
+    out["in_run_ratio"] = proj["window+in-run"]["cold_term"].get("in_run_ratio")
+    out["profile_s"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    out["full_s"] = float(run_full_fresh(case.workload, dict(overrides), schedule, runs=1).total_s)
+    out["full_wall_s"] = time.perf_counter() - t0
+    return out
+
+
+def summarise(rounds: list[dict[str, dict[str, Any]]]) -> dict[str, Any]:
+    """Measured and projected speedups of a pair from its rounds."""
+    fa = np.array([r["a"]["full_s"] for r in rounds])
+    fb = np.array([r["b"]["full_s"] for r in rounds])
+    measured = float(fa.mean() / fb.mean())
+    pairings = np.array([x / y for x in fa for y in fb])
+    per_round = fa / fb
+    out: dict[str, Any] = {
+        "measured": measured, "measured_a_s": fa.tolist(), "measured_b_s": fb.tolist(),
+        "noise_floor": float((pairings.max() - pairings.min()) / pairings.mean()),
+        "standard_error": float(per_round.std(ddof=1) / np.sqrt(len(rounds)) / measured) if len(rounds) > 1 else None,
+        "projected": {},
+    }
+    for label in LABELS:
+        pa = np.array([r["a"][label] for r in rounds])
+        pb = np.array([r["b"][label] for r in rounds])
+        value = float(pa.mean() / pb.mean())
+        ratios = pa / pb
+        out["projected"][label] = {
+            "value": value, "error": (value - measured) / measured, "per_round": ratios.tolist(),
+            "spread": float((ratios.max() - ratios.min()) / ratios.mean()),
+        }
+    return out
+
+
+def run_pair(case: Case, pair: Any, schedule: Any, points: Any, sigs: list[tuple[int, ...]],
+             rounds: int) -> dict[str, Any]:
+    over = {"a": dict(case.overrides), "b": {**case.overrides, **pair.change}}
+    t0 = time.perf_counter()
+    done: list[dict[str, dict[str, Any]]] = []
+    for r in range(rounds):
+        entry: dict[str, dict[str, Any]] = {}
+        for c in ("a", "b") if r % 2 == 0 else ("b", "a"):
+            entry[c] = one_config(case, over[c], schedule, points, sigs)
+        done.append(entry)
+        print(f"    round {r + 1}: full {entry['a']['full_s']:.2f} / {entry['b']['full_s']:.2f} s, "
+              f"first_step {entry['a']['first_step']:.2f} / {entry['b']['first_step']:.2f} s", flush=True)
+    return {"label": pair.label, "change": pair.change, "rounds": done, **summarise(done),
+            "seconds": time.perf_counter() - t0}
+
+
+def run(cases: list[Case], rounds: int, window: int, quick: bool) -> dict[str, Any]:
+    data: dict[str, Any] = {"cases": {}}
+    t_start = time.perf_counter()
+    with child_env(ALLOCATOR_ENV):
+        for case in cases:
+            cfg, schedule = validation_subset(case, quick)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", SeqPointWarning)
+                _, points = choose_points(cfg.selection, schedule)
+            sigs = [tuple(int(v) for v in row) for row in schedule.signature_matrix()[:window]]
+            print(f"{case.name}: {len(schedule)} iterations, {len(points.points)} SeqPoints, window {len(sigs)}",
+                  flush=True)
+            pairs = []
+            for pair in case.pairs[: 1 if quick else None]:
+                try:
+                    pairs.append(run_pair(case, pair, schedule, points, sigs, rounds))
+                    p = pairs[-1]
+                    errs = ", ".join(f"{lab} {100 * v['error']:+.2f}%" for lab, v in p["projected"].items())
+                    print(f"  {pair.label}: measured {p['measured']:.4f} (floor {100 * p['noise_floor']:.2f}%); "
+                          f"{errs}", flush=True)
+                except Exception as exc:  # a configuration this CPU cannot run is reported, not fatal
+                    pairs.append({"label": pair.label, "change": pair.change, "error_message": _short(exc)})
+                    print(f"  {pair.label}: not run ({pairs[-1]['error_message']})", flush=True)
+            data["cases"][case.name] = {"n_iterations": len(schedule), "n_points": len(points.points),
+                                        "window": len(sigs), "pairs": pairs}
+    data["meta"] = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "command": command_line(),
+                    "quick": quick, "rounds": rounds, "window": window, "processes": PROCESSES,
+                    "wall_s": time.perf_counter() - t_start}
+    return data
+
+
+def _pct(x: float | None) -> str:
+    return "—" if x is None else f"{100 * x:+.2f}"
+
+
+def render(data: dict[str, Any]) -> str:
+    meta = data["meta"]
+    title = "Speedups: projected against measured, both timed in interleaved rounds (issue 14)"
+    lines = [f"## {title}{' (--quick smoke run)' if quick_mode() else ''}\n",
+             f"- date: {meta['date']}", f"- machine: {MACHINE}", f"- command: `{meta['command']}`",
+             f"- run: {meta['rounds']} rounds per pair, window {meta['window']} iterations, "
+             f"SeqPoints timed by {meta['processes']} worker processes; wall time {meta['wall_s'] / 60:.1f} min",
+             "- data: `benchmarks/results/speedups.json` (re-render with `--render-only`)", "",
+             "Each round times a's SeqPoints and window, a's full run, b's SeqPoints and window, b's full "
+             "run, each in a fresh process (b first in odd rounds). Measured: ratio of the mean full runs; "
+             "noise floor: spread of a/b over every pairing of a's and b's runs; s.e.: the per-round "
+             "ratios' standard error. Projected: ratio of the mean projections; errors in %.", "",
+             "| case | a -> b | measured | noise floor % | s.e. % | steady | first_step | window | window+in-run |",
+             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    within = {label: 0 for label in LABELS}
+    one_pct = {label: 0 for label in LABELS}
+    n = 0
+    for name, c in data["cases"].items():
+        for p in c["pairs"]:
+            if "error_message" in p:
+                lines.append(f"| `{name}` | {p['label']} | not run: {p['error_message']} | | | | | | |")
+                continue
+            n += 1
+            cells = []
+            for label in LABELS:
+                e = p["projected"][label]["error"]
+                within[label] += abs(e) <= p["noise_floor"]
+                one_pct[label] += abs(e) <= 0.01
+                cells.append(_pct(e))
+            se = p["standard_error"]
+            lines.append(f"| `{name}` | {p['label']} | {p['measured']:.4f} | {100 * p['noise_floor']:.2f} | "
+                         f"{'—' if se is None else f'{100 * se:.2f}'} | " + " | ".join(cells) + " |")
+    lines += ["", "| projection | within 1% | within the noise floor | median abs. error % |",
+              "| --- | ---: | ---: | ---: |"]
+    for label in LABELS:
+        errs = [abs(p["projected"][label]["error"]) for c in data["cases"].values() for p in c["pairs"]
+                if "error_message" not in p]
+        med = f"{100 * float(np.median(errs)):.2f}" if errs else "—"
+        lines.append(f"| {label} | {one_pct[label]} of {n} | {within[label]} of {n} | {med} |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="the cases' quick subsets, one pair each, 2 rounds")
+    ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds per pair (default 3)")
+    ap.add_argument("--window", type=int, default=100, help="iterations of the in-sequence window (default 100)")
+    ap.add_argument("--cases", help="comma-separated subset of the cases with pairs")
+    ap.add_argument("--render-only", action="store_true", help="rewrite the RESULTS.md section from the JSON")
+    args = ap.parse_args()
+    path = RESULTS / ("speedups_quick.json" if args.quick else "speedups.json")
+    if not args.render_only:
+        names = args.cases.split(",") if args.cases else [c.name for c in CASES if c.pairs]
+        unknown = [n for n in names if n not in {c.name for c in CASES if c.pairs}]
+        if unknown:
+            sys.exit(f"--cases: {', '.join(unknown)} has no speedup pairs; "
+                     f"choose from {', '.join(c.name for c in CASES if c.pairs)}")
+        cases = [c for c in CASES if c.name in names]
+        data = run(cases, 2 if args.quick else args.rounds, min(args.window, 20) if args.quick else args.window,
+                   args.quick)
+        RESULTS.mkdir(exist_ok=True)
+        path.write_text(json.dumps(data, indent=1) + "\n")
+        print(f"wrote {path}")
+    data = json.loads(path.read_text())
+    print(f"RESULTS.md section written: {write_section('speedups', render(data))}")
+
+
+if __name__ == "__main__":
+    main()

@@ -55,8 +55,8 @@ def speedup_pair(case: Case, scale: Scale, res: Any, pair: Pair) -> dict[str, An
     ta = np.array([p.totals[metric] for p in pa])
     tb = np.array([p.totals[metric] for p in pb])
     value = float(ta.mean() / tb.mean())
-    # project_speedup(metric="run_time_s") raises (project() rejects the derived metric in
-    # `metrics`); the interval adds both totals' relative half-widths and the rounds' spread.
+    # The ratio of the rounds' mean totals (project_speedup sees one round): the interval
+    # adds both totals' relative half-widths and the rounds' spread.
     rel = np.mean([p.relative_halfwidth(metric) for p in pa]) + np.mean([p.relative_halfwidth(metric) for p in pb])
     per_round = ta / tb
     half = value * rel + float(per_round.max() - per_round.min()) / 2

@@ -67,8 +67,24 @@ def test_speedup_from_two_measurement_files(tmp_path: Path, cli: Cli) -> None:
     code, out, err = cli(["speedup", "--files", str(trace), str(sp), *paths, "--json"])
     assert code == 0, err
     assert json.loads(out)["speedup"] == pytest.approx(2.0)
+    code, out, _ = cli(["speedup", "--files", str(trace), str(sp), *paths])
+    assert code == 0 and "steady state" in out and "whole run" not in out  # no first steps measured
     code, _, err = cli(["speedup", str(tmp_path / "c.toml"), "--files", str(trace), str(sp), *paths])
     assert code == 2 and len(err.strip().splitlines()) == 1
+    # With first steps the whole runs are compared, and the steady state alone shown beside.
+    firsts = []
+    for tag, t, first in (("a", 2.0, 2.0), ("b", 1.0, 8.0)):
+        ms = Measurements(workload="w", measurements=tuple(
+            Measurement(iteration=p.iteration, batch_size=p.batch_size, seq_len=p.seq_len,
+                        metrics={"time_s": t * p.seq_len, "time_s_first": first * t * p.seq_len})
+            for p in points.points))
+        firsts.append(str(write_measurements(ms, tmp_path / f"f_{tag}.json")))
+    code, out, err = cli(["speedup", "--files", str(trace), str(sp), *firsts, "--json"])
+    got = json.loads(out)
+    assert code == 0 and got["metric"] == "run_time_s" and got["steady_speedup"] == pytest.approx(2.0)
+    assert got["speedup"] < 2.0
+    code, out, _ = cli(["speedup", "--files", str(trace), str(sp), *firsts])
+    assert code == 0 and "whole run" in out and "steady state alone" in out
 
 
 def test_select_writes_simpoint_files(tmp_path: Path, cli: Cli) -> None:

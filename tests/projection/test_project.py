@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import numpy as np
@@ -239,8 +240,37 @@ def test_speedup(tiny: IterationSchedule) -> None:
     assert s.interval == pytest.approx((2.5, 2.5))
     assert s.per_category == {"breakdown_s.gemm": pytest.approx(2.0)}
     assert s.to_dict()["speedup"] == pytest.approx(2.5)
+    assert s.metric == "time_s" and s.steady_value is None  # no first steps: the steady state
     with pytest.raises(InputError, match="Measurement set a has no metric 'flops'"):
         project_speedup(tiny, sp, a, b, metric="flops")
+
+
+def test_speedup_compares_whole_runs_when_both_sets_have_first_steps(tiny: IterationSchedule) -> None:
+    # b is 2x faster in the steady state, but its first step of a shape costs 6x its steady
+    # step against a's 2x (bf16 on a CPU): the whole run gains less than the steady state
+    # (on this 8-iteration run, where most steps are first steps, b is even slower).
+    sp = two_points(tiny)
+
+    def with_first(fn, extra: float):  # type: ignore[no-untyped-def]
+        ms = measure(sp, fn=fn)
+        rows = [dataclasses.replace(m, metrics={**m.metrics, "time_s_first": extra * m.metrics["time_s"]})
+                for m in ms.measurements]
+        return dataclasses.replace(ms, measurements=rows)
+
+    a = with_first(linear, 2.0)
+    b = with_first(lambda t: linear(t) / 2, 6.0)
+    s = project_speedup(tiny, sp, a, b)
+    pa, pb = project(tiny, sp, a), project(tiny, sp, b)
+    assert s.metric == "run_time_s"
+    assert s.value == pytest.approx(pa.totals["run_time_s"] / pb.totals["run_time_s"])
+    assert s.steady_value == pytest.approx(2.0)
+    assert s.value < s.steady_value  # b's dear first steps eat part of its gain
+    assert s.to_dict()["steady_speedup"] == pytest.approx(2.0)
+    steady = project_speedup(tiny, sp, a, b, metric="time_s")
+    assert steady.value == pytest.approx(2.0) and steady.steady_value is None
+    # one set without first steps: both are compared on the steady state
+    plain = project_speedup(tiny, sp, a, measure(sp, fn=lambda t: linear(t) / 2))
+    assert plain.metric == "time_s" and plain.value == pytest.approx(2.0)
 
 
 def test_one_context_serves_every_projection_of_a_schedule(

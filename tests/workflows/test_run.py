@@ -151,14 +151,18 @@ def test_speedup_threads_same_points(tmp_path):
     out = tmp_path / "run"
     saved = [json.loads((out / f"measurements_{t}.json").read_text()) for t in "ab"]
     assert [[m["iteration"] for m in s["measurements"]] for s in saved] == [[p.iteration for p in points]] * 2
-    # ... and the speedup is the ratio of the two projected totals over the same schedule.
+    # ... and the speedup is the ratio of the two projected whole runs (cold steps included,
+    # as a sweep compares them) over the same schedule, with the steady state's beside it.
     schedule = read_schedule(out / "schedule.csv")
-    total_a = project(schedule, res.seqpoints, res.measurements_a, metrics=["time_s"]).totals["time_s"]
-    total_b = project(schedule, res.seqpoints, res.measurements_b, metrics=["time_s"]).totals["time_s"]
-    assert res.speedup.total_a == pytest.approx(total_a)
-    assert res.speedup.total_b == pytest.approx(total_b)
-    assert res.speedup.value == pytest.approx(total_a / total_b)
-    assert json.loads((out / "speedup.json").read_text())["speedup"] == pytest.approx(total_a / total_b)
+    pa = project(schedule, res.seqpoints, res.measurements_a)
+    pb = project(schedule, res.seqpoints, res.measurements_b)
+    assert res.speedup.metric == "run_time_s"
+    assert res.speedup.total_a == pytest.approx(pa.totals["run_time_s"])
+    assert res.speedup.total_b == pytest.approx(pb.totals["run_time_s"])
+    assert res.speedup.value == pytest.approx(pa.totals["run_time_s"] / pb.totals["run_time_s"])
+    assert res.speedup.steady_value == pytest.approx(pa.totals["time_s"] / pb.totals["time_s"])
+    saved_sp = json.loads((out / "speedup.json").read_text())
+    assert saved_sp["speedup"] == pytest.approx(res.speedup.value) and saved_sp["metric"] == "run_time_s"
 
 
 def test_speedup_rejects_different_runs(tmp_path):

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from seqpoint.exceptions import InputError
-from seqpoint.measurements import BREAKDOWN_PREFIX, STEADY_TIME, Measurement, Measurements
+from seqpoint.measurements import BREAKDOWN_PREFIX, RUN_TIME, STEADY_TIME, Measurement, Measurements
 from seqpoint.projection._intervals import confidence_quantile
 from seqpoint.projection._model import ScheduleModel, check_method, model_for
 from seqpoint.projection._project import project
@@ -24,7 +24,8 @@ class Speedup:
     """Projected whole-run speedup ``T_a / T_b`` of configuration b over a."""
 
     metric: str
-    """Metric compared (``time_s``)."""
+    """Metric compared: ``run_time_s`` (the whole run, cold steps included), ``time_s``
+    (the steady state alone) or another projected metric."""
     value: float
     """``T_a / T_b``: above 1 when b is faster."""
     interval: tuple[float, float]
@@ -41,6 +42,9 @@ class Speedup:
     """False when a point failed in either set."""
     confidence: float = 0.95
     """Confidence level of the noise part of the interval."""
+    steady_value: float | None = None
+    """With ``metric`` ``run_time_s``: the speedup of the steady state alone, so the share
+    of the ratio that comes from the cold-step terms shows."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -53,6 +57,7 @@ class Speedup:
             "method": self.method,
             "complete": self.complete,
             "confidence": self.confidence,
+            "steady_speedup": self.steady_value,
         }
 
 
@@ -62,7 +67,7 @@ def project_speedup(
     meas_a: Measurements | Iterable[Measurement],
     meas_b: Measurements | Iterable[Measurement],
     *,
-    metric: str = STEADY_TIME,
+    metric: str = "auto",
     method: str = "weighted",
     confidence: float = 0.95,
     context: ScheduleModel | None = None,
@@ -83,8 +88,13 @@ def project_speedup(
     meas_a, meas_b : Measurements or iterable of Measurement
         Baseline (a) and new (b) configuration.
     metric : str
-        Metric to compare; per-category speedups cover the ``breakdown_s`` categories
-        present in both sets.
+        Metric to compare; ``auto`` (the default) compares ``run_time_s``, the whole run
+        with each configuration's cold-step term, when both sets measured their points'
+        first steps, and ``time_s``, the steady state, otherwise. A configuration's first
+        steps of each shape can cost relatively more than another's (bf16 on a CPU builds
+        new oneDNN primitives for every shape), so the steady-state ratio alone can miss
+        the run's speedup by far more than the whole-run ratio does. Per-category speedups
+        cover the ``breakdown_s`` categories present in both sets.
     method : {"weighted", "interpolated"}
         Projection method.
     confidence : float
@@ -99,6 +109,8 @@ def project_speedup(
     other = "interpolated" if method == "weighted" else "weighted"
     pa = project(schedule, seqpoints, meas_a, method=method, confidence=confidence, context=model)
     pb = project(schedule, seqpoints, meas_b, method=method, confidence=confidence, context=model)
+    if metric == "auto":
+        metric = RUN_TIME if RUN_TIME in pa.totals and RUN_TIME in pb.totals else STEADY_TIME
     for label, p in (("a", pa), ("b", pb)):
         if metric not in p.totals:
             raise InputError(
@@ -128,4 +140,6 @@ def project_speedup(
         method=method,
         complete=pa.complete and pb.complete,
         confidence=confidence,
+        steady_value=(pa.totals[STEADY_TIME] / pb.totals[STEADY_TIME]
+                      if metric == RUN_TIME and pb.totals.get(STEADY_TIME) else None),
     )

@@ -9,7 +9,7 @@ from typing import Any
 from rich.console import Console
 
 from seqpoint.exceptions import ConfigError
-from seqpoint.measurements import STEADY_TIME, Measurements
+from seqpoint.measurements import Measurements
 from seqpoint.projection import Speedup
 from seqpoint.selection import SeqPoints
 from seqpoint.workflows._campaign import start_campaign
@@ -63,7 +63,8 @@ def speedup_configs(
     folder = RunFolder.new(a.name + "-speedup", a.report.out)
     ca = start_campaign(a, folder, tag="a", progress=progress, console=console)
     cb = ca.remeasure(b, tag="b", progress=progress, console=console)
-    sp = project_speedup(ca.schedule, ca.seqpoints, ca.measurements, cb.measurements, metric=STEADY_TIME)
+    # The whole run (cold steps included) when both have first steps, as the sweep compares.
+    sp = project_speedup(ca.schedule, ca.seqpoints, ca.measurements, cb.measurements)
     result = SpeedupResult(config_a=a, config_b=b, seqpoints=ca.seqpoints,
                            measurements_a=ca.measurements, measurements_b=cb.measurements,
                            speedup=sp, folder=folder)

@@ -17,7 +17,7 @@ import numpy as np
 from rich.console import Console
 
 from seqpoint.exceptions import InputError
-from seqpoint.measurements import STEADY_TIME, Measurements, read_measurements, time_metric
+from seqpoint.measurements import Measurements, read_measurements, time_metric
 from seqpoint.projection import Projection, Speedup
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import SeqPoints, read_seqpoints
@@ -200,7 +200,7 @@ def speedup_from_files(
     meas_a: Measurements | str | Path,
     meas_b: Measurements | str | Path,
     *,
-    metric: str = STEADY_TIME,
+    metric: str = "auto",
 ) -> Speedup:
     """Projected speedup ``T_a / T_b`` from two measurement sets of the same SeqPoints.
 
@@ -213,7 +213,9 @@ def speedup_from_files(
         SEQPOINTS.json both sets measured.
     meas_a, meas_b : Measurements or path
         MEASUREMENTS.json of configuration A (the baseline) and B.
-    metric : str, default ``time_s``
+    metric : str, default ``auto``
+        As for :func:`~seqpoint.projection.project_speedup`: the whole run's time when both
+        sets have their points' first steps, else the steady state.
 
     Raises
     ------

@@ -202,7 +202,51 @@ def render(data: dict[str, Any]) -> str:
                 if "error_message" not in p]
         med = f"{100 * float(np.median(errs)):.2f}" if errs else "—"
         lines.append(f"| {label} | {one_pct[label]} of {n} | {within[label]} of {n} | {med} |")
-    return "\n".join(lines) + "\n"
+    return "\n".join([*lines, "", *render_configs(data)]) + "\n"
+
+
+def config_rows(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each configuration's projections against its own full runs: a once per case (its
+    rounds of every pair pooled), each b once."""
+    rows = []
+    for name, c in data["cases"].items():
+        pairs = [p for p in c["pairs"] if "error_message" not in p]
+        groups = [("a", [r["a"] for p in pairs for r in p["rounds"]])]
+        groups += [(f"b: {p['label']}", [r["b"] for r in p["rounds"]]) for p in pairs]
+        for label, rounds in groups:
+            if not rounds:
+                continue
+            full = np.array([r["full_s"] for r in rounds])
+            truth = float(full.mean())
+            rows.append({
+                "case": name, "config": label, "rounds": len(rounds), "measured_s": truth,
+                "noise_floor": float((full.max() - full.min()) / truth),
+                "errors": {lab: float(np.mean([r[lab] for r in rounds]) / truth - 1) for lab in LABELS},
+                "in_run_ratio": [r["in_run_ratio"] for r in rounds],
+            })
+    return rows
+
+
+def render_configs(data: dict[str, Any]) -> list[str]:
+    """The table of :func:`config_rows` and its counts."""
+    rows = config_rows(data)
+    lines = ["Each configuration's whole-run time, projected (mean of its rounds) against its own full "
+             "runs (their mean; noise floor: their spread). Configuration a pools its rounds of every pair.",
+             "", "| case | configuration | rounds | measured s | noise floor % | in-run ratio (median) | "
+             + " | ".join(LABELS) + " |", "| --- | --- | ---: | ---: | ---: | ---: |" + " ---: |" * len(LABELS)]
+    for r in rows:
+        ratios = [x for x in r["in_run_ratio"] if x is not None]
+        ratio = f"{float(np.median(ratios)):.3f}" if ratios else "—"
+        lines.append(f"| `{r['case']}` | {r['config']} | {r['rounds']} | {r['measured_s']:.2f} | "
+                     f"{100 * r['noise_floor']:.2f} | {ratio} | "
+                     + " | ".join(_pct(r["errors"][lab]) for lab in LABELS) + " |")
+    lines += ["", "| projection | within the noise floor | within 2% | median abs. error % |", "| --- | ---: | ---: | ---: |"]
+    for lab in LABELS:
+        errs = np.array([abs(r["errors"][lab]) for r in rows])
+        floors = np.array([r["noise_floor"] for r in rows])
+        lines.append(f"| {lab} | {int((errs <= floors).sum())} of {len(rows)} | {int((errs <= 0.02).sum())} of "
+                     f"{len(rows)} | {100 * float(np.median(errs)):.2f} |" if len(rows) else f"| {lab} | — | — | — |")
+    return lines
 
 
 def main() -> None:

@@ -53,7 +53,7 @@ from bench_cold import profile_child, projections
 from seqpoint.exceptions import SeqPointWarning
 from seqpoint.measurements import Measurements
 from seqpoint.profiling import ProfileConfig
-from seqpoint.validation import run_full_fresh
+from seqpoint.validation import MeasuredSpeedup, run_full_fresh
 from seqpoint.workflows import choose_points
 
 RESULTS = Path(__file__).with_name("results")
@@ -89,16 +89,12 @@ def one_config(case: Case, overrides: dict[str, Any], schedule: Any, points: Any
 
 def summarise(rounds: list[dict[str, dict[str, Any]]]) -> dict[str, Any]:
     """Measured and projected speedups of a pair from its rounds."""
-    fa = np.array([r["a"]["full_s"] for r in rounds])
-    fb = np.array([r["b"]["full_s"] for r in rounds])
-    measured = float(fa.mean() / fb.mean())
-    pairings = np.array([x / y for x in fa for y in fb])
-    per_round = fa / fb
+    m = MeasuredSpeedup.from_rounds([(r["a"]["full_s"], r["b"]["full_s"]) for r in rounds])
+    measured = m.value
+    per_round = np.asarray(m.runs_a_s) / np.asarray(m.runs_b_s)
     out: dict[str, Any] = {
-        "measured": measured, "measured_a_s": fa.tolist(), "measured_b_s": fb.tolist(),
-        "noise_floor": float((pairings.max() - pairings.min()) / pairings.mean()),
-        "standard_error": float(per_round.std(ddof=1) / np.sqrt(len(rounds)) / measured) if len(rounds) > 1 else None,
-        "projected": {},
+        "measured": measured, "measured_a_s": list(m.runs_a_s), "measured_b_s": list(m.runs_b_s),
+        "noise_floor": m.noise_floor, "standard_error": m.standard_error, "projected": {},
     }
     for label in LABELS:
         pa = np.array([r["a"][label] for r in rounds])

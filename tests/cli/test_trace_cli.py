@@ -116,3 +116,25 @@ def test_run_on_a_schedule_file_instead_of_a_policy(tmp_path: Path, cli: Cli) ->
     cfg.write_text(f'[batching]\nschedule = "{tmp_path / "missing.csv"}"\n')
     code, out, err = cli(["run", str(cfg), "-q"])
     assert code == 2 and len(err.strip().splitlines()) == 1 and "missing.csv" in err
+
+
+def test_speedup_validate_prints_the_measured_speedup(tmp_path: Path, cli: Cli) -> None:
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(
+        'name = "t"\n[lengths]\nsource = "bundled:librispeech-dev-clean"\nmax_samples = 48\n'
+        '[batching]\npolicy = "fixed"\nepochs = 1\nparams = { batch_size = 16 }\n'
+        '[selection]\nn_points = 2\n[workload]\nname = "deepspeech2:tiny"\nset = { threads = 1 }\n'
+        '[profile]\nwarmup = 0\nrepeats = 1\nmetrics = ["time"]\nuse_cache = false\n'
+        '[validation]\nruns = 2\n'
+        f'[report]\nout = "{tmp_path / "run"}"\nplots = false\nhtml = false\n'
+    )
+    code, out, err = cli(["speedup", str(cfg), "--set-b", "workload.set.rnn_hidden=32", "--validate", "-q"])
+    assert code == 0, err
+    assert "measured (full runs A / B, 2 round(s)" in out and "Projection error" in out
+    saved = json.loads((tmp_path / "run" / "speedup.json").read_text())
+    m = saved["measured"]
+    assert len(m["runs_a_s"]) == len(m["runs_b_s"]) == 2 and m["noise_floor"] >= 0
+    assert m["error"] == pytest.approx((saved["speedup"] - m["speedup"]) / m["speedup"])
+    # --files measures nothing, so it cannot be validated: one line, exit 2
+    code, _, err = cli(["speedup", "--files", str(cfg), str(cfg), str(cfg), str(cfg), "--validate"])
+    assert code == 2 and "--validate" in err and len(err.strip().splitlines()) == 1

@@ -165,6 +165,41 @@ def test_speedup_threads_same_points(tmp_path):
     assert saved_sp["speedup"] == pytest.approx(res.speedup.value) and saved_sp["metric"] == "run_time_s"
 
 
+def test_speedup_validate_times_both_full_runs_in_alternating_rounds(tmp_path, monkeypatch):
+    from seqpoint.workflows import _speedup
+
+    order = []
+    real = _speedup.timed_full_runs
+
+    def spy(cfg, schedule, runs, **kw):
+        order.append((cfg.workload.set["dtype"], len(schedule), runs))
+        return real(cfg, schedule, runs, **kw)
+
+    monkeypatch.setattr(_speedup, "timed_full_runs", spy)
+    profile = ProfileSection(warmup=1, repeats=2, metrics=("time",), use_cache=False)
+    a = _cfg(tmp_path, workload=WorkloadSection(name="deepspeech2:tiny", set={"threads": 1, "dtype": "fp32"}),
+             profile=profile, validation=ValidationSection(runs=2, epochs=1))
+    b = _cfg(tmp_path, workload=WorkloadSection(name="deepspeech2:tiny", set={"threads": 1, "dtype": "bf16"}),
+             profile=profile)
+    res = speedup_configs(a, b, validate=True, progress=False)
+    # Projected on the validation part (1 of 2 epochs), which both ran in full: a b, then b a.
+    assert res.n_iterations == 6 and sum(p.weight for p in res.seqpoints.points) == 6
+    assert order == [("fp32", 6, 1), ("bf16", 6, 1), ("bf16", 6, 1), ("fp32", 6, 1)]
+    m = res.measured
+    assert m is not None and m.n_rounds == 2 and all(t > 0 for t in (*m.runs_a_s, *m.runs_b_s))
+    saved = json.loads((tmp_path / "run" / "speedup.json").read_text())
+    assert saved["measured"]["speedup"] == pytest.approx(m.value)
+    assert saved["measured"]["error"] == pytest.approx((res.speedup.value - m.value) / m.value)
+    lo, hi = res.speedup.interval
+    assert saved["measured"]["interval_holds"] == (lo <= m.value <= hi)
+    runs = json.loads((tmp_path / "run" / "full_runs.json").read_text())
+    assert runs == {"runs_a_s": list(m.runs_a_s), "runs_b_s": list(m.runs_b_s)}
+    # without validate nothing runs in full and the whole run is projected
+    order.clear()
+    plain = speedup_configs(a, b, progress=False)
+    assert order == [] and plain.measured is None and plain.n_iterations == 12
+
+
 def test_speedup_rejects_different_runs(tmp_path):
     from seqpoint.exceptions import ConfigError
 

@@ -125,11 +125,18 @@ def speedup(
         "--files", help="SCHEDULE SEQPOINTS MEASUREMENTS_A MEASUREMENTS_B: the speedup from two "
                         "measurement files of the same SeqPoints (no config, nothing measured); "
                         "SCHEDULE may be a run trace.")] = None,
+    check: Annotated[bool, typer.Option(
+        "--validate", help="Project on A's [validation] part of the run, then run that part in full "
+                           "under A and B ([validation] runs rounds, alternating, fresh processes) "
+                           "and print the measured speedup and the projection's error.")] = False,
 ) -> None:
     """Projected whole-run speedup of B over A, measured on the same SeqPoints."""
     if files is not None:
         if config_a is not None or config_b is not None or set_b:
             raise ConfigError("--files takes the place of CONFIG_A, CONFIG_B and --set-b; give one or the other.")
+        if check:
+            raise ConfigError("--validate runs both configurations in full and needs CONFIG_A; "
+                              "--files measures nothing. Give one or the other.")
         sp = speedup_from_files(*files)
         if as_json:
             print_json(sp)
@@ -145,12 +152,13 @@ def speedup(
         check_user_code(
             apply_overrides(b, set_b, option="--set-b").workload.name, allowed=allow_user_code
         )
-    result = speedup_between(config_a, config_b, set_b or [], progress=not (quiet or as_json),
-                             console=console)
+    result = speedup_between(config_a, config_b, set_b or [], validate=check,
+                             progress=not (quiet or as_json), console=console)
     if as_json:
         print_json(result)
         return
-    print_speedup(console, result.speedup, n_points=len(result.seqpoints))
+    print_speedup(console, result.speedup, n_points=len(result.seqpoints), measured=result.measured)
+    console.print(f"Run folder: [bold]{result.folder.path}[/]")
 
 
 @app.command("demo")

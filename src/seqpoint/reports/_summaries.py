@@ -27,7 +27,7 @@ from seqpoint.reports._tables import (
     render,
 )
 from seqpoint.reports._views import RunView, TraceView, ValidationView
-from seqpoint.validation import ProfilingSaving
+from seqpoint.validation import MeasuredSpeedup, ProfilingSaving
 
 __all__ = ["print_run", "print_speedup", "print_trace_validation", "print_validation"]
 
@@ -137,8 +137,10 @@ def print_validation(console: Console, result: ValidationView) -> None:
                              title="Deterministic metrics against their exact totals"))
 
 
-def print_speedup(console: Console, speedup: Speedup, *, n_points: int) -> None:
-    """Projected speedup of B over A, in total and per operation category."""
+def print_speedup(console: Console, speedup: Speedup, *, n_points: int,
+                  measured: MeasuredSpeedup | None = None) -> None:
+    """Projected speedup of B over A, in total and per operation category; with
+    ``measured``, the speedup of their full runs and the projection's error beside it."""
     table = Table(title=f"Projected speedup of B over A on {n_points} SeqPoints")
     for col in ("", "A", "B", "speedup"):
         table.add_column(col, justify="right")
@@ -153,6 +155,23 @@ def print_speedup(console: Console, speedup: Speedup, *, n_points: int) -> None:
     for cat, v in sorted(speedup.per_category.items()):
         table.add_row(cat.removeprefix(BREAKDOWN_PREFIX), "", "", f"{v:.3f}×")
     console.print(table)
+    if measured is not None:
+        _print_measured_speedup(console, speedup, measured)
+
+
+def _print_measured_speedup(console: Console, speedup: Speedup, m: MeasuredSpeedup) -> None:
+    lo, hi = speedup.interval
+    inside = lo <= m.value <= hi
+    se = m.standard_error
+    floor = (f"noise floor [bold]{fmt_pct(m.noise_floor).lstrip('+')}[/]"
+             + (f", standard error {fmt_pct(se).lstrip('+')}" if se is not None else "")
+             if m.n_rounds >= 2 else "one round: set [validation] runs = 2 or more for the noise floor")
+    runs = ", ".join(f"{fmt_duration(a)} / {fmt_duration(b)}" for a, b in zip(m.runs_a_s, m.runs_b_s, strict=True))
+    console.print(
+        f"measured (full runs A / B, {m.n_rounds} round(s): {runs}): [bold]{m.value:.3f}×[/]; {floor}. "
+        f"Projection error [bold]{fmt_pct(m.error_of(speedup.value))}[/]; its interval "
+        f"{'contains' if inside else '[red]does not contain[/]'} the measured speedup."
+    )
 
 
 def print_trace_validation(console: Console, result: TraceView) -> None:

@@ -9,6 +9,7 @@ from seqpoint.validation._compare import (
 from seqpoint.validation._ddp import DDPRun, run_ddp
 from seqpoint.validation._full_run import FullRun, FullRunError, run_full_fresh, run_full_schedule
 from seqpoint.validation._saving import ProfilingSaving, profiling_saving
+from seqpoint.validation._speedup import MeasuredSpeedup
 from seqpoint.validation._trace import TRACE_COLUMNS, RunTrace, read_trace, write_trace
 
 __all__ = [
@@ -17,6 +18,7 @@ __all__ = [
     "ErrorCurve",
     "FullRun",
     "FullRunError",
+    "MeasuredSpeedup",
     "ProfilingSaving",
     "RunTrace",
     "error_vs_k",

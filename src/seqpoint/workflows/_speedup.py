@@ -11,10 +11,13 @@ from rich.console import Console
 from seqpoint.exceptions import ConfigError
 from seqpoint.measurements import Measurements
 from seqpoint.projection import Speedup
+from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import SeqPoints
+from seqpoint.validation import MeasuredSpeedup
 from seqpoint.workflows._campaign import start_campaign
 from seqpoint.workflows._config import RunConfig, apply_overrides, load_config
 from seqpoint.workflows._folder import RunFolder
+from seqpoint.workflows._validate import timed_full_runs
 
 __all__ = ["SpeedupResult", "speedup_between", "speedup_configs"]
 
@@ -37,11 +40,21 @@ class SpeedupResult:
     """Projected ``T_a / T_b``."""
     folder: RunFolder
     """Where the outputs are."""
+    measured: MeasuredSpeedup | None = None
+    """With ``validate``: both configurations' run (its ``[validation]`` part) timed in full,
+    ``[validation] runs`` rounds of one fresh-process run each, a and b alternating."""
+    n_iterations: int = 0
+    """Iterations of the run projected (the validation part with ``validate``)."""
 
     def to_dict(self) -> dict[str, Any]:
         """What ``speedup.json`` and ``seqpoint speedup --json`` hold."""
-        return {"n_points": len(self.seqpoints), **self.speedup.to_dict(),
-                "workload_a": self.measurements_a.workload, "workload_b": self.measurements_b.workload}
+        out = {"n_points": len(self.seqpoints), "n_iterations": self.n_iterations, **self.speedup.to_dict(),
+               "workload_a": self.measurements_a.workload, "workload_b": self.measurements_b.workload}
+        if self.measured is not None:
+            lo, hi = self.speedup.interval
+            out["measured"] = {**self.measured.to_dict(), "error": self.measured.error_of(self.speedup.value),
+                               "interval_holds": bool(lo <= self.measured.value <= hi)}
+        return out
 
 
 def _same_run(a: RunConfig, b: RunConfig) -> None:
@@ -54,27 +67,56 @@ def _same_run(a: RunConfig, b: RunConfig) -> None:
 
 
 def speedup_configs(
-    a: RunConfig, b: RunConfig, *, progress: bool = True, console: Console | None = None
+    a: RunConfig, b: RunConfig, *, validate: bool = False, progress: bool = True,
+    console: Console | None = None,
 ) -> SpeedupResult:
-    """Measure A and B on the SeqPoints of their shared run and project the speedup."""
+    """Measure A and B on the SeqPoints of their shared run and project the speedup.
+
+    With ``validate``, the run is A's ``[validation]`` part (as ``seqpoint validate``
+    runs it), and after the projection that part is run in full under both
+    configurations, ``[validation] runs`` rounds of one fresh-process run each (a then b,
+    then b then a, ...), so the measured speedup and its noise floor stand beside the
+    projected one.
+    """
     from seqpoint.projection import project_speedup
 
     _same_run(a, b)
     folder = RunFolder.new(a.name + "-speedup", a.report.out)
-    ca = start_campaign(a, folder, tag="a", progress=progress, console=console)
+    ca = start_campaign(a, folder, subset=validate, tag="a", progress=progress, console=console)
     cb = ca.remeasure(b, tag="b", progress=progress, console=console)
     # The whole run (cold steps included) when both have first steps, as the sweep compares.
     sp = project_speedup(ca.schedule, ca.seqpoints, ca.measurements, cb.measurements)
     result = SpeedupResult(config_a=a, config_b=b, seqpoints=ca.seqpoints,
                            measurements_a=ca.measurements, measurements_b=cb.measurements,
-                           speedup=sp, folder=folder)
-    folder.write_json("speedup.json", result.to_dict())
+                           speedup=sp, folder=folder, n_iterations=len(ca.schedule))
+    folder.write_json("speedup.json", result.to_dict())  # the projection, before the full runs
+    if validate:
+        result.measured = _measured(a, b, ca.schedule, folder, progress=progress, console=console)
+        folder.write_json("speedup.json", result.to_dict())
     return result
 
 
+def _measured(
+    a: RunConfig, b: RunConfig, schedule: IterationSchedule, folder: RunFolder, *, progress: bool,
+    console: Console | None,
+) -> MeasuredSpeedup:
+    """``schedule`` run in full under a and b, in alternating rounds of fresh processes;
+    ``full_runs.json`` holds what has been timed after every run."""
+    rounds = a.validation.runs
+    times: dict[str, list[float]] = {"a": [], "b": []}
+    for r in range(rounds):
+        for tag in ("a", "b") if r % 2 == 0 else ("b", "a"):
+            cfg = a if tag == "a" else b
+            run = timed_full_runs(cfg, schedule, 1, progress=progress, console=console,
+                             label=f"full run {r + 1}/{rounds} of {tag.upper()} (fresh process)")
+            times[tag].append(run.total_s)
+            folder.write_json("full_runs.json", {"runs_a_s": times["a"], "runs_b_s": times["b"]})
+    return MeasuredSpeedup(tuple(times["a"]), tuple(times["b"]))
+
+
 def speedup_between(
-    config_a: Path, config_b: Path | None, set_b: list[str], *, progress: bool = True,
-    console: Console | None = None,
+    config_a: Path, config_b: Path | None, set_b: list[str], *, validate: bool = False,
+    progress: bool = True, console: Console | None = None,
 ) -> SpeedupResult:
     """Speedup of ``config_b`` (or ``config_a`` with ``set_b`` overrides) over ``config_a``."""
     a = load_config(config_a)
@@ -83,4 +125,4 @@ def speedup_between(
     b = load_config(config_b) if config_b is not None else a
     if set_b:
         b = apply_overrides(b, set_b, option="--set-b")
-    return speedup_configs(a, b, progress=progress, console=console)
+    return speedup_configs(a, b, validate=validate, progress=progress, console=console)

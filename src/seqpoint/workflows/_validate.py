@@ -163,7 +163,7 @@ def validate(
     def between(schedule: IterationSchedule, p: int) -> None:
         """The full runs due after worker process ``p``, each in a fresh process."""
         for _ in range(plan.get(p, 0)):
-            runs.append(_full_runs(cfg, schedule, 1, progress=progress, console=console,
+            runs.append(timed_full_runs(cfg, schedule, 1, progress=progress, console=console,
                                    label=f"full run {len(runs) + 1}/{cfg.validation.runs} "
                                          "(fresh process, between the workers)"))
 
@@ -173,7 +173,7 @@ def validate(
     projection = project(schedule, seqpoints, c.measurements, method="weighted", context=c.model)
     interleaved = len(runs)
     if interleaved < cfg.validation.runs:
-        runs.append(_full_runs(cfg, schedule, cfg.validation.runs - interleaved, progress=progress,
+        runs.append(timed_full_runs(cfg, schedule, cfg.validation.runs - interleaved, progress=progress,
                                console=console))
     full = FullRun.stack(runs, interleaved=interleaved)
     folder.write_json("full_run.json", {**full.to_dict(), "per_iteration_s": full.iteration_s.tolist()})
@@ -230,7 +230,7 @@ def interleave_plan(runs: int, processes: int) -> dict[int, int]:
     return plan
 
 
-def _full_runs(
+def timed_full_runs(
     cfg: RunConfig, schedule: IterationSchedule, runs: int, *, progress: bool, console: Console | None,
     label: str | None = None,
 ) -> FullRun:

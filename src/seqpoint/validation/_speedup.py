@@ -1,0 +1,76 @@
+"""The measured speedup of two configurations: their full runs, timed in alternating rounds."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from seqpoint.exceptions import InputError
+
+__all__ = ["MeasuredSpeedup"]
+
+
+@dataclass(frozen=True)
+class MeasuredSpeedup:
+    """``T_a / T_b`` of full runs timed in rounds (a then b, b then a, ...).
+
+    Round ``i`` holds ``runs_a_s[i]`` and ``runs_b_s[i]``, timed next to each other, so a
+    change of the machine's speed between rounds moves both; alternating the order in
+    each round cancels a steady drift.
+    """
+
+    runs_a_s: tuple[float, ...]
+    """Configuration a's full-run totals, one per round, seconds."""
+    runs_b_s: tuple[float, ...]
+    """Configuration b's, seconds."""
+
+    def __post_init__(self) -> None:
+        a, b = np.asarray(self.runs_a_s, dtype=np.float64), np.asarray(self.runs_b_s, dtype=np.float64)
+        if a.shape != b.shape or a.size == 0:
+            raise InputError(f"A measured speedup needs one run of each configuration per round; "
+                             f"got {a.size} of a and {b.size} of b.")
+        if not (np.isfinite(a).all() and np.isfinite(b).all() and (a > 0).all() and (b > 0).all()):
+            raise InputError("A measured speedup needs positive, finite run times.")
+        object.__setattr__(self, "runs_a_s", tuple(float(x) for x in a))
+        object.__setattr__(self, "runs_b_s", tuple(float(x) for x in b))
+
+    @classmethod
+    def from_rounds(cls, rounds: Sequence[tuple[float, float]]) -> MeasuredSpeedup:
+        """From ``(a, b)`` run totals, one pair per round."""
+        return cls(tuple(a for a, _ in rounds), tuple(b for _, b in rounds))
+
+    @property
+    def n_rounds(self) -> int:
+        return len(self.runs_a_s)
+
+    @property
+    def value(self) -> float:
+        """Ratio of the mean full runs."""
+        return float(np.mean(self.runs_a_s) / np.mean(self.runs_b_s))
+
+    @property
+    def noise_floor(self) -> float:
+        """Spread of ``a/b`` over every pairing of a's and b's runs, relative to its mean
+        (0 with one round): no speedup error below it is meaningful."""
+        r = np.array([x / y for x in self.runs_a_s for y in self.runs_b_s])
+        return float((r.max() - r.min()) / r.mean())
+
+    @property
+    def standard_error(self) -> float | None:
+        """Relative standard error of the ratio, from the rounds' own ratios (None with
+        one round)."""
+        if self.n_rounds < 2:
+            return None
+        r = np.asarray(self.runs_a_s) / np.asarray(self.runs_b_s)
+        return float(r.std(ddof=1) / np.sqrt(r.size) / self.value)
+
+    def error_of(self, projected: float) -> float:
+        """Relative error of a projected speedup against this one."""
+        return (projected - self.value) / self.value
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"speedup": self.value, "runs_a_s": list(self.runs_a_s), "runs_b_s": list(self.runs_b_s),
+                "noise_floor": self.noise_floor, "standard_error": self.standard_error}

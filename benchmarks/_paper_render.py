@@ -258,7 +258,11 @@ def speedup_table(data: dict[str, Any]) -> list[str]:
             "the rounds' spread; *steady-state projected* is `project_speedup` on `time_s` alone (mean "
             "of the rounds). Measured: ratio of the full-run totals (a: the runs "
             "of section 2; b: two fresh-process runs of the same schedule). Noise floor: spread of "
-            "a/b over every pairing of a's and b's runs.", ""]
+            "a/b over every pairing of a's and b's runs.", "",
+            "a's and b's runs here are timed minutes apart, two each. `bench_speedups.py` measures the "
+            "same pairs with 3 interleaved rounds (a's and b's full runs side by side in each round) and "
+            "gives each error a standard error; see its section `Speedups: projected against measured, "
+            "both timed in interleaved rounds`.", ""]
     out += _table(["case", "a -> b", "measured T_a/T_b", "noise floor %", "projected", "rounds", "interval",
                    "error %", "within noise", "steady-state projected (err %)"], rows, 2)
     probe = data.get("compile_probe")

@@ -90,8 +90,7 @@ def one_config(case: Case, overrides: dict[str, Any], schedule: Any, points: Any
 def summarise(rounds: list[dict[str, dict[str, Any]]]) -> dict[str, Any]:
     """Measured and projected speedups of a pair from its rounds."""
     m = MeasuredSpeedup.from_rounds([(r["a"]["full_s"], r["b"]["full_s"]) for r in rounds])
-    measured = m.value
-    per_round = np.asarray(m.runs_a_s) / np.asarray(m.runs_b_s)
+    measured, per_round = m.value, m.per_round
     out: dict[str, Any] = {
         "measured": measured, "measured_a_s": list(m.runs_a_s), "measured_b_s": list(m.runs_b_s),
         "noise_floor": m.noise_floor, "standard_error": m.standard_error, "projected": {},
@@ -182,6 +181,7 @@ def render(data: dict[str, Any]) -> str:
     within = {label: 0 for label in LABELS}
     one_pct = {label: 0 for label in LABELS}
     biased = {label: 0 for label in LABELS}
+    errors: dict[str, list[float]] = {label: [] for label in LABELS}
     n = 0
     for name, c in data["cases"].items():
         for p in c["pairs"]:
@@ -196,6 +196,7 @@ def render(data: dict[str, Any]) -> str:
                 within[label] += abs(e) <= p["noise_floor"]
                 one_pct[label] += abs(e) <= 0.01
                 biased[label] += se is not None and abs(e) > 2 * se
+                errors[label].append(abs(e))
                 cells.append(_pct(e) + ("" if se is None else f" ± {100 * se:.2f}"))
             se = p["standard_error"]
             lines.append(f"| `{name}` | {p['label']} | {p['measured']:.4f} | {100 * p['noise_floor']:.2f} | "
@@ -203,9 +204,7 @@ def render(data: dict[str, Any]) -> str:
     lines += ["", "| projection | within 1% | within the noise floor | more than 2 s.e. off | median abs. error % |",
               "| --- | ---: | ---: | ---: | ---: |"]
     for label in LABELS:
-        errs = [abs(p["projected"][label]["error"]) for c in data["cases"].values() for p in c["pairs"]
-                if "error_message" not in p]
-        med = f"{100 * float(np.median(errs)):.2f}" if errs else "—"
+        med = f"{100 * float(np.median(errors[label])):.2f}" if errors[label] else "—"
         lines.append(f"| {label} | {one_pct[label]} of {n} | {within[label]} of {n} | {biased[label]} of {n} | {med} |")
     return "\n".join([*lines, "", *render_configs(data)]) + "\n"
 

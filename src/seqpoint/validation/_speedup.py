@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from seqpoint.exceptions import InputError
 
@@ -59,12 +60,17 @@ class MeasuredSpeedup:
         return float((r.max() - r.min()) / r.mean())
 
     @property
+    def per_round(self) -> NDArray[np.float64]:
+        """Each round's own ``a/b``."""
+        return np.asarray(self.runs_a_s) / np.asarray(self.runs_b_s)
+
+    @property
     def standard_error(self) -> float | None:
         """Relative standard error of the ratio, from the rounds' own ratios (None with
         one round)."""
         if self.n_rounds < 2:
             return None
-        r = np.asarray(self.runs_a_s) / np.asarray(self.runs_b_s)
+        r = self.per_round
         return float(r.std(ddof=1) / np.sqrt(r.size) / self.value)
 
     def error_of(self, projected: float) -> float:

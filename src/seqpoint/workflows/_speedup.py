@@ -81,6 +81,12 @@ def speedup_configs(
     from seqpoint.projection import project_speedup
 
     _same_run(a, b)
+    if validate and a.batching.world_size > 1:
+        raise ConfigError(
+            f"speedup --validate times single-process full runs, and [batching] world_size = "
+            f"{a.batching.world_size} is data-parallel: check each configuration against "
+            "torch.distributed runs with seqpoint.workflows.validate_ddp instead."
+        )
     folder = RunFolder.new(a.name + "-speedup", a.report.out)
     ca = start_campaign(a, folder, subset=validate, tag="a", progress=progress, console=console)
     cb = ca.remeasure(b, tag="b", progress=progress, console=console)

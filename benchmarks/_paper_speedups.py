@@ -21,6 +21,7 @@ from _paper_cases import Case, Pair, Scale
 from _paper_measured import full_runs, in_fresh_process, profile_child
 from seqpoint.profiling import Measurement
 from seqpoint.projection import project, project_speedup
+from seqpoint.validation import MeasuredSpeedup
 
 ROUNDS = 2
 
@@ -64,7 +65,8 @@ def speedup_pair(case: Case, scale: Scale, res: Any, pair: Pair) -> dict[str, An
                             for a, b in rounds]))
     fa = res.full
     fb = full_runs(case.workload, over_b, res.schedule, scale.runs)
-    ratios = np.array([a / b for a in fa.totals_s for b in fb.totals_s])
+    # Only its pairing-free noise floor: a's runs here were not timed beside b's.
+    paired = MeasuredSpeedup(tuple(fa.totals_s), tuple(fb.totals_s))
     measured = float(fa.total_s / fb.total_s)
     lo, hi = value - half, value + half
     return {
@@ -74,7 +76,7 @@ def speedup_pair(case: Case, scale: Scale, res: Any, pair: Pair) -> dict[str, An
         "steady_projected": steady, "steady_error": (steady - measured) / measured,
         "measured": measured, "error": (value - measured) / measured,
         # Spread of a/b over every pairing of a's and b's identical runs.
-        "noise_floor": float((ratios.max() - ratios.min()) / ratios.mean()),
+        "noise_floor": paired.noise_floor,
         "noise_a": fa.noise_floor, "noise_b": fb.noise_floor,
         "measured_a_s": fa.total_s, "measured_b_s": fb.total_s,
         "within_interval": bool(lo <= measured <= hi), "seconds": time.perf_counter() - t0,

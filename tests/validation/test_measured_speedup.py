@@ -22,6 +22,7 @@ def test_ratio_of_means_floor_and_standard_error() -> None:
     sd = (sum((r - mean) ** 2 for r in per_round) / 2) ** 0.5
     assert m.standard_error == pytest.approx(sd / 3**0.5 / m.value)
     assert m.error_of(m.value * 1.05) == pytest.approx(0.05)
+    assert m.held_by((m.value, m.value)) and not m.held_by((m.value * 1.01, m.value * 1.1))
     d = m.to_dict()
     assert d["runs_a_s"] == [10.0, 12.0, 11.0] and d["speedup"] == pytest.approx(m.value)
 

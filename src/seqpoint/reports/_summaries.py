@@ -160,8 +160,7 @@ def print_speedup(console: Console, speedup: Speedup, *, n_points: int,
 
 
 def _print_measured_speedup(console: Console, speedup: Speedup, m: MeasuredSpeedup) -> None:
-    lo, hi = speedup.interval
-    inside = lo <= m.value <= hi
+    inside = m.held_by(speedup.interval)
     se = m.standard_error
     floor = (f"noise floor [bold]{fmt_pct(m.noise_floor).lstrip('+')}[/]"
              + (f", standard error {fmt_pct(se).lstrip('+')}" if se is not None else "")

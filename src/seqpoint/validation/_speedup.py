@@ -73,6 +73,11 @@ class MeasuredSpeedup:
         r = self.per_round
         return float(r.std(ddof=1) / np.sqrt(r.size) / self.value)
 
+    def held_by(self, interval: tuple[float, float]) -> bool:
+        """Whether ``interval`` (a projection's ``(low, high)``) contains this speedup."""
+        lo, hi = interval
+        return bool(lo <= self.value <= hi)
+
     def error_of(self, projected: float) -> float:
         """Relative error of a projected speedup against this one."""
         return (projected - self.value) / self.value

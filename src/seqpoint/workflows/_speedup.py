@@ -51,9 +51,8 @@ class SpeedupResult:
         out = {"n_points": len(self.seqpoints), "n_iterations": self.n_iterations, **self.speedup.to_dict(),
                "workload_a": self.measurements_a.workload, "workload_b": self.measurements_b.workload}
         if self.measured is not None:
-            lo, hi = self.speedup.interval
             out["measured"] = {**self.measured.to_dict(), "error": self.measured.error_of(self.speedup.value),
-                               "interval_holds": bool(lo <= self.measured.value <= hi)}
+                               "interval_holds": self.measured.held_by(self.speedup.interval)}
         return out
 
 

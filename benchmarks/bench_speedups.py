@@ -35,6 +35,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
@@ -53,6 +54,7 @@ from bench_cold import profile_child, projections
 from seqpoint.exceptions import SeqPointWarning
 from seqpoint.measurements import Measurements
 from seqpoint.profiling import ProfileConfig
+from seqpoint.projection import project_speedup
 from seqpoint.validation import MeasuredSpeedup, run_full_fresh
 from seqpoint.workflows import choose_points
 
@@ -67,8 +69,9 @@ def _short(exc: BaseException) -> str:
 
 
 def one_config(case: Case, overrides: dict[str, Any], schedule: Any, points: Any,
-               sigs: list[tuple[int, ...]]) -> dict[str, Any]:
-    """One configuration's projections (fresh process) and full run (another fresh process)."""
+               sigs: list[tuple[int, ...]]) -> tuple[dict[str, Any], Measurements]:
+    """One configuration's projections (fresh process) and full run (another fresh
+    process), and its SeqPoints' measurements."""
     pc = ProfileConfig(**harness(PROCESSES), metrics=("time",))
     t0 = time.perf_counter()
     child = in_fresh_process(profile_child, case.workload, dict(overrides), points, pc, sigs)
@@ -84,7 +87,15 @@ def one_config(case: Case, overrides: dict[str, Any], schedule: Any, points: Any
     t0 = time.perf_counter()
     out["full_s"] = float(run_full_fresh(case.workload, dict(overrides), schedule, runs=1).total_s)
     out["full_wall_s"] = time.perf_counter() - t0
-    return out
+    return out, ms
+
+
+def projected_speedup(schedule: Any, points: Any, ms_a: Measurements, ms_b: Measurements) -> dict[str, Any]:
+    """What ``seqpoint speedup`` reports from one round's two measurement sets: the
+    whole-run speedup (first_step calibration: the window is left out) and its interval."""
+    sp = project_speedup(schedule, points, dataclasses.replace(ms_a, window=None),
+                         dataclasses.replace(ms_b, window=None))
+    return {"value": sp.value, "interval": list(sp.interval), "metric": sp.metric}
 
 
 def summarise(rounds: list[dict[str, dict[str, Any]]]) -> dict[str, Any]:
@@ -108,6 +119,13 @@ def summarise(rounds: list[dict[str, dict[str, Any]]]) -> dict[str, Any]:
             "spread": float((ratios.max() - ratios.min()) / ratios.mean()),
             "error_se": float(paired.std(ddof=1) / np.sqrt(len(rounds))) if len(rounds) > 1 else None,
         }
+    # The interval `seqpoint speedup` prints, round by round, against the pair's measured speedup.
+    intervals = [r["speedup"]["interval"] for r in rounds if "speedup" in r]
+    if intervals:
+        out["interval"] = {
+            "held": sum(lo <= measured <= hi for lo, hi in intervals), "rounds": len(intervals),
+            "half_widths": [(hi - lo) / (hi + lo) for lo, hi in intervals],
+        }
     return out
 
 
@@ -118,8 +136,10 @@ def run_pair(case: Case, pair: Any, schedule: Any, points: Any, sigs: list[tuple
     done: list[dict[str, dict[str, Any]]] = []
     for r in range(rounds):
         entry: dict[str, dict[str, Any]] = {}
+        ms: dict[str, Measurements] = {}
         for c in ("a", "b") if r % 2 == 0 else ("b", "a"):
-            entry[c] = one_config(case, over[c], schedule, points, sigs)
+            entry[c], ms[c] = one_config(case, over[c], schedule, points, sigs)
+        entry["speedup"] = projected_speedup(schedule, points, ms["a"], ms["b"])
         done.append(entry)
         print(f"    round {r + 1}: full {entry['a']['full_s']:.2f} / {entry['b']['full_s']:.2f} s, "
               f"first_step {entry['a']['first_step']:.2f} / {entry['b']['first_step']:.2f} s", flush=True)
@@ -176,17 +196,22 @@ def render(data: dict[str, Any]) -> str:
              "ratios' standard error. Projected: ratio of the mean projections; errors in %, ± the standard "
              "error of the rounds' own errors (each round's projected over measured ratio), which "
              "carries the noise of both sides.", "",
-             "| case | a -> b | measured | noise floor % | s.e. % | steady | first_step | window | window+in-run |",
-             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+             "Interval: rounds whose 95% interval, as `seqpoint speedup` prints it (whole run, first_step), "
+             "holds the measured speedup.", "",
+             "| case | a -> b | measured | noise floor % | s.e. % | steady | first_step | window | window+in-run "
+             "| interval holds |",
+             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     within = {label: 0 for label in LABELS}
     one_pct = {label: 0 for label in LABELS}
     biased = {label: 0 for label in LABELS}
     errors: dict[str, list[float]] = {label: [] for label in LABELS}
+    held = [0, 0]  # rounds whose interval holds the measured speedup, rounds with an interval
+    half_widths: list[float] = []
     n = 0
     for name, c in data["cases"].items():
         for p in c["pairs"]:
             if "error_message" in p:
-                lines.append(f"| `{name}` | {p['label']} | not run: {p['error_message']} | | | | | | |")
+                lines.append(f"| `{name}` | {p['label']} | not run: {p['error_message']} | | | | | | | |")
                 continue
             p = {**p, **summarise(p["rounds"])}  # the figures of this script's summarise
             n += 1
@@ -199,13 +224,22 @@ def render(data: dict[str, Any]) -> str:
                 errors[label].append(abs(e))
                 cells.append(_pct(e) + ("" if se is None else f" ± {100 * se:.2f}"))
             se = p["standard_error"]
+            iv = p.get("interval")
+            if iv is not None:
+                held[0] += iv["held"]
+                held[1] += iv["rounds"]
+                half_widths += iv["half_widths"]
+            holds = "—" if iv is None else f"{iv['held']} of {iv['rounds']}"
             lines.append(f"| `{name}` | {p['label']} | {p['measured']:.4f} | {100 * p['noise_floor']:.2f} | "
-                         f"{'—' if se is None else f'{100 * se:.2f}'} | " + " | ".join(cells) + " |")
+                         f"{'—' if se is None else f'{100 * se:.2f}'} | " + " | ".join(cells) + f" | {holds} |")
     lines += ["", "| projection | within 1% | within the noise floor | more than 2 s.e. off | median abs. error % |",
               "| --- | ---: | ---: | ---: | ---: |"]
     for label in LABELS:
         med = f"{100 * float(np.median(errors[label])):.2f}" if errors[label] else "—"
         lines.append(f"| {label} | {one_pct[label]} of {n} | {within[label]} of {n} | {biased[label]} of {n} | {med} |")
+    if held[1]:
+        lines += ["", f"The 95% interval `seqpoint speedup` prints held the pair's measured speedup in {held[0]} of "
+                  f"{held[1]} rounds; its median half-width was {100 * float(np.median(half_widths)):.2f}%."]
     return "\n".join([*lines, "", *render_configs(data)]) + "\n"
 
 

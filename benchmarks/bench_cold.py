@@ -54,6 +54,7 @@ from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import SeqPoints
 from seqpoint.validation import FullRun, run_full_fresh
 from seqpoint.workflows import build_schedule, choose_points, demo_configs, load_lengths
+from seqpoint.workflows._validate import interleave_plan
 from seqpoint.workloads import load_workload
 
 RESULTS = Path(__file__).with_name("results")
@@ -134,13 +135,6 @@ def projections(schedule: IterationSchedule, points: SeqPoints, ms: Measurements
     return out
 
 
-def full_run_slots(repeats: int, runs: int) -> list[int]:
-    """After which projection repeat (0-based) each full run goes: spread evenly through
-    the projections, so the truth is measured over the same stretch of time as they are
-    (this machine's speed was seen to move 5-8% within ten minutes)."""
-    return [min(repeats - 1, max(0, (i + 1) * repeats // (runs + 1) - 1)) for i in range(runs)]
-
-
 def summarise(repeats: list[dict[str, Any]], truth: float) -> dict[str, Any]:
     """Error against the full run and spread over repeats, per (protocol, method)."""
     out: dict[str, Any] = {}
@@ -185,7 +179,10 @@ def main() -> None:
     t_start = time.perf_counter()
     runs: list[dict[str, Any]] = []
     fulls: list[FullRun] = []
-    after = full_run_slots(repeats, args.runs)
+    # Full runs go between the projection repeats as validate puts them between its worker
+    # processes, so the truth covers the same stretch of time as the projections (this
+    # machine's speed was seen to move 5-8% within ten minutes).
+    after = interleave_plan(args.runs, repeats + 1)
     order: list[dict[str, Any]] = []
     full_s = 0.0
     with child_env(env):
@@ -209,7 +206,7 @@ def main() -> None:
                 print(f"[repeat {r + 1}/{repeats}] demo: headline {h['projected_s']:.1f} s "
                       f"(cold {h['cold_term'].get('total_s', 0):.1f} s, {child['seconds']:.0f} s to run)", flush=True)
             runs.append(entry)
-            for _ in range(after.count(r)):
+            for _ in range(after.get(r, 0)):
                 order.append({"full_run": len(fulls), "started_s": time.perf_counter() - t_start})
                 t0 = time.perf_counter()
                 fulls.append(run_full_fresh(spec, overrides, schedule, runs=1))

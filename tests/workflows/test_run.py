@@ -7,6 +7,7 @@ import pytest
 
 pytest.importorskip("torch")
 
+from seqpoint.exceptions import SeqPointWarning
 from seqpoint.projection import project
 from seqpoint.schedule import read_schedule
 from seqpoint.workflows import (
@@ -180,7 +181,7 @@ def test_speedup_validate_times_both_full_runs_in_alternating_rounds(tmp_path, m
     a = _cfg(tmp_path, workload=WorkloadSection(name="deepspeech2:tiny", set={"threads": 1, "dtype": "fp32"}),
              profile=profile, validation=ValidationSection(runs=2, epochs=1))
     b = _cfg(tmp_path, workload=WorkloadSection(name="deepspeech2:tiny", set={"threads": 1, "dtype": "bf16"}),
-             profile=profile)
+             profile=profile, validation=a.validation)
     res = speedup_configs(a, b, validate=True, progress=False)
     # Projected on the validation part (1 of 2 epochs), which both ran in full: a b, then b a.
     assert res.n_iterations == 6 and sum(p.weight for p in res.seqpoints.points) == 6
@@ -212,6 +213,19 @@ def test_speedup_rejects_different_runs(tmp_path):
     a = _cfg(tmp_path)
     b = _cfg(tmp_path, batching=BatchingSection(policy="fixed", params={"batch_size": 16}))
     with pytest.raises(ConfigError, match=r"differ in \[batching\]"):
+        speedup_configs(a, b, progress=False)
+
+    # B's [validation] and [report] are A's: an override of them on B is refused, a config
+    # B file whose sections differ gets a warning (neither is silently not used)
+    from seqpoint.workflows import speedup_between
+
+    path_a = tmp_path / "a.toml"
+    path_a.write_text(a.to_toml())
+    for override in ("validation.runs=3", f"report.out={tmp_path / 'b'}"):
+        with pytest.raises(ConfigError, match=r"--set-b .*from A.*set it in A's config file"):
+            speedup_between(path_a, None, ["workload.set.threads=2", override], progress=False)
+    b = _cfg(tmp_path, validation=ValidationSection(runs=3))
+    with pytest.warns(SeqPointWarning, match=r"B's \[validation\] differs from A's and is not used"):
         speedup_configs(a, b, progress=False)
 
 

@@ -162,8 +162,12 @@ def print_speedup(console: Console, speedup: Speedup, *, n_points: int,
 def _print_measured_speedup(console: Console, speedup: Speedup, m: MeasuredSpeedup) -> None:
     inside = m.held_by(speedup.interval)
     se = m.standard_error
+    # The rounds' own ratios beside the floor: a machine whose speed moves between rounds
+    # widens the floor (every pairing of A's and B's runs) while each round's A/B agrees.
+    rounds = ", ".join(f"{r:.3f}×" for r in m.per_round)
     floor = (f"noise floor [bold]{fmt_pct(m.noise_floor).lstrip('+')}[/]"
              + (f", standard error {fmt_pct(se).lstrip('+')}" if se is not None else "")
+             + f" (each round's A/B: {rounds})"
              if m.n_rounds >= 2 else "one round: set [validation] runs = 2 or more for the noise floor")
     runs = ", ".join(f"{fmt_duration(a)} / {fmt_duration(b)}" for a, b in zip(m.runs_a_s, m.runs_b_s, strict=True))
     console.print(

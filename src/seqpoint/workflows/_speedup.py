@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
-from seqpoint.exceptions import ConfigError
+from seqpoint.exceptions import ConfigError, SeqPointWarning
 from seqpoint.measurements import Measurements
 from seqpoint.projection import Speedup
 from seqpoint.schedule import IterationSchedule
@@ -62,6 +63,12 @@ def _same_run(a: RunConfig, b: RunConfig) -> None:
             raise ConfigError(
                 f"The two configurations differ in [{section}]; a speedup compares the same run "
                 "on the same SeqPoints, so only [workload] and [profile] may differ."
+            )
+    for section in ("validation", "report"):
+        if getattr(a, section) != getattr(b, section):
+            warnings.warn(
+                f"Config B's [{section}] differs from A's and is not used: a speedup takes its "
+                "[validation] and [report] settings from A.", SeqPointWarning, stacklevel=3,
             )
 
 
@@ -128,6 +135,13 @@ def speedup_between(
     if config_b is None and not set_b:
         raise ConfigError("Give a second config B, or --set-b overrides that turn A into B.")
     b = load_config(config_b) if config_b is not None else a
+    for item in set_b:
+        # Refused rather than accepted and not used (the run's part and rounds, the folder).
+        if item.split(".", 1)[0].strip() in ("validation", "report"):
+            raise ConfigError(
+                f"--set-b {item!r}: a speedup takes its [validation] and [report] settings from A, "
+                "so an override of them on B would not be used; set it in A's config file."
+            )
     if set_b:
         b = apply_overrides(b, set_b, option="--set-b")
     return speedup_configs(a, b, validate=validate, progress=progress, console=console)

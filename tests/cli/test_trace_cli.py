@@ -135,6 +135,8 @@ def test_speedup_validate_prints_the_measured_speedup(tmp_path: Path, cli: Cli) 
     m = saved["measured"]
     assert len(m["runs_a_s"]) == len(m["runs_b_s"]) == 2 and m["noise_floor"] >= 0
     assert m["error"] == pytest.approx((saved["speedup"] - m["speedup"]) / m["speedup"])
+    # an interval that holds the measured speedup agrees with it; agreement counts the truth's error too
+    assert isinstance(m["agrees_within_error"], bool) and (m["agrees_within_error"] or not m["interval_holds"])
     # each round's own ratio is printed beside the floor (a drift between rounds widens the floor)
     rounds = ", ".join(f"{a / b:.3f}×" for a, b in zip(m["runs_a_s"], m["runs_b_s"], strict=True))
     assert f"(each round's A/B: {rounds})" in " ".join(out.split())

@@ -53,3 +53,28 @@ def test_scaling_both_configurations_leaves_the_ratio_and_floor(rounds: list[tup
     assert scaled.noise_floor == pytest.approx(m.noise_floor, rel=1e-6, abs=1e-12)
     a_s, b_s = [a for a, _ in rounds], [b for _, b in rounds]
     assert min(a_s) / max(b_s) * (1 - 1e-12) <= m.value <= max(a_s) / min(b_s) * (1 + 1e-12)
+
+
+def test_agreement_counts_the_measured_ratios_own_error() -> None:
+    m = MeasuredSpeedup.from_rounds([(10.0, 5.0), (12.0, 5.0), (11.0, 5.5)])
+    se = m.standard_error
+    assert se is not None
+    reach = ((0.01 * m.value) ** 2 + (1.959963984540054 * se * m.value) ** 2) ** 0.5
+    # a projection outside its own ±1% interval, but within the truth's own 95% error
+    p = m.value + 0.99 * reach
+    assert not m.held_by((p - 0.01 * m.value, p + 0.01 * m.value))
+    assert m.agrees_with(p, (p - 0.01 * m.value, p + 0.01 * m.value))
+    assert not m.agrees_with(m.value + 1.01 * reach, (p - 0.01 * m.value, p + 0.01 * m.value))
+    # a wider confidence reaches further; one round has no standard error to count
+    assert m.agrees_with(m.value + 1.01 * reach, (p - 0.01 * m.value, p + 0.01 * m.value), confidence=0.99)
+    assert MeasuredSpeedup((4.0,), (2.0,)).agrees_with(2.5, (2.4, 2.6)) is None
+
+
+@given(st.lists(st.tuples(st.floats(0.1, 100), st.floats(0.1, 100)), min_size=2, max_size=8),
+       st.floats(0.01, 100), st.floats(0.01, 1))
+def test_an_interval_that_holds_the_speedup_agrees_with_it(rounds: list[tuple[float, float]], projected: float,
+                                                          where: float) -> None:
+    m = MeasuredSpeedup.from_rounds(rounds)
+    half = abs(projected - m.value) * (1 + where)
+    assert m.held_by((projected - half, projected + half))
+    assert m.agrees_with(projected, (projected - half, projected + half))

@@ -170,10 +170,16 @@ def _print_measured_speedup(console: Console, speedup: Speedup, m: MeasuredSpeed
              + f" (each round's A/B: {rounds})"
              if m.n_rounds >= 2 else "one round: set [validation] runs = 2 or more for the noise floor")
     runs = ", ".join(f"{fmt_duration(a)} / {fmt_duration(b)}" for a, b in zip(m.runs_a_s, m.runs_b_s, strict=True))
+    verdict = "contains the measured speedup"
+    if not inside:
+        agrees = m.agrees_with(speedup.value, speedup.interval, speedup.confidence)
+        verdict = ("[red]does not contain[/] the measured speedup" + (
+            "" if agrees is None else
+            ", but the two agree within the measured ratio's own error: more rounds would tell them apart"
+            if agrees else ", even counting the measured ratio's own error"))
     console.print(
         f"measured (full runs A / B, {m.n_rounds} round(s): {runs}): [bold]{m.value:.3f}×[/]; {floor}. "
-        f"Projection error [bold]{fmt_pct(m.error_of(speedup.value))}[/]; its interval "
-        f"{'contains' if inside else '[red]does not contain[/]'} the measured speedup."
+        f"Projection error [bold]{fmt_pct(m.error_of(speedup.value))}[/]; its interval {verdict}."
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import Any
 
 import numpy as np
@@ -77,6 +78,19 @@ class MeasuredSpeedup:
         """Whether ``interval`` (a projection's ``(low, high)``) contains this speedup."""
         lo, hi = interval
         return bool(lo <= self.value <= hi)
+
+    def agrees_with(self, projected: float, interval: tuple[float, float], confidence: float = 0.95) -> bool | None:
+        """Whether a projection and this speedup agree once the measured ratio's own error
+        counts: ``|projected − value| ≤ √(h² + (z·se·value)²)``, with ``h`` the interval's
+        half-width, ``se`` :attr:`standard_error` and ``z`` the normal quantile of
+        ``confidence``. A miss of :meth:`held_by` that this forgives is the truth's noise,
+        not the projection's; None with one round (no standard error)."""
+        se = self.standard_error
+        if se is None:
+            return None
+        lo, hi = interval
+        z = NormalDist().inv_cdf(0.5 + confidence / 2)
+        return bool(abs(projected - self.value) <= float(np.hypot((hi - lo) / 2, z * se * self.value)))
 
     def error_of(self, projected: float) -> float:
         """Relative error of a projected speedup against this one."""

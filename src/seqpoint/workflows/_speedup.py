@@ -52,8 +52,9 @@ class SpeedupResult:
         out = {"n_points": len(self.seqpoints), "n_iterations": self.n_iterations, **self.speedup.to_dict(),
                "workload_a": self.measurements_a.workload, "workload_b": self.measurements_b.workload}
         if self.measured is not None:
-            out["measured"] = {**self.measured.to_dict(), "error": self.measured.error_of(self.speedup.value),
-                               "interval_holds": self.measured.held_by(self.speedup.interval)}
+            m, sp = self.measured, self.speedup
+            out["measured"] = {**m.to_dict(), "error": m.error_of(sp.value), "interval_holds": m.held_by(sp.interval),
+                               "agrees_within_error": m.agrees_with(sp.value, sp.interval, sp.confidence)}
         return out
 
 

@@ -187,8 +187,8 @@ def main() -> None:
     full_s = 0.0
     with child_env(env):
         for r in range(repeats):
-            entry: dict[str, Any] = {"projections": {}, "seconds": {}, "started_s": time.perf_counter() - t_start}
-            order.append({"projection": r, "started_s": entry["started_s"]})
+            entry: dict[str, Any] = {"projections": {}, "seconds": {}}
+            order.append({"projection": r, "started_s": time.perf_counter() - t_start})
             for key, cfg in configs.items():
                 child = in_fresh_process(profile_child, spec, overrides, points, cfg, sigs)
                 ms = Measurements.from_dict(child["measurements"])

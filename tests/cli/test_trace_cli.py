@@ -118,6 +118,31 @@ def test_run_on_a_schedule_file_instead_of_a_policy(tmp_path: Path, cli: Cli) ->
     assert code == 2 and len(err.strip().splitlines()) == 1 and "missing.csv" in err
 
 
+def test_run_warns_of_what_it_does_not_use(tmp_path: Path, cli: Cli) -> None:
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(
+        'name = "t"\n[lengths]\nsource = "bundled:librispeech-dev-clean"\nmax_samples = 32\n'
+        '[batching]\npolicy = "fixed"\nepochs = 1\nparams = { batch_size = 16 }\n'
+        '[selection]\nn_points = 2\n[workload]\nname = "deepspeech2:tiny"\nset = { threads = 1 }\n'
+        '[profile]\nwarmup = 0\nrepeats = 1\nmetrics = ["time"]\nuse_cache = false\n'
+        '[report]\nplots = false\nhtml = false\n'
+    )
+    out = tmp_path / "run"
+    # [validation] is validate's: an override of it on run warns instead of passing unseen
+    code, _, err = cli(["run", str(cfg), "-o", str(out), "-q", "--set", "validation.runs=7"])
+    assert code == 0, err
+    assert "--set 'validation.runs=7': [validation] is read by seqpoint validate, not by run" in err
+    assert "already holds" not in err
+    # run again into its folder (a resumed run): nothing to say
+    code, _, err = cli(["run", str(cfg), "-o", str(out), "-q"])
+    assert code == 0, err
+    assert "already holds" not in err
+    # another command into the same folder: the first one's files may stay beside its own
+    code, _, err = cli(["validate", str(cfg), "-o", str(out), "-q", "--no-exact", "--set", "validation.runs=1"])
+    assert code == 0, err
+    assert f"The run folder {out} already holds" in " ".join(err.split()) and "of seqpoint run (" in err
+
+
 def test_speedup_validate_prints_the_measured_speedup(tmp_path: Path, cli: Cli) -> None:
     cfg = tmp_path / "c.toml"
     cfg.write_text(

@@ -253,3 +253,27 @@ def test_cli_run_bad_config_one_line_exit_2(tmp_path, toml, match):
     assert len(lines) == 1, r.stderr
     assert match in lines[0]
     assert "Traceback" not in r.stderr
+
+
+def test_a_run_folder_that_holds_another_commands_files_warns_once(tmp_path):
+    import warnings
+
+    from seqpoint.workflows import RunFolder
+
+    first = RunFolder(tmp_path / "out", "run")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a new folder, then the same command again (a resumed run)
+        first.write_text("a.txt", "x")
+        first.write_json("b.json", {})
+        RunFolder(tmp_path / "out", "run").write_text("a.txt", "x")
+    second = RunFolder(tmp_path / "out", "validate")
+    with pytest.warns(SeqPointWarning, match=r"already holds 2 file\(s\) of seqpoint run \(a.txt, b.json\)"):
+        second.write_text("c.txt", "y")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # once per run folder object
+        second.write_text("d.txt", "z")
+    # files seqpoint did not mark are another run's too
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("mine")
+    with pytest.warns(SeqPointWarning, match=r"1 file\(s\) of an earlier run \(notes.txt\)"):
+        RunFolder(tmp_path / "mine", "run").write_text("a.txt", "x")

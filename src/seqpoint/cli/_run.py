@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from pathlib import Path
 from typing import Annotated
 
@@ -10,7 +11,7 @@ import typer
 
 from seqpoint.cli._app import app, console
 from seqpoint.cli._options import AsJson, Quiet, UserCode, print_json
-from seqpoint.exceptions import ConfigError
+from seqpoint.exceptions import ConfigError, SeqPointWarning
 from seqpoint.reports import (
     print_histogram,
     print_run,
@@ -64,6 +65,10 @@ def run_cmd(
 ) -> None:
     """Lengths → schedule → SeqPoints → profile (cached) → projected run, in a run folder."""
     cfg = _load(config, overrides, out, allow_user_code=allow_user_code)
+    for item in overrides or ():
+        if item.split(".", 1)[0].strip() == "validation":
+            warnings.warn(f"--set {item!r}: [validation] is read by seqpoint validate, not by run; here it "
+                          "only goes into the run folder's config.toml.", SeqPointWarning, stacklevel=1)
     result = run(cfg, progress=not (quiet or as_json), console=console, log_mlflow=mlflow)
     if as_json:
         print_json(result)

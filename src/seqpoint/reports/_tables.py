@@ -100,7 +100,9 @@ def baselines_table(result: ValidationView) -> Rows:
     steady = result.steady
     rows = [["method", "k", "projected", "error vs full run"]]
     if steady:
-        rows[0].append("error vs steady-state truth")
+        # SeqPoint's "projected" is its whole run (cold steps included); this column is its
+        # steady state alone, the part the truth (every signature in isolation) measures.
+        rows[0].append("steady state vs its truth")
     first = ["seqpoint", str(len(result.seqpoints)), fmt_duration(result.projected_s),
              fmt_pct(result.error)]
     rows.append(first + ([fmt_pct(steady["selection_error"])] if steady else []))

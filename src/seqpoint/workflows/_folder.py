@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import json
+import warnings
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from seqpoint.exceptions import ConfigError
+from seqpoint.exceptions import ConfigError, SeqPointWarning
 
 __all__ = ["RunFolder", "check_run_name"]
+
+#: File naming the command whose outputs a run folder holds (see RunFolder).
+_MARKER = ".seqpoint-command"
 
 #: Longest run name (most file systems allow 255 bytes per name; the time stamp is added).
 MAX_NAME = 200
@@ -42,14 +46,23 @@ def check_run_name(name: str) -> str:
 
 
 class RunFolder:
-    """A folder holding one run's outputs; created on first write."""
+    """A folder holding one run's outputs; created on first write.
 
-    def __init__(self, path: str | Path) -> None:
+    ``command`` names what writes it (``run``, ``validate``, ...), kept in the folder's
+    ``.seqpoint-command``. A folder that already holds files of another command, or
+    files seqpoint did not mark, when the first file is written (one ``[report] out`` or
+    ``-o`` given to two commands) gets a warning: the files this run does not write stay,
+    and may describe another run. The same command run again (a resumed run) does not.
+    """
+
+    def __init__(self, path: str | Path, command: str = "") -> None:
         self.path = Path(path)
+        self.command = command
+        self._checked = False
 
     @classmethod
-    def new(cls, name: str, out: str | None = None) -> RunFolder:
-        """``out`` when given, else ``runs/<name>-<UTC timestamp>``.
+    def new(cls, name: str, out: str | None = None, *, command: str = "") -> RunFolder:
+        """``out`` when given, else ``runs/<name>-<UTC timestamp>``, for ``command``.
 
         Raises
         ------
@@ -60,14 +73,35 @@ class RunFolder:
         if out:
             if "\x00" in out:
                 raise ConfigError(f"The run folder {out!r} holds a NUL character; give a plain path.")
-            return cls(out)
+            return cls(out, command)
         check_run_name(name)
         stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-        return cls(Path("runs") / f"{name}-{stamp}")
+        return cls(Path("runs") / f"{name}-{stamp}", command)
 
     def file(self, name: str) -> Path:
+        if not self._checked:
+            self._checked = True
+            self._claim()
         self.path.mkdir(parents=True, exist_ok=True)
         return self.path / name
+
+    def _claim(self) -> None:
+        """Mark the folder as ``command``'s, warning when it holds another's files."""
+        marker = self.path / _MARKER
+        if self.path.is_dir():
+            names = sorted(p.name for p in self.path.iterdir() if p.name != _MARKER)
+            before = marker.read_text().strip() if marker.is_file() else None
+            if names and before != self.command:
+                shown = ", ".join(names[:4]) + (", ..." if len(names) > 4 else "")
+                whose = f"seqpoint {before}" if before else "an earlier run"
+                warnings.warn(
+                    f"The run folder {self.path} already holds {len(names)} file(s) of {whose} ({shown}); "
+                    "this run overwrites the files it writes and leaves the others, which may describe "
+                    "another run: give an empty folder ([report] out or -o) to keep runs apart.",
+                    SeqPointWarning, stacklevel=4,
+                )
+        self.path.mkdir(parents=True, exist_ok=True)
+        marker.write_text(self.command + "\n")
 
     def write_json(self, name: str, data: Any) -> Path:
         p = self.file(name)

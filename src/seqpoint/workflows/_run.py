@@ -87,7 +87,7 @@ def run(
     from seqpoint.projection import project
     from seqpoint.reports import write_run_report
 
-    folder = RunFolder.new(cfg.name, cfg.report.out)
+    folder = RunFolder.new(cfg.name, cfg.report.out, command="run")
     c = start_campaign(cfg, folder, progress=progress, console=console)
     projection = project(c.schedule, c.seqpoints, c.measurements, method="weighted", context=c.model)
     folder.write_json("projection.json", projection.to_dict())

@@ -94,7 +94,7 @@ def speedup_configs(
             f"{a.batching.world_size} is data-parallel: check each configuration against "
             "torch.distributed runs with seqpoint.workflows.validate_ddp instead."
         )
-    folder = RunFolder.new(a.name + "-speedup", a.report.out)
+    folder = RunFolder.new(a.name + "-speedup", a.report.out, command="speedup")
     ca = start_campaign(a, folder, subset=validate, tag="a", progress=progress, console=console)
     cb = ca.remeasure(b, tag="b", progress=progress, console=console)
     # The whole run (cold steps included) when both have first steps, as the sweep compares.

@@ -180,7 +180,7 @@ def sweep(
 
     executor = executor or LocalExecutor()
     base = spec.base
-    folder = RunFolder.new(spec.name, str(out) if out is not None else base.report.out)
+    folder = RunFolder.new(spec.name, str(out) if out is not None else base.report.out, command="sweep")
     folder.write_text("config.toml", base.to_toml())
     folder.write_json("sweep_spec.json", spec.to_dict())
     schedule, _ = run_schedule(base)

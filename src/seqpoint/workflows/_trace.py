@@ -258,7 +258,7 @@ def validate_config_on_traces(
 
     if not traces:
         raise InputError("--trace needs at least one recorded run trace (seqpoint.integrations).")
-    folder = RunFolder.new(cfg.name + "-trace", cfg.report.out)
+    folder = RunFolder.new(cfg.name + "-trace", cfg.report.out, command="validate --trace")
     folder.write_text("config.toml", cfg.to_toml())
     schedule = _as_trace(traces[0]).to_schedule(rank)
     write_schedule(schedule, folder.file("schedule.csv"))

@@ -156,7 +156,7 @@ def validate(
     from seqpoint.projection import project
     from seqpoint.reports import write_validation_report
 
-    folder = RunFolder.new(cfg.name + "-validate", cfg.report.out)
+    folder = RunFolder.new(cfg.name + "-validate", cfg.report.out, command="validate")
     runs: list[FullRun] = []
     plan = interleave_plan(cfg.validation.runs, cfg.profile.processes) if cfg.validation.interleave else {}
 

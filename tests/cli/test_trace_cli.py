@@ -138,9 +138,12 @@ def test_run_warns_of_what_it_does_not_use(tmp_path: Path, cli: Cli) -> None:
     assert code == 0, err
     assert "already holds" not in err
     # another command into the same folder: the first one's files may stay beside its own
-    code, _, err = cli(["validate", str(cfg), "-o", str(out), "-q", "--no-exact", "--set", "validation.runs=1"])
+    code, printed, err = cli(["validate", str(cfg), "-o", str(out), "-q", "--no-exact", "--set", "validation.runs=1",
+                              "--set", "profile.repeats=3"])
     assert code == 0, err
     assert f"The run folder {out} already holds" in " ".join(err.split()) and "of seqpoint run (" in err
+    # a 2-iteration part costs less than profiling its SeqPoints: the reduction says so
+    assert "(below 1: profiling the SeqPoints took more steps than this part of the run has" in " ".join(printed.split())
 
 
 def test_speedup_validate_prints_the_measured_speedup(tmp_path: Path, cli: Cli) -> None:

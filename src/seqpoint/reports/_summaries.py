@@ -130,7 +130,9 @@ def print_validation(console: Console, result: ValidationView) -> None:
         f"[bold]{fmt_pct(full.noise_floor).lstrip('+')}[/]; projection interval "
         f"{fmt_duration(lo)} … {fmt_duration(hi)} "
         f"{'contains' if result.within_interval else '[red]does not contain[/]'} the measured mean; "
-        f"profiling reduction {fmt_ratio(result.reduction)}."
+        f"profiling reduction {fmt_ratio(result.reduction)}"
+        + (" (below 1: profiling the SeqPoints took more steps than this part of the run has; "
+           "sampling pays off on runs much longer than k × the steps per point)." if result.reduction < 1 else ".")
     )
     if result.exact:
         console.print(render(exact_table(result), left=0,

@@ -118,15 +118,20 @@ def test_run_on_a_schedule_file_instead_of_a_policy(tmp_path: Path, cli: Cli) ->
     assert code == 2 and len(err.strip().splitlines()) == 1 and "missing.csv" in err
 
 
-def test_run_warns_of_what_it_does_not_use(tmp_path: Path, cli: Cli) -> None:
+def _tiny_config(tmp_path: Path, samples: int, tail: str = "") -> Path:
+    """A DeepSpeech2 ``tiny`` run of ``samples`` utterances in batches of 16, timed once per point."""
     cfg = tmp_path / "c.toml"
     cfg.write_text(
-        'name = "t"\n[lengths]\nsource = "bundled:librispeech-dev-clean"\nmax_samples = 32\n'
+        f'name = "t"\n[lengths]\nsource = "bundled:librispeech-dev-clean"\nmax_samples = {samples}\n'
         '[batching]\npolicy = "fixed"\nepochs = 1\nparams = { batch_size = 16 }\n'
         '[selection]\nn_points = 2\n[workload]\nname = "deepspeech2:tiny"\nset = { threads = 1 }\n'
-        '[profile]\nwarmup = 0\nrepeats = 1\nmetrics = ["time"]\nuse_cache = false\n'
-        '[report]\nplots = false\nhtml = false\n'
+        '[profile]\nwarmup = 0\nrepeats = 1\nmetrics = ["time"]\nuse_cache = false\n' + tail
     )
+    return cfg
+
+
+def test_run_warns_of_what_it_does_not_use(tmp_path: Path, cli: Cli) -> None:
+    cfg = _tiny_config(tmp_path, 32, '[report]\nplots = false\nhtml = false\n')
     out = tmp_path / "run"
     # [validation] is validate's: an override of it on run warns instead of passing unseen
     code, _, err = cli(["run", str(cfg), "-o", str(out), "-q", "--set", "validation.runs=7"])
@@ -147,15 +152,8 @@ def test_run_warns_of_what_it_does_not_use(tmp_path: Path, cli: Cli) -> None:
 
 
 def test_speedup_validate_prints_the_measured_speedup(tmp_path: Path, cli: Cli) -> None:
-    cfg = tmp_path / "c.toml"
-    cfg.write_text(
-        'name = "t"\n[lengths]\nsource = "bundled:librispeech-dev-clean"\nmax_samples = 48\n'
-        '[batching]\npolicy = "fixed"\nepochs = 1\nparams = { batch_size = 16 }\n'
-        '[selection]\nn_points = 2\n[workload]\nname = "deepspeech2:tiny"\nset = { threads = 1 }\n'
-        '[profile]\nwarmup = 0\nrepeats = 1\nmetrics = ["time"]\nuse_cache = false\n'
-        '[validation]\nruns = 2\n'
-        f'[report]\nout = "{tmp_path / "run"}"\nplots = false\nhtml = false\n'
-    )
+    cfg = _tiny_config(tmp_path, 48, f'[validation]\nruns = 2\n[report]\nout = "{tmp_path / "run"}"\n'
+                                     'plots = false\nhtml = false\n')
     code, out, err = cli(["speedup", str(cfg), "--set-b", "workload.set.rnn_hidden=32", "--validate", "-q"])
     assert code == 0, err
     assert "measured (full runs A / B, 2 round(s)" in out and "Projection error" in out

@@ -75,6 +75,9 @@ def test_select_max_error(files: dict[str, Path], cli: Cli) -> None:
         (["--max-error", "0.1", "--method", "first"], "--max-error works with --method seqpoint only"),
         (["-k", "2", "--cost", "flops"], "Unknown cost model 'flops'. Valid names: attention, quadratic, seq_len, tokens."),
         (["-k", "2", "--grouping", "kmeans"], "The 'grouping' parameter of SeqPointSelector must be one of 'optimal', 'sl_bins'. Got 'kmeans'."),
+        # options a method does not read are refused, not silently dropped
+        (["-k", "2", "--method", "stride", "--cost", "tokens"], "--cost applies to --method seqpoint or stratified, not 'stride'"),
+        (["-k", "2", "--method", "stratified", "--grouping", "sl_bins"], "--grouping applies to --method seqpoint, not 'stratified'"),
     ],
 )
 def test_select_bad_input(args: list[str], message: str, files: dict[str, Path], cli: Cli) -> None:
@@ -139,6 +142,8 @@ def test_project_bad_input(selected: dict[str, Path], cli: Cli) -> None:
         ([s, str(d / "range.json"), m], "which is not in the schedule (iterations 0..299)"),
         ([s, sp, str(missing)], "have no entry for SeqPoint 0"),
         ([s, sp, m, "--method", "median"], "Unknown projection method 'median'. Valid names: weighted, interpolated."),
+        ([s, sp, m, "--interconnect", "warp"], "--interconnect applies to data-parallel schedules (a rank column)"),
+        ([s, sp, m, "--allreduce-s", "5"], "--allreduce-s applies to data-parallel schedules"),
     ]
     for argv, message in cases:
         code, _, err = cli(["project", *argv])

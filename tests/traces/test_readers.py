@@ -137,6 +137,8 @@ def test_jsonl_integer_key_without_conversion(tmp_path: Path) -> None:
     [
         ('{"duration": 1}\n{"dur": 2}\n', r"line 2: no 'duration' field \(found 'dur'\)"),
         ('{"duration": 1}\n{"duration": \n', r"line 2: not valid JSON"),
+        ('{\n  "points": [1, 2]\n}\n', r"is one JSON document, not JSON lines: a manifest holds one JSON object per line"),
+        ('{"duration": \n', r"line 1: not valid JSON"),
         ('{"duration": 1}\n{"duration": "x"}\n', r"line 2: 'duration' is 'x', not a number"),
         ('{"duration": 1}\n\n{"duration": -1}\n', r"line 3: 'duration' is -100 \(negative\)"),
         ('{"duration": 1}\n{"duration": null}\n', r"line 2: 'duration' is nan"),

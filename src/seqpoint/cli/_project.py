@@ -51,6 +51,12 @@ def project_command(
     meas = read_measurements(measurements)
     result = project(sched, points, meas, method=method)
     dp = None
+    given = [flag for flag, v in (("--interconnect", interconnect), ("--gradient-bytes", gradient_bytes),
+                                  ("--allreduce-s", allreduce_s)) if v is not None]
+    if given and ranked.world_size <= 1:
+        fail(f"{', '.join(given)} {'applies' if len(given) == 1 else 'apply'} to data-parallel schedules "
+             f"(a rank column), and {schedule} has "
+             "none: drop them, or write the schedule with world_size > 1.")
     if ranked.world_size > 1:
         if allreduce_s is None and (interconnect is None or gradient_bytes is None):
             fail(f"{schedule} is data-parallel ({ranked.world_size} ranks): give --allreduce-s "

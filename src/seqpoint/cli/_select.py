@@ -31,11 +31,11 @@ def select(
     method: Annotated[str, typer.Option("--method", help="Selection method.")] = "seqpoint",
     seed: Annotated[int, typer.Option("--seed", help="Seed of randomised methods.")] = 0,
     cost: Annotated[
-        str, typer.Option("--cost", help="Cost proxy for seqpoint/stratified.")
-    ] = "attention",
+        str | None, typer.Option("--cost", help="Cost proxy for seqpoint/stratified (default attention).")
+    ] = None,
     grouping: Annotated[
-        str, typer.Option("--grouping", help="seqpoint grouping: optimal or sl_bins.")
-    ] = "optimal",
+        str | None, typer.Option("--grouping", help="seqpoint grouping: optimal (default) or sl_bins.")
+    ] = None,
     simpoints: Annotated[
         Path | None,
         typer.Option("--simpoints", help="Also write STEM.simpoints and STEM.weights in SimPoint 3.0's "
@@ -53,6 +53,13 @@ def select(
         fail(f"-k must be an int >= 1. Got {n_points}.")
     if max_error is not None and not 0 < max_error < 1:
         fail(f"--max-error must be a fraction in (0, 1), e.g. 0.001 for 0.1%. Got {max_error:g}.")
+    # Refused rather than accepted and not used by the method.
+    if cost is not None and method not in ("seqpoint", "stratified"):
+        fail(f"--cost applies to --method seqpoint or stratified, not {method!r}; drop it.")
+    if grouping is not None and method != "seqpoint":
+        fail(f"--grouping applies to --method seqpoint, not {method!r}; drop it.")
+    cost = cost or "attention"
+    grouping = grouping or "optimal"
     if cost not in COST_MODELS:
         fail(f"Unknown cost model {cost!r}. Valid names: {', '.join(COST_MODELS.names())}.")
     # A data-parallel schedule is selected on its rank rows (every rank's batch an

@@ -19,6 +19,15 @@ from seqpoint.traces._lengths import Lengths, check_lengths
 __all__ = ["read_jsonl_lengths"]
 
 
+def _one_document(text: str) -> bool:
+    """True when ``text`` parses as a single JSON value (pretty-printed JSON, not JSON lines)."""
+    try:
+        json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        return False
+    return True
+
+
 def _jsonl_python(text: str, key: str, source: str) -> NDArray[np.float64]:
     out: list[float] = []
     for i, line in enumerate(text.split("\n")):
@@ -27,6 +36,11 @@ def _jsonl_python(text: str, key: str, source: str) -> NDArray[np.float64]:
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
+            if not out and _one_document(text):
+                raise InputError(
+                    f"{source} is one JSON document, not JSON lines: a manifest holds one JSON object "
+                    'per line (e.g. {"duration": 3.2}); write each record on a line of its own.'
+                ) from None
             raise InputError(f"{source} line {i + 1}: not valid JSON ({exc.msg}).") from None
         except RecursionError:
             raise InputError(f"{source} line {i + 1}: JSON nested too deeply for a manifest.") from None

@@ -137,6 +137,19 @@ def test_iterable_dataset_and_missing_lengths_get_one_clear_error(hf, tmp_path):
     trainer = _trainer(hf, tmp_path, dataset=datasets.Dataset.from_dict({"text": ["a b"] * 10}))
     with pytest.raises(InputError, match="no 'length' or 'input_ids' column.*SeqPointCallback"):
         schedule_from_trainer(trainer)
+    trainer.train_dataset = datasets.Dataset.from_dict({"input_ids": []})  # (an empty one is falsy)
+    with pytest.raises(InputError, match="train_dataset is empty, so there is nothing to replay"):
+        schedule_from_trainer(trainer)
+
+
+def test_the_trainers_model_or_args_instead_of_the_trainer_get_one_clear_error(hf, tmp_path):
+    from seqpoint.integrations.huggingface import schedule_from_trainer, workload_from_trainer
+
+    trainer = _trainer(hf, tmp_path, max_steps=2)
+    for wrong, fn in ((trainer.model, schedule_from_trainer), (trainer.args, schedule_from_trainer),
+                      (trainer.model, workload_from_trainer)):
+        with pytest.raises(InputError, match=rf"Expected a transformers.Trainer, got a {type(wrong).__name__}"):
+            fn(wrong)
 
 
 def test_workload_runs_the_trainers_step_on_a_copy(hf, tmp_path):

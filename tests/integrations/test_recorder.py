@@ -69,3 +69,22 @@ def test_unreadable_batch_and_empty_loop_are_clear(tmp_path):
     with pytest.raises(InputError, match="run trace is empty"), record(tmp_path / "t.csv"):
         pass
     assert not (tmp_path / "t.csv").exists()
+
+
+def test_recorder_misuse_gets_one_clear_error(tmp_path):
+    x = torch.zeros(2, 3)
+    # nested blocks would time the inner step twice
+    with record(tmp_path / "n.csv") as rec, rec.step(x), \
+            pytest.raises(InputError, match="Recorder blocks cannot nest"), rec.step(x):
+        pass
+    assert len(read_trace(tmp_path / "n.csv").step_times_s()) == 1
+    # record(...) is a context manager, entered once
+    rec_cm = record(tmp_path / "o.csv")
+    with pytest.raises(InputError, match=r"record\(\.\.\.\) is a context manager: write `with record\("):
+        rec_cm.step(x)
+    with rec_cm as rec, rec.step(x):
+        pass
+    with pytest.raises(InputError, match="entered before; call record\\(path\\) again"), rec_cm:
+        pass
+    with pytest.raises(AttributeError):
+        _ = rec_cm.no_such_name

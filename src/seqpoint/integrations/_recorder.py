@@ -72,6 +72,7 @@ class Recorder:
         self._lengths: list[tuple[list[int], list[int] | None] | None] = []
         self._step = 0
         self._micro = 0
+        self._open = False
 
     def shape_of(self, batch: Any) -> BatchShape:
         """The shape of ``batch`` by the user's ``shape_fn`` or the default reader."""
@@ -92,11 +93,19 @@ class Recorder:
     @contextmanager
     def micro_batch(self, batch: Any) -> Iterator[BatchShape]:
         """Time one micro-batch of the current optimizer step (call :meth:`end_step` after)."""
+        if self._open:
+            # A nested block would record its time twice (inside the outer block's too).
+            raise InputError("Recorder blocks cannot nest: close one `with rec.step(...)` or "
+                             "`with rec.micro_batch(...)` block before opening the next.")
         shape = self.shape_of(batch)
         lengths = None if self._shape_fn is not None else sequence_lengths(batch, encoder_decoder=self._encoder_decoder)
         _synchronize()
+        self._open = True
         start = time.perf_counter()
-        yield shape
+        try:
+            yield shape
+        finally:
+            self._open = False
         _synchronize()
         self._rows.append({
             "iteration": self._step, "epoch": self._epoch, "micro_batch": self._micro,
@@ -127,14 +136,7 @@ class Recorder:
         return len(self._rows)
 
 
-@contextmanager
-def record(
-    path: str | Path,
-    *,
-    shape_fn: ShapeFn | None = None,
-    encoder_decoder: bool = False,
-    meta: dict[str, Any] | None = None,
-) -> Iterator[Recorder]:
+class record:  # lower case: it reads as a function, `with record(path) as rec:`
     """Record a plain training loop into a run trace written at the end of the block.
 
     Parameters
@@ -149,27 +151,50 @@ def record(
     meta : dict, optional
         Extra provenance for the trace's sidecar.
 
-    Yields
-    ------
-    Recorder
-        Wrap each optimizer step in ``with rec.step(batch):``.
+    Returns
+    -------
+    record
+        A context manager: ``with record(path) as rec:`` gives the :class:`Recorder`;
+        wrap each optimizer step in ``with rec.step(batch):``. One block per ``record``
+        object (call ``record(path)`` again for another run).
 
     Notes
     -----
     The trace is written when the block exits normally, and also when the loop raises
     after recording at least one step (so an interrupted run keeps its trace).
     """
-    path = Path(path)
-    if path.suffix.lower() not in (".csv", ".parquet"):
-        raise InputError(f"Cannot record a run trace to {path}: use a .csv or .parquet file name.")
-    rec = Recorder(shape_fn, encoder_decoder=encoder_decoder)
-    try:
-        yield rec
-    except BaseException:
-        if len(rec):
-            write_trace(rec.trace(meta), path)
-        raise
-    write_trace(rec.trace(meta), path)
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        shape_fn: ShapeFn | None = None,
+        encoder_decoder: bool = False,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        self.path = Path(path)
+        if self.path.suffix.lower() not in (".csv", ".parquet"):
+            raise InputError(f"Cannot record a run trace to {self.path}: use a .csv or .parquet file name.")
+        self._shape_fn, self._encoder_decoder, self._meta = shape_fn, encoder_decoder, meta
+        self._recorder: Recorder | None = None
+
+    def __enter__(self) -> Recorder:
+        if self._recorder is not None:
+            raise InputError(f"This record({str(self.path)!r}) block was entered before; call record(path) "
+                             "again for another run.")
+        self._recorder = Recorder(self._shape_fn, encoder_decoder=self._encoder_decoder)
+        return self._recorder
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        rec = self._recorder  # an exception from the loop propagates after the trace is written
+        if rec is not None and (exc_type is None or len(rec)):
+            write_trace(rec.trace(self._meta), self.path)
+
+    def __getattr__(self, name: str) -> Any:
+        if not name.startswith("_") and hasattr(Recorder, name):
+            raise InputError(f"record(...) is a context manager: write `with record({str(self.path)!r}) as rec:` "
+                             f"and call rec.{name}(...) inside the block.")
+        raise AttributeError(name)
 
 
 def row_lengths(found: list[tuple[list[int], list[int] | None] | None]) -> RowLengths | None:

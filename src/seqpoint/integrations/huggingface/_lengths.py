@@ -14,7 +14,7 @@ from numpy.typing import NDArray
 from seqpoint.exceptions import InputError
 from seqpoint.schedule import round_up
 
-__all__ = ["Lengths", "PaddingRule", "padding_rule", "read_lengths"]
+__all__ = ["Lengths", "PaddingRule", "check_trainer", "padding_rule", "read_lengths"]
 
 IntArray = NDArray[np.int64]
 
@@ -53,6 +53,16 @@ def _item_lengths(dataset: Any, name: str) -> IntArray | None:
     return np.array([v if isinstance(v, (int, np.integer)) else len(v) for v in values], dtype=np.int64)
 
 
+def check_trainer(trainer: Any) -> None:
+    """Raise unless ``trainer`` looks like a ``transformers.Trainer`` (not its model or args)."""
+    missing = [a for a in ("args", "model", "train_dataset", "data_collator") if not hasattr(trainer, a)]
+    if missing:
+        raise InputError(
+            f"Expected a transformers.Trainer, got a {type(trainer).__name__} (it has no "
+            f"{', '.join(missing)}): pass the Trainer itself, e.g. schedule_from_trainer(trainer)."
+        )
+
+
 def read_lengths(trainer: Any) -> Lengths:
     """The lengths of ``trainer.train_dataset``, without tokenizing or loading other columns.
 
@@ -63,6 +73,7 @@ def read_lengths(trainer: Any) -> Lengths:
     """
     import torch
 
+    check_trainer(trainer)
     dataset = trainer.train_dataset
     if dataset is None:
         raise InputError(f"The trainer has no train_dataset, so there is nothing to replay; {_WAY_OUT}.")
@@ -71,6 +82,9 @@ def read_lengths(trainer: Any) -> Lengths:
             f"The trainer's train_dataset is a {type(dataset).__name__} (iterable, without per-sample "
             f"lengths), so its batches cannot be replayed; {_WAY_OUT}."
         )
+    if len(dataset) == 0:
+        raise InputError(f"The trainer's train_dataset is empty, so there is nothing to replay; give it samples "
+                         f"or {_WAY_OUT}.")
     args = trainer.args
     processing = getattr(trainer, "processing_class", None)
     names = getattr(processing, "model_input_names", None) or ["input_ids"]

@@ -6,7 +6,7 @@ import contextlib
 import copy
 from typing import Any
 
-from seqpoint.integrations.huggingface._lengths import padding_rule
+from seqpoint.integrations.huggingface._lengths import check_trainer, padding_rule
 from seqpoint.workloads import BatchShape, Signature
 
 __all__ = ["TrainerWorkload", "workload_from_trainer"]
@@ -225,4 +225,5 @@ def workload_from_trainer(trainer: Any, *, seed: int = 0) -> TrainerWorkload:
         Satisfies :class:`seqpoint.workloads.Workload`: profile, cache and project it
         like a built-in workload.
     """
+    check_trainer(trainer)
     return TrainerWorkload(trainer, seed=seed)

@@ -96,6 +96,9 @@ def test_a_trace_of_another_schedule_is_one_clear_error(runs, tmp_path) -> None:
         validate_trace(a, points, meas, shorter)
     with pytest.raises(InputError, match="'first_n' parameter of validate_trace must be an int >= 1"):
         validate_trace(a, points, meas, a, first_n=0)
+    # a SeqPointCallback's trace before train() has ended
+    with pytest.raises(InputError, match=r"got no run trace \(None\).*until trainer.train\(\) has ended"):
+        validate_trace(a, points, meas, None)
 
 
 def test_speedup_from_two_measurement_files(runs, tmp_path) -> None:

@@ -173,6 +173,9 @@ def validate_trace(
 
     if isinstance(first_n, bool) or not isinstance(first_n, int) or first_n < 1:
         raise InputError(f"The 'first_n' parameter of validate_trace must be an int >= 1. Got {first_n!r}.")
+    if traces is None:
+        raise InputError("validate_trace got no run trace (None): a SeqPointCallback's .trace is None until "
+                         "trainer.train() has ended; pass cb.trace after training, or a trace file's path.")
     items = [traces] if isinstance(traces, RunTrace | str | Path) else list(traces)
     if not items:
         raise InputError("validate_trace needs at least one recorded run trace.")

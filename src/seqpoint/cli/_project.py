@@ -55,8 +55,7 @@ def project_command(
                                   ("--allreduce-s", allreduce_s)) if v is not None]
     if given and ranked.world_size <= 1:
         fail(f"{', '.join(given)} {'applies' if len(given) == 1 else 'apply'} to data-parallel schedules "
-             f"(a rank column), and {schedule} has "
-             "none: drop them, or write the schedule with world_size > 1.")
+             f"(a rank column), and {schedule} has none: drop them, or write the schedule with world_size > 1.")
     if ranked.world_size > 1:
         if allreduce_s is None and (interconnect is None or gradient_bytes is None):
             fail(f"{schedule} is data-parallel ({ranked.world_size} ranks): give --allreduce-s "

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from seqpoint.exceptions import InputError, SeqPointWarning
-from seqpoint.integrations.huggingface._lengths import check_trainer, padding_rule, read_lengths
+from seqpoint.integrations.huggingface._lengths import padding_rule, read_lengths
 from seqpoint.integrations.huggingface._seeding import (
     global_rng_samplers,
     has_seeded_sampler,
@@ -135,9 +135,8 @@ def schedule_from_trainer(
     ``schedule.rows`` holds every micro-batch's real per-sample lengths (the documents
     of a packed row with the flattening collator), for ``workload_from_trainer``.
     """
-    check_trainer(trainer)
+    lengths = read_lengths(trainer)  # checks first that it was given a Trainer
     args = trainer.args
-    lengths = read_lengths(trainer)
     rule = padding_rule(trainer.data_collator)
     ws = int(world_size if world_size is not None else trainer.accelerator.num_processes)
     rk = int(rank if rank is not None else trainer.accelerator.process_index)

@@ -166,6 +166,34 @@ def test_speedup_threads_same_points(tmp_path):
     assert saved_sp["speedup"] == pytest.approx(res.speedup.value) and saved_sp["metric"] == "run_time_s"
 
 
+def test_speedup_with_worker_processes_alternates_a_and_b(tmp_path, monkeypatch):
+    from seqpoint.profiling import _campaign
+
+    order = []
+    real = _campaign.fresh_worker
+
+    def spy(task):
+        order.append(task.overrides["dtype"])
+        return real(task)
+
+    monkeypatch.setattr(_campaign, "fresh_worker", spy)
+    profile = ProfileSection(warmup=1, repeats=2, processes=2, metrics=("time", "flops"), use_cache=False)
+    a = _cfg(tmp_path, workload=WorkloadSection(name="deepspeech2:tiny", set={"threads": 1, "dtype": "fp32"}),
+             profile=profile)
+    b = _cfg(tmp_path, workload=WorkloadSection(name="deepspeech2:tiny", set={"threads": 1, "dtype": "bf16"}),
+             profile=profile)
+    res = speedup_configs(a, b, progress=False)
+    # A's and B's workers took turns (A1 B1 B2 A2), not A's two and then B's two.
+    assert order == ["fp32", "bf16", "bf16", "fp32"]
+    for ms in (res.measurements_a, res.measurements_b):
+        assert ms.protocol["processes"] == 2
+        assert all(m.ok and m.metrics["processes"] == 2.0 and m.metrics["flops"] > 0 for m in ms.measurements)
+    assert res.measurements_a.config["dtype"] == "fp32" and res.measurements_b.config["dtype"] == "bf16"
+    assert res.speedup.value > 0
+    saved = [json.loads((tmp_path / "run" / f"measurements_{t}.json").read_text()) for t in "ab"]
+    assert [s["config"]["dtype"] for s in saved] == ["fp32", "bf16"]
+
+
 def test_speedup_validate_times_both_full_runs_in_alternating_rounds(tmp_path, monkeypatch):
     from seqpoint.workflows import _speedup
 

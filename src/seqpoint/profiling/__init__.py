@@ -4,7 +4,8 @@ One point is measured by :func:`profile_point` (warm-up, timed repeats, counts, 
 operation-category breakdown, peak memory); a campaign of SeqPoints by
 :func:`profile_points` (cache first, process start-up on a campaign-sized decoy, one
 measurement per signature; with ``ProfileConfig(processes=P)`` the repeats are spread
-over P fresh worker processes, interleaved, with a drift check: :func:`profile_protocol`). What a workload object has run in this process is its
+over P fresh worker processes, interleaved, with a drift check: :func:`profile_protocol`;
+two campaigns' workers alternate under :func:`take_turns`). What a workload object has run in this process is its
 :class:`StartupState`, stored on the object itself.
 
 The records it writes (``Measurement``, ``Measurements``) live in the torch-free
@@ -60,6 +61,7 @@ from seqpoint.profiling._startup import (
     startup_state,
 )
 from seqpoint.profiling._timers import TIMERS, Timer
+from seqpoint.profiling._turns import EndTurn, take_turns
 from seqpoint.profiling._window import profile_window, time_window
 
 __all__ = [
@@ -72,6 +74,7 @@ __all__ = [
     "TIMERS",
     "Cost",
     "DriftWarning",
+    "EndTurn",
     "ExactTotals",
     "GPUSpec",
     "Measurement",
@@ -116,6 +119,7 @@ __all__ = [
     "run_worker",
     "split_repeats",
     "startup_state",
+    "take_turns",
     "time_window",
     "torch_rng_kept",
     "uncounted_operators",

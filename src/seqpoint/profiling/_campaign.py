@@ -18,7 +18,7 @@ from seqpoint.profiling._config import HARNESS_VERSION, ProfileConfig
 from seqpoint.profiling._memory import memory_refusal
 from seqpoint.profiling._point import profile_point
 from seqpoint.profiling._point_shape import lengths_key, point_shape
-from seqpoint.profiling._protocol import measure_protocol
+from seqpoint.profiling._protocol import WorkerTask, fresh_worker, measure_protocol
 from seqpoint.profiling._rng import keeps_torch_rng
 from seqpoint.profiling._startup import campaign_decoy, startup_state
 from seqpoint.workloads import BatchShape, Signature, Workload, takes_batch_shape
@@ -123,6 +123,34 @@ def _progress(
             bar.advance(task)
 
 
+def _worker(
+    label: str, processes: int, n_points: int, *, announce: bool, console: Console | None,
+    end_turn: Callable[[], None] | None,
+) -> Callable[[WorkerTask], dict[str, Any]]:
+    """The protocol's runner: a fresh worker process, then (``announce``) one printed
+    line, since they run for seconds to minutes with nothing else on the screen, then
+    ``end_turn``."""
+    import time
+
+    from rich import get_console
+
+    done = [0]
+
+    def run(task: WorkerTask) -> dict[str, Any]:
+        t0 = time.perf_counter()
+        result = fresh_worker(task)
+        done[0] += 1
+        if announce:
+            (console or get_console()).print(
+                f"[bold]time[/] {label}: worker process {done[0]}/{processes} ({n_points} points, "
+                f"{task.repeats} timed steps each) {time.perf_counter() - t0:.1f} s", highlight=False)
+        if end_turn is not None:
+            end_turn()
+        return result
+
+    return run
+
+
 #: Packages whose code the environment fingerprint already pins by version.
 _VERSIONED = ("builtins", "torch", "numpy", "typing", "abc", "collections", "functools")
 
@@ -189,6 +217,8 @@ def profile_points(
     progress: bool = True,
     console: Console | None = None,
     between: Callable[[int], None] | None = None,
+    end_turn: Callable[[], None] | None = None,
+    label: str | None = None,
 ) -> Measurements:
     """Measure a campaign of points; finished points survive an interruption.
 
@@ -210,6 +240,13 @@ def profile_points(
         ``p`` (0-based) of every worker but the last, to time other work in the same
         stretch of time as the points (``validate``'s full runs). Not called when every
         point is cached or with one process.
+    end_turn : callable, optional
+        With the protocol: called after each worker process. ``speedup`` passes the one
+        :func:`~seqpoint.profiling.take_turns` gives, so that two configurations'
+        workers alternate.
+    label : str, optional
+        What the progress display calls the campaign (default: the workload's name;
+        ``speedup`` adds which configuration it is).
 
     Returns
     -------
@@ -272,8 +309,10 @@ def profile_points(
                    if cached(s) is None and memory_refusal(workload, meta_clone(), s) is None]
         if pending:
             by_sig = {sig: weights[it] for it, sig in todo if it in weights}
+            run = _worker(label or name, config.processes, len(pending), announce=progress, console=console,
+                          end_turn=end_turn)
             fresh, protocol = measure_protocol(workload, pending, config, decoy, weights=by_sig,
-                                               between=between)
+                                               between=between, run=run)
 
     def run_one(iteration: int, sig: Signature) -> Measurement:
         shape = shapes.get(iteration)
@@ -314,7 +353,7 @@ def profile_points(
 
     if progress and todo:
         # closing: a point that raises (a SeqPointError) still ends the bar's display
-        with contextlib.closing(_progress(todo, name, console)) as steps:
+        with contextlib.closing(_progress(todo, label or name, console)) as steps:
             results = tuple(run_one(it, sig) for it, sig in steps)
     else:
         results = tuple(run_one(it, sig) for it, sig in todo)

@@ -45,7 +45,7 @@ from seqpoint.profiling._startup import interleave_block, onednn_cache_capacity,
 from seqpoint.profiling._timers import TIMERS, workload_device
 from seqpoint.workloads import Signature, Workload
 
-__all__ = ["DriftWarning", "WorkerTask", "in_fresh_process", "measure_protocol", "profile_protocol",
+__all__ = ["DriftWarning", "WorkerTask", "fresh_worker", "in_fresh_process", "measure_protocol", "profile_protocol",
            "rebuild_recipe", "run_worker", "split_repeats"]
 
 T = TypeVar("T")
@@ -122,6 +122,11 @@ def in_fresh_process(fn: Callable[..., T], *args: Any) -> T:
             raise RuntimeError(f"A worker process failed (exit {proc.returncode}): "
                                f"{tail[-1] if tail else 'no message'}")
         return cast("T", pickle.loads(result.read_bytes()))
+
+
+def fresh_worker(task: WorkerTask) -> dict[str, Any]:
+    """:func:`run_worker` of ``task`` in a fresh process (the protocol's default runner)."""
+    return in_fresh_process(run_worker, task)
 
 
 def _child_main() -> None:
@@ -320,7 +325,7 @@ def profile_protocol(
     """
     spec, overrides = rebuild_recipe(workload)
     shares = split_repeats(config.repeats, config.processes)
-    runner = run or (lambda task: in_fresh_process(run_worker, task))
+    runner = run or fresh_worker
     results = []
     for p, share in enumerate(shares):
         if p and between is not None:
@@ -384,8 +389,9 @@ def measure_protocol(
     *,
     weights: dict[Signature, float] | None = None,
     between: Callable[[int], None] | None = None,
+    run: Callable[[WorkerTask], dict[str, Any]] | None = None,
 ) -> tuple[dict[Signature, Measurement], dict[str, Any]]:
-    """``time`` of ``points`` by :func:`profile_protocol` (``between`` as there), every
+    """``time`` of ``points`` by :func:`profile_protocol` (``between`` and ``run`` as there), every
     other metric in this process.
 
     The counted metrics, the breakdown and peak memory are not a matter of process
@@ -394,7 +400,7 @@ def measure_protocol(
     """
     from seqpoint.profiling._point import profile_point
 
-    timed, protocol = profile_protocol(workload, points, config, decoy, between=between)
+    timed, protocol = profile_protocol(workload, points, config, decoy, run=run, between=between)
     others = tuple(m for m in config.metrics if m != "time")
     if not others:
         return timed, protocol

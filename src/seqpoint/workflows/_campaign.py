@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
@@ -33,7 +34,11 @@ from seqpoint.workflows._stages import (
 )
 from seqpoint.workloads import Signature, Workload
 
-__all__ = ["Campaign", "check_data_parallel", "project_data_parallel", "start_campaign"]
+if TYPE_CHECKING:
+    from seqpoint.profiling import EndTurn
+
+__all__ = ["Campaign", "CampaignPlan", "check_data_parallel", "plan_campaign", "project_data_parallel",
+           "start_campaign"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -106,20 +111,110 @@ class Campaign:
         return measure(self.config.profile, self.workload, points, cache=self.cache,
                        progress=progress, console=console)
 
+
+@dataclass(frozen=True, eq=False)
+class CampaignPlan:
+    """A run's SeqPoints chosen and its workload built, not yet measured
+    (:func:`plan_campaign`); :meth:`measure` makes it a :class:`Campaign`, and
+    :meth:`remeasure` measures the same points under another configuration."""
+
+    config: RunConfig
+    """The configuration whose points were chosen."""
+    folder: RunFolder
+    """The run folder."""
+    schedule: IterationSchedule
+    """The replayed run (or the part of it that a validation executes)."""
+    seqpoints: SeqPoints
+    """The chosen points."""
+    unit: str
+    """Unit of sequence lengths (``frames`` or ``tokens``)."""
+    workload: Workload
+    """The built workload."""
+    cache: MeasurementCache | None
+    """The measurement cache, or None when ``[profile] use_cache`` is off."""
+    ranks: IterationSchedule | None
+    """A data-parallel run's schedule (see :attr:`Campaign.ranks`)."""
+    tag: str = ""
+    """Suffix of the per-configuration files."""
+
+    def measure(
+        self, *, progress: bool = True, console: Console | None = None,
+        between: Callable[[IterationSchedule, int], None] | None = None,
+        every_signature: bool = False, end_turn: EndTurn | None = None, label: str | None = None,
+    ) -> Campaign:
+        """Measure the SeqPoints (``between`` and ``every_signature`` as for
+        :func:`start_campaign`; ``end_turn`` is called after each of the protocol's
+        worker processes, as :func:`~seqpoint.profiling.take_turns` gives it; ``label`` names the campaign in
+        the progress display) and write ``measurements.json``."""
+        cfg, schedule, seqpoints = self.config, self.schedule, self.seqpoints
+        order: list[SeqPoint | Signature] = list(seqpoints.points)
+        if every_signature:
+            mine = {p.signature for p in seqpoints.points}
+            others = [s for s in (tuple(int(v) for v in row) for row in schedule.unique_signatures()[0])
+                      if s not in mine]
+            # The first SeqPoint stays first (the protocol's drift check point); every other
+            # one goes among the signatures of its own length, so that a change of the
+            # machine's speed within a worker reaches a SeqPoint and the shapes it stands for
+            # alike. (Placed first, DeepSpeech2 tiny's SeqPoints read 0.5-1.5% cheaper than the
+            # steady truth in four runs; in signature order +0.20% and +0.21%, as when every
+            # signature is timed serially in one process: +0.27%.)
+            order = [order[0], *sorted([*order[1:], *others], key=_signature_of)]
+        measured = measure(cfg.profile, self.workload, order, cache=self.cache, progress=progress,
+                           console=console, end_turn=end_turn, label=label,
+                           between=None if between is None else functools.partial(between, schedule))
+        is_point = [isinstance(item, SeqPoint) for item in order]
+        by_iteration = {m.iteration: m for m, point in zip(measured.measurements, is_point, strict=True) if point}
+        measurements = replace(measured, measurements=tuple(by_iteration[p.iteration] for p in seqpoints.points))
+        others_ms = None
+        if every_signature:
+            others_ms = replace(measured, measurements=tuple(
+                m for m, point in zip(measured.measurements, is_point, strict=True) if not point))
+        if cfg.profile.cold_window and "time" in cfg.profile.families:
+            measurements = _with_window(cfg, self.workload, schedule, measurements)
+        write_measurements(measurements, self.folder.file(f"measurements{_suffix(self.tag)}.json"))
+        return Campaign(config=cfg, folder=self.folder, schedule=schedule, seqpoints=seqpoints,
+                        unit=self.unit, workload=self.workload, cache=self.cache,
+                        measurements=measurements, ranks=self.ranks, others=others_ms)
+
     def remeasure(
         self, cfg: RunConfig, *, tag: str, progress: bool = True, console: Console | None = None,
+        end_turn: EndTurn | None = None, label: str | None = None,
     ) -> Campaign:
-        """The same schedule and SeqPoints measured under ``cfg``'s workload and profile.
+        """The same schedule and SeqPoints measured under ``cfg``'s workload and profile
+        (``end_turn`` and ``label`` as for :meth:`measure`).
 
         Writes ``config_<tag>.toml`` and ``measurements_<tag>.json``.
         """
         self.folder.write_text(f"config_{tag}.toml", cfg.to_toml())
-        workload = make_workload(cfg.workload)
-        cache = open_cache(cfg.profile)
-        ms = measure(cfg.profile, workload, self.seqpoints, cache=cache, progress=progress,
-                     console=console)
-        write_measurements(ms, self.folder.file(f"measurements_{tag}.json"))
-        return replace(self, config=cfg, workload=workload, cache=cache, measurements=ms)
+        plan = replace(self, config=cfg, workload=make_workload(cfg.workload), cache=open_cache(cfg.profile),
+                       tag=tag)
+        return plan.measure(progress=progress, console=console, end_turn=end_turn, label=label)
+
+
+def plan_campaign(cfg: RunConfig, folder: RunFolder, *, subset: bool = False, tag: str = "") -> CampaignPlan:
+    """The stages of ``cfg`` up to the SeqPoints, writing ``config.toml``, ``schedule.csv``,
+    ``seqpoints.json`` and ``environment.json`` (``subset`` and ``tag`` as for
+    :func:`start_campaign`)."""
+    folder.write_text(f"config{_suffix(tag)}.toml", cfg.to_toml())
+    schedule, unit = run_schedule(cfg)
+    if subset:
+        schedule = validation_schedule(cfg, schedule)
+    write_schedule(schedule, folder.file("schedule.csv"))
+    ranks = None
+    if schedule.rank is not None:
+        check_data_parallel(cfg, schedule)  # before anything is measured
+        ranks, schedule = schedule, schedule.rank_rows()
+    workload = make_workload(cfg.workload)
+    cache = open_cache(cfg.profile)
+    cost = None
+    if cfg.selection.cost != "fixed":
+        # The model proxy needs the workload (and, with a pilot, the harness) first.
+        cost = model_cost(cfg.selection, schedule, workload, profile=cfg.profile, cache=cache)
+    _, seqpoints = choose_points(cfg.selection, schedule, cost=cost)
+    write_seqpoints(seqpoints, folder.file("seqpoints.json"))
+    folder.write_json("environment.json", environment_manifest())
+    return CampaignPlan(config=cfg, folder=folder, schedule=schedule, seqpoints=seqpoints, unit=unit,
+                        workload=workload, cache=cache, ranks=ranks, tag=tag)
 
 
 def start_campaign(
@@ -153,54 +248,12 @@ def start_campaign(
         the campaign reaches it, the projection and the full runs between the workers
         alike. ``measurements.json`` keeps the SeqPoints' measurements only.
     """
-    suffix = f"_{tag}" if tag else ""
-    folder.write_text(f"config{suffix}.toml", cfg.to_toml())
-    schedule, unit = run_schedule(cfg)
-    if subset:
-        schedule = validation_schedule(cfg, schedule)
-    write_schedule(schedule, folder.file("schedule.csv"))
-    ranks = None
-    if schedule.rank is not None:
-        check_data_parallel(cfg, schedule)  # before anything is measured
-        ranks, schedule = schedule, schedule.rank_rows()
-    workload = make_workload(cfg.workload)
-    cache = open_cache(cfg.profile)
-    cost = None
-    if cfg.selection.cost != "fixed":
-        # The model proxy needs the workload (and, with a pilot, the harness) first.
-        cost = model_cost(cfg.selection, schedule, workload, profile=cfg.profile, cache=cache)
-    _, seqpoints = choose_points(cfg.selection, schedule, cost=cost)
-    write_seqpoints(seqpoints, folder.file("seqpoints.json"))
+    plan = plan_campaign(cfg, folder, subset=subset, tag=tag)
+    return plan.measure(progress=progress, console=console, between=between, every_signature=every_signature)
 
-    folder.write_json("environment.json", environment_manifest())
-    order: list[SeqPoint | Signature] = list(seqpoints.points)
-    if every_signature:
-        mine = {p.signature for p in seqpoints.points}
-        others = [s for s in (tuple(int(v) for v in row) for row in schedule.unique_signatures()[0])
-                  if s not in mine]
-        # The first SeqPoint stays first (the protocol's drift check point); every other
-        # one goes among the signatures of its own length, so that a change of the
-        # machine's speed within a worker reaches a SeqPoint and the shapes it stands for
-        # alike. (Placed first, DeepSpeech2 tiny's SeqPoints read 0.5-1.5% cheaper than the
-        # steady truth in four runs; in signature order +0.20% and +0.21%, as when every
-        # signature is timed serially in one process: +0.27%.)
-        order = [order[0], *sorted([*order[1:], *others], key=_signature_of)]
-    measured = measure(cfg.profile, workload, order, cache=cache, progress=progress, console=console,
-                       between=None if between is None else functools.partial(between, schedule))
-    is_point = [isinstance(item, SeqPoint) for item in order]
-    by_iteration = {m.iteration: m for m, point in zip(measured.measurements, is_point, strict=True) if point}
-    measurements = replace(measured, measurements=tuple(by_iteration[p.iteration] for p in seqpoints.points))
-    others_ms = None
-    if every_signature:
-        others_ms = replace(measured, measurements=tuple(
-            m for m, point in zip(measured.measurements, is_point, strict=True) if not point))
-    if cfg.profile.cold_window and "time" in cfg.profile.families:
-        measurements = _with_window(cfg, workload, schedule, measurements)
-    write_measurements(measurements, folder.file(f"measurements{suffix}.json"))
-    return Campaign(config=cfg, folder=folder, schedule=schedule, seqpoints=seqpoints,
-                    unit=unit, workload=workload, cache=cache, measurements=measurements,
-                    ranks=ranks,
-                    others=others_ms)
+
+def _suffix(tag: str) -> str:
+    return f"_{tag}" if tag else ""
 
 
 def _signature_of(item: SeqPoint | Signature) -> Signature:

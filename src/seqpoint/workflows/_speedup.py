@@ -15,7 +15,7 @@ from seqpoint.projection import Speedup
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import SeqPoints
 from seqpoint.validation import MeasuredSpeedup
-from seqpoint.workflows._campaign import start_campaign
+from seqpoint.workflows._campaign import Campaign, CampaignPlan, plan_campaign
 from seqpoint.workflows._config import RunConfig, apply_overrides, load_config
 from seqpoint.workflows._folder import RunFolder
 from seqpoint.workflows._validate import timed_full_runs
@@ -95,8 +95,8 @@ def speedup_configs(
             "torch.distributed runs with seqpoint.workflows.validate_ddp instead."
         )
     folder = RunFolder.new(a.name + "-speedup", a.report.out, command="speedup")
-    ca = start_campaign(a, folder, subset=validate, tag="a", progress=progress, console=console)
-    cb = ca.remeasure(b, tag="b", progress=progress, console=console)
+    plan = plan_campaign(a, folder, subset=validate, tag="a")
+    ca, cb = _measure_both(plan, b, progress=progress, console=console)
     # The whole run (cold steps included) when both have first steps, as the sweep compares.
     sp = project_speedup(ca.schedule, ca.seqpoints, ca.measurements, cb.measurements)
     result = SpeedupResult(config_a=a, config_b=b, seqpoints=ca.seqpoints,
@@ -107,6 +107,28 @@ def speedup_configs(
         result.measured = _measured(a, b, ca.schedule, folder, progress=progress, console=console)
         folder.write_json("speedup.json", result.to_dict())
     return result
+
+
+def _measure_both(
+    plan: CampaignPlan, b: RunConfig, *, progress: bool, console: Console | None,
+) -> tuple[Campaign, Campaign]:
+    """A's and B's measurements of ``plan``'s SeqPoints. With ``[profile] processes > 1``
+    (either) their worker processes take turns, A1 B1 B2 A2 A3 B3 ..., so a drift of the
+    machine's speed reaches both; else A, then B."""
+    from seqpoint.profiling import EndTurn, take_turns
+
+    def measure_a(end_turn: EndTurn | None = None) -> Campaign:
+        return plan.measure(progress=progress, console=console, end_turn=end_turn,
+                            label=f"A {plan.workload.name}")
+
+    def measure_b(end_turn: EndTurn | None = None) -> Campaign:
+        return plan.remeasure(b, tag="b", progress=progress, console=console, end_turn=end_turn,
+                              label=f"B {b.workload.name}")
+
+    if plan.config.profile.processes > 1 or b.profile.processes > 1:
+        ca, cb = take_turns([measure_a, measure_b])
+        return ca, cb
+    return measure_a(), measure_b()
 
 
 def _measured(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from rich.console import Console
@@ -23,6 +24,9 @@ from seqpoint.workflows._sections import (
     WorkloadSection,
 )
 from seqpoint.workloads import Signature, Workload
+
+if TYPE_CHECKING:
+    from seqpoint.profiling import EndTurn
 
 __all__ = [
     "build_schedule",
@@ -167,11 +171,11 @@ def open_cache(sec: ProfileSection) -> MeasurementCache | None:
 def measure(
     sec: ProfileSection, workload: Workload, points: SeqPoints | Iterable[SeqPoint | Signature], *,
     cache: MeasurementCache | None = None, progress: bool = True, console: Console | None = None,
-    between: Callable[[int], None] | None = None,
+    between: Callable[[int], None] | None = None, end_turn: EndTurn | None = None, label: str | None = None,
 ) -> Measurements:
     """Profile ``points`` with ``[profile]``; cached points are not measured again
-    (``between`` as for :func:`~seqpoint.profiling.profile_points`)."""
+    (``between``, ``end_turn`` and ``label`` as for :func:`~seqpoint.profiling.profile_points`)."""
     from seqpoint.profiling import profile_points
 
     return profile_points(workload, points, sec.harness, cache=cache, progress=progress,
-                          console=console, between=between)
+                          console=console, between=between, end_turn=end_turn, label=label)

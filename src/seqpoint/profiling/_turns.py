@@ -1,0 +1,149 @@
+"""Campaigns measured in turn: their worker processes alternate (:func:`take_turns`).
+
+``seqpoint speedup`` measures the same SeqPoints under two configurations. Measured one
+campaign after the other, a change of the machine's speed between the two campaigns
+goes straight into the ratio: on this project's shared 2-core VM the same bf16 run took
+2.1-2.3 s in one hour and 2.5-3.2 s in the next. With ``[profile] processes > 1`` each
+campaign's time is measured in fresh worker processes, one after another, so the two
+campaigns can share the stretch of time instead: their workers run in the order
+A1 B1 B2 A2 A3 B3 ... (the order reversed every other round, as the full runs of
+``speedup --validate`` alternate), and a steady drift reaches A and B alike.
+
+Each campaign runs in a thread of its own, but only one thread runs at any moment: a
+thread hands over after each of its worker processes and at its end, and waits for its
+next turn. Nothing is ever timed while another campaign's code or worker runs. A
+campaign without workers (``processes = 1``) runs whole in one turn, between the other's
+workers.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+__all__ = ["EndTurn", "take_turns"]
+
+T = TypeVar("T")
+
+#: Called after each worker process: ends the campaign's turn, returns at its next one.
+EndTurn = Callable[[], None]
+
+
+class _Cancelled(Exception):
+    """Another campaign failed: this one stops at its next turn."""
+
+
+class _Turns:
+    """Whose turn it is, in the order 0 1 ... n-1, n-1 ... 1 0, 0 1 ... (finished ones skipped)."""
+
+    def __init__(self, n: int) -> None:
+        self._cond = threading.Condition()
+        self._n = n
+        self._slot = 0
+        self._turn = 0
+        self._done = [False] * n
+        self._cancelled = False
+
+    def _owner(self, slot: int) -> int:
+        rnd, i = divmod(slot, self._n)
+        return i if rnd % 2 == 0 else self._n - 1 - i
+
+    def _advance(self) -> None:
+        """Give the turn to the next unfinished campaign of the order (lock held)."""
+        if all(self._done):
+            return
+        self._slot += 1
+        while self._done[self._owner(self._slot)]:
+            self._slot += 1
+        self._turn = self._owner(self._slot)
+        self._cond.notify_all()
+
+    def wait(self, j: int) -> None:
+        """Block until it is campaign ``j``'s turn; raise if another campaign failed."""
+        with self._cond:
+            self._cond.wait_for(lambda: self._turn == j or self._cancelled)
+            if self._cancelled:
+                raise _Cancelled
+
+    def hand_over(self, j: int) -> None:
+        """Campaign ``j`` ran a worker: the next one in the order runs, ``j`` waits its turn.
+
+        torch's thread count is process-wide, and the other campaign's workload may set
+        its own: it is put back before ``j`` goes on.
+        """
+        torch = sys.modules.get("torch")
+        threads = torch.get_num_threads() if torch is not None else None
+        with self._cond:
+            self._advance()
+        self.wait(j)
+        if torch is not None and threads is not None and torch.get_num_threads() != threads:
+            torch.set_num_threads(threads)
+
+    def finish(self, j: int, *, failed: bool) -> None:
+        with self._cond:
+            self._done[j] = True
+            if failed:
+                self._cancelled = True
+                self._cond.notify_all()
+            elif self._turn == j:
+                self._advance()
+
+    def cancel(self) -> None:
+        with self._cond:
+            self._cancelled = True
+            self._cond.notify_all()
+
+
+def take_turns(jobs: Sequence[Callable[[EndTurn], T]]) -> list[T]:
+    """Run ``jobs`` one at a time, their worker processes alternating.
+
+    Parameters
+    ----------
+    jobs : sequence of callables
+        Each is called with an :data:`EndTurn`, which it passes as ``end_turn`` to
+        :func:`~seqpoint.profiling.profile_points` (through ``measure``), to be called
+        after every worker process it runs. With two jobs the workers run
+        A1 B1 B2 A2 A3 B3 ...
+
+    Returns
+    -------
+    list
+        Each job's result, in order.
+
+    Raises
+    ------
+    BaseException
+        The first job's exception (the others stop at their next turn).
+    """
+    turns = _Turns(len(jobs))
+    results: list[Any] = [None] * len(jobs)
+    errors: list[BaseException | None] = [None] * len(jobs)
+
+    def body(j: int) -> None:
+        failed = True
+        try:
+            turns.wait(j)
+            results[j] = jobs[j](functools.partial(turns.hand_over, j))
+            failed = False
+        except BaseException as exc:  # carried to the calling thread and raised there
+            errors[j] = exc
+        finally:
+            turns.finish(j, failed=failed)
+
+    threads = [threading.Thread(target=body, args=(j,), name=f"seqpoint-turn-{j}", daemon=True)
+               for j in range(len(jobs))]
+    for t in threads:
+        t.start()
+    try:
+        for t in threads:
+            t.join()
+    except BaseException:  # Ctrl-C in the calling thread: stop the jobs at their next turn
+        turns.cancel()
+        raise
+    first = next((e for e in errors if e is not None and not isinstance(e, _Cancelled)), None)
+    if first is not None:
+        raise first
+    return results

@@ -26,10 +26,20 @@ the ratio of the mean projections, under each calibration of the whole-run time:
 Results go to ``benchmarks/results/speedups.json`` and the ``speedups`` section of
 RESULTS.md (``--render-only`` rewrites the section from the JSON).
 
+``--paired`` also times, in every round between the two configurations, both
+configurations' SeqPoints the way ``seqpoint speedup`` does with ``[profile] processes >
+1``: one fresh process whose A and B worker processes take turns (A1 B1 B2 A2 A3 B3,
+B first in odd rounds; ``seqpoint.profiling.take_turns``). The round is then
+
+    first's SeqPoints, first's full run, [both SeqPoints in turn], second's SeqPoints, second's full run
+
+and both projections are compared with the same full runs (``speedups_paired.json``,
+section ``speedups-paired``).
+
 Usage::
 
     .venv/bin/python benchmarks/bench_speedups.py [--quick] [--rounds 3] [--window 100]
-        [--cases ds2-librispeech,bert-wiki-grouped] [--render-only]
+        [--cases ds2-librispeech,bert-wiki-grouped] [--paired] [--render-only]
 """
 
 from __future__ import annotations
@@ -53,10 +63,11 @@ from _results import MACHINE, command_line, quick_mode, write_section
 from bench_cold import profile_child, projections
 from seqpoint.exceptions import SeqPointWarning
 from seqpoint.measurements import Measurements
-from seqpoint.profiling import ProfileConfig
+from seqpoint.profiling import ProfileConfig, profile_points, profile_window, take_turns
 from seqpoint.projection import project_speedup
 from seqpoint.validation import MeasuredSpeedup, run_full_fresh
 from seqpoint.workflows import choose_points
+from seqpoint.workloads import load_workload
 
 RESULTS = Path(__file__).with_name("results")
 PROCESSES = 3
@@ -79,15 +90,65 @@ def one_config(case: Case, overrides: dict[str, Any], schedule: Any, points: Any
     bad = [m for m in ms.measurements if not m.ok]
     if bad:
         raise RuntimeError(f"{len(bad)} point(s) failed: {bad[0].message}")
-    proj = projections(schedule, points, ms)
-    out = {label: proj[label]["projected_s"] for label in LABELS[1:]}
-    out["steady"] = proj["first_step"]["steady_s"]
-    out["in_run_ratio"] = proj["window+in-run"]["cold_term"].get("in_run_ratio")
+    out = projected(schedule, points, ms)
     out["profile_s"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     out["full_s"] = float(run_full_fresh(case.workload, dict(overrides), schedule, runs=1).total_s)
     out["full_wall_s"] = time.perf_counter() - t0
     return out, ms
+
+
+def projected(schedule: Any, points: Any, ms: Measurements) -> dict[str, Any]:
+    """One configuration's whole-run projection under every calibration of LABELS."""
+    proj = projections(schedule, points, ms)
+    out: dict[str, Any] = {label: proj[label]["projected_s"] for label in LABELS[1:]}
+    out["steady"] = proj["first_step"]["steady_s"]
+    out["in_run_ratio"] = proj["window+in-run"]["cold_term"].get("in_run_ratio")
+    return out
+
+
+def profile_pair_child(spec: str, overrides: dict[str, dict[str, Any]], order: tuple[str, str], points: Any,
+                       config: ProfileConfig, window_sigs: list[tuple[int, ...]]) -> dict[str, Any]:
+    """Both configurations' SeqPoints, their worker processes in turn (``order[0]``'s
+    first), then each one's window, from this fresh process: what ``seqpoint speedup``
+    does with ``[profile] processes > 1``."""
+    workloads = {tag: load_workload(spec, overrides[tag]) for tag in order}
+
+    def job(tag: str) -> Any:
+        return lambda end_turn: profile_points(workloads[tag], points, config, progress=False, end_turn=end_turn)
+
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SeqPointWarning)
+        measured = dict(zip(order, take_turns([job(tag) for tag in order]), strict=True))
+    out: dict[str, Any] = {"profile_s": time.perf_counter() - t0}
+    for tag in sorted(order):
+        ms = measured[tag]
+        window = profile_window(workloads[tag], window_sigs, start=0, timer=config.timer)
+        out[tag] = dataclasses.replace(ms, window=window).to_dict()
+    return out
+
+
+def paired_configs(case: Case, overrides: dict[str, dict[str, Any]], order: tuple[str, str], schedule: Any,
+                   points: Any, sigs: list[tuple[int, ...]]) -> dict[str, Any]:
+    """Both configurations' projections with their workers in turn, and the speedup printed."""
+    pc = ProfileConfig(**harness(PROCESSES), metrics=("time",))
+    child = in_fresh_process(profile_pair_child, case.workload, overrides, order, points, pc, sigs)
+    ms = {tag: Measurements.from_dict(child[tag]) for tag in ("a", "b")}
+    bad = [m for tag in ms for m in ms[tag].measurements if not m.ok]
+    if bad:
+        raise RuntimeError(f"{len(bad)} point(s) failed: {bad[0].message}")
+    out: dict[str, Any] = {tag: projected(schedule, points, ms[tag]) for tag in ("a", "b")}
+    out["speedup"] = projected_speedup(schedule, points, ms["a"], ms["b"])
+    out["profile_s"] = child["profile_s"]
+    return out
+
+
+def as_rounds(rounds: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A paired run's rounds as :func:`summarise` reads them: the paired projections beside
+    the round's full runs."""
+    return [{tag: {**r["paired"][tag], "full_s": r[tag]["full_s"]} for tag in ("a", "b")}
+            | {"speedup": r["paired"]["speedup"]} for r in rounds]
 
 
 def projected_speedup(schedule: Any, points: Any, ms_a: Measurements, ms_b: Measurements) -> dict[str, Any]:
@@ -132,24 +193,32 @@ def summarise(rounds: list[dict[str, dict[str, Any]]]) -> dict[str, Any]:
 
 
 def run_pair(case: Case, pair: Any, schedule: Any, points: Any, sigs: list[tuple[int, ...]],
-             rounds: int) -> dict[str, Any]:
+             rounds: int, paired: bool = False) -> dict[str, Any]:
     over = {"a": dict(case.overrides), "b": {**case.overrides, **pair.change}}
     t0 = time.perf_counter()
     done: list[dict[str, dict[str, Any]]] = []
     for r in range(rounds):
         entry: dict[str, dict[str, Any]] = {}
         ms: dict[str, Measurements] = {}
-        for c in ("a", "b") if r % 2 == 0 else ("b", "a"):
+        order = ("a", "b") if r % 2 == 0 else ("b", "a")
+        for c in order:
             entry[c], ms[c] = one_config(case, over[c], schedule, points, sigs)
+            if paired and c == order[0]:  # between the two configurations' own blocks
+                entry["paired"] = paired_configs(case, over, order, schedule, points, sigs)
         entry["speedup"] = projected_speedup(schedule, points, ms["a"], ms["b"])
         done.append(entry)
+        both = (f", in turn {entry['paired']['a']['first_step']:.2f} / {entry['paired']['b']['first_step']:.2f} s"
+                if paired else "")
         print(f"    round {r + 1}: full {entry['a']['full_s']:.2f} / {entry['b']['full_s']:.2f} s, "
-              f"first_step {entry['a']['first_step']:.2f} / {entry['b']['first_step']:.2f} s", flush=True)
-    return {"label": pair.label, "change": pair.change, "rounds": done, **summarise(done),
-            "seconds": time.perf_counter() - t0}
+              f"first_step {entry['a']['first_step']:.2f} / {entry['b']['first_step']:.2f} s{both}", flush=True)
+    out = {"label": pair.label, "change": pair.change, "rounds": done, **summarise(done),
+           "seconds": time.perf_counter() - t0}
+    if paired:
+        out["paired"] = summarise(as_rounds(done))
+    return out
 
 
-def run(cases: list[Case], rounds: int, window: int, quick: bool) -> dict[str, Any]:
+def run(cases: list[Case], rounds: int, window: int, quick: bool, paired: bool = False) -> dict[str, Any]:
     data: dict[str, Any] = {"cases": {}}
     t_start = time.perf_counter()
     with child_env(ALLOCATOR_ENV):
@@ -164,9 +233,12 @@ def run(cases: list[Case], rounds: int, window: int, quick: bool) -> dict[str, A
             pairs = []
             for pair in case.pairs[: 1 if quick else None]:
                 try:
-                    pairs.append(run_pair(case, pair, schedule, points, sigs, rounds))
+                    pairs.append(run_pair(case, pair, schedule, points, sigs, rounds, paired))
                     p = pairs[-1]
                     errs = ", ".join(f"{lab} {100 * v['error']:+.2f}%" for lab, v in p["projected"].items())
+                    if paired:
+                        errs += ", in turn: " + ", ".join(
+                            f"{lab} {100 * v['error']:+.2f}%" for lab, v in p["paired"]["projected"].items())
                     print(f"  {pair.label}: measured {p['measured']:.4f} (floor {100 * p['noise_floor']:.2f}%); "
                           f"{errs}", flush=True)
                 except Exception as exc:  # a configuration this CPU cannot run is reported, not fatal
@@ -175,7 +247,7 @@ def run(cases: list[Case], rounds: int, window: int, quick: bool) -> dict[str, A
             data["cases"][case.name] = {"n_iterations": len(schedule), "n_points": len(points.points),
                                         "window": len(sigs), "pairs": pairs}
     data["meta"] = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "command": command_line(),
-                    "quick": quick, "rounds": rounds, "window": window, "processes": PROCESSES,
+                    "quick": quick, "rounds": rounds, "window": window, "processes": PROCESSES, "paired": paired,
                     "wall_s": time.perf_counter() - t_start}
     return data
 
@@ -248,6 +320,66 @@ def render(data: dict[str, Any]) -> str:
     return "\n".join([*lines, "", *render_configs(data)]) + "\n"
 
 
+def render_paired(data: dict[str, Any]) -> str:
+    """The ``--paired`` run: each pair's projection from separate campaigns against the one
+    from campaigns whose workers took turns, both against the same full runs."""
+    meta = data["meta"]
+    lines = [f"## Speedups with A's and B's worker processes in turn (issue 14){' (--quick smoke run)' if quick_mode() else ''}\n",
+             f"- date: {meta['date']}", f"- machine: {MACHINE}", f"- command: `{meta['command']}`",
+             f"- run: {meta['rounds']} rounds per pair, SeqPoints timed by {meta['processes']} worker processes; "
+             f"wall time {meta['wall_s'] / 60:.1f} min",
+             "- data: `benchmarks/results/speedups_paired.json` (re-render with `--paired --render-only`)", "",
+             "Each round: the first configuration's SeqPoints (3 workers, one fresh process) and its full run; "
+             "then both configurations' SeqPoints in one fresh process whose A and B workers take turns "
+             "(A1 B1 B2 A2 A3 B3, as `seqpoint speedup` now does with `[profile] processes > 1`); then the "
+             "second configuration's SeqPoints and full run. The first is a in even rounds, b in odd ones. "
+             "*Separate* is the projection from the configurations' own campaigns (as in the section above), "
+             "*in turn* the one from the shared campaign; both against the same measured speedup. Errors in "
+             "% (whole run, first_step; and the steady state alone), ± the standard error of the rounds' own "
+             "errors.", "",
+             "| case | a -> b | measured | s.e. % | first_step separate | first_step in turn | steady separate "
+             "| steady in turn | interval holds (separate / in turn) |",
+             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    counts = {k: {"one": 0, "floor": 0, "errors": [], "spreads": [], "held": 0, "rounds": 0}
+              for k in ("separate", "in turn")}
+    n = 0
+    for name, c in data["cases"].items():
+        for p in c["pairs"]:
+            if "error_message" in p:
+                lines.append(f"| `{name}` | {p['label']} | not run: {p['error_message']} | | | | | | |")
+                continue
+            n += 1
+            views = {"separate": summarise(p["rounds"]), "in turn": summarise(as_rounds(p["rounds"]))}
+            cells, holds = [], []
+            for label in ("first_step", "steady"):
+                for k, v in views.items():
+                    e, se = v["projected"][label]["error"], v["projected"][label]["error_se"]
+                    cells.append(_pct(e) + ("" if se is None else f" ± {100 * se:.2f}"))
+                    if label == "first_step":
+                        counts[k]["one"] += abs(e) <= 0.01
+                        counts[k]["floor"] += abs(e) <= v["noise_floor"]
+                        counts[k]["errors"].append(abs(e))
+                        counts[k]["spreads"].append(v["projected"][label]["spread"])
+            for k, v in views.items():
+                iv = v["interval"]
+                counts[k]["held"] += iv["held"]
+                counts[k]["rounds"] += iv["rounds"]
+                holds.append(f"{iv['held']} of {iv['rounds']}")
+            se = views["separate"]["standard_error"]
+            lines.append(f"| `{name}` | {p['label']} | {p['measured']:.4f} | "
+                         f"{'—' if se is None else f'{100 * se:.2f}'} | " + " | ".join(cells)
+                         + f" | {' / '.join(holds)} |")
+    lines += ["", "| first_step projection | within 1% | within the noise floor | median abs. error % | "
+              "median spread of the rounds' projected speedups % | interval holds |",
+              "| --- | ---: | ---: | ---: | ---: | ---: |"]
+    for k, v in counts.items():
+        med = f"{100 * float(np.median(v['errors'])):.2f}" if v["errors"] else "—"
+        spread = f"{100 * float(np.median(v['spreads'])):.2f}" if v["spreads"] else "—"
+        lines.append(f"| {k} | {v['one']} of {n} | {v['floor']} of {n} | {med} | {spread} | "
+                     f"{v['held']} of {v['rounds']} |")
+    return "\n".join(lines) + "\n"
+
+
 def config_rows(data: dict[str, Any]) -> list[dict[str, Any]]:
     """Each configuration's projections against its own full runs: a once per case (its
     rounds of every pair pooled), each b once."""
@@ -299,8 +431,11 @@ def main() -> None:
     ap.add_argument("--window", type=int, default=100, help="iterations of the in-sequence window (default 100)")
     ap.add_argument("--cases", help="comma-separated subset of the cases with pairs")
     ap.add_argument("--render-only", action="store_true", help="rewrite the RESULTS.md section from the JSON")
+    ap.add_argument("--paired", action="store_true",
+                    help="also time both configurations with their workers in turn, between them, every round")
     args = ap.parse_args()
-    path = RESULTS / ("speedups_quick.json" if args.quick else "speedups.json")
+    stem = "speedups_paired" if args.paired else "speedups"
+    path = RESULTS / (f"{stem}_quick.json" if args.quick else f"{stem}.json")
     if not args.render_only:
         names = args.cases.split(",") if args.cases else [c.name for c in CASES if c.pairs]
         unknown = [n for n in names if n not in {c.name for c in CASES if c.pairs}]
@@ -309,12 +444,15 @@ def main() -> None:
                      f"choose from {', '.join(c.name for c in CASES if c.pairs)}")
         cases = [c for c in CASES if c.name in names]
         data = run(cases, 2 if args.quick else args.rounds, min(args.window, 20) if args.quick else args.window,
-                   args.quick)
+                   args.quick, args.paired)
         RESULTS.mkdir(exist_ok=True)
         path.write_text(json.dumps(data, indent=1) + "\n")
         print(f"wrote {path}")
     data = json.loads(path.read_text())
-    print(f"RESULTS.md section written: {write_section('speedups', render(data))}")
+    if args.paired:
+        print(f"RESULTS.md section written: {write_section('speedups-paired', render_paired(data))}")
+    else:
+        print(f"RESULTS.md section written: {write_section('speedups', render(data))}")
 
 
 if __name__ == "__main__":

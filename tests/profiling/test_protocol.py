@@ -174,6 +174,39 @@ def test_drift_above_the_noise_warns(bert: Any) -> None:
     assert ms[POINTS[1]].metrics["time_s_sem"] == 0.0  # both processes agree
 
 
+def test_a_drift_warning_names_the_campaign(bert: Any) -> None:
+    # speedup's A and B run the same workload: the warning says which configuration drifted
+    with pytest.warns(DriftWarning, match=r"Worker process 1/2 of B bert:tiny drifted"):
+        profile_protocol(bert, POINTS, P2, None, run=_fake_worker(0.010, 0.012), label="B bert:tiny")
+
+
+def test_stop_workers_kills_a_worker_another_thread_waits_on() -> None:
+    import threading
+    import time
+
+    from seqpoint.profiling._protocol import in_fresh_process, stop_workers
+
+    failed: list[BaseException] = []
+
+    def wait_on_worker() -> None:
+        try:
+            in_fresh_process(time.sleep, 60)
+        except RuntimeError as exc:
+            failed.append(exc)
+
+    t = threading.Thread(target=wait_on_worker)
+    t0 = time.perf_counter()
+    t.start()
+    deadline = time.perf_counter() + 30
+    while time.perf_counter() < deadline:  # until the worker is running
+        stop_workers()
+        t.join(timeout=0.2)
+        if not t.is_alive():
+            break
+    assert not t.is_alive() and time.perf_counter() - t0 < 30
+    assert failed and "worker process failed" in str(failed[0])
+
+
 def test_between_runs_in_the_gaps_between_workers(bert: Any) -> None:
     # validate times its full runs here: after every worker but the last, in order.
     order: list[str] = []

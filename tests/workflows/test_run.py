@@ -137,10 +137,14 @@ def test_validate_times_the_steady_truth_in_the_seqpoints_workers(tmp_path, monk
 
 
 def test_speedup_threads_same_points(tmp_path):
-    a = _cfg(tmp_path, profile=ProfileSection(warmup=1, repeats=2, metrics=("time",), use_cache=False))
+    profile = ProfileSection(warmup=1, repeats=2, metrics=("time",), use_cache=False, cold_window=3)
+    a = _cfg(tmp_path, profile=profile)
     b = _cfg(tmp_path, workload=WorkloadSection(name="deepspeech2:tiny", set={"threads": 1, "dtype": "bf16"}),
-             profile=ProfileSection(warmup=1, repeats=2, metrics=("time",), use_cache=False))
+             profile=profile)
     res = speedup_configs(a, b, progress=False)
+    # both get the run's first steps timed in sequence (B did not before: its whole run was
+    # projected with another cold-step calibration than A's)
+    assert res.measurements_a.window is not None and res.measurements_b.window is not None
     ma, mb = res.measurements_a.measurements, res.measurements_b.measurements
     assert all(m.ok for m in (*ma, *mb))
     # Both configurations were measured on the very same SeqPoints ...
@@ -192,6 +196,19 @@ def test_speedup_with_worker_processes_alternates_a_and_b(tmp_path, monkeypatch)
     assert res.speedup.value > 0
     saved = [json.loads((tmp_path / "run" / f"measurements_{t}.json").read_text()) for t in "ab"]
     assert [s["config"]["dtype"] for s in saved] == ["fp32", "bf16"]
+
+    # Workers in one configuration only: nothing to alternate with, A then B as before.
+    import seqpoint.profiling
+
+    def no_turns(jobs):
+        raise AssertionError("take_turns with one configuration's workers")
+
+    monkeypatch.setattr(seqpoint.profiling, "take_turns", no_turns)
+    order.clear()
+    serial_b = _cfg(tmp_path, workload=b.workload, profile=ProfileSection(warmup=1, repeats=2, metrics=("time",),
+                                                                           use_cache=False))
+    mixed = speedup_configs(a, serial_b, progress=False)
+    assert order == ["fp32", "fp32"] and mixed.measurements_b.protocol == {}
 
 
 def test_speedup_validate_times_both_full_runs_in_alternating_rounds(tmp_path, monkeypatch):

@@ -135,7 +135,11 @@ def speedup(
                            "under A and B ([validation] runs rounds, alternating, fresh processes) "
                            "and print the measured speedup and the projection's error.")] = False,
 ) -> None:
-    """Projected whole-run speedup of B over A, measured on the same SeqPoints."""
+    """Projected whole-run speedup of B over A, measured on the same SeqPoints.
+
+    With [profile] processes > 1 in both, A's and B's worker processes take
+    turns (A1 B1 B2 A2 ...), so a drift of the machine's speed reaches both.
+    """
     if files is not None:
         if config_a is not None or config_b is not None or set_b:
             raise ConfigError("--files takes the place of CONFIG_A, CONFIG_B and --set-b; give one or the other.")

@@ -312,7 +312,7 @@ def profile_points(
             run = _worker(label or name, config.processes, len(pending), announce=progress, console=console,
                           end_turn=end_turn)
             fresh, protocol = measure_protocol(workload, pending, config, decoy, weights=by_sig,
-                                               between=between, run=run)
+                                               between=between, run=run, label=label)
 
     def run_one(iteration: int, sig: Signature) -> Measurement:
         shape = shapes.get(iteration)

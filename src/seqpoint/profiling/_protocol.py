@@ -23,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import statistics
+import threading
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar, cast
@@ -46,7 +47,7 @@ from seqpoint.profiling._timers import TIMERS, workload_device
 from seqpoint.workloads import Signature, Workload
 
 __all__ = ["DriftWarning", "WorkerTask", "fresh_worker", "in_fresh_process", "measure_protocol", "profile_protocol",
-           "rebuild_recipe", "run_worker", "split_repeats"]
+           "rebuild_recipe", "run_worker", "split_repeats", "stop_workers"]
 
 T = TypeVar("T")
 
@@ -115,13 +116,36 @@ def in_fresh_process(fn: Callable[..., T], *args: Any) -> T:
         job, result = Path(tmp) / "job.pkl", Path(tmp) / "result.pkl"
         job.write_bytes(pickle.dumps((fn, args)))
         code = "from seqpoint.profiling._protocol import _child_main; _child_main()"
-        proc = subprocess.run([sys.executable, "-c", code, str(job), str(result)], env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
+        with subprocess.Popen([sys.executable, "-c", code, str(job), str(result)], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as proc:
+            with _LOCK:
+                _RUNNING.add(proc)
+            try:
+                _, err = proc.communicate()
+            except BaseException:  # as subprocess.run does: no orphaned worker
+                proc.kill()
+                raise
+            finally:
+                with _LOCK:
+                    _RUNNING.discard(proc)
         if proc.returncode != 0 or not result.exists():
-            tail = proc.stderr.decode(errors="replace").strip().splitlines()
+            tail = err.decode(errors="replace").strip().splitlines()
             raise RuntimeError(f"A worker process failed (exit {proc.returncode}): "
                                f"{tail[-1] if tail else 'no message'}")
         return cast("T", pickle.loads(result.read_bytes()))
+
+
+#: Worker processes running now (from any thread), for :func:`stop_workers`.
+_RUNNING: set[Any] = set()
+_LOCK = threading.Lock()
+
+
+def stop_workers() -> None:
+    """Kill every worker process still running: the calling thread was interrupted while
+    another thread waits on one (``take_turns``), which would otherwise run on, orphaned."""
+    with _LOCK:
+        for proc in list(_RUNNING):
+            proc.kill()
 
 
 def fresh_worker(task: WorkerTask) -> dict[str, Any]:
@@ -291,6 +315,7 @@ def profile_protocol(
     *,
     run: Callable[[WorkerTask], dict[str, Any]] | None = None,
     between: Callable[[int], None] | None = None,
+    label: str | None = None,
 ) -> tuple[dict[Signature, Measurement], dict[str, Any]]:
     """Time ``points`` under the multi-process protocol (``config.processes`` workers).
 
@@ -313,6 +338,8 @@ def profile_protocol(
         work that must cover the same stretch of time as the points (``validate`` times
         its full runs there, so a drift of the machine's speed hits truth and projection
         alike).
+    label : str, optional
+        Names the campaign in a drift warning (``speedup``'s ``A ...`` and ``B ...``).
 
     Returns
     -------
@@ -340,7 +367,7 @@ def profile_protocol(
     for p, d in enumerate(drifts):
         if d["above_noise"]:
             warnings.warn(
-                f"Worker process {p + 1}/{len(drifts)} drifted {100 * d['drift']:+.2f}% (noise "
+                f"Worker process {p + 1}/{len(drifts)}{f' of {label}' if label else ''} drifted {100 * d['drift']:+.2f}% (noise "
                 f"±{100 * d['noise']:.2f}%) on the check point {tuple(points[0])}: the machine's speed "
                 "changed while it measured; the spread between processes carries this into the interval.",
                 DriftWarning, stacklevel=3,
@@ -390,8 +417,9 @@ def measure_protocol(
     weights: dict[Signature, float] | None = None,
     between: Callable[[int], None] | None = None,
     run: Callable[[WorkerTask], dict[str, Any]] | None = None,
+    label: str | None = None,
 ) -> tuple[dict[Signature, Measurement], dict[str, Any]]:
-    """``time`` of ``points`` by :func:`profile_protocol` (``between`` and ``run`` as there), every
+    """``time`` of ``points`` by :func:`profile_protocol` (``between``, ``run`` and ``label`` as there), every
     other metric in this process.
 
     The counted metrics, the breakdown and peak memory are not a matter of process
@@ -400,7 +428,8 @@ def measure_protocol(
     """
     from seqpoint.profiling._point import profile_point
 
-    timed, protocol = profile_protocol(workload, points, config, decoy, run=run, between=between)
+    timed, protocol = profile_protocol(workload, points, config, decoy, run=run, between=between,
+                                       label=label)
     others = tuple(m for m in config.metrics if m != "time")
     if not others:
         return timed, protocol

@@ -7,13 +7,13 @@ goes straight into the ratio: on this project's shared 2-core VM the same bf16 r
 campaign's time is measured in fresh worker processes, one after another, so the two
 campaigns can share the stretch of time instead: their workers run in the order
 A1 B1 B2 A2 A3 B3 ... (the order reversed every other round, as the full runs of
-``speedup --validate`` alternate), and a steady drift reaches A and B alike.
+``speedup --validate`` alternate). With an even number of workers each, a steady drift
+reaches A and B alike; with an odd number, B's middle worker runs one slot before A's
+(sequentially it ran P slots after).
 
 Each campaign runs in a thread of its own, but only one thread runs at any moment: a
 thread hands over after each of its worker processes and at its end, and waits for its
-next turn. Nothing is ever timed while another campaign's code or worker runs. A
-campaign without workers (``processes = 1``) runs whole in one turn, between the other's
-workers.
+next turn. Nothing is ever timed while another campaign's code or worker runs.
 """
 
 from __future__ import annotations
@@ -23,6 +23,9 @@ import sys
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
+
+from seqpoint.profiling._protocol import stop_workers
+from seqpoint.profiling._rng import torch_rng_kept
 
 __all__ = ["EndTurn", "take_turns"]
 
@@ -116,7 +119,13 @@ def take_turns(jobs: Sequence[Callable[[EndTurn], T]]) -> list[T]:
     Raises
     ------
     BaseException
-        The first job's exception (the others stop at their next turn).
+        The first job's exception (the others stop at their next turn). On Ctrl-C the
+        running worker process is killed and every job stops at its next turn first.
+
+    Notes
+    -----
+    torch's random state is saved before and restored after, once: the jobs' own
+    save and restore (``profile_points``) interleave and would not nest.
     """
     turns = _Turns(len(jobs))
     results: list[Any] = [None] * len(jobs)
@@ -135,14 +144,18 @@ def take_turns(jobs: Sequence[Callable[[EndTurn], T]]) -> list[T]:
 
     threads = [threading.Thread(target=body, args=(j,), name=f"seqpoint-turn-{j}", daemon=True)
                for j in range(len(jobs))]
-    for t in threads:
-        t.start()
-    try:
+    with torch_rng_kept():
         for t in threads:
-            t.join()
-    except BaseException:  # Ctrl-C in the calling thread: stop the jobs at their next turn
-        turns.cancel()
-        raise
+            t.start()
+        try:
+            for t in threads:
+                t.join()
+        except BaseException:  # Ctrl-C in the calling thread: stop the jobs, then wait for them
+            turns.cancel()
+            stop_workers()
+            for t in threads:
+                t.join()  # a second Ctrl-C leaves at once (the threads are daemons)
+            raise
     first = next((e for e in errors if e is not None and not isinstance(e, _Cancelled)), None)
     if first is not None:
         raise first

@@ -4,8 +4,9 @@ Layering (imports point down only; nothing imports a layer above it)::
 
     cli/            parses flags, calls workflows and reports, prints
       │
-    workflows/      composes the stages once (start_campaign: lengths → schedule →
-      │             SeqPoints → workload → cache → measurements, in a run folder),
+    workflows/      composes the stages once (start_campaign = plan_campaign: lengths →
+      │             schedule → workload and cache → SeqPoints, then CampaignPlan.measure:
+      │             measurements, in a run folder),
       │             then projects, validates or compares; writes the run folder's
       │             report by calling reports
       │
@@ -20,7 +21,7 @@ the workflows can write their own reports without reports knowing them.
 """
 
 from seqpoint.measurements import environment_manifest
-from seqpoint.workflows._campaign import Campaign, start_campaign
+from seqpoint.workflows._campaign import Campaign, CampaignPlan, plan_campaign, start_campaign
 from seqpoint.workflows._config import RunConfig, apply_overrides, load_config
 from seqpoint.workflows._ddp import DDPValidation, ddp_schedule, validate_ddp
 from seqpoint.workflows._demo import demo_configs, run_demo
@@ -68,6 +69,7 @@ __all__ = [
     "EXECUTORS",
     "BatchingSection",
     "Campaign",
+    "CampaignPlan",
     "ConfigResult",
     "DDPValidation",
     "LengthsSection",
@@ -102,6 +104,7 @@ __all__ = [
     "mlflow_metrics",
     "mlflow_params",
     "open_cache",
+    "plan_campaign",
     "run",
     "run_demo",
     "run_sweep",

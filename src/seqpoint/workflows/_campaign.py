@@ -1,8 +1,9 @@
 """The stage sequence, composed once: lengths → schedule → SeqPoints → workload → cache →
 measurements, each result written to the run folder as soon as its stage finishes.
 
-``run``, ``validate``, ``speedup`` and the demo all start with :func:`start_campaign`;
-what they add (a projection, full runs, a second configuration) is theirs.
+``run``, ``validate`` and the demo start with :func:`start_campaign`, ``speedup`` with its
+two halves (:func:`plan_campaign`, then A's and B's :meth:`CampaignPlan.measure`); what they
+add (a projection, full runs, a second configuration) is theirs.
 """
 
 from __future__ import annotations
@@ -116,7 +117,7 @@ class Campaign:
 class CampaignPlan:
     """A run's SeqPoints chosen and its workload built, not yet measured
     (:func:`plan_campaign`); :meth:`measure` makes it a :class:`Campaign`, and
-    :meth:`remeasure` measures the same points under another configuration."""
+    :meth:`under` the same points' plan under another configuration."""
 
     config: RunConfig
     """The configuration whose points were chosen."""
@@ -176,19 +177,13 @@ class CampaignPlan:
                         unit=self.unit, workload=self.workload, cache=self.cache,
                         measurements=measurements, ranks=self.ranks, others=others_ms)
 
-    def remeasure(
-        self, cfg: RunConfig, *, tag: str, progress: bool = True, console: Console | None = None,
-        end_turn: EndTurn | None = None, label: str | None = None,
-    ) -> Campaign:
-        """The same schedule and SeqPoints measured under ``cfg``'s workload and profile
-        (``end_turn`` and ``label`` as for :meth:`measure`).
-
-        Writes ``config_<tag>.toml`` and ``measurements_<tag>.json``.
-        """
+    def under(self, cfg: RunConfig, *, tag: str) -> CampaignPlan:
+        """The same schedule and SeqPoints, to be measured under ``cfg``'s workload and
+        profile (built here, so a bad config fails before anything is measured); writes
+        ``config_<tag>.toml``, and its :meth:`measure` ``measurements_<tag>.json``."""
         self.folder.write_text(f"config_{tag}.toml", cfg.to_toml())
-        plan = replace(self, config=cfg, workload=make_workload(cfg.workload), cache=open_cache(cfg.profile),
+        return replace(self, config=cfg, workload=make_workload(cfg.workload), cache=open_cache(cfg.profile),
                        tag=tag)
-        return plan.measure(progress=progress, console=console, end_turn=end_turn, label=label)
 
 
 def plan_campaign(cfg: RunConfig, folder: RunFolder, *, subset: bool = False, tag: str = "") -> CampaignPlan:

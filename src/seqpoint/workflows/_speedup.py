@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -113,22 +114,23 @@ def _measure_both(
     plan: CampaignPlan, b: RunConfig, *, progress: bool, console: Console | None,
 ) -> tuple[Campaign, Campaign]:
     """A's and B's measurements of ``plan``'s SeqPoints. With ``[profile] processes > 1``
-    (either) their worker processes take turns, A1 B1 B2 A2 A3 B3 ..., so a drift of the
+    in both, their worker processes take turns, A1 B1 B2 A2 A3 B3 ..., so a drift of the
     machine's speed reaches both; else A, then B."""
     from seqpoint.profiling import EndTurn, take_turns
 
-    def measure_a(end_turn: EndTurn | None = None) -> Campaign:
-        return plan.measure(progress=progress, console=console, end_turn=end_turn,
-                            label=f"A {plan.workload.name}")
+    plan_b = plan.under(b, tag="b")
 
-    def measure_b(end_turn: EndTurn | None = None) -> Campaign:
-        return plan.remeasure(b, tag="b", progress=progress, console=console, end_turn=end_turn,
-                              label=f"B {b.workload.name}")
+    def measure(p: CampaignPlan, label: str) -> Callable[[EndTurn | None], Campaign]:
+        def job(end_turn: EndTurn | None) -> Campaign:
+            return p.measure(progress=progress, console=console, end_turn=end_turn,
+                             label=f"{label} {p.workload.name}")
+        return job
 
-    if plan.config.profile.processes > 1 or b.profile.processes > 1:
-        ca, cb = take_turns([measure_a, measure_b])
+    jobs = [measure(plan, "A"), measure(plan_b, "B")]
+    if plan.config.profile.processes > 1 and b.profile.processes > 1:
+        ca, cb = take_turns(jobs)
         return ca, cb
-    return measure_a(), measure_b()
+    return jobs[0](None), jobs[1](None)
 
 
 def _measured(

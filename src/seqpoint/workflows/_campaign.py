@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
 
 from rich.console import Console
 
@@ -34,9 +33,6 @@ from seqpoint.workflows._stages import (
     validation_schedule,
 )
 from seqpoint.workloads import Signature, Workload
-
-if TYPE_CHECKING:
-    from seqpoint.profiling import EndTurn
 
 __all__ = ["Campaign", "CampaignPlan", "check_data_parallel", "plan_campaign", "project_data_parallel",
            "start_campaign"]
@@ -141,7 +137,7 @@ class CampaignPlan:
     def measure(
         self, *, progress: bool = True, console: Console | None = None,
         between: Callable[[IterationSchedule, int], None] | None = None,
-        every_signature: bool = False, end_turn: EndTurn | None = None, label: str | None = None,
+        every_signature: bool = False, end_turn: Callable[[], None] | None = None, label: str | None = None,
     ) -> Campaign:
         """Measure the SeqPoints (``between`` and ``every_signature`` as for
         :func:`start_campaign`; ``end_turn`` is called after each of the protocol's

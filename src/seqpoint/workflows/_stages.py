@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 from rich.console import Console
@@ -24,9 +23,6 @@ from seqpoint.workflows._sections import (
     WorkloadSection,
 )
 from seqpoint.workloads import Signature, Workload
-
-if TYPE_CHECKING:
-    from seqpoint.profiling import EndTurn
 
 __all__ = [
     "build_schedule",
@@ -171,7 +167,7 @@ def open_cache(sec: ProfileSection) -> MeasurementCache | None:
 def measure(
     sec: ProfileSection, workload: Workload, points: SeqPoints | Iterable[SeqPoint | Signature], *,
     cache: MeasurementCache | None = None, progress: bool = True, console: Console | None = None,
-    between: Callable[[int], None] | None = None, end_turn: EndTurn | None = None, label: str | None = None,
+    between: Callable[[int], None] | None = None, end_turn: Callable[[], None] | None = None, label: str | None = None,
 ) -> Measurements:
     """Profile ``points`` with ``[profile]``; cached points are not measured again
     (``between``, ``end_turn`` and ``label`` as for :func:`~seqpoint.profiling.profile_points`)."""

@@ -141,9 +141,10 @@ def _worker(
         result = fresh_worker(task)
         done[0] += 1
         if announce:
+            steps = f"{task.repeats} timed step{'' if task.repeats == 1 else 's'}"
             (console or get_console()).print(
-                f"[bold]time[/] {label}: worker process {done[0]}/{processes} ({n_points} points, "
-                f"{task.repeats} timed steps each) {time.perf_counter() - t0:.1f} s", highlight=False)
+                f"[bold]time[/] {label}: worker {done[0]}/{processes}, {n_points} points × {steps}, "
+                f"{time.perf_counter() - t0:.1f} s", highlight=False)
         if end_turn is not None:
             end_turn()
         return result

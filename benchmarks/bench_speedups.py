@@ -256,14 +256,18 @@ def _pct(x: float | None) -> str:
     return "—" if x is None else f"{100 * x:+.2f}"
 
 
+def _header(meta: dict[str, Any], title: str, data_file: str, flags: str) -> list[str]:
+    """A section's title and its date, machine, command, run and data lines."""
+    return [f"## {title}{' (--quick smoke run)' if quick_mode() else ''}\n",
+            f"- date: {meta['date']}", f"- machine: {MACHINE}", f"- command: `{meta['command']}`",
+            f"- run: {meta['rounds']} rounds per pair, window {meta['window']} iterations, "
+            f"SeqPoints timed by {meta['processes']} worker processes; wall time {meta['wall_s'] / 60:.1f} min",
+            f"- data: `benchmarks/results/{data_file}` (re-render with `{flags}`)", ""]
+
+
 def render(data: dict[str, Any]) -> str:
-    meta = data["meta"]
     title = "Speedups: projected against measured, both timed in interleaved rounds (issue 14)"
-    lines = [f"## {title}{' (--quick smoke run)' if quick_mode() else ''}\n",
-             f"- date: {meta['date']}", f"- machine: {MACHINE}", f"- command: `{meta['command']}`",
-             f"- run: {meta['rounds']} rounds per pair, window {meta['window']} iterations, "
-             f"SeqPoints timed by {meta['processes']} worker processes; wall time {meta['wall_s'] / 60:.1f} min",
-             "- data: `benchmarks/results/speedups.json` (re-render with `--render-only`)", "",
+    lines = [*_header(data["meta"], title, "speedups.json", "--render-only"),
              "Each round times a's SeqPoints and window, a's full run, b's SeqPoints and window, b's full "
              "run, each in a fresh process (b first in odd rounds). Measured: ratio of the mean full runs; "
              "noise floor: spread of a/b over every pairing of a's and b's runs; s.e.: the per-round "
@@ -323,12 +327,8 @@ def render(data: dict[str, Any]) -> str:
 def render_paired(data: dict[str, Any]) -> str:
     """The ``--paired`` run: each pair's projection from separate campaigns against the one
     from campaigns whose workers took turns, both against the same full runs."""
-    meta = data["meta"]
-    lines = [f"## Speedups with A's and B's worker processes in turn (issue 14){' (--quick smoke run)' if quick_mode() else ''}\n",
-             f"- date: {meta['date']}", f"- machine: {MACHINE}", f"- command: `{meta['command']}`",
-             f"- run: {meta['rounds']} rounds per pair, SeqPoints timed by {meta['processes']} worker processes; "
-             f"wall time {meta['wall_s'] / 60:.1f} min",
-             "- data: `benchmarks/results/speedups_paired.json` (re-render with `--paired --render-only`)", "",
+    title = "Speedups with A's and B's worker processes in turn (issue 14)"
+    lines = [*_header(data["meta"], title, "speedups_paired.json", "--paired --render-only"),
              "Each round: the first configuration's SeqPoints (3 workers, one fresh process) and its full run; "
              "then both configurations' SeqPoints in one fresh process whose A and B workers take turns "
              "(A1 B1 B2 A2 A3 B3, as `seqpoint speedup` now does with `[profile] processes > 1`); then the "

@@ -184,7 +184,7 @@ def test_stop_workers_kills_a_worker_another_thread_waits_on() -> None:
     import threading
     import time
 
-    from seqpoint.profiling._protocol import in_fresh_process, stop_workers
+    from seqpoint.profiling._fresh import in_fresh_process, stop_workers
 
     failed: list[BaseException] = []
 

@@ -24,7 +24,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from seqpoint.profiling._protocol import stop_workers
+from seqpoint.profiling._fresh import stop_workers
 from seqpoint.profiling._rng import torch_rng_kept
 
 __all__ = ["EndTurn", "take_turns"]

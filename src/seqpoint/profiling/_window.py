@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from seqpoint.measurements import StepWindow
-from seqpoint.profiling._protocol import in_fresh_process, rebuild_recipe
+from seqpoint.profiling._fresh import in_fresh_process
+from seqpoint.profiling._protocol import rebuild_recipe
 from seqpoint.profiling._startup import campaign_decoy, startup_state
 from seqpoint.profiling._timers import TIMERS, workload_device
 from seqpoint.workloads import Signature, Workload

@@ -39,8 +39,9 @@ __all__ = ["Campaign", "CampaignPlan", "check_data_parallel", "plan_campaign", "
 
 
 @dataclass(frozen=True, eq=False)
-class Campaign:
-    """SeqPoints of one run measured on one configuration, and where they were written."""
+class _Chosen:
+    """What a campaign has before and after its measurements: the run, its SeqPoints, the
+    configuration and its built workload."""
 
     config: RunConfig
     """The configuration measured (its ``[workload]`` and ``[profile]``)."""
@@ -56,6 +57,12 @@ class Campaign:
     """The built workload."""
     cache: MeasurementCache | None
     """The measurement cache, or None when ``[profile] use_cache`` is off."""
+
+
+@dataclass(frozen=True, eq=False)
+class Campaign(_Chosen):
+    """SeqPoints of one run measured on one configuration, and where they were written."""
+
     measurements: Measurements
     """Measurements of :attr:`seqpoints`."""
     ranks: IterationSchedule | None = None
@@ -110,25 +117,11 @@ class Campaign:
 
 
 @dataclass(frozen=True, eq=False)
-class CampaignPlan:
+class CampaignPlan(_Chosen):
     """A run's SeqPoints chosen and its workload built, not yet measured
     (:func:`plan_campaign`); :meth:`measure` makes it a :class:`Campaign`, and
     :meth:`under` the same points' plan under another configuration."""
 
-    config: RunConfig
-    """The configuration whose points were chosen."""
-    folder: RunFolder
-    """The run folder."""
-    schedule: IterationSchedule
-    """The replayed run (or the part of it that a validation executes)."""
-    seqpoints: SeqPoints
-    """The chosen points."""
-    unit: str
-    """Unit of sequence lengths (``frames`` or ``tokens``)."""
-    workload: Workload
-    """The built workload."""
-    cache: MeasurementCache | None
-    """The measurement cache, or None when ``[profile] use_cache`` is off."""
     ranks: IterationSchedule | None
     """A data-parallel run's schedule (see :attr:`Campaign.ranks`)."""
     tag: str = ""

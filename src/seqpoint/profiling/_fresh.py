@@ -1,0 +1,83 @@
+"""Fresh worker processes: a call run in a new Python process (:func:`in_fresh_process`),
+and the ones still running killed from another thread (:func:`stop_workers`)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
+
+__all__ = ["in_fresh_process", "stop_workers"]
+
+T = TypeVar("T")
+
+
+def in_fresh_process(fn: Callable[..., T], *args: Any) -> T:
+    """``fn(*args)`` in a new Python process; arguments and result travel pickled.
+
+    The child is a plain ``python -c`` that imports ``fn`` by name, not a
+    ``multiprocessing`` spawn, which would re-run the caller's ``__main__`` (a script
+    without a ``__main__`` guard, or one read from stdin, cannot be re-run). The result
+    comes back through a file, not stdout, which the workload's libraries may write to.
+
+    Raises
+    ------
+    RuntimeError
+        The child failed; the message holds the last line of its stderr.
+    """
+    import os
+    import pickle
+    import subprocess
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    import seqpoint
+
+    root = str(Path(seqpoint.__file__).resolve().parent.parent)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([root, *filter(None, [env.get("PYTHONPATH")])])
+    with tempfile.TemporaryDirectory(prefix="seqpoint-worker-") as tmp:
+        job, result = Path(tmp) / "job.pkl", Path(tmp) / "result.pkl"
+        job.write_bytes(pickle.dumps((fn, args)))
+        code = "from seqpoint.profiling._fresh import _child_main; _child_main()"
+        with subprocess.Popen([sys.executable, "-c", code, str(job), str(result)], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as proc:
+            with _LOCK:
+                _RUNNING.add(proc)
+            try:
+                _, err = proc.communicate()
+            except BaseException:  # as subprocess.run does: no orphaned worker
+                proc.kill()
+                raise
+            finally:
+                with _LOCK:
+                    _RUNNING.discard(proc)
+        if proc.returncode != 0 or not result.exists():
+            tail = err.decode(errors="replace").strip().splitlines()
+            raise RuntimeError(f"A worker process failed (exit {proc.returncode}): "
+                               f"{tail[-1] if tail else 'no message'}")
+        return cast("T", pickle.loads(result.read_bytes()))
+
+
+#: Worker processes running now (from any thread), for :func:`stop_workers`.
+_RUNNING: set[Any] = set()
+_LOCK = threading.Lock()
+
+
+def stop_workers() -> None:
+    """Kill every worker process still running: the calling thread was interrupted while
+    another thread waits on one (``take_turns``), which would otherwise run on, orphaned."""
+    with _LOCK:
+        for proc in list(_RUNNING):
+            proc.kill()
+
+
+def _child_main() -> None:
+    """The worker process's entry: run the pickled call in ``argv[1]``, pickle its result to ``argv[2]``."""
+    import pickle
+    import sys
+    from pathlib import Path
+
+    fn, args = pickle.loads(Path(sys.argv[1]).read_bytes())
+    Path(sys.argv[2]).write_bytes(pickle.dumps(fn(*args)))

@@ -1,4 +1,4 @@
-"""The stage sequence, composed once: lengths → schedule → SeqPoints → workload → cache →
+"""The stage sequence, composed once: lengths → schedule → workload and cache → SeqPoints →
 measurements, each result written to the run folder as soon as its stage finishes.
 
 ``run``, ``validate`` and the demo start with :func:`start_campaign`, ``speedup`` with its
@@ -133,9 +133,9 @@ class CampaignPlan(_Chosen):
         every_signature: bool = False, end_turn: Callable[[], None] | None = None, label: str | None = None,
     ) -> Campaign:
         """Measure the SeqPoints (``between`` and ``every_signature`` as for
-        :func:`start_campaign`; ``end_turn`` is called after each of the protocol's
-        worker processes, as :func:`~seqpoint.profiling.take_turns` gives it; ``label`` names the campaign in
-        the progress display) and write ``measurements.json``."""
+        :func:`start_campaign`; ``end_turn`` is called after each of the protocol's worker
+        processes, as :func:`~seqpoint.profiling.take_turns` gives it; ``label`` names the
+        campaign in the progress display) and write ``measurements.json``."""
         cfg, schedule, seqpoints = self.config, self.schedule, self.seqpoints
         order: list[SeqPoint | Signature] = list(seqpoints.points)
         if every_signature:

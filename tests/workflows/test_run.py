@@ -203,12 +203,28 @@ def test_speedup_with_worker_processes_alternates_a_and_b(tmp_path, monkeypatch)
     def no_turns(jobs):
         raise AssertionError("take_turns with one configuration's workers")
 
+    assert res.in_turn and json.loads((tmp_path / "run" / "speedup.json").read_text())["in_turn"] is True
+
     monkeypatch.setattr(seqpoint.profiling, "take_turns", no_turns)
     order.clear()
     serial_b = _cfg(tmp_path, workload=b.workload, profile=ProfileSection(warmup=1, repeats=2, metrics=("time",),
                                                                            use_cache=False))
-    mixed = speedup_configs(a, serial_b, progress=False)
-    assert order == ["fp32", "fp32"] and mixed.measurements_b.protocol == {}
+    with pytest.warns(SeqPointWarning, match=r"Only A has \[profile\] processes > 1 .* not in turn"):
+        mixed = speedup_configs(a, serial_b, progress=False)
+    assert order == ["fp32", "fp32"] and mixed.measurements_b.protocol == {} and not mixed.in_turn
+    saved_sp = json.loads((tmp_path / "run" / "speedup.json").read_text())
+    assert saved_sp["in_turn"] is False and saved_sp["run_folder"] == str(tmp_path / "run")
+
+    # Unequal worker counts: said before anything is measured (the extra workers run alone).
+    def stop(jobs):
+        raise RuntimeError("stop here")
+
+    monkeypatch.setattr(seqpoint.profiling, "take_turns", stop)
+    three = _cfg(tmp_path, workload=b.workload, profile=ProfileSection(warmup=1, repeats=3, processes=3,
+                                                                        metrics=("time",), use_cache=False))
+    with pytest.warns(SeqPointWarning, match=r"processes = 2 and B 3.*B's last 1 run\(s\) alone"), \
+            pytest.raises(RuntimeError, match="stop here"):
+        speedup_configs(a, three, progress=False)
 
 
 def test_speedup_validate_times_both_full_runs_in_alternating_rounds(tmp_path, monkeypatch):

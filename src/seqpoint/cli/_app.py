@@ -63,7 +63,8 @@ _ABORT: tuple[type[BaseException], ...] = (
     click.exceptions.Abort,
     KeyboardInterrupt,
 )
-_INTERRUPTED = "seqpoint: interrupted; finished measurements are kept in the cache."
+# A point is kept once measured to its end: with [profile] processes > 1, by its last worker.
+_INTERRUPTED = "seqpoint: interrupted; points measured to the end are kept in the cache."
 
 
 def _one_line(text: str) -> str:

@@ -150,7 +150,7 @@ def apply_overrides(cfg: RunConfig, overrides: list[str], *, option: str = "--se
                 )
             node = node[p]
         node[leaf] = value
-    return RunConfig.from_dict(data, where="overrides")
+    return RunConfig.from_dict(data, where=f"{option} overrides")
 
 
 def _toml_value(v: Any) -> str:

@@ -47,11 +47,14 @@ class SpeedupResult:
     ``[validation] runs`` rounds of one fresh-process run each, a and b alternating."""
     n_iterations: int = 0
     """Iterations of the run projected (the validation part with ``validate``)."""
+    in_turn: bool = False
+    """A's and B's worker processes took turns (both ``[profile] processes > 1``)."""
 
     def to_dict(self) -> dict[str, Any]:
         """What ``speedup.json`` and ``seqpoint speedup --json`` hold."""
         out = {"n_points": len(self.seqpoints), "n_iterations": self.n_iterations, **self.speedup.to_dict(),
-               "workload_a": self.measurements_a.workload, "workload_b": self.measurements_b.workload}
+               "workload_a": self.measurements_a.workload, "workload_b": self.measurements_b.workload,
+               "in_turn": self.in_turn, "run_folder": str(self.folder.path)}
         if self.measured is not None:
             m, sp = self.measured, self.speedup
             out["measured"] = {**m.to_dict(), "error": m.error_of(sp.value), "interval_holds": m.held_by(sp.interval),
@@ -102,7 +105,8 @@ def speedup_configs(
     sp = project_speedup(ca.schedule, ca.seqpoints, ca.measurements, cb.measurements)
     result = SpeedupResult(config_a=a, config_b=b, seqpoints=ca.seqpoints,
                            measurements_a=ca.measurements, measurements_b=cb.measurements,
-                           speedup=sp, folder=folder, n_iterations=len(ca.schedule))
+                           speedup=sp, folder=folder, n_iterations=len(ca.schedule),
+                           in_turn=a.profile.processes > 1 and b.profile.processes > 1)
     folder.write_json("speedup.json", result.to_dict())  # the projection, before the full runs
     if validate:
         result.measured = _measured(a, b, ca.schedule, folder, progress=progress, console=console)
@@ -127,9 +131,23 @@ def _measure_both(
         return job
 
     jobs = [measure(plan, "A"), measure(plan_b, "B")]
-    if plan.config.profile.processes > 1 and b.profile.processes > 1:
+    pa, pb = plan.config.profile.processes, b.profile.processes
+    if pa > 1 and pb > 1:
+        if pa != pb:
+            more = "A" if pa > pb else "B"
+            warnings.warn(
+                f"A has [profile] processes = {pa} and B {pb}: their workers take turns as far as they "
+                f"go, and {more}'s last {abs(pa - pb)} run(s) alone; give both the same number.",
+                SeqPointWarning, stacklevel=3,
+            )
         ca, cb = take_turns(jobs)
         return ca, cb
+    if pa > 1 or pb > 1:
+        warnings.warn(
+            f"Only {'A' if pa > 1 else 'B'} has [profile] processes > 1 (A {pa}, B {pb}): A is measured, "
+            "then B, not in turn; give both processes > 1 to time them over the same stretch of time.",
+            SeqPointWarning, stacklevel=3,
+        )
     return jobs[0](None), jobs[1](None)
 
 

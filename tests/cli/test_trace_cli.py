@@ -169,3 +169,17 @@ def test_speedup_validate_prints_the_measured_speedup(tmp_path: Path, cli: Cli) 
     # --files measures nothing, so it cannot be validated: one line, exit 2
     code, _, err = cli(["speedup", "--files", str(cfg), str(cfg), str(cfg), str(cfg), "--validate"])
     assert code == 2 and "--validate" in err and len(err.strip().splitlines()) == 1
+
+
+def test_speedup_set_overrides_a_and_the_b_made_from_it(tmp_path: Path, cli: Cli) -> None:
+    cfg = _tiny_config(tmp_path, 48, f'[report]\nout = "{tmp_path / "run"}"\nplots = false\nhtml = false\n')
+    code, out, err = cli(["speedup", str(cfg), "--set", "workload.set.rnn_hidden=24",
+                          "--set-b", "workload.set.dtype=bf16", "--json"])
+    assert code == 0, err
+    saved = json.loads(out)
+    assert saved["run_folder"] == str(tmp_path / "run") and saved["in_turn"] is False
+    a, b = ((tmp_path / "run" / f"config_{t}.toml").read_text() for t in "ab")
+    assert "rnn_hidden = 24" in a and "rnn_hidden = 24" in b  # B is A with --set-b
+    assert 'dtype = "bf16"' in b and 'dtype = "bf16"' not in a
+    code, _, err = cli(["speedup", "--files", str(cfg), str(cfg), str(cfg), str(cfg), "--set", "profile.repeats=3"])
+    assert code == 2 and "--set" in err and len(err.strip().splitlines()) == 1

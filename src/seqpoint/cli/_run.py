@@ -122,6 +122,8 @@ def speedup(
     config_a: Annotated[Path | None, typer.Argument(help="Baseline configuration (TOML).")] = None,
     config_b: Annotated[Path | None, typer.Argument(help="New configuration (TOML); "
                                                     "omit it and use --set-b to vary A.")] = None,
+    set_a: Annotated[list[str] | None, typer.Option(
+        "--set", help="Overrides of A (KEY=VALUE, as for run); B, when it is A with --set-b, gets them too.")] = None,
     set_b: Annotated[list[str] | None, typer.Option("--set-b", help="Overrides that turn A into B.")] = None,
     as_json: AsJson = False,
     quiet: Quiet = False,
@@ -141,8 +143,9 @@ def speedup(
     turns (A1 B1 B2 A2 ...), so a drift of the machine's speed reaches both.
     """
     if files is not None:
-        if config_a is not None or config_b is not None or set_b:
-            raise ConfigError("--files takes the place of CONFIG_A, CONFIG_B and --set-b; give one or the other.")
+        if config_a is not None or config_b is not None or set_b or set_a:
+            raise ConfigError("--files takes the place of CONFIG_A, CONFIG_B, --set and --set-b; "
+                              "give one or the other.")
         if check:
             raise ConfigError("--validate runs both configurations in full and needs CONFIG_A; "
                               "--files measures nothing. Give one or the other.")
@@ -155,13 +158,13 @@ def speedup(
     if config_a is None:
         raise ConfigError("Give a baseline CONFIG_A (and CONFIG_B or --set-b), or --files SCHEDULE "
                           "SEQPOINTS MEASUREMENTS_A MEASUREMENTS_B.")
-    a = _load(config_a, None, None, allow_user_code=allow_user_code)
+    a = _load(config_a, set_a, None, allow_user_code=allow_user_code)
     b = _load(config_b, None, None, allow_user_code=allow_user_code) if config_b else a
     if set_b:
         check_user_code(
             apply_overrides(b, set_b, option="--set-b").workload.name, allowed=allow_user_code
         )
-    result = speedup_between(config_a, config_b, set_b or [], validate=check,
+    result = speedup_between(config_a, config_b, set_b or [], validate=check, set_a=set_a,
                              progress=not (quiet or as_json), console=console)
     if as_json:
         print_json(result)

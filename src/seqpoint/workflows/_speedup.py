@@ -171,10 +171,13 @@ def _measured(
 
 def speedup_between(
     config_a: Path, config_b: Path | None, set_b: list[str], *, validate: bool = False,
-    progress: bool = True, console: Console | None = None,
+    progress: bool = True, console: Console | None = None, set_a: list[str] | None = None,
 ) -> SpeedupResult:
-    """Speedup of ``config_b`` (or ``config_a`` with ``set_b`` overrides) over ``config_a``."""
+    """Speedup of ``config_b`` (or ``config_a`` with ``set_b`` overrides) over ``config_a``;
+    ``set_a`` overrides A first (and so B too, where B is A with ``set_b``)."""
     a = load_config(config_a)
+    if set_a:
+        a = apply_overrides(a, set_a)
     if config_b is None and not set_b:
         raise ConfigError("Give a second config B, or --set-b overrides that turn A into B.")
     b = load_config(config_b) if config_b is not None else a

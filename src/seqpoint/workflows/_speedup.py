@@ -106,12 +106,17 @@ def speedup_configs(
     result = SpeedupResult(config_a=a, config_b=b, seqpoints=ca.seqpoints,
                            measurements_a=ca.measurements, measurements_b=cb.measurements,
                            speedup=sp, folder=folder, n_iterations=len(ca.schedule),
-                           in_turn=a.profile.processes > 1 and b.profile.processes > 1)
+                           in_turn=_in_turn(a, b))
     folder.write_json("speedup.json", result.to_dict())  # the projection, before the full runs
     if validate:
         result.measured = _measured(a, b, ca.schedule, folder, progress=progress, console=console)
         folder.write_json("speedup.json", result.to_dict())
     return result
+
+
+def _in_turn(a: RunConfig, b: RunConfig) -> bool:
+    """Whether A's and B's worker processes take turns: both have some."""
+    return a.profile.processes > 1 and b.profile.processes > 1
 
 
 def _measure_both(
@@ -132,7 +137,7 @@ def _measure_both(
 
     jobs = [measure(plan, "A"), measure(plan_b, "B")]
     pa, pb = plan.config.profile.processes, b.profile.processes
-    if pa > 1 and pb > 1:
+    if _in_turn(plan.config, b):
         if pa != pb:
             more = "A" if pa > pb else "B"
             warnings.warn(

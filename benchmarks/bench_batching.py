@@ -1,7 +1,7 @@
 """Batching replay speed: 10M samples (100 epochs of 100k lengths) -> schedule, per policy.
 
-Also times the length readers on one million lines (text, JSON lines, CSV), which must
-not be the bottleneck of a schedule. Goal: <= 2 s per policy on the reference machine.
+Also times the length readers on one million lines (text, JSON lines, CSV) and the
+schedule reader on a million iterations, which must not be the bottleneck of a schedule. Goal: <= 2 s per policy on the reference machine.
 
 Usage: ``.venv/bin/python benchmarks/bench_batching.py [--quick]``
 (``--quick``: 10 epochs = 1M samples, fewer repeats).
@@ -26,6 +26,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).parent))
 from _results import header, write_section
 from seqpoint.batching import make_policy
+from seqpoint.schedule import read_schedule, write_schedule
 from seqpoint.traces import (
     Lengths,
     bundled_lengths,
@@ -118,14 +119,17 @@ def bench_readers(n_lines: int, repeats: int) -> list[str]:
         (t / "text.txt").write_text(text)
         (t / "m.jsonl").write_text("".join(json.dumps({"audio": f"a{i}.flac", "duration": float(d)}) + "\n" for i, d in enumerate(durations)))
         (t / "l.csv").write_text("path,length\n" + "".join(f"a{i}.flac,{int(d * 16000)}\n" for i, d in enumerate(durations)))
+        # One iteration per line: a schedule as long as the length files.
+        write_schedule(make_policy("fixed", batch_size=1).replay(from_array((durations * 100).astype(int)), seed=0), t / "s.csv")
         cases: list[tuple[str, str, Callable[[], Any]]] = [
             ("read_text_lengths (whitespace)", "text.txt", lambda: read_text_lengths(t / "text.txt", skip_empty=True)),
             ("read_jsonl_lengths (duration → frames)", "m.jsonl", lambda: read_jsonl_lengths(t / "m.jsonl")),
             ("read_csv_lengths (samples → frames)", "l.csv", lambda: read_csv_lengths(t / "l.csv", sample_rate=16000)),
+            ("read_schedule (checked schedule CSV)", "s.csv", lambda: read_schedule(t / "s.csv")),
         ]
         for label, name, fn in cases:
             times, out = timed(fn, repeats)
-            assert out.n_samples == n_lines
+            assert (len(out) if name == "s.csv" else out.n_samples) == n_lines
             size = (t / name).stat().st_size / 1e6
             rows.append(f"| {label} | {name}, {size:.0f} MB | {min(times):.3f} | {statistics.median(times):.3f} |")
             print(rows[-1], flush=True)

@@ -47,9 +47,16 @@ def test_every_line_end_reads(newline: str, tmp_path: Path) -> None:
 
 
 BAD: list[tuple[str, list[str], str]] = [
-    ("float", ["0,0,2,5,0,9,10,50", "1,0,1.5,7,1,12,16,98"], r"every schedule value must be an integer"),
-    ("string", ["0,0,2,five,0,9,10,50"], r"every schedule value must be an integer"),
-    ("beyond int64", ["0,0,2,5,0,9,10,99999999999999999999"], r"must be an integer"),
+    ("float", ["0,0,2,5,0,9,10,50", "1,0,1.5,7,1,12,16,98"],
+     r"line 3, column 'batch_size' holds '\.'; every schedule value must be an integer"),
+    ("string", ["0,0,2,five,0,9,10,50"], r"line 2, column 'seq_len' holds 'f'; every schedule value must be"),
+    ("NUL", ["0,0,2,5\x00,0,9,10,50"], r"line 2, column 'seq_len' holds '\\x00'"),
+    ("non-ASCII digit", ["0,0,2,\u0665,0,9,10,50"], r"line 2, column 'seq_len' holds '\u0665'"),
+    ("past the columns", ["0,0,2,5,0,9,10,50,x"], r"line 2, value 9 holds 'x'"),
+    ("beyond int64", ["0,0,2,5,0,9,10,99999999999999999999"],
+     r"line 2, column 'sum_sq_len': could not convert string '9+' to int64; every schedule value must be"),
+    ("two signs after a blank line", [GOOD[0], "", "1,0,2,+-7,1,12,16,98"],
+     r"line 4, column 'seq_len': could not convert string '\+-7' to int64"),
     ("zero batch", ["0,0,0,5,0,0,0,0"], r"line 2 \(iteration 0\): batch_size must be in \[1, 2147483647\] \(got 0\)"),
     ("length 2^62", [f"0,0,2,{2**62},0,9,10,50"], r"seq_len must be in \[1, 2147483647\]"),
     ("negative epoch", ["0,-1,2,5,0,9,10,50"], r"epoch must be in \[0, "),
@@ -59,7 +66,9 @@ BAD: list[tuple[str, list[str], str]] = [
     ("tokens over padded", ["0,0,2,5,0,11,10,50"], r"tokens must not exceed padded_tokens"),
     ("padded wrong", ["0,0,2,5,0,9,12,50"], r"padded_tokens must be batch_size\*\(seq_len\+tgt_len\) = 10 \(got 12\)"),
     ("padded zero", ["0,0,2,5,0,0,0,50"], r"padded_tokens must be in \[1, "),
-    ("ragged", ["0,0,2,5,0,9,10"], r"must be an integer|rows have"),
+    ("ragged", ["0,0,2,5,0,9,10"], r"rows have 7 values but the header names 8 columns"),
+    ("ragged later", [GOOD[0], "", GOOD[1], "2,0,2"],
+     r"line 5 has 3 values, the rows before it 8; every row needs one value per header column"),
 ]
 
 

@@ -45,13 +45,17 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import sys
 import time
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
+from statistics import median
 from typing import Any
+from unittest import mock
 
 import numpy as np
 
@@ -64,6 +68,7 @@ from bench_cold import profile_child, projections
 from seqpoint.exceptions import SeqPointWarning
 from seqpoint.measurements import Measurements
 from seqpoint.profiling import ProfileConfig, profile_points, profile_window, take_turns
+from seqpoint.projection import _project as project_module
 from seqpoint.projection import project_speedup
 from seqpoint.validation import MeasuredSpeedup, run_full_fresh
 from seqpoint.workflows import choose_points
@@ -98,12 +103,33 @@ def one_config(case: Case, overrides: dict[str, Any], schedule: Any, points: Any
     return out, ms
 
 
+#: The interval rules compared: ``processes`` is the projection's own (the worker
+#: processes' run totals, Student's t, since 2026-11-25); ``points`` leaves those totals out,
+#: as before (each point's standard error, independent, times z).
+RULES = ("processes", "points")
+
+
+@contextlib.contextmanager
+def interval_rule(rule: str) -> Iterator[None]:
+    """Project under ``rule``: ``points`` hides the per-process values from the noise half-width."""
+    if rule == "processes":
+        yield
+        return
+    with mock.patch.object(project_module, "per_process_values", lambda ok, name: None):
+        yield
+
+
 def projected(schedule: Any, points: Any, ms: Measurements) -> dict[str, Any]:
-    """One configuration's whole-run projection under every calibration of LABELS."""
+    """One configuration's whole-run projection under every calibration of LABELS, and the
+    whole run's (first_step) interval under each of RULES."""
     proj = projections(schedule, points, ms)
     out: dict[str, Any] = {label: proj[label]["projected_s"] for label in LABELS[1:]}
     out["steady"] = proj["first_step"]["steady_s"]
     out["in_run_ratio"] = proj["window+in-run"]["cold_term"].get("in_run_ratio")
+    out["intervals"] = {}
+    for rule in RULES:
+        with interval_rule(rule):
+            out["intervals"][rule] = projections(schedule, points, ms)["first_step"]["interval_s"]
     return out
 
 
@@ -153,10 +179,15 @@ def as_rounds(rounds: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def projected_speedup(schedule: Any, points: Any, ms_a: Measurements, ms_b: Measurements) -> dict[str, Any]:
     """What ``seqpoint speedup`` reports from one round's two measurement sets: the
-    whole-run speedup (first_step calibration: the window is left out) and its interval."""
-    sp = project_speedup(schedule, points, dataclasses.replace(ms_a, window=None),
-                         dataclasses.replace(ms_b, window=None))
-    return {"value": sp.value, "interval": list(sp.interval), "metric": sp.metric}
+    whole-run speedup (first_step calibration: the window is left out) and its interval,
+    and the interval under each of RULES."""
+    a, b = dataclasses.replace(ms_a, window=None), dataclasses.replace(ms_b, window=None)
+    sp = project_speedup(schedule, points, a, b)
+    rules = {}
+    for rule in RULES:
+        with interval_rule(rule):
+            rules[rule] = list(project_speedup(schedule, points, a, b).interval)
+    return {"value": sp.value, "interval": list(sp.interval), "metric": sp.metric, "intervals": rules}
 
 
 def summarise(rounds: list[dict[str, dict[str, Any]]]) -> dict[str, Any]:
@@ -321,7 +352,41 @@ def render(data: dict[str, Any]) -> str:
                   f"{held[2]} rounds; its median half-width was {100 * float(np.median(half_widths)):.2f}%. "
                   f"Counting the measured ratio's own 95% error (`MeasuredSpeedup.agrees_with`), the two "
                   f"agreed in {held[1]} of {held[2]}."]
-    return "\n".join([*lines, "", *render_configs(data)]) + "\n"
+    return "\n".join([*lines, "", *render_configs(data), "", *render_rules(data)]) + "\n"
+
+
+def render_rules(data: dict[str, Any]) -> list[str]:
+    """How often each of RULES' 95% intervals held the truth, for speedups (each round's
+    against the pair's measured speedup) and whole runs (each round's configuration
+    against the mean of its full runs)."""
+    held: dict[str, dict[str, list[tuple[bool, float]]]] = {rule: {"speedup": [], "run": []} for rule in RULES}
+    for c in data["cases"].values():
+        for p in c["pairs"]:
+            if "error_message" in p or "intervals" not in p["rounds"][0]["speedup"]:
+                continue
+            m = MeasuredSpeedup.from_rounds([(r["a"]["full_s"], r["b"]["full_s"]) for r in p["rounds"]])
+            truth = {tag: float(np.mean([r[tag]["full_s"] for r in p["rounds"]])) for tag in ("a", "b")}
+            for r in p["rounds"]:
+                for rule in RULES:
+                    lo, hi = r["speedup"]["intervals"][rule]
+                    held[rule]["speedup"].append((m.held_by((lo, hi)), (hi - lo) / (hi + lo)))
+                    for tag in ("a", "b"):
+                        lo, hi = r[tag]["intervals"][rule]
+                        held[rule]["run"].append((lo <= truth[tag] <= hi, (hi - lo) / (hi + lo)))
+    if not held[RULES[0]]["speedup"]:
+        return []
+    lines = ["The 95% intervals, with and without the worker processes' own run totals (whole run, "
+             "first_step): *processes* is the projection's interval since 2026-11-25 (at least the spread of "
+             "the run totals projected from each worker process's values, times Student's t with P − 1 "
+             "degrees of freedom); *points* is the earlier one (each point's standard error, as if "
+             "independent, times z). Same measurements, same truths.", "",
+             "| interval | speedups held | median half-width % | whole runs held | median half-width % |",
+             "| --- | ---: | ---: | ---: | ---: |"]
+    for rule in RULES:
+        sp, run = held[rule]["speedup"], held[rule]["run"]
+        lines.append(f"| {rule} | {sum(h for h, _ in sp)} of {len(sp)} | {100 * median([w for _, w in sp]):.2f} | "
+                     f"{sum(h for h, _ in run)} of {len(run)} | {100 * median([w for _, w in run]):.2f} |")
+    return lines
 
 
 def render_paired(data: dict[str, Any]) -> str:

@@ -20,6 +20,7 @@ from seqpoint.projection import (
     project_cost,
     project_speedup,
     relative_error,
+    student_quantile,
 )
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import FirstSelector, SeqPoint, SeqPoints, SeqPointSelector
@@ -94,6 +95,53 @@ def test_noise_from_repeats(tiny: IterationSchedule) -> None:
     assert res.noise["time_s"] == pytest.approx(Z95 * 2 * se)  # weight of seq_len 20 is 2
     lo, hi = res.interval["time_s"]
     assert hi - lo == pytest.approx(2 * Z95 * 2 * se)
+
+
+@pytest.mark.parametrize(
+    ("df", "confidence", "table"),
+    # Student's t from the printed tables (two-sided).
+    [(1, 0.95, 12.7062), (2, 0.95, 4.3027), (3, 0.95, 3.1824), (4, 0.95, 2.7764), (9, 0.95, 2.2622),
+     (30, 0.95, 2.0423), (1, 0.99, 63.6567), (2, 0.99, 9.9248), (5, 0.90, 2.0150), (10, 0.5, 0.6998)],
+)
+def test_student_quantile_matches_the_tables(df: int, confidence: float, table: float) -> None:
+    assert student_quantile(confidence, df) == pytest.approx(table, abs=1e-4)
+
+
+def test_student_quantile_tends_to_the_normal() -> None:
+    assert student_quantile(0.95, 5000) == pytest.approx(Z95, rel=1e-3)
+
+
+def test_noise_from_worker_processes_moving_every_point_together(tiny: IterationSchedule) -> None:
+    """Three processes each 5% off on every point: the points' errors look independent and
+    small, the three processes' run totals do not."""
+    sp = SeqPointSelector(n_points=4).fit(tiny).to_seqpoints(tiny)  # exact: no representation error
+    speed = [0.95, 1.0, 1.05]
+
+    def samples(p: SeqPoint) -> dict[str, list[float]]:
+        v = linear(p.batch_size * (p.seq_len + p.tgt_len))
+        return {"time_s": [v * f for f in speed for _ in range(4)], "time_s_processes": [v * f for f in speed]}
+
+    res = project(tiny, sp, measure(sp, samples=samples))
+    totals = np.array([res.totals["time_s"] * f for f in speed])
+    expected = student_quantile(0.95, 2) * totals.std(ddof=1) / np.sqrt(3)  # 4.30 · 5% / √3 of the total
+    assert res.noise["time_s"] == pytest.approx(expected)
+    assert res.noise["time_s"] / res.totals["time_s"] == pytest.approx(4.3027 * 0.05 / np.sqrt(3), rel=1e-4)
+    # Per point the same numbers give only z·√Σ(w·se)²: narrower by a factor of 3.4 here.
+    ms = measure(sp, samples=lambda p: {"time_s": samples(p)["time_s"]})
+    assert project(tiny, sp, ms).noise["time_s"] < expected / 3
+
+
+def test_unaligned_worker_processes_fall_back_to_the_points(tiny: IterationSchedule) -> None:
+    """A point some process did not time has fewer per-process values: the processes'
+    totals cannot be formed, and the points' own errors are used."""
+    sp = SeqPointSelector(n_points=4).fit(tiny).to_seqpoints(tiny)
+    # Aligned, the three processes' totals would differ by 1 s of seq_len 10 (weight 3).
+    per = {10: [1.0, 2.0, 3.0], 20: [0.6, 0.8], 30: [1.0, 1.0, 1.0], 100: [1.0, 1.0, 1.0]}
+    res = project(tiny, sp, measure(sp, samples=lambda p: {"time_s": [0.6, 0.8] if p.seq_len == 20 else [1.0],
+                                                            "time_s_processes": per[p.seq_len]}))
+    se_10 = np.std([1.0, 2.0, 3.0], ddof=1) / np.sqrt(3)
+    se_20 = np.std([0.6, 0.8], ddof=1) / np.sqrt(2)
+    assert res.noise["time_s"] == pytest.approx(Z95 * np.hypot(3 * se_10, 2 * se_20))
 
 
 @settings(max_examples=30, deadline=None)

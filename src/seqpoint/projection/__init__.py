@@ -7,7 +7,7 @@ function builds its own when it is omitted.
 
 from seqpoint.projection._cold import cold_steps
 from seqpoint.projection._errors import geomean_abs_error, relative_error
-from seqpoint.projection._intervals import leave_one_out_error, roughness
+from seqpoint.projection._intervals import leave_one_out_error, roughness, student_quantile
 from seqpoint.projection._match import match_measurements, seqpoint_rows
 from seqpoint.projection._model import METHODS, PointProjector, ScheduleModel, fitted_costs
 from seqpoint.projection._project import Projection, project
@@ -45,4 +45,5 @@ __all__ = [
     "roughness",
     "seqpoint_rows",
     "step_costs",
+    "student_quantile",
 ]

@@ -16,14 +16,21 @@ Two half-widths, added: ``total ± (representation + noise)``.
     deviation from their groups' cost where the cost is not smooth in the signature.
 
 * **noise**: each point's standard error from its repeats, propagated exactly through
-  the projection, which is linear in the measured values (:func:`sensitivity`).
+  the projection, which is linear in the measured values (:func:`sensitivity`); with
+  time spread over ``P >= 2`` worker processes, at least the spread of the ``P``
+  totals projected from each process's own values, times Student's ``t`` with
+  ``P - 1`` degrees of freedom (:func:`process_noise`). A process's speed moves all of
+  its points together, which the points' independent errors cannot show, and ``P``
+  is small.
 
-Both scale with the normal quantile ``z`` of ``confidence``. ``docs/projection.md``
+Both scale with the normal quantile ``z`` of ``confidence`` (Student's ``t`` for the
+spread between processes). ``docs/projection.md``
 gives the calibration figures behind this choice.
 """
 
 from __future__ import annotations
 
+import math
 from statistics import NormalDist
 
 import numpy as np
@@ -39,10 +46,12 @@ __all__ = [
     "basis_bound",
     "confidence_quantile",
     "leave_one_out_error",
+    "process_noise",
     "rms_relative",
     "roughness",
     "selection_bound",
     "sensitivity",
+    "student_quantile",
 ]
 
 FloatArray = NDArray[np.float64]
@@ -52,6 +61,53 @@ def confidence_quantile(confidence: float, owner: str) -> float:
     """Normal quantile ``z`` of a two-sided ``confidence`` level (checked to be in (0, 1))."""
     check_params(owner, {"confidence": [Interval(float, 0, 1, closed="neither")]}, {"confidence": confidence})
     return NormalDist().inv_cdf(0.5 + confidence / 2)
+
+
+def student_quantile(confidence: float, df: int) -> float:
+    """Two-sided quantile of Student's t with ``df`` (>= 1) degrees of freedom.
+
+    Exact for integer ``df``: ``P(|T| <= t) = A(θ)`` with ``θ = atan(t/√df)`` is a finite
+    series in ``sin θ`` and ``cos θ`` (Abramowitz & Stegun 26.7.3-4), monotone in
+    ``θ``, solved by bisection. 12.706 at ``df = 1``, 4.303 at 2, 2.776 at 4 (95%).
+    """
+
+    def covered(theta: float) -> float:
+        c2, term = math.cos(theta) ** 2, 1.0
+        if df % 2:  # odd: 2/π (θ + sin θ cos θ (1 + 2/3 cos²θ + 2·4/(3·5) cos⁴θ + ...))
+            series = 1.0 if df > 1 else 0.0
+            for j in range(1, (df - 1) // 2):
+                term *= c2 * (2 * j) / (2 * j + 1)
+                series += term
+            return 2.0 / math.pi * (theta + math.sin(theta) * math.cos(theta) * series)
+        series = 1.0  # even: sin θ (1 + 1/2 cos²θ + 1·3/(2·4) cos⁴θ + ...)
+        for j in range(1, df // 2):
+            term *= c2 * (2 * j - 1) / (2 * j)
+            series += term
+        return math.sin(theta) * series
+
+    lo, hi = 0.0, math.pi / 2
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if covered(mid) < confidence:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo < 1e-15:
+            break
+    return math.sqrt(df) * math.tan((lo + hi) / 2)
+
+
+def process_noise(totals: FloatArray, confidence: float) -> float:
+    """Half-width from the run totals projected from each worker process's own values.
+
+    ``t(P − 1) · std(totals) / √P``: the standard error of their mean, with Student's
+    ``t`` because ``P`` (2 to a few processes) is far too few for the normal quantile.
+    0 with fewer than two processes.
+    """
+    p = totals.shape[0]
+    if p < 2:
+        return 0.0
+    return student_quantile(confidence, p - 1) * float(totals.std(ddof=1)) / math.sqrt(p)
 
 
 def rms_relative(values: FloatArray, fit: FloatArray, dof: int) -> float:
@@ -169,14 +225,15 @@ class IntervalEstimator:
         The points' selection (its recorded bound).
     method : {"weighted", "interpolated"}
         Projection method whose totals the intervals surround.
-    z : float
-        Normal quantile of the confidence level.
+    confidence : float
+        Confidence level, in (0, 1).
     """
 
-    def __init__(self, proj: PointProjector, seqpoints: SeqPoints, method: str, z: float) -> None:
+    def __init__(self, proj: PointProjector, seqpoints: SeqPoints, method: str, confidence: float) -> None:
         self.proj = proj
         self.method = method
-        self.z = z
+        self.confidence = confidence
+        self.z = confidence_quantile(confidence, "project")
         bound = max(selection_bound(seqpoints), basis_bound(proj))
         # |T_w − T| <= b·T bounds the unknown T by T_w/(1 ± b): a half-width of b·|T_w|/(1 − b)
         # covers both ends. At b >= 1/2 (one point for a wide run) it is capped at 2b·|T_w|.
@@ -194,12 +251,18 @@ class IntervalEstimator:
             rep = max(rep, abs(total - proj.total(values_ok, other)))
         return rep
 
-    def noise(self, values_ok: FloatArray, se: FloatArray, *, peak: bool) -> float:
-        """Noise half-width from the points' standard errors ``se``."""
+    def noise(
+        self, values_ok: FloatArray, se: FloatArray, *, peak: bool, per_process: FloatArray | None = None
+    ) -> float:
+        """Noise half-width from the points' standard errors ``se`` and, when given, the
+        ``(P, points)`` values each worker process measured (:func:`process_noise`)."""
         if peak:
             return self.z * float(se[int(np.argmax(values_ok))])
-        if not np.any(se > 0):
+        if not np.any(se > 0) and per_process is None:
             return 0.0
         if self._sensitivity is None:
             self._sensitivity = sensitivity(self.proj, self.method)
-        return self.z * float(np.sqrt(np.sum((self._sensitivity * se) ** 2)))
+        points = self.z * float(np.sqrt(np.sum((self._sensitivity * se) ** 2)))
+        if per_process is None:
+            return points
+        return max(points, process_noise(per_process @ self._sensitivity, self.confidence))

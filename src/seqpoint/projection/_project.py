@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from seqpoint._params import Options, check_params
 from seqpoint.exceptions import InputError
@@ -40,6 +41,7 @@ from seqpoint.measurements import (
     breakdown_key,
     is_peak,
     is_projectable,
+    per_process_key,
     projectable_values,
     standard_error,
 )
@@ -199,7 +201,7 @@ def project(
     model = model_for(schedule, context)
     weights = np.array([p.weight for p in seqpoints.points], dtype=np.float64)
     proj = PointProjector(model, model.table.inverse[rows], weights, ok)
-    estimator = IntervalEstimator(proj, seqpoints, method, z)
+    estimator = IntervalEstimator(proj, seqpoints, method, confidence)
 
     out = _Totals()
     for name in names:
@@ -208,7 +210,7 @@ def project(
         peak = is_peak(name)
         total = proj.total(vals, method, peak=peak)
         out.add(name, total, estimator.representation(vals, total, peak=peak),
-                estimator.noise(vals, se, peak=peak))
+                estimator.noise(vals, se, peak=peak, per_process=per_process_values(ok_meas, name)))
     term = None
     if STEADY_TIME in out.totals and want_cold and not (cold == "window" and window is None):
         term = first_occurrence(proj, ok_meas, z, window=window if cold != "first_step" else None)
@@ -229,6 +231,21 @@ def project(
         cold_steps=term.counts if term is not None else {},
         cold_term=term.to_dict(out.totals[RUN_TIME]) if term is not None else {},
     )
+
+
+def per_process_values(ok: Sequence[Measurement], name: str) -> NDArray[np.float64] | None:
+    """``(P, points)``: what each of ``P >= 2`` worker processes measured at every point.
+
+    None unless every point has one value per process, the same ``P`` (a process that
+    timed nothing at some point leaves that point's values unaligned with the others').
+    """
+    rows = [m.samples.get(per_process_key(name)) for m in ok]
+    if not rows or any(r is None for r in rows):
+        return None
+    sizes = {len(r) for r in rows if r is not None}
+    if len(sizes) != 1 or sizes.pop() < 2:
+        return None
+    return np.array(rows, dtype=np.float64).T
 
 
 def _expand_derived(metrics: Iterable[str] | None) -> tuple[list[str] | None, bool]:

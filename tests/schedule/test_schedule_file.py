@@ -68,7 +68,10 @@ BAD: list[tuple[str, list[str], str]] = [
     ("padded zero", ["0,0,2,5,0,0,0,50"], r"padded_tokens must be in \[1, "),
     ("ragged", ["0,0,2,5,0,9,10"], r"rows have 7 values but the header names 8 columns"),
     ("ragged later", [GOOD[0], "", GOOD[1], "2,0,2"],
-     r"line 5 has 3 values, the rows before it 8; every row needs one value per header column"),
+     r"line 5 has 3 values, the header and the rows before it 8; every row needs one value per header column"),
+    ("ragged first", ["0,0,2,5,0,9,10", GOOD[1], GOOD[2]], r"line 2 has 7 values but the header names 8 columns"),
+    ("line of blanks", [GOOD[0], "  ", GOOD[1]], r"line 3 has 1 value, the header and the rows before it 8"),
+    ("zero batch after a blank line", [GOOD[0], "", "1,0,0,5,0,0,0,0"], r"line 4 \(iteration 1\): batch_size must be"),
 ]
 
 

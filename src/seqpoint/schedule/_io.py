@@ -6,9 +6,11 @@ single-process schedule is written exactly as before (no ``rank`` column).
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -77,7 +79,7 @@ def _write_csv(data: np.ndarray, path: Path, names: list[str]) -> None:
 
 def read_schedule(path: str | Path) -> IterationSchedule:
     """Read and check a schedule written by :func:`write_schedule` (or any CSV with the
-    contract header).
+    contract header and rows of integers only: no comments, no quotes).
 
     Raises
     ------
@@ -97,8 +99,8 @@ def read_schedule(path: str | Path) -> IterationSchedule:
         cols, meta = _read_parquet(path)
         check_columns(cols, source=str(path), row_label=lambda i: f"row {i}")
     else:
-        cols = _read_csv(path)
-        check_columns(cols, source=str(path), row_label=lambda i: f"line {i + 2}")
+        cols, line_of = _read_csv(path)
+        check_columns(cols, source=str(path), row_label=line_of)
         meta_file = _meta_path(path)
         meta = read_json(meta_file, what="Schedule sidecar", made_by="seqpoint schedule") if meta_file.is_file() else {}
         source = str(meta_file)
@@ -146,7 +148,8 @@ def _read_parquet(path: Path) -> tuple[dict[str, np.ndarray], Any]:
     return cols, parse_json(text, source=f"{path}: metadata 'seqpoint'")
 
 
-def _read_csv(path: Path) -> dict[str, np.ndarray]:
+def _read_csv(path: Path) -> tuple[dict[str, np.ndarray], Callable[[int], str]]:
+    """The columns, and ``line_of(row)``: "line N" of the file for a 0-based data row."""
     text = read_text(path, what="Schedule file", made_by="seqpoint schedule")
     header, _, body = text.partition("\n")
     names = [h.strip() for h in header.split(",")]
@@ -167,7 +170,7 @@ def _read_csv(path: Path) -> dict[str, np.ndarray]:
     if data.shape[1] != len(names):
         raise InputError(f"{path}: rows have {data.shape[1]} values but the header names {len(names)} columns.")
     wanted = [*COLUMNS, RANK_COLUMN] if RANK_COLUMN in names else list(COLUMNS)
-    return {c: data[:, names.index(c)] for c in wanted}
+    return {c: data[:, names.index(c)] for c in wanted}, functools.partial(_file_line, body)
 
 
 def _check_characters(body: str, path: Path, names: list[str]) -> None:
@@ -198,16 +201,21 @@ def _numpy_error(exc: BaseException, body: str, names: list[str]) -> str:
         column = f"column {names[col - 1]!r}" if 0 < col <= len(names) else f"value {col}"
         return f"{_file_line(body, row)}, {column}: {text[: convert.start()]}; {_INTEGERS}"
     if width is not None:
+        first, now, row = int(width.group(1)), int(width.group(2)), int(width.group(3)) - 1
+        if first != len(names):  # numpy counts from the first row: that one is off
+            return f"{_file_line(body, 0)} has {first} values but the header names {len(names)} columns."
         return (
-            f"{_file_line(body, int(width.group(3)) - 1)} has {width.group(2)} values, the rows "
-            f"before it {width.group(1)}; every row needs one value per header column."
+            f"{_file_line(body, row)} has {now} value{'s' if now != 1 else ''}, the header and the rows "
+            f"before it {first}; "
+            "every row needs one value per header column."
         )
     return f"{text}; {_INTEGERS}"
 
 
 def _file_line(body: str, row: int) -> str:
-    """'line N' of the file for numpy's 0-based row among the non-blank lines."""
-    rows = (i for i, line in enumerate(body.split("\n")) if line.strip())
+    """'line N' of the file for a 0-based data row: numpy skips empty lines (not lines
+    of blanks, which are rows of one empty value)."""
+    rows = (i for i, line in enumerate(body.split("\n")) if line)
     line = next((i for k, i in enumerate(rows) if k == row), None)
     return f"line {line + 2}" if line is not None else f"data row {row + 1}"  # header is line 1
 

@@ -167,16 +167,31 @@ def _fake_worker(start: float, end: float) -> Any:
 
 
 def test_drift_above_the_noise_warns(bert: Any) -> None:
-    with pytest.warns(DriftWarning, match=r"drifted \+20\.\d\d%"):
+    # one warning for both workers, not one each
+    with pytest.warns(DriftWarning, match=r"^Worker processes 1/2 \(\+20\.\d\d%, noise ±\d+\.\d\d%\) and "
+                      r"2/2 \(\+20\.\d\d%, noise ±\d+\.\d\d%\) drifted on the check point") as record:
         ms, proto = profile_protocol(bert, POINTS, P2, None, run=_fake_worker(0.010, 0.012))
+    assert len([w for w in record if issubclass(w.category, DriftWarning)]) == 1
     assert all(d["above_noise"] for d in proto["drift"])
     assert ms[POINTS[1]].metrics["time_s"] == pytest.approx(0.02)
     assert ms[POINTS[1]].metrics["time_s_sem"] == 0.0  # both processes agree
 
 
+def test_only_the_workers_that_drifted_are_named(bert: Any) -> None:
+    steady, drifting = _fake_worker(0.010, 0.010), _fake_worker(0.010, 0.012)
+    calls: list[int] = []
+
+    def run(task: WorkerTask) -> dict[str, Any]:
+        calls.append(1)
+        return (drifting if len(calls) == 2 else steady)(task)
+
+    with pytest.warns(DriftWarning, match=r"^Worker process 2/2 \(\+20\.\d\d%, noise ±\d+\.\d\d%\) drifted on .* while it measured"):
+        profile_protocol(bert, POINTS, P2, None, run=run)
+
+
 def test_a_drift_warning_names_the_campaign(bert: Any) -> None:
     # speedup's A and B run the same workload: the warning says which configuration drifted
-    with pytest.warns(DriftWarning, match=r"Worker process 1/2 of B bert:tiny drifted"):
+    with pytest.warns(DriftWarning, match=r"Worker processes 1/2 \(.*\) and 2/2 \(.*\) of B bert:tiny drifted"):
         profile_protocol(bert, POINTS, P2, None, run=_fake_worker(0.010, 0.012), label="B bert:tiny")
 
 

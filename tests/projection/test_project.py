@@ -111,6 +111,14 @@ def test_student_quantile_tends_to_the_normal() -> None:
     assert student_quantile(0.95, 5000) == pytest.approx(Z95, rel=1e-3)
 
 
+@pytest.mark.parametrize(("confidence", "df", "message"), [
+    (0.95, 0, r"df.*>= 1"), (0.95, 2.5, r"df"), (1.0, 2, r"confidence"), (0.0, 2, r"confidence"),
+])
+def test_student_quantile_checks_its_arguments(confidence: float, df: int, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        student_quantile(confidence, df)
+
+
 def test_noise_from_worker_processes_moving_every_point_together(tiny: IterationSchedule) -> None:
     """Three processes each 5% off on every point: the points' errors look independent and
     small, the three processes' run totals do not."""
@@ -132,7 +140,7 @@ def test_noise_from_worker_processes_moving_every_point_together(tiny: Iteration
 
 
 def test_unaligned_worker_processes_fall_back_to_the_points(tiny: IterationSchedule) -> None:
-    """A point some process did not time has fewer per-process values: the processes'
+    """Measurements merged from campaigns with different worker counts: the processes'
     totals cannot be formed, and the points' own errors are used."""
     sp = SeqPointSelector(n_points=4).fit(tiny).to_seqpoints(tiny)
     # Aligned, the three processes' totals would differ by 1 s of seq_len 10 (weight 3).

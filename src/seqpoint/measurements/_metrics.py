@@ -14,7 +14,8 @@ means adding it here and in the code that measures it, nowhere else:
   point was measured, not a cost;
 * **per-process** values (``samples["time_s_processes"]``, :func:`per_process_key`) are a
   metric's median in each worker process of the multi-process protocol; their standard
-  error (``time_s_sem``) is what carries process-to-process drift into the interval;
+  error (``time_s_sem``) and the spread of the run totals projected from each process's
+  values carry process-to-process drift into the interval;
 * **derived** totals (``first_occurrence_s``, ``run_time_s``) are computed by the
   projection from ``time_s`` and ``time_s_first``.
 """

@@ -11,8 +11,11 @@ repeat ``r + 1``), so a slow drift of that process hits every point alike instea
 last ones. The campaign's first point is timed at the start and at the end of every
 process; the relative change is the process's drift, reported, and warned about when it
 is above the noise of those steps. Each measurement keeps its per-process medians
-(``samples["time_s_processes"]``) and their standard error (``time_s_sem``), which
-``seqpoint.measurements.standard_error`` carries into the projection's interval.
+(``samples["time_s_processes"]``) and their standard error (``time_s_sem``). The
+projection's interval uses both: the points' standard errors
+(``seqpoint.measurements.standard_error``) and the spread of the run totals projected
+from each process's medians (``seqpoint.projection``), since a process's speed moves all
+of its points together.
 
 Processes run one after another, never side by side: two processes sharing the cores
 would time each other.
@@ -291,14 +294,7 @@ def profile_protocol(
         )
         results.append(runner(task))
     drifts = [_drift(r["drift"]["start_s"], r["drift"]["end_s"]) for r in results]
-    for p, d in enumerate(drifts):
-        if d["above_noise"]:
-            warnings.warn(
-                f"Worker process {p + 1}/{len(drifts)}{f' of {label}' if label else ''} drifted {100 * d['drift']:+.2f}% (noise "
-                f"±{100 * d['noise']:.2f}%) on the check point {tuple(points[0])}: the machine's speed "
-                "changed while it measured; the spread between processes carries this into the interval.",
-                DriftWarning, stacklevel=3,
-            )
+    _warn_drift(drifts, tuple(points[0]), label)
     out: dict[Signature, Measurement] = {}
     for sig in points:
         out[sig] = _combine(sig, results)
@@ -314,6 +310,21 @@ def profile_protocol(
         "check": list(points[0]), "drift": drifts,
     }
     return out, protocol
+
+
+def _warn_drift(drifts: list[dict[str, Any]], check: Signature, label: str | None) -> None:
+    """One warning for the workers that drifted beyond their noise, all named in it."""
+    moved = [(p, d) for p, d in enumerate(drifts) if d["above_noise"]]
+    if not moved:
+        return
+    who = " and ".join(f"{p + 1}/{len(drifts)} ({100 * d['drift']:+.2f}%, noise ±{100 * d['noise']:.2f}%)"
+                       for p, d in moved)
+    warnings.warn(
+        f"Worker process{'es' if len(moved) > 1 else ''} {who}{f' of {label}' if label else ''} drifted on the "
+        f"check point {check}: the machine's speed changed while {'they' if len(moved) > 1 else 'it'} measured; "
+        "the interval counts the spread between the processes' run totals.",
+        DriftWarning, stacklevel=4,  # profile_points' line: here <- profile_protocol <- measure_protocol
+    )
 
 
 def _combine(sig: Signature, results: list[dict[str, Any]]) -> Measurement:

@@ -64,12 +64,28 @@ def confidence_quantile(confidence: float, owner: str) -> float:
 
 
 def student_quantile(confidence: float, df: int) -> float:
-    """Two-sided quantile of Student's t with ``df`` (>= 1) degrees of freedom.
+    """Two-sided quantile of Student's t: ``t`` with ``P(|T| <= t) = confidence``.
 
+    Parameters
+    ----------
+    confidence : float
+        Two-sided level, in (0, 1).
+    df : int
+        Degrees of freedom, >= 1 (``P − 1`` for ``P`` worker processes).
+
+    Returns
+    -------
+    float
+        12.706 at ``df = 1``, 4.303 at 2, 2.776 at 4 (95%); 1.960 as ``df`` grows.
+
+    Notes
+    -----
     Exact for integer ``df``: ``P(|T| <= t) = A(θ)`` with ``θ = atan(t/√df)`` is a finite
-    series in ``sin θ`` and ``cos θ`` (Abramowitz & Stegun 26.7.3-4), monotone in
-    ``θ``, solved by bisection. 12.706 at ``df = 1``, 4.303 at 2, 2.776 at 4 (95%).
+    series in ``sin θ`` and ``cos θ`` (Abramowitz & Stegun 26.7.3-4), increasing in
+    ``θ``, solved by bisection.
     """
+    check_params("student_quantile", {"confidence": [Interval(float, 0, 1, closed="neither")],
+                                      "df": [Interval(int, 1)]}, {"confidence": confidence, "df": df})
 
     def covered(theta: float) -> float:
         c2, term = math.cos(theta) ** 2, 1.0
@@ -100,9 +116,20 @@ def student_quantile(confidence: float, df: int) -> float:
 def process_noise(totals: FloatArray, confidence: float) -> float:
     """Half-width from the run totals projected from each worker process's own values.
 
-    ``t(P − 1) · std(totals) / √P``: the standard error of their mean, with Student's
-    ``t`` because ``P`` (2 to a few processes) is far too few for the normal quantile.
-    0 with fewer than two processes.
+    Parameters
+    ----------
+    totals : ndarray of shape (P,)
+        The run total (the metric's unit, e.g. seconds) projected from each worker
+        process's values at every point.
+    confidence : float
+        Two-sided level, in (0, 1).
+
+    Returns
+    -------
+    float
+        ``t(P − 1) · std(totals) / √P``: the standard error of their mean, with Student's
+        ``t`` because ``P`` (2 to a few processes) is far too few for the normal
+        quantile. 0 with fewer than two processes.
     """
     p = totals.shape[0]
     if p < 2:
@@ -226,14 +253,17 @@ class IntervalEstimator:
     method : {"weighted", "interpolated"}
         Projection method whose totals the intervals surround.
     confidence : float
-        Confidence level, in (0, 1).
+        Confidence level, in (0, 1) (checked by the caller).
+    z : float
+        Its normal quantile.
     """
 
-    def __init__(self, proj: PointProjector, seqpoints: SeqPoints, method: str, confidence: float) -> None:
+    def __init__(self, proj: PointProjector, seqpoints: SeqPoints, method: str, confidence: float,
+                 z: float) -> None:
         self.proj = proj
         self.method = method
         self.confidence = confidence
-        self.z = confidence_quantile(confidence, "project")
+        self.z = z
         bound = max(selection_bound(seqpoints), basis_bound(proj))
         # |T_w − T| <= b·T bounds the unknown T by T_w/(1 ± b): a half-width of b·|T_w|/(1 − b)
         # covers both ends. At b >= 1/2 (one point for a wide run) it is capped at 2b·|T_w|.

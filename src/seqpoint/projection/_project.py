@@ -12,7 +12,9 @@ Two projections (:data:`METHODS`):
 
 The interval is ``total ± (representation + noise)``, estimated without a full run (see
 :mod:`seqpoint.projection._intervals`; the calibration figures are in
-``docs/projection.md``). Peak metrics (``peak_mem_bytes``) are a maximum over the run:
+``docs/projection.md``). With time spread over worker processes, the noise part is at
+least the spread of the run totals projected from each process's own values, times
+Student's t (:func:`per_process_values`). Peak metrics (``peak_mem_bytes``) are a maximum over the run:
 their total is the largest value of the fitted model over all signatures, for both
 methods. When every point measured its cold first step, ``first_occurrence_s`` (cold
 steps, :mod:`seqpoint.projection._cold`) and ``run_time_s`` (steady state plus cold
@@ -201,7 +203,7 @@ def project(
     model = model_for(schedule, context)
     weights = np.array([p.weight for p in seqpoints.points], dtype=np.float64)
     proj = PointProjector(model, model.table.inverse[rows], weights, ok)
-    estimator = IntervalEstimator(proj, seqpoints, method, confidence)
+    estimator = IntervalEstimator(proj, seqpoints, method, confidence, z)
 
     out = _Totals()
     for name in names:
@@ -236,8 +238,12 @@ def project(
 def per_process_values(ok: Sequence[Measurement], name: str) -> NDArray[np.float64] | None:
     """``(P, points)``: what each of ``P >= 2`` worker processes measured at every point.
 
-    None unless every point has one value per process, the same ``P`` (a process that
-    timed nothing at some point leaves that point's values unaligned with the others').
+    Row ``p`` is worker ``p`` of the campaign that measured each point. Points taken from
+    the cache come from an earlier campaign with the same ``P`` (it is part of the cache
+    key): pairing its worker ``p`` with this one's still estimates the total's variance,
+    since the two campaigns' workers are independent draws, but a change of the
+    machine's speed between the campaigns is not in it. None unless every point has
+    ``P >= 2`` values, the same ``P`` (measurement files merged from different settings).
     """
     rows = [m.samples.get(per_process_key(name)) for m in ok]
     if not rows or any(r is None for r in rows):

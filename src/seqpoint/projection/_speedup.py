@@ -77,7 +77,8 @@ def project_speedup(
     Both sets are projected on the same SeqPoints. Representation errors largely
     cancel in the ratio, so the representation part of the interval is the disagreement
     of the weighted and interpolated speedups; the noise part combines the two totals'
-    relative standard errors, ``S·sqrt((σ_a/T_a)² + (σ_b/T_b)²)``.
+    relative noise half-widths ``n/T`` in quadrature, ``S·sqrt((n_a/T_a)² + (n_b/T_b)²)``
+    (each at least its worker processes' spread, see :func:`project`).
 
     Parameters
     ----------
@@ -104,7 +105,7 @@ def project_speedup(
         projections (both sets, both methods).
     """
     check_method(method, "project_speedup")
-    z = confidence_quantile(confidence, "project_speedup")
+    confidence_quantile(confidence, "project_speedup")  # checks it, naming this function
     model = model_for(schedule, context)
     other = "interpolated" if method == "weighted" else "weighted"
     pa = project(schedule, seqpoints, meas_a, method=method, confidence=confidence, context=model)
@@ -122,9 +123,9 @@ def project_speedup(
     qb = project(schedule, seqpoints, meas_b, method=other, metrics=[metric], context=model)
     s = pa.totals[metric] / pb.totals[metric]
     s_other = qa.totals[metric] / qb.totals[metric] if qb.totals[metric] else s
-    rel_a = pa.noise[metric] / z / abs(pa.totals[metric]) if pa.totals[metric] else 0.0
-    rel_b = pb.noise[metric] / z / abs(pb.totals[metric])
-    half = abs(s - s_other) + z * abs(s) * float(np.hypot(rel_a, rel_b))
+    rel_a = pa.noise[metric] / abs(pa.totals[metric]) if pa.totals[metric] else 0.0
+    rel_b = pb.noise[metric] / abs(pb.totals[metric])
+    half = abs(s - s_other) + abs(s) * float(np.hypot(rel_a, rel_b))
     cats = {
         k: pa.totals[k] / pb.totals[k]
         for k in pa.totals

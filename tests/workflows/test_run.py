@@ -338,3 +338,4 @@ def test_a_run_folder_that_holds_another_commands_files_warns_once(tmp_path):
     (tmp_path / "mine" / "notes.txt").write_text("mine")
     with pytest.warns(SeqPointWarning, match=r"1 file\(s\) of an earlier run \(notes.txt\)"):
         RunFolder(tmp_path / "mine", "run").write_text("a.txt", "x")
+

@@ -122,11 +122,18 @@ class ValidationResult:
 
 @contextmanager
 def _progress(enabled: bool, console: Console | None, label: str, total: int) -> Iterator[Callable[..., None]]:
-    """A transient progress bar; yields ``advance(n=1)``."""
-    if not enabled:
+    """A transient progress bar; yields ``advance(n=1)``.
+
+    None when the output is neither a terminal nor a notebook: a transient bar leaves
+    nothing there but an empty line, which piped output collected one per full run.
+    """
+    from rich import get_console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    out = console or get_console()
+    if not enabled or not (out.is_terminal or out.is_jupyter):
         yield lambda n=1: None
         return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
     with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
                   TimeRemainingColumn(), console=console, transient=True) as bar:

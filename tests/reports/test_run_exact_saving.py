@@ -61,6 +61,13 @@ def test_run_reports_exact_totals_and_savings(tmp_path) -> None:
     text = buf.getvalue()
     assert "less profiling (wall clock)" in text and "less profiling (tokens)" in text
     assert "exact flops (whole run" in text
+    assert "timing noise" not in text  # one process: no workers' spread to show
+    import dataclasses
+
+    spread = dataclasses.replace(res, projection=dataclasses.replace(res.projection, processes=3))
+    buf = io.StringIO()
+    print_run(Console(file=buf, width=200), spread)
+    assert "of which timing noise" in buf.getvalue() and "3 workers' run totals: spread × t 4.30" in buf.getvalue()
 
 
 def test_run_selects_with_the_model_proxy(tmp_path) -> None:

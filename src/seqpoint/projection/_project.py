@@ -89,6 +89,10 @@ class Projection:
     """The cold-step term of ``run_time_s`` (:meth:`ColdTerm.to_dict`): ``total_s``,
     ``share`` of ``run_time_s``, ``method`` (``first_step`` or ``window``), its samples and
     steps; empty when none was projected."""
+    processes: int = 0
+    """Worker processes whose own run totals bound the noise of ``time_s`` from below
+    (Student's t with ``processes − 1`` degrees of freedom); 0 when the time was not
+    spread over two or more."""
 
     def relative_halfwidth(self, metric: str) -> float:
         """Half-width of the interval relative to the total."""
@@ -109,6 +113,7 @@ class Projection:
             "confidence": self.confidence,
             **({"cold_steps": dict(self.cold_steps)} if self.cold_steps else {}),
             **({"cold_term": dict(self.cold_term)} if self.cold_term else {}),
+            **({"processes": self.processes} if self.processes else {}),
         }
 
 
@@ -206,13 +211,17 @@ def project(
     estimator = IntervalEstimator(proj, seqpoints, method, confidence, z)
 
     out = _Totals()
+    processes = 0
     for name in names:
         vals = np.array([projectable_values(m).get(name, 0.0) for m in ok_meas], dtype=np.float64)
         se = np.array([standard_error(m, name) for m in ok_meas])
         peak = is_peak(name)
         total = proj.total(vals, method, peak=peak)
+        per_process = per_process_values(ok_meas, name)
+        if name == STEADY_TIME and per_process is not None:
+            processes = per_process.shape[0]
         out.add(name, total, estimator.representation(vals, total, peak=peak),
-                estimator.noise(vals, se, peak=peak, per_process=per_process_values(ok_meas, name)))
+                estimator.noise(vals, se, peak=peak, per_process=per_process))
     term = None
     if STEADY_TIME in out.totals and want_cold and not (cold == "window" and window is None):
         term = first_occurrence(proj, ok_meas, z, window=window if cold != "first_step" else None)
@@ -232,6 +241,7 @@ def project(
         noise=out.noise,
         cold_steps=term.counts if term is not None else {},
         cold_term=term.to_dict(out.totals[RUN_TIME]) if term is not None else {},
+        processes=processes,
     )
 
 

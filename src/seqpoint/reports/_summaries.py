@@ -15,7 +15,7 @@ from seqpoint.measurements import (
     breakdown_of,
     time_metric,
 )
-from seqpoint.projection import Speedup
+from seqpoint.projection import Speedup, student_quantile
 from seqpoint.reports._format import fmt_count, fmt_duration, fmt_pct, fmt_ratio
 from seqpoint.reports._ranks import print_rank_projection
 from seqpoint.reports._tables import (
@@ -46,6 +46,10 @@ def print_run(console: Console, result: RunView) -> None:
     table.add_row(headline, f"[bold]{fmt_duration(proj.totals[metric])}[/]")
     table.add_row("95% interval", f"{fmt_duration(lo)} … {fmt_duration(hi)}  "
                   f"(± {proj.relative_halfwidth(metric):.2%})")
+    if proj.processes and proj.totals[metric]:
+        table.add_row("  of which timing noise",
+                      f"± {proj.noise[metric] / abs(proj.totals[metric]):.2%}  ({proj.processes} workers' run "
+                      f"totals: spread × t {student_quantile(proj.confidence, proj.processes - 1):.2f})")
     if COLD_TIME in proj.totals:
         cold = proj.cold_steps
         label = f"  of which cold steps ({sum(cold.values()):,})" if cold else "  of which cold steps"

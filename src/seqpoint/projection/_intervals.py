@@ -24,8 +24,8 @@ Two half-widths, added: ``total ± (representation + noise)``.
   is small.
 
 Both scale with the normal quantile ``z`` of ``confidence`` (Student's ``t`` for the
-spread between processes). ``docs/projection.md``
-gives the calibration figures behind this choice.
+spread between processes). ``docs/projection.md`` gives the calibration figures behind
+this choice.
 """
 
 from __future__ import annotations

@@ -14,9 +14,9 @@ The interval is ``total ± (representation + noise)``, estimated without a full 
 :mod:`seqpoint.projection._intervals`; the calibration figures are in
 ``docs/projection.md``). With time spread over worker processes, the noise part is at
 least the spread of the run totals projected from each process's own values, times
-Student's t (:func:`per_process_values`). Peak metrics (``peak_mem_bytes``) are a maximum over the run:
-their total is the largest value of the fitted model over all signatures, for both
-methods. When every point measured its cold first step, ``first_occurrence_s`` (cold
+Student's t (:func:`per_process_values`). Peak metrics (``peak_mem_bytes``) are a
+maximum over the run: their total is the largest value of the fitted model over all
+signatures, for both methods. When every point measured its cold first step, ``first_occurrence_s`` (cold
 steps, :mod:`seqpoint.projection._cold`) and ``run_time_s`` (steady state plus cold
 steps) are derived from ``time_s``; :attr:`Projection.cold_term` says how large the cold
 term is, how it was calibrated and what share of ``run_time_s`` it is.

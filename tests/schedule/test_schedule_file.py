@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from seqpoint.exceptions import InputError
+from seqpoint.exceptions import AdjustedInputWarning, InputError
 from seqpoint.schedule import COLUMNS, IterationSchedule, read_schedule, write_schedule
 
 HEADER = ",".join(COLUMNS)
@@ -48,9 +48,9 @@ def test_every_line_end_reads(newline: str, tmp_path: Path) -> None:
 
 BAD: list[tuple[str, list[str], str]] = [
     ("float", ["0,0,2,5,0,9,10,50", "1,0,1.5,7,1,12,16,98"],
-     r"line 3, column 'batch_size' holds '\.'; every schedule value must be an integer"),
-    ("string", ["0,0,2,five,0,9,10,50"], r"line 2, column 'seq_len' holds 'f'; every schedule value must be"),
-    ("NUL", ["0,0,2,5\x00,0,9,10,50"], r"line 2, column 'seq_len' holds '\\x00'"),
+     r"line 3, column 'batch_size' holds '1\.5' \(the character '\.'\); every schedule value must be an integer"),
+    ("string", ["0,0,2,five,0,9,10,50"], r"line 2, column 'seq_len' holds 'five' \(the character 'f'\); every"),
+    ("NUL", ["0,0,2,5\x00,0,9,10,50"], r"line 2, column 'seq_len' holds '5\\x00' \(the character '\\x00'\)"),
     ("non-ASCII digit", ["0,0,2,\u0665,0,9,10,50"], r"line 2, column 'seq_len' holds '\u0665'"),
     ("past the columns", ["0,0,2,5,0,9,10,50,x"], r"line 2, value 9 holds 'x'"),
     ("beyond int64", ["0,0,2,5,0,9,10,99999999999999999999"],
@@ -70,7 +70,10 @@ BAD: list[tuple[str, list[str], str]] = [
     ("ragged later", [GOOD[0], "", GOOD[1], "2,0,2"],
      r"line 5 has 3 values, the header and the rows before it 8; every row needs one value per header column"),
     ("ragged first", ["0,0,2,5,0,9,10", GOOD[1], GOOD[2]], r"line 2 has 7 values but the header names 8 columns"),
-    ("line of blanks", [GOOD[0], "  ", GOOD[1]], r"line 3 has 1 value, the header and the rows before it 8"),
+    ("line of blanks", [GOOD[0], "  ", GOOD[1]], r"line 3 holds only blanks; delete it\."),
+    ("comment", [GOOD[0], "# made by hand", GOOD[1]], r"line 3, column 'iteration' holds '# made by hand' "
+     r"\(the character '#'\); comments are not allowed; delete the line\."),
+    ("quoted", ['"0",0,2,5,0,9,10,50'], r"line 2, column 'iteration' holds '\"0\"' .*; remove the quotes\."),
     ("zero batch after a blank line", [GOOD[0], "", "1,0,0,5,0,0,0,0"], r"line 4 \(iteration 1\): batch_size must be"),
 ]
 
@@ -83,12 +86,22 @@ def test_bad_csv_is_one_line(rows: list[str], message: str, tmp_path: Path) -> N
     assert str(info.value).startswith(str(path)) and "\n" not in str(info.value)
 
 
+def test_excel_byte_order_mark_and_unknown_columns(tmp_path: Path) -> None:
+    path = tmp_path / "s.csv"
+    path.write_bytes(("\ufeff" + "\n".join([f"{HEADER},note", *(f"{r},7" for r in GOOD), ""])).encode())
+    with pytest.warns(AdjustedInputWarning, match=r"ignoring column\(s\) 'note' of line 1"):
+        assert read_schedule(path).seq_len.tolist() == [5, 7, 3]
+
+
 @pytest.mark.parametrize(
     ("raw", "message"),
     [
         (gzip.compress(f"{HEADER}\n{GOOD[0]}\n".encode(), mtime=0), r"must be UTF-8 text; this is a gzip-compressed file"),
         (f"{HEADER}\n{GOOD[0]}\n".encode("utf-16"), r"UTF-16"),
-        (b"", r"line 1 lacks column"),
+        (b"", r"line 1 lacks column.*; the file is empty\."),
+        (b'"iteration","epoch"\n0,0\n', r"; its names are quoted; remove the quotes\."),
+        (b"iteration\tepoch\tbatch_size\n0\t0\t2\n", r"; it is not comma-separated\."),
+        (f"{HEADER},seq_len\n{GOOD[0]},5\n".encode(), r"line 1 names column\(s\) 'seq_len' more than once; keep one\."),
     ],
 )
 def test_undecodable_csv(raw: bytes, message: str, tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ import functools
 import io
 import json
 import re
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from seqpoint._jsonio import parse_json, read_json, read_text, write_text
-from seqpoint.exceptions import InputError
+from seqpoint.exceptions import AdjustedInputWarning, InputError
 from seqpoint.schedule._rows import read_rows, write_rows
 from seqpoint.schedule._schedule import COLUMNS, RANK_COLUMN, IterationSchedule
 
@@ -150,15 +151,10 @@ def _read_parquet(path: Path) -> tuple[dict[str, np.ndarray], Any]:
 
 def _read_csv(path: Path) -> tuple[dict[str, np.ndarray], Callable[[int], str]]:
     """The columns, and ``line_of(row)``: "line N" of the file for a 0-based data row."""
-    text = read_text(path, what="Schedule file", made_by="seqpoint schedule")
+    text = read_text(path, what="Schedule file", made_by="seqpoint schedule").removeprefix("\ufeff")  # Excel's BOM
     header, _, body = text.partition("\n")
     names = [h.strip() for h in header.split(",")]
-    missing = [c for c in COLUMNS if c not in names]
-    if missing:
-        raise InputError(
-            f"{path}: line 1 lacks column(s) {', '.join(missing)}; "
-            f"a schedule CSV starts with the header {_HEADER}."
-        )
+    _check_header(header, names, path)
     if not body.strip():
         # np.loadtxt would warn on stderr before returning nothing: say it in one line.
         raise InputError(f"{path} has a header but no rows; the schedule is empty.")
@@ -173,6 +169,24 @@ def _read_csv(path: Path) -> tuple[dict[str, np.ndarray], Callable[[int], str]]:
     return {c: data[:, names.index(c)] for c in wanted}, functools.partial(_file_line, body)
 
 
+def _check_header(header: str, names: list[str], path: Path) -> None:
+    """The contract's columns, each once; other columns are read past with a warning."""
+    missing = [c for c in COLUMNS if c not in names]
+    if missing:
+        why = ("the file is empty" if not header.strip() else
+               "its names are quoted; remove the quotes" if '"' in header else
+               "it is not comma-separated" if "," not in header and ("\t" in header or ";" in header) else
+               f"a schedule CSV starts with the header {_HEADER}")
+        raise InputError(f"{path}: line 1 lacks column(s) {', '.join(missing)}; {why}.")
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise InputError(f"{path}: line 1 names column(s) {', '.join(map(repr, twice))} more than once; keep one.")
+    unknown = [n for n in names if n not in COLUMNS and n != RANK_COLUMN]
+    if unknown:
+        warnings.warn(f"{path}: ignoring column(s) {', '.join(map(repr, unknown))} of line 1: a schedule's "
+                      f"columns are {_HEADER}[,{RANK_COLUMN}].", AdjustedInputWarning, stacklevel=4)
+
+
 def _check_characters(body: str, path: Path, names: list[str]) -> None:
     """Refuse any character an integer row cannot hold, naming its line and column.
 
@@ -184,10 +198,15 @@ def _check_characters(body: str, path: Path, names: list[str]) -> None:
     if bad is None:
         return
     start = body.rfind("\n", 0, bad.start()) + 1
+    end = body.find("\n", bad.start())
+    text = body[start:] if end < 0 else body[start:end]
     field = body.count(",", start, bad.start())
     column = f"column {names[field]!r}" if field < len(names) else f"value {field + 1}"
     line = body.count("\n", 0, start) + 2  # the header is line 1
-    raise InputError(f"{path}: line {line}, {column} holds {bad.group()!r}; {_INTEGERS}")
+    value = text.split(",")[field].strip()
+    fix = ("comments are not allowed; delete the line." if text.lstrip().startswith("#") else
+           "remove the quotes." if bad.group() == '"' else _INTEGERS)
+    raise InputError(f"{path}: line {line}, {column} holds {value[:40]!r} (the character {bad.group()!r}); {fix}")
 
 
 def _numpy_error(exc: BaseException, body: str, names: list[str]) -> str:
@@ -203,7 +222,11 @@ def _numpy_error(exc: BaseException, body: str, names: list[str]) -> str:
     if width is not None:
         first, now, row = int(width.group(1)), int(width.group(2)), int(width.group(3)) - 1
         if first != len(names):  # numpy counts from the first row: that one is off
-            return f"{_file_line(body, 0)} has {first} values but the header names {len(names)} columns."
+            return (f"{_file_line(body, 0)} has {first} values but the header names {len(names)} columns; "
+                    "every row needs one value per header column.")
+        line = _file_line(body, row)
+        if now == 1 and not body.split("\n")[int(line.split()[-1]) - 2].strip():
+            return f"{line} holds only blanks; delete it."
         return (
             f"{_file_line(body, row)} has {now} value{'s' if now != 1 else ''}, the header and the rows "
             f"before it {first}; "

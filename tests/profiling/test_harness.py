@@ -183,11 +183,17 @@ def test_cache_hit_on_second_run_measures_nothing(ds2, tmp_path) -> None:
 def test_progress_bar_renders(ds2, capsys) -> None:
     from rich.console import Console
 
-    con = Console(force_terminal=False, width=100)
+    con = Console(force_terminal=True, width=100)
     profile_points(
         ds2, [(2, 40, 0)], ProfileConfig(warmup=0, repeats=1), progress=True, console=con
     )
     assert "1/1" in capsys.readouterr().out
+    # piped (not a terminal): no bar, whose last frame was all a log kept of it
+    profile_points(
+        ds2, [(2, 41, 0)], ProfileConfig(warmup=0, repeats=1), progress=True,
+        console=Console(force_terminal=False, width=100),
+    )
+    assert capsys.readouterr().out == ""
 
 
 def test_environment_fingerprint(ds2) -> None:

@@ -83,6 +83,8 @@ def test_weighted_and_interpolated_exact_values(tiny: IterationSchedule) -> None
         "failed": [],
         "n_points": 2,
         "confidence": 0.95,
+        "representation": {"time_s": pytest.approx(7.2 / 14)},
+        "noise": {"time_s": 0.0},
     }
 
 

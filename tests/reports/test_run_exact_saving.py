@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 
 import pytest
 
@@ -61,13 +62,18 @@ def test_run_reports_exact_totals_and_savings(tmp_path) -> None:
     text = buf.getvalue()
     assert "less profiling (wall clock)" in text and "less profiling (tokens)" in text
     assert "exact flops (whole run" in text
-    assert "timing noise" not in text  # one process: no workers' spread to show
+    # the interval's two parts, which add up to its half-width
+    proj = res.projection
+    total = proj.totals["run_time_s"]
+    rep, noise = proj.representation["run_time_s"] / total, proj.noise["run_time_s"] / total
+    assert re.search(rf"= selection\s+│\s+± {rep:.2%}  \(how far 3 points can be from every iteration\)", text)
+    assert re.search(rf"\+ timing noise\s+│\s+± {noise:.2%}  \(the points' repeats\)", text)
     import dataclasses
 
     spread = dataclasses.replace(res, projection=dataclasses.replace(res.projection, processes=3))
     buf = io.StringIO()
     print_run(Console(file=buf, width=200), spread)
-    assert "of which timing noise" in buf.getvalue() and "3 workers' run totals: spread × t 4.30" in buf.getvalue()
+    assert "(3 worker processes' spread × 4.30)" in buf.getvalue()
 
 
 def test_run_selects_with_the_model_proxy(tmp_path) -> None:

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from types import ModuleType, TracebackType
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from seqpoint._live import shows_live
 from seqpoint._params import Constraint, Interval, TypeOf, check_params
 from seqpoint.cache import MeasurementCache
 from seqpoint.exceptions import ConfigError
@@ -356,12 +357,13 @@ def _first_line(exc: BaseException) -> str:
 
 
 class _Bar:
-    """One rich progress bar for the whole cluster (a no-op when disabled)."""
+    """One rich progress bar for the whole cluster (a no-op when disabled, or where the
+    console shows no live bars)."""
 
     def __init__(self, enabled: bool, total: int, console: Console | None) -> None:
         self._progress: Any = None
         self._task: Any = None
-        if enabled:
+        if enabled and shows_live(console):
             from rich.progress import (
                 BarColumn,
                 MofNCompleteColumn,

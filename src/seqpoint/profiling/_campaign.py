@@ -12,6 +12,7 @@ from collections.abc import Callable, Generator, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from seqpoint._config import to_dict
+from seqpoint._live import shows_live
 from seqpoint.cache import MeasurementCache
 from seqpoint.measurements import Measurement, Measurements, environment_fingerprint
 from seqpoint.profiling._config import HARNESS_VERSION, ProfileConfig
@@ -352,7 +353,7 @@ def profile_points(
         done[same] = m
         return m
 
-    if progress and todo:
+    if progress and todo and shows_live(console):
         # closing: a point that raises (a SeqPointError) still ends the bar's display
         with contextlib.closing(_progress(todo, label or name, console)) as steps:
             results = tuple(run_one(it, sig) for it, sig in steps)

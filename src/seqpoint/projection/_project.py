@@ -111,6 +111,8 @@ class Projection:
             "failed": list(self.failed),
             "n_points": self.n_points,
             "confidence": self.confidence,
+            "representation": dict(self.representation),
+            "noise": dict(self.noise),
             **({"cold_steps": dict(self.cold_steps)} if self.cold_steps else {}),
             **({"cold_term": dict(self.cold_term)} if self.cold_term else {}),
             **({"processes": self.processes} if self.processes else {}),

@@ -44,12 +44,6 @@ def print_run(console: Console, result: RunView) -> None:
     table.add_row("iterations" if dp is None else "rank rows (steps × ranks)", f"{len(result.schedule):,}")
     headline = "projected training time" if dp is None else "all ranks' work (Σ over rank rows)"
     table.add_row(headline, f"[bold]{fmt_duration(proj.totals[metric])}[/]")
-    table.add_row("95% interval", f"{fmt_duration(lo)} … {fmt_duration(hi)}  "
-                  f"(± {proj.relative_halfwidth(metric):.2%})")
-    if proj.processes and proj.totals[metric]:
-        table.add_row("  of which timing noise",
-                      f"± {proj.noise[metric] / abs(proj.totals[metric]):.2%}  ({proj.processes} workers' run "
-                      f"totals: spread × t {student_quantile(proj.confidence, proj.processes - 1):.2f})")
     if COLD_TIME in proj.totals:
         cold = proj.cold_steps
         label = f"  of which cold steps ({sum(cold.values()):,})" if cold else "  of which cold steps"
@@ -57,6 +51,17 @@ def print_run(console: Console, result: RunView) -> None:
         how = (f"  ({term['share']:.1%} of the run; from the {term['method'].replace('_', ' ')})"
                if term.get("share") is not None else "")
         table.add_row(label, fmt_duration(proj.totals[COLD_TIME]) + how)
+    table.add_row("95% interval", f"{fmt_duration(lo)} … {fmt_duration(hi)}  "
+                  f"(± {proj.relative_halfwidth(metric):.2%})")
+    total = abs(proj.totals[metric])
+    if total and metric in proj.noise:
+        n = len(result.seqpoints)
+        table.add_row("  = selection", f"± {proj.representation[metric] / total:.2%}  "
+                      f"(how far {n} points can be from every iteration)")
+        why = (f"{proj.processes} worker processes' spread × "
+               f"{student_quantile(proj.confidence, proj.processes - 1):.2f}" if proj.processes
+               else "the points' repeats")
+        table.add_row("  + timing noise", f"± {proj.noise[metric] / total:.2%}  ({why})")
     if "flops" in proj.totals:
         table.add_row("projected FLOPs", fmt_count(proj.totals["flops"]) + "FLOP")
     warm, timed, profiled = result.steps_per_point

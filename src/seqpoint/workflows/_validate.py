@@ -22,6 +22,7 @@ import numpy as np
 from numpy.typing import NDArray
 from rich.console import Console
 
+from seqpoint._live import shows_live
 from seqpoint.measurements import STEADY_TIME, Measurements, time_metric
 from seqpoint.projection import Projection
 from seqpoint.schedule import IterationSchedule
@@ -127,11 +128,9 @@ def _progress(enabled: bool, console: Console | None, label: str, total: int) ->
     None when the output is neither a terminal nor a notebook: a transient bar leaves
     nothing there but an empty line, which piped output collected one per full run.
     """
-    from rich import get_console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
-    out = console or get_console()
-    if not enabled or not (out.is_terminal or out.is_jupyter):
+    if not enabled or not shows_live(console):
         yield lambda n=1: None
         return
 

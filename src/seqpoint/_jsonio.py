@@ -53,7 +53,7 @@ def _encoding_hint(head: bytes) -> str:
         return "UTF-16 text; save it as UTF-8"
     if head.startswith(b"PK\x03\x04"):
         return "a zip archive; extract it first"
-    return "not UTF-8 text; save it as UTF-8"
+    return "text in another encoding (Latin-1 or a Windows code page?); save it as UTF-8"
 
 
 def write_text(text: str, path: str | Path) -> Path:

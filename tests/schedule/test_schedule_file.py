@@ -60,9 +60,11 @@ BAD: list[tuple[str, list[str], str]] = [
     ("zero batch", ["0,0,0,5,0,0,0,0"], r"line 2 \(iteration 0\): batch_size must be in \[1, 2147483647\] \(got 0\)"),
     ("length 2^62", [f"0,0,2,{2**62},0,9,10,50"], r"seq_len must be in \[1, 2147483647\]"),
     ("negative epoch", ["0,-1,2,5,0,9,10,50"], r"epoch must be in \[0, "),
-    ("reversed", [GOOD[1], GOOD[0]], r"line 3 \(iteration 0\): iterations must be strictly increasing and unique"),
+    ("reversed", [GOOD[1], GOOD[0]], r"line 3 \(iteration 0\): iterations must be strictly increasing and unique "
+     r"\(iteration 1 on line 2 comes before it\)"),
     ("duplicate", [GOOD[0], GOOD[0]], r"line 3 \(iteration 0\): iterations must be strictly increasing"),
-    ("epoch goes back", ["0,1,2,5,0,9,10,50", "1,0,2,5,0,9,10,50"], r"line 3 \(iteration 1\): epochs must not decrease"),
+    ("epoch goes back", ["0,1,2,5,0,9,10,50", "1,0,2,5,0,9,10,50"], r"line 3 \(iteration 1\): epochs must not decrease "
+     r"\(epoch 0 after epoch 1 on line 2\)"),
     ("tokens over padded", ["0,0,2,5,0,11,10,50"], r"tokens must not exceed padded_tokens"),
     ("padded wrong", ["0,0,2,5,0,9,12,50"], r"padded_tokens must be batch_size\*\(seq_len\+tgt_len\) = 10 \(got 12\)"),
     ("padded zero", ["0,0,2,5,0,0,0,50"], r"padded_tokens must be in \[1, "),
@@ -98,6 +100,8 @@ def test_excel_byte_order_mark_and_unknown_columns(tmp_path: Path) -> None:
     [
         (gzip.compress(f"{HEADER}\n{GOOD[0]}\n".encode(), mtime=0), r"must be UTF-8 text; this is a gzip-compressed file"),
         (f"{HEADER}\n{GOOD[0]}\n".encode("utf-16"), r"UTF-16"),
+        (f"{HEADER}\n{GOOD[0]},caf\u00e9\n".encode("latin-1"),
+         r"byte \d+: Schedule file must be UTF-8 text; this is text in another encoding \(Latin-1"),
         (b"", r"line 1 lacks column.*; the file is empty\."),
         (b'"iteration","epoch"\n0,0\n', r"; its names are quoted; remove the quotes\."),
         (b"iteration\tepoch\tbatch_size\n0\t0\t2\n", r"; it is not comma-separated\."),

@@ -94,11 +94,15 @@ def check_columns(cols: Mapping[str, IntArray], *, source: str, row_label: Calla
     if it.shape[0] > 1 and rank is None:
         step = np.diff(it) <= 0
         if step.any():
-            fail(np.concatenate([[False], step]), "iterations must be strictly increasing and unique")
+            i = int(np.flatnonzero(step)[0])
+            fail(np.concatenate([[False], step]), "iterations must be strictly increasing and unique "
+                 f"(iteration {int(it[i])} on {row_label(i)} comes before it)")
     if it.shape[0] > 1:
         back = np.diff(ep) < 0
         if back.any():
-            fail(np.concatenate([[False], back]), "epochs must not decrease")
+            i = int(np.flatnonzero(back)[0])
+            fail(np.concatenate([[False], back]), f"epochs must not decrease (epoch {int(ep[i + 1])} after "
+                 f"epoch {int(ep[i])} on {row_label(i)})")
     # Bounded above, so the product fits in uint64 without wrapping.
     width = cols["seq_len"].astype(np.uint64) + cols["tgt_len"].astype(np.uint64)
     expected = cols["batch_size"].astype(np.uint64) * width

@@ -23,7 +23,9 @@ the ratio of the mean projections, under each calibration of the whole-run time:
 * ``window+in-run``: that, with the steady state scaled by the window's in-run ratio
   (``project(in_run_correction=True)``).
 
-Results go to ``benchmarks/results/speedups.json`` and the ``speedups`` section of
+Each round keeps both configurations' SeqPoint measurements (per-process values
+included), so a later interval rule can be judged on the same rounds offline. Results go
+to ``benchmarks/results/speedups.json`` and the ``speedups`` section of
 RESULTS.md (``--render-only`` rewrites the section from the JSON).
 
 ``--paired`` also times, in every round between the two configurations, both
@@ -234,6 +236,8 @@ def run_pair(case: Case, pair: Any, schedule: Any, points: Any, sigs: list[tuple
         order = ("a", "b") if r % 2 == 0 else ("b", "a")
         for c in order:
             entry[c], ms[c] = one_config(case, over[c], schedule, points, sigs)
+            # kept, so that a later interval rule can be judged on these rounds offline
+            entry[c]["measurements"] = ms[c].to_dict()
             if paired and c == order[0]:  # between the two configurations' own blocks
                 entry["paired"] = paired_configs(case, over, order, schedule, points, sigs)
         entry["speedup"] = projected_speedup(schedule, points, ms["a"], ms["b"])

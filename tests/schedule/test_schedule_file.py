@@ -106,6 +106,7 @@ def test_excel_byte_order_mark_and_unknown_columns(tmp_path: Path) -> None:
         (b'"iteration","epoch"\n0,0\n', r"; its names are quoted; remove the quotes\."),
         (b"iteration\tepoch\tbatch_size\n0\t0\t2\n", r"; it is not comma-separated\."),
         (f"{HEADER},seq_len\n{GOOD[0]},5\n".encode(), r"line 1 names column\(s\) 'seq_len' more than once; keep one\."),
+        (f"{HEADER},\n{GOOD[0]},\n".encode(), r"line 1 has an empty column name \(column 9: a trailing or doubled comma\?\)"),
     ],
 )
 def test_undecodable_csv(raw: bytes, message: str, tmp_path: Path) -> None:

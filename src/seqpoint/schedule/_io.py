@@ -178,6 +178,9 @@ def _check_header(header: str, names: list[str], path: Path) -> None:
                "it is not comma-separated" if "," not in header and ("\t" in header or ";" in header) else
                f"a schedule CSV starts with the header {_HEADER}")
         raise InputError(f"{path}: line 1 lacks column(s) {', '.join(missing)}; {why}.")
+    if "" in names:
+        raise InputError(f"{path}: line 1 has an empty column name (column {names.index('') + 1}: a trailing "
+                         "or doubled comma?); remove it.")
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         raise InputError(f"{path}: line 1 names column(s) {', '.join(map(repr, twice))} more than once; keep one.")

@@ -25,8 +25,8 @@ from seqpoint.schedule._schedule import COLUMNS, RANK_COLUMN, IterationSchedule
 __all__ = ["read_schedule", "write_schedule"]
 
 _HEADER = ",".join(COLUMNS)
-# What a schedule row may hold: numpy's C parser only ever sees these characters.
 _INTEGERS = "every schedule value must be an integer."
+# What a schedule row may hold: numpy's C parser only ever sees these characters.
 _NOT_INTEGER_TEXT = re.compile(r"[^0-9,+\- \t\n]")
 
 
@@ -228,22 +228,28 @@ def _numpy_error(exc: BaseException, body: str, names: list[str]) -> str:
             return (f"{_file_line(body, 0)} has {first} values but the header names {len(names)} columns; "
                     "every row needs one value per header column.")
         line = _file_line(body, row)
-        if now == 1 and not body.split("\n")[int(line.split()[-1]) - 2].strip():
+        index = _body_line(body, row)
+        if now == 1 and index is not None and not body.split("\n")[index].strip():
             return f"{line} holds only blanks; delete it."
         return (
-            f"{_file_line(body, row)} has {now} value{'s' if now != 1 else ''}, the header and the rows "
+            f"{line} has {now} value{'s' if now != 1 else ''}, the header and the rows "
             f"before it {first}; "
             "every row needs one value per header column."
         )
     return f"{text}; {_INTEGERS}"
 
 
-def _file_line(body: str, row: int) -> str:
-    """'line N' of the file for a 0-based data row: numpy skips empty lines (not lines
-    of blanks, which are rows of one empty value)."""
+def _body_line(body: str, row: int) -> int | None:
+    """Index in ``body``'s lines of a 0-based data row: numpy skips empty lines (not
+    lines of blanks, which are rows of one empty value). None past the end."""
     rows = (i for i, line in enumerate(body.split("\n")) if line)
-    line = next((i for k, i in enumerate(rows) if k == row), None)
-    return f"line {line + 2}" if line is not None else f"data row {row + 1}"  # header is line 1
+    return next((i for k, i in enumerate(rows) if k == row), None)
+
+
+def _file_line(body: str, row: int) -> str:
+    """'line N' of the file for a 0-based data row (the header is line 1)."""
+    index = _body_line(body, row)
+    return f"line {index + 2}" if index is not None else f"data row {row + 1}"
 
 
 def _one_line(exc: BaseException) -> str:

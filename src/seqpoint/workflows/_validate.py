@@ -128,11 +128,10 @@ def _progress(enabled: bool, console: Console | None, label: str, total: int) ->
     None when the output is neither a terminal nor a notebook: a transient bar leaves
     nothing there but an empty line, which piped output collected one per full run.
     """
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
-
     if not enabled or not shows_live(console):
         yield lambda n=1: None
         return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
     with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
                   TimeRemainingColumn(), console=console, transient=True) as bar:

@@ -109,6 +109,9 @@ def one_config(case: Case, overrides: dict[str, Any], schedule: Any, points: Any
 #: processes' run totals, Student's t, since 2026-11-25); ``points`` leaves those totals out,
 #: as before (each point's standard error, independent, times z).
 RULES = ("processes", "points")
+#: The speedup's rules: ``pairs`` (a's worker p with b's, the ratios' spread × t;
+#: ``project_speedup(noise="pairs")``), and RULES' whole-run intervals combined as independent.
+SPEEDUP_RULES = ("pairs", *RULES)
 
 
 @contextlib.contextmanager
@@ -166,7 +169,8 @@ def paired_configs(case: Case, overrides: dict[str, dict[str, Any]], order: tupl
     bad = [m for tag in ms for m in ms[tag].measurements if not m.ok]
     if bad:
         raise RuntimeError(f"{len(bad)} point(s) failed: {bad[0].message}")
-    out: dict[str, Any] = {tag: projected(schedule, points, ms[tag]) for tag in ("a", "b")}
+    out: dict[str, Any] = {tag: projected(schedule, points, ms[tag]) | {"measurements": child[tag]}
+                           for tag in ("a", "b")}
     out["speedup"] = projected_speedup(schedule, points, ms["a"], ms["b"])
     out["profile_s"] = child["profile_s"]
     return out
@@ -185,10 +189,10 @@ def projected_speedup(schedule: Any, points: Any, ms_a: Measurements, ms_b: Meas
     and the interval under each of RULES."""
     a, b = dataclasses.replace(ms_a, window=None), dataclasses.replace(ms_b, window=None)
     sp = project_speedup(schedule, points, a, b)
-    rules = {}
+    rules = {"pairs": list(project_speedup(schedule, points, a, b, noise="pairs").interval)}
     for rule in RULES:
         with interval_rule(rule):
-            rules[rule] = list(project_speedup(schedule, points, a, b).interval)
+            rules[rule] = list(project_speedup(schedule, points, a, b, noise="independent").interval)
     return {"value": sp.value, "interval": list(sp.interval), "metric": sp.metric, "intervals": rules}
 
 
@@ -359,38 +363,59 @@ def render(data: dict[str, Any]) -> str:
     return "\n".join([*lines, "", *render_configs(data), "", *render_rules(data)]) + "\n"
 
 
-def render_rules(data: dict[str, Any]) -> list[str]:
-    """How often each of RULES' 95% intervals held the truth, for speedups (each round's
-    against the pair's measured speedup) and whole runs (each round's configuration
-    against the mean of its full runs)."""
-    held: dict[str, dict[str, list[tuple[bool, float]]]] = {rule: {"speedup": [], "run": []} for rule in RULES}
-    for c in data["cases"].values():
-        for p in c["pairs"]:
-            if "error_message" in p or "intervals" not in p["rounds"][0]["speedup"]:
-                continue
-            m = MeasuredSpeedup.from_rounds([(r["a"]["full_s"], r["b"]["full_s"]) for r in p["rounds"]])
-            truth = {tag: float(np.mean([r[tag]["full_s"] for r in p["rounds"]])) for tag in ("a", "b")}
-            for r in p["rounds"]:
-                for rule in RULES:
+def rule_coverage(pairs: list[list[dict[str, Any]]]) -> dict[str, dict[str, list[tuple[bool, float]]]]:
+    """For each rule, whether each round's 95% interval held the truth, and its relative
+    half-width: speedups (each round's against the pair's measured speedup) and whole runs
+    (each round's configuration against the mean of its full runs). ``pairs``: each
+    pair's rounds."""
+    held: dict[str, dict[str, list[tuple[bool, float]]]] = {rule: {"speedup": [], "run": []}
+                                                            for rule in SPEEDUP_RULES}
+    for rounds in pairs:
+        if "intervals" not in rounds[0]["speedup"]:
+            continue
+        m = MeasuredSpeedup.from_rounds([(r["a"]["full_s"], r["b"]["full_s"]) for r in rounds])
+        truth = {tag: float(np.mean([r[tag]["full_s"] for r in rounds])) for tag in ("a", "b")}
+        for r in rounds:
+            for rule in SPEEDUP_RULES:
+                if rule in r["speedup"]["intervals"]:  # runs before 2026-11-25 have no pairs
                     lo, hi = r["speedup"]["intervals"][rule]
                     held[rule]["speedup"].append((m.held_by((lo, hi)), (hi - lo) / (hi + lo)))
-                    for tag in ("a", "b"):
+                for tag in ("a", "b"):
+                    if rule in r[tag].get("intervals", {}):
                         lo, hi = r[tag]["intervals"][rule]
                         held[rule]["run"].append((lo <= truth[tag] <= hi, (hi - lo) / (hi + lo)))
-    if not held[RULES[0]]["speedup"]:
+    return held
+
+
+def rule_rows(held: dict[str, dict[str, list[tuple[bool, float]]]], view: str = "") -> list[str]:
+    """Table rows of :func:`rule_coverage`: held, of, median half-width, for speedups and runs."""
+    def cells(xs: list[tuple[bool, float]]) -> str:
+        if not xs:
+            return "— | —"
+        return f"{sum(h for h, _ in xs)} of {len(xs)} | {100 * median([w for _, w in xs]):.2f}"
+
+    return [f"| {view}{rule} | {cells(held[rule]['speedup'])} | {cells(held[rule]['run'])} |"
+            for rule in SPEEDUP_RULES if held[rule]["speedup"] or held[rule]["run"]]
+
+
+RULES_TEXT = ("*pairs* (the speedup's interval since 2026-11-25, when both configurations' time was spread "
+              "over the same number of worker processes): a's worker p paired with b's, the spread of the P "
+              "ratios of their own run totals times Student's t with P − 1 degrees of freedom, the cold-step "
+              "terms' noise added in quadrature; *processes*: each configuration's whole-run interval (at "
+              "least the spread of the run totals projected from each worker process's values, times t), "
+              "the two combined as independent; *points*: each point's standard error, as if independent, "
+              "times z (the interval before 2026-11-25). Same measurements, same truths.")
+RULES_HEAD = ["| interval | speedups held | median half-width % | whole runs held | median half-width % |",
+              "| --- | ---: | ---: | ---: | ---: |"]
+
+
+def render_rules(data: dict[str, Any]) -> list[str]:
+    """How often each rule's 95% interval held the truth (:func:`rule_coverage`)."""
+    rows = rule_rows(rule_coverage([p["rounds"] for c in data["cases"].values() for p in c["pairs"]
+                                    if "error_message" not in p]))
+    if not rows:
         return []
-    lines = ["The 95% intervals, with and without the worker processes' own run totals (whole run, "
-             "first_step): *processes* is the projection's interval since 2026-11-25 (at least the spread of "
-             "the run totals projected from each worker process's values, times Student's t with P − 1 "
-             "degrees of freedom); *points* is the earlier one (each point's standard error, as if "
-             "independent, times z). Same measurements, same truths.", "",
-             "| interval | speedups held | median half-width % | whole runs held | median half-width % |",
-             "| --- | ---: | ---: | ---: | ---: |"]
-    for rule in RULES:
-        sp, run = held[rule]["speedup"], held[rule]["run"]
-        lines.append(f"| {rule} | {sum(h for h, _ in sp)} of {len(sp)} | {100 * median([w for _, w in sp]):.2f} | "
-                     f"{sum(h for h, _ in run)} of {len(run)} | {100 * median([w for _, w in run]):.2f} |")
-    return lines
+    return [f"The 95% intervals under each rule (whole run, first_step): {RULES_TEXT}", "", *RULES_HEAD, *rows]
 
 
 def render_paired(data: dict[str, Any]) -> str:
@@ -446,6 +471,12 @@ def render_paired(data: dict[str, Any]) -> str:
         spread = f"{100 * float(np.median(v['spreads'])):.2f}" if v["spreads"] else "—"
         lines.append(f"| {k} | {v['one']} of {n} | {v['floor']} of {n} | {med} | {spread} | "
                      f"{v['held']} of {v['rounds']} |")
+    done = [p["rounds"] for c in data["cases"].values() for p in c["pairs"] if "error_message" not in p]
+    rows = [*rule_rows(rule_coverage(done), "separate: "), *rule_rows(rule_coverage([as_rounds(r) for r in done]),
+                                                                       "in turn: ")]
+    if rows:
+        lines += ["", f"The 95% intervals under each rule (whole run, first_step): {RULES_TEXT}", "",
+                  *RULES_HEAD, *rows]
     return "\n".join(lines) + "\n"
 
 

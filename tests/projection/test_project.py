@@ -331,6 +331,77 @@ def test_speedup_compares_whole_runs_when_both_sets_have_first_steps(tiny: Itera
     assert plain.metric == "time_s" and plain.value == pytest.approx(2.0)
 
 
+def by_workers(points: SeqPoints, speed: list[float], fn=linear) -> Measurements:  # type: ignore[no-untyped-def]
+    """Measurements of ``fn`` by ``len(speed)`` worker processes, worker ``p`` ``speed[p]`` × the truth at every point."""
+    def samples(p: SeqPoint) -> dict[str, list[float]]:
+        v = fn(p.batch_size * (p.seq_len + p.tgt_len))
+        return {"time_s": [v * f for f in speed for _ in range(3)], "time_s_processes": [v * f for f in speed]}
+
+    return measure(points, fn=fn, samples=samples)
+
+
+def test_speedup_pairs_the_workers_whose_speed_moved_together(tiny: IterationSchedule) -> None:
+    """a's and b's workers took turns while the machine's speed moved ±5%: each worker's run
+    total moves, their ratio does not. Paired, the ratio's noise is that of the ratios (0);
+    as independent totals it is the two spreads in quadrature."""
+    sp = SeqPointSelector(n_points=4).fit(tiny).to_seqpoints(tiny)  # exact: no representation error
+    speed = [0.95, 1.0, 1.05]
+    a, b = by_workers(sp, speed), by_workers(sp, speed, fn=lambda t: linear(t) / 2)
+    pa = project(tiny, sp, a)
+    assert pa.process_totals["time_s"] == pytest.approx(tuple(pa.totals["time_s"] * f for f in speed))
+    paired = project_speedup(tiny, sp, a, b)
+    assert paired.pairs == 3 and paired.value == pytest.approx(2.0)
+    assert paired.interval == pytest.approx((2.0, 2.0))
+    alone = project_speedup(tiny, sp, a, b, noise="independent")
+    rel = pa.noise["time_s"] / pa.totals["time_s"]
+    assert alone.pairs == 0 and alone.noise == pytest.approx(2.0 * np.hypot(rel, rel))
+    assert alone.noise / 2.0 == pytest.approx(np.sqrt(2) * 4.3027 * 0.05 / np.sqrt(3), rel=1e-4)
+    assert alone.to_dict()["noise"] == pytest.approx(alone.noise) and "pairs" not in alone.to_dict()
+
+
+def test_speedup_pairs_give_the_ratios_spread_times_t(tiny: IterationSchedule) -> None:
+    """b's second worker ran 10% slow: the three ratios are 2, 2/1.1, 2."""
+    sp = SeqPointSelector(n_points=4).fit(tiny).to_seqpoints(tiny)
+    a = by_workers(sp, [1.0, 1.0, 1.0])
+    b = by_workers(sp, [1.0, 1.1, 1.0], fn=lambda t: linear(t) / 2)
+    s = project_speedup(tiny, sp, a, b, noise="pairs")
+    r = np.array([2.0, 2.0 / 1.1, 2.0])
+    expected = student_quantile(0.95, 2) * r.std(ddof=1) / np.sqrt(3) / r.mean()
+    assert s.noise == pytest.approx(abs(s.value) * expected)
+    assert s.to_dict()["pairs"] == 3
+
+
+def test_speedup_pairs_need_the_same_worker_count(tiny: IterationSchedule) -> None:
+    sp = SeqPointSelector(n_points=4).fit(tiny).to_seqpoints(tiny)
+    a, b = by_workers(sp, [1.0, 1.02, 0.98]), by_workers(sp, [1.0, 1.05], fn=lambda t: linear(t) / 2)
+    assert project_speedup(tiny, sp, a, b).pairs == 0  # auto: independent
+    with pytest.raises(InputError, match=r"noise='pairs' needs .* 3 and 2.*noise='independent'"):
+        project_speedup(tiny, sp, a, b, noise="pairs")
+    with pytest.raises(ConfigError, match="noise"):
+        project_speedup(tiny, sp, a, b, noise="paired")
+
+
+def test_speedup_pairs_keep_the_cold_steps_noise(tiny: IterationSchedule) -> None:
+    """Whole runs: the cold-step terms are the same constant in every worker's total, so
+    their noise is added to the pairs' (0 here) instead of vanishing with it."""
+    sp = SeqPointSelector(n_points=4).fit(tiny).to_seqpoints(tiny)
+
+    def with_first(ms: Measurements) -> Measurements:  # first steps 2.0, 2.6, 1.4, 2.3 × the steady ones
+        rows = [dataclasses.replace(m, metrics={**m.metrics, "time_s_first": m.metrics["time_s"] * f})
+                for m, f in zip(ms.measurements, [2.0, 2.6, 1.4, 2.3], strict=True)]
+        return dataclasses.replace(ms, measurements=rows)
+
+    a = with_first(by_workers(sp, [0.95, 1.0, 1.05]))
+    b = with_first(by_workers(sp, [0.95, 1.0, 1.05], fn=lambda t: linear(t) / 2))
+    s = project_speedup(tiny, sp, a, b)
+    pa, pb = project(tiny, sp, a), project(tiny, sp, b)
+    assert s.metric == "run_time_s" and s.pairs == 3 and pa.noise["first_occurrence_s"] > 0
+    cold = np.hypot(pa.noise["first_occurrence_s"] / pa.totals["run_time_s"],
+                    pb.noise["first_occurrence_s"] / pb.totals["run_time_s"])
+    assert s.noise >= abs(s.value) * cold * (1 - 1e-9)
+    assert s.noise < project_speedup(tiny, sp, a, b, noise="independent").noise
+
+
 def test_one_context_serves_every_projection_of_a_schedule(
     tiny: IterationSchedule, monkeypatch: pytest.MonkeyPatch
 ) -> None:

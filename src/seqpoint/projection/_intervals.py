@@ -281,18 +281,30 @@ class IntervalEstimator:
             rep = max(rep, abs(total - proj.total(values_ok, other)))
         return rep
 
+    def point_noise(self, values_ok: FloatArray, se: FloatArray, *, peak: bool) -> float:
+        """Noise half-width from the points' standard errors ``se`` alone, propagated as
+        if independent."""
+        if peak:
+            return self.z * float(se[int(np.argmax(values_ok))])
+        if not np.any(se > 0):
+            return 0.0
+        return self.z * float(np.sqrt(np.sum((self._weights() * se) ** 2)))
+
+    def process_totals(self, per_process: FloatArray) -> FloatArray:
+        """``(P,)``: the total projected from each worker process's own ``(P, points)`` values."""
+        return per_process @ self._weights()
+
     def noise(
         self, values_ok: FloatArray, se: FloatArray, *, peak: bool, per_process: FloatArray | None = None
     ) -> float:
         """Noise half-width from the points' standard errors ``se`` and, when given, the
         ``(P, points)`` values each worker process measured (:func:`process_noise`)."""
-        if peak:
-            return self.z * float(se[int(np.argmax(values_ok))])
-        if not np.any(se > 0) and per_process is None:
-            return 0.0
+        points = self.point_noise(values_ok, se, peak=peak)
+        if peak or per_process is None:
+            return points
+        return max(points, process_noise(self.process_totals(per_process), self.confidence))
+
+    def _weights(self) -> FloatArray:
         if self._sensitivity is None:
             self._sensitivity = sensitivity(self.proj, self.method)
-        points = self.z * float(np.sqrt(np.sum((self._sensitivity * se) ** 2)))
-        if per_process is None:
-            return points
-        return max(points, process_noise(per_process @ self._sensitivity, self.confidence))
+        return self._sensitivity

@@ -93,6 +93,11 @@ class Projection:
     """Worker processes whose own run totals bound the noise of ``time_s`` from below
     (Student's t with ``processes − 1`` degrees of freedom); 0 when the time was not
     spread over two or more."""
+    process_totals: dict[str, tuple[float, ...]] = field(default_factory=dict)
+    """Metric (``time_s``, and ``run_time_s`` with the cold-step total added to each) to
+    the total projected from each worker process's own values, worker ``p`` at ``[p]``;
+    empty unless the time was spread over two or more. :func:`project_speedup` pairs
+    two configurations' workers by this index."""
 
     def relative_halfwidth(self, metric: str) -> float:
         """Half-width of the interval relative to the total."""
@@ -116,6 +121,8 @@ class Projection:
             **({"cold_steps": dict(self.cold_steps)} if self.cold_steps else {}),
             **({"cold_term": dict(self.cold_term)} if self.cold_term else {}),
             **({"processes": self.processes} if self.processes else {}),
+            **({"process_totals": {k: list(v) for k, v in self.process_totals.items()}}
+               if self.process_totals else {}),
         }
 
 
@@ -127,6 +134,7 @@ class _Totals:
     interval: dict[str, tuple[float, float]] = field(default_factory=dict)
     representation: dict[str, float] = field(default_factory=dict)
     noise: dict[str, float] = field(default_factory=dict)
+    process_totals: dict[str, tuple[float, ...]] = field(default_factory=dict)
 
     def add(self, name: str, total: float, rep: float, noise: float) -> None:
         self.totals[name] = total
@@ -145,6 +153,8 @@ class _Totals:
         self.representation[COLD_TIME], self.noise[COLD_TIME] = 0.0, hw
         self.representation[RUN_TIME] = self.representation[STEADY_TIME] * in_run
         self.noise[RUN_TIME] = self.noise[STEADY_TIME] * in_run + hw
+        if STEADY_TIME in self.process_totals:
+            self.process_totals[RUN_TIME] = tuple(t * in_run + fo for t in self.process_totals[STEADY_TIME])
 
 
 def project(
@@ -220,8 +230,10 @@ def project(
         peak = is_peak(name)
         total = proj.total(vals, method, peak=peak)
         per_process = per_process_values(ok_meas, name)
-        if name == STEADY_TIME and per_process is not None:
-            processes = per_process.shape[0]
+        if per_process is not None and not peak:
+            out.process_totals[name] = tuple(float(t) for t in estimator.process_totals(per_process))
+            if name == STEADY_TIME:
+                processes = per_process.shape[0]
         out.add(name, total, estimator.representation(vals, total, peak=peak),
                 estimator.noise(vals, se, peak=peak, per_process=per_process))
     term = None
@@ -244,6 +256,7 @@ def project(
         cold_steps=term.counts if term is not None else {},
         cold_term=term.to_dict(out.totals[RUN_TIME]) if term is not None else {},
         processes=processes,
+        process_totals=out.process_totals,
     )
 
 

@@ -8,15 +8,26 @@ from typing import Any
 
 import numpy as np
 
+from seqpoint._params import Options, check_params
 from seqpoint.exceptions import InputError
-from seqpoint.measurements import BREAKDOWN_PREFIX, RUN_TIME, STEADY_TIME, Measurement, Measurements
-from seqpoint.projection._intervals import confidence_quantile
+from seqpoint.measurements import (
+    BREAKDOWN_PREFIX,
+    COLD_TIME,
+    RUN_TIME,
+    STEADY_TIME,
+    Measurement,
+    Measurements,
+)
+from seqpoint.projection._intervals import confidence_quantile, process_noise
 from seqpoint.projection._model import ScheduleModel, check_method, model_for
-from seqpoint.projection._project import project
+from seqpoint.projection._project import Projection, project
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import SeqPoints
 
-__all__ = ["Speedup", "project_speedup"]
+__all__ = ["NOISE_RULES", "Speedup", "project_speedup"]
+
+#: How :func:`project_speedup` estimates the timing noise of a ratio (see there).
+NOISE_RULES = ("auto", "pairs", "independent")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -45,6 +56,13 @@ class Speedup:
     steady_value: float | None = None
     """With ``metric`` ``run_time_s``: the speedup of the steady state alone, so the share
     of the ratio that comes from the cold-step terms shows."""
+    representation: float = 0.0
+    """Half-width from the representation: the weighted and interpolated speedups' disagreement."""
+    noise: float = 0.0
+    """Half-width from timing noise."""
+    pairs: int = 0
+    """Worker-process pairs (a's worker ``p`` with b's) whose ratios gave ``noise``; 0 when
+    the two totals' noise was combined as independent."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -58,6 +76,9 @@ class Speedup:
             "complete": self.complete,
             "confidence": self.confidence,
             "steady_speedup": self.steady_value,
+            "representation": self.representation,
+            "noise": self.noise,
+            **({"pairs": self.pairs} if self.pairs else {}),
         }
 
 
@@ -71,14 +92,13 @@ def project_speedup(
     method: str = "weighted",
     confidence: float = 0.95,
     context: ScheduleModel | None = None,
+    noise: str = "auto",
 ) -> Speedup:
     """Project the speedup ``T_a / T_b`` of a whole run from two measurement sets.
 
     Both sets are projected on the same SeqPoints. Representation errors largely
     cancel in the ratio, so the representation part of the interval is the disagreement
-    of the weighted and interpolated speedups; the noise part combines the two totals'
-    relative noise half-widths ``n/T`` in quadrature, ``S·sqrt((n_a/T_a)² + (n_b/T_b)²)``
-    (each at least its worker processes' spread, see :func:`project`).
+    of the weighted and interpolated speedups. The noise part is ``noise``'s.
 
     Parameters
     ----------
@@ -103,8 +123,28 @@ def project_speedup(
     context : ScheduleModel, optional
         The schedule's model; built once here when omitted and shared by the four
         projections (both sets, both methods).
+    noise : {"auto", "pairs", "independent"}
+        How the timing noise of the ratio is estimated.
+
+        ``pairs``
+            Both sets' time was spread over the same number ``P >= 2`` of worker
+            processes: a's worker ``p`` is paired with b's, and the half-width is
+            ``t(P − 1) · std(r_p) / √P`` relative, ``r_p`` the ratio of the two workers'
+            own run totals (:attr:`Projection.process_totals`), combined in quadrature
+            with the cold-step terms' noise. The points' standard errors are not a
+            lower bound here: they pool every worker's values, so they carry the
+            workers' speed differences that pairing cancels. When the workers took turns (``seqpoint speedup`` with ``[profile] processes >
+            1``), a change of the machine's speed during the campaign moves both
+            workers of a pair and largely cancels in ``r_p``.
+        ``independent``
+            The two totals' relative noise half-widths ``n/T`` combined in quadrature,
+            ``S·sqrt((n_a/T_a)² + (n_b/T_b)²)`` (each at least its worker processes'
+            spread, see :func:`project`), as if a and b were timed independently.
+        ``auto``
+            ``pairs`` when both sets have it, ``independent`` otherwise.
     """
     check_method(method, "project_speedup")
+    check_params("project_speedup", {"noise": [Options(NOISE_RULES)]}, {"noise": noise})
     confidence_quantile(confidence, "project_speedup")  # checks it, naming this function
     model = model_for(schedule, context)
     other = "interpolated" if method == "weighted" else "weighted"
@@ -123,9 +163,17 @@ def project_speedup(
     qb = project(schedule, seqpoints, meas_b, method=other, metrics=[metric], context=model)
     s = pa.totals[metric] / pb.totals[metric]
     s_other = qa.totals[metric] / qb.totals[metric] if qb.totals[metric] else s
-    rel_a = pa.noise[metric] / abs(pa.totals[metric]) if pa.totals[metric] else 0.0
-    rel_b = pb.noise[metric] / abs(pb.totals[metric])
-    half = abs(s - s_other) + abs(s) * float(np.hypot(rel_a, rel_b))
+    pairs = _worker_pairs(pa, pb, metric)
+    if noise == "pairs" and not pairs:
+        raise InputError(
+            f"noise='pairs' needs both measurement sets timed by the same number (2 or more) of worker "
+            f"processes; these have {pa.processes or 1} and {pb.processes or 1}. Use noise='independent'."
+        )
+    if noise == "independent":
+        pairs = 0
+    rel = (_paired_noise(pa, pb, metric, confidence) if pairs
+           else float(np.hypot(_relative(pa, pa.noise, metric), _relative(pb, pb.noise, metric))))
+    rep, half_noise = abs(s - s_other), abs(s) * rel
     cats = {
         k: pa.totals[k] / pb.totals[k]
         for k in pa.totals
@@ -134,7 +182,7 @@ def project_speedup(
     return Speedup(
         metric=metric,
         value=s,
-        interval=(s - half, s + half),
+        interval=(s - rep - half_noise, s + rep + half_noise),
         per_category=cats,
         total_a=pa.totals[metric],
         total_b=pb.totals[metric],
@@ -143,4 +191,34 @@ def project_speedup(
         confidence=confidence,
         steady_value=(pa.totals[STEADY_TIME] / pb.totals[STEADY_TIME]
                       if metric == RUN_TIME and pb.totals.get(STEADY_TIME) else None),
+        representation=rep,
+        noise=half_noise,
+        pairs=pairs,
     )
+
+
+def _relative(p: Projection, half: dict[str, float], metric: str, part: str | None = None) -> float:
+    """``half[part]`` (default ``half[metric]``) relative to the projection's ``metric`` total."""
+    total = p.totals[metric]
+    return half.get(part or metric, 0.0) / abs(total) if total else 0.0
+
+
+def _worker_pairs(pa: Projection, pb: Projection, metric: str) -> int:
+    """``P`` when both projections have ``P >= 2`` worker processes' totals of ``metric``, else 0."""
+    ta, tb = pa.process_totals.get(metric, ()), pb.process_totals.get(metric, ())
+    return len(ta) if len(ta) == len(tb) >= 2 and all(t != 0 for t in tb) else 0
+
+
+def _paired_noise(pa: Projection, pb: Projection, metric: str, confidence: float) -> float:
+    """Relative noise half-width of ``T_a / T_b`` from the worker pairs' ratios.
+
+    The ratios ``r_p`` carry each pair's speed and its points' own noise. The cold-step
+    terms enter every worker's total as the same constant, so their noise is added in
+    quadrature.
+    """
+    r = np.asarray(pa.process_totals[metric]) / np.asarray(pb.process_totals[metric])
+    pairs = process_noise(r, confidence) / abs(float(r.mean()))
+    cold = 0.0
+    if metric == RUN_TIME:
+        cold = float(np.hypot(_relative(pa, pa.noise, metric, COLD_TIME), _relative(pb, pb.noise, metric, COLD_TIME)))
+    return float(np.hypot(pairs, cold))

@@ -94,3 +94,49 @@ def test_row_of_is_kept_by_take_compared_and_checked():
     assert RowLengths(rows.offsets, rows.lengths).packed_row_of(0) is None
     with pytest.raises(InputError, match="non-decreasing within each iteration"):
         RowLengths(np.array([0, 3]), np.array([1, 2, 3]), row_of=np.array([1, 0, 0]))
+
+
+def _edit_csv(path, line: int, column: str, value: int) -> None:
+    """Set ``column`` on file line ``line`` (1 is the header) of a schedule CSV, and
+    padded_tokens to match, as a careful hand edit would."""
+    lines = path.read_text().splitlines()
+    names = lines[0].split(",")
+    cells = dict(zip(names, map(int, lines[line - 1].split(",")), strict=True))
+    cells[column] = value
+    cells["padded_tokens"] = cells["batch_size"] * (cells["seq_len"] + cells["tgt_len"])
+    lines[line - 1] = ",".join(str(cells[n]) for n in names)
+    path.write_text("\n".join(lines) + "\n")
+
+
+@pytest.mark.parametrize(("column", "value", "message"), [
+    ("seq_len", 6, r"line 3 has 10 tokens in its longest sequence, but its seq_len is 6"),
+    ("batch_size", 2, r"line 3 has 3 sequences, but its batch_size is 2"),
+])
+def test_a_schedule_edited_after_its_sidecar_is_refused(tmp_path, column, value, message):
+    """The sidecar's lengths feed the steps (masks, varlen): a hand-edited seq_len or
+    batch_size they no longer fit must not be profiled as if they did."""
+    _, s = _sched()
+    path = write_schedule(s, tmp_path / "s.csv")
+    _edit_csv(path, 3, column, value)
+    with pytest.raises(InputError, match=rf"s\.csv\.rows\.npz does not fit .*s\.csv: {message}\. Delete the sidecar"):
+        read_schedule(path)
+    rows_path(path).unlink()
+    assert read_schedule(path).rows is None  # the edited schedule reads without it
+
+
+def test_packed_and_data_parallel_sidecars_fit_their_schedules(tmp_path):
+    lengths = np.random.default_rng(3).integers(1, 90, size=300)
+    for policy, kw in (("packing", {"max_seq_len": 64, "batch_size": 3}),
+                       ("fixed", {"batch_size": 4, "pad_to_multiple_of": 8}),
+                       ("group_by_length", {"batch_size": 4})):
+        for world_size in (1, 2):
+            s = POLICIES.get(policy)(**kw).replay(lengths, epochs=2, seed=1, world_size=world_size)
+            back = read_schedule(write_schedule(s, tmp_path / f"{policy}{world_size}.parquet"))
+            assert back.rows is not None and back.rows.equals(s.rows)
+    # Packed rows are filled to seq_len, so a schedule edit that the schema lets through
+    # cannot shorten them; the check itself, on the arrays:
+    p = POLICIES.get("packing")(max_seq_len=64, batch_size=3).replay(lengths, epochs=1, seed=1)
+    assert p.rows.mismatch(p.batch_size, p.seq_len, None) is None
+    assert p.rows.mismatch(p.batch_size, p.seq_len - 1, None) == (0, "64 tokens in its fullest packed row, "
+                                                                     "but its seq_len is 63")
+    assert p.rows.mismatch(p.batch_size - 1, p.seq_len, None) == (0, "3 packed rows, but its batch_size is 2")

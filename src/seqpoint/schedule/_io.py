@@ -19,7 +19,7 @@ import numpy as np
 
 from seqpoint._jsonio import parse_json, read_json, read_text, write_text
 from seqpoint.exceptions import AdjustedInputWarning, InputError
-from seqpoint.schedule._rows import read_rows, write_rows
+from seqpoint.schedule._rows import read_rows, rows_path, write_rows
 from seqpoint.schedule._schedule import COLUMNS, RANK_COLUMN, IterationSchedule
 
 __all__ = ["read_schedule", "write_schedule"]
@@ -98,10 +98,11 @@ def read_schedule(path: str | Path) -> IterationSchedule:
         raise InputError(f"Schedule file {path} does not exist; create it with 'seqpoint schedule'.")
     if path.suffix.lower() == ".parquet":
         cols, meta = _read_parquet(path)
-        check_columns(cols, source=str(path), row_label=lambda i: f"row {i}")
+        row_label: Callable[[int], str] = lambda i: f"row {i}"  # noqa: E731
+        check_columns(cols, source=str(path), row_label=row_label)
     else:
-        cols, line_of = _read_csv(path)
-        check_columns(cols, source=str(path), row_label=line_of)
+        cols, row_label = _read_csv(path)
+        check_columns(cols, source=str(path), row_label=row_label)
         meta_file = _meta_path(path)
         meta = read_json(meta_file, what="Schedule sidecar", made_by="seqpoint schedule") if meta_file.is_file() else {}
         source = str(meta_file)
@@ -109,6 +110,11 @@ def read_schedule(path: str | Path) -> IterationSchedule:
         source = f"{path}: metadata 'seqpoint'"
     rank = cols.pop(RANK_COLUMN, None)
     rows = read_rows(path, len(cols["iteration"]))  # per-row lengths, when a sidecar has them
+    bad = None if rows is None else rows.mismatch(cols["batch_size"], cols["seq_len"], cols.get("tgt_len"))
+    if bad is not None:
+        # The schedule was edited after the sidecar was written: its lengths would feed steps wrongly.
+        raise InputError(f"{rows_path(path)} does not fit {path}: {row_label(bad[0])} has {bad[1]}. Delete the sidecar "
+                         "(the schedule still reads) or write both again with 'seqpoint schedule'.")
     schedule = IterationSchedule(**cols, meta=check_meta(meta, source=source), rank=rank)
     return schedule.with_rows(rows)
 

@@ -137,6 +137,42 @@ class RowLengths:
         row_of = None if self.row_of is None else self.row_of[gather]
         return RowLengths(offsets, self.lengths[gather], tgt, row_of)
 
+    def mismatch(self, batch_size: IntArray, seq_len: IntArray, tgt_len: IntArray | None) -> tuple[int, str] | None:
+        """The first schedule row these lengths do not fit, and what they break there; or None.
+
+        A batch of ``batch_size`` sequences padded to ``seq_len`` (and ``tgt_len``) holds
+        exactly ``batch_size`` lengths, none longer than the padding; a packed batch
+        fills rows ``0..batch_size-1`` with at most ``seq_len`` tokens each.
+        """
+        n, counts = len(self), np.diff(self.offsets)
+        owner = np.repeat(np.arange(n), counts)  # the schedule row of every length
+        if self.row_of is None:
+            size, pieces = counts, self.lengths
+        else:
+            # One piece per packed row: runs of equal (schedule row, packed row), summed.
+            size = np.zeros(n, dtype=np.int64)
+            np.maximum.at(size, owner, self.row_of + 1)
+            new = np.ones(owner.shape[0], dtype=bool)
+            new[1:] = (owner[1:] != owner[:-1]) | (self.row_of[1:] != self.row_of[:-1])
+            starts = np.flatnonzero(new)
+            pieces = np.add.reduceat(self.lengths, starts) if starts.size else self.lengths
+            owner = owner[starts]
+        packed = self.row_of is not None
+        longest = _most(pieces, owner, n)
+        checks = [(size > batch_size if packed else size != batch_size, size, "batch_size", batch_size,
+                   "packed rows" if packed else "sequences"),
+                  (longest > seq_len, longest, "seq_len", seq_len,
+                   "tokens in its fullest packed row" if packed else "tokens in its longest sequence")]
+        if self.tgt_lengths is not None and tgt_len is not None and not packed:
+            most = _most(self.tgt_lengths, owner, n)
+            checks.append((most > tgt_len, most, "tgt_len", tgt_len, "target tokens in its longest sequence"))
+        bad = np.flatnonzero(np.any([c[0] for c in checks], axis=0))
+        if not bad.size:
+            return None
+        i = int(bad[0])
+        _, got, column, want, what = next(c for c in checks if c[0][i])
+        return i, f"{int(got[i])} {what}, but its {column} is {int(want[i])}"
+
     def equals(self, other: RowLengths) -> bool:
         """Same offsets, lengths, target lengths and packed rows."""
         for name in ("tgt_lengths", "row_of"):
@@ -144,6 +180,18 @@ class RowLengths:
             if (mine is None) != (theirs is None) or (mine is not None and not np.array_equal(mine, theirs)):
                 return False
         return np.array_equal(self.offsets, other.offsets) and np.array_equal(self.lengths, other.lengths)
+
+
+def _most(values: IntArray, owner: IntArray, n: int) -> IntArray:
+    """The largest of ``values`` per schedule row (``owner`` of each, non-decreasing), 0 for
+    a row without any."""
+    counts = np.bincount(owner, minlength=n)
+    if not values.size:
+        return np.zeros(n, dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    out = np.maximum.reduceat(values, np.minimum(starts, values.size - 1)).astype(np.int64)
+    out[counts == 0] = 0
+    return out
 
 
 def rows_path(path: str | Path) -> Path:

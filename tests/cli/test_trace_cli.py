@@ -69,6 +69,8 @@ def test_speedup_from_two_measurement_files(tmp_path: Path, cli: Cli) -> None:
     assert json.loads(out)["speedup"] == pytest.approx(2.0)
     code, out, _ = cli(["speedup", "--files", str(trace), str(sp), *paths])
     assert code == 0 and "steady state" in out and "whole run" not in out  # no first steps measured
+    # the interval's parts: one worker process each, so their noise is combined as independent
+    assert "methods' spread ± " in out and "(A's and B's combined as independent)" in out
     code, _, err = cli(["speedup", str(tmp_path / "c.toml"), "--files", str(trace), str(sp), *paths])
     assert code == 2 and len(err.strip().splitlines()) == 1
     # With first steps the whole runs are compared, and the steady state alone shown beside.

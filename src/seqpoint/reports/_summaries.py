@@ -166,6 +166,14 @@ def print_speedup(console: Console, speedup: Speedup, *, n_points: int,
     for cat, v in sorted(speedup.per_category.items()):
         table.add_row(cat.removeprefix(BREAKDOWN_PREFIX), "", "", f"{v:.3f}×")
     console.print(table)
+    if speedup.value:
+        # The interval's two parts, as `seqpoint run` shows a projection's.
+        why = (f"the ratios of {speedup.pairs} A/B worker pairs' run totals × t "
+               f"{student_quantile(speedup.confidence, speedup.pairs - 1):.2f}" if speedup.pairs
+               else "A's and B's combined as independent")
+        console.print(f"interval ± {(hi - lo) / 2 / abs(speedup.value):.2%} = the two projection methods' "
+                      f"spread ± {speedup.representation / abs(speedup.value):.2%} + timing noise "
+                      f"± {speedup.noise / abs(speedup.value):.2%} ({why}).")
     if measured is not None:
         _print_measured_speedup(console, speedup, measured)
 

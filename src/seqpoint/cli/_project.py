@@ -9,8 +9,16 @@ from typing import Annotated
 import typer
 
 from seqpoint.cli._app import app, console, err_console, fail
+from seqpoint.exceptions import InputError
 from seqpoint.measurements import read_measurements
-from seqpoint.projection import INTERCONNECTS, METHODS, project, project_ranks
+from seqpoint.projection import (
+    INTERCONNECTS,
+    METHODS,
+    match_measurements,
+    project,
+    project_ranks,
+    seqpoint_rows,
+)
 from seqpoint.reports import print_projection, print_rank_projection
 from seqpoint.schedule import read_schedule
 from seqpoint.selection import read_seqpoints
@@ -49,6 +57,15 @@ def project_command(
     sched = ranked.rank_rows()
     points = read_seqpoints(seqpoints)
     meas = read_measurements(measurements)
+    # Which files disagree, said before projecting (the library's messages name no file).
+    try:
+        seqpoint_rows(sched, points)
+    except InputError as exc:
+        fail(f"{seqpoints} does not fit {schedule}: {exc}")
+    try:
+        match_measurements(points, meas)
+    except InputError as exc:
+        fail(f"{measurements} does not fit {seqpoints}: {exc}")
     result = project(sched, points, meas, method=method)
     dp = None
     given = [flag for flag, v in (("--interconnect", interconnect), ("--gradient-bytes", gradient_bytes),

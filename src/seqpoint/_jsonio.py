@@ -98,8 +98,12 @@ def read_text(path: str | Path, *, what: str, made_by: str) -> str:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
+        # Where, as an editor shows it: the line and column of the first bad byte.
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
         raise InputError(
-            f"{path}: byte {exc.start}: {what} must be UTF-8 text; this is {_encoding_hint(data[:4])}."
+            f"{path}: line {line}, column {column} (byte {data[exc.start]:#04x}): {what} must be UTF-8 "
+            f"text; this is {_encoding_hint(data[:4])}."
         ) from None
     # Universal newlines, as text mode would: CR-only files read as lines too.
     return text.replace("\r\n", "\n").replace("\r", "\n")

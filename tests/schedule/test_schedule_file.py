@@ -101,7 +101,8 @@ def test_excel_byte_order_mark_and_unknown_columns(tmp_path: Path) -> None:
         (gzip.compress(f"{HEADER}\n{GOOD[0]}\n".encode(), mtime=0), r"must be UTF-8 text; this is a gzip-compressed file"),
         (f"{HEADER}\n{GOOD[0]}\n".encode("utf-16"), r"UTF-16"),
         (f"{HEADER}\n{GOOD[0]},caf\u00e9\n".encode("latin-1"),
-         r"byte \d+: Schedule file must be UTF-8 text; this is text in another encoding \(Latin-1"),
+         rf"line 2, column {len(GOOD[0]) + 5} \(byte 0xe9\): Schedule file must be UTF-8 text; this is text in "
+         r"another encoding \(Latin-1"),
         (b"", r"line 1 lacks column.*; the file is empty\."),
         (b'"iteration","epoch"\n0,0\n', r"; its names are quoted; remove the quotes\."),
         (b"iteration\tepoch\tbatch_size\n0\t0\t2\n", r"; it is not comma-separated\."),

@@ -64,10 +64,7 @@ def print_run(console: Console, result: RunView) -> None:
         table.add_row("  + timing noise", f"± {proj.noise[metric] / total:.2%}  ({why})")
     if "flops" in proj.totals:
         table.add_row("projected FLOPs", fmt_count(proj.totals["flops"]) + "FLOP")
-    warm, timed, profiled = result.steps_per_point
-    n = len(result.seqpoints)
-    parts = f"{warm} warm-up + {timed} timed" + (f" + {profiled} profiled" if profiled else "")
-    table.add_row("profiled steps", f"{n * (warm + timed + profiled)} ({n} points × ({parts}))")
+    table.add_row("profiled steps", steps_text(result))
     table.add_row("less profiling (steps)", f"[bold]{fmt_ratio(result.reduction)}[/]")
     for label, value in saving_rows(result.saving):
         table.add_row(label, value)
@@ -93,6 +90,25 @@ def print_run(console: Console, result: RunView) -> None:
     bd = breakdown_of(proj.totals)
     if bd:
         console.print(render(breakdown_table(bd), title="Projected operation breakdown"))
+
+
+def steps_text(result: RunView) -> str:
+    """The training steps the campaign ran, as the reduction factor counts them, and where
+    they went: each point's warm-up (every worker process warms every point up), timed
+    and profiled steps, the workers' start-up and drift checks, the cold-step window."""
+    warm, timed, profiled = result.steps_per_point
+    processes, each, protocol, window = result.campaign_steps
+    n = len(result.seqpoints)
+    warm_text = f"{warm} warm-up"
+    if processes > 1 and each:
+        # every worker warms every point up; so does the breakdown's own process
+        who = f"{processes} workers" if warm == processes * each else f"({processes} workers + the breakdown's)"
+        warm_text = f"{who} × {each} warm-up"
+    parts = f"{warm_text} + {timed} timed" + (f" + {profiled} profiled" if profiled else "")
+    extra = (f" + {protocol} for the workers' start-up and drift checks" if protocol else "") + (
+        f" + {window} in the cold-step window" if window else "")
+    total = n * (warm + timed + profiled) + protocol + window
+    return f"{total:,} ({n} points × ({parts}){extra})"
 
 
 def saving_rows(saving: ProfilingSaving | None) -> list[tuple[str, str]]:

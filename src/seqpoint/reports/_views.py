@@ -45,6 +45,10 @@ class RunView(ProjectedView, Protocol):
     def steps_per_point(self) -> tuple[int, int, int]:
         """``(warm-up, timed, profiled)`` training steps per point."""
     @property
+    def campaign_steps(self) -> tuple[int, int, int, int]:
+        """``(worker processes, warm-up steps per point in each, start-up and drift-check
+        steps, cold-step window steps)``."""
+    @property
     def saving(self) -> ProfilingSaving | None:
         """The saving in wall clock and tokens beside the step count."""
     @property

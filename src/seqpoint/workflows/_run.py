@@ -59,6 +59,14 @@ class RunResult:
         """``(warm-up, timed, profiled)`` training steps the harness ran for one point."""
         return tuple(self.config.profile.point_steps())  # type: ignore[return-value]
 
+    @property
+    def campaign_steps(self) -> tuple[int, int, int, int]:
+        """``(worker processes, warm-up steps per point in each, their start-up and
+        drift-check steps, cold-step window steps)``: how :attr:`steps_per_point` is made
+        up, and what the campaign ran besides the points (counted in :attr:`reduction`)."""
+        profile = self.config.profile
+        return profile.processes, profile.warmup, profile.protocol_steps(), profile.cold_window
+
     def to_dict(self) -> dict[str, Any]:
         """What ``result.json`` and ``seqpoint run --json`` hold."""
         return {

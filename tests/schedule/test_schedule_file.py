@@ -77,6 +77,10 @@ BAD: list[tuple[str, list[str], str]] = [
      r"\(the character '#'\); comments are not allowed; delete the line\."),
     ("quoted", ['"0",0,2,5,0,9,10,50'], r"line 2, column 'iteration' holds '\"0\"' .*; remove the quotes\."),
     ("zero batch after a blank line", [GOOD[0], "", "1,0,0,5,0,0,0,0"], r"line 4 \(iteration 1\): batch_size must be"),
+    # the first error in the file is the one reported, whichever check finds it
+    ("short row before a bad character", [GOOD[0], "1,0,2", GOOD[1], "3,0,2,x,0,9,10,50"],
+     r"line 3 has 3 values, the header and the rows before it 8"),
+    ("bad character before a short row", [GOOD[0], "1,0,2,x,0,9,10,50", "2,0,2"], r"line 3, column 'seq_len' holds 'x'"),
 ]
 
 

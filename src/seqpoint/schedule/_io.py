@@ -165,14 +165,21 @@ def _read_csv(path: Path) -> tuple[dict[str, np.ndarray], Callable[[int], str]]:
         # np.loadtxt would warn on stderr before returning nothing: say it in one line.
         raise InputError(f"{path} has a header but no rows; the schedule is empty.")
     _check_characters(body, path, names)
+    data = _parse(body, path, names)
+    wanted = [*COLUMNS, RANK_COLUMN] if RANK_COLUMN in names else list(COLUMNS)
+    return {c: data[:, names.index(c)] for c in wanted}, functools.partial(_file_line, body)
+
+
+def _parse(body: str, path: Path, names: list[str]) -> np.ndarray:
+    """The rows of ``body`` (integers, commas and blanks only) as a 2-D array, one column
+    per header name; a row that is not is one :class:`InputError` naming its line."""
     try:
         data = np.loadtxt(io.StringIO(body), delimiter=",", dtype=np.int64, ndmin=2)
     except (ValueError, OverflowError) as exc:
         raise InputError(f"{path}: {_numpy_error(exc, body, names)}") from None
     if data.shape[1] != len(names):
         raise InputError(f"{path}: rows have {data.shape[1]} values but the header names {len(names)} columns.")
-    wanted = [*COLUMNS, RANK_COLUMN] if RANK_COLUMN in names else list(COLUMNS)
-    return {c: data[:, names.index(c)] for c in wanted}, functools.partial(_file_line, body)
+    return data
 
 
 def _check_header(header: str, names: list[str], path: Path) -> None:
@@ -207,6 +214,8 @@ def _check_characters(body: str, path: Path, names: list[str]) -> None:
     if bad is None:
         return
     start = body.rfind("\n", 0, bad.start()) + 1
+    if body[:start].strip():
+        _parse(body[:start], path, names)  # a malformed row before this line is the first error
     end = body.find("\n", bad.start())
     text = body[start:] if end < 0 else body[start:end]
     field = body.count(",", start, bad.start())

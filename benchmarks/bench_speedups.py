@@ -189,7 +189,7 @@ def projected_speedup(schedule: Any, points: Any, ms_a: Measurements, ms_b: Meas
     and the interval under each of RULES."""
     a, b = dataclasses.replace(ms_a, window=None), dataclasses.replace(ms_b, window=None)
     sp = project_speedup(schedule, points, a, b)
-    rules = {"pairs": list(project_speedup(schedule, points, a, b, noise="pairs").interval)}
+    rules = {"pairs": list(sp.interval)} if sp.pairs else {}  # auto: pairs wherever they can be formed
     for rule in RULES:
         with interval_rule(rule):
             rules[rule] = list(project_speedup(schedule, points, a, b, noise="independent").interval)

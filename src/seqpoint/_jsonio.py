@@ -98,9 +98,11 @@ def read_text(path: str | Path, *, what: str, made_by: str) -> str:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        # Where, as an editor shows it: the line and column of the first bad byte.
-        line = data.count(b"\n", 0, exc.start) + 1
-        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        # Where, as an editor shows it: the line and column (in characters; the text
+        # before the bad byte is valid UTF-8) of the first bad byte, any line end counted.
+        before = data[: exc.start].decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+        line = before.count("\n") + 1
+        column = len(before) - (before.rfind("\n") + 1) + 1
         raise InputError(
             f"{path}: line {line}, column {column} (byte {data[exc.start]:#04x}): {what} must be UTF-8 "
             f"text; this is {_encoding_hint(data[:4])}."

@@ -26,6 +26,22 @@ def test_default_reader_reads_targets_and_flattened_documents():
     assert batch_shape(packed) == (1, 7, 0, 7, 9 + 4 + 4)
 
 
+def test_lengths_that_do_not_fit_the_batch_shape_are_not_recorded():
+    """A speech batch stored channels-first: the shape's seq_len comes from the 80 mel bins,
+    the mask's lengths from the 3,000 frames. Recorded, they would make a sidecar that
+    read_schedule refuses; they are left out. Lengths that fit are kept."""
+    from seqpoint.integrations._shapes import sequence_lengths
+
+    speech = {"input_features": torch.zeros(2, 80, 3000), "attention_mask": torch.ones(2, 3000, dtype=torch.long)}
+    assert sequence_lengths(speech) is not None
+    assert sequence_lengths(speech, shape=batch_shape(speech)) is None
+    packed = {"input_ids": torch.zeros(1, 7, dtype=torch.long),
+              "position_ids": torch.tensor([[0, 1, 2, 0, 1, 0, 1]])}
+    assert sequence_lengths(packed, shape=batch_shape(packed)) == ([3, 2, 2], None)
+    text = {"input_ids": torch.zeros(2, 4, dtype=torch.long), "attention_mask": torch.tensor([[1, 1, 1, 0], [1] * 4])}
+    assert sequence_lengths(text, shape=batch_shape(text)) == ([3, 4], None)
+
+
 def test_recorder_trace_round_trips(tmp_path):
     model = torch.nn.Linear(8, 1)
     opt = torch.optim.SGD(model.parameters(), lr=0.1)

@@ -106,6 +106,9 @@ def test_steps_are_counted() -> None:
     executed = 3 * (4 + 4 + 0) + P2.protocol_steps()
     steps = P2.point_steps()._asdict()
     assert reduction_factor(executed, 3, **steps, overhead=P2.protocol_steps()) == 1.0
+    # Without time no worker process runs: one warm-up per point, no start-up or drift checks.
+    untimed = dataclasses.replace(P2, metrics=("flops",))
+    assert untimed.point_steps() == (2, 4, 0) and untimed.protocol_steps() == 0
 
 
 def test_a_worker_runs_exactly_the_counted_steps() -> None:

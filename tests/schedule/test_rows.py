@@ -137,6 +137,18 @@ def test_packed_and_data_parallel_sidecars_fit_their_schedules(tmp_path):
     # cannot shorten them; the check itself, on the arrays:
     p = POLICIES.get("packing")(max_seq_len=64, batch_size=3).replay(lengths, epochs=1, seed=1)
     assert p.rows.mismatch(p.batch_size, p.seq_len, None) is None
-    assert p.rows.mismatch(p.batch_size, p.seq_len - 1, None) == (0, "64 tokens in its fullest packed row, "
+    assert p.rows.mismatch(p.batch_size, p.seq_len - 1, None) == (0, "64 tokens in its fullest row, "
                                                                      "but its seq_len is 63")
     assert p.rows.mismatch(p.batch_size - 1, p.seq_len, None) == (0, "3 packed rows, but its batch_size is 2")
+
+
+def test_a_padding_free_row_of_documents_fits_its_one_row_batch():
+    """A recorder sees padding-free packing (position_ids restarting at 0) as one row of
+    batch_size 1 holding several documents, without row_of: they fit while their sum does."""
+    rows = RowLengths.from_lists([[5, 3, 4], [7], [2, 2]])
+    one, seq = np.array([1, 1, 1]), np.array([12, 7, 4])
+    assert rows.mismatch(one, seq, None) is None
+    assert rows.mismatch(one, np.array([12, 7, 3]), None) == (2, "4 tokens in its row of documents, but its seq_len is 3")
+    # trailing rows without lengths: the last one with lengths keeps all of them
+    assert RowLengths.from_lists([[3, 9, 4], []]).mismatch(np.array([3, 0]), np.array([8, 1]), None) == (
+        0, "9 tokens in its longest sequence, but its seq_len is 8")

@@ -107,6 +107,8 @@ def test_excel_byte_order_mark_and_unknown_columns(tmp_path: Path) -> None:
         (f"{HEADER}\n{GOOD[0]},caf\u00e9\n".encode("latin-1"),
          rf"line 2, column {len(GOOD[0]) + 5} \(byte 0xe9\): Schedule file must be UTF-8 text; this is text in "
          r"another encoding \(Latin-1"),
+        # columns in characters after multi-byte UTF-8, lines after a CR-only line end
+        (f"{HEADER}\r0,\u00fc".encode() + b"\xe9", r"line 2, column 4 \(byte 0xe9\)"),
         (b"", r"line 1 lacks column.*; the file is empty\."),
         (b'"iteration","epoch"\n0,0\n', r"; its names are quoted; remove the quotes\."),
         (b"iteration\tepoch\tbatch_size\n0\t0\t2\n", r"; it is not comma-separated\."),

@@ -61,11 +61,11 @@ def project_command(
     try:
         seqpoint_rows(sched, points)
     except InputError as exc:
-        fail(f"{seqpoints} does not fit {schedule}: {exc}")
+        fail(f"{seqpoints} does not fit {schedule}. {exc}")
     try:
         match_measurements(points, meas)
     except InputError as exc:
-        fail(f"{measurements} does not fit {seqpoints}: {exc}")
+        fail(f"{measurements} does not fit {seqpoints}. {exc}")
     result = project(sched, points, meas, method=method)
     dp = None
     given = [flag for flag, v in (("--interconnect", interconnect), ("--gradient-bytes", gradient_bytes),

@@ -98,7 +98,8 @@ class Recorder:
             raise InputError("Recorder blocks cannot nest: close one `with rec.step(...)` or "
                              "`with rec.micro_batch(...)` block before opening the next.")
         shape = self.shape_of(batch)
-        lengths = None if self._shape_fn is not None else sequence_lengths(batch, encoder_decoder=self._encoder_decoder)
+        lengths = (None if self._shape_fn is not None
+                   else sequence_lengths(batch, encoder_decoder=self._encoder_decoder, shape=shape))
         _synchronize()
         self._open = True
         start = time.perf_counter()

@@ -123,14 +123,33 @@ def batch_shape(batch: Any, *, encoder_decoder: bool = False) -> BatchShape:
     )
 
 
-def sequence_lengths(batch: Any, *, encoder_decoder: bool = False) -> tuple[list[int], list[int] | None] | None:
+def sequence_lengths(
+    batch: Any, *, encoder_decoder: bool = False, shape: BatchShape | None = None
+) -> tuple[list[int], list[int] | None] | None:
     """Each sequence's real ``(lengths, tgt_lengths)`` in a dict batch, or None when the
     batch does not say (no ``attention_mask`` or restarting ``position_ids``).
 
     Lengths come from the attention mask's row sums or, for padding-free packing, the
     documents where ``position_ids`` restart at 0; target lengths from the ``labels``
-    that are not -100 (encoder-decoder models, or with ``decoder_input_ids``).
+    that are not -100 (encoder-decoder models, or with ``decoder_input_ids``). With
+    ``shape`` (the batch's :func:`batch_shape`), lengths that do not fit it are None: a
+    mask over another axis than the one the shape's ``seq_len`` was read from (speech
+    features stored channels-first) would otherwise be recorded as rows longer than
+    their batch, which ``read_schedule`` refuses.
     """
+    found = _sequence_lengths(batch, encoder_decoder)
+    if found is None or shape is None:
+        return found
+    import numpy as np
+
+    from seqpoint.schedule import RowLengths
+
+    rows = RowLengths.from_lists([found[0]], None if found[1] is None else [found[1]])
+    batch_size, seq_len, tgt_len = (np.array([v], dtype=np.int64) for v in shape[:3])
+    return found if rows.mismatch(batch_size, seq_len, tgt_len) is None else None
+
+
+def _sequence_lengths(batch: Any, encoder_decoder: bool) -> tuple[list[int], list[int] | None] | None:
     if not isinstance(batch, Mapping):
         return None
     docs = _flattened_documents(batch.get("position_ids"))

@@ -146,18 +146,19 @@ class ProfileConfig:
         """
         profiled = self.breakdown_steps if self.profiled_apart else 0
         warmup = self.warmup
-        if self.processes > 1:
+        if self.processes > 1 and "time" in self.families:  # without time no worker process runs
             warmup *= self.processes + (1 if self.profiled_apart else 0)
         return PointSteps(warmup=warmup, repeats=self.repeats, profiled=profiled)
 
     def protocol_steps(self) -> int:
-        """Steps of a campaign that belong to no point: 0 with ``processes = 1``, else every
-        worker's start-up (``STARTUP_STEPS``), its drift checks (``2 · drift_steps``) and
-        the untimed step that re-warms the check point before the end check.
+        """Steps of a campaign that belong to no point: 0 with ``processes = 1`` or without
+        ``time`` (no worker processes run then), else every worker's start-up
+        (``STARTUP_STEPS``), its drift checks (``2 · drift_steps``) and the untimed step
+        that re-warms the check point before the end check.
 
         A single process's start-up is left out as before: a real run pays it too.
         """
-        if self.processes == 1:
+        if self.processes == 1 or "time" not in self.families:
             return 0
         return self.processes * (STARTUP_STEPS + 2 * self.drift_steps + 1)
 

@@ -19,12 +19,13 @@ from seqpoint.projection._ranks import (
     ring_allreduce_bytes,
     step_costs,
 )
-from seqpoint.projection._speedup import Speedup, project_speedup
+from seqpoint.projection._speedup import NOISE_RULES, Speedup, project_speedup
 from seqpoint.projection._synthetic import project_cost
 
 __all__ = [
     "INTERCONNECTS",
     "METHODS",
+    "NOISE_RULES",
     "PointProjector",
     "Projection",
     "RankProjection",

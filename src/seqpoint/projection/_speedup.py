@@ -133,9 +133,11 @@ def project_speedup(
             own run totals (:attr:`Projection.process_totals`), combined in quadrature
             with the cold-step terms' noise. The points' standard errors are not a
             lower bound here: they pool every worker's values, so they carry the
-            workers' speed differences that pairing cancels. When the workers took turns (``seqpoint speedup`` with ``[profile] processes >
-            1``), a change of the machine's speed during the campaign moves both
-            workers of a pair and largely cancels in ``r_p``.
+            workers' speed differences that pairing cancels. When the workers took
+            turns (``seqpoint speedup`` with ``[profile] processes > 1``), a change of
+            the machine's speed during the campaign moves both workers of a pair and
+            largely cancels in ``r_p``; from separate campaigns the pairs are
+            independent draws and ``r_p``'s spread still estimates the ratio's.
         ``independent``
             The two totals' relative noise half-widths ``n/T`` combined in quadrature,
             ``S·sqrt((n_a/T_a)² + (n_b/T_b)²)`` (each at least its worker processes'
@@ -165,10 +167,14 @@ def project_speedup(
     s_other = qa.totals[metric] / qb.totals[metric] if qb.totals[metric] else s
     pairs = _worker_pairs(pa, pb, metric)
     if noise == "pairs" and not pairs:
-        raise InputError(
-            f"noise='pairs' needs both measurement sets timed by the same number (2 or more) of worker "
-            f"processes; these have {pa.processes or 1} and {pb.processes or 1}. Use noise='independent'."
-        )
+        if metric not in (STEADY_TIME, RUN_TIME):
+            why = f"per-process values of {metric!r}, which only the time has"
+        elif pa.processes != pb.processes or pa.processes < 2:
+            why = (f"the same number (2 or more) of worker processes; these have {pa.processes or 1} and "
+                   f"{pb.processes or 1}")
+        else:
+            why = "a non-zero run total from every worker process"
+        raise InputError(f"noise='pairs' needs both measurement sets to have {why}. Use noise='independent'.")
     if noise == "independent":
         pairs = 0
     rel = (_paired_noise(pa, pb, metric, confidence) if pairs
@@ -206,7 +212,7 @@ def _relative(p: Projection, half: dict[str, float], metric: str, part: str | No
 def _worker_pairs(pa: Projection, pb: Projection, metric: str) -> int:
     """``P`` when both projections have ``P >= 2`` worker processes' totals of ``metric``, else 0."""
     ta, tb = pa.process_totals.get(metric, ()), pb.process_totals.get(metric, ())
-    return len(ta) if len(ta) == len(tb) >= 2 and all(t != 0 for t in tb) else 0
+    return len(ta) if len(ta) == len(tb) >= 2 and all(t != 0 for t in (*ta, *tb)) else 0
 
 
 def _paired_noise(pa: Projection, pb: Projection, metric: str, confidence: float) -> float:

@@ -185,7 +185,8 @@ def print_speedup(console: Console, speedup: Speedup, *, n_points: int,
     if speedup.value:
         # The interval's two parts, as `seqpoint run` shows a projection's.
         why = (f"the ratios of {speedup.pairs} A/B worker pairs' run totals × t "
-               f"{student_quantile(speedup.confidence, speedup.pairs - 1):.2f}" if speedup.pairs
+               f"{student_quantile(speedup.confidence, speedup.pairs - 1):.2f}"
+               + (", and the cold-step terms'" if speedup.metric == RUN_TIME else "") if speedup.pairs
                else "A's and B's combined as independent")
         console.print(f"interval ± {(hi - lo) / 2 / abs(speedup.value):.2%} = the two projection methods' "
                       f"spread ± {speedup.representation / abs(speedup.value):.2%} + timing noise "

@@ -98,7 +98,7 @@ def read_schedule(path: str | Path) -> IterationSchedule:
         raise InputError(f"Schedule file {path} does not exist; create it with 'seqpoint schedule'.")
     if path.suffix.lower() == ".parquet":
         cols, meta = _read_parquet(path)
-        row_label: Callable[[int], str] = lambda i: f"row {i}"  # noqa: E731
+        row_label: Callable[[int], str] = _parquet_row
         check_columns(cols, source=str(path), row_label=row_label)
     else:
         cols, row_label = _read_csv(path)
@@ -117,6 +117,10 @@ def read_schedule(path: str | Path) -> IterationSchedule:
                          "(the schedule still reads) or write both again with 'seqpoint schedule'.")
     schedule = IterationSchedule(**cols, meta=check_meta(meta, source=source), rank=rank)
     return schedule.with_rows(rows)
+
+
+def _parquet_row(i: int) -> str:
+    return f"row {i}"
 
 
 def _read_parquet(path: Path) -> tuple[dict[str, np.ndarray], Any]:

@@ -142,27 +142,34 @@ class RowLengths:
 
         A batch of ``batch_size`` sequences padded to ``seq_len`` (and ``tgt_len``) holds
         exactly ``batch_size`` lengths, none longer than the padding; a packed batch
-        fills rows ``0..batch_size-1`` with at most ``seq_len`` tokens each.
+        fills rows ``0..batch_size-1`` with at most ``seq_len`` tokens each. A batch of
+        one row and several lengths is one padding-free row of documents (``position_ids``
+        restarting at 0, as a recorder sees it): together at most ``seq_len`` tokens.
         """
         n, counts = len(self), np.diff(self.offsets)
         owner = np.repeat(np.arange(n), counts)  # the schedule row of every length
+        packed = self.row_of is not None
+        flat = np.zeros(n, dtype=bool)
         if self.row_of is None:
-            size, pieces = counts, self.lengths
+            flat = (batch_size == 1) & (counts > 1)  # one row of documents
+            size = np.where(flat, 1, counts)
+            longest = _most(self.lengths, owner, n)
+            if flat.any():
+                fill = np.bincount(owner, weights=self.lengths, minlength=n).astype(np.int64)
+                longest = np.where(flat, fill, longest)
         else:
-            # One piece per packed row: runs of equal (schedule row, packed row), summed.
             size = np.zeros(n, dtype=np.int64)
             np.maximum.at(size, owner, self.row_of + 1)
+            # One fill per packed row: runs of equal (schedule row, packed row), summed.
             new = np.ones(owner.shape[0], dtype=bool)
             new[1:] = (owner[1:] != owner[:-1]) | (self.row_of[1:] != self.row_of[:-1])
             starts = np.flatnonzero(new)
-            pieces = np.add.reduceat(self.lengths, starts) if starts.size else self.lengths
-            owner = owner[starts]
-        packed = self.row_of is not None
-        longest = _most(pieces, owner, n)
+            fills = np.add.reduceat(self.lengths, starts) if starts.size else self.lengths
+            longest = _most(fills, owner[starts], n)
         checks = [(size > batch_size if packed else size != batch_size, size, "batch_size", batch_size,
                    "packed rows" if packed else "sequences"),
                   (longest > seq_len, longest, "seq_len", seq_len,
-                   "tokens in its fullest packed row" if packed else "tokens in its longest sequence")]
+                   "tokens in its fullest row" if packed else "tokens in its longest sequence")]
         if self.tgt_lengths is not None and tgt_len is not None and not packed:
             most = _most(self.tgt_lengths, owner, n)
             checks.append((most > tgt_len, most, "tgt_len", tgt_len, "target tokens in its longest sequence"))
@@ -171,6 +178,8 @@ class RowLengths:
             return None
         i = int(bad[0])
         _, got, column, want, what = next(c for c in checks if c[0][i])
+        if flat[i] and column == "seq_len":
+            what = "tokens in its row of documents"
         return i, f"{int(got[i])} {what}, but its {column} is {int(want[i])}"
 
     def equals(self, other: RowLengths) -> bool:
@@ -186,11 +195,11 @@ def _most(values: IntArray, owner: IntArray, n: int) -> IntArray:
     """The largest of ``values`` per schedule row (``owner`` of each, non-decreasing), 0 for
     a row without any."""
     counts = np.bincount(owner, minlength=n)
-    if not values.size:
-        return np.zeros(n, dtype=np.int64)
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    out = np.maximum.reduceat(values, np.minimum(starts, values.size - 1)).astype(np.int64)
-    out[counts == 0] = 0
+    out = np.zeros(n, dtype=np.int64)
+    some = counts > 0
+    if some.any():
+        starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        out[some] = np.maximum.reduceat(values, starts[some])
     return out
 
 

@@ -81,7 +81,7 @@ class Campaign(_Chosen):
     def reduction(self) -> float:
         """Iterations of the run over training steps executed to profile its SeqPoints."""
         steps = self.config.profile.point_steps()
-        overhead = self.config.profile.protocol_steps() + self.config.profile.cold_window
+        overhead = self.config.profile.protocol_steps() + self.config.profile.window_steps
         return reduction_factor(len(self.schedule), len(self.seqpoints), **steps._asdict(),
                                 overhead=overhead)
 
@@ -159,7 +159,7 @@ class CampaignPlan(_Chosen):
         if every_signature:
             others_ms = replace(measured, measurements=tuple(
                 m for m, point in zip(measured.measurements, is_point, strict=True) if not point))
-        if cfg.profile.cold_window and "time" in cfg.profile.families:
+        if cfg.profile.window_steps:
             measurements = _with_window(cfg, self.workload, schedule, measurements)
         write_measurements(measurements, self.folder.file(f"measurements{_suffix(self.tag)}.json"))
         return Campaign(config=cfg, folder=self.folder, schedule=schedule, seqpoints=seqpoints,

@@ -65,7 +65,7 @@ class RunResult:
         drift-check steps, cold-step window steps)``: how :attr:`steps_per_point` is made
         up, and what the campaign ran besides the points (counted in :attr:`reduction`)."""
         profile = self.config.profile
-        return profile.processes, profile.warmup, profile.protocol_steps(), profile.cold_window
+        return profile.processes, profile.warmup, profile.protocol_steps(), profile.window_steps
 
     def to_dict(self) -> dict[str, Any]:
         """What ``result.json`` and ``seqpoint run --json`` hold."""

@@ -315,6 +315,11 @@ class ProfileSection(ProfileConfig):
         _check("profile", self, self._section_constraints)
 
     @property
+    def window_steps(self) -> int:
+        """Steps the cold-step window runs: ``cold_window`` when time is measured, else 0."""
+        return self.cold_window if "time" in self.families else 0
+
+    @property
     def harness(self) -> ProfileConfig:
         """The harness config alone: the cache settings are not part of a measurement's key."""
         names = [f.name for f in dataclasses.fields(ProfileConfig)]

@@ -115,7 +115,7 @@ class SeqPointCallback(TrainerCallback):  # type: ignore[misc]
             self._shape = BatchShape(*(int(v) for v in self.shape_fn(batch)))
         else:
             self._shape = batch_shape(batch, encoder_decoder=self._encoder_decoder)
-            self._seq = sequence_lengths(batch, encoder_decoder=self._encoder_decoder)
+            self._seq = sequence_lengths(batch, encoder_decoder=self._encoder_decoder, shape=self._shape)
 
     def _close_micro_batch(self) -> None:
         end = self._clock.mark()

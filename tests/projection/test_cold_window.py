@@ -91,3 +91,26 @@ def test_a_window_of_new_shapes_only_measures_no_in_run_ratio() -> None:
     # and the steady state is left as measured.
     assert res.cold_term["relative_extra"] == pytest.approx(IN_RUN * (1 + EXTRA) - 1)
     assert res.totals["run_time_s"] == pytest.approx(res.totals["time_s"] + res.totals["first_occurrence_s"])
+
+
+def test_the_in_run_gap_widens_the_whole_run_interval() -> None:
+    """The window's warm steps ran 10% over the isolated points: the whole run's interval
+    is widened by 10% of the steady state on each side (for either calibration of the cold
+    term), unless the ratio was applied to the total; the steady state's is left alone."""
+    s, pts, ms = _setup(_window())
+    steady = 2 * 0.001 * sum(SL)
+    for cold in ("window", "first_step"):
+        res = project(s, pts, ms, cold=cold)
+        assert res.in_run_gap == pytest.approx((IN_RUN - 1) * steady)
+        lo, hi = res.interval["run_time_s"]
+        half = res.representation["run_time_s"] + res.noise["run_time_s"] + res.in_run_gap
+        assert (hi - lo) / 2 == pytest.approx(half)
+        assert res.to_dict()["in_run_gap"] == pytest.approx(res.in_run_gap)
+        slo, shi = res.interval["time_s"]
+        assert (shi - slo) / 2 == pytest.approx(res.representation["time_s"] + res.noise["time_s"])
+    corrected = project(s, pts, ms, in_run_correction=True)
+    assert corrected.in_run_gap == 0.0 and "in_run_gap" not in corrected.to_dict()
+    # first_step calibration, corrected: the window's ratio scales the steady state too
+    first = project(s, pts, ms, cold="first_step", in_run_correction=True)
+    assert first.totals["run_time_s"] == pytest.approx(steady * IN_RUN + first.totals["first_occurrence_s"])
+    assert project(*_setup(None)).in_run_gap == 0.0  # no window, nothing known

@@ -74,6 +74,11 @@ def test_run_reports_exact_totals_and_savings(tmp_path) -> None:
     buf = io.StringIO()
     print_run(Console(file=buf, width=200), spread)
     assert "(3 worker processes' spread × 4.30)" in buf.getvalue()
+    assert "in-run gap" not in text  # no window, no row
+    gapped = dataclasses.replace(res, projection=dataclasses.replace(res.projection, in_run_gap=0.1 * total))
+    buf = io.StringIO()
+    print_run(Console(file=buf, width=200), gapped)
+    assert re.search(r"\+ in-run gap\s+│\s+± 10\.00%  \(the in-sequence window's warm steps", buf.getvalue())
     # the profiled steps are the steps the reduction factor counts
     steps = int(re.search(r"profiled steps\s+│\s+([\d,]+) \(", text).group(1).replace(",", ""))
     assert len(res.schedule) / steps == pytest.approx(res.reduction)

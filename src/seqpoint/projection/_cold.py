@@ -38,7 +38,15 @@ from seqpoint.measurements import (
 )
 from seqpoint.projection._model import PointProjector
 
-__all__ = ["COLD_METHODS", "ColdTerm", "WindowExtra", "cold_steps", "first_occurrence", "window_extra"]
+__all__ = [
+    "COLD_METHODS",
+    "ColdTerm",
+    "WindowExtra",
+    "cold_steps",
+    "first_occurrence",
+    "window_extra",
+    "window_in_run_ratio",
+]
 
 #: Calibrations of the cold term: ``first_step`` (each point's cold first step),
 #: ``window`` (a timed in-sequence window), ``auto`` (the window when one was recorded).
@@ -157,6 +165,18 @@ def window_rows(window: StepWindow, table_inverse: NDArray[np.int64],
                 f"{window.start + i}, but the schedule has {expected}; record the window on this schedule."
             )
     return rows
+
+
+def window_in_run_ratio(proj: PointProjector, ok_meas: Sequence[Measurement], window: StepWindow) -> float | None:
+    """The window's in-run ratio (:attr:`WindowExtra.in_run_ratio`) against the points'
+    steady model, whichever calibration the cold-step term uses; None when the window
+    cannot give one."""
+    if not ok_meas or not all(STEADY_TIME in m.metrics for m in ok_meas):
+        return None
+    fitted = np.clip(proj.fitted(np.array([m.metrics[STEADY_TIME] for m in ok_meas])), 0.0, None)
+    table = proj.model.table
+    extra = window_extra(window, window_rows(window, table.inverse, table.signatures), table.shape_ids(), fitted)
+    return None if extra is None else extra.in_run_ratio
 
 
 def first_occurrence(

@@ -62,6 +62,9 @@ def print_run(console: Console, result: RunView) -> None:
                f"{student_quantile(proj.confidence, proj.processes - 1):.2f}" if proj.processes
                else "the points' repeats")
         table.add_row("  + timing noise", f"± {proj.noise[metric] / total:.2%}  ({why})")
+        if metric == RUN_TIME and proj.in_run_gap:
+            table.add_row("  + in-run gap", f"± {proj.in_run_gap / total:.2%}  (the in-sequence window's warm "
+                          "steps against the isolated points)")
     if "flops" in proj.totals:
         table.add_row("projected FLOPs", fmt_count(proj.totals["flops"]) + "FLOP")
     table.add_row("profiled steps", steps_text(result))

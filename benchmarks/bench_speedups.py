@@ -41,7 +41,7 @@ section ``speedups-paired``).
 Usage::
 
     .venv/bin/python benchmarks/bench_speedups.py [--quick] [--rounds 3] [--window 100]
-        [--cases ds2-librispeech,bert-wiki-grouped] [--paired] [--render-only]
+        [--cases ds2-librispeech,bert-wiki-grouped] [--paired] [--render-only] [--rejudge]
 """
 
 from __future__ import annotations
@@ -418,6 +418,56 @@ def render_rules(data: dict[str, Any]) -> list[str]:
     return [f"The 95% intervals under each rule (whole run, first_step): {RULES_TEXT}", "", *RULES_HEAD, *rows]
 
 
+#: Whole-run intervals judged again from each round's stored measurements (``--rejudge``):
+#: the cold-step term's calibration, and whether the in-run gap is in the interval.
+REJUDGE = (("first_step", {"cold": "first_step"}), ("window", {"cold": "window"}))
+
+
+def rejudge(data: dict[str, Any]) -> list[str]:
+    """Each configuration round's whole-run interval projected again, with this code, from
+    its stored measurements (the in-sequence window included): how often it held the mean
+    of that configuration's full runs, with the in-run gap (:attr:`Projection.in_run_gap`)
+    and without it. Rounds of a ``--paired`` run add their in-turn campaign's."""
+    from seqpoint.projection import project
+
+    cases = {c.name: c for c in CASES}
+    held: dict[str, list[tuple[bool, float]]] = {}
+    for name, c in data["cases"].items():
+        pairs = [p for p in c["pairs"] if "error_message" not in p and "measurements" in p["rounds"][0]["a"]]
+        if not pairs:
+            continue
+        cfg, schedule = validation_subset(cases[name], bool(data["meta"]["quick"]))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SeqPointWarning)
+            _, points = choose_points(cfg.selection, schedule)
+        for p in pairs:
+            truth = {tag: float(np.mean([r[tag]["full_s"] for r in p["rounds"]])) for tag in ("a", "b")}
+            for r in p["rounds"]:
+                campaigns = [r] + ([r["paired"]] if "measurements" in r.get("paired", {}).get("a", {}) else [])
+                for camp in campaigns:
+                    for tag in ("a", "b"):
+                        ms = Measurements.from_dict(camp[tag]["measurements"])
+                        for label, kw in REJUDGE:
+                            proj = project(schedule, points, ms, **kw)
+                            if "run_time_s" not in proj.totals:
+                                continue
+                            lo, hi = proj.interval["run_time_s"]
+                            g = proj.in_run_gap
+                            for rule, (x, y) in ((f"{label} + in-run gap", (lo, hi)), (label, (lo + g, hi - g))):
+                                held.setdefault(rule, []).append((x <= truth[tag] <= y, (y - x) / (y + x)))
+    if not held:
+        return []
+    lines = ["Whole-run intervals projected again from each round's stored measurements (`--rejudge`), "
+             "against the mean of the configuration's full runs: the cold-step term from the points' first "
+             f"steps or from the {data['meta']['window']}-step in-sequence window, with and without the in-run gap "
+             "(`Projection.in_run_gap`: |r − 1| × the steady state, r the window's warm steps over the "
+             "isolated points' time).", "",
+             "| interval | whole runs held | median half-width % |", "| --- | ---: | ---: |"]
+    for rule, xs in held.items():
+        lines.append(f"| {rule} | {sum(h for h, _ in xs)} of {len(xs)} | {100 * median([w for _, w in xs]):.2f} |")
+    return lines
+
+
 def render_paired(data: dict[str, Any]) -> str:
     """The ``--paired`` run: each pair's projection from separate campaigns against the one
     from campaigns whose workers took turns, both against the same full runs."""
@@ -531,12 +581,14 @@ def main() -> None:
     ap.add_argument("--window", type=int, default=100, help="iterations of the in-sequence window (default 100)")
     ap.add_argument("--cases", help="comma-separated subset of the cases with pairs")
     ap.add_argument("--render-only", action="store_true", help="rewrite the RESULTS.md section from the JSON")
+    ap.add_argument("--rejudge", action="store_true",
+                    help="project each stored round again with this code and judge its whole-run intervals")
     ap.add_argument("--paired", action="store_true",
                     help="also time both configurations with their workers in turn, between them, every round")
     args = ap.parse_args()
     stem = "speedups_paired" if args.paired else "speedups"
     path = RESULTS / (f"{stem}_quick.json" if args.quick else f"{stem}.json")
-    if not args.render_only:
+    if not (args.render_only or args.rejudge):
         names = args.cases.split(",") if args.cases else [c.name for c in CASES if c.pairs]
         unknown = [n for n in names if n not in {c.name for c in CASES if c.pairs}]
         if unknown:
@@ -549,6 +601,13 @@ def main() -> None:
         path.write_text(json.dumps(data, indent=1) + "\n")
         print(f"wrote {path}")
     data = json.loads(path.read_text())
+    if args.rejudge:
+        title = f"Whole-run intervals of `{path.name}` judged again (issue 14)"
+        body = [f"## {title}\n", f"- date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} (the rounds: "
+                f"{data['meta']['date']})", f"- machine: {MACHINE}", f"- command: `{command_line()}`", "",
+                *rejudge(data)]
+        print(f"RESULTS.md section written: {write_section(f'{stem}-rejudged', chr(10).join(body) + chr(10))}")
+        return
     if args.paired:
         print(f"RESULTS.md section written: {write_section('speedups-paired', render_paired(data))}")
     else:

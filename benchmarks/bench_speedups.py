@@ -25,7 +25,7 @@ the ratio of the mean projections, under each calibration of the whole-run time:
 
 Each round keeps both configurations' SeqPoint measurements (per-process values
 included), so a later interval rule can be judged on the same rounds offline. Results go
-to ``benchmarks/results/speedups.json`` and the ``speedups`` section of
+to ``benchmarks/results/speedups.json.gz`` and the ``speedups`` section of
 RESULTS.md (``--render-only`` rewrites the section from the JSON).
 
 ``--paired`` also times, in every round between the two configurations, both
@@ -35,7 +35,7 @@ B first in odd rounds; ``seqpoint.profiling.take_turns``). The round is then
 
     first's SeqPoints, first's full run, [both SeqPoints in turn], second's SeqPoints, second's full run
 
-and both projections are compared with the same full runs (``speedups_paired.json``,
+and both projections are compared with the same full runs (``speedups_paired.json.gz``,
 section ``speedups-paired``).
 
 Usage::
@@ -49,6 +49,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import gzip
 import json
 import sys
 import time
@@ -67,7 +68,7 @@ from _paper_cases import ALLOCATOR_ENV, CASES, Case, harness, validation_subset
 from _paper_measured import child_env, in_fresh_process
 from _results import MACHINE, command_line, quick_mode, write_section
 from bench_cold import profile_child, projections
-from seqpoint.exceptions import SeqPointWarning
+from seqpoint.exceptions import InputError, SeqPointWarning
 from seqpoint.measurements import Measurements
 from seqpoint.profiling import ProfileConfig, profile_points, profile_window, take_turns
 from seqpoint.projection import _project as project_module
@@ -189,7 +190,9 @@ def projected_speedup(schedule: Any, points: Any, ms_a: Measurements, ms_b: Meas
     and the interval under each of RULES."""
     a, b = dataclasses.replace(ms_a, window=None), dataclasses.replace(ms_b, window=None)
     sp = project_speedup(schedule, points, a, b)
-    rules = {"pairs": list(sp.interval)} if sp.pairs else {}  # auto: pairs wherever they can be formed
+    rules = {}
+    with contextlib.suppress(InputError):  # pairs need the same worker count at every point
+        rules["pairs"] = list(project_speedup(schedule, points, a, b, noise="pairs").interval)
     for rule in RULES:
         with interval_rule(rule):
             rules[rule] = list(project_speedup(schedule, points, a, b, noise="independent").interval)
@@ -218,7 +221,9 @@ def summarise(rounds: list[dict[str, dict[str, Any]]]) -> dict[str, Any]:
             "error_se": float(paired.std(ddof=1) / np.sqrt(len(rounds))) if len(rounds) > 1 else None,
         }
     # The interval `seqpoint speedup` prints, round by round, against the pair's measured speedup.
-    printed = [r["speedup"] for r in rounds if "speedup" in r]
+    # The default rule's interval: a run of 2026-11-25 printed the pairs rule, then the default.
+    printed = [{**r["speedup"], "interval": r["speedup"].get("intervals", {}).get("processes", r["speedup"]["interval"])}
+               for r in rounds if "speedup" in r]
     if printed:
         out["interval"] = {
             "held": sum(m.held_by(tuple(sp["interval"])) for sp in printed), "rounds": len(printed),
@@ -306,7 +311,7 @@ def _header(meta: dict[str, Any], title: str, data_file: str, flags: str) -> lis
 
 def render(data: dict[str, Any]) -> str:
     title = "Speedups: projected against measured, both timed in interleaved rounds (issue 14)"
-    lines = [*_header(data["meta"], title, "speedups.json", "--render-only"),
+    lines = [*_header(data["meta"], title, "speedups.json(.gz)", "--render-only"),
              "Each round times a's SeqPoints and window, a's full run, b's SeqPoints and window, b's full "
              "run, each in a fresh process (b first in odd rounds). Measured: ratio of the mean full runs; "
              "noise floor: spread of a/b over every pairing of a's and b's runs; s.e.: the per-round "
@@ -398,10 +403,10 @@ def rule_rows(held: dict[str, dict[str, list[tuple[bool, float]]]], view: str = 
             for rule in SPEEDUP_RULES if held[rule]["speedup"] or held[rule]["run"]]
 
 
-RULES_TEXT = ("*pairs* (the speedup's interval since 2026-11-25, when both configurations' time was spread "
-              "over the same number of worker processes): a's worker p paired with b's, the spread of the P "
+RULES_TEXT = ("*pairs* (`project_speedup(noise=\"pairs\")`, judged on 2026-11-25 and not made the default): "
+              "a's worker p paired with b's, the spread of the P "
               "ratios of their own run totals times Student's t with P − 1 degrees of freedom, the cold-step "
-              "terms' noise added in quadrature; *processes*: each configuration's whole-run interval (at "
+              "terms' noise added in quadrature; *processes* (the default): each configuration's whole-run interval (at "
               "least the spread of the run totals projected from each worker process's values, times t), "
               "the two combined as independent; *points*: each point's standard error, as if independent, "
               "times z (the interval before 2026-11-25). Same measurements, same truths.")
@@ -461,7 +466,9 @@ def rejudge(data: dict[str, Any]) -> list[str]:
              "against the mean of the configuration's full runs: the cold-step term from the points' first "
              f"steps or from the {data['meta']['window']}-step in-sequence window, with and without the in-run gap "
              "(`Projection.in_run_gap`: |r − 1| × the steady state, r the window's warm steps over the "
-             "isolated points' time).", "",
+             "isolated points' time)" + ("; a `--paired` run's rounds count twice, their own campaigns' and "
+                                          "the in-turn campaign's projections" if data["meta"]["paired"] else "")
+             + ".", "",
              "| interval | whole runs held | median half-width % |", "| --- | ---: | ---: |"]
     for rule, xs in held.items():
         lines.append(f"| {rule} | {sum(h for h, _ in xs)} of {len(xs)} | {100 * median([w for _, w in xs]):.2f} |")
@@ -472,7 +479,7 @@ def render_paired(data: dict[str, Any]) -> str:
     """The ``--paired`` run: each pair's projection from separate campaigns against the one
     from campaigns whose workers took turns, both against the same full runs."""
     title = "Speedups with A's and B's worker processes in turn (issue 14)"
-    lines = [*_header(data["meta"], title, "speedups_paired.json", "--paired --render-only"),
+    lines = [*_header(data["meta"], title, "speedups_paired.json.gz", "--paired --render-only"),
              "Each round: the first configuration's SeqPoints (3 workers, one fresh process) and its full run; "
              "then both configurations' SeqPoints in one fresh process whose A and B workers take turns "
              "(A1 B1 B2 A2 A3 B3, as `seqpoint speedup` now does with `[profile] processes > 1`); then the "
@@ -587,7 +594,9 @@ def main() -> None:
                     help="also time both configurations with their workers in turn, between them, every round")
     args = ap.parse_args()
     stem = "speedups_paired" if args.paired else "speedups"
-    path = RESULTS / (f"{stem}_quick.json" if args.quick else f"{stem}.json")
+    path = RESULTS / (f"{stem}_quick.json.gz" if args.quick else f"{stem}.json.gz")
+    if not path.exists() and path.with_suffix("").exists():  # written before the rounds kept their measurements
+        path = path.with_suffix("")
     if not (args.render_only or args.rejudge):
         names = args.cases.split(",") if args.cases else [c.name for c in CASES if c.pairs]
         unknown = [n for n in names if n not in {c.name for c in CASES if c.pairs}]
@@ -598,9 +607,12 @@ def main() -> None:
         data = run(cases, 2 if args.quick else args.rounds, min(args.window, 20) if args.quick else args.window,
                    args.quick, args.paired)
         RESULTS.mkdir(exist_ok=True)
-        path.write_text(json.dumps(data, indent=1) + "\n")
+        # compact and gzipped: every round's measurements make megabytes of JSON
+        path = path if path.suffix == ".gz" else path.with_name(path.name + ".gz")
+        path.write_bytes(gzip.compress(json.dumps(data, separators=(",", ":")).encode(), mtime=0))
         print(f"wrote {path}")
-    data = json.loads(path.read_text())
+    raw = path.read_bytes()
+    data = json.loads(gzip.decompress(raw) if path.suffix == ".gz" else raw)
     if args.rejudge:
         title = f"Whole-run intervals of `{path.name}` judged again (issue 14)"
         body = [f"## {title}\n", f"- date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} (the rounds: "

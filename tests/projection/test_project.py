@@ -349,10 +349,10 @@ def test_speedup_pairs_the_workers_whose_speed_moved_together(tiny: IterationSch
     a, b = by_workers(sp, speed), by_workers(sp, speed, fn=lambda t: linear(t) / 2)
     pa = project(tiny, sp, a)
     assert pa.process_totals["time_s"] == pytest.approx(tuple(pa.totals["time_s"] * f for f in speed))
-    paired = project_speedup(tiny, sp, a, b)
+    paired = project_speedup(tiny, sp, a, b, noise="pairs")
     assert paired.pairs == 3 and paired.value == pytest.approx(2.0)
     assert paired.interval == pytest.approx((2.0, 2.0))
-    alone = project_speedup(tiny, sp, a, b, noise="independent")
+    alone = project_speedup(tiny, sp, a, b)  # the default: as independent
     rel = pa.noise["time_s"] / pa.totals["time_s"]
     assert alone.pairs == 0 and alone.noise == pytest.approx(2.0 * np.hypot(rel, rel))
     assert alone.noise / 2.0 == pytest.approx(np.sqrt(2) * 4.3027 * 0.05 / np.sqrt(3), rel=1e-4)
@@ -374,7 +374,7 @@ def test_speedup_pairs_give_the_ratios_spread_times_t(tiny: IterationSchedule) -
 def test_speedup_pairs_need_the_same_worker_count(tiny: IterationSchedule) -> None:
     sp = SeqPointSelector(n_points=4).fit(tiny).to_seqpoints(tiny)
     a, b = by_workers(sp, [1.0, 1.02, 0.98]), by_workers(sp, [1.0, 1.05], fn=lambda t: linear(t) / 2)
-    assert project_speedup(tiny, sp, a, b).pairs == 0  # auto: independent
+    assert project_speedup(tiny, sp, a, b).pairs == 0  # the default: independent
     with pytest.raises(InputError, match=r"noise='pairs' needs .* 3 and 2.*noise='independent'"):
         project_speedup(tiny, sp, a, b, noise="pairs")
     with pytest.raises(ConfigError, match="noise"):
@@ -393,13 +393,13 @@ def test_speedup_pairs_keep_the_cold_steps_noise(tiny: IterationSchedule) -> Non
 
     a = with_first(by_workers(sp, [0.95, 1.0, 1.05]))
     b = with_first(by_workers(sp, [0.95, 1.0, 1.05], fn=lambda t: linear(t) / 2))
-    s = project_speedup(tiny, sp, a, b)
+    s = project_speedup(tiny, sp, a, b, noise="pairs")
     pa, pb = project(tiny, sp, a), project(tiny, sp, b)
     assert s.metric == "run_time_s" and s.pairs == 3 and pa.noise["first_occurrence_s"] > 0
     cold = np.hypot(pa.noise["first_occurrence_s"] / pa.totals["run_time_s"],
                     pb.noise["first_occurrence_s"] / pb.totals["run_time_s"])
     assert s.noise >= abs(s.value) * cold * (1 - 1e-9)
-    assert s.noise < project_speedup(tiny, sp, a, b, noise="independent").noise
+    assert s.noise < project_speedup(tiny, sp, a, b).noise
 
 
 def test_one_context_serves_every_projection_of_a_schedule(

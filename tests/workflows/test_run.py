@@ -193,7 +193,10 @@ def test_speedup_with_worker_processes_alternates_a_and_b(tmp_path, monkeypatch)
         assert ms.protocol["processes"] == 2
         assert all(m.ok and m.metrics["processes"] == 2.0 and m.metrics["flops"] > 0 for m in ms.measurements)
     assert res.measurements_a.config["dtype"] == "fp32" and res.measurements_b.config["dtype"] == "bf16"
-    assert res.speedup.value > 0 and res.speedup.pairs == 2  # A's worker p paired with B's for the noise
+    assert res.speedup.value > 0 and res.speedup.pairs == 0  # the default noise rule: independent
+    # each worker's own values, which project_speedup(noise="pairs") pairs A's worker p with B's by
+    assert all(len(m.samples["time_s_processes"]) == 2 for ms in (res.measurements_a, res.measurements_b)
+               for m in ms.measurements)
     saved = [json.loads((tmp_path / "run" / f"measurements_{t}.json").read_text()) for t in "ab"]
     assert [s["config"]["dtype"] for s in saved] == ["fp32", "bf16"]
 

@@ -150,7 +150,7 @@ class RowLengths:
         owner = np.repeat(np.arange(n), counts)  # the schedule row of every length
         packed = self.row_of is not None
         flat = np.zeros(n, dtype=bool)
-        if self.row_of is None:
+        if not packed:
             flat = (batch_size == 1) & (counts > 1)  # one row of documents
             size = np.where(flat, 1, counts)
             longest = _most(self.lengths, owner, n)
@@ -158,8 +158,8 @@ class RowLengths:
                 fill = np.bincount(owner, weights=self.lengths, minlength=n).astype(np.int64)
                 longest = np.where(flat, fill, longest)
         else:
-            size = np.zeros(n, dtype=np.int64)
-            np.maximum.at(size, owner, self.row_of + 1)
+            assert self.row_of is not None
+            size = _most(self.row_of + 1, owner, n)
             # One fill per packed row: runs of equal (schedule row, packed row), summed.
             new = np.ones(owner.shape[0], dtype=bool)
             new[1:] = (owner[1:] != owner[:-1]) | (self.row_of[1:] != self.row_of[:-1])

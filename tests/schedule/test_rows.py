@@ -109,8 +109,8 @@ def _edit_csv(path, line: int, column: str, value: int) -> None:
 
 
 @pytest.mark.parametrize(("column", "value", "message"), [
-    ("seq_len", 6, r"line 3 has 10 tokens in its longest sequence, but its seq_len is 6"),
-    ("batch_size", 2, r"line 3 has 3 sequences, but its batch_size is 2"),
+    ("seq_len", 6, r"for line 3 it holds a sequence of 10 tokens, but the row's seq_len is 6"),
+    ("batch_size", 2, r"for line 3 it holds 3 sequences, but the row's batch_size is 2"),
 ])
 def test_a_schedule_edited_after_its_sidecar_is_refused(tmp_path, column, value, message):
     """The sidecar's lengths feed the steps (masks, varlen): a hand-edited seq_len or
@@ -137,9 +137,9 @@ def test_packed_and_data_parallel_sidecars_fit_their_schedules(tmp_path):
     # cannot shorten them; the check itself, on the arrays:
     p = POLICIES.get("packing")(max_seq_len=64, batch_size=3).replay(lengths, epochs=1, seed=1)
     assert p.rows.mismatch(p.batch_size, p.seq_len, None) is None
-    assert p.rows.mismatch(p.batch_size, p.seq_len - 1, None) == (0, "64 tokens in its fullest row, "
-                                                                     "but its seq_len is 63")
-    assert p.rows.mismatch(p.batch_size - 1, p.seq_len, None) == (0, "3 packed rows, but its batch_size is 2")
+    assert p.rows.mismatch(p.batch_size, p.seq_len - 1, None) == (0, "a packed row of 64 tokens, "
+                                                                     "but the row's seq_len is 63")
+    assert p.rows.mismatch(p.batch_size - 1, p.seq_len, None) == (0, "3 packed rows, but the row's batch_size is 2")
 
 
 def test_a_padding_free_row_of_documents_fits_its_one_row_batch():
@@ -148,7 +148,7 @@ def test_a_padding_free_row_of_documents_fits_its_one_row_batch():
     rows = RowLengths.from_lists([[5, 3, 4], [7], [2, 2]])
     one, seq = np.array([1, 1, 1]), np.array([12, 7, 4])
     assert rows.mismatch(one, seq, None) is None
-    assert rows.mismatch(one, np.array([12, 7, 3]), None) == (2, "4 tokens in its row of documents, but its seq_len is 3")
+    assert rows.mismatch(one, np.array([12, 7, 3]), None) == (2, "documents of 4 tokens in all, but the row's seq_len is 3")
     # trailing rows without lengths: the last one with lengths keeps all of them
     assert RowLengths.from_lists([[3, 9, 4], []]).mismatch(np.array([3, 0]), np.array([8, 1]), None) == (
-        0, "9 tokens in its longest sequence, but its seq_len is 8")
+        0, "a sequence of 9 tokens, but the row's seq_len is 8")

@@ -121,5 +121,22 @@ def test_speedup_needs_both_sets_on_the_seqpoints(runs) -> None:
 
     _, _, _, schedule, points, meas = runs
     partial = dataclasses.replace(meas, measurements=meas.measurements[:1])
-    with pytest.raises(InputError, match="Measurements B lack SeqPoint iteration"):
+    with pytest.raises(InputError, match=r"Measurements B \(in memory\) lack SeqPoint iteration"):
         speedup_from_files(schedule, points, meas, partial)
+
+
+def test_speedup_from_files_names_the_files_that_disagree(runs, tmp_path) -> None:
+    import dataclasses
+
+    from seqpoint.measurements import write_measurements
+    from seqpoint.schedule import write_schedule
+    from seqpoint.selection import write_seqpoints
+
+    _, _, _, schedule, points, meas = runs
+    sched_file = write_schedule(schedule.head(len(schedule) - 1), tmp_path / "short.csv")
+    sp_file = write_seqpoints(points, tmp_path / "sp.json")
+    with pytest.raises(InputError, match=rf"{sp_file} does not fit {sched_file}\. The SeqPoints were chosen"):
+        speedup_from_files(sched_file, sp_file, meas, meas)
+    partial = write_measurements(dataclasses.replace(meas, measurements=meas.measurements[:1]), tmp_path / "b.json")
+    with pytest.raises(InputError, match=rf"Measurements B \({partial}\) lack SeqPoint iteration\(s\) .* of {sp_file}"):
+        speedup_from_files(schedule, sp_file, meas, partial)

@@ -113,7 +113,8 @@ def read_schedule(path: str | Path) -> IterationSchedule:
     bad = None if rows is None else rows.mismatch(cols["batch_size"], cols["seq_len"], cols.get("tgt_len"))
     if bad is not None:
         # The schedule was edited after the sidecar was written: its lengths would feed steps wrongly.
-        raise InputError(f"{rows_path(path)} does not fit {path}: {row_label(bad[0])} has {bad[1]}. Delete the sidecar "
+        raise InputError(f"{rows_path(path)} does not fit {path}: for {row_label(bad[0])} it holds {bad[1]}. "
+                         "Delete the sidecar "
                          "(the schedule still reads) or write both again with 'seqpoint schedule'.")
     schedule = IterationSchedule(**cols, meta=check_meta(meta, source=source), rank=rank)
     return schedule.with_rows(rows)

@@ -167,20 +167,20 @@ class RowLengths:
             fills = np.add.reduceat(self.lengths, starts) if starts.size else self.lengths
             longest = _most(fills, owner[starts], n)
         checks = [(size > batch_size if packed else size != batch_size, size, "batch_size", batch_size,
-                   "packed rows" if packed else "sequences"),
+                   "{} packed rows" if packed else "{} sequences"),
                   (longest > seq_len, longest, "seq_len", seq_len,
-                   "tokens in its fullest row" if packed else "tokens in its longest sequence")]
+                   "a packed row of {} tokens" if packed else "a sequence of {} tokens")]
         if self.tgt_lengths is not None and tgt_len is not None and not packed:
             most = _most(self.tgt_lengths, owner, n)
-            checks.append((most > tgt_len, most, "tgt_len", tgt_len, "target tokens in its longest sequence"))
+            checks.append((most > tgt_len, most, "tgt_len", tgt_len, "a target of {} tokens"))
         bad = np.flatnonzero(np.any([c[0] for c in checks], axis=0))
         if not bad.size:
             return None
         i = int(bad[0])
         _, got, column, want, what = next(c for c in checks if c[0][i])
         if flat[i] and column == "seq_len":
-            what = "tokens in its row of documents"
-        return i, f"{int(got[i])} {what}, but its {column} is {int(want[i])}"
+            what = "documents of {} tokens in all"
+        return i, f"{what.format(int(got[i]))}, but the row's {column} is {int(want[i])}"
 
     def equals(self, other: RowLengths) -> bool:
         """Same offsets, lengths, target lengths and packed rows."""

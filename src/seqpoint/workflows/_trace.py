@@ -225,20 +225,29 @@ def speedup_from_files(
     InputError
         A set that lacks a SeqPoint's iteration (measured on other points).
     """
-    from seqpoint.projection import project_speedup
+    from seqpoint.projection import project_speedup, seqpoint_rows
+
+    def named(given: object, label: str) -> str:
+        return label if isinstance(given, (IterationSchedule, SeqPoints, Measurements)) else str(given)
 
     sched = schedule if isinstance(schedule, IterationSchedule) else read_run_schedule(schedule)
     pts = seqpoints if isinstance(seqpoints, SeqPoints) else read_seqpoints(seqpoints)
     a = meas_a if isinstance(meas_a, Measurements) else read_measurements(meas_a)
     b = meas_b if isinstance(meas_b, Measurements) else read_measurements(meas_b)
+    try:
+        seqpoint_rows(sched, pts)
+    except InputError as exc:
+        raise InputError(f"{named(seqpoints, 'The SeqPoints')} does not fit {named(schedule, 'the schedule')}. "
+                         f"{exc}") from None
     wanted = {p.iteration for p in pts.points}
-    for name, ms in (("A", a), ("B", b)):
+    for name, given, ms in (("A", meas_a, a), ("B", meas_b, b)):
         have = {m.iteration for m in ms.measurements}
         if not wanted <= have:
             missing = sorted(wanted - have)[:5]
             raise InputError(
-                f"Measurements {name} lack SeqPoint iteration(s) {missing}; measure both "
-                "configurations on the same SEQPOINTS.json ('seqpoint profile')."
+                f"Measurements {name} ({named(given, 'in memory')}) lack SeqPoint iteration(s) {missing} of "
+                f"{named(seqpoints, 'the SeqPoints')}; measure both configurations on the same SEQPOINTS.json "
+                "('seqpoint profile')."
             )
     return project_speedup(sched, pts, a, b, metric=metric)
 

@@ -114,8 +114,7 @@ def read_schedule(path: str | Path) -> IterationSchedule:
     if bad is not None:
         # The schedule was edited after the sidecar was written: its lengths would feed steps wrongly.
         raise InputError(f"{rows_path(path)} does not fit {path}: for {row_label(bad[0])} it holds {bad[1]}. "
-                         "Delete the sidecar "
-                         "(the schedule still reads) or write both again with 'seqpoint schedule'.")
+                         "Delete the sidecar (the schedule still reads) or write both again with 'seqpoint schedule'.")
     schedule = IterationSchedule(**cols, meta=check_meta(meta, source=source), rank=rank)
     return schedule.with_rows(rows)
 

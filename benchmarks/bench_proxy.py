@@ -10,17 +10,27 @@ selection's. Compared: the fixed proxy (``attention``: tokens + attention/(6·76
 probe), ``model`` on the H100 roofline, and ``model+pilot`` (the CPU model rescaled by 5
 signatures' times, taken from the same measurements). The noise floor printed beside is
 the median relative IQR of the per-signature step times: how well one point's time is
-known.
+known. Each case is timed ``--runs`` times (each a fresh process), so the run-to-run
+spread of the selection error shows how much of it is timing noise.
 
-Usage: ``.venv/bin/python benchmarks/bench_proxy.py [--quick] [--cases a,b] [--presets tiny]``
-(``--quick``: 2 cases, the paper table's quick subsets, 1 + 3 steps per signature).
+The step times, iteration counts and model proxies of every signature are kept in
+``results/bench_proxy.json.gz``; ``--replay`` selects again from them with the current
+code, without timing (seconds), so a change to the selector can be judged on the same
+times, and on a second run it was not tuned on.
+
+Usage: ``.venv/bin/python benchmarks/bench_proxy.py [--quick] [--cases a,b] [--presets tiny]
+[--runs 2] [--replay]`` (``--quick``: 2 cases, the paper table's quick subsets, 1 + 3 steps
+per signature).
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
+import json
 import time
 import warnings
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -31,21 +41,19 @@ from _results import header, write_section
 from seqpoint.exceptions import SeqPointWarning
 from seqpoint.measurements import STEADY_TIME
 from seqpoint.profiling import ProfileConfig, profile_points
-from seqpoint.selection import PilotTable, weighted_projection
+from seqpoint.selection import PilotTable, SignatureCosts, weighted_projection
 from seqpoint.workflows._sections import SelectionSection
-from seqpoint.workflows._stages import (
-    choose_points,
-    make_workload,
-    model_cost,
-)
+from seqpoint.workflows._stages import choose_points, make_workload, model_cost
 
 #: Proxies compared, in table order.
 PROXIES = ("fixed (attention)", "model (cpu roofline)", "model (h100 roofline)", "model+pilot (cpu, 5 signatures)")
 QUICK_CASES = "gnmt-wmt-tokens,bert-wiki-grouped"
+DATA = Path(__file__).with_name("results") / "bench_proxy.json.gz"
 
 
-def case_errors(case: Case, quick: bool) -> dict[str, Any]:
-    """Selection error of every proxy on ``case``'s validation subset (run in a fresh process)."""
+def measure_case(case: Case, quick: bool) -> dict[str, Any]:
+    """Every unique signature of ``case``'s validation subset timed in isolation, with its
+    iteration count and model proxies (run in a fresh process)."""
     cfg, schedule = validation_subset(case, quick)
     wl = make_workload(cfg.workload)
     sigs, _, inverse = schedule.unique_signatures()
@@ -55,30 +63,80 @@ def case_errors(case: Case, quick: bool) -> dict[str, Any]:
     ms = profile_points(wl, rows, config, progress=False)
     timing_s = time.perf_counter() - t0
     by_sig = {m.signature: m.metrics for m in ms.measurements}
-    step = np.array([by_sig[r][STEADY_TIME] for r in rows])
-    floor = float(np.median([by_sig[r][f"{STEADY_TIME}_iqr"] / by_sig[r][STEADY_TIME] for r in rows]))
-    truth = float(step[inverse].sum())
+    models = {}
+    for device in ("cpu", "h100"):
+        proxy = model_cost(SelectionSection(cost="model", cost_device=device), schedule, wl)
+        models[device] = [float(proxy.costs[r]) for r in rows]  # type: ignore[attr-defined]
+    return {"case": case.name, "workload": case.workload, "iterations": len(schedule),
+            "rows": rows, "counts": np.bincount(inverse.reshape(-1), minlength=len(rows)).tolist(),
+            "step_s": [float(by_sig[r][STEADY_TIME]) for r in rows],
+            "iqr_s": [float(by_sig[r][f"{STEADY_TIME}_iqr"]) for r in rows],
+            "model_s": models, "timing_s": timing_s}
 
-    proxies: dict[str, Any] = {PROXIES[0]: None}  # None: the case's own (fixed) proxy
-    for label, device in ((PROXIES[1], "cpu"), (PROXIES[2], "h100")):
-        proxies[label] = model_cost(SelectionSection(cost="model", cost_device=device), schedule, wl)
-    model = proxies[PROXIES[1]]
+
+def proxies_of(data: dict[str, Any]) -> dict[str, Any]:
+    """The compared cost proxies, built from a measured case's stored values."""
+    rows = [tuple(r) for r in data["rows"]]
+    step = dict(zip(rows, data["step_s"], strict=True))
+    models = {d: SignatureCosts(costs=dict(zip(rows, v, strict=True)), name=f"model(roofline {d})")
+              for d, v in data["model_s"].items()}
     # The pilot reuses the step times already measured for its 5 signatures, spread over
-    # the range of the model cost.
-    order = np.argsort(np.asarray(model(schedule))[np.unique(inverse, return_index=True)[1]])
-    pick = [rows[int(order[int(i)])] for i in np.round(np.linspace(0, len(rows) - 1, 5))]
-    proxies[PROXIES[3]] = PilotTable(costs={r: float(by_sig[r][STEADY_TIME]) for r in pick}, base=model)
+    # the range of the model cost (as ``model_cost`` picks them).
+    order = np.argsort(np.asarray(data["model_s"]["cpu"]), kind="stable")
+    pick = [rows[int(order[int(i)])] for i in np.unique(np.round(np.linspace(0, len(rows) - 1, 5)))]
+    return {PROXIES[0]: None,  # None: the case's own (fixed) proxy
+            PROXIES[1]: models["cpu"], PROXIES[2]: models["h100"],
+            PROXIES[3]: PilotTable(costs={r: step[r] for r in pick}, base=models["cpu"])}
 
+
+def selection_errors(case: Case, data: dict[str, Any], quick: bool) -> dict[str, float]:
+    """Each proxy's SeqPoints projected from the stored step times, against their sum over
+    every iteration: the selection's own error."""
+    cfg, schedule = validation_subset(case, quick)
+    rows = [tuple(r) for r in data["rows"]]
+    step = dict(zip(rows, data["step_s"], strict=True))
+    truth = float(np.dot(data["counts"], data["step_s"]))
     errors = {}
-    for label, proxy in proxies.items():
+    for label, proxy in proxies_of(data).items():
         # The case's own [selection] (the paper table's SeqPoints with the fixed proxy).
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", SeqPointWarning)
             _, points = choose_points(cfg.selection, schedule, cost=proxy)
-        at_points = [by_sig[p.signature][STEADY_TIME] for p in points.points]
+        at_points = [step[tuple(p.signature)] for p in points.points]
         errors[label] = (weighted_projection(at_points, None, [p.weight for p in points.points]) - truth) / truth
-    return {"case": case.name, "workload": case.workload, "iterations": len(schedule),
-            "signatures": len(rows), "floor": floor, "timing_s": timing_s, "errors": errors}
+    return errors
+
+
+def floor_of(data: dict[str, Any]) -> float:
+    """Median relative IQR of a signature's step times."""
+    return float(np.median(np.asarray(data["iqr_s"]) / np.asarray(data["step_s"])))
+
+
+def render(runs: list[list[dict[str, Any]]]) -> str:
+    """The section: every run's selection errors per case and proxy."""
+    last = runs[-1]
+
+    def met(label: str, run: list[dict[str, Any]]) -> int:
+        return sum(abs(r["errors"][label]) <= 0.005 for r in run)
+
+    def cell(case: str, label: str) -> str:
+        return ", ".join(f"{100 * r['errors'][label]:+.3f}%" for run in runs for r in run if r["case"] == case)
+
+    lines = [header("Steady-state selection error at k = 10: fixed against model cost proxy"), "",
+             "Each case's validation subset (as in the paper table); every unique signature timed in "
+             "isolation in one fresh process, so truth and projection use the same step times and the "
+             f"error is the selection's alone. {len(runs)} timing run(s), each its own fresh process per "
+             "case; a cell lists the runs' errors in order. Noise floor: median relative IQR of a "
+             "signature's step times (last run). Step times and proxies are kept in "
+             f"`results/{DATA.name}`; `--replay` selects again from them without timing.", "",
+             "| case | iterations | signatures | noise floor | " + " | ".join(PROXIES) + " |",
+             "|---|---:|---:|---:|" + "---:|" * len(PROXIES)]
+    lines += [f"| `{r['case']}` | {r['iterations']:,} | {len(r['rows']):,} | {100 * floor_of(r):.2f}% | "
+              + " | ".join(cell(r["case"], label) for label in PROXIES) + " |" for r in last]
+    lines += ["", "Within 0.5% (the issue's goal), per run: "
+              + "; ".join(f"{label} " + ", ".join(f"{met(label, run)} of {len(run)}" for run in runs)
+                          for label in PROXIES) + "."]
+    return "\n".join(lines)
 
 
 def main() -> None:
@@ -86,32 +144,33 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help=f"cases {QUICK_CASES}, quick subsets, short timing")
     ap.add_argument("--cases", help="comma-separated paper-table cases (default: every case of --presets)")
     ap.add_argument("--presets", default="tiny", help="workload presets of the cases (default tiny)")
+    ap.add_argument("--runs", type=int, default=2, help="timing runs per case, each in a fresh process (default 2)")
+    ap.add_argument("--replay", action="store_true",
+                    help="no timing: select again from the stored step times with the current code")
     args = ap.parse_args()
-    cases = select_cases(QUICK_CASES if args.quick and not args.cases else args.cases, args.presets)
-    results = []
-    for case in cases:
-        with child_env(ALLOCATOR_ENV):  # as the paper table times them
-            res = in_fresh_process(case_errors, case, args.quick)
-        results.append(res)
-        print(f"{res['case']}: {res['iterations']} iterations, {res['signatures']} signatures timed in "
-              f"{res['timing_s']:.0f} s (noise floor {100 * res['floor']:.2f}%): "
-              + ", ".join(f"{label} {100 * e:+.3f}%" for label, e in res["errors"].items()), flush=True)
-
-    def met(label: str) -> int:
-        return sum(abs(r["errors"][label]) <= 0.005 for r in results)
-
-    lines = [header("Steady-state selection error at k = 10: fixed against model cost proxy"), "",
-             "Each case's validation subset (as in the paper table); every unique signature timed in "
-             "isolation in one fresh process, so truth and projection use the same step times and the "
-             "error is the selection's alone. Noise floor: median relative IQR of a signature's step "
-             "times.", "",
-             "| case | iterations | signatures | noise floor | " + " | ".join(PROXIES) + " |",
-             "|---|---:|---:|---:|" + "---:|" * len(PROXIES)]
-    lines += [f"| `{r['case']}` | {r['iterations']:,} | {r['signatures']:,} | {100 * r['floor']:.2f}% | "
-              + " | ".join(f"{100 * r['errors'][label]:+.3f}%" for label in PROXIES) + " |" for r in results]
-    lines += ["", "Within 0.5% (the issue's goal): "
-              + ", ".join(f"{label} {met(label)} of {len(results)}" for label in PROXIES) + "."]
-    write_section("bench_proxy", "\n".join(lines))
+    cases = {c.name: c for c in select_cases(QUICK_CASES if args.quick and not args.cases else args.cases,
+                                             args.presets)}
+    path = DATA.with_name(DATA.name.replace(".json", "_quick.json")) if args.quick else DATA
+    if args.replay:
+        runs = json.loads(gzip.decompress(path.read_bytes()))["runs"]
+    else:
+        runs = []
+        for _ in range(args.runs):
+            run = []
+            for case in cases.values():
+                with child_env(ALLOCATOR_ENV):  # as the paper table times them
+                    run.append(in_fresh_process(measure_case, case, args.quick))
+                print(f"{case.name}: {len(run[-1]['rows'])} signatures timed in {run[-1]['timing_s']:.0f} s",
+                      flush=True)
+            runs.append(run)
+        path.parent.mkdir(exist_ok=True)
+        path.write_bytes(gzip.compress(json.dumps({"runs": runs}, separators=(",", ":")).encode(), mtime=0))
+    for run in runs:
+        for r in run:
+            r["errors"] = selection_errors(cases[r["case"]], r, args.quick)
+            print(f"{r['case']} (noise floor {100 * floor_of(r):.2f}%): "
+                  + ", ".join(f"{label} {100 * e:+.3f}%" for label, e in r["errors"].items()), flush=True)
+    write_section("bench_proxy", render(runs))
 
 
 if __name__ == "__main__":

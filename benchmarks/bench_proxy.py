@@ -2,7 +2,11 @@
 
 For each measured case of the paper table (its validation subset: the same schedule,
 workload and allocator settings that ``paper_table.py`` validates), every unique signature
-is profiled in isolation (steady step time, median of the repeats) in one fresh process.
+is profiled in isolation (steady step time, median of the repeats): by ``--processes``
+fresh worker processes (default 3) that run the signatures round-robin, as a campaign runs
+its SeqPoints, so that the machine's slow minutes hit every signature alike (timed one
+after another in one process, a signature's time moved by up to 10% with its place in the
+order, and that drift, not the selection, was most of the error; 2026-11-25).
 The truth is ``Σ over all iterations`` of those times; each proxy's SeqPoints project
 ``Σ weight_i × time(point_i)`` from the *same* times, so the only error left is the
 selection's. Compared: the fixed proxy (``attention``: tokens + attention/(6·768)),
@@ -51,14 +55,17 @@ QUICK_CASES = "gnmt-wmt-tokens,bert-wiki-grouped"
 DATA = Path(__file__).with_name("results") / "bench_proxy.json.gz"
 
 
-def measure_case(case: Case, quick: bool) -> dict[str, Any]:
+def measure_case(case: Case, quick: bool, processes: int) -> dict[str, Any]:
     """Every unique signature of ``case``'s validation subset timed in isolation, with its
     iteration count and model proxies (run in a fresh process)."""
     cfg, schedule = validation_subset(case, quick)
     wl = make_workload(cfg.workload)
     sigs, _, inverse = schedule.unique_signatures()
     rows = [tuple(int(v) for v in r) for r in sigs.tolist()]
-    config = ProfileConfig(metrics=("time",), warmup=1 if quick else 3, repeats=3 if quick else 10)
+    # With processes > 1 the repeats are spread over fresh workers that run the signatures
+    # round-robin (the campaign's protocol), so a slow minute hits every signature alike.
+    config = ProfileConfig(metrics=("time",), warmup=1 if quick else 3,
+                           repeats=max(3 if quick else 10, processes), processes=processes)
     t0 = time.perf_counter()
     ms = profile_points(wl, rows, config, progress=False)
     timing_s = time.perf_counter() - t0
@@ -71,7 +78,7 @@ def measure_case(case: Case, quick: bool) -> dict[str, Any]:
             "rows": rows, "counts": np.bincount(inverse.reshape(-1), minlength=len(rows)).tolist(),
             "step_s": [float(by_sig[r][STEADY_TIME]) for r in rows],
             "iqr_s": [float(by_sig[r][f"{STEADY_TIME}_iqr"]) for r in rows],
-            "model_s": models, "timing_s": timing_s}
+            "model_s": models, "timing_s": timing_s, "processes": processes}
 
 
 def proxies_of(data: dict[str, Any]) -> dict[str, Any]:
@@ -124,10 +131,11 @@ def render(runs: list[list[dict[str, Any]]]) -> str:
 
     lines = [header("Steady-state selection error at k = 10: fixed against model cost proxy"), "",
              "Each case's validation subset (as in the paper table); every unique signature timed in "
-             "isolation in one fresh process, so truth and projection use the same step times and the "
-             f"error is the selection's alone. {len(runs)} timing run(s), each its own fresh process per "
-             "case; a cell lists the runs' errors in order. Noise floor: median relative IQR of a "
-             "signature's step times (last run). Step times and proxies are kept in "
+             f"isolation by {runs[-1][0].get('processes', 1)} fresh worker process(es) running the signatures "
+             "round-robin, so truth and projection use the same step times and the error is the "
+             f"selection's alone. {len(runs)} timing run(s), each its own fresh processes per case; a cell "
+             "lists the runs' errors in order. Noise floor: median relative IQR of a signature's step "
+             "times (last run). Step times and proxies are kept in "
              f"`results/{DATA.name}`; `--replay` selects again from them without timing.", "",
              "| case | iterations | signatures | noise floor | " + " | ".join(PROXIES) + " |",
              "|---|---:|---:|---:|" + "---:|" * len(PROXIES)]
@@ -145,6 +153,8 @@ def main() -> None:
     ap.add_argument("--cases", help="comma-separated paper-table cases (default: every case of --presets)")
     ap.add_argument("--presets", default="tiny", help="workload presets of the cases (default tiny)")
     ap.add_argument("--runs", type=int, default=2, help="timing runs per case, each in a fresh process (default 2)")
+    ap.add_argument("--processes", type=int, default=3,
+                    help="worker processes timing the signatures round-robin (default 3; 1: one after another)")
     ap.add_argument("--replay", action="store_true",
                     help="no timing: select again from the stored step times with the current code")
     args = ap.parse_args()
@@ -159,7 +169,7 @@ def main() -> None:
             run = []
             for case in cases.values():
                 with child_env(ALLOCATOR_ENV):  # as the paper table times them
-                    run.append(in_fresh_process(measure_case, case, args.quick))
+                    run.append(in_fresh_process(measure_case, case, args.quick, args.processes))
                 print(f"{case.name}: {len(run[-1]['rows'])} signatures timed in {run[-1]['timing_s']:.0f} s",
                       flush=True)
             runs.append(run)

@@ -6,7 +6,7 @@ import pytest
 
 from seqpoint.exceptions import InputError
 from seqpoint.measurements import Measurement, Measurements, StepWindow
-from seqpoint.projection import project
+from seqpoint.projection import project, project_speedup
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import SeqPoint, SeqPoints
 
@@ -114,3 +114,23 @@ def test_the_in_run_gap_widens_the_whole_run_interval() -> None:
     first = project(s, pts, ms, cold="first_step", in_run_correction=True)
     assert first.totals["run_time_s"] == pytest.approx(steady * IN_RUN + first.totals["first_occurrence_s"])
     assert project(*_setup(None)).in_run_gap == 0.0  # no window, nothing known
+
+
+def test_the_speedup_counts_what_the_windows_saw() -> None:
+    """A's window ran its warm steps 10% over the isolated points, B has no window: the
+    speedup's interval widens by how far A's scaled steady state moves the ratio. The same
+    slowdown in both configurations cancels in the ratio."""
+    s, pts, ms = _setup(_window())
+    _, _, plain = _setup(None)
+    a, b = project(s, pts, ms), project(s, pts, plain)
+    assert a.in_run_ratio == pytest.approx(IN_RUN) and b.in_run_ratio is None
+    assert a.to_dict()["in_run_ratio"] == pytest.approx(IN_RUN) and "in_run_ratio" not in b.to_dict()
+    sp = project_speedup(s, pts, ms, plain)
+    assert sp.metric == "run_time_s"
+    moved = (a.totals["time_s"] * IN_RUN + a.totals["first_occurrence_s"]) / b.totals["run_time_s"]
+    assert sp.in_run_gap == pytest.approx(abs(moved - sp.value)) and sp.in_run_gap > 0
+    assert sp.interval[1] - sp.value == pytest.approx(sp.representation + sp.noise + sp.in_run_gap)
+    assert sp.to_dict()["in_run_gap"] == pytest.approx(sp.in_run_gap)
+    same = project_speedup(s, pts, ms, ms)
+    assert same.in_run_gap == pytest.approx(0.0) and "in_run_gap" not in same.to_dict()
+    assert project_speedup(s, pts, ms, plain, metric="time_s").in_run_gap == 0.0  # the steady state alone

@@ -99,6 +99,22 @@ def test_noise_from_repeats(tiny: IterationSchedule) -> None:
     assert hi - lo == pytest.approx(2 * Z95 * 2 * se)
 
 
+def test_interval_low_end_is_cut_at_zero(tiny: IterationSchedule) -> None:
+    # Two repeats far apart: the noise half-width exceeds the total, and no run takes
+    # less than 0 s. The figure printed as "± x%" stays the full half-width.
+    sp = SeqPointSelector(n_points=4).fit(tiny).to_seqpoints(tiny)
+    ms = measure(sp, samples=lambda p: {"time_s": [0.01, 10.0]})
+    res = project(tiny, sp, ms)
+    total, half = res.totals["time_s"], res.noise["time_s"]
+    assert half > total
+    assert res.interval["time_s"] == (0.0, pytest.approx(total + half))
+    assert res.relative_halfwidth("time_s") == pytest.approx(half / total)
+    # The speedup of two such sets: a ratio is never negative either.
+    s = project_speedup(tiny, sp, ms, measure(sp, samples=lambda p: {"time_s": [0.01, 10.0]}))
+    assert s.interval[0] == 0.0
+    assert s.relative_halfwidth() == pytest.approx((s.representation + s.noise) / s.value)
+
+
 @pytest.mark.parametrize(
     ("df", "confidence", "table"),
     # Student's t from the printed tables (two-sided).

@@ -9,7 +9,6 @@ from typing import Annotated
 import typer
 
 from seqpoint.cli._app import app, console, err_console, fail
-from seqpoint.exceptions import InputError
 from seqpoint.measurements import read_measurements
 from seqpoint.projection import (
     INTERCONNECTS,
@@ -57,15 +56,9 @@ def project_command(
     sched = ranked.rank_rows()
     points = read_seqpoints(seqpoints)
     meas = read_measurements(measurements)
-    # Which files disagree, said before projecting (the library's messages name no file).
-    try:
-        seqpoint_rows(sched, points)
-    except InputError as exc:
-        fail(f"{seqpoints} does not fit {schedule}. {exc}")
-    try:
-        match_measurements(points, meas)
-    except InputError as exc:
-        fail(f"{measurements} does not fit {seqpoints}. {exc}")
+    # Which files disagree, said before projecting.
+    seqpoint_rows(sched, points, context=f"{seqpoints} does not fit {schedule}")
+    match_measurements(points, meas, context=f"{measurements} does not fit {seqpoints}")
     result = project(sched, points, meas, method=method)
     dp = None
     given = [flag for flag, v in (("--interconnect", interconnect), ("--gradient-bytes", gradient_bytes),

@@ -15,8 +15,13 @@ from seqpoint.selection import SeqPoints
 __all__ = ["match_measurements", "seqpoint_rows"]
 
 
-def seqpoint_rows(schedule: IterationSchedule, seqpoints: SeqPoints) -> NDArray[np.int64]:
+def seqpoint_rows(
+    schedule: IterationSchedule, seqpoints: SeqPoints, *, context: str = ""
+) -> NDArray[np.int64]:
     """Row positions of the SeqPoints in ``schedule``, checking they belong to it.
+
+    ``context`` names the files that disagree ("sp.json does not fit s.csv") before
+    the error's own sentence.
 
     Raises
     ------
@@ -27,9 +32,10 @@ def seqpoint_rows(schedule: IterationSchedule, seqpoints: SeqPoints) -> NDArray[
     """
     n = len(schedule)
     if seqpoints.n_iterations != n:
-        raise InputError(
+        raise _mismatch(
+            context,
             f"The SeqPoints were chosen for {seqpoints.n_iterations} iterations but the schedule "
-            f"has {n}; run 'seqpoint select' on this schedule."
+            f"has {n}; run 'seqpoint select' on this schedule.",
         )
     ids = schedule.iteration
     order = np.argsort(ids, kind="stable")
@@ -40,9 +46,10 @@ def seqpoint_rows(schedule: IterationSchedule, seqpoints: SeqPoints) -> NDArray[
     lo, hi = int(sorted_ids[0]), int(sorted_ids[-1])
     for i, (p, q) in enumerate(zip(seqpoints.points, pos.tolist(), strict=True)):
         if q >= n or sorted_ids[q] != p.iteration:
-            raise InputError(
+            raise _mismatch(
+                context,
                 f"SeqPoint {i} has iteration {p.iteration}, which is not in the schedule "
-                f"(iterations {lo}..{hi}); the SeqPoints belong to another schedule."
+                f"(iterations {lo}..{hi}); the SeqPoints belong to another schedule.",
             )
         r = int(order[q])
         rows[i] = r
@@ -55,24 +62,32 @@ def seqpoint_rows(schedule: IterationSchedule, seqpoints: SeqPoints) -> NDArray[
             have = (*have, int(schedule.sum_sq_len[r]))
         want = p.signature if (schedule.is_packed and p.sum_sq_len is not None) else p.signature[:3]
         if have != want:
-            raise InputError(
+            raise _mismatch(
+                context,
                 f"SeqPoint {i} (iteration {p.iteration}) has signature {want} but the schedule's "
-                f"iteration {p.iteration} has {have}; the SeqPoints belong to another schedule."
+                f"iteration {p.iteration} has {have}; the SeqPoints belong to another schedule.",
             )
     return rows
 
 
 def match_measurements(
-    seqpoints: SeqPoints, measurements: Measurements | Iterable[Measurement], *, source: str = "measurements"
+    seqpoints: SeqPoints,
+    measurements: Measurements | Iterable[Measurement],
+    *,
+    source: str = "measurements",
+    context: str = "",
 ) -> list[Measurement]:
-    """The measurement of every SeqPoint, matched by signature, in point order.
+    """The measurement of every SeqPoint, matched by signature, in point order; ``context``
+    as for :func:`seqpoint_rows`.
 
     Raises
     ------
     InputError
         If a SeqPoint's signature has no measurement.
     """
-    items = measurements.measurements if isinstance(measurements, Measurements) else tuple(measurements)
+    items = (
+        measurements.measurements if isinstance(measurements, Measurements) else tuple(measurements)
+    )
     by_sig: dict[tuple[int, ...], Measurement] = {}
     for m in items:
         by_sig[m.signature] = m
@@ -82,9 +97,14 @@ def match_measurements(
     for i, p in enumerate(seqpoints.points):
         found = by_sig.get(p.signature)
         if found is None:
-            raise InputError(
+            raise _mismatch(
+                context,
                 f"The {source} have no entry for SeqPoint {i} (iteration {p.iteration}, signature "
-                f"{p.signature}); profile the SeqPoints with 'seqpoint profile'."
+                f"{p.signature}); profile the SeqPoints with 'seqpoint profile'.",
             )
         out.append(found)
     return out
+
+
+def _mismatch(context: str, message: str) -> InputError:
+    return InputError(f"{context}. {message}" if context else message)

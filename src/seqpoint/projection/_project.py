@@ -68,7 +68,8 @@ class Projection:
     totals: dict[str, float]
     """Metric to projected run total (``breakdown_s.<category>`` for each op category)."""
     interval: dict[str, tuple[float, float]]
-    """Metric to ``(low, high)`` at ``confidence``."""
+    """Metric to ``(low, high)`` at ``confidence``: ``total ± half-width``, the low end cut
+    at 0 (every metric's run total is a time, a count or a size)."""
     complete: bool = True
     """False when some SeqPoints failed (OOM/error) and were projected from the rest."""
     failed: tuple[int, ...] = ()
@@ -99,6 +100,10 @@ class Projection:
     ratio (its warm steps' time over the points' fitted time); 0 without a window, or
     when ``r`` was applied to the total (``in_run_correction``). Apart from
     ``representation`` and ``noise``: the three add up to the half-width."""
+    in_run_ratio: float | None = None
+    """The in-sequence window's in-run ratio ``r`` (its warm steps' time over the points'
+    fitted time), whichever calibration the cold term used; None without a window or
+    when the window had no warm step."""
     process_totals: dict[str, tuple[float, ...]] = field(default_factory=dict)
     """Metric (``time_s``, and ``run_time_s`` with the cold-step total added to each) to
     the total projected from each worker process's own values, worker ``p`` at ``[p]``;
@@ -106,10 +111,11 @@ class Projection:
     two configurations' workers by this index."""
 
     def relative_halfwidth(self, metric: str) -> float:
-        """Half-width of the interval relative to the total."""
+        """Half-width of the interval relative to the total (the upper side: the lower
+        one is cut at 0, since no run total is negative)."""
         lo, hi = self.interval[metric]
         t = self.totals[metric]
-        return (hi - lo) / 2 / abs(t) if t else 0.0
+        return max(hi - t, t - lo) / abs(t) if t else 0.0
 
     def to_dict(self) -> dict[str, Any]:
         """The ``seqpoint project --json`` shape (plus extra keys)."""
@@ -128,6 +134,7 @@ class Projection:
             **({"cold_term": dict(self.cold_term)} if self.cold_term else {}),
             **({"processes": self.processes} if self.processes else {}),
             **({"in_run_gap": self.in_run_gap} if self.in_run_gap else {}),
+            **({"in_run_ratio": self.in_run_ratio} if self.in_run_ratio is not None else {}),
             **({"process_totals": {k: list(v) for k, v in self.process_totals.items()}}
                if self.process_totals else {}),
         }
@@ -145,7 +152,7 @@ class _Totals:
 
     def add(self, name: str, total: float, rep: float, noise: float) -> None:
         self.totals[name] = total
-        self.interval[name] = (total - rep - noise, total + rep + noise)
+        self.interval[name] = _nonnegative(total - rep - noise, total + rep + noise)
         self.representation[name] = rep
         self.noise[name] = noise
 
@@ -154,15 +161,22 @@ class _Totals:
         cold steps; ``run_time_s``'s interval also ± ``gap`` seconds."""
         fo, hw = cold.total, cold.halfwidth
         self.totals[COLD_TIME] = fo
-        self.interval[COLD_TIME] = (fo - hw, fo + hw)
-        lo, hi = self.interval[STEADY_TIME]
-        self.totals[RUN_TIME] = self.totals[STEADY_TIME] * in_run + fo
-        self.interval[RUN_TIME] = (lo * in_run + fo - hw - gap, hi * in_run + fo + hw + gap)
+        self.interval[COLD_TIME] = _nonnegative(fo - hw, fo + hw)
+        steady = self.totals[STEADY_TIME]
+        half = (self.representation[STEADY_TIME] + self.noise[STEADY_TIME]) * in_run + hw + gap
+        self.totals[RUN_TIME] = steady * in_run + fo
+        self.interval[RUN_TIME] = _nonnegative(self.totals[RUN_TIME] - half, self.totals[RUN_TIME] + half)
         self.representation[COLD_TIME], self.noise[COLD_TIME] = 0.0, hw
         self.representation[RUN_TIME] = self.representation[STEADY_TIME] * in_run
         self.noise[RUN_TIME] = self.noise[STEADY_TIME] * in_run + hw
         if STEADY_TIME in self.process_totals:
             self.process_totals[RUN_TIME] = tuple(t * in_run + fo for t in self.process_totals[STEADY_TIME])
+
+
+def _nonnegative(lo: float, hi: float) -> tuple[float, float]:
+    """``(lo, hi)`` with ``lo`` cut at 0: a wide interval on a short run must not reach
+    below zero seconds, FLOPs or bytes."""
+    return max(lo, 0.0), hi
 
 
 def project(
@@ -251,7 +265,7 @@ def project(
     term = None
     if STEADY_TIME in out.totals and want_cold and not (cold == "window" and window is None):
         term = first_occurrence(proj, ok_meas, z, window=window if cold != "first_step" else None)
-    gap = 0.0
+    gap, r = 0.0, None
     if term is not None:
         # the window's in-run ratio, whichever calibration the cold term used
         r = None if window is None else window_in_run_ratio(proj, ok_meas, window)
@@ -273,6 +287,7 @@ def project(
         cold_term=term.to_dict(out.totals[RUN_TIME]) if term is not None else {},
         processes=processes,
         in_run_gap=gap,
+        in_run_ratio=r,
         process_totals=out.process_totals,
     )
 

@@ -40,7 +40,8 @@ class Speedup:
     value: float
     """``T_a / T_b``: above 1 when b is faster."""
     interval: tuple[float, float]
-    """``(low, high)`` at ``confidence``."""
+    """``(low, high)`` at ``confidence``: ``value ± (representation + noise + in_run_gap)``,
+    the low end cut at 0."""
     per_category: dict[str, float] = field(default_factory=dict)
     """Operation category (``breakdown_s.<cat>`` in both sets) to its speedup."""
     total_a: float = 0.0
@@ -60,9 +61,20 @@ class Speedup:
     """Half-width from the representation: the weighted and interpolated speedups' disagreement."""
     noise: float = 0.0
     """Half-width from timing noise."""
+    in_run_gap: float = 0.0
+    """With ``metric`` ``run_time_s`` and an in-sequence window in either set: how far the
+    speedup moves when each configuration's steady state is scaled by its window's in-run
+    ratio (:attr:`Projection.in_run_gap`), what isolated points cannot see. A machine-wide
+    slowdown in both configurations cancels in the ratio; one that only one of them has
+    does not. 0 otherwise."""
     pairs: int = 0
     """Worker-process pairs (a's worker ``p`` with b's) whose ratios gave ``noise``; 0 when
     the two totals' noise was combined as independent."""
+
+    def relative_halfwidth(self) -> float:
+        """Half-width of the interval relative to the speedup (the upper side: the lower
+        one is cut at 0)."""
+        return (self.interval[1] - self.value) / abs(self.value) if self.value else 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -79,6 +91,7 @@ class Speedup:
             "representation": self.representation,
             "noise": self.noise,
             **({"pairs": self.pairs} if self.pairs else {}),
+            **({"in_run_gap": self.in_run_gap} if self.in_run_gap else {}),
         }
 
 
@@ -180,6 +193,7 @@ def project_speedup(
     rel = (_paired_noise(pa, pb, metric, confidence) if pairs
            else float(np.hypot(_relative(pa, pa.noise, metric), _relative(pb, pb.noise, metric))))
     rep, half_noise = abs(s - s_other), abs(s) * rel
+    gap = _in_run_gap(pa, pb, s) if metric == RUN_TIME else 0.0
     cats = {
         k: pa.totals[k] / pb.totals[k]
         for k in pa.totals
@@ -188,7 +202,7 @@ def project_speedup(
     return Speedup(
         metric=metric,
         value=s,
-        interval=(s - rep - half_noise, s + rep + half_noise),
+        interval=(max(s - rep - half_noise - gap, 0.0), s + rep + half_noise + gap),
         per_category=cats,
         total_a=pa.totals[metric],
         total_b=pb.totals[metric],
@@ -199,8 +213,23 @@ def project_speedup(
                       if metric == RUN_TIME and pb.totals.get(STEADY_TIME) else None),
         representation=rep,
         noise=half_noise,
+        in_run_gap=gap,
         pairs=pairs,
     )
+
+
+def _in_run_gap(pa: Projection, pb: Projection, s: float) -> float:
+    """``|s' − s|``, ``s'`` the whole-run speedup with each steady state times its window's
+    in-run ratio ``r`` (1 for a set without a window, or whose ``r`` is already applied)."""
+    if not (pa.in_run_gap or pb.in_run_gap):
+        return 0.0
+
+    def corrected(p: Projection) -> float:
+        r = p.in_run_ratio if p.in_run_gap and p.in_run_ratio is not None else 1.0
+        return p.totals[STEADY_TIME] * r + p.totals.get(COLD_TIME, 0.0)
+
+    tb = corrected(pb)
+    return abs(corrected(pa) / tb - s) if tb else 0.0
 
 
 def _relative(p: Projection, half: dict[str, float], metric: str, part: str | None = None) -> float:

@@ -68,7 +68,7 @@ def print_run(console: Console, result: RunView) -> None:
     if "flops" in proj.totals:
         table.add_row("projected FLOPs", fmt_count(proj.totals["flops"]) + "FLOP")
     table.add_row("profiled steps", steps_text(result))
-    table.add_row("less profiling (steps)", f"[bold]{fmt_ratio(result.reduction)}[/]")
+    table.add_row("less profiling (steps)", f"[bold]{saving_text(result.reduction, 'steps')}[/]")
     for label, value in saving_rows(result.saving):
         table.add_row(label, value)
     exact = result.exact
@@ -121,9 +121,16 @@ def saving_rows(saving: ProfilingSaving | None) -> list[tuple[str, str]]:
     rows = []
     if math.isfinite(saving.wall_clock):
         rows.append(("less profiling (wall clock)",
-                     f"{fmt_ratio(saving.wall_clock)}  ({fmt_duration(saving.profiling_s)} profiled)"))
-    rows.append(("less profiling (tokens)", fmt_ratio(saving.tokens)))
+                     f"{saving_text(saving.wall_clock, 'wall clock')}  ({fmt_duration(saving.profiling_s)} profiled)"))
+    rows.append(("less profiling (tokens)", saving_text(saving.tokens, "tokens")))
     return rows
+
+
+def saving_text(factor: float, unit: str) -> str:
+    """A saving factor; below 1 (a run too short for SeqPoints to save anything) it says so."""
+    if math.isfinite(factor) and 0 < factor < 1:
+        return f"{fmt_ratio(factor)}  (no saving: profiling took {1 / factor:.2f}× the run's {unit})"
+    return fmt_ratio(factor)
 
 
 def print_validation(console: Console, result: ValidationView) -> None:
@@ -191,9 +198,11 @@ def print_speedup(console: Console, speedup: Speedup, *, n_points: int,
                f"{student_quantile(speedup.confidence, speedup.pairs - 1):.2f}"
                + (", and the cold-step terms'" if speedup.metric == RUN_TIME else "") if speedup.pairs
                else "A's and B's combined as independent")
-        console.print(f"interval ± {(hi - lo) / 2 / abs(speedup.value):.2%} = the two projection methods' "
+        console.print(f"interval ± {speedup.relative_halfwidth():.2%} = the two projection methods' "
                       f"spread ± {speedup.representation / abs(speedup.value):.2%} + timing noise "
-                      f"± {speedup.noise / abs(speedup.value):.2%} ({why}).")
+                      f"± {speedup.noise / abs(speedup.value):.2%} ({why})"
+                      + (f" + in-run gap ± {speedup.in_run_gap / abs(speedup.value):.2%} (each configuration's "
+                         "in-sequence window against its isolated points)" if speedup.in_run_gap else "") + ".")
     if measured is not None:
         _print_measured_speedup(console, speedup, measured)
 

@@ -127,10 +127,10 @@ def sweep_table(result: SweepView) -> list[list[str]]:
     rows = [["configuration", "overrides", "projected time", "speedup", "FLOPs",
              "top categories", "status"]]
     for c in result.configs:
-        t, lo, hi = _time(c, result.time_metric)
+        t, _, hi = _time(c, result.time_metric)
         time_text = fmt_duration(t)
         if math.isfinite(t) and t:
-            time_text += f" ± {(hi - lo) / 2 / abs(t):.1%}"
+            time_text += f" ± {(hi - t) / abs(t):.1%}"
         p = c.projection
         flops = p.totals.get("flops") if p is not None else None
         rows.append([c.name, _overrides_text(c.overrides), time_text, _speedup_text(c.speedup),

@@ -191,6 +191,8 @@ def _check_header(header: str, names: list[str], path: Path) -> None:
     missing = [c for c in COLUMNS if c not in names]
     if missing:
         why = ("the file is empty" if not header.strip() else
+               "it is JSON, not a schedule: was a SeqPoints or measurements file given where the schedule "
+               "(.csv or .parquet) goes?" if header.lstrip()[:1] in ("{", "[") else
                "its names are quoted; remove the quotes" if '"' in header else
                "it is not comma-separated" if "," not in header and ("\t" in header or ";" in header) else
                f"a schedule CSV starts with the header {_HEADER}")

@@ -88,9 +88,9 @@ class MeasuredSpeedup:
         se = self.standard_error
         if se is None:
             return None
-        lo, hi = interval
+        hi = interval[1]
         z = NormalDist().inv_cdf(0.5 + confidence / 2)
-        return bool(abs(projected - self.value) <= float(np.hypot((hi - lo) / 2, z * se * self.value)))
+        return bool(abs(projected - self.value) <= float(np.hypot(hi - projected, z * se * self.value)))
 
     def error_of(self, projected: float) -> float:
         """Relative error of a projected speedup against this one."""

@@ -234,11 +234,8 @@ def speedup_from_files(
     pts = seqpoints if isinstance(seqpoints, SeqPoints) else read_seqpoints(seqpoints)
     a = meas_a if isinstance(meas_a, Measurements) else read_measurements(meas_a)
     b = meas_b if isinstance(meas_b, Measurements) else read_measurements(meas_b)
-    try:
-        seqpoint_rows(sched, pts)
-    except InputError as exc:
-        raise InputError(f"{named(seqpoints, 'The SeqPoints')} does not fit {named(schedule, 'the schedule')}. "
-                         f"{exc}") from None
+    seqpoint_rows(sched, pts, context=f"{named(seqpoints, 'The SeqPoints')} does not fit "
+                                      f"{named(schedule, 'the schedule')}")
     wanted = {p.iteration for p in pts.points}
     for name, given, ms in (("A", meas_a, a), ("B", meas_b, b)):
         have = {m.iteration for m in ms.measurements}

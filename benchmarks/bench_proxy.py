@@ -52,7 +52,7 @@ from seqpoint.workflows._stages import choose_points, make_workload, model_cost
 #: Proxies compared, in table order.
 PROXIES = ("fixed (attention)", "model (cpu roofline)", "model (h100 roofline)", "model+pilot (cpu, 5 signatures)")
 QUICK_CASES = "gnmt-wmt-tokens,bert-wiki-grouped"
-DATA = Path(__file__).with_name("results") / "bench_proxy.json.gz"
+RESULTS_DIR = Path(__file__).with_name("results")
 
 
 def measure_case(case: Case, quick: bool, processes: int) -> dict[str, Any]:
@@ -119,7 +119,7 @@ def floor_of(data: dict[str, Any]) -> float:
     return float(np.median(np.asarray(data["iqr_s"]) / np.asarray(data["step_s"])))
 
 
-def render(runs: list[list[dict[str, Any]]]) -> str:
+def render(runs: list[list[dict[str, Any]]], data: Path, presets: str) -> str:
     """The section: every run's selection errors per case and proxy."""
     last = runs[-1]
 
@@ -129,14 +129,14 @@ def render(runs: list[list[dict[str, Any]]]) -> str:
     def cell(case: str, label: str) -> str:
         return ", ".join(f"{100 * r['errors'][label]:+.3f}%" for run in runs for r in run if r["case"] == case)
 
-    lines = [header("Steady-state selection error at k = 10: fixed against model cost proxy"), "",
+    lines = [header(f"Steady-state selection error at k = 10: fixed against model cost proxy ({presets} presets)"), "",
              "Each case's validation subset (as in the paper table); every unique signature timed in "
              f"isolation by {runs[-1][0].get('processes', 1)} fresh worker process(es) running the signatures "
              "round-robin, so truth and projection use the same step times and the error is the "
              f"selection's alone. {len(runs)} timing run(s), each its own fresh processes per case; a cell "
              "lists the runs' errors in order. Noise floor: median relative IQR of a signature's step "
              "times (last run). Step times and proxies are kept in "
-             f"`results/{DATA.name}`; `--replay` selects again from them without timing.", "",
+             f"`results/{data.name}`; `--replay` selects again from them without timing.", "",
              "| case | iterations | signatures | noise floor | " + " | ".join(PROXIES) + " |",
              "|---|---:|---:|---:|" + "---:|" * len(PROXIES)]
     lines += [f"| `{r['case']}` | {r['iterations']:,} | {len(r['rows']):,} | {100 * floor_of(r):.2f}% | "
@@ -160,7 +160,9 @@ def main() -> None:
     args = ap.parse_args()
     cases = {c.name: c for c in select_cases(QUICK_CASES if args.quick and not args.cases else args.cases,
                                              args.presets)}
-    path = DATA.with_name(DATA.name.replace(".json", "_quick.json")) if args.quick else DATA
+    # one data file and section per preset: the `small` rows do not replace the `tiny` ones
+    topic = "bench_proxy" + ("" if args.presets == "tiny" else f"_{args.presets}")
+    path = RESULTS_DIR / (f"{topic}_quick.json.gz" if args.quick else f"{topic}.json.gz")
     if args.replay:
         runs = json.loads(gzip.decompress(path.read_bytes()))["runs"]
     else:
@@ -180,7 +182,7 @@ def main() -> None:
             r["errors"] = selection_errors(cases[r["case"]], r, args.quick)
             print(f"{r['case']} (noise floor {100 * floor_of(r):.2f}%): "
                   + ", ".join(f"{label} {100 * e:+.3f}%" for label, e in r["errors"].items()), flush=True)
-    write_section("bench_proxy", render(runs))
+    write_section(topic, render(runs, path, args.presets))
 
 
 if __name__ == "__main__":

@@ -14,26 +14,26 @@ SL = [10, 20, 30, 40, 50, 60]
 IN_RUN, EXTRA = 1.1, 0.3
 
 
-def _setup(window: StepWindow | None) -> tuple[IterationSchedule, SeqPoints, Measurements]:
+def _setup(window: StepWindow | None, scale: float = 1.0) -> tuple[IterationSchedule, SeqPoints, Measurements]:
     s = IterationSchedule.from_columns({"batch_size": [4] * 12, "seq_len": SL + SL})
     pts = SeqPoints(method="t", n_iterations=12, points=tuple(
         SeqPoint(iteration=r, batch_size=4, seq_len=SL[r], weight=2.0) for r in range(6)))
     ms = tuple(
         Measurement(iteration=p.iteration, batch_size=4, seq_len=p.seq_len,
-                    metrics={"time_s": 0.001 * p.seq_len, "time_s_first": 0.002 * p.seq_len},
-                    samples={"time_s": [0.001 * p.seq_len] * 3})
+                    metrics={"time_s": scale * 0.001 * p.seq_len, "time_s_first": scale * 0.002 * p.seq_len},
+                    samples={"time_s": [scale * 0.001 * p.seq_len] * 3})
         for p in pts.points)
     return s, pts, Measurements(workload="w", measurements=ms, window=window)
 
 
-def _window(start: int = 0) -> StepWindow:
+def _window(start: int = 0, scale: float = 1.0, extra: float = EXTRA) -> StepWindow:
     # Iterations 0..7: six new shapes (cold: 30% over the in-run steady time), then two
     # warm steps 10% slower in the run than the isolated points.
     sls = (SL + SL)[start:start + 8]
     seen: set[int] = set()
     times = []
     for sl in sls:
-        times.append(0.001 * sl * IN_RUN * (1 + EXTRA) if sl not in seen else 0.001 * sl * IN_RUN)
+        times.append(scale * 0.001 * sl * IN_RUN * ((1 + extra) if sl not in seen else 1))
         seen.add(sl)
     return StepWindow(start=start, signatures=tuple((4, sl, 0) for sl in sls), times_s=tuple(times))
 
@@ -134,3 +134,20 @@ def test_the_speedup_counts_what_the_windows_saw() -> None:
     same = project_speedup(s, pts, ms, ms)
     assert same.in_run_gap == pytest.approx(0.0) and "in_run_gap" not in same.to_dict()
     assert project_speedup(s, pts, ms, plain, metric="time_s").in_run_gap == 0.0  # the steady state alone
+
+
+def test_a_shared_slowdown_leaves_only_the_cold_shares_difference() -> None:
+    """Both windows ran their warm steps 10% over the isolated points, but B's steps cost
+    twice A's and its cold steps 3 times more, relatively: the slowdown cancels in the
+    steady states, not in the cold-step shares."""
+    s, pts, ms_a = _setup(_window())
+    _, _, ms_b = _setup(_window(scale=2.0, extra=3 * EXTRA), scale=2.0)
+    a, b = project(s, pts, ms_a), project(s, pts, ms_b)
+    assert a.in_run_ratio == pytest.approx(IN_RUN) and b.in_run_ratio == pytest.approx(IN_RUN)
+    steady_a, cold_a = a.totals["time_s"], a.totals["first_occurrence_s"]
+    steady_b, cold_b = b.totals["time_s"], b.totals["first_occurrence_s"]
+    assert cold_b / steady_b == pytest.approx(3 * cold_a / steady_a)  # the cold shares differ
+    sp = project_speedup(s, pts, ms_a, ms_b)
+    moved = (steady_a * IN_RUN + cold_a) / (steady_b * IN_RUN + cold_b)
+    assert sp.value == pytest.approx((steady_a + cold_a) / (steady_b + cold_b))
+    assert sp.in_run_gap == pytest.approx(abs(moved - sp.value)) and sp.in_run_gap > 0

@@ -65,3 +65,12 @@ def test_formatting():
     assert fmt_pct(-0.0123) == "-1.23%"
     assert fmt_ratio(345.2) == "345×"
     assert fmt_ratio(2.5) == "2.50×"
+
+
+def test_a_saving_below_one_says_there_was_none():
+    from seqpoint.reports._format import fmt_saving
+
+    assert fmt_saving(52.3, "steps") == "52×"
+    assert fmt_saving(52.3, "steps", bold=True) == "[bold]52×[/]"
+    assert fmt_saving(0.5, "wall clock") == "0.50×  (no saving: profiling took 2.00× the run's wall clock)"
+    assert fmt_saving(float("nan"), "tokens") == "n/a"

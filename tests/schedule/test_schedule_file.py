@@ -112,9 +112,9 @@ def test_excel_byte_order_mark_and_unknown_columns(tmp_path: Path) -> None:
         (b"", r"line 1 lacks column.*; the file is empty\."),
         (b'"iteration","epoch"\n0,0\n', r"; its names are quoted; remove the quotes\."),
         # a SeqPoints or measurements file given where the schedule goes
-        (b'{\n  "points": [],\n  "meta": {}\n}\n', r"line 1 lacks column.*; it is JSON, not a schedule: was a "
-         r"SeqPoints or measurements file given where the schedule \(\.csv or \.parquet\) goes\?"),
-        (b'[{"iteration": 0, "seq_len": 5}]', r"; it is JSON, not a schedule"),
+        (b'{\n  "points": [],\n  "meta": {}\n}\n', r"s\.csv is JSON, not a schedule CSV: give the schedule "
+         r"\(\.csv or \.parquet\) here, not a SeqPoints, measurements or trace file\.$"),
+        (b'  [{"iteration": 0, "seq_len": 5}]', r"s\.csv is JSON, not a schedule CSV"),
         (b"iteration\tepoch\tbatch_size\n0\t0\t2\n", r"; it is not comma-separated\."),
         (f"{HEADER},seq_len\n{GOOD[0]},5\n".encode(), r"line 1 names column\(s\) 'seq_len' more than once; keep one\."),
         (f"{HEADER},\n{GOOD[0]},\n".encode(), r"line 1 has an empty column name \(column 9: a trailing or doubled comma\?\)"),

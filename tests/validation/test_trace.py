@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from seqpoint.exceptions import InputError
-from seqpoint.schedule import COLUMNS
+from seqpoint.exceptions import AdjustedInputWarning, InputError
+from seqpoint.schedule import COLUMNS, RowLengths
 from seqpoint.validation import TRACE_COLUMNS, RunTrace, read_trace, write_trace
 
 
@@ -33,6 +33,26 @@ def test_trace_round_trips_with_meta(tmp_path, suffix):
         np.testing.assert_array_equal(getattr(back, name), arr)
     assert back.rank is None
     assert back.meta == {"recorder": "test"}
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_lengths_that_do_not_fit_the_trace_are_left_out(tmp_path, suffix):
+    if suffix == ".parquet":
+        pytest.importorskip("pyarrow")
+    fits = [[16, 9, 4, 2], [24, 20, 3, 1], [8, 8, 8, 8], [32, 5]]
+    t = _trace()
+    good = RunTrace(**t.columns(), meta=t.meta, rows=RowLengths.from_lists(fits))
+    back = read_trace(write_trace(good, tmp_path / f"ok{suffix}"))
+    assert back.rows is not None and back.rows.row(3)[0].tolist() == [32, 5]
+    # A recorder before 2026-11-25 wrote a speech mask's 3,000 frames where seq_len was 24.
+    bad = RunTrace(**t.columns(), meta=t.meta, rows=RowLengths.from_lists([*fits[:1], [3000] * 4, *fits[2:]]))
+    path = write_trace(bad, tmp_path / f"run{suffix}")
+    where = "line 3" if suffix == ".csv" else "row 1"
+    with pytest.warns(AdjustedInputWarning, match=rf"run{suffix}\.rows\.npz does not fit .*run\{suffix}: for {where} it "
+                      r"holds a sequence of 3000 tokens, but the row's seq_len is 24\. Its lengths are left out"):
+        back = read_trace(path)
+    assert back.rows is None
+    np.testing.assert_array_equal(back.seq_len, t.seq_len)  # the trace itself is kept
 
 
 def test_rank_column_round_trips(tmp_path):

@@ -1,6 +1,7 @@
 """The interval of a projection, estimated without a full run.
 
-Two half-widths, added: ``total ± (representation + noise)``.
+Two half-widths, added: ``total ± (representation + noise)``, the low end cut at 0 by
+:func:`~seqpoint.projection.project` (which adds the in-run gap to ``run_time_s``'s).
 
 * **representation**: ``max(|T_weighted − T_interpolated|, b·|T|/(1 − b), z·σ_rough)``,
   three views of how far the points' weights and values can be from the run's:

@@ -10,7 +10,8 @@ Two projections (:data:`METHODS`):
     is exact for a cost linear in tokens (two or more points) and when every signature
     is measured.
 
-The interval is ``total ± (representation + noise)``, estimated without a full run (see
+The interval is ``total ± (representation + noise)`` (``run_time_s``: ``+ in_run_gap``), its
+low end cut at 0, estimated without a full run (see
 :mod:`seqpoint.projection._intervals`; the calibration figures are in
 ``docs/projection.md``). With time spread over worker processes, the noise part is at
 least the spread of the run totals projected from each process's own values, times
@@ -102,7 +103,8 @@ class Projection:
     ``representation`` and ``noise``: the three add up to the half-width."""
     in_run_ratio: float | None = None
     """The in-sequence window's in-run ratio ``r`` (its warm steps' time over the points'
-    fitted time), whichever calibration the cold term used; None without a window or
+    fitted time), whichever calibration the cold term used (with the window's, also
+    ``cold_term["in_run_ratio"]``); None without a window, without a cold-step term, or
     when the window had no warm step."""
     process_totals: dict[str, tuple[float, ...]] = field(default_factory=dict)
     """Metric (``time_s``, and ``run_time_s`` with the cold-step total added to each) to
@@ -176,7 +178,7 @@ class _Totals:
 def _nonnegative(lo: float, hi: float) -> tuple[float, float]:
     """``(lo, hi)`` with ``lo`` cut at 0: a wide interval on a short run must not reach
     below zero seconds, FLOPs or bytes."""
-    return max(lo, 0.0), hi
+    return max(lo, 0.0), max(hi, 0.0)
 
 
 def project(

@@ -64,9 +64,10 @@ class Speedup:
     in_run_gap: float = 0.0
     """With ``metric`` ``run_time_s`` and an in-sequence window in either set: how far the
     speedup moves when each configuration's steady state is scaled by its window's in-run
-    ratio (:attr:`Projection.in_run_gap`), what isolated points cannot see. A machine-wide
-    slowdown in both configurations cancels in the ratio; one that only one of them has
-    does not. 0 otherwise."""
+    ratio (:attr:`Projection.in_run_gap`), what isolated points cannot see. A slowdown
+    both configurations share cancels in their steady states, and only their different
+    cold-step shares keep some of it; one that only one of them has does not cancel. 0
+    otherwise."""
     pairs: int = 0
     """Worker-process pairs (a's worker ``p`` with b's) whose ratios gave ``noise``; 0 when
     the two totals' noise was combined as independent."""

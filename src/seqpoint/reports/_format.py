@@ -39,6 +39,16 @@ def fmt_ratio(x: float) -> str:
     return f"{x:,.0f}×" if x >= 10 else f"{x:.2f}×"
 
 
+def fmt_saving(factor: float, unit: str, *, bold: bool = False) -> str:
+    """A "less profiling" factor (bold in rich markup with ``bold``); below 1, a run too
+    short for SeqPoints to save anything, it says so: ``0.71×  (no saving: profiling took
+    1.41× the run's steps)``."""
+    text = f"[bold]{fmt_ratio(factor)}[/]" if bold else fmt_ratio(factor)
+    if math.isfinite(factor) and 0 < factor < 1:
+        text += f"  (no saving: profiling took {1 / factor:.2f}× the run's {unit})"
+    return text
+
+
 def fmt_count(n: float) -> str:
     """Engineering count: ``1.2e9`` -> ``1.20 G``."""
     for div, suffix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):

@@ -8,7 +8,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from seqpoint.measurements import STEADY_TIME, breakdown_of, time_metric
-from seqpoint.reports._format import fmt_duration, fmt_pct, fmt_ratio
+from seqpoint.reports._format import fmt_duration, fmt_pct, fmt_saving
 from seqpoint.reports._html import Section, write_html_report
 from seqpoint.reports._plots import (
     plot_breakdown,
@@ -84,7 +84,7 @@ def write_run_report(
             (fmt_duration(t), "projected training time"),
             (f"± {proj.relative_halfwidth(metric):.2%}", "estimated error (95%)"),
             (f"{len(result.seqpoints)}", f"SeqPoints of {len(result.schedule):,} iterations"),
-            (fmt_ratio(result.reduction), "less profiling (steps)"),
+            (fmt_saving(result.reduction, "steps"), "less profiling (steps)"),
             *((v, k) for k, v in saving_rows(result.saving)),
         ],
         sections=[
@@ -135,7 +135,7 @@ def write_validation_report(
             (fmt_duration(result.projected_s), f"projected from {len(result.seqpoints)} SeqPoints"),
             (fmt_pct(result.error), "error"),
             (fmt_pct(result.full.noise_floor).lstrip("+"), "noise floor (two identical runs)"),
-            (fmt_ratio(result.reduction), "less profiling"),
+            (fmt_saving(result.reduction, "steps"), "less profiling"),
         ],
         sections=[
             Section(title="Measured time", text=(

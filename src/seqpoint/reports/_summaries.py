@@ -16,7 +16,7 @@ from seqpoint.measurements import (
     time_metric,
 )
 from seqpoint.projection import Speedup, student_quantile
-from seqpoint.reports._format import fmt_count, fmt_duration, fmt_pct, fmt_ratio
+from seqpoint.reports._format import fmt_count, fmt_duration, fmt_pct, fmt_ratio, fmt_saving
 from seqpoint.reports._ranks import print_rank_projection
 from seqpoint.reports._tables import (
     baselines_table,
@@ -68,7 +68,7 @@ def print_run(console: Console, result: RunView) -> None:
     if "flops" in proj.totals:
         table.add_row("projected FLOPs", fmt_count(proj.totals["flops"]) + "FLOP")
     table.add_row("profiled steps", steps_text(result))
-    table.add_row("less profiling (steps)", f"[bold]{saving_text(result.reduction, 'steps')}[/]")
+    table.add_row("less profiling (steps)", fmt_saving(result.reduction, "steps", bold=True))
     for label, value in saving_rows(result.saving):
         table.add_row(label, value)
     exact = result.exact
@@ -121,16 +121,9 @@ def saving_rows(saving: ProfilingSaving | None) -> list[tuple[str, str]]:
     rows = []
     if math.isfinite(saving.wall_clock):
         rows.append(("less profiling (wall clock)",
-                     f"{saving_text(saving.wall_clock, 'wall clock')}  ({fmt_duration(saving.profiling_s)} profiled)"))
-    rows.append(("less profiling (tokens)", saving_text(saving.tokens, "tokens")))
+                     f"{fmt_saving(saving.wall_clock, 'wall clock')}  ({fmt_duration(saving.profiling_s)} profiled)"))
+    rows.append(("less profiling (tokens)", fmt_saving(saving.tokens, "tokens")))
     return rows
-
-
-def saving_text(factor: float, unit: str) -> str:
-    """A saving factor; below 1 (a run too short for SeqPoints to save anything) it says so."""
-    if math.isfinite(factor) and 0 < factor < 1:
-        return f"{fmt_ratio(factor)}  (no saving: profiling took {1 / factor:.2f}× the run's {unit})"
-    return fmt_ratio(factor)
 
 
 def print_validation(console: Console, result: ValidationView) -> None:
@@ -193,7 +186,7 @@ def print_speedup(console: Console, speedup: Speedup, *, n_points: int,
         table.add_row(cat.removeprefix(BREAKDOWN_PREFIX), "", "", f"{v:.3f}×")
     console.print(table)
     if speedup.value:
-        # The interval's two parts, as `seqpoint run` shows a projection's.
+        # The interval's parts, as `seqpoint run` shows a projection's.
         why = (f"the ratios of {speedup.pairs} A/B worker pairs' run totals × t "
                f"{student_quantile(speedup.confidence, speedup.pairs - 1):.2f}"
                + (", and the cold-step terms'" if speedup.metric == RUN_TIME else "") if speedup.pairs

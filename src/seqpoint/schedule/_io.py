@@ -162,6 +162,9 @@ def _read_parquet(path: Path) -> tuple[dict[str, np.ndarray], Any]:
 def _read_csv(path: Path) -> tuple[dict[str, np.ndarray], Callable[[int], str]]:
     """The columns, and ``line_of(row)``: "line N" of the file for a 0-based data row."""
     text = read_text(path, what="Schedule file", made_by="seqpoint schedule").removeprefix("\ufeff")  # Excel's BOM
+    if text.lstrip()[:1] in ("{", "["):
+        raise InputError(f"{path} is JSON, not a schedule CSV: give the schedule (.csv or .parquet) here, not a "
+                         "SeqPoints, measurements or trace file.")
     header, _, body = text.partition("\n")
     names = [h.strip() for h in header.split(",")]
     _check_header(header, names, path)
@@ -191,8 +194,6 @@ def _check_header(header: str, names: list[str], path: Path) -> None:
     missing = [c for c in COLUMNS if c not in names]
     if missing:
         why = ("the file is empty" if not header.strip() else
-               "it is JSON, not a schedule: was a SeqPoints or measurements file given where the schedule "
-               "(.csv or .parquet) goes?" if header.lstrip()[:1] in ("{", "[") else
                "its names are quoted; remove the quotes" if '"' in header else
                "it is not comma-separated" if "," not in header and ("\t" in header or ";" in header) else
                f"a schedule CSV starts with the header {_HEADER}")

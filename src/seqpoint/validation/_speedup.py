@@ -82,15 +82,16 @@ class MeasuredSpeedup:
     def agrees_with(self, projected: float, interval: tuple[float, float], confidence: float = 0.95) -> bool | None:
         """Whether a projection and this speedup agree once the measured ratio's own error
         counts: ``|projected − value| ≤ √(h² + (z·se·value)²)``, with ``h`` the interval's
-        half-width, ``se`` :attr:`standard_error` and ``z`` the normal quantile of
+        half-width about ``projected`` (its wider side: a low end cut at 0 does not
+        narrow it), ``se`` :attr:`standard_error` and ``z`` the normal quantile of
         ``confidence``. A miss of :meth:`held_by` that this forgives is the truth's noise,
         not the projection's; None with one round (no standard error)."""
         se = self.standard_error
         if se is None:
             return None
-        hi = interval[1]
+        lo, hi = interval
         z = NormalDist().inv_cdf(0.5 + confidence / 2)
-        return bool(abs(projected - self.value) <= float(np.hypot(hi - projected, z * se * self.value)))
+        return bool(abs(projected - self.value) <= float(np.hypot(max(hi - projected, projected - lo), z * se * self.value)))
 
     def error_of(self, projected: float) -> float:
         """Relative error of a projected speedup against this one."""

@@ -20,7 +20,8 @@ from __future__ import annotations
 import csv
 import json
 import math
-from collections.abc import Mapping, Sequence
+import warnings
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,8 +29,15 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from seqpoint.exceptions import InputError
-from seqpoint.schedule import IterationSchedule, RowLengths, read_rows, set_columns, write_rows
+from seqpoint.exceptions import AdjustedInputWarning, InputError
+from seqpoint.schedule import (
+    IterationSchedule,
+    RowLengths,
+    read_rows,
+    rows_path,
+    set_columns,
+    write_rows,
+)
 
 __all__ = ["TRACE_COLUMNS", "RunTrace", "read_trace", "write_trace"]
 
@@ -294,7 +302,8 @@ def read_trace(path: str | Path) -> RunTrace:
         raw_meta = (table.schema.metadata or {}).get(b"seqpoint", b"{}")
         cols = {c: table.column(c).to_numpy() for c in TRACE_COLUMNS}
         rank = table.column("rank").to_numpy() if "rank" in table.column_names else None
-        return RunTrace(**cols, rank=rank, meta=json.loads(raw_meta), rows=read_rows(path, table.num_rows))
+        rows = _fitting_rows(path, cols, lambda i: f"row {i}")
+        return RunTrace(**cols, rank=rank, meta=json.loads(raw_meta), rows=rows)
     with path.open(newline="") as fh:
         reader = csv.reader(fh)
         header = [h.strip() for h in next(reader, [])]
@@ -302,9 +311,11 @@ def read_trace(path: str | Path) -> RunTrace:
         wanted = [*TRACE_COLUMNS, *(["rank"] if "rank" in header else [])]
         where = {c: header.index(c) for c in wanted}
         values: dict[str, list[float]] = {c: [] for c in wanted}
+        lines: list[int] = []  # the file line of every row
         for lineno, row in enumerate(reader, start=2):
             if not row:
                 continue
+            lines.append(lineno)
             for c in wanted:
                 raw = row[where[c]].strip() if where[c] < len(row) else ""
                 try:
@@ -326,5 +337,23 @@ def read_trace(path: str | Path) -> RunTrace:
     meta_file = _meta_path(path)
     meta = json.loads(meta_file.read_text()) if meta_file.is_file() else {}
     rank = values.pop("rank", None)
-    rows = read_rows(path, len(values["iteration"]))
+    rows = _fitting_rows(path, values, lambda i: f"line {lines[i]}")
     return RunTrace(**values, rank=rank, meta=meta, rows=rows)  # type: ignore[arg-type]
+
+
+def _fitting_rows(path: Path, cols: Mapping[str, Any], label: Callable[[int], str]) -> RowLengths | None:
+    """The trace's per-row lengths (``<file>.rows.npz``), or None when it has none or they do
+    not fit its rows. A recorder before 2026-11-25 could write lengths that do not fit (a
+    channels-first speech mask); the trace is still good without them, so they are left
+    out with a warning rather than refused, as :func:`~seqpoint.schedule.read_schedule`
+    refuses a hand-edited schedule's."""
+    rows = read_rows(path, len(cols["iteration"]))
+    if rows is None:
+        return None
+    bad = rows.mismatch(*(np.asarray(cols[c], dtype=np.int64) for c in ("batch_size", "seq_len", "tgt_len")))
+    if bad is None:
+        return rows
+    warnings.warn(f"{rows_path(path)} does not fit {path}: for {label(bad[0])} it holds {bad[1]}. Its lengths "
+                  "are left out and the trace's padded shapes used; record the run again to keep them.",
+                  AdjustedInputWarning, stacklevel=3)
+    return None

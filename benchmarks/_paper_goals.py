@@ -211,8 +211,8 @@ def preset_of(name: str) -> str:
 
 
 def _half_width(m: dict[str, Any]) -> float:
-    lo, hi = m["interval_s"]
-    return (hi - lo) / 2 / m["projected_s"]
+    # the upper side: the interval's low end is cut at 0
+    return (m["interval_s"][1] - m["projected_s"]) / m["projected_s"]
 
 
 def accuracy_goals(cases: dict[str, Any]) -> list[str]:

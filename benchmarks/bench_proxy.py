@@ -41,7 +41,7 @@ import numpy as np
 
 from _paper_cases import ALLOCATOR_ENV, Case, select_cases, validation_subset
 from _paper_measured import child_env, in_fresh_process
-from _results import header, write_section
+from _results import MACHINE, command_line, header, write_section
 from seqpoint.exceptions import SeqPointWarning
 from seqpoint.measurements import STEADY_TIME
 from seqpoint.profiling import ProfileConfig, profile_points
@@ -119,9 +119,14 @@ def floor_of(data: dict[str, Any]) -> float:
     return float(np.median(np.asarray(data["iqr_s"]) / np.asarray(data["step_s"])))
 
 
-def render(runs: list[list[dict[str, Any]]], data: Path, presets: str) -> str:
-    """The section: every run's selection errors per case and proxy."""
+def render(runs: list[list[dict[str, Any]]], meta: dict[str, Any], data: Path, presets: str) -> str:
+    """The section: every run's selection errors per case and proxy; its date and command
+    are the timing run's (``meta``), also when ``--replay`` renders it again."""
     last = runs[-1]
+    processes = last[0].get("processes", 1)
+    how = (f"by {processes} fresh worker processes running the signatures round-robin" if processes > 1
+           else "one after another in one fresh process")
+    title = f"Steady-state selection error at k = 10: fixed against model cost proxy ({presets} presets)"
 
     def met(label: str, run: list[dict[str, Any]]) -> int:
         return sum(abs(r["errors"][label]) <= 0.005 for r in run)
@@ -129,10 +134,12 @@ def render(runs: list[list[dict[str, Any]]], data: Path, presets: str) -> str:
     def cell(case: str, label: str) -> str:
         return ", ".join(f"{100 * r['errors'][label]:+.3f}%" for run in runs for r in run if r["case"] == case)
 
-    lines = [header(f"Steady-state selection error at k = 10: fixed against model cost proxy ({presets} presets)"), "",
+    top = (header(title) if not meta else
+           f"## {title}\n\n- date: {meta['date']}\n- machine: {MACHINE}\n- command: `{meta['command']}` "
+           f"({meta['when']}){'' if meta['command'] == command_line() else ', rendered again by `--replay`'}\n")
+    lines = [top, "",
              "Each case's validation subset (as in the paper table); every unique signature timed in "
-             f"isolation by {runs[-1][0].get('processes', 1)} fresh worker process(es) running the signatures "
-             "round-robin, so truth and projection use the same step times and the error is the "
+             f"isolation {how}, so truth and projection use the same step times and the error is the "
              f"selection's alone. {len(runs)} timing run(s), each its own fresh processes per case; a cell "
              "lists the runs' errors in order. Noise floor: median relative IQR of a signature's step "
              "times (last run). Step times and proxies are kept in "
@@ -160,12 +167,17 @@ def main() -> None:
     args = ap.parse_args()
     cases = {c.name: c for c in select_cases(QUICK_CASES if args.quick and not args.cases else args.cases,
                                              args.presets)}
-    # one data file and section per preset: the `small` rows do not replace the `tiny` ones
-    topic = "bench_proxy" + ("" if args.presets == "tiny" else f"_{args.presets}")
+    # one data file and section per preset and protocol: the `small` rows do not replace the
+    # `tiny` ones, nor a serial run the round-robin one
+    topic = ("bench_proxy" + ("" if args.presets == "tiny" else f"_{args.presets}")
+             + ("_serial" if args.processes == 1 else ""))
     path = RESULTS_DIR / (f"{topic}_quick.json.gz" if args.quick else f"{topic}.json.gz")
     if args.replay:
-        runs = json.loads(gzip.decompress(path.read_bytes()))["runs"]
+        stored = json.loads(gzip.decompress(path.read_bytes()))
+        runs = [[r for r in run if r["case"] in cases] for run in stored["runs"]]
+        meta = stored.get("meta", {})
     else:
+        start = time.gmtime()
         runs = []
         for _ in range(args.runs):
             run = []
@@ -176,13 +188,16 @@ def main() -> None:
                       flush=True)
             runs.append(run)
         path.parent.mkdir(exist_ok=True)
-        path.write_bytes(gzip.compress(json.dumps({"runs": runs}, separators=(",", ":")).encode(), mtime=0))
+        meta = {"date": time.strftime("%Y-%m-%d", start), "command": command_line(),
+                "when": f"{time.strftime('%H:%M', start)}–{time.strftime('%H:%M', time.gmtime())} UTC"}
+        path.write_bytes(gzip.compress(json.dumps({"meta": meta, "runs": runs}, separators=(",", ":")).encode(),
+                                       mtime=0))
     for run in runs:
         for r in run:
             r["errors"] = selection_errors(cases[r["case"]], r, args.quick)
             print(f"{r['case']} (noise floor {100 * floor_of(r):.2f}%): "
                   + ", ".join(f"{label} {100 * e:+.3f}%" for label, e in r["errors"].items()), flush=True)
-    write_section(topic, render(runs, path, args.presets))
+    write_section(topic, render(runs, meta, path, args.presets))
 
 
 if __name__ == "__main__":

@@ -125,6 +125,13 @@ def interval_rule(rule: str) -> Iterator[None]:
         yield
 
 
+def half_width(interval: Any, centre: float | None) -> float:
+    """Half-width relative to ``centre`` (the upper side: since 2026-11-25 the low end is cut
+    at 0); rounds stored without their centre use the midpoint."""
+    lo, hi = interval
+    return (hi - centre) / centre if centre else (hi - lo) / (hi + lo)
+
+
 def projected(schedule: Any, points: Any, ms: Measurements) -> dict[str, Any]:
     """One configuration's whole-run projection under every calibration of LABELS, and the
     whole run's (first_step) interval under each of RULES."""
@@ -229,7 +236,7 @@ def summarise(rounds: list[dict[str, dict[str, Any]]]) -> dict[str, Any]:
             "held": sum(m.held_by(tuple(sp["interval"])) for sp in printed), "rounds": len(printed),
             # the verdict `speedup --validate` prints next: within the measured ratio's own error
             "agreed": sum(bool(m.agrees_with(sp["value"], tuple(sp["interval"]))) for sp in printed),
-            "half_widths": [(hi - lo) / (hi + lo) for lo, hi in (sp["interval"] for sp in printed)],
+            "half_widths": [half_width(sp["interval"], sp["value"]) for sp in printed],
         }
     return out
 
@@ -384,11 +391,12 @@ def rule_coverage(pairs: list[list[dict[str, Any]]]) -> dict[str, dict[str, list
             for rule in SPEEDUP_RULES:
                 if rule in r["speedup"]["intervals"]:  # runs before 2026-11-25 have no pairs
                     lo, hi = r["speedup"]["intervals"][rule]
-                    held[rule]["speedup"].append((m.held_by((lo, hi)), (hi - lo) / (hi + lo)))
+                    held[rule]["speedup"].append((m.held_by((lo, hi)), half_width((lo, hi), r["speedup"]["value"])))
                 for tag in ("a", "b"):
                     if rule in r[tag].get("intervals", {}):
                         lo, hi = r[tag]["intervals"][rule]
-                        held[rule]["run"].append((lo <= truth[tag] <= hi, (hi - lo) / (hi + lo)))
+                        held[rule]["run"].append((lo <= truth[tag] <= hi,
+                                                  half_width((lo, hi), r[tag].get("first_step"))))
     return held
 
 
@@ -456,10 +464,10 @@ def rejudge(data: dict[str, Any]) -> list[str]:
                             proj = project(schedule, points, ms, **kw)
                             if "run_time_s" not in proj.totals:
                                 continue
-                            lo, hi = proj.interval["run_time_s"]
-                            g = proj.in_run_gap
-                            for rule, (x, y) in ((f"{label} + in-run gap", (lo, hi)), (label, (lo + g, hi - g))):
-                                held.setdefault(rule, []).append((x <= truth[tag] <= y, (y - x) / (y + x)))
+                            t, lo, hi = proj.totals["run_time_s"], *proj.interval["run_time_s"]
+                            h = hi - t - proj.in_run_gap  # rebuilt from its parts: the low end may be cut at 0
+                            for rule, (x, y) in ((f"{label} + in-run gap", (lo, hi)), (label, (max(t - h, 0.0), t + h))):
+                                held.setdefault(rule, []).append((x <= truth[tag] <= y, half_width((x, y), t)))
     if not held:
         return []
     lines = ["Whole-run intervals projected again from each round's stored measurements (`--rejudge`), "

@@ -126,7 +126,8 @@ def render(runs: list[list[dict[str, Any]]], meta: dict[str, Any], data: Path, p
     processes = last[0].get("processes", 1)
     how = (f"by {processes} fresh worker processes running the signatures round-robin" if processes > 1
            else "one after another in one fresh process")
-    title = f"Steady-state selection error at k = 10: fixed against model cost proxy ({presets} presets)"
+    title = (f"Steady-state selection error at k = 10: fixed against model cost proxy ({presets} presets"
+             + (")" if processes > 1 else ", timed serially)"))
 
     def met(label: str, run: list[dict[str, Any]]) -> int:
         return sum(abs(r["errors"][label]) <= 0.005 for r in run)

@@ -154,7 +154,7 @@ class _Totals:
 
     def add(self, name: str, total: float, rep: float, noise: float) -> None:
         self.totals[name] = total
-        self.interval[name] = _nonnegative(total - rep - noise, total + rep + noise)
+        self.interval[name] = nonnegative_interval(total - rep - noise, total + rep + noise)
         self.representation[name] = rep
         self.noise[name] = noise
 
@@ -163,11 +163,11 @@ class _Totals:
         cold steps; ``run_time_s``'s interval also ± ``gap`` seconds."""
         fo, hw = cold.total, cold.halfwidth
         self.totals[COLD_TIME] = fo
-        self.interval[COLD_TIME] = _nonnegative(fo - hw, fo + hw)
+        self.interval[COLD_TIME] = nonnegative_interval(fo - hw, fo + hw)
         steady = self.totals[STEADY_TIME]
         half = (self.representation[STEADY_TIME] + self.noise[STEADY_TIME]) * in_run + hw + gap
         self.totals[RUN_TIME] = steady * in_run + fo
-        self.interval[RUN_TIME] = _nonnegative(self.totals[RUN_TIME] - half, self.totals[RUN_TIME] + half)
+        self.interval[RUN_TIME] = nonnegative_interval(self.totals[RUN_TIME] - half, self.totals[RUN_TIME] + half)
         self.representation[COLD_TIME], self.noise[COLD_TIME] = 0.0, hw
         self.representation[RUN_TIME] = self.representation[STEADY_TIME] * in_run
         self.noise[RUN_TIME] = self.noise[STEADY_TIME] * in_run + hw
@@ -175,7 +175,7 @@ class _Totals:
             self.process_totals[RUN_TIME] = tuple(t * in_run + fo for t in self.process_totals[STEADY_TIME])
 
 
-def _nonnegative(lo: float, hi: float) -> tuple[float, float]:
+def nonnegative_interval(lo: float, hi: float) -> tuple[float, float]:
     """``(lo, hi)`` with ``lo`` cut at 0: a wide interval on a short run must not reach
     below zero seconds, FLOPs or bytes."""
     return max(lo, 0.0), max(hi, 0.0)

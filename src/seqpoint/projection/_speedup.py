@@ -20,7 +20,7 @@ from seqpoint.measurements import (
 )
 from seqpoint.projection._intervals import confidence_quantile, process_noise
 from seqpoint.projection._model import ScheduleModel, check_method, model_for
-from seqpoint.projection._project import Projection, project
+from seqpoint.projection._project import Projection, nonnegative_interval, project
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import SeqPoints
 
@@ -203,7 +203,7 @@ def project_speedup(
     return Speedup(
         metric=metric,
         value=s,
-        interval=(max(s - rep - half_noise - gap, 0.0), s + rep + half_noise + gap),
+        interval=nonnegative_interval(s - rep - half_noise - gap, s + rep + half_noise + gap),
         per_category=cats,
         total_a=pa.totals[metric],
         total_b=pb.totals[metric],

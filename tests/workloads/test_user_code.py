@@ -31,8 +31,11 @@ def test_module_function_needs_the_flag() -> None:
 
 
 def test_working_folder_is_not_imported_implicitly(tmp_path: Path, monkeypatch) -> None:
+    import sys
+
     (tmp_path / "cwd_wl.py").write_text(textwrap.dedent(MODULE))
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))  # loading the file puts its folder on it
     with pytest.raises(ConfigError, match="cannot import module 'cwd_wl'"):
         load_workload("cwd_wl:make")
     # Naming the file loads it explicitly.
@@ -64,3 +67,42 @@ def test_run_names_are_one_safe_component(name: str) -> None:
     with pytest.raises(ConfigError, match="must be one plain folder name"):
         RunFolder.new(name)
     assert RunFolder.new("ok-name").path.parent == Path("runs")
+
+
+SIBLING = """
+from common import WIDTH  # a module beside this file, as `python case_b.py` would find it
+
+def build(**overrides):
+    from seqpoint.workloads import load_workload
+
+    wl = load_workload("bert:tiny", overrides)
+    wl.name = f"case_b:{WIDTH}"
+    return wl
+"""
+
+
+def test_a_file_imports_the_modules_beside_it(tmp_path: Path, monkeypatch) -> None:
+    import sys
+
+    folder = tmp_path / "jobs"
+    folder.mkdir()
+    (folder / "common.py").write_text("WIDTH = 7\n")
+    (folder / "case_b.py").write_text(textwrap.dedent(SIBLING))
+    monkeypatch.setattr(sys, "path", list(sys.path))  # the file's folder stays on it, as with python FILE
+    monkeypatch.delitem(sys.modules, "common", raising=False)
+    wl = load_workload(f"{folder / 'case_b.py'}:build", {"threads": 1})
+    assert wl.name == "case_b:7" and sys.path[0] == str(folder)
+
+
+def test_a_missing_import_inside_a_file_says_what_to_do(tmp_path: Path, monkeypatch) -> None:
+    import sys
+
+    (tmp_path / "case_c.py").write_text("import not_beside_it_xyz\n\ndef build(**o):\n    pass\n")
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    with pytest.raises(ConfigError) as err:
+        load_workload(f"{tmp_path / 'case_c.py'}:build")
+    text = str(err.value)
+    assert len(text.splitlines()) == 1
+    assert f"Workload file {tmp_path / 'case_c.py'} imports module 'not_beside_it_xyz'" in text
+    assert f"the file's folder {tmp_path} is on the import path" in text
+    assert "install the package, or add the folder that holds it to PYTHONPATH" in text

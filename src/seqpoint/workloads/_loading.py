@@ -183,8 +183,9 @@ def load_workload(spec: str, overrides: Mapping[str, Override] | None = None) ->
     spec : str
         ``deepspeech2``, ``gnmt:tiny``, ``bert:paper``; or ``package.module:function``
         (imported from ``sys.path``, never implicitly from the working folder) or
-        ``path/to/file.py:function`` for a user workload: ``function(**overrides)`` must
-        return a :class:`Workload`; or ``file.py:ClassName`` of a
+        ``path/to/file.py:function`` (run as ``python path/to/file.py`` would: its own
+        folder first on ``sys.path``, so it imports the modules beside it) for a user
+        workload: ``function(**overrides)`` must return a :class:`Workload`; or ``file.py:ClassName`` of a
         :class:`~seqpoint.workloads.UserWorkload` subclass, built from its ``Config``
         with the overrides typed by that dataclass' fields. User code runs with the caller's rights; the command
         line accepts a ``module:function`` only with ``--allow-user-code``.
@@ -218,7 +219,15 @@ def _import_user_module(module: str) -> types.ModuleType:
     """Import ``module`` from ``sys.path``, or load ``path/to/file.py`` by its path.
 
     The working folder is not searched unless it is on ``sys.path`` already: a stray
-    ``.py`` file in the folder a command runs from must not run by accident.
+    ``.py`` file in the folder a command runs from must not run by accident. A named file
+    runs as ``python path/to/file.py`` would: its own folder goes first on ``sys.path``
+    (and stays there, for imports its functions make later), so it imports the modules
+    beside it.
+
+    Raises
+    ------
+    ConfigError
+        An import inside the file failed: the message names the missing module.
     """
     if not _is_file_spec(module):
         return importlib.import_module(module)
@@ -230,10 +239,20 @@ def _import_user_module(module: str) -> types.ModuleType:
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot load {module} as Python")
+    folder = str(path.parent)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
     mod = importlib.util.module_from_spec(spec)
     sys.modules[name] = mod  # dataclasses and pickling look the module up by name
     try:
         spec.loader.exec_module(mod)
+    except ModuleNotFoundError as exc:
+        sys.modules.pop(name, None)
+        raise ConfigError(
+            f"Workload file {module} imports module {exc.name!r}, which was not found ({exc}); the "
+            f"file's folder {folder} is on the import path, so it is neither beside the file nor "
+            "installed: install the package, or add the folder that holds it to PYTHONPATH."
+        ) from None
     except BaseException:
         sys.modules.pop(name, None)
         raise
@@ -248,6 +267,8 @@ def _load_user(module: str, function: str, overrides: dict[str, Any]) -> Workloa
         )
     try:
         mod = _import_user_module(module)
+    except ConfigError:
+        raise
     except (ImportError, ValueError) as exc:
         raise ConfigError(
             f"Workload {module}:{function}: cannot import module {module!r} ({exc}). "

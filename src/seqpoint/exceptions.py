@@ -9,6 +9,7 @@ from __future__ import annotations
 
 __all__ = [
     "AdjustedInputWarning",
+    "AssumedInputWarning",
     "ConfigError",
     "InputError",
     "NotFittedError",
@@ -39,3 +40,8 @@ class SeqPointWarning(UserWarning):
 
 class AdjustedInputWarning(SeqPointWarning):
     """Input was adjusted or ignored (e.g. rows dropped, lengths clipped)."""
+
+
+class AssumedInputWarning(SeqPointWarning):
+    """seqpoint could not read something about the user's pipeline (a batch without an
+    attention mask, a collator it cannot run) and says what it assumed instead."""

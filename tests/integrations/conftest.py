@@ -16,7 +16,8 @@ def tiny_tokenizer():
     tok = Tokenizer(WordLevel(vocab, unk_token="[UNK]"))
     tok.pre_tokenizer = Whitespace()
     return PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="[PAD]", unk_token="[UNK]",
-                                   cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]")
+                                   cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]",
+                                   bos_token="[CLS]", eos_token="[SEP]")
 
 
 def tiny_bert(dropout=0.1):
@@ -26,6 +27,16 @@ def tiny_bert(dropout=0.1):
                      intermediate_size=64, max_position_embeddings=256,
                      hidden_dropout_prob=dropout, attention_probs_dropout_prob=dropout)
     return BertForMaskedLM(cfg)
+
+
+def tiny_llama(dropout=0.0):
+    """A Llama-style decoder (grouped-query attention, RoPE, SwiGLU), random weights."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    cfg = LlamaConfig(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                      num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=512,
+                      attention_dropout=dropout, pad_token_id=0, eos_token_id=3, bos_token_id=2)
+    return LlamaForCausalLM(cfg)
 
 
 def tiny_dataset(n=90, seed=0, with_length=False):
@@ -46,4 +57,4 @@ def hf():
     pytest.importorskip("datasets")
     pytest.importorskip("tokenizers")
     return type("HF", (), {"tokenizer": staticmethod(tiny_tokenizer), "bert": staticmethod(tiny_bert),
-                           "dataset": staticmethod(tiny_dataset)})
+                           "llama": staticmethod(tiny_llama), "dataset": staticmethod(tiny_dataset)})

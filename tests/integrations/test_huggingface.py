@@ -135,7 +135,12 @@ def test_iterable_dataset_and_missing_lengths_get_one_clear_error(hf, tmp_path):
     with pytest.raises(InputError, match="IterableDataset .*without per-sample lengths.*SeqPointCallback"):
         schedule_from_trainer(trainer)
     trainer = _trainer(hf, tmp_path, dataset=datasets.Dataset.from_dict({"text": ["a b"] * 10}))
-    with pytest.raises(InputError, match="no 'length' or 'input_ids' column.*SeqPointCallback"):
+    with pytest.raises(InputError, match="cannot be loaded as train.. loads it: No columns in the dataset match"):
+        schedule_from_trainer(trainer)
+    trainer = _trainer(hf, tmp_path, dataset=datasets.Dataset.from_dict({"text": ["a b"] * 10}),
+                       train_sampling_strategy="group_by_length")
+    with pytest.raises(InputError, match="no 'length' or 'input_ids' column.*group_by_length sampler's lengths "
+                                         "are unknown.*SeqPointCallback"):
         schedule_from_trainer(trainer)
     trainer.train_dataset = datasets.Dataset.from_dict({"input_ids": []})  # (an empty one is falsy)
     with pytest.raises(InputError, match="train_dataset is empty, so there is nothing to replay"):

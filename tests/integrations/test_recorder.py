@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from seqpoint.exceptions import InputError
-from seqpoint.integrations import batch_shape, record
+from seqpoint.exceptions import AssumedInputWarning, InputError
+from seqpoint.integrations import Shape, batch_shape, read_batch, record
 from seqpoint.validation import read_trace
 
 torch = pytest.importorskip("torch")
@@ -29,19 +29,59 @@ def test_default_reader_reads_targets_and_flattened_documents():
 def test_lengths_that_do_not_fit_the_batch_shape_are_not_recorded():
     """A speech batch stored channels-first: the shape's seq_len comes from the 80 mel bins,
     the mask's lengths from the 3,000 frames. Recorded, they would make a sidecar that
-    read_schedule refuses; they are left out. Lengths that fit are kept."""
-    from seqpoint.integrations._shapes import sequence_lengths
-
+    read_schedule refuses; they are left out, and the reading says so. Lengths that fit are kept."""
     speech = {"input_features": torch.zeros(2, 80, 3000), "attention_mask": torch.ones(2, 3000, dtype=torch.long)}
-    assert sequence_lengths(speech) is not None
-    assert sequence_lengths(speech, shape=batch_shape(speech)) is None
+    reading = read_batch(speech)
+    assert reading.lengths is None and "do not fit the shape (2, 80)" in reading.assumed
     packed = {"input_ids": torch.zeros(1, 7, dtype=torch.long),
               "position_ids": torch.tensor([[0, 1, 2, 0, 1, 0, 1]])}
-    assert sequence_lengths(packed, shape=batch_shape(packed)) == ([3, 2, 2], None)
+    assert read_batch(packed).lengths == ([3, 2, 2], None) and read_batch(packed).assumed is None
     text = {"input_ids": torch.zeros(2, 4, dtype=torch.long), "attention_mask": torch.tensor([[1, 1, 1, 0], [1] * 4])}
-    assert sequence_lengths(text, shape=batch_shape(text)) == ([3, 4], None)
+    assert read_batch(text).lengths == ([3, 4], None)
 
 
+def test_a_batch_without_a_mask_warns_once_naming_the_tensor_and_what_was_assumed(tmp_path):
+    """Issue 32: speech features (B, T, 80) with no attention_mask were recorded as T real
+    frames per row with no warning."""
+    feats = {"input_features": torch.zeros(3, 120, 80), "feature_lens": torch.tensor([120, 90, 40])}
+    with pytest.warns(AssumedInputWarning, match=r"took the shape from 'input_features' \(3, 120, 80\) and counted "
+                      r"every row as 120 real positions.*'feature_lens' were not read.*shape_fn") as seen:
+        with record(tmp_path / "t.csv") as rec:
+            for _ in range(3):
+                with rec.step(feats):
+                    pass
+    assert len([w for w in seen if w.category is AssumedInputWarning]) == 1
+    assert read_trace(tmp_path / "t.csv").rows is None
+
+
+def test_shape_fn_returns_a_shape_with_real_lengths(tmp_path):
+    feats = {"input_features": torch.zeros(3, 120, 80), "feature_lens": torch.tensor([120, 90, 40])}
+
+    def shape_fn(batch):
+        x = batch["input_features"]
+        return Shape(batch_size=x.shape[0], seq_len=x.shape[1], lengths=batch["feature_lens"].tolist())
+
+    as_dict = lambda b: {"batch_size": 3, "seq_len": 120, "lengths": [120, 90, 40]}  # noqa: E731
+    for i, fn in enumerate((shape_fn, as_dict)):
+        with record(tmp_path / f"t{i}.csv", shape_fn=fn) as rec, rec.step(feats):
+            pass
+        trace = read_trace(tmp_path / f"t{i}.csv")
+        assert (int(trace.tokens[0]), int(trace.sum_sq_len[0])) == (250, 120**2 + 90**2 + 40**2)
+        np.testing.assert_array_equal(trace.rows.row(0)[0], [120, 90, 40])
+
+
+@pytest.mark.parametrize(("returned", "match"), [
+    ({"lengths": [3]}, r"shape_fn returned a dict with keys \['lengths'\]: shape_fn must return "
+                       r"seqpoint.integrations.Shape\(batch_size, seq_len"),
+    ("lengths", r"shape_fn returned str lengths: shape_fn must return"),
+    (Shape(2, 4, lengths=[3, 9]), r"lengths \[3, 9\] that do not fit batch_size 2 and seq_len 4"),
+])
+def test_a_wrong_shape_fn_result_is_one_clear_error(returned, match):
+    with pytest.raises(InputError, match=match), record("t.csv", shape_fn=lambda b: returned) as rec:
+        rec.shape_of(torch.zeros(2, 4))
+
+
+@pytest.mark.filterwarnings("ignore::seqpoint.exceptions.AssumedInputWarning")
 def test_recorder_trace_round_trips(tmp_path):
     model = torch.nn.Linear(8, 1)
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -87,6 +127,7 @@ def test_unreadable_batch_and_empty_loop_are_clear(tmp_path):
     assert not (tmp_path / "t.csv").exists()
 
 
+@pytest.mark.filterwarnings("ignore::seqpoint.exceptions.AssumedInputWarning")
 def test_recorder_misuse_gets_one_clear_error(tmp_path):
     x = torch.zeros(2, 3)
     # nested blocks would time the inner step twice

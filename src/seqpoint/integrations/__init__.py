@@ -4,13 +4,14 @@
   ``workload_from_trainer`` and ``SeqPointCallback`` for a ``transformers.Trainer``
   (importing that module imports transformers).
 * :mod:`seqpoint.integrations.lhotse`: ``schedule_from_sampler`` for lhotse samplers.
-* :func:`record`: a recorder for a plain PyTorch loop, writing a run trace.
+* :func:`record`: a recorder for a plain PyTorch loop, writing a run trace; its
+  ``shape_fn`` returns a :class:`Shape` where the batch does not say its rows' lengths.
 
 Importing this package imports neither torch, transformers nor lhotse.
 """
 
 from seqpoint.integrations._recorder import Recorder, record
-from seqpoint.integrations._shapes import BatchShape, batch_shape
+from seqpoint.integrations._shapes import BatchShape, Shape, batch_shape, read_batch
 from seqpoint.integrations.lhotse import schedule_from_sampler
 
-__all__ = ["BatchShape", "Recorder", "batch_shape", "record", "schedule_from_sampler"]
+__all__ = ["BatchShape", "Recorder", "Shape", "batch_shape", "read_batch", "record", "schedule_from_sampler"]

@@ -19,20 +19,40 @@ after the optimizer step. On a CUDA device the block is synchronized before and 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Sequence
+import warnings
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from seqpoint.exceptions import InputError
-from seqpoint.integrations._shapes import BatchShape, batch_shape, sequence_lengths
+from seqpoint.exceptions import AssumedInputWarning, InputError
+from seqpoint.integrations._shapes import (
+    BatchShape,
+    ShapeFn,
+    ShapeReading,
+    read_batch,
+    shape_from_fn,
+)
 from seqpoint.schedule import RowLengths
 from seqpoint.validation import RunTrace, write_trace
 
-__all__ = ["Recorder", "ShapeFn", "record"]
+__all__ = ["Recorder", "read_shape", "record", "row_lengths"]
 
-#: A user's shape reader: ``batch -> (batch_size, seq_len, tgt_len, tokens, sum_sq_len)``.
-ShapeFn = Callable[[Any], Sequence[int]]
+
+def read_shape(batch: Any, shape_fn: ShapeFn | None, *, encoder_decoder: bool, warned: set[str],
+               who: str) -> ShapeReading:
+    """``batch``'s shape by the user's ``shape_fn`` or the default reader; the first time the
+    default reader has to assume something, an :class:`AssumedInputWarning` says what."""
+    if shape_fn is not None:
+        return shape_from_fn(shape_fn(batch))
+    reading = read_batch(batch, encoder_decoder=encoder_decoder)
+    if reading.assumed is not None and "shape" not in warned:
+        warned.add("shape")
+        warnings.warn(
+            f"{who} {reading.assumed}. Pass shape_fn=lambda batch: seqpoint.integrations.Shape("
+            "batch_size, seq_len, lengths=[...]) to record the real lengths (docs/user-workloads.md).",
+            AssumedInputWarning, stacklevel=2)
+    return reading
 
 
 def _synchronize() -> None:
@@ -50,8 +70,10 @@ class Recorder:
     Parameters
     ----------
     shape_fn : callable, optional
-        ``batch -> (batch_size, seq_len, tgt_len, tokens, sum_sq_len)``; the default reads
-        tensors, dicts and lists of tensors and attention masks (:func:`batch_shape`).
+        ``batch -> Shape(batch_size, seq_len, tgt_len=0, lengths=None, tgt_lengths=None)``
+        (:class:`~seqpoint.integrations.Shape`, or a dict of its fields); the default reads
+        tensors, dicts and lists of tensors, attention masks and ``position_ids``
+        (:func:`~seqpoint.integrations.read_batch`) and warns once when it must assume.
     encoder_decoder : bool, default False
         Read a dict batch's ``labels`` as the decoder target (default reader only).
     epoch : int, default 0
@@ -73,18 +95,15 @@ class Recorder:
         self._step = 0
         self._micro = 0
         self._open = False
+        self._warned: set[str] = set()
 
     def shape_of(self, batch: Any) -> BatchShape:
         """The shape of ``batch`` by the user's ``shape_fn`` or the default reader."""
-        if self._shape_fn is None:
-            return batch_shape(batch, encoder_decoder=self._encoder_decoder)
-        values = tuple(int(v) for v in self._shape_fn(batch))
-        if len(values) != 5:
-            raise InputError(
-                f"shape_fn returned {len(values)} values; it must return "
-                "(batch_size, seq_len, tgt_len, tokens, sum_sq_len)."
-            )
-        return BatchShape(*values)
+        return self._read(batch).shape
+
+    def _read(self, batch: Any) -> ShapeReading:
+        return read_shape(batch, self._shape_fn, encoder_decoder=self._encoder_decoder, warned=self._warned,
+                          who="seqpoint.integrations.record")
 
     def set_epoch(self, epoch: int) -> None:
         """Mark the following steps as belonging to ``epoch``."""
@@ -97,9 +116,7 @@ class Recorder:
             # A nested block would record its time twice (inside the outer block's too).
             raise InputError("Recorder blocks cannot nest: close one `with rec.step(...)` or "
                              "`with rec.micro_batch(...)` block before opening the next.")
-        shape = self.shape_of(batch)
-        lengths = (None if self._shape_fn is not None
-                   else sequence_lengths(batch, encoder_decoder=self._encoder_decoder, shape=shape))
+        shape, lengths, _ = self._read(batch)
         _synchronize()
         self._open = True
         start = time.perf_counter()
@@ -145,8 +162,9 @@ class record:  # lower case: it reads as a function, `with record(path) as rec:`
     path : str or Path
         ``.csv`` or ``.parquet`` run trace (see :class:`~seqpoint.validation.RunTrace`).
     shape_fn : callable, optional
-        ``batch -> (batch_size, seq_len, tgt_len, tokens, sum_sq_len)`` for batches the
-        default reader does not understand.
+        ``batch -> Shape(batch_size, seq_len, tgt_len=0, lengths=None, tgt_lengths=None)``
+        for batches the default reader cannot read exactly (no ``attention_mask``: speech
+        features with a lengths tensor, say); see :class:`~seqpoint.integrations.Shape`.
     encoder_decoder : bool, default False
         Read a dict batch's ``labels`` as the decoder target.
     meta : dict, optional

@@ -1,4 +1,5 @@
-"""Reading the shape that fixes a batch's cost from the batch itself (tensors, dicts, lists).
+"""Reading the shape that fixes a batch's cost from the batch itself (tensors, dicts, lists),
+and the small type a user's ``shape_fn`` returns when the default reader cannot know.
 
 Duck-typed: anything with ``shape`` and ``tolist`` (torch tensors, numpy arrays) is a
 tensor here, so this module imports neither torch nor numpy-specific code paths.
@@ -6,12 +7,13 @@ tensor here, so this module imports neither torch nor numpy-specific code paths.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from seqpoint.exceptions import InputError
 
-__all__ = ["INPUT_KEYS", "BatchShape", "batch_shape", "sequence_lengths"]
+__all__ = ["INPUT_KEYS", "BatchShape", "Shape", "ShapeFn", "ShapeReading", "batch_shape", "read_batch",
+           "shape_from_fn"]
 
 #: Keys of the model input in a dict batch, tried in order (text, then speech, then embeddings).
 INPUT_KEYS: tuple[str, ...] = ("input_ids", "input_values", "input_features", "inputs_embeds", "x", "src")
@@ -27,12 +29,60 @@ class BatchShape(NamedTuple):
     sum_sq_len: int
 
 
+class Shape(NamedTuple):
+    """What a ``shape_fn`` returns: a batch's shape and, when known, every row's real length.
+
+    ``Shape(batch_size=8, seq_len=1200, lengths=batch["feature_lens"].tolist())`` for a
+    speech batch of 8 utterances padded to 1,200 frames. ``tokens`` and ``sum_sq_len``
+    follow from the lengths (every row ``seq_len`` long when ``lengths`` is None). A dict
+    with these keys is accepted too.
+
+    Attributes
+    ----------
+    batch_size : int
+        Rows of the batch (1 for a packed row).
+    seq_len : int
+        Padded source length: tokens or frames per row.
+    tgt_len : int, default 0
+        Padded target length of an encoder-decoder model (0 for one sequence).
+    lengths : sequence of int, optional
+        Real source length of every row (of every document, for a packed row).
+    tgt_lengths : sequence of int, optional
+        Real target length of every row.
+    """
+
+    batch_size: int
+    seq_len: int
+    tgt_len: int = 0
+    lengths: Sequence[int] | None = None
+    tgt_lengths: Sequence[int] | None = None
+
+
+#: A user's shape reader: ``batch -> Shape`` (or a dict of Shape's fields, or the five
+#: values ``(batch_size, seq_len, tgt_len, tokens, sum_sq_len)`` of a trace row).
+ShapeFn = Callable[[Any], Any]
+
+
+class ShapeReading(NamedTuple):
+    """A batch's shape, its rows' real lengths when the batch says them, and what was assumed."""
+
+    shape: BatchShape
+    lengths: tuple[list[int], list[int] | None] | None
+    """``(lengths, tgt_lengths)`` of every sequence, or None when the batch does not say."""
+    assumed: str | None
+    """What the reader assumed because the batch does not say it (None: nothing)."""
+
+
 def _is_tensor(x: Any) -> bool:
     return hasattr(x, "shape") and hasattr(x, "tolist") and len(getattr(x, "shape", ())) >= 1
 
 
+def _dims(t: Any) -> tuple[int, ...]:
+    return tuple(int(d) for d in t.shape)
+
+
 def _rows(t: Any) -> tuple[int, int]:
-    shape = tuple(int(d) for d in t.shape)
+    shape = _dims(t)
     if len(shape) == 1:  # one unbatched sequence
         return 1, shape[0]
     return shape[0], shape[1]
@@ -50,28 +100,60 @@ def _flattened_documents(position_ids: Any) -> list[int] | None:
     return [e - s for s, e in zip(starts, ends, strict=True)]
 
 
-def _from_mapping(batch: Mapping[str, Any], encoder_decoder: bool) -> BatchShape:
+def _reading(bs: int, sl: int, lengths: list[int], tgt_len: int = 0, target_tokens: int = 0,
+             tgt_lengths: list[int] | None = None, *, known: bool, assumed: str | None) -> ShapeReading:
+    tokens = sum(lengths) + target_tokens
+    shape = BatchShape(bs, sl, tgt_len, tokens, sum(n * n for n in lengths))
+    seq = (lengths, tgt_lengths) if known and _fits(shape, lengths, tgt_lengths) else None
+    if known and seq is None:
+        assumed = (f"per-row lengths {lengths[:4]}{'...' if len(lengths) > 4 else ''} do not fit the "
+                   f"shape ({bs}, {sl}) read from the input (a channels-first input?): they are not recorded")
+    return ShapeReading(shape, seq, assumed)
+
+
+def _fits(shape: BatchShape, lengths: list[int], tgt_lengths: list[int] | None) -> bool:
+    """Lengths that could be this shape's rows, by the rule ``read_schedule`` checks sidecars with
+    (a mask over another axis than ``seq_len``'s, as in a channels-first speech input, does not)."""
+    import numpy as np
+
+    from seqpoint.schedule import RowLengths
+
+    if not lengths or min(lengths) < 0 or (tgt_lengths is not None and len(tgt_lengths) != len(lengths)):
+        return False
+    rows = RowLengths.from_lists([lengths], None if tgt_lengths is None else [tgt_lengths])
+    batch_size, seq_len, tgt_len = (np.array([v], dtype=np.int64) for v in shape[:3])
+    return rows.mismatch(batch_size, seq_len, tgt_len) is None
+
+
+def _from_mapping(batch: Mapping[str, Any], encoder_decoder: bool) -> ShapeReading:
     key = next((k for k in INPUT_KEYS if _is_tensor(batch.get(k))), None)
+    picked = key is None
     if key is None:
         key = next((k for k, v in batch.items() if _is_tensor(v) and len(v.shape) >= 2), None)
     if key is None:
         raise InputError(
             f"Cannot read a batch shape from a dict with keys {sorted(batch)}: none is a tensor "
             f"named {', '.join(INPUT_KEYS)}; pass shape_fn=... returning "
-            "(batch_size, seq_len, tgt_len, tokens, sum_sq_len)."
+            "seqpoint.integrations.Shape(batch_size, seq_len, lengths=...)."
         )
     bs, sl = _rows(batch[key])
     mask: Any = batch.get("attention_mask")
     docs = _flattened_documents(batch.get("position_ids"))
+    assumed = None
     if docs is not None:
-        lengths = docs
-    elif _is_tensor(mask) and len(mask.shape) == 2 and tuple(mask.shape[:2]) == (bs, sl):
-        lengths = [int(v) for v in mask.sum(-1).tolist()]
+        lengths, known = docs, True
+    elif _is_tensor(mask) and len(mask.shape) == 2:
+        lengths, known = [int(v) for v in mask.sum(-1).tolist()], True
     else:
-        lengths = [sl] * bs
-    tokens = sum(lengths)
-    sum_sq = sum(n * n for n in lengths)
-    tgt_len = 0
+        lengths, known = [sl] * bs, False
+        others = sorted(k for k, v in batch.items() if k != key and _is_tensor(v))
+        assumed = (f"took the shape from {key!r} {_dims(batch[key])} and counted every row as {sl} real "
+                   "positions: the batch has no attention_mask or position_ids"
+                   + (f" (its other tensors {', '.join(map(repr, others))} were not read)" if others else ""))
+    if picked and assumed is None:
+        assumed = f"took the model input to be {key!r} {_dims(batch[key])}, the first tensor with two dimensions"
+    tgt_len = target_tokens = 0
+    tgt_lengths: list[int] | None = None
     target: Any = batch.get("decoder_input_ids")
     if target is None and encoder_decoder:
         target = batch.get("labels")
@@ -80,14 +162,17 @@ def _from_mapping(batch: Mapping[str, Any], encoder_decoder: bool) -> BatchShape
         # Padded label positions hold -100 (the loss' ignore index) in HF collators.
         labels: Any = batch.get("labels")
         if _is_tensor(labels) and tuple(labels.shape) == tuple(target.shape):
-            tokens += int((labels != -100).sum())
+            tgt_lengths = [int(v) for v in (labels != -100).sum(-1).tolist()]
+            target_tokens = sum(tgt_lengths)
         else:
-            tokens += int(target.shape[0]) * tgt_len
-    return BatchShape(bs, sl, tgt_len, tokens, sum_sq)
+            target_tokens = int(target.shape[0]) * tgt_len
+    if docs is not None:
+        tgt_lengths = None
+    return _reading(bs, sl, lengths, tgt_len, target_tokens, tgt_lengths, known=known, assumed=assumed)
 
 
-def batch_shape(batch: Any, *, encoder_decoder: bool = False) -> BatchShape:
-    """The shape of a batch, read from its tensors.
+def read_batch(batch: Any, *, encoder_decoder: bool = False) -> ShapeReading:
+    """The shape of a batch, read from its tensors, with what had to be assumed.
 
     Parameters
     ----------
@@ -98,12 +183,14 @@ def batch_shape(batch: Any, *, encoder_decoder: bool = False) -> BatchShape:
         padding-free packing, the documents where ``position_ids`` restart at 0; or a
         list/tuple whose first element is the input (e.g. ``(inputs, targets)``).
     encoder_decoder : bool, default False
-        Read ``labels`` as the decoder's target (``tgt_len``); ``decoder_input_ids`` is
-        always read as the target.
+        Read ``labels`` as the decoder's target (``tgt_len``, real target lengths where
+        they are not -100); ``decoder_input_ids`` is always read as the target.
 
     Returns
     -------
-    BatchShape
+    ShapeReading
+        ``assumed`` says what the batch did not say (no mask: every row counted as
+        ``seq_len`` real positions), for a warning; ``lengths`` is None then.
 
     Raises
     ------
@@ -112,55 +199,60 @@ def batch_shape(batch: Any, *, encoder_decoder: bool = False) -> BatchShape:
     """
     if _is_tensor(batch):
         bs, sl = _rows(batch)
-        return BatchShape(bs, sl, 0, bs * sl, bs * sl * sl)
+        return _reading(bs, sl, [sl] * bs, known=False, assumed=(
+            f"took batch_size and seq_len from dimensions 0 and 1 of a tensor of shape {_dims(batch)} "
+            f"and counted every row as {sl} real positions (a bare tensor has no attention_mask)"))
     if isinstance(batch, Mapping):
         return _from_mapping(batch, encoder_decoder)
     if isinstance(batch, Sequence) and not isinstance(batch, (str, bytes)) and batch:
-        return batch_shape(batch[0], encoder_decoder=encoder_decoder)
+        return read_batch(batch[0], encoder_decoder=encoder_decoder)
     raise InputError(
         f"Cannot read a batch shape from {type(batch).__name__}; pass shape_fn=... returning "
-        "(batch_size, seq_len, tgt_len, tokens, sum_sq_len)."
+        "seqpoint.integrations.Shape(batch_size, seq_len, lengths=...)."
     )
 
 
-def sequence_lengths(
-    batch: Any, *, encoder_decoder: bool = False, shape: BatchShape | None = None
-) -> tuple[list[int], list[int] | None] | None:
-    """Each sequence's real ``(lengths, tgt_lengths)`` in a dict batch, or None when the
-    batch does not say (no ``attention_mask`` or restarting ``position_ids``).
+def batch_shape(batch: Any, *, encoder_decoder: bool = False) -> BatchShape:
+    """The shape of a batch, read from its tensors (:func:`read_batch`'s ``shape``)."""
+    return read_batch(batch, encoder_decoder=encoder_decoder).shape
 
-    Lengths come from the attention mask's row sums or, for padding-free packing, the
-    documents where ``position_ids`` restart at 0; target lengths from the ``labels``
-    that are not -100 (encoder-decoder models, or with ``decoder_input_ids``). With
-    ``shape`` (the batch's :func:`batch_shape`), lengths that do not fit it are None: a
-    mask over another axis than the one the shape's ``seq_len`` was read from (speech
-    features stored channels-first) would otherwise be recorded as rows longer than
-    their batch, which ``read_schedule`` refuses.
+
+def shape_from_fn(value: Any, where: str = "shape_fn") -> ShapeReading:
+    """A user ``shape_fn``'s result as a reading: a :class:`Shape`, a dict of its fields, or
+    the five values of a trace row.
+
+    Raises
+    ------
+    InputError
+        Any other result, named with what to return instead.
     """
-    found = _sequence_lengths(batch, encoder_decoder)
-    if found is None or shape is None:
-        return found
-    import numpy as np
-
-    from seqpoint.schedule import RowLengths
-
-    rows = RowLengths.from_lists([found[0]], None if found[1] is None else [found[1]])
-    batch_size, seq_len, tgt_len = (np.array([v], dtype=np.int64) for v in shape[:3])
-    return found if rows.mismatch(batch_size, seq_len, tgt_len) is None else None
-
-
-def _sequence_lengths(batch: Any, encoder_decoder: bool) -> tuple[list[int], list[int] | None] | None:
-    if not isinstance(batch, Mapping):
-        return None
-    docs = _flattened_documents(batch.get("position_ids"))
-    mask: Any = batch.get("attention_mask")
-    if docs is not None:
-        return docs, None
-    if not (_is_tensor(mask) and len(mask.shape) == 2):
-        return None
-    lengths = [int(v) for v in mask.sum(-1).tolist()]
-    labels: Any = batch.get("labels")
-    has_target = encoder_decoder or _is_tensor(batch.get("decoder_input_ids"))
-    if has_target and _is_tensor(labels) and len(labels.shape) == 2 and int(labels.shape[0]) == len(lengths):
-        return lengths, [int(v) for v in (labels != -100).sum(-1).tolist()]
-    return lengths, None
+    fix = (f"{where} must return seqpoint.integrations.Shape(batch_size, seq_len, tgt_len=0, lengths=None, "
+           "tgt_lengths=None), a dict of those fields, or the five ints (batch_size, seq_len, tgt_len, "
+           "tokens, sum_sq_len)")
+    if isinstance(value, Mapping):
+        unknown = sorted(set(value) - set(Shape._fields))
+        if unknown or not {"batch_size", "seq_len"} <= set(value):
+            raise InputError(f"{where} returned a dict with keys {sorted(value)}: {fix}.")
+        value = Shape(**value)
+    if isinstance(value, Shape):
+        try:
+            bs, sl, tl = int(value.batch_size), int(value.seq_len), int(value.tgt_len)
+            lengths = None if value.lengths is None else [int(v) for v in value.lengths]
+            tgt = None if value.tgt_lengths is None else [int(v) for v in value.tgt_lengths]
+        except (TypeError, ValueError):
+            raise InputError(f"{where} returned {value!r}, whose fields are not all ints: {fix}.") from None
+        if bs < 1 or sl < 1 or tl < 0:
+            raise InputError(f"{where} returned batch_size {bs}, seq_len {sl}, tgt_len {tl}: batch_size and "
+                             "seq_len must be >= 1 and tgt_len >= 0.")
+        reading = _reading(bs, sl, [sl] * bs if lengths is None else lengths, tl,
+                           sum(tgt) if tgt is not None else bs * tl, tgt, known=lengths is not None, assumed=None)
+        if lengths is not None and reading.lengths is None:
+            raise InputError(f"{where} returned lengths {lengths[:8]} that do not fit batch_size {bs} and seq_len "
+                             f"{sl}: give one length <= seq_len per row (or the documents of one packed row).")
+        return reading
+    if isinstance(value, Sequence) and not isinstance(value, (str, bytes)) and len(value) == 5:
+        try:
+            return ShapeReading(BatchShape(*(int(v) for v in value)), None, None)
+        except (TypeError, ValueError):
+            pass
+    raise InputError(f"{where} returned {type(value).__name__} {str(value)[:80]}: {fix}.")

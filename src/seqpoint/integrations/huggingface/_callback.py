@@ -21,8 +21,8 @@ from typing import Any
 from transformers import TrainerCallback
 
 from seqpoint.exceptions import InputError
-from seqpoint.integrations._recorder import ShapeFn, row_lengths
-from seqpoint.integrations._shapes import BatchShape, batch_shape, sequence_lengths
+from seqpoint.integrations._recorder import read_shape, row_lengths
+from seqpoint.integrations._shapes import BatchShape, ShapeFn
 from seqpoint.validation import RunTrace, write_trace
 
 __all__ = ["SeqPointCallback"]
@@ -67,9 +67,10 @@ class SeqPointCallback(TrainerCallback):  # type: ignore[misc]
         data-parallel run each process writes its own file (``{rank}`` in the name is
         replaced, else ``.rank<R>`` is added before the suffix) with a ``rank`` column.
     shape_fn : callable, optional
-        ``model_inputs -> (batch_size, seq_len, tgt_len, tokens, sum_sq_len)`` for models
-        whose inputs the default reader (:func:`~seqpoint.integrations.batch_shape`,
-        given the forward's keyword arguments) does not understand.
+        ``model_inputs -> Shape(batch_size, seq_len, tgt_len=0, lengths=None,
+        tgt_lengths=None)`` (:class:`~seqpoint.integrations.Shape`) for models whose
+        inputs the default reader (:func:`~seqpoint.integrations.read_batch`, given the
+        forward's keyword arguments) cannot read exactly; it warns once when it assumes.
 
     Attributes
     ----------
@@ -101,6 +102,7 @@ class SeqPointCallback(TrainerCallback):  # type: ignore[misc]
         self._last_end: Any = None
         self._gaps: list[tuple[Any, Any]] = []
         self._hook: Any = None
+        self._warned: set[str] = set()
         self._encoder_decoder = False
         self._clock = _Clock(False)
 
@@ -111,11 +113,8 @@ class SeqPointCallback(TrainerCallback):  # type: ignore[misc]
         if not self._in_step or self._shape is not None or not module.training:
             return
         batch: Any = dict(kwargs) if kwargs else (args[0] if args else {})
-        if self.shape_fn is not None:
-            self._shape = BatchShape(*(int(v) for v in self.shape_fn(batch)))
-        else:
-            self._shape = batch_shape(batch, encoder_decoder=self._encoder_decoder)
-            self._seq = sequence_lengths(batch, encoder_decoder=self._encoder_decoder, shape=self._shape)
+        self._shape, self._seq, _ = read_shape(batch, self.shape_fn, encoder_decoder=self._encoder_decoder,
+                                               warned=self._warned, who="SeqPointCallback")
 
     def _close_micro_batch(self) -> None:
         end = self._clock.mark()

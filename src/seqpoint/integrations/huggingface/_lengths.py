@@ -1,4 +1,4 @@
-"""Per-sample lengths of a Trainer's dataset and the padding its collator applies.
+"""Per-sample lengths of a Trainer's dataset, for its sampler and the collator's padding rule.
 
 Lengths are read from one column (``length`` or the model input, ``input_ids``), through
 Arrow for a ``datasets.Dataset`` so no other column is loaded and nothing is tokenized.
@@ -12,9 +12,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from seqpoint.exceptions import InputError
-from seqpoint.schedule import round_up
 
-__all__ = ["Lengths", "PaddingRule", "check_trainer", "padding_rule", "read_lengths"]
+__all__ = ["Lengths", "check_trainer", "read_lengths"]
 
 IntArray = NDArray[np.int64]
 
@@ -25,10 +24,11 @@ _WAY_OUT = (
 
 
 class Lengths(NamedTuple):
-    """Lengths of every sample: what the collator pads (``source``/``target``) and what
-    ``group_by_length`` sorts by (``sampler``)."""
+    """Lengths of every sample: the model input's and the labels' (``source``/``target``, for
+    a collator's padding rule; None when the dataset has no such column) and what the train
+    sampler sees (``sampler``: the length column ``group_by_length`` sorts by)."""
 
-    source: IntArray
+    source: IntArray | None
     target: IntArray | None
     sampler: IntArray
 
@@ -63,13 +63,15 @@ def check_trainer(trainer: Any) -> None:
         )
 
 
-def read_lengths(trainer: Any) -> Lengths:
-    """The lengths of ``trainer.train_dataset``, without tokenizing or loading other columns.
+def read_lengths(trainer: Any, *, with_target: bool = False) -> Lengths:
+    """The lengths of ``trainer.train_dataset``, without tokenizing or loading other columns
+    (``with_target``: the ``labels`` column's too).
 
     Raises
     ------
     InputError
-        For a missing or iterable dataset, or one without a length or input column.
+        For a missing, empty or iterable dataset, or a length-grouping sampler without a
+        length or input column.
     """
     import torch
 
@@ -99,81 +101,24 @@ def read_lengths(trainer: Any) -> Lengths:
 
     source = lengths_of(input_name)
     length_column = lengths_of(length_name)
-    if source is None:
-        source = length_column
-    if source is None:
-        raise InputError(
-            f"The trainer's train_dataset has no {length_name!r} or {input_name!r} column, so "
-            f"the sample lengths are unknown; add a {length_name!r} column (tokens per sample) "
-            f"or {_WAY_OUT}."
-        )
-    target = lengths_of("labels") if _is_seq2seq(trainer.data_collator) else None
     # group_by_length sorts by the length column of a datasets.Dataset only while it
     # survives remove_unused_columns; otherwise HF measures the model input, as here.
     kept = columns is not None and (
         not args.remove_unused_columns or length_name in _kept_columns(trainer)
     )
     sampler = length_column if (length_column is not None and kept) else source
+    if sampler is None:
+        if args.train_sampling_strategy in ("group_by_length", "batch_rebalance"):
+            raise InputError(
+                f"The trainer's train_dataset has no {length_name!r} or {input_name!r} column, so "
+                f"the {args.train_sampling_strategy} sampler's lengths are unknown; add a {length_name!r} column (tokens per sample) "
+                f"or {_WAY_OUT}."
+            )
+        sampler = np.zeros(len(dataset), dtype=np.int64)  # a random or sequential sampler reads len() only
+    target = lengths_of("labels") if with_target and source is not None else None
     return Lengths(source, target, sampler)
 
 
 def _kept_columns(trainer: Any) -> list[str]:
     trainer._set_signature_columns_if_needed()
     return list(trainer._signature_columns or [])
-
-
-def _unwrap(collator: Any) -> Any:
-    # Trainer wraps collators of non-datasets datasets to drop unused keys.
-    return getattr(collator, "data_collator", collator) if type(collator).__name__ == "RemoveColumnsCollator" else collator
-
-
-def _is_seq2seq(collator: Any) -> bool:
-    from transformers import DataCollatorForSeq2Seq
-
-    return isinstance(_unwrap(collator), DataCollatorForSeq2Seq)
-
-
-class PaddingRule(NamedTuple):
-    """How a collator turns the lengths of a micro-batch into the tensor shape."""
-
-    kind: str  # "pad", "seq2seq", "flatten"
-    padding: Any
-    max_length: int | None
-    multiple: int
-    label_multiple: int
-
-    def pad(self, lengths: IntArray, *, labels: bool = False) -> int:
-        """Padded length of ``lengths`` (tokenizer.pad semantics)."""
-        longest = int(lengths.max())
-        strategy = getattr(self.padding, "value", self.padding)
-        if strategy == "max_length" and self.max_length is not None:
-            longest = self.max_length
-        multiple = self.label_multiple if labels else self.multiple
-        return int(round_up(np.array([longest]), multiple)[0])
-
-    def row(self, source: IntArray, target: IntArray | None) -> tuple[int, int, int, int, int]:
-        """``(batch_size, seq_len, tgt_len, tokens, sum_sq_len)`` of one micro-batch."""
-        tokens = int(source.sum())
-        sum_sq = int((source * source).sum())
-        if self.kind == "flatten":
-            return 1, tokens, 0, tokens, sum_sq
-        tgt_len = 0
-        if self.kind == "seq2seq" and target is not None:
-            tgt_len = self.pad(target, labels=True)
-            tokens += int(target.sum())
-        return int(source.size), self.pad(source), tgt_len, tokens, sum_sq
-
-
-def padding_rule(collator: Any) -> PaddingRule:
-    """The padding of a Trainer's data collator (unknown collators pad to the longest)."""
-    from transformers import DataCollatorForSeq2Seq, DataCollatorWithFlattening
-
-    c = _unwrap(collator)
-    multiple = int(getattr(c, "pad_to_multiple_of", None) or 1)
-    padding = getattr(c, "padding", True)
-    max_length = getattr(c, "max_length", None)
-    if isinstance(c, DataCollatorWithFlattening):
-        return PaddingRule("flatten", False, None, 1, 1)
-    if isinstance(c, DataCollatorForSeq2Seq):
-        return PaddingRule("seq2seq", padding, max_length, multiple, multiple)
-    return PaddingRule("pad", padding, max_length, multiple, multiple)

@@ -1,4 +1,4 @@
-"""``schedule_from_trainer``: replay a Trainer's own sampler and dataloader over lengths.
+"""``schedule_from_trainer``: replay a Trainer's own sampler, dataloader and collator.
 
 The replay builds the trainer's real train sampler (``trainer._get_train_sampler``, so
 ``train_sampling_strategy``/``group_by_length``, seed and ``data_seed`` are the trainer's)
@@ -6,23 +6,32 @@ over a one-column stand-in of the dataset, wraps it in a DataLoader with the tra
 batch size and ``dataloader_drop_last``, prepares it with accelerate's own
 ``prepare_data_loader`` (seedable sampler, ``BatchSamplerShard`` for world size/rank) and
 iterates it epoch by epoch exactly as ``Trainer._run_epoch`` does (``set_epoch``,
-chunks of ``gradient_accumulation_steps`` micro-batches, ``max_steps``). Only indices
-travel; the collator's padding is applied to their lengths.
+chunks of ``gradient_accumulation_steps`` micro-batches, ``max_steps``). Each
+micro-batch's shape is what the trainer's collator makes of its dataset rows
+(:mod:`._collate`): no model runs.
 """
 
 from __future__ import annotations
 
 import math
+import random
 import warnings
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
 from itertools import islice
 from typing import Any
 
 import numpy as np
 
 from seqpoint.exceptions import InputError, SeqPointWarning
-from seqpoint.integrations.huggingface._lengths import padding_rule, read_lengths
+from seqpoint.integrations._shapes import ShapeReading
+from seqpoint.integrations.huggingface._collate import (
+    Collation,
+    PaddingRule,
+    known_rule,
+    rule_holds,
+)
+from seqpoint.integrations.huggingface._lengths import Lengths, read_lengths
 from seqpoint.integrations.huggingface._seeding import (
     global_rng_samplers,
     has_seeded_sampler,
@@ -32,17 +41,23 @@ from seqpoint.schedule import IterationSchedule, RowLengths
 
 __all__ = ["schedule_from_trainer"]
 
+#: One micro-batch of the replay: epoch, optimizer step, micro-batch within it, dataset indices.
+MicroBatch = tuple[int, int, int, np.ndarray]
+
 
 @contextmanager
-def _torch_rng_kept() -> Iterator[None]:
-    """Leave the global torch RNG as found: samplers without a generator draw from it."""
+def _rngs_kept() -> Iterator[None]:
+    """Leave the global torch, numpy and Python RNGs as found: samplers without a generator
+    and collators (MLM masking) draw from them."""
     import torch
 
-    state = torch.random.get_rng_state()
+    states = torch.random.get_rng_state(), np.random.get_state(), random.getstate()
     try:
         yield
     finally:
-        torch.random.set_rng_state(state)
+        torch.random.set_rng_state(states[0])
+        np.random.set_state(states[1])
+        random.setstate(states[2])
 
 
 def _prepared_loader(trainer: Any, sampler_lengths: list[int], world_size: int, rank: int) -> Any:
@@ -93,6 +108,81 @@ def _prepared_loader(trainer: Any, sampler_lengths: list[int], world_size: int, 
     return prepared, sampler
 
 
+
+def _micro_batches(
+    trainer: Any, lengths: Lengths, world_size: int, rank: int,
+    on_batch: Callable[[np.ndarray], Any] | None,
+) -> tuple[list[MicroBatch], list[Any], str]:
+    """The micro-batches ``train()`` draws, in order, and ``on_batch(indices)`` of each (run
+    right after its batch is drawn, as the DataLoader collates it); the sampler's class name."""
+    args = trainer.args
+    gas = int(args.gradient_accumulation_steps)
+    prepared, sampler = _prepared_loader(trainer, lengths.sampler.tolist(), world_size, rank)
+    len_dl = len(prepared)
+    if len_dl == 0:
+        raise InputError(
+            "The trainer's dataloader yields no batch: the dataset is smaller than one "
+            "batch and dataloader_drop_last is set."
+        )
+    per_epoch = max(len_dl // gas + int(len_dl % gas > 0), 1)
+    if args.max_steps > 0:
+        max_steps = int(args.max_steps)
+        epochs = max_steps // per_epoch + int(max_steps % per_epoch > 0)
+    else:
+        max_steps = math.ceil(args.num_train_epochs * per_epoch)
+        epochs = math.ceil(args.num_train_epochs)
+    seeded = has_seeded_sampler(trainer)
+    if epochs > 1 and not seeded and global_rng_samplers(prepared):
+        warnings.warn(
+            f"{type(sampler).__name__} draws each epoch's order from the global torch RNG after "
+            "the previous epoch's training drew from it too (CPU dropout, random masking), which "
+            "a replay cannot know: epoch 1 is exact, later epochs are exact only if the model "
+            "draws nothing from the CPU generator. Add trainer.add_callback(SeededSampler()) "
+            "before replaying to make every epoch exact.",
+            SeqPointWarning,
+            stacklevel=3,
+        )
+    out: list[MicroBatch] = []
+    results: list[Any] = []
+    global_step = 0
+    remainder = len_dl % gas or gas
+    for epoch in range(epochs):
+        if hasattr(prepared, "set_epoch"):
+            prepared.set_epoch(epoch)
+        inner: Any = getattr(getattr(prepared, "batch_sampler", None), "batch_sampler", None)
+        if hasattr(inner, "set_epoch"):
+            inner.set_epoch(epoch)
+        if seeded:
+            seed_samplers(prepared, args, epoch)  # as SeededSampler.on_epoch_begin does
+        it = iter(prepared)
+        for update in range(per_epoch):
+            take = gas if update != per_epoch - 1 else remainder
+            group = list(islice(it, take))
+            for micro, idx in enumerate(group):
+                ids = np.asarray(idx, dtype=np.int64)
+                out.append((epoch, global_step, micro, ids))
+                if on_batch is not None:
+                    results.append(on_batch(ids))
+            if group:
+                global_step += 1
+            if global_step >= max_steps:
+                break
+        if global_step >= max_steps:
+            break
+    return out, results, type(sampler).__name__
+
+
+def _by_rule(rule: PaddingRule, batches: list[MicroBatch], lengths: Lengths) -> list[ShapeReading]:
+    source = lengths.source
+    assert source is not None  # a rule is only tried with the source lengths read
+    readings = []
+    for *_, ids in batches:
+        target = lengths.target[ids] if lengths.target is not None and rule.kind == "seq2seq" else None
+        tgt = None if target is None else target.tolist()
+        readings.append(ShapeReading(rule.row(source[ids], target), (source[ids].tolist(), tgt), None))
+    return readings
+
+
 def schedule_from_trainer(
     trainer: Any, *, world_size: int | None = None, rank: int | None = None
 ) -> IterationSchedule:
@@ -101,8 +191,8 @@ def schedule_from_trainer(
     Parameters
     ----------
     trainer : transformers.Trainer
-        A trainer with a map-style ``train_dataset`` holding an ``input_ids`` (the
-        processing class' first model input) or ``length`` column.
+        A trainer with a map-style ``train_dataset`` (any collator; a ``length`` or
+        model-input column when ``group_by_length`` sorts by it).
     world_size, rank : int, optional
         Data-parallel size and rank to replay; default the trainer's own.
 
@@ -110,110 +200,106 @@ def schedule_from_trainer(
     -------
     IterationSchedule
         One row per micro-batch, in ``train()`` order. ``meta["optimizer_step"]`` and
-        ``meta["micro_batch"]`` say which optimizer step each row belongs to.
+        ``meta["micro_batch"]`` say which optimizer step each row belongs to;
+        ``meta["collator"]`` names the collator and ``meta["shapes"]`` how its shapes were
+        read (``collator``: every micro-batch collated; ``padding rule``: transformers'
+        own collator, its rule checked against the collator on a sample).
 
     Raises
     ------
     InputError
-        For an ``IterableDataset`` or a dataset without lengths; the message says to
-        record the run with :class:`SeqPointCallback` instead.
+        For an ``IterableDataset`` or a length-grouping sampler without lengths (the
+        message says to record the run with :class:`SeqPointCallback` instead), or a
+        collator that fails on the dataset's rows.
 
     Notes
     -----
-    The global torch RNG is left as found, so calling this right before
-    ``trainer.train()`` does not change the run. The replay consumes the global RNG as
-    ``train()`` does (the DataLoader's seed draw, then the sampler's permutation, epoch
-    after epoch). In a single process a sampler without a generator of its own
-    (``group_by_length``, or a random sampler with ``use_seedable_sampler=False``) draws
-    epoch ``e``'s order *after* training's own draws of epoch ``e - 1`` (CPU dropout,
-    random masking), which no replay can know without running the model: every epoch
-    is exact when training draws nothing from the CPU generator, else epoch 1 only, and
-    a ``SeqPointWarning`` says so. With :class:`SeededSampler` among the trainer's
-    callbacks (``trainer.add_callback(SeededSampler())``) the sampler's order is seeded
-    per epoch in both the run and the replay, and every epoch is exact.
+    Every micro-batch's shape is what the trainer's own collator returns for its dataset
+    rows (fetched as the DataLoader fetches them, after ``remove_unused_columns``), read
+    as :class:`SeqPointCallback` reads the model's inputs: any collator (a function, a
+    lambda, a ``partial``, a subclass, TRL's) gives the shapes ``train()`` feeds. For
+    transformers' own padding, flattening and seq2seq collators (the exact classes) the
+    shapes follow from the lengths by their padding rule, checked against the collator
+    on 16 micro-batches spread over the run (about 5 ms saved per micro-batch); where
+    the check fails every micro-batch is collated and a warning says so. A collator with
+    side effects (counting calls, caching) sees the replay's calls.
+
+    The global torch, numpy and Python RNGs are left as found, so calling this right
+    before ``trainer.train()`` does not change the run. Inside, the replay consumes the
+    torch RNG as ``train()`` does (the DataLoader's seed draw, the sampler's permutation,
+    the collator's draws such as MLM masking, epoch after epoch). In a single process a
+    sampler without a generator of its own (``group_by_length``, or a random sampler with
+    ``use_seedable_sampler=False``) draws epoch ``e``'s order *after* the model's own
+    draws of epoch ``e - 1`` (CPU dropout), which no replay can know without running the
+    model: every epoch is exact when the model draws nothing from the CPU generator,
+    else epoch 1 only, and a ``SeqPointWarning`` says so. With :class:`SeededSampler`
+    among the trainer's callbacks (``trainer.add_callback(SeededSampler())``) the
+    sampler's order is seeded per epoch in both the run and the replay, and every epoch
+    is exact.
 
     ``schedule.rows`` holds every micro-batch's real per-sample lengths (the documents
-    of a packed row with the flattening collator), for ``workload_from_trainer``.
+    of a packed row), for ``workload_from_trainer``.
     """
-    lengths = read_lengths(trainer)  # checks first that it was given a Trainer
-    args = trainer.args
-    rule = padding_rule(trainer.data_collator)
+    rule = known_rule(trainer.data_collator) if hasattr(trainer, "data_collator") else None
+    lengths = read_lengths(trainer, with_target=rule is not None and rule.kind == "seq2seq")
+    if lengths.source is None:
+        rule = None
     ws = int(world_size if world_size is not None else trainer.accelerator.num_processes)
     rk = int(rank if rank is not None else trainer.accelerator.process_index)
     if not 0 <= rk < ws:
         raise InputError(f"rank must be in [0, {ws}); got {rk}.")
-    gas = int(args.gradient_accumulation_steps)
-    rows: list[tuple[int, int, int, int, int, int, int, int]] = []
-    per_row: list[Any] = []
-    per_row_tgt: list[Any] = []
-    with _torch_rng_kept():
-        prepared, sampler = _prepared_loader(trainer, lengths.sampler.tolist(), ws, rk)
-        len_dl = len(prepared)
-        if len_dl == 0:
-            raise InputError(
-                "The trainer's dataloader yields no batch: the dataset is smaller than one "
-                "batch and dataloader_drop_last is set."
-            )
-        per_epoch = max(len_dl // gas + int(len_dl % gas > 0), 1)
-        if args.max_steps > 0:
-            max_steps = int(args.max_steps)
-            epochs = max_steps // per_epoch + int(max_steps % per_epoch > 0)
-        else:
-            max_steps = math.ceil(args.num_train_epochs * per_epoch)
-            epochs = math.ceil(args.num_train_epochs)
-        seeded = has_seeded_sampler(trainer)
-        if epochs > 1 and not seeded and global_rng_samplers(prepared):
-            warnings.warn(
-                f"{type(sampler).__name__} draws each epoch's order from the global torch RNG after "
-                "the previous epoch's training drew from it too (CPU dropout, random masking), which "
-                "a replay cannot know: epoch 1 is exact, later epochs are exact only if training "
-                "draws nothing from the CPU generator. Add trainer.add_callback(SeededSampler()) "
-                "before replaying to make every epoch exact.",
-                SeqPointWarning,
-                stacklevel=2,
-            )
-        global_step = 0
-        remainder = len_dl % gas or gas
-        for epoch in range(epochs):
-            if hasattr(prepared, "set_epoch"):
-                prepared.set_epoch(epoch)
-            inner: Any = getattr(getattr(prepared, "batch_sampler", None), "batch_sampler", None)
-            if hasattr(inner, "set_epoch"):
-                inner.set_epoch(epoch)
-            if seeded:
-                seed_samplers(prepared, args, epoch)  # as SeededSampler.on_epoch_begin does
-            it = iter(prepared)
-            for update in range(per_epoch):
-                take = gas if update != per_epoch - 1 else remainder
-                group = list(islice(it, take))
-                for micro, idx in enumerate(group):
-                    ids = np.asarray(idx, dtype=np.int64)
-                    target = lengths.target[ids] if lengths.target is not None else None
-                    rows.append((epoch, global_step, micro, *rule.row(lengths.source[ids], target)))
-                    per_row.append(lengths.source[ids])
-                    per_row_tgt.append(target)
-                if group:
-                    global_step += 1
-                if global_step >= max_steps:
-                    break
-            if global_step >= max_steps:
-                break
-    data = np.array(rows, dtype=np.int64)
+    collation = Collation(trainer)
+    # Collated in the DataLoader's worker processes, the collator draws nothing from this one's RNG.
+    isolated = _rngs_kept if trainer.args.dataloader_num_workers > 0 else nullcontext
+    readings: list[ShapeReading] = []
+    with _rngs_kept():
+        if rule is not None:
+            batches, _, sampler = _micro_batches(trainer, lengths, ws, rk, None)
+            assert lengths.source is not None
+            with _rngs_kept():
+                differs = rule_holds(collation, rule, [b[3] for b in batches], lengths.source, lengths.target)
+            if differs is None:
+                readings = _by_rule(rule, batches, lengths)
+                how = "padding rule"
+            else:
+                warnings.warn(
+                    f"The padding rule of {collation.name} differs from what the collator returns for micro-batch "
+                    f"{differs}; every micro-batch is collated instead (exact, about 5 ms each). Please report this.",
+                    SeqPointWarning, stacklevel=2)
+                rule = None
+        if rule is None:
+            def read(ids: np.ndarray) -> ShapeReading:
+                with isolated():
+                    return collation.read(ids)
+
+            batches, readings, sampler = _micro_batches(trainer, lengths, ws, rk, read)
+            how = "collator"
+    return _schedule(batches, readings, trainer, ws, rk, sampler, collation.name, how)
+
+
+def _schedule(batches: list[MicroBatch], readings: list[ShapeReading], trainer: Any, ws: int, rk: int,
+              sampler: str, collator: str, how: str) -> IterationSchedule:
+    data = np.array([(e, s, m, *r.shape) for (e, s, m, _), r in zip(batches, readings, strict=True)],
+                    dtype=np.int64)
+    packed = bool(np.any((data[:, 3] == 1) & (data[:, 7] < data[:, 4] ** 2)))
     meta = {
         "source": "huggingface",
-        "sampler": type(sampler).__name__,
-        "collator": type(trainer.data_collator).__name__,
-        "gradient_accumulation_steps": gas,
+        "sampler": sampler,
+        "collator": collator,
+        "shapes": how,
+        "gradient_accumulation_steps": int(trainer.args.gradient_accumulation_steps),
         "world_size": ws,
         "rank": rk,
         "optimizer_step": data[:, 1].tolist(),
         "micro_batch": data[:, 2].tolist(),
-        "packed": rule.kind == "flatten",
+        "packed": packed,
     }
     schedule = IterationSchedule.from_columns(
         {"epoch": data[:, 0], "batch_size": data[:, 3], "seq_len": data[:, 4],
          "tgt_len": data[:, 5], "tokens": data[:, 6], "sum_sq_len": data[:, 7]},
         meta=meta,
     )
-    tgt = None if lengths.target is None else per_row_tgt
-    return schedule.with_rows(RowLengths.from_lists(per_row, tgt))
+    rows = [r.lengths if r.lengths is not None else ([int(r.shape.seq_len)] * int(r.shape.batch_size), None)
+            for r in readings]
+    tgt = None if any(t is None for _, t in rows) else [t for _, t in rows]
+    return schedule.with_rows(RowLengths.from_lists([src for src, _ in rows], tgt))

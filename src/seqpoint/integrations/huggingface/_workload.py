@@ -4,10 +4,18 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import warnings
 from typing import Any
 
-from seqpoint.integrations.huggingface._lengths import check_trainer, padding_rule
+import numpy as np
+
+from seqpoint.exceptions import AssumedInputWarning
+from seqpoint.integrations.huggingface._collate import Collation
+from seqpoint.integrations.huggingface._lengths import check_trainer
 from seqpoint.workloads import BatchShape, Signature
+
+#: Keys of a packed row that follow from its documents (flash-attention varlen arguments).
+_VARLEN_KEYS = frozenset({"cu_seq_lens_q", "cu_seq_lens_k", "max_length_q", "max_length_k", "seq_idx"})
 
 __all__ = ["TrainerWorkload", "workload_from_trainer"]
 
@@ -29,6 +37,17 @@ class TrainerWorkload:
     :func:`schedule_from_trainer` records them); the forward runs under the
     trainer's ``bf16``/``fp16`` autocast, as accelerate wraps it in ``train()``.
 
+    Which tensors a batch has is learnt from the trainer's own collator, run once on the
+    dataset's first rows: a padded batch (``input_ids``, ``attention_mask``, ``labels``,
+    and ``token_type_ids``/``decoder_input_ids`` when the collator gives them) or a
+    padding-free packed row (``position_ids`` restarting per document, and the
+    flash-attention ``cu_seq_lens_*``/``max_length_*``/``seq_idx`` when the collator gives
+    them, as TRL's does). A tensor the collator gives that the profiled batch would lack is
+    named in an :class:`~seqpoint.exceptions.AssumedInputWarning`.
+
+    It pickles (the trainer without its datasets, and what the collator showed), so
+    ``[profile] processes > 1`` rebuilds it in each worker process.
+
     Parameters
     ----------
     trainer : transformers.Trainer
@@ -37,7 +56,7 @@ class TrainerWorkload:
         Seed of the synthetic inputs.
     """
 
-    def __init__(self, trainer: Any, *, seed: int = 0) -> None:
+    def __init__(self, trainer: Any, *, seed: int = 0, _keys: frozenset[str] | None = None) -> None:
         self.trainer = trainer
         self.model = copy.deepcopy(trainer.model)
         self.model.train()
@@ -69,10 +88,43 @@ class TrainerWorkload:
             pad = getattr(model_config, "pad_token_id", None)
         self.pad_id = int(pad or 0)
         self.padding_side = str(getattr(processing, "padding_side", "right") or "right")
-        self._packing = padding_rule(getattr(trainer, "data_collator", None)).kind == "flatten"
+        self._keys = self._collator_keys(trainer) if _keys is None else _keys
+        self._packing = "position_ids" in self._keys and "attention_mask" not in self._keys
         if args.bf16 or args.fp16:
             # accelerate autocasts the forward only (not the backward or the optimizer).
             self.model.forward = self._autocast_forward(self.model.forward)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # A worker rebuilds it from the trainer: the datasets stay behind (the collator's
+        # keys travel instead), and the model copy, optimizer and scheduler are made anew.
+        light = copy.copy(self.trainer)
+        light.train_dataset = light.eval_dataset = None
+        return (_rebuild, (light, self.seed, self._keys))
+
+    def _collator_keys(self, trainer: Any) -> frozenset[str]:
+        """The tensors the trainer's collator gives the model (from the dataset's first rows)."""
+        from seqpoint.integrations.huggingface._replay import _rngs_kept
+
+        dataset = getattr(trainer, "train_dataset", None)
+        if dataset is None or not hasattr(dataset, "__len__") or len(dataset) == 0:
+            warnings.warn(
+                "workload_from_trainer: the trainer has no map-style train_dataset to run its collator on, so the "
+                "profiled batches assume a padded batch of input_ids, attention_mask and labels.",
+                AssumedInputWarning, stacklevel=3)
+            return frozenset({"input_ids", "attention_mask", "labels"})
+        collation = Collation(trainer)
+        rows = min(len(dataset), max(int(trainer.args.per_device_train_batch_size), 2))
+        with _rngs_kept():
+            batch = collation.batch(np.arange(rows, dtype=np.int64))
+        keys = frozenset(k for k, v in batch.items() if hasattr(v, "shape"))
+        made = {"input_ids", "labels", "token_type_ids", "decoder_input_ids"}
+        made |= ({"position_ids"} | _VARLEN_KEYS) if "attention_mask" not in keys else {"attention_mask"}
+        if keys - made:
+            warnings.warn(
+                f"workload_from_trainer: the collator {collation.name} also gives the model "
+                f"{', '.join(sorted(keys - made))}, which the profiled batches leave out (they have "
+                f"{', '.join(sorted(keys & made))}).", AssumedInputWarning, stacklevel=3)
+        return keys
 
     def _create_optimizer(self) -> Any:
         # create_optimizer fills trainer.optimizer only while it is None: borrow the slot.
@@ -130,7 +182,7 @@ class TrainerWorkload:
             batch["labels"] = torch.randint(low, self.vocab_size, (batch_size, max(tgt_len, 1)), generator=gen)
         else:
             batch["labels"] = ids.clone()
-        return {k: v.to(self.device) for k, v in batch.items()}
+        return self._with_extras(batch)
 
     def _real_batch(self, shape: BatchShape) -> dict[str, Any]:
         import torch
@@ -144,7 +196,8 @@ class TrainerWorkload:
             labels = ids.clone()
             labels[0, pos == 0] = -100  # the collator's separator: no loss across documents
             batch = {"input_ids": ids, "position_ids": pos[None, :], "labels": labels}
-            return {k: v.to(self.device) for k, v in batch.items()}
+            batch.update(self._varlen(shape.lengths))
+            return {k: v.to(self.device) if hasattr(v, "to") else v for k, v in batch.items()}
         ids = torch.randint(low, self.vocab_size, (shape.batch_size, shape.seq_len), generator=gen)
         mask = self._mask(lengths, shape.seq_len)
         ids[~mask] = self.pad_id
@@ -156,7 +209,30 @@ class TrainerWorkload:
         else:
             labels = ids.masked_fill(~mask, -100)
         batch["labels"] = labels
+        return self._with_extras(batch)
+
+    def _with_extras(self, batch: dict[str, Any]) -> dict[str, Any]:
+        """``token_type_ids`` and ``decoder_input_ids`` where the collator gives them."""
+        import torch
+
+        if "token_type_ids" in self._keys:
+            batch["token_type_ids"] = torch.zeros_like(batch["input_ids"])
+        if "decoder_input_ids" in self._keys and hasattr(self.model, "prepare_decoder_input_ids_from_labels"):
+            batch["decoder_input_ids"] = self.model.prepare_decoder_input_ids_from_labels(labels=batch["labels"])
         return {k: v.to(self.device) for k, v in batch.items()}
+
+    def _varlen(self, lengths: Any) -> dict[str, Any]:
+        """The flash-attention varlen arguments of a packed row, where the collator gives them."""
+        import torch
+
+        docs = torch.as_tensor(np.asarray(lengths, dtype=np.int64))
+        cu = torch.cat([torch.zeros(1, dtype=torch.int64), docs.cumsum(0)]).to(torch.int32)
+        longest = int(docs.max())
+        out: dict[str, Any] = {"cu_seq_lens_q": cu, "cu_seq_lens_k": cu, "max_length_q": longest,
+                               "max_length_k": longest,
+                               "seq_idx": torch.repeat_interleave(torch.arange(docs.numel(), dtype=torch.int32),
+                                                                  docs)[None]}
+        return {k: v for k, v in out.items() if k in self._keys}
 
     def _mask(self, lengths: Any, width: int) -> Any:
         """``(rows, width)`` True on real positions, padded on the tokenizer's side."""
@@ -227,3 +303,7 @@ def workload_from_trainer(trainer: Any, *, seed: int = 0) -> TrainerWorkload:
     """
     check_trainer(trainer)
     return TrainerWorkload(trainer, seed=seed)
+
+
+def _rebuild(trainer: Any, seed: int, keys: frozenset[str]) -> TrainerWorkload:
+    return TrainerWorkload(trainer, seed=seed, _keys=keys)

@@ -1,0 +1,175 @@
+"""The shape of each micro-batch, from the trainer's own collator run on its dataset rows.
+
+``train()`` fetches a micro-batch's rows from the dataset (after ``remove_unused_columns``)
+and hands them to ``trainer.data_collator``; the model sees what the collator returns.
+:class:`Collation` does the same without the model, and reads the result with the
+reader :class:`~seqpoint.integrations.huggingface.SeqPointCallback` uses on the model's
+inputs, so the replay and a recorded run read shapes alike, whatever the collator is (a
+plain function, a lambda, a ``functools.partial``, a subclass, TRL's).
+
+Running a tokenizer's ``pad`` costs about 5 ms per micro-batch, which is minutes over a
+long run. For the collators whose padding is a known rule of the lengths (the exact
+transformers classes below, not subclasses), the rule gives the shapes and the collator
+is run on a sample of micro-batches to check it (:func:`rule_holds`); anything else is
+collated micro-batch by micro-batch.
+"""
+
+from __future__ import annotations
+
+import functools
+import types
+import warnings
+from typing import Any, NamedTuple
+
+import numpy as np
+from numpy.typing import NDArray
+
+from seqpoint.exceptions import AssumedInputWarning, InputError
+from seqpoint.integrations._shapes import BatchShape, ShapeReading, read_batch
+from seqpoint.schedule import round_up
+
+__all__ = ["Collation", "PaddingRule", "collator_name", "known_rule"]
+
+IntArray = NDArray[np.int64]
+
+
+def _unwrap(collator: Any) -> Any:
+    # Trainer wraps the collator of a dataset that is not a datasets.Dataset to drop unused keys.
+    return getattr(collator, "data_collator", collator) if type(collator).__name__ == "RemoveColumnsCollator" else collator
+
+
+def collator_name(collator: Any) -> str:
+    """A readable name of a collator: its class, function (``<lambda>``) or ``partial(f)``."""
+    c = _unwrap(collator)
+    if isinstance(c, functools.partial):
+        return f"partial({collator_name(c.func)})"
+    if isinstance(c, types.FunctionType | types.MethodType | types.BuiltinFunctionType):
+        return str(c.__qualname__).rpartition("<locals>.")[2]
+    package = type(c).__module__.partition(".")[0]
+    name = type(c).__qualname__.rpartition("<locals>.")[2]
+    return name if package == "__main__" else f"{package}.{name}"
+
+
+class PaddingRule(NamedTuple):
+    """How one of transformers' own collators turns a micro-batch's lengths into its shape."""
+
+    kind: str  # "pad", "seq2seq", "flatten"
+    padding: Any
+    max_length: int | None
+    multiple: int
+    label_multiple: int
+
+    def pad(self, lengths: IntArray, *, labels: bool = False) -> int:
+        """Padded length of ``lengths`` (tokenizer.pad semantics)."""
+        longest = int(lengths.max())
+        strategy = getattr(self.padding, "value", self.padding)
+        if strategy == "max_length" and self.max_length is not None:
+            longest = self.max_length
+        multiple = self.label_multiple if labels else self.multiple
+        return int(round_up(np.array([longest]), multiple)[0])
+
+    def row(self, source: IntArray, target: IntArray | None) -> BatchShape:
+        """The shape of one micro-batch of samples of these lengths."""
+        tokens = int(source.sum())
+        sum_sq = int((source * source).sum())
+        if self.kind == "flatten":
+            return BatchShape(1, tokens, 0, tokens, sum_sq)
+        tgt_len = 0
+        if self.kind == "seq2seq" and target is not None:
+            tgt_len = self.pad(target, labels=True)
+            tokens += int(target.sum())
+        return BatchShape(int(source.size), self.pad(source), tgt_len, tokens, sum_sq)
+
+
+def known_rule(collator: Any) -> PaddingRule | None:
+    """The padding rule of one of transformers' own collators (the exact class), else None.
+
+    A subclass may override ``__call__``, and a function or ``partial`` may do anything
+    around the collator it wraps: only the classes whose padding the replay's tests
+    compare with ``train()`` have a rule.
+    """
+    import transformers as tf
+
+    c = _unwrap(collator)
+    kind = {tf.DataCollatorWithPadding: "pad", tf.DataCollatorForLanguageModeling: "pad",
+            tf.DataCollatorForTokenClassification: "pad", tf.DataCollatorForSeq2Seq: "seq2seq",
+            tf.DataCollatorWithFlattening: "flatten"}.get(type(c))
+    if kind is None:
+        return None
+    padding = getattr(c, "padding", True)
+    if getattr(padding, "value", padding) == "max_length" and getattr(c, "max_length", None) is None:
+        return None  # pads to the tokenizer's model_max_length: let the collator say it
+    multiple = int(getattr(c, "pad_to_multiple_of", None) or 1)
+    return PaddingRule(kind, padding, getattr(c, "max_length", None), multiple, multiple)
+
+
+class Collation:
+    """A trainer's collator run on its dataset's rows, as the training DataLoader runs it.
+
+    Parameters
+    ----------
+    trainer : transformers.Trainer
+        Its ``train_dataset`` (after ``remove_unused_columns``, as ``train()`` drops
+        columns) and ``data_collator`` (wrapped as ``train()`` wraps it).
+    """
+
+    def __init__(self, trainer: Any) -> None:
+        import datasets
+
+        dataset = trainer.train_dataset
+        collator = trainer.data_collator
+        if isinstance(dataset, datasets.Dataset):
+            try:
+                dataset = trainer._remove_unused_columns(dataset, description="training")
+            except ValueError as exc:  # what train() would raise first
+                raise InputError(f"The trainer's train_dataset cannot be loaded as train() loads it: "
+                                 f"{str(exc).strip()}") from None
+        else:
+            collator = trainer._get_collator_with_removed_columns(collator, description="training")
+        self.dataset = dataset
+        self.collator = collator
+        self.name = collator_name(trainer.data_collator)
+        config = getattr(trainer.model, "config", None)
+        self.encoder_decoder = bool(getattr(config, "is_encoder_decoder", False))
+        self._warned = False
+
+    def rows(self, indices: IntArray) -> list[Any]:
+        """The dataset's rows at ``indices``, as torch's map-style fetcher gets them."""
+        ids = [int(i) for i in indices]
+        getitems = getattr(self.dataset, "__getitems__", None)
+        return list(getitems(ids)) if getitems is not None else [self.dataset[i] for i in ids]
+
+    def batch(self, indices: IntArray) -> Any:
+        """What the model receives for the micro-batch of ``indices``."""
+        try:
+            return self.collator(self.rows(indices))
+        except Exception as exc:  # the user's collator: name it, and what it was given
+            raise InputError(
+                f"The trainer's collator {self.name} failed on the dataset rows {indices[:8].tolist()} "
+                f"({type(exc).__name__}: {str(exc).strip()[:200]}); train() would fail the same way: fix the "
+                "collator or the dataset."
+            ) from exc
+
+    def read(self, indices: IntArray) -> ShapeReading:
+        """The shape the model sees for the micro-batch of ``indices`` (warns once when the
+        collator's output does not say its rows' real lengths)."""
+        reading = read_batch(self.batch(indices), encoder_decoder=self.encoder_decoder)
+        if reading.assumed is not None and not self._warned:
+            self._warned = True
+            warnings.warn(f"schedule_from_trainer ran the collator {self.name}, then {reading.assumed}.",
+                          AssumedInputWarning, stacklevel=4)
+        return reading
+
+
+def rule_holds(collation: Collation, rule: PaddingRule, micro_batches: list[IntArray],
+               source: IntArray, target: IntArray | None, *, samples: int = 16) -> int | None:
+    """Check ``rule`` against the collator on up to ``samples`` micro-batches spread over the
+    run (the first and the last included); the first one that differs, or None."""
+    n = len(micro_batches)
+    picks = sorted({round(float(v)) for v in np.linspace(0, n - 1, min(samples, n))})
+    for i in picks:
+        ids = micro_batches[i]
+        expected = rule.row(source[ids], None if target is None else target[ids])
+        if collation.read(ids).shape != expected:
+            return i
+    return None

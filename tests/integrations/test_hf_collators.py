@@ -1,0 +1,103 @@
+"""Any collator: the replay's shapes are what train() feeds the model, micro-batch for micro-batch.
+
+Issue 32's first finding: a plain function wrapping DataCollatorWithPadding(pad_to_multiple_of=8)
+and adding labels was replayed as "pad to the longest" (483 where train() fed 488), silently.
+"""
+
+import functools
+import warnings
+
+import numpy as np
+import pytest
+from test_huggingface import _assert_same, _recorded, _trainer
+
+from seqpoint.exceptions import SeqPointWarning
+
+pytestmark = [pytest.mark.filterwarnings("ignore::UserWarning"),
+              pytest.mark.filterwarnings("ignore::FutureWarning")]
+
+
+def _with_labels(features, *, inner):
+    batch = inner(features)
+    batch["labels"] = batch["input_ids"].masked_fill(batch["attention_mask"] == 0, -100)
+    return batch
+
+
+def _collators(tok):
+    import transformers
+
+    class MaxLength(transformers.DataCollatorWithPadding):
+        def __call__(self, features):
+            return _with_labels(features, inner=super().__call__)
+
+    pad8 = transformers.DataCollatorWithPadding(tok, pad_to_multiple_of=8)
+
+    def function(features):  # the usual way to add labels
+        return _with_labels(features, inner=pad8)
+
+    return {
+        "function": (function, "function"),
+        "lambda": (lambda f: _with_labels(f, inner=transformers.DataCollatorWithPadding(tok, pad_to_multiple_of=4)),
+                   "<lambda>"),
+        "partial": (functools.partial(_with_labels, inner=transformers.DataCollatorWithPadding(
+            tok, pad_to_multiple_of=16)), "partial(_with_labels)"),
+        "max_length subclass": (MaxLength(tok, padding="max_length", max_length=64),
+                                "test_hf_collators.MaxLength"),
+        "transformers' own": (transformers.DataCollatorForLanguageModeling(tok, pad_to_multiple_of=8),
+                              "transformers.DataCollatorForLanguageModeling"),
+    }
+
+
+@pytest.mark.parametrize("kind", ["function", "lambda", "partial", "max_length subclass", "transformers' own"])
+def test_any_collator_replays_what_train_feeds(hf, tmp_path, kind):
+    from seqpoint.integrations.huggingface import schedule_from_trainer
+
+    collator, name = _collators(hf.tokenizer())[kind]
+    trainer = _trainer(hf, tmp_path, collator=collator, dataset=hf.dataset(n=40))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SeqPointWarning)
+        schedule = schedule_from_trainer(trainer)
+    assert schedule.meta["collator"] == name
+    assert schedule.meta["shapes"] == ("padding rule" if kind == "transformers' own" else "collator")
+    _assert_same(schedule, _recorded(trainer, tmp_path).trace)
+    multiple = {"function": 8, "lambda": 4, "partial": 16, "max_length subclass": 64, "transformers' own": 8}[kind]
+    assert np.all(schedule.seq_len % multiple == 0)
+
+
+def test_a_padding_rule_that_disagrees_with_the_collator_falls_back_to_collating(hf, tmp_path, monkeypatch):
+    import transformers
+
+    from seqpoint.integrations.huggingface import _collate, schedule_from_trainer
+
+    trainer = _trainer(hf, tmp_path, collator=transformers.DataCollatorWithPadding(hf.tokenizer()),
+                       dataset=hf.dataset(n=24))
+    exact = schedule_from_trainer(trainer)
+    monkeypatch.setattr(_collate.PaddingRule, "pad", lambda self, lengths, labels=False: int(lengths.max()) + 1)
+    with pytest.warns(SeqPointWarning, match=r"padding rule of transformers.DataCollatorWithPadding differs from "
+                                             r"what the collator returns for micro-batch 0; every micro-batch is "
+                                             "collated instead"):
+        fallback = schedule_from_trainer(trainer)
+    assert fallback.meta["shapes"] == "collator" and fallback.equals(exact)
+
+
+def test_mlm_masking_in_the_collator_is_replayed_and_the_rngs_are_left_as_found(hf, tmp_path):
+    """A collator that draws from the global RNG (MLM masking) is collated in order, so a
+    group_by_length order drawn after it is exact without dropout; torch, numpy and Python
+    RNGs are left as found."""
+    import random
+
+    import torch
+    import transformers
+
+    from seqpoint.integrations.huggingface import schedule_from_trainer
+
+    tok = hf.tokenizer()
+    mlm = transformers.DataCollatorForLanguageModeling(tok)
+    trainer = _trainer(hf, tmp_path, collator=lambda f: mlm(f), dataset=hf.dataset(n=40, with_length=True),
+                       epochs=2, dropout=0.0, train_sampling_strategy="group_by_length")
+    states = torch.random.get_rng_state(), np.random.get_state()[1].copy(), random.getstate()
+    with pytest.warns(SeqPointWarning, match="SeededSampler"):
+        schedule = schedule_from_trainer(trainer)
+    assert torch.equal(states[0], torch.random.get_rng_state())
+    assert np.array_equal(states[1], np.random.get_state()[1]) and states[2] == random.getstate()
+    _assert_same(schedule, _recorded(trainer, tmp_path).trace)

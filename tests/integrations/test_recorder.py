@@ -44,12 +44,12 @@ def test_a_batch_without_a_mask_warns_once_naming_the_tensor_and_what_was_assume
     """Issue 32: speech features (B, T, 80) with no attention_mask were recorded as T real
     frames per row with no warning."""
     feats = {"input_features": torch.zeros(3, 120, 80), "feature_lens": torch.tensor([120, 90, 40])}
-    with pytest.warns(AssumedInputWarning, match=r"took the shape from 'input_features' \(3, 120, 80\) and counted "
-                      r"every row as 120 real positions.*'feature_lens' were not read.*shape_fn") as seen:
-        with record(tmp_path / "t.csv") as rec:
-            for _ in range(3):
-                with rec.step(feats):
-                    pass
+    match = (r"took the shape from 'input_features' \(3, 120, 80\) and counted every row as 120 real "
+             r"positions.*'feature_lens' were not read.*shape_fn")
+    with pytest.warns(AssumedInputWarning, match=match) as seen, record(tmp_path / "t.csv") as rec:
+        for _ in range(3):
+            with rec.step(feats):
+                pass
     assert len([w for w in seen if w.category is AssumedInputWarning]) == 1
     assert read_trace(tmp_path / "t.csv").rows is None
 

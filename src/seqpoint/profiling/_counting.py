@@ -31,7 +31,7 @@ from typing import Any
 
 from seqpoint.profiling._categories import CATEGORIES, categorize
 from seqpoint.profiling._gpus import GPU_SPECS
-from seqpoint.workloads import Signature, TorchWorkload, Workload
+from seqpoint.workloads import BatchShape, Signature, TorchWorkload, Workload
 
 __all__ = ["Cost", "count_point", "count_step"]
 
@@ -340,9 +340,12 @@ def _memoize_optimizer(clone: Any, counter: Any) -> Callable[[], None]:
 def count_step(
     workload: Workload, signature: Signature, *, rnn_shortcut: bool = True,
     devices: Mapping[str, tuple[float, float]] | None = None,
-    trace: list[tuple[str, Cost, bool]] | None = None,
+    trace: list[tuple[str, Cost, bool]] | None = None, shape: BatchShape | None = None,
 ) -> Cost:
     """Cost of one training step of ``workload`` on ``signature`` (see :func:`count_point`).
+
+    ``shape`` (a user workload that takes one) is the point's real batch: a packed row's
+    documents or a padded batch's masks are counted as the step runs them.
 
     ``devices`` adds roofline devices (name to ``(peak FLOP/s, bytes/s)``); a ``trace``
     list receives every operator and memoized block in order (see ``_make_counter``).
@@ -370,7 +373,7 @@ def count_step(
         return counter.cost
     # A user workload: no meta clone is possible, so count one real step (after one
     # uncounted step that lets a lazily built optimizer state exist).
-    batch = workload.make_batch(signature)
+    batch = workload.make_batch(signature if shape is None else shape)  # type: ignore[arg-type]
     workload.step(batch)
     with torch.no_grad():
         pass
@@ -379,7 +382,7 @@ def count_step(
     return counter.cost
 
 
-def count_point(workload: Workload, signature: Signature) -> dict[str, float]:
+def count_point(workload: Workload, signature: Signature, *, shape: BatchShape | None = None) -> dict[str, float]:
     """Deterministic metrics of one training step, computed without arithmetic.
 
     Parameters
@@ -389,6 +392,8 @@ def count_point(workload: Workload, signature: Signature) -> dict[str, float]:
         or a user workload (counted on one real step).
     signature : tuple of int
         ``(batch_size, seq_len, tgt_len[, sum_sq_len])``.
+    shape : BatchShape, optional
+        The point's real per-sequence lengths, for a user workload that takes them.
 
     Returns
     -------
@@ -404,5 +409,5 @@ def count_point(workload: Workload, signature: Signature) -> dict[str, float]:
     peak, but bytes are counted at the weights' dtype (fp32): meta tensors have no
     autocast, so the byte count is an upper bound for mixed precision.
     """
-    metrics = count_step(workload, tuple(int(v) for v in signature)).metrics()
+    metrics = count_step(workload, tuple(int(v) for v in signature), shape=shape).metrics()
     return {k: float(v) for k, v in metrics.items() if not (isinstance(v, float) and math.isnan(v))}

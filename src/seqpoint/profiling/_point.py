@@ -36,11 +36,12 @@ __all__ = ["kineto_trace_path", "profile_point"]
 _Measured = tuple[dict[str, float], dict[str, float], dict[str, list[float]]]
 
 
-def _counted(workload: Workload, signature: Signature, config: ProfileConfig) -> dict[str, float]:
+def _counted(workload: Workload, signature: Signature, config: ProfileConfig,
+             shape: BatchShape | None) -> dict[str, float]:
     """The deterministic metrics asked for (``flops``, ``bytes``, ``roofline_<gpu>_s``)."""
     families = config.families
     metrics: dict[str, float] = {}
-    counts = count_point(workload, signature)
+    counts = count_point(workload, signature, shape=shape)
     if "flops" in families:
         metrics["flops"] = counts["flops"]
         metrics.update({k: v for k, v in counts.items() if k.startswith("flops_")})
@@ -138,7 +139,7 @@ def _measure(
     families = config.families
     device = workload_device(workload)
     if families & {"flops", "bytes", "roofline"}:
-        metrics.update(_counted(workload, signature, config))
+        metrics.update(_counted(workload, signature, config, shape))
     if not config.stepped:
         return metrics, breakdown, samples
     state = startup_state(workload)

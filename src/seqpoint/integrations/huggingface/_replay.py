@@ -281,7 +281,8 @@ def _schedule(batches: list[MicroBatch], readings: list[ShapeReading], trainer: 
               sampler: str, collator: str, how: str) -> IterationSchedule:
     data = np.array([(e, s, m, *r.shape) for (e, s, m, _), r in zip(batches, readings, strict=True)],
                     dtype=np.int64)
-    packed = bool(np.any((data[:, 3] == 1) & (data[:, 7] < data[:, 4] ** 2)))
+    # Padding-free packing: one row holding several documents (position_ids restarting).
+    packed = any(r.shape.batch_size == 1 and r.lengths is not None and len(r.lengths[0]) > 1 for r in readings)
     meta = {
         "source": "huggingface",
         "sampler": sampler,

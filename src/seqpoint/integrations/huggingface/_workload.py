@@ -116,7 +116,7 @@ class TrainerWorkload:
         rows = min(len(dataset), max(int(trainer.args.per_device_train_batch_size), 2))
         with _rngs_kept():
             batch = collation.batch(np.arange(rows, dtype=np.int64))
-        keys = frozenset(k for k, v in batch.items() if hasattr(v, "shape"))
+        keys = frozenset(batch)
         made = {"input_ids", "labels", "token_type_ids", "decoder_input_ids"}
         made |= ({"position_ids"} | _VARLEN_KEYS) if "attention_mask" not in keys else {"attention_mask"}
         if keys - made:

@@ -15,6 +15,7 @@ from seqpoint.measurements import per_process_key, standard_error  # noqa: E402
 from seqpoint.profiling import (  # noqa: E402
     DriftWarning,
     ProfileConfig,
+    ShippedWorkload,
     WorkerTask,
     profile_points,
     profile_protocol,
@@ -24,7 +25,7 @@ from seqpoint.profiling import (  # noqa: E402
 from seqpoint.profiling._config import STARTUP_STEPS  # noqa: E402
 from seqpoint.profiling._startup import DEFAULT_BLOCK, interleave_block  # noqa: E402
 from seqpoint.validation import reduction_factor  # noqa: E402
-from seqpoint.workloads import load_workload  # noqa: E402
+from seqpoint.workloads import WorkloadRecipe, load_workload  # noqa: E402
 
 POINTS = [(2, 24, 0), (2, 40, 0), (4, 16, 0)]
 P2 = ProfileConfig(processes=2, repeats=4, warmup=2, drift_steps=2, metrics=("time", "flops"))
@@ -112,11 +113,12 @@ def test_steps_are_counted() -> None:
 
 
 def test_a_worker_runs_exactly_the_counted_steps() -> None:
-    task = WorkerTask(spec="bert:tiny", overrides={"threads": 1}, points=tuple(POINTS), decoy=(2, 39, 0),
+    bert = ShippedWorkload(name="bert:tiny", recipe=WorkloadRecipe(spec="bert:tiny", overrides={"threads": 1}))
+    task = WorkerTask(workload=bert, points=tuple(POINTS), decoy=(2, 39, 0),
                       warmup=2, repeats=3, drift_steps=2, timer="wall", interleave=True, max_seconds=0.0)
     out = run_worker(task)  # in this process: what one worker returns
-    assert {s: len(t) for s, t in out["times"].items()} == {s: 3 for s in POINTS}
-    assert set(out["first"]) == set(POINTS)
+    assert [len(t) for t in out["times"]] == [3] * len(POINTS)  # by position in task.points
+    assert set(out["first"]) == set(range(len(POINTS)))
     assert len(out["drift"]["start_s"]) == len(out["drift"]["end_s"]) == 2
     assert not out["failed"]
 
@@ -143,11 +145,11 @@ def test_a_worker_interleaves_block_by_block(monkeypatch: pytest.MonkeyPatch) ->
         def step(self, batch: tuple[int, ...]) -> None:
             order.append(batch)
 
-    monkeypatch.setattr("seqpoint.workloads.load_workload", lambda spec, overrides: Recorder())
+    monkeypatch.setattr(ShippedWorkload, "build", lambda self: Recorder())
     monkeypatch.setattr(protocol, "startup_state", lambda *a: None)
     monkeypatch.setattr(protocol, "workload_device", lambda w: "cpu")
     monkeypatch.setattr(protocol, "interleave_block", lambda primitives, capacity: 2)
-    task = WorkerTask(spec="x", overrides={}, points=points, decoy=None, warmup=1, repeats=2,
+    task = WorkerTask(workload=ShippedWorkload(name="x"), points=points, decoy=None, warmup=1, repeats=2,
                       drift_steps=1, timer="wall", interleave=True, max_seconds=0.0)
     out = protocol.run_worker(task)
     a, b, c, d, e = points
@@ -156,14 +158,14 @@ def test_a_worker_interleaves_block_by_block(monkeypatch: pytest.MonkeyPatch) ->
                      c, d, c, d, c, d,  # block 2
                      e, e, e,  # block 3
                      a, a]  # the check re-warmed, then its end check
-    assert {s: len(t) for s, t in out["times"].items()} == {s: 2 for s in points}
+    assert [len(t) for t in out["times"]] == [2] * len(points)
     assert len(order) == len(points) * (1 + 2) + task.drift_steps * 2 + 1
 
 
 def _fake_worker(start: float, end: float) -> Any:
     def run(task: WorkerTask) -> dict[str, Any]:
-        times = {s: [0.01 * (i + 1)] * task.repeats for i, s in enumerate(task.points)}
-        return {"times": times, "first": {s: 0.02 for s in task.points}, "failed": {},
+        times = [[0.01 * (i + 1)] * task.repeats for i in range(len(task.points))]
+        return {"times": times, "first": {i: 0.02 for i in range(len(task.points))}, "failed": {},
                 "drift": {"start_s": [start, start * 1.001], "end_s": [end, end * 1.001]},
                 "primitives": None, "capacity": 1024}
     return run
@@ -237,17 +239,3 @@ def test_between_runs_in_the_gaps_between_workers(bert: Any) -> None:
     three = dataclasses.replace(P2, processes=3, repeats=3)
     profile_protocol(bert, POINTS, three, None, run=run, between=lambda p: order.append(f"between {p}"))
     assert order == ["worker", "between 0", "worker", "between 1", "worker"]
-
-
-def test_a_user_workload_cannot_be_rebuilt() -> None:
-    class Mine:
-        name = "mine"
-
-        def make_batch(self, signature: Any) -> Any:
-            return signature
-
-        def step(self, batch: Any) -> float:
-            return 0.0
-
-    with pytest.raises(ConfigError, match="processes = 1"):
-        profile_protocol(Mine(), POINTS, P2, None)  # type: ignore[arg-type]

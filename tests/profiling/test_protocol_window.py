@@ -35,9 +35,14 @@ def test_window_times_every_step_and_calibrates_the_projection() -> None:
     assert res.totals["run_time_s"] >= res.totals["time_s"]
 
 
-def test_window_needs_a_registered_workload() -> None:
+def test_a_window_of_a_workload_that_does_not_pickle_is_one_line() -> None:
+    import threading
+
     class Mine:
         name = "mine:x"
 
-    with pytest.raises(ConfigError, match="A step window .* first steps instead"):
+        def __init__(self) -> None:
+            self.lock = threading.Lock()
+
+    with pytest.raises(ConfigError, match=r"^A step window .* Mine does not pickle .*cold_window = 0\)\.$"):
         profile_window(Mine(), [(2, 8, 0)])  # type: ignore[arg-type]

@@ -177,7 +177,7 @@ def test_speedup_with_worker_processes_alternates_a_and_b(tmp_path, monkeypatch)
     real = _campaign.fresh_worker
 
     def spy(task):
-        order.append(task.overrides["dtype"])
+        order.append(task.workload.recipe.overrides["dtype"])
         return real(task)
 
     monkeypatch.setattr(_campaign, "fresh_worker", spy)

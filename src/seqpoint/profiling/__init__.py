@@ -45,6 +45,7 @@ from seqpoint.profiling._point_shape import lengths_key, point_shape
 from seqpoint.profiling._probe import cpu_roofline
 from seqpoint.profiling._protocol import (
     DriftWarning,
+    WorkerPoint,
     WorkerTask,
     measure_protocol,
     profile_protocol,
@@ -52,6 +53,7 @@ from seqpoint.profiling._protocol import (
     split_repeats,
 )
 from seqpoint.profiling._rng import torch_rng_kept
+from seqpoint.profiling._shipping import ShippedWorkload, ship_workload
 from seqpoint.profiling._startup import (
     ONEDNN_DEFAULT_CACHE_CAPACITY,
     StartupState,
@@ -83,10 +85,12 @@ __all__ = [
     "PointSteps",
     "Points",
     "ProfileConfig",
+    "ShippedWorkload",
     "StartupState",
     "Status",
     "Timer",
     "UncountedOperator",
+    "WorkerPoint",
     "WorkerTask",
     "breakdown_shares",
     "campaign_decoy",
@@ -117,6 +121,7 @@ __all__ = [
     "read_measurements",
     "roofline_seconds",
     "run_worker",
+    "ship_workload",
     "split_repeats",
     "startup_state",
     "take_turns",

@@ -295,7 +295,7 @@ def profile_points(
 
     shapes = _shapes(items, workload)
     # Measured by the multi-process protocol before the loop (processes > 1), taken below.
-    fresh: dict[Signature, Measurement] = {}
+    fresh: dict[Any, Measurement] = {}
     protocol: dict[str, Any] = {}
 
     def key_of(sig: Signature, shape: BatchShape | None = None) -> str:
@@ -303,23 +303,34 @@ def profile_points(
         assert cache is not None
         return cache.key(name, cfg_dict, key_env, sig, config.to_dict(), lengths=lengths_key(shape))
 
-    def cached(sig: Signature) -> Measurement | None:
-        return None if cache is None else cache.get(key_of(sig))
+    def unit(iteration: int, sig: Signature) -> Any:
+        """What is measured once: a signature, or with other lengths, another batch (a
+        workload that sees lengths)."""
+        shape = shapes.get(iteration)
+        return sig if shape is None else (sig, shape.digest())
 
     if config.processes > 1 and "time" in config.families:
-        pending = [s for s in dict.fromkeys(sig for _, sig in todo)
-                   if cached(s) is None and memory_refusal(workload, meta_clone(), s) is None]
+        # Each unit once, as the workers' make_batch gets it: the signature or its BatchShape.
+        pending: dict[Any, Signature | BatchShape] = {}
+        weight_of: dict[Signature | BatchShape, float] = {}
+        for it, sig in todo:
+            same, shape = unit(it, sig), shapes.get(it)
+            if same in pending or (cache is not None and cache.get(key_of(sig, shape)) is not None):
+                continue
+            if memory_refusal(workload, meta_clone(), sig) is None:
+                pending[same] = sig if shape is None else shape
+                if it in weights:
+                    weight_of[pending[same]] = weights[it]
         if pending:
-            by_sig = {sig: weights[it] for it, sig in todo if it in weights}
             run = _worker(label or name, config.processes, len(pending), announce=progress, console=console,
                           end_turn=end_turn)
-            fresh, protocol = measure_protocol(workload, pending, config, decoy, weights=by_sig,
+            timed, protocol = measure_protocol(workload, list(pending.values()), config, decoy, weights=weight_of,
                                                between=between, run=run, label=label)
+            fresh = {same: timed[point] for same, point in pending.items()}
 
     def run_one(iteration: int, sig: Signature) -> Measurement:
         shape = shapes.get(iteration)
-        # Same signature, other lengths: another batch for a workload that sees lengths.
-        same: Any = sig if shape is None else (sig, shape.digest())
+        same = unit(iteration, sig)
         if same in done:
             return dataclasses.replace(done[same], iteration=iteration)
         key = None
@@ -329,8 +340,8 @@ def profile_points(
             if hit is not None:
                 done[same] = hit
                 return dataclasses.replace(hit, iteration=iteration)
-        if sig in fresh:
-            m = dataclasses.replace(fresh.pop(sig), iteration=iteration)
+        if same in fresh:
+            m = dataclasses.replace(fresh.pop(same), iteration=iteration)
             if cache is not None and key is not None and m.ok:
                 cache.put(key, m, workload=name, signature=sig)
             done[same] = m

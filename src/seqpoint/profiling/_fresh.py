@@ -17,8 +17,11 @@ def in_fresh_process(fn: Callable[..., T], *args: Any) -> T:
 
     The child is a plain ``python -c`` that imports ``fn`` by name, not a
     ``multiprocessing`` spawn, which would re-run the caller's ``__main__`` (a script
-    without a ``__main__`` guard, or one read from stdin, cannot be re-run). The result
-    comes back through a file, not stdout, which the workload's libraries may write to.
+    without a ``__main__`` guard, or one read from stdin, cannot be re-run). It imports
+    from this process's ``sys.path`` (a script's folder, a workload file's folder), set
+    before the arguments are unpickled, so what this process imported the child finds.
+    The result comes back through a file, not stdout, which the workload's libraries may
+    write to.
 
     Raises
     ------
@@ -39,7 +42,7 @@ def in_fresh_process(fn: Callable[..., T], *args: Any) -> T:
     env["PYTHONPATH"] = os.pathsep.join([root, *filter(None, [env.get("PYTHONPATH")])])
     with tempfile.TemporaryDirectory(prefix="seqpoint-worker-") as tmp:
         job, result = Path(tmp) / "job.pkl", Path(tmp) / "result.pkl"
-        job.write_bytes(pickle.dumps((fn, args)))
+        job.write_bytes(pickle.dumps((list(sys.path), pickle.dumps((fn, args)))))
         code = "from seqpoint.profiling._fresh import _child_main; _child_main()"
         with subprocess.Popen([sys.executable, "-c", code, str(job), str(result)], env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as proc:
@@ -74,10 +77,13 @@ def stop_workers() -> None:
 
 
 def _child_main() -> None:
-    """The worker process's entry: run the pickled call in ``argv[1]``, pickle its result to ``argv[2]``."""
+    """The worker process's entry: with the parent's ``sys.path``, run the pickled call in ``argv[1]``,
+    pickle its result to ``argv[2]``."""
     import pickle
     import sys
     from pathlib import Path
 
-    fn, args = pickle.loads(Path(sys.argv[1]).read_bytes())
+    path, call = pickle.loads(Path(sys.argv[1]).read_bytes())
+    sys.path[:] = [*path, *(p for p in sys.path if p not in path)]
+    fn, args = pickle.loads(call)
     Path(sys.argv[2]).write_bytes(pickle.dumps(fn(*args)))

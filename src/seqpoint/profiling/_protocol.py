@@ -18,7 +18,10 @@ from each process's medians (``seqpoint.projection``), since a process's speed m
 of its points together.
 
 Processes run one after another, never side by side: two processes sharing the cores
-would time each other.
+would time each other. Each worker builds the workload from the spec and overrides
+``load_workload`` built it from, or unpickles the object sent to it (a workload built in
+Python; :mod:`._shipping`); one that takes a ``BatchShape`` gets every point's real
+lengths, as in the serial path.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, cast
 
-from seqpoint.exceptions import ConfigError, SeqPointWarning
+from seqpoint.exceptions import SeqPointWarning
 from seqpoint.measurements import (
     FIRST_STEP_TIME,
     ONEDNN_CACHE_CAPACITY,
@@ -45,41 +48,21 @@ from seqpoint.measurements import (
 from seqpoint.profiling._config import ProfileConfig
 from seqpoint.profiling._failures import cleanup_after_failure, is_oom
 from seqpoint.profiling._fresh import in_fresh_process
+from seqpoint.profiling._shipping import ShippedWorkload, ship_workload
 from seqpoint.profiling._startup import interleave_block, onednn_cache_capacity, startup_state
 from seqpoint.profiling._timers import TIMERS, workload_device
-from seqpoint.workloads import Signature, Workload
+from seqpoint.workloads import BatchShape, Signature, Workload
 
-__all__ = ["DriftWarning", "WorkerTask", "fresh_worker", "measure_protocol", "profile_protocol", "rebuild_recipe",
+__all__ = ["DriftWarning", "WorkerPoint", "WorkerTask", "fresh_worker", "measure_protocol", "profile_protocol",
            "run_worker", "split_repeats"]
+
+#: A point a worker times: its signature, or for a workload that takes one (``takes_batch_shape``)
+#: its :class:`~seqpoint.workloads.BatchShape` with the iteration's real lengths.
+WorkerPoint = Signature | BatchShape
 
 
 class DriftWarning(SeqPointWarning):
     """A worker process's speed changed between its start and its end by more than its noise."""
-
-
-def rebuild_recipe(
-    workload: Workload, *, what: str = "profile option 'processes' > 1", fix: str = "Set processes = 1."
-) -> tuple[str, dict[str, Any]]:
-    """``(spec, overrides)`` that rebuild ``workload`` in another process with ``load_workload``.
-
-    Workloads hold torch modules defined in functions, which do not pickle; a reference
-    workload is rebuilt from its ``name`` and full config instead.
-
-    Raises
-    ------
-    ConfigError
-        The workload is not a registered one (a user's ``module:function``).
-    """
-    from seqpoint.workloads import WORKLOADS
-
-    name = str(getattr(workload, "name", ""))
-    cfg: Any = getattr(workload, "config", None)
-    if name.partition(":")[0] not in WORKLOADS or not hasattr(cfg, "to_dict"):
-        raise ConfigError(
-            f"{what} rebuilds the workload in fresh processes, which works for the registered "
-            f"workloads ({', '.join(WORKLOADS.names())}) only; got {name or type(workload).__name__!r}. {fix}"
-        )
-    return name, dict(cfg.to_dict())
 
 
 def split_repeats(repeats: int, processes: int) -> list[int]:
@@ -97,12 +80,11 @@ def fresh_worker(task: WorkerTask) -> dict[str, Any]:
 class WorkerTask:
     """What one worker process measures (pickled to it)."""
 
-    spec: str
-    """Workload to build (``name:preset``)."""
-    overrides: dict[str, Any]
-    """Its full config."""
-    points: tuple[Signature, ...]
-    """Signatures to time, in campaign order (the first is the drift check point)."""
+    workload: ShippedWorkload
+    """The workload: rebuilt from its recipe, or unpickled (:func:`ship_workload`)."""
+    points: tuple[WorkerPoint, ...]
+    """Points to time, in campaign order (the first is the drift check point): signatures,
+    or BatchShapes, which the workload's ``make_batch`` gets as they are."""
     decoy: Signature | None
     """Start-up shape (``campaign_decoy``)."""
     warmup: int
@@ -125,72 +107,72 @@ def run_worker(task: WorkerTask) -> dict[str, Any]:
     Returns
     -------
     dict
-        ``times`` (signature → timed repeats), ``first`` (signature → cold first step),
-        ``failed`` (signature → (status, message)), ``drift`` (start and end steps of the
-        check point), ``primitives`` and ``capacity`` (oneDNN counts, or None).
+        By position in ``task.points``: ``times`` (a list of each point's timed repeats),
+        ``first`` (position → cold first step), ``failed`` (position → (status,
+        message)); ``drift`` (start and end steps of the check point), ``primitives`` and
+        ``capacity`` (oneDNN counts, or None).
     """
-    from seqpoint.workloads import load_workload
-
-    workload = load_workload(task.spec, task.overrides)
+    workload = task.workload.build()
     device = workload_device(workload)
     timer = TIMERS.get(task.timer)()
-    state = startup_state(workload, task.decoy, task.points)
-    times: dict[Signature, list[float]] = {s: [] for s in task.points}
-    first: dict[Signature, float] = {}
-    failed: dict[Signature, tuple[str, str]] = {}
-    batches: dict[Signature, Any] = {}
+    points = list(task.points)
+    sigs = [p.signature if isinstance(p, BatchShape) else p for p in points]
+    state = startup_state(workload, task.decoy, sigs)
+    times: list[list[float]] = [[] for _ in points]
+    first: dict[int, float] = {}
+    failed: dict[int, tuple[str, str]] = {}
+    batches: dict[int, Any] = {}
 
-    def step(sig: Signature, timed: bool) -> float:
-        """One step of ``sig`` (timed or not); a failure marks the point failed, no more steps."""
-        if sig in failed:
+    def step(i: int, timed: bool) -> float:
+        """One step of point ``i`` (timed or not); a failure marks the point failed, no more steps."""
+        if i in failed:
             return 0.0
         try:
-            if sig not in batches:
-                batches[sig] = workload.make_batch(sig)
-            batch = batches[sig]
+            if i not in batches:
+                batches[i] = workload.make_batch(points[i])  # type: ignore[arg-type]  # a BatchShape only to a workload that takes one
+            batch = batches[i]
             if timed:
                 return timer(lambda: workload.step(batch), device)
             workload.step(batch)
         except Exception as exc:  # recorded as the point's status; the others go on
-            failed[sig] = ("oom" if is_oom(exc) else "error",
-                           f"{type(exc).__name__}: {exc}".strip().splitlines()[0][:500])
-            batches.pop(sig, None)
+            failed[i] = ("oom" if is_oom(exc) else "error",
+                         f"{type(exc).__name__}: {exc}".strip().splitlines()[0][:500])
+            batches.pop(i, None)
             cleanup_after_failure(workload)
         return 0.0
 
-    def timed_repeats(sig: Signature) -> None:
+    def timed_repeats(i: int) -> None:
         budget = task.max_seconds
-        if sig not in failed and not (budget and sum(times[sig]) >= budget):
-            dt = step(sig, True)
-            if sig not in failed:
-                times[sig].append(dt)
+        if i not in failed and not (budget and sum(times[i]) >= budget):
+            dt = step(i, True)
+            if i not in failed:
+                times[i].append(dt)
 
-    def warm(sig: Signature) -> None:
+    def warm(i: int) -> None:
         if task.warmup:
-            dt = step(sig, True)  # the shape's first step in this process: cold
-            if sig not in failed:
-                first[sig] = dt
+            dt = step(i, True)  # the shape's first step in this process: cold
+            if i not in failed:
+                first[i] = dt
         for _ in range(task.warmup - 1):
-            step(sig, False)
+            step(i, False)
 
-    check = task.points[0]
+    check = 0
     warm(check)
     start = [step(check, True) for _ in range(task.drift_steps)]
     # Round-robin over blocks of points whose oneDNN primitives fit its cache together:
     # over more shapes, every timed step would re-create its evicted primitives (cold).
     size = interleave_block(state.primitives if state is not None else None, onednn_cache_capacity())
-    points = list(task.points)
     width = size if task.interleave else 1
     for lo in range(0, len(points), width):
-        block = points[lo:lo + width]
-        for sig in block:
-            if sig != check:
-                warm(sig)
+        block = range(lo, min(lo + width, len(points)))
+        for i in block:
+            if i != check:
+                warm(i)
         for _ in range(task.repeats):
-            for sig in block:
-                timed_repeats(sig)
+            for i in block:
+                timed_repeats(i)
     if state is not None:
-        state.seen.update(task.points)
+        state.seen.update(sigs)
     step(check, False)  # its primitives may have been evicted since the start check
     end = [step(check, True) for _ in range(task.drift_steps)]
     return {
@@ -239,22 +221,25 @@ def _time_metrics(times: list[float], per_process: list[float], firsts: list[flo
 
 def profile_protocol(
     workload: Workload,
-    points: Sequence[Signature],
+    points: Sequence[WorkerPoint],
     config: ProfileConfig,
     decoy: Signature | None,
     *,
     run: Callable[[WorkerTask], dict[str, Any]] | None = None,
     between: Callable[[int], None] | None = None,
     label: str | None = None,
-) -> tuple[dict[Signature, Measurement], dict[str, Any]]:
+) -> tuple[dict[WorkerPoint, Measurement], dict[str, Any]]:
     """Time ``points`` under the multi-process protocol (``config.processes`` workers).
 
     Parameters
     ----------
     workload : Workload
-        A registered workload (rebuilt in each worker from its name and config).
-    points : sequence of tuple of int
-        Distinct signatures, in campaign order; the first is the drift check point.
+        Rebuilt in each worker from the spec and overrides ``load_workload`` built it
+        from, or sent pickled (:func:`~seqpoint.profiling._shipping.ship_workload`).
+    points : sequence of tuple of int or BatchShape
+        Distinct points, in campaign order; the first is the drift check point. A
+        :class:`~seqpoint.workloads.BatchShape` (a workload that takes one) reaches the
+        workers' ``make_batch`` with its real lengths.
     config : ProfileConfig
         ``processes``, ``interleave``, ``drift_steps``, ``warmup``, ``repeats`` (the total
         over processes), ``timer``, ``max_seconds_per_point`` (split over processes).
@@ -274,13 +259,18 @@ def profile_protocol(
     Returns
     -------
     measurements : dict
-        Signature → Measurement with the ``time`` metrics only (iteration -1).
+        Each of ``points`` → its Measurement with the ``time`` metrics only (iteration -1).
     protocol : dict
         ``processes``, ``interleave``, ``repeats_per_process``, ``check`` (the drift check
         signature) and ``drift`` (one entry per process: ``start_s``, ``end_s``,
         ``drift``, ``noise``, ``above_noise``).
+
+    Raises
+    ------
+    ConfigError
+        The workload has no recipe and does not pickle.
     """
-    spec, overrides = rebuild_recipe(workload)
+    shipped = ship_workload(workload)
     shares = split_repeats(config.repeats, config.processes)
     runner = run or fresh_worker
     results = []
@@ -288,16 +278,15 @@ def profile_protocol(
         if p and between is not None:
             between(p - 1)
         task = WorkerTask(
-            spec=spec, overrides=overrides, points=tuple(points), decoy=decoy,
+            workload=shipped, points=tuple(points), decoy=decoy,
             warmup=config.warmup, repeats=share, drift_steps=config.drift_steps, timer=config.timer,
             interleave=config.interleave, max_seconds=config.max_seconds_per_point / config.processes,
         )
         results.append(runner(task))
     drifts = [_drift(r["drift"]["start_s"], r["drift"]["end_s"]) for r in results]
-    _warn_drift(drifts, tuple(points[0]), label)
-    out: dict[Signature, Measurement] = {}
-    for sig in points:
-        out[sig] = _combine(sig, results)
+    check = _signature(points[0])
+    _warn_drift(drifts, check, label)
+    out = {point: _combine(i, _signature(point), results) for i, point in enumerate(points)}
     first = results[0]
     if first["primitives"] is not None:
         for m in out.values():
@@ -307,9 +296,13 @@ def profile_protocol(
                 m.metrics[ONEDNN_CACHE_CAPACITY] = float(first["capacity"])
     protocol = {
         "processes": config.processes, "interleave": config.interleave, "repeats_per_process": shares,
-        "check": list(points[0]), "drift": drifts,
+        "check": list(check), "drift": drifts,
     }
     return out, protocol
+
+
+def _signature(point: WorkerPoint) -> Signature:
+    return point.signature if isinstance(point, BatchShape) else tuple(point)
 
 
 def _warn_drift(drifts: list[dict[str, Any]], check: Signature, label: str | None) -> None:
@@ -327,18 +320,18 @@ def _warn_drift(drifts: list[dict[str, Any]], check: Signature, label: str | Non
     )
 
 
-def _combine(sig: Signature, results: list[dict[str, Any]]) -> Measurement:
-    """One point's measurement from every worker's result."""
+def _combine(i: int, sig: Signature, results: list[dict[str, Any]]) -> Measurement:
+    """The measurement of point ``i`` (of signature ``sig``) from every worker's result."""
     b, s, *rest = sig
     make = functools.partial(Measurement, iteration=-1, batch_size=b, seq_len=s,
                              tgt_len=rest[0] if rest else 0, sum_sq_len=rest[1] if len(rest) > 1 else None)
     for r in results:
-        if sig in r["failed"]:
-            status, message = r["failed"][sig]
+        if i in r["failed"]:
+            status, message = r["failed"][i]
             return make(status=cast("Status", status), message=message)
-    pooled = [t for r in results for t in r["times"][sig]]
-    per_process = [statistics.median(r["times"][sig]) for r in results if r["times"][sig]]
-    firsts = [r["first"][sig] for r in results if sig in r["first"]]
+    pooled = [t for r in results for t in r["times"][i]]
+    per_process = [statistics.median(r["times"][i]) for r in results if r["times"][i]]
+    firsts = [r["first"][i] for r in results if i in r["first"]]
     if not pooled:
         return make(status="error", message="no timed repeat ran")
     metrics = _time_metrics(pooled, per_process, firsts)
@@ -348,17 +341,17 @@ def _combine(sig: Signature, results: list[dict[str, Any]]) -> Measurement:
 
 def measure_protocol(
     workload: Workload,
-    points: Sequence[Signature],
+    points: Sequence[WorkerPoint],
     config: ProfileConfig,
     decoy: Signature | None,
     *,
-    weights: dict[Signature, float] | None = None,
+    weights: dict[WorkerPoint, float] | None = None,
     between: Callable[[int], None] | None = None,
     run: Callable[[WorkerTask], dict[str, Any]] | None = None,
     label: str | None = None,
-) -> tuple[dict[Signature, Measurement], dict[str, Any]]:
+) -> tuple[dict[WorkerPoint, Measurement], dict[str, Any]]:
     """``time`` of ``points`` by :func:`profile_protocol` (``between``, ``run`` and ``label`` as there), every
-    other metric in this process.
+    other metric in this process (``weights``: each point's weight, for its Kineto trace).
 
     The counted metrics, the breakdown and peak memory are not a matter of process
     speed: they are measured once, here, as the serial path does (after this process's
@@ -372,19 +365,21 @@ def measure_protocol(
     if not others:
         return timed, protocol
     here = dataclasses.replace(config, metrics=others, processes=1)
-    out: dict[Signature, Measurement] = {}
-    for sig in points:
-        m = timed[sig]
+    sigs = [_signature(p) for p in points]
+    out: dict[WorkerPoint, Measurement] = {}
+    for point, sig in zip(points, sigs, strict=True):
+        m = timed[point]
         if not m.ok:
-            out[sig] = m
+            out[point] = m
             continue
         if here.stepped:
-            startup_state(workload, decoy, points)
-        rest = profile_point(workload, sig, here, weight=(weights or {}).get(sig))
+            startup_state(workload, decoy, sigs)
+        rest = profile_point(workload, sig, here, weight=(weights or {}).get(point),
+                             shape=point if isinstance(point, BatchShape) else None)
         if not rest.ok:
-            out[sig] = rest
+            out[point] = rest
             continue
-        out[sig] = dataclasses.replace(
+        out[point] = dataclasses.replace(
             m, metrics={**rest.metrics, **m.metrics}, breakdown_s=dict(rest.breakdown_s),
             samples={**rest.samples, **m.samples},
         )

@@ -12,41 +12,39 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from typing import Any
 
 from seqpoint.measurements import StepWindow
 from seqpoint.profiling._fresh import in_fresh_process
-from seqpoint.profiling._protocol import rebuild_recipe
+from seqpoint.profiling._shipping import ShippedWorkload, ship_workload
 from seqpoint.profiling._startup import campaign_decoy, startup_state
 from seqpoint.profiling._timers import TIMERS, workload_device
-from seqpoint.workloads import Signature, Workload
+from seqpoint.workloads import BatchShape, Signature, Workload
 
 __all__ = ["profile_window", "time_window"]
 
 
-def time_window(spec: str, overrides: dict[str, Any], signatures: Sequence[Signature],
+def time_window(workload: ShippedWorkload, steps: Sequence[Signature | BatchShape],
                 decoy: Signature | None, timer: str) -> list[float]:
-    """Build the workload here and time one step of every signature, in order (a worker's body).
+    """Build the workload here and time one step of every signature (or BatchShape), in
+    order (a worker's body).
 
     The process start-up runs first on ``decoy`` (as a campaign's does), so the window's
     first steps pay their shapes' cold costs, not the process's.
     """
-    from seqpoint.workloads import load_workload
-
-    workload = load_workload(spec, overrides)
-    device = workload_device(workload)
+    built = workload.build()
+    device = workload_device(built)
     clock = TIMERS.get(timer)()
-    startup_state(workload, decoy, signatures)
+    startup_state(built, decoy, [s.signature if isinstance(s, BatchShape) else s for s in steps])
     out = []
-    for sig in signatures:
-        step = functools.partial(workload.step, workload.make_batch(sig))
+    for item in steps:
+        step = functools.partial(built.step, built.make_batch(item))  # type: ignore[arg-type]  # a BatchShape only to a workload that takes one
         out.append(clock(step, device))
     return out
 
 
 def profile_window(
     workload: Workload,
-    signatures: Sequence[Sequence[int]],
+    signatures: Sequence[Sequence[int] | BatchShape],
     *,
     start: int = 0,
     timer: str = "wall",
@@ -57,9 +55,11 @@ def profile_window(
     Parameters
     ----------
     workload : Workload
-        A registered workload (rebuilt in the fresh process from its name and config).
-    signatures : sequence of tuple of int
-        The signatures of iterations ``start, start + 1, ...`` of the schedule.
+        Rebuilt in the fresh process from the spec ``load_workload`` built it from, or
+        sent pickled (as the workers of ``[profile] processes > 1``).
+    signatures : sequence of tuple of int or BatchShape
+        The signatures of iterations ``start, start + 1, ...`` of the schedule; for a
+        workload that takes one, each iteration's BatchShape with its real lengths.
     start : int
         Schedule iteration of the first step (recorded; the projection checks it).
     timer : str
@@ -75,12 +75,13 @@ def profile_window(
     Raises
     ------
     ConfigError
-        The workload cannot be rebuilt in another process (a user's ``module:function``).
+        The workload has no recipe and does not pickle.
     """
-    sigs = [tuple(int(v) for v in s) for s in signatures]
-    spec, overrides = rebuild_recipe(workload, what="A step window",
-                                     fix="Calibrate the cold term from the points' first steps instead.")
+    steps = [s if isinstance(s, BatchShape) else tuple(int(v) for v in s) for s in signatures]
+    sigs = [s.signature if isinstance(s, BatchShape) else s for s in steps]
+    shipped = ship_workload(workload, what="A step window ([profile] cold_window)",
+                            fix="calibrate the cold term from the points' first steps (cold_window = 0)")
     TIMERS.get(timer)
     start_shape = tuple(int(v) for v in decoy) if decoy is not None else campaign_decoy(sigs)
-    times = in_fresh_process(time_window, spec, overrides, sigs, start_shape, timer)
+    times = in_fresh_process(time_window, shipped, steps, start_shape, timer)
     return StepWindow(start=int(start), signatures=tuple(sigs), times_s=tuple(float(t) for t in times))

@@ -26,7 +26,9 @@ from seqpoint.workloads._loading import (
     is_user_code,
     load_workload,
     parse_overrides,
+    workload_recipe,
 )
+from seqpoint.workloads._recipe import WorkloadRecipe
 from seqpoint.workloads._shape import BatchShape, as_batch_shape, takes_batch_shape
 from seqpoint.workloads._user import UserWorkload
 
@@ -49,6 +51,7 @@ __all__ = [
     "UserWorkload",
     "Workload",
     "WorkloadConfig",
+    "WorkloadRecipe",
     "WorkloadSpec",
     "as_batch_shape",
     "check_user_code",
@@ -59,6 +62,7 @@ __all__ = [
     "packed_document_lengths",
     "parse_overrides",
     "takes_batch_shape",
+    "workload_recipe",
 ]
 
 

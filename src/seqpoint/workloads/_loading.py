@@ -19,6 +19,7 @@ from seqpoint._params import Constraint, Interval, Predicate, check_params
 from seqpoint._registry import Registry
 from seqpoint.exceptions import ConfigError
 from seqpoint.workloads._base import Workload, WorkloadConfig
+from seqpoint.workloads._recipe import WorkloadRecipe, recorded_recipe, remember_recipe
 
 __all__ = [
     "MAX_THREADS",
@@ -29,6 +30,7 @@ __all__ = [
     "is_user_code",
     "load_workload",
     "parse_overrides",
+    "workload_recipe",
 ]
 
 #: Most CPU threads a workload may ask for (``--set threads=N``); torch allocates per thread.
@@ -196,6 +198,8 @@ def load_workload(spec: str, overrides: Mapping[str, Override] | None = None) ->
     Returns
     -------
     Workload
+        Its spec and overrides are recorded (:func:`~seqpoint.workloads.workload_recipe`),
+        so that a worker process (``[profile] processes > 1``) builds the same workload.
     """
     overrides = dict(overrides or {})
     name, _, preset = spec.partition(":")
@@ -208,11 +212,43 @@ def load_workload(spec: str, overrides: Mapping[str, Override] | None = None) ->
             )
         base = presets[preset] if preset else ws.config_cls()
         cfg = dataclasses.replace(base, **parse_overrides(ws.config_cls, overrides))
-        return ws.factory(cfg, preset=preset or None)
+        wl = ws.factory(cfg, preset=preset or None)
+        remember_recipe(wl, spec, overrides)
+        return wl
     if preset:
-        return _load_user(name, preset, overrides)
+        wl = _load_user(name, preset, overrides)
+        # A worker process rebuilds it from the same file (by its full path) or module.
+        source = str(Path(name).resolve()) if _is_file_spec(name) else name
+        remember_recipe(wl, f"{source}:{preset}", overrides)
+        return wl
     WORKLOADS.get(name)  # raises: lists the valid names
     raise AssertionError("unreachable")
+
+
+def workload_recipe(workload: Workload) -> WorkloadRecipe | None:
+    """The recipe that rebuilds ``workload`` in another process, or None.
+
+    Parameters
+    ----------
+    workload : Workload
+
+    Returns
+    -------
+    WorkloadRecipe or None
+        The spec and overrides :func:`load_workload` built it from (a file spec by its
+        full path); for a reference workload built directly (``Bert(config)``), its name
+        and full config; None for any other object (a workload built in Python), which
+        must travel pickled.
+    """
+    recorded = recorded_recipe(workload)
+    if recorded is not None:
+        return recorded
+    name = str(getattr(workload, "name", ""))
+    family = name.partition(":")[0]
+    config: Any = getattr(workload, "config", None)
+    if family in WORKLOADS and type(workload) is WORKLOADS.get(family).factory and hasattr(config, "to_dict"):
+        return WorkloadRecipe(spec=name, overrides=dict(config.to_dict()))
+    return None
 
 
 def _import_user_module(module: str) -> types.ModuleType:

@@ -31,6 +31,12 @@ class _ForeachOptimizer(torch.optim.Optimizer):
         for p in self._params():
             self.state[p] = {name: torch.zeros_like(p) for name in self._state_names()}
 
+    def __getstate__(self) -> dict[str, Any]:
+        # torch's Optimizer pickles its defaults, state and groups only; the step count is
+        # ours (a workload sent pickled to a worker process keeps it).
+        state: dict[str, Any] = super().__getstate__()
+        return {**state, "step_count": self.step_count}
+
     def _state_names(self) -> tuple[str, ...]:
         return ()
 

@@ -1,0 +1,102 @@
+"""A workload sent to a worker process (:func:`ship_workload`): rebuilt there from its
+recipe, or the object itself, pickled.
+
+A workload that :func:`~seqpoint.workloads.load_workload` built (or a reference workload)
+is rebuilt in the worker from the same spec and overrides
+(:func:`~seqpoint.workloads.workload_recipe`): torch modules defined in functions do not
+pickle, and a large model is quicker to build than to copy. Any other workload object (a
+``UserWorkload`` or a ``Workload`` built in Python, a ``TrainerWorkload``) is pickled,
+with cloudpickle when it is installed (it carries functions and classes defined in a
+script run as ``__main__`` by value), else with the standard pickle.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import pickle
+import types
+from typing import Any
+
+from seqpoint.exceptions import ConfigError
+from seqpoint.workloads import Workload, WorkloadRecipe, workload_recipe
+
+__all__ = ["ShippedWorkload", "ship_workload"]
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ShippedWorkload:
+    """A workload as a worker process receives it (pickled with its task)."""
+
+    name: str
+    """The workload's name, for messages."""
+    recipe: WorkloadRecipe | None = None
+    """Rebuild it with ``load_workload`` (None: unpickle :attr:`pickled`)."""
+    pickled: bytes = b""
+    """The workload object itself, pickled (cloudpickle when installed)."""
+
+    def build(self) -> Workload:
+        """The workload, in this process: rebuilt from its recipe or unpickled."""
+        if self.recipe is not None:
+            from seqpoint.workloads import load_workload
+
+            return load_workload(self.recipe.spec, self.recipe.overrides)
+        workload: Workload = pickle.loads(self.pickled)
+        return workload
+
+
+class _PlainPickler(pickle.Pickler):
+    """The standard pickle, refusing what a worker could not unpickle: a class or function
+    of the script run as ``__main__`` (the worker's ``__main__`` is not that script)."""
+
+    def reducer_override(self, obj: Any) -> Any:
+        if isinstance(obj, type | types.FunctionType) and getattr(obj, "__module__", None) == "__main__":
+            raise pickle.PicklingError(
+                f"{obj.__qualname__} is defined in the script run as __main__, which a worker process "
+                "imports only by value (pip install cloudpickle)")
+        return NotImplemented
+
+
+def _dumps(workload: Workload) -> bytes:
+    try:
+        import cloudpickle
+    except ImportError:
+        buf = io.BytesIO()
+        _PlainPickler(buf, protocol=pickle.HIGHEST_PROTOCOL).dump(workload)
+        return buf.getvalue()
+    data: bytes = cloudpickle.dumps(workload, protocol=pickle.HIGHEST_PROTOCOL)
+    return data
+
+
+def ship_workload(
+    workload: Workload, *, what: str = "[profile] processes > 1", fix: str = "set [profile] processes = 1"
+) -> ShippedWorkload:
+    """What a worker process needs to get ``workload``: its recipe, or the object pickled.
+
+    Parameters
+    ----------
+    workload : Workload
+    what : str
+        What sends it to a worker process, as the error names it.
+    fix : str
+        The alternative to naming a file, as the error gives it.
+
+    Raises
+    ------
+    ConfigError
+        The workload has no recipe and does not pickle (one line: its type, why, and
+        what to give instead).
+    """
+    name = str(getattr(workload, "name", type(workload).__name__))
+    recipe = workload_recipe(workload)
+    if recipe is not None:
+        return ShippedWorkload(name=name, recipe=recipe)
+    try:
+        return ShippedWorkload(name=name, pickled=_dumps(workload))
+    except Exception as exc:  # any reducer may fail: each says why in its message
+        why = (str(exc).strip().splitlines() or [""])[0][:200]
+        raise ConfigError(
+            f"{what} sends the workload to fresh worker processes, but {type(workload).__name__} does not "
+            f"pickle ({type(exc).__name__}: {why}); give it as path/to/file.py:function (a function that "
+            f"builds it) so that each worker builds its own, or {fix}."
+        ) from None

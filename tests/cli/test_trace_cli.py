@@ -51,6 +51,72 @@ def test_validate_against_two_recorded_runs(tmp_path: Path, cli: Cli) -> None:
     assert code == 0 and "first 10" in out and "record a second" in out
 
 
+def _trace_config(tmp_path: Path, tail: str = "") -> Path:
+    """bert:tiny on 3 SeqPoints, one warm-up (the points' first steps) and one timed step each."""
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(
+        'name = "t"\n[selection]\nn_points = 3\n[workload]\nname = "bert:tiny"\nset = { threads = 1 }\n'
+        f'[profile]\nwarmup = 1\nrepeats = 1\nmetrics = ["time"]\ncache = "{tmp_path / "c.sqlite"}"\n{tail}'
+    )
+    return cfg
+
+
+def test_cold_window_is_measured_on_the_trace_and_applied(tmp_path: Path, cli: Cli) -> None:
+    t1, t2 = _trace(tmp_path / "a.csv", 1.0), _trace(tmp_path / "b.csv", 1.02)
+    cfg = _trace_config(tmp_path)
+    code, out, err = cli(["validate", str(cfg), "--trace", str(t1), "--trace", str(t2), "--json", "-q",
+                          "-o", str(tmp_path / "plain")])
+    assert code == 0, err
+    plain = json.loads(out)
+    assert plain["window"] is None and plain["projection"]["cold_term"]["method"] == "first_step"
+    # The same points (from the cache) and the run's first 4 micro-batches timed in sequence.
+    code, out, err = cli(["validate", str(cfg), "--trace", str(t1), "--trace", str(t2), "--json", "-q",
+                          "-o", str(tmp_path / "windowed"), "--set", "profile.cold_window=4"])
+    assert code == 0, err
+    res = json.loads(out)
+    assert len(res["window"]["times_s"]) == 4 and min(res["window"]["times_s"]) > 0
+    assert res["window"]["signatures"] == [[2, int(n), 0] for n in np.random.default_rng(0).integers(8, 40, 16)[:4]]
+    term = res["projection"]["cold_term"]
+    assert term["method"] == "window" and term["samples"] >= 1  # the window's steps of shapes new to it
+    saved = json.loads((tmp_path / "windowed" / "trace_validation.json").read_text())
+    assert saved["window"] == res["window"]
+    code, out, err = cli(["validate", str(cfg), "--trace", str(t1), "-q", "-o", str(tmp_path / "text"),
+                          "--set", "profile.cold_window=4"])
+    assert code == 0, err
+    assert "calibrated from the run's first 4 micro-batches timed in sequence" in " ".join(out.split())
+
+
+@pytest.mark.parametrize(("tail", "extra", "named"), [
+    ('[lengths]\nsource = "bundled:librispeech-dev-clean"\n[batching]\npolicy = "fixed"\nepochs = 2\n'
+     "[validation]\nruns = 3\n", [],
+     "validate --trace does not read [lengths] source; [batching] policy, epochs; [validation] runs:"),
+    ("", ["--set", "validation.baselines=[\"random\"]"], "does not read [validation] baselines:"),
+    ("", ["--set", "batching.interconnect=nvlink4"], "does not read [batching] interconnect:"),
+    ("", ["--no-exact"], "--no-exact skips the exact FLOP totals"),
+])
+def test_what_trace_validation_would_ignore_is_refused(tmp_path: Path, cli: Cli, tail: str, extra: list[str],
+                                                         named: str) -> None:
+    trace = _trace(tmp_path / "a.csv", 1.0)
+    code, _, err = cli(["validate", str(_trace_config(tmp_path, tail)), "--trace", str(trace), *extra])
+    assert code == 2 and len(err.strip().splitlines()) == 1 and named in err, err
+    assert not (tmp_path / "c.sqlite").exists()  # refused before anything was measured
+
+
+def test_first_n_needs_a_trace_and_a_rank_picks_one_of_a_data_parallel_trace(tmp_path: Path, cli: Cli) -> None:
+    cfg = _trace_config(tmp_path)
+    code, _, err = cli(["validate", str(cfg), "--first-n", "3"])
+    assert code == 2 and "--first-n sets the first-N estimate of a recorded run, read with --trace only" in err
+    n = 8
+    two = write_trace(RunTrace(
+        iteration=np.repeat(np.arange(n // 2), 2), epoch=np.zeros(n, dtype=int), micro_batch=np.zeros(n, dtype=int),
+        batch_size=np.full(n, 2), seq_len=np.full(n, 16), tgt_len=np.zeros(n, dtype=int), tokens=np.full(n, 32),
+        sum_sq_len=np.full(n, 512), time_s=np.full(n, 1e-3), rank=np.tile([0, 1], n // 2),
+    ), tmp_path / "ranks.csv")
+    code, _, err = cli(["validate", str(cfg), "--trace", str(two)])
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "holds ranks [0, 1]" in err and "[batching] rank = R (--set batching.rank=R)" in err
+
+
 def test_speedup_from_two_measurement_files(tmp_path: Path, cli: Cli) -> None:
     trace = _trace(tmp_path / "a.csv", 1.0)
     from seqpoint.validation import read_trace

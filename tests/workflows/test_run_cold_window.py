@@ -49,3 +49,36 @@ def test_cold_window_calibrates_and_is_counted(tmp_path: Path) -> None:
 def test_cold_window_is_bounded() -> None:
     with pytest.raises(ConfigError, match="cold_window"):
         ProfileSection(cold_window=-1)
+
+
+def test_the_window_steps_a_workload_that_takes_lengths_with_the_real_ones(monkeypatch: pytest.MonkeyPatch) -> None:
+    import numpy as np
+
+    from seqpoint.measurements import Measurements, StepWindow
+    from seqpoint.schedule import IterationSchedule, RowLengths
+    from seqpoint.workflows import with_window
+    from seqpoint.workloads import BatchShape
+
+    got: list[list[object]] = []
+
+    def fake_window(workload: object, steps: list[object], *, start: int, timer: str) -> StepWindow:
+        got.append(list(steps))
+        sigs = tuple(s.signature if isinstance(s, BatchShape) else s for s in steps)  # type: ignore[attr-defined]
+        return StepWindow(start=start, signatures=sigs, times_s=(1.0,) * len(sigs))
+
+    monkeypatch.setattr("seqpoint.profiling.profile_window", fake_window)
+    schedule = IterationSchedule.from_columns({"batch_size": [2, 2, 2], "seq_len": [8, 6, 8]}).with_rows(
+        RowLengths(offsets=np.array([0, 2, 4, 6]), lengths=np.array([8, 3, 6, 6, 5, 8])))
+
+    class Takes:
+        name, takes_batch_shape = "takes", True
+
+    class Signatures:
+        name = "sigs"
+
+    empty = Measurements(workload="w")
+    window = with_window(ProfileSection(cold_window=2), Takes(), schedule, empty).window  # type: ignore[arg-type]
+    assert window is not None and window.signatures == ((2, 8, 0), (2, 6, 0))
+    assert [s.lengths.tolist() for s in got[0]] == [[8, 3], [6, 6]]  # type: ignore[attr-defined]
+    with_window(ProfileSection(cold_window=2), Signatures(), schedule, empty)  # type: ignore[arg-type]
+    assert got[1] == [(2, 8, 0), (2, 6, 0)]

@@ -140,3 +140,29 @@ def test_speedup_from_files_names_the_files_that_disagree(runs, tmp_path) -> Non
     partial = write_measurements(dataclasses.replace(meas, measurements=meas.measurements[:1]), tmp_path / "b.json")
     with pytest.raises(InputError, match=rf"Measurements B \({partial}\) lack SeqPoint iteration\(s\) .* of {sp_file}"):
         speedup_from_files(schedule, sp_file, meas, partial)
+
+
+def test_a_window_in_the_measurements_calibrates_the_cold_term(runs) -> None:
+    import dataclasses
+
+    from seqpoint.measurements import StepWindow
+
+    _, a, b, schedule, points, meas = runs
+    plain = validate_trace(a, points, meas, [a, b])
+    assert plain.window is None and plain.cold_term["method"] == "first_step"
+    sigs = [tuple(int(v) for v in row) for row in schedule.signature_matrix()[:6]]
+    steps = {m.signature: m.metrics["time_s"] for m in meas.measurements}
+    # The run's first six micro-batches: a new shape costs twice a known one.
+    seen: set[tuple[int, ...]] = set()
+    times = []
+    for sig in sigs:
+        base = steps.get(sig, min(steps.values()))
+        times.append(base * (1.0 if sig in seen else 2.0))
+        seen.add(sig)
+    window = StepWindow(start=0, signatures=tuple(sigs), times_s=tuple(times))
+    res = validate_trace(a, points, dataclasses.replace(meas, window=window), [a, b])
+    assert res.window is window and res.cold_term["method"] == "window"
+    out = json.loads(json.dumps(res.to_dict()))
+    assert out["window"]["times_s"] == pytest.approx(times)
+    assert out["projection"]["cold_term"]["method"] == "window"
+    assert res.projected_s != plain.projected_s

@@ -92,16 +92,24 @@ def validate_cmd(
         "--trace", help="A recorded run (run trace from SeqPointCallback, seqpoint.integrations.record "
                         "or lhotse) as the truth instead of full runs; its micro-batches are the "
                         "schedule. Give it twice (two runs of the same schedule) for the noise floor.")] = None,
-    first_n: Annotated[int, typer.Option("--first-n", min=1, help="--trace: steps the first-N "
-                                         "estimate (today's practice) averages.")] = 10,
+    first_n: Annotated[int | None, typer.Option("--first-n", min=1, help="--trace: steps the first-N "
+                                                "estimate (today's practice) averages (default 10).")] = None,
 ) -> None:
     """Run the schedule in full (twice), and compare the projection and baselines with it;
-    or, with --trace, compare the projection and first-N with your own recorded runs."""
+    or, with --trace, compare the projection and first-N with your own recorded runs
+    ([selection], [workload], [profile] with cold_window, [report] out and [batching] rank
+    are read; a config that sets [lengths], [batching] or [validation] keys is refused)."""
+    if trace and no_exact:
+        raise ConfigError("--no-exact skips the exact FLOP totals of a validation by full runs; --trace "
+                          "computes none. Leave out --no-exact.")
+    if first_n is not None and not trace:
+        raise ConfigError("--first-n sets the first-N estimate of a recorded run, read with --trace only; "
+                          "leave it out or add --trace.")
     cfg = _load(config, overrides, out, allow_user_code=allow_user_code)
     if trace:
         checked, folder = validate_config_on_traces(
-            cfg, [str(t) for t in trace], first_n=first_n, progress=not (quiet or as_json),
-            console=console)
+            cfg, [str(t) for t in trace], **({} if first_n is None else {"first_n": first_n}),
+            progress=not (quiet or as_json), console=console)
         if as_json:
             print_json(checked)
             return

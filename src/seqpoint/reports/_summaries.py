@@ -246,3 +246,10 @@ def print_trace_validation(console: Console, result: TraceView) -> None:
         f"{fmt_duration(lo)} … {fmt_duration(hi)} "
         f"{'contains' if inside else '[red]does not contain[/]'} the recorded mean."
     )
+    term, window = result.cold_term, result.window
+    if term.get("share") is not None:
+        source = (f"the run's first {len(window.times_s)} micro-batches timed in sequence ([profile] cold_window)"
+                  if term.get("method") == "window" and window is not None else "the SeqPoints' first steps")
+        ratio = term.get("in_run_ratio")
+        console.print(f"cold steps: {term['share']:.1%} of the projection, calibrated from {source}"
+                      + (f"; in-run ratio {ratio:.3f} (a step in the run against alone)" if ratio else "") + ".")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from seqpoint.measurements import Measurements
+from seqpoint.measurements import Measurements, StepWindow
 from seqpoint.projection import Projection, RankProjection
 from seqpoint.schedule import IterationSchedule, ScheduleSummary
 from seqpoint.selection import SeqPoints
@@ -131,3 +131,11 @@ class TraceView(Protocol):
 
     @property
     def first_n_error(self) -> float: ...
+
+    @property
+    def window(self) -> StepWindow | None:
+        """The run's first micro-batches timed in sequence (``[profile] cold_window``), or None."""
+
+    @property
+    def cold_term(self) -> dict[str, Any]:
+        """The projection's cold-step term (``method``, ``share``, ``in_run_ratio``); empty without one."""

@@ -21,7 +21,13 @@ the workflows can write their own reports without reports knowing them.
 """
 
 from seqpoint.measurements import environment_manifest
-from seqpoint.workflows._campaign import Campaign, CampaignPlan, plan_campaign, start_campaign
+from seqpoint.workflows._campaign import (
+    Campaign,
+    CampaignPlan,
+    plan_campaign,
+    start_campaign,
+    with_window,
+)
 from seqpoint.workflows._config import RunConfig, apply_overrides, load_config
 from seqpoint.workflows._ddp import DDPValidation, ddp_schedule, validate_ddp
 from seqpoint.workflows._demo import demo_configs, run_demo
@@ -119,4 +125,5 @@ __all__ = [
     "validate_ddp",
     "validate_trace",
     "validation_schedule",
+    "with_window",
 ]

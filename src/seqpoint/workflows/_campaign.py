@@ -23,6 +23,7 @@ from seqpoint.selection import SeqPoint, SeqPoints, write_seqpoints
 from seqpoint.validation import ProfilingSaving, profiling_saving, reduction_factor
 from seqpoint.workflows._config import RunConfig
 from seqpoint.workflows._folder import RunFolder
+from seqpoint.workflows._sections import ProfileSection
 from seqpoint.workflows._stages import (
     choose_points,
     make_workload,
@@ -32,10 +33,10 @@ from seqpoint.workflows._stages import (
     run_schedule,
     validation_schedule,
 )
-from seqpoint.workloads import Signature, Workload
+from seqpoint.workloads import BatchShape, Signature, Workload, takes_batch_shape
 
 __all__ = ["Campaign", "CampaignPlan", "check_data_parallel", "plan_campaign", "project_data_parallel",
-           "start_campaign"]
+           "select_points", "start_campaign", "with_window"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -160,7 +161,7 @@ class CampaignPlan(_Chosen):
             others_ms = replace(measured, measurements=tuple(
                 m for m, point in zip(measured.measurements, is_point, strict=True) if not point))
         if cfg.profile.window_steps:
-            measurements = _with_window(cfg, self.workload, schedule, measurements)
+            measurements = with_window(cfg.profile, self.workload, schedule, measurements)
         write_measurements(measurements, self.folder.file(f"measurements{_suffix(self.tag)}.json"))
         return Campaign(config=cfg, folder=self.folder, schedule=schedule, seqpoints=seqpoints,
                         unit=self.unit, workload=self.workload, cache=self.cache,
@@ -190,15 +191,22 @@ def plan_campaign(cfg: RunConfig, folder: RunFolder, *, subset: bool = False, ta
         ranks, schedule = schedule, schedule.rank_rows()
     workload = make_workload(cfg.workload)
     cache = open_cache(cfg.profile)
-    cost = None
-    if cfg.selection.cost != "fixed":
-        # The model proxy needs the workload (and, with a pilot, the harness) first.
-        cost = model_cost(cfg.selection, schedule, workload, profile=cfg.profile, cache=cache)
-    _, seqpoints = choose_points(cfg.selection, schedule, cost=cost)
+    seqpoints = select_points(cfg, schedule, workload, cache)
     write_seqpoints(seqpoints, folder.file("seqpoints.json"))
     folder.write_json("environment.json", environment_manifest())
     return CampaignPlan(config=cfg, folder=folder, schedule=schedule, seqpoints=seqpoints, unit=unit,
                         workload=workload, cache=cache, ranks=ranks, tag=tag)
+
+
+def select_points(cfg: RunConfig, schedule: IterationSchedule, workload: Workload,
+                  cache: MeasurementCache | None) -> SeqPoints:
+    """The SeqPoints of ``[selection]`` on ``schedule``; with ``cost`` ``model`` or
+    ``model+pilot``, the model proxy of ``workload`` (timing its pilot through ``cache``)."""
+    cost = None
+    if cfg.selection.cost != "fixed":
+        # The model proxy needs the workload (and, with a pilot, the harness) first.
+        cost = model_cost(cfg.selection, schedule, workload, profile=cfg.profile, cache=cache)
+    return choose_points(cfg.selection, schedule, cost=cost)[1]
 
 
 def start_campaign(
@@ -244,15 +252,22 @@ def _signature_of(item: SeqPoint | Signature) -> Signature:
     return item.signature if isinstance(item, SeqPoint) else item
 
 
-def _with_window(
-    cfg: RunConfig, workload: Workload, schedule: IterationSchedule, measurements: Measurements,
+def with_window(
+    profile: ProfileSection, workload: Workload, schedule: IterationSchedule, measurements: Measurements,
 ) -> Measurements:
     """``measurements`` with the run's first ``[profile] cold_window`` steps timed in
-    sequence (the cold-step term's ``window`` calibration)."""
+    sequence (the cold-step term's ``window`` calibration); a workload that takes a
+    BatchShape steps each with the schedule's real lengths."""
     from seqpoint.profiling import profile_window
 
-    sigs = [tuple(int(v) for v in row) for row in schedule.signature_matrix()[: cfg.profile.cold_window]]
-    window = profile_window(workload, sigs, start=int(schedule.iteration[0]), timer=cfg.profile.timer)
+    sigs = [tuple(int(v) for v in row) for row in schedule.signature_matrix()[: profile.cold_window]]
+    steps: list[Signature | BatchShape] = list(sigs)
+    rows = schedule.rows
+    if rows is not None and takes_batch_shape(workload):
+        name = str(getattr(workload, "name", "workload"))
+        steps = [BatchShape.of(sig, *rows.row(r), row_of=rows.packed_row_of(r), workload=name)
+                 for r, sig in enumerate(sigs)]
+    window = profile_window(workload, steps, start=int(schedule.iteration[0]), timer=profile.timer)
     return replace(measurements, window=window)
 
 

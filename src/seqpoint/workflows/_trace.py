@@ -17,14 +17,16 @@ import numpy as np
 from rich.console import Console
 
 from seqpoint.exceptions import InputError
-from seqpoint.measurements import Measurements, read_measurements, time_metric
+from seqpoint.measurements import Measurements, StepWindow, read_measurements, time_metric
 from seqpoint.projection import Projection, Speedup
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import SeqPoints, read_seqpoints
 from seqpoint.validation import RunTrace, read_trace
+from seqpoint.workflows._campaign import select_points, with_window
 from seqpoint.workflows._config import RunConfig
 from seqpoint.workflows._folder import RunFolder
-from seqpoint.workflows._stages import read_run_schedule
+from seqpoint.workflows._stages import make_workload, measure, open_cache, read_run_schedule
+from seqpoint.workflows._trace_config import check_trace_config
 
 __all__ = ["TraceValidation", "speedup_from_files", "validate_config_on_traces", "validate_trace"]
 
@@ -50,6 +52,9 @@ class TraceValidation:
     """Steps the first-N estimate averages."""
     first_n_s: float
     """First-N estimate from the first trace: mean of its first N step times × steps."""
+    window: StepWindow | None = None
+    """The run's first micro-batches timed in sequence (``[profile] cold_window``), which
+    calibrated the cold-step term and measured the in-run gap; None without one."""
 
     @property
     def measured_s(self) -> float:
@@ -75,6 +80,11 @@ class TraceValidation:
     def interval_s(self) -> tuple[float, float]:
         lo, hi = self.projection.interval[self.projected_metric]
         return float(lo), float(hi)
+
+    @property
+    def cold_term(self) -> dict[str, Any]:
+        """The projection's cold-step term (``method`` ``window`` or ``first_step``; empty without one)."""
+        return dict(self.projection.cold_term)
 
     @property
     def error(self) -> float:
@@ -103,6 +113,7 @@ class TraceValidation:
             "first_n": self.first_n,
             "first_n_s": self.first_n_s,
             "first_n_error": self.first_n_error,
+            "window": None if self.window is None else self.window.to_dict(),
             "projection": self.projection.to_dict(),
         }
 
@@ -149,7 +160,10 @@ def validate_trace(
     seqpoints : SeqPoints
         Points chosen on that schedule.
     measurements : Measurements
-        Their measurements (``time_s``, and ``time_s_first`` for the cold term).
+        Their measurements (``time_s``, and ``time_s_first`` for the cold term). With a
+        ``window`` (the run's first micro-batches timed in sequence,
+        :func:`~seqpoint.profiling.profile_window`), the cold term is calibrated from it
+        and the interval counts its in-run gap, as in ``seqpoint run``.
     traces : RunTrace, path, or a sequence of them
         Recorded runs of the same schedule; two or more give the noise floor.
     first_n : int, default 10
@@ -193,7 +207,7 @@ def validate_trace(
     return TraceValidation(
         n_iterations=len(schedule), n_steps=int(steps.size), n_points=len(seqpoints),
         projection=projection, measured_runs_s=tuple(t.total_time_s for t in runs),
-        first_n=min(first_n, int(steps.size)), first_n_s=first,
+        first_n=min(first_n, int(steps.size)), first_n_s=first, window=measurements.window,
     )
 
 
@@ -250,34 +264,49 @@ def speedup_from_files(
 
 
 def validate_config_on_traces(
-    cfg: RunConfig, traces: Sequence[str | Path], *, first_n: int = 10, rank: int | None = None,
+    cfg: RunConfig, traces: Sequence[str | Path], *, first_n: int = 10,
     progress: bool = True, console: Console | None = None,
 ) -> tuple[TraceValidation, RunFolder]:
     """``seqpoint validate CONFIG --trace T [--trace T2]``: the recorded run is the truth.
 
-    The first trace's micro-batches are the schedule (a user's own sampler, as it ran);
-    ``[selection]`` picks SeqPoints on it, ``[workload]``/``[profile]`` measure them (cached),
-    and :func:`validate_trace` compares the projection and first-N with every trace.
-    The run folder holds the schedule, SeqPoints, measurements and ``trace_validation.json``.
+    The first trace's micro-batches are the schedule (a user's own sampler, as it ran;
+    ``[batching] rank`` picks one rank of a data-parallel trace); ``[selection]`` picks
+    SeqPoints on it, ``[workload]``/``[profile]`` measure them (cached), ``[profile]
+    cold_window`` times the run's first micro-batches in sequence, and
+    :func:`validate_trace` compares the projection and first-N with every trace. The run
+    folder holds the schedule, SeqPoints, measurements and ``trace_validation.json``.
+
+    Raises
+    ------
+    ConfigError
+        The config sets what a trace replaces (``[lengths]``, ``[batching]`` but ``rank``,
+        ``[validation]``): :func:`~seqpoint.workflows._trace_config.check_trace_config`.
     """
     from seqpoint.measurements import environment_manifest, write_measurements
     from seqpoint.schedule import write_schedule
     from seqpoint.selection import write_seqpoints
-    from seqpoint.workflows._stages import choose_points, make_workload, measure, open_cache
 
     if not traces:
         raise InputError("--trace needs at least one recorded run trace (seqpoint.integrations).")
+    check_trace_config(cfg)
+    rank = cfg.batching.rank
+    first = _as_trace(traces[0])
+    if rank is None and len(first.ranks) > 1:
+        raise InputError(f"Trace {traces[0]} holds ranks {first.ranks}, each running its own schedule; pick one "
+                         "with [batching] rank = R (--set batching.rank=R).")
     folder = RunFolder.new(cfg.name + "-trace", cfg.report.out, command="validate --trace")
     folder.write_text("config.toml", cfg.to_toml())
-    schedule = _as_trace(traces[0]).to_schedule(rank)
+    schedule = first.to_schedule(rank)
     write_schedule(schedule, folder.file("schedule.csv"))
-    _, seqpoints = choose_points(cfg.selection, schedule)
-    write_seqpoints(seqpoints, folder.file("seqpoints.json"))
     workload = make_workload(cfg.workload)
+    cache = open_cache(cfg.profile)
+    seqpoints = select_points(cfg, schedule, workload, cache)
+    write_seqpoints(seqpoints, folder.file("seqpoints.json"))
     folder.write_json("environment.json", environment_manifest(workload))
-    ms = measure(cfg.profile, workload, seqpoints, cache=open_cache(cfg.profile), progress=progress,
-                 console=console)
+    ms = measure(cfg.profile, workload, seqpoints, cache=cache, progress=progress, console=console)
+    if cfg.profile.window_steps:
+        ms = with_window(cfg.profile, workload, schedule, ms)
     write_measurements(ms, folder.file("measurements.json"))
-    result = validate_trace(schedule, seqpoints, ms, list(traces), first_n=first_n, rank=rank)
+    result = validate_trace(schedule, seqpoints, ms, [first, *traces[1:]], first_n=first_n, rank=rank)
     folder.write_json("trace_validation.json", result.to_dict())
     return result, folder

@@ -101,3 +101,28 @@ def test_mlm_masking_in_the_collator_is_replayed_and_the_rngs_are_left_as_found(
     assert torch.equal(states[0], torch.random.get_rng_state())
     assert np.array_equal(states[1], np.random.get_state()[1]) and states[2] == random.getstate()
     _assert_same(schedule, _recorded(trainer, tmp_path).trace)
+
+
+def test_the_trainer_workload_travels_to_a_worker_without_its_datasets(hf, tmp_path):
+    """[profile] processes > 1 sends the workload pickled: a collator defined in the user's
+    script travels by value (cloudpickle), the datasets stay behind, and the replay leaves
+    accelerate's process-wide gradient state as it found it (a dataloader left registered
+    there held a weakref, which does not pickle)."""
+    import cloudpickle
+
+    from seqpoint.integrations.huggingface import schedule_from_trainer, workload_from_trainer
+
+    collator, _ = _collators(hf.tokenizer())["function"]
+    trainer = _trainer(hf, tmp_path, collator=collator, dataset=hf.dataset(n=400))
+    before = list(trainer.accelerator.gradient_state.dataloader_references)
+    schedule = schedule_from_trainer(trainer)
+    assert trainer.accelerator.gradient_state.dataloader_references == before
+    wl = workload_from_trainer(trainer)
+    copy = cloudpickle.loads(cloudpickle.dumps(wl))
+    assert copy.trainer.train_dataset is None and trainer.train_dataset is not None
+    p = schedule.rows.row(0)[0]
+    from seqpoint.workloads import BatchShape
+
+    shape = BatchShape.of((int(schedule.batch_size[0]), int(schedule.seq_len[0]), 0), p)
+    assert set(copy.make_batch(shape)) == set(wl.make_batch(shape))
+    assert np.isfinite(copy.step(copy.make_batch(shape)))

@@ -109,6 +109,18 @@ def _prepared_loader(trainer: Any, sampler_lengths: list[int], world_size: int, 
 
 
 
+@contextmanager
+def _gradient_state_kept(trainer: Any) -> Iterator[None]:
+    """Leave accelerate's (process-wide) gradient state as found: a prepared dataloader
+    registers itself there while it is iterated, and the replay stops iterating early."""
+    state = trainer.accelerator.gradient_state
+    saved = list(state.dataloader_references)
+    try:
+        yield
+    finally:
+        state.dataloader_references = saved
+
+
 def _micro_batches(
     trainer: Any, lengths: Lengths, world_size: int, rank: int,
     on_batch: Callable[[np.ndarray], Any] | None,
@@ -252,7 +264,7 @@ def schedule_from_trainer(
     # Collated in the DataLoader's worker processes, the collator draws nothing from this one's RNG.
     isolated = _rngs_kept if trainer.args.dataloader_num_workers > 0 else nullcontext
     readings: list[ShapeReading] = []
-    with _rngs_kept():
+    with _rngs_kept(), _gradient_state_kept(trainer):
         if rule is not None:
             batches, _, sampler = _micro_batches(trainer, lengths, ws, rk, None)
             assert lengths.source is not None

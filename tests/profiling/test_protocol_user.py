@@ -81,7 +81,8 @@ def test_a_file_workload_that_imports_its_sibling_is_rebuilt_in_each_worker(tmp_
     monkeypatch.delitem(sys.modules, "tiny_common", raising=False)
     log = tmp_path / "seen.jsonl"
     wl = load_workload(f"{folder / 'case_b.py'}:build", {"threads": 1, "log": str(log)})
-    assert not hasattr(wl, "_seqpoint_recipe")  # the recipe is seqpoint's, not written on the object
+    # The recipe is kept by seqpoint, not written on the user's object (source_files was before).
+    assert set(vars(wl)) - set(vars(Tiny(TinyConfig()))) == {"source_files"}
     recipe = workload_recipe(wl)
     assert recipe is not None and recipe.spec == f"{folder / 'case_b.py'}:build"
     _check(profile_points(wl, _points(), P2, progress=False), log)

@@ -120,8 +120,9 @@ def saving_rows(saving: ProfilingSaving | None) -> list[tuple[str, str]]:
         return []
     rows = []
     if math.isfinite(saving.wall_clock):
+        pays = f"; pays off past {saving.break_even:,.0f} iterations" if math.isfinite(saving.break_even) else ""
         rows.append(("less profiling (wall clock)",
-                     f"{fmt_saving(saving.wall_clock, 'wall clock')}  ({fmt_duration(saving.profiling_s)} profiled)"))
+                     f"{fmt_saving(saving.wall_clock, 'wall clock')}  ({fmt_duration(saving.profiling_s)} profiled{pays})"))
     rows.append(("less profiling (tokens)", fmt_saving(saving.tokens, "tokens")))
     return rows
 

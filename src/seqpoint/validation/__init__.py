@@ -8,7 +8,7 @@ from seqpoint.validation._compare import (
 )
 from seqpoint.validation._ddp import DDPRun, run_ddp
 from seqpoint.validation._full_run import FullRun, FullRunError, run_full_fresh, run_full_schedule
-from seqpoint.validation._saving import ProfilingSaving, profiling_saving
+from seqpoint.validation._saving import ProfilingSaving, break_even, profiling_saving
 from seqpoint.validation._speedup import MeasuredSpeedup
 from seqpoint.validation._trace import TRACE_COLUMNS, RunTrace, read_trace, write_trace
 
@@ -21,6 +21,7 @@ __all__ = [
     "MeasuredSpeedup",
     "ProfilingSaving",
     "RunTrace",
+    "break_even",
     "error_vs_k",
     "profiling_saving",
     "read_trace",

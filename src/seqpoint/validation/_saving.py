@@ -10,6 +10,10 @@ steps but saved 1.7× wall clock), so two more figures stand beside it:
   and its first (cold) step at its measured first-step time;
 * **tokens**: the run's padded tokens over the padded tokens of every step executed to
   profile the points, a time-free proxy of the same ratio.
+
+Profiling costs about the same whatever the run's length, the run's time grows with it:
+:func:`break_even` is the run length (in iterations of this run's mix) past which
+profiling the SeqPoints costs less than running the job once.
 """
 
 from __future__ import annotations
@@ -19,7 +23,15 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-__all__ = ["ProfilingSaving", "profiling_saving"]
+__all__ = ["ProfilingSaving", "break_even", "profiling_saving"]
+
+
+def break_even(profiling_s: float, run_s: float, n_iterations: int) -> float:
+    """Iterations of the run's mix whose time equals ``profiling_s``: past this length,
+    profiling costs less than one run (NaN when a time is unknown)."""
+    if not (np.isfinite(profiling_s) and np.isfinite(run_s)) or run_s <= 0 or n_iterations <= 0:
+        return float("nan")
+    return profiling_s / (run_s / n_iterations)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -36,10 +48,17 @@ class ProfilingSaving:
     """Seconds the profiling steps take (NaN when no time was measured)."""
     run_s: float
     """Seconds of the run the saving is measured against (NaN when unknown)."""
+    n_iterations: int = 0
+    """Iterations of the run."""
+
+    @property
+    def break_even(self) -> float:
+        """Run length, in iterations, past which profiling costs less than the run (:func:`break_even`)."""
+        return break_even(self.profiling_s, self.run_s, self.n_iterations)
 
     def to_dict(self) -> dict[str, float]:
         return {"steps": self.steps, "wall_clock": self.wall_clock, "tokens": self.tokens,
-                "profiling_s": self.profiling_s, "run_s": self.run_s}
+                "profiling_s": self.profiling_s, "run_s": self.run_s, "break_even": self.break_even}
 
 
 def _ratio(a: float, b: float) -> float:
@@ -92,4 +111,4 @@ def profiling_saving(
         # A failed point (NaN) took unknown time; the others are what was spent.
         profiling_s = float(np.nansum(spent)) if np.any(np.isfinite(spent)) else float("nan")
     return ProfilingSaving(steps=steps, wall_clock=_ratio(run_s, profiling_s), tokens=tokens,
-                           profiling_s=profiling_s, run_s=float(run_s))
+                           profiling_s=profiling_s, run_s=float(run_s), n_iterations=len(run_tok))

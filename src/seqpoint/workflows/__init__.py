@@ -32,6 +32,7 @@ from seqpoint.workflows._config import RunConfig, apply_overrides, load_config
 from seqpoint.workflows._ddp import DDPValidation, ddp_schedule, validate_ddp
 from seqpoint.workflows._demo import demo_configs, run_demo
 from seqpoint.workflows._folder import RunFolder
+from seqpoint.workflows._job import JobProjection, project_job
 from seqpoint.workflows._mlflow import log_to_mlflow, mlflow_metrics, mlflow_params
 from seqpoint.workflows._run import RunResult, run
 from seqpoint.workflows._sections import (
@@ -78,6 +79,7 @@ __all__ = [
     "CampaignPlan",
     "ConfigResult",
     "DDPValidation",
+    "JobProjection",
     "LengthsSection",
     "ProfileSection",
     "ReportSection",
@@ -111,6 +113,7 @@ __all__ = [
     "mlflow_params",
     "open_cache",
     "plan_campaign",
+    "project_job",
     "run",
     "run_demo",
     "run_sweep",

@@ -1,0 +1,56 @@
+"""``project_trainer``: a Trainer job projected (and checked) in one call."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from seqpoint.integrations.huggingface._replay import schedule_from_trainer
+from seqpoint.integrations.huggingface._workload import workload_from_trainer
+from seqpoint.validation import RunTrace, read_trace
+from seqpoint.workflows import JobProjection, project_job
+
+__all__ = ["project_trainer"]
+
+
+def project_trainer(
+    trainer: Any,
+    *,
+    traces: Sequence[RunTrace | str | Path] | None = None,
+    n_points: int = 10,
+    processes: int = 1,
+    cold_window: int = 0,
+    first_n: int = 10,
+    progress: bool = False,
+) -> JobProjection:
+    """``trainer.train()``'s whole run projected from SeqPoints of the trainer's own step.
+
+    Parameters
+    ----------
+    trainer : transformers.Trainer
+        The user's trainer (TRL's trainers too). Its model is copied, never trained.
+    traces : sequence of RunTrace or paths, optional
+        Runs recorded with :class:`SeqPointCallback`. The first one's micro-batches are the
+        schedule (what ran; a replay after ``train()`` would start from the RNG state
+        training left), and the projection is checked against their mean; two or more
+        give the noise floor. Without traces the run is replayed
+        (:func:`schedule_from_trainer`).
+    n_points, processes, cold_window, first_n, progress
+        As for :func:`seqpoint.workflows.project_job`.
+
+    Returns
+    -------
+    JobProjection
+        ``print(result)`` shows the projection, its 95% interval, what profiling cost
+        against one run and, with traces, the error against them and their noise floor.
+
+    Examples
+    --------
+    >>> trainer.add_callback(cb := SeqPointCallback("run1.csv")); trainer.train()  # doctest: +SKIP
+    >>> print(project_trainer(trainer, traces=[cb.trace, "run0.csv"]))  # doctest: +SKIP
+    """
+    runs = None if traces is None else [t if isinstance(t, RunTrace) else read_trace(t) for t in traces]
+    schedule: Any = runs[0] if runs else schedule_from_trainer(trainer)
+    return project_job(schedule, workload_from_trainer(trainer), traces=runs, n_points=n_points,
+                       processes=processes, cold_window=cold_window, first_n=first_n, progress=progress)

@@ -1,0 +1,194 @@
+"""One call for a user's own job: SeqPoints, profiling, the projection with its interval,
+the break-even, and (given recorded runs) the check against them with their noise floor.
+
+:func:`project_job` takes a schedule (a replay of the user's sampler, or a recorded run
+trace) and a workload; ``seqpoint.integrations.huggingface.project_trainer`` is the same
+for a ``transformers.Trainer``, which gives both.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from seqpoint.exceptions import InputError
+from seqpoint.measurements import Measurements, time_metric
+from seqpoint.projection import Projection
+from seqpoint.schedule import IterationSchedule
+from seqpoint.selection import SeqPoints
+from seqpoint.validation import RunTrace, break_even, read_trace
+from seqpoint.workflows._trace import TraceValidation, validate_trace
+from seqpoint.workloads import Workload
+
+__all__ = ["JobProjection", "project_job"]
+
+Traces = Sequence[RunTrace | str | Path]
+
+
+@dataclass(frozen=True)
+class JobProjection:
+    """A job's projection from its SeqPoints, what profiling them cost, and the check
+    against recorded runs when there were any."""
+
+    schedule: IterationSchedule
+    """The run: one row per micro-batch."""
+    seqpoints: SeqPoints
+    """The iterations profiled, with their weights."""
+    measurements: Measurements
+    """Their measurements."""
+    projection: Projection
+    """The whole run projected from them."""
+    profiling_s: float
+    """Wall seconds profiling took (worker start-up, warm-up, timed steps, window)."""
+    processes: int
+    """Worker processes the SeqPoints were timed in (1: this process)."""
+    validation: TraceValidation | None
+    """Projection and first-N against the recorded runs (noise floor with two or more)."""
+
+    @property
+    def projected_s(self) -> float:
+        """Projected seconds of the whole run (cold steps included when measured)."""
+        return float(self.projection.totals[time_metric(self.projection.totals)])
+
+    @property
+    def interval_s(self) -> tuple[float, float]:
+        """Its 95% interval, seconds."""
+        lo, hi = self.projection.interval[time_metric(self.projection.totals)]
+        return float(lo), float(hi)
+
+    @property
+    def profiling_share(self) -> float:
+        """Profiling seconds over one projected run's."""
+        return self.profiling_s / self.projected_s if self.projected_s > 0 else math.inf
+
+    @property
+    def break_even(self) -> float:
+        """Micro-batches of this run's mix past which profiling costs less than one run."""
+        return break_even(self.profiling_s, self.projected_s, len(self.schedule))
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data (JSON)."""
+        return {"n_iterations": len(self.schedule), "n_points": len(self.seqpoints),
+                "projected_s": self.projected_s, "interval_s": list(self.interval_s),
+                "profiling_s": self.profiling_s, "profiling_share": self.profiling_share,
+                "break_even_iterations": self.break_even, "processes": self.processes,
+                "projection": self.projection.to_dict(),
+                "validation": None if self.validation is None else self.validation.to_dict()}
+
+    def summary(self) -> str:
+        """What a user reads: the projection, its interval, the break-even and the check."""
+        from seqpoint.reports import fmt_duration, fmt_pct
+
+        lo, hi = self.interval_s
+        where = f"{self.processes} worker processes" if self.processes > 1 else "this process"
+        half = (hi - lo) / 2 / self.projected_s if self.projected_s > 0 else math.nan
+        lines = [
+            f"{len(self.schedule):,} micro-batches projected from {len(self.seqpoints)} SeqPoints timed in {where}",
+            f"projected time    {fmt_duration(self.projected_s)}   95% interval {fmt_duration(lo)} … "
+            f"{fmt_duration(hi)} (± {100 * half:.2f}%)",
+        ]
+        pays = ("saves time" if self.profiling_share < 1 else "costs more than running the job once")
+        lines.append(f"profiling took    {fmt_duration(self.profiling_s)} = {self.profiling_share:.2f}× one run: it "
+                     f"{pays} here, and pays off on runs longer than {self.break_even:,.0f} micro-batches")
+        v = self.validation
+        if v is not None:
+            runs = ", ".join(fmt_duration(x) for x in v.measured_runs_s)
+            floor = (f"noise floor {fmt_pct(v.noise_floor).lstrip('+')}" if len(v.measured_runs_s) >= 2
+                     else "one run: record a second for the noise floor")
+            inside = "inside" if lo <= v.measured_s <= hi else "OUTSIDE"
+            lines += [f"recorded runs     {runs} ({floor})",
+                      f"error             {fmt_pct(v.error)} (the recorded mean is {inside} the interval); "
+                      f"first {v.first_n} steps: {fmt_pct(v.first_n_error)}"]
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.summary()
+
+
+def _as_schedule(schedule: IterationSchedule | RunTrace | str | Path) -> IterationSchedule:
+    from seqpoint.workflows._stages import read_run_schedule
+
+    if isinstance(schedule, IterationSchedule):
+        return schedule
+    if isinstance(schedule, RunTrace):
+        return schedule.to_schedule()
+    return read_run_schedule(schedule)
+
+
+def project_job(
+    schedule: IterationSchedule | RunTrace | str | Path,
+    workload: Workload | str,
+    *,
+    traces: Traces | None = None,
+    n_points: int = 10,
+    processes: int = 1,
+    cold_window: int = 0,
+    first_n: int = 10,
+    progress: bool = False,
+) -> JobProjection:
+    """Project a job's whole run from SeqPoints, and check it against recorded runs.
+
+    Parameters
+    ----------
+    schedule : IterationSchedule, RunTrace or path
+        The run's micro-batches: a replay (``schedule_from_sampler``, ``from_batch_sampler``,
+        ``schedule_from_trainer``), a schedule file, or a recorded run trace.
+    workload : Workload or str
+        The training step: a workload object, or ``path/to/file.py:function``,
+        ``module:function`` or a registered ``name[:preset]``.
+    traces : sequence of RunTrace or paths, optional
+        Recorded runs of this schedule (``SeqPointCallback``, ``seqpoint.integrations.record``):
+        the projection is checked against their mean, and two or more give the noise floor.
+    n_points : int, default 10
+        SeqPoints to profile.
+    processes : int, default 1
+        Worker processes the SeqPoints are timed in (``[profile] processes``); 3 or more
+        carry a process's own speed into the interval.
+    cold_window : int, default 0
+        Time the run's first ``cold_window`` micro-batches in sequence and calibrate the
+        cold-step term from them (``[profile] cold_window``): steps inside a run can cost
+        more than the same steps alone.
+    first_n : int, default 10
+        Steps of the first trace the first-N estimate averages.
+    progress : bool, default False
+        Show progress bars.
+
+    Returns
+    -------
+    JobProjection
+        ``print(result)`` shows the projection, its interval, what profiling cost against
+        one run (the break-even run length) and, with traces, the error and noise floor.
+    """
+    from seqpoint.profiling import profile_points
+    from seqpoint.projection import project
+    from seqpoint.selection import SeqPointSelector
+    from seqpoint.workflows._campaign import with_window
+    from seqpoint.workflows._sections import ProfileSection
+    from seqpoint.workloads import load_workload
+
+    sched = _as_schedule(schedule)
+    wl = load_workload(workload) if isinstance(workload, str) else workload
+    if not isinstance(wl, Workload):
+        raise InputError(f"project_job needs a workload (make_batch and step) or a workload spec; got "
+                         f"{type(wl).__name__}.")
+    runs = None if traces is None else [t if isinstance(t, RunTrace) else read_trace(t) for t in traces]
+    section = ProfileSection(metrics=("time",), processes=processes, repeats=max(5, processes),
+                             cold_window=cold_window, use_cache=False)
+    points = SeqPointSelector(n_points=n_points).fit(sched).to_seqpoints(sched)
+    start = time.perf_counter()
+    measured = profile_points(wl, points, section.harness, progress=progress)
+    if section.window_steps:
+        measured = with_window(section, wl, sched, measured)
+    spent = time.perf_counter() - start
+    checked = None
+    if runs:
+        checked = validate_trace(sched, points, measured, runs, first_n=first_n)
+        projection = checked.projection
+    else:
+        projection = project(sched, points, measured, method="weighted")
+    return JobProjection(schedule=sched, seqpoints=points, measurements=measured, projection=projection,
+                         profiling_s=spent, processes=processes, validation=checked)

@@ -2,10 +2,10 @@
 
 Run from the repository root: ``python examples/hf_trainer.py`` (CPU, about a minute).
 The lines a user adds to their own script are marked ``# seqpoint``; everything else
-builds a tiny, offline BERT masked-LM job standing in for the user's. The SeqPoints are
-profiled by seqpoint's harness (warm-up, first-step and steady times) on a copy of the
-trainer's model, fed batches padded and masked from each point's real sample lengths,
-and the projection is checked against the recorded ``trainer.train()``.
+builds a tiny, offline BERT masked-LM job standing in for the user's. The run is recorded
+twice (two recorded runs give the noise floor); ``project_trainer`` profiles 6 SeqPoints of
+the trainer's own step on a copy of its model, fed batches padded and masked from each
+point's real sample lengths, and checks the projection against both runs.
 """
 
 import random
@@ -17,14 +17,7 @@ from tokenizers import Tokenizer
 from tokenizers.models import WordLevel
 from tokenizers.pre_tokenizers import Whitespace
 
-from seqpoint.integrations.huggingface import (  # seqpoint
-    SeqPointCallback,
-    schedule_from_trainer,
-    workload_from_trainer,
-)
-from seqpoint.profiling import profile_points  # seqpoint
-from seqpoint.selection import SeqPointSelector  # seqpoint
-from seqpoint.workflows import validate_trace  # seqpoint
+from seqpoint.integrations.huggingface import SeededSampler, SeqPointCallback, project_trainer  # seqpoint
 
 OUT = Path("runs/examples")
 
@@ -55,24 +48,14 @@ def users_trainer() -> transformers.Trainer:
 
 def main() -> None:
     trainer = users_trainer()
-
-    schedule = schedule_from_trainer(trainer)  # seqpoint: every micro-batch train() will see
-    points = SeqPointSelector(n_points=6).fit(schedule).to_seqpoints(schedule)  # seqpoint
-
-    callback = SeqPointCallback(OUT / "hf_trace.csv")  # seqpoint: record the real run
-    trainer.add_callback(callback)  # seqpoint
-    trainer.train()
-
-    # Profiling steps the model (dropout draws from torch's global RNG, which
-    # group_by_length reads at train()), so it comes after train() in one process.
-    workload = workload_from_trainer(trainer)  # seqpoint: the trainer's own step, real masks
-    measured = profile_points(workload, points, progress=False)  # seqpoint: the real harness
-    result = validate_trace(schedule, points, measured, callback.trace, first_n=6)  # seqpoint
-
-    print(f"{result.n_steps} steps; SeqPoints profiled: {result.n_points}")
-    print(f"real run      {result.measured_s:8.3f} s   (trace: {callback.written_to})")
-    print(f"SeqPoints     {result.projected_s:8.3f} s   error {100 * result.error:+6.1f}%")
-    print(f"first-6 steps {result.first_n_s:8.3f} s   error {100 * result.first_n_error:+6.1f}%")
+    trainer.add_callback(SeededSampler())  # seqpoint: group_by_length draws the same order in both runs
+    traces = []
+    for run in (1, 2):
+        trainer.add_callback(callback := SeqPointCallback(OUT / f"hf_trace{run}.csv"))  # seqpoint
+        trainer.train()
+        trainer.remove_callback(callback)
+        traces.append(callback.trace)
+    print(project_trainer(trainer, traces=traces, n_points=6))  # seqpoint
 
 
 if __name__ == "__main__":

@@ -1,8 +1,9 @@
-"""Turn a real lhotse DynamicBucketingSampler into a seqpoint schedule and pick SeqPoints.
+"""Turn a real lhotse DynamicBucketingSampler into a seqpoint schedule and project the run.
 
-Run from the repository root: ``python examples/lhotse_sampler.py`` (CPU, seconds). The
-lines a user adds are marked ``# seqpoint``; the CutSet stands in for the user's manifest
-(metadata only: no audio file exists or is read).
+Run from the repository root: ``python examples/lhotse_sampler.py`` (CPU, under a minute).
+The lines a user adds are marked ``# seqpoint``; the CutSet stands in for the user's
+manifest (metadata only: no audio file exists or is read), and ``ctc_workload.py`` for the
+user's acoustic model (its batches get every utterance's real number of frames).
 """
 
 import random
@@ -11,8 +12,8 @@ from lhotse import AudioSource, CutSet, MonoCut, Recording
 from lhotse.dataset import DynamicBucketingSampler
 
 from seqpoint.integrations.lhotse import schedule_from_sampler  # seqpoint
-from seqpoint.schedule import summarize, write_schedule  # seqpoint
-from seqpoint.selection import SeqPointSelector  # seqpoint
+from seqpoint.schedule import summarize
+from seqpoint.workflows import project_job  # seqpoint
 
 
 def users_cuts(n: int = 2000) -> CutSet:
@@ -31,13 +32,12 @@ def main() -> None:
                                       num_buckets=10, world_size=2, rank=0)
 
     schedule = schedule_from_sampler(sampler, epochs=2, frame_shift=0.01)  # seqpoint
-    write_schedule(schedule, "runs/examples/lhotse_schedule.csv")  # seqpoint
-    sel = SeqPointSelector(n_points=8).fit(schedule)  # seqpoint
-
     print(summarize(schedule))
-    for point, weight in zip(sel.points_, sel.weights_, strict=True):
-        print(f"SeqPoint iteration {int(point):4d}: batch {int(schedule.batch_size[point]):3d} x "
-              f"{int(schedule.seq_len[point]):5d} frames, weight {float(weight):.1f}")
+    result = project_job(schedule, "examples/ctc_workload.py:CTCModel", n_points=8)  # seqpoint
+    print(result)
+    for p in result.seqpoints.points:
+        print(f"SeqPoint iteration {p.iteration:4d}: {p.batch_size:3d} cuts x {p.seq_len:5d} frames, "
+              f"weight {p.weight:.1f}")
 
 
 if __name__ == "__main__":

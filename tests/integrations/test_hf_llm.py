@@ -104,3 +104,49 @@ def test_group_by_length_on_a_causal_lm_with_dropout_is_exact_over_two_epochs(hf
         schedule = schedule_from_trainer(trainer)
     assert schedule.n_epochs == 2
     _assert_same(schedule, _recorded(trainer, tmp_path).trace)
+
+
+def test_the_llm_config_counts_its_packed_rows_as_they_run():
+    """configs/llm-wikitext-packing.toml: packed rows of WikiText-2 documents for the example's
+    Llama-style step. The step cannot run on the meta device (transformers' masks read
+    values), so it is counted on real steps; the run's exact FLOPs count each signature's
+    real packed batch, as the SeqPoints are counted, so a projection of a deterministic
+    metric is checked against the same kernel (on the CPU, SDPA with a mask runs the math
+    kernel: its backward has 4 products, not the flash kernel's 5)."""
+    pytest.importorskip("transformers")
+    from seqpoint.profiling import count_point, exact_totals
+    from seqpoint.selection import basis_components
+    from seqpoint.workflows import build_schedule, load_config, load_lengths, make_workload
+    from seqpoint.workflows._stages import signature_shapes
+
+    cfg = load_config("configs/llm-wikitext-packing.toml")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SeqPointWarning)
+        schedule = build_schedule(cfg.batching, load_lengths(cfg.lengths)).head(3)
+    assert schedule.is_packed and "dense_quadratic" in basis_components(schedule)[0]
+    wl = make_workload(cfg.workload)
+    shapes = signature_shapes(wl, schedule)
+    assert shapes is not None and all(s.row_of is not None for s in shapes)
+    exact = exact_totals(wl, schedule, shapes=shapes)
+    sig = tuple(int(v) for v in exact.signatures[0])
+    counted = count_point(wl, sig, shape=shapes[0])
+    assert exact.per_signature["flops"][0] == counted["flops"]
+    assert counted["flops"] < count_point(wl, sig)["flops"]  # the full-row stand-in runs another kernel
+
+
+def test_the_llm_example_projects_a_trl_packing_job(tmp_path, monkeypatch):
+    pytest.importorskip("trl")
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location("llm_finetune", "examples/llm_finetune.py")
+    example = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "llm_finetune", example)  # its dataclass looks its module up
+    spec.loader.exec_module(example)
+    monkeypatch.setattr(example, "OUT", tmp_path)
+    from seqpoint.integrations.huggingface import project_trainer
+
+    trainer = example.users_trainer(example.CausalLMConfig(hidden=32, ffn=64), n_docs=40, max_length=128)
+    result = project_trainer(trainer, n_points=3)
+    assert result.schedule.is_packed and result.schedule.meta["collator"] == "trl.DataCollatorForLanguageModeling"
+    assert result.projected_s > 0 and "pays off" in result.summary()

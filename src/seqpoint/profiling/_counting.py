@@ -350,13 +350,13 @@ def count_step(
     ``devices`` adds roofline devices (name to ``(peak FLOP/s, bytes/s)``); a ``trace``
     list receives every operator and memoized block in order (see ``_make_counter``).
     """
-    import torch
 
     _register_missing_meta_kernels()
     dtype = getattr(getattr(workload, "config", None), "dtype", "fp32")
     counter = _make_counter(dtype if isinstance(dtype, str) else "fp32", devices)
     counter.trace = trace
-    if isinstance(workload, TorchWorkload):
+    batch_of = signature if shape is None else shape
+    if isinstance(workload, TorchWorkload) and workload.__dict__.get("_counting_clone") is not _NO_META:
         clone = workload.__dict__.get("_counting_clone")
         if clone is None:
             clone = workload.counting_clone()
@@ -364,22 +364,32 @@ def count_step(
         undo_rnn = _patch_rnns(clone.model, counter) if rnn_shortcut else (lambda: None)
         undo_opt = _memoize_optimizer(clone, counter)
         try:
-            batch = clone.make_batch(signature)
+            batch = clone.make_batch(batch_of)  # type: ignore[arg-type]
             with counter:
                 clone.step(batch)
+            return counter.cost
+        except (RuntimeError, NotImplementedError) as exc:
+            # A model with data-dependent control flow (transformers' masks call .item())
+            # cannot run on the meta device: it is counted on a real step below.
+            if "meta" not in str(exc):
+                raise
+            workload.__dict__["_counting_clone"] = _NO_META
+            counter = _make_counter(dtype if isinstance(dtype, str) else "fp32", devices)
+            counter.trace = trace
         finally:
             undo_rnn()
             undo_opt()
-        return counter.cost
-    # A user workload: no meta clone is possible, so count one real step (after one
-    # uncounted step that lets a lazily built optimizer state exist).
-    batch = workload.make_batch(signature if shape is None else shape)  # type: ignore[arg-type]
+    # A user workload, or one that cannot run on the meta device: count one real step
+    # (after one uncounted step that lets a lazily built optimizer state exist).
+    batch = workload.make_batch(batch_of)  # type: ignore[arg-type]
     workload.step(batch)
-    with torch.no_grad():
-        pass
     with counter:
         workload.step(batch)
     return counter.cost
+
+
+#: Marks a workload whose model cannot run on the meta device (counted on real steps).
+_NO_META = object()
 
 
 def count_point(workload: Workload, signature: Signature, *, shape: BatchShape | None = None) -> dict[str, float]:

@@ -36,7 +36,7 @@ from numpy.typing import NDArray
 from seqpoint.exceptions import ConfigError
 from seqpoint.profiling._counting import Cost, count_step
 from seqpoint.profiling._gpus import GPU_SPECS
-from seqpoint.workloads import TorchWorkload, Workload
+from seqpoint.workloads import BatchShape, TorchWorkload, Workload
 
 __all__ = ["ExactTotals", "exact_signature_costs", "exact_totals"]
 
@@ -157,15 +157,15 @@ def _spread(sigs: IntArray, feat: FloatArray, n: int, rng: np.random.Generator) 
 
 
 def _count(workload: Workload, sig: Sequence[int], devices: Devices,
-           trace: list[tuple[str, Cost, bool]] | None = None) -> Cost:
-    return count_step(workload, tuple(int(v) for v in sig), devices=devices, trace=trace)
+           trace: list[tuple[str, Cost, bool]] | None = None, shape: BatchShape | None = None) -> Cost:
+    return count_step(workload, tuple(int(v) for v in sig), devices=devices, trace=trace, shape=shape)
 
 
 def _count_all(workload: Workload, sigs: IntArray, devices: Devices,
-               tick: Callable[[], None]) -> dict[str, FloatArray]:
+               tick: Callable[[], None], shapes: Sequence[BatchShape | None] | None = None) -> dict[str, FloatArray]:
     rows = []
-    for sig in sigs:
-        rows.append(_count(workload, sig, devices).metrics())
+    for i, sig in enumerate(sigs):
+        rows.append(_count(workload, sig, devices, shape=None if shapes is None else shapes[i]).metrics())
         tick()
     names = sorted({k for r in rows for k in r})
     return {k: np.array([r.get(k, 0.0) for r in rows]) for k in names}
@@ -241,8 +241,10 @@ def _evaluate(d: FloatArray, coef: FloatArray, cols: list[tuple[int, str]],
 def exact_signature_costs(
     workload: Workload, signatures: IntArray, *, method: Method = "auto",
     devices: Devices | None = None, seed: int = 0, progress: Callable[[], None] | None = None,
+    shapes: Sequence[BatchShape | None] | None = None,
 ) -> tuple[dict[str, FloatArray], str, int, str, int, float]:
-    """Exact metrics of every row of ``signatures``; see :func:`exact_totals`.
+    """Exact metrics of every row of ``signatures``; see :func:`exact_totals`. ``shapes``
+    (one per row) are real batches of a workload that takes them: each is counted as it runs.
 
     Returns ``(per-signature metrics, method used, signatures counted, note, checked,
     max residual)``.
@@ -255,11 +257,11 @@ def exact_signature_costs(
              for g, s in GPU_SPECS.items()}
     peaks.update(devs)
     tick = progress or (lambda: None)
-    if method == "count" or not isinstance(workload, TorchWorkload) or len(signatures) <= MIN_FIT:
+    if method == "count" or not isinstance(workload, TorchWorkload) or len(signatures) <= MIN_FIT or shapes:
         if method == "fit":
-            raise ConfigError("exact_totals(method='fit') needs a reference (torch) workload and "
-                              f"more than {MIN_FIT} unique signatures; use method='count'.")
-        return _count_all(workload, signatures, devs, tick), "count", len(signatures), "", 0, 0.0
+            raise ConfigError("exact_totals(method='fit') needs a reference (torch) workload, signature-only "
+                              f"batches and more than {MIN_FIT} unique signatures; use method='count'.")
+        return _count_all(workload, signatures, devs, tick, shapes), "count", len(signatures), "", 0, 0.0
     feat = _features(workload, signatures)
     if feat is None:
         if method == "fit":
@@ -297,6 +299,7 @@ def exact_signature_costs(
 def exact_totals(
     workload: Workload, schedule: Run, *, method: Method = "auto",
     devices: Devices | None = None, seed: int = 0, progress: Callable[[], None] | None = None,
+    shapes: Sequence[BatchShape | None] | None = None,
 ) -> ExactTotals:
     """Exact FLOPs, bytes, operators and roofline times of every iteration of ``schedule``.
 
@@ -318,6 +321,10 @@ def exact_totals(
         Seed of the choice of fitted and held-out signatures.
     progress : callable, optional
         Called once per counted signature (a progress bar's advance).
+    shapes : sequence of BatchShape, optional
+        For a workload that takes real lengths: one batch per unique signature (in
+        ``schedule.unique_signatures()`` order), counted as the step runs it; every
+        signature is then counted.
 
     Returns
     -------
@@ -328,7 +335,7 @@ def exact_totals(
     sigs, counts, inverse = schedule.unique_signatures()
     sigs = np.asarray(sigs, dtype=np.int64)
     per_sig, used, counted, note, checked, residual = exact_signature_costs(
-        workload, sigs, method=method, devices=devices, seed=seed, progress=progress)
+        workload, sigs, method=method, devices=devices, seed=seed, progress=progress, shapes=shapes)
     weights = np.asarray(counts, dtype=np.float64)
     totals = {k: float(weights @ v) for k, v in per_sig.items()}
     return ExactTotals(totals=totals, per_signature=per_sig, signatures=sigs,

@@ -283,23 +283,23 @@ def basis_components(schedule: IterationSchedule) -> tuple[tuple[str, ...], Floa
     Returns
     -------
     names : tuple of str
-        Component names (``iteration``, ``sequences``, ``tokens``, ``quadratic``, ``steps``).
+        Component names (``iteration``, ``sequences``, ``tokens``, ``quadratic``, ``steps``,
+        and ``dense_quadratic`` for a packed schedule).
     values : ndarray of shape (n_iterations, n_components)
         Component values per iteration.
     """
     b = schedule.batch_size.astype(np.float64)
-    names = ("iteration", "sequences", "tokens", "quadratic", "steps")
-    values = np.stack(
-        [
-            np.ones_like(b),
-            b,
-            schedule.padded_tokens.astype(np.float64),
-            _quadratic(schedule),
-            (schedule.seq_len + schedule.tgt_len).astype(np.float64),
-        ],
-        axis=1,
-    )
-    return names, values
+    names: tuple[str, ...] = ("iteration", "sequences", "tokens", "quadratic", "steps")
+    columns = [np.ones_like(b), b, schedule.padded_tokens.astype(np.float64), _quadratic(schedule),
+               (schedule.seq_len + schedule.tgt_len).astype(np.float64)]
+    if schedule.is_packed:
+        # Which attention a packed row pays depends on the kernel: a varlen kernel its
+        # documents' Σ sᵢ² ("quadratic"), a dense one (SDPA with a block-diagonal mask, as
+        # on a CPU) the whole row's b·s²: both are components.
+        s = schedule.seq_len.astype(np.float64)
+        names += ("dense_quadratic",)
+        columns.append(b * s * s)
+    return names, np.stack(columns, axis=1)
 
 
 def basis_error(weights: ArrayLike, components: ArrayLike, totals: ArrayLike) -> float:

@@ -16,6 +16,7 @@ from seqpoint.workflows._campaign import Campaign, project_data_parallel, start_
 from seqpoint.workflows._config import RunConfig
 from seqpoint.workflows._folder import RunFolder
 from seqpoint.workflows._mlflow import log_to_mlflow
+from seqpoint.workflows._stages import signature_shapes
 
 __all__ = ["RunResult", "run"]
 
@@ -121,7 +122,7 @@ def _exact(c: Campaign, projection: Projection) -> dict[str, Any] | None:
         return None
     from seqpoint.profiling import exact_totals
 
-    ex = exact_totals(c.workload, c.schedule)
+    ex = exact_totals(c.workload, c.schedule, shapes=signature_shapes(c.workload, c.schedule))
     out = ex.to_dict()
     out["projection_error"] = {
         k: (projection.totals[k] - v) / v for k, v in ex.totals.items()

@@ -22,7 +22,7 @@ from seqpoint.workflows._sections import (
     SelectionSection,
     WorkloadSection,
 )
-from seqpoint.workloads import Signature, Workload
+from seqpoint.workloads import BatchShape, Signature, Workload, takes_batch_shape
 
 __all__ = [
     "build_schedule",
@@ -118,6 +118,20 @@ def choose_points(
     return selector, selector.to_seqpoints(schedule)
 
 
+def signature_shapes(workload: Workload, schedule: IterationSchedule) -> list[BatchShape] | None:
+    """For a workload that takes real lengths: the batch of every unique signature's first
+    iteration (``schedule.unique_signatures()`` order), so its exact FLOPs count the step as
+    it runs (a packed row's documents, a padded batch's masks); else None."""
+    rows = schedule.rows
+    if rows is None or not takes_batch_shape(workload):
+        return None
+    sigs, _, inverse = schedule.unique_signatures()
+    first = np.unique(np.asarray(inverse), return_index=True)[1]
+    name = str(getattr(workload, "name", "workload"))
+    return [BatchShape.of(tuple(int(v) for v in sig), *rows.row(int(i)), row_of=rows.packed_row_of(int(i)),
+                          workload=name) for sig, i in zip(sigs.tolist(), first.tolist(), strict=True)]
+
+
 def model_cost(
     sec: SelectionSection, schedule: IterationSchedule, workload: Workload, *,
     profile: ProfileSection | None = None, cache: MeasurementCache | None = None,
@@ -131,7 +145,8 @@ def model_cost(
 
     sigs, _, _ = schedule.unique_signatures()
     devices = {"cpu": cpu_roofline()} if sec.cost_device == "cpu" else None
-    per_sig, *_ = exact_signature_costs(workload, np.asarray(sigs, dtype=np.int64), devices=devices)
+    per_sig, *_ = exact_signature_costs(workload, np.asarray(sigs, dtype=np.int64), devices=devices,
+                                        shapes=signature_shapes(workload, schedule))
     time = per_sig[f"roofline_{sec.cost_device}_s"]
     rows = [tuple(int(v) for v in r) for r in sigs.tolist()]
     model = SignatureCosts(costs=dict(zip(rows, time.tolist(), strict=True)),

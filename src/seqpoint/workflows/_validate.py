@@ -31,7 +31,7 @@ from seqpoint.validation import ErrorCurve, FullRun, error_vs_k, run_full_fresh
 from seqpoint.workflows._campaign import Campaign, start_campaign
 from seqpoint.workflows._config import RunConfig
 from seqpoint.workflows._folder import RunFolder
-from seqpoint.workflows._stages import choose_points
+from seqpoint.workflows._stages import choose_points, signature_shapes
 from seqpoint.workloads import Workload
 
 __all__ = ["EXACT_METRICS", "ValidationResult", "exact_costs", "interleave_plan", "validate"]
@@ -149,7 +149,7 @@ def exact_costs(
 
     sig, _, inverse = schedule.unique_signatures()
     with _progress(progress, console, "exact FLOPs per signature", sig.shape[0]) as tick:
-        per_sig = exact_signature_costs(workload, sig, progress=tick)[0]
+        per_sig = exact_signature_costs(workload, sig, progress=tick, shapes=signature_shapes(workload, schedule))[0]
     return {m: np.asarray(per_sig[m], dtype=np.float64)[inverse] for m in metrics}
 
 

@@ -81,7 +81,9 @@ def test_trl_sft_packing_is_replayed_and_its_varlen_batch_profiled(hf, tmp_path)
     assert schedule.meta["collator"] == "trl.DataCollatorForLanguageModeling"
     assert schedule.meta["shapes"] == "collator" and schedule.is_packed
     assert np.all(schedule.batch_size == 1) and np.all(schedule.seq_len[:-1] > 128)  # 2 packed rows in one
-    _assert_same(schedule, _recorded(trainer, tmp_path).trace)
+    trace = _recorded(trainer, tmp_path).trace
+    _assert_same(schedule, trace)
+    assert trace.to_schedule().is_packed  # a recorded run read back keeps sum_sq_len in its signatures
     docs, _ = schedule.rows.row(0)
     sig = (1, int(schedule.seq_len[0]), 0, int(schedule.sum_sq_len[0]))
     batch = wl.make_batch(BatchShape.of(sig, docs))

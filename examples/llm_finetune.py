@@ -2,7 +2,7 @@
 
 Two ways in, on the same model (random weights: nothing is downloaded):
 
-* **Your Trainer** (``python examples/llm_finetune.py``, CPU, a few minutes): TRL's
+* **Your Trainer** (``python examples/llm_finetune.py``, CPU, about two minutes): TRL's
   ``SFTTrainer`` with ``packing=True`` (best-fit packing, padding-free rows with
   ``position_ids`` restarting per document) on documents with WikiText-2's line lengths.
   ``project_trainer`` replays the trainer's own sampler and collator, profiles 10
@@ -93,8 +93,8 @@ def document_lengths(n: int = 2000, longest: int = 512) -> np.ndarray:
     return np.clip(lengths[:n], 4, longest)
 
 
-def users_trainer(config: CausalLMConfig | None = None, n_docs: int = 2000,  # type: ignore[no-untyped-def]
-                  max_length: int = 512):
+def users_trainer(config: CausalLMConfig | None = None, n_docs: int = 1000,  # type: ignore[no-untyped-def]
+                  max_length: int = 256):
     """The user's job: TRL's SFTTrainer with best-fit packing (padding-free) on a CPU."""
     import datasets
     import transformers

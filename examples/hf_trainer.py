@@ -17,7 +17,11 @@ from tokenizers import Tokenizer
 from tokenizers.models import WordLevel
 from tokenizers.pre_tokenizers import Whitespace
 
-from seqpoint.integrations.huggingface import SeededSampler, SeqPointCallback, project_trainer  # seqpoint
+from seqpoint.integrations.huggingface import (  # seqpoint
+    SeededSampler,
+    SeqPointCallback,
+    project_trainer,
+)
 
 OUT = Path("runs/examples")
 

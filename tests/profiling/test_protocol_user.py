@@ -154,3 +154,30 @@ def test_a_workload_that_does_not_pickle_is_one_line() -> None:
                            "does not pickle (TypeError: cannot pickle '_thread.lock' object)")
     assert text.endswith("give it as path/to/file.py:function (a function that builds it) so that each worker "
                          "builds its own, or set [profile] processes = 1.")
+
+
+def test_a_workload_class_of_a_module_loaded_from_a_file_travels_by_value(tmp_path: Path) -> None:
+    """A module loaded from a file by importlib (as a notebook, a test or a benchmark loads a
+    script) is in sys.modules under a name no worker can import: its classes go by value."""
+    import importlib.util
+
+    from seqpoint.profiling import ship_workload
+    from seqpoint.profiling._fresh import in_fresh_process
+
+    path = tmp_path / "users_job.py"
+    path.write_text("class Job:\n    name = 'job'\n    config = {}\n    def make_batch(self, sig):\n"
+                    "        return sig\n    def step(self, batch):\n        return float(sum(batch))\n")
+    spec = importlib.util.spec_from_file_location("users_job_not_on_the_path", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    try:
+        spec.loader.exec_module(module)
+        shipped = ship_workload(module.Job())
+    finally:
+        del sys.modules[spec.name]
+    assert in_fresh_process(_step_of, shipped) == 7.0
+
+
+def _step_of(shipped: Any) -> float:
+    workload = shipped.build()
+    return workload.step(workload.make_batch((2, 5)))

@@ -7,7 +7,8 @@ is rebuilt in the worker from the same spec and overrides
 pickle, and a large model is quicker to build than to copy. Any other workload object (a
 ``UserWorkload`` or a ``Workload`` built in Python, a ``TrainerWorkload``) is pickled,
 with cloudpickle when it is installed (it carries functions and classes defined in a
-script run as ``__main__`` by value), else with the standard pickle.
+script run as ``__main__``, or in a module loaded from a file that the worker could not
+import by name, by value), else with the standard pickle.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import io
 import pickle
+import sys
 import types
 from typing import Any
 
@@ -57,6 +59,22 @@ class _PlainPickler(pickle.Pickler):
         return NotImplemented
 
 
+def _unimportable(workload: Workload) -> list[types.ModuleType]:
+    """Modules of the workload's classes that a worker could not import by name: loaded from
+    a file by ``importlib`` (as a notebook or a test loads a script), not found on ``sys.path``."""
+    from importlib.machinery import PathFinder
+
+    found: list[types.ModuleType] = []
+    for cls in type(workload).__mro__:
+        mod = sys.modules.get(cls.__module__)
+        if mod is None or mod.__name__ in ("builtins", "__main__") or any(mod is m for m in found):
+            continue
+        top = mod.__name__.partition(".")[0]
+        if top not in sys.builtin_module_names and PathFinder.find_spec(top, sys.path) is None:
+            found.append(mod)
+    return found
+
+
 def _dumps(workload: Workload) -> bytes:
     try:
         import cloudpickle
@@ -64,7 +82,14 @@ def _dumps(workload: Workload) -> bytes:
         buf = io.BytesIO()
         _PlainPickler(buf, protocol=pickle.HIGHEST_PROTOCOL).dump(workload)
         return buf.getvalue()
-    data: bytes = cloudpickle.dumps(workload, protocol=pickle.HIGHEST_PROTOCOL)
+    by_value = _unimportable(workload)
+    for mod in by_value:
+        cloudpickle.register_pickle_by_value(mod)
+    try:
+        data: bytes = cloudpickle.dumps(workload, protocol=pickle.HIGHEST_PROTOCOL)
+    finally:
+        for mod in by_value:
+            cloudpickle.unregister_pickle_by_value(mod)
     return data
 
 

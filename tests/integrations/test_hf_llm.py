@@ -78,6 +78,10 @@ def test_trl_sft_packing_is_replayed_and_its_varlen_batch_profiled(hf, tmp_path)
         warnings.simplefilter("error", SeqPointWarning)
         schedule = schedule_from_trainer(trainer)
         wl = workload_from_trainer(trainer)
+    # TRL turns activation checkpointing on, and train() enables it when it starts: the
+    # profiled copy has it (a step without the recomputed forward cost 16-20% less).
+    assert wl.config["activation_checkpointing"] and wl.model.is_gradient_checkpointing
+    assert not trainer.model.is_gradient_checkpointing
     assert schedule.meta["collator"] == "trl.DataCollatorForLanguageModeling"
     assert schedule.meta["shapes"] == "collator" and schedule.is_packed
     assert np.all(schedule.batch_size == 1) and np.all(schedule.seq_len[:-1] > 128)  # 2 packed rows in one

@@ -24,7 +24,8 @@ class TrainerWorkload:
     """One optimizer step of ``trainer.train()``, as the trainer runs it.
 
     The step is what ``SeqPointCallback`` times between ``on_step_begin`` and
-    ``on_step_end``: ``trainer.training_step`` (forward, ``compute_loss``, backward),
+    ``on_step_end``, on a model prepared as ``train()`` prepares it (activation
+    checkpointing, ``torch_compile``): ``trainer.training_step`` (forward, ``compute_loss``, backward),
     gradient clipping to ``max_grad_norm``, the optimizer step, the learning-rate
     scheduler step and ``model.zero_grad()``. Data loading and the collator run before
     ``on_step_begin`` in ``train()`` and are outside both.
@@ -60,6 +61,7 @@ class TrainerWorkload:
         self.trainer = trainer
         self.model = copy.deepcopy(trainer.model)
         self.model.train()
+        checkpointing = self._as_train_prepares(trainer.args)
         self.optimizer = self._create_optimizer()
         self.scheduler = self._create_scheduler()
         args = trainer.args
@@ -75,6 +77,8 @@ class TrainerWorkload:
             "bf16": bool(args.bf16),
             "fp16": bool(args.fp16),
             "device": str(args.device),
+            "activation_checkpointing": checkpointing,
+            "torch_compile": bool(getattr(args, "torch_compile", False)),
             "seed": seed,
         }
         self.seed = seed
@@ -93,6 +97,32 @@ class TrainerWorkload:
         if args.bf16 or args.fp16:
             # accelerate autocasts the forward only (not the backward or the optimizer).
             self.model.forward = self._autocast_forward(self.model.forward)
+
+    def _as_train_prepares(self, args: Any) -> bool:
+        """What ``train()`` does to the model before its first step, done to the copy:
+        activation (gradient) checkpointing, which recomputes the forward in the backward
+        (TRL's SFTConfig turns it on: without it a profiled step cost 16-20% less than a
+        recorded one), and ``torch_compile``. Returns whether checkpointing is on."""
+        on = getattr(args, "activation_checkpointing", None)
+        if on is None:  # transformers before activation_checkpointing
+            on = getattr(args, "gradient_checkpointing", False)
+        already = bool(getattr(self.model, "is_activation_checkpointing", False)
+                       or getattr(self.model, "is_gradient_checkpointing", False))
+        if on and not already:
+            kwargs = dict(getattr(args, "activation_checkpointing_kwargs", None)
+                          or getattr(args, "gradient_checkpointing_kwargs", None) or {})
+            layers, offload = kwargs.pop("every_n_layers", 1), kwargs.pop("offload", False)
+            if hasattr(self.model, "activation_checkpointing_enable"):
+                self.model.activation_checkpointing_enable(activation_checkpointing_kwargs=kwargs or None,
+                                                           every_n_layers=layers, offload=offload)
+            else:
+                self.model.gradient_checkpointing_enable(gradient_checkpointing_kwargs=kwargs or None)
+        if getattr(args, "torch_compile", False):
+            import torch
+
+            self.model = torch.compile(self.model, backend=args.torch_compile_backend or "inductor",
+                                       mode=args.torch_compile_mode)
+        return bool(on or already)
 
     def __reduce__(self) -> tuple[Any, ...]:
         # A worker rebuilds it from the trainer: the datasets stay behind (the collator's

@@ -20,13 +20,15 @@ the machine's speed reaches both. Every process runs torch on one thread
 (``OMP_NUM_THREADS=1``): on the shared 2-core machine two threads wait for each other.
 
 Usage: ``.venv/bin/python benchmarks/bench_user_jobs.py [--jobs bert-mlm,encoder-loop,llm-packing]
-[--repeats 5] [--runs 3] [--processes 3] [--cold-window 10] [--quick]`` (about 15 minutes;
-``--quick``: one job, 2 runs, 2 repeats, 1 process).
+[--repeats 5] [--runs 3] [--processes 3] [--cold-window 10] [--quick] [--render]`` (about 20
+minutes; ``--quick``: one job, 2 runs, 2 repeats, 1 process). A run of some ``--jobs`` keeps
+the other jobs' stored results; ``--render`` rewrites the section from them alone.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import importlib.util
 import json
 import os
@@ -137,7 +139,8 @@ def measure_job(job: str, tmp: Path, *, runs: int, repeats: int, processes: int,
         p["error"] = p["projected_s"] / mean - 1.0
         p["inside"] = bool(lo <= mean <= hi)
         p["within_goal"] = abs(p["error"]) <= max(floor, 0.02)
-    return {"job": job, "recorded_s": recorded, "mean_s": mean, "noise_floor": floor,
+    when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return {"job": job, "measured": when, "recorded_s": recorded, "mean_s": mean, "noise_floor": floor,
             "steps": len(read_trace(traces[0]).step_times_s()), "projections": projections}
 
 
@@ -154,7 +157,7 @@ def _section(results: list[dict[str, Any]], args: argparse.Namespace) -> str:
         errors = ", ".join(f"{100 * p['error']:+.2f}%" for p in ps)
         halves = ", ".join(f"±{50 * (p['interval_s'][1] - p['interval_s'][0]) / p['projected_s']:.1f}%" for p in ps)
         share = np.median([p["profiling_s"] / r["mean_s"] for p in ps])
-        rows.append(f"| {r['job']} | {r['steps']} | {', '.join(f'{x:.2f}' for x in r['recorded_s'])} | "
+        rows.append(f"| {r['job']} ({r.get('measured', '?')}) | {r['steps']} | {', '.join(f'{x:.2f}' for x in r['recorded_s'])} | "
                     f"{100 * r['noise_floor']:.2f}% | {errors} | {halves} | "
                     f"{sum(p['inside'] for p in ps)}/{len(ps)} | {sum(p['within_goal'] for p in ps)}/{len(ps)} | "
                     f"{share:.2f}× |")
@@ -184,6 +187,7 @@ def main() -> int:
     ap.add_argument("--cold-window", type=int, default=10)
     ap.add_argument("--n-points", type=int, default=10)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--render", action="store_true", help="rewrite the section from the stored results only")
     ap.add_argument("--record", nargs=2, help=argparse.SUPPRESS)
     ap.add_argument("--project", nargs=6, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -200,12 +204,19 @@ def main() -> int:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from _results import write_section
 
-    with tempfile.TemporaryDirectory(prefix="seqpoint-userjobs-") as tmp:
-        results = [measure_job(job, Path(tmp), runs=args.runs, repeats=args.repeats, processes=args.processes,
-                               cold_window=args.cold_window, n_points=args.n_points) for job in jobs]
-    (ROOT / "benchmarks" / "results").mkdir(exist_ok=True)
-    name = "user_jobs_quick.json" if args.quick else "user_jobs.json"
-    (ROOT / "benchmarks" / "results" / name).write_text(json.dumps(results, indent=1))
+    name = ROOT / "benchmarks" / "results" / ("user_jobs_quick.json" if args.quick else "user_jobs.json")
+    stored = json.loads(name.read_text()) if name.exists() else []
+    if args.render:
+        results = stored
+    else:
+        with tempfile.TemporaryDirectory(prefix="seqpoint-userjobs-") as tmp:
+            fresh = [measure_job(job, Path(tmp), runs=args.runs, repeats=args.repeats, processes=args.processes,
+                                 cold_window=args.cold_window, n_points=args.n_points) for job in jobs]
+        # A run of some jobs keeps the others' stored results (each says when it was measured).
+        results = [r for r in stored if r["job"] not in jobs] + fresh
+        results.sort(key=lambda r: JOBS.index(r["job"]) if r["job"] in JOBS else len(JOBS))
+        name.parent.mkdir(exist_ok=True)
+        name.write_text(json.dumps(results, indent=1))
     text = _section(results, args)
     print(text)
     write_section("user_jobs", text)

@@ -146,8 +146,9 @@ def project_job(
     n_points : int, default 10
         SeqPoints to profile.
     processes : int, default 1
-        Worker processes the SeqPoints are timed in (``[profile] processes``); 3 or more
-        carry a process's own speed into the interval.
+        Worker processes the SeqPoints are timed in (``[profile] processes``), three timed
+        steps each (five in all with one process); 3 or more carry a process's own speed
+        into the interval.
     cold_window : int, default 0
         Time the run's first ``cold_window`` micro-batches in sequence and calibrate the
         cold-step term from them (``[profile] cold_window``): steps inside a run can cost
@@ -176,7 +177,8 @@ def project_job(
         raise InputError(f"project_job needs a workload (make_batch and step) or a workload spec; got "
                          f"{type(wl).__name__}.")
     runs = None if traces is None else [t if isinstance(t, RunTrace) else read_trace(t) for t in traces]
-    section = ProfileSection(metrics=("time",), processes=processes, repeats=max(5, processes),
+    # Three timed steps a worker: with one or two, a worker's median is one noisy step.
+    section = ProfileSection(metrics=("time",), processes=processes, repeats=max(5, 3 * processes),
                              cold_window=cold_window, use_cache=False)
     points = SeqPointSelector(n_points=n_points).fit(sched).to_seqpoints(sched)
     start = time.perf_counter()

@@ -97,7 +97,7 @@ def project_once(job: str, trace: Path, out: Path, processes: int, cold_window: 
     term = result.projection.to_dict().get("cold_term", {})
     out.write_text(json.dumps({
         "projected_s": result.projected_s, "interval_s": list(result.interval_s),
-        "profiling_s": result.profiling_s, "n_iterations": len(result.schedule),
+        "profiling_s": result.profiling_wall_s, "n_iterations": len(result.schedule),
         "cold_method": term.get("method"), "in_run_ratio": term.get("in_run_ratio"),
     }))
 

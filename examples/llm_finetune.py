@@ -80,9 +80,9 @@ class CausalLM(UserWorkload):
             starts = pos == 0
             starts[:, 0] = True
             return {"input_ids": ids, "position_ids": pos, "labels": ids.masked_fill(starts, -100)}
-        pad = torch.as_tensor(shape.padding_mask())
-        return {"input_ids": ids.masked_fill(pad, 0), "attention_mask": (~pad).long(),
-                "labels": ids.masked_fill(pad, -100)}
+        real = torch.as_tensor(shape.real_mask())
+        return {"input_ids": ids.masked_fill(~real, 0), "attention_mask": real.long(),
+                "labels": ids.masked_fill(~real, -100)}
 
 
 def document_lengths(n: int = 2000, longest: int = 512) -> np.ndarray:

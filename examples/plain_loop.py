@@ -8,7 +8,6 @@ built from each SeqPoint's real per-row lengths). Two recorded runs give the noi
 
 from __future__ import annotations
 
-import dataclasses
 import random
 
 import torch
@@ -27,14 +26,14 @@ def model() -> torch.nn.Module:
 class Encoder(UserWorkload):
     """The loop's step as a workload: same model, optimizer and loss, batches of the real lengths."""
 
-    Config = dataclasses.make_dataclass("EncoderConfig", [], bases=(WorkloadConfig,), frozen=True, kw_only=True)
+    Config = WorkloadConfig
 
     def build_model(self) -> torch.nn.Module:
         return model()
 
     def build_batch(self, shape: BatchShape, gen: torch.Generator) -> dict[str, torch.Tensor]:
         return {"x": torch.randn(shape.batch_size, shape.seq_len, WIDTH, generator=gen),
-                "pad": torch.as_tensor(shape.padding_mask())}
+                "pad": ~torch.as_tensor(shape.real_mask())}  # True on padding, as the loop's mask == 0
 
     def compute_loss(self, model, batch):  # type: ignore[no-untyped-def]
         return model(batch["x"], src_key_padding_mask=batch["pad"]).pow(2).mean()

@@ -114,7 +114,13 @@ def test_first_n_needs_a_trace_and_a_rank_picks_one_of_a_data_parallel_trace(tmp
     ), tmp_path / "ranks.csv")
     code, _, err = cli(["validate", str(cfg), "--trace", str(two)])
     assert code == 2 and len(err.strip().splitlines()) == 1
-    assert "holds ranks [0, 1]" in err and "[batching] rank = R (--set batching.rank=R)" in err
+    assert "holds ranks [0, 1]" in err
+    assert "world_size = 2 and rank = R (--set batching.world_size=2 --set batching.rank=R)" in err
+    # The advice works, for every rank (a rank >= 1 was refused by world_size's default of 1).
+    code, out, err = cli(["validate", str(cfg), "--trace", str(two), "--json",
+                          "--set", "batching.world_size=2", "--set", "batching.rank=1"])
+    assert code == 0, err
+    assert json.loads(out)["n_iterations"] == n // 2
 
 
 def test_speedup_from_two_measurement_files(tmp_path: Path, cli: Cli) -> None:

@@ -35,7 +35,7 @@ class MaskedMean(UserWorkload):
 
     def build_batch(self, shape: BatchShape, gen: torch.Generator) -> dict[str, torch.Tensor]:
         x = torch.randn(shape.batch_size, shape.seq_len, self.config.features, generator=gen)
-        mask = torch.as_tensor(shape.padding_mask()).float()
+        mask = torch.as_tensor(shape.real_mask()).float()
         lengths = torch.as_tensor(shape.lengths)
         return {"x": x, "mask": mask, "lengths": lengths, "exact": torch.tensor(shape.exact)}
 

@@ -69,20 +69,25 @@ def test_a_padding_rule_that_disagrees_with_the_collator_falls_back_to_collating
 
     from seqpoint.integrations.huggingface import _collate, schedule_from_trainer
 
-    trainer = _trainer(hf, tmp_path, collator=transformers.DataCollatorWithPadding(hf.tokenizer()),
-                       dataset=hf.dataset(n=24))
+    # group_by_length draws its order from the global RNG: the collated pass after a failed
+    # check must start from the state the first pass found, as train() does.
+    trainer = _trainer(hf, tmp_path, collator=transformers.DataCollatorForLanguageModeling(hf.tokenizer()),
+                       dataset=hf.dataset(n=24), train_sampling_strategy="group_by_length", dropout=0.0)
     exact = schedule_from_trainer(trainer)
     monkeypatch.setattr(_collate.PaddingRule, "pad", lambda self, lengths, labels=False: int(lengths.max()) + 1)
-    with pytest.warns(SeqPointWarning, match=r"padding rule of transformers.DataCollatorWithPadding differs from "
+    with pytest.warns(SeqPointWarning, match=r"padding rule of transformers.DataCollatorForLanguageModeling differs from "
                                              r"what the collator returns for micro-batch 0; every micro-batch is "
                                              "collated instead"):
         fallback = schedule_from_trainer(trainer)
     assert fallback.meta["shapes"] == "collator" and fallback.equals(exact)
+    _assert_same(fallback, _recorded(trainer, tmp_path).trace)
 
 
-def test_mlm_masking_in_the_collator_is_replayed_and_the_rngs_are_left_as_found(hf, tmp_path):
+@pytest.mark.parametrize("wrapped", [False, True])
+def test_mlm_masking_in_the_collator_is_replayed_and_the_rngs_are_left_as_found(hf, tmp_path, wrapped):
     """A collator that draws from the global RNG (MLM masking) is collated in order, so a
-    group_by_length order drawn after it is exact without dropout; torch, numpy and Python
+    group_by_length order drawn after it is exact without dropout, transformers' own MLM
+    collator included (its padding rule would skip the draws); torch, numpy and Python
     RNGs are left as found."""
     import random
 
@@ -93,7 +98,8 @@ def test_mlm_masking_in_the_collator_is_replayed_and_the_rngs_are_left_as_found(
 
     tok = hf.tokenizer()
     mlm = transformers.DataCollatorForLanguageModeling(tok)
-    trainer = _trainer(hf, tmp_path, collator=lambda f: mlm(f), dataset=hf.dataset(n=40, with_length=True),
+    trainer = _trainer(hf, tmp_path, collator=(lambda f: mlm(f)) if wrapped else mlm,
+                       dataset=hf.dataset(n=40, with_length=True),
                        epochs=2, dropout=0.0, train_sampling_strategy="group_by_length")
     states = torch.random.get_rng_state(), np.random.get_state()[1].copy(), random.getstate()
     with pytest.warns(SeqPointWarning, match="SeededSampler"):
@@ -126,3 +132,23 @@ def test_the_trainer_workload_travels_to_a_worker_without_its_datasets(hf, tmp_p
     shape = BatchShape.of((int(schedule.batch_size[0]), int(schedule.seq_len[0]), 0), p)
     assert set(copy.make_batch(shape)) == set(wl.make_batch(shape))
     assert np.isfinite(copy.step(copy.make_batch(shape)))
+
+
+def test_seq2seq_collator_on_a_decoder_only_model_pads_no_target(hf, tmp_path):
+    """DataCollatorForSeq2Seq is a common supervised fine-tuning collator for decoder-only
+    models: its labels are the input's, with no separate target; the padding rule holds."""
+    import transformers
+
+    from seqpoint.integrations.huggingface import schedule_from_trainer
+
+    rows = hf.dataset(n=40).map(lambda r: {"labels": r["input_ids"]})
+    trainer = transformers.Trainer(
+        model=hf.llama(), args=_trainer(hf, tmp_path, max_steps=1).args, train_dataset=rows,
+        data_collator=transformers.DataCollatorForSeq2Seq(hf.tokenizer(), pad_to_multiple_of=8),
+        processing_class=hf.tokenizer())
+    trainer.args.max_steps = -1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SeqPointWarning)
+        schedule = schedule_from_trainer(trainer)
+    assert schedule.meta["shapes"] == "padding rule" and not schedule.tgt_len.any()
+    _assert_same(schedule, _recorded(trainer, tmp_path).trace)

@@ -25,8 +25,8 @@ def test_project_trainer_against_two_recorded_runs_gives_the_noise_floor(hf, tmp
     assert len(result.schedule) == len(first.to_schedule()) and len(result.seqpoints) <= 4
     lo, hi = result.interval_s
     assert 0 < lo <= result.projected_s <= hi
-    assert result.profiling_s > 0 and result.break_even == pytest.approx(
-        result.profiling_s / result.projected_s * len(result.schedule))
+    assert result.profiling_wall_s > 0 and result.break_even == pytest.approx(
+        result.profiling_wall_s / result.projected_s * len(result.schedule))
     text = result.summary()
     for part in ("95% interval", "profiling took", "pays off on runs longer than", "noise floor", f"first {v.first_n} steps"):
         assert part in text

@@ -38,6 +38,22 @@ def test_lengths_that_do_not_fit_the_batch_shape_are_not_recorded():
     assert read_batch(packed).lengths == ([3, 2, 2], None) and read_batch(packed).assumed is None
     text = {"input_ids": torch.zeros(2, 4, dtype=torch.long), "attention_mask": torch.tensor([[1, 1, 1, 0], [1] * 4])}
     assert read_batch(text).lengths == ([3, 4], None)
+    # The rejected lengths count for nothing: every row is full, as the model sees it.
+    assert reading.shape == (2, 80, 0, 160, 2 * 80 * 80)
+
+
+def test_a_packed_run_with_a_one_document_micro_batch_keeps_its_rows(tmp_path):
+    """One micro-batch holding a single document (an epoch's last sample) is still a packed
+    row: its position_ids start at 0; the trace keeps every row and reads back packed."""
+    with record(tmp_path / "t.csv") as rec:
+        for pos in ([0, 1, 2, 0, 1, 0, 1], [0, 1, 0, 1, 2, 3], [0, 1, 2, 3, 4]):
+            batch = {"input_ids": torch.zeros(1, len(pos), dtype=torch.long), "position_ids": torch.tensor([pos])}
+            with rec.step(batch):
+                pass
+    schedule = read_trace(tmp_path / "t.csv").to_schedule()
+    assert schedule.rows is not None and schedule.is_packed
+    assert [schedule.rows.row(i)[0].tolist() for i in range(3)] == [[3, 2, 2], [2, 4], [5]]
+    assert schedule.signature_matrix().shape[1] == 4  # sum_sq_len in the signature
 
 
 def test_a_batch_without_a_mask_warns_once_naming_the_tensor_and_what_was_assumed(tmp_path):
@@ -61,18 +77,19 @@ def test_shape_fn_returns_a_shape_with_real_lengths(tmp_path):
         x = batch["input_features"]
         return Shape(batch_size=x.shape[0], seq_len=x.shape[1], lengths=batch["feature_lens"].tolist())
 
-    as_dict = lambda b: {"batch_size": 3, "seq_len": 120, "lengths": [120, 90, 40]}  # noqa: E731
-    for i, fn in enumerate((shape_fn, as_dict)):
+    five = lambda b: (3, 120, 0, 250, 120**2 + 90**2 + 40**2)  # noqa: E731  # a trace row's values
+    for i, fn in enumerate((shape_fn, five)):
         with record(tmp_path / f"t{i}.csv", shape_fn=fn) as rec, rec.step(feats):
             pass
         trace = read_trace(tmp_path / f"t{i}.csv")
         assert (int(trace.tokens[0]), int(trace.sum_sq_len[0])) == (250, 120**2 + 90**2 + 40**2)
-        np.testing.assert_array_equal(trace.rows.row(0)[0], [120, 90, 40])
+        if fn is shape_fn:
+            np.testing.assert_array_equal(trace.rows.row(0)[0], [120, 90, 40])
 
 
 @pytest.mark.parametrize(("returned", "match"), [
-    ({"lengths": [3]}, r"shape_fn returned a dict with keys \['lengths'\]: shape_fn must return "
-                       r"seqpoint.integrations.Shape\(batch_size, seq_len"),
+    ({"batch_size": 2, "seq_len": 4}, r"shape_fn returned a dict with keys \['batch_size', 'seq_len'\]: "
+                                      r"shape_fn must return seqpoint.integrations.Shape\(batch_size, seq_len.*Shape\(\*\*"),
     ("lengths", r"shape_fn returned str lengths: shape_fn must return"),
     (Shape(2, 4, lengths=[3, 9]), r"lengths \[3, 9\] that do not fit batch_size 2 and seq_len 4"),
 ])

@@ -45,4 +45,4 @@ class Tiny(UserWorkload):
             with open(log, "a") as fh:
                 fh.write(json.dumps({"pid": os.getpid(), "lengths": shape.lengths.tolist()}) + "\n")
         ids = torch.randint(0, 50, (shape.batch_size, shape.seq_len), generator=gen)
-        return {"ids": ids, "mask": torch.from_numpy(shape.padding_mask()).float()}
+        return {"ids": ids, "mask": torch.from_numpy(shape.real_mask()).float()}

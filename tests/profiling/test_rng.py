@@ -7,7 +7,8 @@ import dataclasses
 
 import pytest
 
-from seqpoint.profiling import ProfileConfig, profile_points, torch_rng_kept
+from seqpoint._rng import rngs_kept
+from seqpoint.profiling import ProfileConfig, profile_points
 from seqpoint.workloads import BatchShape, UserWorkload, WorkloadConfig
 
 torch = pytest.importorskip("torch")
@@ -53,7 +54,7 @@ def test_a_campaign_leaves_the_global_cpu_generator_where_it_was() -> None:
 def test_the_state_comes_back_when_the_body_raises() -> None:
     torch.manual_seed(7)
     want = torch.get_rng_state()
-    with pytest.raises(RuntimeError, match="boom"), torch_rng_kept():
+    with pytest.raises(RuntimeError, match="boom"), rngs_kept():
         torch.rand(100)
         raise RuntimeError("boom")
     assert torch.equal(torch.get_rng_state(), want)
@@ -64,7 +65,7 @@ def test_the_state_comes_back_when_the_body_raises() -> None:
 def test_the_cuda_generators_are_kept_too() -> None:
     torch.cuda.manual_seed_all(99)
     want = torch.cuda.get_rng_state_all()
-    with torch_rng_kept():
+    with rngs_kept():
         torch.rand(1000, device="cuda")
         torch.nn.functional.dropout(torch.ones(1000, device="cuda"), 0.5)
     assert all(torch.equal(a, b) for a, b in zip(torch.cuda.get_rng_state_all(), want, strict=True))

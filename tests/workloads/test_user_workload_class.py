@@ -49,7 +49,9 @@ def test_batch_shape_checks_and_digest():
     assert a.exact and a.signature == (2, 9, 0) and a.tgt_lengths.tolist() == [0, 0]
     assert a.digest() == BatchShape.of((2, 9, 0), [9, 4]).digest() != BatchShape.of((2, 9, 0), [9, 5]).digest()
     assert not BatchShape.of((2, 9, 0)).exact
-    np.testing.assert_array_equal(a.padding_mask().sum(1), [9, 4])
+    np.testing.assert_array_equal(a.real_mask().sum(1), [9, 4])
+    with pytest.deprecated_call(match=r"True on real positions; call real_mask\(\)"):
+        np.testing.assert_array_equal(a.padding_mask(), a.real_mask())  # the old name, same values
     with pytest.raises(InputError, match=r"lie in \[0, seq_len=9\]"):
         BatchShape.of((2, 9, 0), [10, 4])
     with pytest.raises(InputError, match="tgt_lengths as many"):

@@ -19,40 +19,17 @@ after the optimizer step. On a CUDA device the block is synchronized before and 
 from __future__ import annotations
 
 import time
-import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from seqpoint.exceptions import AssumedInputWarning, InputError
-from seqpoint.integrations._shapes import (
-    BatchShape,
-    ShapeFn,
-    ShapeReading,
-    read_batch,
-    shape_from_fn,
-)
+from seqpoint.exceptions import InputError
+from seqpoint.integrations._shapes import BatchShape, ShapeFn, ShapeReader
 from seqpoint.schedule import RowLengths
 from seqpoint.validation import RunTrace, write_trace
 
-__all__ = ["Recorder", "read_shape", "record", "row_lengths"]
-
-
-def read_shape(batch: Any, shape_fn: ShapeFn | None, *, encoder_decoder: bool, warned: set[str],
-               who: str) -> ShapeReading:
-    """``batch``'s shape by the user's ``shape_fn`` or the default reader; the first time the
-    default reader has to assume something, an :class:`AssumedInputWarning` says what."""
-    if shape_fn is not None:
-        return shape_from_fn(shape_fn(batch))
-    reading = read_batch(batch, encoder_decoder=encoder_decoder)
-    if reading.assumed is not None and "shape" not in warned:
-        warned.add("shape")
-        warnings.warn(
-            f"{who} {reading.assumed}. Pass shape_fn=lambda batch: seqpoint.integrations.Shape("
-            "batch_size, seq_len, lengths=[...]) to record the real lengths (docs/user-workloads.md).",
-            AssumedInputWarning, stacklevel=2)
-    return reading
+__all__ = ["Recorder", "record", "row_lengths"]
 
 
 def _synchronize() -> None:
@@ -87,23 +64,17 @@ class Recorder:
         encoder_decoder: bool = False,
         epoch: int = 0,
     ) -> None:
-        self._shape_fn = shape_fn
-        self._encoder_decoder = encoder_decoder
+        self._read = ShapeReader(shape_fn, encoder_decoder=encoder_decoder, who="seqpoint.integrations.record")
         self._epoch = epoch
         self._rows: list[dict[str, float]] = []
         self._lengths: list[tuple[list[int], list[int] | None] | None] = []
         self._step = 0
         self._micro = 0
         self._open = False
-        self._warned: set[str] = set()
 
     def shape_of(self, batch: Any) -> BatchShape:
         """The shape of ``batch`` by the user's ``shape_fn`` or the default reader."""
         return self._read(batch).shape
-
-    def _read(self, batch: Any) -> ShapeReading:
-        return read_shape(batch, self._shape_fn, encoder_decoder=self._encoder_decoder, warned=self._warned,
-                          who="seqpoint.integrations.record")
 
     def set_epoch(self, epoch: int) -> None:
         """Mark the following steps as belonging to ``epoch``."""

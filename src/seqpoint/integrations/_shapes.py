@@ -1,8 +1,10 @@
 """Reading the shape that fixes a batch's cost from the batch itself (tensors, dicts, lists),
-and the small type a user's ``shape_fn`` returns when the default reader cannot know.
+the small type a user's ``shape_fn`` returns when the default reader cannot know, and
+the one reader (:class:`ShapeReader`) the recorder, the Trainer callback and the Trainer
+replay share.
 
 Duck-typed: anything with ``shape`` and ``tolist`` (torch tensors, numpy arrays) is a
-tensor here, so this module imports neither torch nor numpy-specific code paths.
+tensor here, so this module does not import torch.
 """
 
 from __future__ import annotations
@@ -12,8 +14,8 @@ from typing import Any, NamedTuple
 
 from seqpoint.exceptions import InputError
 
-__all__ = ["INPUT_KEYS", "BatchShape", "Shape", "ShapeFn", "ShapeReading", "batch_shape", "read_batch",
-           "shape_from_fn"]
+__all__ = ["INPUT_KEYS", "BatchShape", "Shape", "ShapeFn", "ShapeReader", "ShapeReading", "batch_shape",
+           "read_batch", "shape_from_fn"]
 
 #: Keys of the model input in a dict batch, tried in order (text, then speech, then embeddings).
 INPUT_KEYS: tuple[str, ...] = ("input_ids", "input_values", "input_features", "inputs_embeds", "x", "src")
@@ -34,8 +36,7 @@ class Shape(NamedTuple):
 
     ``Shape(batch_size=8, seq_len=1200, lengths=batch["feature_lens"].tolist())`` for a
     speech batch of 8 utterances padded to 1,200 frames. ``tokens`` and ``sum_sq_len``
-    follow from the lengths (every row ``seq_len`` long when ``lengths`` is None). A dict
-    with these keys is accepted too.
+    follow from the lengths (every row ``seq_len`` long when ``lengths`` is None).
 
     Attributes
     ----------
@@ -58,8 +59,8 @@ class Shape(NamedTuple):
     tgt_lengths: Sequence[int] | None = None
 
 
-#: A user's shape reader: ``batch -> Shape`` (or a dict of Shape's fields, or the five
-#: values ``(batch_size, seq_len, tgt_len, tokens, sum_sq_len)`` of a trace row).
+#: A user's shape reader: ``batch -> Shape`` (or the five values ``(batch_size, seq_len,
+#: tgt_len, tokens, sum_sq_len)`` of a trace row).
 ShapeFn = Callable[[Any], Any]
 
 
@@ -89,26 +90,31 @@ def _rows(t: Any) -> tuple[int, int]:
 
 
 def _flattened_documents(position_ids: Any) -> list[int] | None:
-    """Document lengths of a padding-free packed row (position ids restart at 0 per document)."""
+    """Document lengths of a padding-free packed row: ``position_ids`` of shape ``(1, n)``
+    starting at 0 and restarting at 0 for every document (one document: ``[n]``)."""
     if not _is_tensor(position_ids) or len(position_ids.shape) != 2 or int(position_ids.shape[0]) != 1:
         return None
     pos = position_ids[0].tolist()
-    starts = [i for i, p in enumerate(pos) if p == 0]
-    if len(starts) <= 1:
+    if not pos or pos[0] != 0:
         return None
+    starts = [i for i, p in enumerate(pos) if p == 0]
     ends = [*starts[1:], len(pos)]
     return [e - s for s, e in zip(starts, ends, strict=True)]
 
 
 def _reading(bs: int, sl: int, lengths: list[int], tgt_len: int = 0, target_tokens: int = 0,
              tgt_lengths: list[int] | None = None, *, known: bool, assumed: str | None) -> ShapeReading:
+    if known and not _fits(BatchShape(bs, sl, tgt_len, 0, 0), lengths, tgt_lengths):
+        # A mask over another axis than seq_len's (channels-first speech features): its
+        # lengths are not this shape's rows, so the rows count as full.
+        assumed = (f"per-row lengths {lengths[:4]}{'...' if len(lengths) > 4 else ''} do not fit the "
+                   f"shape ({bs}, {sl}) read from the input (a channels-first input?): every row counted as "
+                   f"{sl} positions")
+        lengths, tgt_lengths, known = [sl] * bs, None, False
+        target_tokens = bs * tgt_len
     tokens = sum(lengths) + target_tokens
     shape = BatchShape(bs, sl, tgt_len, tokens, sum(n * n for n in lengths))
-    seq = (lengths, tgt_lengths) if known and _fits(shape, lengths, tgt_lengths) else None
-    if known and seq is None:
-        assumed = (f"per-row lengths {lengths[:4]}{'...' if len(lengths) > 4 else ''} do not fit the "
-                   f"shape ({bs}, {sl}) read from the input (a channels-first input?): they are not recorded")
-    return ShapeReading(shape, seq, assumed)
+    return ShapeReading(shape, (lengths, tgt_lengths) if known else None, assumed)
 
 
 def _fits(shape: BatchShape, lengths: list[int], tgt_lengths: list[int] | None) -> bool:
@@ -138,11 +144,12 @@ def _from_mapping(batch: Mapping[str, Any], encoder_decoder: bool) -> ShapeReadi
         )
     bs, sl = _rows(batch[key])
     mask: Any = batch.get("attention_mask")
+    has_mask = _is_tensor(mask) and len(mask.shape) == 2
     docs = _flattened_documents(batch.get("position_ids"))
     assumed = None
-    if docs is not None:
+    if docs is not None and (len(docs) > 1 or not has_mask):
         lengths, known = docs, True
-    elif _is_tensor(mask) and len(mask.shape) == 2:
+    elif has_mask:
         lengths, known = [int(v) for v in mask.sum(-1).tolist()], True
     else:
         lengths, known = [sl] * bs, False
@@ -166,7 +173,7 @@ def _from_mapping(batch: Mapping[str, Any], encoder_decoder: bool) -> ShapeReadi
             target_tokens = sum(tgt_lengths)
         else:
             target_tokens = int(target.shape[0]) * tgt_len
-    if docs is not None:
+    if known and lengths is docs:
         tgt_lengths = None
     return _reading(bs, sl, lengths, tgt_len, target_tokens, tgt_lengths, known=known, assumed=assumed)
 
@@ -218,8 +225,8 @@ def batch_shape(batch: Any, *, encoder_decoder: bool = False) -> BatchShape:
 
 
 def shape_from_fn(value: Any, where: str = "shape_fn") -> ShapeReading:
-    """A user ``shape_fn``'s result as a reading: a :class:`Shape`, a dict of its fields, or
-    the five values of a trace row.
+    """A user ``shape_fn``'s result as a reading: a :class:`Shape`, or the five values of a
+    trace row.
 
     Raises
     ------
@@ -227,13 +234,10 @@ def shape_from_fn(value: Any, where: str = "shape_fn") -> ShapeReading:
         Any other result, named with what to return instead.
     """
     fix = (f"{where} must return seqpoint.integrations.Shape(batch_size, seq_len, tgt_len=0, lengths=None, "
-           "tgt_lengths=None), a dict of those fields, or the five ints (batch_size, seq_len, tgt_len, "
-           "tokens, sum_sq_len)")
+           "tgt_lengths=None), or the five ints (batch_size, seq_len, tgt_len, tokens, sum_sq_len)")
     if isinstance(value, Mapping):
-        unknown = sorted(set(value) - set(Shape._fields))
-        if unknown or not {"batch_size", "seq_len"} <= set(value):
-            raise InputError(f"{where} returned a dict with keys {sorted(value)}: {fix}.")
-        value = Shape(**value)
+        raise InputError(f"{where} returned a dict with keys {sorted(value)}: {fix} (Shape(**that_dict) "
+                         "builds one from the same keys).")
     if isinstance(value, Shape):
         try:
             bs, sl, tl = int(value.batch_size), int(value.seq_len), int(value.tgt_len)
@@ -244,15 +248,51 @@ def shape_from_fn(value: Any, where: str = "shape_fn") -> ShapeReading:
         if bs < 1 or sl < 1 or tl < 0:
             raise InputError(f"{where} returned batch_size {bs}, seq_len {sl}, tgt_len {tl}: batch_size and "
                              "seq_len must be >= 1 and tgt_len >= 0.")
-        reading = _reading(bs, sl, [sl] * bs if lengths is None else lengths, tl,
-                           sum(tgt) if tgt is not None else bs * tl, tgt, known=lengths is not None, assumed=None)
-        if lengths is not None and reading.lengths is None:
+        if lengths is not None and not _fits(BatchShape(bs, sl, tl, 0, 0), lengths, tgt):
             raise InputError(f"{where} returned lengths {lengths[:8]} that do not fit batch_size {bs} and seq_len "
                              f"{sl}: give one length <= seq_len per row (or the documents of one packed row).")
-        return reading
+        return _reading(bs, sl, [sl] * bs if lengths is None else lengths, tl,
+                        sum(tgt) if tgt is not None else bs * tl, tgt, known=lengths is not None, assumed=None)
     if isinstance(value, Sequence) and not isinstance(value, (str, bytes)) and len(value) == 5:
         try:
             return ShapeReading(BatchShape(*(int(v) for v in value)), None, None)
         except (TypeError, ValueError):
             pass
     raise InputError(f"{where} returned {type(value).__name__} {str(value)[:80]}: {fix}.")
+
+
+class ShapeReader:
+    """Reads each batch's shape by the user's ``shape_fn`` or the default reader
+    (:func:`read_batch`), and says once, in an :class:`AssumedInputWarning`, what the
+    default reader had to assume.
+
+    Parameters
+    ----------
+    shape_fn : callable, optional
+        The user's reader (:data:`ShapeFn`).
+    encoder_decoder : bool
+        Read ``labels`` as the decoder's target.
+    who : str
+        Starts the warning (``"SeqPointCallback"``, ``"the collator X's batches: seqpoint"``).
+    fix : str
+        Ends the warning: what the user can do.
+    """
+
+    def __init__(self, shape_fn: ShapeFn | None = None, *, encoder_decoder: bool = False, who: str,
+                 fix: str = "pass shape_fn=lambda batch: seqpoint.integrations.Shape(batch_size, seq_len, "
+                            "lengths=[...]) to record the real lengths (docs/user-workloads.md)") -> None:
+        self.shape_fn, self.encoder_decoder, self.who, self.fix = shape_fn, encoder_decoder, who, fix
+        self._warned = False
+
+    def __call__(self, batch: Any) -> ShapeReading:
+        import warnings
+
+        from seqpoint.exceptions import AssumedInputWarning
+
+        if self.shape_fn is not None:
+            return shape_from_fn(self.shape_fn(batch))
+        reading = read_batch(batch, encoder_decoder=self.encoder_decoder)
+        if reading.assumed is not None and not self._warned:
+            self._warned = True
+            warnings.warn(f"{self.who} {reading.assumed}; {self.fix}.", AssumedInputWarning, stacklevel=3)
+        return reading

@@ -52,7 +52,6 @@ from seqpoint.profiling._protocol import (
     run_worker,
     split_repeats,
 )
-from seqpoint.profiling._rng import torch_rng_kept
 from seqpoint.profiling._shipping import ShippedWorkload, ship_workload
 from seqpoint.profiling._startup import (
     ONEDNN_DEFAULT_CACHE_CAPACITY,
@@ -126,7 +125,6 @@ __all__ = [
     "startup_state",
     "take_turns",
     "time_window",
-    "torch_rng_kept",
     "uncounted_operators",
     "workload_code_hash",
     "write_measurements",

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from seqpoint._config import to_dict
 from seqpoint._live import shows_live
+from seqpoint._rng import keeps_rngs
 from seqpoint.cache import MeasurementCache
 from seqpoint.measurements import Measurement, Measurements, environment_fingerprint
 from seqpoint.profiling._config import HARNESS_VERSION, ProfileConfig
@@ -20,7 +21,6 @@ from seqpoint.profiling._memory import memory_refusal
 from seqpoint.profiling._point import profile_point
 from seqpoint.profiling._point_shape import lengths_key, point_shape
 from seqpoint.profiling._protocol import WorkerTask, fresh_worker, measure_protocol
-from seqpoint.profiling._rng import keeps_torch_rng
 from seqpoint.profiling._startup import campaign_decoy, startup_state
 from seqpoint.workloads import BatchShape, Signature, Workload, takes_batch_shape
 
@@ -209,7 +209,7 @@ def workload_code_hash(workload: Workload) -> str:
     return hashlib.sha256(blob).hexdigest()
 
 
-@keeps_torch_rng
+@keeps_rngs
 def profile_points(
     workload: Workload,
     points: Points,

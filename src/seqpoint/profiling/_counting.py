@@ -356,6 +356,7 @@ def count_step(
     counter = _make_counter(dtype if isinstance(dtype, str) else "fp32", devices)
     counter.trace = trace
     batch_of = signature if shape is None else shape
+    traced = 0 if trace is None else len(trace)
     if isinstance(workload, TorchWorkload) and workload.__dict__.get("_counting_clone") is not _NO_META:
         clone = workload.__dict__.get("_counting_clone")
         if clone is None:
@@ -374,6 +375,8 @@ def count_step(
             if "meta" not in str(exc):
                 raise
             workload.__dict__["_counting_clone"] = _NO_META
+            if trace is not None:
+                del trace[traced:]  # the failed attempt's operators
             counter = _make_counter(dtype if isinstance(dtype, str) else "fp32", devices)
             counter.trace = trace
         finally:

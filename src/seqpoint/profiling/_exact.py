@@ -176,7 +176,7 @@ class _FitFailed(Exception):
 
 
 def _fit(workload: Workload, sigs: IntArray, feat: FloatArray, devices: Devices, peaks: Devices,
-         seed: int) -> tuple[dict[str, FloatArray], int, float, int]:
+         seed: int, shapes: Sequence[BatchShape | None] | None = None) -> tuple[dict[str, FloatArray], int, float, int]:
     """Per-signature metrics from the verified fit; raises :class:`_FitFailed`."""
     # Features constant within this regime add nothing.
     feat = feat[:, np.ptp(feat, axis=0) > 0]
@@ -190,7 +190,7 @@ def _fit(workload: Workload, sigs: IntArray, feat: FloatArray, devices: Devices,
     traces: list[list[tuple[str, Cost, bool]]] = []
     for r in (*fit_rows.tolist(), *check_rows.tolist()):
         tr: list[tuple[str, Cost, bool]] = []
-        _count(workload, sigs[r], devices, tr)
+        _count(workload, sigs[r], devices, tr, shape=None if shapes is None else shapes[r])
         traces.append(tr)
     labels = [(lbl, is_op) for lbl, _, is_op in traces[0]]
     if any([(lbl, o) for lbl, _, o in t] != labels for t in traces):
@@ -257,17 +257,17 @@ def exact_signature_costs(
              for g, s in GPU_SPECS.items()}
     peaks.update(devs)
     tick = progress or (lambda: None)
-    if method == "count" or not isinstance(workload, TorchWorkload) or len(signatures) <= MIN_FIT or shapes:
+    if method == "count" or not isinstance(workload, TorchWorkload) or len(signatures) <= MIN_FIT:
         if method == "fit":
-            raise ConfigError("exact_totals(method='fit') needs a reference (torch) workload, signature-only "
-                              f"batches and more than {MIN_FIT} unique signatures; use method='count'.")
+            raise ConfigError("exact_totals(method='fit') needs a reference (torch) workload and "
+                              f"more than {MIN_FIT} unique signatures; use method='count'.")
         return _count_all(workload, signatures, devs, tick, shapes), "count", len(signatures), "", 0, 0.0
     feat = _features(workload, signatures)
     if feat is None:
         if method == "fit":
             raise ConfigError("exact_totals(method='fit'): the batch's tensors differ in number or "
                               "rank between signatures; use method='count'.")
-        return (_count_all(workload, signatures, devs, tick), "count", len(signatures),
+        return (_count_all(workload, signatures, devs, tick, shapes), "count", len(signatures),
                 "fit not used: the batch's tensors differ between signatures", 0, 0.0)
     # A dimension of 0 or 1 changes which operators run (a reshape becomes a view, a
     # gather of nothing is skipped): each such regime is fitted, or counted, on its own.
@@ -280,7 +280,8 @@ def exact_signature_costs(
         part: dict[str, FloatArray] | None = None
         if len(rows) > MIN_FIT:
             try:
-                part, n, res, chk = _fit(workload, signatures[rows], feat[rows], devs, peaks, seed)
+                part, n, res, chk = _fit(workload, signatures[rows], feat[rows], devs, peaks, seed,
+                                         None if shapes is None else [shapes[int(r)] for r in rows])
                 counted, checked, residual = counted + n, checked + chk, max(residual, res)
                 used.add("fit")
             except _FitFailed as exc:
@@ -288,7 +289,8 @@ def exact_signature_costs(
                     raise ConfigError(f"exact_totals(method='fit'): {exc}; use method='count'.") from None
                 notes.append(f"fit not used: {exc}")
         if part is None:
-            part = _count_all(workload, signatures[rows], devs, tick)
+            part = _count_all(workload, signatures[rows], devs, tick,
+                              None if shapes is None else [shapes[int(r)] for r in rows])
             counted += len(rows)
             used.add("count")
         for k, v in part.items():
@@ -323,8 +325,11 @@ def exact_totals(
         Called once per counted signature (a progress bar's advance).
     shapes : sequence of BatchShape, optional
         For a workload that takes real lengths: one batch per unique signature (in
-        ``schedule.unique_signatures()`` order), counted as the step runs it; every
-        signature is then counted.
+        ``schedule.unique_signatures()`` order), counted as the step runs it (the fit is
+        verified on such counts too). One batch stands for its signature: exact when the
+        step's cost depends on the lengths through the signature only (dense kernels,
+        masks, a packed row's ``sum_sq_len``), not for a kernel that skips each row's
+        padding.
 
     Returns
     -------

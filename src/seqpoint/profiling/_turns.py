@@ -24,8 +24,8 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
+from seqpoint._rng import rngs_kept
 from seqpoint.profiling._fresh import stop_workers
-from seqpoint.profiling._rng import torch_rng_kept
 
 __all__ = ["EndTurn", "take_turns"]
 
@@ -144,7 +144,7 @@ def take_turns(jobs: Sequence[Callable[[EndTurn], T]]) -> list[T]:
 
     threads = [threading.Thread(target=body, args=(j,), name=f"seqpoint-turn-{j}", daemon=True)
                for j in range(len(jobs))]
-    with torch_rng_kept():
+    with rngs_kept():
         for t in threads:
             t.start()
         try:

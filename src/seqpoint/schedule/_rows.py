@@ -119,6 +119,12 @@ class RowLengths:
         lo, hi = int(self.offsets[i]), int(self.offsets[i + 1])
         return self.lengths[lo:hi], None if self.tgt_lengths is None else self.tgt_lengths[lo:hi]
 
+    def flattened(self, batch_size: IntArray) -> bool:
+        """True when some iteration is one row holding several documents: padding-free
+        packing (``position_ids`` restarting at 0), whose attention cost is the documents'
+        ``sum_sq_len``, part of the signature."""
+        return bool(np.any((np.asarray(batch_size) == 1) & (np.diff(self.offsets) > 1)))
+
     def packed_row_of(self, i: int) -> IntArray | None:
         """The packed row of each sequence of iteration ``i``, or None (see ``row_of``)."""
         if self.row_of is None:

@@ -193,9 +193,7 @@ class RunTrace:
             micro_batch=t.micro_batch.tolist(),
         )
         if t.rows is not None:
-            # One row holding several documents (position_ids restarting): padding-free packing,
-            # whose attention cost is the documents' sum_sq_len, part of the signature.
-            meta["packed"] = bool(np.any((t.batch_size == 1) & (np.diff(t.rows.offsets) > 1)))
+            meta["packed"] = t.rows.flattened(t.batch_size)
         return IterationSchedule(
             iteration=np.arange(len(t), dtype=np.int64),
             epoch=t.epoch,

@@ -42,8 +42,9 @@ class JobProjection:
     """Their measurements."""
     projection: Projection
     """The whole run projected from them."""
-    profiling_s: float
-    """Wall seconds profiling took (worker start-up, warm-up, timed steps, window)."""
+    profiling_wall_s: float
+    """Wall seconds profiling took: worker start-up, warm-up, timed steps, the window (the
+    run table's ``ProfilingSaving.profiling_s`` counts the steps alone)."""
     processes: int
     """Worker processes the SeqPoints were timed in (1: this process)."""
     validation: TraceValidation | None
@@ -63,19 +64,19 @@ class JobProjection:
     @property
     def profiling_share(self) -> float:
         """Profiling seconds over one projected run's."""
-        return self.profiling_s / self.projected_s if self.projected_s > 0 else math.inf
+        return self.profiling_wall_s / self.projected_s if self.projected_s > 0 else math.inf
 
     @property
     def break_even(self) -> float:
-        """Micro-batches of this run's mix past which profiling costs less than one run."""
-        return break_even(self.profiling_s, self.projected_s, len(self.schedule))
+        """Iterations of this run's mix past which profiling costs less than one run."""
+        return break_even(self.profiling_wall_s, self.projected_s, len(self.schedule))
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data (JSON)."""
         return {"n_iterations": len(self.schedule), "n_points": len(self.seqpoints),
                 "projected_s": self.projected_s, "interval_s": list(self.interval_s),
-                "profiling_s": self.profiling_s, "profiling_share": self.profiling_share,
-                "break_even_iterations": self.break_even, "processes": self.processes,
+                "profiling_wall_s": self.profiling_wall_s, "profiling_share": self.profiling_share,
+                "break_even": self.break_even, "processes": self.processes,
                 "projection": self.projection.to_dict(),
                 "validation": None if self.validation is None else self.validation.to_dict()}
 
@@ -87,13 +88,13 @@ class JobProjection:
         where = f"{self.processes} worker processes" if self.processes > 1 else "this process"
         half = (hi - lo) / 2 / self.projected_s if self.projected_s > 0 else math.nan
         lines = [
-            f"{len(self.schedule):,} micro-batches projected from {len(self.seqpoints)} SeqPoints timed in {where}",
+            f"{len(self.schedule):,} iterations projected from {len(self.seqpoints)} SeqPoints timed in {where}",
             f"projected time    {fmt_duration(self.projected_s)}   95% interval {fmt_duration(lo)} … "
             f"{fmt_duration(hi)} (± {100 * half:.2f}%)",
         ]
         pays = ("saves time" if self.profiling_share < 1 else "costs more than running the job once")
-        lines.append(f"profiling took    {fmt_duration(self.profiling_s)} = {self.profiling_share:.2f}× one run: it "
-                     f"{pays} here, and pays off on runs longer than {self.break_even:,.0f} micro-batches")
+        lines.append(f"profiling took    {fmt_duration(self.profiling_wall_s)} = {self.profiling_share:.2f}× one run: it "
+                     f"{pays} here, and pays off on runs longer than {self.break_even:,.0f} iterations")
         v = self.validation
         if v is not None:
             runs = ", ".join(fmt_duration(x) for x in v.measured_runs_s)
@@ -166,21 +167,22 @@ def project_job(
     """
     from seqpoint.profiling import profile_points
     from seqpoint.projection import project
-    from seqpoint.selection import SeqPointSelector
     from seqpoint.workflows._campaign import with_window
-    from seqpoint.workflows._sections import ProfileSection
+    from seqpoint.workflows._sections import ProfileSection, SelectionSection
+    from seqpoint.workflows._stages import choose_points
     from seqpoint.workloads import load_workload
 
     sched = _as_schedule(schedule)
     wl = load_workload(workload) if isinstance(workload, str) else workload
     if not isinstance(wl, Workload):
-        raise InputError(f"project_job needs a workload (make_batch and step) or a workload spec; got "
-                         f"{type(wl).__name__}.")
+        lacks = [a for a in ("name", "config", "make_batch", "step") if not hasattr(wl, a)]
+        raise InputError(f"project_job needs a workload or a workload spec; a {type(wl).__name__} lacks "
+                         f"{', '.join(lacks)} (seqpoint.workloads.Workload).")
     runs = None if traces is None else [t if isinstance(t, RunTrace) else read_trace(t) for t in traces]
     # Three timed steps a worker: with one or two, a worker's median is one noisy step.
     section = ProfileSection(metrics=("time",), processes=processes, repeats=max(5, 3 * processes),
                              cold_window=cold_window, use_cache=False)
-    points = SeqPointSelector(n_points=n_points).fit(sched).to_seqpoints(sched)
+    _, points = choose_points(SelectionSection(n_points=n_points), sched)
     start = time.perf_counter()
     measured = profile_points(wl, points, section.harness, progress=progress)
     if section.window_steps:
@@ -193,4 +195,4 @@ def project_job(
     else:
         projection = project(sched, points, measured, method="weighted")
     return JobProjection(schedule=sched, seqpoints=points, measurements=measured, projection=projection,
-                         profiling_s=spent, processes=processes, validation=checked)
+                         profiling_wall_s=spent, processes=processes, validation=checked)

@@ -291,9 +291,11 @@ def validate_config_on_traces(
     check_trace_config(cfg)
     rank = cfg.batching.rank
     first = _as_trace(traces[0])
-    if rank is None and len(first.ranks) > 1:
+    ranks = len(first.ranks)
+    if ranks > 1 and (rank is None or cfg.batching.world_size != ranks):
         raise InputError(f"Trace {traces[0]} holds ranks {first.ranks}, each running its own schedule; pick one "
-                         "with [batching] rank = R (--set batching.rank=R).")
+                         f"with [batching] world_size = {ranks} and rank = R (--set batching.world_size={ranks} "
+                         "--set batching.rank=R).")
     folder = RunFolder.new(cfg.name + "-trace", cfg.report.out, command="validate --trace")
     folder.write_text("config.toml", cfg.to_toml())
     schedule = first.to_schedule(rank)

@@ -2,8 +2,8 @@
 what it would ignore (:func:`check_trace_config`).
 
 With a recorded run as the truth, the trace's micro-batches are the run's schedule and
-its step times the truth: ``[lengths]``, ``[batching]`` (but ``rank``, which picks one
-rank of a data-parallel trace) and ``[validation]`` (full runs, baselines) describe what
+its step times the truth: ``[lengths]``, ``[batching]`` (but ``world_size`` and ``rank``,
+which pick one rank of a data-parallel trace) and ``[validation]`` (full runs, baselines) describe what
 the trace replaces. A value set there would be silently ignored, so a user who reuses the
 config of ``seqpoint run`` could believe the trace was checked against it: every such
 key is named, in one line, with what to keep. A section left at its defaults (or not in
@@ -25,7 +25,7 @@ __all__ = ["check_trace_config"]
 #: keys of them that it does read.
 _NOT_READ: tuple[tuple[str, Any, frozenset[str]], ...] = (
     ("lengths", LengthsSection(), frozenset()),
-    ("batching", BatchingSection(), frozenset({"rank"})),
+    ("batching", BatchingSection(), frozenset({"world_size", "rank"})),
     ("validation", ValidationSection(), frozenset()),
 )
 
@@ -56,6 +56,7 @@ def check_trace_config(cfg: RunConfig) -> None:
     raise ConfigError(
         f"validate --trace does not read {'; '.join(ignored)}: the trace's micro-batches are the run and "
         "the recorded runs the truth. Remove these from the config (--trace reads [selection], [workload], "
-        "[profile], [report] out and [batching] rank, which picks one rank of a data-parallel trace), or "
+        "[profile], [report] out and [batching] world_size and rank, which pick one rank of a data-parallel "
+        "trace), or "
         "leave out --trace to validate by full runs."
     )

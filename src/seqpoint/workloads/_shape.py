@@ -158,10 +158,19 @@ class BatchShape:
                 out[r, :n] = np.arange(n) - np.repeat(np.cumsum(docs) - docs, docs)
         return out
 
-    def padding_mask(self, *, target: bool = False) -> NDArray[np.bool_]:
-        """``(n_sequences, padded length)`` booleans: True on real positions (right padding)."""
+    def real_mask(self, *, target: bool = False) -> NDArray[np.bool_]:
+        """``(n_sequences, padded length)`` booleans: True on real positions, False on the
+        padding after them (right padding): an ``attention_mask``."""
         lens, width = (self.tgt_lengths, self.tgt_len) if target else (self.lengths, self.seq_len)
         return np.arange(width)[None, :] < lens[:, None]
+
+    def padding_mask(self, *, target: bool = False) -> NDArray[np.bool_]:
+        """Deprecated name of :meth:`real_mask` (True on real positions, despite the name)."""
+        import warnings
+
+        warnings.warn("BatchShape.padding_mask() is True on real positions; call real_mask() (the same "
+                      "values), or ~real_mask() for a key_padding_mask.", DeprecationWarning, stacklevel=2)
+        return self.real_mask(target=target)
 
 
 def takes_batch_shape(workload: Any) -> bool:

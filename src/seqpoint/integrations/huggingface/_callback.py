@@ -21,8 +21,8 @@ from typing import Any
 from transformers import TrainerCallback
 
 from seqpoint.exceptions import InputError
-from seqpoint.integrations._recorder import read_shape, row_lengths
-from seqpoint.integrations._shapes import BatchShape, ShapeFn
+from seqpoint.integrations._recorder import row_lengths
+from seqpoint.integrations._shapes import BatchShape, ShapeFn, ShapeReader
 from seqpoint.validation import RunTrace, write_trace
 
 __all__ = ["SeqPointCallback"]
@@ -102,8 +102,7 @@ class SeqPointCallback(TrainerCallback):  # type: ignore[misc]
         self._last_end: Any = None
         self._gaps: list[tuple[Any, Any]] = []
         self._hook: Any = None
-        self._warned: set[str] = set()
-        self._encoder_decoder = False
+        self._read = ShapeReader(self.shape_fn, who="SeqPointCallback")
         self._clock = _Clock(False)
 
     # ------------------------------------------------------------------ hooks
@@ -113,8 +112,7 @@ class SeqPointCallback(TrainerCallback):  # type: ignore[misc]
         if not self._in_step or self._shape is not None or not module.training:
             return
         batch: Any = dict(kwargs) if kwargs else (args[0] if args else {})
-        self._shape, self._seq, _ = read_shape(batch, self.shape_fn, encoder_decoder=self._encoder_decoder,
-                                               warned=self._warned, who="SeqPointCallback")
+        self._shape, self._seq, _ = self._read(batch)
 
     def _close_micro_batch(self) -> None:
         end = self._clock.mark()
@@ -131,7 +129,7 @@ class SeqPointCallback(TrainerCallback):  # type: ignore[misc]
         if model is None:
             raise InputError("SeqPointCallback needs the model at on_train_begin; add it with trainer.add_callback.")
         self._clock = _Clock(getattr(args.device, "type", "cpu") == "cuda")
-        self._encoder_decoder = bool(getattr(getattr(model, "config", None), "is_encoder_decoder", False))
+        self._read.encoder_decoder = bool(getattr(getattr(model, "config", None), "is_encoder_decoder", False))
         self._hook = model.register_forward_pre_hook(self._on_forward, with_kwargs=True)
         self._step = int(state.global_step)
 

@@ -18,14 +18,13 @@ from __future__ import annotations
 
 import functools
 import types
-import warnings
 from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
 
-from seqpoint.exceptions import AssumedInputWarning, InputError
-from seqpoint.integrations._shapes import BatchShape, ShapeReading, read_batch
+from seqpoint.exceptions import InputError
+from seqpoint.integrations._shapes import BatchShape, ShapeReader, ShapeReading
 from seqpoint.schedule import round_up
 
 __all__ = ["Collation", "PaddingRule", "collator_name", "known_rule"]
@@ -81,8 +80,10 @@ class PaddingRule(NamedTuple):
         return BatchShape(int(source.size), self.pad(source), tgt_len, tokens, sum_sq)
 
 
-def known_rule(collator: Any) -> PaddingRule | None:
+def known_rule(collator: Any, *, encoder_decoder: bool) -> PaddingRule | None:
     """The padding rule of one of transformers' own collators (the exact class), else None.
+    ``DataCollatorForSeq2Seq`` pads a target only for an encoder-decoder model; on a
+    decoder-only model (supervised fine-tuning) its labels are the input's.
 
     A subclass may override ``__call__``, and a function or ``partial`` may do anything
     around the collator it wraps: only the classes whose padding the replay's tests
@@ -92,7 +93,8 @@ def known_rule(collator: Any) -> PaddingRule | None:
 
     c = _unwrap(collator)
     kind = {tf.DataCollatorWithPadding: "pad", tf.DataCollatorForLanguageModeling: "pad",
-            tf.DataCollatorForTokenClassification: "pad", tf.DataCollatorForSeq2Seq: "seq2seq",
+            tf.DataCollatorForTokenClassification: "pad",
+            tf.DataCollatorForSeq2Seq: "seq2seq" if encoder_decoder else "pad",
             tf.DataCollatorWithFlattening: "flatten"}.get(type(c))
     if kind is None:
         return None
@@ -131,7 +133,9 @@ class Collation:
         self.name = collator_name(trainer.data_collator)
         config = getattr(trainer.model, "config", None)
         self.encoder_decoder = bool(getattr(config, "is_encoder_decoder", False))
-        self._warned = False
+        self.read_batch = ShapeReader(encoder_decoder=self.encoder_decoder,
+                                      who=f"schedule_from_trainer ran the collator {self.name}, then",
+                                      fix="the model computes what the batch holds, as seqpoint counts it")
 
     def rows(self, indices: IntArray) -> list[Any]:
         """The dataset's rows at ``indices``, as torch's map-style fetcher gets them."""
@@ -153,12 +157,7 @@ class Collation:
     def read(self, indices: IntArray) -> ShapeReading:
         """The shape the model sees for the micro-batch of ``indices`` (warns once when the
         collator's output does not say its rows' real lengths)."""
-        reading = read_batch(self.batch(indices), encoder_decoder=self.encoder_decoder)
-        if reading.assumed is not None and not self._warned:
-            self._warned = True
-            warnings.warn(f"schedule_from_trainer ran the collator {self.name}, then {reading.assumed}.",
-                          AssumedInputWarning, stacklevel=4)
-        return reading
+        return self.read_batch(self.batch(indices))
 
 
 def rule_holds(collation: Collation, rule: PaddingRule, micro_batches: list[IntArray],

@@ -14,7 +14,6 @@ micro-batch's shape is what the trainer's collator makes of its dataset rows
 from __future__ import annotations
 
 import math
-import random
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
@@ -23,7 +22,9 @@ from typing import Any
 
 import numpy as np
 
+from seqpoint._rng import rngs_kept
 from seqpoint.exceptions import InputError, SeqPointWarning
+from seqpoint.integrations._recorder import row_lengths
 from seqpoint.integrations._shapes import ShapeReading
 from seqpoint.integrations.huggingface._collate import (
     Collation,
@@ -31,33 +32,18 @@ from seqpoint.integrations.huggingface._collate import (
     known_rule,
     rule_holds,
 )
-from seqpoint.integrations.huggingface._lengths import Lengths, read_lengths
+from seqpoint.integrations.huggingface._lengths import Lengths, check_trainer, read_lengths
 from seqpoint.integrations.huggingface._seeding import (
     global_rng_samplers,
     has_seeded_sampler,
     seed_samplers,
 )
-from seqpoint.schedule import IterationSchedule, RowLengths
+from seqpoint.schedule import IterationSchedule
 
 __all__ = ["schedule_from_trainer"]
 
 #: One micro-batch of the replay: epoch, optimizer step, micro-batch within it, dataset indices.
 MicroBatch = tuple[int, int, int, np.ndarray]
-
-
-@contextmanager
-def _rngs_kept() -> Iterator[None]:
-    """Leave the global torch, numpy and Python RNGs as found: samplers without a generator
-    and collators (MLM masking) draw from them."""
-    import torch
-
-    states = torch.random.get_rng_state(), np.random.get_state(), random.getstate()
-    try:
-        yield
-    finally:
-        torch.random.set_rng_state(states[0])
-        np.random.set_state(states[1])
-        random.setstate(states[2])
 
 
 def _prepared_loader(trainer: Any, sampler_lengths: list[int], world_size: int, rank: int) -> Any:
@@ -108,7 +94,6 @@ def _prepared_loader(trainer: Any, sampler_lengths: list[int], world_size: int, 
     return prepared, sampler
 
 
-
 @contextmanager
 def _gradient_state_kept(trainer: Any) -> Iterator[None]:
     """Leave accelerate's (process-wide) gradient state as found: a prepared dataloader
@@ -124,9 +109,10 @@ def _gradient_state_kept(trainer: Any) -> Iterator[None]:
 def _micro_batches(
     trainer: Any, lengths: Lengths, world_size: int, rank: int,
     on_batch: Callable[[np.ndarray], Any] | None,
-) -> tuple[list[MicroBatch], list[Any], str]:
+) -> tuple[list[MicroBatch], list[Any], str, bool]:
     """The micro-batches ``train()`` draws, in order, and ``on_batch(indices)`` of each (run
-    right after its batch is drawn, as the DataLoader collates it); the sampler's class name."""
+    right after its batch is drawn, as the DataLoader collates it); the sampler's class name;
+    whether a later epoch's order is drawn from the global RNG."""
     args = trainer.args
     gas = int(args.gradient_accumulation_steps)
     prepared, sampler = _prepared_loader(trainer, lengths.sampler.tolist(), world_size, rank)
@@ -144,7 +130,8 @@ def _micro_batches(
         max_steps = math.ceil(args.num_train_epochs * per_epoch)
         epochs = math.ceil(args.num_train_epochs)
     seeded = has_seeded_sampler(trainer)
-    if epochs > 1 and not seeded and global_rng_samplers(prepared):
+    global_order = epochs > 1 and not seeded and bool(global_rng_samplers(prepared))
+    if global_order:
         warnings.warn(
             f"{type(sampler).__name__} draws each epoch's order from the global torch RNG after "
             "the previous epoch's training drew from it too (CPU dropout, random masking), which "
@@ -181,7 +168,7 @@ def _micro_batches(
                 break
         if global_step >= max_steps:
             break
-    return out, results, type(sampler).__name__
+    return out, results, type(sampler).__name__, global_order
 
 
 def _by_rule(rule: PaddingRule, batches: list[MicroBatch], lengths: Lengths) -> list[ShapeReading]:
@@ -233,7 +220,8 @@ def schedule_from_trainer(
     transformers' own padding, flattening and seq2seq collators (the exact classes) the
     shapes follow from the lengths by their padding rule, checked against the collator
     on 16 micro-batches spread over the run (about 5 ms saved per micro-batch); where
-    the check fails every micro-batch is collated and a warning says so. A collator with
+    the check fails, or a later epoch's order is drawn from the global RNG after the
+    collator's own draws (MLM masking), every micro-batch is collated. A collator with
     side effects (counting calls, caching) sees the replay's calls.
 
     The global torch, numpy and Python RNGs are left as found, so calling this right
@@ -252,7 +240,9 @@ def schedule_from_trainer(
     ``schedule.rows`` holds every micro-batch's real per-sample lengths (the documents
     of a packed row), for ``workload_from_trainer``.
     """
-    rule = known_rule(trainer.data_collator) if hasattr(trainer, "data_collator") else None
+    check_trainer(trainer)
+    encoder_decoder = bool(getattr(getattr(trainer.model, "config", None), "is_encoder_decoder", False))
+    rule = known_rule(trainer.data_collator, encoder_decoder=encoder_decoder)
     lengths = read_lengths(trainer, with_target=rule is not None and rule.kind == "seq2seq")
     if lengths.source is None:
         rule = None
@@ -262,30 +252,26 @@ def schedule_from_trainer(
         raise InputError(f"rank must be in [0, {ws}); got {rk}.")
     collation = Collation(trainer)
     # Collated in the DataLoader's worker processes, the collator draws nothing from this one's RNG.
-    isolated = _rngs_kept if trainer.args.dataloader_num_workers > 0 else nullcontext
-    readings: list[ShapeReading] = []
-    with _rngs_kept(), _gradient_state_kept(trainer):
-        if rule is not None:
-            batches, _, sampler = _micro_batches(trainer, lengths, ws, rk, None)
-            assert lengths.source is not None
-            with _rngs_kept():
+    isolated = rngs_kept if trainer.args.dataloader_num_workers > 0 else nullcontext
+    how = "collator"
+    with rngs_kept(), _gradient_state_kept(trainer):
+        if rule is not None and lengths.source is not None:
+            with rngs_kept():  # a pass that does not collate draws less than train(): not the one kept
+                batches, _, sampler, global_order = _micro_batches(trainer, lengths, ws, rk, None)
                 differs = rule_holds(collation, rule, [b[3] for b in batches], lengths.source, lengths.target)
-            if differs is None:
-                readings = _by_rule(rule, batches, lengths)
-                how = "padding rule"
-            else:
+            if differs is not None:
                 warnings.warn(
                     f"The padding rule of {collation.name} differs from what the collator returns for micro-batch "
                     f"{differs}; every micro-batch is collated instead (exact, about 5 ms each). Please report this.",
                     SeqPointWarning, stacklevel=2)
-                rule = None
-        if rule is None:
+            elif not global_order:  # later epochs' orders follow the collator's draws (MLM masking)
+                readings, how = _by_rule(rule, batches, lengths), "padding rule"
+        if how == "collator":
             def read(ids: np.ndarray) -> ShapeReading:
                 with isolated():
                     return collation.read(ids)
 
-            batches, readings, sampler = _micro_batches(trainer, lengths, ws, rk, read)
-            how = "collator"
+            batches, readings, sampler, _ = _micro_batches(trainer, lengths, ws, rk, read)
     return _schedule(batches, readings, trainer, ws, rk, sampler, collation.name, how)
 
 
@@ -293,8 +279,7 @@ def _schedule(batches: list[MicroBatch], readings: list[ShapeReading], trainer: 
               sampler: str, collator: str, how: str) -> IterationSchedule:
     data = np.array([(e, s, m, *r.shape) for (e, s, m, _), r in zip(batches, readings, strict=True)],
                     dtype=np.int64)
-    # Padding-free packing: one row holding several documents (position_ids restarting).
-    packed = any(r.shape.batch_size == 1 and r.lengths is not None and len(r.lengths[0]) > 1 for r in readings)
+    rows = row_lengths([r.lengths for r in readings])  # None: the collator's output does not say (warned)
     meta = {
         "source": "huggingface",
         "sampler": sampler,
@@ -305,14 +290,11 @@ def _schedule(batches: list[MicroBatch], readings: list[ShapeReading], trainer: 
         "rank": rk,
         "optimizer_step": data[:, 1].tolist(),
         "micro_batch": data[:, 2].tolist(),
-        "packed": packed,
+        "packed": rows is not None and rows.flattened(data[:, 3]),
     }
     schedule = IterationSchedule.from_columns(
         {"epoch": data[:, 0], "batch_size": data[:, 3], "seq_len": data[:, 4],
          "tgt_len": data[:, 5], "tokens": data[:, 6], "sum_sq_len": data[:, 7]},
         meta=meta,
     )
-    rows = [r.lengths if r.lengths is not None else ([int(r.shape.seq_len)] * int(r.shape.batch_size), None)
-            for r in readings]
-    tgt = None if any(t is None for _, t in rows) else [t for _, t in rows]
-    return schedule.with_rows(RowLengths.from_lists([src for src, _ in rows], tgt))
+    return schedule if rows is None else schedule.with_rows(rows)

@@ -128,12 +128,14 @@ class TrainerWorkload:
         # A worker rebuilds it from the trainer: the datasets stay behind (the collator's
         # keys travel instead), and the model copy, optimizer and scheduler are made anew.
         light = copy.copy(self.trainer)
-        light.train_dataset = light.eval_dataset = None
+        # What the worker's copy creates anew (the trained optimizer's state is twice the model).
+        light.train_dataset = light.eval_dataset = light.optimizer = light.lr_scheduler = None
+        light.model_wrapped = light.model
         return (_rebuild, (light, self.seed, self._keys))
 
     def _collator_keys(self, trainer: Any) -> frozenset[str]:
         """The tensors the trainer's collator gives the model (from the dataset's first rows)."""
-        from seqpoint.integrations.huggingface._replay import _rngs_kept
+        from seqpoint._rng import rngs_kept
 
         dataset = getattr(trainer, "train_dataset", None)
         if dataset is None or not hasattr(dataset, "__len__") or len(dataset) == 0:
@@ -144,7 +146,7 @@ class TrainerWorkload:
             return frozenset({"input_ids", "attention_mask", "labels"})
         collation = Collation(trainer)
         rows = min(len(dataset), max(int(trainer.args.per_device_train_batch_size), 2))
-        with _rngs_kept():
+        with rngs_kept():
             batch = collation.batch(np.arange(rows, dtype=np.int64))
         keys = frozenset(batch)
         made = {"input_ids", "labels", "token_type_ids", "decoder_input_ids"}

@@ -1,0 +1,59 @@
+"""Leave the global random states as found (:func:`rngs_kept`): torch's CPU and CUDA
+generators, numpy's and Python's.
+
+Profiling steps real models (dropout draws from the global generator) in the user's own
+process, e.g. from a Trainer callback, and a replay of a user's pipeline runs its sampler
+and collator (MLM masking draws too). Without this the user's run afterwards would draw
+other numbers (another ``group_by_length`` order, other dropout masks) than the same run
+without seqpoint.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import random
+from collections.abc import Callable, Iterator
+from typing import ParamSpec, TypeVar
+
+__all__ = ["keeps_rngs", "rngs_kept"]
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+@contextlib.contextmanager
+def rngs_kept() -> Iterator[None]:
+    """Save torch's CPU generator (and every CUDA device's, when CUDA is available), numpy's
+    and Python's global random states, and restore them on exit, also when the body raises."""
+    import numpy as np
+
+    saved = np.random.get_state(), random.getstate()
+    try:
+        import torch
+    except ImportError:
+        torch = None  # type: ignore[assignment]
+    cpu = torch.get_rng_state() if torch is not None else None
+    # As torch.random.fork_rng does: reading the CUDA states initialises CUDA, which also
+    # applies a manual_seed the user queued before, so the saved state is the real one.
+    cuda = torch.cuda.get_rng_state_all() if torch is not None and torch.cuda.is_available() else None
+    try:
+        yield
+    finally:
+        np.random.set_state(saved[0])
+        random.setstate(saved[1])
+        if torch is not None:
+            torch.set_rng_state(cpu)
+            if cuda is not None:
+                torch.cuda.set_rng_state_all(cuda)
+
+
+def keeps_rngs(func: Callable[_P, _R]) -> Callable[_P, _R]:
+    """Decorate ``func`` to run inside :func:`rngs_kept`."""
+
+    @functools.wraps(func)
+    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with rngs_kept():
+            return func(*args, **kwargs)
+
+    return wrapper

@@ -42,6 +42,11 @@ class Registry(Generic[T]):
 
     def get(self, name: str) -> T:
         """Return the object registered as ``name``; unknown names list the valid ones."""
+        if not isinstance(name, str):  # a TOML table or array where a name goes
+            raise ConfigError(
+                f"A {self.family} is named by a string; got {type(name).__name__} {name!r}. "
+                f"Valid names: {', '.join(self.names())}."
+            )
         try:
             return self._items[name]
         except KeyError:
@@ -54,7 +59,7 @@ class Registry(Generic[T]):
         return sorted(self._items)
 
     def __contains__(self, name: object) -> bool:
-        return name in self._items
+        return isinstance(name, str) and name in self._items
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.names())

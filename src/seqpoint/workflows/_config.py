@@ -124,8 +124,13 @@ def read_toml(path: str | Path, *, what: str = "Config file", examples: str = "c
 
 
 def load_config(path: str | Path) -> RunConfig:
-    """Read a run config TOML; errors name the file, the line or key, and the fix."""
-    return RunConfig.from_dict(read_toml(path), where=str(path))
+    """Read a run config TOML; errors name the file, the line or key, and the fix. An empty
+    file is refused: taken as all defaults, it would run a job nobody asked for."""
+    data = read_toml(path)
+    if not data:
+        raise ConfigError(f"{path} is empty: a run config names at least its lengths ([lengths] source) or "
+                          "schedule ([batching] schedule) and its workload ([workload] name); configs/ has examples.")
+    return RunConfig.from_dict(data, where=str(path))
 
 
 def apply_overrides(cfg: RunConfig, overrides: list[str], *, option: str = "--set") -> RunConfig:

@@ -66,8 +66,9 @@ def _check(section: str, obj: Any, constraints: dict[str, list[Constraint]]) -> 
 class LengthsSection:
     """Where per-sample lengths come from."""
 
-    source: str = "bundled:librispeech-train-clean-100"
-    """A file path, or ``bundled:NAME`` for data shipped with seqpoint."""
+    source: str | None = None
+    """A file path, or ``bundled:NAME`` for data shipped with seqpoint (required unless
+    ``[batching] schedule`` names the run)."""
     format: str | None = None
     """``csv``, ``jsonl``, ``text``, ``parallel`` or ``histogram``; inferred when unset."""
     column: str | None = None
@@ -82,7 +83,7 @@ class LengthsSection:
     """Seed of the shuffle that picks ``max_samples``."""
 
     _section_constraints: ClassVar[dict[str, list[Constraint]]] = {
-        "source": [_STR],
+        "source": [_STR, None],
         "format": [_STR, None],
         "column": [_STR, None],
         "tgt": [_STR, None],

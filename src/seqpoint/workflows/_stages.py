@@ -9,7 +9,7 @@ import numpy as np
 from rich.console import Console
 
 from seqpoint.cache import MeasurementCache
-from seqpoint.exceptions import InputError
+from seqpoint.exceptions import ConfigError, InputError
 from seqpoint.measurements import Measurements
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import BaseSelector, CostProxy, SeqPoint, SeqPoints
@@ -42,6 +42,11 @@ def load_lengths(sec: LengthsSection) -> Lengths:
     """Read the lengths named by ``[lengths]``, optionally a seeded random subset."""
     from seqpoint.traces import read_lengths
 
+    if sec.source is None:
+        raise ConfigError(
+            "The config names no lengths: set [lengths] source = \"path/to/lengths\" (or \"bundled:NAME\"), "
+            "or [batching] schedule = \"schedule.csv\" for a schedule of your own; configs/ has examples."
+        )
     lengths = read_lengths(sec.source, format=sec.format, column=sec.column, tgt=sec.tgt, **sec.params)
     if sec.max_samples is not None and sec.max_samples < len(lengths):
         rng = np.random.default_rng(sec.subset_seed)

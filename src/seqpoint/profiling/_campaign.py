@@ -22,7 +22,14 @@ from seqpoint.profiling._point import profile_point
 from seqpoint.profiling._point_shape import lengths_key, point_shape
 from seqpoint.profiling._protocol import WorkerTask, fresh_worker, measure_protocol
 from seqpoint.profiling._startup import campaign_decoy, startup_state
-from seqpoint.workloads import BatchShape, Signature, Workload, takes_batch_shape
+from seqpoint.workloads import (
+    BatchShape,
+    CountsOnMeta,
+    SetsThreads,
+    Signature,
+    Workload,
+    takes_batch_shape,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -268,9 +275,8 @@ def profile_points(
     items = _items(points)
     todo = _as_points(items)
     weights = _weights(items)
-    apply_threads = getattr(workload, "_apply_threads", None)
-    if callable(apply_threads):
-        apply_threads()  # the fingerprint records the thread count the steps will use
+    if isinstance(workload, SetsThreads):
+        workload.apply_threads()  # the fingerprint records the thread count the steps will use
     env = environment_fingerprint(workload, harness=HARNESS_VERSION)
     cfg_dict = _workload_config_dict(workload)
     # The key (not the recorded environment) also holds the workload's code: an edited
@@ -286,9 +292,8 @@ def profile_points(
     def meta_clone() -> Any:
         """The workload's meta-device clone (built once per campaign), None for user code."""
         if not clones:
-            make_clone = getattr(workload, "counting_clone", None)
             try:
-                clones.append(make_clone() if callable(make_clone) else None)
+                clones.append(workload.counting_clone() if isinstance(workload, CountsOnMeta) else None)
             except Exception:  # no clone, no estimate: the point runs as before
                 clones.append(None)
         return clones[0]

@@ -31,6 +31,7 @@ from typing import Any
 
 from seqpoint.profiling._categories import CATEGORIES, categorize
 from seqpoint.profiling._gpus import GPU_SPECS
+from seqpoint.profiling._state import NO_META, state_of
 from seqpoint.workloads import BatchShape, Signature, TorchWorkload, Workload
 
 __all__ = ["Cost", "count_point", "count_step"]
@@ -315,7 +316,8 @@ def _memoize_optimizer(clone: Any, counter: Any) -> Callable[[], None]:
     is the slowest part of a meta-device run (hundreds of small per-tensor operators).
     """
     opt = clone.optimizer
-    memo: dict[tuple[Any, ...], Cost] = clone.__dict__.setdefault("_optimizer_cost_memo", {})
+    kept = state_of(clone)
+    memo: dict[tuple[Any, ...], Cost] = kept.optimizer_cost if kept is not None else {}
     real_step = opt.step
 
     def step(*args: Any, **kwargs: Any) -> Any:
@@ -357,11 +359,11 @@ def count_step(
     counter.trace = trace
     batch_of = signature if shape is None else shape
     traced = 0 if trace is None else len(trace)
-    if isinstance(workload, TorchWorkload) and workload.__dict__.get("_counting_clone") is not _NO_META:
-        clone = workload.__dict__.get("_counting_clone")
-        if clone is None:
-            clone = workload.counting_clone()
-            workload.__dict__["_counting_clone"] = clone
+    kept = state_of(workload) if isinstance(workload, TorchWorkload) else None
+    if kept is not None and kept.counting_clone is not NO_META:
+        if kept.counting_clone is None:
+            kept.counting_clone = workload.counting_clone()  # type: ignore[attr-defined]
+        clone = kept.counting_clone
         undo_rnn = _patch_rnns(clone.model, counter) if rnn_shortcut else (lambda: None)
         undo_opt = _memoize_optimizer(clone, counter)
         try:
@@ -374,7 +376,7 @@ def count_step(
             # cannot run on the meta device: it is counted on a real step below.
             if "meta" not in str(exc):
                 raise
-            workload.__dict__["_counting_clone"] = _NO_META
+            kept.counting_clone = NO_META
             if trace is not None:
                 del trace[traced:]  # the failed attempt's operators
             counter = _make_counter(dtype if isinstance(dtype, str) else "fp32", devices)
@@ -389,10 +391,6 @@ def count_step(
     with counter:
         workload.step(batch)
     return counter.cost
-
-
-#: Marks a workload whose model cannot run on the meta device (counted on real steps).
-_NO_META = object()
 
 
 def count_point(workload: Workload, signature: Signature, *, shape: BatchShape | None = None) -> dict[str, float]:

@@ -36,6 +36,7 @@ from numpy.typing import NDArray
 from seqpoint.exceptions import ConfigError
 from seqpoint.profiling._counting import Cost, count_step
 from seqpoint.profiling._gpus import GPU_SPECS
+from seqpoint.profiling._state import NO_META, state_of
 from seqpoint.workloads import BatchShape, TorchWorkload, Workload
 
 __all__ = ["ExactTotals", "exact_signature_costs", "exact_totals"]
@@ -117,10 +118,14 @@ def _features(workload: Workload, sigs: IntArray) -> FloatArray | None:
     import torch
     from torch.utils._pytree import tree_leaves
 
-    clone = workload.__dict__.get("_counting_clone")
+    kept = state_of(workload)
+    clone = None if kept is None else kept.counting_clone
     if clone is None:
         clone = workload.counting_clone()  # type: ignore[attr-defined]
-        workload.__dict__["_counting_clone"] = clone
+        if kept is not None:
+            kept.counting_clone = clone
+    if clone is NO_META:
+        clone = workload  # its batches have the same dimensions; only its steps need real memory
     rows: list[list[int]] = []
     for sig in sigs.tolist():
         batch = clone.make_batch(tuple(int(v) for v in sig))

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 
 from seqpoint.measurements import shapes_held
 from seqpoint.profiling._failures import cleanup_after_failure
+from seqpoint.profiling._state import state_of
 from seqpoint.profiling._stdio import fd_redirected
 from seqpoint.profiling._timers import workload_device
 from seqpoint.workloads import Signature, Workload
@@ -36,9 +37,6 @@ __all__ = [
 #: oneDNN's primitive cache holds this many entries unless the environment says otherwise.
 ONEDNN_DEFAULT_CACHE_CAPACITY = 1024
 
-#: Attribute of a workload object that holds its StartupState.
-_ATTRIBUTE = "_seqpoint_startup"
-
 #: Steps of the start-up shape before the first measured point.
 _STARTUP_STEPS = 3
 
@@ -49,21 +47,13 @@ STARTUP_STEPS = _STARTUP_STEPS + 1
 
 @dataclasses.dataclass(eq=False)
 class StartupState:
-    """What one workload object has run in one process (see :func:`startup_state`)."""
+    """What one workload object has run in this process (see :func:`startup_state`)."""
 
-    owner: int
-    """``id`` of the workload object the state belongs to."""
-    pid: int = dataclasses.field(default_factory=os.getpid)
-    """Process the state was recorded in (a pickled workload starts afresh elsewhere)."""
     seen: set[Signature] = dataclasses.field(default_factory=set)
     """Signatures stepped in this process: their first step is no longer cold."""
     primitives: tuple[int, int] | None = None
     """oneDNN primitives one step of a new shape creates and those it reuses (None: not
     counted: not on a CPU, no oneDNN, or start-up did not run)."""
-
-    def belongs_to(self, workload: Workload) -> bool:
-        """True when this is ``workload``'s own state in this process (not a copy's)."""
-        return self.owner == id(workload) and self.pid == os.getpid()
 
 
 def startup_state(
@@ -89,22 +79,17 @@ def startup_state(
     Returns
     -------
     StartupState or None
-        None when the state cannot be stored on the workload (an object without a
-        ``__dict__``): its first steps are then not told apart.
+        None for a workload that cannot be weakly referenced (seqpoint keeps the state
+        beside the object, :func:`~seqpoint.profiling._state.state_of`): its first steps
+        are then not told apart.
     """
-    try:
-        attrs = vars(workload)
-    except TypeError:
+    kept = state_of(workload)
+    if kept is None:
         return None
-    state = attrs.get(_ATTRIBUTE)
-    if isinstance(state, StartupState) and state.belongs_to(workload):
-        return state
-    state = StartupState(owner=id(workload))
-    try:
-        attrs[_ATTRIBUTE] = state
-    except TypeError:  # a read-only namespace (a class used as a workload)
-        return None
-    _run_startup(workload, state, decoy, points)
+    if kept.startup is None:
+        kept.startup = StartupState()
+        _run_startup(workload, kept.startup, decoy, points)
+    state: StartupState = kept.startup
     return state
 
 

@@ -141,10 +141,9 @@ def _rank_run(
                 f"run_ddp needs a reference workload (deepspeech2, gnmt, bert); {spec} is a "
                 f"{type(workload).__name__}."
             )
-        # The reference workloads call the model through ``_forward``; pointing it at the
-        # DDP wrapper makes every backward all-reduce the gradients, as real DDP training.
+        # Through the DDP wrapper every backward all-reduces the gradients, as real DDP training.
         ddp_model = DistributedDataParallel(workload.model)
-        workload._forward = ddp_model
+        workload.use_forward(ddp_model)
         params = [p for p in workload.model.parameters() if p.requires_grad]
         grad_bytes = sum(p.numel() * p.element_size() for p in params)
         start = workload.make_batch(tuple(workload.warmup_signature))

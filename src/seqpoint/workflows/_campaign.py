@@ -33,7 +33,7 @@ from seqpoint.workflows._stages import (
     run_schedule,
     validation_schedule,
 )
-from seqpoint.workloads import BatchShape, Signature, Workload, takes_batch_shape
+from seqpoint.workloads import BatchShape, CountsParameters, Signature, Workload, takes_batch_shape
 
 __all__ = ["Campaign", "CampaignPlan", "check_data_parallel", "plan_campaign", "project_data_parallel",
            "select_points", "start_campaign", "with_window"]
@@ -292,13 +292,12 @@ def project_data_parallel(c: Campaign) -> RankProjection | None:
     sec = c.config.batching
     gradient_bytes = None
     if sec.interconnect is not None:
-        n_params = getattr(c.workload, "n_parameters", None)
-        if n_params is None:
+        if not isinstance(c.workload, CountsParameters):
             raise ConfigError(
                 f"Workload {c.workload.name} does not say its parameter count (n_parameters()), "
                 "so its gradient bytes are unknown; set [batching] allreduce_s instead."
             )
-        gradient_bytes = 4 * int(n_params())  # gradients stay fp32 under autocast
+        gradient_bytes = 4 * int(c.workload.n_parameters())  # gradients stay fp32 under autocast
     return project_ranks(c.ranks, c.seqpoints, c.measurements, allreduce_s=sec.allreduce_s,
                          gradient_bytes=gradient_bytes, interconnect=sec.interconnect,
                          context=c.model)

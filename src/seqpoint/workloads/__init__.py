@@ -15,6 +15,13 @@ from seqpoint.workloads._base import (
     WorkloadConfig,
 )
 from seqpoint.workloads._bert import Bert, BertConfig, packed_document_lengths
+from seqpoint.workloads._contract import (
+    CountsOnMeta,
+    CountsParameters,
+    SetsThreads,
+    WrapsForward,
+    check_workload,
+)
 from seqpoint.workloads._deepspeech2 import DeepSpeech2, DeepSpeech2Config
 from seqpoint.workloads._gnmt import GNMT, GNMTConfig
 from seqpoint.workloads._loading import (
@@ -43,9 +50,12 @@ __all__ = [
     "BatchShape",
     "Bert",
     "BertConfig",
+    "CountsOnMeta",
+    "CountsParameters",
     "DeepSpeech2",
     "DeepSpeech2Config",
     "GNMTConfig",
+    "SetsThreads",
     "Signature",
     "TorchWorkload",
     "UserWorkload",
@@ -53,8 +63,10 @@ __all__ = [
     "WorkloadConfig",
     "WorkloadRecipe",
     "WorkloadSpec",
+    "WrapsForward",
     "as_batch_shape",
     "check_user_code",
+    "check_workload",
     "config_class",
     "is_user_code",
     "load_workload",

@@ -147,7 +147,7 @@ class TorchWorkload:
                 f"{self.name}: device 'cuda' was asked for but torch sees no CUDA device "
                 f"(torch {torch.__version__}); use device=cpu."
             )
-        self._apply_threads()
+        self.apply_threads()
         self.device = torch.device(config.device)
         gen_state = torch.random.get_rng_state()
         try:
@@ -221,7 +221,7 @@ class TorchWorkload:
         import torch
 
         b, s, t, q = check_signature(signature, workload=self.name)
-        self._apply_threads()  # torch's thread count is process-wide; another workload may have changed it
+        self.apply_threads()  # torch's thread count is process-wide; another workload may have changed it
         self._micro_batch_count(b)  # warn here, outside any timed step, when it is clipped
         gen = torch.Generator(device="cpu")
         gen.manual_seed(signature_seed(self.config.seed, tuple(signature)))
@@ -294,7 +294,8 @@ class TorchWorkload:
             )
         return batch_size
 
-    def _apply_threads(self) -> None:
+    def apply_threads(self) -> None:
+        """Set torch's (process-wide) thread count to the config's ``threads`` (0: leave it)."""
         import torch
 
         if self.config.threads > 0 and torch.get_num_threads() != self.config.threads:
@@ -311,6 +312,11 @@ class TorchWorkload:
     def n_parameters(self) -> int:
         """Trainable parameters of the model."""
         return sum(p.numel() for p in self.model.parameters() if p.requires_grad)
+
+    def use_forward(self, forward: Any) -> None:
+        """Call the model through ``forward`` from now on (a ``DistributedDataParallel``
+        wrapper of :attr:`model`, whose backward then all-reduces the gradients)."""
+        self._forward = forward
 
 
 def _chunk_sizes(n: int, parts: int) -> list[int]:

@@ -103,7 +103,7 @@ class UserWorkload(TorchWorkload):
         import torch
 
         shape = as_batch_shape(signature, workload=self.name)
-        self._apply_threads()
+        self.apply_threads()
         self._micro_batch_count(shape.batch_size)
         gen = torch.Generator(device="cpu")
         # The lengths are part of the seed: two batches of one signature with different

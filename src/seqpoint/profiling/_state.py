@@ -1,0 +1,53 @@
+"""What seqpoint learns about a workload object while it profiles it, kept beside the object,
+never on it (:func:`state_of`).
+
+A campaign in the user's own process (a Trainer callback, a notebook) profiles the same
+workload object again and again: its process start-up must run once, its meta-device
+clone be built once, the shapes it already stepped stay warm. That state lives here,
+keyed by the object's identity and dropped with it (a weak reference), so nothing is
+written onto an object a user gave, and a copy (a pickled workload in a worker process)
+starts with no state, as a fresh object should.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import weakref
+from typing import Any
+
+__all__ = ["NO_META", "WorkloadState", "state_of"]
+
+#: The ``counting_clone`` of a workload whose model cannot run on the meta device.
+NO_META: Any = object()
+
+
+@dataclasses.dataclass(eq=False)
+class WorkloadState:
+    """seqpoint's state of one workload object in this process."""
+
+    startup: Any = None
+    """Its :class:`~seqpoint.profiling._startup.StartupState` once start-up ran."""
+    counting_clone: Any = None
+    """Its meta-device clone (:data:`NO_META`: the model cannot run there), once built."""
+    optimizer_cost: dict[tuple[Any, ...], Any] = dataclasses.field(default_factory=dict)
+    """Counted cost of its optimizer step, by the parameters' shapes."""
+
+
+#: id of a live workload object -> (a weak reference to it, its state).
+_STATES: dict[int, tuple[weakref.ref[Any], WorkloadState]] = {}
+
+
+def state_of(workload: Any) -> WorkloadState | None:
+    """The state of ``workload`` in this process (created empty the first time); None for an
+    object that cannot be weakly referenced (its steps are then not told apart)."""
+    key = id(workload)
+    found = _STATES.get(key)
+    if found is not None and found[0]() is workload:
+        return found[1]
+    try:
+        ref = weakref.ref(workload, lambda _, key=key: _STATES.pop(key, None))  # type: ignore[misc]
+    except TypeError:
+        return None
+    state = WorkloadState()
+    _STATES[key] = (ref, state)
+    return state

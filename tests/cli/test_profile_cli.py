@@ -103,12 +103,13 @@ def test_no_cache_writes_no_cache(seqpoints, tmp_path) -> None:
             ["--workload", "bert:tiny", "--set", "threads=many"],
             "'threads' parameter of BertConfig must be an int",
         ),
-        (["--workload", "bert:tiny", "--set", "threads"], "--set expects KEY=VALUE"),
+        (["--workload", "bert:tiny", "--set", "threads"], "--set expects section.key=value"),
         (["--workload", "bert:tiny", "--metric", "speed"], "Unknown metric 'speed'"),
         (["--workload", "bert:tiny", "--timer", "sundial"], "Unknown timer 'sundial'"),
         (
             ["--workload", "bert:tiny", "--repeats", "0"],
-            "'repeats' parameter of ProfileConfig must be an int >= 1",
+            # the message of [profile] repeats = 0 in a run config
+            "[profile]: The 'repeats' parameter of ProfileSection must be an int >= 1. Got 0.",
         ),
         (
             ["--workload", "bert:tiny", "--cache", "c.sqlite", "--no-cache"],
@@ -175,6 +176,79 @@ def test_failed_points_are_recorded_exit_0(seqpoints, tmp_path, capsys) -> None:
     captured = capsys.readouterr()
     assert "1 of 2 points did not measure (oom)" in captured.err
     assert "oom" in captured.out
+
+
+def _flops(seqpoints, out, *extra: str) -> list[str]:
+    return ["profile", str(seqpoints), "-w", "bert:tiny", "--metric", "flops", "--no-cache", "-o", str(out),
+            *extra]
+
+
+def test_json_is_a_summary_and_nothing_else(seqpoints, tmp_path, cli) -> None:
+    out = tmp_path / "m.json"
+    code, stdout, err = cli(_flops(seqpoints, out, "--json"))
+    assert code == 0 and err == ""
+    metrics = sorted({k for m in read_measurements(out).measurements for k in m.metrics})
+    assert "flops" in metrics
+    assert json.loads(stdout) == {"output": str(out), "workload": "bert:tiny", "n_points": 2, "ok": 2,
+                                  "failed": 0, "metrics": metrics}
+    code, stdout, err = cli(_flops(seqpoints, out, "-q"))
+    assert code == 0 and err == "" and "bert:tiny: 2 points" in stdout
+
+
+@pytest.mark.parametrize(
+    ("new", "old", "warning"),
+    [
+        (["--set", "workload.set.threads=1"], ["--set", "threads=1"],
+         "--set threads=1 is deprecated; use --set workload.set.threads=1"),
+        (["-q"], ["--no-progress"], "--no-progress is deprecated; use -q/--quiet"),
+        ([], ["--progress"], "--progress is deprecated; progress shows unless -q/--quiet"),
+    ],
+)
+def test_old_spellings_work_with_one_warning(seqpoints, tmp_path, cli, new, old, warning) -> None:
+    code, _, err = cli(_flops(seqpoints, tmp_path / "new.json", *new))
+    assert code == 0 and err == ""
+    code, _, err = cli(_flops(seqpoints, tmp_path / "old.json", *old))
+    assert code == 0 and err == f"seqpoint: warning: {warning}\n"
+    new_ms, old_ms = (read_measurements(tmp_path / f"{n}.json") for n in ("new", "old"))
+    assert [m.metrics for m in new_ms.measurements] == [m.metrics for m in old_ms.measurements]
+
+
+def test_set_takes_the_profile_keys_of_its_flags(seqpoints, tmp_path, cli) -> None:
+    code, _, err = cli(_flops(seqpoints, tmp_path / "m.json", "--set", 'profile.metrics=["bytes"]',
+                              "--set", "profile.use_cache=true", "--set", f"profile.cache={tmp_path / 'c2.sqlite'}"))
+    assert code == 0, err
+    metrics = read_measurements(tmp_path / "m.json").measurements[0].metrics
+    assert "bytes" in metrics and "flops" not in metrics
+    assert (tmp_path / "c2.sqlite").exists()
+    code, _, err = cli(_flops(seqpoints, tmp_path / "m.json", "--set", "profile.processes=2"))
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert ("--set 'profile.processes=2': seqpoint profile takes the keys workload.set.KEY, profile.warmup, "
+            "profile.repeats, profile.timer, profile.metrics, profile.kineto_dir, profile.cache, "
+            "profile.use_cache") in err
+
+
+@pytest.mark.parametrize(
+    ("item", "toml"),
+    [
+        ("workload.set.colour=red", '[workload]\nname = "bert:tiny"\nset = {colour = "red"}\n'),
+        ("colour=red", '[workload]\nname = "bert:tiny"\nset = {colour = "red"}\n'),
+        ("workload.set.threads=many", '[workload]\nname = "bert:tiny"\nset = {threads = "many"}\n'),
+        ("profile.repeats=0", '[profile]\nrepeats = 0\n'),
+        ("profile.timer=sundial", '[profile]\ntimer = "sundial"\n'),
+    ],
+)
+def test_a_bad_set_value_gets_the_tomls_message(seqpoints, tmp_path, cli, item, toml) -> None:
+    from seqpoint.exceptions import ConfigError
+    from seqpoint.workflows import load_config
+
+    code, _, err = cli(_flops(seqpoints, tmp_path / "m.json", "--set", item, "--no-progress"))
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1  # an old spelling's warning is not said over an error
+    config = tmp_path / "c.toml"
+    config.write_text('[lengths]\nsource = "l.csv"\n' + toml)
+    with pytest.raises(ConfigError) as exc:
+        load_config(config)
+    assert lines[0] == f"seqpoint: error: {str(exc.value).removeprefix(f'{config}: ')}"
 
 
 @pytest.fixture(autouse=True)

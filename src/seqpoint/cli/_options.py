@@ -1,24 +1,119 @@
-"""Options several commands share, declared once (same flag, same help everywhere)."""
+"""Options several commands share, declared once (same flag, same help everywhere), and
+the old spellings they replace.
+
+Every command takes ``-o/--output`` for what it writes, ``--json`` for its result and
+``-q/--quiet``; ``--set section.key=value`` names the run config's keys. An old spelling
+(``--out``, ``--no-progress``, a bare ``--set KEY=VALUE``) still works and is warned about
+in one stderr line, once the command's input has been checked, so that bad input stays the
+one error line of the command-line contract.
+"""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-__all__ = ["USER_CODE_HELP", "AsJson", "Quiet", "UserCode", "print_json"]
+from seqpoint._config import parse_set
+from seqpoint.cli._app import err_console
+from seqpoint.exceptions import ConfigError
+
+__all__ = [
+    "USER_CODE_HELP",
+    "AsJson",
+    "OldOut",
+    "Quiet",
+    "RunFolder",
+    "UserCode",
+    "deprecated",
+    "lay_sets",
+    "pick_output",
+    "print_json",
+    "warn_old_spellings",
+]
 
 USER_CODE_HELP = (
     "Allow a [workload] name of module:function, which imports and runs that module with "
     "your rights (a path/to/file.py:function is allowed without it)."
 )
 
-AsJson = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
+AsJson = Annotated[bool, typer.Option("--json", help="Print the result as one JSON object on stdout, "
+                                                     "and nothing else there.")]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")]
 UserCode = Annotated[bool, typer.Option("--allow-user-code", help=USER_CODE_HELP)]
+RunFolder = Annotated[Path | None, typer.Option(
+    "-o", "--output", help="Run folder ([report] out; default runs/NAME-TIME).")]
+#: ``-o``'s old long name on the commands that write a run folder.
+OldOut = Annotated[Path | None, typer.Option("--out", hidden=True, help="Deprecated: use -o/--output.")]
+
+
+def deprecated(old: str, new: str) -> str:
+    """The one wording of a deprecation: ``--out is deprecated; use -o/--output``."""
+    return f"{old} is deprecated; use {new}"
+
+
+def warn_old_spellings(notes: Iterable[str]) -> None:
+    """One stderr line per old spelling; call once the command's input has been checked."""
+    for note in notes:
+        err_console.print(f"seqpoint: warning: {note}", markup=False, highlight=False, soft_wrap=True)
+
+
+def pick_output(output: Path | None, out: Path | None) -> tuple[Path | None, list[str]]:
+    """``-o/--output``, or the hidden old ``--out`` (with its deprecation note)."""
+    if out is None:
+        return output, []
+    if output is not None:
+        raise ConfigError("--out is the old name of -o/--output; give -o/--output once.")
+    return out, [deprecated("--out", "-o/--output")]
+
+
+def lay_sets(data: dict[str, dict[str, Any]], items: Iterable[str] | None, *, bare: str,
+             command: str) -> list[str]:
+    """Lay ``--set section.key=value`` items over ``data`` and return the deprecation notes.
+
+    Parameters
+    ----------
+    data : dict of section name to dict
+        The run config's sections as the command's flags fill them (TOML-shaped): ``--set``
+        takes their keys, and any key of a table among them (``batching.params.KEY``). The
+        caller builds the sections from ``data``, so a value gets the TOML's own check and
+        message.
+    items : iterable of str
+        The ``--set`` items, in the one grammar (:func:`seqpoint._config.parse_set`).
+    bare : str
+        Where the old spelling, a bare ``KEY=VALUE``, goes (``batching.params``); it is
+        read as ``bare.KEY=VALUE`` with a note naming that spelling.
+    command : str
+        The command, as an error names it.
+    """
+    notes = []
+    for item in items or ():
+        key, sep, _ = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--set expects section.key=value, as in a run config (e.g. --set "
+                              f"{bare}.KEY=VALUE). Got {item!r}.")
+        if "." not in key:
+            notes.append(deprecated(f"--set {item}", f"--set {bare}.{item.strip()}"))
+            item = f"{bare}.{item.strip()}"
+        ((dotted, value),) = parse_set([item]).items()
+        *parents, leaf = dotted.split(".")
+        node: Any = data
+        for part in parents:
+            node = node.get(part) if isinstance(node, dict) else None
+        if not isinstance(node, dict) or not leaf or (len(parents) == 1 and leaf not in node):
+            keys = [f"{s}.{k}{'.KEY' if isinstance(v, dict) else ''}" for s, sec in data.items()
+                    for k, v in sec.items()]
+            raise ConfigError(f"--set {item!r}: seqpoint {command} takes the keys {', '.join(keys)} "
+                              "(section.key=value, as in a run config).")
+        node[leaf] = value
+    return notes
 
 
 def print_json(result: Any) -> None:
-    """A result's ``to_dict()`` as indented JSON on stdout (what ``--json`` prints)."""
-    print(json.dumps(result.to_dict(), indent=2, default=str))
+    """A result (a dict, or an object's ``to_dict()``) as indented JSON on stdout: what
+    ``--json`` prints."""
+    data = result if isinstance(result, dict) else result.to_dict()
+    print(json.dumps(data, indent=2, default=str))

@@ -9,12 +9,20 @@ missing or malformed SEQPOINTS file).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from seqpoint._config import parse_set
 from seqpoint.cli._app import app, console, err_console, fail
+from seqpoint.cli._options import (
+    AsJson,
+    Quiet,
+    UserCode,
+    deprecated,
+    lay_sets,
+    print_json,
+    warn_old_spellings,
+)
 from seqpoint.reports import print_measurements
 
 __all__ = ["profile"]
@@ -36,7 +44,9 @@ def profile(
     set_: Annotated[
         list[str] | None,
         typer.Option(
-            "--set", help="Workload setting KEY=VALUE, a TOML value or a bare word (dtype=bf16, threads=2, time_strides=[2,2] ...)."
+            "--set", help="A run config key, section.key=value: workload.set.KEY (a workload setting: "
+            "workload.set.dtype=bf16, workload.set.threads=2, workload.set.time_strides=[2,2] ...) or "
+            "a [profile] key a flag sets (profile.repeats=3, ...); repeatable."
         ),
     ] = None,
     metric: Annotated[
@@ -61,16 +71,12 @@ def profile(
     no_cache: Annotated[
         bool, typer.Option("--no-cache", help="Measure everything; read and write no cache.")
     ] = False,
+    as_json: AsJson = False,
+    quiet: Quiet = False,
     progress: Annotated[
-        bool, typer.Option("--progress/--no-progress", help="Show a progress bar.")
-    ] = True,
-    allow_user_code: Annotated[
-        bool,
-        typer.Option(
-            "--allow-user-code",
-            help="Allow a --workload module:function, which imports and runs that module.",
-        ),
-    ] = False,
+        bool | None, typer.Option("--progress/--no-progress", hidden=True, help="Deprecated: use -q/--quiet.")
+    ] = None,
+    allow_user_code: UserCode = False,
     kineto_dir: Annotated[
         Path | None,
         typer.Option("--kineto-dir", help="Write each SeqPoint's profiled step as a Kineto (chrome) "
@@ -80,25 +86,38 @@ def profile(
 ) -> None:
     """Profile the SeqPoints on a workload and write MEASUREMENTS.json."""
     from seqpoint.cache import MeasurementCache
-    from seqpoint.profiling import ProfileConfig, profile_points, write_measurements
+    from seqpoint.profiling import profile_points, write_measurements
     from seqpoint.selection import read_seqpoints
+    from seqpoint.workflows import ProfileSection, WorkloadSection
     from seqpoint.workloads import check_user_code, load_workload
 
     if cache is not None and no_cache:
         fail("--cache and --no-cache exclude each other; give one.")
+    # The flags fill the run config's [workload] set and [profile]; --set lays the same keys
+    # over them, and the sections check the result as they check a TOML file. The harness
+    # default records time only; a run config's [profile] records more by default.
+    data: dict[str, dict[str, Any]] = {
+        "workload": {"set": {}},
+        "profile": {"warmup": warmup, "repeats": repeats, "timer": timer,
+                    "metrics": tuple(metric) if metric else ("time",),
+                    "kineto_dir": None if kineto_dir is None else str(kineto_dir),
+                    "cache": None if cache is None else str(cache), "use_cache": not no_cache},
+    }
+    old = lay_sets(data, set_, bare="workload.set", command="profile")
+    if progress is not None:
+        old.append(deprecated("--no-progress", "-q/--quiet") if not progress else
+                   "--progress is deprecated; progress shows unless -q/--quiet")
     check_user_code(workload, allowed=allow_user_code)
     points = read_seqpoints(seqpoints)
-    # The harness default, time only; a run config's [profile] records more by default.
-    config = ProfileConfig(
-        warmup=warmup, repeats=repeats, timer=timer, metrics=tuple(metric) if metric else ("time",),
-        kineto_dir=None if kineto_dir is None else str(kineto_dir),
-    )
-    wl = load_workload(workload, parse_set(set_ or []))
-    store = None if no_cache else MeasurementCache(cache)
-    ms = profile_points(wl, points, config, cache=store, progress=progress, console=console)
+    wanted = WorkloadSection(name=workload, **data["workload"])
+    settings = ProfileSection(**data["profile"])
+    wl = load_workload(wanted.name, wanted.set)
+    warn_old_spellings(old)
+    store = MeasurementCache(settings.cache) if settings.use_cache else None
+    ms = profile_points(wl, points, settings.harness, cache=store, console=console,
+                        progress=not (quiet or as_json or progress is False))
     write_measurements(ms, output)
 
-    print_measurements(console, points, ms)
     failed = [m for m in ms.measurements if not m.ok]
     if failed:
         err_console.print(
@@ -108,4 +127,10 @@ def profile(
             markup=False,
             soft_wrap=True,
         )
+    if as_json:
+        print_json({"output": str(output), "workload": ms.workload, "n_points": len(ms.measurements),
+                    "ok": len(ms.measurements) - len(failed), "failed": len(failed),
+                    "metrics": sorted({k for m in ms.measurements for k in m.metrics})})
+        return
+    print_measurements(console, points, ms)
     console.print(f"wrote {output}", markup=False)

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from seqpoint.cli._app import app, console, err_console, fail
+from seqpoint.cli._options import AsJson, Quiet, print_json
 from seqpoint.measurements import read_measurements
 from seqpoint.projection import (
     INTERCONNECTS,
@@ -30,7 +30,8 @@ def project_command(
     schedule: Annotated[Path, typer.Argument(help="SCHEDULE.csv or .parquet of the whole run.")],
     seqpoints: Annotated[Path, typer.Argument(help="SEQPOINTS.json from 'seqpoint select'.")],
     measurements: Annotated[Path, typer.Argument(help="MEASUREMENTS.json from 'seqpoint profile'.")],
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+    as_json: AsJson = False,
+    quiet: Quiet = False,
     method: Annotated[
         str, typer.Option("--method", help="weighted (the paper's) or interpolated.")
     ] = "weighted",
@@ -85,7 +86,7 @@ def project_command(
         out = result.to_dict()
         if dp is not None:
             out["data_parallel"] = dp.to_dict()
-        print(json.dumps(out))
+        print_json(out)
         return
     print_projection(console, result)
     if dp is not None:

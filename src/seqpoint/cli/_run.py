@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import warnings
 from pathlib import Path
 from typing import Annotated
@@ -10,7 +11,16 @@ from typing import Annotated
 import typer
 
 from seqpoint.cli._app import app, console
-from seqpoint.cli._options import AsJson, Quiet, UserCode, print_json
+from seqpoint.cli._options import (
+    AsJson,
+    OldOut,
+    Quiet,
+    RunFolder,
+    UserCode,
+    pick_output,
+    print_json,
+    warn_old_spellings,
+)
 from seqpoint.exceptions import ConfigError, SeqPointWarning
 from seqpoint.reports import (
     print_histogram,
@@ -39,16 +49,20 @@ __all__ = ["demo", "run_cmd", "speedup", "validate_cmd"]
 _SET_HELP = "Override a config value: section.key=value (e.g. batching.epochs=2, workload.set.dtype=bf16)."
 
 
-
 def _load(
-    config: Path, overrides: list[str] | None, out: Path | None, *, allow_user_code: bool
+    config: Path, overrides: list[str] | None, output: Path | None, *, allow_user_code: bool,
+    out: Path | None = None,
 ) -> RunConfig:
+    """The config with its --set overrides and -o/--output ([report] out); the old ``--out``
+    is warned about once the config has been checked."""
+    output, old = pick_output(output, out)
     cfg = load_config(config)
     if overrides:
         cfg = apply_overrides(cfg, overrides)
-    if out is not None:
-        cfg = dataclasses.replace(cfg, report=dataclasses.replace(cfg.report, out=str(out)))
+    if output is not None:
+        cfg = dataclasses.replace(cfg, report=dataclasses.replace(cfg.report, out=str(output)))
     check_user_code(cfg.workload.name, allowed=allow_user_code)
+    warn_old_spellings(old)
     return cfg
 
 
@@ -56,7 +70,8 @@ def _load(
 def run_cmd(
     config: Annotated[Path, typer.Argument(help="Run config TOML (see configs/).")],
     overrides: Annotated[list[str] | None, typer.Option("--set", help=_SET_HELP)] = None,
-    out: Annotated[Path | None, typer.Option("-o", "--out", help="Run folder (default runs/NAME-TIME).")] = None,
+    output: RunFolder = None,
+    out: OldOut = None,
     as_json: AsJson = False,
     quiet: Quiet = False,
     allow_user_code: UserCode = False,
@@ -64,7 +79,7 @@ def run_cmd(
                                          "run folder to MLflow (needs seqpoint[mlflow]).")] = False,
 ) -> None:
     """Lengths → schedule → SeqPoints → profile (cached) → projected run, in a run folder."""
-    cfg = _load(config, overrides, out, allow_user_code=allow_user_code)
+    cfg = _load(config, overrides, output, out=out, allow_user_code=allow_user_code)
     for item in overrides or ():
         if item.split(".", 1)[0].strip() == "validation":
             warnings.warn(f"--set {item!r}: [validation] is read by seqpoint validate, not by run; here it "
@@ -83,7 +98,8 @@ def run_cmd(
 def validate_cmd(
     config: Annotated[Path, typer.Argument(help="Run config TOML; [validation] says what to run in full.")],
     overrides: Annotated[list[str] | None, typer.Option("--set", help=_SET_HELP)] = None,
-    out: Annotated[Path | None, typer.Option("-o", "--out", help="Run folder.")] = None,
+    output: RunFolder = None,
+    out: OldOut = None,
     no_exact: Annotated[bool, typer.Option("--no-exact", help="Skip exact FLOP totals.")] = False,
     as_json: AsJson = False,
     quiet: Quiet = False,
@@ -105,7 +121,7 @@ def validate_cmd(
     if first_n is not None and not trace:
         raise ConfigError("--first-n sets the first-N estimate of a recorded run, read with --trace only; "
                           "leave it out or add --trace.")
-    cfg = _load(config, overrides, out, allow_user_code=allow_user_code)
+    cfg = _load(config, overrides, output, out=out, allow_user_code=allow_user_code)
     if trace:
         checked, folder = validate_config_on_traces(
             cfg, [str(t) for t in trace], **({} if first_n is None else {"first_n": first_n}),
@@ -131,8 +147,12 @@ def speedup(
     config_b: Annotated[Path | None, typer.Argument(help="New configuration (TOML); "
                                                     "omit it and use --set-b to vary A.")] = None,
     set_a: Annotated[list[str] | None, typer.Option(
-        "--set", help="Overrides of A (KEY=VALUE, as for run); B, when it is A with --set-b, gets them too.")] = None,
+        "--set", help="Overrides of A (section.key=value, as for run); B, when it is A with --set-b, gets them too.")] = None,
     set_b: Annotated[list[str] | None, typer.Option("--set-b", help="Overrides that turn A into B.")] = None,
+    output: Annotated[Path | None, typer.Option(
+        "-o", "--output", help="A's run folder, where the speedup is written ([report] out of A; "
+                               "default runs/NAME-TIME).")] = None,
+    out: OldOut = None,
     as_json: AsJson = False,
     quiet: Quiet = False,
     allow_user_code: UserCode = False,
@@ -150,10 +170,11 @@ def speedup(
     With [profile] processes > 1 in both, A's and B's worker processes take
     turns (A1 B1 B2 A2 ...), so a drift of the machine's speed reaches both.
     """
+    output, old = pick_output(output, out)
     if files is not None:
-        if config_a is not None or config_b is not None or set_b or set_a:
-            raise ConfigError("--files takes the place of CONFIG_A, CONFIG_B, --set and --set-b; "
-                              "give one or the other.")
+        if config_a is not None or config_b is not None or set_b or set_a or output is not None:
+            raise ConfigError("--files takes the place of CONFIG_A, CONFIG_B, --set, --set-b and "
+                              "-o/--output (it writes no run folder); give one or the other.")
         if check:
             raise ConfigError("--validate runs both configurations in full and needs CONFIG_A; "
                               "--files measures nothing. Give one or the other.")
@@ -166,12 +187,15 @@ def speedup(
     if config_a is None:
         raise ConfigError("Give a baseline CONFIG_A (and CONFIG_B or --set-b), or --files SCHEDULE "
                           "SEQPOINTS MEASUREMENTS_A MEASUREMENTS_B.")
+    if output is not None:  # A's [report] out, a TOML string (a path may read as a number)
+        set_a = [*(set_a or ()), f"report.out={json.dumps(str(output), ensure_ascii=False)}"]
     a = _load(config_a, set_a, None, allow_user_code=allow_user_code)
     b = _load(config_b, None, None, allow_user_code=allow_user_code) if config_b else a
     if set_b:
         check_user_code(
             apply_overrides(b, set_b, option="--set-b").workload.name, allowed=allow_user_code
         )
+    warn_old_spellings(old)
     result = speedup_between(config_a, config_b, set_b or [], validate=check, set_a=set_a,
                              progress=not (quiet or as_json), console=console)
     if as_json:
@@ -183,8 +207,11 @@ def speedup(
 
 @app.command("demo")
 def demo(
-    out: Annotated[Path | None, typer.Option("-o", "--out", help="Folder for the demo's runs.")] = None,
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="Folder for the demo's runs.")] = None,
+    out: OldOut = None,
     quiet: Quiet = False,
 ) -> None:
     """The bundled default: DeepSpeech2-tiny on LibriSpeech, projected and validated (CPU, minutes)."""
-    raise typer.Exit(run_demo(console, out=out, progress=not quiet))
+    output, old = pick_output(output, out)
+    warn_old_spellings(old)
+    raise typer.Exit(run_demo(console, out=output, progress=not quiet))

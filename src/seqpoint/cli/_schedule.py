@@ -9,11 +9,12 @@ from typing import Annotated, Any
 
 import typer
 
-from seqpoint._config import parse_set
 from seqpoint._params import Constraint, Options, check_params
 from seqpoint.cli._app import app, console, err_console
+from seqpoint.cli._options import AsJson, Quiet, lay_sets, print_json, warn_old_spellings
 from seqpoint.exceptions import ConfigError, SeqPointWarning
 from seqpoint.reports import print_schedule
+from seqpoint.schedule import IterationSchedule, summarize, write_schedule
 
 __all__ = ["schedule"]
 
@@ -44,10 +45,22 @@ def _check_output(output: Path) -> None:
             raise ConfigError("Writing .parquet needs pyarrow (pip install pyarrow); or use .csv.") from None
 
 
-def _trace_schedule(source: str, output: Path, *, policy: str | None, rank: int | None, bins: int) -> None:
+def _report(sched: IterationSchedule, output: Path, *, bins: int, title: str, as_json: bool,
+            **facts: Any) -> None:
+    """The schedule's summary: a table, or with ``--json`` one object (``output``, the
+    command's ``facts`` and the summary's fields: ``n_iterations``, ``n_epochs``,
+    ``n_unique_signatures``, ``padding_ratio``, ...)."""
+    summary = summarize(sched, bins=bins)
+    if as_json:
+        print_json({"output": str(output), **facts, **summary.to_dict()})
+    else:
+        print_schedule(console, sched, summary, show_tgt=bool(sched.tgt_len.any()), title=title)
+
+
+def _trace_schedule(source: str, output: Path, *, policy: str | None, rank: int | None, bins: int,
+                    as_json: bool) -> None:
     """``--format trace``: a recorded run's micro-batches, one schedule row each."""
     from seqpoint.batching import bounded
-    from seqpoint.schedule import summarize, write_schedule
     from seqpoint.validation import read_trace
 
     if policy is not None:
@@ -58,8 +71,8 @@ def _trace_schedule(source: str, output: Path, *, policy: str | None, rank: int 
     trace = read_trace(source)
     sched = trace.to_schedule(rank=rank)
     write_schedule(sched, output)
-    print_schedule(console, sched, summarize(sched, bins=bins), show_tgt=bool(sched.tgt_len.any()),
-                   title=f"schedule of the recorded run {source} → {output}")
+    _report(sched, output, bins=bins, title=f"schedule of the recorded run {source} → {output}",
+            as_json=as_json, policy=None, world_size=sched.world_size, rank=rank)
 
 
 @app.command("schedule")
@@ -129,7 +142,9 @@ def schedule(
     seed: Annotated[int, typer.Option("--seed", help="Run seed.")] = 0,
     set_: Annotated[
         list[str] | None,
-        typer.Option("--set", help="Other policy parameter, KEY=VALUE (a TOML value or a bare word; repeatable)."),
+        typer.Option("--set", help="A run config key, section.key=value: batching.params.KEY (a policy "
+                     "parameter), lengths.params.KEY (a reader option), or a key a flag sets "
+                     "(batching.epochs, lengths.column, ...); repeatable."),
     ] = None,
     bins: Annotated[
         int, typer.Option("--bins", help=f"Bins of the seq_len histogram shown (1..{MAX_BINS:,}).")
@@ -146,6 +161,8 @@ def schedule(
         typer.Option("--shard", help="How ranks split an epoch: samples (DistributedSampler) or batches "
                      "(round-robin); default by policy."),
     ] = None,
+    as_json: AsJson = False,
+    quiet: Quiet = False,
 ) -> None:
     """Replay a batching policy over per-sample lengths (or read a recorded run trace) and
     write the iteration schedule."""
@@ -155,15 +172,13 @@ def schedule(
         POLICIES,
         SHARD_MODES,
         bounded,
-        make_policy,
         resolve_shard,
     )
-    from seqpoint.schedule import summarize, write_schedule
-    from seqpoint.traces import read_lengths
+    from seqpoint.workflows import BatchingSection, LengthsSection, build_schedule, load_lengths
 
     _check_output(output)
     if format == "trace":
-        _trace_schedule(lengths, output, policy=policy, rank=rank, bins=bins)
+        _trace_schedule(lengths, output, policy=policy, rank=rank, bins=bins, as_json=as_json)
         return
     if policy is None:
         raise ConfigError("Missing option '--policy': name a batching policy, or give --format trace "
@@ -204,33 +219,36 @@ def schedule(
                 f"{', '.join(fields)}."
             )
         params[key] = value
-    params.update(parse_set(set_ or []))
-    pol = make_policy(policy, **params)
-
     reader_options: dict[str, Any] = {
         "scale": scale,
         "sample_rate": sample_rate,
         "tokenizer": tokenizer,
         "extra_tokens": extra_tokens,
+        "count_column": count_column,
     }
-    read_kw = {k: v for k, v in reader_options.items() if v is not None}
+    # The flags fill the run config's [lengths] and [batching]; --set lays the same keys over
+    # them, and the sections check the result as they check a TOML file.
+    data: dict[str, dict[str, Any]] = {
+        "lengths": {"format": format, "column": column, "tgt": None if tgt is None else str(tgt),
+                    "params": {k: v for k, v in reader_options.items() if v is not None}},
+        "batching": {"epochs": epochs, "seed": seed, "params": params, "world_size": world_size,
+                     "rank": rank, "shard": shard},
+    }
+    old = lay_sets(data, set_, bare="batching.params", command="schedule")
+    source = LengthsSection(source=lengths, **data["lengths"])
+    batching = BatchingSection(policy=policy, **data["batching"])
+    warn_old_spellings(old)
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", SeqPointWarning)
-        lens = read_lengths(
-            lengths, format=format, column=column, tgt=tgt, count_column=count_column, **read_kw
-        )
-        sched = pol.replay(lens, epochs=epochs, seed=seed, world_size=world_size, shard=shard)
-        if rank is not None:
-            sched = sched.for_rank(rank)
+        lens = load_lengths(source)
+        sched = build_schedule(batching, lens)
     for w in caught:
         if issubclass(w.category, SeqPointWarning):
             err_console.print(f"seqpoint: warning: {w.message}", markup=False, highlight=False)
     write_schedule(sched, output)
 
-    ranks = f", rank {rank} of {world_size}" if rank is not None else (
-        f", {world_size} ranks" if world_size > 1 else "")
-    print_schedule(
-        console, sched, summarize(sched, bins=bins), show_tgt=lens.tgt is not None,
-        title=f"{policy} schedule of {lens.n_samples} samples ({lens.unit}{ranks}) → {output}",
-    )
+    ranks, size = batching.rank, batching.world_size
+    where = f", rank {ranks} of {size}" if ranks is not None else (f", {size} ranks" if size > 1 else "")
+    _report(sched, output, bins=bins, as_json=as_json, policy=policy, world_size=size, rank=ranks,
+            title=f"{policy} schedule of {lens.n_samples} samples ({lens.unit}{where}) → {output}")

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from seqpoint.cli._app import app, console, err_console, fail
+from seqpoint.cli._options import AsJson, Quiet, print_json
 from seqpoint.exceptions import SeqPointWarning
 from seqpoint.reports import print_selection
 from seqpoint.schedule import read_schedule
@@ -41,6 +42,8 @@ def select(
         typer.Option("--simpoints", help="Also write STEM.simpoints and STEM.weights in SimPoint 3.0's "
                                          "format (interval = iteration), for simulators."),
     ] = None,
+    as_json: AsJson = False,
+    quiet: Quiet = False,
 ) -> None:
     """Choose the iterations to profile and their weights; write SEQPOINTS.json."""
     if method not in SELECTORS:
@@ -84,11 +87,18 @@ def select(
         )
     points = selector.to_seqpoints(sched)
     write_seqpoints(points, output)
+    written: list[str] = []
     if simpoints is not None:
         from seqpoint.selection import write_simpoints
 
-        written = write_simpoints(points, simpoints)
-        console.print(f"wrote {', '.join(str(w) for w in written)} (SimPoint format)", markup=False)
-
+        written = [str(w) for w in write_simpoints(points, simpoints)]
+    if as_json:
+        print_json({"output": str(output), "method": method, "n_points": len(points),
+                    "n_iterations": points.n_iterations,
+                    "estimated_error": points.meta.get("estimated_error"),
+                    "calibrated_error": points.meta.get("calibrated_error"), "simpoints": written})
+        return
+    if written:
+        console.print(f"wrote {', '.join(written)} (SimPoint format)", markup=False)
     print_selection(console, points, method=method)
     console.print(f"wrote {output}")

@@ -8,7 +8,16 @@ from typing import Annotated
 import typer
 
 from seqpoint.cli._app import app, console
-from seqpoint.cli._options import AsJson, Quiet, UserCode, print_json
+from seqpoint.cli._options import (
+    AsJson,
+    OldOut,
+    Quiet,
+    RunFolder,
+    UserCode,
+    pick_output,
+    print_json,
+    warn_old_spellings,
+)
 from seqpoint.reports import print_sweep
 from seqpoint.workflows import load_sweep, run_sweep
 from seqpoint.workloads import check_user_code
@@ -28,17 +37,20 @@ def sweep_cmd(
                           "default: start a local Ray.")] = None,
     num_cpus: Annotated[int | None, typer.Option(
         "--num-cpus", min=1, help="CPUs of the local Ray (default: all).")] = None,
-    out: Annotated[Path | None, typer.Option("-o", "--out", help="Run folder (default runs/NAME-TIME).")] = None,
+    output: RunFolder = None,
+    out: OldOut = None,
     as_json: AsJson = False,
     quiet: Quiet = False,
     allow_user_code: UserCode = False,
 ) -> None:
     """Profile every configuration of a sweep on shared SeqPoints; print the speedup matrix."""
+    output, old = pick_output(output, out)
     # Every configuration's workload is checked before anything is built or measured.
     for entry in load_sweep(sweep_file).configurations:
         check_user_code(entry.config.workload.name, allowed=allow_user_code)
+    warn_old_spellings(old)
     name = executor or ("ray" if address is not None else "local")
-    result = run_sweep(sweep_file, executor=name, address=address, num_cpus=num_cpus, out=out,
+    result = run_sweep(sweep_file, executor=name, address=address, num_cpus=num_cpus, out=output,
                        progress=not (quiet or as_json), console=console)
     if as_json:
         print_json(result)

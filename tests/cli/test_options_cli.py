@@ -1,0 +1,278 @@
+"""One vocabulary (STYLE rule 16): ``-o/--output``, ``-q/--quiet``, ``--json`` and ``--set
+section.key=value`` on every command, and the old spellings, which still work with one
+warning line (and none when the input is bad, whose error stays the one stderr line)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from seqpoint.exceptions import ConfigError
+from seqpoint.profiling import Measurement, Measurements, write_measurements
+from seqpoint.schedule import IterationSchedule, read_schedule, summarize, write_schedule
+from seqpoint.selection import read_seqpoints
+from seqpoint.workflows import apply_overrides, load_config
+
+Cli = Callable[[list[str]], tuple[int, str, str]]
+
+BUNDLED = "bundled:librispeech-dev-clean"
+OUT_WARNING = "seqpoint: warning: --out is deprecated; use -o/--output\n"
+
+
+def _error(err: str) -> str:
+    """The one stderr line of a refused input, without its ``seqpoint: error:`` prefix."""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("seqpoint: error: "), err
+    return lines[0].removeprefix("seqpoint: error: ")
+
+
+def _toml_error(tmp_path: Path, body: str) -> str:
+    """What a run config file with ``body`` is refused with, without the file's name."""
+    path = tmp_path / "bad.toml"
+    path.write_text(f'[lengths]\nsource = "l.csv"\n{body}')
+    with pytest.raises(ConfigError) as exc:
+        load_config(path)
+    return str(exc.value).removeprefix(f"{path}: ")
+
+
+@pytest.fixture
+def csv(tmp_path: Path) -> Path:
+    path = tmp_path / "l.csv"
+    rows = (f"{n},{160 * n}" for n in range(10, 400, 11))
+    path.write_text("length,samples\n" + "\n".join(rows) + "\n")
+    return path
+
+
+# --- schedule ------------------------------------------------------------------------------
+
+
+def test_schedule_json_is_its_summary(tmp_path: Path, cli: Cli) -> None:
+    out = tmp_path / "s.csv"
+    code, stdout, err = cli(["schedule", BUNDLED, "--policy", "fixed", "--batch-size", "16", "-o", str(out),
+                             "--json", "-q"])
+    assert code == 0 and err == ""
+    data = json.loads(stdout)
+    assert data == {"output": str(out), "policy": "fixed", "world_size": 1, "rank": None,
+                    **summarize(read_schedule(out), bins=12).to_dict()}
+    assert {"n_iterations", "n_epochs", "n_unique_signatures", "padding_ratio"} <= set(data)
+
+
+def test_schedule_json_of_a_recorded_run(tmp_path: Path, cli: Cli) -> None:
+    from seqpoint.validation import RunTrace, write_trace
+
+    trace = write_trace(RunTrace(iteration=[0, 1], epoch=[0, 0], micro_batch=[0, 0], batch_size=[4, 2],
+                                 seq_len=[16, 8], tgt_len=[0, 0], tokens=[50, 12], sum_sq_len=[700, 100],
+                                 time_s=[0.1, 0.2]), tmp_path / "t.csv")
+    code, stdout, _ = cli(["schedule", str(trace), "--format", "trace", "-o", str(tmp_path / "s.csv"), "--json"])
+    assert code == 0
+    data = json.loads(stdout)
+    assert data["policy"] is None and data["n_iterations"] == 2
+
+
+@pytest.mark.parametrize(
+    ("flags", "sets"),
+    [
+        (["--batch-size", "8"], ["batching.params.batch_size=8"]),
+        (["--epochs", "2", "--seed", "3"], ["batching.epochs=2", "batching.seed=3"]),
+        (["--world-size", "2", "--rank", "1"], ["batching.world_size=2", "batching.rank=1"]),
+        (["--column", "samples", "--sample-rate", "16000"],
+         ["lengths.column=samples", "lengths.params.sample_rate=16000"]),
+        (["--format", "csv", "--scale", "0.5"], ["lengths.format=csv", "lengths.params.scale=0.5"]),
+    ],
+)
+def test_schedule_set_takes_the_run_config_keys_of_its_flags(
+    flags: list[str], sets: list[str], csv: Path, tmp_path: Path, cli: Cli
+) -> None:
+    base = ["schedule", str(csv), "--policy", "sortagrad", "--batch-size", "4"]
+    code, _, warned = cli([*base, *flags, "-o", str(tmp_path / "flags.csv")])
+    assert code == 0, warned
+    code, _, err = cli([*base, *(a for s in sets for a in ("--set", s)), "-o", str(tmp_path / "set.csv")])
+    assert code == 0 and err == warned
+    assert (tmp_path / "flags.csv").read_text() == (tmp_path / "set.csv").read_text()
+
+
+def test_schedule_bare_set_is_a_policy_parameter_with_a_warning(tmp_path: Path, cli: Cli) -> None:
+    base = ["schedule", BUNDLED, "--policy", "sorted"]
+    code, _, err = cli([*base, "--set", "batching.params.batch_size=8", "-o", str(tmp_path / "new.csv")])
+    assert code == 0 and err == ""
+    code, _, err = cli([*base, "--set", "batch_size=8", "-o", str(tmp_path / "old.csv")])
+    assert code == 0
+    assert err == ("seqpoint: warning: --set batch_size=8 is deprecated; use --set "
+                   "batching.params.batch_size=8\n")
+    assert (tmp_path / "old.csv").read_text() == (tmp_path / "new.csv").read_text()
+
+
+@pytest.mark.parametrize(
+    ("item", "toml"),
+    [
+        ("batching.params.batch_size=0", '[batching]\npolicy = "fixed"\nparams = {batch_size = 0}\n'),
+        ("batch_size=0", '[batching]\npolicy = "fixed"\nparams = {batch_size = 0}\n'),
+        ("batching.epochs=0", '[batching]\npolicy = "fixed"\nepochs = 0\n'),
+        ("batching.shard=rows", '[batching]\npolicy = "fixed"\nshard = "rows"\n'),
+        ("batching.rank=2", '[batching]\npolicy = "fixed"\nrank = 2\n'),
+        ("lengths.format=xml", 'format = "xml"\n'),
+    ],
+)
+def test_schedule_set_bad_value_gets_the_tomls_message(
+    item: str, toml: str, csv: Path, tmp_path: Path, cli: Cli
+) -> None:
+    # A bare item with a bad value is refused in one line: no deprecation warning before it.
+    code, _, err = cli(["schedule", str(csv), "--policy", "fixed", "--set", item, "-o", str(tmp_path / "s.csv")])
+    assert code == 2
+    assert _error(err) == _toml_error(tmp_path, toml)
+
+
+@pytest.mark.parametrize(
+    ("item", "message"),
+    [
+        ("batching.schedule=s.csv", "--set 'batching.schedule=s.csv': seqpoint schedule takes the keys "
+                                    "lengths.format, lengths.column, lengths.tgt, lengths.params.KEY, "
+                                    "batching.epochs, batching.seed, batching.params.KEY"),
+        ("selection.n_points=3", "--set 'selection.n_points=3': seqpoint schedule takes the keys"),
+        ("batching.params.x.y=3", "--set 'batching.params.x.y=3': seqpoint schedule takes the keys"),
+        ("batching.=3", "--set 'batching.=3': seqpoint schedule takes the keys"),
+        ("batch_size", "--set expects section.key=value, as in a run config (e.g. --set "
+                       "batching.params.KEY=VALUE). Got 'batch_size'."),
+        ("=3", "--set expects section.key=value"),
+    ],
+)
+def test_schedule_set_refuses_keys_it_does_not_read(item: str, message: str, tmp_path: Path, cli: Cli) -> None:
+    code, _, err = cli(["schedule", BUNDLED, "--policy", "fixed", "--set", item, "-o", str(tmp_path / "s.csv")])
+    assert code == 2 and _error(err).startswith(message)
+
+
+# --- select and project ----------------------------------------------------------------------
+
+
+@pytest.fixture
+def schedule(tmp_path: Path) -> Path:
+    rng = np.random.default_rng(0)
+    sched = IterationSchedule.from_columns({"batch_size": np.full(200, 8), "seq_len": rng.integers(10, 200, 200)})
+    return write_schedule(sched, tmp_path / "s.csv")
+
+
+def test_select_json(schedule: Path, tmp_path: Path, cli: Cli) -> None:
+    out = tmp_path / "sp.json"
+    code, stdout, err = cli(["select", str(schedule), "-k", "5", "-o", str(out), "--json", "-q",
+                             "--simpoints", str(tmp_path / "run")])
+    assert code == 0 and err == ""
+    data = json.loads(stdout)
+    points = read_seqpoints(out)
+    assert data == {"output": str(out), "method": "seqpoint", "n_points": 5, "n_iterations": 200,
+                    "estimated_error": points.meta["estimated_error"],
+                    "calibrated_error": points.meta["calibrated_error"],
+                    "simpoints": [str(tmp_path / "run.simpoints"), str(tmp_path / "run.weights")]}
+    code, stdout, _ = cli(["select", str(schedule), "--method", "first", "-k", "3", "-o", str(out), "--json"])
+    assert code == 0 and json.loads(stdout)["estimated_error"] is None
+
+
+def test_project_takes_quiet(schedule: Path, tmp_path: Path, cli: Cli) -> None:
+    sp = tmp_path / "sp.json"
+    assert cli(["select", str(schedule), "-k", "4", "-o", str(sp), "-q"])[0] == 0
+    ms = [Measurement(iteration=p.iteration, batch_size=p.batch_size, seq_len=p.seq_len,
+                      metrics={"time_s": 1e-3 * p.seq_len}) for p in read_seqpoints(sp).points]
+    meas = write_measurements(Measurements(workload="t", measurements=tuple(ms)), tmp_path / "m.json")
+    code, stdout, err = cli(["project", str(schedule), str(sp), str(meas), "-q", "--json"])
+    assert code == 0 and err == ""
+    assert json.loads(stdout)["n_iterations"] == 200
+
+
+# --- the commands that write a run folder ------------------------------------------------------
+
+
+class _Result:
+    """What a faked workflow returns: its run folder, as ``--json`` prints it."""
+
+    def __init__(self, folder: object) -> None:
+        self.folder = folder
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"run_folder": str(self.folder)}
+
+
+@pytest.fixture
+def faked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
+    """A run config and a sweep file whose workflows only report the run folder they were given."""
+    from seqpoint.cli import _run, _sweep
+
+    config = tmp_path / "c.toml"
+    config.write_text(f'name = "t"\n[lengths]\nsource = "{BUNDLED}"\n[workload]\nname = "deepspeech2:tiny"\n')
+    sweep = tmp_path / "sweep.toml"
+    sweep.write_text('base = "c.toml"\n[axes]\n"workload.set.threads" = [1, 2]\n')
+
+    def speedup_between(config_a: Path, config_b: Path | None, set_b: list[str], *,
+                        set_a: list[str] | None, **_: object) -> _Result:
+        return _Result(apply_overrides(load_config(config_a), set_a or []).report.out)
+
+    def run_demo(console: object, *, out: Path | None, progress: bool) -> int:
+        print(json.dumps({"run_folder": str(out)}))
+        return 0
+
+    monkeypatch.setattr(_run, "run", lambda cfg, **_: _Result(cfg.report.out))
+    monkeypatch.setattr(_run, "validate", lambda cfg, **_: _Result(cfg.report.out))
+    monkeypatch.setattr(_run, "speedup_between", speedup_between)
+    monkeypatch.setattr(_run, "run_demo", run_demo)
+    monkeypatch.setattr(_sweep, "run_sweep", lambda path, *, out, **_: _Result(out))
+    return {"config": config, "sweep": sweep}
+
+
+COMMANDS = {
+    "run": ["run", "{config}", "--json"],
+    "validate": ["validate", "{config}", "--json"],
+    "speedup": ["speedup", "{config}", "--set-b", "workload.set.threads=2", "--json"],
+    "sweep": ["sweep", "{sweep}", "--json"],
+    "demo": ["demo", "-q"],
+}
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+@pytest.mark.parametrize("flag", ["-o", "--output", "--out"])
+def test_output_names_the_run_folder(command: str, flag: str, faked: dict[str, Path], cli: Cli,
+                                     tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    argv = [a.format(**faked) for a in COMMANDS[command]]
+    monkeypatch.chdir(tmp_path)
+    folder = Path("123")  # a name that TOML would read as a number stays a path
+    code, stdout, err = cli([*argv, flag, str(folder)])
+    assert code == 0, err
+    assert json.loads(stdout) == {"run_folder": str(folder)}
+    assert err == (OUT_WARNING if flag == "--out" else "")
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_out_with_output_or_bad_input_is_one_error_line(command: str, faked: dict[str, Path],
+                                                        tmp_path: Path, cli: Cli) -> None:
+    argv = [a.format(**faked) for a in COMMANDS[command]]
+    code, stdout, err = cli([*argv, "-o", str(tmp_path / "a"), "--out", str(tmp_path / "b")])
+    assert code == 2 and stdout == ""
+    assert _error(err) == "--out is the old name of -o/--output; give -o/--output once."
+    if command in ("run", "validate", "speedup"):
+        code, _, err = cli([*argv, "--out", str(tmp_path / "b"), "--set", "batching.epochs=0"])
+        assert code == 2 and "The 'epochs' parameter of [batching]" in _error(err)
+
+
+def test_speedup_files_writes_no_run_folder(faked: dict[str, Path], tmp_path: Path, cli: Cli) -> None:
+    c = str(faked["config"])
+    code, _, err = cli(["speedup", "--files", c, c, c, c, "-o", str(tmp_path / "x")])
+    assert code == 2 and "-o/--output (it writes no run folder)" in _error(err)
+
+
+def test_speedup_output_is_as_real_as_report_out(tmp_path: Path, cli: Cli) -> None:
+    pytest.importorskip("torch")
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(
+        f'name = "t"\n[lengths]\nsource = "{BUNDLED}"\nmax_samples = 48\n'
+        '[batching]\npolicy = "fixed"\nparams = { batch_size = 16 }\n[selection]\nn_points = 2\n'
+        '[workload]\nname = "deepspeech2:tiny"\nset = { threads = 1 }\n'
+        '[profile]\nwarmup = 0\nrepeats = 1\nmetrics = ["time"]\nuse_cache = false\n'
+        f'[report]\nout = "{tmp_path / "configured"}"\nplots = false\nhtml = false\n'
+    )
+    folder = tmp_path / "given"
+    code, out, err = cli(["speedup", str(cfg), "--set-b", "workload.set.rnn_hidden=32", "-o", str(folder), "-q"])
+    assert code == 0 and err == "", err
+    assert (folder / "speedup.json").exists() and not (tmp_path / "configured").exists()
+    assert str(folder) in out

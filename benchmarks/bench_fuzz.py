@@ -64,10 +64,11 @@ def case(command: str, rng: random.Random, tmp: Path) -> list[str]:
         # Bad SEQPOINTS files and bad settings fail before any step runs.
         bad_flag = rng.choice([["--repeats", str(rng.choice(NUMS))], ["--warmup", str(rng.choice(NUMS))],
                                ["--metric", rng.choice(["roofline:tpu", "x", "", "time,flops"])],
-                               ["--set", f"{rng.choice(['threads', 'dtype', 'nope', 'hidden'])}={rng.choice(NUMS)}"],
+                               ["--set", f"workload.set.{rng.choice(['threads', 'dtype', 'nope', 'hidden'])}="
+                                         f"{rng.choice(NUMS)}"],
                                ["-w", rng.choice(["json:loads", ":tiny", "bert:huge", "os:system", "x.py:f"])]])
         return ["profile", put("p.json", _json(rng)), "-w", "bert:tiny", *bad_flag, "--no-cache",
-                "--no-progress", "-o", str(tmp / "m.json")]
+                "-q", "-o", str(tmp / "m.json")]
     if command in ("run", "validate"):
         section = rng.choice(["batching", "selection", "workload", "profile", "validation", "report", "lengths"])
         key = rng.choice(["epochs", "policy", "name", "params", "set", "metrics", "use_cache", "plots",

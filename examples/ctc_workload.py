@@ -9,7 +9,7 @@ are right. dtype, threads, device, compile, micro-batches and the optimizer come
     seqpoint schedule lengths.csv --policy bucket --batch-size 8 -o s.csv
     seqpoint select s.csv -k 5 -o points.json       # points keep their real lengths
     seqpoint profile points.json --workload examples/ctc_workload.py:CTCModel \\
-        --set hidden=64 -o measurements.json
+        --set workload.set.hidden=64 -o measurements.json
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """A user workload for seqpoint: any model, as ``module:function``.
 
     seqpoint profile SEQPOINTS.json --workload examples/custom_workload.py:build \
-        --set hidden=64 -o MEASUREMENTS.json
+        --set workload.set.hidden=64 -o MEASUREMENTS.json
 
 ``build(**overrides)`` returns an object with ``name``, ``config``,
 ``make_batch(signature)`` and ``step(batch)``: one full training iteration (forward,

@@ -130,7 +130,7 @@ class TokenBudgetPolicy(BatchingPolicy):
                         f"Sample {worst} of {lengths.source} has {int(ntok[worst])} tokens "
                         f"(max of source and target), more than max_tokens={self.max_tokens}; "
                         f"raise max_tokens to at least {int(ntok[worst])} or drop such samples "
-                        "with drop_long=True (CLI: --set drop_long=true)."
+                        "with drop_long=True (CLI: --set batching.params.drop_long=true)."
                     )
                 dropped = int(long.sum())
                 warnings.warn(

@@ -200,7 +200,7 @@ class Bert(TorchWorkload):
         if seq_len > cfg.max_position:
             raise InputError(
                 f"{self.name}: seq_len {seq_len} exceeds max_position={cfg.max_position}; "
-                f"use --set max_position={seq_len} or shorter sequences."
+                f"use --set workload.set.max_position={seq_len} or shorter sequences."
             )
         p = cfg.masked_per_row(seq_len)
         meta = self.device.type == "meta"

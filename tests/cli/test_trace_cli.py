@@ -91,7 +91,7 @@ def test_cold_window_is_measured_on_the_trace_and_applied(tmp_path: Path, cli: C
      "[validation]\nruns = 3\n", [],
      "validate --trace does not read [lengths] source; [batching] policy, epochs; [validation] runs:"),
     ("", ["--set", "validation.baselines=[\"random\"]"], "does not read [validation] baselines:"),
-    ("", ["--set", "batching.interconnect=nvlink4"], "does not read [batching] interconnect:"),
+    ("", ["--set", "projection.interconnect=nvlink4"], "does not read [projection] interconnect:"),
     ("", ["--no-exact"], "--no-exact skips the exact FLOP totals"),
 ])
 def test_what_trace_validation_would_ignore_is_refused(tmp_path: Path, cli: Cli, tail: str, extra: list[str],

@@ -31,7 +31,7 @@ def test_load_config_errors(tmp_path):
     with pytest.raises(ConfigError, match="invalid TOML"):
         load_config(bad)
     bad.write_text("[batching]\npolcy = 'x'\n")
-    with pytest.raises(ConfigError, match=r"Unknown key\(s\) 'polcy'.*Valid keys: allreduce_s, epochs, interconnect, params, policy, rank, schedule, seed, shard, world_size"):
+    with pytest.raises(ConfigError, match=r"Unknown key\(s\) 'polcy'.*Valid keys: epochs, params, policy, rank, schedule, seed, shard, world_size"):
         load_config(bad)
     bad.write_text("[batchin]\npolicy = 'x'\n")
     with pytest.raises(ConfigError, match="Unknown key 'batchin'.*Valid keys"):

@@ -267,12 +267,13 @@ def test_speedup_validate_times_both_full_runs_in_alternating_rounds(tmp_path, m
 
 def test_speedup_rejects_different_runs(tmp_path):
     from seqpoint.exceptions import ConfigError
+    from seqpoint.workflows import ProjectionSection
 
-    ddp = BatchingSection(policy="sortagrad", epochs=2, params={"batch_size": 16}, world_size=2,
-                          allreduce_s=0.001)
+    ddp = BatchingSection(policy="sortagrad", epochs=2, params={"batch_size": 16}, world_size=2)
+    proj = ProjectionSection(allreduce_s=0.001)
     with pytest.raises(ConfigError, match=r"world_size = 2 is data-parallel.*validate_ddp"):
-        speedup_configs(_cfg(tmp_path, batching=ddp), _cfg(tmp_path, batching=ddp), validate=True,
-                        progress=False)
+        speedup_configs(_cfg(tmp_path, batching=ddp, projection=proj), _cfg(tmp_path, batching=ddp, projection=proj),
+                        validate=True, progress=False)
 
     a = _cfg(tmp_path)
     b = _cfg(tmp_path, batching=BatchingSection(policy="fixed", params={"batch_size": 16}))

@@ -21,6 +21,7 @@ from seqpoint.workflows import (
     BatchingSection,
     LengthsSection,
     ProfileSection,
+    ProjectionSection,
     ReportSection,
     RunConfig,
     SelectionSection,
@@ -31,11 +32,12 @@ from seqpoint.workflows import (
 Cli = Callable[[list[str]], tuple[int, str, str]]
 
 
-def _cfg(tmp_path: Path, **batching: object) -> RunConfig:
+def _cfg(tmp_path: Path, **projection: object) -> RunConfig:
     return RunConfig(
         name="ddp",
         lengths=LengthsSection(source="bundled:wikitext-2-valid", max_samples=160),
-        batching=BatchingSection(policy="fixed", params={"batch_size": 8}, world_size=2, **batching),  # type: ignore[arg-type]
+        batching=BatchingSection(policy="fixed", params={"batch_size": 8}, world_size=2),
+        projection=ProjectionSection(**projection),  # type: ignore[arg-type]
         selection=SelectionSection(n_points=3),
         workload=WorkloadSection(name="bert:tiny", set={"threads": 1}),
         profile=ProfileSection(warmup=1, repeats=2, metrics=("time",), use_cache=False),
@@ -67,12 +69,27 @@ def test_run_without_allreduce_is_refused_before_profiling(tmp_path: Path) -> No
     assert not (tmp_path / "run").exists() or not any((tmp_path / "run").rglob("measurements.json"))
 
 
-def test_batching_section_checks_the_allreduce_keys() -> None:
+def test_projection_section_checks_the_allreduce_keys(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="unknown interconnect 'fibre'"):
-        BatchingSection(interconnect="fibre")
+        ProjectionSection(interconnect="fibre")
     with pytest.raises(ConfigError, match="not both"):
-        BatchingSection(interconnect="pcie4", allreduce_s=0.01)
-    assert BatchingSection(interconnect=2.5e10).interconnect == 2.5e10
+        ProjectionSection(interconnect="pcie4", allreduce_s=0.01)
+    assert ProjectionSection(interconnect=2.5e10).interconnect == 2.5e10
+    with pytest.raises(ConfigError, match=r"'method' parameter of \[projection\] must be one of 'weighted'"):
+        ProjectionSection(method="mean")
+
+
+def test_the_allreduce_keys_of_batching_moved_to_projection_with_a_warning(tmp_path: Path) -> None:
+    from seqpoint.exceptions import SeqPointWarning
+    from seqpoint.workflows import load_config
+
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('[lengths]\nsource = "bundled:wikitext-2-valid"\n[batching]\nworld_size = 2\n'
+                   'interconnect = "pcie4"\n')
+    with pytest.warns(SeqPointWarning, match=r"\[batching\] interconnect is deprecated; it is \[projection\] "
+                                             "interconnect now"):
+        loaded = load_config(cfg)
+    assert loaded.projection.interconnect == "pcie4" and loaded.batching.world_size == 2
 
 
 def test_project_cli_on_a_rank_schedule(tmp_path: Path, cli: Cli) -> None:

@@ -273,11 +273,11 @@ def with_window(
 
 def check_data_parallel(cfg: RunConfig, schedule: IterationSchedule) -> None:
     """A data-parallel run is projected with its all-reduce: refuse one without it."""
-    sec = cfg.batching
+    sec = cfg.projection
     if schedule.world_size > 1 and sec.interconnect is None and sec.allreduce_s is None:
         raise ConfigError(
             f"The run is data-parallel ({schedule.world_size} ranks) and its steps end with a "
-            "gradient all-reduce: set [batching] interconnect (e.g. \"nvlink4\", \"ib-200g\", "
+            "gradient all-reduce: set [projection] interconnect (e.g. \"nvlink4\", \"ib-200g\", "
             "\"gloo-loopback\", or bytes per second) or allreduce_s (measured seconds)."
         )
 
@@ -289,13 +289,13 @@ def project_data_parallel(c: Campaign) -> RankProjection | None:
         return None
     from seqpoint.projection import project_ranks
 
-    sec = c.config.batching
+    sec = c.config.projection
     gradient_bytes = None
     if sec.interconnect is not None:
         if not isinstance(c.workload, CountsParameters):
             raise ConfigError(
                 f"Workload {c.workload.name} does not say its parameter count (n_parameters()), "
-                "so its gradient bytes are unknown; set [batching] allreduce_s instead."
+                "so its gradient bytes are unknown; set [projection] allreduce_s instead."
             )
         gradient_bytes = 4 * int(c.workload.n_parameters())  # gradients stay fp32 under autocast
     return project_ranks(c.ranks, c.seqpoints, c.measurements, allreduce_s=sec.allreduce_s,

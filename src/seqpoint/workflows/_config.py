@@ -21,6 +21,7 @@ from seqpoint.workflows._sections import (
     BatchingSection,
     LengthsSection,
     ProfileSection,
+    ProjectionSection,
     ReportSection,
     SelectionSection,
     ValidationSection,
@@ -47,6 +48,8 @@ class RunConfig:
     """[workload]"""
     profile: ProfileSection = field(default_factory=ProfileSection)
     """[profile]"""
+    projection: ProjectionSection = field(default_factory=ProjectionSection)
+    """[projection]"""
     validation: ValidationSection = field(default_factory=ValidationSection)
     """[validation]"""
     report: ReportSection = field(default_factory=ReportSection)
@@ -70,6 +73,7 @@ class RunConfig:
     def from_dict(cls, data: dict[str, Any], *, where: str = "config") -> RunConfig:
         """Build from parsed TOML; an error names ``where`` (the file) and the section."""
         sections = {f.name: f.type for f in dataclasses.fields(cls)}
+        data = _moved_keys(data, where)
         kwargs: dict[str, Any] = {}
         for key, value in data.items():
             if key not in sections:
@@ -95,12 +99,39 @@ class RunConfig:
         return cls(**kwargs)
 
 
+#: Keys that moved to another section: (old section, key) -> new section. The old place
+#: keeps working, with one warning.
+_MOVED = {("batching", "interconnect"): "projection", ("batching", "allreduce_s"): "projection"}
+
+
+def _moved_keys(data: dict[str, Any], where: str) -> dict[str, Any]:
+    """``data`` with every moved key in its new section (warned once each)."""
+    import warnings
+
+    from seqpoint.exceptions import SeqPointWarning
+
+    out = dict(data)
+    for (old, key), new in _MOVED.items():
+        section = out.get(old)
+        if isinstance(section, dict) and key in section:
+            out[old] = {k: v for k, v in section.items() if k != key}
+            found = out.get(new)
+            target: dict[str, Any] = found if isinstance(found, dict) else {}
+            if key in target:
+                raise ConfigError(f"{where}: {key} is set in both [{old}] and [{new}]; keep the one in [{new}].")
+            out[new] = {**target, key: section[key]}
+            warnings.warn(f"{where}: [{old}] {key} is deprecated; it is [{new}] {key} now.", SeqPointWarning,
+                          stacklevel=4)
+    return out
+
+
 _SECTION_TYPES: dict[str, type] = {
     "lengths": LengthsSection,
     "batching": BatchingSection,
     "selection": SelectionSection,
     "workload": WorkloadSection,
     "profile": ProfileSection,
+    "projection": ProjectionSection,
     "validation": ValidationSection,
     "report": ReportSection,
 }

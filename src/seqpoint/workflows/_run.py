@@ -98,7 +98,9 @@ def run(
 
     folder = RunFolder.new(cfg.name, cfg.report.out, command="run")
     c = start_campaign(cfg, folder, progress=progress, console=console)
-    projection = project(c.schedule, c.seqpoints, c.measurements, method="weighted", context=c.model)
+    sec = c.config.projection
+    projection = project(c.schedule, c.seqpoints, c.measurements, method=sec.method, confidence=sec.confidence,
+                         context=c.model)
     folder.write_json("projection.json", projection.to_dict())
     run_s = projection.totals.get(time_metric(projection.totals), float("nan"))
     result = RunResult(

@@ -127,13 +127,6 @@ class BatchingSection:
     shard: str | None = None
     """How ranks split an epoch: 'samples' (DistributedSampler) or 'batches' (round-robin);
     None: the policy's default."""
-    interconnect: str | float | None = None
-    """Data-parallel runs: the link the gradient all-reduce crosses, a name (``seqpoint.
-    projection.INTERCONNECTS``: gloo-loopback, pcie4, nvlink4, ib-200g, ...) or bytes per
-    second; the all-reduce is then 2(N-1)/N of the gradient bytes over it."""
-    allreduce_s: float | None = None
-    """Data-parallel runs: a measured all-reduce of the gradients, seconds per step (in
-    place of ``interconnect``)."""
 
     _section_constraints: ClassVar[dict[str, list[Constraint]]] = {
         "policy": [_STR],
@@ -144,25 +137,10 @@ class BatchingSection:
         "world_size": [_bounded_int(1 << 16)],
         "rank": [Interval(int, 0), None],
         "shard": [_STR, None],
-        "interconnect": [_STR, Interval(float, 0, None, closed="neither", word="a number"), None],
-        "allreduce_s": [Interval(float, 0, None), None],
     }
 
     def __post_init__(self) -> None:
         _check("batching", self, self._section_constraints)
-        if self.interconnect is not None and self.allreduce_s is not None:
-            raise ConfigError(
-                "[batching]: give either interconnect or allreduce_s (a measured all-reduce), "
-                "not both."
-            )
-        if isinstance(self.interconnect, str):
-            from seqpoint.projection import INTERCONNECTS
-
-            if self.interconnect not in INTERCONNECTS:
-                raise ConfigError(
-                    f"[batching]: unknown interconnect {self.interconnect!r}; use one of "
-                    f"{', '.join(INTERCONNECTS)} or a bandwidth in bytes per second."
-                )
         from seqpoint.batching import make_policy, resolve_shard
 
         if self.rank is not None and self.rank >= self.world_size:
@@ -325,6 +303,44 @@ class ProfileSection(ProfileConfig):
         """The harness config alone: the cache settings are not part of a measurement's key."""
         names = [f.name for f in dataclasses.fields(ProfileConfig)]
         return ProfileConfig(**{n: getattr(self, n) for n in names})
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProjectionSection:
+    """How the measurements become the whole run's totals."""
+
+    method: str = "weighted"
+    """``weighted`` (the SeqPoint paper's ``Σ weight · value``) or ``interpolated``."""
+    confidence: float = 0.95
+    """Confidence level of the interval's noise part."""
+    interconnect: str | float | None = None
+    """Data-parallel runs: the link the gradient all-reduce crosses, a name (``seqpoint.
+    projection.INTERCONNECTS``: gloo-loopback, pcie4, nvlink4, ib-200g, ...) or bytes per
+    second; the all-reduce is then 2(N-1)/N of the gradient bytes over it."""
+    allreduce_s: float | None = None
+    """Data-parallel runs: a measured all-reduce of the gradients, seconds per step (in
+    place of ``interconnect``)."""
+
+    _section_constraints: ClassVar[dict[str, list[Constraint]]] = {
+        "method": [Options(("weighted", "interpolated"))],
+        "confidence": [Interval(float, 0, 1, closed="neither", word="a number")],
+        "interconnect": [_STR, Interval(float, 0, None, closed="neither", word="a number"), None],
+        "allreduce_s": [Interval(float, 0, None), None],
+    }
+
+    def __post_init__(self) -> None:
+        _check("projection", self, self._section_constraints)
+        if self.interconnect is not None and self.allreduce_s is not None:
+            raise ConfigError("[projection]: give either interconnect or allreduce_s (a measured all-reduce), "
+                              "not both.")
+        if isinstance(self.interconnect, str):
+            from seqpoint.projection import INTERCONNECTS
+
+            if self.interconnect not in INTERCONNECTS:
+                raise ConfigError(
+                    f"[projection]: unknown interconnect {self.interconnect!r}; use one of "
+                    f"{', '.join(INTERCONNECTS)} or a bandwidth in bytes per second."
+                )
 
 
 @dataclass(frozen=True, kw_only=True)

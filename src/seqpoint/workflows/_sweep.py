@@ -264,9 +264,11 @@ def _project_all(
 
     model = ScheduleModel.from_schedule(schedule)
     projections: list[Projection | None] = []
-    for ms in measured:
+    for entry, ms in zip(entries, measured, strict=True):
+        sec = entry.config.projection
         try:
-            projections.append(project(schedule, seqpoints, ms, method="weighted", context=model))
+            projections.append(project(schedule, seqpoints, ms, method=sec.method, confidence=sec.confidence,
+                                       context=model))
         except InputError:  # every point failed: the configuration is reported, not projected
             projections.append(None)
     metric = _time_metric([p for p in projections if p is not None])

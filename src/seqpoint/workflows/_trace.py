@@ -149,6 +149,8 @@ def validate_trace(
     *,
     first_n: int = 10,
     rank: int | None = None,
+    method: str = "weighted",
+    confidence: float = 0.95,
 ) -> TraceValidation:
     """Compare the projection from SeqPoints, and first-N, with recorded real runs.
 
@@ -171,6 +173,9 @@ def validate_trace(
         profile the first N steps and multiply by the number of steps).
     rank : int, optional
         Rank to compare in data-parallel traces.
+    method, confidence
+        The projection's (``[projection]``): ``weighted`` or ``interpolated``, and the
+        interval's confidence level.
 
     Returns
     -------
@@ -201,7 +206,7 @@ def validate_trace(
         schedule = _as_trace(schedule_or_trace).to_schedule(rank)
     for i, run in enumerate(runs):
         _check_same_schedule(schedule, run, f"Trace {i + 1} of {len(runs)}")
-    projection = project(schedule, seqpoints, measurements, method="weighted")
+    projection = project(schedule, seqpoints, measurements, method=method, confidence=confidence)
     steps = runs[0].step_times_s()
     first = float(steps[:first_n].mean() * steps.size)
     return TraceValidation(
@@ -309,6 +314,7 @@ def validate_config_on_traces(
     if cfg.profile.window_steps:
         ms = with_window(cfg.profile, workload, schedule, ms)
     write_measurements(ms, folder.file("measurements.json"))
-    result = validate_trace(schedule, seqpoints, ms, [first, *traces[1:]], first_n=first_n, rank=rank)
+    result = validate_trace(schedule, seqpoints, ms, [first, *traces[1:]], first_n=first_n, rank=rank,
+                            method=cfg.projection.method, confidence=cfg.projection.confidence)
     folder.write_json("trace_validation.json", result.to_dict())
     return result, folder

@@ -17,7 +17,12 @@ from typing import Any
 
 from seqpoint.exceptions import ConfigError
 from seqpoint.workflows._config import RunConfig
-from seqpoint.workflows._sections import BatchingSection, LengthsSection, ValidationSection
+from seqpoint.workflows._sections import (
+    BatchingSection,
+    LengthsSection,
+    ProjectionSection,
+    ValidationSection,
+)
 
 __all__ = ["check_trace_config"]
 
@@ -26,6 +31,7 @@ __all__ = ["check_trace_config"]
 _NOT_READ: tuple[tuple[str, Any, frozenset[str]], ...] = (
     ("lengths", LengthsSection(), frozenset()),
     ("batching", BatchingSection(), frozenset({"world_size", "rank"})),
+    ("projection", ProjectionSection(), frozenset({"method", "confidence"})),
     ("validation", ValidationSection(), frozenset()),
 )
 

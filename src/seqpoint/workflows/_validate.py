@@ -175,7 +175,8 @@ def validate(
     c = start_campaign(cfg, folder, subset=True, progress=progress, console=console,
                        between=between if plan else None, every_signature=cfg.validation.steady_truth)
     schedule, seqpoints = c.schedule, c.seqpoints
-    projection = project(schedule, seqpoints, c.measurements, method="weighted", context=c.model)
+    projection = project(schedule, seqpoints, c.measurements, method=cfg.projection.method,
+                         confidence=cfg.projection.confidence, context=c.model)
     interleaved = len(runs)
     if interleaved < cfg.validation.runs:
         runs.append(timed_full_runs(cfg, schedule, cfg.validation.runs - interleaved, progress=progress,

@@ -72,7 +72,7 @@ def measure_case(case: Case, quick: bool, processes: int) -> dict[str, Any]:
     by_sig = {m.signature: m.metrics for m in ms.measurements}
     models = {}
     for device in ("cpu", "h100"):
-        proxy = model_cost(SelectionSection(cost="model", cost_device=device), schedule, wl)
+        proxy = model_cost(SelectionSection(proxy="model", proxy_device=device), schedule, wl)
         models[device] = [float(proxy.costs[r]) for r in rows]  # type: ignore[attr-defined]
     return {"case": case.name, "workload": case.workload, "iterations": len(schedule),
             "rows": rows, "counts": np.bincount(inverse.reshape(-1), minlength=len(rows)).tolist(),

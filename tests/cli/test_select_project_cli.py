@@ -73,10 +73,11 @@ def test_select_max_error(files: dict[str, Path], cli: Cli) -> None:
         ([], "Give exactly one of -k N and --max-error FRACTION."),
         (["-k", "2", "--method", "best"], "Unknown selection method 'best'. Valid names: first, mean, median, mode, random, seqpoint, simpoint, stratified, stride."),
         (["--max-error", "0.1", "--method", "first"], "--max-error works with --method seqpoint only"),
-        (["-k", "2", "--cost", "flops"], "Unknown cost model 'flops'. Valid names: attention, quadratic, seq_len, tokens."),
+        (["-k", "2", "--proxy", "flops"], "Unknown cost proxy 'flops'. Valid names: attention, quadratic, seq_len, tokens."),
+        (["-k", "2", "--cost", "flops"], "Unknown cost proxy 'flops'. Valid names: attention, quadratic, seq_len, tokens."),
         (["-k", "2", "--grouping", "kmeans"], "The 'grouping' parameter of SeqPointSelector must be one of 'optimal', 'sl_bins'. Got 'kmeans'."),
         # options a method does not read are refused, not silently dropped
-        (["-k", "2", "--method", "stride", "--cost", "tokens"], "--cost applies to --method seqpoint or stratified, not 'stride'"),
+        (["-k", "2", "--method", "stride", "--proxy", "tokens"], "--proxy applies to --method seqpoint or stratified, not 'stride'"),
         (["-k", "2", "--method", "stratified", "--grouping", "sl_bins"], "--grouping applies to --method seqpoint, not 'stratified'"),
     ],
 )

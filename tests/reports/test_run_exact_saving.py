@@ -101,7 +101,7 @@ def test_profiled_steps_say_where_the_campaign_steps_went() -> None:
 
 
 def test_run_selects_with_the_model_proxy(tmp_path) -> None:
-    res = run(_cfg(tmp_path, SelectionSection(n_points=3, cost="model", cost_device="h100")),
+    res = run(_cfg(tmp_path, SelectionSection(n_points=3, proxy="model", proxy_device="h100")),
               progress=False)
     meta = json.loads((tmp_path / "run" / "seqpoints.json").read_text())
     assert "model(roofline h100)" in json.dumps(meta)

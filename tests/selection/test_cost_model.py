@@ -44,7 +44,7 @@ def test_model_proxy_is_the_exact_roofline_per_signature() -> None:
     from seqpoint.workloads import load_workload
 
     wl = load_workload("bert:tiny")
-    sec = SelectionSection(cost="model", cost_device="h100")
+    sec = SelectionSection(proxy="model", proxy_device="h100")
     proxy = model_cost(sec, _schedule(), wl)
     got = proxy(_schedule())
     want = [count_point(wl, (b, s, 0))["roofline_h100_s"] for b, s in
@@ -53,12 +53,26 @@ def test_model_proxy_is_the_exact_roofline_per_signature() -> None:
     assert describe_cost(proxy) == "model(roofline h100)"
 
 
-def test_selection_section_checks_the_cost_option() -> None:
+def test_selection_section_checks_the_proxy_and_reads_its_old_names() -> None:
+    from seqpoint.exceptions import SeqPointWarning
+    from seqpoint.workflows import RunConfig
     from seqpoint.workflows._sections import SelectionSection
 
-    with pytest.raises(ConfigError, match="cost"):
-        SelectionSection(cost="roofline")
+    with pytest.raises(ConfigError, match=r"proxy = 'roofline' is not a cost proxy; use one of attention, "
+                                          r"quadratic, seq_len, tokens, model, model\+pilot"):
+        SelectionSection(proxy="roofline")
     with pytest.raises(ConfigError, match="needs method = 'seqpoint'"):
-        SelectionSection(cost="model", method="random")
-    with pytest.raises(ConfigError, match="cost_device"):
-        SelectionSection(cost="model", cost_device="b200")
+        SelectionSection(proxy="model", method="random")
+    with pytest.raises(ConfigError, match="needs method = 'seqpoint' or 'stratified'"):
+        SelectionSection(proxy="tokens", method="random")
+    with pytest.raises(ConfigError, match="proxy_device"):
+        SelectionSection(proxy="model", proxy_device="b200")
+    assert SelectionSection(proxy="tokens").selector_params()["cost"] == "tokens"
+    # One name on flag and TOML: the old ones are read, with a warning each.
+    base = {"lengths": {"source": "bundled:wikitext-2-valid"}}
+    with pytest.warns(SeqPointWarning, match=r"\[selection\] cost is deprecated; it is \[selection\] proxy now"):
+        old = RunConfig.from_dict({**base, "selection": {"cost": "model", "cost_device": "h100"}})
+    assert (old.selection.proxy, old.selection.proxy_device) == ("model", "h100")
+    with pytest.warns(SeqPointWarning, match=r"params.cost is deprecated"):
+        old = RunConfig.from_dict({**base, "selection": {"params": {"cost": "tokens"}}})
+    assert old.selection.proxy == "tokens" and "cost" not in old.selection.params

@@ -31,9 +31,11 @@ def select(
     ] = None,
     method: Annotated[str, typer.Option("--method", help="Selection method.")] = "seqpoint",
     seed: Annotated[int, typer.Option("--seed", help="Seed of randomised methods.")] = 0,
-    cost: Annotated[
-        str | None, typer.Option("--cost", help="Cost proxy for seqpoint/stratified (default attention).")
+    proxy: Annotated[
+        str | None, typer.Option("--proxy", help="Cost proxy for seqpoint/stratified (default attention), "
+                                                 "as [selection] proxy.")
     ] = None,
+    cost: Annotated[str | None, typer.Option("--cost", hidden=True, help="Deprecated: use --proxy.")] = None,
     grouping: Annotated[
         str | None, typer.Option("--grouping", help="seqpoint grouping: optimal (default) or sl_bins.")
     ] = None,
@@ -56,15 +58,19 @@ def select(
         fail(f"-k must be an int >= 1. Got {n_points}.")
     if max_error is not None and not 0 < max_error < 1:
         fail(f"--max-error must be a fraction in (0, 1), e.g. 0.001 for 0.1%. Got {max_error:g}.")
+    if cost is not None:
+        if proxy is not None:
+            fail("Give --proxy only (--cost is its deprecated name).")
+        proxy = cost
     # Refused rather than accepted and not used by the method.
-    if cost is not None and method not in ("seqpoint", "stratified"):
-        fail(f"--cost applies to --method seqpoint or stratified, not {method!r}; drop it.")
+    if proxy is not None and method not in ("seqpoint", "stratified"):
+        fail(f"--proxy applies to --method seqpoint or stratified, not {method!r}; drop it.")
     if grouping is not None and method != "seqpoint":
         fail(f"--grouping applies to --method seqpoint, not {method!r}; drop it.")
-    cost = cost or "attention"
+    proxy_name = proxy or "attention"
     grouping = grouping or "optimal"
-    if cost not in COST_MODELS:
-        fail(f"Unknown cost model {cost!r}. Valid names: {', '.join(COST_MODELS.names())}.")
+    if proxy_name not in COST_MODELS:
+        fail(f"Unknown cost proxy {proxy_name!r}. Valid names: {', '.join(COST_MODELS.names())}.")
     # A data-parallel schedule is selected on its rank rows (every rank's batch an
     # iteration of its own); `seqpoint project` reads it back the same way.
     sched = read_schedule(schedule).rank_rows()
@@ -72,15 +78,17 @@ def select(
         fail(f"-k {n_points} exceeds the {len(sched)} iterations of {schedule}; choose k <= {len(sched)}.")
     params: dict[str, Any] = {"random_state": seed}
     if method == "seqpoint":
-        params.update(n_points=n_points, max_error=max_error, cost=cost, grouping=grouping)
+        params.update(n_points=n_points, max_error=max_error, cost=proxy_name, grouping=grouping)
     else:
         params["n_points"] = n_points
         if method == "stratified":
-            params["cost"] = cost
+            params["cost"] = proxy_name
     selector = make_selector(method, **params)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", SeqPointWarning)
         selector.fit(sched)
+    if cost is not None:  # said once the input is checked, as the other deprecated flags
+        err_console.print("seqpoint: warning: --cost is deprecated; use --proxy", markup=False, highlight=False)
     for w in caught:
         err_console.print(
             f"seqpoint: warning: {w.message}", markup=False, highlight=False, soft_wrap=True

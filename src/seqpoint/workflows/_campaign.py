@@ -203,7 +203,7 @@ def select_points(cfg: RunConfig, schedule: IterationSchedule, workload: Workloa
     """The SeqPoints of ``[selection]`` on ``schedule``; with ``cost`` ``model`` or
     ``model+pilot``, the model proxy of ``workload`` (timing its pilot through ``cache``)."""
     cost = None
-    if cfg.selection.cost != "fixed":
+    if cfg.selection.model_proxy:
         # The model proxy needs the workload (and, with a pilot, the harness) first.
         cost = model_cost(cfg.selection, schedule, workload, profile=cfg.profile, cache=cache)
     return choose_points(cfg.selection, schedule, cost=cost)[1]

@@ -104,13 +104,40 @@ class RunConfig:
 _MOVED = {("batching", "interconnect"): "projection", ("batching", "allreduce_s"): "projection"}
 
 
-def _moved_keys(data: dict[str, Any], where: str) -> dict[str, Any]:
-    """``data`` with every moved key in its new section (warned once each)."""
+def _warn_old(message: str) -> None:
     import warnings
 
     from seqpoint.exceptions import SeqPointWarning
 
+    warnings.warn(message, SeqPointWarning, stacklevel=5)
+
+
+def _renamed_proxy(section: dict[str, Any], where: str) -> dict[str, Any]:
+    """``[selection]`` with the old names of its cost proxy (``cost``, ``cost_device``,
+    ``params.cost``) under the one name, ``proxy`` (warned)."""
+    out = dict(section)
+    old_params = out.get("params")
+    if isinstance(old_params, dict) and "cost" in old_params:
+        out["params"] = {k: v for k, v in old_params.items() if k != "cost"}
+        out["proxy"] = old_params["cost"]
+        _warn_old(f"{where}: [selection] params.cost is deprecated; it is [selection] proxy now.")
+    if "cost" in out:
+        cost = out.pop("cost")
+        if cost != "fixed":
+            out["proxy"] = cost
+        _warn_old(f"{where}: [selection] cost is deprecated; it is [selection] proxy now "
+                  "(cost = \"fixed\" is the default proxy).")
+    if "cost_device" in out:
+        out["proxy_device"] = out.pop("cost_device")
+        _warn_old(f"{where}: [selection] cost_device is deprecated; it is [selection] proxy_device now.")
+    return out
+
+
+def _moved_keys(data: dict[str, Any], where: str) -> dict[str, Any]:
+    """``data`` with every moved or renamed key in its new place (warned once each)."""
     out = dict(data)
+    if isinstance(out.get("selection"), dict):
+        out["selection"] = _renamed_proxy(out["selection"], where)
     for (old, key), new in _MOVED.items():
         section = out.get(old)
         if isinstance(section, dict) and key in section:
@@ -120,8 +147,7 @@ def _moved_keys(data: dict[str, Any], where: str) -> dict[str, Any]:
             if key in target:
                 raise ConfigError(f"{where}: {key} is set in both [{old}] and [{new}]; keep the one in [{new}].")
             out[new] = {**target, key: section[key]}
-            warnings.warn(f"{where}: [{old}] {key} is deprecated; it is [{new}] {key} now.", SeqPointWarning,
-                          stacklevel=4)
+            _warn_old(f"{where}: [{old}] {key} is deprecated; it is [{new}] {key} now.")
     return out
 
 

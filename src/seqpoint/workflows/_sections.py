@@ -30,6 +30,10 @@ __all__ = [
 ]
 
 _STR = TypeOf(str, "a str")
+#: Proxies that are the profiled model's own cost, not a formula of the signature.
+MODEL_PROXIES = ("model", "model+pilot")
+#: Selectors that group iterations on a cost proxy.
+_PROXY_METHODS = ("seqpoint", "stratified")
 _TABLE = TypeOf(dict, "a table")
 _NAMES = TypeOf((tuple, list), "a list of names")
 #: Most epochs a run replays or validates: beyond, the replay would run for hours.
@@ -167,21 +171,23 @@ class SelectionSection:
     seed: int = 0
     """Seed of stochastic selectors."""
     params: dict[str, Any] = field(default_factory=dict)
-    """Further selector parameters."""
-    cost: str = "fixed"
-    """Cost proxy of the ``seqpoint`` selector: ``fixed`` (``params.cost``, default the
-    ``attention`` formula), ``model`` (roofline time of the profiled model's exact FLOPs and
-    bytes per signature on ``cost_device``) or ``model+pilot`` (that, rescaled along the
-    range by the measured step times of ``pilot_points`` signatures)."""
-    cost_device: str = "cpu"
+    """Further selector parameters (``grouping``, ...)."""
+    proxy: str = "attention"
+    """The cost proxy the iterations are grouped on (``seqpoint`` and ``stratified``): a
+    formula of the signature (``attention``: padded tokens plus the attention term, the
+    default; ``tokens``, ``quadratic``, ``seq_len``), or ``model`` (roofline time of the
+    profiled model's exact FLOPs and bytes per signature on ``proxy_device``) or
+    ``model+pilot`` (that, rescaled along the range by the measured step times of
+    ``pilot_points`` signatures), for ``seqpoint``."""
+    proxy_device: str = "cpu"
     """Roofline device of the model proxy: ``cpu`` (this machine, measured by a tiny
     probe) or a GPU of the roofline table (``v100``, ``a100``, ``h100``)."""
     pilot_points: int = 5
     """Signatures timed for ``model+pilot``, spread over the range of the model cost."""
 
     _section_constraints: ClassVar[dict[str, list[Constraint]]] = {
-        "cost": [Options(("fixed", "model", "model+pilot"))],
-        "cost_device": [Options(("cpu", "v100", "a100", "h100"))],
+        "proxy": [_STR],
+        "proxy_device": [Options(("cpu", "v100", "a100", "h100"))],
         "pilot_points": [Interval(int, 2, 50)],
         "method": [_STR],
         "max_error": [Interval(float, 0, 1, closed="neither", word="a fraction"), None],
@@ -189,11 +195,22 @@ class SelectionSection:
         "params": [_TABLE],
     }
 
+    @property
+    def model_proxy(self) -> bool:
+        """Whether the proxy is the profiled model's own cost (``model``, ``model+pilot``)."""
+        return self.proxy in MODEL_PROXIES
+
     def __post_init__(self) -> None:
         _check("selection", self, self._section_constraints)
-        if self.cost != "fixed" and self.method != "seqpoint":
-            raise ConfigError(f"[selection] cost = {self.cost!r} needs method = 'seqpoint' "
-                              f"(got {self.method!r}); set cost = 'fixed' for other methods.")
+        from seqpoint.selection import COST_MODELS
+
+        if self.proxy not in COST_MODELS and not self.model_proxy:
+            raise ConfigError(f"[selection] proxy = {self.proxy!r} is not a cost proxy; use one of "
+                              f"{', '.join([*COST_MODELS.names(), *MODEL_PROXIES])}.")
+        takes = ("seqpoint",) if self.model_proxy else _PROXY_METHODS
+        if self.proxy != "attention" and self.method not in takes:
+            raise ConfigError(f"[selection] proxy = {self.proxy!r} needs method = {' or '.join(map(repr, takes))} "
+                              f"(got {self.method!r}); leave proxy out for other methods.")
         if self.max_error is not None:
             # max_error decides k; a leftover n_points (e.g. the default) is dropped.
             object.__setattr__(self, "n_points", None)
@@ -214,6 +231,8 @@ class SelectionSection:
         params: dict[str, Any] = {"random_state": self.seed}
         if name == self.method:
             params.update(self.params)
+            if name in _PROXY_METHODS and not self.model_proxy:
+                params["cost"] = self.proxy
         if n_points is not None:
             params["n_points"] = n_points
         elif self.max_error is not None:

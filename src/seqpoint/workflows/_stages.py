@@ -141,22 +141,22 @@ def model_cost(
     sec: SelectionSection, schedule: IterationSchedule, workload: Workload, *,
     profile: ProfileSection | None = None, cache: MeasurementCache | None = None,
 ) -> CostProxy:
-    """The model cost proxy of ``[selection] cost``: every signature's roofline time on
-    ``cost_device`` from the workload's exact FLOPs and bytes; with ``model+pilot``, rescaled
+    """The model cost proxy of ``[selection] proxy``: every signature's roofline time on
+    ``proxy_device`` from the workload's exact FLOPs and bytes; with ``model+pilot``, rescaled
     along the range by the measured step times of ``pilot_points`` signatures (through
     ``profile`` and ``cache``)."""
     from seqpoint.profiling import cpu_roofline, exact_signature_costs
     from seqpoint.selection import PilotTable, SignatureCosts
 
     sigs, _, _ = schedule.unique_signatures()
-    devices = {"cpu": cpu_roofline()} if sec.cost_device == "cpu" else None
+    devices = {"cpu": cpu_roofline()} if sec.proxy_device == "cpu" else None
     per_sig, *_ = exact_signature_costs(workload, np.asarray(sigs, dtype=np.int64), devices=devices,
                                         shapes=signature_shapes(workload, schedule))
-    time = per_sig[f"roofline_{sec.cost_device}_s"]
+    time = per_sig[f"roofline_{sec.proxy_device}_s"]
     rows = [tuple(int(v) for v in r) for r in sigs.tolist()]
     model = SignatureCosts(costs=dict(zip(rows, time.tolist(), strict=True)),
-                           name=f"model(roofline {sec.cost_device})")
-    if sec.cost != "model+pilot" or profile is None:
+                           name=f"model(roofline {sec.proxy_device})")
+    if sec.proxy != "model+pilot" or profile is None:
         return model
     from seqpoint.measurements import STEADY_TIME
 

@@ -3,6 +3,7 @@
 from seqpoint.validation._compare import (
     ErrorCurve,
     error_vs_k,
+    noise_floor,
     reduction_factor,
     weighted_projection,
 )
@@ -23,6 +24,7 @@ __all__ = [
     "RunTrace",
     "break_even",
     "error_vs_k",
+    "noise_floor",
     "profiling_saving",
     "read_trace",
     "reduction_factor",

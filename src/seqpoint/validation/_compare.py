@@ -16,7 +16,15 @@ from numpy.typing import ArrayLike
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import make_selector, weighted_projection
 
-__all__ = ["ErrorCurve", "error_vs_k", "reduction_factor", "weighted_projection"]
+__all__ = ["ErrorCurve", "error_vs_k", "noise_floor", "reduction_factor", "weighted_projection"]
+
+
+def noise_floor(values: ArrayLike) -> float:
+    """Largest relative difference between identical measurements: ``(max − min) / mean``
+    of two or more run totals (or ratios); NaN with fewer, where there is no floor to
+    measure. No error below it is meaningful."""
+    v = np.asarray(values, dtype=np.float64).ravel()
+    return float((v.max() - v.min()) / v.mean()) if v.size >= 2 else float("nan")
 
 
 @dataclass(frozen=True, kw_only=True)

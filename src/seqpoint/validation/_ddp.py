@@ -27,6 +27,7 @@ from numpy.typing import NDArray
 
 from seqpoint._params import Options, check_params
 from seqpoint.exceptions import ConfigError
+from seqpoint.validation._compare import noise_floor
 from seqpoint.validation._full_run import FullRunError
 
 __all__ = ["DDPRun", "run_ddp"]
@@ -81,10 +82,7 @@ class DDPRun:
     @property
     def noise_floor(self) -> float:
         """Largest relative difference between two identical runs' totals (NaN for one run)."""
-        t = self.totals_s
-        if t.shape[0] < 2:
-            return float("nan")
-        return float((t.max() - t.min()) / t.mean())
+        return noise_floor(self.totals_s)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -17,6 +17,7 @@ from numpy.typing import NDArray
 
 from seqpoint.exceptions import ConfigError, SeqPointError
 from seqpoint.schedule import IterationSchedule
+from seqpoint.validation._compare import noise_floor
 from seqpoint.workloads import Workload
 
 __all__ = ["FullRun", "FullRunError", "run_full_fresh", "run_full_schedule"]
@@ -68,10 +69,7 @@ class FullRun:
 
         With one run there is no floor to measure and this is NaN.
         """
-        t = self.totals_s
-        if t.shape[0] < 2:
-            return float("nan")
-        return float((t.max() - t.min()) / t.mean())
+        return noise_floor(self.totals_s)
 
     @property
     def per_iteration_s(self) -> NDArray[np.float64]:

@@ -11,6 +11,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from seqpoint.exceptions import InputError
+from seqpoint.validation._compare import noise_floor
 
 __all__ = ["MeasuredSpeedup"]
 
@@ -56,9 +57,9 @@ class MeasuredSpeedup:
     @property
     def noise_floor(self) -> float:
         """Spread of ``a/b`` over every pairing of a's and b's runs, relative to its mean
-        (0 with one round): no speedup error below it is meaningful."""
-        r = np.array([x / y for x in self.runs_a_s for y in self.runs_b_s])
-        return float((r.max() - r.min()) / r.mean())
+        (0 with one round, one pairing): no speedup error below it is meaningful."""
+        ratios = [x / y for x in self.runs_a_s for y in self.runs_b_s]
+        return noise_floor(ratios) if len(ratios) >= 2 else 0.0
 
     @property
     def per_round(self) -> NDArray[np.float64]:

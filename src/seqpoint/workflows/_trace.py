@@ -21,7 +21,7 @@ from seqpoint.measurements import Measurements, StepWindow, read_measurements, t
 from seqpoint.projection import Projection, Speedup
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import SeqPoints, read_seqpoints
-from seqpoint.validation import RunTrace, read_trace
+from seqpoint.validation import RunTrace, noise_floor, read_trace
 from seqpoint.workflows._campaign import select_points, with_window
 from seqpoint.workflows._config import RunConfig
 from seqpoint.workflows._folder import RunFolder
@@ -64,8 +64,7 @@ class TraceValidation:
     @property
     def noise_floor(self) -> float:
         """Largest relative difference between the recorded runs (NaN with one run)."""
-        t = np.asarray(self.measured_runs_s)
-        return float((t.max() - t.min()) / t.mean()) if t.size >= 2 else float("nan")
+        return noise_floor(self.measured_runs_s)
 
     @property
     def projected_metric(self) -> str:

@@ -19,19 +19,13 @@ from seqpoint.exceptions import ConfigError, InputError, SeqPointWarning
 if TYPE_CHECKING:
     import torch
 
-__all__ = [
-    "DEVICES",
-    "DTYPES",
-    "OPTIMIZERS",
-    "Signature",
-    "TorchWorkload",
-    "Workload",
-    "WorkloadConfig",
-    "check_signature",
-]
+__all__ = ["DEVICES", "DTYPES", "OPTIMIZERS", "Signature", "TorchWorkload", "Workload", "WorkloadConfig",
+           "check_signature"]
 
 #: ``(batch_size, seq_len, tgt_len[, sum_sq_len])``: the shape that fixes an iteration's cost.
 Signature = tuple[int, ...]
+#: A checked signature: ``(batch_size, seq_len, tgt_len, sum_sq_len or None)``.
+Dims = tuple[int, int, int, int | None]
 
 DTYPES = ("fp32", "bf16", "fp16")
 DEVICES = ("cpu", "cuda")
@@ -97,7 +91,7 @@ class WorkloadConfig(Validated):
         return to_dict(self)
 
 
-def check_signature(signature: object, *, workload: str) -> tuple[int, int, int, int | None]:
+def check_signature(signature: object, *, workload: str) -> Dims:
     """Validate a signature and return ``(batch_size, seq_len, tgt_len, sum_sq_len)``."""
     if not isinstance(signature, tuple | list) or len(signature) not in (3, 4):
         raise InputError(
@@ -124,9 +118,8 @@ def signature_seed(seed: int, signature: Signature) -> int:
 class TorchWorkload:
     """Shared machinery of the reference workloads.
 
-    Subclasses set ``family`` and implement ``_build_model`` (returns the model, a
-    ``torch.nn.Module`` whose ``forward(**batch)`` returns the scalar loss),
-    ``_make_inputs`` (the batch tensors for a signature) and ``_split`` (micro-batches).
+    Subclasses set ``family`` and implement ``_build_model`` (a ``torch.nn.Module`` whose
+    ``forward(**batch)`` returns the scalar loss) and ``_make_inputs`` (the batch tensors).
     """
 
     family: ClassVar[str] = ""
@@ -178,14 +171,7 @@ class TorchWorkload:
     def _build_model(self) -> torch.nn.Module:
         raise NotImplementedError
 
-    def _make_inputs(
-        self,
-        batch_size: int,
-        seq_len: int,
-        tgt_len: int,
-        sum_sq_len: int | None,
-        gen: torch.Generator,
-    ) -> dict[str, torch.Tensor]:
+    def _make_inputs(self, dims: Dims, gen: torch.Generator) -> dict[str, torch.Tensor]:
         raise NotImplementedError
 
     def _split(self, batch: dict[str, torch.Tensor], n: int) -> list[dict[str, torch.Tensor]]:
@@ -218,36 +204,43 @@ class TorchWorkload:
         dict of str to Tensor
             The model's inputs; the same signature always gives the same values.
         """
+        dims = check_signature(signature, workload=self.name)
+        return self._on_device(dims[0], tuple(signature), lambda gen: self._make_inputs(dims, gen))
+
+    def _on_device(self, batch_size: int, key: tuple[int, ...],
+                   build: Callable[[torch.Generator], dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
+        """``build(gen)``, ``gen`` seeded by the workload's seed and ``key``, moved to the device."""
         import torch
 
-        b, s, t, q = check_signature(signature, workload=self.name)
         self.apply_threads()  # torch's thread count is process-wide; another workload may have changed it
-        self._micro_batch_count(b)  # warn here, outside any timed step, when it is clipped
+        self._micro_batch_count(batch_size)  # warn here, outside any timed step, when it is clipped
         gen = torch.Generator(device="cpu")
-        gen.manual_seed(signature_seed(self.config.seed, tuple(signature)))
-        inputs = self._make_inputs(b, s, t, q, gen)
-        return {k: v.to(self.device) for k, v in inputs.items()}
+        gen.manual_seed(signature_seed(self.config.seed, key))
+        return {k: v.to(self.device) for k, v in build(gen).items()}
 
     def loss(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
-        """Forward pass and loss (under autocast when the dtype asks for it)."""
+        """Forward pass and :meth:`compute_loss` (under autocast when the dtype asks for it)."""
         import torch
 
         if self._autocast_dtype is None or self.device.type == "meta":
             # meta tensors have no autocast: counting clones run in the weights' dtype
-            return self._forward(**batch)
+            return self.compute_loss(self._forward, batch)
         with torch.autocast(self.device.type, dtype=self._autocast_dtype):
-            return self._forward(**batch)
+            return self.compute_loss(self._forward, batch)
+
+    def compute_loss(self, model: Callable[..., Any], batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        """The scalar loss of ``batch``: ``model(**batch)``, or its ``.loss`` when it has one."""
+        out = model(**batch)
+        return out if not hasattr(out, "loss") else out.loss
 
     def step(self, batch: dict[str, torch.Tensor]) -> float:
         """One training iteration: forward, loss, backward, optimizer step.
 
         With ``micro_batches`` > 1 the batch is split along its batch dimension into
-        ``min(micro_batches, batch_size)`` near-equal parts (larger ones first) and the
-        gradients accumulate. Each part's loss is a mean over its samples (the models'
-        losses are means over samples, or over tokens with the same count per sample),
-        so scaling it by the part's share of the samples makes the accumulated gradient
-        that of the whole batch. Layers that use batch statistics (DeepSpeech2's batch
-        norm) see each micro-batch alone, as in real gradient accumulation.
+        ``min(micro_batches, batch_size)`` near-equal parts (larger ones first) whose
+        gradients accumulate, each loss (a mean over its samples) scaled by the part's
+        share of the samples: the accumulated gradient is the whole batch's. Batch norm
+        sees each micro-batch alone, as in real gradient accumulation.
 
         Returns
         -------
@@ -313,7 +306,7 @@ class TorchWorkload:
         """Trainable parameters of the model."""
         return sum(p.numel() for p in self.model.parameters() if p.requires_grad)
 
-    def use_forward(self, forward: Any) -> None:
+    def use_forward(self, forward: Callable[..., torch.Tensor]) -> None:
         """Call the model through ``forward`` from now on (a ``DistributedDataParallel``
         wrapper of :attr:`model`, whose backward then all-reduces the gradients)."""
         self._forward = forward

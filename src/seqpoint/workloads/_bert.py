@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from seqpoint._params import Constraint, Interval
 from seqpoint.exceptions import ConfigError, InputError
-from seqpoint.workloads._base import TorchWorkload, WorkloadConfig
+from seqpoint.workloads._base import Dims, TorchWorkload, WorkloadConfig
 
 if TYPE_CHECKING:
     import torch
@@ -186,15 +186,10 @@ class Bert(TorchWorkload):
     def _build_model(self) -> torch.nn.Module:
         return _build(self.config)
 
-    def _make_inputs(
-        self,
-        batch_size: int,
-        seq_len: int,
-        tgt_len: int,
-        sum_sq_len: int | None,
-        gen: torch.Generator,
-    ) -> dict[str, Any]:
+    def _make_inputs(self, dims: Dims, gen: torch.Generator) -> dict[str, torch.Tensor]:
         import torch
+
+        batch_size, seq_len, _, sum_sq_len = dims
 
         cfg = self.config
         if seq_len > cfg.max_position:

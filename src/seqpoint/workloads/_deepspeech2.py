@@ -11,10 +11,10 @@ stays feasible on the strided output.
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from seqpoint._params import Constraint, Interval, Options, Predicate
-from seqpoint.workloads._base import TorchWorkload, WorkloadConfig
+from seqpoint.workloads._base import Dims, TorchWorkload, WorkloadConfig
 
 if TYPE_CHECKING:
     import torch
@@ -23,11 +23,7 @@ __all__ = ["DeepSpeech2", "DeepSpeech2Config"]
 
 
 def _two_positive_ints(v: object) -> bool:
-    return (
-        isinstance(v, tuple)
-        and len(v) == 2
-        and all(isinstance(x, int) and not isinstance(x, bool) and x >= 1 for x in v)
-    )
+    return isinstance(v, tuple) and len(v) == 2 and all(Interval(int, 1).accepts(x) for x in v)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -59,22 +55,11 @@ class DeepSpeech2Config(WorkloadConfig):
 
     _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
         **WorkloadConfig._parameter_constraints,
-        **{
-            key: [Interval(int, 1)]
-            for key in (
-                "n_features",
-                "conv_channels",
-                "rnn_layers",
-                "rnn_hidden",
-                "frames_per_char",
-            )
-        },
+        **{key: [Interval(int, 1)]
+           for key in ("n_features", "conv_channels", "rnn_layers", "rnn_hidden", "frames_per_char")},
         "rnn_type": [Options(("gru", "lstm"))],
         "vocab": [Interval(int, 2)],
-        **{
-            key: [Predicate(_two_positive_ints, "two ints >= 1")]
-            for key in ("conv_kernel", "time_strides")
-        },
+        **{key: [Predicate(_two_positive_ints, "two ints >= 1")] for key in ("conv_kernel", "time_strides")},
     }
 
     def output_frames(self, frames: int) -> int:
@@ -93,29 +78,11 @@ class DeepSpeech2Config(WorkloadConfig):
 # CTC kernel is quadratic in length and would otherwise dominate), so one CPU step on
 # 16 x 12 s of audio takes ~20 ms and the longest LibriSpeech batch (32 x 24.5 s) ~150 ms.
 DeepSpeech2Config.PRESETS = {
-    "tiny": DeepSpeech2Config(
-        n_features=16,
-        conv_channels=4,
-        conv_kernel=(3, 3),
-        time_strides=(2, 4),
-        rnn_type="lstm",
-        rnn_layers=1,
-        rnn_hidden=16,
-        frames_per_char=28,
-        optimizer="adamw",
-        lr=3e-3,
-    ),
-    "small": DeepSpeech2Config(
-        n_features=81,
-        conv_channels=16,
-        conv_kernel=(21, 11),
-        time_strides=(2, 2),
-        rnn_type="gru",
-        rnn_layers=3,
-        rnn_hidden=256,
-        optimizer="adamw",
-        lr=1e-3,
-    ),
+    "tiny": DeepSpeech2Config(n_features=16, conv_channels=4, conv_kernel=(3, 3), time_strides=(2, 4),
+                              rnn_type="lstm", rnn_layers=1, rnn_hidden=16, frames_per_char=28,
+                              optimizer="adamw", lr=3e-3),
+    "small": DeepSpeech2Config(n_features=81, conv_channels=16, conv_kernel=(21, 11), time_strides=(2, 2),
+                               rnn_type="gru", rnn_layers=3, rnn_hidden=256, optimizer="adamw", lr=1e-3),
     "paper": DeepSpeech2Config(),
 }
 
@@ -132,14 +99,10 @@ def _build(cfg: DeepSpeech2Config) -> torch.nn.Module:
             super().__init__()
             c = cfg.conv_channels
             self.conv = nn.Sequential(
-                nn.Conv2d(
-                    1, c, (kf, kt), stride=(2, cfg.time_strides[0]), padding=(kf // 2, kt // 2)
-                ),
+                nn.Conv2d(1, c, (kf, kt), stride=(2, cfg.time_strides[0]), padding=(kf // 2, kt // 2)),
                 nn.BatchNorm2d(c),
                 nn.Hardtanh(0, 20),
-                nn.Conv2d(
-                    c, c, (kf2, kt), stride=(2, cfg.time_strides[1]), padding=(kf2 // 2, kt // 2)
-                ),
+                nn.Conv2d(c, c, (kf2, kt), stride=(2, cfg.time_strides[1]), padding=(kf2 // 2, kt // 2)),
                 nn.BatchNorm2d(c),
                 nn.Hardtanh(0, 20),
             )
@@ -151,12 +114,7 @@ def _build(cfg: DeepSpeech2Config) -> torch.nn.Module:
             self.fc = nn.Linear(2 * cfg.rnn_hidden, cfg.vocab)
             self.ctc = nn.CTCLoss(blank=0, zero_infinity=True)
 
-        def forward(
-            self,
-            spectrogram: torch.Tensor,
-            targets: torch.Tensor,
-            target_lengths: torch.Tensor,
-        ) -> torch.Tensor:
+        def forward(self, spectrogram: torch.Tensor, targets: torch.Tensor, target_lengths: torch.Tensor) -> torch.Tensor:
             x = self.conv(spectrogram)  # (B, C, F', T')
             x = x.flatten(1, 2).permute(2, 0, 1).contiguous()  # (T', B, C*F')
             x, _ = self.rnn(x)
@@ -185,24 +143,17 @@ class DeepSpeech2(TorchWorkload):
         # CTC needs at least one output step per character (plus blanks between repeats).
         return max(1, min(want, t_out // 2 if t_out >= 2 else 1))
 
-    def _make_inputs(
-        self,
-        batch_size: int,
-        seq_len: int,
-        tgt_len: int,
-        sum_sq_len: int | None,
-        gen: torch.Generator,
-    ) -> dict[str, Any]:
+    def _make_inputs(self, dims: Dims, gen: torch.Generator) -> dict[str, torch.Tensor]:
         import torch
+
+        batch_size, seq_len, tgt_len, _ = dims
 
         cfg = self.config
         s = self.target_length(seq_len, tgt_len)
         if self.device.type == "meta":
-            return {
-                "spectrogram": torch.empty(batch_size, 1, cfg.n_features, seq_len, device="meta"),
-                "targets": torch.empty(batch_size, s, dtype=torch.long, device="meta"),
-                "target_lengths": torch.empty(batch_size, dtype=torch.long, device="meta"),
-            }
+            return {"spectrogram": torch.empty(batch_size, 1, cfg.n_features, seq_len, device="meta"),
+                    "targets": torch.empty(batch_size, s, dtype=torch.long, device="meta"),
+                    "target_lengths": torch.empty(batch_size, dtype=torch.long, device="meta")}
         return {
             "spectrogram": torch.randn(batch_size, 1, cfg.n_features, seq_len, generator=gen),
             "targets": torch.randint(1, cfg.vocab, (batch_size, s), generator=gen),

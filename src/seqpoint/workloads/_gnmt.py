@@ -8,22 +8,18 @@ further layer; cross-entropy with label smoothing over the target vocabulary. Th
 signature's ``seq_len`` is the source length, ``tgt_len`` the target length (the
 source length when 0). Tensors are time-major: ``(length, batch)``.
 
-Under autocast every LSTM takes its input in the autocast dtype. Autocast's CPU policy
-runs oneDNN's RNN layer in the lower precision, yet torch's CPU LSTM fed an fp32 input
-(the embeddings' output) under bf16 autocast fails to create its oneDNN primitive
-("could not create a primitive descriptor for the LSTM forward propagation
-primitive"); fed an input already in the autocast dtype, as DeepSpeech2's convolutions
-give it, the LSTM runs in that dtype, as the policy intends. The cast only moves a cast
-autocast would make anyway to the layer's input; fp32 runs are unchanged.
+Under autocast every LSTM takes its input in the autocast dtype: torch's CPU LSTM fed an
+fp32 input under bf16 autocast fails to create its oneDNN primitive, while fed the autocast
+dtype (as DeepSpeech2's convolutions give it) it runs in that dtype, as autocast intends.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from seqpoint._params import Constraint, Interval
-from seqpoint.workloads._base import TorchWorkload, WorkloadConfig
+from seqpoint.workloads._base import Dims, TorchWorkload, WorkloadConfig
 
 if TYPE_CHECKING:
     import torch
@@ -55,10 +51,7 @@ class GNMTConfig(WorkloadConfig):
         "hidden": [Interval(int, 1)],
         "vocab": [Interval(int, 2)],
         "layers": [Interval(int, 2)],
-        **{
-            key: [Interval(float, 0, 1, closed="left", word="")]
-            for key in ("dropout", "label_smoothing")
-        },
+        **{key: [Interval(float, 0, 1, closed="left", word="")] for key in ("dropout", "label_smoothing")},
     }
 
 
@@ -75,11 +68,12 @@ def _build(cfg: GNMTConfig) -> torch.nn.Module:
     from torch import nn
 
     h = cfg.hidden
+    State = tuple[torch.Tensor, torch.Tensor]
 
     class LSTM(nn.LSTM):
         """``nn.LSTM`` that takes its input in the autocast dtype (see the module notes)."""
 
-        def forward(self, x: torch.Tensor, hx: Any = None) -> Any:  # type: ignore[override]
+        def forward(self, x: torch.Tensor, hx: State | None = None) -> tuple[torch.Tensor, State]:  # type: ignore[override]
             device = x.device.type
             if (
                 x.is_floating_point()
@@ -115,9 +109,7 @@ def _build(cfg: GNMTConfig) -> torch.nn.Module:
             self.src_emb = nn.Embedding(cfg.vocab, h)
             self.tgt_emb = nn.Embedding(cfg.vocab, h)
             self.enc0 = LSTM(h, h, bidirectional=True)
-            self.enc = nn.ModuleList(
-                [LSTM(2 * h if i == 0 else h, h) for i in range(cfg.layers - 1)]
-            )
+            self.enc = nn.ModuleList([LSTM(2 * h if i == 0 else h, h) for i in range(cfg.layers - 1)])
             self.att_rnn = LSTM(h, h)
             self.attention = Attention()
             self.dec = nn.ModuleList([LSTM(2 * h, h) for _ in range(cfg.layers - 1)])
@@ -125,9 +117,7 @@ def _build(cfg: GNMTConfig) -> torch.nn.Module:
             self.classifier = nn.Linear(h, cfg.vocab)
             self.loss_fn = nn.CrossEntropyLoss(label_smoothing=cfg.label_smoothing)
 
-        def forward(
-            self, src: torch.Tensor, tgt_in: torch.Tensor, tgt_out: torch.Tensor
-        ) -> torch.Tensor:
+        def forward(self, src: torch.Tensor, tgt_in: torch.Tensor, tgt_out: torch.Tensor) -> torch.Tensor:
             x = self.drop(self.src_emb(src))  # (S, B, H)
             x, _ = self.enc0(x)
             for i, layer in enumerate(self.enc):
@@ -158,15 +148,10 @@ class GNMT(TorchWorkload):
     def _batch_dim(self, key: str) -> int:
         return 1  # time-major
 
-    def _make_inputs(
-        self,
-        batch_size: int,
-        seq_len: int,
-        tgt_len: int,
-        sum_sq_len: int | None,
-        gen: torch.Generator,
-    ) -> dict[str, Any]:
+    def _make_inputs(self, dims: Dims, gen: torch.Generator) -> dict[str, torch.Tensor]:
         import torch
+
+        batch_size, seq_len, tgt_len, _ = dims
 
         t = tgt_len if tgt_len > 0 else seq_len
         v = self.config.vocab

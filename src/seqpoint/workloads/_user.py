@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from seqpoint.exceptions import ConfigError
-from seqpoint.workloads._base import TorchWorkload, WorkloadConfig, signature_seed
+from seqpoint.workloads._base import TorchWorkload, WorkloadConfig
 from seqpoint.workloads._shape import BatchShape, as_batch_shape
 
 if TYPE_CHECKING:
@@ -76,11 +76,6 @@ class UserWorkload(TorchWorkload):
         """The batch tensors (on the CPU) of ``shape``; draw random values from ``gen``."""
         raise NotImplementedError(f"{type(self).__name__} must define build_batch(self, shape, gen)")
 
-    def compute_loss(self, model: Any, batch: dict[str, torch.Tensor]) -> torch.Tensor:
-        """The scalar loss of ``batch`` (default: ``model(**batch)`` or its ``.loss``)."""
-        out = model(**batch)
-        return out if not hasattr(out, "loss") else out.loss
-
     # -- the machinery ----------------------------------------------------------------
     def _build_model(self) -> torch.nn.Module:
         return self.build_model()
@@ -100,24 +95,8 @@ class UserWorkload(TorchWorkload):
             What ``build_batch`` returned, moved to the device; equal shapes (and equal
             lengths) always give equal values.
         """
-        import torch
-
         shape = as_batch_shape(signature, workload=self.name)
-        self.apply_threads()
-        self._micro_batch_count(shape.batch_size)
-        gen = torch.Generator(device="cpu")
         # The lengths are part of the seed: two batches of one signature with different
         # lengths differ, as in the real run.
         salt = int(shape.digest()[:15], 16) if shape.exact else 0
-        gen.manual_seed(signature_seed(self.config.seed, (*shape.signature, salt)))
-        inputs = self.build_batch(shape, gen)
-        return {k: v.to(self.device) for k, v in inputs.items()}
-
-    def loss(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
-        """``compute_loss`` under the config's autocast."""
-        import torch
-
-        if self._autocast_dtype is None or self.device.type == "meta":
-            return self.compute_loss(self._forward, batch)
-        with torch.autocast(self.device.type, dtype=self._autocast_dtype):
-            return self.compute_loss(self._forward, batch)
+        return self._on_device(shape.batch_size, (*shape.signature, salt), lambda gen: self.build_batch(shape, gen))

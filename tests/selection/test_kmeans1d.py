@@ -8,7 +8,17 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from seqpoint.selection import KMeans1D, segment_sse
+from seqpoint.selection import KMeans1D
+
+
+def segment_sse(x: np.ndarray, w: np.ndarray, bounds: np.ndarray) -> float:
+    """Weighted within-group sum of squares of the partition ``bounds`` (reference loop)."""
+    total = 0.0
+    for a, b in itertools.pairwise(bounds.tolist()):
+        xs, ws = x[a:b], w[a:b]
+        mean = float(np.sum(ws * xs) / np.sum(ws))
+        total += float(np.sum(ws * (xs - mean) ** 2))
+    return total
 
 
 def brute_force(x: np.ndarray, w: np.ndarray, k: int) -> float:

@@ -31,7 +31,7 @@ from seqpoint.selection._cost import (
     cost_proxy,
     weighted_projection,
 )
-from seqpoint.selection._kmeans1d import KMeans1D, segment_sse
+from seqpoint.selection._kmeans1d import KMeans1D
 from seqpoint.selection._seqpoint_selector import SeqPointSelector, signature_proxy
 from seqpoint.selection._seqpoints import SeqPoint, SeqPoints, read_seqpoints, write_seqpoints
 from seqpoint.selection._simpoint import SimPointSelector
@@ -74,7 +74,6 @@ __all__ = [
     "make_selector",
     "read_seqpoints",
     "read_simpoints",
-    "segment_sse",
     "seqpoints_from_simpoints",
     "signature_proxy",
     "signature_table",

@@ -12,6 +12,7 @@ from seqpoint._params import Constraint, Interval, check_params
 from seqpoint._registry import Registry
 from seqpoint.exceptions import ConfigError, NotFittedError
 from seqpoint.schedule import IterationSchedule
+from seqpoint.selection._cost import describe_cost
 from seqpoint.selection._seqpoints import SeqPoint, SeqPoints
 
 __all__ = ["SELECTORS", "BaseSelector", "make_selector"]
@@ -24,10 +25,7 @@ SELECTORS: Registry[type[BaseSelector]] = Registry("selection method")
 
 
 def make_selector(name: str, **params: Any) -> BaseSelector:
-    """Build the selector registered as ``name`` with keyword ``params``.
-
-    Unknown names list the valid ones; unknown parameters list the accepted ones.
-    """
+    """Build the selector registered as ``name`` with keyword ``params`` (unknown ones listed)."""
     cls = SELECTORS.get(name)
     accepted = cls._param_names()
     unknown = sorted(set(params) - set(accepted))
@@ -48,16 +46,13 @@ class BaseSelector:
         Row positions (int64) into the schedule of the chosen iterations, increasing.
     weights_ : ndarray of shape (k,)
         Iterations each point stands for (float64, >= 0); they sum to ``n_iterations``.
-        Usually the size of the point's group in ``labels_``; calibrated SeqPoint
-        weights differ from it slightly (see :class:`SeqPointSelector`).
     labels_ : ndarray of shape (n_iterations,)
         Index into ``points_`` of the point that represents every iteration.
     n_points_ : int
         Number of points chosen (``k``; can be below ``n_points`` when the schedule
         has fewer distinct signatures, or for BIC-chosen SimPoint).
     estimated_error_ : float or None
-        The selector's own estimate of the relative projection error (fraction), when it
-        has one; recorded as ``SeqPoints.meta["estimated_error"]``.
+        The selector's own estimate of the relative projection error (fraction), if any.
     n_iterations_ : int
         Length of the fitted schedule.
     """
@@ -65,8 +60,7 @@ class BaseSelector:
     #: Registry name, set by each subclass.
     name: ClassVar[str] = ""
 
-    #: What each constructor parameter may be (see :mod:`seqpoint._params`); subclasses
-    #: extend it with their own parameters.
+    #: What each constructor parameter may be; subclasses add their own.
     _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
         "random_state": [None, Interval(int, 0)],
         "n_points": [Interval(int, 1)],
@@ -84,7 +78,7 @@ class BaseSelector:
         sig = inspect.signature(cls.__init__)
         return [p for p in sig.parameters if p != "self"]
 
-    def get_params(self) -> dict[str, Any]:
+    def get_params(self) -> dict[str, object]:
         """Constructor parameters as a dict (scikit-learn contract)."""
         return {name: getattr(self, name) for name in self._param_names()}
 
@@ -102,9 +96,7 @@ class BaseSelector:
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def _check_common(self, schedule: IterationSchedule) -> int:
-        """Validate every parameter (``_parameter_constraints``) and ``n_points`` against
-        ``schedule``; return ``n``. A parameter of ``_one_of`` that is None is not checked
-        (the subclass requires exactly one of them)."""
+        """Check every parameter (a None one of ``_one_of`` skipped) and ``n_points`` <= n; return n."""
         if not isinstance(schedule, IterationSchedule):
             raise ConfigError(
                 f"{type(self).__name__}.fit expects an IterationSchedule. Got {type(schedule).__name__}."
@@ -132,14 +124,8 @@ class BaseSelector:
         """Choose points for ``schedule``; returns ``self``."""
         raise NotImplementedError
 
-    def _set_result(
-        self,
-        n: int,
-        points: IntArray,
-        weights: FloatArray,
-        labels: IntArray,
-        estimated_error: float | None = None,
-    ) -> None:
+    def _set_result(self, n: int, points: IntArray, weights: FloatArray, labels: IntArray,
+                    estimated_error: float | None = None) -> None:
         """Store fitted attributes, sorting points by row position."""
         points = np.asarray(points, dtype=np.int64)
         weights = np.asarray(weights, dtype=np.float64)
@@ -160,53 +146,34 @@ class BaseSelector:
         """Fit and return ``labels_``."""
         return self.fit(schedule).labels_  # type: ignore[no-any-return]
 
-    def _meta_params(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
+    def _meta_params(self) -> dict[str, object]:
+        out: dict[str, object] = {}
         for k, v in self.get_params().items():
             out[k] = v if v is None or isinstance(v, str | int | float | bool) else repr(v)
+        if "cost" in out:
+            out["cost"] = describe_cost(self.cost)
         return out
 
-    def _meta_diagnostics(self) -> dict[str, Any]:
+    def _meta_diagnostics(self) -> dict[str, float]:
         """Fitted diagnostics recorded in ``SeqPoints.meta`` (JSON scalars only)."""
         if self.estimated_error_ is None:
             return {}
         return {"estimated_error": float(self.estimated_error_)}
 
     def to_seqpoints(self, schedule: IterationSchedule) -> SeqPoints:
-        """The fitted points of ``schedule`` as a :class:`SeqPoints` set (SEQPOINTS.json).
-
-        ``meta`` records the method's parameters, ``k`` and the selector's diagnostics
-        (``estimated_error`` when it has one; SeqPoint adds ``calibrated_error``).
-        """
+        """The fitted points of ``schedule`` as a :class:`SeqPoints` set (SEQPOINTS.json);
+        ``meta`` records the parameters, ``k`` and the diagnostics (``estimated_error``)."""
         points = self.points_
         if len(schedule) != self.n_iterations_:
             raise ConfigError(
                 f"to_seqpoints got a schedule of {len(schedule)} iterations but the selector was "
                 f"fitted on {self.n_iterations_}; pass the fitted schedule."
             )
-        packed = schedule.is_packed
         pts = tuple(
-            SeqPoint(
-                iteration=int(schedule.iteration[r]),
-                batch_size=int(schedule.batch_size[r]),
-                seq_len=int(schedule.seq_len[r]),
-                tgt_len=int(schedule.tgt_len[r]),
-                sum_sq_len=int(schedule.sum_sq_len[r]) if packed else None,
-                weight=float(wt),
-                **_row_lengths(schedule, r),
-            )
+            SeqPoint.from_row(schedule, r, wt)
             for r, wt in zip(points.tolist(), self.weights_.tolist(), strict=True)
         )
-        meta: dict[str, Any] = {"params": self._meta_params(), "k": self.n_points_}
+        meta: dict[str, object] = {"params": self._meta_params(), "k": self.n_points_}
         meta.update(self._meta_diagnostics())
         return SeqPoints(method=self.name, n_iterations=len(schedule), points=pts, meta=meta)
 
-
-def _row_lengths(schedule: IterationSchedule, r: int) -> dict[str, tuple[int, ...] | None]:
-    """The real per-sequence lengths of schedule row ``r``, when the schedule has them."""
-    if schedule.rows is None:
-        return {}
-    src, tgt = schedule.rows.row(r)
-    row_of = schedule.rows.packed_row_of(r)
-    return {"lengths": tuple(src.tolist()), "tgt_lengths": None if tgt is None else tuple(tgt.tolist()),
-            "row_of": None if row_of is None else tuple(row_of.tolist())}

@@ -1,10 +1,6 @@
-"""Baseline selectors people use today, with the SeqPoint interface.
-
-``first``, ``random`` and ``stride`` profile ``k`` iterations and extrapolate by ``n/k``
-(torch.profiler's ``schedule(wait, warmup, active)`` practice is ``first``). ``mean``,
-``median`` and ``mode`` profile iterations of one typical signature and multiply by
-``n``. ``stratified`` samples at random within cost strata and reports a confidence
-interval.
+"""Baseline selectors people use today (``first`` is torch.profiler's practice), with the
+SeqPoint interface: ``k`` iterations extrapolated by ``n/k``, a typical signature times
+``n``, or stratified sampling with a confidence interval.
 """
 
 from __future__ import annotations
@@ -52,9 +48,7 @@ def _nearest_labels(n: int, rows: IntArray) -> IntArray:
 class FirstSelector(BaseSelector):
     """The first ``k`` iterations, each weighted ``n/k`` (today's profiler practice).
 
-    ``labels_`` splits the run into ``k`` contiguous blocks: point ``j`` is extrapolated
-    to block ``j``. The blocks hold ``n/k`` iterations up to rounding, and the weights
-    are exactly ``n/k``, the factor people multiply by.
+    ``labels_`` splits the run into ``k`` contiguous blocks of about ``n/k`` iterations.
 
     Parameters
     ----------
@@ -78,12 +72,7 @@ class FirstSelector(BaseSelector):
 class StrideSelector(BaseSelector):
     """Every ``n/k``-th iteration (the middle of ``k`` equal blocks), each weighted ``n/k``.
 
-    Parameters
-    ----------
-    n_points : int
-        Iterations profiled ``k`` (>= 1, <= n_iterations).
-    random_state : int or None
-        Unused (deterministic); accepted for a uniform interface.
+    Parameters as for :class:`FirstSelector`.
     """
 
     name = "stride"
@@ -101,14 +90,8 @@ class StrideSelector(BaseSelector):
 class RandomSelector(BaseSelector):
     """``k`` distinct iterations drawn uniformly at random, each weighted ``n/k``.
 
-    ``labels_`` maps every iteration to the nearest drawn iteration in run order.
-
-    Parameters
-    ----------
-    n_points : int
-        Iterations profiled ``k`` (>= 1, <= n_iterations).
-    random_state : int or None
-        Seed of the draw.
+    ``labels_`` maps every iteration to the nearest drawn one. Parameters as for
+    :class:`FirstSelector`; ``random_state`` seeds the draw.
     """
 
     name = "random"
@@ -123,12 +106,8 @@ class RandomSelector(BaseSelector):
 
 
 class _TypicalSignatureSelector(BaseSelector):
-    """Profile iterations of one typical signature and multiply by ``n``.
-
-    Up to ``k`` distinct iterations with that signature, spread over the run, are
-    chosen (fewer if the signature occurs fewer times), each weighted ``n/k``; a single
-    real iteration when ``k = 1``. ``labels_`` splits the run into contiguous blocks.
-    """
+    """Up to ``k`` iterations of one typical signature, spread over the run, each weighted
+    ``n/k``; ``labels_`` splits the run into contiguous blocks."""
 
     def _target(self, table: SignatureTable) -> int:
         raise NotImplementedError
@@ -170,16 +149,9 @@ def _weighted_quantile(values: IntArray, counts: IntArray, q: float) -> float:
 
 @SELECTORS.register("mean")
 class MeanSelector(_TypicalSignatureSelector):
-    """Iterations at the mean ``seq_len``: the signature whose ``seq_len`` is closest to the
-    run's mean (ties: batch and target length closest to their means, then the commonest).
-
-    Parameters
-    ----------
-    n_points : int
-        Iterations profiled (all of the chosen signature), ``k >= 1``.
-    random_state : int or None
-        Unused (deterministic).
-    """
+    """Iterations of the signature whose ``seq_len`` is closest to the run's mean (ties:
+    batch and target length closest to their means, then the commonest); parameters as
+    for :class:`ModeSelector`."""
 
     name = "mean"
 
@@ -191,15 +163,8 @@ class MeanSelector(_TypicalSignatureSelector):
 
 @SELECTORS.register("median")
 class MedianSelector(_TypicalSignatureSelector):
-    """Iterations at the median ``seq_len`` over iterations (ties as for ``mean``).
-
-    Parameters
-    ----------
-    n_points : int
-        Iterations profiled (all of the chosen signature), ``k >= 1``.
-    random_state : int or None
-        Unused (deterministic).
-    """
+    """Iterations at the median ``seq_len`` over iterations (ties as for ``mean``);
+    parameters as for :class:`ModeSelector`."""
 
     name = "median"
 
@@ -238,13 +203,11 @@ class ModeSelector(_TypicalSignatureSelector):
 class StratifiedSelector(BaseSelector):
     """Stratified random sampling: cost strata, random iterations within each.
 
-    Signatures are sorted by the cost proxy and cut into ``n_strata`` strata of about
-    equal iteration counts. Every stratum gets one sample, the rest are allocated in
-    proportion to ``N_h · S_h`` (Neyman allocation: stratum size times the spread of
-    its proxy), and each sample is weighted ``N_h / n_h``. ``estimated_error_`` is the
-    relative half-width of the 95% confidence interval of the proxy total under this
-    design, ``1.96·sqrt(Σ N_h²(1 − n_h/N_h) S_h²/n_h) / T``. ``labels_`` hands each
-    stratum's iterations, in run order, to its samples in equal contiguous shares.
+    Signatures sorted by the cost proxy are cut into ``n_strata`` strata of about equal
+    iteration counts; each gets one sample, the rest go by Neyman allocation
+    (``N_h · S_h``), each sample weighted ``N_h / n_h``. ``estimated_error_`` is the relative
+    half-width of the 95% interval of the proxy total,
+    ``1.96·sqrt(Σ N_h²(1 − n_h/N_h) S_h²/n_h) / T``.
 
     Parameters
     ----------
@@ -328,19 +291,9 @@ class StratifiedSelector(BaseSelector):
         self.n_strata_ = h
         return self
 
-    def _meta_params(self) -> dict[str, object]:
-        from seqpoint.selection._cost import describe_cost
-
-        out = super()._meta_params()
-        out["cost"] = describe_cost(self.cost)
-        return out
-
 
 def _neyman(size: IntArray, spread: FloatArray, k: int) -> IntArray:
-    """Allocate ``k`` samples: one per stratum, the rest by ``size · spread`` (largest remainder).
-
-    No stratum gets more samples than it has iterations.
-    """
+    """``k`` samples: one per stratum, the rest by ``size · spread``, none past its size."""
     h = size.shape[0]
     alloc = np.ones(h, dtype=np.int64)
     left = k - h

@@ -1,23 +1,11 @@
-"""Calibrated weights: adjust the points' weights so they reproduce known run totals.
+"""Calibrated weights: adjust the points' weights until they reproduce known run totals.
 
-A SeqPoint stands for a group of iterations. Weighted by the group's iteration count
-it reproduces the group's cost only as well as its one signature matches the group's
-mean in every cost component at once, which a single real signature rarely does when
-batch size, source and target lengths all vary. Yet the run totals of the elementary
-cost components (per iteration, per sequence, per token, attention term, sequential
-steps; :func:`~seqpoint.selection.basis_components`) are known exactly from the
-schedule, without any measurement. The calibration estimator of survey sampling
-(Deville & Särndal, JASA 1992) adjusts the design weights (the counts) as little as
-possible until the weighted points reproduce those totals; then every cost that is a
-linear combination of the components is projected exactly, and only the part of the
-true cost outside their span (its curvature within a group) is left to the grouping.
-
-The raking form ``w = d·exp(x·λ)`` keeps every weight positive and minimises the
-Kullback-Leibler divergence from the counts ``d``. A small ridge on ``λ`` (ridge
-calibration, Chambers 1996) keeps the solution defined when no positive weights can
-reproduce a component, for example when every point has the run's usual batch size but
-a few short last batches do not: that component is then matched as closely as the
-points allow, and the others still exactly.
+The run totals of the elementary cost components (:func:`~seqpoint.selection.basis_components`)
+are known exactly from the schedule. The calibration estimator of survey sampling
+(Deville & Särndal, JASA 1992) adjusts the design weights (the counts) as little as possible
+until the weighted points reproduce them, so any cost linear in the components is projected
+exactly. The raking form ``w = d·exp(x·λ)`` keeps weights positive; a small ridge on ``λ``
+(Chambers 1996) keeps the solution defined when no positive weights can reach a component.
 """
 
 from __future__ import annotations

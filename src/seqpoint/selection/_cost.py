@@ -1,25 +1,16 @@
-"""Cost proxies: a cheap number per iteration that orders iterations by expected cost.
+"""Cost proxies: a cheap number per iteration, from its signature alone, that orders
+iterations by expected cost. A proxy is a name in :data:`COST_MODELS`, any callable
+``f(schedule) -> ndarray of shape (n_iterations,)``, or a :class:`PilotTable`.
 
-A proxy needs no profiling: it is computed from the signature alone. The SeqPoint
-selector clusters iterations on it and picks representatives that reproduce its total.
-Three kinds are accepted wherever a proxy is asked for:
-
-* a registered name (:data:`COST_MODELS`): ``attention`` (default), ``tokens``,
-  ``quadratic``, ``seq_len``;
-* any callable ``f(schedule) -> ndarray of shape (n_iterations,)``;
-* a :class:`PilotTable` of measured costs for a few signatures, interpolated.
-
-All are vectorised over the whole schedule. The module also holds the two sums every
-stage projects with: :func:`weighted_projection` (``Σ weight_i · cost[point_i]``) and
-:func:`basis_error` (how far weighted points are from the run totals of the elementary
-cost components of :func:`basis_components`).
+Also the two sums every stage projects with: :func:`weighted_projection` and
+:func:`basis_error` (over the components of :func:`basis_components`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol
+from typing import ClassVar, Protocol
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -48,7 +39,11 @@ FloatArray = NDArray[np.float64]
 
 
 class CostProxy(Protocol):
-    """Anything that maps a schedule to one cost value per iteration."""
+    """Anything that maps a schedule to one cost value per iteration.
+
+    A proxy class with ``per_signature = True`` depends on the signature only, so it is
+    evaluated once per unique signature (:func:`signature_proxy`).
+    """
 
     def __call__(self, schedule: IterationSchedule) -> FloatArray: ...
 
@@ -85,7 +80,6 @@ class AttentionCost:
             )
 
     per_signature: ClassVar[bool] = True
-    """The value depends on the signature only (evaluated once per unique signature)."""
 
     def __call__(self, schedule: IterationSchedule) -> FloatArray:
         return schedule.padded_tokens.astype(np.float64) + _quadratic(schedule) / (6.0 * self.d_model)
@@ -97,7 +91,6 @@ class TokensCost:
     """Padded tokens: cost linear in the tokens the model computes on (RNNs, MLPs)."""
 
     per_signature: ClassVar[bool] = True
-    """The value depends on the signature only (evaluated once per unique signature)."""
 
     def __call__(self, schedule: IterationSchedule) -> FloatArray:
         return schedule.padded_tokens.astype(np.float64)
@@ -109,7 +102,6 @@ class QuadraticCost:
     """The quadratic attention term alone, ``b·s² + b·t² + b·s·t`` (``sum_sq_len`` when packed)."""
 
     per_signature: ClassVar[bool] = True
-    """The value depends on the signature only (evaluated once per unique signature)."""
 
     def __call__(self, schedule: IterationSchedule) -> FloatArray:
         return _quadratic(schedule)
@@ -121,7 +113,6 @@ class SeqLenCost:
     """``seq_len + tgt_len``: the SeqPoint paper's grouping key (sequential RNN steps)."""
 
     per_signature: ClassVar[bool] = True
-    """The value depends on the signature only (evaluated once per unique signature)."""
 
     def __call__(self, schedule: IterationSchedule) -> FloatArray:
         return (schedule.seq_len + schedule.tgt_len).astype(np.float64)
@@ -143,7 +134,6 @@ class PilotTable:
     """Proxy along which costs are interpolated."""
 
     per_signature: ClassVar[bool] = True
-    """The value depends on the signature only (evaluated once per unique signature)."""
 
     def __post_init__(self) -> None:
         if not self.costs:
@@ -185,10 +175,7 @@ class PilotTable:
 @dataclass(frozen=True, kw_only=True)
 class SignatureCosts:
     """A cost for every signature of the run, computed elsewhere (the model proxy: the
-    roofline time of the profiled model's exact FLOPs and bytes on a device).
-
-    Every signature of a schedule it is applied to must be in :attr:`costs`.
-    """
+    roofline time of the profiled model's exact FLOPs and bytes), for every signature."""
 
     costs: Mapping[tuple[int, ...], float]
     """Signature ``(batch_size, seq_len, tgt_len[, sum_sq_len])`` to its cost (>= 0)."""
@@ -196,7 +183,6 @@ class SignatureCosts:
     """What the costs are (for SEQPOINTS.json meta)."""
 
     per_signature: ClassVar[bool] = True
-    """The value depends on the signature only (evaluated once per unique signature)."""
 
     def __call__(self, schedule: IterationSchedule) -> FloatArray:
         table = signature_table(schedule)
@@ -212,7 +198,7 @@ class SignatureCosts:
 
 
 def _signature_schedule(sig: NDArray[np.int64], packed: bool) -> IterationSchedule:
-    cols: dict[str, Any] = {"batch_size": sig[:, 0], "seq_len": sig[:, 1], "tgt_len": sig[:, 2]}
+    cols: dict[str, NDArray[np.int64]] = {"batch_size": sig[:, 0], "seq_len": sig[:, 1], "tgt_len": sig[:, 2]}
     if packed:
         cols["sum_sq_len"] = sig[:, 3]
     return IterationSchedule.from_columns(cols, meta={"packed": packed})
@@ -273,12 +259,7 @@ def evaluate_proxy(proxy: CostProxy, schedule: IterationSchedule, *, owner: str)
 
 
 def basis_components(schedule: IterationSchedule) -> tuple[tuple[str, ...], FloatArray]:
-    """Elementary cost components every iteration's cost is (close to) a mix of.
-
-    Real step time is, to first order, a non-negative combination of a per-iteration
-    overhead, a per-sequence cost, a per-token cost, the attention term and the number
-    of sequential steps. If every component is projected within ``e`` of its true total,
-    so is any non-negative combination: the selector's error estimate rests on this.
+    """Elementary cost components every iteration's cost is (close to) a non-negative mix of.
 
     Returns
     -------
@@ -293,9 +274,8 @@ def basis_components(schedule: IterationSchedule) -> tuple[tuple[str, ...], Floa
     columns = [np.ones_like(b), b, schedule.padded_tokens.astype(np.float64), _quadratic(schedule),
                (schedule.seq_len + schedule.tgt_len).astype(np.float64)]
     if schedule.is_packed:
-        # Which attention a packed row pays depends on the kernel: a varlen kernel its
-        # documents' Σ sᵢ² ("quadratic"), a dense one (SDPA with a block-diagonal mask, as
-        # on a CPU) the whole row's b·s²: both are components.
+        # A varlen kernel pays the documents' Σ sᵢ² ("quadratic"), a dense one (SDPA with a
+        # block-diagonal mask) the row's b·s²: both are components.
         s = schedule.seq_len.astype(np.float64)
         names += ("dense_quadratic",)
         columns.append(b * s * s)
@@ -305,11 +285,8 @@ def basis_components(schedule: IterationSchedule) -> tuple[tuple[str, ...], Floa
 def basis_error(weights: ArrayLike, components: ArrayLike, totals: ArrayLike) -> float:
     """Worst relative error of weighted points on the elementary cost components.
 
-    ``max_j |Σ_i weights_i · components_ij − totals_j| / totals_j``: the bound the
-    SeqPoint selector minimises and reports (``estimated_error_``) and that
-    :func:`seqpoint.projection.project` widens its interval by. If every component is
-    projected within this fraction of its run total, so is any non-negative
-    combination of them.
+    ``max_j |Σ_i weights_i · components_ij − totals_j| / totals_j``: the SeqPoint
+    selector's ``estimated_error_``, which bounds any non-negative combination of them.
 
     Parameters
     ----------

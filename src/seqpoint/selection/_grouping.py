@@ -1,13 +1,5 @@
-"""How the SeqPoint selector groups signatures, picks representatives and searches k.
-
-Two groupings of the unique signatures into ``k`` groups: the optimal weighted 1-D
-k-means on the cost proxy (:class:`OptimalGrouping`, a Ckmeans dynamic programme) and
-the SeqPoint paper's equal-width ``seq_len`` bins (:class:`SLBinGrouping`). Signatures
-that vary in more than one column can tie on the proxy yet cost differently; those
-groups are refined in the space of the elementary cost components
-(:func:`nearest_centroid` after a k-means there). :func:`choose_representatives` picks
-one signature per group; :func:`smallest_k` is the search ``max_error`` runs over k.
-"""
+"""How the SeqPoint selector groups signatures (optimal 1-D k-means on the proxy, or the
+paper's equal-width ``seq_len`` bins), picks representatives and searches k."""
 
 from __future__ import annotations
 
@@ -37,20 +29,15 @@ MAX_REFINE_K = 64
 
 
 class Grouping(Protocol):
-    """Groups of the unique signatures for any ``k`` in ``1..k_cap``."""
+    """Groups ``0..k-1`` of the unique signatures for any ``k`` in ``1..k_cap``; ``unit``
+    names what ``k_cap`` counts; ``reserve(k)`` prepares for the k a search tries next."""
 
     k_cap: int
-    """Largest number of non-empty groups."""
     unit: str
-    """What ``k_cap`` counts, for the warning when ``n_points`` exceeds it."""
 
-    def groups(self, k: int) -> IntArray:
-        """Group ``0..k-1`` of every unique signature, shape ``(n_unique,)``."""
-        ...
+    def groups(self, k: int) -> IntArray: ...
 
-    def reserve(self, k: int) -> None:
-        """Prepare for the ``k`` a search will try next (no effect on the groups)."""
-        ...
+    def reserve(self, k: int) -> None: ...
 
 
 class OptimalGrouping:
@@ -71,8 +58,7 @@ class OptimalGrouping:
         return g
 
     def reserve(self, k: int) -> None:
-        # The dynamic programme adds one layer per k: doubling its depth ahead of a
-        # search keeps the layers computed once.
+        # Doubling the DP's depth ahead of a search computes each layer once.
         km = self._km
         if k > km.max_k:
             km.extend(min(self.k_cap, max(k, 2 * km.max_k)))
@@ -98,12 +84,8 @@ class SLBinGrouping:
 
 
 class _SLBinner:
-    """Group the sorted distinct ``seq_len`` values into ``k`` equal-width bins.
-
-    The SeqPoint paper cuts the length range into equal-width bins. Bins left empty do
-    not count: the number of bins grows until ``k`` are non-empty, and if that
-    overshoots, the adjacent non-empty bins with the fewest iterations are merged.
-    """
+    """Group the sorted distinct ``seq_len`` values into ``k`` non-empty equal-width bins:
+    the bin count grows until ``k`` are non-empty; an overshoot merges the lightest pairs."""
 
     def __init__(self, uniq_sl: IntArray, sl_counts: FloatArray) -> None:
         self.uniq_sl = uniq_sl
@@ -143,27 +125,10 @@ class _SLBinner:
 def choose_representatives(
     group: IntArray, n_groups: int, proxy: FloatArray, counts: FloatArray, basis: FloatArray
 ) -> IntArray:
-    """Representative signature of every group.
+    """Signature index of every group's representative, shape ``(n_groups,)``.
 
-    The representative ``r`` of group ``g`` minimises ``|W_g·proxy[r] − Σ_g counts·proxy|``:
-    the weighted projection of the proxy is as close as possible to the group's total.
-    Among signatures within a relative 1e-9 of the best (equal proxy, different shape),
-    the one whose basis components are closest to the group's mean components wins,
-    so a group mixing batch sizes is represented by its typical batch size.
-
-    Parameters
-    ----------
-    group : ndarray of shape (m,)
-        Group of every signature, ``0..n_groups-1``; every group non-empty.
-    proxy, counts : ndarray of shape (m,)
-        Proxy value and iteration count of every signature.
-    basis : ndarray of shape (m, n_components)
-        Basis cost components of every signature.
-
-    Returns
-    -------
-    ndarray of shape (n_groups,)
-        Signature index of every group's representative.
+    It minimises ``|W_g·proxy[r] − Σ_g counts·proxy|``; among signatures within 1e-9 of
+    the best, the one whose basis components are closest to the group's mean wins.
     """
     wsum = np.bincount(group, weights=counts, minlength=n_groups)
     target = np.bincount(group, weights=counts * proxy, minlength=n_groups) / wsum
@@ -185,10 +150,8 @@ def choose_representatives(
 def smallest_k(attempt: Callable[[int], bool], k_cap: int, *, doubling: bool) -> int:
     """Smallest k in 1..k_cap for which ``attempt(k)`` holds (0 if none).
 
-    Without refinement every k is tried in order (one DP layer and one O(m) pass each).
-    With refinement a k-means runs per k, so k = 1, 2, 4, ..., 64 are tried, then the
-    gap below the first success is bisected (the bound falls with k almost always);
-    beyond 64 no refinement runs and k is scanned in order.
+    With ``doubling`` (a k-means per k), k = 1, 2, 4, ..., 64 are tried and the gap below
+    the first success bisected; otherwise, and past 64, k is scanned in order.
     """
     if not doubling:
         return next((k for k in range(1, k_cap + 1) if attempt(k)), 0)

@@ -1,42 +1,18 @@
-"""Optimal weighted 1-D k-means (Ckmeans-style dynamic programming).
-
-Given sorted values ``x`` with weights ``w``, split them into ``k`` contiguous groups
-minimising the weighted within-group sum of squares. For a group whose representative
-sits at the group's weighted mean, this sum times half the cost curve's second
-derivative is the projection error, which is why SeqPoint minimises it.
-
-The DP is ``D[l][i] = min_j D[l-1][j] + SSE(j, i)`` over prefix ``[0, i)``. The SSE of a
-contiguous segment obeys the quadrangle inequality, so the leftmost optimal split
-``opt[l][i]`` is non-decreasing in ``i`` and each layer can be solved by divide and
-conquer in ``O(m log m)`` (Wang & Song 2011; Song & Zhong 2020). All middles of one
-recursion depth are evaluated together as one numpy pass, so a layer is
-``O(log m)`` vectorised passes over ``O(m)`` candidates.
+"""Optimal weighted 1-D k-means (Ckmeans): ``k`` contiguous groups of sorted values with the
+least weighted within-group sum of squares (times half the cost's curvature, the projection
+error). The DP ``D[l][i] = min_j D[l-1][j] + SSE(j, i)`` has monotone optimal splits, so
+each layer is divide and conquer (Wang & Song 2011), one numpy pass per recursion depth.
 """
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["KMeans1D", "segment_sse"]
+__all__ = ["KMeans1D"]
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
-
-
-def segment_sse(x: FloatArray, w: FloatArray, bounds: IntArray) -> float:
-    """Weighted within-group sum of squares of the partition ``bounds`` (reference helper).
-
-    ``bounds`` holds ``0 = b_0 < b_1 < ... < b_k = m``; group ``g`` is ``x[b_g:b_{g+1}]``.
-    """
-    total = 0.0
-    for a, b in itertools.pairwise(bounds.tolist()):
-        xs, ws = x[a:b], w[a:b]
-        mean = float(np.sum(ws * xs) / np.sum(ws))
-        total += float(np.sum(ws * (xs - mean) ** 2))
-    return total
 
 
 class KMeans1D:

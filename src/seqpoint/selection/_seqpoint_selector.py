@@ -5,7 +5,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar, NamedTuple
+from typing import ClassVar, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -21,7 +21,6 @@ from seqpoint.selection._cost import (
     basis_components,
     basis_error,
     cost_proxy,
-    describe_cost,
     evaluate_proxy,
 )
 from seqpoint.selection._grouping import (
@@ -49,8 +48,8 @@ def signature_proxy(
 ) -> FloatArray:
     """Proxy value of every unique signature, shape ``(n_unique,)``.
 
-    Proxies that depend on the signature only are evaluated once per signature; any
-    other callable is evaluated on the whole schedule and averaged per signature.
+    A ``per_signature`` proxy runs once per signature; any other on the whole schedule,
+    averaged per signature.
     """
     if getattr(proxy, "per_signature", False):
         return evaluate_proxy(proxy, table.as_schedule(), owner=owner)
@@ -59,14 +58,11 @@ def signature_proxy(
 
 
 class _Candidate(NamedTuple):
-    """One grouping of the signatures into k groups, with its representatives."""
+    """Group of every unique signature, each group's representative, the count weights' error."""
 
     groups: IntArray
-    """Group of every unique signature."""
     reps: IntArray
-    """Representative signature of every group."""
     error: float
-    """Basis error of the count weights (see :func:`basis_error`)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -75,13 +71,10 @@ class _Signatures:
 
     table: SignatureTable
     proxy: FloatArray
-    """Cost proxy of every signature."""
     counts: FloatArray
-    """Iterations with every signature."""
     basis: FloatArray
     """Elementary cost components with a non-zero run total, shape ``(m, J)``."""
     totals: FloatArray
-    """Run total of every kept component, shape ``(J,)``."""
 
     @classmethod
     def of(cls, schedule: IterationSchedule, proxy_fn: CostProxy, *, owner: str) -> _Signatures:
@@ -105,19 +98,14 @@ class _Signatures:
 class _Evaluator:
     """Groups, representatives and basis error of the count weights for a given k.
 
-    Signatures that vary in more than one column (batch size with length, source with
-    target) can tie on the proxy yet cost differently: with ``refine``, a k-means in the
-    space of the elementary cost components (seeded afresh for every k) proposes other
-    groups, and the candidate with the smallest basis error wins.
+    With ``refine`` (signatures varying in several columns can tie on the proxy yet cost
+    differently), a k-means in component space proposes other groups; the lowest error wins.
     """
 
     def __init__(
         self,
         sigs: _Signatures,
-        grouping: Grouping,
-        *,
-        refine: bool,
-        rng: Callable[[], np.random.Generator],
+        grouping: Grouping, *, refine: bool, rng: Callable[[], np.random.Generator]
     ) -> None:
         self.sigs = sigs
         self.grouping = grouping
@@ -155,42 +143,20 @@ class SeqPointSelector(BaseSelector):
     """Choose SeqPoints: group iterations by a cost proxy, one weighted representative per group.
 
     The schedule is collapsed to its unique signatures ``(batch_size, seq_len, tgt_len
-    [, sum_sq_len])`` with counts. Signatures are grouped on the cost proxy, either by
-    an optimal weighted 1-D k-means (``grouping="optimal"``, a Ckmeans dynamic
-    programme minimising the within-group proxy variance, which is the second-order
-    projection error) or by equal-width ``seq_len`` bins as in the SeqPoint paper
-    (``grouping="sl_bins"``). Each group's representative is a real iteration whose
-    signature's proxy times the group's iteration count is closest to the group's proxy
-    total; its weight is the group's iteration count, calibrated by default (below).
+    [, sum_sq_len])`` with counts, grouped on the cost proxy by an optimal weighted 1-D
+    k-means (``grouping="optimal"``, minimising the within-group proxy variance) or by
+    equal-width ``seq_len`` bins as in the SeqPoint paper (``"sl_bins"``). Each group's
+    representative is a real iteration whose proxy times the group's count is closest to
+    the group's proxy total (ties: the group's typical shape).
 
-    Multi-dimensional signatures: the proxy combines all signature columns (tokens,
-    attention term, target length), so iterations of equal proxy but different shape
-    share a group only when their proxies agree; among equally good representatives the
-    one with the group's typical shape is kept. ``estimated_error_`` is the worst
-    relative projection error of the *count* weights over a basis of elementary costs
-    (per iteration, per sequence, per token, attention, sequential steps), computed
-    exactly without any measurement: it bounds the count weights' error on any cost that
-    is a non-negative combination of them, and a group that mixes batch sizes raises it,
-    so ``max_error`` adds points until such groups are split.
-
-    Calibrated weights (``weights="calibrated"``, the default): a group's count weighs its
-    representative right only to first order, and one real signature can rarely match
-    the group's mean tokens, attention term, batch size and steps at once. Since the
-    run totals of those components are known, the counts are then adjusted as little as
-    possible (raking, see :func:`calibrate_weights`) until the weighted points reproduce
-    every component's total; any cost linear in them is then projected exactly, and
-    only its curvature within the groups remains. This needs at least as many points as
-    components (``k >= J``, ``J`` at most 5); with fewer, or when calibrating would not
-    lower the basis error, the counts are kept. ``labels_`` are the groups either way.
-
-    Calibration makes the basis error of the weights it returns (``calibrated_error_``)
-    0 by construction once ``k >= J``, so that figure says nothing about a real cost
-    (in 101 of the paper table's 140 case × k it was 0 while the exact FLOPs were
-    projected up to 0.54% off). ``estimated_error_`` therefore stays
-    the count weights' basis error, an upper-bound-style estimate: calibrated weights
-    are usually more accurate than it says, rarely less (their residual is the cost's
-    curvature within the groups, which tight groups keep small). It is what
-    ``max_error`` compares with and what :func:`seqpoint.projection.project` widens its
+    ``estimated_error_`` is the worst relative error of the *count* weights over the
+    elementary costs of :func:`basis_components`, computed without measurement; it bounds
+    the error on any non-negative combination of them, and ``max_error`` adds points until
+    it is met. Calibrated weights (the default) then adjust the counts as little as
+    possible (:func:`calibrate_weights`) until every component's run total is reproduced,
+    when ``k`` is at least the number of components and it does not raise the error; their
+    own basis error (``calibrated_error_``) is 0 by construction, so ``estimated_error_``
+    stays the count weights' figure, what :func:`seqpoint.projection.project` widens its
     interval by.
 
     Parameters
@@ -206,21 +172,18 @@ class SeqPointSelector(BaseSelector):
         Cost proxy: a name in ``COST_MODELS`` (default ``attention``), a callable
         ``f(schedule) -> ndarray of shape (n_iterations,)`` or a :class:`PilotTable`.
     weights : {"calibrated", "counts"}
-        ``counts``: every point weighs its group's iteration count (the SeqPoint paper).
-        ``calibrated``: the counts adjusted to reproduce the run totals of the basis
-        components (see above); they still sum to ``n_iterations`` and are >= 0.
+        ``counts``: the group's iteration count (the SeqPoint paper); ``calibrated``: the
+        counts adjusted to the basis components' run totals (still summing to n, >= 0).
     random_state : int or None
         Accepted for a uniform interface; the selection is deterministic.
 
     Fitted attributes (besides those of :class:`BaseSelector`)
     -----------------------------------------------------------
     estimated_error_ : float
-        Worst relative basis error of the count weights (fraction, >= 0); recorded as
-        ``SeqPoints.meta["estimated_error"]``.
+        Worst relative basis error of the count weights (fraction, >= 0).
     calibrated_error_ : float
         Worst relative basis error of the returned ``weights_`` (fraction,
-        ``<= estimated_error_``); equal to ``estimated_error_`` when the counts are
-        kept. Recorded as ``SeqPoints.meta["calibrated_error"]``.
+        ``<= estimated_error_``; equal when the counts are kept).
     proxy_values_ : ndarray of shape (n_unique,)
         Cost proxy of every unique signature.
     """
@@ -256,9 +219,7 @@ class SeqPointSelector(BaseSelector):
         cls = type(self).__name__
         if (self.n_points is None) == (self.max_error is None):
             got = "both" if self.n_points is not None else "neither"
-            raise ConfigError(
-                f"{cls} needs exactly one of 'n_points' and 'max_error'. Got {got}."
-            )
+            raise ConfigError(f"{cls} needs exactly one of 'n_points' and 'max_error'. Got {got}.")
         self._check_common(schedule)
         return cost_proxy(self.cost, owner=cls)
 
@@ -325,13 +286,7 @@ class SeqPointSelector(BaseSelector):
         return best
 
     def _weights(self, sigs: _Signatures, best: _Candidate) -> tuple[FloatArray, float]:
-        """The returned weights and their basis error: calibrated counts when that helps.
-
-        ``max_error`` chose k on the count weights, and ``estimated_error_`` stays their
-        basis error whatever the weights: it measures how tight the groups are, which
-        also bounds the within-group curvature that calibration cannot remove. The
-        calibrated basis error is 0 by construction once k >= J, so it bounds nothing.
-        """
+        """The returned weights and their basis error: calibrated counts when that helps."""
         k = int(best.reps.shape[0])
         weights = sigs.count_weights(best.groups, k)
         err = best.error
@@ -346,12 +301,5 @@ class SeqPointSelector(BaseSelector):
                 return cal, min(cand, err)
         return weights, err
 
-    def _meta_diagnostics(self) -> dict[str, Any]:
-        out = super()._meta_diagnostics()
-        out["calibrated_error"] = float(self.calibrated_error_)
-        return out
-
-    def _meta_params(self) -> dict[str, Any]:
-        out = super()._meta_params()
-        out["cost"] = describe_cost(self.cost)
-        return out
+    def _meta_diagnostics(self) -> dict[str, float]:
+        return {**super()._meta_diagnostics(), "calibrated_error": float(self.calibrated_error_)}

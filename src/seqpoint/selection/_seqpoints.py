@@ -8,6 +8,7 @@ from typing import Any
 
 from seqpoint._jsonio import read_json, validate, write_json
 from seqpoint.exceptions import InputError
+from seqpoint.schedule import IterationSchedule
 
 __all__ = ["SeqPoint", "SeqPoints", "read_seqpoints", "write_seqpoints"]
 
@@ -48,6 +49,23 @@ class SeqPoint:
         """Cost signature ``(batch_size, seq_len, tgt_len[, sum_sq_len])``."""
         base = (self.batch_size, self.seq_len, self.tgt_len)
         return base if self.sum_sq_len is None else (*base, self.sum_sq_len)
+
+    @classmethod
+    def from_row(
+        cls, schedule: IterationSchedule, r: int, weight: float, *, lengths: bool = True
+    ) -> SeqPoint:
+        """Schedule row ``r`` as a point of ``weight``, with its real lengths when recorded."""
+        packed = schedule.is_packed
+        rows: dict[str, Any] = {}
+        if lengths and schedule.rows is not None:
+            src, tgt = schedule.rows.row(r)
+            row_of = schedule.rows.packed_row_of(r)
+            rows = {"lengths": src.tolist(), "tgt_lengths": None if tgt is None else tgt.tolist(),
+                    "row_of": None if row_of is None else row_of.tolist()}
+        return cls(iteration=int(schedule.iteration[r]), batch_size=int(schedule.batch_size[r]),
+                   seq_len=int(schedule.seq_len[r]), tgt_len=int(schedule.tgt_len[r]),
+                   sum_sq_len=int(schedule.sum_sq_len[r]) if packed else None,
+                   weight=float(weight), **rows)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -92,37 +110,6 @@ class SeqPoints:
             "points": [p.to_dict() for p in self.points],
             "meta": self.meta,
         }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any], *, source: str = "SEQPOINTS.json") -> SeqPoints:
-        try:
-            points = tuple(
-                SeqPoint(
-                    iteration=int(p["iteration"]),
-                    batch_size=int(p["batch_size"]),
-                    seq_len=int(p["seq_len"]),
-                    tgt_len=int(p.get("tgt_len", 0)),
-                    sum_sq_len=None if p.get("sum_sq_len") is None else int(p["sum_sq_len"]),
-                    weight=float(p["weight"]),
-                    lengths=p.get("lengths"),
-                    tgt_lengths=p.get("tgt_lengths"),
-                    row_of=p.get("row_of"),
-                )
-                for p in data["points"]
-            )
-            return cls(
-                method=str(data.get("method", "unknown")),
-                n_iterations=int(data["n_iterations"]),
-                points=points,
-                meta=dict(data.get("meta", {})),
-            )
-        except (KeyError, TypeError, ValueError) as exc:
-            if isinstance(exc, InputError):
-                raise InputError(f"{source}: {exc}") from None
-            raise InputError(
-                f"{source} is not a SeqPoints file ({type(exc).__name__}: {exc}); "
-                "create it with 'seqpoint select'."
-            ) from None
 
 
 def write_seqpoints(points: SeqPoints, path: str | Path) -> Path:

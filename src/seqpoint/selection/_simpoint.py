@@ -1,12 +1,5 @@
-"""SimPoint-style selection: k-means over signatures, the number of clusters chosen by BIC.
-
-SimPoint (Sherwood et al., ASPLOS 2002; SimPoint 3.0, Hamerly et al. 2005) clusters
-basic-block vectors with k-means for every k up to a maximum, scores each clustering
-with the Bayesian information criterion of Pelleg & Moore (X-means, 2000), keeps the
-smallest k whose BIC reaches 90% of the range of scores, and simulates the point
-closest to each centroid, weighted by its cluster's size. Here the vectors are the
-iterations' signatures, standardised, each unique signature weighted by its count.
-"""
+"""SimPoint-style selection (Sherwood et al. 2002; Hamerly et al. 2005): k-means over the
+standardised signatures, weighted by their counts, ``k`` chosen by the BIC of Pelleg & Moore."""
 
 from __future__ import annotations
 
@@ -38,24 +31,9 @@ def weighted_kmeans(
     n_init: int = 3,
     max_iter: int = 100,
 ) -> tuple[IntArray, FloatArray, float]:
-    """Weighted k-means (k-means++ seeding, Lloyd iterations), best of ``n_init`` runs.
-
-    Parameters
-    ----------
-    x : ndarray of shape (m, d)
-        Points.
-    w : ndarray of shape (m,)
-        Positive weights.
-    k : int
-        Clusters, ``1 <= k <= m``.
-
-    Returns
-    -------
-    labels : ndarray of shape (m,)
-    centers : ndarray of shape (k, d)
-    inertia : float
-        Weighted sum of squared distances to the assigned centre.
-    """
+    """Weighted k-means of points ``x`` (m, d) with weights ``w`` (m,) into ``1 <= k <= m``
+    clusters (k-means++ seeding, Lloyd iterations), best of ``n_init``: labels (m,), centres
+    (k, d) and the inertia (weighted sum of squared distances)."""
     m = x.shape[0]
     best: tuple[IntArray, FloatArray, float] | None = None
     for _ in range(n_init):
@@ -141,11 +119,7 @@ class SimPointSelector(BaseSelector):
     }
 
     def __init__(
-        self,
-        *,
-        n_points: int | None = 10,
-        choose_k: str = "bic",
-        n_init: int = 3,
+        self, *, n_points: int | None = 10, choose_k: str = "bic", n_init: int = 3,
         random_state: int | None = 0,
     ) -> None:
         super().__init__(n_points=n_points, random_state=random_state)

@@ -1,17 +1,10 @@
-"""SimPoint 3.0's ``.simpoints`` and ``.weights`` files, for simulator users.
-
-SimPoint (Sherwood et al.; SimPoint 3.0, Hamerly et al. 2005) writes two plain-text
-files that simulators (gem5, Sniper, ChampSim workflows) read to know which intervals to
-simulate and how to weight them::
+"""SimPoint 3.0's ``.simpoints`` and ``.weights`` files, for simulators (gem5, Sniper)::
 
     prog.simpoints   <interval> <cluster>     one line per simulation point
     prog.weights     <weight> <cluster>       the fraction of intervals it stands for
 
-Here an *interval* is a training iteration of the schedule and a *cluster* is the index
-of the SeqPoint in its set (0-based, in the set's order), so a simulator that replays
-training iteration by iteration can use SeqPoints unchanged. Weights are fractions of
-``n_iterations`` and sum to 1; they are written repr-exact so a file read back gives
-the same weights.
+An *interval* is a training iteration, a *cluster* the index of the SeqPoint in its set.
+Weights are fractions of ``n_iterations`` summing to 1, written repr-exact.
 """
 
 from __future__ import annotations
@@ -136,19 +129,14 @@ def seqpoints_from_simpoints(
     """
     files = read_simpoints(stem)
     n = len(schedule)
-    points = []
-    for it, frac in zip(files.intervals, files.weights, strict=True):
-        if it >= n:
-            raise InputError(
-                f"{stem}.simpoints names interval {it} but the schedule has {n} iterations; "
-                "use the schedule the points were chosen from."
-            )
-        sum_sq = int(schedule.sum_sq_len[it]) if schedule.is_packed else None
-        points.append(SeqPoint(iteration=it, batch_size=int(schedule.batch_size[it]),
-                               seq_len=int(schedule.seq_len[it]), tgt_len=int(schedule.tgt_len[it]),
-                               sum_sq_len=sum_sq, weight=frac * n))
+    bad = next((it for it in files.intervals if it >= n), None)
+    if bad is not None:
+        raise InputError(
+            f"{stem}.simpoints names interval {bad} but the schedule has {n} "
+            "iterations; use the schedule the points were chosen from."
+        )
     # Fractions times n carry rounding; rescale so the weights count n iterations exactly.
-    scale = n / sum(p.weight for p in points)
-    points = [SeqPoint(**{**p.to_dict(), "sum_sq_len": p.sum_sq_len, "weight": p.weight * scale})
-              for p in points]
-    return SeqPoints(method=method, n_iterations=n, points=tuple(points), meta={"source": str(stem)})
+    scale = n / sum(frac * n for frac in files.weights)
+    points = tuple(SeqPoint.from_row(schedule, it, frac * n * scale, lengths=False)
+                   for it, frac in zip(files.intervals, files.weights, strict=True))
+    return SeqPoints(method=method, n_iterations=n, points=points, meta={"source": str(stem)})

@@ -1,19 +1,11 @@
 """Cold steps: the one-time costs a run pays when it meets a tensor shape cold.
 
-A run meets each tensor shape once for the first time, and that step pays one-time
-costs (primitive creation, kernel selection) that the steady-state repeats do not. On
-CPU, oneDNN also keeps the primitives in an LRU cache of bounded size, so a shape not
-used for a while is cold again. :func:`cold_steps` finds the cold steps of a run (LRU
-stack-distance model); :func:`first_occurrence` projects their extra time
-(``first_occurrence_s``) from the points' cold first steps, or, calibrated from a short
-timed in-sequence window of the run itself (``Measurements.window``), from the steps of
-that window whose shape is new (:func:`window_extra`).
-
-Why a window: a point's cold first step is one sample taken after the harness's own
-start-up, and the median over k such samples still swung the demo's cold term from
-81 s to 4.1 min between two runs of the same command. A window of W consecutive
-iterations of the real schedule meets its shapes in the run's order, with the run's
-neighbours (allocator, caches), and typically gives many more cold samples.
+A step that meets a shape for the first time pays primitive creation and kernel
+selection; on CPU oneDNN keeps primitives in a bounded LRU cache, so a shape unused for a
+while is cold again. :func:`cold_steps` finds those steps (LRU stack distance);
+:func:`first_occurrence` projects their extra time from the points' cold first steps or,
+better (one cold sample per point swung the demo's term from 81 s to 4.1 min), from a
+short timed in-sequence window of the run (:func:`window_extra`).
 """
 
 from __future__ import annotations
@@ -38,15 +30,8 @@ from seqpoint.measurements import (
 )
 from seqpoint.projection._model import PointProjector
 
-__all__ = [
-    "COLD_METHODS",
-    "ColdTerm",
-    "WindowExtra",
-    "cold_steps",
-    "first_occurrence",
-    "window_extra",
-    "window_in_run_ratio",
-]
+__all__ = ["COLD_METHODS", "ColdTerm", "WindowExtra", "cold_steps", "first_occurrence", "window_extra",
+           "window_in_run_ratio"]
 
 #: Calibrations of the cold term: ``first_step`` (each point's cold first step),
 #: ``window`` (a timed in-sequence window), ``auto`` (the window when one was recorded).
@@ -70,8 +55,7 @@ class ColdTerm:
     samples: int = 0
     """Cold steps the relative extra was estimated from."""
     in_run_ratio: float | None = None
-    """Window only: median of a warm in-run step's time over the points' fitted time of
-    its signature (what the isolated points cannot see); None without a window."""
+    """Window only: median of a warm step's time over the points' fitted time; else None."""
 
     def to_dict(self, total: float | None = None) -> dict[str, object]:
         """The term as plain data; with the run's projected ``total``, its ``share`` of it."""
@@ -93,36 +77,18 @@ class WindowExtra:
     relative: NDArray[np.float64]
     """``t / (steady · in_run_ratio) − 1`` of every step whose shape is new in the window."""
     in_run_ratio: float | None
-    """Median ``t / steady`` of the window's other (warm) steps; None when it has none
-    (not measured: the cold extra is then taken against the isolated steady time)."""
+    """Median ``t / steady`` of the window's warm steps; None when it has none."""
 
 
 def window_extra(window: StepWindow, rows: NDArray[np.int64], shape_of: NDArray[np.int64],
                  fitted: NDArray[np.float64]) -> WindowExtra | None:
     """Relative extra of the window's cold steps over the points' steady model.
 
-    Parameters
-    ----------
-    window : StepWindow
-    rows : ndarray of int, shape (W,)
-        Signature-table index of every window step.
-    shape_of : ndarray of int, shape (n_unique,)
-        Tensor shape of every signature (``SignatureTable.shape_ids``).
-    fitted : ndarray of shape (n_unique,)
-        The points' fitted steady time of every signature (seconds).
-
-    Returns
-    -------
-    WindowExtra or None
-        None when no window step has a positive fitted time or none is new.
-
-    Notes
-    -----
-    A step is cold when its shape occurs for the first time in the window (the window
-    starts a fresh process). The other steps give the in-run ratio: the run's own
-    steady cost against the isolated points' (allocator and cache state shared with the
-    neighbours). The cold extra is taken relative to the in-run steady cost, so the
-    ratio is not counted twice.
+    A step is cold when its shape first occurs in the window (a fresh process); the other
+    steps give the in-run ratio, against which the cold extra is taken. ``rows`` are the
+    steps' signature-table indices, ``shape_of`` every signature's tensor shape and
+    ``fitted`` the points' steady time of every signature (seconds). None when no step is
+    new or has a positive fitted time.
     """
     times = np.asarray(window.times_s, dtype=np.float64)
     steady = fitted[rows]
@@ -142,13 +108,7 @@ def window_extra(window: StepWindow, rows: NDArray[np.int64], shape_of: NDArray[
 
 def window_rows(window: StepWindow, table_inverse: NDArray[np.int64],
                 signatures: NDArray[np.int64]) -> NDArray[np.int64]:
-    """Signature-table index of every window step, checked against the schedule.
-
-    Raises
-    ------
-    InputError
-        The window is not a stretch of this schedule (wrong start or signatures).
-    """
+    """Signature-table index of every window step; InputError unless it is a stretch of this schedule."""
     stop = window.start + len(window.times_s)
     if stop > table_inverse.shape[0]:
         raise InputError(
@@ -168,9 +128,9 @@ def window_rows(window: StepWindow, table_inverse: NDArray[np.int64],
 
 
 def window_in_run_ratio(proj: PointProjector, ok_meas: Sequence[Measurement], window: StepWindow) -> float | None:
-    """The window's in-run ratio (:attr:`WindowExtra.in_run_ratio`) against the points'
-    steady model, whichever calibration the cold-step term uses; None when the window
-    cannot give one."""
+    """The window's in-run ratio against the points' steady model, whichever calibration the
+    cold-step term uses; None when the window cannot give one.
+    """
     if not ok_meas or not all(STEADY_TIME in m.metrics for m in ok_meas):
         return None
     fitted = np.clip(proj.fitted(np.array([m.metrics[STEADY_TIME] for m in ok_meas])), 0.0, None)
@@ -185,29 +145,13 @@ def first_occurrence(
 ) -> ColdTerm | None:
     """Total, half-width and counts (``first``, ``evicted``) of the run's cold steps.
 
-    Each cold sample gives a relative extra ``t_cold / t_steady − 1``; the total is their
-    median times the fitted steady-state time of every cold step (packed signatures that
-    differ only in ``sum_sq_len`` share a shape). The median, not a fit through every
-    sample: a cold step is a single sample, and one disturbed sample must not be spread
-    over hundreds of shapes (interpolating the raw extras projected 19% of a run where
-    the real in-sequence extra was 2%). The half-width is the standard error of the
-    median (1.2533 · 1.4826 · MAD / √n) times the same steady-state total, times z.
-
-    The samples are each point's cold first step (``first_step``) or, with a timed
-    in-sequence ``window`` of the run (``window``; ``auto`` picks it when given), the
-    window's steps whose shape is new (:func:`window_extra`); the window's extra is
-    relative to the run's own warm steps, and multiplies the fitted time by the window's
-    in-run ratio.
-
-    Cold steps are the first occurrence of each shape and, when the measurements carry
-    oneDNN primitive counts (CPU), every step whose shape's primitives an LRU cache of
-    the measured capacity has evicted since its last use (see :func:`cold_steps`).
-
-    Returns
-    -------
-    ColdTerm or None
-        None when there are no samples (a point lacks ``time_s_first`` and no window is
-        used, or the window has no new shape) or no steady time is > 0.
+    The total is the median relative extra ``t_cold / t_steady − 1`` of the samples times the
+    fitted steady time of every cold step (a median: one disturbed sample must not spread
+    over hundreds of shapes); the half-width is ``z`` times the median's standard error
+    (1.2533 · 1.4826 · MAD / √n) times the same total. The samples are each point's cold
+    first step or, with a ``window``, its steps whose shape is new. Cold steps are first
+    occurrences and, with oneDNN counts, LRU evictions (:func:`cold_steps`). None without
+    samples or a positive steady time.
     """
     if not ok_meas or not all(STEADY_TIME in m.metrics for m in ok_meas):
         return None
@@ -251,7 +195,7 @@ def first_occurrence(
 
 
 def _primitive_cache(ok_meas: Sequence[Measurement]) -> dict[str, int]:
-    """``cold_steps`` arguments from the oneDNN counts the harness recorded (median)."""
+    """``cold_steps`` arguments from the recorded oneDNN counts (median over the points)."""
     names = (ONEDNN_NEW, ONEDNN_SHARED, ONEDNN_CACHE_CAPACITY)
     if not all(all(n in m.metrics for n in names) for m in ok_meas):
         return {}
@@ -264,12 +208,10 @@ def cold_steps(
 ) -> NDArray[np.bool_]:
     """Which steps of a run meet their shape cold: first occurrences and cache misses.
 
-    oneDNN keeps the primitives of every shape in one LRU cache of ``capacity`` entries
-    per process; each step uses its shape's ``per_shape`` entries and ``shared`` entries
-    that every shape uses. A step whose shape was last used ``d`` distinct other shapes
-    ago finds its primitives evicted when ``shared + per_shape · (d + 1) > capacity``
-    (the LRU stack-distance rule), and pays its one-time costs again. With ``per_shape = 0``
-    (no counts: GPU, a library without a cache) only first occurrences are cold.
+    oneDNN keeps every shape's primitives in one LRU cache of ``capacity`` entries; each
+    step uses ``per_shape`` entries of its own and ``shared`` ones. A step whose shape was
+    last used ``d`` distinct shapes ago is evicted when ``shared + per_shape · (d + 1) >
+    capacity``. With ``per_shape = 0`` (GPU, no counts) only first occurrences are cold.
 
     Parameters
     ----------

@@ -1,32 +1,14 @@
-"""The interval of a projection, estimated without a full run.
+"""The interval of a projection, estimated without a full run: ``total ± (representation + noise)``.
 
-Two half-widths, added: ``total ± (representation + noise)``, the low end cut at 0 by
-:func:`~seqpoint.projection.project` (which adds the in-run gap to ``run_time_s``'s).
+* representation: ``max(|T_weighted − T_interpolated|, b·|T|/(1 − b), z·σ_rough)``, the
+  methods' disagreement, the basis bound ``b`` (the selection's recorded bound or the
+  measured points' basis error, :func:`basis_bound`) and the points' roughness
+  (:func:`roughness`);
+* noise: each point's standard error propagated through the (linear) projection
+  (:func:`sensitivity`), and with ``P >= 2`` worker processes at least Student's ``t``
+  times the spread of the ``P`` per-process totals (:func:`process_noise`).
 
-* **representation**: ``max(|T_weighted − T_interpolated|, b·|T|/(1 − b), z·σ_rough)``,
-  three views of how far the points' weights and values can be from the run's:
-
-  - the two projections use the points differently and disagree by about the cost's
-    curvature between them (not available with a single point);
-  - ``b`` is the basis bound: the larger of the selection's recorded
-    ``SeqPoints.meta["estimated_error"]`` (:func:`selection_bound`) and the basis error
-    of the weights of the points actually measured (:func:`basis_bound`, renormalised
-    when some failed); applied as ``b·|T|/(1 − b)`` since it is relative to the unknown
-    true total (``2b·|T|`` from ``b = 1/2`` on);
-  - ``σ_rough`` (:func:`roughness`) is the standard error of the representatives'
-    deviation from their groups' cost where the cost is not smooth in the signature.
-
-* **noise**: each point's standard error from its repeats, propagated exactly through
-  the projection, which is linear in the measured values (:func:`sensitivity`); with
-  time spread over ``P >= 2`` worker processes, at least the spread of the ``P``
-  totals projected from each process's own values, times Student's ``t`` with
-  ``P - 1`` degrees of freedom (:func:`process_noise`). A process's speed moves all of
-  its points together, which the points' independent errors cannot show, and ``P``
-  is small.
-
-Both scale with the normal quantile ``z`` of ``confidence`` (Student's ``t`` for the
-spread between processes). ``docs/projection.md`` gives the calibration figures behind
-this choice.
+``docs/projection.md`` gives the calibration figures behind these choices.
 """
 
 from __future__ import annotations
@@ -42,18 +24,8 @@ from seqpoint.exceptions import InputError
 from seqpoint.projection._model import PointProjector
 from seqpoint.selection import SeqPoints, basis_error
 
-__all__ = [
-    "IntervalEstimator",
-    "basis_bound",
-    "confidence_quantile",
-    "leave_one_out_error",
-    "process_noise",
-    "rms_relative",
-    "roughness",
-    "selection_bound",
-    "sensitivity",
-    "student_quantile",
-]
+__all__ = ["IntervalEstimator", "basis_bound", "confidence_quantile", "leave_one_out_error", "process_noise",
+           "rms_relative", "roughness", "selection_bound", "sensitivity", "student_quantile"]
 
 FloatArray = NDArray[np.float64]
 
@@ -77,13 +49,8 @@ def student_quantile(confidence: float, df: int) -> float:
     Returns
     -------
     float
-        12.706 at ``df = 1``, 4.303 at 2, 2.776 at 4 (95%); 1.960 as ``df`` grows.
-
-    Notes
-    -----
-    Exact for integer ``df``: ``P(|T| <= t) = A(θ)`` with ``θ = atan(t/√df)`` is a finite
-    series in ``sin θ`` and ``cos θ`` (Abramowitz & Stegun 26.7.3-4), increasing in
-    ``θ``, solved by bisection.
+        12.706 at ``df = 1``, 4.303 at 2 (95%); 1.960 as ``df`` grows. Exact: the coverage
+        is a finite series in ``sin θ``, ``cos θ`` (Abramowitz & Stegun 26.7.3-4), bisected.
     """
     check_params("student_quantile", {"confidence": [Interval(float, 0, 1, closed="neither")],
                                       "df": [Interval(int, 1)]}, {"confidence": confidence, "df": df})
@@ -115,22 +82,8 @@ def student_quantile(confidence: float, df: int) -> float:
 
 
 def process_noise(totals: FloatArray, confidence: float) -> float:
-    """Half-width from the run totals projected from each worker process's own values.
-
-    Parameters
-    ----------
-    totals : ndarray of shape (P,)
-        The run total (the metric's unit, e.g. seconds) projected from each worker
-        process's values at every point.
-    confidence : float
-        Two-sided level, in (0, 1).
-
-    Returns
-    -------
-    float
-        ``t(P − 1) · std(totals) / √P``: the standard error of their mean, with Student's
-        ``t`` because ``P`` (2 to a few processes) is far too few for the normal
-        quantile. 0 with fewer than two processes.
+    """Half-width ``t(P − 1) · std(totals) / √P`` from ``totals``, shape ``(P,)``: the run total
+    projected from each worker process's own values (0 with fewer than two processes).
     """
     p = totals.shape[0]
     if p < 2:
@@ -155,19 +108,11 @@ def sensitivity(proj: PointProjector, method: str) -> FloatArray:
 def roughness(proj: PointProjector, values_ok: FloatArray) -> float:
     """Standard error of the representatives' deviation from their groups' cost.
 
-    A point stands for a group of signatures whose costs it can only match to the
-    extent that the cost is smooth in the signature: a staircase (strided
-    convolutions round lengths down), a kernel that changes with the shape, or a
-    term no basis component follows (source against target tokens) moves the
-    representative off its group's mean. That deviation is estimated from the
-    points themselves: the relative residuals ``ρ`` of the least-squares fit on the
-    interpolation's features (``1``, tokens, attention term, as many as there are
-    distinct points up to three), with ``n − p`` degrees of freedom, or, when
-    smaller, the RMS relative error of the interpolation at each interior point
-    left out (:func:`leave_one_out_error`); taken as independent across groups of
-    total ``w_j·v_j``: ``ρ·sqrt(Σ_j (w_j·v_j)²)``.
-    0 when there are no degrees of freedom or every signature of the run is
-    measured (no point stands for any other signature).
+    A point matches its group only as far as the cost is smooth in the signature. The
+    relative residual ``ρ`` of the least-squares fit on up to three features (``n − p``
+    degrees of freedom), or the smaller leave-one-out error (:func:`leave_one_out_error`),
+    scales ``sqrt(Σ_j (w_j·v_j)²)``. 0 without degrees of freedom or when every signature of
+    the run is measured.
     """
     model = proj.model
     sig = proj.sig_ok
@@ -181,10 +126,8 @@ def roughness(proj: PointProjector, values_ok: FloatArray) -> float:
     x = model.features[sig, :p]
     coef, *_ = np.linalg.lstsq(x, values_ok, rcond=None)
     rho = rms_relative(values_ok, x @ coef, dof)
-    # A cost the global fit cannot follow (measured time: the batch size changes,
-    # kernels switch) but that is smooth between neighbours is judged by the
-    # interpolation's own leave-one-out error instead: ±18% -> ±6.8% on the demo's
-    # measured time, with the same 99.3% calibration on the exact paper-table costs.
+    # A cost the global fit cannot follow but smooth between neighbours (measured time):
+    # ±18% -> ±6.8% on the demo, the same 99.3% calibration on the paper-table costs.
     loo = leave_one_out_error(proj, values_ok)
     if loo is not None:
         rho = min(rho, loo)
@@ -196,10 +139,8 @@ def roughness(proj: PointProjector, values_ok: FloatArray) -> float:
 
 
 def leave_one_out_error(proj: PointProjector, values_ok: FloatArray) -> float | None:
-    """RMS relative error of the interpolation at each interior point left out.
-
-    Interior along the cost proxy: the end points would be extrapolated. None with
-    fewer than four distinct measured signatures.
+    """RMS relative error of the interpolation at each interior point (along the proxy) left
+    out; None with fewer than four distinct measured signatures.
     """
     model = proj.model
     sig = proj.sig_ok
@@ -225,11 +166,9 @@ def basis_bound(proj: PointProjector) -> float:
 
 
 def selection_bound(seqpoints: SeqPoints) -> float:
-    """The selector's basis bound recorded in ``meta["estimated_error"]`` (0 if none).
-
-    For SeqPoint the worst relative error of the *count* weights on the elementary cost
-    basis; it stays meaningful when the weights are calibrated, whose own basis error is
-    0 by construction.
+    """The selector's basis bound recorded in ``meta["estimated_error"]`` (0 if none): for
+    SeqPoint the count weights' worst relative error on the cost basis, still meaningful
+    when the weights are calibrated.
     """
     value = seqpoints.meta.get("estimated_error")
     if value is None:
@@ -245,18 +184,7 @@ def selection_bound(seqpoints: SeqPoints) -> float:
 class IntervalEstimator:
     """Half-widths of the intervals of one projection (one method, one set of points).
 
-    Parameters
-    ----------
-    proj : PointProjector
-        The points and the run's model.
-    seqpoints : SeqPoints
-        The points' selection (its recorded bound).
-    method : {"weighted", "interpolated"}
-        Projection method whose totals the intervals surround.
-    confidence : float
-        Confidence level, in (0, 1) (checked by the caller).
-    z : float
-        Its normal quantile.
+    ``confidence`` (checked by the caller) and its normal quantile ``z`` scale them.
     """
 
     def __init__(self, proj: PointProjector, seqpoints: SeqPoints, method: str, confidence: float,
@@ -283,8 +211,7 @@ class IntervalEstimator:
         return rep
 
     def point_noise(self, values_ok: FloatArray, se: FloatArray, *, peak: bool) -> float:
-        """Noise half-width from the points' standard errors ``se`` alone, propagated as
-        if independent."""
+        """Noise half-width from the points' standard errors ``se`` alone (independent)."""
         if peak:
             return self.z * float(se[int(np.argmax(values_ok))])
         if not np.any(se > 0):
@@ -298,8 +225,9 @@ class IntervalEstimator:
     def noise(
         self, values_ok: FloatArray, se: FloatArray, *, peak: bool, per_process: FloatArray | None = None
     ) -> float:
-        """Noise half-width from the points' standard errors ``se`` and, when given, the
-        ``(P, points)`` values each worker process measured (:func:`process_noise`)."""
+        """Noise half-width from ``se`` and, when given, the ``(P, points)`` values each worker
+        process measured (:func:`process_noise`).
+        """
         points = self.point_noise(values_ok, se, peak=peak)
         if peak or per_process is None:
             return points

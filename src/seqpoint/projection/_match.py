@@ -15,20 +15,10 @@ from seqpoint.selection import SeqPoints
 __all__ = ["match_measurements", "seqpoint_rows"]
 
 
-def seqpoint_rows(
-    schedule: IterationSchedule, seqpoints: SeqPoints, *, context: str = ""
-) -> NDArray[np.int64]:
-    """Row positions of the SeqPoints in ``schedule``, checking they belong to it.
-
-    ``context`` names the files that disagree ("sp.json does not fit s.csv") before
-    the error's own sentence.
-
-    Raises
-    ------
-    InputError
-        If the iteration counts differ, a point's iteration is not in the schedule, or
-        its signature differs from the schedule's row (the points were chosen from
-        another schedule).
+def seqpoint_rows(schedule: IterationSchedule, seqpoints: SeqPoints, *, context: str = "") -> NDArray[np.int64]:
+    """Row positions of the SeqPoints in ``schedule``; InputError unless they belong to it
+    (same iteration count, every point's iteration present with the same signature).
+    ``context`` names the files that disagree ("sp.json does not fit s.csv").
     """
     n = len(schedule)
     if seqpoints.n_iterations != n:
@@ -53,11 +43,7 @@ def seqpoint_rows(
             )
         r = int(order[q])
         rows[i] = r
-        have: tuple[int, ...] = (
-            int(schedule.batch_size[r]),
-            int(schedule.seq_len[r]),
-            int(schedule.tgt_len[r]),
-        )
+        have: tuple[int, ...] = (int(schedule.batch_size[r]), int(schedule.seq_len[r]), int(schedule.tgt_len[r]))
         if schedule.is_packed and p.sum_sq_len is not None:
             have = (*have, int(schedule.sum_sq_len[r]))
         want = p.signature if (schedule.is_packed and p.sum_sq_len is not None) else p.signature[:3]
@@ -77,17 +63,10 @@ def match_measurements(
     source: str = "measurements",
     context: str = "",
 ) -> list[Measurement]:
-    """The measurement of every SeqPoint, matched by signature, in point order; ``context``
-    as for :func:`seqpoint_rows`.
-
-    Raises
-    ------
-    InputError
-        If a SeqPoint's signature has no measurement.
+    """The measurement of every SeqPoint, matched by signature, in point order; InputError
+    when one has none (``context`` as for :func:`seqpoint_rows`).
     """
-    items = (
-        measurements.measurements if isinstance(measurements, Measurements) else tuple(measurements)
-    )
+    items = measurements.measurements if isinstance(measurements, Measurements) else tuple(measurements)
     by_sig: dict[tuple[int, ...], Measurement] = {}
     for m in items:
         by_sig[m.signature] = m

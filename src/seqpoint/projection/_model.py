@@ -1,14 +1,9 @@
 """The interpolated cost model of a schedule, and totals of one metric from the points.
 
-A :class:`ScheduleModel` is the signature-level view of a schedule that every
-projection of it shares (signature table, counts, cost proxy, fit features and the
-elementary cost basis); build it once with :meth:`ScheduleModel.from_schedule` and pass
-it to several projections of the same run. :meth:`ScheduleModel.interpolate` is the
-``interpolated`` method's cost model: a least-squares fit on ``1``, padded tokens and the
-attention term, plus the residuals at the points interpolated piecewise-linearly along
-the cost proxy, so it passes through every measured point. A :class:`PointProjector`
-turns one metric's values at the ok points into a run total; the projection is linear
-in those values.
+:class:`ScheduleModel` is the signature-level view every projection of a schedule shares;
+its :meth:`~ScheduleModel.interpolate` (a least-squares fit on ``1``, tokens and the
+attention term, plus the residuals interpolated along the cost proxy) passes through
+every measured point. :class:`PointProjector` turns one metric's values into run totals.
 """
 
 from __future__ import annotations
@@ -104,18 +99,8 @@ class ScheduleModel:
             )
 
     def interpolate(self, sig: IntArray, values: FloatArray) -> FloatArray:
-        """Fitted value of every signature from measured ``values`` at signatures ``sig``.
-
-        Parameters
-        ----------
-        sig : ndarray of int, shape (k,)
-            Signature index of every measured point (repeats allowed).
-        values : ndarray of shape (k,)
-            The metric at every point.
-
-        Returns
-        -------
-        ndarray of shape (n_unique,)
+        """Fitted value of every signature, shape ``(n_unique,)``, from ``values`` (shape ``(k,)``)
+        measured at signature indices ``sig`` (shape ``(k,)``, repeats allowed).
         """
         distinct = np.unique(sig).shape[0]
         if distinct == 1:
@@ -125,11 +110,8 @@ class ScheduleModel:
             if p0 > 0:
                 return v0 * self.proxy / p0  # type: ignore[no-any-return]
             return np.full(self.proxy.shape[0], v0)
-        # As many features as the measured points determine: more would leave the
-        # least-squares fit underdetermined (its minimum-norm solution then puts weight on
-        # a feature the points cannot tell apart) and break exactness for linear costs.
-        # Distinct signatures can still have collinear features (the attention term equal
-        # to a multiple of the tokens at every point), so the rank decides, not the count.
+        # As many features as the points determine (more would break exactness for linear
+        # costs); collinear features at distinct signatures count once: the rank decides.
         n_feat = min(distinct, 3)
         while n_feat > 1 and np.linalg.matrix_rank(self.features[sig, :n_feat]) < n_feat:
             n_feat -= 1
@@ -198,9 +180,8 @@ def fitted_costs(
 ) -> FloatArray:
     """The interpolated projection's cost model evaluated at every iteration.
 
-    This is the curve the ``interpolated`` method sums: it passes through every ok
-    measured point and follows the least-squares fit on tokens and the attention term in
-    between. Reports plot it against ``seq_len`` beside the measured points.
+    The curve the ``interpolated`` method sums, through every ok measured point; reports plot
+    it against ``seq_len`` beside the points.
 
     Parameters
     ----------
@@ -213,7 +194,7 @@ def fitted_costs(
     metric : str
         Metric to fit.
     context : ScheduleModel, optional
-        The schedule's model, when already built for other projections of it.
+        The schedule's model, when already built.
 
     Returns
     -------

@@ -1,26 +1,11 @@
 """Project whole-run totals of any metric from per-SeqPoint measurements, with an interval.
 
-Two projections (:data:`METHODS`):
-
-``weighted``
-    The SeqPoint paper's ``total = Σ_i weight_i · value_i``.
-``interpolated``
-    The cost model of :class:`ScheduleModel` (a least-squares fit on ``1``, tokens and
-    the attention term, through every measured point) summed over every iteration. It
-    is exact for a cost linear in tokens (two or more points) and when every signature
-    is measured.
-
-The interval is ``total ± (representation + noise)`` (``run_time_s``: ``+ in_run_gap``), its
-low end cut at 0, estimated without a full run (see
-:mod:`seqpoint.projection._intervals`; the calibration figures are in
-``docs/projection.md``). With time spread over worker processes, the noise part is at
-least the spread of the run totals projected from each process's own values, times
-Student's t (:func:`per_process_values`). Peak metrics (``peak_mem_bytes``) are a
-maximum over the run: their total is the largest value of the fitted model over all
-signatures, for both methods. When every point measured its cold first step, ``first_occurrence_s`` (cold
-steps, :mod:`seqpoint.projection._cold`) and ``run_time_s`` (steady state plus cold
-steps) are derived from ``time_s``; :attr:`Projection.cold_term` says how large the cold
-term is, how it was calibrated and what share of ``run_time_s`` it is.
+``weighted`` is the SeqPoint paper's ``Σ_i weight_i · value_i``; ``interpolated`` sums the
+cost model of :class:`ScheduleModel` over every iteration (exact for a cost linear in
+tokens, and when every signature is measured). The interval is described in
+:mod:`seqpoint.projection._intervals`. Peak metrics take the fitted model's maximum. When
+every point measured its cold first step, ``first_occurrence_s`` (:mod:`._cold`) and
+``run_time_s`` (steady state plus cold steps) are derived from ``time_s``.
 """
 
 from __future__ import annotations
@@ -69,8 +54,7 @@ class Projection:
     totals: dict[str, float]
     """Metric to projected run total (``breakdown_s.<category>`` for each op category)."""
     interval: dict[str, tuple[float, float]]
-    """Metric to ``(low, high)`` at ``confidence``: ``total ± half-width``, the low end cut
-    at 0 (every metric's run total is a time, a count or a size)."""
+    """Metric to ``(low, high)`` at ``confidence``: ``total ± half-width``, the low end cut at 0."""
     complete: bool = True
     """False when some SeqPoints failed (OOM/error) and were projected from the rest."""
     failed: tuple[int, ...] = ()
@@ -85,36 +69,25 @@ class Projection:
     """Metric to the measurement-noise half-width of the interval."""
     cold_steps: dict[str, int] = field(default_factory=dict)
     """Steps charged a cold first step: ``first`` (one per tensor shape) and ``evicted``
-    (shapes met again after oneDNN's primitive cache dropped them); empty when no
-    first-occurrence term was projected."""
+    (met again after oneDNN's primitive cache dropped them); empty without a cold term."""
     cold_term: dict[str, Any] = field(default_factory=dict)
-    """The cold-step term of ``run_time_s`` (:meth:`ColdTerm.to_dict`): ``total_s``,
-    ``share`` of ``run_time_s``, ``method`` (``first_step`` or ``window``), its samples and
-    steps; empty when none was projected."""
+    """The cold-step term of ``run_time_s`` (:meth:`ColdTerm.to_dict`); empty without one."""
     processes: int = 0
     """Worker processes whose own run totals bound the noise of ``time_s`` from below
-    (Student's t with ``processes − 1`` degrees of freedom); 0 when the time was not
-    spread over two or more."""
+    (Student's t, ``processes − 1`` degrees of freedom); 0 when fewer than two."""
     in_run_gap: float = 0.0
-    """Seconds added to each side of ``run_time_s``'s interval for what the isolated points
-    cannot see: ``|r − 1|`` × the steady state, ``r`` the in-sequence window's in-run
-    ratio (its warm steps' time over the points' fitted time); 0 without a window, or
-    when ``r`` was applied to the total (``in_run_correction``). Apart from
-    ``representation`` and ``noise``: the three add up to the half-width."""
+    """Seconds added to each side of ``run_time_s``'s interval: ``|r − 1|`` × the steady
+    state, ``r`` the window's in-run ratio; 0 without a window or with ``in_run_correction``.
+    With ``representation`` and ``noise`` it adds up to the half-width."""
     in_run_ratio: float | None = None
-    """The in-sequence window's in-run ratio ``r`` (its warm steps' time over the points'
-    fitted time), whichever calibration the cold term used (with the window's, also
-    ``cold_term["in_run_ratio"]``); None without a window, without a cold-step term, or
-    when the window had no warm step."""
+    """The window's in-run ratio ``r`` (its warm steps' time over the points' fitted time);
+    None without a window, a cold-step term or a warm step."""
     process_totals: dict[str, tuple[float, ...]] = field(default_factory=dict)
-    """Metric (``time_s``, and ``run_time_s`` with the cold-step total added to each) to
-    the total projected from each worker process's own values, worker ``p`` at ``[p]``;
-    empty unless the time was spread over two or more. :func:`project_speedup` pairs
-    two configurations' workers by this index."""
+    """Metric (``time_s``, ``run_time_s``) to the total projected from each worker process's
+    own values, worker ``p`` at ``[p]``; empty with fewer than two workers."""
 
     def relative_halfwidth(self, metric: str) -> float:
-        """Half-width of the interval relative to the total (the upper side: the lower
-        one is cut at 0, since no run total is negative)."""
+        """Half-width relative to the total (the upper side: the lower one is cut at 0)."""
         lo, hi = self.interval[metric]
         t = self.totals[metric]
         return max(hi - t, t - lo) / abs(t) if t else 0.0
@@ -159,8 +132,7 @@ class _Totals:
         self.noise[name] = noise
 
     def add_cold(self, cold: ColdTerm, in_run: float = 1.0, gap: float = 0.0) -> None:
-        """``first_occurrence_s`` and ``run_time_s`` = ``time_s`` (times ``in_run``) plus the
-        cold steps; ``run_time_s``'s interval also ± ``gap`` seconds."""
+        """Add ``first_occurrence_s`` and ``run_time_s`` (``time_s`` × ``in_run`` + cold steps, ± ``gap``)."""
         fo, hw = cold.total, cold.halfwidth
         self.totals[COLD_TIME] = fo
         self.interval[COLD_TIME] = nonnegative_interval(fo - hw, fo + hw)
@@ -176,8 +148,7 @@ class _Totals:
 
 
 def nonnegative_interval(lo: float, hi: float) -> tuple[float, float]:
-    """``(lo, hi)`` with ``lo`` cut at 0: a wide interval on a short run must not reach
-    below zero seconds, FLOPs or bytes."""
+    """``(lo, hi)`` with ``lo`` cut at 0: no run total is below zero."""
     return max(lo, 0.0), max(hi, 0.0)
 
 
@@ -198,34 +169,28 @@ def project(
     Parameters
     ----------
     schedule : IterationSchedule
-        The run the SeqPoints were chosen from.
+        The run the SeqPoints were chosen from (their iterations and signatures are checked).
     seqpoints : SeqPoints
-        Points and weights; every point's iteration and signature must be in
-        ``schedule`` (checked: iterations and signatures must match).
+        Points and weights.
     measurements : Measurements or iterable of Measurement
-        One per SeqPoint, matched by signature. Points whose status is not ``ok`` are
-        projected from the others and the result is marked ``complete=False``.
+        One per SeqPoint, matched by signature. Points not ``ok`` are projected from the
+        others and the result is ``complete=False``.
     method : {"weighted", "interpolated"}
         Projection (see the module docstring).
     metrics : iterable of str, optional
         Metrics to project; default every metric present at all ok points, plus every
-        ``breakdown_s.<category>`` (a category absent at a point counts 0 s there).
+        ``breakdown_s.<category>`` (0 s where a point lacks it).
     confidence : float
-        Confidence level of the noise part of the interval, in (0, 1).
+        Confidence level of the interval, in (0, 1).
     context : ScheduleModel, optional
-        The schedule's model (:meth:`ScheduleModel.from_schedule`), shared by several
-        projections of the same schedule; built here when omitted.
+        The schedule's model, shared by several projections of it; built here when omitted.
     cold : {"auto", "first_step", "window"}
         Calibration of the cold-step term: each point's cold first step, or the timed
-        in-sequence window in ``measurements.window`` (``auto``: the window when there
-        is one). ``window`` without a window projects no cold term.
+        in-sequence window ``measurements.window`` (``auto``: the window when there is one).
     in_run_correction : bool
-        With a window: scale the steady state in ``run_time_s`` by the window's in-run
-        ratio ``r`` (warm in-run steps over the isolated points' fitted time). Without
-        it (the default) ``r`` widens ``run_time_s``'s interval by ``|r − 1|`` × the
-        steady state on each side (:attr:`Projection.in_run_gap`): the isolated points
-        cannot see the run's own steady cost (on this project's benchmarks the full
-        runs of 13 of 17 configurations cost 1–10% more than projected).
+        With a window: scale the steady state in ``run_time_s`` by the window's in-run ratio
+        ``r``. Without it (the default) ``r`` widens ``run_time_s``'s interval by
+        ``|r − 1|`` × the steady state (:attr:`Projection.in_run_gap`).
 
     Returns
     -------
@@ -297,12 +262,8 @@ def project(
 def per_process_values(ok: Sequence[Measurement], name: str) -> NDArray[np.float64] | None:
     """``(P, points)``: what each of ``P >= 2`` worker processes measured at every point.
 
-    Row ``p`` is worker ``p`` of the campaign that measured each point. Points taken from
-    the cache come from an earlier campaign with the same ``P`` (it is part of the cache
-    key): pairing its worker ``p`` with this one's still estimates the total's variance,
-    since the two campaigns' workers are independent draws, but a change of the
-    machine's speed between the campaigns is not in it. None unless every point has
-    ``P >= 2`` values, the same ``P`` (measurement files merged from different settings).
+    Cached points come from an earlier campaign with the same ``P`` (part of the cache key):
+    its workers are independent draws too. None unless every point has the same ``P >= 2``.
     """
     rows = [m.samples.get(per_process_key(name)) for m in ok]
     if not rows or any(r is None for r in rows):
@@ -314,11 +275,8 @@ def per_process_values(ok: Sequence[Measurement], name: str) -> NDArray[np.float
 
 
 def _expand_derived(metrics: Iterable[str] | None) -> tuple[list[str] | None, bool]:
-    """Measured metrics to project for ``metrics``, and whether to derive the cold-step totals.
-
-    ``run_time_s`` and ``first_occurrence_s`` are derived from ``time_s`` (and
-    ``time_s_first``): asking for one projects ``time_s`` too. By default (None) every
-    metric is projected and the derived totals are added when they can be.
+    """Measured metrics to project for ``metrics``, and whether to derive the cold-step totals
+    (asking for ``run_time_s`` or ``first_occurrence_s`` projects ``time_s`` too).
     """
     if metrics is None:
         return None, True

@@ -1,25 +1,15 @@
 """Projection of a data-parallel run: each step costs its slowest rank plus the all-reduce.
 
-A data-parallel step ends when every rank has its gradients and they are summed across
-ranks, so its time is ``max_r cost(sig_r) + allreduce``. The per-rank-row costs come
-from the same cost model as the single-process projection (:func:`fitted_costs` over
-the schedule's rank rows, :meth:`IterationSchedule.rank_rows`, on which the SeqPoints
-were selected and profiled); the all-reduce is either a measured time or the ring
-all-reduce's bytes, ``2 (N - 1) / N`` times the gradient bytes, over a named
-interconnect's bandwidth (:data:`INTERCONNECTS`) or a number of bytes per second.
-
-The projection reports two shares of the total: the straggler share,
-``Σ_steps (max_r − mean_r) / total`` (time the ranks spend waiting for the slowest),
-and the communication share, ``n_steps · allreduce / total``. The all-reduce is not
-overlapped with backward here, so the total is an upper bound where DDP's gradient
-buckets overlap it.
+Per-rank-row costs come from :func:`fitted_costs` over ``schedule.rank_rows()``; the
+all-reduce is measured, or the ring's ``2 (N - 1) / N`` × gradient bytes over an
+interconnect's bandwidth (:data:`INTERCONNECTS`). The all-reduce is not overlapped with
+backward, so the total is an upper bound where DDP's buckets overlap it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -31,14 +21,8 @@ from seqpoint.projection._model import ScheduleModel, fitted_costs
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import SeqPoints
 
-__all__ = [
-    "INTERCONNECTS",
-    "RankProjection",
-    "allreduce_time",
-    "project_ranks",
-    "ring_allreduce_bytes",
-    "step_costs",
-]
+__all__ = ["INTERCONNECTS", "RankProjection", "allreduce_time", "project_ranks", "ring_allreduce_bytes",
+           "step_costs"]
 
 FloatArray = NDArray[np.float64]
 
@@ -153,21 +137,13 @@ class RankProjection:
         """All-reduce time / total."""
         return self.communication_s / self.total_s if self.total_s else 0.0
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """JSON form, added under ``data_parallel`` beside a projection's ``projected``."""
-        return {
-            "world_size": self.world_size,
-            "n_steps": self.n_steps,
-            "metric": self.metric,
-            "total_s": self.total_s,
-            "compute_s": self.compute_s,
-            "mean_compute_s": self.mean_compute_s,
-            "allreduce_s": self.allreduce_s,
-            "communication_s": self.communication_s,
-            "allreduce_source": self.allreduce_source,
-            "straggler_share": self.straggler_share,
-            "communication_share": self.communication_share,
-        }
+        return {"world_size": self.world_size, "n_steps": self.n_steps, "metric": self.metric,
+                "total_s": self.total_s, "compute_s": self.compute_s, "mean_compute_s": self.mean_compute_s,
+                "allreduce_s": self.allreduce_s, "communication_s": self.communication_s,
+                "allreduce_source": self.allreduce_source, "straggler_share": self.straggler_share,
+                "communication_share": self.communication_share}
 
 
 def project_ranks(
@@ -188,15 +164,15 @@ def project_ranks(
     schedule : IterationSchedule
         A data-parallel schedule (``rank`` column) or a single-process one (world size 1).
     seqpoints : SeqPoints
-        Chosen on ``schedule.rank_rows()`` (every rank row an iteration of its own).
+        Chosen on ``schedule.rank_rows()``.
     measurements : Measurements or iterable of Measurement
         One per SeqPoint, matched by signature.
     metric : str
         Per-step metric to project (seconds: ``time_s``).
     allreduce_s : float, optional
-        A measured all-reduce of the gradients, seconds per step.
+        A measured all-reduce of the gradients, seconds per step; or else
     gradient_bytes, interconnect : int, str or float, optional
-        Otherwise: gradient bytes and an interconnect (name or bytes per second).
+        Gradient bytes and an interconnect (name or bytes per second).
     context : ScheduleModel, optional
         The model of ``schedule.rank_rows()``, when already built.
 
@@ -207,8 +183,7 @@ def project_ranks(
     Raises
     ------
     ConfigError
-        Neither a measured all-reduce nor gradient bytes with an interconnect (for a
-        world size above 1), or both.
+        Neither (for a world size above 1) or both of a measured all-reduce and an interconnect.
     """
     w = schedule.world_size
     flat = schedule.rank_rows()

@@ -35,8 +35,7 @@ class Speedup:
     """Projected whole-run speedup ``T_a / T_b`` of configuration b over a."""
 
     metric: str
-    """Metric compared: ``run_time_s`` (the whole run, cold steps included), ``time_s``
-    (the steady state alone) or another projected metric."""
+    """Metric compared: ``run_time_s`` (the whole run), ``time_s`` (the steady state) or another."""
     value: float
     """``T_a / T_b``: above 1 when b is faster."""
     interval: tuple[float, float]
@@ -55,26 +54,19 @@ class Speedup:
     confidence: float = 0.95
     """Confidence level of the noise part of the interval."""
     steady_value: float | None = None
-    """With ``metric`` ``run_time_s``: the speedup of the steady state alone, so the share
-    of the ratio that comes from the cold-step terms shows."""
+    """With ``metric`` ``run_time_s``: the speedup of the steady state alone."""
     representation: float = 0.0
     """Half-width from the representation: the weighted and interpolated speedups' disagreement."""
     noise: float = 0.0
     """Half-width from timing noise."""
     in_run_gap: float = 0.0
-    """With ``metric`` ``run_time_s`` and an in-sequence window in either set: how far the
-    speedup moves when each configuration's steady state is scaled by its window's in-run
-    ratio (:attr:`Projection.in_run_gap`), what isolated points cannot see. A slowdown
-    both configurations share cancels in their steady states, and only their different
-    cold-step shares keep some of it; one that only one of them has does not cancel. 0
-    otherwise."""
+    """With ``run_time_s`` and a window in either set: how far the speedup moves when each
+    steady state is scaled by its window's in-run ratio (:attr:`Projection.in_run_gap`)."""
     pairs: int = 0
-    """Worker-process pairs (a's worker ``p`` with b's) whose ratios gave ``noise``; 0 when
-    the two totals' noise was combined as independent."""
+    """Worker-process pairs whose ratios gave ``noise``; 0 for ``independent`` noise."""
 
     def relative_halfwidth(self) -> float:
-        """Half-width of the interval relative to the speedup (the upper side: the lower
-        one is cut at 0)."""
+        """Half-width relative to the speedup (the upper side: the lower one is cut at 0)."""
         return (self.interval[1] - self.value) / abs(self.value) if self.value else 0.0
 
     def to_dict(self) -> dict[str, Any]:
@@ -110,9 +102,9 @@ def project_speedup(
 ) -> Speedup:
     """Project the speedup ``T_a / T_b`` of a whole run from two measurement sets.
 
-    Both sets are projected on the same SeqPoints. Representation errors largely
-    cancel in the ratio, so the representation part of the interval is the disagreement
-    of the weighted and interpolated speedups. The noise part is ``noise``'s.
+    Both sets are projected on the same SeqPoints; representation errors largely cancel in
+    the ratio, so the representation part of the interval is the disagreement of the
+    weighted and interpolated speedups.
 
     Parameters
     ----------
@@ -123,43 +115,22 @@ def project_speedup(
     meas_a, meas_b : Measurements or iterable of Measurement
         Baseline (a) and new (b) configuration.
     metric : str
-        Metric to compare; ``auto`` (the default) compares ``run_time_s``, the whole run
-        with each configuration's cold-step term, when both sets measured their points'
-        first steps, and ``time_s``, the steady state, otherwise. A configuration's first
-        steps of each shape can cost relatively more than another's (bf16 on a CPU builds
-        new oneDNN primitives for every shape), so the steady-state ratio alone can miss
-        the run's speedup by far more than the whole-run ratio does. Per-category speedups
-        cover the ``breakdown_s`` categories present in both sets.
+        Metric to compare; ``auto`` compares ``run_time_s`` (with each configuration's
+        cold-step term) when both sets measured their first steps, else ``time_s``.
+        Per-category speedups cover the ``breakdown_s`` categories of both sets.
     method : {"weighted", "interpolated"}
         Projection method.
     confidence : float
         Confidence level in (0, 1).
     context : ScheduleModel, optional
-        The schedule's model; built once here when omitted and shared by the four
-        projections (both sets, both methods).
+        The schedule's model, shared by the four projections; built here when omitted.
     noise : {"independent", "pairs"}
-        How the timing noise of the ratio is estimated.
-
-        ``independent`` (default)
-            The two totals' relative noise half-widths ``n/T`` combined in quadrature,
-            ``S·sqrt((n_a/T_a)² + (n_b/T_b)²)`` (each at least its worker processes'
-            spread, see :func:`project`), as if a and b were timed independently.
-        ``pairs``
-            Both sets' time was spread over the same number ``P >= 2`` of worker
-            processes: a's worker ``p`` is paired with b's, and the half-width is
-            ``t(P − 1) · std(r_p) / √P`` relative, ``r_p`` the ratio of the two workers'
-            own run totals (:attr:`Projection.process_totals`), combined in quadrature
-            with the cold-step terms' noise. The points' standard errors are not a
-            lower bound here: they pool every worker's values, so they carry the
-            workers' speed differences that pairing cancels. When the workers took
-            turns (``seqpoint speedup`` with ``[profile] processes > 1``), a change of
-            the machine's speed during the campaign moves both workers of a pair and
-            largely cancels in ``r_p``; from separate campaigns the pairs are
-            independent draws and ``r_p``'s spread still estimates the ratio's.
-            Narrower, but on this project's benchmark it held the measured speedup
-            less often than it claims (35 of 42 rounds in turn, 38 of 42 from separate
-            campaigns, against 40 and 42 of 42 for ``independent``;
-            ``docs/projection.md``), so it is not the default.
+        ``independent`` (default): the two totals' relative noise combined in quadrature.
+        ``pairs``: both sets spread over the same ``P >= 2`` worker processes; a's worker
+        ``p`` is paired with b's and the half-width is ``t(P − 1) · std(r_p) / √P``, ``r_p``
+        the ratio of their run totals (:attr:`Projection.process_totals`), with the cold
+        terms' noise in quadrature. Narrower, but it held the measured speedup less often
+        (``docs/projection.md``), so it is not the default.
     """
     check_method(method, "project_speedup")
     check_params("project_speedup", {"noise": [Options(NOISE_RULES)]}, {"noise": noise})
@@ -220,8 +191,7 @@ def project_speedup(
 
 
 def _in_run_gap(pa: Projection, pb: Projection, s: float) -> float:
-    """``|s' − s|``, ``s'`` the whole-run speedup with each steady state times its window's
-    in-run ratio ``r`` (1 for a set without a window, or whose ``r`` is already applied)."""
+    """``|s' − s|``, ``s'`` the speedup with each steady state times its window's in-run ratio."""
     if not (pa.in_run_gap or pb.in_run_gap):
         return 0.0
 
@@ -234,7 +204,7 @@ def _in_run_gap(pa: Projection, pb: Projection, s: float) -> float:
 
 
 def _relative(p: Projection, half: dict[str, float], metric: str, part: str | None = None) -> float:
-    """``half[part]`` (default ``half[metric]``) relative to the projection's ``metric`` total."""
+    """``half[part or metric]`` relative to the projection's ``metric`` total."""
     total = p.totals[metric]
     return half.get(part or metric, 0.0) / abs(total) if total else 0.0
 
@@ -246,11 +216,8 @@ def _worker_pairs(pa: Projection, pb: Projection, metric: str) -> int:
 
 
 def _paired_noise(pa: Projection, pb: Projection, metric: str, confidence: float) -> float:
-    """Relative noise half-width of ``T_a / T_b`` from the worker pairs' ratios.
-
-    The ratios ``r_p`` carry each pair's speed and its points' own noise. The cold-step
-    terms enter every worker's total as the same constant, so their noise is added in
-    quadrature.
+    """Relative noise of ``T_a / T_b`` from the worker pairs' ratios; the cold-step terms are
+    the same constant in every worker's total, so their noise is added in quadrature.
     """
     r = np.asarray(pa.process_totals[metric]) / np.asarray(pb.process_totals[metric])
     pairs = process_noise(r, confidence) / abs(float(r.mean()))

@@ -1,9 +1,5 @@
-"""Projection of a cost known for every iteration: synthetic benchmarks and exact metrics.
-
-When the true per-iteration cost is known (exact FLOPs, a roofline model, a synthetic
-cost in a benchmark), the projection error of a selection is measured exactly:
-:func:`project_cost` projects using only the chosen iterations' values, as if they had
-been measured, and the result is compared with ``cost.sum()``.
+"""Projection of a cost known for every iteration (exact FLOPs, a synthetic benchmark cost):
+the projection error of a selection is then exact.
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """The measurement cache: one SQLite row per measurement (torch-free).
 
-Rows are keyed by a full sha256 of the workload name, its config, the environment
-fingerprint, the signature and the profiling config, so nothing is measured twice
-and nothing measured elsewhere is reused by mistake. The database runs in WAL mode
-with a busy timeout and writes each row in its own transaction: a campaign killed at
-any moment (SIGKILL included) keeps every finished point, and several processes can
-write one cache at once.
+Rows are keyed by a full sha256 of everything a measurement depends on. WAL mode, a busy
+timeout and one transaction per row: a campaign killed at any moment keeps every finished
+point, and several processes can write one cache at once.
 """
 
 from __future__ import annotations
@@ -26,6 +23,8 @@ from seqpoint.exceptions import InputError
 from seqpoint.measurements import Measurement, parse_measurement
 
 __all__ = ["CacheEntry", "MeasurementCache", "default_cache_path"]
+
+_CORRUPT = "the row is corrupt: run 'seqpoint cache clear' (or delete the file) and measure again"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS measurements (
@@ -96,11 +95,8 @@ class MeasurementCache:
             ) from None
 
     def _refuse_empty_file(self, grace_s: float = 2.0) -> None:
-        """A file that exists but stays empty is not a cache (a typo'd ``--cache`` path).
-
-        SQLite writes its header as soon as the creating process sets the schema, so an
-        empty file that another seqpoint process is creating at this very moment fills
-        within milliseconds; only one still empty after ``grace_s`` is refused.
+        """Refuse a file that stays empty for ``grace_s`` (a typo'd ``--cache`` path); one another
+        process is creating fills within milliseconds.
         """
         deadline = time.monotonic() + grace_s
         while self.path.is_file() and self.path.stat().st_size == 0:
@@ -131,42 +127,23 @@ class MeasurementCache:
 
     def _row(self, key: str, payload: str) -> Measurement:
         """A row's measurement, checked by the MEASUREMENTS.json schema of one point."""
-        fix = "the row is corrupt: run 'seqpoint cache clear' (or delete the file) and measure again"
-        return parse_measurement(payload, source=f"{self.path}: row {key[:16]}", fix=fix)
+        return parse_measurement(payload, source=f"{self.path}: row {key[:16]}", fix=_CORRUPT)
 
     def _signature(self, key: str, payload: str) -> tuple[int, ...]:
-        fix = "the row is corrupt: run 'seqpoint cache clear' (or delete the file) and measure again"
-        sig = parse_json(payload, source=f"{self.path}: row {key[:16]}", fix=fix) if isinstance(payload, str) else None
+        source = f"{self.path}: row {key[:16]}"
+        sig = parse_json(payload, source=source, fix=_CORRUPT) if isinstance(payload, str) else None
         if not isinstance(sig, list) or not all(isinstance(v, int) and not isinstance(v, bool) for v in sig):
-            raise InputError(
-                f"{self.path}: row {key[:16]}: signature {str(payload)[:40]!r} is not a list of integers; "
-                "the row is corrupt: run 'seqpoint cache clear' (or delete the file) and measure again."
-            )
+            raise InputError(f"{source}: signature {str(payload)[:40]!r} is not a list of integers; {_CORRUPT}.")
         return tuple(sig)
 
     @staticmethod
-    def key(
-        workload_name: str,
-        config_dict: dict[str, Any],
-        environment: dict[str, Any],
-        signature: Sequence[int],
-        profile_config_dict: dict[str, Any],
-        *,
-        lengths: str | None = None,
-    ) -> str:
-        """Full sha256 of everything a measurement depends on.
-
-        ``lengths`` is the digest of the batch's per-sequence lengths for a workload that
-        builds its batch from them (``BatchShape.digest``); None (signature-only
-        workloads) leaves the key as it always was.
+    def key(workload_name: str, config_dict: dict[str, Any], environment: dict[str, Any], signature: Sequence[int],
+            profile_config_dict: dict[str, Any], *, lengths: str | None = None) -> str:
+        """Full sha256 of everything a measurement depends on; ``lengths`` is the batch's
+        ``BatchShape.digest`` for a workload built from real lengths (None leaves the key as it was).
         """
-        parts: list[Any] = [
-            workload_name,
-            config_dict,
-            environment,
-            [int(v) for v in signature],
-            profile_config_dict,
-        ]
+        parts: list[object] = [workload_name, config_dict, environment, [int(v) for v in signature],
+                               profile_config_dict]
         if lengths is not None:
             parts.append({"lengths": lengths})
         return config_hash("measurement", *parts)
@@ -174,19 +151,11 @@ class MeasurementCache:
     def get(self, key: str) -> Measurement | None:
         """The cached measurement of ``key``, or None."""
         with self._connect() as con:
-            row = con.execute(
-                "SELECT measurement FROM measurements WHERE key = ?", (key,)
-            ).fetchone()
+            row = con.execute("SELECT measurement FROM measurements WHERE key = ?", (key,)).fetchone()
         return None if row is None else self._row(key, row[0])
 
-    def put(
-        self,
-        key: str,
-        measurement: Measurement,
-        *,
-        workload: str = "",
-        signature: Sequence[int] | None = None,
-    ) -> None:
+    def put(self, key: str, measurement: Measurement, *, workload: str = "",
+            signature: Sequence[int] | None = None) -> None:
         """Store ``measurement`` under ``key`` (replacing an older row), committed at once."""
         sig = list(signature) if signature is not None else list(measurement.signature)
         blob = json.dumps(measurement.to_dict(), separators=(",", ":"))
@@ -206,10 +175,7 @@ class MeasurementCache:
         if not isinstance(key, str):
             return False
         with self._connect() as con:
-            return (
-                con.execute("SELECT 1 FROM measurements WHERE key = ?", (key,)).fetchone()
-                is not None
-            )
+            return con.execute("SELECT 1 FROM measurements WHERE key = ?", (key,)).fetchone() is not None
 
     def __len__(self) -> int:
         with self._connect() as con:
@@ -224,17 +190,8 @@ class MeasurementCache:
             args = (workload,)
         with self._connect() as con:
             rows = con.execute(sql + " ORDER BY created, key", args).fetchall()
-        return [
-            CacheEntry(
-                key=r[0],
-                workload=r[1],
-                signature=self._signature(r[0], r[2]),
-                status=r[3],
-                created=float(r[4]),
-                measurement=self._row(r[0], r[5]),
-            )
-            for r in rows
-        ]
+        return [CacheEntry(key=r[0], workload=r[1], signature=self._signature(r[0], r[2]), status=r[3],
+                           created=float(r[4]), measurement=self._row(r[0], r[5])) for r in rows]
 
     def clear(self, workload: str | None = None) -> int:
         """Delete rows (all, or one workload's); returns how many."""
@@ -251,16 +208,7 @@ class MeasurementCache:
         """Write the rows as JSON (``{"entries": [{key, workload, signature, status, created, measurement}]}``)."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        entries = [
-            {
-                "key": e.key,
-                "workload": e.workload,
-                "signature": list(e.signature),
-                "status": e.status,
-                "created": e.created,
-                "measurement": e.measurement.to_dict(),
-            }
-            for e in self.list(workload)
-        ]
+        entries = [{"key": e.key, "workload": e.workload, "signature": list(e.signature), "status": e.status,
+                    "created": e.created, "measurement": e.measurement.to_dict()} for e in self.list(workload)]
         path.write_text(json.dumps({"cache": str(self.path), "entries": entries}, indent=2) + "\n")
         return path

@@ -1,9 +1,5 @@
-"""The one environment fingerprint: what a measurement depends on besides its workload.
-
-It keys the measurement cache and, with provenance added, is the ``environment.json``
-of every run folder. Importing this module does not import torch; the functions read
-torch's versions and thread count only when torch is already imported or the caller's
-workload is a torch workload.
+"""The one environment fingerprint: what a measurement depends on besides its workload. It
+keys the measurement cache and, with provenance, is a run folder's ``environment.json``.
 """
 
 from __future__ import annotations
@@ -23,8 +19,7 @@ __all__ = ["CPU_ISA", "cpu_isa", "cpu_name", "environment_fingerprint", "environ
 
 
 def _cpuinfo(*keys: str) -> str | None:
-    """The value of the first ``/proc/cpuinfo`` line starting with one of ``keys`` (None if
-    there is none or the file cannot be read: not Linux)."""
+    """The value of the first ``/proc/cpuinfo`` line starting with one of ``keys``, or None."""
     try:
         with open("/proc/cpuinfo") as fh:
             for line in fh:
@@ -40,27 +35,20 @@ def cpu_name() -> str:
     return _cpuinfo("model name") or platform.processor() or platform.machine()
 
 
-#: CPU features that decide which oneDNN kernels a step runs. The same "model name" (a
-#: VM may report only "AMD EPYC") can come with or without them, and they change step
-#: times by up to several times (bf16 autocast has native kernels only with
-#: avx512_bf16 or AMX), so a cached time must not be reused across them.
+#: CPU features that decide which oneDNN kernels a step runs (bf16 has native kernels only
+#: with avx512_bf16 or AMX); one "model name" comes with or without them, so they key the cache.
 CPU_ISA = ("avx2", "avx512f", "avx512_vnni", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16",
            "amx_int8", "asimd", "sve", "bf16")
 
 
 def cpu_isa() -> str:
-    """The :data:`CPU_ISA` features this CPU has, space-separated, in that order ("" if unknown).
-    x86 lists them under ``flags``, ARM under ``Features``."""
+    """The :data:`CPU_ISA` features this CPU has, space-separated, in that order ("" if unknown)."""
     flags = set((_cpuinfo("flags", "Features") or "").split())
     return " ".join(f for f in CPU_ISA if f in flags)
 
 
 def workload_device_type(workload: object) -> str:
-    """``cpu`` or ``cuda``: the ``device`` of a workload, or of its config, else ``cpu``.
-
-    Duck-typed (any object with ``device`` or ``config.device``): this torch-free layer
-    cannot import the ``Workload`` protocol of ``seqpoint.workloads``.
-    """
+    """``cpu`` or ``cuda``: the ``device`` of a workload or its config (duck-typed), else ``cpu``."""
     device = getattr(workload, "device", None)
     return getattr(device, "type", None) or str(
         getattr(getattr(workload, "config", None), "device", "cpu")
@@ -75,17 +63,14 @@ def environment_fingerprint(workload: object = None, *, harness: int | None = No
     workload : Workload, optional
         Its device decides ``device_type`` and ``device``; default the CPU.
     harness : int, optional
-        The profiling harness's method version (recorded so a changed method does not
-        reuse old cache rows).
+        The profiling harness's method version (a changed method reuses no cache row).
 
     Returns
     -------
     dict
-        ``python``, ``torch``, ``seqpoint`` versions, ``machine``, ``device`` (the CPU
-        or GPU model), ``device_type``, ``threads`` (torch intra-op threads), ``harness``;
-        ``cpu_isa`` (the CPU's :data:`CPU_ISA` features) on a CPU, ``cuda`` and ``cudnn``
-        versions on a GPU. These keys are part of every
-        cache key: changing them makes earlier rows unreachable.
+        ``python``, ``torch``, ``seqpoint``, ``machine``, ``device`` (CPU or GPU model),
+        ``device_type``, ``threads``, ``harness``; ``cpu_isa`` on a CPU, ``cuda`` and
+        ``cudnn`` on a GPU. Every key is part of the cache key.
     """
     import torch
 
@@ -129,11 +114,8 @@ def _git_commit() -> str | None:
 
 
 def environment_manifest(workload: object = None) -> dict[str, Any]:
-    """The fingerprint plus provenance, for a run folder's ``environment.json``.
-
-    Adds ``git_commit``, ``platform``, ``processor``, ``cpu_count``, ``numpy`` and
-    ``created_utc``; the fingerprint's keys (``threads``, ``device`` ...) are the same as in
-    the cache key. Without torch installed the torch keys are None.
+    """The fingerprint plus provenance (``git_commit``, ``platform``, ``processor``,
+    ``cpu_count``, ``numpy``, ``created_utc``) for a run folder; torch keys None without torch.
     """
     if "torch" in sys.modules or _version("torch") is not None:
         env = environment_fingerprint(workload)

@@ -1,8 +1,6 @@
-"""Reading and writing MEASUREMENTS.json and single measurement payloads.
-
-Reading validates against :mod:`seqpoint.measurements._schema` (imported here, inside
-the functions, so that pydantic loads only when a file is read); every problem is one
-:class:`~seqpoint.exceptions.InputError` line naming the file, the field and the fix.
+"""Reading and writing MEASUREMENTS.json and single measurement payloads; every problem
+is one :class:`~seqpoint.exceptions.InputError` line (the schema, and pydantic, load only
+when a file is read).
 """
 
 from __future__ import annotations
@@ -24,13 +22,8 @@ def write_measurements(ms: Measurements, path: str | Path) -> Path:
 
 
 def read_measurements(path: str | Path) -> Measurements:
-    """Read and validate MEASUREMENTS.json.
-
-    Raises
-    ------
-    InputError
-        The file is missing, not UTF-8, not JSON, or breaks the schema (wrong type, a
-        non-finite or negative value, an unknown status, a metric missing at one ok point).
+    """Read and validate MEASUREMENTS.json; InputError when the file is missing, not UTF-8,
+    not JSON, or breaks the schema.
     """
     from seqpoint.measurements._schema import MeasurementsSchema
 
@@ -51,16 +44,8 @@ def read_measurements(path: str | Path) -> Measurements:
 
 
 def parse_measurement(payload: str | dict[str, Any], *, source: str, fix: str) -> Measurement:
-    """Validate one measurement given as JSON text or a parsed dict (a cache row's payload).
-
-    Parameters
-    ----------
-    payload : str or dict
-        The measurement, as :meth:`Measurement.to_dict` wrote it.
-    source : str
-        Where it came from, for the message (``cache.sqlite: row 3f2a...``).
-    fix : str
-        What to do about a bad one.
+    """Validate one measurement, JSON text or a parsed dict as :meth:`Measurement.to_dict`
+    wrote it (a cache row's payload); ``source`` and ``fix`` go into the message.
     """
     from seqpoint.measurements._schema import MeasurementSchema
 

@@ -1,23 +1,13 @@
 """The one registry of metric names: what each measured or projected name means.
 
-A measurement's ``metrics`` and a projection's ``totals`` are keyed by plain names with
-the unit in the name. Every rule about those names lives here, so adding a metric
-means adding it here and in the code that measures it, nowhere else:
-
-* **additive** metrics are summed over a run (``time_s``, ``flops``, ``bytes``,
-  ``roofline_<gpu>_s``, ``flops_<category>``, ``breakdown_s.<category>``);
-* **peak** metrics (``peak_mem_bytes``) are a maximum over the run, not a sum;
-* **spread** companions (``time_s_iqr``, ``time_s_std``, ``time_s_min`` ...) summarise
-  the repeats of a metric and are never projected per iteration; ``time_s_first``
-  (a shape's cold first step) is projected by the cold-step model instead;
-* **bookkeeping** (``repeats``, ``processes``, the oneDNN primitive counts) records how a
-  point was measured, not a cost;
-* **per-process** values (``samples["time_s_processes"]``, :func:`per_process_key`) are a
-  metric's median in each worker process of the multi-process protocol; their standard
-  error (``time_s_sem``) and the spread of the run totals projected from each process's
-  values carry process-to-process drift into the interval;
-* **derived** totals (``first_occurrence_s``, ``run_time_s``) are computed by the
-  projection from ``time_s`` and ``time_s_first``.
+Metrics are keyed by plain names with the unit in the name, and every rule about those
+names lives here: **additive** metrics are summed over a run (``time_s``, ``flops``,
+``bytes``, ``breakdown_s.<category>`` ...); **peak** ones (``peak_mem_bytes``) are a
+maximum; **spread** companions (``time_s_iqr``, ``time_s_first`` ...) summarise repeats
+and are not projected per iteration; **bookkeeping** (``repeats``, ``processes``, oneDNN
+counts) records how a point was measured; **per-process** values
+(:func:`per_process_key`) carry process-to-process drift into the interval; **derived**
+totals (``first_occurrence_s``, ``run_time_s``) come from ``time_s`` and ``time_s_first``.
 """
 
 from __future__ import annotations
@@ -28,52 +18,16 @@ import numpy as np
 
 from seqpoint.measurements._records import Measurement
 
-__all__ = [
-    "BOOKKEEPING",
-    "BREAKDOWN_PREFIX",
-    "CATEGORIES",
-    "COLD_TIME",
-    "DERIVED",
-    "FIRST_STEP_TIME",
-    "ONEDNN_CACHE_CAPACITY",
-    "ONEDNN_NEW",
-    "ONEDNN_SHARED",
-    "PROCESSES",
-    "RUN_TIME",
-    "SPREAD_SUFFIXES",
-    "STEADY_TIME",
-    "breakdown_key",
-    "breakdown_of",
-    "is_peak",
-    "is_projectable",
-    "is_spread",
-    "per_process_key",
-    "projectable_values",
-    "shapes_held",
-    "spread_of",
-    "standard_error",
-    "time_metric",
-    "unit_of",
-]
+__all__ = ["BOOKKEEPING", "BREAKDOWN_PREFIX", "CATEGORIES", "COLD_TIME", "DERIVED", "FIRST_STEP_TIME",
+           "ONEDNN_CACHE_CAPACITY", "ONEDNN_NEW", "ONEDNN_SHARED", "PROCESSES", "RUN_TIME", "SPREAD_SUFFIXES",
+           "STEADY_TIME", "breakdown_key", "breakdown_of", "is_peak", "is_projectable", "is_spread",
+           "per_process_key", "projectable_values", "shapes_held", "spread_of", "standard_error", "time_metric",
+           "unit_of"]
 
 #: Operation categories of the "Demystifying BERT" study, in the order reports show them.
-CATEGORIES: tuple[str, ...] = (
-    "gemm",
-    "batched_gemm",
-    "convolution",
-    "rnn",
-    "softmax",
-    "layer_norm",
-    "batch_norm",
-    "activation",
-    "dropout",
-    "elementwise",
-    "reduction",
-    "loss",
-    "optimizer",
-    "copy",
-    "other",
-)
+CATEGORIES: tuple[str, ...] = ("gemm", "batched_gemm", "convolution", "rnn", "softmax", "layer_norm", "batch_norm",
+                               "activation", "dropout", "elementwise", "reduction", "loss", "optimizer", "copy",
+                               "other")
 
 #: Median seconds of one steady-state training step.
 STEADY_TIME = "time_s"
@@ -107,8 +61,9 @@ SPREAD_SUFFIXES: tuple[str, ...] = (
 
 
 def shapes_held(per_shape: int, shared: int, capacity: int) -> int:
-    """Whole shapes oneDNN's LRU primitive cache of ``capacity`` entries holds at once
-    beside the ``shared`` entries, when each shape needs ``per_shape`` (> 0) of its own."""
+    """Whole shapes oneDNN's LRU cache of ``capacity`` entries holds beside ``shared`` ones,
+    each needing ``per_shape`` (> 0).
+    """
     return max(0, (capacity - shared) // per_shape)
 
 
@@ -175,11 +130,8 @@ def projectable_values(m: Measurement) -> dict[str, float]:
 def standard_error(m: Measurement, name: str) -> float:
     """Standard error of a measured value: ``std/√n`` of its repeats, else ``iqr/1.349``, else 0.
 
-    When the repeats were spread over worker processes (two or more per-process values),
-    the larger of that and the standard error of the per-process values ``std/√P``: the
-    repeats of one process share its speed, so only the spread between processes shows
-    how far another process (the full run's) can be; the within-process figure stays a
-    floor because ``P`` is small and the between-process estimate is noisy itself.
+    With two or more per-process values, at least their ``std/√P``: a process's repeats
+    share its speed, so only the spread between processes shows how far the full run's can be.
     """
     reps = m.samples.get(name)
     per_process = m.samples.get(per_process_key(name))

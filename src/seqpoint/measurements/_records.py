@@ -70,12 +70,8 @@ class Measurement:
 
 @dataclass(frozen=True, kw_only=True)
 class StepWindow:
-    """Every step of a short window of a run, timed in sequence in one fresh process.
-
-    What isolated points cannot show: how much more a step costs the first time its
-    shape occurs in a run, and how a step costs inside the run against alone. The
-    projection's cold-step term can be calibrated from it (``seqpoint.projection``).
-    """
+    """Every step of a short window of a run, timed in sequence in one fresh process: what a
+    step costs the first time its shape occurs, and inside the run (the cold-step calibration)."""
 
     start: int
     """Schedule iteration of the window's first step."""
@@ -115,14 +111,9 @@ class Measurements:
     measurements: tuple[Measurement, ...] = ()
     """One entry per SeqPoint."""
     protocol: dict[str, Any] = field(default_factory=dict)
-    """How the campaign was measured when it used worker processes: ``processes``, the
-    drift check point and its drift in every process (empty for the serial path)."""
+    """How a campaign with worker processes measured (``processes``, the drift check); else empty."""
     window: StepWindow | None = None
     """A timed in-sequence window of the run (the cold-step calibration), if recorded."""
-
-    def by_signature(self) -> dict[tuple[int, ...], Measurement]:
-        """Map signature to its measurement (later entries win)."""
-        return {m.signature: m for m in self.measurements}
 
     @property
     def complete(self) -> bool:
@@ -130,12 +121,8 @@ class Measurements:
         return all(m.ok for m in self.measurements)
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "workload": self.workload,
-            "config": self.config,
-            "environment": self.environment,
-            "measurements": [m.to_dict() for m in self.measurements],
-        }
+        out: dict[str, Any] = {"workload": self.workload, "config": self.config, "environment": self.environment,
+                               "measurements": [m.to_dict() for m in self.measurements]}
         # Written only when present, so a serial campaign's file is as before.
         if self.protocol:
             out["protocol"] = self.protocol

@@ -1,11 +1,6 @@
-"""The schema of MEASUREMENTS.json and of one measurement (a cache row's payload).
-
-Strict types (no ``1.5`` → 1, no ``true`` → 1), finite non-negative metric values, a
-status of exactly ``ok``/``oom``/``error``, lengths below
-:data:`~seqpoint._jsonio.MAX_LENGTH`. A projectable metric present at some ok points
-but missing at another is an error naming that point: ``seqpoint project`` would
-otherwise drop it from the table without a word. Imported only by the readers, so
-``import seqpoint`` does not load pydantic.
+"""The schema of MEASUREMENTS.json and of one measurement (a cache row's payload): strict
+types, finite non-negative values, bounded lengths, and a projectable metric present at
+every ok point or none. Imported only by the readers.
 """
 
 from __future__ import annotations

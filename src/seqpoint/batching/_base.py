@@ -19,14 +19,8 @@ from seqpoint.schedule import IterationSchedule, RowLengths, from_batches
 from seqpoint.traces import Lengths, from_array
 
 __all__ = [
-    "POLICIES",
-    "BatchPlan",
-    "BatchingPolicy",
-    "as_lengths",
-    "epoch_rng",
-    "epoch_seed",
-    "make_policy",
-    "replay",
+    "POLICIES", "BatchPlan", "BatchingPolicy", "as_lengths", "epoch_rng", "epoch_seed",
+    "make_policy", "replay",
 ]
 
 IntArray = NDArray[np.int64]
@@ -274,7 +268,6 @@ class BatchingPolicy(Validated):
             )
 
 
-
 #: Every batching policy, by its short name (CLI ``--policy`` and TOML ``policy``).
 POLICIES: Registry[type[BatchingPolicy]] = Registry("batching policy")
 
@@ -351,9 +344,7 @@ def cut_consecutive(
     return order[: full * batch_size], sizes, rem
 
 
-def permute_batches(
-    order: IntArray, sizes: IntArray, perm: IntArray
-) -> tuple[IntArray, IntArray]:
+def permute_batches(order: IntArray, sizes: IntArray, perm: IntArray) -> tuple[IntArray, IntArray]:
     """Reorder whole batches: batch ``k`` of the result is batch ``perm[k]`` of the input."""
     offsets = np.zeros(sizes.shape[0] + 1, dtype=np.int64)
     np.cumsum(sizes, out=offsets[1:])

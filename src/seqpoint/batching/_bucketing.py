@@ -10,13 +10,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from seqpoint._params import Boolean, Constraint
-from seqpoint.batching._base import (
-    POLICIES,
-    BatchingPolicy,
-    BatchPlan,
-    epoch_rng,
-    permute_batches,
-)
+from seqpoint.batching._base import POLICIES, BatchingPolicy, BatchPlan, epoch_rng, permute_batches
 from seqpoint.batching._limits import BATCH_SIZE, BUCKETS, DURATION, LENGTH
 from seqpoint.batching._search import chase, largest_fitting
 from seqpoint.exceptions import AdjustedInputWarning, ConfigError, InputError
@@ -27,9 +21,7 @@ __all__ = ["BucketPolicy", "DynamicBucketPolicy", "estimate_duration_buckets", "
 IntArray = NDArray[np.int64]
 
 
-def group_by_bucket(
-    rng: np.random.Generator, bucket: IntArray
-) -> tuple[IntArray, IntArray]:
+def group_by_bucket(rng: np.random.Generator, bucket: IntArray) -> tuple[IntArray, IntArray]:
     """A random order grouped by bucket (ascending), shuffled within each bucket; and counts."""
     perm = rng.permutation(bucket.shape[0]).astype(np.int64)
     keys = bucket[perm]

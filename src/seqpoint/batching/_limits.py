@@ -12,22 +12,9 @@ from seqpoint._params import Interval, Predicate
 from seqpoint.traces import MAX_LENGTH
 
 __all__ = [
-    "BATCH_SIZE",
-    "BUCKETS",
-    "DURATION",
-    "EPOCHS",
-    "LENGTH",
-    "MAX_BATCH_SIZE",
-    "MAX_BUCKETS",
-    "MAX_DURATION",
-    "MAX_EPOCHS",
-    "MAX_LENGTH",
-    "MAX_REPLAY_SAMPLES",
-    "MAX_TOKENS",
-    "MAX_WORLD_SIZE",
-    "TOKENS",
-    "WORLD_SIZE",
-    "bounded",
+    "BATCH_SIZE", "BUCKETS", "DURATION", "EPOCHS", "LENGTH", "MAX_BATCH_SIZE", "MAX_BUCKETS",
+    "MAX_DURATION", "MAX_EPOCHS", "MAX_LENGTH", "MAX_REPLAY_SAMPLES", "MAX_TOKENS",
+    "MAX_WORLD_SIZE", "TOKENS", "WORLD_SIZE", "bounded",
 ]
 
 #: Samples per batch (2^24); a batch of 16 million sequences is far past any real one.

@@ -10,12 +10,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from seqpoint._params import Boolean, Constraint
-from seqpoint.batching._base import (
-    POLICIES,
-    BatchingPolicy,
-    BatchPlan,
-    epoch_rng,
-)
+from seqpoint.batching._base import POLICIES, BatchingPolicy, BatchPlan, epoch_rng
 from seqpoint.batching._limits import BATCH_SIZE, LENGTH
 from seqpoint.exceptions import AdjustedInputWarning
 from seqpoint.schedule import IterationSchedule, RowLengths, round_up
@@ -185,9 +180,7 @@ class PackingPolicy(BatchingPolicy):
                                               minlength=starts.shape[0]))
         plan_dropped = np.asarray(dropped, dtype=np.int64)
         if not cols["bs"]:
-            self._check_nonempty(
-                BatchPlan.concat([], dropped), lens
-            )
+            self._check_nonempty(BatchPlan.concat([], dropped), lens)
         bs = np.concatenate(cols["bs"])
         seq = round_up(np.full(bs.shape[0], self.max_seq_len, dtype=np.int64), self.pad_to_multiple_of)
         meta = BatchPlan(

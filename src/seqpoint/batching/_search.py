@@ -11,11 +11,7 @@ IntArray = NDArray[np.int64]
 
 
 def largest_fitting(
-    values: IntArray,
-    limit: IntArray,
-    budget: int,
-    extra: int,
-    lower: IntArray | None = None,
+    values: IntArray, limit: IntArray, budget: int, extra: int, lower: IntArray | None = None
 ) -> IntArray:
     """For every start ``s``, the largest ``k <= limit[s]`` with ``(k + extra) * max(values[s:s+k]) <= budget``.
 

@@ -49,9 +49,7 @@ def write_schedule(schedule: IterationSchedule, path: str | Path) -> Path:
         write_rows(schedule.rows, path)
         return path
     if suffix != ".csv":
-        raise InputError(
-            f"Cannot write a schedule to {path}: use a .csv or .parquet file name."
-        )
+        raise InputError(f"Cannot write a schedule to {path}: use a .csv or .parquet file name.")
     cols = schedule.file_columns()
     data = np.stack(list(cols.values()), axis=1)
     try:

@@ -15,24 +15,13 @@ from seqpoint.schedule._collapse import unique_rows
 from seqpoint.schedule._rows import RowLengths
 
 __all__ = [
-    "COLUMNS",
-    "RANK_COLUMN",
-    "SIGNATURE_COLUMNS",
-    "IterationSchedule",
-    "rank_layout_error",
-    "round_up",
-    "set_columns",
+    "COLUMNS", "RANK_COLUMN", "SIGNATURE_COLUMNS", "IterationSchedule", "rank_layout_error",
+    "round_up", "set_columns",
 ]
 
 #: Column order of the schedule, as in the CSV header of the command-line contract.
 COLUMNS: tuple[str, ...] = (
-    "iteration",
-    "epoch",
-    "batch_size",
-    "seq_len",
-    "tgt_len",
-    "tokens",
-    "padded_tokens",
+    "iteration", "epoch", "batch_size", "seq_len", "tgt_len", "tokens", "padded_tokens",
     "sum_sq_len",
 )
 
@@ -325,9 +314,7 @@ class IterationSchedule:
             return False
         if self.rank is not None and other.rank is not None and not np.array_equal(self.rank, other.rank):
             return False
-        return all(
-            np.array_equal(getattr(self, c), getattr(other, c)) for c in COLUMNS
-        )
+        return all(np.array_equal(getattr(self, c), getattr(other, c)) for c in COLUMNS)
 
 
 def rank_layout_error(iteration: IntArray, rank: IntArray, world_size: Any = None) -> str | None:

@@ -176,4 +176,3 @@ class BaseSelector:
         meta: dict[str, object] = {"params": self._meta_params(), "k": self.n_points_}
         meta.update(self._meta_diagnostics())
         return SeqPoints(method=self.name, n_iterations=len(schedule), points=pts, meta=meta)
-

@@ -18,13 +18,8 @@ from seqpoint.selection._cost import CostProxy, PilotTable, cost_proxy
 from seqpoint.selection._seqpoint_selector import signature_proxy
 
 __all__ = [
-    "FirstSelector",
-    "MeanSelector",
-    "MedianSelector",
-    "ModeSelector",
-    "RandomSelector",
-    "StratifiedSelector",
-    "StrideSelector",
+    "FirstSelector", "MeanSelector", "MedianSelector", "ModeSelector", "RandomSelector",
+    "StratifiedSelector", "StrideSelector",
 ]
 
 IntArray = NDArray[np.int64]

@@ -20,19 +20,9 @@ from seqpoint.exceptions import ConfigError, InputError
 from seqpoint.schedule import IterationSchedule, signature_table
 
 __all__ = [
-    "COST_MODELS",
-    "AttentionCost",
-    "CostProxy",
-    "PilotTable",
-    "QuadraticCost",
-    "SeqLenCost",
-    "SignatureCosts",
-    "TokensCost",
-    "basis_components",
-    "basis_error",
-    "cost_proxy",
-    "describe_cost",
-    "weighted_projection",
+    "COST_MODELS", "AttentionCost", "CostProxy", "PilotTable", "QuadraticCost", "SeqLenCost",
+    "SignatureCosts", "TokensCost", "basis_components", "basis_error", "cost_proxy",
+    "describe_cost", "weighted_projection",
 ]
 
 FloatArray = NDArray[np.float64]

@@ -12,13 +12,8 @@ from numpy.typing import NDArray
 from seqpoint.selection._kmeans1d import KMeans1D
 
 __all__ = [
-    "MAX_REFINE_K",
-    "Grouping",
-    "OptimalGrouping",
-    "SLBinGrouping",
-    "choose_representatives",
-    "nearest_centroid",
-    "smallest_k",
+    "MAX_REFINE_K", "Grouping", "OptimalGrouping", "SLBinGrouping", "choose_representatives",
+    "nearest_centroid", "smallest_k",
 ]
 
 IntArray = NDArray[np.int64]

@@ -15,45 +15,19 @@ from seqpoint._params import Constraint, Interval, check_params
 from seqpoint.exceptions import ConfigError, InputError, SeqPointWarning
 
 __all__ = [
-    "COUNT_COLUMNS",
-    "LENGTH_COLUMNS",
-    "check_scale",
-    "count_column_of",
-    "csv_header",
-    "csv_rows",
-    "data_line",
-    "norm_name",
-    "scaled",
-    "shown",
-    "warn_ignored",
+    "COUNT_COLUMNS", "LENGTH_COLUMNS", "check_scale", "count_column_of", "csv_header", "csv_rows",
+    "data_line", "norm_name", "scaled", "shown", "warn_ignored",
 ]
 
 #: Column names tried, in order, when a CSV reader is given no column.
 LENGTH_COLUMNS: tuple[str, ...] = (
-    "length",
-    "len",
-    "lengths",
-    "num_frames",
-    "n_frames",
-    "frames",
-    "num_tokens",
-    "n_tokens",
-    "tokens",
-    "num_samples",
-    "duration",
+    "length", "len", "lengths", "num_frames", "n_frames", "frames", "num_tokens", "n_tokens",
+    "tokens", "num_samples", "duration",
 )
 
 #: Column names that mark a CSV as a histogram (how many samples have that length).
 COUNT_COLUMNS: tuple[str, ...] = (
-    "count",
-    "counts",
-    "cnt",
-    "n",
-    "num",
-    "freq",
-    "frequency",
-    "occurrences",
-    "occurrence",
+    "count", "counts", "cnt", "n", "num", "freq", "frequency", "occurrences", "occurrence",
 )
 
 #: Largest number of header fields read from a CSV (a binary blob can look like one line).

@@ -191,11 +191,7 @@ class Lengths:
 
 
 def from_array(
-    src: ArrayLike,
-    tgt: ArrayLike | None = None,
-    *,
-    source: str = "array",
-    unit: str = "tokens",
+    src: ArrayLike, tgt: ArrayLike | None = None, *, source: str = "array", unit: str = "tokens"
 ) -> Lengths:
     """Wrap in-memory lengths (numpy arrays, lists, torch tensors) as :class:`Lengths`.
 

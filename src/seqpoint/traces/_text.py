@@ -15,12 +15,7 @@ from seqpoint.exceptions import AdjustedInputWarning, ConfigError, InputError
 from seqpoint.traces._files import check_text, normalize_newlines, read_bytes
 from seqpoint.traces._lengths import Lengths
 
-__all__ = [
-    "count_whitespace_tokens",
-    "read_parallel_lengths",
-    "read_text_lengths",
-    "split_lines",
-]
+__all__ = ["count_whitespace_tokens", "read_parallel_lengths", "read_text_lengths", "split_lines"]
 
 IntArray = NDArray[np.int64]
 

@@ -99,8 +99,7 @@ class BatchPlan:
     def meta(
         self, lens: Lengths, *, policy: str, params: dict[str, Any], epochs: int, seed: int | None
     ) -> dict[str, Any]:
-        """Provenance of a replay: policy and parameters, epochs, seed, samples and those
-        dropped (in total and per epoch), the lengths' source and unit."""
+        """Provenance of a replay (policy, params, epochs, seed, samples dropped, source)."""
         return {
             "policy": policy,
             "params": params,
@@ -114,11 +113,7 @@ class BatchPlan:
         }
 
     def check_int64(self, lens: Lengths, *, pad_to_multiple_of: int) -> None:
-        """Refuse batches whose ``padded_tokens`` or ``sum_sq_len`` would overflow int64.
-
-        Lengths are below 2^31, but a batch of many long samples still can overflow
-        ``sum(len^2)``; the bound is checked in float64 before the schedule is built.
-        """
+        """Refuse batches whose ``padded_tokens`` or ``sum_sq_len`` would overflow int64."""
         if self.n_batches == 0:
             return
         sizes = np.diff(self.offsets).astype(np.float64)
@@ -177,12 +172,8 @@ def _check_run(epochs: Any, seed: Any, n_samples: int | None = None, world_size:
 
 
 class BatchingPolicy(Validated):
-    """Base class of batching policies: frozen keyword-only dataclasses over lengths only.
-
-    A subclass defines its fields, a class attribute ``name`` (its registry name) and
-    :meth:`plan`; :meth:`replay` turns the plan into an
-    :class:`~seqpoint.schedule.IterationSchedule`.
-    """
+    """Base of batching policies (frozen keyword-only dataclasses over lengths): a subclass
+    sets ``name`` and :meth:`plan`; :meth:`replay` turns the plan into a schedule."""
 
     name: ClassVar[str] = ""
     pad_to_multiple_of: int
@@ -211,20 +202,17 @@ class BatchingPolicy(Validated):
         seed : int
             Run seed; the same seed gives the identical schedule.
         world_size : int
-            Data-parallel ranks. Above 1 the schedule has a ``rank`` column and
-            ``world_size`` rows per iteration (see :mod:`seqpoint.batching._ranks`);
-            1 gives the single-process schedule, unchanged.
+            Data-parallel ranks; above 1 the schedule has a ``rank`` column and
+            ``world_size`` rows per iteration.
         shard : {"samples", "batches"}, optional
-            How an epoch is split over ranks: ``DistributedSampler``-style sample
-            dealing or round-robin whole batches; default by policy (``samples`` for
-            ``fixed``, ``sorted``, ``sortagrad``, ``batches`` for the others).
+            ``DistributedSampler``-style sample dealing or round-robin whole batches;
+            default ``samples`` for ``fixed``, ``sorted``, ``sortagrad``, else ``batches``.
 
         Returns
         -------
         IterationSchedule
-            One row per batch; ``meta`` holds the policy, its parameters, epochs, seed,
-            ``n_samples`` and the samples dropped (in total and per epoch), and
-            ``world_size`` and ``shard`` when data-parallel.
+            One row per batch; ``meta`` holds the policy, parameters, epochs, seed and the
+            samples dropped.
         """
         lens = as_lengths(lengths)
         _check_run(epochs, seed, lens.n_samples, world_size)
@@ -273,10 +261,7 @@ POLICIES: Registry[type[BatchingPolicy]] = Registry("batching policy")
 
 
 def make_policy(name: str, **params: Any) -> BatchingPolicy:
-    """Build the policy registered as ``name`` from keyword parameters.
-
-    Unknown names list the valid ones; unknown parameters list the policy's parameters.
-    """
+    """Build the policy registered as ``name`` from keyword parameters (unknown ones listed)."""
     cls = POLICIES.get(name)
     fields = [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
     unknown = sorted(set(params) - set(fields))
@@ -298,10 +283,8 @@ def replay(
     shard: str | None = None,
     **params: Any,
 ) -> IterationSchedule:
-    """Replay a batching policy given by name (plus parameters) or as an object.
-
-    ``world_size`` and ``shard`` give a data-parallel schedule (see
-    :meth:`BatchingPolicy.replay`).
+    """Replay a batching policy given by name (plus parameters) or as an object
+    (see :meth:`BatchingPolicy.replay`).
 
     >>> import numpy as np
     >>> from seqpoint.batching import replay
@@ -324,17 +307,8 @@ def replay(
 def cut_consecutive(
     order: IntArray, batch_size: int, drop_last: bool
 ) -> tuple[IntArray, IntArray, int]:
-    """Cut ``order`` into consecutive batches of ``batch_size``.
-
-    Returns
-    -------
-    order : ndarray
-        ``order``, without the final partial batch when ``drop_last``.
-    sizes : ndarray of shape (n_batches,)
-        Batch sizes (all ``batch_size`` except maybe the last).
-    dropped : int
-        Samples dropped.
-    """
+    """Cut ``order`` into consecutive batches: ``(order, sizes, dropped)``, the final partial
+    batch dropped from ``order`` when ``drop_last``."""
     n = int(order.shape[0])
     full, rem = divmod(n, batch_size)
     sizes = np.full(full, batch_size, dtype=np.int64)

@@ -36,11 +36,9 @@ def group_by_bucket(rng: np.random.Generator, bucket: IntArray) -> tuple[IntArra
 class BucketPolicy(BatchingPolicy):
     """GNMT bucketing as in the MLPerf Training reference (``BucketingSampler``).
 
-    Bucket width is ``ceil(max_len / num_buckets)``; a sample's bucket is
-    ``max(src // width, tgt // width)`` clamped to ``[0, num_buckets - 1]`` (so samples
-    longer than ``max_len`` land in the last bucket). Every epoch each bucket is shuffled,
-    cut into batches that never mix buckets (by default each bucket's remainder is
-    dropped, as MLPerf does), and the batches are shuffled globally.
+    A sample's bucket is ``max(src, tgt) // ceil(max_len / num_buckets)``, clamped to the
+    last. Every epoch each bucket is shuffled and cut into batches (its remainder dropped,
+    as MLPerf does), and the batches are shuffled globally.
     """
 
     name: ClassVar[str] = "bucket"
@@ -105,17 +103,8 @@ class BucketPolicy(BatchingPolicy):
 
 
 def estimate_duration_buckets(sizes: IntArray, num_buckets: int) -> IntArray:
-    """Bucket boundaries holding about equal total duration (lhotse's ``estimate_duration_buckets``).
-
-    Walks the sorted sizes and starts a new bucket at the first size whose predecessors
-    in the current bucket already exceed ``sum(sizes) / num_buckets``.
-
-    Returns
-    -------
-    ndarray of shape (<= num_buckets - 1,)
-        Boundaries ``bins``; a sample of size ``d`` goes to bucket
-        ``searchsorted(bins, d, side="right")`` (Python's ``bisect_right``).
-    """
+    """Bucket boundaries (at most ``num_buckets - 1``) of about equal total duration, as
+    lhotse's ``estimate_duration_buckets``; size ``d`` goes to ``searchsorted(bins, d, "right")``."""
     srt = np.sort(sizes)
     target = float(srt.sum()) / num_buckets
     prefix = np.concatenate(([0], np.cumsum(srt)))
@@ -137,19 +126,11 @@ def estimate_duration_buckets(sizes: IntArray, num_buckets: int) -> IntArray:
 class DynamicBucketPolicy(BatchingPolicy):
     """Duration-budget batches within length buckets, like lhotse's ``DynamicBucketingSampler``.
 
-    Matches lhotse in: bucket boundaries from ``estimate_duration_buckets`` (equal total
-    duration per bucket, ``bisect_right`` assignment); batches drawn from one bucket at
-    a time in arrival order; ``TimeConstraint`` semantics, i.e. a batch closes once one
-    more sample of its longest length would exceed ``max_duration`` (padding counted:
-    ``(n + 1) * longest > max_duration``) or it holds ``max_cuts`` samples, so a batch
-    may end slightly above the budget, exactly as in lhotse; ``drop_last`` drops every
-    bucket's final partial batch.
-
-    Differs (documented): lhotse shuffles through a finite buffer and picks a random
-    ready bucket at every step; here each epoch is a full permutation and the batches
-    are shuffled uniformly, so batch composition per bucket follows lhotse's rule but
-    the interleaving of buckets is not lhotse's random stream. Lengths and
-    ``max_duration`` share one unit (frames: 100 per second for 10 ms frames).
+    As lhotse: buckets of equal total duration (``estimate_duration_buckets``), batches from
+    one bucket in arrival order, closed once one more sample of the longest length would
+    exceed ``max_duration`` (``(n + 1) * longest``) or at ``max_cuts``. Unlike lhotse's
+    finite shuffle buffer, each epoch is a full permutation and the batches are shuffled
+    uniformly. Lengths and ``max_duration`` share one unit (frames: 100 per second).
     """
 
     name: ClassVar[str] = "dynamic_bucket"

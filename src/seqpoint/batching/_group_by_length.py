@@ -29,12 +29,8 @@ IntArray = NDArray[np.int64]
 def length_grouped_indices(
     lengths: IntArray, perm: IntArray, batch_size: int, mega_batch_mult: int | None = None
 ) -> IntArray:
-    """``transformers.trainer_pt_utils.get_length_grouped_indices`` given its permutation.
-
-    The permutation is cut into megabatches of ``mega_batch_mult * batch_size``, each
-    sorted by decreasing length (stable, like Python's ``sorted(reverse=True)``), and
-    the longest megabatch head is swapped into position 0.
-    """
+    """``transformers.trainer_pt_utils.get_length_grouped_indices`` given its permutation:
+    megabatches sorted by decreasing length (stable), the longest head swapped to position 0."""
     n = lengths.shape[0]
     if mega_batch_mult is None:
         mega_batch_mult = min(n // (batch_size * 4), 50) or 1
@@ -63,12 +59,9 @@ class GroupByLengthPolicy(BatchingPolicy):
     """Hugging Face Trainer ``group_by_length=True`` (``LengthGroupedSampler``).
 
     Every epoch: a random permutation, megabatches of ``mega_batch_mult * batch_size``
-    sorted by decreasing source length, the longest sample moved first, then the
-    ``DataLoader`` cuts consecutive batches of ``batch_size``. With
-    ``generator="torch"`` the permutation is ``torch.randperm`` under a
-    ``torch.Generator`` seeded with :func:`~seqpoint.batching.epoch_seed`, which makes
-    the index sequence identical to ``LengthGroupedSampler(batch_size, lengths=...,
-    generator=g)``; ``"numpy"`` (default) needs no torch.
+    sorted by decreasing length, the longest sample first, cut into batches. With
+    ``generator="torch"`` the permutation is ``torch.randperm`` seeded with
+    :func:`~seqpoint.batching.epoch_seed`, index for index what transformers gives.
     """
 
     name: ClassVar[str] = "group_by_length"
@@ -98,9 +91,7 @@ class GroupByLengthPolicy(BatchingPolicy):
             try:
                 import torch
             except ImportError:
-                raise ConfigError(
-                    "generator='torch' needs torch installed; use generator='numpy'."
-                ) from None
+                raise ConfigError("generator='torch' needs torch installed; use generator='numpy'.") from None
             g = torch.Generator()
             g.manual_seed(epoch_seed(seed, epoch))
             return torch.randperm(n, generator=g).numpy().astype(np.int64)

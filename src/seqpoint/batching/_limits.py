@@ -1,8 +1,4 @@
-"""Upper bounds of batching parameters, stated once so the CLI, configs and the API agree.
-
-Every bound keeps a replay within int64 arithmetic and a laptop's memory, with room to
-spare over real training runs; a value past one is an error naming the limit.
-"""
+"""Upper bounds of batching parameters (int64 arithmetic, a laptop's memory), stated once."""
 
 from __future__ import annotations
 

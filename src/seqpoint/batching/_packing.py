@@ -23,22 +23,16 @@ IntArray = NDArray[np.int64]
 
 @dataclass(frozen=True, eq=False)
 class PackedRows:
-    """Rows of one packed token stream.
+    """Rows of one packed token stream (int64 arrays).
 
     Attributes
     ----------
-    fill : ndarray of shape (n_rows,), int64
-        Real tokens in every row (``max_seq_len`` except maybe the last).
-    sum_sq : ndarray of shape (n_rows,), int64
-        Sum of squared lengths of the document pieces in every row: attention cost
-        with per-document (block-diagonal) masking.
-    first_row : ndarray of shape (n_docs,), int64
+    fill, sum_sq : ndarray of shape (n_rows,)
+        Real tokens, and the sum of squared document-piece lengths, of every row.
+    first_row : ndarray of shape (n_docs,)
         Row holding each document's first token.
-    piece_len : ndarray of shape (n_pieces,), int64
-        Length of every document piece, in stream order (a document crossing a row
-        boundary is two pieces or more).
-    piece_row : ndarray of shape (n_pieces,), int64
-        Row holding every piece (non-decreasing).
+    piece_len, piece_row : ndarray of shape (n_pieces,)
+        Length and row of every document piece, in stream order.
     """
 
     fill: IntArray
@@ -49,12 +43,8 @@ class PackedRows:
 
 
 def pack_rows(doc_lengths: IntArray, max_seq_len: int) -> PackedRows:
-    """Concatenate documents (in the given order) and cut the stream every ``max_seq_len`` tokens.
-
-    A document crossing a row boundary is split there, as Hugging Face ``group_texts``
-    and fairseq ``TokenBlockDataset(break_mode="none")`` do; each piece counts as its own
-    sequence for ``sum_sq``.
-    """
+    """Concatenate documents (in order) and cut the stream every ``max_seq_len`` tokens,
+    splitting documents at row boundaries (each piece its own sequence)."""
     L = max_seq_len
     ends = np.cumsum(doc_lengths)
     starts = ends - doc_lengths
@@ -87,17 +77,10 @@ def pack_rows(doc_lengths: IntArray, max_seq_len: int) -> PackedRows:
 class PackingPolicy(BatchingPolicy):
     """Pack shuffled documents into rows of ``max_seq_len`` tokens, ``batch_size`` rows a batch.
 
-    Every epoch the documents are shuffled, concatenated and cut into rows; documents
-    crossing a row boundary are split (HF ``group_texts``, fairseq ``TokenBlockDataset``).
-    The schedule's ``seq_len`` is ``max_seq_len`` (rounded up to ``pad_to_multiple_of``)
-    for every row, because packed batches are fixed-shape tensors and a partial final
-    row is padded; ``tokens`` counts real tokens and ``sum_sq_len`` the sum of squared
-    piece lengths per batch, so ``meta["packed"] = True`` makes it part of the signature.
-    Target lengths are ignored (packing is for single-sequence models).
-
-    ``schedule.rows`` holds every batch's document pieces as its sequences, with
-    ``rows.row_of`` naming the packed row (``0..batch_size-1``) of each, so a varlen
-    step gets each row's ``cu_seqlens`` (``BatchShape.cu_seqlens``).
+    Documents crossing a row boundary are split (HF ``group_texts``, fairseq
+    ``TokenBlockDataset``). Every row's ``seq_len`` is ``max_seq_len``; ``sum_sq_len`` (the
+    squared piece lengths) is part of the signature (``meta["packed"]``). Target lengths
+    are ignored. ``schedule.rows`` holds the pieces, ``row_of`` naming each one's row.
     """
 
     name: ClassVar[str] = "packing"
@@ -178,17 +161,12 @@ class PackingPolicy(BatchingPolicy):
             cols["row_of"].append(rows.piece_row[keep] % self.batch_size)
             cols["pieces"].append(np.bincount(rows.piece_row[keep] // self.batch_size,
                                               minlength=starts.shape[0]))
-        plan_dropped = np.asarray(dropped, dtype=np.int64)
+        empty = BatchPlan.concat([], dropped)
         if not cols["bs"]:
-            self._check_nonempty(BatchPlan.concat([], dropped), lens)
+            self._check_nonempty(empty, lens)
         bs = np.concatenate(cols["bs"])
         seq = round_up(np.full(bs.shape[0], self.max_seq_len, dtype=np.int64), self.pad_to_multiple_of)
-        meta = BatchPlan(
-            order=np.zeros(0, np.int64),
-            offsets=np.zeros(1, np.int64),
-            epoch=np.zeros(0, np.int64),
-            dropped=plan_dropped,
-        ).meta(lens, policy=self.name, params=self.to_dict(), epochs=epochs, seed=seed)
+        meta = empty.meta(lens, policy=self.name, params=self.to_dict(), epochs=epochs, seed=seed)
         meta["packed"] = True
         meta["dropped_tokens"] = dropped_tokens
         pieces = np.concatenate(cols["pieces"]).astype(np.int64)

@@ -1,28 +1,15 @@
-"""Data-parallel replay: every rank's batch of every iteration, dealt as real samplers deal them.
+"""Data-parallel replay: every rank's batch of every step, dealt as real samplers deal them.
 
-A data-parallel run splits each epoch over ``world_size`` ranks; every step, each rank
-trains on its own batch. Real pipelines split an epoch in one of two ways, and every
-policy takes either (``shard=``); the default follows the framework the policy models:
+``samples`` (default of ``fixed``, ``sorted``, ``sortagrad``): torch's ``DistributedSampler``
+    under a ``BatchSampler``. The epoch's sample order is padded by repeating it (or its
+    tail dropped with ``drop_last``) to a multiple of ``world_size``; rank ``r`` takes
+    ``order[r::world_size]`` and cuts consecutive batches of ``batch_size``.
+``batches`` (every other policy): accelerate's ``BatchSamplerShard`` (the HF Trainer),
+    fairseq's and lhotse's sharding. Batch ``b`` goes to rank ``b % world_size`` at step
+    ``b // world_size``; an incomplete last round is dropped with ``drop_last``, else filled
+    with the epoch's first batches again (accelerate's ``even_batches``).
 
-``samples``: torch's ``DistributedSampler`` under a ``BatchSampler`` (the default of
-    ``fixed``, ``sorted`` and ``sortagrad``, the policies of a plain ``DataLoader``).
-    The policy's sample order of the epoch is padded by repeating it from its start to
-    a multiple of ``world_size`` (or its tail dropped to one when the policy's
-    ``drop_last`` is set, as ``DistributedSampler(drop_last=True)``), rank ``r`` takes
-    ``order[r::world_size]`` and cuts it into consecutive batches of ``batch_size`` (the
-    partial last one kept unless ``drop_last``). Only policies that cut consecutive
-    fixed-size batches from a sample order take it (those and ``group_by_length``).
-``batches``: accelerate's ``BatchSamplerShard(split_batches=False)`` (what the Hugging
-    Face Trainer does), fairseq's sharded iterator and lhotse's samplers with
-    ``world_size`` (the default of every other policy). The policy's batches of the epoch
-    are dealt round-robin: batch ``b`` goes to rank ``b % world_size`` at step
-    ``b // world_size``. An incomplete last round is dropped when the policy's
-    ``drop_last`` is set, else filled with the epoch's first batches again (accelerate's
-    ``even_batches=True``).
-
-Either way every rank runs the same number of steps and, within an epoch, every sample
-appears once across ranks (plus the padding repeats). The schedule has ``world_size``
-rows per iteration, ranks ``0..world_size-1`` in order (:func:`with_ranks`).
+The schedule has ``world_size`` rows per step, ranks ``0..world_size-1`` in order.
 """
 
 from __future__ import annotations
@@ -50,14 +37,7 @@ _SAMPLES_BY_DEFAULT = frozenset({"fixed", "sorted", "sortagrad"})
 
 
 def resolve_shard(policy: str, shard: str | None) -> str:
-    """The shard mode of ``policy``: ``shard`` checked, or the policy's default.
-
-    Raises
-    ------
-    ConfigError
-        ``shard`` is not one of :data:`SHARD_MODES`, or ``samples`` for a policy whose
-        batches are not consecutive fixed-size cuts of one sample order.
-    """
+    """The shard mode of ``policy``: ``shard`` checked (a ConfigError), or the policy's default."""
     if shard is None:
         return "samples" if policy in _SAMPLES_BY_DEFAULT else "batches"
     if shard not in SHARD_MODES:
@@ -75,27 +55,9 @@ def deal_samples(
     order: IntArray, offsets: IntArray, epoch: IntArray, *, world_size: int, batch_size: int,
     drop_last: bool,
 ) -> tuple[list[tuple[IntArray, IntArray, int]], list[int]]:
-    """Deal every epoch's sample order over ranks as ``DistributedSampler`` + ``BatchSampler``.
-
-    Parameters
-    ----------
-    order, offsets, epoch : ndarray
-        A plan of the policy without ``drop_last`` (its batches' concatenation per epoch
-        is the epoch's full sample order), as in :class:`~seqpoint.batching.BatchPlan`.
-    world_size, batch_size : int
-        Ranks, and samples per batch on each rank.
-    drop_last : bool
-        Drop the epoch's tail beyond a multiple of ``world_size`` and each rank's partial
-        last batch (else pad by repeating the order from its start, keep the partial batch).
-
-    Returns
-    -------
-    parts : list of (order, sizes, epoch)
-        Per epoch: sample indices and batch sizes in step-major, rank-minor order (batch
-        ``i * world_size + r`` is rank ``r``'s batch of step ``i``).
-    dropped : list of int
-        Samples of each epoch that no rank sees.
-    """
+    """Deal every epoch's sample order (a plan without ``drop_last``) over ranks as
+    ``DistributedSampler`` + ``BatchSampler``: per epoch ``(order, sizes, epoch)`` step-major,
+    rank-minor, and the samples of each epoch no rank sees."""
     w, b = world_size, batch_size
     parts: list[tuple[IntArray, IntArray, int]] = []
     dropped: list[int] = []
@@ -127,29 +89,8 @@ def deal_samples(
 
 
 def deal_batches(single: IterationSchedule, world_size: int, *, drop_last: bool) -> IterationSchedule:
-    """Deal a single-process schedule's batches round-robin over ranks, epoch by epoch.
-
-    Parameters
-    ----------
-    single : IterationSchedule
-        The policy's global batch sequence (one row per batch, no rank column).
-    world_size : int
-        Ranks.
-    drop_last : bool
-        Drop an epoch's incomplete last round of batches; else fill it with the epoch's
-        first batches again.
-
-    Returns
-    -------
-    IterationSchedule
-        ``world_size`` rows per iteration; ``meta`` adds ``rank_padded_batches`` and
-        ``rank_dropped_batches``.
-
-    Raises
-    ------
-    InputError
-        Every epoch has fewer batches than ranks and ``drop_last`` drops them all.
-    """
+    """Deal a single-process schedule's batches round-robin over ranks, epoch by epoch;
+    ``meta`` adds ``rank_padded_batches`` and ``rank_dropped_batches``."""
     w = world_size
     _, starts = np.unique(single.epoch, return_index=True)
     ends = [*starts[1:].tolist(), len(single)]
@@ -173,11 +114,7 @@ def deal_batches(single: IterationSchedule, world_size: int, *, drop_last: bool)
 
 
 def with_ranks(schedule: IterationSchedule, world_size: int, **meta: Any) -> IterationSchedule:
-    """Label the rows of ``schedule`` (step-major, rank-minor) with their step and rank.
-
-    Row ``i`` becomes iteration ``i // world_size`` of rank ``i % world_size``; ``meta``
-    gets ``world_size`` and the given keys.
-    """
+    """Row ``i`` of ``schedule`` becomes step ``i // world_size`` of rank ``i % world_size``."""
     n = len(schedule)
     assert n % world_size == 0, "every step needs one row per rank"
     idx = np.arange(n, dtype=np.int64)

@@ -45,14 +45,9 @@ def _is_batch(obj: Any) -> bool:
 
 
 def rank_samplers(batch_sampler: Any, *, all_ranks: bool = False) -> list[Any]:
-    """The per-rank batch samplers ``batch_sampler`` stands for.
-
-    A list or tuple of samplers (anything whose items are not batches of indices) is one
-    sampler per rank. With ``all_ranks``, a batch sampler over a ``DistributedSampler``
-    (its ``.sampler`` has ``num_replicas`` and ``rank``) stands for all its
-    ``num_replicas`` ranks: each is a copy with the inner sampler's ``rank`` set (without,
-    it is the one rank it was built for). Anything else is a single process.
-    """
+    """The per-rank batch samplers ``batch_sampler`` stands for: a list of samplers is one
+    per rank; with ``all_ranks`` a batch sampler over a ``DistributedSampler`` is copied once
+    per ``num_replicas`` rank; anything else is a single process."""
     if isinstance(batch_sampler, list | tuple) and batch_sampler and not any(
         _is_batch(x) for x in batch_sampler
     ):

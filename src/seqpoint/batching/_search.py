@@ -13,30 +13,10 @@ IntArray = NDArray[np.int64]
 def largest_fitting(
     values: IntArray, limit: IntArray, budget: int, extra: int, lower: IntArray | None = None
 ) -> IntArray:
-    """For every start ``s``, the largest ``k <= limit[s]`` with ``(k + extra) * max(values[s:s+k]) <= budget``.
-
-    The cost grows with ``k``, so a binary search per start is exact; all starts are
-    searched at once, each step answering range maxima from a sparse table.
-
-    Parameters
-    ----------
-    values : ndarray of shape (n,), int64
-        Per-position sizes (tokens or frames), >= 1.
-    limit : ndarray of shape (n,), int64
-        Largest count allowed from each start (samples left, a sentence cap, ...); >= 0.
-    budget : int
-        Padded-size budget (``max_tokens``, ``max_duration``).
-    extra : int
-        0: the batch itself must fit (fairseq); 1: one more sample of the longest length
-        would not fit (lhotse's ``close_to_exceeding``).
-    lower : ndarray of shape (n,), int64, optional
-        Counts known to fit (e.g. from an upper bound on the values); narrows the search.
-
-    Returns
-    -------
-    ndarray of shape (n,), int64
-        ``k`` for every start; ``k = 0`` when not even one sample fits.
-    """
+    """For every start ``s``, the largest ``k <= limit[s]`` with ``(k + extra) * max(values[s:s+k])
+    <= budget`` (0 if none): a binary search for all starts at once over a sparse table of range
+    maxima. ``extra`` 0 is fairseq's rule, 1 lhotse's ``close_to_exceeding``; ``lower`` holds
+    counts known to fit."""
     n = values.shape[0]
     # No count beyond budget // values[s] can fit, since the batch maximum is >= values[s].
     lim = np.minimum(limit, budget // values).astype(np.int64)

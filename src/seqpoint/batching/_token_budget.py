@@ -22,18 +22,12 @@ IntArray = NDArray[np.int64]
 
 
 def batch_by_size(
-    num_tokens: IntArray,
-    *,
-    max_tokens: int | None,
-    max_sentences: int | None = None,
+    num_tokens: IntArray, *, max_tokens: int | None, max_sentences: int | None = None,
     required_batch_size_multiple: int = 1,
 ) -> IntArray:
-    """Batch sizes that fairseq's ``batch_by_size`` gives for samples in this order.
-
-    Every batch is the longest run from its start whose ``count * max(num_tokens)`` stays
-    within ``max_tokens`` and whose count stays within ``max_sentences``; a batch larger
-    than ``required_batch_size_multiple`` is trimmed down to a multiple of it (fairseq's
-    reference ``batch_by_size_baseline``, which its Cython ``batch_by_size_vec`` matches).
+    """Batch sizes that fairseq's ``batch_by_size`` gives for samples in this order: each the
+    longest run with ``count * max(num_tokens) <= max_tokens`` and ``count <= max_sentences``,
+    trimmed to a multiple of ``required_batch_size_multiple`` when larger.
 
     Parameters
     ----------
@@ -65,16 +59,12 @@ def batch_by_size(
 @POLICIES.register("token_budget")
 @dataclass(frozen=True, kw_only=True)
 class TokenBudgetPolicy(BatchingPolicy):
-    """fairseq ``--max-tokens`` batching, index for index.
+    """fairseq ``--max-tokens`` batching, index for index (numpy's legacy streams, as fairseq).
 
-    Reproduces fairseq's translation pipeline: ``ordered_indices`` (a random permutation
-    under ``numpy_seed(seed)``, then a stable sort by target and then source length),
-    ``batch_by_size`` with ``num_tokens = max(src, tgt)`` so that
-    ``batch_size * max_len <= max_tokens``, and, every epoch ``e`` (fairseq epoch
-    ``e + 1``), ``shuffle_batches`` under ``numpy_seed(seed + e + 1)``. As in fairseq the
-    batches are fixed for the whole run and only their order changes. Uses numpy's
-    legacy ``RandomState`` streams, as fairseq does, so the same seed gives fairseq's
-    order.
+    ``ordered_indices`` (a permutation under ``numpy_seed(seed)``, stable-sorted by target
+    then source length), ``batch_by_size`` with ``num_tokens = max(src, tgt)``, and every
+    epoch ``e`` ``shuffle_batches`` under ``numpy_seed(seed + e + 1)``: the batches are fixed
+    for the run, only their order changes.
     """
 
     name: ClassVar[str] = "token_budget"
@@ -143,12 +133,8 @@ class TokenBudgetPolicy(BatchingPolicy):
                 indices = indices[~long]
         if indices.shape[0] == 0:
             return BatchPlan.concat([], [dropped] * epochs)
-        sizes = batch_by_size(
-            ntok[indices],
-            max_tokens=self.max_tokens,
-            max_sentences=self.batch_size,
-            required_batch_size_multiple=self.required_batch_size_multiple,
-        )
+        sizes = batch_by_size(ntok[indices], max_tokens=self.max_tokens, max_sentences=self.batch_size,
+                              required_batch_size_multiple=self.required_batch_size_multiple)
         parts = []
         for e in range(epochs):
             if self.shuffle:

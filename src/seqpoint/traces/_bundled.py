@@ -34,23 +34,13 @@ class BundledDataset:
 BUNDLED: dict[str, BundledDataset] = {
     d.name: d
     for d in (
-        BundledDataset(
-            name="librispeech-train-clean-100",
-            folder="librispeech",
-            files=("train-clean-100.csv.gz",),
-            description="28,539 LibriSpeech utterances; 10 ms frames = ceil(samples at 16 kHz / 160).",
-        ),
-        BundledDataset(
-            name="librispeech-dev-clean",
-            folder="librispeech",
-            files=("dev-clean.csv.gz",),
-            description="2,703 LibriSpeech utterances; 10 ms frames = ceil(samples at 16 kHz / 160).",
-        ),
-        BundledDataset(
-            name="librispeech-test-clean",
-            folder="librispeech",
-            files=("test-clean.csv.gz",),
-            description="2,620 LibriSpeech utterances; 10 ms frames = ceil(samples at 16 kHz / 160).",
+        *(
+            BundledDataset(
+                name=f"librispeech-{split}", folder="librispeech", files=(f"{split}.csv.gz",),
+                description=f"{n} LibriSpeech utterances; 10 ms frames = ceil(samples at 16 kHz / 160).",
+            )
+            for split, n in (("train-clean-100", "28,539"), ("dev-clean", "2,703"),
+                             ("test-clean", "2,620"))
         ),
         BundledDataset(
             name="wmt-en-de-sample",
@@ -99,9 +89,7 @@ def bundled_lengths(name: str) -> Lengths:
     """
     key = name.removeprefix("bundled:")
     if key not in BUNDLED:
-        raise ConfigError(
-            f"Unknown bundled data set {key!r}. Valid names: {', '.join(sorted(BUNDLED))}."
-        )
+        raise ConfigError(f"Unknown bundled data set {key!r}. Valid names: {', '.join(sorted(BUNDLED))}.")
     ds = BUNDLED[key]
     source = f"bundled:{key}"
     if ds.folder == "librispeech":
@@ -114,21 +102,14 @@ def bundled_lengths(name: str) -> Lengths:
             # The dropped empty pair is documented in the data set's description.
             warnings.simplefilter("ignore", AdjustedInputWarning)
             return read_parallel_lengths(
-                ds.files[0],
-                ds.files[1],
+                ds.files[0], ds.files[1], _source=source,
                 _data=(_read(ds.folder, ds.files[0]), _read(ds.folder, ds.files[1])),
-                _source=source,
             )
     # wikitext-2-valid: paragraphs, as word-level LMs count them (tokens plus one <eos>).
     data = _read(ds.folder, ds.files[0])
     counts = count_whitespace_tokens(data)
-    lines = split_lines(data, source=source)
-    heading = np.fromiter(
-        (ln.strip().startswith("=") and ln.strip().endswith("=") for ln in lines),
-        dtype=bool,
-        count=len(lines),
-    )
+    lines = split_lines(data)
+    heading = np.fromiter((ln.strip().startswith("=") and ln.strip().endswith("=") for ln in lines),
+                          dtype=bool, count=len(lines))
     keep = (counts > 0) & ~heading
-    return Lengths(
-        src=counts[keep] + 1, source=f"{source} (paragraph tokens + 1 <eos>)", unit="tokens"
-    )
+    return Lengths(src=counts[keep] + 1, source=f"{source} (paragraph tokens + 1 <eos>)", unit="tokens")

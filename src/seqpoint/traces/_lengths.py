@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -15,21 +14,16 @@ __all__ = ["MAX_LENGTH", "Lengths", "check_lengths", "from_array"]
 
 IntArray = NDArray[np.int64]
 
-#: Largest sequence length accepted: 2^31 - 1 tokens or frames. Keeping lengths below 2^31
-#: keeps a batch's ``padded_tokens`` and ``sum_sq_len`` (length squared, summed) well inside
-#: int64 (batching checks the products too).
+#: Largest sequence length accepted (tokens or frames): below 2^31 a batch's ``padded_tokens``
+#: and ``sum_sq_len`` stay well inside int64.
 MAX_LENGTH = 2**31 - 1
-
-
-def _default_locate(i: int) -> str:
-    return f"sample {i}"
 
 
 def check_lengths(
     values: ArrayLike,
     *,
     source: str,
-    locate: Callable[[int], str] = _default_locate,
+    locate: Callable[[int], str] = "sample {}".format,
     what: str = "length",
     allow_zero: bool = False,
     limit: int = MAX_LENGTH,
@@ -161,25 +155,17 @@ class Lengths:
     def take(self, indices: ArrayLike) -> Lengths:
         """Lengths of a subset of samples (indices or boolean mask)."""
         idx = np.asarray(indices)
-        return Lengths(
-            src=self.src[idx],
-            tgt=None if self.tgt is None else self.tgt[idx],
-            source=self.source,
-            unit=self.unit,
-        )
+        tgt = None if self.tgt is None else self.tgt[idx]
+        return Lengths(src=self.src[idx], tgt=tgt, source=self.source, unit=self.unit)
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, object]:
         """Count, total and min/mean/max of the source (and target) lengths."""
-        out: dict[str, Any] = {"source": self.source, "unit": self.unit, "n_samples": len(self)}
+        out: dict[str, object] = {"source": self.source, "unit": self.unit, "n_samples": len(self)}
         for name, arr in (("src", self.src), ("tgt", self.tgt)):
             if arr is None:
                 continue
-            out[name] = {
-                "total": int(arr.sum()),
-                "min": int(arr.min()),
-                "mean": float(arr.mean()),
-                "max": int(arr.max()),
-            }
+            out[name] = {"total": int(arr.sum()), "min": int(arr.min()), "mean": float(arr.mean()),
+                         "max": int(arr.max())}
         return out
 
     def __repr__(self) -> str:
@@ -209,7 +195,7 @@ def from_array(
     )
 
 
-def _to_numpy(values: Any) -> Any:
+def _to_numpy(values: object) -> IntArray:
     if hasattr(values, "detach") and hasattr(values, "cpu"):  # a torch tensor
-        return values.detach().cpu().numpy()
+        return np.asarray(values.detach().cpu().numpy())
     return np.asarray(values)

@@ -104,16 +104,9 @@ def _text_bytes(data: bytes, *, source: str) -> bytes:
     return normalize_newlines(data)
 
 
-def split_lines(data: bytes, *, source: str) -> list[str]:
-    """Decode UTF-8 ``data`` into lines (split at ``\\n``, trailing ``\\r`` removed)."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise InputError(
-            f"{source} line {line}: not valid UTF-8 ({exc.reason}); re-encode the file as UTF-8."
-        ) from None
-    lines = text.split("\n")
+def split_lines(data: bytes) -> list[str]:
+    """Lines of UTF-8 ``data`` (checked by the caller), split at ``\\n``, trailing ``\\r`` removed."""
+    lines = data.decode("utf-8").split("\n")
     if lines and lines[-1] == "":
         lines.pop()
     return [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
@@ -189,7 +182,7 @@ def _line_counts(
     ws = count_whitespace_tokens(data)
     if tokenizer is None:
         return ws, ws
-    lines = split_lines(data, source=source)
+    lines = split_lines(data)
     assert len(lines) == ws.shape[0]
     return _token_counter(tokenizer, add_special_tokens)(lines), ws
 
@@ -229,8 +222,6 @@ def read_text_lengths(
     add_special_tokens: bool = True,
     extra_tokens: int = 0,
     skip_empty: bool = True,
-    _data: bytes | None = None,
-    _source: str | None = None,
 ) -> Lengths:
     """Tokens per line of a text file (one sample per line).
 
@@ -258,8 +249,8 @@ def read_text_lengths(
         ``src`` of shape (n_kept_lines,), unit ``"tokens"``.
     """
     _check_extra(extra_tokens)
-    source = _source or str(path)
-    data = _text_bytes(read_bytes(path, text=True) if _data is None else _data, source=source)
+    source = str(path)
+    data = _text_bytes(read_bytes(path, text=True), source=source)
     counts, ws = _line_counts(
         data, source=source, tokenizer=tokenizer, add_special_tokens=add_special_tokens
     )

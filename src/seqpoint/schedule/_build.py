@@ -13,14 +13,9 @@ __all__ = ["from_batches"]
 
 
 def from_batches(
-    order: NDArray[np.integer],
-    offsets: NDArray[np.integer],
-    batch_epoch: NDArray[np.integer],
-    src_lengths: NDArray[np.integer],
-    tgt_lengths: NDArray[np.integer] | None = None,
-    *,
-    pad_to_multiple_of: int = 1,
-    meta: dict[str, Any] | None = None,
+    order: NDArray[np.integer], offsets: NDArray[np.integer], batch_epoch: NDArray[np.integer],
+    src_lengths: NDArray[np.integer], tgt_lengths: NDArray[np.integer] | None = None, *,
+    pad_to_multiple_of: int = 1, meta: dict[str, Any] | None = None,
 ) -> IterationSchedule:
     """Build the schedule of batches given as a flat index order cut at ``offsets``.
 

@@ -1,11 +1,6 @@
-"""Fast collapse of signature columns to their unique rows, counts and inverse map.
-
-A run has millions of iterations but a few hundred to a few thousand distinct cost
-signatures, and every stage past the schedule works on the distinct ones.
-``np.unique(axis=0)`` sorts rows of a 2-D array, which takes several seconds on 10M
-iterations; here the columns are packed into one int64 key (mixed radix, first column
-most significant, so the order is the same lexicographic order) and counted without a
-sort when the key range is small.
+"""Fast collapse of signature columns to their unique rows, counts and inverse map:
+``np.unique(axis=0)`` takes seconds on 10M rows, so the columns are packed into one int64
+key (mixed radix, same lexicographic order) and counted without a sort when its range is small.
 """
 
 from __future__ import annotations
@@ -40,22 +35,8 @@ def _dense(key: IntArray) -> tuple[IntArray, IntArray]:
 
 
 def unique_rows(columns: Sequence[IntArray]) -> tuple[IntArray, IntArray, IntArray]:
-    """Unique rows of the matrix whose columns are ``columns``, like ``np.unique(axis=0)``.
-
-    Parameters
-    ----------
-    columns : sequence of ndarray of shape (n,)
-        Integer columns, first column most significant; at least one, ``n >= 1``.
-
-    Returns
-    -------
-    rows : ndarray of shape (n_unique, n_columns)
-        Unique rows, sorted lexicographically.
-    counts : ndarray of shape (n_unique,)
-        Occurrences of each row; sums to ``n``.
-    inverse : ndarray of shape (n,)
-        Index into ``rows`` of every input row.
-    """
+    """Unique rows (sorted), counts and inverse map of the matrix whose columns (at least
+    one, ``n >= 1`` rows, first most significant) are ``columns``, like ``np.unique(axis=0)``."""
     assert len(columns) >= 1
     key: IntArray | None = None
     for col in columns:

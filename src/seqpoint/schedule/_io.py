@@ -1,8 +1,5 @@
-"""Schedule files: CSV (the command-line contract's header) and Parquet.
-
-A data-parallel schedule appends the ``rank`` column after the contract's columns; a
-single-process schedule is written exactly as before (no ``rank`` column).
-"""
+"""Schedule files: CSV (the command-line contract's header, ``rank`` appended when
+data-parallel) and Parquet."""
 
 from __future__ import annotations
 
@@ -13,7 +10,6 @@ import re
 import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -78,14 +74,13 @@ def _write_csv(data: np.ndarray, path: Path, names: list[str]) -> None:
 
 def read_schedule(path: str | Path) -> IterationSchedule:
     """Read and check a schedule written by :func:`write_schedule` (or any CSV with the
-    contract header and rows of integers only: no comments, no quotes).
+    contract header and integer rows).
 
     Raises
     ------
     InputError
-        The file is missing, not UTF-8, has a non-integer column, or breaks the
-        schedule contract (see :mod:`seqpoint.schedule._schema`); one line naming the
-        file, the line or row, and the fix.
+        The file is missing, not UTF-8, or breaks the schedule contract; one line naming
+        the file, the line or row, and the fix.
     """
     from seqpoint.schedule._schema import check_columns, check_meta
 
@@ -121,13 +116,13 @@ def _parquet_row(i: int) -> str:
     return f"row {i}"
 
 
-def _read_parquet(path: Path) -> tuple[dict[str, np.ndarray], Any]:
+def _read_parquet(path: Path) -> tuple[dict[str, np.ndarray], object]:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     try:
         table = pq.read_table(path)
-    except Exception as exc:  # pyarrow raises several unrelated types
+    except (pa.ArrowException, OSError, ValueError) as exc:
         raise InputError(f"Cannot read Parquet schedule {path}: {_one_line(exc)}") from None
     missing = [c for c in COLUMNS if c not in table.column_names]
     if missing:
@@ -176,8 +171,7 @@ def _read_csv(path: Path) -> tuple[dict[str, np.ndarray], Callable[[int], str]]:
 
 
 def _parse(body: str, path: Path, names: list[str]) -> np.ndarray:
-    """The rows of ``body`` (integers, commas and blanks only) as a 2-D array, one column
-    per header name; a row that is not is one :class:`InputError` naming its line."""
+    """The rows of ``body`` as a 2-D int64 array; a bad row is one InputError naming its line."""
     try:
         data = np.loadtxt(io.StringIO(body), delimiter=",", dtype=np.int64, ndmin=2)
     except (ValueError, OverflowError) as exc:
@@ -209,12 +203,8 @@ def _check_header(header: str, names: list[str], path: Path) -> None:
 
 
 def _check_characters(body: str, path: Path, names: list[str]) -> None:
-    """Refuse any character an integer row cannot hold, naming its line and column.
-
-    numpy's text parser is fast, but it crashed the test process once (a segfault in
-    numpy 2.4.6) on a fuzzed schedule CSV: it now sees only digits, signs, commas and
-    blanks.
-    """
+    """Refuse any character an integer row cannot hold, naming its line and column (numpy's
+    parser once segfaulted on a fuzzed CSV: it sees only digits, signs, commas and blanks)."""
     bad = _NOT_INTEGER_TEXT.search(body)
     if bad is None:
         return
@@ -233,8 +223,8 @@ def _check_characters(body: str, path: Path, names: list[str]) -> None:
 
 
 def _numpy_error(exc: BaseException, body: str, names: list[str]) -> str:
-    """numpy's message, its row (counted without blank lines: from 0 in a conversion
-    error, from 1 in a column-count error) as the file's line, and its column by name."""
+    """numpy's message with its row (counted without blank lines) as the file's line and its
+    column by name."""
     text = _one_line(exc).rstrip(".")
     convert = re.search(r" at row (\d+), column (\d+)$", text)
     width = re.search(r"the number of columns changed from (\d+) to (\d+) at row (\d+)", text)
@@ -251,17 +241,13 @@ def _numpy_error(exc: BaseException, body: str, names: list[str]) -> str:
         index = _body_line(body, row)
         if now == 1 and index is not None and not body.split("\n")[index].strip():
             return f"{line} holds only blanks; delete it."
-        return (
-            f"{line} has {now} value{'s' if now != 1 else ''}, the header and the rows "
-            f"before it {first}; "
-            "every row needs one value per header column."
-        )
+        return (f"{line} has {now} value{'s' if now != 1 else ''}, the header and the rows before it "
+                f"{first}; every row needs one value per header column.")
     return f"{text}; {_INTEGERS}"
 
 
 def _body_line(body: str, row: int) -> int | None:
-    """Index in ``body``'s lines of a 0-based data row: numpy skips empty lines (not
-    lines of blanks, which are rows of one empty value). None past the end."""
+    """Index in ``body``'s lines of a 0-based data row, skipping empty lines as numpy does."""
     rows = (i for i, line in enumerate(body.split("\n")) if line)
     return next((i for k, i in enumerate(rows) if k == row), None)
 

@@ -1,35 +1,27 @@
-"""Per-row lengths of every iteration: a ragged table beside the schedule.
-
-The schedule's columns say what fixes an iteration's cost for padded kernels (batch
-size, padded length). A training step that builds attention masks, CTC input/target
-lengths or padding-free (varlen) kernels needs each sequence's own length as well.
-:class:`RowLengths` holds them as one flat array cut at offsets (CSR layout), so a run
-of 10^6 iterations costs two int64 arrays, not 10^6 Python lists. It is saved beside a
-schedule file as ``<file>.rows.npz``.
-"""
+"""Per-row lengths of every iteration (for masks, CTC lengths, varlen kernels): a ragged
+table in CSR layout beside the schedule, saved as ``<file>.rows.npz``."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from seqpoint.exceptions import InputError
 
 __all__ = ["RowLengths", "read_rows", "rows_path", "write_rows"]
 
 IntArray = NDArray[np.int64]
+_Row = Sequence[int] | NDArray[np.integer]
 
 
 @dataclass(frozen=True, eq=False)
 class RowLengths:
-    """Real (unpadded) length of every sequence of every iteration.
-
-    Iteration ``i`` holds the sequences ``lengths[offsets[i]:offsets[i + 1]]``: one per
-    sample of a padded batch, one per document of a packed row.
+    """Real (unpadded) length of every sequence of every iteration: iteration ``i`` holds
+    ``lengths[offsets[i]:offsets[i + 1]]`` (a padded batch's samples, a packed row's documents).
 
     Attributes
     ----------
@@ -40,9 +32,8 @@ class RowLengths:
     tgt_lengths : ndarray of shape (n_sequences,), int64, or None
         Target length of every sequence (encoder-decoder models), else None.
     row_of : ndarray of shape (n_sequences,), int64, or None
-        Packed batches only: the row (``0..batch_size-1`` within its iteration) that
-        holds each document piece, non-decreasing within an iteration, so a varlen step
-        can build each row's ``cu_seqlens``; None when every sequence is its own row.
+        Packed batches only: the row (``0..batch_size-1``) holding each document piece,
+        non-decreasing within an iteration; None when every sequence is its own row.
     """
 
     offsets: IntArray
@@ -83,20 +74,17 @@ class RowLengths:
                 )
 
     @classmethod
-    def from_order(
-        cls,
-        order: NDArray[np.integer],
-        offsets: NDArray[np.integer],
-        src_lengths: NDArray[np.integer],
-        tgt_lengths: NDArray[np.integer] | None = None,
-    ) -> RowLengths:
+    def from_order(cls, order: NDArray[np.integer], offsets: NDArray[np.integer],
+                   src_lengths: NDArray[np.integer], tgt_lengths: NDArray[np.integer] | None = None,
+                   ) -> RowLengths:
         """The rows of batches given as sample indices ``order`` cut at ``offsets``."""
         idx = np.asarray(order, dtype=np.int64)
         tgt = None if tgt_lengths is None else np.asarray(tgt_lengths, dtype=np.int64)[idx]
         return cls(np.asarray(offsets, dtype=np.int64), np.asarray(src_lengths, dtype=np.int64)[idx], tgt)
 
     @classmethod
-    def from_lists(cls, lengths: list[Any], tgt_lengths: list[Any] | None = None) -> RowLengths:
+    def from_lists(cls, lengths: Sequence[_Row], tgt_lengths: Sequence[_Row] | None = None
+                   ) -> RowLengths:
         """From one sequence of lengths per iteration (and optionally of target lengths)."""
         sizes = np.fromiter((len(x) for x in lengths), dtype=np.int64, count=len(lengths))
         offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
@@ -120,9 +108,7 @@ class RowLengths:
         return self.lengths[lo:hi], None if self.tgt_lengths is None else self.tgt_lengths[lo:hi]
 
     def flattened(self, batch_size: IntArray) -> bool:
-        """True when some iteration is one row holding several documents: padding-free
-        packing (``position_ids`` restarting at 0), whose attention cost is the documents'
-        ``sum_sq_len``, part of the signature."""
+        """True when some iteration is one row of several documents (padding-free packing)."""
         return bool(np.any((np.asarray(batch_size) == 1) & (np.diff(self.offsets) > 1)))
 
     def packed_row_of(self, i: int) -> IntArray | None:
@@ -131,7 +117,7 @@ class RowLengths:
             return None
         return self.row_of[int(self.offsets[i]):int(self.offsets[i + 1])]
 
-    def take(self, rows: Any) -> RowLengths:
+    def take(self, rows: ArrayLike) -> RowLengths:
         """The rows of the given iterations (indices or boolean mask), in that order."""
         idx = np.arange(len(self))[np.asarray(rows)]
         starts = self.offsets[:-1][idx]
@@ -146,11 +132,9 @@ class RowLengths:
     def mismatch(self, batch_size: IntArray, seq_len: IntArray, tgt_len: IntArray | None) -> tuple[int, str] | None:
         """The first schedule row these lengths do not fit, and what they break there; or None.
 
-        A batch of ``batch_size`` sequences padded to ``seq_len`` (and ``tgt_len``) holds
-        exactly ``batch_size`` lengths, none longer than the padding; a packed batch
-        fills rows ``0..batch_size-1`` with at most ``seq_len`` tokens each. A batch of
-        one row and several lengths is one padding-free row of documents (``position_ids``
-        restarting at 0, as a recorder sees it): together at most ``seq_len`` tokens.
+        A padded batch holds ``batch_size`` lengths, none past the padding; a packed batch at
+        most ``seq_len`` tokens per row; one row of several lengths (padding-free documents)
+        at most ``seq_len`` tokens in all.
         """
         n, counts = len(self), np.diff(self.offsets)
         owner = np.repeat(np.arange(n), counts)  # the schedule row of every length
@@ -198,8 +182,7 @@ class RowLengths:
 
 
 def _most(values: IntArray, owner: IntArray, n: int) -> IntArray:
-    """The largest of ``values`` per schedule row (``owner`` of each, non-decreasing), 0 for
-    a row without any."""
+    """The largest of ``values`` per schedule row (``owner`` non-decreasing), 0 for none."""
     counts = np.bincount(owner, minlength=n)
     out = np.zeros(n, dtype=np.int64)
     some = counts > 0
@@ -232,14 +215,8 @@ def write_rows(rows: RowLengths | None, path: str | Path) -> Path | None:
 
 
 def read_rows(path: str | Path, n_iterations: int) -> RowLengths | None:
-    """The sidecar rows of the file ``path`` (None when it has none).
-
-    Raises
-    ------
-    InputError
-        The sidecar is not an ``.npz`` of integer arrays or covers another number of
-        iterations than the file beside it; the message names it and says to delete it.
-    """
+    """The sidecar rows of the file ``path`` (None when it has none); a bad sidecar is one
+    InputError that says to delete it."""
     side = rows_path(path)
     if not side.is_file():
         return None

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from seqpoint.exceptions import ConfigError, InputError
 from seqpoint.schedule._collapse import unique_rows
@@ -44,12 +44,8 @@ def round_up(x: IntArray, multiple: int) -> IntArray:
 def set_columns(
     obj: object, names: Sequence[str], *, what: str, dtypes: Mapping[str, type] | None = None
 ) -> int:
-    """Make each named attribute of a frozen dataclass a contiguous 1-D array; return the rows.
-
-    Attributes that are None are left alone (optional columns). Every column must have as
-    many rows as the first one (``iteration``); a mismatch or a column that is not 1-D is
-    one :class:`InputError` naming the column (``what`` names the table in the message).
-    """
+    """Make each named attribute of a frozen dataclass (None ones skipped) a contiguous 1-D
+    array of as many rows as the first; return the rows. ``what`` names the table in errors."""
     n: int | None = None
     for name in names:
         value = getattr(obj, name)
@@ -91,17 +87,14 @@ class IterationSchedule:
     padded_tokens : ndarray
         ``batch_size * (seq_len + tgt_len)``: tokens the model actually computes on.
     sum_sq_len : ndarray
-        Sum over sequences (documents for packing) of their squared real source
-        length: the attention cost with per-document masking.
+        Sum of the sequences' (packed: documents') squared real source lengths.
     meta : dict
         Free-form provenance (policy, parameters, source); saved beside the data.
     rank : ndarray or None
-        Data-parallel rank of every row; None for a single-process run. A data-parallel
-        schedule has ``world_size`` rows per iteration, ranks ``0..world_size-1`` in
-        order, the iteration id repeated (see :func:`rank_layout_error`).
+        Data-parallel rank of every row (``world_size`` rows per iteration, ranks in
+        order); None for a single-process run.
     rows : RowLengths or None
-        Real length of every sequence of every iteration (masks, CTC lengths, varlen
-        kernels), when the source knows them; saved as ``<file>.rows.npz``.
+        Real length of every sequence of every iteration, when the source knows them.
     """
 
     iteration: IntArray
@@ -114,8 +107,7 @@ class IterationSchedule:
     sum_sq_len: IntArray
     meta: dict[str, Any] = field(default_factory=dict)
     rank: IntArray | None = None
-    # Not an init argument: set with with_rows(), so building from a dict of columns
-    # (IterationSchedule(**cols)) stays typed and a copy never carries stale rows.
+    # Set with with_rows(), so IterationSchedule(**cols) never carries stale rows.
     rows: RowLengths | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -140,13 +132,8 @@ class IterationSchedule:
     def from_columns(
         cls, columns: Mapping[str, Any], meta: dict[str, Any] | None = None
     ) -> IterationSchedule:
-        """Build from a mapping of column name to array; missing derived columns are filled.
-
-        ``batch_size`` and ``seq_len`` are required. ``iteration`` defaults to
-        ``0..n-1``, ``epoch`` and ``tgt_len`` to 0, ``padded_tokens`` to
-        ``batch_size*(seq_len+tgt_len)``, ``tokens`` to ``padded_tokens`` and
-        ``sum_sq_len`` to ``batch_size*seq_len**2``.
-        """
+        """Build from columns; only ``batch_size`` and ``seq_len`` are required (``iteration``
+        ``0..n-1``, ``epoch``/``tgt_len`` 0, ``tokens = padded_tokens``, ``sum_sq_len = b·s²``)."""
         for req in ("batch_size", "seq_len"):
             if req not in columns:
                 raise InputError(
@@ -190,8 +177,7 @@ class IterationSchedule:
         return bool(self.meta.get("packed", False))
 
     def columns(self) -> dict[str, IntArray]:
-        """Ordered mapping of column name to array (the contract's columns; ``rank`` is
-        separate, see :meth:`file_columns`)."""
+        """Ordered mapping of column name to array (the contract's, without ``rank``)."""
         return {name: getattr(self, name) for name in COLUMNS}
 
     def file_columns(self) -> dict[str, IntArray]:
@@ -215,13 +201,7 @@ class IterationSchedule:
         return len(self) // self.world_size
 
     def for_rank(self, rank: int) -> IterationSchedule:
-        """The rows of one rank, as a single-process schedule (``meta['rank']`` says which).
-
-        Raises
-        ------
-        ConfigError
-            ``rank`` is not in ``0..world_size-1``.
-        """
+        """The rows of one rank (in ``0..world_size-1``) as a single-process schedule."""
         w = self.world_size
         if not 0 <= rank < w:
             raise ConfigError(
@@ -235,12 +215,8 @@ class IterationSchedule:
         return IterationSchedule(**cols, meta={**self.meta, "rank": int(rank)}).with_rows(kept)
 
     def rank_rows(self) -> IterationSchedule:
-        """Every rank row as an iteration of its own (``iteration = step * world_size +
-        rank``), without the rank column: what selection and profiling work on.
-
-        Row ``i`` of the result is row ``i`` of this schedule, so a cost per rank row
-        reshapes to ``(n_steps, world_size)``.
-        """
+        """Every rank row as an iteration of its own, without the rank column (row ``i`` stays
+        row ``i``, so a cost per row reshapes to ``(n_steps, world_size)``)."""
         if self.rank is None:
             return self
         cols = self.columns()
@@ -271,7 +247,7 @@ class IterationSchedule:
         """
         return unique_rows([getattr(self, c) for c in self.signature_columns()])
 
-    def take(self, rows: Any) -> IterationSchedule:
+    def take(self, rows: ArrayLike) -> IterationSchedule:
         """Sub-schedule of the given rows (indices or boolean mask); iteration ids are kept."""
         idx = np.asarray(rows)
         cols = {name: arr[idx] for name, arr in self.columns().items()}
@@ -280,13 +256,7 @@ class IterationSchedule:
         return IterationSchedule(**cols, meta=dict(self.meta), rank=rank).with_rows(kept)
 
     def with_rows(self, rows: RowLengths | None) -> IterationSchedule:
-        """This schedule with ``rows`` as its per-row lengths (None drops them).
-
-        Raises
-        ------
-        InputError
-            ``rows`` covers another number of iterations.
-        """
+        """This schedule with ``rows`` (of as many iterations) as its per-row lengths."""
         if rows is not None and len(rows) != len(self):
             raise InputError(f"The schedule's per-row lengths cover {len(rows)} iterations; expected {len(self)}.")
         out = copy.copy(self)
@@ -317,19 +287,9 @@ class IterationSchedule:
         return all(np.array_equal(getattr(self, c), getattr(other, c)) for c in COLUMNS)
 
 
-def rank_layout_error(iteration: IntArray, rank: IntArray, world_size: Any = None) -> str | None:
-    """What is wrong with a data-parallel schedule's rank layout, or None when it is right.
-
-    The layout: ``world_size`` rows per iteration, ranks ``0..world_size-1`` in that
-    order, the iteration id repeated, iterations strictly increasing from one group to
-    the next. ``world_size`` defaults to the largest rank plus one.
-
-    Returns
-    -------
-    str or None
-        A phrase naming the first bad row, e.g. ``"row 5 (iteration 2): rank 1 is missing
-        (a data-parallel schedule has 2 rows per iteration, ranks 0..1 in order)"``.
-    """
+def rank_layout_error(iteration: IntArray, rank: IntArray, world_size: int | None = None) -> str | None:
+    """A phrase naming the first row that breaks the rank layout, or None: ``world_size``
+    (default: largest rank + 1) rows per iteration, ranks in order, iterations increasing."""
     n = int(rank.shape[0])
     if n == 0:
         return None

@@ -1,20 +1,12 @@
-"""The contract of a schedule file: integer columns, stated bounds, consistent rows.
-
-A schedule read from a file is checked once, here, column by column (vectorised: a run
-may have millions of rows), and its ``.meta.json`` sidecar by a pydantic schema.
-Limits: batch sizes and lengths in ``[1, 2^31)`` (``tgt_len`` may be 0), so that
-``batch_size * (seq_len + tgt_len)`` cannot overflow int64; iterations strictly
-increasing (a data-parallel schedule's optional ``rank`` column: ``world_size`` rows per
-iteration, ranks ``0..world_size-1`` in order, see
-:func:`~seqpoint.schedule._schedule.rank_layout_error`); epochs ``>= 0`` and non-decreasing; ``0 <= tokens <= padded_tokens =
-batch_size * (seq_len + tgt_len)``; ``sum_sq_len`` in ``[0, 2^62]``. Imported only by
-the readers, so that ``import seqpoint`` does not load pydantic.
+"""The contract of a schedule file, checked once column by column (vectorised): the bounds
+of :data:`_BOUNDS`, iterations strictly increasing (or the rank layout), epochs
+non-decreasing, ``tokens <= padded_tokens = batch_size * (seq_len + tgt_len)``; and the
+``.meta.json`` sidecar by a pydantic schema (imported only by the readers).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -53,25 +45,16 @@ class ScheduleMetaSchema(BaseModel):
     policy: str | None = None
 
 
-def check_meta(data: Any, *, source: str) -> dict[str, Any]:
+def check_meta(data: object, *, source: str) -> dict[str, object]:
     """Validate parsed sidecar metadata; returns it unchanged (no defaults added)."""
     validate(ScheduleMetaSchema, data, source=source, fix=f"fix or delete it, or {_FIX}")
+    assert isinstance(data, dict)  # the schema refuses anything else
     return dict(data)
 
 
 def check_columns(cols: Mapping[str, IntArray], *, source: str, row_label: Callable[[int], str]) -> None:
-    """Check a file's schedule columns; the first bad row is one :class:`InputError` line.
-
-    Parameters
-    ----------
-    cols : mapping of str to ndarray of shape (n_iterations,)
-        Every column of :data:`~seqpoint.schedule.COLUMNS`, int64, and ``rank`` when the
-        file has one.
-    source : str
-        The file, for the message.
-    row_label : callable
-        Row index → how the message names it (``line 7`` for CSV, ``row 5`` for Parquet).
-    """
+    """Check a file's int64 columns (and ``rank``); the first bad row is one InputError line
+    naming the row as ``row_label`` does (``line 7`` for CSV, ``row 5`` for Parquet)."""
 
     def fail(rows: NDArray[np.bool_], what: str) -> None:
         i = int(np.flatnonzero(rows)[0])

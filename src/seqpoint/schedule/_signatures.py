@@ -1,9 +1,4 @@
-"""The signature table: a schedule collapsed to its unique cost signatures.
-
-Every selector and projection works on the few hundred to few thousand unique
-signatures of a run, not on its millions of iterations. The table is built by
-:meth:`IterationSchedule.unique_signatures` (one fast collapse for the whole package).
-"""
+"""The signature table: a schedule collapsed to its (few thousand at most) unique signatures."""
 
 from __future__ import annotations
 
@@ -51,36 +46,19 @@ class SignatureTable:
         return self.signatures[:, self.columns.index(name)]
 
     def as_schedule(self) -> IterationSchedule:
-        """One row per unique signature, as a schedule (for cost models on signatures).
-
-        ``padded_tokens`` is ``batch_size * (seq_len + tgt_len)``; ``sum_sq_len`` comes from
-        the signature when packed, else the padded ``batch_size * seq_len**2``.
-        """
+        """One row per unique signature, as a schedule (for cost models on signatures)."""
         cols = {name: self.column(name) for name in self.columns}
         return IterationSchedule.from_columns(cols, meta={"packed": self.packed})
 
     def shape_ids(self) -> IntArray:
-        """Tensor shape of every signature, shape ``(n_unique,)``, ids ``0..n_shapes-1``.
-
-        The shape is ``(batch_size, seq_len, tgt_len)``: packed signatures that differ
-        only in ``sum_sq_len`` share one. Ids follow the shapes' lexicographic order.
-        """
+        """Id (``0..n_shapes-1``, lexicographic) of every signature's tensor shape
+        ``(batch_size, seq_len, tgt_len)``, shape ``(n_unique,)``."""
         unpacked = IterationSchedule.from_columns({c: self.column(c) for c in SIGNATURE_COLUMNS})
         return unpacked.unique_signatures()[2]
 
     def first_rows(self, which: IntArray) -> IntArray:
-        """Row position of the first iteration having each signature in ``which``.
-
-        Parameters
-        ----------
-        which : ndarray of shape (k,)
-            Distinct signature indices.
-
-        Returns
-        -------
-        ndarray of shape (k,)
-            Row positions, aligned with ``which``.
-        """
+        """Row position of the first iteration of each distinct signature index in ``which``,
+        shape ``(k,)``."""
         which = np.asarray(which, dtype=np.int64)
         lookup = np.full(len(self), -1, dtype=np.int64)
         lookup[which] = np.arange(which.shape[0], dtype=np.int64)
@@ -94,23 +72,7 @@ class SignatureTable:
 
 
 def signature_table(schedule: IterationSchedule) -> SignatureTable:
-    """Collapse ``schedule`` to its unique signatures (``unique_signatures`` as a table).
-
-    Parameters
-    ----------
-    schedule : IterationSchedule
-        The run.
-
-    Returns
-    -------
-    SignatureTable
-        Signatures sorted lexicographically, their counts and the inverse map.
-    """
+    """Collapse ``schedule`` to its unique signatures, sorted, with counts and inverse map."""
     sig, counts, inverse = schedule.unique_signatures()
-    return SignatureTable(
-        columns=tuple(schedule.signature_columns()),
-        signatures=sig,
-        counts=counts,
-        inverse=inverse,
-        packed=schedule.is_packed,
-    )
+    return SignatureTable(columns=tuple(schedule.signature_columns()), signatures=sig,
+                          counts=counts, inverse=inverse, packed=schedule.is_packed)

@@ -1,6 +1,4 @@
-"""Recording a plain PyTorch training loop as a run trace.
-
-Usage::
+"""Recording a plain PyTorch training loop as a run trace::
 
     with seqpoint.integrations.record("trace.csv") as rec:
         for batch in loader:
@@ -9,11 +7,10 @@ Usage::
                 loss.backward()
                 opt.step(); opt.zero_grad()
 
-``rec.step(batch)`` is a context manager timing the block around one optimizer step, so
-what is timed is exactly what the user puts inside; with gradient accumulation, use
-``rec.micro_batch(batch)`` blocks for each micro-batch of a step and ``rec.end_step()``
-after the optimizer step. On a CUDA device the block is synchronized before and after so
-``perf_counter`` measures the GPU work, not only the launches.
+``rec.step(batch)`` times exactly the block around one optimizer step; with gradient
+accumulation, time each micro-batch with ``rec.micro_batch(batch)`` and call
+``rec.end_step()`` after the optimizer step. On CUDA the block is synchronized before and
+after, so the GPU work is timed, not only the launches.
 """
 
 from __future__ import annotations
@@ -29,7 +26,7 @@ from seqpoint.integrations._shapes import BatchShape, ShapeFn, ShapeReader
 from seqpoint.schedule import RowLengths
 from seqpoint.validation import RunTrace, write_trace
 
-__all__ = ["Recorder", "record", "row_lengths"]
+__all__ = ["Recorder", "record", "row_lengths", "trace_path"]
 
 
 def _synchronize() -> None:
@@ -47,8 +44,7 @@ class Recorder:
     Parameters
     ----------
     shape_fn : callable, optional
-        ``batch -> Shape(batch_size, seq_len, tgt_len=0, lengths=None, tgt_lengths=None)``
-        (:class:`~seqpoint.integrations.Shape`, or a dict of its fields); the default reads
+        ``batch -> Shape(...)`` (:class:`~seqpoint.integrations.Shape`); the default reads
         tensors, dicts and lists of tensors, attention masks and ``position_ids``
         (:func:`~seqpoint.integrations.read_batch`) and warns once when it must assume.
     encoder_decoder : bool, default False
@@ -57,13 +53,7 @@ class Recorder:
         Epoch of the first step; change it with :meth:`set_epoch`.
     """
 
-    def __init__(
-        self,
-        shape_fn: ShapeFn | None = None,
-        *,
-        encoder_decoder: bool = False,
-        epoch: int = 0,
-    ) -> None:
+    def __init__(self, shape_fn: ShapeFn | None = None, *, encoder_decoder: bool = False, epoch: int = 0) -> None:
         self._read = ShapeReader(shape_fn, encoder_decoder=encoder_decoder, who="seqpoint.integrations.record")
         self._epoch = epoch
         self._rows: list[dict[str, float]] = []
@@ -133,8 +123,7 @@ class record:  # lower case: it reads as a function, `with record(path) as rec:`
     path : str or Path
         ``.csv`` or ``.parquet`` run trace (see :class:`~seqpoint.validation.RunTrace`).
     shape_fn : callable, optional
-        ``batch -> Shape(batch_size, seq_len, tgt_len=0, lengths=None, tgt_lengths=None)``
-        for batches the default reader cannot read exactly (no ``attention_mask``: speech
+        ``batch -> Shape(...)`` for batches the default reader cannot read exactly (speech
         features with a lengths tensor, say); see :class:`~seqpoint.integrations.Shape`.
     encoder_decoder : bool, default False
         Read a dict batch's ``labels`` as the decoder target.
@@ -144,27 +133,14 @@ class record:  # lower case: it reads as a function, `with record(path) as rec:`
     Returns
     -------
     record
-        A context manager: ``with record(path) as rec:`` gives the :class:`Recorder`;
-        wrap each optimizer step in ``with rec.step(batch):``. One block per ``record``
-        object (call ``record(path)`` again for another run).
-
-    Notes
-    -----
-    The trace is written when the block exits normally, and also when the loop raises
-    after recording at least one step (so an interrupted run keeps its trace).
+        ``with record(path) as rec:`` gives the :class:`Recorder`; wrap each optimizer step
+        in ``with rec.step(batch):``. One block per object. The trace is written when the
+        block exits, also when the loop raises after at least one step.
     """
 
-    def __init__(
-        self,
-        path: str | Path,
-        *,
-        shape_fn: ShapeFn | None = None,
-        encoder_decoder: bool = False,
-        meta: dict[str, Any] | None = None,
-    ) -> None:
-        self.path = Path(path)
-        if self.path.suffix.lower() not in (".csv", ".parquet"):
-            raise InputError(f"Cannot record a run trace to {self.path}: use a .csv or .parquet file name.")
+    def __init__(self, path: str | Path, *, shape_fn: ShapeFn | None = None, encoder_decoder: bool = False,
+                 meta: dict[str, Any] | None = None) -> None:
+        self.path = trace_path(path)
         self._shape_fn, self._encoder_decoder, self._meta = shape_fn, encoder_decoder, meta
         self._recorder: Recorder | None = None
 
@@ -185,6 +161,13 @@ class record:  # lower case: it reads as a function, `with record(path) as rec:`
             raise InputError(f"record(...) is a context manager: write `with record({str(self.path)!r}) as rec:` "
                              f"and call rec.{name}(...) inside the block.")
         raise AttributeError(name)
+
+
+def trace_path(path: str | Path) -> Path:
+    """``path`` as a run trace's path; InputError unless it ends in ``.csv`` or ``.parquet``."""
+    if Path(path).suffix.lower() not in (".csv", ".parquet"):
+        raise InputError(f"Cannot record a run trace to {path}: use a .csv or .parquet file name.")
+    return Path(path)
 
 
 def row_lengths(found: list[tuple[list[int], list[int] | None] | None]) -> RowLengths | None:

@@ -1,10 +1,7 @@
 """Reading the shape that fixes a batch's cost from the batch itself (tensors, dicts, lists),
-the small type a user's ``shape_fn`` returns when the default reader cannot know, and
-the one reader (:class:`ShapeReader`) the recorder, the Trainer callback and the Trainer
-replay share.
-
-Duck-typed: anything with ``shape`` and ``tolist`` (torch tensors, numpy arrays) is a
-tensor here, so this module does not import torch.
+the :class:`Shape` a user's ``shape_fn`` returns where the batch cannot say it, and the
+one :class:`ShapeReader` of the recorder, the Trainer callback and the Trainer replay.
+Duck-typed (a tensor has ``shape`` and ``tolist``): no torch import.
 """
 
 from __future__ import annotations
@@ -34,9 +31,9 @@ class BatchShape(NamedTuple):
 class Shape(NamedTuple):
     """What a ``shape_fn`` returns: a batch's shape and, when known, every row's real length.
 
-    ``Shape(batch_size=8, seq_len=1200, lengths=batch["feature_lens"].tolist())`` for a
-    speech batch of 8 utterances padded to 1,200 frames. ``tokens`` and ``sum_sq_len``
-    follow from the lengths (every row ``seq_len`` long when ``lengths`` is None).
+    ``Shape(batch_size=8, seq_len=1200, lengths=batch["feature_lens"].tolist())`` for 8
+    utterances padded to 1,200 frames; ``tokens`` and ``sum_sq_len`` follow from the lengths
+    (every row ``seq_len`` long when ``lengths`` is None).
 
     Attributes
     ----------
@@ -45,11 +42,9 @@ class Shape(NamedTuple):
     seq_len : int
         Padded source length: tokens or frames per row.
     tgt_len : int, default 0
-        Padded target length of an encoder-decoder model (0 for one sequence).
-    lengths : sequence of int, optional
-        Real source length of every row (of every document, for a packed row).
-    tgt_lengths : sequence of int, optional
-        Real target length of every row.
+        Padded target length of an encoder-decoder model.
+    lengths, tgt_lengths : sequence of int, optional
+        Real source (every document's, for a packed row) and target length of every row.
     """
 
     batch_size: int
@@ -91,7 +86,8 @@ def _rows(t: Any) -> tuple[int, int]:
 
 def _flattened_documents(position_ids: Any) -> list[int] | None:
     """Document lengths of a padding-free packed row: ``position_ids`` of shape ``(1, n)``
-    starting at 0 and restarting at 0 for every document (one document: ``[n]``)."""
+    restarting at 0 for every document; None for anything else.
+    """
     if not _is_tensor(position_ids) or len(position_ids.shape) != 2 or int(position_ids.shape[0]) != 1:
         return None
     pos = position_ids[0].tolist()
@@ -118,8 +114,7 @@ def _reading(bs: int, sl: int, lengths: list[int], tgt_len: int = 0, target_toke
 
 
 def _fits(shape: BatchShape, lengths: list[int], tgt_lengths: list[int] | None) -> bool:
-    """Lengths that could be this shape's rows, by the rule ``read_schedule`` checks sidecars with
-    (a mask over another axis than ``seq_len``'s, as in a channels-first speech input, does not)."""
+    """Lengths that could be this shape's rows, by ``read_schedule``'s sidecar rule."""
     import numpy as np
 
     from seqpoint.schedule import RowLengths
@@ -184,20 +179,19 @@ def read_batch(batch: Any, *, encoder_decoder: bool = False) -> ShapeReading:
     Parameters
     ----------
     batch : tensor, dict of tensors, or list/tuple
-        A tensor of shape ``(batch, seq, ...)`` (1-D: one sequence); a dict whose model
-        input is the first of :data:`INPUT_KEYS` present (else its first tensor with two
-        dimensions), with real per-row lengths from ``attention_mask`` or, for
-        padding-free packing, the documents where ``position_ids`` restart at 0; or a
-        list/tuple whose first element is the input (e.g. ``(inputs, targets)``).
+        A tensor ``(batch, seq, ...)`` (1-D: one sequence); a dict whose model input is the
+        first of :data:`INPUT_KEYS` present (else its first 2-D tensor), with real lengths
+        from ``attention_mask`` or, for padding-free packing, the documents where
+        ``position_ids`` restart; or a list/tuple whose first element is the input.
     encoder_decoder : bool, default False
-        Read ``labels`` as the decoder's target (``tgt_len``, real target lengths where
-        they are not -100); ``decoder_input_ids`` is always read as the target.
+        Read ``labels`` as the decoder's target (real lengths where not -100);
+        ``decoder_input_ids`` is always the target.
 
     Returns
     -------
     ShapeReading
-        ``assumed`` says what the batch did not say (no mask: every row counted as
-        ``seq_len`` real positions), for a warning; ``lengths`` is None then.
+        ``assumed`` says what the batch did not say (no mask: every row full), for a
+        warning; ``lengths`` is None then.
 
     Raises
     ------
@@ -225,13 +219,8 @@ def batch_shape(batch: Any, *, encoder_decoder: bool = False) -> BatchShape:
 
 
 def shape_from_fn(value: Any, where: str = "shape_fn") -> ShapeReading:
-    """A user ``shape_fn``'s result as a reading: a :class:`Shape`, or the five values of a
-    trace row.
-
-    Raises
-    ------
-    InputError
-        Any other result, named with what to return instead.
+    """A user ``shape_fn``'s result (a :class:`Shape` or a trace row's five values) as a
+    reading; InputError for anything else, saying what to return.
     """
     fix = (f"{where} must return seqpoint.integrations.Shape(batch_size, seq_len, tgt_len=0, lengths=None, "
            "tgt_lengths=None), or the five ints (batch_size, seq_len, tgt_len, tokens, sum_sq_len)")
@@ -262,20 +251,9 @@ def shape_from_fn(value: Any, where: str = "shape_fn") -> ShapeReading:
 
 
 class ShapeReader:
-    """Reads each batch's shape by the user's ``shape_fn`` or the default reader
-    (:func:`read_batch`), and says once, in an :class:`AssumedInputWarning`, what the
+    """Reads each batch's shape by the user's ``shape_fn`` or :func:`read_batch`, and says once,
+    in an :class:`AssumedInputWarning` starting with ``who`` and ending with ``fix``, what the
     default reader had to assume.
-
-    Parameters
-    ----------
-    shape_fn : callable, optional
-        The user's reader (:data:`ShapeFn`).
-    encoder_decoder : bool
-        Read ``labels`` as the decoder's target.
-    who : str
-        Starts the warning (``"SeqPointCallback"``, ``"the collator X's batches: seqpoint"``).
-    fix : str
-        Ends the warning: what the user can do.
     """
 
     def __init__(self, shape_fn: ShapeFn | None = None, *, encoder_decoder: bool = False, who: str,

@@ -1,11 +1,9 @@
 """lhotse samplers replayed as an IterationSchedule (lhotse is imported only when called).
 
-A lhotse sampler yields ``CutSet`` mini-batches. :func:`schedule_from_sampler` iterates the
-user's *real* sampler (a copy of it, so the user's sampler keeps its epoch and state) over
-the cuts' metadata only, and maps each mini-batch to the shape the acoustic model sees:
+:func:`schedule_from_sampler` iterates a copy of the user's real sampler over the cuts'
+metadata (no audio is read) and maps each mini-batch to what the acoustic model sees:
 cuts → ``batch_size``, most frames → ``seq_len``, all frames → ``tokens``, Σ frames² →
-``sum_sq_len``. Frames are counted with lhotse's own ``compute_num_frames``. No audio is
-read.
+``sum_sq_len``, frames by lhotse's ``compute_num_frames``.
 """
 
 from __future__ import annotations
@@ -52,11 +50,6 @@ def _check_duration(cut: Any) -> None:
         )
 
 
-def _check_durations(sampler: Any) -> None:
-    for cut in _source_cuts(sampler):
-        _check_duration(cut)
-
-
 def _frames(cut: Any, frame_shift: float, sampling_rate: int | None) -> int:
     from lhotse.utils import compute_num_frames
 
@@ -72,9 +65,8 @@ def _frames(cut: Any, frame_shift: float, sampling_rate: int | None) -> int:
     return int(compute_num_frames(cut.duration, frame_shift, rate))
 
 
-def _replay(
-    sampler: Any, first_epoch: int, epochs: int, frame_shift: float, sampling_rate: int | None
-) -> list[tuple[int, int, int, int, int]]:
+def _replay(sampler: Any, first_epoch: int, epochs: int, frame_shift: float,
+            sampling_rate: int | None) -> list[tuple[int, int, int, int, int]]:
     rows: list[tuple[int, int, int, int, int]] = []
     for e in range(epochs):
         if hasattr(sampler, "set_epoch"):
@@ -97,28 +89,22 @@ def _replay(
     return rows
 
 
-def schedule_from_sampler(
-    sampler: Any,
-    epochs: int = 1,
-    frame_shift: float = 0.01,
-    *,
-    sampling_rate: int | None = None,
-) -> IterationSchedule:
+def schedule_from_sampler(sampler: Any, epochs: int = 1, frame_shift: float = 0.01, *,
+                          sampling_rate: int | None = None) -> IterationSchedule:
     """Replay a real lhotse sampler as an :class:`~seqpoint.schedule.IterationSchedule`.
 
     Parameters
     ----------
     sampler : lhotse.dataset.sampling.base.CutSampler
-        ``DynamicBucketingSampler``, ``SimpleCutSampler``, ``BucketingSampler`` or any
-        lhotse sampler yielding ``CutSet`` batches, with its own ``world_size``/``rank``,
-        seed, shuffle and drop_last. It is copied first; the user's sampler is untouched.
+        Any lhotse sampler yielding ``CutSet`` batches (``DynamicBucketingSampler``,
+        ``SimpleCutSampler`` ...), with its own world size, rank, seed, shuffle and
+        drop_last. It is copied first; the user's sampler is untouched.
     epochs : int, default 1
-        Epochs to replay, starting at the sampler's current epoch (``set_epoch`` is
-        called before each, as a training loop does).
+        Epochs to replay from the sampler's current epoch (``set_epoch`` before each).
     frame_shift : float, default 0.01
-        Feature frame shift in seconds; frames are lhotse's ``compute_num_frames``.
+        Feature frame shift in seconds.
     sampling_rate : int, optional
-        Sampling rate for cuts that carry none (cuts without recording or features).
+        Sampling rate for cuts that carry none.
 
     Returns
     -------
@@ -146,25 +132,18 @@ def schedule_from_sampler(
     except TypeError:
         # lhotse compares or adds durations while bucketing; None durations fail there
         # with a bare TypeError, so name the cut instead.
-        _check_durations(sampler)
+        for cut in _source_cuts(sampler):
+            _check_duration(cut)
         raise
     finally:
         if replay is sampler and hasattr(sampler, "set_epoch"):
             sampler.set_epoch(first_epoch)
     if not rows:
-        raise InputError(
-            "The lhotse sampler yielded no batch; check max_duration/max_cuts and drop_last."
-        )
+        raise InputError("The lhotse sampler yielded no batch; check max_duration/max_cuts and drop_last.")
     data = np.array(rows, dtype=np.int64)
-    meta = {
-        "source": "lhotse",
-        "sampler": type(sampler).__name__,
-        "frame_shift": frame_shift,
-        "first_epoch": first_epoch,
-        "epochs": epochs,
-        "world_size": int(getattr(sampler, "world_size", 1)),
-        "rank": int(getattr(sampler, "rank", 0)),
-    }
+    meta = {"source": "lhotse", "sampler": type(sampler).__name__, "frame_shift": frame_shift,
+            "first_epoch": first_epoch, "epochs": epochs, "world_size": int(getattr(sampler, "world_size", 1)),
+            "rank": int(getattr(sampler, "rank", 0))}
     return IterationSchedule.from_columns(
         {"epoch": data[:, 0], "batch_size": data[:, 1], "seq_len": data[:, 2],
          "tokens": data[:, 3], "sum_sq_len": data[:, 4]},

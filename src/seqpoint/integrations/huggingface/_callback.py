@@ -1,15 +1,11 @@
 """``SeqPointCallback``: record a real ``trainer.train()`` as a run trace.
 
-The shape of every micro-batch is read where the model sees it (a forward pre-hook on
-the model, so collators, packing and device moves are all applied), and the time of every
-micro-batch runs from one boundary of ``train()`` to the next: ``on_step_begin`` →
-``on_substep_end`` (each accumulated micro-batch) → ``on_step_end`` (after gradient
-clipping, the optimizer and the scheduler step). That is the training step
-``workload_from_trainer`` profiles: ``train()`` loads and collates a step's batches
-before ``on_step_begin`` and logs, saves and evaluates after ``on_step_end``, so neither
-is in ``time_s``; the seconds spent between steps are kept apart in the trace's meta
-(``between_steps_s``), so the wall time of ``train()`` can still be accounted for. On a GPU the boundaries are CUDA events, read once at the end so
-recording adds no synchronization; on a CPU they are ``perf_counter`` readings.
+Each micro-batch's shape is read where the model sees it (a forward pre-hook), and its
+time runs between ``train()``'s boundaries: ``on_step_begin`` → ``on_substep_end`` (each
+accumulated micro-batch) → ``on_step_end`` (after clipping, optimizer and scheduler): the
+step ``workload_from_trainer`` profiles. Data loading before and logging after a step
+are kept apart in the trace's meta (``between_steps_s``). On a GPU the boundaries are
+CUDA events read once at the end (no added synchronization); on a CPU ``perf_counter``.
 """
 
 from __future__ import annotations
@@ -21,7 +17,7 @@ from typing import Any
 from transformers import TrainerCallback
 
 from seqpoint.exceptions import InputError
-from seqpoint.integrations._recorder import row_lengths
+from seqpoint.integrations._recorder import row_lengths, trace_path
 from seqpoint.integrations._shapes import BatchShape, ShapeFn, ShapeReader
 from seqpoint.validation import RunTrace, write_trace
 
@@ -63,14 +59,12 @@ class SeqPointCallback(TrainerCallback):  # type: ignore[misc]
     Parameters
     ----------
     path : str or Path
-        ``.csv`` or ``.parquet`` run trace, written at ``on_train_end``. In a
-        data-parallel run each process writes its own file (``{rank}`` in the name is
-        replaced, else ``.rank<R>`` is added before the suffix) with a ``rank`` column.
+        ``.csv`` or ``.parquet`` run trace, written at ``on_train_end``. In a data-parallel
+        run each process writes its own (``{rank}`` in the name is replaced, else
+        ``.rank<R>`` is added before the suffix) with a ``rank`` column.
     shape_fn : callable, optional
-        ``model_inputs -> Shape(batch_size, seq_len, tgt_len=0, lengths=None,
-        tgt_lengths=None)`` (:class:`~seqpoint.integrations.Shape`) for models whose
-        inputs the default reader (:func:`~seqpoint.integrations.read_batch`, given the
-        forward's keyword arguments) cannot read exactly; it warns once when it assumes.
+        ``model_inputs -> Shape(...)`` (:class:`~seqpoint.integrations.Shape`) for inputs the
+        default reader (:func:`~seqpoint.integrations.read_batch`) cannot read exactly.
 
     Attributes
     ----------
@@ -81,9 +75,7 @@ class SeqPointCallback(TrainerCallback):  # type: ignore[misc]
     """
 
     def __init__(self, path: str | Path, *, shape_fn: ShapeFn | None = None) -> None:
-        self.path = Path(path)
-        if self.path.suffix.lower() not in (".csv", ".parquet"):
-            raise InputError(f"Cannot record a run trace to {self.path}: use a .csv or .parquet file name.")
+        self.path = trace_path(path)
         self.shape_fn = shape_fn
         self.trace: RunTrace | None = None
         self.written_to: Path | None = None

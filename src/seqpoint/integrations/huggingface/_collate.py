@@ -1,17 +1,10 @@
 """The shape of each micro-batch, from the trainer's own collator run on its dataset rows.
 
-``train()`` fetches a micro-batch's rows from the dataset (after ``remove_unused_columns``)
-and hands them to ``trainer.data_collator``; the model sees what the collator returns.
-:class:`Collation` does the same without the model, and reads the result with the
-reader :class:`~seqpoint.integrations.huggingface.SeqPointCallback` uses on the model's
-inputs, so the replay and a recorded run read shapes alike, whatever the collator is (a
-plain function, a lambda, a ``functools.partial``, a subclass, TRL's).
-
-Running a tokenizer's ``pad`` costs about 5 ms per micro-batch, which is minutes over a
-long run. For the collators whose padding is a known rule of the lengths (the exact
-transformers classes below, not subclasses), the rule gives the shapes and the collator
-is run on a sample of micro-batches to check it (:func:`rule_holds`); anything else is
-collated micro-batch by micro-batch.
+:class:`Collation` fetches rows and collates them as ``train()``'s DataLoader does, and
+reads the result as :class:`SeqPointCallback` reads the model's inputs, whatever the
+collator is. Collating costs about 5 ms a micro-batch, so for transformers' own
+collators (the exact classes) a padding rule of the lengths gives the shapes, checked
+against the collator on a sample (:func:`rule_holds`).
 """
 
 from __future__ import annotations
@@ -81,13 +74,9 @@ class PaddingRule(NamedTuple):
 
 
 def known_rule(collator: Any, *, encoder_decoder: bool) -> PaddingRule | None:
-    """The padding rule of one of transformers' own collators (the exact class), else None.
-    ``DataCollatorForSeq2Seq`` pads a target only for an encoder-decoder model; on a
-    decoder-only model (supervised fine-tuning) its labels are the input's.
-
-    A subclass may override ``__call__``, and a function or ``partial`` may do anything
-    around the collator it wraps: only the classes whose padding the replay's tests
-    compare with ``train()`` have a rule.
+    """The padding rule of one of transformers' own collators (the exact class; a subclass or a
+    wrapper may do anything), else None. ``DataCollatorForSeq2Seq`` pads a target only for an
+    encoder-decoder model.
     """
     import transformers as tf
 
@@ -106,13 +95,8 @@ def known_rule(collator: Any, *, encoder_decoder: bool) -> PaddingRule | None:
 
 
 class Collation:
-    """A trainer's collator run on its dataset's rows, as the training DataLoader runs it.
-
-    Parameters
-    ----------
-    trainer : transformers.Trainer
-        Its ``train_dataset`` (after ``remove_unused_columns``, as ``train()`` drops
-        columns) and ``data_collator`` (wrapped as ``train()`` wraps it).
+    """A trainer's collator run on its dataset's rows (after ``remove_unused_columns``), as the
+    training DataLoader runs it.
     """
 
     def __init__(self, trainer: Any) -> None:

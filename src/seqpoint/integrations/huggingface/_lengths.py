@@ -24,9 +24,9 @@ _WAY_OUT = (
 
 
 class Lengths(NamedTuple):
-    """Lengths of every sample: the model input's and the labels' (``source``/``target``, for
-    a collator's padding rule; None when the dataset has no such column) and what the train
-    sampler sees (``sampler``: the length column ``group_by_length`` sorts by)."""
+    """Every sample's length: the model input's and the labels' (``source``, ``target``: None
+    without such a column) and the one the train sampler sorts by (``sampler``).
+    """
 
     source: IntArray | None
     target: IntArray | None
@@ -64,14 +64,9 @@ def check_trainer(trainer: Any) -> None:
 
 
 def read_lengths(trainer: Any, *, with_target: bool = False) -> Lengths:
-    """The lengths of ``trainer.train_dataset``, without tokenizing or loading other columns
-    (``with_target``: the ``labels`` column's too).
-
-    Raises
-    ------
-    InputError
-        For a missing, empty or iterable dataset, or a length-grouping sampler without a
-        length or input column.
+    """The lengths of ``trainer.train_dataset`` (``with_target``: the labels' too), read without
+    tokenizing; InputError for a missing, empty or iterable dataset, or a length-grouping
+    sampler without a length or input column.
     """
     import torch
 

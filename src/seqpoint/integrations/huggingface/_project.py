@@ -29,26 +29,19 @@ def project_trainer(
     Parameters
     ----------
     trainer : transformers.Trainer
-        The user's trainer (TRL's trainers too). Its model is copied, never trained.
+        The user's trainer (TRL's too); its model is copied, never trained.
     traces : sequence of RunTrace or paths, optional
-        Runs recorded with :class:`SeqPointCallback`. The first one's micro-batches are the
-        schedule (what ran; a replay after ``train()`` would start from the RNG state
-        training left), and the projection is checked against their mean; two or more
-        give the noise floor. Without traces the run is replayed
-        (:func:`schedule_from_trainer`).
+        Runs recorded with :class:`SeqPointCallback`: the first one's micro-batches are the
+        schedule, and the projection is checked against their mean (two or more give the
+        noise floor). Without traces the run is replayed (:func:`schedule_from_trainer`).
     n_points, processes, cold_window, first_n, progress
         As for :func:`seqpoint.workflows.project_job`.
 
     Returns
     -------
     JobProjection
-        ``print(result)`` shows the projection, its 95% interval, what profiling cost
-        against one run and, with traces, the error against them and their noise floor.
-
-    Examples
-    --------
-    >>> trainer.add_callback(cb := SeqPointCallback("run1.csv")); trainer.train()  # doctest: +SKIP
-    >>> print(project_trainer(trainer, traces=[cb.trace, "run0.csv"]))  # doctest: +SKIP
+        ``print(result)`` shows the projection, its interval, the profiling cost and, with
+        traces, the error against them.
     """
     runs = None if traces is None else [t if isinstance(t, RunTrace) else read_trace(t) for t in traces]
     schedule: Any = runs[0] if runs else schedule_from_trainer(trainer)

@@ -1,14 +1,9 @@
 """``schedule_from_trainer``: replay a Trainer's own sampler, dataloader and collator.
 
-The replay builds the trainer's real train sampler (``trainer._get_train_sampler``, so
-``train_sampling_strategy``/``group_by_length``, seed and ``data_seed`` are the trainer's)
-over a one-column stand-in of the dataset, wraps it in a DataLoader with the trainer's
-batch size and ``dataloader_drop_last``, prepares it with accelerate's own
-``prepare_data_loader`` (seedable sampler, ``BatchSamplerShard`` for world size/rank) and
-iterates it epoch by epoch exactly as ``Trainer._run_epoch`` does (``set_epoch``,
-chunks of ``gradient_accumulation_steps`` micro-batches, ``max_steps``). Each
-micro-batch's shape is what the trainer's collator makes of its dataset rows
-(:mod:`._collate`): no model runs.
+The trainer's real train sampler over a one-column stand-in of the dataset, prepared by
+accelerate's ``prepare_data_loader`` and iterated as ``Trainer._run_epoch`` does; each
+micro-batch's shape is what the trainer's collator makes of its rows (:mod:`._collate`).
+No model runs.
 """
 
 from __future__ import annotations
@@ -64,28 +59,14 @@ def _prepared_loader(trainer: Any, sampler_lengths: list[int], world_size: int, 
         sampler.dp_size, sampler.rank = world_size, rank
         loader = torch.utils.data.DataLoader(indices, batch_sampler=sampler, collate_fn=list)
     else:
-        loader = torch.utils.data.DataLoader(
-            indices,
-            batch_size=trainer._train_batch_size,
-            sampler=sampler,
-            drop_last=args.dataloader_drop_last,
-            collate_fn=list,
-        )
+        loader = torch.utils.data.DataLoader(indices, batch_size=trainer._train_batch_size, sampler=sampler,
+                                             drop_last=args.dataloader_drop_last, collate_fn=list)
     acc = trainer.accelerator
     cfg = acc.dataloader_config
     prepared = prepare_data_loader(
-        loader,
-        None,
-        num_processes=world_size,
-        process_index=rank,
-        split_batches=cfg.split_batches,
-        put_on_device=False,
-        rng_types=acc.rng_types.copy(),
-        dispatch_batches=cfg.dispatch_batches,
-        even_batches=cfg.even_batches,
-        use_seedable_sampler=cfg.use_seedable_sampler,
-        data_seed=cfg.data_seed,
-    )
+        loader, None, num_processes=world_size, process_index=rank, split_batches=cfg.split_batches,
+        put_on_device=False, rng_types=acc.rng_types.copy(), dispatch_batches=cfg.dispatch_batches,
+        even_batches=cfg.even_batches, use_seedable_sampler=cfg.use_seedable_sampler, data_seed=cfg.data_seed)
     if isinstance(sampler, BatchRebalanceSampler):
         # As Trainer._get_dataloader: the sampler is rank-aware already.
         shard = getattr(prepared, "batch_sampler", None)
@@ -96,8 +77,9 @@ def _prepared_loader(trainer: Any, sampler_lengths: list[int], world_size: int, 
 
 @contextmanager
 def _gradient_state_kept(trainer: Any) -> Iterator[None]:
-    """Leave accelerate's (process-wide) gradient state as found: a prepared dataloader
-    registers itself there while it is iterated, and the replay stops iterating early."""
+    """Leave accelerate's process-wide gradient state as found (a prepared dataloader registers
+    itself there while iterated, and the replay stops early).
+    """
     state = trainer.accelerator.gradient_state
     saved = list(state.dataloader_references)
     try:
@@ -110,18 +92,17 @@ def _micro_batches(
     trainer: Any, lengths: Lengths, world_size: int, rank: int,
     on_batch: Callable[[np.ndarray], Any] | None,
 ) -> tuple[list[MicroBatch], list[Any], str, bool]:
-    """The micro-batches ``train()`` draws, in order, and ``on_batch(indices)`` of each (run
-    right after its batch is drawn, as the DataLoader collates it); the sampler's class name;
-    whether a later epoch's order is drawn from the global RNG."""
+    """The micro-batches ``train()`` draws, in order; ``on_batch(indices)`` of each, run as the
+    DataLoader collates it; the sampler's class name; whether later epochs draw from the
+    global RNG.
+    """
     args = trainer.args
     gas = int(args.gradient_accumulation_steps)
     prepared, sampler = _prepared_loader(trainer, lengths.sampler.tolist(), world_size, rank)
     len_dl = len(prepared)
     if len_dl == 0:
-        raise InputError(
-            "The trainer's dataloader yields no batch: the dataset is smaller than one "
-            "batch and dataloader_drop_last is set."
-        )
+        raise InputError("The trainer's dataloader yields no batch: the dataset is smaller than one "
+                         "batch and dataloader_drop_last is set.")
     per_epoch = max(len_dl // gas + int(len_dl % gas > 0), 1)
     if args.max_steps > 0:
         max_steps = int(args.max_steps)
@@ -137,10 +118,7 @@ def _micro_batches(
             "the previous epoch's training drew from it too (CPU dropout, random masking), which "
             "a replay cannot know: epoch 1 is exact, later epochs are exact only if the model "
             "draws nothing from the CPU generator. Add trainer.add_callback(SeededSampler()) "
-            "before replaying to make every epoch exact.",
-            SeqPointWarning,
-            stacklevel=3,
-        )
+            "before replaying to make every epoch exact.", SeqPointWarning, stacklevel=3)
     out: list[MicroBatch] = []
     results: list[Any] = []
     global_step = 0
@@ -198,47 +176,27 @@ def schedule_from_trainer(
     Returns
     -------
     IterationSchedule
-        One row per micro-batch, in ``train()`` order. ``meta["optimizer_step"]`` and
-        ``meta["micro_batch"]`` say which optimizer step each row belongs to;
-        ``meta["collator"]`` names the collator and ``meta["shapes"]`` how its shapes were
-        read (``collator``: every micro-batch collated; ``padding rule``: transformers'
-        own collator, its rule checked against the collator on a sample).
+        One row per micro-batch, in ``train()`` order, with every micro-batch's real
+        per-sample lengths in ``rows``. ``meta["optimizer_step"]`` and ``meta["micro_batch"]``
+        place each row; ``meta["collator"]`` names the collator and ``meta["shapes"]`` says
+        how its shapes were read (``collator`` or ``padding rule``).
 
     Raises
     ------
     InputError
-        For an ``IterableDataset`` or a length-grouping sampler without lengths (the
-        message says to record the run with :class:`SeqPointCallback` instead), or a
-        collator that fails on the dataset's rows.
+        For an ``IterableDataset``, a length-grouping sampler without lengths (record the
+        run with :class:`SeqPointCallback` instead), or a collator that fails on the rows.
 
     Notes
     -----
-    Every micro-batch's shape is what the trainer's own collator returns for its dataset
-    rows (fetched as the DataLoader fetches them, after ``remove_unused_columns``), read
-    as :class:`SeqPointCallback` reads the model's inputs: any collator (a function, a
-    lambda, a ``partial``, a subclass, TRL's) gives the shapes ``train()`` feeds. For
-    transformers' own padding, flattening and seq2seq collators (the exact classes) the
-    shapes follow from the lengths by their padding rule, checked against the collator
-    on 16 micro-batches spread over the run (about 5 ms saved per micro-batch); where
-    the check fails, or a later epoch's order is drawn from the global RNG after the
-    collator's own draws (MLM masking), every micro-batch is collated. A collator with
-    side effects (counting calls, caching) sees the replay's calls.
-
-    The global torch, numpy and Python RNGs are left as found, so calling this right
-    before ``trainer.train()`` does not change the run. Inside, the replay consumes the
-    torch RNG as ``train()`` does (the DataLoader's seed draw, the sampler's permutation,
-    the collator's draws such as MLM masking, epoch after epoch). In a single process a
-    sampler without a generator of its own (``group_by_length``, or a random sampler with
-    ``use_seedable_sampler=False``) draws epoch ``e``'s order *after* the model's own
-    draws of epoch ``e - 1`` (CPU dropout), which no replay can know without running the
-    model: every epoch is exact when the model draws nothing from the CPU generator,
-    else epoch 1 only, and a ``SeqPointWarning`` says so. With :class:`SeededSampler`
-    among the trainer's callbacks (``trainer.add_callback(SeededSampler())``) the
-    sampler's order is seeded per epoch in both the run and the replay, and every epoch
-    is exact.
-
-    ``schedule.rows`` holds every micro-batch's real per-sample lengths (the documents
-    of a packed row), for ``workload_from_trainer``.
+    Shapes are what the trainer's own collator returns for the rows, read as
+    :class:`SeqPointCallback` reads the model's inputs; for transformers' own padding,
+    flattening and seq2seq collators they follow from the lengths by the padding rule,
+    checked on 16 micro-batches (about 5 ms saved per micro-batch). The global RNGs are left
+    as found. A sampler without a generator of its own draws epoch ``e``'s order after the
+    model's draws of epoch ``e - 1`` (CPU dropout), which a replay cannot know: later epochs
+    are exact only if the model draws nothing, and a ``SeqPointWarning`` says so; with
+    :class:`SeededSampler` among the callbacks every epoch is exact.
     """
     check_trainer(trainer)
     encoder_decoder = bool(getattr(getattr(trainer.model, "config", None), "is_encoder_decoder", False))
@@ -280,18 +238,10 @@ def _schedule(batches: list[MicroBatch], readings: list[ShapeReading], trainer: 
     data = np.array([(e, s, m, *r.shape) for (e, s, m, _), r in zip(batches, readings, strict=True)],
                     dtype=np.int64)
     rows = row_lengths([r.lengths for r in readings])  # None: the collator's output does not say (warned)
-    meta = {
-        "source": "huggingface",
-        "sampler": sampler,
-        "collator": collator,
-        "shapes": how,
-        "gradient_accumulation_steps": int(trainer.args.gradient_accumulation_steps),
-        "world_size": ws,
-        "rank": rk,
-        "optimizer_step": data[:, 1].tolist(),
-        "micro_batch": data[:, 2].tolist(),
-        "packed": rows is not None and rows.flattened(data[:, 3]),
-    }
+    meta = {"source": "huggingface", "sampler": sampler, "collator": collator, "shapes": how,
+            "gradient_accumulation_steps": int(trainer.args.gradient_accumulation_steps), "world_size": ws,
+            "rank": rk, "optimizer_step": data[:, 1].tolist(), "micro_batch": data[:, 2].tolist(),
+            "packed": rows is not None and rows.flattened(data[:, 3])}
     schedule = IterationSchedule.from_columns(
         {"epoch": data[:, 0], "batch_size": data[:, 3], "seq_len": data[:, 4],
          "tgt_len": data[:, 5], "tokens": data[:, 6], "sum_sq_len": data[:, 7]},

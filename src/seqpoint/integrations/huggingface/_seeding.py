@@ -1,18 +1,11 @@
 """``SeededSampler``: make a single-process ``group_by_length`` order replayable in every epoch.
 
-In a single process, ``LengthGroupedSampler`` (and a ``RandomSampler`` with
-``use_seedable_sampler=False``) has no generator, so each epoch's order is drawn from the
-global torch CPU generator when ``train()`` starts the epoch. By then the previous epoch
-has drawn from that generator too: CPU dropout (a number of draws that depends on every
-tensor's size), ``DataCollatorForLanguageModeling``'s masking and the DataLoader's worker
-seed. A replay that does not run the model cannot know those draws, so only the first
-epoch (and later ones when training draws nothing) can be exact.
-
-This callback gives such a sampler its own generator at each epoch, seeded by
-``(data_seed or seed) + epoch`` as accelerate's ``SeedableRandomSampler`` does, so the order
-no longer depends on training's draws; :func:`schedule_from_trainer` sees the callback
-and seeds its replay the same way, and every epoch is exact. Training's own randomness
-(dropout, masking) is untouched: the global generator is not read or changed.
+In one process ``LengthGroupedSampler`` (and a ``RandomSampler`` without a seedable
+sampler) draws each epoch's order from the global torch generator after the previous
+epoch's training drew from it (dropout, MLM masking), which no replay can know. The
+callback gives such a sampler its own generator each epoch, seeded ``(data_seed or seed)
++ epoch`` as accelerate does; :func:`schedule_from_trainer` seeds its replay the same way.
+Training's own randomness is untouched.
 """
 
 from __future__ import annotations
@@ -63,12 +56,9 @@ def seed_samplers(loader: Any, args: Any, epoch: int) -> int:
 
 
 class SeededSampler(TrainerCallback):  # type: ignore[misc]
-    """Seed a global-RNG train sampler per epoch, so :func:`schedule_from_trainer` is exact
-    in every epoch. Add it before replaying: ``trainer.add_callback(SeededSampler())``.
-
-    It changes which (equally random) order ``group_by_length`` draws in each epoch,
-    nothing else; samplers that already have a generator (accelerate's seedable
-    sampler, multi-process runs) are left alone.
+    """Seed a global-RNG train sampler per epoch, so :func:`schedule_from_trainer` is exact in
+    every epoch: ``trainer.add_callback(SeededSampler())`` before replaying. Samplers with a
+    generator of their own are left alone.
     """
 
     def on_epoch_begin(self, args: Any, state: Any, control: Any, train_dataloader: Any = None,

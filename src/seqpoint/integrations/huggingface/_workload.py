@@ -23,31 +23,16 @@ __all__ = ["TrainerWorkload", "workload_from_trainer"]
 class TrainerWorkload:
     """One optimizer step of ``trainer.train()``, as the trainer runs it.
 
-    The step is what ``SeqPointCallback`` times between ``on_step_begin`` and
-    ``on_step_end``, on a model prepared as ``train()`` prepares it (activation
-    checkpointing, ``torch_compile``): ``trainer.training_step`` (forward, ``compute_loss``, backward),
-    gradient clipping to ``max_grad_norm``, the optimizer step, the learning-rate
-    scheduler step and ``model.zero_grad()``. Data loading and the collator run before
-    ``on_step_begin`` in ``train()`` and are outside both.
-
-    It runs on a copy of the trainer's model with an optimizer and scheduler the trainer
-    creates for that copy (``create_optimizer``, ``create_scheduler``), so profiling never
-    changes the user's weights, optimizer or scheduler state. Inputs are synthetic token
-    ids of the signature's shape, seeded by the signature, padded and masked as the
-    collator does when the SeqPoint carries its real per-sample lengths (the schedule of
-    :func:`schedule_from_trainer` records them); the forward runs under the
-    trainer's ``bf16``/``fp16`` autocast, as accelerate wraps it in ``train()``.
-
-    Which tensors a batch has is learnt from the trainer's own collator, run once on the
-    dataset's first rows: a padded batch (``input_ids``, ``attention_mask``, ``labels``,
-    and ``token_type_ids``/``decoder_input_ids`` when the collator gives them) or a
-    padding-free packed row (``position_ids`` restarting per document, and the
-    flash-attention ``cu_seq_lens_*``/``max_length_*``/``seq_idx`` when the collator gives
-    them, as TRL's does). A tensor the collator gives that the profiled batch would lack is
-    named in an :class:`~seqpoint.exceptions.AssumedInputWarning`.
-
-    It pickles (the trainer without its datasets, and what the collator showed), so
-    ``[profile] processes > 1`` rebuilds it in each worker process.
+    The step ``SeqPointCallback`` times: ``trainer.training_step`` (forward, loss, backward),
+    clipping to ``max_grad_norm``, the optimizer and scheduler steps and ``zero_grad``, on a
+    copy of the model prepared as ``train()`` prepares it (activation checkpointing,
+    ``torch_compile``), with an optimizer and scheduler the trainer creates for the copy: the
+    user's weights and states are never touched. Inputs are synthetic ids of the signature's
+    shape, padded and masked as the collator does for the SeqPoint's real lengths, under the
+    trainer's ``bf16``/``fp16`` autocast; which tensors a batch has is learnt by running the
+    trainer's collator once (a tensor it gives that the profiled batch lacks is named in an
+    :class:`~seqpoint.exceptions.AssumedInputWarning`). It pickles without the datasets, so
+    ``[profile] processes > 1`` rebuilds it in each worker.
 
     Parameters
     ----------
@@ -99,10 +84,10 @@ class TrainerWorkload:
             self.model.forward = self._autocast_forward(self.model.forward)
 
     def _as_train_prepares(self, args: Any) -> bool:
-        """What ``train()`` does to the model before its first step, done to the copy:
-        activation (gradient) checkpointing, which recomputes the forward in the backward
-        (TRL's SFTConfig turns it on: without it a profiled step cost 16-20% less than a
-        recorded one), and ``torch_compile``. Returns whether checkpointing is on."""
+        """Do to the copy what ``train()`` does before its first step: activation checkpointing
+        (TRL turns it on; without it a profiled step cost 16-20% less than a recorded one) and
+        ``torch_compile``. Returns whether checkpointing is on.
+        """
         on = getattr(args, "activation_checkpointing", None)
         if on is None:  # transformers before activation_checkpointing
             on = getattr(args, "gradient_checkpointing", False)
@@ -190,12 +175,10 @@ class TrainerWorkload:
     def make_batch(self, signature: Signature | BatchShape) -> dict[str, Any]:
         """Token ids, attention mask and labels of shape ``(batch_size, seq_len)``.
 
-        Given a :class:`~seqpoint.workloads.BatchShape` with recorded lengths, the batch
-        is what the trainer's collator builds from samples of those lengths: pad ids and
-        a zero attention mask past each sample's length on the tokenizer's padding side,
-        labels -100 there (seq2seq: past each target's length); for the flattening
-        collator one packed row with ``position_ids`` restarting at every document and
-        label -100 on each document's first token. A bare signature gives full rows.
+        With a :class:`~seqpoint.workloads.BatchShape` of recorded lengths, what the collator
+        builds from samples of those lengths (padding on the tokenizer's side, labels -100
+        there; for the flattening collator one packed row with restarting ``position_ids``). A
+        bare signature gives full rows.
         """
         if isinstance(signature, BatchShape):
             if signature.exact:
@@ -330,8 +313,7 @@ def workload_from_trainer(trainer: Any, *, seed: int = 0) -> TrainerWorkload:
     Returns
     -------
     TrainerWorkload
-        Satisfies :class:`seqpoint.workloads.Workload`: profile, cache and project it
-        like a built-in workload.
+        Profile, cache and project it like a built-in workload.
     """
     check_trainer(trainer)
     return TrainerWorkload(trainer, seed=seed)

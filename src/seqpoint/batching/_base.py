@@ -160,7 +160,7 @@ _RUN_CONSTRAINTS: dict[str, list[Constraint]] = {
 }
 
 
-def _check_run(epochs: Any, seed: Any, n_samples: int | None = None, world_size: Any = 1) -> None:
+def _check_run(epochs: int, seed: int, n_samples: int | None = None, world_size: int = 1) -> None:
     check_params("", _RUN_CONSTRAINTS, {"epochs": epochs, "seed": seed})
     check_params("", {"world_size": [WORLD_SIZE]}, {"world_size": world_size})
     if n_samples is not None and n_samples * epochs > MAX_REPLAY_SAMPLES:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from seqpoint._params import Interval, Predicate
 from seqpoint.traces import MAX_LENGTH
 
@@ -42,7 +40,7 @@ def bounded(kind: type, low: float, high: float, *, word: str | None = None) -> 
     lower = Interval(kind, low, word=word).describe()
     shown = f"{int(high):,}" if float(high).is_integer() else f"{high:g}"
 
-    def accepts(v: Any) -> bool:
+    def accepts(v: object) -> bool:
         return inner.accepts(v)
 
     return Predicate(accepts, f"{lower} and <= {shown}")

@@ -15,7 +15,6 @@ The schedule has ``world_size`` rows per step, ranks ``0..world_size-1`` in orde
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -113,7 +112,7 @@ def deal_batches(single: IterationSchedule, world_size: int, *, drop_last: bool)
     return with_ranks(dealt, w, shard="batches", rank_padded_batches=padded, rank_dropped_batches=dropped)
 
 
-def with_ranks(schedule: IterationSchedule, world_size: int, **meta: Any) -> IterationSchedule:
+def with_ranks(schedule: IterationSchedule, world_size: int, **meta: int | str) -> IterationSchedule:
     """Row ``i`` of ``schedule`` becomes step ``i // world_size`` of rank ``i % world_size``."""
     n = len(schedule)
     assert n % world_size == 0, "every step needs one row per rank"

@@ -27,7 +27,7 @@ _SAMPLER_CONSTRAINTS: dict[str, list[Constraint]] = {
 }
 
 
-def _set_epoch(batch_sampler: Any, epoch: int) -> None:
+def _set_epoch(batch_sampler: object, epoch: int) -> None:
     """Call ``set_epoch`` where the sampler (or the sampler it wraps) has one."""
     for obj in (batch_sampler, getattr(batch_sampler, "sampler", None)):
         fn = getattr(obj, "set_epoch", None)
@@ -35,7 +35,7 @@ def _set_epoch(batch_sampler: Any, epoch: int) -> None:
             fn(epoch)
 
 
-def _is_batch(obj: Any) -> bool:
+def _is_batch(obj: object) -> bool:
     """True for one batch of indices (a list, tuple or 1-D array of ints, or empty)."""
     if getattr(obj, "ndim", None) == 1:
         return True

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import csv
 import warnings
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from typing import Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -68,13 +68,13 @@ def data_line(i: int) -> str:
 
 
 def scaled(
-    values: NDArray[Any],
+    values: NDArray[np.float64],
     scale: float,
     *,
     source: str,
     col: str,
     locate: Callable[[int], str] = data_line,
-) -> NDArray[Any]:
+) -> NDArray[np.float64]:
     """Multiply by ``scale`` and round up (partial frames count as a frame)."""
     if scale == 1.0:
         return values
@@ -118,7 +118,15 @@ def csv_header(text_head: str, source: str) -> list[str]:
     return header
 
 
-def csv_rows(reader: Any, source: str) -> Any:
+class CsvReader(Protocol):
+    """What :func:`csv.reader` returns."""
+
+    line_num: int
+
+    def __next__(self) -> list[str]: ...
+
+
+def csv_rows(reader: CsvReader, source: str) -> Iterator[tuple[int, list[str]]]:
     """``enumerate(reader)`` that turns a CSV syntax error into an InputError naming the line."""
     i = 0
     while True:

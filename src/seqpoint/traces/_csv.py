@@ -6,7 +6,6 @@ import csv
 import io
 import math
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -51,7 +50,7 @@ def _csv_column_python(data: bytes, col_idx: int, source: str, col: str) -> NDAr
     return np.asarray(out, dtype=np.float64)
 
 
-def _csv_column(data: bytes, col: str, header: list[str], source: str) -> NDArray[Any]:
+def _csv_column(data: bytes, col: str, header: list[str], source: str) -> NDArray[np.float64]:
     try:
         import pyarrow as pa
         import pyarrow.csv as pcsv

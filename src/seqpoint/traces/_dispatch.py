@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,12 @@ __all__ = ["FORMATS", "infer_format", "read_lengths"]
 
 #: Format names accepted by :func:`read_lengths` and ``seqpoint schedule --format``.
 FORMATS: tuple[str, ...] = ("csv", "histogram", "jsonl", "numpy", "parallel", "text")
+
+_READERS: dict[str, Callable[..., Lengths]] = {
+    "csv": read_csv_lengths, "histogram": read_histogram, "jsonl": read_jsonl_lengths,
+    "numpy": read_numpy_lengths, "parallel": read_parallel_lengths, "text": read_text_lengths,
+}
+
 
 def infer_format(path: str | Path, *, tgt: str | Path | None = None) -> str:
     """Guess the format from the file name (``.gz`` ignored) and, for CSV, the header.
@@ -83,22 +90,14 @@ def read_lengths(
         format = "histogram" if count_column is not None else infer_format(spec, tgt=tgt)
     if format not in FORMATS:
         raise ConfigError(f"Unknown length format {format!r}. Valid formats: {', '.join(FORMATS)}.")
+    reader = _READERS[format]
+    args: tuple[str | Path, ...] = (spec,)
     if format == "parallel":
         if tgt is None:
             raise ConfigError("The 'parallel' format needs the target file too (CLI: --tgt FILE).")
-        reader: Any = read_parallel_lengths
-        args: tuple[Any, ...] = (spec, tgt)
-    else:
-        if tgt is not None:
-            raise ConfigError(f"A target file (--tgt) only applies to parallel text, not {format!r}.")
-        reader = {
-            "csv": read_csv_lengths,
-            "histogram": read_histogram,
-            "jsonl": read_jsonl_lengths,
-            "numpy": read_numpy_lengths,
-            "text": read_text_lengths,
-        }[format]
-        args = (spec,)
+        args = (spec, tgt)
+    elif tgt is not None:
+        raise ConfigError(f"A target file (--tgt) only applies to parallel text, not {format!r}.")
     if count_column is not None:
         if format != "histogram":
             raise ConfigError(f"A count column (--count-column) only applies to a histogram, not {format!r}.")
@@ -120,5 +119,4 @@ def read_lengths(
             f"The {format!r} reader does not take {', '.join(map(repr, unknown))}; it takes "
             f"{', '.join(sorted(accepted)) or 'no options'}."
         )
-    result: Lengths = reader(*args, **kwargs)
-    return result
+    return reader(*args, **kwargs)

@@ -6,7 +6,6 @@ import io
 import json
 import math
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -73,7 +72,7 @@ def _max_nesting(data: bytes) -> int:
     return int(np.cumsum(step, dtype=np.int64).max())
 
 
-def _jsonl_column(data: bytes, text: str, key: str, source: str) -> NDArray[Any]:
+def _jsonl_column(data: bytes, text: str, key: str, source: str) -> NDArray[np.float64]:
     try:
         import pyarrow as pa
         import pyarrow.json as pjson

@@ -112,7 +112,7 @@ def split_lines(data: bytes) -> list[str]:
     return [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
 
 
-def _load_tokenizer(spec: str | Path) -> Any:
+def _load_tokenizer(spec: str | Path) -> object:
     path = Path(spec)
     if not path.is_file():
         raise ConfigError(f"Tokenizer file {path} does not exist; give a tokenizer.json or a .model file.")
@@ -176,7 +176,7 @@ def _token_counter(tokenizer: Any, add_special_tokens: bool) -> Callable[[list[s
 
 
 def _line_counts(
-    data: bytes, *, source: str, tokenizer: Any, add_special_tokens: bool
+    data: bytes, *, source: str, tokenizer: object, add_special_tokens: bool
 ) -> tuple[IntArray, IntArray]:
     """(tokens per line, whitespace tokens per line); the latter marks blank lines."""
     ws = count_whitespace_tokens(data)
@@ -218,7 +218,7 @@ def _drop_empty(
 def read_text_lengths(
     path: str | Path,
     *,
-    tokenizer: Any = None,
+    tokenizer: object = None,
     add_special_tokens: bool = True,
     extra_tokens: int = 0,
     skip_empty: bool = True,
@@ -270,8 +270,8 @@ def read_parallel_lengths(
     src_path: str | Path,
     tgt_path: str | Path,
     *,
-    tokenizer: Any = None,
-    tgt_tokenizer: Any = None,
+    tokenizer: object = None,
+    tgt_tokenizer: object = None,
     add_special_tokens: bool = True,
     extra_tokens: int = 0,
     skip_empty: bool = True,

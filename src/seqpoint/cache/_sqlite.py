@@ -96,8 +96,7 @@ class MeasurementCache:
 
     def _refuse_empty_file(self, grace_s: float = 2.0) -> None:
         """Refuse a file that stays empty for ``grace_s`` (a typo'd ``--cache`` path); one another
-        process is creating fills within milliseconds.
-        """
+        process is creating fills within milliseconds."""
         deadline = time.monotonic() + grace_s
         while self.path.is_file() and self.path.stat().st_size == 0:
             if time.monotonic() >= deadline:
@@ -140,8 +139,7 @@ class MeasurementCache:
     def key(workload_name: str, config_dict: dict[str, Any], environment: dict[str, Any], signature: Sequence[int],
             profile_config_dict: dict[str, Any], *, lengths: str | None = None) -> str:
         """Full sha256 of everything a measurement depends on; ``lengths`` is the batch's
-        ``BatchShape.digest`` for a workload built from real lengths (None leaves the key as it was).
-        """
+        ``BatchShape.digest`` for a workload built from real lengths (None leaves the key as it was)."""
         parts: list[object] = [workload_name, config_dict, environment, [int(v) for v in signature],
                                profile_config_dict]
         if lengths is not None:

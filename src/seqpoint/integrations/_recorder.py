@@ -175,6 +175,5 @@ def row_lengths(found: list[tuple[list[int], list[int] | None] | None]) -> RowLe
     if not found or any(f is None for f in found):
         return None
     pairs = [f for f in found if f is not None]
-    targets = [t for _, t in pairs]
-    tgt = None if any(t is None for t in targets) else targets
-    return RowLengths.from_lists([src for src, _ in pairs], tgt)
+    targets = [t for _, t in pairs if t is not None]
+    return RowLengths.from_lists([src for src, _ in pairs], targets if len(targets) == len(pairs) else None)

@@ -1,8 +1,7 @@
 """Reading the shape that fixes a batch's cost from the batch itself (tensors, dicts, lists),
 the :class:`Shape` a user's ``shape_fn`` returns where the batch cannot say it, and the
 one :class:`ShapeReader` of the recorder, the Trainer callback and the Trainer replay.
-Duck-typed (a tensor has ``shape`` and ``tolist``): no torch import.
-"""
+Duck-typed (a tensor has ``shape`` and ``tolist``): no torch import."""
 
 from __future__ import annotations
 
@@ -86,8 +85,7 @@ def _rows(t: Any) -> tuple[int, int]:
 
 def _flattened_documents(position_ids: Any) -> list[int] | None:
     """Document lengths of a padding-free packed row: ``position_ids`` of shape ``(1, n)``
-    restarting at 0 for every document; None for anything else.
-    """
+    restarting at 0 for every document; None for anything else."""
     if not _is_tensor(position_ids) or len(position_ids.shape) != 2 or int(position_ids.shape[0]) != 1:
         return None
     pos = position_ids[0].tolist()
@@ -220,8 +218,7 @@ def batch_shape(batch: Any, *, encoder_decoder: bool = False) -> BatchShape:
 
 def shape_from_fn(value: Any, where: str = "shape_fn") -> ShapeReading:
     """A user ``shape_fn``'s result (a :class:`Shape` or a trace row's five values) as a
-    reading; InputError for anything else, saying what to return.
-    """
+    reading; InputError for anything else, saying what to return."""
     fix = (f"{where} must return seqpoint.integrations.Shape(batch_size, seq_len, tgt_len=0, lengths=None, "
            "tgt_lengths=None), or the five ints (batch_size, seq_len, tgt_len, tokens, sum_sq_len)")
     if isinstance(value, Mapping):
@@ -253,8 +250,7 @@ def shape_from_fn(value: Any, where: str = "shape_fn") -> ShapeReading:
 class ShapeReader:
     """Reads each batch's shape by the user's ``shape_fn`` or :func:`read_batch`, and says once,
     in an :class:`AssumedInputWarning` starting with ``who`` and ending with ``fix``, what the
-    default reader had to assume.
-    """
+    default reader had to assume."""
 
     def __init__(self, shape_fn: ShapeFn | None = None, *, encoder_decoder: bool = False, who: str,
                  fix: str = "pass shape_fn=lambda batch: seqpoint.integrations.Shape(batch_size, seq_len, "

@@ -1,6 +1,5 @@
 """The one environment fingerprint: what a measurement depends on besides its workload. It
-keys the measurement cache and, with provenance, is a run folder's ``environment.json``.
-"""
+keys the measurement cache and, with provenance, is a run folder's ``environment.json``."""
 
 from __future__ import annotations
 
@@ -115,8 +114,7 @@ def _git_commit() -> str | None:
 
 def environment_manifest(workload: object = None) -> dict[str, Any]:
     """The fingerprint plus provenance (``git_commit``, ``platform``, ``processor``,
-    ``cpu_count``, ``numpy``, ``created_utc``) for a run folder; torch keys None without torch.
-    """
+    ``cpu_count``, ``numpy``, ``created_utc``) for a run folder; torch keys None without torch."""
     if "torch" in sys.modules or _version("torch") is not None:
         env = environment_fingerprint(workload)
         import torch

@@ -1,7 +1,6 @@
 """Reading and writing MEASUREMENTS.json and single measurement payloads; every problem
 is one :class:`~seqpoint.exceptions.InputError` line (the schema, and pydantic, load only
-when a file is read).
-"""
+when a file is read)."""
 
 from __future__ import annotations
 
@@ -23,8 +22,7 @@ def write_measurements(ms: Measurements, path: str | Path) -> Path:
 
 def read_measurements(path: str | Path) -> Measurements:
     """Read and validate MEASUREMENTS.json; InputError when the file is missing, not UTF-8,
-    not JSON, or breaks the schema.
-    """
+    not JSON, or breaks the schema."""
     from seqpoint.measurements._schema import MeasurementsSchema
 
     data = read_json(path, what="Measurements file", made_by="seqpoint profile")
@@ -45,8 +43,7 @@ def read_measurements(path: str | Path) -> Measurements:
 
 def parse_measurement(payload: str | dict[str, Any], *, source: str, fix: str) -> Measurement:
     """Validate one measurement, JSON text or a parsed dict as :meth:`Measurement.to_dict`
-    wrote it (a cache row's payload); ``source`` and ``fix`` go into the message.
-    """
+    wrote it (a cache row's payload); ``source`` and ``fix`` go into the message."""
     from seqpoint.measurements._schema import MeasurementSchema
 
     data = parse_json(payload, source=source, fix=fix) if isinstance(payload, str) else payload

@@ -62,8 +62,7 @@ SPREAD_SUFFIXES: tuple[str, ...] = (
 
 def shapes_held(per_shape: int, shared: int, capacity: int) -> int:
     """Whole shapes oneDNN's LRU cache of ``capacity`` entries holds beside ``shared`` ones,
-    each needing ``per_shape`` (> 0).
-    """
+    each needing ``per_shape`` (> 0)."""
     return max(0, (capacity - shared) // per_shape)
 
 

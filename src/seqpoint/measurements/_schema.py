@@ -1,7 +1,6 @@
 """The schema of MEASUREMENTS.json and of one measurement (a cache row's payload): strict
 types, finite non-negative values, bounded lengths, and a projectable metric present at
-every ok point or none. Imported only by the readers.
-"""
+every ok point or none. Imported only by the readers."""
 
 from __future__ import annotations
 

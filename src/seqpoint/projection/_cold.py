@@ -18,14 +18,12 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from seqpoint.exceptions import InputError
-from seqpoint.measurements import (
+from seqpoint.measurements import STEADY_TIME, Measurement, StepWindow
+from seqpoint.measurements._metrics import (
     FIRST_STEP_TIME,
     ONEDNN_CACHE_CAPACITY,
     ONEDNN_NEW,
     ONEDNN_SHARED,
-    STEADY_TIME,
-    Measurement,
-    StepWindow,
     shapes_held,
 )
 from seqpoint.projection._model import PointProjector
@@ -129,8 +127,7 @@ def window_rows(window: StepWindow, table_inverse: NDArray[np.int64],
 
 def window_in_run_ratio(proj: PointProjector, ok_meas: Sequence[Measurement], window: StepWindow) -> float | None:
     """The window's in-run ratio against the points' steady model, whichever calibration the
-    cold-step term uses; None when the window cannot give one.
-    """
+    cold-step term uses; None when the window cannot give one."""
     if not ok_meas or not all(STEADY_TIME in m.metrics for m in ok_meas):
         return None
     fitted = np.clip(proj.fitted(np.array([m.metrics[STEADY_TIME] for m in ok_meas])), 0.0, None)

@@ -83,8 +83,7 @@ def student_quantile(confidence: float, df: int) -> float:
 
 def process_noise(totals: FloatArray, confidence: float) -> float:
     """Half-width ``t(P − 1) · std(totals) / √P`` from ``totals``, shape ``(P,)``: the run total
-    projected from each worker process's own values (0 with fewer than two processes).
-    """
+    projected from each worker process's own values (0 with fewer than two processes)."""
     p = totals.shape[0]
     if p < 2:
         return 0.0
@@ -140,8 +139,7 @@ def roughness(proj: PointProjector, values_ok: FloatArray) -> float:
 
 def leave_one_out_error(proj: PointProjector, values_ok: FloatArray) -> float | None:
     """RMS relative error of the interpolation at each interior point (along the proxy) left
-    out; None with fewer than four distinct measured signatures.
-    """
+    out; None with fewer than four distinct measured signatures."""
     model = proj.model
     sig = proj.sig_ok
     uniq = np.unique(sig)
@@ -168,8 +166,7 @@ def basis_bound(proj: PointProjector) -> float:
 def selection_bound(seqpoints: SeqPoints) -> float:
     """The selector's basis bound recorded in ``meta["estimated_error"]`` (0 if none): for
     SeqPoint the count weights' worst relative error on the cost basis, still meaningful
-    when the weights are calibrated.
-    """
+    when the weights are calibrated."""
     value = seqpoints.meta.get("estimated_error")
     if value is None:
         return 0.0
@@ -226,8 +223,7 @@ class IntervalEstimator:
         self, values_ok: FloatArray, se: FloatArray, *, peak: bool, per_process: FloatArray | None = None
     ) -> float:
         """Noise half-width from ``se`` and, when given, the ``(P, points)`` values each worker
-        process measured (:func:`process_noise`).
-        """
+        process measured (:func:`process_noise`)."""
         points = self.point_noise(values_ok, se, peak=peak)
         if peak or per_process is None:
             return points

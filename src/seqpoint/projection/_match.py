@@ -18,8 +18,7 @@ __all__ = ["match_measurements", "seqpoint_rows"]
 def seqpoint_rows(schedule: IterationSchedule, seqpoints: SeqPoints, *, context: str = "") -> NDArray[np.int64]:
     """Row positions of the SeqPoints in ``schedule``; InputError unless they belong to it
     (same iteration count, every point's iteration present with the same signature).
-    ``context`` names the files that disagree ("sp.json does not fit s.csv").
-    """
+    ``context`` names the files that disagree ("sp.json does not fit s.csv")."""
     n = len(schedule)
     if seqpoints.n_iterations != n:
         raise _mismatch(
@@ -64,8 +63,7 @@ def match_measurements(
     context: str = "",
 ) -> list[Measurement]:
     """The measurement of every SeqPoint, matched by signature, in point order; InputError
-    when one has none (``context`` as for :func:`seqpoint_rows`).
-    """
+    when one has none (``context`` as for :func:`seqpoint_rows`)."""
     items = measurements.measurements if isinstance(measurements, Measurements) else tuple(measurements)
     by_sig: dict[tuple[int, ...], Measurement] = {}
     for m in items:

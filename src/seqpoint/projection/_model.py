@@ -16,16 +16,12 @@ from numpy.typing import NDArray
 
 from seqpoint._params import Options, check_params
 from seqpoint.exceptions import InputError
-from seqpoint.measurements import STEADY_TIME, Measurement, Measurements, projectable_values
+from seqpoint.measurements import STEADY_TIME, Measurement, Measurements
+from seqpoint.measurements._metrics import projectable_values
 from seqpoint.projection._match import match_measurements, seqpoint_rows
 from seqpoint.schedule import IterationSchedule, SignatureTable, signature_table
-from seqpoint.selection import (
-    SeqPoints,
-    basis_components,
-    cost_proxy,
-    signature_proxy,
-    weighted_projection,
-)
+from seqpoint.selection import SeqPoints, basis_components, cost_proxy, weighted_projection
+from seqpoint.selection._seqpoint_selector import signature_proxy
 
 __all__ = ["METHODS", "PointProjector", "ScheduleModel", "check_method", "fitted_costs", "model_for"]
 
@@ -100,8 +96,7 @@ class ScheduleModel:
 
     def interpolate(self, sig: IntArray, values: FloatArray) -> FloatArray:
         """Fitted value of every signature, shape ``(n_unique,)``, from ``values`` (shape ``(k,)``)
-        measured at signature indices ``sig`` (shape ``(k,)``, repeats allowed).
-        """
+        measured at signature indices ``sig`` (shape ``(k,)``, repeats allowed)."""
         distinct = np.unique(sig).shape[0]
         if distinct == 1:
             # One measured signature (possibly several points): scale along the proxy.

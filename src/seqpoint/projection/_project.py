@@ -20,18 +20,20 @@ from numpy.typing import NDArray
 from seqpoint._params import Options, check_params
 from seqpoint.exceptions import InputError
 from seqpoint.measurements import (
-    COLD_TIME,
-    DERIVED,
-    RUN_TIME,
     STEADY_TIME,
     Measurement,
     Measurements,
-    breakdown_key,
-    is_peak,
     is_projectable,
     per_process_key,
-    projectable_values,
     standard_error,
+)
+from seqpoint.measurements._metrics import (
+    COLD_TIME,
+    DERIVED,
+    RUN_TIME,
+    breakdown_key,
+    is_peak,
+    projectable_values,
 )
 from seqpoint.projection._cold import COLD_METHODS, ColdTerm, first_occurrence, window_in_run_ratio
 from seqpoint.projection._intervals import IntervalEstimator, confidence_quantile
@@ -276,8 +278,7 @@ def per_process_values(ok: Sequence[Measurement], name: str) -> NDArray[np.float
 
 def _expand_derived(metrics: Iterable[str] | None) -> tuple[list[str] | None, bool]:
     """Measured metrics to project for ``metrics``, and whether to derive the cold-step totals
-    (asking for ``run_time_s`` or ``first_occurrence_s`` projects ``time_s`` too).
-    """
+    (asking for ``run_time_s`` or ``first_occurrence_s`` projects ``time_s`` too)."""
     if metrics is None:
         return None, True
     requested = list(metrics)

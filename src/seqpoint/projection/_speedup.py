@@ -10,14 +10,8 @@ import numpy as np
 
 from seqpoint._params import Options, check_params
 from seqpoint.exceptions import InputError
-from seqpoint.measurements import (
-    BREAKDOWN_PREFIX,
-    COLD_TIME,
-    RUN_TIME,
-    STEADY_TIME,
-    Measurement,
-    Measurements,
-)
+from seqpoint.measurements import STEADY_TIME, Measurement, Measurements
+from seqpoint.measurements._metrics import BREAKDOWN_PREFIX, COLD_TIME, RUN_TIME
 from seqpoint.projection._intervals import confidence_quantile, process_noise
 from seqpoint.projection._model import ScheduleModel, check_method, model_for
 from seqpoint.projection._project import Projection, nonnegative_interval, project
@@ -217,8 +211,7 @@ def _worker_pairs(pa: Projection, pb: Projection, metric: str) -> int:
 
 def _paired_noise(pa: Projection, pb: Projection, metric: str, confidence: float) -> float:
     """Relative noise of ``T_a / T_b`` from the worker pairs' ratios; the cold-step terms are
-    the same constant in every worker's total, so their noise is added in quadrature.
-    """
+    the same constant in every worker's total, so their noise is added in quadrature."""
     r = np.asarray(pa.process_totals[metric]) / np.asarray(pb.process_totals[metric])
     pairs = process_noise(r, confidence) / abs(float(r.mean()))
     cold = 0.0

@@ -1,6 +1,5 @@
 """Projection of a cost known for every iteration (exact FLOPs, a synthetic benchmark cost):
-the projection error of a selection is then exact.
-"""
+the projection error of a selection is then exact."""
 
 from __future__ import annotations
 

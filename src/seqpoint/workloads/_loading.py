@@ -21,26 +21,15 @@ from seqpoint.exceptions import ConfigError
 from seqpoint.workloads._base import Workload, WorkloadConfig
 from seqpoint.workloads._recipe import WorkloadRecipe, recorded_recipe, remember_recipe
 
-__all__ = [
-    "MAX_THREADS",
-    "WORKLOADS",
-    "WorkloadSpec",
-    "check_user_code",
-    "config_class",
-    "is_user_code",
-    "load_workload",
-    "parse_overrides",
-    "workload_recipe",
-]
+__all__ = ["MAX_THREADS", "WORKLOADS", "WorkloadSpec", "check_user_code", "config_class", "is_user_code",
+           "load_workload", "parse_overrides", "workload_recipe"]
 
 #: Most CPU threads a workload may ask for (``--set threads=N``); torch allocates per thread.
 MAX_THREADS = 1024
 
 #: Upper bounds of shared workload settings, checked with the value's type.
 _OVERRIDE_LIMITS: dict[str, list[Constraint]] = {
-    "threads": [
-        Predicate(Interval(int, 0, MAX_THREADS).accepts, f"an int >= 0 and <= {MAX_THREADS:,}")
-    ],
+    "threads": [Predicate(Interval(int, 0, MAX_THREADS).accepts, f"an int >= 0 and <= {MAX_THREADS:,}")],
     "micro_batches": [Predicate(Interval(int, 1, 4096).accepts, "an int >= 1 and <= 4,096")],
 }
 
@@ -110,16 +99,11 @@ def _coerce(cls: type, key: str, raw: Any, annotation: Any) -> Any:
     if annotation is str:
         return str(raw)
     if origin is tuple:
-        parts = (
-            list(raw)
-            if isinstance(raw, list | tuple)
-            else [p for p in str(raw).replace("x", ",").split(",") if p.strip()]
-        )
+        parts = list(raw) if isinstance(raw, list | tuple) else [
+            p for p in str(raw).replace("x", ",").split(",") if p.strip()]
         values = [parse_value(p) if isinstance(p, str) else p for p in parts]
         if not values or not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
-            raise ConfigError(
-                f"{where} must be ints separated by commas (e.g. 2,2). Got {raw!r}."
-            )
+            raise ConfigError(f"{where} must be ints separated by commas (e.g. 2,2). Got {raw!r}.")
         return tuple(values)
     return raw
 
@@ -131,10 +115,8 @@ def parse_overrides(cls: type[WorkloadConfig], overrides: Mapping[str, Any]) -> 
     out: dict[str, Any] = {}
     for key, raw in overrides.items():
         if key not in fields:
-            raise ConfigError(
-                f"Unknown workload setting {key!r} for {cls.__name__}. "
-                f"Valid keys: {', '.join(sorted(fields))}."
-            )
+            raise ConfigError(f"Unknown workload setting {key!r} for {cls.__name__}. "
+                              f"Valid keys: {', '.join(sorted(fields))}.")
         ann = hints[key]
         if isinstance(ann, types.UnionType):  # pragma: no cover - no optional fields yet
             ann = next(a for a in typing.get_args(ann) if a is not type(None))
@@ -155,16 +137,9 @@ def _is_file_spec(module: str) -> bool:
 
 
 def check_user_code(spec: str, *, allowed: bool, flag: str = "--allow-user-code") -> None:
-    """Refuse a ``module:function`` workload unless the user allowed user code.
-
-    A ``path/to/file.py:function`` names the file to run, which is explicit enough; an
-    importable ``module:function`` runs whatever that name imports to, so it needs ``flag``.
-
-    Raises
-    ------
-    ConfigError
-        ``spec`` is a ``module:function`` and ``allowed`` is False.
-    """
+    """Refuse an importable ``module:function`` workload unless ``allowed`` (by ``flag``): it
+    runs whatever that name imports to. A ``path/to/file.py:function`` names its file, which
+    is explicit enough."""
     if allowed or not is_user_code(spec):
         return
     module = spec.partition(":")[0]
@@ -183,23 +158,22 @@ def load_workload(spec: str, overrides: Mapping[str, Override] | None = None) ->
     Parameters
     ----------
     spec : str
-        ``deepspeech2``, ``gnmt:tiny``, ``bert:paper``; or ``package.module:function``
-        (imported from ``sys.path``, never implicitly from the working folder) or
-        ``path/to/file.py:function`` (run as ``python path/to/file.py`` would: its own
-        folder first on ``sys.path``, so it imports the modules beside it) for a user
-        workload: ``function(**overrides)`` must return a :class:`Workload`; or ``file.py:ClassName`` of a
-        :class:`~seqpoint.workloads.UserWorkload` subclass, built from its ``Config``
-        with the overrides typed by that dataclass' fields. User code runs with the caller's rights; the command
-        line accepts a ``module:function`` only with ``--allow-user-code``.
+        ``deepspeech2``, ``gnmt:tiny``, ``bert:paper``; or a user workload:
+        ``package.module:function`` (imported from ``sys.path``, never implicitly from the
+        working folder), ``path/to/file.py:function`` (run as ``python path/to/file.py``
+        would, its folder first on ``sys.path``), where ``function(**overrides)`` returns a
+        :class:`Workload`, or ``file.py:ClassName`` of a
+        :class:`~seqpoint.workloads.UserWorkload` subclass built from its ``Config``. User
+        code runs with the caller's rights.
     overrides : dict, optional
-        Config fields to change (``{"dtype": "bf16", "threads": 2}``). Strings from
-        ``--set key=value`` are converted to the field's type.
+        Config fields to change (``{"dtype": "bf16", "threads": 2}``); ``--set`` strings are
+        converted to the field's type.
 
     Returns
     -------
     Workload
-        Its spec and overrides are recorded (:func:`~seqpoint.workloads.workload_recipe`),
-        so that a worker process (``[profile] processes > 1``) builds the same workload.
+        Its spec and overrides are recorded (:func:`workload_recipe`) so that a worker
+        process builds the same workload.
     """
     overrides = dict(overrides or {})
     name, _, preset = spec.partition(":")
@@ -207,9 +181,7 @@ def load_workload(spec: str, overrides: Mapping[str, Override] | None = None) ->
         ws = WORKLOADS.get(name)
         presets = ws.config_cls.PRESETS
         if preset and preset not in presets:
-            raise ConfigError(
-                f"Unknown preset {preset!r} of workload {name!r}. Valid presets: {', '.join(presets)}."
-            )
+            raise ConfigError(f"Unknown preset {preset!r} of workload {name!r}. Valid presets: {', '.join(presets)}.")
         base = presets[preset] if preset else ws.config_cls()
         cfg = dataclasses.replace(base, **parse_overrides(ws.config_cls, overrides))
         wl = ws.factory(cfg, preset=preset or None)
@@ -235,10 +207,9 @@ def workload_recipe(workload: Workload) -> WorkloadRecipe | None:
     Returns
     -------
     WorkloadRecipe or None
-        The spec and overrides :func:`load_workload` built it from (a file spec by its
-        full path); for a reference workload built directly (``Bert(config)``), its name
-        and full config; None for any other object (a workload built in Python), which
-        must travel pickled.
+        What :func:`load_workload` built it from (a file by its full path); for a reference
+        workload built directly, its name and full config; None for anything else, which
+        travels pickled.
     """
     recorded = recorded_recipe(workload)
     if recorded is not None:
@@ -252,19 +223,10 @@ def workload_recipe(workload: Workload) -> WorkloadRecipe | None:
 
 
 def _import_user_module(module: str) -> types.ModuleType:
-    """Import ``module`` from ``sys.path``, or load ``path/to/file.py`` by its path.
-
-    The working folder is not searched unless it is on ``sys.path`` already: a stray
-    ``.py`` file in the folder a command runs from must not run by accident. A named file
-    runs as ``python path/to/file.py`` would: its own folder goes first on ``sys.path``
-    (and stays there, for imports its functions make later), so it imports the modules
-    beside it.
-
-    Raises
-    ------
-    ConfigError
-        An import inside the file failed: the message names the missing module.
-    """
+    """Import ``module`` from ``sys.path``, or load ``path/to/file.py`` as ``python file.py``
+    would (its folder first on ``sys.path``, kept there). The working folder is not searched:
+    a stray ``.py`` file must not run by accident. A missing import inside the file is one
+    ConfigError naming the module."""
     if not _is_file_spec(module):
         return importlib.import_module(module)
     path = Path(module).resolve()

@@ -76,8 +76,7 @@ class PaddingRule(NamedTuple):
 def known_rule(collator: Any, *, encoder_decoder: bool) -> PaddingRule | None:
     """The padding rule of one of transformers' own collators (the exact class; a subclass or a
     wrapper may do anything), else None. ``DataCollatorForSeq2Seq`` pads a target only for an
-    encoder-decoder model.
-    """
+    encoder-decoder model."""
     import transformers as tf
 
     c = _unwrap(collator)
@@ -96,8 +95,7 @@ def known_rule(collator: Any, *, encoder_decoder: bool) -> PaddingRule | None:
 
 class Collation:
     """A trainer's collator run on its dataset's rows (after ``remove_unused_columns``), as the
-    training DataLoader runs it.
-    """
+    training DataLoader runs it."""
 
     def __init__(self, trainer: Any) -> None:
         import datasets

@@ -25,8 +25,7 @@ _WAY_OUT = (
 
 class Lengths(NamedTuple):
     """Every sample's length: the model input's and the labels' (``source``, ``target``: None
-    without such a column) and the one the train sampler sorts by (``sampler``).
-    """
+    without such a column) and the one the train sampler sorts by (``sampler``)."""
 
     source: IntArray | None
     target: IntArray | None
@@ -66,8 +65,7 @@ def check_trainer(trainer: Any) -> None:
 def read_lengths(trainer: Any, *, with_target: bool = False) -> Lengths:
     """The lengths of ``trainer.train_dataset`` (``with_target``: the labels' too), read without
     tokenizing; InputError for a missing, empty or iterable dataset, or a length-grouping
-    sampler without a length or input column.
-    """
+    sampler without a length or input column."""
     import torch
 
     check_trainer(trainer)

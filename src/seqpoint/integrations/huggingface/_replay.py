@@ -78,8 +78,7 @@ def _prepared_loader(trainer: Any, sampler_lengths: list[int], world_size: int, 
 @contextmanager
 def _gradient_state_kept(trainer: Any) -> Iterator[None]:
     """Leave accelerate's process-wide gradient state as found (a prepared dataloader registers
-    itself there while iterated, and the replay stops early).
-    """
+    itself there while iterated, and the replay stops early)."""
     state = trainer.accelerator.gradient_state
     saved = list(state.dataloader_references)
     try:
@@ -94,8 +93,7 @@ def _micro_batches(
 ) -> tuple[list[MicroBatch], list[Any], str, bool]:
     """The micro-batches ``train()`` draws, in order; ``on_batch(indices)`` of each, run as the
     DataLoader collates it; the sampler's class name; whether later epochs draw from the
-    global RNG.
-    """
+    global RNG."""
     args = trainer.args
     gas = int(args.gradient_accumulation_steps)
     prepared, sampler = _prepared_loader(trainer, lengths.sampler.tolist(), world_size, rank)

@@ -58,8 +58,7 @@ def seed_samplers(loader: Any, args: Any, epoch: int) -> int:
 class SeededSampler(TrainerCallback):  # type: ignore[misc]
     """Seed a global-RNG train sampler per epoch, so :func:`schedule_from_trainer` is exact in
     every epoch: ``trainer.add_callback(SeededSampler())`` before replaying. Samplers with a
-    generator of their own are left alone.
-    """
+    generator of their own are left alone."""
 
     def on_epoch_begin(self, args: Any, state: Any, control: Any, train_dataloader: Any = None,
                        **kwargs: Any) -> None:

@@ -86,8 +86,7 @@ class TrainerWorkload:
     def _as_train_prepares(self, args: Any) -> bool:
         """Do to the copy what ``train()`` does before its first step: activation checkpointing
         (TRL turns it on; without it a profiled step cost 16-20% less than a recorded one) and
-        ``torch_compile``. Returns whether checkpointing is on.
-        """
+        ``torch_compile``. Returns whether checkpointing is on."""
         on = getattr(args, "activation_checkpointing", None)
         if on is None:  # transformers before activation_checkpointing
             on = getattr(args, "gradient_checkpointing", False)

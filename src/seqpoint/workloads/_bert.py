@@ -1,14 +1,10 @@
 """BERT pre-training (Devlin et al., 2019) with the masked-language-model loss.
 
-A transformer encoder (post-layer-norm, GELU) with explicit attention (batched GEMMs,
-softmax, dropout: the operations the "Demystifying BERT" study breaks out), an MLM
-head tied to the word embeddings evaluated only at the masked positions (as the
-NVIDIA reference does), and LAMB by default. The signature's ``seq_len`` is tokens
-per row; ``tgt_len`` is ignored. When the signature carries ``sum_sq_len`` (packed
-rows), each row is split into documents whose squared lengths sum to about
-``sum_sq_len / batch_size`` and attention gets the block-diagonal mask that keeps
-documents apart. With dense attention the mask changes values, not cost: FLOPs and
-time depend on ``(batch_size, seq_len)`` only, as they do for real dense kernels.
+A post-layer-norm GELU encoder with explicit attention (the operations the "Demystifying
+BERT" study breaks out), an MLM head tied to the word embeddings at the masked positions
+only (as NVIDIA's reference), LAMB by default. ``seq_len`` is tokens per row; ``tgt_len``
+is ignored. With ``sum_sq_len`` (packed rows) each row is split into documents and
+attention gets their block-diagonal mask, which changes values, not the dense cost.
 """
 
 from __future__ import annotations
@@ -81,11 +77,8 @@ BertConfig.PRESETS = {
 
 
 def packed_document_lengths(seq_len: int, sum_sq: int) -> list[int]:
-    """Split ``seq_len`` tokens into documents whose squared lengths sum to about ``sum_sq``.
-
-    Greedy: each document is the longest that still lets the rest be filled with
-    length-1 documents without exceeding ``sum_sq``. Deterministic.
-    """
+    """Split ``seq_len`` tokens into documents whose squared lengths sum to about ``sum_sq``
+    (greedy: each the longest that leaves the rest fillable with length-1 documents)."""
     lengths: list[int] = []
     left, budget = seq_len, max(sum_sq, seq_len)
     while left > 0:

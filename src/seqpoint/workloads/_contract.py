@@ -1,12 +1,7 @@
-"""What a workload owes, and what it may offer: the :class:`~seqpoint.workloads.Workload`
-Protocol (``name``, ``config``, ``make_batch``, ``step``) and small runtime-checkable
-Protocols for the optional abilities the harness uses when a workload has them, checked
-with ``isinstance`` (never probed with ``getattr``), and :func:`check_workload`, which says
-which a workload has.
-
-seqpoint keeps what it learns about a workload (its start-up state, its meta-device clone)
-in a side table of its own (``seqpoint.profiling``), never on the object.
-"""
+"""What a workload owes (the :class:`~seqpoint.workloads.Workload` Protocol) and the small
+runtime-checkable Protocols of the optional abilities the harness uses, checked with
+``isinstance``; :func:`check_workload` says which a workload has. What seqpoint learns
+about a workload stays in its own side table (``seqpoint.profiling``), never on the object."""
 
 from __future__ import annotations
 

@@ -1,10 +1,8 @@
 """DeepSpeech2 (Amodei et al., 2016): the SeqPoint paper's speech-recognition model.
 
-A 2-D convolution front end over spectrogram frames (10 ms each), a stack of
-bidirectional GRU or LSTM layers, a linear layer to the character vocabulary and the
-CTC loss. The signature's ``seq_len`` is the number of frames; the target transcript
-length is ``tgt_len`` when the signature has one, else ``seq_len // frames_per_char``
-(LibriSpeech speaks about 15 characters a second, one per ~7 frames), clipped so CTC
+Two 2-D convolutions over spectrogram frames (10 ms each), bidirectional GRU or LSTM
+layers, a linear layer to the characters and the CTC loss. ``seq_len`` is frames; the
+transcript is ``tgt_len`` characters, else ``seq_len // frames_per_char``, clipped so CTC
 stays feasible on the strided output.
 """
 

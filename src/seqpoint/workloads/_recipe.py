@@ -1,12 +1,6 @@
 """How another process builds the same workload: the spec and overrides
-:func:`~seqpoint.workloads.load_workload` built it from, recorded in a registry seqpoint
-owns (:func:`remember_recipe`, :func:`recorded_recipe`).
-
-A worker process (``[profile] processes > 1``, a cold-step window) needs its own copy of
-the workload. One that ``load_workload`` built is rebuilt there from the same spec and
-overrides, kept here and not on the object: the object is the user's.
-:func:`~seqpoint.workloads.workload_recipe` is the public look-up.
-"""
+:func:`~seqpoint.workloads.load_workload` built it from, kept in a registry seqpoint owns
+(never on the user's object) for worker processes."""
 
 from __future__ import annotations
 
@@ -34,11 +28,8 @@ _BUILT: dict[int, tuple[weakref.ref[Any], WorkloadRecipe]] = {}
 
 
 def remember_recipe(workload: object, spec: str, overrides: Mapping[str, Any]) -> None:
-    """Record that ``load_workload(spec, overrides)`` built ``workload``.
-
-    An object that takes no weak reference (``__slots__`` without ``__weakref__``) is
-    not recorded: it travels to a worker pickled instead.
-    """
+    """Record that ``load_workload(spec, overrides)`` built ``workload`` (an object without weak
+    references is not recorded: it travels pickled)."""
     key = id(workload)
     try:
         ref = weakref.ref(workload, lambda _: _BUILT.pop(key, None))

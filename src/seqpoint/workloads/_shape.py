@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -17,6 +16,7 @@ from seqpoint.workloads._base import Signature, check_signature
 __all__ = ["BatchShape", "as_batch_shape", "takes_batch_shape"]
 
 IntArray = NDArray[np.int64]
+Ints = Sequence[int] | NDArray[np.integer]
 
 
 @dataclass(frozen=True, eq=False)
@@ -26,22 +26,17 @@ class BatchShape:
     Attributes
     ----------
     batch_size, seq_len, tgt_len : int
-        The signature: sequences, padded source length, padded target length (0 when
-        the model has no target).
+        The signature: sequences, padded source length, padded target length (0: none).
     sum_sq_len : int or None
         Sum of squared document lengths of a packed row, else None.
-    lengths : ndarray of shape (n_sequences,), int64
-        Real source length of every sequence (``batch_size`` of them for a padded
-        batch; the documents of a packed row).
-    tgt_lengths : ndarray of shape (n_sequences,), int64
-        Real target length of every sequence; zeros when ``tgt_len`` is 0.
+    lengths, tgt_lengths : ndarray of shape (n_sequences,), int64
+        Real source and target length of every sequence (``batch_size`` of them for a
+        padded batch; the documents of a packed row); targets zero when ``tgt_len`` is 0.
     exact : bool
-        True when the lengths were recorded from the schedule; False when only the
-        signature was known and every sequence is taken as full length (``seq_len``,
-        ``tgt_len``), the shape the built-in workloads assume.
+        True when the lengths were recorded; False when every sequence is taken as full
+        length, the shape the built-in workloads assume.
     row_of : ndarray of shape (n_sequences,), int64, or None
-        For packed batches, the row (``0..batch_size-1``) that holds each document
-        piece, as the schedule recorded it; None otherwise (see :meth:`packed_rows`).
+        For packed batches, the row (``0..batch_size-1``) holding each document piece.
     """
 
     batch_size: int
@@ -54,32 +49,15 @@ class BatchShape:
     row_of: IntArray | None = None
 
     @classmethod
-    def of(
-        cls,
-        signature: Sequence[int],
-        lengths: Sequence[int] | NDArray[np.integer] | None = None,
-        tgt_lengths: Sequence[int] | NDArray[np.integer] | None = None,
-        *,
-        row_of: Sequence[int] | NDArray[np.integer] | None = None,
-        workload: str = "workload",
-    ) -> BatchShape:
-        """The shape of ``signature`` with the given lengths (full length when None).
-
-        ``row_of`` gives, for a packed batch, the row holding each length (document).
-
-        Raises
-        ------
-        InputError
-            A length is negative or longer than the padded length it belongs to, or
-            ``row_of`` does not put every document in a row of at most ``seq_len`` tokens.
-        """
+    def of(cls, signature: Sequence[int], lengths: Ints | None = None, tgt_lengths: Ints | None = None, *,
+           row_of: Ints | None = None, workload: str = "workload") -> BatchShape:
+        """The shape of ``signature`` with the given lengths (full length when None); ``row_of``
+        gives a packed batch's row of each document. InputError for a negative length, one
+        longer than its padded length, or rows over ``seq_len`` tokens."""
         b, s, t, q = check_signature(tuple(signature), workload=workload)
         exact = lengths is not None
         src = np.full(b, s, dtype=np.int64) if lengths is None else np.array(lengths, dtype=np.int64)
-        if tgt_lengths is not None:
-            tgt = np.array(tgt_lengths, dtype=np.int64)
-        else:
-            tgt = np.full(src.shape[0], t, dtype=np.int64)
+        tgt = np.full(src.shape[0], t, dtype=np.int64) if tgt_lengths is None else np.array(tgt_lengths, dtype=np.int64)
         if src.ndim != 1 or src.size == 0 or tgt.shape != src.shape:
             raise InputError(
                 f"The lengths of a {workload} batch must be one non-empty list (and tgt_lengths as "
@@ -123,13 +101,8 @@ class BatchShape:
         return self.row_of is not None or self.lengths.shape[0] != self.batch_size
 
     def rows_of_sequences(self) -> IntArray:
-        """The row (``0..batch_size-1``) of every sequence.
-
-        The recorded ``row_of`` when there is one; else each sequence its own row for a
-        padded batch, and for documents without a recorded split the row their first
-        token falls in when they are laid end to end in rows of ``seq_len`` tokens (the
-        flattening collator's single row; a packing policy records its split instead).
-        """
+        """The row of every sequence: the recorded ``row_of``; each sequence its own row when
+        padded; else the row its first token falls in when laid end to end in rows of ``seq_len``."""
         if self.row_of is not None:
             return self.row_of
         if not self.packed:
@@ -149,8 +122,8 @@ class BatchShape:
         return [np.concatenate([[0], np.cumsum(r)]).astype(np.int64) for r in self.packed_rows()]
 
     def position_ids(self) -> IntArray:
-        """``(batch_size, seq_len)`` positions restarting at 0 at every document of a row
-        (what ``DataCollatorWithFlattening`` writes); 0 on padding."""
+        """``(batch_size, seq_len)`` positions restarting at 0 at every document of a row (as
+        ``DataCollatorWithFlattening`` writes them); 0 on padding."""
         out = np.zeros((self.batch_size, self.seq_len), dtype=np.int64)
         for r, docs in enumerate(self.packed_rows()):
             if docs.size:
@@ -173,9 +146,9 @@ class BatchShape:
         return self.real_mask(target=target)
 
 
-def takes_batch_shape(workload: Any) -> bool:
-    """True when ``workload.make_batch`` accepts a :class:`BatchShape` (it says so with the
-    class attribute ``takes_batch_shape = True``); the built-in workloads take signatures."""
+def takes_batch_shape(workload: object) -> bool:
+    """True when ``workload.make_batch`` accepts a :class:`BatchShape` (class attribute
+    ``takes_batch_shape = True``); the built-in workloads take signatures."""
     return getattr(workload, "takes_batch_shape", False) is True
 
 

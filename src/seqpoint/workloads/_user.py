@@ -1,11 +1,5 @@
 """:class:`UserWorkload`: the base class of a user's own training step that sees each
-iteration's real per-sequence lengths.
-
-The shared machinery (dtype and autocast, threads, device, ``torch.compile``,
-micro-batches, optimizer, weights seeded apart from the global RNG) is
-:class:`~seqpoint.workloads.TorchWorkload`'s; a user writes the model, the batch and
-optionally the loss. Importing this module does not import torch.
-"""
+iteration's real per-sequence lengths (importing it does not import torch)."""
 
 from __future__ import annotations
 
@@ -25,21 +19,15 @@ __all__ = ["UserWorkload"]
 class UserWorkload(TorchWorkload):
     """A user's training step, built for each iteration from its real lengths.
 
-    Subclass it, set ``Config`` to a frozen keyword-only dataclass that extends
-    :class:`~seqpoint.workloads.WorkloadConfig` (its fields are the ``--set`` values,
-    typed by their annotations and checked by ``_parameter_constraints``), and write:
-
-    - ``build_model(self)``: the ``torch.nn.Module`` (built under the config's seed);
-    - ``build_batch(self, shape, gen)``: the tensors of one batch, on the CPU, from a
-      :class:`BatchShape` (``shape.lengths``/``shape.tgt_lengths`` are each sequence's
-      real length, so masks and CTC lengths are right) and a seeded ``torch.Generator``;
-    - optionally ``compute_loss(self, model, batch)``: the scalar loss (default
-      ``model(**batch)``, or its ``.loss`` when it returns an output object).
-
-    Load it with ``seqpoint profile ... --workload path/to/file.py:ClassName`` (an
-    importable ``module:ClassName`` needs ``--allow-user-code``) or ``ClassName(config)``.
-    Every tensor of the batch is split along dim 0 for micro-batches; override
-    ``_split`` for a layout that is not (a packed varlen row).
+    Subclass it, set ``Config`` to a frozen keyword-only dataclass extending
+    :class:`~seqpoint.workloads.WorkloadConfig` (its fields are the ``--set`` values), and
+    write ``build_model(self)`` (the ``torch.nn.Module``, built under the config's seed),
+    ``build_batch(self, shape, gen)`` (the CPU tensors of one batch from a
+    :class:`BatchShape` of real lengths and a seeded ``torch.Generator``) and optionally
+    ``compute_loss(self, model, batch)``. dtype, threads, device, ``torch.compile``,
+    micro-batches and the optimizer are :class:`~seqpoint.workloads.TorchWorkload`'s; every
+    tensor is split along dim 0 for micro-batches (override ``_split`` otherwise). Load it
+    with ``--workload path/to/file.py:ClassName`` or build ``ClassName(config)``.
 
     Parameters
     ----------
@@ -87,13 +75,12 @@ class UserWorkload(TorchWorkload):
         ----------
         signature : BatchShape or tuple of int
             The iteration's shape with its real lengths, or a bare
-            ``(batch_size, seq_len, tgt_len[, sum_sq_len])``, taken as full-length rows.
+            ``(batch_size, seq_len, tgt_len[, sum_sq_len])`` of full-length rows.
 
         Returns
         -------
         dict of str to Tensor
-            What ``build_batch`` returned, moved to the device; equal shapes (and equal
-            lengths) always give equal values.
+            What ``build_batch`` returned, on the device; equal shapes give equal values.
         """
         shape = as_batch_shape(signature, workload=self.name)
         # The lengths are part of the seed: two batches of one signature with different

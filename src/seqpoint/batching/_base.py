@@ -126,11 +126,9 @@ class BatchPlan:
         sq = np.add.reduceat(src * src, starts) if starts.size else np.zeros(1)
         worst = max(float(sq.max()), float(sizes.max()) * padded)
         if worst >= 2.0**62:
-            raise InputError(
-                f"{lens.source}: a batch would hold {worst:.3g} squared or padded tokens, past "
-                "64-bit counters (2^62); use smaller batches or shorter lengths "
-                f"(lengths <= {MAX_LENGTH:,})."
-            )
+            raise InputError(f"{lens.source}: a batch would hold {worst:.3g} squared or padded "
+                             "tokens, past 64-bit counters (2^62); use smaller batches or shorter "
+                             f"lengths (lengths <= {MAX_LENGTH:,}).")
 
     @staticmethod
     def concat(parts: list[tuple[IntArray, IntArray, int]], dropped: list[int]) -> BatchPlan:
@@ -164,11 +162,10 @@ def _check_run(epochs: int, seed: int, n_samples: int | None = None, world_size:
     check_params("", _RUN_CONSTRAINTS, {"epochs": epochs, "seed": seed})
     check_params("", {"world_size": [WORLD_SIZE]}, {"world_size": world_size})
     if n_samples is not None and n_samples * epochs > MAX_REPLAY_SAMPLES:
-        raise ConfigError(
-            f"{epochs} epochs of {n_samples:,} samples are {n_samples * epochs:,} sample draws, "
-            f"more than the replay limit of {MAX_REPLAY_SAMPLES:,} (a memory guard); use fewer "
-            "epochs (the schedule of one epoch repeats its shape mix) or a subset of samples."
-        )
+        raise ConfigError(f"{epochs} epochs of {n_samples:,} samples are {n_samples * epochs:,} "
+                          f"sample draws, more than the replay limit of {MAX_REPLAY_SAMPLES:,} (a "
+                          "memory guard); use fewer epochs (the schedule of one epoch repeats its "
+                          "shape mix) or a subset of samples.")
 
 
 class BatchingPolicy(Validated):
@@ -250,10 +247,9 @@ class BatchingPolicy(Validated):
 
     def _check_nonempty(self, plan: BatchPlan, lens: Lengths) -> None:
         if plan.n_batches == 0:
-            raise InputError(
-                f"Policy {self.name!r} produced no batch from {lens.n_samples} samples "
-                f"({lens.source}): every sample was dropped. Use a smaller batch or drop_last=False."
-            )
+            raise InputError(f"Policy {self.name!r} produced no batch from {lens.n_samples} "
+                             f"samples ({lens.source}): every sample was dropped. Use a smaller "
+                             "batch or drop_last=False.")
 
 
 #: Every batching policy, by its short name (CLI ``--policy`` and TOML ``policy``).
@@ -266,10 +262,8 @@ def make_policy(name: str, **params: Any) -> BatchingPolicy:
     fields = [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
     unknown = sorted(set(params) - set(fields))
     if unknown:
-        raise ConfigError(
-            f"Policy {name!r} has no parameter {', '.join(map(repr, unknown))}. "
-            f"Its parameters: {', '.join(fields)}."
-        )
+        raise ConfigError(f"Policy {name!r} has no parameter {', '.join(map(repr, unknown))}. "
+                          f"Its parameters: {', '.join(fields)}.")
     return cls(**params)
 
 
@@ -294,10 +288,8 @@ def replay(
     """
     if isinstance(policy, BatchingPolicy):
         if params:
-            raise ConfigError(
-                "Give parameters either in the policy object or as keywords, not both "
-                f"(got {', '.join(sorted(params))})."
-            )
+            raise ConfigError("Give parameters either in the policy object or as keywords, not "
+                              f"both (got {', '.join(sorted(params))}).")
         pol = policy
     else:
         pol = make_policy(policy, **params)

@@ -156,18 +156,15 @@ class DynamicBucketPolicy(BatchingPolicy):
 
     def _check(self) -> None:
         if self.max_duration is None and self.max_cuts is None:
-            raise ConfigError(
-                "DynamicBucketPolicy needs 'max_duration' (CLI: --max-duration) and/or 'max_cuts'."
-            )
+            raise ConfigError("DynamicBucketPolicy needs 'max_duration' (CLI: --max-duration) "
+                              "and/or 'max_cuts'.")
 
     def plan(self, lengths: Lengths, *, epochs: int = 1, seed: int = 0) -> BatchPlan:
         dur = lengths.src
         n = lengths.n_samples
         if self.num_buckets > 1 and self.num_buckets > n:
-            raise InputError(
-                f"num_buckets={self.num_buckets} exceeds the {n} samples of {lengths.source}; "
-                "use fewer buckets."
-            )
+            raise InputError(f"num_buckets={self.num_buckets} exceeds the {n} samples of "
+                             f"{lengths.source}; use fewer buckets.")
         bins = estimate_duration_buckets(dur, self.num_buckets) if self.num_buckets > 1 else np.zeros(0, np.int64)
         bucket = np.searchsorted(bins, dur, side="right").astype(np.int64)
         budget = None if self.max_duration is None else int(np.floor(self.max_duration))

@@ -42,11 +42,9 @@ def resolve_shard(policy: str, shard: str | None) -> str:
     if shard not in SHARD_MODES:
         raise ConfigError(f"The 'shard' parameter must be one of {', '.join(SHARD_MODES)}. Got {shard!r}.")
     if shard == "samples" and policy not in _SAMPLE_SHARDABLE:
-        raise ConfigError(
-            f"shard='samples' needs a policy that cuts fixed-size batches from one sample order "
-            f"({', '.join(sorted(_SAMPLE_SHARDABLE))}); policy {policy!r} deals whole batches: "
-            "use shard='batches'."
-        )
+        raise ConfigError("shard='samples' needs a policy that cuts fixed-size batches from one "
+                          f"sample order ({', '.join(sorted(_SAMPLE_SHARDABLE))}); policy "
+                          f"{policy!r} deals whole batches: use shard='batches'.")
     return shard
 
 
@@ -104,10 +102,8 @@ def deal_batches(single: IterationSchedule, world_size: int, *, drop_last: bool)
     sel = np.concatenate(rows)
     if sel.shape[0] == 0:
         counts = ", ".join(str(e - s) for s, e in zip(starts.tolist(), ends, strict=True))
-        raise InputError(
-            f"Every epoch has fewer batches ({counts}) than the {w} ranks, and drop_last drops "
-            "them all; use fewer ranks or drop_last=False."
-        )
+        raise InputError(f"Every epoch has fewer batches ({counts}) than the {w} ranks, and "
+                         "drop_last drops them all; use fewer ranks or drop_last=False.")
     dealt = single.take(sel)
     return with_ranks(dealt, w, shard="batches", rank_padded_batches=padded, rank_dropped_batches=dropped)
 

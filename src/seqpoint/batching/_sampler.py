@@ -71,18 +71,15 @@ def _epoch_batches(batch_sampler: Iterable[Any], e: int, n: int, rank: str) -> t
     batches = [b.tolist() if hasattr(b, "tolist") else list(b) for b in iter(batch_sampler)]
     size = np.fromiter((len(b) for b in batches), dtype=np.int64, count=len(batches))
     if size.shape[0] and size.min() == 0:
-        raise InputError(
-            f"The batch sampler{rank} yielded an empty batch (epoch {e}, batch "
-            f"{int(np.argmin(size))}); every batch needs at least one index."
-        )
+        raise InputError(f"The batch sampler{rank} yielded an empty batch (epoch {e}, batch "
+                         f"{int(np.argmin(size))}); every batch needs at least one index.")
     order = np.fromiter(itertools.chain.from_iterable(batches), dtype=np.int64, count=int(size.sum()))
     if order.shape[0] and (order.min() < 0 or order.max() >= n):
         pos = int(np.flatnonzero((order < 0) | (order >= n))[0])
         batch = int(np.searchsorted(np.cumsum(size), pos, side="right"))
-        raise InputError(
-            f"The batch sampler{rank} yielded index {int(order[pos])} (epoch {e}, batch {batch}) but "
-            f"the lengths cover {n} samples (0..{n - 1}); give the lengths of the sampler's dataset."
-        )
+        raise InputError(f"The batch sampler{rank} yielded index {int(order[pos])} (epoch {e}, "
+                         f"batch {batch}) but the lengths cover {n} samples (0..{n - 1}); give the "
+                         "lengths of the sampler's dataset.")
     return order, size
 
 
@@ -92,11 +89,9 @@ def _interleave(
     """Join the ranks' batches of one epoch step-major, rank-minor."""
     counts = [s.shape[0] for _, s in per_rank]
     if len(set(counts)) != 1:
-        raise InputError(
-            f"The ranks' batch samplers yielded {counts} batches in epoch {e}; data-parallel "
-            "ranks step together, so every rank needs as many batches (pad or drop as "
-            "DistributedSampler does)."
-        )
+        raise InputError(f"The ranks' batch samplers yielded {counts} batches in epoch {e}; "
+                         "data-parallel ranks step together, so every rank needs as many batches "
+                         "(pad or drop as DistributedSampler does).")
     w, k = len(per_rank), counts[0]
     offs = [np.concatenate([[0], np.cumsum(s)]) for _, s in per_rank]
     sizes = np.stack([s for _, s in per_rank], axis=1).reshape(-1)

@@ -116,12 +116,11 @@ class TokenBudgetPolicy(BatchingPolicy):
             if long.any():
                 worst = int(np.argmax(ntok))
                 if not self.drop_long:
-                    raise InputError(
-                        f"Sample {worst} of {lengths.source} has {int(ntok[worst])} tokens "
-                        f"(max of source and target), more than max_tokens={self.max_tokens}; "
-                        f"raise max_tokens to at least {int(ntok[worst])} or drop such samples "
-                        "with drop_long=True (CLI: --set batching.params.drop_long=true)."
-                    )
+                    raise InputError(f"Sample {worst} of {lengths.source} has {int(ntok[worst])} "
+                                     "tokens (max of source and target), more than "
+                                     f"max_tokens={self.max_tokens}; raise max_tokens to at least "
+                                     f"{int(ntok[worst])} or drop such samples with drop_long=True "
+                                     "(CLI: --set batching.params.drop_long=true).")
                 dropped = int(long.sum())
                 warnings.warn(
                     f"Dropped {dropped} sample(s) of {lengths.source} longer than "

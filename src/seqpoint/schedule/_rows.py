@@ -52,26 +52,22 @@ class RowLengths:
             object.__setattr__(self, name, np.ascontiguousarray(arr, dtype=np.int64))
         off, n = self.offsets, self.lengths.shape[0]
         if off.shape[0] < 1 or off[0] != 0 or off[-1] != n or np.any(np.diff(off) < 0):
-            raise InputError(
-                "RowLengths.offsets must start at 0, never decrease and end at the number of "
-                f"lengths ({n}). Got {off.shape[0]} offsets ending at {int(off[-1]) if off.size else None}."
-            )
+            raise InputError("RowLengths.offsets must start at 0, never decrease and end at the "
+                             f"number of lengths ({n}). Got {off.shape[0]} offsets ending at "
+                             f"{int(off[-1]) if off.size else None}.")
         if np.any(self.lengths < 0) or (self.tgt_lengths is not None and np.any(self.tgt_lengths < 0)):
             raise InputError("RowLengths lengths must be >= 0.")
         if self.tgt_lengths is not None and self.tgt_lengths.shape[0] != n:
-            raise InputError(
-                f"RowLengths.tgt_lengths has {self.tgt_lengths.shape[0]} entries; expected {n} like lengths."
-            )
+            raise InputError(f"RowLengths.tgt_lengths has {self.tgt_lengths.shape[0]} entries; "
+                             f"expected {n} like lengths.")
         if self.row_of is not None:
             ro = self.row_of
             # A row index may fall only where a new iteration starts.
             starts = np.zeros(n, dtype=bool)
             starts[off[:-1][off[:-1] < n]] = True
             if ro.shape[0] != n or np.any(ro < 0) or np.any((np.diff(ro) < 0) & ~starts[1:]):
-                raise InputError(
-                    f"RowLengths.row_of must hold one row index >= 0 per length ({n}), "
-                    "non-decreasing within each iteration."
-                )
+                raise InputError("RowLengths.row_of must hold one row index >= 0 per length "
+                                 f"({n}), non-decreasing within each iteration.")
 
     @classmethod
     def from_order(cls, order: NDArray[np.integer], offsets: NDArray[np.integer],

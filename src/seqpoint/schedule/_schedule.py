@@ -57,9 +57,8 @@ def set_columns(
         if n is None:
             n = arr.shape[0]
         elif arr.shape[0] != n:
-            raise InputError(
-                f"{what} column {name!r} has {arr.shape[0]} rows; expected {n} like 'iteration'."
-            )
+            raise InputError(f"{what} column {name!r} has {arr.shape[0]} rows; expected {n} like "
+                             "'iteration'.")
         object.__setattr__(obj, name, arr)
     return n or 0
 
@@ -136,10 +135,8 @@ class IterationSchedule:
         ``0..n-1``, ``epoch``/``tgt_len`` 0, ``tokens = padded_tokens``, ``sum_sq_len = b·s²``)."""
         for req in ("batch_size", "seq_len"):
             if req not in columns:
-                raise InputError(
-                    f"Schedule is missing the column {req!r}; expected the header "
-                    f"{','.join(COLUMNS)}."
-                )
+                raise InputError(f"Schedule is missing the column {req!r}; expected the header "
+                                 f"{','.join(COLUMNS)}.")
         bs = np.asarray(columns["batch_size"], dtype=np.int64)
         sl = np.asarray(columns["seq_len"], dtype=np.int64)
         n = bs.shape[0]
@@ -204,9 +201,8 @@ class IterationSchedule:
         """The rows of one rank (in ``0..world_size-1``) as a single-process schedule."""
         w = self.world_size
         if not 0 <= rank < w:
-            raise ConfigError(
-                f"Rank {rank} is not below the world size {w}; give a rank in 0..{w - 1}."
-            )
+            raise ConfigError(f"Rank {rank} is not below the world size {w}; give a rank in "
+                              f"0..{w - 1}.")
         if self.rank is None:
             return self
         idx = np.flatnonzero(self.rank == rank)

@@ -30,10 +30,8 @@ def make_selector(name: str, **params: Any) -> BaseSelector:
     accepted = cls._param_names()
     unknown = sorted(set(params) - set(accepted))
     if unknown:
-        raise ConfigError(
-            f"Unknown parameter(s) {', '.join(map(repr, unknown))} for the {name!r} selector. "
-            f"Valid parameters: {', '.join(accepted)}."
-        )
+        raise ConfigError(f"Unknown parameter(s) {', '.join(map(repr, unknown))} for the {name!r} "
+                          f"selector. Valid parameters: {', '.join(accepted)}.")
     return cls(**params)
 
 
@@ -89,18 +87,15 @@ class BaseSelector:
     def __getattr__(self, name: str) -> Any:
         # Only reached when normal lookup fails: a fitted attribute read before fit.
         if name.endswith("_") and not name.startswith("_"):
-            raise NotFittedError(
-                f"This {type(self).__name__} is not fitted yet; call fit(schedule) "
-                f"before reading {name!r}."
-            )
+            raise NotFittedError(f"This {type(self).__name__} is not fitted yet; call "
+                                 f"fit(schedule) before reading {name!r}.")
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def _check_common(self, schedule: IterationSchedule) -> int:
         """Check every parameter (a None one of ``_one_of`` skipped) and ``n_points`` <= n; return n."""
         if not isinstance(schedule, IterationSchedule):
-            raise ConfigError(
-                f"{type(self).__name__}.fit expects an IterationSchedule. Got {type(schedule).__name__}."
-            )
+            raise ConfigError(f"{type(self).__name__}.fit expects an IterationSchedule. Got "
+                              f"{type(schedule).__name__}.")
         values = self.get_params()
         for name in self._one_of:
             if values[name] is None:
@@ -110,10 +105,8 @@ class BaseSelector:
         if "n_points" in values:
             assert self.n_points is not None
             if self.n_points > n:
-                raise ConfigError(
-                    f"The 'n_points' parameter of {type(self).__name__} must be <= the schedule's "
-                    f"{n} iterations. Got {self.n_points}."
-                )
+                raise ConfigError(f"The 'n_points' parameter of {type(self).__name__} must be <= "
+                                  f"the schedule's {n} iterations. Got {self.n_points}.")
         return n
 
     def _rng(self) -> np.random.Generator:
@@ -165,10 +158,9 @@ class BaseSelector:
         ``meta`` records the parameters, ``k`` and the diagnostics (``estimated_error``)."""
         points = self.points_
         if len(schedule) != self.n_iterations_:
-            raise ConfigError(
-                f"to_seqpoints got a schedule of {len(schedule)} iterations but the selector was "
-                f"fitted on {self.n_iterations_}; pass the fitted schedule."
-            )
+            raise ConfigError(f"to_seqpoints got a schedule of {len(schedule)} iterations but the "
+                              f"selector was fitted on {self.n_iterations_}; pass the fitted "
+                              "schedule.")
         pts = tuple(
             SeqPoint.from_row(schedule, r, wt)
             for r, wt in zip(points.tolist(), self.weights_.tolist(), strict=True)

@@ -241,10 +241,8 @@ class StratifiedSelector(BaseSelector):
         n = self._check_common(schedule)
         k = int(self.n_points)  # type: ignore[arg-type]
         if self.n_strata is not None and self.n_strata > k:
-            raise ConfigError(
-                f"The 'n_strata' parameter of StratifiedSelector must be <= n_points ({k}). "
-                f"Got {self.n_strata}."
-            )
+            raise ConfigError("The 'n_strata' parameter of StratifiedSelector must be <= n_points "
+                              f"({k}). Got {self.n_strata}.")
         h_req = self.n_strata if self.n_strata is not None else max(1, k // 2)
         proxy_fn = cost_proxy(self.cost, owner=type(self).__name__)
         table = signature_table(schedule)

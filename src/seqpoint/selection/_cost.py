@@ -65,9 +65,8 @@ class AttentionCost:
 
     def __post_init__(self) -> None:
         if not isinstance(self.d_model, int) or isinstance(self.d_model, bool) or self.d_model < 1:
-            raise ConfigError(
-                f"The 'd_model' parameter of AttentionCost must be an int >= 1. Got {self.d_model!r}."
-            )
+            raise ConfigError("The 'd_model' parameter of AttentionCost must be an int >= 1. Got "
+                              f"{self.d_model!r}.")
 
     per_signature: ClassVar[bool] = True
 
@@ -130,21 +129,18 @@ class PilotTable:
             raise ConfigError("A PilotTable needs at least one measured signature. Got none.")
         for sig, cost in self.costs.items():
             if len(sig) not in (3, 4):
-                raise ConfigError(
-                    f"PilotTable signature {sig!r} must be (batch_size, seq_len, tgt_len[, sum_sq_len])."
-                )
+                raise ConfigError(f"PilotTable signature {sig!r} must be (batch_size, seq_len, "
+                                  "tgt_len[, sum_sq_len]).")
             if not np.isfinite(cost) or cost <= 0:
-                raise ConfigError(
-                    f"PilotTable cost of signature {sig!r} must be a finite number > 0. Got {cost!r}."
-                )
+                raise ConfigError(f"PilotTable cost of signature {sig!r} must be a finite number > "
+                                  f"0. Got {cost!r}.")
 
     def __call__(self, schedule: IterationSchedule) -> FloatArray:
         packed = schedule.is_packed
         width = 4 if packed else 3
         if packed and any(len(k) < 4 for k in self.costs):
-            raise InputError(
-                "The schedule is packed, so PilotTable signatures need sum_sq_len as a fourth entry."
-            )
+            raise InputError("The schedule is packed, so PilotTable signatures need sum_sq_len as "
+                             "a fourth entry.")
         measured = {tuple(int(v) for v in k[:width]): float(c) for k, c in self.costs.items()}
         table_sig = np.array(list(measured), dtype=np.int64).reshape(-1, width)
         cost = np.array(list(measured.values()), dtype=np.float64)
@@ -211,10 +207,9 @@ def cost_proxy(spec: str | CostProxy | PilotTable | None = None, *, owner: str =
         return COST_MODELS.get(spec)()
     if callable(spec):
         return spec
-    raise ConfigError(
-        f"The 'cost' parameter of {owner} must be a cost model name "
-        f"({', '.join(COST_MODELS.names())}), a callable f(schedule) or a PilotTable. Got {spec!r}."
-    )
+    raise ConfigError(f"The 'cost' parameter of {owner} must be a cost model name "
+                      f"({', '.join(COST_MODELS.names())}), a callable f(schedule) or a "
+                      f"PilotTable. Got {spec!r}.")
 
 
 def describe_cost(spec: str | CostProxy | PilotTable | None) -> str:
@@ -235,16 +230,12 @@ def evaluate_proxy(proxy: CostProxy, schedule: IterationSchedule, *, owner: str)
     """Call ``proxy`` and check it returned one finite non-negative value per iteration."""
     values = np.asarray(proxy(schedule), dtype=np.float64)
     if values.shape != (len(schedule),):
-        raise InputError(
-            f"The cost proxy of {owner} returned shape {values.shape}; "
-            f"it must return one value per iteration, shape ({len(schedule)},)."
-        )
+        raise InputError(f"The cost proxy of {owner} returned shape {values.shape}; "
+                         f"it must return one value per iteration, shape ({len(schedule)},).")
     if not np.all(np.isfinite(values)) or np.any(values < 0):
         bad = int(np.flatnonzero(~np.isfinite(values) | (values < 0))[0])
-        raise InputError(
-            f"The cost proxy of {owner} returned {float(values[bad])!r} for row {bad}; "
-            "costs must be finite and >= 0."
-        )
+        raise InputError(f"The cost proxy of {owner} returned {float(values[bad])!r} for row "
+                         f"{bad}; costs must be finite and >= 0.")
     return values
 
 

@@ -73,10 +73,8 @@ def _read_pairs(path: Path, first: type[int] | type[float], what: str) -> dict[i
                 raise ValueError
             value, cluster = first(parts[0]), int(parts[1])
         except ValueError:
-            raise InputError(
-                f"{path}: line {lineno}: {line.strip()!r} is not '<{what}> <cluster>'; "
-                "fix or drop that line."
-            ) from None
+            raise InputError(f"{path}: line {lineno}: {line.strip()!r} is not '<{what}> "
+                             "<cluster>'; fix or drop that line.") from None
         if cluster in out:
             raise InputError(f"{path}: line {lineno}: cluster {cluster} appears twice.")
         out[cluster] = float(value)
@@ -98,10 +96,8 @@ def read_simpoints(stem: str | Path) -> SimPointFiles:
     intervals = _read_pairs(sp_path, int, "interval")
     weights = _read_pairs(w_path, float, "weight")
     if set(intervals) != set(weights):
-        raise InputError(
-            f"{sp_path} and {w_path} name different clusters "
-            f"({sorted(intervals)} against {sorted(weights)}); they must come from one run."
-        )
+        raise InputError(f"{sp_path} and {w_path} name different clusters ({sorted(intervals)} "
+                         f"against {sorted(weights)}); they must come from one run.")
     clusters = sorted(intervals)
     if any(intervals[c] < 0 for c in clusters) or any(weights[c] < 0 for c in clusters):
         raise InputError(f"{sp_path}/{w_path}: intervals and weights must be >= 0.")
@@ -131,10 +127,8 @@ def seqpoints_from_simpoints(
     n = len(schedule)
     bad = next((it for it in files.intervals if it >= n), None)
     if bad is not None:
-        raise InputError(
-            f"{stem}.simpoints names interval {bad} but the schedule has {n} "
-            "iterations; use the schedule the points were chosen from."
-        )
+        raise InputError(f"{stem}.simpoints names interval {bad} but the schedule has {n} "
+                         "iterations; use the schedule the points were chosen from.")
     # Fractions times n carry rounding; rescale so the weights count n iterations exactly.
     scale = n / sum(frac * n for frac in files.weights)
     points = tuple(SeqPoint.from_row(schedule, it, frac * n * scale, lengths=False)

@@ -82,10 +82,8 @@ def scaled(
     bad = ~np.isfinite(vals)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise InputError(
-            f"{source} {locate(i)}: {col!r} is {vals[i]} (missing or not finite); "
-            "every length must be a positive number."
-        )
+        raise InputError(f"{source} {locate(i)}: {col!r} is {vals[i]} (missing or not finite); "
+                         "every length must be a positive number.")
     # Rounding to 6 decimals first removes float noise such as 225440 * (1/160) = 1409.0000000002.
     return np.ceil(np.round(vals * scale, 6))
 

@@ -44,9 +44,8 @@ def _csv_column_python(data: bytes, col_idx: int, source: str, col: str) -> NDAr
         try:
             out.append(float(cell) if cell else math.nan)
         except ValueError:
-            raise InputError(
-                f"{source} {data_line(i)}: {col!r} is {cell!r}, not a number; lengths must be positive integers."
-            ) from None
+            raise InputError(f"{source} {data_line(i)}: {col!r} is {cell!r}, not a number; lengths "
+                             "must be positive integers.") from None
     return np.asarray(out, dtype=np.float64)
 
 
@@ -123,16 +122,12 @@ def read_csv_lengths(
                 if counts is not None
                 else " Name one with column= (CLI: --column NAME)."
             )
-            raise InputError(
-                f"{source} has no length column among the usual names; its columns are "
-                f"{shown(header)}.{hint}"
-            )
+            raise InputError(f"{source} has no length column among the usual names; its columns "
+                             f"are {shown(header)}.{hint}")
         column = found[0]
     elif column not in header:
-        raise InputError(
-            f"{source} has no column {column!r}; its columns are "
-            f"{shown(header)}. Pick one with --column NAME."
-        )
+        raise InputError(f"{source} has no column {column!r}; its columns are "
+                         f"{shown(header)}. Pick one with --column NAME.")
     # Silently dropping a second length or a count column gives a wrong schedule: say so.
     warn_ignored(
         source,
@@ -169,9 +164,8 @@ def read_numpy_lengths(path: str | Path, *, unit: str = "tokens") -> Lengths:
         key = "src" if "src" in names else "lengths" if "lengths" in names else None
         if key is None:
             if len(names) != 1:
-                raise InputError(
-                    f"{source} holds arrays {names}; name the source lengths 'src' (and 'tgt')."
-                )
+                raise InputError(f"{source} holds arrays {names}; name the source lengths 'src' "
+                                 "(and 'tgt').")
             key = names[0]
         src = loaded[key]
         tgt = loaded["tgt"] if "tgt" in names else None

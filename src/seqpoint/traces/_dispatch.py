@@ -79,10 +79,8 @@ def read_lengths(
     spec = str(path)
     if spec.startswith("bundled:"):
         if format is not None or column is not None or tgt is not None or count_column or kwargs:
-            raise ConfigError(
-                f"{spec} is already a complete length source; drop --format/--column/--tgt "
-                "and reader options."
-            )
+            raise ConfigError(f"{spec} is already a complete length source; drop "
+                              "--format/--column/--tgt and reader options.")
         return bundled_lengths(spec)
     if format is None:
         if not Path(spec).exists():
@@ -115,8 +113,6 @@ def read_lengths(
     }
     unknown = sorted(set(kwargs) - accepted)
     if unknown:
-        raise ConfigError(
-            f"The {format!r} reader does not take {', '.join(map(repr, unknown))}; it takes "
-            f"{', '.join(sorted(accepted)) or 'no options'}."
-        )
+        raise ConfigError(f"The {format!r} reader does not take {', '.join(map(repr, unknown))}; "
+                          f"it takes {', '.join(sorted(accepted)) or 'no options'}.")
     return reader(*args, **kwargs)

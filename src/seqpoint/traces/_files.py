@@ -23,10 +23,9 @@ _LONE_CR = re.compile(rb"\r(?!\n)")
 
 
 def _too_large(name: str) -> InputError:
-    return InputError(
-        f"{name} holds more than {MAX_FILE_BYTES >> 20} MiB of data, the limit of a length file; "
-        "give a histogram (length,count) or a sample of the data instead."
-    )
+    return InputError(f"{name} holds more than {MAX_FILE_BYTES >> 20} MiB of data, the limit of a "
+                      "length file; give a histogram (length,count) or a sample of the data "
+                      "instead.")
 
 
 def decompress(data: bytes, *, name: str) -> bytes:
@@ -53,10 +52,9 @@ def decompress(data: bytes, *, name: str) -> bytes:
                 raise EOFError("compressed file ended before the end-of-stream marker was reached")
             rest = d.unused_data
     except (OSError, EOFError, zlib.error) as exc:
-        raise InputError(
-            f"{name} starts like a gzip file but cannot be decompressed ({exc}); "
-            "the file is truncated or corrupt: re-create it or give the uncompressed file."
-        ) from None
+        raise InputError(f"{name} starts like a gzip file but cannot be decompressed ({exc}); the "
+                         "file is truncated or corrupt: re-create it or give the uncompressed "
+                         "file.") from None
     return b"".join(out)
 
 
@@ -65,17 +63,14 @@ def check_text(data: bytes, name: str) -> None:
     nul = data.find(b"\x00")
     if nul >= 0:
         line = data.count(b"\n", 0, nul) + 1
-        raise InputError(
-            f"{name} line {line}: holds a NUL byte, so it is binary (or UTF-16) data, not text; "
-            "save it as UTF-8 text."
-        )
+        raise InputError(f"{name} line {line}: holds a NUL byte, so it is binary (or UTF-16) data, "
+                         "not text; save it as UTF-8 text.")
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
-        raise InputError(
-            f"{name} line {line}: not valid UTF-8 ({exc.reason}); re-encode the file as UTF-8."
-        ) from None
+        raise InputError(f"{name} line {line}: not valid UTF-8 ({exc.reason}); re-encode the file "
+                         "as UTF-8.") from None
 
 
 def normalize_newlines(data: bytes) -> bytes:

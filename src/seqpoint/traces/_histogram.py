@@ -37,19 +37,16 @@ def _histogram_columns(
 
     def pick(name: str, flag: str) -> str:
         if name not in names:
-            raise InputError(
-                f"{source} has no column {name!r}; its columns are {shown(names)}. "
-                f"Pick one with {flag} NAME."
-            )
+            raise InputError(f"{source} has no column {name!r}; its columns are {shown(names)}. "
+                             f"Pick one with {flag} NAME.")
         return name
 
     count = pick(count_column, "--count-column") if count_column else count_column_of(names)
     if count is None:
-        raise InputError(
-            f"{source}: a histogram needs a count column ({', '.join(COUNT_COLUMNS[:6])}, ...) "
-            f"besides the lengths, as in 'length,count' or 'src,tgt,count'. Got {shown(names)}; "
-            "name it with --count-column NAME."
-        )
+        raise InputError(f"{source}: a histogram needs a count column "
+                         f"({', '.join(COUNT_COLUMNS[:6])}, ...) besides the lengths, as in "
+                         f"'length,count' or 'src,tgt,count'. Got {shown(names)}; name it with "
+                         "--count-column NAME.")
     count = count.strip()
     if column is not None:
         src = pick(column, "--column")
@@ -65,10 +62,8 @@ def _histogram_columns(
     known = [n for n in rest if n in LENGTH_COLUMNS]
     if known:
         return known[0], None, count
-    raise InputError(
-        f"{source}: cannot tell which of {shown(rest)} holds the lengths; "
-        "name it with --column NAME."
-    )
+    raise InputError(f"{source}: cannot tell which of {shown(rest)} holds the lengths; "
+                     "name it with --column NAME.")
 
 
 def read_histogram(
@@ -121,15 +116,13 @@ def read_histogram(
         if i == 0 or not row or not "".join(row).strip():
             continue
         if len(row) != len(header):
-            raise InputError(
-                f"{source} line {i + 1}: {len(row)} fields, expected {len(header)} ({','.join(header)})."
-            )
+            raise InputError(f"{source} line {i + 1}: {len(row)} fields, expected {len(header)} "
+                             f"({','.join(header)}).")
         try:
             rows.append([float(row[j]) if row[j].strip() else math.nan for j in idx])
         except ValueError:
-            raise InputError(
-                f"{source} line {i + 1}: {shown(row)} holds a value that is not a number."
-            ) from None
+            raise InputError(f"{source} line {i + 1}: {shown(row)} holds a value that is not a "
+                             "number.") from None
         line_of.append(i + 1)
     if not rows:
         raise InputError(f"{source} has a header but no rows; give a non-empty histogram.")
@@ -146,11 +139,9 @@ def read_histogram(
     if total == 0:
         raise InputError(f"{source}: every count is 0, so the histogram holds no samples.")
     if total > MAX_HISTOGRAM_SAMPLES:
-        raise InputError(
-            f"{source}: the counts add up to {total:,} samples, more than the limit of "
-            f"{MAX_HISTOGRAM_SAMPLES:,}; scale the counts down (the schedule's shape "
-            "distribution stays the same)."
-        )
+        raise InputError(f"{source}: the counts add up to {total:,} samples, more than the limit "
+                         f"of {MAX_HISTOGRAM_SAMPLES:,}; scale the counts down (the schedule's "
+                         "shape distribution stays the same).")
     src = check_lengths(table[:, 0], source=source, locate=locate, what=src_col)
     tgt = None
     if tgt_col is not None:

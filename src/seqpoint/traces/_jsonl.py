@@ -45,10 +45,8 @@ def _jsonl_python(text: str, key: str, source: str) -> NDArray[np.float64]:
             raise InputError(f"{source} line {i + 1}: JSON nested too deeply for a manifest.") from None
         if not isinstance(obj, dict) or key not in obj:
             keys = shown(list(obj)) if isinstance(obj, dict) else type(obj).__name__
-            raise InputError(
-                f"{source} line {i + 1}: no {key!r} field (found {keys}); choose the field with "
-                "key= (CLI: --column NAME)."
-            )
+            raise InputError(f"{source} line {i + 1}: no {key!r} field (found {keys}); choose the "
+                             "field with key= (CLI: --column NAME).")
         val = obj[key]
         if val is None:
             out.append(math.nan)

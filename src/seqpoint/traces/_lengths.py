@@ -59,25 +59,20 @@ def check_lengths(
     if arr.dtype == np.bool_ or not (
         np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
     ):
-        raise InputError(
-            f"{source}: {what}s must be numbers. Got values of type {arr.dtype} "
-            f"(first: {arr[0]!r})."
-        )
+        raise InputError(f"{source}: {what}s must be numbers. Got values of type {arr.dtype} "
+                         f"(first: {arr[0]!r}).")
     if np.issubdtype(arr.dtype, np.floating):
         bad = ~np.isfinite(arr)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise InputError(
-                f"{source} {locate(i)}: {what} is {arr[i]} (missing or not finite); "
-                f"every {what} must be a positive integer."
-            )
+            raise InputError(f"{source} {locate(i)}: {what} is {arr[i]} (missing or not finite); "
+                             f"every {what} must be a positive integer.")
         frac = arr != np.floor(arr)
         if frac.any():
             i = int(np.flatnonzero(frac)[0])
-            raise InputError(
-                f"{source} {locate(i)}: {what} {float(arr[i]):g} is not an integer; lengths are counts "
-                "(tokens or frames). Convert units with a scale (e.g. --scale or --sample-rate)."
-            )
+            raise InputError(f"{source} {locate(i)}: {what} {float(arr[i]):g} is not an integer; "
+                             "lengths are counts (tokens or frames). Convert units with a scale "
+                             "(e.g. --scale or --sample-rate).")
     elif arr.dtype == np.uint64:
         # Values of 2^63 and above would wrap to negatives in int64.
         arr = np.minimum(arr, np.uint64(limit) + np.uint64(1)).astype(np.int64)
@@ -85,20 +80,16 @@ def check_lengths(
     if big.any():
         i = int(np.flatnonzero(big)[0])
         hint = "" if allow_zero else " Check the unit (frames, not samples) or the column."
-        raise InputError(
-            f"{source} {locate(i)}: {what} {float(arr[i]):.6g} is too large; every {what} must "
-            f"be <= {limit:,}.{hint}"
-        )
+        raise InputError(f"{source} {locate(i)}: {what} {float(arr[i]):.6g} is too large; every "
+                         f"{what} must be <= {limit:,}.{hint}")
     out = np.ascontiguousarray(arr, dtype=np.int64)
     low = 0 if allow_zero else 1
     bad = out < low
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         kind = "negative" if out[i] < 0 else "zero"
-        raise InputError(
-            f"{source} {locate(i)}: {what} is {out[i]} ({kind}); every {what} must be >= {low}. "
-            "Remove or fix that entry."
-        )
+        raise InputError(f"{source} {locate(i)}: {what} is {out[i]} ({kind}); every {what} must be "
+                         f">= {low}. Remove or fix that entry.")
     return out
 
 
@@ -129,10 +120,8 @@ class Lengths:
         if self.tgt is not None:
             tgt = check_lengths(self.tgt, source=self.source, what="target length")
             if tgt.shape != src.shape:
-                raise InputError(
-                    f"{self.source}: {src.shape[0]} source lengths but {tgt.shape[0]} target "
-                    "lengths; parallel data needs one target per source."
-                )
+                raise InputError(f"{self.source}: {src.shape[0]} source lengths but {tgt.shape[0]} "
+                                 "target lengths; parallel data needs one target per source.")
             object.__setattr__(self, "tgt", tgt)
 
     def __len__(self) -> int:

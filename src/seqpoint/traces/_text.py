@@ -120,9 +120,8 @@ def _load_tokenizer(spec: str | Path) -> object:
         try:
             import sentencepiece as spm
         except ImportError:
-            raise ConfigError(
-                f"Reading {path} needs the 'sentencepiece' package: pip install sentencepiece."
-            ) from None
+            raise ConfigError(f"Reading {path} needs the 'sentencepiece' package: pip install "
+                              "sentencepiece.") from None
         return spm.SentencePieceProcessor(model_file=str(path))
     try:
         from tokenizers import Tokenizer
@@ -168,11 +167,10 @@ def _token_counter(tokenizer: Any, add_special_tokens: bool) -> Callable[[list[s
             return np.fromiter((len(tokenizer(x)) for x in lines), dtype=np.int64, count=len(lines))
 
         return count_fn
-    raise ConfigError(
-        f"Unsupported tokenizer {type(tokenizer).__name__}: give a tokenizers.Tokenizer, a "
-        "transformers tokenizer, a sentencepiece processor, a path to tokenizer.json or .model, "
-        "or a function mapping a string to a list of tokens."
-    )
+    raise ConfigError(f"Unsupported tokenizer {type(tokenizer).__name__}: give a "
+                      "tokenizers.Tokenizer, a transformers tokenizer, a sentencepiece processor, "
+                      "a path to tokenizer.json or .model, or a function mapping a string to a "
+                      "list of tokens.")
 
 
 def _line_counts(
@@ -202,10 +200,8 @@ def _drop_empty(
         return keep
     first = int(np.flatnonzero(~keep)[0]) + 1
     if not skip_empty:
-        raise InputError(
-            f"{source} line {first} is {what} (0 tokens); a sample needs length >= 1. "
-            "Remove it, or allow skipping empty lines (skip_empty=True)."
-        )
+        raise InputError(f"{source} line {first} is {what} (0 tokens); a sample needs length >= 1. "
+                         "Remove it, or allow skipping empty lines (skip_empty=True).")
     warnings.warn(
         f"{source}: dropped {n_bad} {what} line(s) (first: line {first}); "
         "real pipelines filter them before batching.",
@@ -316,10 +312,9 @@ def read_parallel_lengths(
         add_special_tokens=add_special_tokens,
     )
     if cs.shape[0] != ct.shape[0]:
-        raise InputError(
-            f"Parallel text is misaligned: {src_path} has {cs.shape[0]} lines but {tgt_path} has "
-            f"{ct.shape[0]}; line i of the source must translate line i of the target."
-        )
+        raise InputError(f"Parallel text is misaligned: {src_path} has {cs.shape[0]} lines but "
+                         f"{tgt_path} has {ct.shape[0]}; line i of the source must translate line "
+                         "i of the target.")
     if cs.shape[0] == 0:
         raise InputError(f"{source} holds no lines; give non-empty parallel text.")
     cs, ct = cs + extra_tokens, ct + extra_tokens

@@ -42,12 +42,8 @@ def config_hash(*parts: Any) -> str:
 
 
 def parse_value(text: str) -> Any:
-    """One ``--set`` value: a TOML value, else the bare text as a string.
-
-    ``2`` is an int, ``2.5`` a float, ``true`` a bool, ``[2, 2]`` a list and ``"x"`` a
-    string, exactly as TOML reads them; text that is not a TOML value (``bf16``,
-    ``x y``) is kept as the string it is, so words need no quotes on a command line.
-    """
+    """One ``--set`` value: a TOML value (``2``, ``2.5``, ``true``, ``[2, 2]``, ``"x"``), else the
+    bare text as a string, so words need no quotes on a command line."""
     text = text.strip()
     try:
         table = tomllib.loads(f"v = {text}")
@@ -64,8 +60,7 @@ def parse_set(items: Iterable[str], *, option: str = "--set") -> dict[str, Any]:
     ----------
     items : iterable of str
         ``KEY=VALUE`` strings; VALUE is read by :func:`parse_value`. Dashes in KEY become
-        underscores (``pad-to-multiple-of`` names ``pad_to_multiple_of``); a dotted KEY
-        (``batching.epochs``) is kept whole for the caller to resolve.
+        underscores; a dotted KEY (``batching.epochs``) is kept whole for the caller.
     option : str
         The flag the items came from, as error messages name it.
 

@@ -1,12 +1,9 @@
 """The one reading boundary: text, JSON and schema validation with one error style.
 
-Every file seqpoint reads goes through :func:`read_text` (exists, is a file, is UTF-8)
-and, for JSON, :func:`read_json`; a parsed document is checked by a pydantic schema with
-:func:`validate`. Whatever goes wrong (a missing file, a gzipped or UTF-16 file, bad or
-too deeply nested JSON, a wrong type, a number out of its stated range) becomes one
-:class:`~seqpoint.exceptions.InputError` line: ``<file>: <location>: <what>; <fix>``.
-pydantic is imported only inside the functions that validate, to keep ``import
-seqpoint`` light.
+Every file goes through :func:`read_text` (exists, is a file, is UTF-8) and, for JSON,
+:func:`read_json`, then a pydantic schema (:func:`validate`); whatever goes wrong is one
+:class:`~seqpoint.exceptions.InputError` line ``<file>: <location>: <what>; <fix>``.
+pydantic is imported only where a file is validated.
 """
 
 from __future__ import annotations
@@ -21,17 +18,8 @@ from seqpoint.exceptions import InputError
 if TYPE_CHECKING:  # typing only: pydantic is imported where a file is validated
     from pydantic import BaseModel, ValidationError
 
-__all__ = [
-    "MAX_COUNT",
-    "MAX_LENGTH",
-    "describe_validation_error",
-    "parse_json",
-    "read_json",
-    "read_text",
-    "validate",
-    "write_json",
-    "write_text",
-]
+__all__ = ["MAX_COUNT", "MAX_LENGTH", "describe_validation_error", "parse_json", "read_json", "read_text",
+           "validate", "write_json", "write_text"]
 
 M = TypeVar("M", bound="BaseModel")
 
@@ -63,8 +51,7 @@ def write_text(text: str, path: str | Path) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
     except OSError as exc:
-        # A failed write or close (a full disk) carries no file name; the CLI's one
-        # line must name the path.
+        # A failed write or close (a full disk) carries no file name; the one line must name it.
         if exc.filename is None:
             raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
         raise
@@ -77,15 +64,8 @@ def write_json(data: Any, path: str | Path) -> Path:
 
 
 def read_text(path: str | Path, *, what: str, made_by: str) -> str:
-    """Read a UTF-8 text file; anything else is one :class:`InputError` line.
-
-    Parameters
-    ----------
-    what : str
-        What the file is ("SeqPoints file"), for the message.
-    made_by : str
-        The command that creates it ("seqpoint select"), for the fix.
-    """
+    """Read a UTF-8 text file; anything else is one :class:`InputError` line naming ``what``
+    the file is ("SeqPoints file") and the command ``made_by`` that creates it."""
     path = Path(path)
     if path.is_dir():
         raise InputError(f"{what} {path} is a folder; give the file (create it with '{made_by}').")
@@ -98,8 +78,7 @@ def read_text(path: str | Path, *, what: str, made_by: str) -> str:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        # Where, as an editor shows it: the line and column (in characters; the text
-        # before the bad byte is valid UTF-8) of the first bad byte, any line end counted.
+        # Where an editor shows it: line and column (in characters) of the first bad byte.
         before = data[: exc.start].decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
         line = before.count("\n") + 1
         column = len(before) - (before.rfind("\n") + 1) + 1
@@ -130,15 +109,7 @@ def _reject_constant(name: str) -> float:
 
 
 def read_json(path: str | Path, *, what: str, made_by: str) -> Any:
-    """Parse a JSON file; a missing, non-UTF-8 or malformed file is one :class:`InputError` line.
-
-    Parameters
-    ----------
-    what : str
-        What the file is ("SeqPoints file"), for the message.
-    made_by : str
-        The command that creates it ("seqpoint select"), for the fix.
-    """
+    """Parse a JSON file (``what`` and ``made_by`` as for :func:`read_text`)."""
     return parse_json(read_text(path, what=what, made_by=made_by), source=str(path))
 
 
@@ -187,19 +158,8 @@ def describe_validation_error(exc: ValidationError, *, source: str, fix: str) ->
 
 
 def validate(model: type[M], data: Any, *, source: str, fix: str) -> M:
-    """Validate parsed data against a pydantic schema; any error is one :class:`InputError` line.
-
-    Parameters
-    ----------
-    model : type of pydantic.BaseModel
-        The schema (strict, finite, bounded).
-    data : object
-        Parsed JSON or TOML.
-    source : str
-        The file, for the message.
-    fix : str
-        What to do about it ("create it with 'seqpoint select'").
-    """
+    """Validate parsed ``data`` against the pydantic schema ``model``; any error is one
+    :class:`InputError` line naming ``source`` and ``fix``."""
     from pydantic import ValidationError
 
     try:

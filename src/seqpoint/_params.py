@@ -1,13 +1,9 @@
 """Declarative parameter validation, in the spirit of scikit-learn's ``_parameter_constraints``.
 
-A component states once, as data, what each of its parameters may be; one function
-checks them and writes the one error format of seqpoint::
-
-    The 'batch_size' parameter of FixedPolicy must be an int >= 1. Got 0.
-
-Constraints are listed per parameter and a value passes when any of them accepts it;
-the message joins their descriptions in the order given, so ``[Interval(int, 1), None]``
-reads "an int >= 1 or None" and ``[None, Interval(int, 0)]`` "None or an int >= 0".
+A component states what each parameter may be, as data; :func:`check_params` checks and
+writes seqpoint's one error format ("The 'batch_size' parameter of FixedPolicy must be
+an int >= 1. Got 0."). A value passes when any constraint of its list accepts it, and the
+message joins their descriptions in order ("an int >= 1 or None").
 """
 
 from __future__ import annotations
@@ -20,17 +16,8 @@ from typing import Any, ClassVar, Literal
 
 from seqpoint.exceptions import ConfigError
 
-__all__ = [
-    "Boolean",
-    "Constraint",
-    "Interval",
-    "Options",
-    "Predicate",
-    "TypeOf",
-    "Validated",
-    "check_params",
-    "validate_params",
-]
+__all__ = ["Boolean", "Constraint", "Interval", "Options", "Predicate", "TypeOf", "Validated", "check_params",
+           "validate_params"]
 
 
 def _is_int(v: Any) -> bool:
@@ -45,19 +32,9 @@ def _is_real(v: Any) -> bool:
 class Interval:
     """A number in a range: ``Interval(int, 1)`` is "an int >= 1".
 
-    Parameters
-    ----------
-    kind : {int, float}
-        ``int`` accepts integers only (no bool, no 2.5); ``float`` accepts any finite
-        real number (ints too).
-    left, right : float or None
-        Bounds; None leaves that side open-ended.
-    closed : {"left", "right", "both", "neither"}
-        Which bounds belong to the interval.
-    word : str, optional
-        Noun of the message ("a number", "a fraction"); default "an int" / "a float".
-    note : str, optional
-        Said in parentheses after the range ("a fraction: 0.001 is 0.1%").
+    ``kind`` ``int`` accepts integers only (no bool, no 2.5), ``float`` any finite real;
+    ``left``/``right`` None leave a side open; ``closed`` says which bounds belong;
+    ``word`` replaces the noun ("a number") and ``note`` is said in parentheses after it.
     """
 
     kind: type
@@ -73,12 +50,8 @@ class Interval:
                 return False
         elif not _is_real(v) or not math.isfinite(float(v)):
             return False
-        lo_ok = self.left is None or (
-            v >= self.left if self.closed in ("left", "both") else v > self.left
-        )
-        hi_ok = self.right is None or (
-            v <= self.right if self.closed in ("right", "both") else v < self.right
-        )
+        lo_ok = self.left is None or (v >= self.left if self.closed in ("left", "both") else v > self.left)
+        hi_ok = self.right is None or (v <= self.right if self.closed in ("right", "both") else v < self.right)
         return bool(lo_ok and hi_ok)
 
     def describe(self) -> str:
@@ -166,9 +139,7 @@ def _describe(c: Constraint) -> str:
     return "None" if c is None else c.describe()
 
 
-def check_params(
-    owner: str, constraints: Mapping[str, Collection[Constraint]], values: Mapping[str, Any]
-) -> None:
+def check_params(owner: str, constraints: Mapping[str, Collection[Constraint]], values: Mapping[str, object]) -> None:
     """Check every ``values[name]`` against ``constraints[name]``; raise on the first miss.
 
     Parameters
@@ -199,10 +170,7 @@ def check_params(
 
 
 def validate_params(obj: Any, constraints: Mapping[str, Collection[Constraint]] | None = None) -> None:
-    """Check the attributes of ``obj`` against its ``_parameter_constraints`` (or ``constraints``).
-
-    Used from ``__post_init__`` of frozen config dataclasses and from estimators' ``fit``.
-    """
+    """Check the attributes of ``obj`` against its ``_parameter_constraints`` (or ``constraints``)."""
     spec = constraints if constraints is not None else type(obj)._parameter_constraints
     check_params(type(obj).__name__, spec, {k: getattr(obj, k) for k in spec})
 

@@ -13,13 +13,7 @@ __all__ = ["Registry"]
 
 
 class Registry(Generic[T]):
-    """Maps short lower-case names to objects (usually classes or factories).
-
-    Parameters
-    ----------
-    family : str
-        What the registry holds, used in error messages ("batching policy").
-    """
+    """Maps short lower-case names to objects; ``family`` ("batching policy") names them in errors."""
 
     def __init__(self, family: str) -> None:
         self.family = family
@@ -28,9 +22,7 @@ class Registry(Generic[T]):
     def register(self, name: str) -> Callable[[T], T]:
         """Decorator: register ``obj`` under ``name``. Duplicate names are an error."""
         if not name or name != name.lower() or " " in name:
-            raise ConfigError(
-                f"A {self.family} name must be a non-empty lower-case word. Got {name!r}."
-            )
+            raise ConfigError(f"A {self.family} name must be a non-empty lower-case word. Got {name!r}.")
 
         def deco(obj: T) -> T:
             if name in self._items:
@@ -50,9 +42,7 @@ class Registry(Generic[T]):
         try:
             return self._items[name]
         except KeyError:
-            raise ConfigError(
-                f"Unknown {self.family} {name!r}. Valid names: {', '.join(self.names())}."
-            ) from None
+            raise ConfigError(f"Unknown {self.family} {name!r}. Valid names: {', '.join(self.names())}.") from None
 
     def names(self) -> list[str]:
         """Registered names, sorted."""

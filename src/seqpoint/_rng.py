@@ -1,12 +1,6 @@
 """Leave the global random states as found (:func:`rngs_kept`): torch's CPU and CUDA
-generators, numpy's and Python's.
-
-Profiling steps real models (dropout draws from the global generator) in the user's own
-process, e.g. from a Trainer callback, and a replay of a user's pipeline runs its sampler
-and collator (MLM masking draws too). Without this the user's run afterwards would draw
-other numbers (another ``group_by_length`` order, other dropout masks) than the same run
-without seqpoint.
-"""
+generators, numpy's and Python's, so a user's run after profiling or a replay in their
+process draws the same numbers (dropout, ``group_by_length`` order) as without seqpoint."""
 
 from __future__ import annotations
 
@@ -24,8 +18,7 @@ _R = TypeVar("_R")
 
 @contextlib.contextmanager
 def rngs_kept() -> Iterator[None]:
-    """Save torch's CPU generator (and every CUDA device's, when CUDA is available), numpy's
-    and Python's global random states, and restore them on exit, also when the body raises."""
+    """Save torch's CPU (and CUDA) generators, numpy's and Python's states; restore them on exit."""
     import numpy as np
 
     saved = np.random.get_state(), random.getstate()

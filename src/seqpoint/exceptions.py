@@ -7,15 +7,8 @@ on stderr and exit status 2. ``assert`` is only for internal invariants.
 
 from __future__ import annotations
 
-__all__ = [
-    "AdjustedInputWarning",
-    "AssumedInputWarning",
-    "ConfigError",
-    "InputError",
-    "NotFittedError",
-    "SeqPointError",
-    "SeqPointWarning",
-]
+__all__ = ["AdjustedInputWarning", "AssumedInputWarning", "ConfigError", "InputError", "NotFittedError",
+           "SeqPointError", "SeqPointWarning"]
 
 
 class SeqPointError(ValueError):

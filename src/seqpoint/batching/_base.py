@@ -69,10 +69,6 @@ class BatchPlan:
         """Number of batches."""
         return int(self.epoch.shape[0])
 
-    def batch(self, b: int) -> IntArray:
-        """Sample indices of batch ``b``."""
-        return self.order[self.offsets[b] : self.offsets[b + 1]]
-
     def batches(self) -> list[IntArray]:
         """All batches as a list of index arrays (for tests and small runs)."""
         return np.split(self.order, self.offsets[1:-1])

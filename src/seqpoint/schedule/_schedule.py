@@ -230,17 +230,7 @@ class IterationSchedule:
         return np.stack([getattr(self, c) for c in self.signature_columns()], axis=1)
 
     def unique_signatures(self) -> tuple[IntArray, IntArray, IntArray]:
-        """Collapse iterations to unique signatures (a sort-free pass; see ``unique_rows``).
-
-        Returns
-        -------
-        signatures : ndarray of shape (n_unique, n_signature_columns)
-            Unique signature rows, sorted lexicographically.
-        counts : ndarray of shape (n_unique,)
-            Iterations with each signature; sums to ``n_iterations``.
-        inverse : ndarray of shape (n_iterations,)
-            Index into ``signatures`` of every iteration.
-        """
+        """Unique signatures (sorted), their counts and the inverse map, as in :class:`SignatureTable`."""
         return unique_rows([getattr(self, c) for c in self.signature_columns()])
 
     def take(self, rows: ArrayLike) -> IterationSchedule:

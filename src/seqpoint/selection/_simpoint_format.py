@@ -37,20 +37,8 @@ def _paths(stem: str | Path) -> tuple[Path, Path]:
 
 
 def write_simpoints(seqpoints: SeqPoints, stem: str | Path) -> tuple[Path, Path]:
-    """Write ``stem.simpoints`` and ``stem.weights`` in SimPoint 3.0's format.
-
-    Parameters
-    ----------
-    seqpoints : SeqPoints
-        Point ``i`` (in the set's order) is cluster ``i``; its iteration is the interval.
-    stem : str or Path
-        Path without suffix (``runs/x/bert`` writes ``runs/x/bert.simpoints``).
-
-    Returns
-    -------
-    (Path, Path)
-        The ``.simpoints`` and ``.weights`` files.
-    """
+    """Write ``stem.simpoints`` and ``stem.weights`` (``stem`` a path without suffix) in
+    SimPoint 3.0's format, point ``i`` as cluster ``i``; returns the two paths."""
     simpoints, weights = _paths(stem)
     simpoints.parent.mkdir(parents=True, exist_ok=True)
     n = float(seqpoints.n_iterations)
@@ -84,14 +72,8 @@ def _read_pairs(path: Path, first: type[int] | type[float], what: str) -> dict[i
 
 
 def read_simpoints(stem: str | Path) -> SimPointFiles:
-    """Read ``stem.simpoints`` and ``stem.weights`` (SimPoint 3.0's format).
-
-    Raises
-    ------
-    InputError
-        A missing file, a malformed line (named), clusters that differ between the two
-        files, a negative interval, or weights that do not sum to 1.
-    """
+    """Read ``stem.simpoints`` and ``stem.weights`` (SimPoint 3.0's format); a missing file,
+    a bad line, mismatched clusters or weights not summing to 1 is an InputError."""
     sp_path, w_path = _paths(stem)
     intervals = _read_pairs(sp_path, int, "interval")
     weights = _read_pairs(w_path, float, "weight")
@@ -113,16 +95,8 @@ def read_simpoints(stem: str | Path) -> SimPointFiles:
 def seqpoints_from_simpoints(
     stem: str | Path, schedule: IterationSchedule, *, method: str = "simpoint-file"
 ) -> SeqPoints:
-    """SeqPoints of ``schedule`` from a ``.simpoints``/``.weights`` pair.
-
-    The interval of each cluster is the schedule iteration whose shape the point takes;
-    its weight is the fraction times ``len(schedule)``.
-
-    Raises
-    ------
-    InputError
-        An interval past the end of ``schedule``.
-    """
+    """SeqPoints of ``schedule`` from a ``.simpoints``/``.weights`` pair: each interval's
+    schedule row, weighted by its fraction of ``len(schedule)``."""
     files = read_simpoints(stem)
     n = len(schedule)
     bad = next((it for it in files.intervals if it >= n), None)

@@ -72,21 +72,8 @@ def _read(folder: str, name: str) -> bytes:
 
 
 def bundled_lengths(name: str) -> Lengths:
-    """Lengths of a shipped data set.
-
-    Parameters
-    ----------
-    name : str
-        One of :data:`BUNDLED` (``librispeech-train-clean-100``, ``librispeech-dev-clean``,
-        ``librispeech-test-clean``, ``wmt-en-de-sample``, ``multi30k-en-de``,
-        ``wikitext-2-valid``); a ``bundled:`` prefix is accepted.
-
-    Returns
-    -------
-    Lengths
-        Frames for LibriSpeech (``unit="frames"``), tokens otherwise; the parallel sets
-        have ``tgt``.
-    """
+    """Lengths of a shipped data set: ``name`` is one of :data:`BUNDLED` (a ``bundled:``
+    prefix accepted); frames for LibriSpeech, tokens otherwise, ``tgt`` for the parallel sets."""
     key = name.removeprefix("bundled:")
     if key not in BUNDLED:
         raise ConfigError(f"Unknown bundled data set {key!r}. Valid names: {', '.join(sorted(BUNDLED))}.")

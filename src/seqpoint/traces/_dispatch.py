@@ -29,11 +29,8 @@ _READERS: dict[str, Callable[..., Lengths]] = {
 
 
 def infer_format(path: str | Path, *, tgt: str | Path | None = None) -> str:
-    """Guess the format from the file name (``.gz`` ignored) and, for CSV, the header.
-
-    A CSV of two or three columns one of which is named like a count (``length,count``,
-    ``tokens,n``, ``src,tgt,freq``) is a histogram; other CSVs hold one sample per row.
-    """
+    """Guess the format from the file name (``.gz`` ignored) and, for CSV, the header: two or
+    three columns, one named like a count, make a histogram."""
     if tgt is not None:
         return "parallel"
     name = Path(path).name.lower().removesuffix(".gz")

@@ -14,8 +14,7 @@ __all__ = ["GZIP_MAGIC", "MAX_FILE_BYTES", "check_text", "decompress", "normaliz
 #: First two bytes of every gzip member (RFC 1952).
 GZIP_MAGIC = b"\x1f\x8b"
 
-#: Largest length file read (after decompression): 1 GiB, a memory guard. A length file of
-#: a few hundred million samples fits; anything larger is a wrong file or a histogram's job.
+#: Largest length file read (after decompression): 1 GiB, a memory guard.
 MAX_FILE_BYTES = 1 << 30
 
 _BLOCK = 1 << 20
@@ -29,12 +28,8 @@ def _too_large(name: str) -> InputError:
 
 
 def decompress(data: bytes, *, name: str) -> bytes:
-    """Return ``data`` gunzipped when it starts with the gzip magic bytes, else unchanged.
-
-    The file name is not trusted: a ``.gz`` name holding plain text is read as text,
-    and a gzip stream without the suffix is still decompressed. The output is capped at
-    :data:`MAX_FILE_BYTES` so a small "zip bomb" fails with a message, not MemoryError.
-    """
+    """``data`` gunzipped when it starts with the gzip magic bytes (whatever its name), else
+    unchanged; the output is capped at :data:`MAX_FILE_BYTES` (a "zip bomb" is one message)."""
     if not data.startswith(GZIP_MAGIC):
         return data
     out: list[bytes] = []
@@ -108,8 +103,8 @@ def read_bytes(path: str | Path, *, text: bool = False) -> bytes:
     Raises
     ------
     InputError
-        The path does not exist, is a directory, cannot be read, is larger than
-        :data:`MAX_FILE_BYTES`, is a broken gzip, or (``text``) is not UTF-8 text.
+        A missing, unreadable or too large file, a directory, a broken gzip, or (``text``)
+        not UTF-8 text.
     """
     p = Path(path)
     try:

@@ -24,8 +24,7 @@ from seqpoint.traces._lengths import Lengths, check_lengths
 
 __all__ = ["MAX_HISTOGRAM_SAMPLES", "read_histogram"]
 
-#: Histograms expanding to more samples than this are refused before allocating (memory
-#: guard: 100 million samples take 0.8 GB per int64 array, and replay holds a few of them).
+#: Histograms expanding to more samples than this are refused before allocating (memory guard).
 MAX_HISTOGRAM_SAMPLES = 100_000_000
 
 
@@ -73,14 +72,8 @@ def read_histogram(
     count_column: str | None = None,
     unit: str = "tokens",
 ) -> Lengths:
-    """Expand a length histogram CSV into per-sample lengths.
-
-    The header is ``length,count`` (single sequences) or ``src,tgt,count``
-    (encoder-decoder pairs); other names work too: the count column is the one named
-    like :data:`COUNT_COLUMNS` (``count``, ``n``, ``freq``, ...), the one other column
-    holds the lengths, and with two others they are source and target (``src,tgt,n``).
-    Samples come out grouped by row, in file order; every batching policy shuffles or
-    sorts them anyway.
+    """Expand a length histogram CSV (``length,count`` or ``src,tgt,count``; the count column
+    named like :data:`COUNT_COLUMNS`) into per-sample lengths, grouped by row in file order.
 
     Parameters
     ----------

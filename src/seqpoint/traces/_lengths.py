@@ -48,8 +48,7 @@ def check_lengths(
     Raises
     ------
     InputError
-        Empty input, NaN, non-integer, negative, zero or too large values, naming the first
-        bad one.
+        Empty input or a NaN, non-integer, negative, zero or too large value (the first named).
     """
     arr = np.asarray(values)
     if arr.ndim != 1:
@@ -172,10 +171,8 @@ def from_array(
 
     Parameters
     ----------
-    src : array-like of shape (n_samples,)
-        Source lengths; integral values >= 1.
-    tgt : array-like of shape (n_samples,), optional
-        Target lengths for encoder-decoder data.
+    src, tgt : array-like of shape (n_samples,)
+        Source lengths (integral, >= 1), and target lengths for encoder-decoder data.
     source, unit : str
         Provenance and unit recorded on the result.
     """

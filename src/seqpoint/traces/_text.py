@@ -27,11 +27,8 @@ _CHUNK = 1 << 24
 
 
 def _unicode_space_starts(buf: NDArray[np.uint8]) -> NDArray[np.intp]:
-    """Positions of whitespace that ``str.split()`` knows but ASCII does not.
-
-    That is U+001C..U+001F and the UTF-8 encodings of U+0085, U+00A0, U+1680,
-    U+2000..U+200A, U+2028, U+2029, U+202F, U+205F and U+3000.
-    """
+    """Positions of the non-ASCII whitespace ``str.split()`` knows (U+001C..U+001F, U+0085,
+    U+00A0, U+1680, U+2000..U+200A, U+2028, U+2029, U+202F, U+205F, U+3000 in UTF-8)."""
     n = buf.shape[0]
     nxt = np.zeros(n, dtype=np.uint8)
     nxt[:-1] = buf[1:]
@@ -69,17 +66,10 @@ def _count_block(buf: NDArray[np.uint8]) -> IntArray:
 
 
 def count_whitespace_tokens(data: bytes) -> IntArray:
-    """Whitespace-separated tokens on every line of ``data``.
+    """Tokens of ``str.split()`` on every line of UTF-8 ``data``, shape ``(n_lines,)``, int64.
 
-    Lines end at ``\\n`` (a final line without one counts); ``\\r`` is whitespace, so
-    CRLF files count the same. Tokens are those of ``str.split()`` (Unicode whitespace);
-    the count runs on the raw UTF-8 bytes and decodes only lines holding non-ASCII
-    whitespace such as U+00A0.
-
-    Returns
-    -------
-    ndarray of shape (n_lines,), int64
-        Tokens per line, 0 for blank lines.
+    Lines end at ``\\n`` (a final line without one counts); the count runs on the raw bytes
+    and decodes only lines holding non-ASCII whitespace.
     """
     if not data:
         return np.zeros(0, dtype=np.int64)
@@ -99,7 +89,7 @@ def count_whitespace_tokens(data: bytes) -> IntArray:
 
 
 def _text_bytes(data: bytes, *, source: str) -> bytes:
-    """Check that ``data`` is UTF-8 text (naming the first bad line); lone CR ends a line too."""
+    """``data`` checked as UTF-8 text, with CR line ends as ``\\n``."""
     check_text(data, source)
     return normalize_newlines(data)
 
@@ -136,7 +126,7 @@ def _load_tokenizer(spec: str | Path) -> object:
 
 
 def _token_counter(tokenizer: Any, add_special_tokens: bool) -> Callable[[list[str]], IntArray]:
-    """A function mapping a list of lines to their token counts under ``tokenizer``."""
+    """A function mapping lines to their token counts under ``tokenizer``."""
     if isinstance(tokenizer, (str, Path)):
         tokenizer = _load_tokenizer(tokenizer)
     mod = type(tokenizer).__module__
@@ -226,18 +216,16 @@ def read_text_lengths(
     path : str or Path
         UTF-8 text, optionally gzipped.
     tokenizer : optional
-        None counts whitespace-separated tokens (fast, vectorised: about a second for a
-        million lines). Otherwise a ``tokenizers.Tokenizer``, a transformers tokenizer, a
-        ``sentencepiece.SentencePieceProcessor``, a path to ``tokenizer.json`` / ``.model``,
-        or any function mapping a string to a sequence of tokens.
+        None counts whitespace tokens (vectorised). Else a ``tokenizers.Tokenizer``, a
+        transformers tokenizer, a ``SentencePieceProcessor``, a path to ``tokenizer.json`` /
+        ``.model``, or a function mapping a string to a sequence of tokens.
     add_special_tokens : bool
         Passed to the tokenizer (BOS/EOS/CLS/SEP as the tokenizer defines them).
     extra_tokens : int
         Added to every line's count, e.g. 1 for an end-of-sentence token.
     skip_empty : bool
-        Blank lines (no whitespace token) are dropped with an
-        :class:`~seqpoint.exceptions.AdjustedInputWarning` giving their number; with False
-        a blank line that would have length 0 is an error.
+        Drop blank lines with an :class:`~seqpoint.exceptions.AdjustedInputWarning`; with
+        False a line of length 0 is an error.
 
     Returns
     -------
@@ -284,10 +272,9 @@ def read_parallel_lengths(
         As in :func:`read_text_lengths`; ``tgt_tokenizer`` defaults to ``tokenizer``.
     add_special_tokens, extra_tokens : see :func:`read_text_lengths`.
     skip_empty : bool
-        Pairs where either side is blank are dropped with an
-        :class:`~seqpoint.exceptions.AdjustedInputWarning` (translation pipelines filter
-        them; e.g. the bundled WMT sample has one empty English line); with False they
-        are an error unless ``extra_tokens`` keeps them >= 1.
+        Drop pairs with a blank side with an :class:`~seqpoint.exceptions.AdjustedInputWarning`
+        (translation pipelines filter them); with False they are an error unless
+        ``extra_tokens`` keeps them >= 1.
 
     Returns
     -------

@@ -8,7 +8,6 @@ function builds its own when it is omitted.
 from seqpoint.projection._cold import cold_steps
 from seqpoint.projection._errors import geomean_abs_error, relative_error
 from seqpoint.projection._intervals import leave_one_out_error, roughness, student_quantile
-from seqpoint.projection._match import match_measurements, seqpoint_rows
 from seqpoint.projection._model import METHODS, PointProjector, ScheduleModel, fitted_costs
 from seqpoint.projection._project import Projection, project
 from seqpoint.projection._ranks import (
@@ -19,13 +18,12 @@ from seqpoint.projection._ranks import (
     ring_allreduce_bytes,
     step_costs,
 )
-from seqpoint.projection._speedup import NOISE_RULES, Speedup, project_speedup
+from seqpoint.projection._speedup import Speedup, project_speedup
 from seqpoint.projection._synthetic import project_cost
 
 __all__ = [
     "INTERCONNECTS",
     "METHODS",
-    "NOISE_RULES",
     "PointProjector",
     "Projection",
     "RankProjection",
@@ -36,7 +34,6 @@ __all__ = [
     "fitted_costs",
     "geomean_abs_error",
     "leave_one_out_error",
-    "match_measurements",
     "project",
     "project_cost",
     "project_ranks",
@@ -44,7 +41,6 @@ __all__ = [
     "relative_error",
     "ring_allreduce_bytes",
     "roughness",
-    "seqpoint_rows",
     "step_costs",
     "student_quantile",
 ]

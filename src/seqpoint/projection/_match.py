@@ -55,13 +55,8 @@ def seqpoint_rows(schedule: IterationSchedule, seqpoints: SeqPoints, *, context:
     return rows
 
 
-def match_measurements(
-    seqpoints: SeqPoints,
-    measurements: Measurements | Iterable[Measurement],
-    *,
-    source: str = "measurements",
-    context: str = "",
-) -> list[Measurement]:
+def match_measurements(seqpoints: SeqPoints, measurements: Measurements | Iterable[Measurement], *,
+                       source: str = "measurements", context: str = "") -> list[Measurement]:
     """The measurement of every SeqPoint, matched by signature, in point order; InputError
     when one has none (``context`` as for :func:`seqpoint_rows`)."""
     items = measurements.measurements if isinstance(measurements, Measurements) else tuple(measurements)

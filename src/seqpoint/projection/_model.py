@@ -165,14 +165,8 @@ class PointProjector:
         return weighted_projection(full, None, self.weights)
 
 
-def fitted_costs(
-    schedule: IterationSchedule,
-    seqpoints: SeqPoints,
-    measurements: Measurements | Iterable[Measurement],
-    metric: str = STEADY_TIME,
-    *,
-    context: ScheduleModel | None = None,
-) -> FloatArray:
+def fitted_costs(schedule: IterationSchedule, seqpoints: SeqPoints, measurements: Measurements | Iterable[Measurement],
+                 metric: str = STEADY_TIME, *, context: ScheduleModel | None = None) -> FloatArray:
     """The interpolated projection's cost model evaluated at every iteration.
 
     The curve the ``interpolated`` method sums, through every ok measured point; reports plot

@@ -96,24 +96,16 @@ class Projection:
 
     def to_dict(self) -> dict[str, Any]:
         """The ``seqpoint project --json`` shape (plus extra keys)."""
+        optional = {"cold_steps": dict(self.cold_steps), "cold_term": dict(self.cold_term),
+                    "processes": self.processes, "in_run_gap": self.in_run_gap, "in_run_ratio": self.in_run_ratio,
+                    "process_totals": {k: list(v) for k, v in self.process_totals.items()}}
         return {
-            "n_iterations": self.n_iterations,
-            "projected": dict(self.totals),
-            "interval": {k: [lo, hi] for k, (lo, hi) in self.interval.items()},
-            "method": self.method,
-            "complete": self.complete,
-            "failed": list(self.failed),
-            "n_points": self.n_points,
-            "confidence": self.confidence,
-            "representation": dict(self.representation),
-            "noise": dict(self.noise),
-            **({"cold_steps": dict(self.cold_steps)} if self.cold_steps else {}),
-            **({"cold_term": dict(self.cold_term)} if self.cold_term else {}),
-            **({"processes": self.processes} if self.processes else {}),
-            **({"in_run_gap": self.in_run_gap} if self.in_run_gap else {}),
-            **({"in_run_ratio": self.in_run_ratio} if self.in_run_ratio is not None else {}),
-            **({"process_totals": {k: list(v) for k, v in self.process_totals.items()}}
-               if self.process_totals else {}),
+            "n_iterations": self.n_iterations, "projected": dict(self.totals),
+            "interval": {k: [lo, hi] for k, (lo, hi) in self.interval.items()}, "method": self.method,
+            "complete": self.complete, "failed": list(self.failed), "n_points": self.n_points,
+            "confidence": self.confidence, "representation": dict(self.representation), "noise": dict(self.noise),
+            # written only when there is one (in_run_ratio: when not None, even 0)
+            **{k: v for k, v in optional.items() if (v is not None if k == "in_run_ratio" else v)},
         }
 
 
@@ -155,16 +147,9 @@ def nonnegative_interval(lo: float, hi: float) -> tuple[float, float]:
 
 
 def project(
-    schedule: IterationSchedule,
-    seqpoints: SeqPoints,
-    measurements: Measurements | Iterable[Measurement],
-    *,
-    method: str = "weighted",
-    metrics: Iterable[str] | None = None,
-    confidence: float = 0.95,
-    context: ScheduleModel | None = None,
-    cold: str = "auto",
-    in_run_correction: bool = False,
+    schedule: IterationSchedule, seqpoints: SeqPoints, measurements: Measurements | Iterable[Measurement], *,
+    method: str = "weighted", metrics: Iterable[str] | None = None, confidence: float = 0.95,
+    context: ScheduleModel | None = None, cold: str = "auto", in_run_correction: bool = False,
 ) -> Projection:
     """Project run totals of measured metrics from the SeqPoints' measurements.
 
@@ -242,23 +227,13 @@ def project(
             gap = abs(r - 1.0) * out.totals[STEADY_TIME]
         out.add_cold(term, r if in_run_correction and r is not None else 1.0, gap)
     return Projection(
-        n_iterations=len(schedule),
-        method=method,
-        totals=out.totals,
-        interval=out.interval,
-        complete=bool(ok.all()),
+        n_iterations=len(schedule), method=method, totals=out.totals, interval=out.interval,
+        complete=bool(ok.all()), n_points=int(ok.sum()), confidence=confidence,
         failed=tuple(p.iteration for p, good in zip(seqpoints.points, ok, strict=True) if not good),
-        n_points=int(ok.sum()),
-        confidence=confidence,
-        representation=out.representation,
-        noise=out.noise,
+        representation=out.representation, noise=out.noise, processes=processes, in_run_gap=gap,
+        in_run_ratio=r, process_totals=out.process_totals,
         cold_steps=term.counts if term is not None else {},
-        cold_term=term.to_dict(out.totals[RUN_TIME]) if term is not None else {},
-        processes=processes,
-        in_run_gap=gap,
-        in_run_ratio=r,
-        process_totals=out.process_totals,
-    )
+        cold_term=term.to_dict(out.totals[RUN_TIME]) if term is not None else {})
 
 
 def per_process_values(ok: Sequence[Measurement], name: str) -> NDArray[np.float64] | None:

@@ -147,15 +147,9 @@ class RankProjection:
 
 
 def project_ranks(
-    schedule: IterationSchedule,
-    seqpoints: SeqPoints,
-    measurements: Measurements | Iterable[Measurement],
-    *,
-    metric: str = STEADY_TIME,
-    allreduce_s: float | None = None,
-    gradient_bytes: int | None = None,
-    interconnect: str | float | None = None,
-    context: ScheduleModel | None = None,
+    schedule: IterationSchedule, seqpoints: SeqPoints, measurements: Measurements | Iterable[Measurement], *,
+    metric: str = STEADY_TIME, allreduce_s: float | None = None, gradient_bytes: int | None = None,
+    interconnect: str | float | None = None, context: ScheduleModel | None = None,
 ) -> RankProjection:
     """Project a data-parallel run from SeqPoints chosen on its rank rows.
 

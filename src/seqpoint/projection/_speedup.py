@@ -65,34 +65,19 @@ class Speedup:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "metric": self.metric,
-            "speedup": self.value,
-            "interval": list(self.interval),
-            "per_category": dict(self.per_category),
-            "total_a": self.total_a,
-            "total_b": self.total_b,
-            "method": self.method,
-            "complete": self.complete,
-            "confidence": self.confidence,
-            "steady_speedup": self.steady_value,
-            "representation": self.representation,
-            "noise": self.noise,
+            "metric": self.metric, "speedup": self.value, "interval": list(self.interval),
+            "per_category": dict(self.per_category), "total_a": self.total_a, "total_b": self.total_b,
+            "method": self.method, "complete": self.complete, "confidence": self.confidence,
+            "steady_speedup": self.steady_value, "representation": self.representation, "noise": self.noise,
             **({"pairs": self.pairs} if self.pairs else {}),
             **({"in_run_gap": self.in_run_gap} if self.in_run_gap else {}),
         }
 
 
 def project_speedup(
-    schedule: IterationSchedule,
-    seqpoints: SeqPoints,
-    meas_a: Measurements | Iterable[Measurement],
-    meas_b: Measurements | Iterable[Measurement],
-    *,
-    metric: str = "auto",
-    method: str = "weighted",
-    confidence: float = 0.95,
-    context: ScheduleModel | None = None,
-    noise: str = "independent",
+    schedule: IterationSchedule, seqpoints: SeqPoints, meas_a: Measurements | Iterable[Measurement],
+    meas_b: Measurements | Iterable[Measurement], *, metric: str = "auto", method: str = "weighted",
+    confidence: float = 0.95, context: ScheduleModel | None = None, noise: str = "independent",
 ) -> Speedup:
     """Project the speedup ``T_a / T_b`` of a whole run from two measurement sets.
 
@@ -160,28 +145,15 @@ def project_speedup(
            else float(np.hypot(_relative(pa, pa.noise, metric), _relative(pb, pb.noise, metric))))
     rep, half_noise = abs(s - s_other), abs(s) * rel
     gap = _in_run_gap(pa, pb, s) if metric == RUN_TIME else 0.0
-    cats = {
-        k: pa.totals[k] / pb.totals[k]
-        for k in pa.totals
-        if k.startswith(BREAKDOWN_PREFIX) and k in pb.totals and pb.totals[k] != 0
-    }
+    cats = {k: pa.totals[k] / pb.totals[k] for k in pa.totals
+            if k.startswith(BREAKDOWN_PREFIX) and k in pb.totals and pb.totals[k] != 0}
     return Speedup(
-        metric=metric,
-        value=s,
+        metric=metric, value=s, per_category=cats, total_a=pa.totals[metric], total_b=pb.totals[metric],
         interval=nonnegative_interval(s - rep - half_noise - gap, s + rep + half_noise + gap),
-        per_category=cats,
-        total_a=pa.totals[metric],
-        total_b=pb.totals[metric],
-        method=method,
-        complete=pa.complete and pb.complete,
-        confidence=confidence,
+        method=method, complete=pa.complete and pb.complete, confidence=confidence,
         steady_value=(pa.totals[STEADY_TIME] / pb.totals[STEADY_TIME]
                       if metric == RUN_TIME and pb.totals.get(STEADY_TIME) else None),
-        representation=rep,
-        noise=half_noise,
-        in_run_gap=gap,
-        pairs=pairs,
-    )
+        representation=rep, noise=half_noise, in_run_gap=gap, pairs=pairs)
 
 
 def _in_run_gap(pa: Projection, pb: Projection, s: float) -> float:

@@ -17,14 +17,9 @@ from seqpoint.selection import BaseSelector, SeqPoints, weighted_projection
 __all__ = ["project_cost"]
 
 
-def project_cost(
-    schedule: IterationSchedule,
-    selection: BaseSelector | SeqPoints,
-    cost: Callable[[IterationSchedule], ArrayLike] | ArrayLike,
-    *,
-    method: str = "weighted",
-    context: ScheduleModel | None = None,
-) -> float:
+def project_cost(schedule: IterationSchedule, selection: BaseSelector | SeqPoints,
+                 cost: Callable[[IterationSchedule], ArrayLike] | ArrayLike, *, method: str = "weighted",
+                 context: ScheduleModel | None = None) -> float:
     """Project the run total of a cost known for every iteration (synthetic benchmarks).
 
     Parameters

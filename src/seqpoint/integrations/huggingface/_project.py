@@ -4,26 +4,23 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from seqpoint.integrations.huggingface._replay import schedule_from_trainer
 from seqpoint.integrations.huggingface._workload import workload_from_trainer
+from seqpoint.schedule import IterationSchedule
 from seqpoint.validation import RunTrace, read_trace
 from seqpoint.workflows import JobProjection, project_job
+
+if TYPE_CHECKING:
+    from transformers import Trainer
 
 __all__ = ["project_trainer"]
 
 
-def project_trainer(
-    trainer: Any,
-    *,
-    traces: Sequence[RunTrace | str | Path] | None = None,
-    n_points: int = 10,
-    processes: int = 1,
-    cold_window: int = 0,
-    first_n: int = 10,
-    progress: bool = False,
-) -> JobProjection:
+def project_trainer(trainer: Trainer, *, traces: Sequence[RunTrace | str | Path] | None = None, n_points: int = 10,
+                    processes: int = 1, cold_window: int = 0, first_n: int = 10,
+                    progress: bool = False) -> JobProjection:
     """``trainer.train()``'s whole run projected from SeqPoints of the trainer's own step.
 
     Parameters
@@ -44,6 +41,6 @@ def project_trainer(
         traces, the error against them.
     """
     runs = None if traces is None else [t if isinstance(t, RunTrace) else read_trace(t) for t in traces]
-    schedule: Any = runs[0] if runs else schedule_from_trainer(trainer)
+    schedule: RunTrace | IterationSchedule = runs[0] if runs else schedule_from_trainer(trainer)
     return project_job(schedule, workload_from_trainer(trainer), traces=runs, n_points=n_points,
                        processes=processes, cold_window=cold_window, first_n=first_n, progress=progress)

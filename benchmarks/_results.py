@@ -15,7 +15,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from seqpoint.measurements import cpu_isa, cpu_name
+from seqpoint.measurements._environment import cpu_isa, cpu_name
 
 RESULTS = Path(__file__).with_name("RESULTS.md")
 #: The machine a section was measured on: its CPU model and the instruction-set features

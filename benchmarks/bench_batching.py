@@ -27,14 +27,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _results import header, write_section
 from seqpoint.batching import make_policy
 from seqpoint.schedule import read_schedule, write_schedule
-from seqpoint.traces import (
-    Lengths,
-    bundled_lengths,
-    from_array,
-    read_csv_lengths,
-    read_jsonl_lengths,
-    read_text_lengths,
-)
+from seqpoint.traces import Lengths, bundled_lengths, from_array, read_lengths
 
 N_SAMPLES = 100_000
 
@@ -122,9 +115,9 @@ def bench_readers(n_lines: int, repeats: int) -> list[str]:
         # One iteration per line: a schedule as long as the length files.
         write_schedule(make_policy("fixed", batch_size=1).replay(from_array((durations * 100).astype(int)), seed=0), t / "s.csv")
         cases: list[tuple[str, str, Callable[[], Any]]] = [
-            ("read_text_lengths (whitespace)", "text.txt", lambda: read_text_lengths(t / "text.txt", skip_empty=True)),
-            ("read_jsonl_lengths (duration → frames)", "m.jsonl", lambda: read_jsonl_lengths(t / "m.jsonl")),
-            ("read_csv_lengths (samples → frames)", "l.csv", lambda: read_csv_lengths(t / "l.csv", sample_rate=16000)),
+            ("read_text_lengths (whitespace)", "text.txt", lambda: read_lengths(t / "text.txt", format="text", skip_empty=True)),
+            ("read_jsonl_lengths (duration → frames)", "m.jsonl", lambda: read_lengths(t / "m.jsonl", format="jsonl")),
+            ("read_csv_lengths (samples → frames)", "l.csv", lambda: read_lengths(t / "l.csv", format="csv", sample_rate=16000)),
             ("read_schedule (checked schedule CSV)", "s.csv", lambda: read_schedule(t / "s.csv")),
         ]
         for label, name, fn in cases:

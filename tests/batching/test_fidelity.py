@@ -26,17 +26,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from seqpoint.batching import (
-    BucketPolicy,
-    DynamicBucketPolicy,
-    GroupByLengthPolicy,
-    SortaGradPolicy,
-    TokenBudgetPolicy,
     batch_by_size,
     epoch_rng,
     epoch_seed,
     estimate_duration_buckets,
     group_by_bucket,
     length_grouped_indices,
+    make_policy,
 )
 from seqpoint.traces import from_array
 
@@ -130,7 +126,7 @@ def test_token_budget_reproduces_fairseq_pipeline() -> None:
     rng = np.random.default_rng(7)
     src = rng.integers(1, 60, size=700)
     tgt = rng.integers(1, 60, size=700)
-    pol = TokenBudgetPolicy(max_tokens=600, batch_size=40, required_batch_size_multiple=8)
+    pol = make_policy("token_budget", max_tokens=600, batch_size=40, required_batch_size_multiple=8)
     plan = pol.plan(from_array(src, tgt), epochs=3, seed=5)
     for e in range(3):
         ours = [b.tolist() for b, ep in zip(plan.batches(), plan.epoch, strict=True) if ep == e]
@@ -174,7 +170,7 @@ def test_group_by_length_equals_transformers_sampler() -> None:
     tpu = pytest.importorskip("transformers.trainer_pt_utils")
     torch.set_num_threads(1)
     lengths = np.random.default_rng(0).integers(1, 500, size=3000)
-    pol = GroupByLengthPolicy(batch_size=16, generator="torch")
+    pol = make_policy("group_by_length", batch_size=16, generator="torch")
     plan = pol.plan(from_array(lengths), epochs=2, seed=11)
     for e in range(2):
         g = torch.Generator()
@@ -225,7 +221,7 @@ def lhotse_bucket_batches(durations, max_duration, max_cuts, drop_last):  # type
 @pytest.mark.parametrize(("max_duration", "max_cuts", "drop_last"), [(3000, None, False), (2500, 7, True), (None, 5, False)])
 def test_dynamic_bucket_matches_lhotse_batching(max_duration, max_cuts, drop_last) -> None:  # type: ignore[no-untyped-def]
     dur = np.random.default_rng(1).integers(100, 1700, size=2000)
-    pol = DynamicBucketPolicy(max_duration=max_duration, max_cuts=max_cuts, num_buckets=6, drop_last=drop_last)
+    pol = make_policy("dynamic_bucket", max_duration=max_duration, max_cuts=max_cuts, num_buckets=6, drop_last=drop_last)
     plan = pol.plan(from_array(dur), epochs=2, seed=4)
     bins = estimate_duration_buckets(dur, 6)
     # lhotse's estimate_duration_buckets loop.
@@ -260,14 +256,14 @@ def test_bucket_ids_match_mlperf_torch_code() -> None:
     bucket_width = (max_len + num_buckets - 1) // num_buckets
     ids = torch.max(torch.tensor(src) // bucket_width, torch.tensor(tgt) // bucket_width)
     ids.clamp_(0, num_buckets - 1)
-    ours = BucketPolicy(num_buckets=num_buckets, max_len=max_len).bucket_ids(from_array(src, tgt))
+    ours = make_policy("bucket", num_buckets=num_buckets, max_len=max_len).bucket_ids(from_array(src, tgt))
     assert ours.tolist() == ids.tolist()
 
 
 # ------------------------------------------------------------------ DeepSpeech2
 def test_sortagrad_matches_deepspeech_pytorch_bins() -> None:
     lens = np.random.default_rng(3).integers(100, 2000, size=103)
-    plan = SortaGradPolicy(batch_size=10).plan(from_array(lens), epochs=4, seed=0)
+    plan = make_policy("sortagrad", batch_size=10).plan(from_array(lens), epochs=4, seed=0)
     # deepspeech.pytorch: manifest sorted by duration, bins of batch_size consecutive ids.
     ids = np.argsort(lens, kind="stable").tolist()
     bins = [ids[i : i + 10] for i in range(0, len(ids), 10)]

@@ -7,14 +7,6 @@ import pytest
 
 from seqpoint.batching import (
     POLICIES,
-    BucketPolicy,
-    DynamicBucketPolicy,
-    FixedPolicy,
-    GroupByLengthPolicy,
-    PackingPolicy,
-    SortaGradPolicy,
-    SortedPolicy,
-    TokenBudgetPolicy,
     batch_by_size,
     estimate_duration_buckets,
     make_policy,
@@ -43,7 +35,7 @@ def test_registry_names() -> None:
 
 
 def test_fixed_unshuffled_exact() -> None:
-    pol = FixedPolicy(batch_size=2, shuffle=False)
+    pol = make_policy("fixed", batch_size=2, shuffle=False)
     assert batches(pol, [5, 3, 8, 2, 7]) == [[0, 1], [2, 3], [4]]
     sched = pol.replay(from_array([5, 3, 8, 2, 7]), epochs=2)
     assert sched.batch_size.tolist() == [2, 2, 1] * 2
@@ -55,7 +47,7 @@ def test_fixed_unshuffled_exact() -> None:
 
 
 def test_fixed_drop_last_and_meta() -> None:
-    sched = FixedPolicy(batch_size=2, drop_last=True).replay(np.array([5, 3, 8, 2, 7]), epochs=3, seed=4)
+    sched = make_policy("fixed", batch_size=2, drop_last=True).replay(np.array([5, 3, 8, 2, 7]), epochs=3, seed=4)
     assert sched.batch_size.tolist() == [2] * 6
     assert sched.meta["dropped"] == 3 and sched.meta["dropped_per_epoch"] == [1, 1, 1]
     assert sched.meta["policy"] == "fixed" and sched.meta["seed"] == 4 and sched.meta["epochs"] == 3
@@ -64,7 +56,7 @@ def test_fixed_drop_last_and_meta() -> None:
 
 
 def test_fixed_epochs_differ_but_cover_everything() -> None:
-    plan = FixedPolicy(batch_size=4).plan(from_array(np.arange(1, 41)), epochs=2, seed=0)
+    plan = make_policy("fixed", batch_size=4).plan(from_array(np.arange(1, 41)), epochs=2, seed=0)
     first, second = plan.order[:40], plan.order[40:]
     assert sorted(first.tolist()) == sorted(second.tolist()) == list(range(40))
     assert first.tolist() != second.tolist()
@@ -73,13 +65,13 @@ def test_fixed_epochs_differ_but_cover_everything() -> None:
 def test_sorted_ascending_descending_ties() -> None:
     lens = from_array([5, 3, 8, 3, 7], tgt=[1, 4, 1, 2, 1])
     # Ties on src (3, 3) are broken by tgt: sample 3 (tgt 2) before sample 1 (tgt 4).
-    assert batches(SortedPolicy(batch_size=2), lens.src) == [[1, 3], [0, 4], [2]]
-    assert [b.tolist() for b in SortedPolicy(batch_size=2).plan(lens).batches()] == [[3, 1], [0, 4], [2]]
-    assert batches(SortedPolicy(batch_size=2, descending=True), [5, 3, 8, 3, 7]) == [[2, 4], [0, 1], [3]]
+    assert batches(make_policy("sorted", batch_size=2), lens.src) == [[1, 3], [0, 4], [2]]
+    assert [b.tolist() for b in make_policy("sorted", batch_size=2).plan(lens).batches()] == [[3, 1], [0, 4], [2]]
+    assert batches(make_policy("sorted", batch_size=2, descending=True), [5, 3, 8, 3, 7]) == [[2, 4], [0, 1], [3]]
 
 
 def test_pad_to_multiple_of() -> None:
-    sched = SortedPolicy(batch_size=2, pad_to_multiple_of=8).replay(
+    sched = make_policy("sorted", batch_size=2, pad_to_multiple_of=8).replay(
         from_array([5, 3, 9, 2], tgt=[1, 1, 1, 17])
     )
     assert sched.seq_len.tolist() == [8, 16]
@@ -89,7 +81,7 @@ def test_pad_to_multiple_of() -> None:
 
 def test_sortagrad_first_epoch_sorted_then_batches_shuffled() -> None:
     lens = [9, 1, 8, 2, 7, 3, 6, 4, 5]
-    plan = SortaGradPolicy(batch_size=2).plan(from_array(lens), epochs=3, seed=1)
+    plan = make_policy("sortagrad", batch_size=2).plan(from_array(lens), epochs=3, seed=1)
     per_epoch = [
         [b.tolist() for b, e in zip(plan.batches(), plan.epoch, strict=True) if e == k] for k in range(3)
     ]
@@ -101,7 +93,7 @@ def test_sortagrad_first_epoch_sorted_then_batches_shuffled() -> None:
 
 def test_sortagrad_sample_shuffle_and_more_sorted_epochs() -> None:
     lens = from_array(np.arange(1, 21))
-    pol = SortaGradPolicy(batch_size=4, sorted_epochs=2, shuffle="samples")
+    pol = make_policy("sortagrad", batch_size=4, sorted_epochs=2, shuffle="samples")
     plan = pol.plan(lens, epochs=3, seed=0)
     assert plan.order[:20].tolist() == list(range(20)) == plan.order[20:40].tolist()
     assert plan.order[40:].tolist() != list(range(20))
@@ -111,15 +103,15 @@ def test_sortagrad_sample_shuffle_and_more_sorted_epochs() -> None:
 def test_bucket_ids_follow_mlperf_formula() -> None:
     # max_len 50, 5 buckets: width 10; bucket = max(src // 10, tgt // 10) clamped to 4.
     lens = from_array([3, 10, 19, 49, 50, 80], tgt=[25, 1, 1, 1, 1, 1])
-    assert BucketPolicy(num_buckets=5, max_len=50).bucket_ids(lens).tolist() == [2, 1, 1, 4, 4, 4]
+    assert make_policy("bucket", num_buckets=5, max_len=50).bucket_ids(lens).tolist() == [2, 1, 1, 4, 4, 4]
     # Default max_len: the longest num_tokens (80) -> width 16.
-    assert BucketPolicy(num_buckets=5).bucket_ids(lens).tolist() == [1, 0, 1, 3, 3, 4]
+    assert make_policy("bucket", num_buckets=5).bucket_ids(lens).tolist() == [1, 0, 1, 3, 3, 4]
 
 
 def test_bucket_batches_never_mix_buckets() -> None:
     rng = np.random.default_rng(0)
     lens = from_array(rng.integers(1, 100, size=500))
-    pol = BucketPolicy(batch_size=16, num_buckets=4)
+    pol = make_policy("bucket", batch_size=16, num_buckets=4)
     ids = pol.bucket_ids(lens)
     plan = pol.plan(lens, epochs=2, seed=3)
     counts = np.bincount(ids, minlength=4)
@@ -134,11 +126,11 @@ def test_bucket_batches_never_mix_buckets() -> None:
 def test_token_budget_exact() -> None:
     # Sorted by length: [1, 2, 2, 3, 5, 6]; budget 8 -> [1,2,2] (3*2=6), [3] (2*5=10 > 8), ...
     lens = from_array([5, 2, 1, 6, 2, 3])
-    pol = TokenBudgetPolicy(max_tokens=8, shuffle=False)
+    pol = make_policy("token_budget", max_tokens=8, shuffle=False)
     assert batches(pol, lens.src) == [[2, 1, 4], [5], [0], [3]]
     sched = pol.replay(lens)
     assert (sched.padded_tokens <= 8).all()
-    assert batches(TokenBudgetPolicy(max_tokens=100, batch_size=2, shuffle=False), lens.src) == [
+    assert batches(make_policy("token_budget", max_tokens=100, batch_size=2, shuffle=False), lens.src) == [
         [2, 1], [4, 5], [0, 3]
     ]
 
@@ -152,16 +144,16 @@ def test_batch_by_size_multiple() -> None:
 def test_token_budget_too_long_sample() -> None:
     lens = from_array([5, 2, 40, 3])
     with pytest.raises(InputError, match=r"Sample 2 of array has 40 tokens .* more than max_tokens=10; raise max_tokens to at least 40"):
-        TokenBudgetPolicy(max_tokens=10).replay(lens)
+        make_policy("token_budget", max_tokens=10).replay(lens)
     with pytest.warns(AdjustedInputWarning, match=r"Dropped 1 sample\(s\)"):
-        sched = TokenBudgetPolicy(max_tokens=10, drop_long=True).replay(lens, epochs=2)
+        sched = make_policy("token_budget", max_tokens=10, drop_long=True).replay(lens, epochs=2)
     assert sched.meta["dropped_per_epoch"] == [1, 1]
     assert int(sched.batch_size.sum()) == 6
 
 
 def test_group_by_length_small_exact() -> None:
     lens = np.array([1, 9, 3, 7, 5, 2, 8, 4])
-    pol = GroupByLengthPolicy(batch_size=2, mega_batch_mult=2)
+    pol = make_policy("group_by_length", batch_size=2, mega_batch_mult=2)
     perm = pol.permutation(8, 0, 0)
     order = pol.plan(from_array(lens), seed=0).order
     # Megabatches of 4 from the permutation, each sorted by decreasing length.
@@ -187,17 +179,17 @@ def test_estimate_duration_buckets_matches_lhotse_loop() -> None:
 def test_dynamic_bucket_exact_single_bucket() -> None:
     lens = from_array([4, 4, 4, 4, 4, 4, 4])
     # One bucket, max_duration 12: after 2 samples, (2+1)*4 = 12 is not > 12; after 3, 16 > 12.
-    plan = DynamicBucketPolicy(max_duration=12, num_buckets=1).plan(lens, seed=0)
+    plan = make_policy("dynamic_bucket", max_duration=12, num_buckets=1).plan(lens, seed=0)
     assert sorted(len(b) for b in plan.batches()) == [1, 3, 3]
-    plan = DynamicBucketPolicy(max_duration=12, num_buckets=1, drop_last=True).plan(lens, seed=0)
+    plan = make_policy("dynamic_bucket", max_duration=12, num_buckets=1, drop_last=True).plan(lens, seed=0)
     assert sorted(len(b) for b in plan.batches()) == [3, 3] and plan.dropped.tolist() == [1]
-    plan = DynamicBucketPolicy(max_cuts=2, num_buckets=1).plan(lens, seed=0)
+    plan = make_policy("dynamic_bucket", max_cuts=2, num_buckets=1).plan(lens, seed=0)
     assert sorted(len(b) for b in plan.batches()) == [1, 2, 2, 2]
 
 
 def test_dynamic_bucket_warns_on_long_samples() -> None:
     with pytest.warns(AdjustedInputWarning, match=r"1 sample\(s\) of array are longer than max_duration=10; each forms a batch of one"):
-        sched = DynamicBucketPolicy(max_duration=10, num_buckets=1).replay(from_array([3, 30, 2]))
+        sched = make_policy("dynamic_bucket", max_duration=10, num_buckets=1).replay(from_array([3, 30, 2]))
     assert int(sched.batch_size.sum()) == 3
 
 
@@ -212,7 +204,7 @@ def test_pack_rows_exact() -> None:
 
 
 def test_packing_schedule() -> None:
-    pol = PackingPolicy(max_seq_len=4, batch_size=2, shuffle=False)
+    pol = make_policy("packing", max_seq_len=4, batch_size=2, shuffle=False)
     sched = pol.replay(from_array([3, 5, 4, 1]), epochs=2)
     # Stream of 13 tokens -> rows fill [4, 4, 4, 1]; batches of 2 rows.
     assert sched.batch_size.tolist() == [2, 2] * 2
@@ -220,7 +212,7 @@ def test_packing_schedule() -> None:
     assert sched.tokens.tolist() == [8, 5] * 2
     assert sched.sum_sq_len.tolist() == [10 + 16, 16 + 1] * 2
     assert sched.meta["packed"] is True and sched.is_packed
-    dropped = PackingPolicy(max_seq_len=4, batch_size=2, shuffle=False, drop_last=True).replay(
+    dropped = make_policy("packing", max_seq_len=4, batch_size=2, shuffle=False, drop_last=True).replay(
         from_array([3, 5, 4, 1])
     )
     assert dropped.tokens.tolist() == [8] and dropped.meta["dropped_tokens"] == 5
@@ -232,14 +224,14 @@ def test_packing_schedule() -> None:
 def test_replay_convenience_and_make_policy() -> None:
     assert replay(np.array([5, 3, 8, 2]), "sorted", batch_size=2).seq_len.tolist() == [3, 8]
     pol = make_policy("bucket", batch_size=4, num_buckets=2)
-    assert isinstance(pol, BucketPolicy) and pol.to_dict()["num_buckets"] == 2
+    assert isinstance(pol, POLICIES.get("bucket")) and pol.to_dict()["num_buckets"] == 2
     assert make_policy("bucket", **pol.to_dict()) == pol
     with pytest.raises(ConfigError, match=r"Unknown batching policy 'nope'. Valid names: bucket, dynamic_bucket"):
         make_policy("nope")
     with pytest.raises(ConfigError, match=r"Policy 'fixed' has no parameter 'max_tokens'. Its parameters: batch_size"):
         make_policy("fixed", max_tokens=3)
     with pytest.raises(ConfigError, match="not both"):
-        replay([1, 2], FixedPolicy(), batch_size=2)
+        replay([1, 2], make_policy("fixed"), batch_size=2)
 
 
 @pytest.mark.parametrize(
@@ -274,14 +266,14 @@ def test_parameter_validation(name: str, params: dict, match: str) -> None:
 
 
 def test_replay_run_validation() -> None:
-    pol = FixedPolicy(batch_size=2)
+    pol = make_policy("fixed", batch_size=2)
     with pytest.raises(ConfigError, match=r"The 'epochs' parameter must be an int >= 1 and <= 10,000. Got 0."):
         pol.replay([1, 2], epochs=0)
     with pytest.raises(ConfigError, match=r"The 'seed' parameter must be an int >= 0 and <= 9,223,372,036,854,775,807. Got -1."):
         pol.replay([1, 2], seed=-1)
     with pytest.raises(InputError, match="every sample was dropped"):
-        FixedPolicy(batch_size=4, drop_last=True).replay([1, 2])
+        make_policy("fixed", batch_size=4, drop_last=True).replay([1, 2])
     with pytest.raises(InputError, match="holds no samples"):
         pol.replay([])
     with pytest.raises(InputError, match="num_buckets=5 exceeds the 3 samples"):
-        DynamicBucketPolicy(max_duration=10, num_buckets=5).replay([1, 2, 3])
+        make_policy("dynamic_bucket", max_duration=10, num_buckets=5).replay([1, 2, 3])

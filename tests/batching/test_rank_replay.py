@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from seqpoint.batching import POLICIES, FixedPolicy, SortedPolicy, from_batch_sampler, replay
+from seqpoint.batching import POLICIES, from_batch_sampler, make_policy, replay
 from seqpoint.exceptions import ConfigError, InputError
 from seqpoint.schedule import IterationSchedule
 
@@ -40,14 +40,14 @@ def _expected(lengths: np.ndarray, perms: list[np.ndarray], rank: int, *, world_
 @pytest.mark.parametrize("world_size", [2, 3])
 def test_fixed_replay_equals_distributed_sampler_batch_for_batch(n, drop_last, world_size):
     lengths = _lengths(n)
-    policy = FixedPolicy(batch_size=4, drop_last=drop_last)
+    policy = make_policy("fixed", batch_size=4, drop_last=drop_last)
     epochs, seed = 2, 7
     if drop_last and n // world_size < 4:  # every rank's only batch is partial: all dropped
         with pytest.raises(InputError, match="every sample was dropped"):
             policy.replay(lengths, epochs=epochs, seed=seed, world_size=world_size)
         return
     # The policy's own permutation of every epoch (single process, nothing dropped).
-    full = FixedPolicy(batch_size=4).plan(replay_lengths(lengths), epochs=epochs, seed=seed)
+    full = make_policy("fixed", batch_size=4).plan(replay_lengths(lengths), epochs=epochs, seed=seed)
     perms = [full.order[full.epoch.repeat(np.diff(full.offsets)) == e] for e in range(epochs)]
     sched = policy.replay(lengths, epochs=epochs, seed=seed, world_size=world_size)
     assert sched.world_size == world_size
@@ -66,7 +66,7 @@ def replay_lengths(lengths: np.ndarray):  # the Lengths object the policy plans 
 @pytest.mark.parametrize("drop_last", [False, True])
 def test_sorted_replay_equals_distributed_sampler_over_sorted_data(drop_last):
     lengths = np.sort(_lengths(51, seed=3))
-    sched = SortedPolicy(batch_size=5, drop_last=drop_last).replay(lengths, world_size=2)
+    sched = make_policy("sorted", batch_size=5, drop_last=drop_last).replay(lengths, world_size=2)
     for r in range(2):
         assert _rank_shapes(sched, r) == _expected(
             lengths, [np.arange(51)], r, world_size=2, batch_size=5, drop_last=drop_last

@@ -23,7 +23,7 @@ from seqpoint.projection import (
     student_quantile,
 )
 from seqpoint.schedule import IterationSchedule
-from seqpoint.selection import FirstSelector, SeqPoint, SeqPoints, SeqPointSelector
+from seqpoint.selection import SeqPoint, SeqPoints, SeqPointSelector, make_selector
 
 Z95 = 1.959963984540054
 
@@ -204,7 +204,7 @@ def test_interpolated_exact_for_cost_linear_in_tokens(rows, k: int, a: float, b:
     arr = np.array(rows)
     sched = IterationSchedule.from_columns({"batch_size": arr[:, 0], "seq_len": arr[:, 1], "tgt_len": arr[:, 2]})
     k = min(k, len(sched))
-    sel = FirstSelector(n_points=k).fit(sched)
+    sel = make_selector("first", n_points=k).fit(sched)
     assume(len(set(sched.padded_tokens[sel.points_].tolist())) >= 2)
     cost = a + b * sched.padded_tokens.astype(float)
     assert project_cost(sched, sel, cost, method="interpolated") == pytest.approx(cost.sum(), rel=1e-9)
@@ -436,7 +436,7 @@ def test_one_context_serves_every_projection_of_a_schedule(
     assert project(again, sp, ms, context=model).totals == project(tiny, sp, ms).totals
     other = IterationSchedule.from_columns({"batch_size": np.ones(8, dtype=np.int64), "seq_len": [10] * 8})
     with pytest.raises(InputError, match="built from another schedule"):
-        project_cost(other, FirstSelector(n_points=1).fit(other), np.ones(8), method="interpolated", context=model)
+        project_cost(other, make_selector("first", n_points=1).fit(other), np.ones(8), method="interpolated", context=model)
     # project_speedup builds the model once for its four projections
     built = []
     original = ScheduleModel.from_schedule.__func__  # type: ignore[attr-defined]

@@ -9,18 +9,7 @@ import pytest
 
 from seqpoint.exceptions import ConfigError, NotFittedError
 from seqpoint.schedule import IterationSchedule
-from seqpoint.selection import (
-    SELECTORS,
-    FirstSelector,
-    MeanSelector,
-    MedianSelector,
-    ModeSelector,
-    RandomSelector,
-    SimPointSelector,
-    StratifiedSelector,
-    StrideSelector,
-    make_selector,
-)
+from seqpoint.selection import SELECTORS, make_selector
 
 ALL = ["first", "mean", "median", "mode", "random", "seqpoint", "simpoint", "stratified", "stride"]
 
@@ -34,35 +23,35 @@ def test_registry_names() -> None:
 
 
 def test_first_and_stride(tiny: IterationSchedule) -> None:
-    sel = FirstSelector(n_points=3).fit(tiny)
+    sel = make_selector("first", n_points=3).fit(tiny)
     assert sel.points_.tolist() == [0, 1, 2]
     assert np.allclose(sel.weights_, 8 / 3)
     assert sel.labels_.tolist() == [0, 0, 0, 1, 1, 1, 2, 2]
-    st = StrideSelector(n_points=2).fit(tiny)
+    st = make_selector("stride", n_points=2).fit(tiny)
     assert st.points_.tolist() == [2, 6]
     assert st.weights_.tolist() == [4.0, 4.0]
     assert st.labels_.tolist() == [0, 0, 0, 0, 1, 1, 1, 1]
 
 
 def test_random_is_seeded(tiny: IterationSchedule) -> None:
-    a = RandomSelector(n_points=3, random_state=5).fit(tiny)
-    b = RandomSelector(n_points=3, random_state=5).fit(tiny)
+    a = make_selector("random", n_points=3, random_state=5).fit(tiny)
+    b = make_selector("random", n_points=3, random_state=5).fit(tiny)
     assert np.array_equal(a.points_, b.points_)
     assert len(set(a.points_.tolist())) == 3
     assert np.allclose(a.weights_, 8 / 3)
     assert np.array_equal(a.labels_[a.points_], np.arange(3))
-    draws = {tuple(RandomSelector(n_points=3, random_state=s).fit(tiny).points_) for s in range(10)}
+    draws = {tuple(make_selector("random", n_points=3, random_state=s).fit(tiny).points_) for s in range(10)}
     assert len(draws) > 1
 
 
 def test_typical_signature_baselines(tiny: IterationSchedule) -> None:
     # Mean seq_len 37.5 -> 30 (row 5); median over iterations 20 (row 3); mode 10 (row 0).
-    assert MeanSelector(n_points=1).fit(tiny).points_.tolist() == [5]
-    assert MedianSelector(n_points=1).fit(tiny).points_.tolist() == [3]
-    mode = ModeSelector(n_points=1).fit(tiny)
+    assert make_selector("mean", n_points=1).fit(tiny).points_.tolist() == [5]
+    assert make_selector("median", n_points=1).fit(tiny).points_.tolist() == [3]
+    mode = make_selector("mode", n_points=1).fit(tiny)
     assert mode.points_.tolist() == [0] and mode.weights_.tolist() == [8.0]
     # k iterations of the mode signature, capped by its three occurrences.
-    three = ModeSelector(n_points=5).fit(tiny)
+    three = make_selector("mode", n_points=5).fit(tiny)
     assert three.points_.tolist() == [0, 1, 2]
     assert np.allclose(three.weights_, 8 / 3)
 
@@ -70,31 +59,31 @@ def test_typical_signature_baselines(tiny: IterationSchedule) -> None:
 def test_mean_prefers_the_mean_batch_size() -> None:
     sched = IterationSchedule.from_columns({"batch_size": [2, 8, 8, 8], "seq_len": [10, 10, 10, 30]})
     # Mean seq_len 15 -> 10; mean batch 6.5 -> batch 8 (row 1) over batch 2.
-    assert MeanSelector(n_points=1).fit(sched).points_.tolist() == [1]
+    assert make_selector("mean", n_points=1).fit(sched).points_.tolist() == [1]
 
 
 def test_simpoint_bic_finds_two_clusters() -> None:
     sl = np.concatenate([np.arange(10, 30), np.arange(500, 520)]).repeat(5)
     sched = IterationSchedule.from_columns({"batch_size": np.full(200, 4), "seq_len": sl})
-    sel = SimPointSelector(n_points=4, random_state=0).fit(sched)
+    sel = make_selector("simpoint", n_points=4, random_state=0).fit(sched)
     assert sel.n_points_ == 2
     assert sorted(sel.weights_.tolist()) == [100.0, 100.0]
     assert set(sel.bic_) == {1, 2, 3, 4}
-    fixed = SimPointSelector(n_points=4, choose_k="fixed").fit(sched)
+    fixed = make_selector("simpoint", n_points=4, choose_k="fixed").fit(sched)
     assert fixed.n_points_ == 4 and fixed.estimated_error_ is None
-    again = SimPointSelector(n_points=4, choose_k="fixed").fit(sched)
+    again = make_selector("simpoint", n_points=4, choose_k="fixed").fit(sched)
     assert np.array_equal(fixed.points_, again.points_)
 
 
 def test_stratified(tiny: IterationSchedule) -> None:
-    sel = StratifiedSelector(n_points=4, n_strata=2, cost="tokens", random_state=1).fit(tiny)
+    sel = make_selector("stratified", n_points=4, n_strata=2, cost="tokens", random_state=1).fit(tiny)
     assert sel.n_strata_ == 2
     assert sel.weights_.sum() == pytest.approx(8)
     assert sel.estimated_error_ is not None and sel.estimated_error_ >= 0
-    same = StratifiedSelector(n_points=4, n_strata=2, cost="tokens", random_state=1).fit(tiny)
+    same = make_selector("stratified", n_points=4, n_strata=2, cost="tokens", random_state=1).fit(tiny)
     assert np.array_equal(sel.points_, same.points_)
     # One stratum per sample on distinct values: every sample its own stratum, no error.
-    full = StratifiedSelector(n_points=8, n_strata=8).fit(tiny)
+    full = make_selector("stratified", n_points=8, n_strata=8).fit(tiny)
     assert sorted(full.points_.tolist()) == list(range(8))
     assert full.estimated_error_ == 0.0
 
@@ -133,11 +122,11 @@ def test_baseline_validation(name: str, params: dict, message: str, tiny: Iterat
 @pytest.mark.parametrize(
     ("sel", "message"),
     [
-        (StratifiedSelector(n_points=2, n_strata=0), "The 'n_strata' parameter of StratifiedSelector must be None or an int >= 1. Got 0."),
-        (StratifiedSelector(n_points=2, n_strata=3), "The 'n_strata' parameter of StratifiedSelector must be <= n_points (2). Got 3."),
-        (StratifiedSelector(n_points=2, cost=1.5), "The 'cost' parameter of StratifiedSelector must be a cost model name"),  # type: ignore[arg-type]
-        (SimPointSelector(n_points=2, choose_k="aic"), "The 'choose_k' parameter of SimPointSelector must be one of 'bic', 'fixed'. Got 'aic'."),
-        (SimPointSelector(n_points=2, n_init=0), "The 'n_init' parameter of SimPointSelector must be an int >= 1. Got 0."),
+        (make_selector("stratified", n_points=2, n_strata=0), "The 'n_strata' parameter of StratifiedSelector must be None or an int >= 1. Got 0."),
+        (make_selector("stratified", n_points=2, n_strata=3), "The 'n_strata' parameter of StratifiedSelector must be <= n_points (2). Got 3."),
+        (make_selector("stratified", n_points=2, cost=1.5), "The 'cost' parameter of StratifiedSelector must be a cost model name"),  # type: ignore[arg-type]
+        (make_selector("simpoint", n_points=2, choose_k="aic"), "The 'choose_k' parameter of SimPointSelector must be one of 'bic', 'fixed'. Got 'aic'."),
+        (make_selector("simpoint", n_points=2, n_init=0), "The 'n_init' parameter of SimPointSelector must be an int >= 1. Got 0."),
     ],
 )
 def test_specific_validation(sel: object, message: str, tiny: IterationSchedule) -> None:

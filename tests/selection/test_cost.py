@@ -11,7 +11,6 @@ from seqpoint.exceptions import ConfigError, InputError
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import (
     COST_MODELS,
-    AttentionCost,
     PilotTable,
     basis_components,
     basis_error,
@@ -31,9 +30,9 @@ def test_named_proxies(sched: IterationSchedule) -> None:
     # b·s² + b·t² + b·s·t
     assert cost_proxy("quadratic")(sched).tolist() == [72 + 2 + 12, 36 + 16 + 24]
     assert cost_proxy("seq_len")(sched).tolist() == [7.0, 5.0]
-    att = AttentionCost(d_model=1)(sched)
+    att = COST_MODELS.get("attention")(d_model=1)(sched)
     assert att.tolist() == pytest.approx([14 + 86 / 6, 20 + 76 / 6])
-    assert np.allclose(cost_proxy(None)(sched), AttentionCost(d_model=768)(sched))
+    assert np.allclose(cost_proxy(None)(sched), COST_MODELS.get("attention")(d_model=768)(sched))
 
 
 def test_packed_uses_sum_sq_len() -> None:
@@ -59,7 +58,7 @@ def test_basis_components(sched: IterationSchedule) -> None:
 @pytest.mark.parametrize(
     ("build", "error", "message"),
     [
-        (lambda: AttentionCost(d_model=0), ConfigError, "The 'd_model' parameter of AttentionCost must be an int >= 1. Got 0."),
+        (lambda: COST_MODELS.get("attention")(d_model=0), ConfigError, "The 'd_model' parameter of AttentionCost must be an int >= 1. Got 0."),
         (lambda: PilotTable(costs={}), ConfigError, "A PilotTable needs at least one measured signature. Got none."),
         (lambda: PilotTable(costs={(1, 2): 1.0}), ConfigError, "PilotTable signature (1, 2) must be (batch_size, seq_len, tgt_len[, sum_sq_len])."),
         (lambda: PilotTable(costs={(1, 2, 0): 0.0}), ConfigError, "PilotTable cost of signature (1, 2, 0) must be a finite number > 0. Got 0.0."),

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from seqpoint.exceptions import InputError, SeqPointWarning
-from seqpoint.traces import MAX_LENGTH, check_lengths, infer_format, read_histogram, read_lengths
+from seqpoint.traces import MAX_LENGTH, from_array, infer_format, read_lengths
 
 
 def write(path: Path, body: str | bytes) -> Path:
@@ -36,7 +36,7 @@ def test_count_and_length_columns_named(tmp_path: Path) -> None:
         lens = read_lengths(p, column="bin", count_column="utterances")
     assert lens.src.tolist() == [5, 5, 5, 7]
     with pytest.raises(InputError, match="needs a count column.*--count-column"):
-        read_histogram(p)
+        read_lengths(p, format="histogram")
 
 
 def test_csv_warns_when_a_length_column_is_ignored(tmp_path: Path) -> None:
@@ -62,14 +62,14 @@ def test_cr_only_line_ends(tmp_path: Path) -> None:
 )
 def test_histogram_guards_before_allocating(tmp_path: Path, body: str, match: str) -> None:
     with pytest.raises(InputError, match=match):
-        read_histogram(write(tmp_path / "h.csv", body))
+        read_lengths(write(tmp_path / "h.csv", body), format="histogram")
 
 
 def test_lengths_below_2_31(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="must be <= 2,147,483,647"):
-        check_lengths(np.array([MAX_LENGTH + 1]), source="x")
+        from_array(np.array([MAX_LENGTH + 1]))
     with pytest.raises(InputError, match="must be <= 2,147,483,647"):
-        check_lengths(np.array([2**63], dtype=np.uint64), source="x")
+        from_array(np.array([2**63], dtype=np.uint64))
     with pytest.raises(InputError, match="line 1: 'duration' 4.6e\\+18 is too large"):
         read_lengths(write(tmp_path / "d.jsonl", '{"duration": 4.6e16}\n'))
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import gzip
 import json
 from pathlib import Path
@@ -14,14 +15,19 @@ from seqpoint.traces import (
     Lengths,
     from_array,
     infer_format,
-    read_csv_lengths,
-    read_histogram,
-    read_jsonl_lengths,
     read_lengths,
-    read_numpy_lengths,
-    read_parallel_lengths,
-    read_text_lengths,
 )
+
+# Each reader through read_lengths, its format named as a user names it.
+read_csv_lengths = functools.partial(read_lengths, format="csv")
+read_histogram = functools.partial(read_lengths, format="histogram")
+read_jsonl_lengths = functools.partial(read_lengths, format="jsonl")
+read_numpy_lengths = functools.partial(read_lengths, format="numpy")
+read_text_lengths = functools.partial(read_lengths, format="text")
+
+
+def read_parallel_lengths(src, tgt, **kwargs):  # type: ignore[no-untyped-def]
+    return read_lengths(src, format="parallel", tgt=tgt, **kwargs)
 
 
 def write(path: Path, text: str | bytes, *, gz: bool = False) -> Path:

@@ -8,63 +8,27 @@ replayed with vectorised numpy, so 10 million samples take about a second.
 (see :mod:`seqpoint.batching._ranks` for how each policy deals an epoch over ranks).
 """
 
+# Importing a policy's module registers it in POLICIES, where make_policy and replay find it.
+from seqpoint.batching import _simple  # noqa: F401
 from seqpoint.batching._base import (
     POLICIES,
     BatchingPolicy,
-    BatchPlan,
     epoch_rng,
     epoch_seed,
     make_policy,
     replay,
 )
-from seqpoint.batching._bucketing import (
-    BucketPolicy,
-    DynamicBucketPolicy,
-    estimate_duration_buckets,
-    group_by_bucket,
-)
-from seqpoint.batching._group_by_length import GroupByLengthPolicy, length_grouped_indices
-from seqpoint.batching._limits import (
-    MAX_BATCH_SIZE,
-    MAX_BUCKETS,
-    MAX_DURATION,
-    MAX_EPOCHS,
-    MAX_REPLAY_SAMPLES,
-    MAX_TOKENS,
-    MAX_WORLD_SIZE,
-    bounded,
-)
-from seqpoint.batching._packing import PackedRows, PackingPolicy, pack_rows
-from seqpoint.batching._ranks import SHARD_MODES, deal_batches, resolve_shard, with_ranks
-from seqpoint.batching._sampler import from_batch_sampler, rank_samplers
+from seqpoint.batching._bucketing import estimate_duration_buckets, group_by_bucket
+from seqpoint.batching._group_by_length import length_grouped_indices
+from seqpoint.batching._packing import pack_rows
+from seqpoint.batching._sampler import from_batch_sampler
 from seqpoint.batching._search import largest_fitting
-from seqpoint.batching._simple import FixedPolicy, SortaGradPolicy, SortedPolicy
-from seqpoint.batching._token_budget import TokenBudgetPolicy, batch_by_size
+from seqpoint.batching._token_budget import batch_by_size
 
 __all__ = [
-    "MAX_BATCH_SIZE",
-    "MAX_BUCKETS",
-    "MAX_DURATION",
-    "MAX_EPOCHS",
-    "MAX_REPLAY_SAMPLES",
-    "MAX_TOKENS",
-    "MAX_WORLD_SIZE",
     "POLICIES",
-    "SHARD_MODES",
-    "BatchPlan",
     "BatchingPolicy",
-    "BucketPolicy",
-    "DynamicBucketPolicy",
-    "FixedPolicy",
-    "GroupByLengthPolicy",
-    "PackedRows",
-    "PackingPolicy",
-    "SortaGradPolicy",
-    "SortedPolicy",
-    "TokenBudgetPolicy",
     "batch_by_size",
-    "bounded",
-    "deal_batches",
     "epoch_rng",
     "epoch_seed",
     "estimate_duration_buckets",
@@ -74,8 +38,5 @@ __all__ = [
     "length_grouped_indices",
     "make_policy",
     "pack_rows",
-    "rank_samplers",
     "replay",
-    "resolve_shard",
-    "with_ranks",
 ]

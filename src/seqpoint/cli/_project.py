@@ -10,14 +10,8 @@ import typer
 from seqpoint.cli._app import app, console, err_console, fail
 from seqpoint.cli._options import AsJson, Quiet, print_json
 from seqpoint.measurements import read_measurements
-from seqpoint.projection import (
-    INTERCONNECTS,
-    METHODS,
-    match_measurements,
-    project,
-    project_ranks,
-    seqpoint_rows,
-)
+from seqpoint.projection import INTERCONNECTS, METHODS, project, project_ranks
+from seqpoint.projection._match import match_measurements, seqpoint_rows
 from seqpoint.reports import print_projection, print_rank_projection
 from seqpoint.schedule import read_schedule
 from seqpoint.selection import read_seqpoints

@@ -60,7 +60,7 @@ def _report(sched: IterationSchedule, output: Path, *, bins: int, title: str, as
 def _trace_schedule(source: str, output: Path, *, policy: str | None, rank: int | None, bins: int,
                     as_json: bool) -> None:
     """``--format trace``: a recorded run's micro-batches, one schedule row each."""
-    from seqpoint.batching import bounded
+    from seqpoint.batching._limits import bounded
     from seqpoint.validation import read_trace
 
     if policy is not None:
@@ -166,14 +166,9 @@ def schedule(
 ) -> None:
     """Replay a batching policy over per-sample lengths (or read a recorded run trace) and
     write the iteration schedule."""
-    from seqpoint.batching import (
-        MAX_EPOCHS,
-        MAX_WORLD_SIZE,
-        POLICIES,
-        SHARD_MODES,
-        bounded,
-        resolve_shard,
-    )
+    from seqpoint.batching import POLICIES
+    from seqpoint.batching._limits import MAX_EPOCHS, MAX_WORLD_SIZE, bounded
+    from seqpoint.batching._ranks import SHARD_MODES, resolve_shard
     from seqpoint.workflows import BatchingSection, LengthsSection, build_schedule, load_lengths
 
     _check_output(output)

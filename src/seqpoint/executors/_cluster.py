@@ -37,7 +37,8 @@ def job_resources(job: Job) -> dict[str, float]:
     ``num_cpus`` equal to its ``threads`` (1 when ``threads`` is 0, torch's default,
     which Ray then sets to the task's CPUs through ``OMP_NUM_THREADS``).
     """
-    from seqpoint.workloads import WORKLOADS, parse_overrides
+    from seqpoint.workloads import WORKLOADS
+    from seqpoint.workloads._loading import parse_overrides
 
     name, _, preset = job.workload.partition(":")
     if name in WORKLOADS:

@@ -11,7 +11,14 @@ Importing this package imports neither torch, transformers nor lhotse.
 """
 
 from seqpoint.integrations._recorder import Recorder, record
-from seqpoint.integrations._shapes import BatchShape, Shape, batch_shape, read_batch
+from seqpoint.integrations._shapes import Shape, batch_shape, read_batch
 from seqpoint.integrations.lhotse import schedule_from_sampler
 
-__all__ = ["BatchShape", "Recorder", "Shape", "batch_shape", "read_batch", "record", "schedule_from_sampler"]
+__all__ = [
+    "Recorder",
+    "Shape",
+    "batch_shape",
+    "read_batch",
+    "record",
+    "schedule_from_sampler",
+]

@@ -35,9 +35,9 @@ def in_fresh_process(fn: Callable[..., T], *args: Any) -> T:
     import tempfile
     from pathlib import Path
 
-    import seqpoint
-
-    root = str(Path(seqpoint.__file__).resolve().parent.parent)
+    # The folder seqpoint is imported from (src/ of a checkout), without importing the
+    # top-level namespace: that would be an import circle through its entry points.
+    root = str(Path(__file__).resolve().parents[2])
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([root, *filter(None, [env.get("PYTHONPATH")])])
     with tempfile.TemporaryDirectory(prefix="seqpoint-worker-") as tmp:

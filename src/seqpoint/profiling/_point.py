@@ -10,14 +10,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from seqpoint.exceptions import SeqPointError
-from seqpoint.measurements import (
+from seqpoint.measurements import STEADY_TIME, Measurement, Status
+from seqpoint.measurements._metrics import (
     FIRST_STEP_TIME,
     ONEDNN_CACHE_CAPACITY,
     ONEDNN_NEW,
     ONEDNN_SHARED,
-    STEADY_TIME,
-    Measurement,
-    Status,
 )
 from seqpoint.profiling._breakdown import profile_breakdown, state_bytes
 from seqpoint.profiling._config import ProfileConfig

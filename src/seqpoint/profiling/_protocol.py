@@ -34,16 +34,13 @@ from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 from seqpoint.exceptions import SeqPointWarning
-from seqpoint.measurements import (
+from seqpoint.measurements import STEADY_TIME, Measurement, Status, per_process_key
+from seqpoint.measurements._metrics import (
     FIRST_STEP_TIME,
     ONEDNN_CACHE_CAPACITY,
     ONEDNN_NEW,
     ONEDNN_SHARED,
     PROCESSES,
-    STEADY_TIME,
-    Measurement,
-    Status,
-    per_process_key,
 )
 from seqpoint.profiling._config import ProfileConfig
 from seqpoint.profiling._failures import cleanup_after_failure, is_oom

@@ -14,7 +14,7 @@ import dataclasses
 import os
 from collections.abc import Iterable, Sequence
 
-from seqpoint.measurements import shapes_held
+from seqpoint.measurements._metrics import shapes_held
 from seqpoint.profiling._failures import cleanup_after_failure
 from seqpoint.profiling._state import state_of
 from seqpoint.profiling._stdio import fd_redirected

@@ -7,7 +7,8 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from seqpoint.measurements import STEADY_TIME, breakdown_of, time_metric
+from seqpoint.measurements import STEADY_TIME
+from seqpoint.measurements._metrics import breakdown_of, time_metric
 from seqpoint.reports._format import fmt_duration, fmt_pct, fmt_saving
 from seqpoint.reports._html import Section, write_html_report
 from seqpoint.reports._plots import (

@@ -7,11 +7,11 @@ import math
 from rich.console import Console
 from rich.table import Table
 
-from seqpoint.measurements import (
+from seqpoint.measurements import STEADY_TIME
+from seqpoint.measurements._metrics import (
     BREAKDOWN_PREFIX,
     COLD_TIME,
     RUN_TIME,
-    STEADY_TIME,
     breakdown_of,
     time_metric,
 )

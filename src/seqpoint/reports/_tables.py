@@ -10,14 +10,8 @@ from collections.abc import Callable, Sequence
 
 from rich.table import Table
 
-from seqpoint.measurements import (
-    BREAKDOWN_PREFIX,
-    COLD_TIME,
-    STEADY_TIME,
-    Measurements,
-    is_spread,
-    unit_of,
-)
+from seqpoint.measurements import STEADY_TIME, Measurements
+from seqpoint.measurements._metrics import BREAKDOWN_PREFIX, COLD_TIME, is_spread, unit_of
 from seqpoint.projection import Projection
 from seqpoint.reports._format import fmt_count, fmt_duration, fmt_pct
 from seqpoint.reports._views import ValidationView

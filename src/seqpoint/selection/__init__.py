@@ -5,38 +5,24 @@ Every selector follows the scikit-learn estimator contract (``fit(schedule)`` re
 under its command-line name; :func:`make_selector` builds one by name.
 """
 
-from seqpoint.schedule import SignatureTable, signature_table
+# Importing a selector's module registers it in SELECTORS, where make_selector finds it.
+from seqpoint.selection import _baselines, _simpoint  # noqa: F401
 from seqpoint.selection._base import SELECTORS, BaseSelector, make_selector
-from seqpoint.selection._baselines import (
-    FirstSelector,
-    MeanSelector,
-    MedianSelector,
-    ModeSelector,
-    RandomSelector,
-    StratifiedSelector,
-    StrideSelector,
-)
 from seqpoint.selection._calibration import calibrate_weights
 from seqpoint.selection._cost import (
     COST_MODELS,
-    AttentionCost,
     CostProxy,
     PilotTable,
-    QuadraticCost,
-    SeqLenCost,
     SignatureCosts,
-    TokensCost,
     basis_components,
     basis_error,
     cost_proxy,
     weighted_projection,
 )
 from seqpoint.selection._kmeans1d import KMeans1D
-from seqpoint.selection._seqpoint_selector import SeqPointSelector, signature_proxy
+from seqpoint.selection._seqpoint_selector import SeqPointSelector
 from seqpoint.selection._seqpoints import SeqPoint, SeqPoints, read_seqpoints, write_seqpoints
-from seqpoint.selection._simpoint import SimPointSelector
 from seqpoint.selection._simpoint_format import (
-    SimPointFiles,
     read_simpoints,
     seqpoints_from_simpoints,
     write_simpoints,
@@ -45,28 +31,14 @@ from seqpoint.selection._simpoint_format import (
 __all__ = [
     "COST_MODELS",
     "SELECTORS",
-    "AttentionCost",
     "BaseSelector",
     "CostProxy",
-    "FirstSelector",
     "KMeans1D",
-    "MeanSelector",
-    "MedianSelector",
-    "ModeSelector",
     "PilotTable",
-    "QuadraticCost",
-    "RandomSelector",
-    "SeqLenCost",
     "SeqPoint",
     "SeqPointSelector",
     "SeqPoints",
     "SignatureCosts",
-    "SignatureTable",
-    "SimPointFiles",
-    "SimPointSelector",
-    "StratifiedSelector",
-    "StrideSelector",
-    "TokensCost",
     "basis_components",
     "basis_error",
     "calibrate_weights",
@@ -75,8 +47,6 @@ __all__ = [
     "read_seqpoints",
     "read_simpoints",
     "seqpoints_from_simpoints",
-    "signature_proxy",
-    "signature_table",
     "weighted_projection",
     "write_seqpoints",
     "write_simpoints",

@@ -30,14 +30,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from seqpoint.exceptions import AdjustedInputWarning, InputError
-from seqpoint.schedule import (
-    IterationSchedule,
-    RowLengths,
-    read_rows,
-    rows_path,
-    set_columns,
-    write_rows,
-)
+from seqpoint.schedule import IterationSchedule, RowLengths, rows_path
+from seqpoint.schedule._rows import read_rows, write_rows
+from seqpoint.schedule._schedule import set_columns
 
 __all__ = ["TRACE_COLUMNS", "RunTrace", "read_trace", "write_trace"]
 

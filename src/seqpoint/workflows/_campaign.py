@@ -89,7 +89,8 @@ class Campaign(_Chosen):
     def saving(self, run_s: float = float("nan")) -> ProfilingSaving:
         """The saving in steps, wall clock (against ``run_s``) and tokens (see
         :func:`~seqpoint.validation.profiling_saving`)."""
-        from seqpoint.measurements import FIRST_STEP_TIME, STEADY_TIME
+        from seqpoint.measurements import STEADY_TIME
+        from seqpoint.measurements._metrics import FIRST_STEP_TIME
 
         steps = self.config.profile.point_steps()
         by_iter = {m.iteration: m for m in self.measurements.measurements}

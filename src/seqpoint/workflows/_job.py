@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from seqpoint.exceptions import InputError
-from seqpoint.measurements import Measurements, time_metric
+from seqpoint.measurements import Measurements
+from seqpoint.measurements._metrics import time_metric
 from seqpoint.projection import Projection
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import SeqPoints

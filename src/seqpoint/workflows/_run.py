@@ -7,7 +7,8 @@ from typing import Any
 
 from rich.console import Console
 
-from seqpoint.measurements import Measurements, time_metric
+from seqpoint.measurements import Measurements
+from seqpoint.measurements._metrics import time_metric
 from seqpoint.projection import Projection, RankProjection
 from seqpoint.schedule import IterationSchedule, ScheduleSummary, summarize
 from seqpoint.selection import SeqPoints

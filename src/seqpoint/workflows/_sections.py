@@ -145,7 +145,8 @@ class BatchingSection:
 
     def __post_init__(self) -> None:
         _check("batching", self, self._section_constraints)
-        from seqpoint.batching import make_policy, resolve_shard
+        from seqpoint.batching import make_policy
+        from seqpoint.batching._ranks import resolve_shard
 
         if self.rank is not None and self.rank >= self.world_size:
             raise ConfigError(
@@ -270,7 +271,8 @@ class WorkloadSection:
 def _check_workload(spec: str, overrides: dict[str, Any]) -> None:
     """Build the config of a reference workload (torch-free); a user's ``module:function``
     is imported only when the run builds it."""
-    from seqpoint.workloads import WORKLOADS, config_class, parse_overrides
+    from seqpoint.workloads import WORKLOADS
+    from seqpoint.workloads._loading import config_class, parse_overrides
 
     name, _, preset = spec.partition(":")
     if name not in WORKLOADS.names():

@@ -23,12 +23,12 @@ from rich.console import Console
 from seqpoint.exceptions import ConfigError, InputError
 from seqpoint.executors import Executor, Job, LocalExecutor, RayExecutor, SweepStats
 from seqpoint.measurements import (
-    RUN_TIME,
     STEADY_TIME,
     Measurements,
     environment_manifest,
     write_measurements,
 )
+from seqpoint.measurements._metrics import RUN_TIME
 from seqpoint.projection import Projection, ScheduleModel, Speedup
 from seqpoint.schedule import IterationSchedule, write_schedule
 from seqpoint.selection import SeqPoints, write_seqpoints

@@ -17,7 +17,8 @@ import numpy as np
 from rich.console import Console
 
 from seqpoint.exceptions import InputError
-from seqpoint.measurements import Measurements, StepWindow, read_measurements, time_metric
+from seqpoint.measurements import Measurements, StepWindow, read_measurements
+from seqpoint.measurements._metrics import time_metric
 from seqpoint.projection import Projection, Speedup
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import SeqPoints, read_seqpoints
@@ -243,7 +244,8 @@ def speedup_from_files(
     InputError
         A set that lacks a SeqPoint's iteration (measured on other points).
     """
-    from seqpoint.projection import project_speedup, seqpoint_rows
+    from seqpoint.projection import project_speedup
+    from seqpoint.projection._match import seqpoint_rows
 
     def named(given: object, label: str) -> str:
         return label if isinstance(given, (IterationSchedule, SeqPoints, Measurements)) else str(given)

@@ -23,7 +23,8 @@ from numpy.typing import NDArray
 from rich.console import Console
 
 from seqpoint._live import shows_live
-from seqpoint.measurements import STEADY_TIME, Measurements, time_metric
+from seqpoint.measurements import STEADY_TIME, Measurements
+from seqpoint.measurements._metrics import time_metric
 from seqpoint.projection import Projection
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import SeqPoints, weighted_projection

@@ -12,12 +12,13 @@ from seqpoint.measurements import (
     Measurement,
     Measurements,
     StepWindow,
-    is_projectable,
     per_process_key,
     read_measurements,
     standard_error,
     write_measurements,
 )
+from seqpoint.projection import project
+from seqpoint.testing import toy_measurements, toy_points, toy_schedule
 
 
 def _m(per_process: list[float] | None) -> Measurement:
@@ -38,8 +39,10 @@ def test_process_spread_is_the_standard_error_when_larger() -> None:
 
 
 def test_protocol_names_are_not_projected() -> None:
-    assert not is_projectable("time_s_sem")
-    assert not is_projectable("processes")
+    schedule = toy_schedule()
+    points = toy_points(schedule, [0, 6])
+    ms = toy_measurements(points, time_s_sem=lambda p: 0.1, processes=lambda p: 2.0)
+    assert set(project(schedule, points, ms).totals) == {"time_s"}
 
 
 def test_protocol_and_window_round_trip(tmp_path: Path) -> None:

@@ -24,15 +24,14 @@ from seqpoint.projection import (
 )
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import SeqPoint, SeqPoints, SeqPointSelector, make_selector
+from seqpoint.testing import toy_schedule
 
 Z95 = 1.959963984540054
 
 
 @pytest.fixture
 def tiny() -> IterationSchedule:
-    return IterationSchedule.from_columns(
-        {"batch_size": np.ones(8, dtype=np.int64), "seq_len": [10, 10, 10, 20, 20, 30, 100, 100]}
-    )
+    return toy_schedule()
 
 
 def linear(tokens: int) -> float:

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from seqpoint.exceptions import ConfigError
-from seqpoint.measurements import Measurement, Measurements
+from seqpoint.measurements import Measurements
 from seqpoint.projection import (
     INTERCONNECTS,
     allreduce_time,
@@ -16,6 +16,7 @@ from seqpoint.projection import (
 )
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import SeqPoints, SeqPointSelector
+from seqpoint.testing import toy_measurements
 
 
 def rank_schedule() -> IterationSchedule:
@@ -33,11 +34,7 @@ def cost(p_seq: int) -> float:
 def every_signature(flat: IterationSchedule) -> tuple[SeqPoints, Measurements]:
     n_sig = len(flat.unique_signatures()[1])
     points = SeqPointSelector(n_points=n_sig).fit(flat).to_seqpoints(flat)
-    ms = Measurements(workload="test", measurements=tuple(
-        Measurement(iteration=p.iteration, batch_size=p.batch_size, seq_len=p.seq_len,
-                    tgt_len=p.tgt_len, metrics={"time_s": cost(p.seq_len), "time_s_iqr": 0.0})
-        for p in points.points))
-    return points, ms
+    return points, toy_measurements(points, lambda p: cost(p.seq_len), time_s_iqr=lambda p: 0.0)
 
 
 def test_max_over_ranks_is_exact_on_a_hand_built_run() -> None:

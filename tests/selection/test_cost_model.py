@@ -9,12 +9,17 @@ import pytest
 from seqpoint.exceptions import ConfigError, InputError
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import PilotTable, SeqPointSelector, SignatureCosts
-from seqpoint.selection._cost import describe_cost
 
 
 def _schedule() -> IterationSchedule:
     return IterationSchedule.from_columns(
         {"batch_size": [2, 2, 4, 2, 4], "seq_len": [10, 30, 10, 10, 50], "tgt_len": [0] * 5})
+
+
+def describe_cost(proxy) -> str:  # type: ignore[no-untyped-def]
+    """How SEQPOINTS.json names the cost proxy a selection used."""
+    points = SeqPointSelector(n_points=1, cost=proxy).fit(_schedule()).to_seqpoints(_schedule())
+    return str(points.meta["params"]["cost"])
 
 
 def test_signature_costs_look_up_every_iteration() -> None:
@@ -39,7 +44,7 @@ def test_pilot_rescales_the_model_along_its_range() -> None:
 def test_model_proxy_is_the_exact_roofline_per_signature() -> None:
     pytest.importorskip("torch")
     from seqpoint.profiling import count_point
-    from seqpoint.workflows._sections import SelectionSection
+    from seqpoint.workflows import SelectionSection
     from seqpoint.workflows._stages import model_cost
     from seqpoint.workloads import load_workload
 
@@ -55,8 +60,7 @@ def test_model_proxy_is_the_exact_roofline_per_signature() -> None:
 
 def test_selection_section_checks_the_proxy_and_reads_its_old_names() -> None:
     from seqpoint.exceptions import SeqPointWarning
-    from seqpoint.workflows import RunConfig
-    from seqpoint.workflows._sections import SelectionSection
+    from seqpoint.workflows import RunConfig, SelectionSection
 
     with pytest.raises(ConfigError, match=r"proxy = 'roofline' is not a cost proxy; use one of attention, "
                                           r"quadratic, seq_len, tokens, model, model\+pilot"):

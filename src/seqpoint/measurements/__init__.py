@@ -13,7 +13,6 @@ from seqpoint.measurements._io import parse_measurement, read_measurements, writ
 from seqpoint.measurements._metrics import (
     CATEGORIES,
     STEADY_TIME,
-    is_projectable,
     per_process_key,
     standard_error,
 )
@@ -29,7 +28,6 @@ __all__ = [
     "StepWindow",
     "environment_fingerprint",
     "environment_manifest",
-    "is_projectable",
     "parse_measurement",
     "per_process_key",
     "read_measurements",

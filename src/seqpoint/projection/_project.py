@@ -23,7 +23,6 @@ from seqpoint.measurements import (
     STEADY_TIME,
     Measurement,
     Measurements,
-    is_projectable,
     per_process_key,
     standard_error,
 )
@@ -33,6 +32,7 @@ from seqpoint.measurements._metrics import (
     RUN_TIME,
     breakdown_key,
     is_peak,
+    is_projectable,
     projectable_values,
 )
 from seqpoint.projection._cold import COLD_METHODS, ColdTerm, first_occurrence, window_in_run_ratio

@@ -22,7 +22,6 @@ from seqpoint.workloads._contract import (
 from seqpoint.workloads._loading import (
     WORKLOADS,
     check_user_code,
-    is_user_code,
     load_workload,
     workload_recipe,
 )
@@ -45,7 +44,6 @@ __all__ = [
     "WrapsForward",
     "check_user_code",
     "check_workload",
-    "is_user_code",
     "load_workload",
     "packed_document_lengths",
     "takes_batch_shape",

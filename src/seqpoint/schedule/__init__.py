@@ -1,11 +1,14 @@
 """Stage 3: the IterationSchedule, one row per training iteration."""
 
-from seqpoint.schedule._build import from_batches
 from seqpoint.schedule._io import read_schedule, write_schedule
 from seqpoint.schedule._rows import RowLengths, rows_path
-from seqpoint.schedule._schedule import COLUMNS, IterationSchedule, round_up
-from seqpoint.schedule._signatures import SignatureTable, signature_table
-from seqpoint.schedule._summary import ScheduleSummary, summarize
+from seqpoint.schedule._schedule import COLUMNS, IterationSchedule, from_batches, round_up
+from seqpoint.schedule._signatures import (
+    ScheduleSummary,
+    SignatureTable,
+    signature_table,
+    summarize,
+)
 
 __all__ = [
     "COLUMNS",

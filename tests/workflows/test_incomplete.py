@@ -1,37 +1,38 @@
 import json
 
+import pytest
+
 from seqpoint.workflows import (
     BatchingSection,
     LengthsSection,
     ProfileSection,
-    ReportSection,
-    RunConfig,
     SelectionSection,
     WorkloadSection,
     run,
 )
 
 
-def _cfg(tmp_path, limit):
-    return RunConfig(
-        name="oom",
-        lengths=LengthsSection(source="bundled:librispeech-dev-clean", max_samples=200),
-        batching=BatchingSection(policy="sortagrad", epochs=1, params={"batch_size": 20}),
-        selection=SelectionSection(n_points=4),
-        workload=WorkloadSection(name="_oom_workload:build", set={"limit": str(limit)}),
-        profile=ProfileSection(warmup=1, repeats=2, metrics=("time",), cache=str(tmp_path / "c.sqlite")),
-        report=ReportSection(out=str(tmp_path / "run"), plots=False, html=True),
-    )
+@pytest.fixture
+def oom_config(tmp_path, tiny_config):
+    """``oom_config(limit)``: a run whose workload runs out of memory past ``limit`` tokens."""
+    def make(limit):
+        return tiny_config(
+            tmp_path, name="oom", lengths=LengthsSection(source="bundled:librispeech-dev-clean", max_samples=200),
+            batching=BatchingSection(policy="sortagrad", epochs=1, params={"batch_size": 20}),
+            selection=SelectionSection(n_points=4),
+            workload=WorkloadSection(name="_oom_workload:build", set={"limit": str(limit)}),
+            profile=ProfileSection(warmup=1, repeats=2, metrics=("time",), cache=str(tmp_path / "c.sqlite")))
+    return make
 
 
-def _limit_below_longest(tmp_path):
-    lens = sorted(p.seq_len for p in run(_cfg(tmp_path, limit=10**9), progress=False).seqpoints.points)
+def _limit_below_longest(oom_config):
+    lens = sorted(p.seq_len for p in run(oom_config(10**9), progress=False).seqpoints.points)
     return lens[-2]  # every point but the longest fits
 
 
-def test_oom_at_longest_point_is_recorded_and_projection_marked_incomplete(tmp_path):
-    limit = _limit_below_longest(tmp_path)
-    res = run(_cfg(tmp_path, limit=limit), progress=False)
+def test_oom_at_longest_point_is_recorded_and_projection_marked_incomplete(tmp_path, oom_config):
+    limit = _limit_below_longest(oom_config)
+    res = run(oom_config(limit), progress=False)
     longest = max(res.seqpoints.points, key=lambda p: p.seq_len)
     assert longest.seq_len > limit
     statuses = {m.seq_len: m.status for m in res.measurements.measurements}
@@ -45,12 +46,12 @@ def test_oom_at_longest_point_is_recorded_and_projection_marked_incomplete(tmp_p
     assert "INCOMPLETE" in (tmp_path / "run" / "report.html").read_text()
 
 
-def test_rerun_measures_only_what_failed(tmp_path):
-    limit = _limit_below_longest(tmp_path)
-    first = run(_cfg(tmp_path, limit=limit), progress=False)
+def test_rerun_measures_only_what_failed(oom_config):
+    limit = _limit_below_longest(oom_config)
+    first = run(oom_config(limit), progress=False)
     ok_before = {m.seq_len: m.metrics for m in first.measurements.measurements if m.ok}
     assert len(ok_before) == len(first.seqpoints) - 1
-    again = run(_cfg(tmp_path, limit=limit), progress=False)
+    again = run(oom_config(limit), progress=False)
     for m in again.measurements.measurements:
         if m.ok:
             assert m.metrics == ok_before[m.seq_len]  # from the cache, not measured again

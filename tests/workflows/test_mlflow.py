@@ -12,9 +12,7 @@ from seqpoint.workflows import (
     LengthsSection,
     ProfileSection,
     ReportSection,
-    RunConfig,
     SelectionSection,
-    WorkloadSection,
     log_to_mlflow,
     mlflow_metrics,
     mlflow_params,
@@ -23,18 +21,14 @@ from seqpoint.workflows import (
 
 
 @pytest.fixture(scope="module")
-def result(tmp_path_factory):
+def result(tmp_path_factory, tiny_config):
     tmp = tmp_path_factory.mktemp("mlflow")
-    cfg = RunConfig(
-        name="ml",
-        lengths=LengthsSection(source="bundled:librispeech-dev-clean", max_samples=48),
-        batching=BatchingSection(policy="sortagrad", epochs=1, params={"batch_size": 16}),
-        selection=SelectionSection(n_points=2),
-        workload=WorkloadSection(name="deepspeech2:tiny", set={"threads": 1}),
-        profile=ProfileSection(warmup=1, repeats=2, metrics=("time", "breakdown"),
-                               cache=str(tmp / "cache.sqlite")),
-        report=ReportSection(out=str(tmp / "run"), plots=False, html=False),
-    )
+    cfg = tiny_config(tmp, name="ml", lengths=LengthsSection(source="bundled:librispeech-dev-clean", max_samples=48),
+                      batching=BatchingSection(policy="sortagrad", epochs=1, params={"batch_size": 16}),
+                      selection=SelectionSection(n_points=2),
+                      profile=ProfileSection(warmup=1, repeats=2, metrics=("time", "breakdown"),
+                                             cache=str(tmp / "cache.sqlite")),
+                      report=ReportSection(out=str(tmp / "run"), plots=False, html=False))
     return run(cfg, progress=False)
 
 

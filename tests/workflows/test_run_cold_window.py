@@ -16,24 +16,19 @@ from seqpoint.workflows import (
     ProfileSection,
     ReportSection,
     RunConfig,
-    SelectionSection,
     WorkloadSection,
     run,
 )
 
 
-def test_cold_window_calibrates_and_is_counted(tmp_path: Path) -> None:
+def test_cold_window_calibrates_and_is_counted(tmp_path: Path, tiny_config) -> None:
     def cfg(window: int) -> RunConfig:
-        return RunConfig(
-            name="w",
-            lengths=LengthsSection(source="bundled:wikitext-2-valid", max_samples=160),
+        return tiny_config(
+            tmp_path, name="w", lengths=LengthsSection(source="bundled:wikitext-2-valid", max_samples=160),
             batching=BatchingSection(policy="fixed", params={"batch_size": 8}),
-            selection=SelectionSection(n_points=3),
             workload=WorkloadSection(name="bert:tiny", set={"threads": 1}),
-            profile=ProfileSection(warmup=1, repeats=2, metrics=("time",), use_cache=False,
-                                   cold_window=window),
-            report=ReportSection(out=str(tmp_path / f"run{window}"), plots=False, html=False),
-        )
+            profile=ProfileSection(warmup=1, repeats=2, metrics=("time",), use_cache=False, cold_window=window),
+            report=ReportSection(out=str(tmp_path / f"run{window}"), plots=False, html=False))
 
     plain, windowed = run(cfg(0), progress=False), run(cfg(8), progress=False)
     assert plain.projection.cold_term["method"] == "first_step"

@@ -16,8 +16,6 @@ from seqpoint.reports import print_run
 from seqpoint.workflows import (
     BatchingSection,
     LengthsSection,
-    ProfileSection,
-    ReportSection,
     RunConfig,
     SelectionSection,
     WorkloadSection,
@@ -25,20 +23,17 @@ from seqpoint.workflows import (
 )
 
 
-def _cfg(tmp_path, selection: SelectionSection) -> RunConfig:
-    return RunConfig(
-        name="t",
-        lengths=LengthsSection(source="bundled:wikitext-2-valid", max_samples=64),
-        batching=BatchingSection(policy="group_by_length", epochs=1, params={"batch_size": 8}),
-        selection=selection,
-        workload=WorkloadSection(name="bert:tiny", set={"threads": 1}),
-        profile=ProfileSection(warmup=1, repeats=2, metrics=("time", "flops"),
-                               cache=str(tmp_path / "cache.sqlite")),
-        report=ReportSection(out=str(tmp_path / "run"), plots=False, html=True),
-    )
+@pytest.fixture
+def _cfg(tiny_config):
+    def make(tmp_path, selection: SelectionSection) -> RunConfig:
+        return tiny_config(
+            tmp_path, lengths=LengthsSection(source="bundled:wikitext-2-valid", max_samples=64),
+            batching=BatchingSection(policy="group_by_length", epochs=1, params={"batch_size": 8}),
+            selection=selection, workload=WorkloadSection(name="bert:tiny", set={"threads": 1}))
+    return make
 
 
-def test_run_reports_exact_totals_and_savings(tmp_path) -> None:
+def test_run_reports_exact_totals_and_savings(tmp_path, _cfg) -> None:
     res = run(_cfg(tmp_path, SelectionSection(n_points=3)), progress=False)
     from seqpoint.profiling import count_point
 
@@ -100,7 +95,7 @@ def test_profiled_steps_say_where_the_campaign_steps_went() -> None:
     assert steps_text(one) == "10 (2 points × (2 warm-up + 3 timed))"
 
 
-def test_run_selects_with_the_model_proxy(tmp_path) -> None:
+def test_run_selects_with_the_model_proxy(tmp_path, _cfg) -> None:
     res = run(_cfg(tmp_path, SelectionSection(n_points=3, proxy="model", proxy_device="h100")),
               progress=False)
     meta = json.loads((tmp_path / "run" / "seqpoints.json").read_text())

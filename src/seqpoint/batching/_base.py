@@ -45,19 +45,9 @@ def as_lengths(lengths: Lengths | ArrayLike) -> Lengths:
 
 @dataclass(frozen=True, eq=False)
 class BatchPlan:
-    """Which samples form which batch, over all epochs, before shapes are computed.
-
-    Attributes
-    ----------
-    order : ndarray of shape (n_assigned,), int64
-        Sample indices in consumption order, all epochs concatenated.
-    offsets : ndarray of shape (n_batches + 1,), int64
-        Batch ``b`` is ``order[offsets[b]:offsets[b + 1]]``.
-    epoch : ndarray of shape (n_batches,), int64
-        Epoch of every batch.
-    dropped : ndarray of shape (n_epochs,), int64
-        Samples left out of each epoch (``drop_last``, per-bucket remainders, filters).
-    """
+    """Which samples form which batch, over all epochs, before shapes are computed: batch
+    ``b`` is ``order[offsets[b]:offsets[b + 1]]`` of epoch ``epoch[b]``; ``dropped`` counts the
+    samples left out of each epoch (int64 arrays)."""
 
     order: IntArray
     offsets: IntArray

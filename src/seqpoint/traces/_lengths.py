@@ -28,28 +28,9 @@ def check_lengths(
     allow_zero: bool = False,
     limit: int = MAX_LENGTH,
 ) -> IntArray:
-    """Validate raw lengths and return them as int64.
-
-    Parameters
-    ----------
-    values : array-like of shape (n_samples,)
-        Lengths as parsed (ints or floats; floats must be integral).
-    source : str
-        Where the values come from, used in messages (a path or ``"array"``).
-    locate : callable
-        Maps a 0-based position to a place in the source ("line 12").
-    what : str
-        Name of the quantity in messages.
-    allow_zero : bool
-        Accept 0 (histogram counts); lengths must be >= 1.
-    limit : int
-        Largest value accepted (:data:`MAX_LENGTH` for lengths).
-
-    Raises
-    ------
-    InputError
-        Empty input or a NaN, non-integer, negative, zero or too large value (the first named).
-    """
+    """Parsed lengths (ints, or integral floats) as int64, each in ``[1, limit]`` (``[0, limit]``
+    with ``allow_zero``); the first bad one is an InputError naming ``source``, ``locate(i)``
+    (e.g. "line 12") and ``what``."""
     arr = np.asarray(values)
     if arr.ndim != 1:
         raise InputError(f"{source}: {what}s must be a 1-D sequence. Got shape {arr.shape}.")

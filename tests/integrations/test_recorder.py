@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from seqpoint.exceptions import AssumedInputWarning, InputError
-from seqpoint.integrations import Shape, batch_shape, read_batch, record
+from seqpoint.integrations import Shape, read_batch, record
 from seqpoint.validation import read_trace
 
 torch = pytest.importorskip("torch")
@@ -10,20 +10,20 @@ torch = pytest.importorskip("torch")
 
 def test_default_reader_uses_real_lengths_from_the_attention_mask():
     mask = torch.tensor([[1, 1, 1, 0], [1, 1, 0, 0]])
-    shape = batch_shape({"input_ids": torch.zeros(2, 4, dtype=torch.long), "attention_mask": mask})
+    shape = read_batch({"input_ids": torch.zeros(2, 4, dtype=torch.long), "attention_mask": mask}).shape
     assert shape == (2, 4, 0, 5, 13)
-    assert batch_shape(torch.zeros(3, 7)) == (3, 7, 0, 21, 147)
-    assert batch_shape([torch.zeros(3, 7), torch.zeros(3)]) == (3, 7, 0, 21, 147)
+    assert read_batch(torch.zeros(3, 7)).shape == (3, 7, 0, 21, 147)
+    assert read_batch([torch.zeros(3, 7), torch.zeros(3)]).shape == (3, 7, 0, 21, 147)
 
 
 def test_default_reader_reads_targets_and_flattened_documents():
     batch = {"input_ids": torch.zeros(2, 5, dtype=torch.long),
              "labels": torch.tensor([[1, 2, -100], [1, 2, 3]])}
-    assert batch_shape(batch, encoder_decoder=True) == (2, 5, 3, 15, 50)
-    assert batch_shape(batch) == (2, 5, 0, 10, 50)
+    assert read_batch(batch, encoder_decoder=True).shape == (2, 5, 3, 15, 50)
+    assert read_batch(batch).shape == (2, 5, 0, 10, 50)
     packed = {"input_ids": torch.zeros(1, 7, dtype=torch.long),
               "position_ids": torch.tensor([[0, 1, 2, 0, 1, 0, 1]])}
-    assert batch_shape(packed) == (1, 7, 0, 7, 9 + 4 + 4)
+    assert read_batch(packed).shape == (1, 7, 0, 7, 9 + 4 + 4)
 
 
 def test_lengths_that_do_not_fit_the_batch_shape_are_not_recorded():

@@ -11,13 +11,12 @@ Importing this package imports neither torch, transformers nor lhotse.
 """
 
 from seqpoint.integrations._recorder import Recorder, record
-from seqpoint.integrations._shapes import Shape, batch_shape, read_batch
+from seqpoint.integrations._shapes import Shape, read_batch
 from seqpoint.integrations.lhotse import schedule_from_sampler
 
 __all__ = [
     "Recorder",
     "Shape",
-    "batch_shape",
     "read_batch",
     "record",
     "schedule_from_sampler",

@@ -9,10 +9,7 @@ from seqpoint.exceptions import ConfigError
 from seqpoint.measurements import Measurements
 from seqpoint.projection import (
     INTERCONNECTS,
-    allreduce_time,
     project_ranks,
-    ring_allreduce_bytes,
-    step_costs,
 )
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import SeqPoints, SeqPointSelector
@@ -51,15 +48,30 @@ def test_max_over_ranks_is_exact_on_a_hand_built_run() -> None:
     assert d["world_size"] == 2 and d["n_steps"] == 3 and d["allreduce_source"] == "measured"
 
 
-def test_step_costs_reshape_step_major() -> None:
-    worst, mean = step_costs(np.array([1.0, 3.0, 2.0, 2.0]), 2)
-    assert worst.tolist() == [3.0, 2.0] and mean.tolist() == [2.0, 2.0]
+def test_the_run_waits_for_the_slowest_rank_of_every_step() -> None:
+    # The ranks' steps cost 1|3, 2|2 and 5|1 s.
+    sched = rank_schedule()
+    points, ms = every_signature(sched.rank_rows())
+    proj = project_ranks(sched, points, ms, allreduce_s=0.0)
+    assert (proj.compute_s, proj.mean_compute_s) == (pytest.approx(10.0), pytest.approx(7.0))
+
+
+def one_step(world_size: int) -> IterationSchedule:
+    base = IterationSchedule.from_columns({"batch_size": [2] * world_size, "seq_len": [10] * world_size,
+                                           "iteration": [0] * world_size})
+    return IterationSchedule(**base.columns(), rank=np.arange(world_size))
+
+
+def allreduce_s(world_size: int, gradient_bytes: int, interconnect: str | float) -> float:
+    sched = one_step(world_size)
+    points, ms = every_signature(sched.rank_rows())
+    return project_ranks(sched, points, ms, gradient_bytes=gradient_bytes, interconnect=interconnect).allreduce_s
 
 
 def test_ring_allreduce_over_a_named_interconnect() -> None:
-    assert ring_allreduce_bytes(1000, 4) == 1500.0
-    assert allreduce_time(10**9, 2, "nvlink4") == pytest.approx(1e9 / INTERCONNECTS["nvlink4"])
-    assert allreduce_time(10**9, 8, 1e9) == pytest.approx(1.75)
+    assert allreduce_s(4, 1000, 1.0) == pytest.approx(1500.0)  # a ring sends 2 (n - 1) / n of the bytes
+    assert allreduce_s(2, 10**9, "nvlink4") == pytest.approx(1e9 / INTERCONNECTS["nvlink4"])
+    assert allreduce_s(8, 10**9, 1e9) == pytest.approx(1.75)
     sched = rank_schedule()
     points, ms = every_signature(sched.rank_rows())
     proj = project_ranks(sched, points, ms, gradient_bytes=10**9, interconnect="pcie4")
@@ -82,6 +94,6 @@ def test_bad_all_reduce_inputs_are_one_line() -> None:
     with pytest.raises(ConfigError, match="Unknown interconnect 'ethernet'; use one of gloo-loopback"):
         project_ranks(sched, points, ms, gradient_bytes=8, interconnect="ethernet")
     with pytest.raises(ConfigError, match="'interconnect' parameter must be a number > 0"):
-        allreduce_time(8, 2, -1.0)
+        project_ranks(sched, points, ms, gradient_bytes=8, interconnect=-1.0)
     with pytest.raises(ConfigError, match="not both"):
         project_ranks(sched, points, ms, allreduce_s=1.0, interconnect="pcie4")

@@ -10,14 +10,7 @@ from seqpoint.projection._errors import geomean_abs_error, relative_error
 from seqpoint.projection._intervals import leave_one_out_error, roughness, student_quantile
 from seqpoint.projection._model import METHODS, PointProjector, ScheduleModel, fitted_costs
 from seqpoint.projection._project import Projection, project
-from seqpoint.projection._ranks import (
-    INTERCONNECTS,
-    RankProjection,
-    allreduce_time,
-    project_ranks,
-    ring_allreduce_bytes,
-    step_costs,
-)
+from seqpoint.projection._ranks import INTERCONNECTS, RankProjection, project_ranks
 from seqpoint.projection._speedup import Speedup, project_speedup
 from seqpoint.projection._synthetic import project_cost
 
@@ -29,7 +22,6 @@ __all__ = [
     "RankProjection",
     "ScheduleModel",
     "Speedup",
-    "allreduce_time",
     "cold_steps",
     "fitted_costs",
     "geomean_abs_error",
@@ -39,8 +31,6 @@ __all__ = [
     "project_ranks",
     "project_speedup",
     "relative_error",
-    "ring_allreduce_bytes",
     "roughness",
-    "step_costs",
     "student_quantile",
 ]

@@ -70,11 +70,7 @@ class BatchPlan:
         """The schedule of these batches over ``lens``, with :meth:`meta` as its provenance."""
         self.check_int64(lens, pad_to_multiple_of=pad_to_multiple_of)
         sched = from_batches(
-            self.order,
-            self.offsets,
-            self.epoch,
-            lens.src,
-            lens.tgt,
+            self.order, self.offsets, self.epoch, lens.src, lens.tgt,
             pad_to_multiple_of=pad_to_multiple_of,
             meta=self.meta(lens, policy=policy, params=params, epochs=epochs, seed=seed),
         )
@@ -254,14 +250,8 @@ def make_policy(name: str, **params: Any) -> BatchingPolicy:
 
 
 def replay(
-    lengths: Lengths | ArrayLike,
-    policy: str | BatchingPolicy = "fixed",
-    *,
-    epochs: int = 1,
-    seed: int = 0,
-    world_size: int = 1,
-    shard: str | None = None,
-    **params: Any,
+    lengths: Lengths | ArrayLike, policy: str | BatchingPolicy = "fixed", *, epochs: int = 1,
+    seed: int = 0, world_size: int = 1, shard: str | None = None, **params: Any,
 ) -> IterationSchedule:
     """Replay a batching policy given by name (plus parameters) or as an object
     (see :meth:`BatchingPolicy.replay`).

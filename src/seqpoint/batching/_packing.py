@@ -172,17 +172,11 @@ class PackingPolicy(BatchingPolicy):
         pieces = np.concatenate(cols["pieces"]).astype(np.int64)
         per_row = RowLengths(
             np.concatenate([[0], np.cumsum(pieces)]).astype(np.int64),
-            np.concatenate(cols["piece_len"]),
-            row_of=np.concatenate(cols["row_of"]),
+            np.concatenate(cols["piece_len"]), row_of=np.concatenate(cols["row_of"]),
         )
         return IterationSchedule(
-            iteration=np.arange(bs.shape[0], dtype=np.int64),
-            epoch=np.concatenate(cols["epoch"]),
-            batch_size=bs,
-            seq_len=seq,
-            tgt_len=np.zeros(bs.shape[0], dtype=np.int64),
-            tokens=np.concatenate(cols["tokens"]),
-            padded_tokens=bs * seq,
-            sum_sq_len=np.concatenate(cols["sq"]),
-            meta=meta,
+            iteration=np.arange(bs.shape[0], dtype=np.int64), epoch=np.concatenate(cols["epoch"]),
+            batch_size=bs, seq_len=seq, tgt_len=np.zeros(bs.shape[0], dtype=np.int64),
+            tokens=np.concatenate(cols["tokens"]), padded_tokens=bs * seq,
+            sum_sq_len=np.concatenate(cols["sq"]), meta=meta,
         ).with_rows(per_row)

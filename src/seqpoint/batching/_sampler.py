@@ -101,13 +101,8 @@ def _interleave(
 
 
 def from_batch_sampler(
-    batch_sampler: Iterable[Any],
-    lengths: Lengths | ArrayLike,
-    *,
-    epochs: int = 1,
-    pad_to_multiple_of: int = 1,
-    set_epoch: bool = True,
-    all_ranks: bool = False,
+    batch_sampler: Iterable[Any], lengths: Lengths | ArrayLike, *, epochs: int = 1,
+    pad_to_multiple_of: int = 1, set_epoch: bool = True, all_ranks: bool = False,
 ) -> IterationSchedule:
     """Build the schedule by iterating a real batch sampler over sample indices.
 

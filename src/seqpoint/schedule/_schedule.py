@@ -144,12 +144,9 @@ class IterationSchedule:
         padded = np.asarray(columns.get("padded_tokens", bs * (sl + tl)), dtype=np.int64)
         return cls(
             iteration=np.asarray(columns.get("iteration", np.arange(n)), dtype=np.int64),
-            epoch=np.asarray(columns.get("epoch", np.zeros(n)), dtype=np.int64),
-            batch_size=bs,
-            seq_len=sl,
-            tgt_len=tl,
-            tokens=np.asarray(columns.get("tokens", padded), dtype=np.int64),
-            padded_tokens=padded,
+            epoch=np.asarray(columns.get("epoch", np.zeros(n)), dtype=np.int64), batch_size=bs,
+            seq_len=sl, tgt_len=tl,
+            tokens=np.asarray(columns.get("tokens", padded), dtype=np.int64), padded_tokens=padded,
             sum_sq_len=np.asarray(columns.get("sum_sq_len", bs * sl * sl), dtype=np.int64),
             meta=dict(meta or {}),
         )

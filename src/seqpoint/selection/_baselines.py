@@ -225,12 +225,8 @@ class StratifiedSelector(BaseSelector):
     }
 
     def __init__(
-        self,
-        *,
-        n_points: int | None = 10,
-        n_strata: int | None = None,
-        cost: str | CostProxy | PilotTable = "attention",
-        random_state: int | None = 0,
+        self, *, n_points: int | None = 10, n_strata: int | None = None,
+        cost: str | CostProxy | PilotTable = "attention", random_state: int | None = 0,
     ) -> None:
         super().__init__(n_points=n_points, random_state=random_state)
         self.n_strata = n_strata

@@ -24,11 +24,7 @@ _MAX_EXPONENT = 700.0
 
 
 def calibrate_weights(
-    components: ArrayLike,
-    design: ArrayLike,
-    totals: ArrayLike,
-    *,
-    ridge: float = 1e-8,
+    components: ArrayLike, design: ArrayLike, totals: ArrayLike, *, ridge: float = 1e-8,
     max_iter: int = 100,
 ) -> FloatArray:
     """Weights closest to ``design`` whose weighted components reproduce ``totals``.

@@ -99,8 +99,7 @@ class KMeans1D:
             ilo, ihi, jlo, jhi = (
                 np.concatenate([ilo[left], mid[right] + 1]),
                 np.concatenate([mid[left] - 1, ihi[right]]),
-                np.concatenate([jlo[left], best[right]]),
-                np.concatenate([best[left], jhi[right]]),
+                np.concatenate([jlo[left], best[right]]), np.concatenate([best[left], jhi[right]]),
             )
         self._D.append(cur)
         self._opt.append(opt)

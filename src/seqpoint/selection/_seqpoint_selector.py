@@ -191,14 +191,9 @@ class SeqPointSelector(BaseSelector):
     name = "seqpoint"
 
     def __init__(
-        self,
-        *,
-        n_points: int | None = None,
-        max_error: float | None = None,
-        grouping: str = "optimal",
-        cost: str | CostProxy | PilotTable = "attention",
-        weights: str = "calibrated",
-        random_state: int | None = 0,
+        self, *, n_points: int | None = None, max_error: float | None = None,
+        grouping: str = "optimal", cost: str | CostProxy | PilotTable = "attention",
+        weights: str = "calibrated", random_state: int | None = 0,
     ) -> None:
         super().__init__(n_points=n_points, random_state=random_state)
         self.max_error = max_error

@@ -131,8 +131,6 @@ def read_seqpoints(path: str | Path) -> SeqPoints:
     data = read_json(path, what="SeqPoints file", made_by="seqpoint select")
     model = validate(SeqPointsSchema, data, source=str(path), fix="create it again with 'seqpoint select'")
     return SeqPoints(
-        method=model.method,
-        n_iterations=model.n_iterations,
-        points=tuple(SeqPoint(**p.model_dump()) for p in model.points),
-        meta=model.meta,
+        method=model.method, n_iterations=model.n_iterations,
+        points=tuple(SeqPoint(**p.model_dump()) for p in model.points), meta=model.meta,
     )

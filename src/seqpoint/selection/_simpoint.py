@@ -23,12 +23,7 @@ def _sq_dist(x: FloatArray, centers: FloatArray) -> FloatArray:
 
 
 def weighted_kmeans(
-    x: FloatArray,
-    w: FloatArray,
-    k: int,
-    rng: np.random.Generator,
-    *,
-    n_init: int = 3,
+    x: FloatArray, w: FloatArray, k: int, rng: np.random.Generator, *, n_init: int = 3,
     max_iter: int = 100,
 ) -> tuple[IntArray, FloatArray, float]:
     """Weighted k-means of points ``x`` (m, d) with weights ``w`` (m,) into ``1 <= k <= m``

@@ -50,9 +50,7 @@ BUNDLED: dict[str, BundledDataset] = {
             "whitespace tokens; the one pair with an empty English line is dropped (9,999 pairs).",
         ),
         BundledDataset(
-            name="multi30k-en-de",
-            folder="multi30k-en-de",
-            files=("train.en.gz", "train.de.gz"),
+            name="multi30k-en-de", folder="multi30k-en-de", files=("train.en.gz", "train.de.gz"),
             description="29,000 Multi30k en-de caption pairs; whitespace tokens of the raw text.",
         ),
         BundledDataset(

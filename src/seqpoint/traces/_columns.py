@@ -68,11 +68,7 @@ def data_line(i: int) -> str:
 
 
 def scaled(
-    values: NDArray[np.float64],
-    scale: float,
-    *,
-    source: str,
-    col: str,
+    values: NDArray[np.float64], scale: float, *, source: str, col: str,
     locate: Callable[[int], str] = data_line,
 ) -> NDArray[np.float64]:
     """Multiply by ``scale`` and round up (partial frames count as a frame)."""

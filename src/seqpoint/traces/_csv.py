@@ -69,15 +69,9 @@ def _csv_column(data: bytes, col: str, header: list[str], source: str) -> NDArra
 
 
 def read_csv_lengths(
-    path: str | Path,
-    *,
-    column: str | None = None,
-    scale: float = 1.0,
-    sample_rate: float | None = None,
-    frames_per_second: float = 100.0,
-    unit: str | None = None,
-    _data: bytes | None = None,
-    _source: str | None = None,
+    path: str | Path, *, column: str | None = None, scale: float = 1.0,
+    sample_rate: float | None = None, frames_per_second: float = 100.0, unit: str | None = None,
+    _data: bytes | None = None, _source: str | None = None,
 ) -> Lengths:
     """Read one column of a CSV (or gzipped CSV) file as per-sample lengths.
 
@@ -130,8 +124,7 @@ def read_csv_lengths(
                          f"{shown(header)}. Pick one with --column NAME.")
     # Silently dropping a second length or a count column gives a wrong schedule: say so.
     warn_ignored(
-        source,
-        [column],
+        source, [column],
         [c for c in header if c != column and (c in LENGTH_COLUMNS or norm_name(c) in COUNT_COLUMNS)],
     )
     raw = _csv_column(data, column, header, source)
@@ -141,8 +134,7 @@ def read_csv_lengths(
     src = check_lengths(values, source=source, locate=data_line, what=repr(column))
     how = f" x{factor:g} rounded up" if factor != 1.0 else ""
     return Lengths(
-        src=src,
-        source=f"{source} column {column!r}{how}",
+        src=src, source=f"{source} column {column!r}{how}",
         unit=unit or ("frames" if sample_rate is not None else "tokens"),
     )
 

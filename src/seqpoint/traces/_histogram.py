@@ -66,10 +66,7 @@ def _histogram_columns(
 
 
 def read_histogram(
-    path: str | Path,
-    *,
-    column: str | None = None,
-    count_column: str | None = None,
+    path: str | Path, *, column: str | None = None, count_column: str | None = None,
     unit: str = "tokens",
 ) -> Lengths:
     """Expand a length histogram CSV (``length,count`` or ``src,tgt,count``; the count column

@@ -93,10 +93,7 @@ def _jsonl_column(data: bytes, text: str, key: str, source: str) -> NDArray[np.f
 
 
 def read_jsonl_lengths(
-    path: str | Path,
-    *,
-    key: str = "duration",
-    frames_per_second: float | None = 100.0,
+    path: str | Path, *, key: str = "duration", frames_per_second: float | None = 100.0,
     unit: str | None = None,
 ) -> Lengths:
     """Read a JSON-lines manifest (one object per line) as per-sample lengths.
@@ -136,7 +133,6 @@ def read_jsonl_lengths(
     src = check_lengths(values, source=source, locate=locate, what=repr(key))
     how = f" x{factor:g} rounded up" if factor != 1.0 else ""
     return Lengths(
-        src=src,
-        source=f"{source} field {key!r}{how}",
+        src=src, source=f"{source} field {key!r}{how}",
         unit=unit or ("frames" if frames_per_second is not None else "tokens"),
     )

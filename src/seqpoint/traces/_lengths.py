@@ -20,13 +20,8 @@ MAX_LENGTH = 2**31 - 1
 
 
 def check_lengths(
-    values: ArrayLike,
-    *,
-    source: str,
-    locate: Callable[[int], str] = "sample {}".format,
-    what: str = "length",
-    allow_zero: bool = False,
-    limit: int = MAX_LENGTH,
+    values: ArrayLike, *, source: str, locate: Callable[[int], str] = "sample {}".format,
+    what: str = "length", allow_zero: bool = False, limit: int = MAX_LENGTH,
 ) -> IntArray:
     """Parsed lengths (ints, or integral floats) as int64, each in ``[1, limit]`` (``[0, limit]``
     with ``allow_zero``); the first bad one is an InputError naming ``source``, ``locate(i)``

@@ -202,12 +202,8 @@ def _drop_empty(
 
 
 def read_text_lengths(
-    path: str | Path,
-    *,
-    tokenizer: object = None,
-    add_special_tokens: bool = True,
-    extra_tokens: int = 0,
-    skip_empty: bool = True,
+    path: str | Path, *, tokenizer: object = None, add_special_tokens: bool = True,
+    extra_tokens: int = 0, skip_empty: bool = True,
 ) -> Lengths:
     """Tokens per line of a text file (one sample per line).
 
@@ -251,16 +247,9 @@ def read_text_lengths(
 
 
 def read_parallel_lengths(
-    src_path: str | Path,
-    tgt_path: str | Path,
-    *,
-    tokenizer: object = None,
-    tgt_tokenizer: object = None,
-    add_special_tokens: bool = True,
-    extra_tokens: int = 0,
-    skip_empty: bool = True,
-    _data: Sequence[bytes] | None = None,
-    _source: str | None = None,
+    src_path: str | Path, tgt_path: str | Path, *, tokenizer: object = None,
+    tgt_tokenizer: object = None, add_special_tokens: bool = True, extra_tokens: int = 0,
+    skip_empty: bool = True, _data: Sequence[bytes] | None = None, _source: str | None = None,
 ) -> Lengths:
     """Token counts of line-aligned parallel text (line i of source translates line i of target).
 
@@ -293,8 +282,7 @@ def read_parallel_lengths(
         data_s, source=str(src_path), tokenizer=tokenizer, add_special_tokens=add_special_tokens
     )
     ct, ws_t = _line_counts(
-        data_t,
-        source=str(tgt_path),
+        data_t, source=str(tgt_path),
         tokenizer=tokenizer if tgt_tokenizer is None else tgt_tokenizer,
         add_special_tokens=add_special_tokens,
     )

@@ -44,5 +44,5 @@ def test_ranks_must_agree_on_the_iteration_count() -> None:
 
 
 def test_a_failing_rank_is_one_line() -> None:
-    with pytest.raises(FullRunError, match=r"Rank [01] of the data-parallel run of bert:nope failed: ConfigError: Unknown preset"):
+    with pytest.raises(FullRunError, match=r"Rank [01] of the data-parallel run of bert:nope failed \(exit 1\): .*ConfigError: Unknown preset"):
         run_ddp("bert:nope", {}, [[(1, 8, 0)], [(1, 8, 0)]], timeout_s=120)

@@ -1,24 +1,23 @@
 """The data-parallel ground truth: a per-rank schedule run with ``torch.distributed``.
 
-Every rank is a spawned process (gloo, one thread) that builds the workload from its
+Every rank is a fresh process (:func:`seqpoint.profiling.in_fresh_process`) (gloo, one thread) that builds the workload from its
 spec with the same seed, wraps the model in ``DistributedDataParallel`` (so backward
 really all-reduces the gradients) and steps its own batch of each iteration. Ranks
 meet at a barrier before each step, so steps start together; a step's time is the
 slowest rank's, since the gradient all-reduce makes every rank wait for it.
 
-``timer="cpu"`` times each step in the rank process's CPU time (``time.process_time``:
-the training thread plus gloo's communication threads, not the time spent waiting for
-the other rank), which stays put on a loaded machine where wall time does not; the
-slowest rank's CPU time is then its compute plus its share of the all-reduce work.
+Steps are timed by the profiling's timers (:data:`seqpoint.profiling.TIMERS`): ``cpu``
+is the training thread's CPU time, as the points were profiled, which stays put on a
+loaded machine where wall time does not.
 """
 
 from __future__ import annotations
 
-import queue
 import socket
 import statistics
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,7 +27,7 @@ from numpy.typing import NDArray
 from seqpoint._params import Options, check_params
 from seqpoint.exceptions import ConfigError
 from seqpoint.validation._compare import noise_floor
-from seqpoint.validation._full_run import FullRunError
+from seqpoint.validation._full_run import FullRunError, fresh_failure
 
 __all__ = ["DDPRun", "run_ddp"]
 
@@ -105,28 +104,16 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _rank_main(
-    rank: int, world_size: int, port: int, spec: str, overrides: dict[str, Any],
-    signatures: list[tuple[int, ...]], runs: int, warmup: int, allreduce_repeats: int,
-    out: Any, timer: str = "wall",
-) -> None:  # pragma: no cover - runs in a spawned process
-    try:
-        out.put(("ok", rank, _rank_run(rank, world_size, port, spec, overrides, signatures,
-                                       runs, warmup, allreduce_repeats, timer)))
-    except BaseException as exc:  # report to the parent instead of hanging it
-        text = str(exc).strip()
-        out.put(("error", rank, f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}"))
-
-
 def _rank_run(
     rank: int, world_size: int, port: int, spec: str, overrides: dict[str, Any],
     signatures: list[tuple[int, ...]], runs: int, warmup: int, allreduce_repeats: int,
     timer: str = "wall",
-) -> dict[str, Any]:  # pragma: no cover - runs in a spawned process
+) -> dict[str, Any]:  # pragma: no cover - runs in a fresh process
     import torch
     import torch.distributed as dist
     from torch.nn.parallel import DistributedDataParallel
 
+    from seqpoint.profiling import TIMERS
     from seqpoint.workloads import TorchWorkload, load_workload
 
     torch.set_num_threads(1)
@@ -147,7 +134,12 @@ def _rank_run(
         start = workload.make_batch(tuple(workload.warmup_signature))
         for _ in range(warmup):
             workload.step(start)
-        clock = time.process_time if timer == "cpu" else time.perf_counter
+        clock, device = TIMERS.get(timer)(), torch.device("cpu")
+
+        def timed(fn: Callable[[], object]) -> float:
+            dist.barrier()  # every rank starts together; what came before is untimed
+            return clock(fn, device)
+
         times = np.empty((runs, len(signatures)))
         walls = np.empty(runs)
         for r in range(runs):
@@ -155,29 +147,16 @@ def _rank_run(
             t_run = time.perf_counter()
             for i, sig in enumerate(signatures):
                 batch = workload.make_batch(sig)
-                dist.barrier()  # steps start together; batch construction is untimed
-                t0 = clock()
-                workload.step(batch)
-                times[r, i] = clock() - t0
+                times[r, i] = timed(lambda: workload.step(batch))  # noqa: B023 - called at once
             walls[r] = time.perf_counter() - t_run
         flat = torch.zeros(grad_bytes // 4, dtype=torch.float32)
-        reduce_s = []
-        for _ in range(allreduce_repeats + 1):  # the first one sets up the connection
-            dist.barrier()
-            t0 = clock()
-            dist.all_reduce(flat)
-            reduce_s.append(clock() - t0)
+        # The first of each set up the connection (or met the shape cold) and is dropped.
+        reduce_s = [timed(lambda: dist.all_reduce(flat)) for _ in range(allreduce_repeats + 1)]
         synced, local = [], []
         for _ in range(allreduce_repeats + 1):
-            dist.barrier()
-            t0 = clock()
-            workload.step(start)
-            synced.append(clock() - t0)
+            synced.append(timed(lambda: workload.step(start)))
             with ddp_model.no_sync():  # the same step without gradient synchronisation
-                dist.barrier()
-                t0 = clock()
-                workload.step(start)
-                local.append(clock() - t0)
+                local.append(timed(lambda: workload.step(start)))
         sync = max(statistics.median(synced[1:]) - statistics.median(local[1:]), 0.0)
         return {"times": times.tolist(), "walls": walls.tolist(),
                 "allreduce": statistics.median(reduce_s[1:]), "grad_bytes": grad_bytes,
@@ -219,8 +198,8 @@ def run_ddp(
     timeout_s : float
         Give up (and stop the ranks) after this long, seconds.
     timer : {"wall", "cpu"}
-        Time steps and the all-reduce by the wall clock, or by the rank process's CPU
-        time (robust to a loaded machine; see the module docstring).
+        Time steps and the all-reduce by the wall clock, or by the training thread's CPU
+        time (robust to a loaded machine), as :data:`seqpoint.profiling.TIMERS` do.
 
     Returns
     -------
@@ -235,11 +214,9 @@ def run_ddp(
 
     Notes
     -----
-    Ranks are started with multiprocessing's spawn method, which re-imports the calling
-    script: call this under ``if __name__ == "__main__":`` in a script. With
-    ``micro_batches`` > 1 every micro-batch all-reduces (no ``no_sync``).
+    With ``micro_batches`` > 1 every micro-batch all-reduces (no ``no_sync``).
     """
-    import multiprocessing as mp
+    from seqpoint.profiling._fresh import in_fresh_process, stop_workers
 
     check_params("run_ddp", {"timer": [Options(("wall", "cpu"))]}, {"timer": timer})
     sigs = [[tuple(int(v) for v in s) for s in rank] for rank in rank_signatures]
@@ -251,44 +228,35 @@ def run_ddp(
             "Every rank of a data-parallel schedule runs the same number of iterations. "
             f"Got {[len(r) for r in sigs]} iterations per rank."
         )
-    ctx = mp.get_context("spawn")
-    out = ctx.Queue()
     port = _free_port()
-    procs = [
-        ctx.Process(target=_rank_main, daemon=True,
-                    args=(r, world_size, port, spec, dict(overrides), sigs[r], runs, warmup,
-                          allreduce_repeats, out, timer))
-        for r in range(world_size)
-    ]
-    for p in procs:
-        p.start()
     results: dict[int, dict[str, Any]] = {}
+    failures: list[FullRunError] = []
+
+    def rank_main(r: int) -> None:
+        try:
+            results[r] = in_fresh_process(_rank_run, r, world_size, port, spec, dict(overrides), sigs[r],
+                                          runs, warmup, allreduce_repeats, timer)
+        except RuntimeError as exc:
+            failures.append(fresh_failure(f"Rank {r} of the data-parallel run of {spec}", exc))
+            stop_workers()  # the other ranks wait for this one in a collective
+
+    threads = [threading.Thread(target=rank_main, args=(r,), daemon=True) for r in range(world_size)]
     deadline = time.monotonic() + timeout_s
     try:
-        while len(results) < world_size:
-            try:
-                status, rank, payload = out.get(timeout=0.2)
-            except queue.Empty:
-                dead = [r for r, p in enumerate(procs) if not p.is_alive() and r not in results]
-                if dead and out.empty():
-                    raise FullRunError(
-                        f"Rank {dead[0]} of the data-parallel run of {spec} died "
-                        f"(exit code {procs[dead[0]].exitcode})."
-                    ) from None
-                if time.monotonic() > deadline:
-                    raise FullRunError(
-                        f"The data-parallel run of {spec} took over {timeout_s:g} s; "
-                        "give a larger timeout_s or a shorter schedule."
-                    ) from None
-                continue
-            if status != "ok":
-                raise FullRunError(f"Rank {rank} of the data-parallel run of {spec} failed: {payload}")
-            results[rank] = payload
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(max(deadline - time.monotonic(), 0.0))
     finally:
-        for p in procs:  # a failed rank leaves the others blocked in a collective
-            if p.is_alive() and len(results) < world_size:
-                p.terminate()
-            p.join(timeout=30)
+        if any(t.is_alive() for t in threads):
+            stop_workers()
+            for t in threads:
+                t.join()
+            if not failures:
+                failures.append(FullRunError(f"The data-parallel run of {spec} took over {timeout_s:g} s; "
+                                             "give a larger timeout_s or a shorter schedule."))
+    if failures:
+        raise failures[0]
     times = np.array([results[r]["times"] for r in range(world_size)]).transpose(1, 0, 2)
     return DDPRun(
         rank_s=times,

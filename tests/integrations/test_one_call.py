@@ -20,7 +20,7 @@ def test_project_trainer_against_two_recorded_runs_gives_the_noise_floor(hf, tmp
     second = _recorded(trainer, tmp_path / "b").trace
     result = project_trainer(trainer, traces=[first, tmp_path / "b" / "trace.csv"], n_points=4)
     v = result.validation
-    assert v is not None and len(v.measured_runs_s) == 2 and math.isfinite(v.noise_floor)
+    assert v is not None and len(v.truth.runs_s) == 2 and math.isfinite(v.truth.noise_floor)
     assert v.measured_runs_s == (first.total_time_s, second.total_time_s)
     assert len(result.schedule) == len(first.to_schedule()) and len(result.seqpoints) <= 4
     lo, hi = result.interval_s
@@ -30,7 +30,7 @@ def test_project_trainer_against_two_recorded_runs_gives_the_noise_floor(hf, tmp
     text = result.summary()
     for part in ("95% interval", "profiling took", "pays off on runs longer than", "noise floor", f"first {v.first_n} steps"):
         assert part in text
-    assert result.to_dict()["validation"]["noise_floor"] == v.noise_floor
+    assert result.to_dict()["validation"]["noise_floor"] == v.truth.noise_floor
 
 
 def test_project_trainer_without_traces_replays_the_run(hf, tmp_path):

@@ -49,7 +49,7 @@ def test_projected_ddp_run_is_close_to_the_measured_one(tmp_path) -> None:
     # Measured time on a loaded 2-core machine, where the two ranks also share the cores
     # with other jobs (and slow each other down): a generous bound; bench_ddp.py gives
     # the figure on a quiet machine.
-    assert abs(res.error) < 0.5, res.to_dict()
+    assert abs(res.truth.error) < 0.5, res.to_dict()
     d = res.to_dict()
     assert d["data_parallel"]["world_size"] == 2 and len(d["measured"]["totals_s"]) == 2
     assert np.isfinite(d["noise_floor"])

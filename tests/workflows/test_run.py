@@ -12,10 +12,7 @@ from seqpoint.projection import project
 from seqpoint.schedule import read_schedule
 from seqpoint.workflows import (
     BatchingSection,
-    LengthsSection,
     ProfileSection,
-    ReportSection,
-    RunConfig,
     SelectionSection,
     ValidationSection,
     WorkloadSection,
@@ -25,23 +22,14 @@ from seqpoint.workflows import (
 )
 
 
-def _cfg(tmp_path, **kw):
-    base = dict(
-        name="t",
-        lengths=LengthsSection(source="bundled:librispeech-dev-clean", max_samples=96),
-        batching=BatchingSection(policy="sortagrad", epochs=2, params={"batch_size": 16}),
-        selection=SelectionSection(n_points=3),
-        workload=WorkloadSection(name="deepspeech2:tiny", set={"threads": 1}),
-        profile=ProfileSection(warmup=1, repeats=2, metrics=("time", "flops"),
-                               cache=str(tmp_path / "cache.sqlite")),
-        validation=ValidationSection(runs=2, baselines=("first", "random")),
-        report=ReportSection(out=str(tmp_path / "run"), plots=False, html=True),
-    )
-    base.update(kw)
-    return RunConfig(**base)
+@pytest.fixture
+def _cfg(tiny_config):
+    def make(tmp_path, **kw):
+        return tiny_config(tmp_path, **{"validation": ValidationSection(runs=2, baselines=("first", "random")), **kw})
+    return make
 
 
-def test_run_writes_folder_and_projects(tmp_path):
+def test_run_writes_folder_and_projects(tmp_path, _cfg):
     cfg = _cfg(tmp_path)
     res = run(cfg, progress=False)
     out = tmp_path / "run"
@@ -60,21 +48,21 @@ def test_run_writes_folder_and_projects(tmp_path):
     assert again.measurements.to_dict()["measurements"] == res.measurements.to_dict()["measurements"]
 
 
-def test_validate_exact_flops_and_baselines(tmp_path):
+def test_validate_exact_flops_and_baselines(tmp_path, _cfg):
     cfg = _cfg(tmp_path, selection=SelectionSection(n_points=6))
     res = validate(cfg, progress=False, ks=(1, 2, 6))
     assert res.full.iteration_s.shape == (2, 12)
     assert np.isfinite(res.full.noise_floor)
     # k equal to the 6 unique signatures: the FLOP projection is exact
-    assert res.exact["flops"]["error"] == pytest.approx(0.0, abs=1e-12)
+    assert res.exact["flops"].error == pytest.approx(0.0, abs=1e-12)
     assert set(res.baselines) == {"first", "random"}
     assert res.curves_exact["seqpoint"].at(6) == pytest.approx(0.0, abs=1e-12)
     data = json.loads((tmp_path / "run" / "validation.json").read_text())
     assert data["n_iterations"] == 12 and "noise_floor" in data
     # Every signature is a SeqPoint, so the steady-state truth is the projection's own
     # steady state: no selection error, and nothing else to time.
-    assert res.steady["n_signatures"] == 6
-    assert res.steady["selection_error"] == pytest.approx(0.0, abs=1e-12)
+    assert res.steady.n_signatures == 6
+    assert res.steady.selection_error == pytest.approx(0.0, abs=1e-12)
 
 
 @pytest.mark.parametrize(("runs", "processes", "plan"), [
@@ -87,7 +75,7 @@ def test_interleave_plan_spreads_the_runs_over_the_gaps(runs, processes, plan):
     assert interleave_plan(runs, processes) == plan
 
 
-def test_validate_times_full_runs_between_the_workers(tmp_path):
+def test_validate_times_full_runs_between_the_workers(tmp_path, _cfg):
     # 2 worker processes, 2 runs: both runs in the gap between the workers (P F F P).
     profile = ProfileSection(warmup=1, repeats=2, processes=2, metrics=("time",),
                              cache=str(tmp_path / "cache.sqlite"))
@@ -103,7 +91,7 @@ def test_validate_times_full_runs_between_the_workers(tmp_path):
     assert again.full.interleaved == 0 and again.full.n_runs == 2
 
 
-def test_validate_times_the_steady_truth_in_the_seqpoints_workers(tmp_path, monkeypatch):
+def test_validate_times_the_steady_truth_in_the_seqpoints_workers(tmp_path, monkeypatch, _cfg):
     # The steady-state truth's signatures go to the same measurement (the same worker
     # processes, with the full runs between them) as the SeqPoints, not to a later one.
     from seqpoint.workflows import _campaign
@@ -129,14 +117,14 @@ def test_validate_times_the_steady_truth_in_the_seqpoints_workers(tmp_path, monk
     assert orders[0][0] == res.seqpoints.points[0].signature and orders[0][1:] == sorted(orders[0][1:])
     assert [m.iteration for m in res.measurements.measurements] == [p.iteration for p in res.seqpoints.points]
     assert calls[1:] == [(3, False)]  # the baseline's points
-    assert res.full.interleaved == 2 and res.steady["n_signatures"] == 6
-    assert np.isfinite(res.steady["selection_error"]) and res.steady["total_s"] > 0
+    assert res.full.interleaved == 2 and res.steady.n_signatures == 6
+    assert np.isfinite(res.steady.selection_error) and res.steady.total_s > 0
     saved = json.loads((tmp_path / "run" / "measurements.json").read_text())
     assert len(saved["measurements"]) == 3  # the SeqPoints' only
     assert res.measurements.protocol["processes"] == 2
 
 
-def test_speedup_threads_same_points(tmp_path):
+def test_speedup_threads_same_points(tmp_path, _cfg):
     profile = ProfileSection(warmup=1, repeats=2, metrics=("time",), use_cache=False, cold_window=3)
     a = _cfg(tmp_path, profile=profile)
     b = _cfg(tmp_path, workload=WorkloadSection(name="deepspeech2:tiny", set={"threads": 1, "dtype": "bf16"}),
@@ -170,7 +158,7 @@ def test_speedup_threads_same_points(tmp_path):
     assert saved_sp["speedup"] == pytest.approx(res.speedup.value) and saved_sp["metric"] == "run_time_s"
 
 
-def test_speedup_with_worker_processes_alternates_a_and_b(tmp_path, monkeypatch):
+def test_speedup_with_worker_processes_alternates_a_and_b(tmp_path, monkeypatch, _cfg):
     from seqpoint.profiling import _campaign
 
     order = []
@@ -230,7 +218,7 @@ def test_speedup_with_worker_processes_alternates_a_and_b(tmp_path, monkeypatch)
         speedup_configs(a, three, progress=False)
 
 
-def test_speedup_validate_times_both_full_runs_in_alternating_rounds(tmp_path, monkeypatch):
+def test_speedup_validate_times_both_full_runs_in_alternating_rounds(tmp_path, monkeypatch, _cfg):
     from seqpoint.workflows import _speedup
 
     order = []
@@ -265,7 +253,7 @@ def test_speedup_validate_times_both_full_runs_in_alternating_rounds(tmp_path, m
     assert order == [] and plain.measured is None and plain.n_iterations == 12
 
 
-def test_speedup_rejects_different_runs(tmp_path):
+def test_speedup_rejects_different_runs(tmp_path, _cfg):
     from seqpoint.exceptions import ConfigError
     from seqpoint.workflows import ProjectionSection
 

@@ -71,9 +71,9 @@ def test_projection_first_n_and_noise_floor_against_two_recorded_runs(runs) -> N
     res = validate_trace(a, points, meas, [a, b], first_n=4)
     assert res.n_iterations == res.n_steps == len(LENGTHS)
     assert res.measured_runs_s == (a.total_time_s, b.total_time_s)
-    assert res.noise_floor == pytest.approx(abs(a.total_time_s - b.total_time_s) / res.measured_s)
+    assert res.truth.noise_floor == pytest.approx(abs(a.total_time_s - b.total_time_s) / res.truth.measured_s)
     assert res.first_n_s == pytest.approx(a.step_times_s()[:4].mean() * len(LENGTHS))
-    assert res.projected_s > 0 and np.isfinite(res.error) and np.isfinite(res.first_n_error)
+    assert res.truth.projected_s > 0 and np.isfinite(res.truth.error) and np.isfinite(res.first_n_error)
     out = json.loads(json.dumps(res.to_dict()))
     assert out["n_points"] == 3 and out["first_n"] == 4
     assert set(out) >= {"projected_s", "measured_s", "noise_floor", "error", "first_n_error", "interval_s"}
@@ -82,7 +82,7 @@ def test_projection_first_n_and_noise_floor_against_two_recorded_runs(runs) -> N
 def test_one_trace_file_has_no_noise_floor(runs) -> None:
     tmp, _, _, schedule, points, meas = runs
     res = validate_trace(schedule, points, meas, tmp / "a.csv")
-    assert np.isnan(res.noise_floor) and np.isnan(res.to_dict()["noise_floor"])
+    assert np.isnan(res.truth.noise_floor) and np.isnan(res.to_dict()["noise_floor"])
     assert res.first_n == 10
 
 
@@ -149,7 +149,7 @@ def test_a_window_in_the_measurements_calibrates_the_cold_term(runs) -> None:
 
     _, a, b, schedule, points, meas = runs
     plain = validate_trace(a, points, meas, [a, b])
-    assert plain.window is None and plain.cold_term["method"] == "first_step"
+    assert plain.window is None and plain.projection.cold_term["method"] == "first_step"
     sigs = [tuple(int(v) for v in row) for row in schedule.signature_matrix()[:6]]
     steps = {m.signature: m.metrics["time_s"] for m in meas.measurements}
     # The run's first six micro-batches: a new shape costs twice a known one.
@@ -161,8 +161,8 @@ def test_a_window_in_the_measurements_calibrates_the_cold_term(runs) -> None:
         seen.add(sig)
     window = StepWindow(start=0, signatures=tuple(sigs), times_s=tuple(times))
     res = validate_trace(a, points, dataclasses.replace(meas, window=window), [a, b])
-    assert res.window is window and res.cold_term["method"] == "window"
+    assert res.window is window and res.projection.cold_term["method"] == "window"
     out = json.loads(json.dumps(res.to_dict()))
     assert out["window"]["times_s"] == pytest.approx(times)
     assert out["projection"]["cold_term"]["method"] == "window"
-    assert res.projected_s != plain.projected_s
+    assert res.truth.projected_s != plain.truth.projected_s

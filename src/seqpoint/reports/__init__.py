@@ -1,11 +1,11 @@
 """Stage 9: reports — terminal tables, PNG plots and a self-contained HTML page.
 
 Every table, plot and page of seqpoint is written here. Reports read stage results
-(schedules, SeqPoints, measurements, projections, full runs) and the small views of
+(schedules, SeqPoints, measurements, projections, full runs) and the typed records of
 :mod:`._views`; they never import the workflows or the command line, which call them.
 """
 
-from seqpoint.reports._format import fmt_count, fmt_duration, fmt_pct, fmt_ratio
+from seqpoint.reports._format import fmt_duration, fmt_pct, fmt_ratio
 from seqpoint.reports._html import Section, write_html_report
 from seqpoint.reports._pages import write_run_report, write_validation_report
 from seqpoint.reports._plots import (
@@ -15,7 +15,6 @@ from seqpoint.reports._plots import (
     plot_length_histogram,
 )
 from seqpoint.reports._ranks import (
-    DDPValidationView,
     ddp_validation_table,
     print_rank_projection,
     rank_projection_table,
@@ -26,28 +25,8 @@ from seqpoint.reports._summaries import (
     print_trace_validation,
     print_validation,
 )
-from seqpoint.reports._sweep import (
-    SweepConfigView,
-    SweepView,
-    plot_sweep,
-    print_sweep,
-    sweep_section,
-    sweep_table,
-    write_sweep_csv,
-    write_sweep_report,
-)
-from seqpoint.reports._tables import (
-    Rows,
-    baselines_table,
-    breakdown_table,
-    cold_steps_text,
-    cold_term_sentence,
-    exact_table,
-    fmt_metric,
-    points_table,
-    projection_table,
-    render,
-)
+from seqpoint.reports._sweep import plot_sweep, print_sweep, write_sweep_csv, write_sweep_report
+from seqpoint.reports._tables import render
 from seqpoint.reports._terminal import (
     print_histogram,
     print_measurements,
@@ -56,26 +35,17 @@ from seqpoint.reports._terminal import (
     print_selection,
     print_seqpoints,
 )
-from seqpoint.reports._views import ProjectedView, RunView, ValidationView
+from seqpoint.reports._views import Baseline, ExactCheck, RunRecord, SteadyTruth, ValidationRecord
 
 __all__ = [
-    "DDPValidationView",
-    "ProjectedView",
-    "Rows",
-    "RunView",
+    "Baseline",
+    "ExactCheck",
+    "RunRecord",
     "Section",
-    "SweepConfigView",
-    "SweepView",
-    "ValidationView",
-    "baselines_table",
-    "breakdown_table",
-    "cold_steps_text",
-    "cold_term_sentence",
+    "SteadyTruth",
+    "ValidationRecord",
     "ddp_validation_table",
-    "exact_table",
-    "fmt_count",
     "fmt_duration",
-    "fmt_metric",
     "fmt_pct",
     "fmt_ratio",
     "plot_breakdown",
@@ -83,7 +53,6 @@ __all__ = [
     "plot_error_vs_k",
     "plot_length_histogram",
     "plot_sweep",
-    "points_table",
     "print_histogram",
     "print_measurements",
     "print_projection",
@@ -96,11 +65,8 @@ __all__ = [
     "print_sweep",
     "print_trace_validation",
     "print_validation",
-    "projection_table",
     "rank_projection_table",
     "render",
-    "sweep_section",
-    "sweep_table",
     "write_html_report",
     "write_run_report",
     "write_sweep_csv",

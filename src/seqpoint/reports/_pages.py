@@ -26,12 +26,12 @@ from seqpoint.reports._tables import (
     points_table,
     projection_table,
 )
-from seqpoint.reports._views import ProjectedView, RunView, ValidationView
+from seqpoint.reports._views import ProjectedRun, RunRecord, ValidationRecord
 
 __all__ = ["write_run_report", "write_validation_report"]
 
 
-def _fit_curve(result: ProjectedView) -> tuple[NDArray[np.int64], NDArray[np.float64]] | None:
+def _fit_curve(result: ProjectedRun) -> tuple[NDArray[np.int64], NDArray[np.float64]] | None:
     from seqpoint.projection import fitted_costs
 
     try:
@@ -42,7 +42,7 @@ def _fit_curve(result: ProjectedView) -> tuple[NDArray[np.int64], NDArray[np.flo
 
 
 def _common_plots(
-    result: ProjectedView, folder: Path,
+    result: ProjectedRun, folder: Path,
     reference: tuple[NDArray[np.int64], NDArray[np.float64]] | None = None,
 ) -> list[Path]:
     unit = result.unit
@@ -67,7 +67,7 @@ def _common_plots(
 
 
 def write_run_report(
-    result: RunView, folder: Path, *, title: str, subtitle: str, config_text: str,
+    result: RunRecord, folder: Path, *, title: str, subtitle: str, config_text: str,
     plots: bool = True,
 ) -> Path:
     """Plots (with ``plots``) and ``report.html`` of a run in ``folder``; returns the HTML path."""
@@ -109,7 +109,7 @@ def write_run_report(
 
 
 def write_validation_report(
-    result: ValidationView, folder: Path, *, title: str, subtitle: str, config_text: str,
+    result: ValidationRecord, folder: Path, *, title: str, subtitle: str, config_text: str,
     plots: bool = True,
 ) -> Path:
     """Plots (with ``plots``) and ``report.html`` of a validation; returns the HTML path."""
@@ -126,15 +126,16 @@ def write_validation_report(
             images.append(plot_error_vs_k(curves, folder / "error_vs_k_flops.png",
                                           title="Error of projected FLOPs against k (exact truth)"))
     steady = result.steady
-    lo, hi = result.interval_s
+    truth = result.truth
+    lo, hi = truth.interval_s
     return write_html_report(
         folder / "report.html",
         title=title,
         subtitle=subtitle,
         headline=[
-            (fmt_duration(result.measured_s), "measured full run"),
-            (fmt_duration(result.projected_s), f"projected from {len(result.seqpoints)} SeqPoints"),
-            (fmt_pct(result.error), "error"),
+            (fmt_duration(truth.measured_s), "measured full run"),
+            (fmt_duration(truth.projected_s), f"projected from {len(result.seqpoints)} SeqPoints"),
+            (fmt_pct(truth.error), "error"),
             (fmt_pct(result.full.noise_floor).lstrip("+"), "noise floor (two identical runs)"),
             (fmt_saving(result.reduction, "steps"), "less profiling"),
         ],
@@ -145,11 +146,11 @@ def write_validation_report(
                    if result.full.interleaved else "")
                 + ". Interval of the "
                 f"projection: {fmt_duration(lo)} … {fmt_duration(hi)} "
-                f"({'contains' if result.within_interval else 'does NOT contain'} the measured mean). "
+                f"({'contains' if truth.within else 'does NOT contain'} the measured mean). "
                 "Baselines are profiled with the same harness at the same number of points."
-                + (f"\n\nSteady-state truth (every one of the {int(steady['n_signatures'])} signatures "
-                   f"profiled in isolation): {fmt_duration(steady['total_s'])}. The full run costs "
-                   f"{fmt_pct(steady['in_sequence_overhead'])} more: "
+                + (f"\n\nSteady-state truth (every one of the {steady.n_signatures} signatures "
+                   f"profiled in isolation): {fmt_duration(steady.total_s)}. The full run costs "
+                   f"{fmt_pct(steady.in_sequence_overhead)} more: "
                    f"{overhead_causes(result.full.interleaved)}. The last column is each "
                    "method's own (selection) error."
                    + cold_term_sentence(result.projection) if steady else "")),

@@ -15,6 +15,7 @@ from rich.console import Console
 from seqpoint.projection import RankProjection
 from seqpoint.reports._format import fmt_duration, fmt_pct
 from seqpoint.reports._tables import Rows, render
+from seqpoint.validation import TruthComparison
 
 __all__ = ["DDPValidationView", "ddp_validation_table", "print_rank_projection", "rank_projection_table"]
 
@@ -24,18 +25,8 @@ class DDPValidationView(Protocol):
 
     @property
     def projection(self) -> RankProjection: ...
-
     @property
-    def measured_totals_s(self) -> list[float]: ...
-
-    @property
-    def measured_s(self) -> float: ...
-
-    @property
-    def noise_floor(self) -> float: ...
-
-    @property
-    def error(self) -> float: ...
+    def truth(self) -> TruthComparison: ...
 
 
 def _share(fraction: float) -> str:
@@ -66,9 +57,10 @@ def ddp_validation_table(result: DDPValidationView) -> Rows:
     """Rows: projected against each measured run, the error and the noise floor."""
     rows = [["", "time"]]
     rows.append(["projected (max over ranks + all-reduce)", fmt_duration(result.projection.total_s)])
-    for i, t in enumerate(result.measured_totals_s):
+    truth = result.truth
+    for i, t in enumerate(truth.runs_s):
         rows.append([f"measured run {i + 1}", fmt_duration(t)])
-    rows.append(["error (projected vs mean measured)", fmt_pct(result.error)])
-    noise = result.noise_floor
+    rows.append(["error (projected vs mean measured)", fmt_pct(truth.error)])
+    noise = truth.noise_floor
     rows.append(["noise floor (run 1 vs run 2)", "n/a" if math.isnan(noise) else fmt_pct(noise)])
     return rows

@@ -26,13 +26,13 @@ from seqpoint.reports._tables import (
     overhead_causes,
     render,
 )
-from seqpoint.reports._views import RunView, TraceView, ValidationView
+from seqpoint.reports._views import RunRecord, TraceView, ValidationRecord
 from seqpoint.validation import MeasuredSpeedup, ProfilingSaving
 
 __all__ = ["print_run", "print_speedup", "print_trace_validation", "print_validation"]
 
 
-def print_run(console: Console, result: RunView) -> None:
+def print_run(console: Console, result: RunRecord) -> None:
     """Headline of a run: projected time, its interval, breakdown, reduction factor."""
     proj = result.projection
     metric = time_metric(proj.totals)
@@ -95,7 +95,7 @@ def print_run(console: Console, result: RunView) -> None:
         console.print(render(breakdown_table(bd), title="Projected operation breakdown"))
 
 
-def steps_text(result: RunView) -> str:
+def steps_text(result: RunRecord) -> str:
     """The training steps the campaign ran, as the reduction factor counts them, and where
     they went: each point's warm-up (every worker process warms every point up), timed
     and profiled steps, the workers' start-up and drift checks, the cold-step window."""
@@ -127,7 +127,7 @@ def saving_rows(saving: ProfilingSaving | None) -> list[tuple[str, str]]:
     return rows
 
 
-def print_validation(console: Console, result: ValidationView) -> None:
+def print_validation(console: Console, result: ValidationRecord) -> None:
     """Projection and baselines against the measured full runs, beside the noise floor."""
     full = result.full
     rows = baselines_table(result)
@@ -138,7 +138,7 @@ def print_validation(console: Console, result: ValidationView) -> None:
     when = (f", {'all' if full.interleaved == full.n_runs else full.interleaved} timed between the "
             "SeqPoints' worker processes" if full.interleaved else "")
     console.print(f"measured full run (mean of {full.n_runs} fresh processes{when}): "
-                  f"[bold]{fmt_duration(result.measured_s)}[/]")
+                  f"[bold]{fmt_duration(result.truth.measured_s)}[/]")
     totals = result.projection.totals
     if COLD_TIME in totals:
         console.print(
@@ -148,17 +148,17 @@ def print_validation(console: Console, result: ValidationView) -> None:
     steady = result.steady
     if steady:
         console.print(
-            f"steady-state truth (all {int(steady['n_signatures'])} signatures profiled in isolation): "
-            f"{fmt_duration(steady['total_s'])}; the full run costs "
-            f"[bold]{fmt_pct(steady['in_sequence_overhead'])}[/] more (in-sequence overhead: "
+            f"steady-state truth (all {steady.n_signatures} signatures profiled in isolation): "
+            f"{fmt_duration(steady.total_s)}; the full run costs "
+            f"[bold]{fmt_pct(steady.in_sequence_overhead)}[/] more (in-sequence overhead: "
             f"{overhead_causes(full.interleaved)})."
         )
-    lo, hi = result.interval_s
+    lo, hi = result.truth.interval_s
     console.print(
         f"noise floor (identical full runs {', '.join(fmt_duration(x) for x in full.totals_s)}): "
         f"[bold]{fmt_pct(full.noise_floor).lstrip('+')}[/]; projection interval "
         f"{fmt_duration(lo)} … {fmt_duration(hi)} "
-        f"{'contains' if result.within_interval else '[red]does not contain[/]'} the measured mean; "
+        f"{'contains' if result.truth.within else '[red]does not contain[/]'} the measured mean; "
         f"profiling reduction {fmt_ratio(result.reduction)}"
         + (" (below 1: profiling the SeqPoints took more steps than this part of the run has; "
            "sampling pays off on runs much longer than k × the steps per point)." if result.reduction < 1 else ".")
@@ -227,27 +227,26 @@ def _print_measured_speedup(console: Console, speedup: Speedup, m: MeasuredSpeed
 
 def print_trace_validation(console: Console, result: TraceView) -> None:
     """The projection and first-N against recorded real runs, beside the noise floor."""
-    runs = result.measured_runs_s
-    table = Table(title=f"Against {len(runs)} recorded run(s) of {result.n_steps:,} steps "
+    t = result.truth
+    table = Table(title=f"Against {len(t.runs_s)} recorded run(s) of {result.n_steps:,} steps "
                         f"({result.n_iterations:,} micro-batches)")
     for col in ("method", "profiled", "projected", "error vs recorded run"):
         table.add_column(col, justify="right")
-    table.add_row("[bold]seqpoint[/]", f"{result.n_points} points", fmt_duration(result.projected_s),
-                  f"[bold]{fmt_pct(result.error)}[/]")
+    table.add_row("[bold]seqpoint[/]", f"{result.n_points} points", fmt_duration(t.projected_s),
+                  f"[bold]{fmt_pct(t.error)}[/]")
     table.add_row(f"first {result.first_n}", f"{result.first_n} steps", fmt_duration(result.first_n_s),
                   fmt_pct(result.first_n_error))
     console.print(table)
-    lo, hi = result.interval_s
-    inside = lo <= result.measured_s <= hi
-    floor = (f"noise floor (identical recorded runs {', '.join(fmt_duration(x) for x in runs)}): "
-             f"[bold]{fmt_pct(result.noise_floor).lstrip('+')}[/]; " if len(runs) >= 2
+    lo, hi = t.interval_s
+    floor = (f"noise floor (identical recorded runs {', '.join(fmt_duration(x) for x in t.runs_s)}): "
+             f"[bold]{fmt_pct(t.noise_floor).lstrip('+')}[/]; " if len(t.runs_s) >= 2
              else "one recorded run: record a second to measure the noise floor; ")
     console.print(
-        f"recorded run: [bold]{fmt_duration(result.measured_s)}[/]; {floor}projection interval "
+        f"recorded run: [bold]{fmt_duration(t.measured_s)}[/]; {floor}projection interval "
         f"{fmt_duration(lo)} … {fmt_duration(hi)} "
-        f"{'contains' if inside else '[red]does not contain[/]'} the recorded mean."
+        f"{'contains' if t.within else '[red]does not contain[/]'} the recorded mean."
     )
-    term, window = result.cold_term, result.window
+    term, window = result.projection.cold_term, result.window
     if term.get("share") is not None:
         source = (f"the run's first {len(window.times_s)} micro-batches timed in sequence ([profile] cold_window)"
                   if term.get("method") == "window" and window is not None else "the SeqPoints' first steps")

@@ -14,7 +14,7 @@ from seqpoint.measurements import STEADY_TIME, Measurements
 from seqpoint.measurements._metrics import BREAKDOWN_PREFIX, COLD_TIME, is_spread, unit_of
 from seqpoint.projection import Projection
 from seqpoint.reports._format import fmt_count, fmt_duration, fmt_pct
-from seqpoint.reports._views import ValidationView
+from seqpoint.reports._views import ValidationRecord
 from seqpoint.selection import SeqPoints
 
 __all__ = [
@@ -89,7 +89,7 @@ def projection_table(projection: Projection, *, exact: bool = False) -> Rows:
     return rows
 
 
-def baselines_table(result: ValidationView) -> Rows:
+def baselines_table(result: ValidationRecord) -> Rows:
     """SeqPoints and every baseline against the measured full run (and the steady-state truth)."""
     steady = result.steady
     rows = [["method", "k", "projected", "error vs full run"]]
@@ -97,21 +97,21 @@ def baselines_table(result: ValidationView) -> Rows:
         # SeqPoint's "projected" is its whole run (cold steps included); this column is its
         # steady state alone, the part the truth (every signature in isolation) measures.
         rows[0].append("steady state vs its truth")
-    first = ["seqpoint", str(len(result.seqpoints)), fmt_duration(result.projected_s),
-             fmt_pct(result.error)]
-    rows.append(first + ([fmt_pct(steady["selection_error"])] if steady else []))
+    first = ["seqpoint", str(len(result.seqpoints)), fmt_duration(result.truth.projected_s),
+             fmt_pct(result.truth.error)]
+    rows.append(first + ([fmt_pct(steady.selection_error)] if steady else []))
     for method, b in result.baselines.items():
-        row = [method, str(int(b["k"])), fmt_duration(b["projected_s"]), fmt_pct(b["error"])]
-        rows.append(row + ([fmt_pct(b.get("selection_error", _NAN))] if steady else []))
+        row = [method, str(b.k), fmt_duration(b.projected_s), fmt_pct(b.error)]
+        rows.append(row + ([fmt_pct(_NAN if b.selection_error is None else b.selection_error)] if steady else []))
     return rows
 
 
-def exact_table(result: ValidationView) -> Rows:
+def exact_table(result: ValidationRecord) -> Rows:
     """Deterministic metrics (FLOPs, roofline time) against their exact totals."""
     rows = [["metric", "exact total", "projected", "error"]]
     for metric, e in result.exact.items():
         fmt = fmt_metric(metric)
-        rows.append([metric, fmt(e["exact"]), fmt(e["projected"]), fmt_pct(e["error"], 3)])
+        rows.append([metric, fmt(e.exact), fmt(e.projected), fmt_pct(e.error, 3)])
     return rows
 
 

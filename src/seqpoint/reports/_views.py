@@ -1,96 +1,131 @@
-"""What a report reads from a run or a validation, as protocols owned by the reports.
+"""The typed records a report reads: a projected run, a validation, and their parts.
 
-The workflows' results (``RunResult``, ``ValidationResult``) satisfy these structurally;
-reports never import the workflows, so the workflows can write reports without a circle.
+The workflows' results subclass these records, adding where they came from (the config,
+the run folder); reports never import the workflows, so the workflows can write reports
+without a circle. A new output is a field here and the lines that show it.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from seqpoint.measurements import Measurements, StepWindow
 from seqpoint.projection import Projection, RankProjection
 from seqpoint.schedule import IterationSchedule, ScheduleSummary
 from seqpoint.selection import SeqPoints
-from seqpoint.validation import ErrorCurve, FullRun, ProfilingSaving
+from seqpoint.validation import ErrorCurve, FullRun, ProfilingSaving, TruthComparison
 
-__all__ = ["ProjectedView", "RunView", "TraceView", "ValidationView"]
+__all__ = ["Baseline", "ExactCheck", "ProjectedRun", "RunRecord", "SteadyTruth", "TraceView", "ValidationRecord"]
 
 
-class ProjectedView(Protocol):
+@dataclass(frozen=True, kw_only=True)
+class Baseline:
+    """A baseline method's points at the SeqPoints' budget, profiled by the same harness."""
+
+    k: int
+    """Points it chose."""
+    projected_s: float
+    """Its projected time (steady state, weighted), seconds; NaN when a point failed."""
+    error: float
+    """Signed relative error against the measured full run."""
+    selection_error: float | None = None
+    """Signed relative error against the steady-state truth, when it was measured."""
+
+    def to_dict(self) -> dict[str, float]:
+        out = {"k": float(self.k), "projected_s": self.projected_s, "error": self.error}
+        return out if self.selection_error is None else {**out, "selection_error": self.selection_error}
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExactCheck:
+    """A deterministic metric's projection against its exact total."""
+
+    exact: float
+    projected: float
+
+    @property
+    def error(self) -> float:
+        return (self.projected - self.exact) / self.exact
+
+    def to_dict(self) -> dict[str, float]:
+        return {"exact": self.exact, "projected": self.projected, "error": self.error}
+
+
+@dataclass(frozen=True, kw_only=True)
+class SteadyTruth:
+    """Every unique signature measured in isolation by the same harness: the truth an
+    isolated sampling method aims at."""
+
+    total_s: float
+    """The signatures' times weighted by their counts, seconds."""
+    selection_error: float
+    """Signed relative error of the projection's steady state against it."""
+    in_sequence_overhead: float
+    """Measured full run over :attr:`total_s`, minus 1."""
+    n_signatures: int
+
+    def to_dict(self) -> dict[str, float]:
+        return {"total_s": self.total_s, "selection_error": self.selection_error,
+                "in_sequence_overhead": self.in_sequence_overhead, "n_signatures": float(self.n_signatures)}
+
+
+@dataclass(kw_only=True)
+class ProjectedRun:
     """SeqPoints of a schedule, their measurements and the projection from them."""
 
-    @property
-    def schedule(self) -> IterationSchedule: ...
-    @property
-    def seqpoints(self) -> SeqPoints: ...
-    @property
-    def measurements(self) -> Measurements: ...
-    @property
-    def projection(self) -> Projection: ...
-    @property
-    def unit(self) -> str:
-        """Unit of sequence lengths (``frames`` or ``tokens``)."""
-    @property
-    def reduction(self) -> float:
-        """Iterations of the run over training steps executed to profile it."""
+    schedule: IterationSchedule
+    seqpoints: SeqPoints
+    measurements: Measurements
+    projection: Projection
+    reduction: float
+    """Iterations of the run over training steps executed to profile it."""
+    unit: str = "tokens"
+    """Unit of sequence lengths (``frames`` or ``tokens``)."""
 
 
-class RunView(ProjectedView, Protocol):
+@dataclass(kw_only=True)
+class RunRecord(ProjectedRun):
     """A projected run (``seqpoint run``)."""
 
-    @property
-    def summary(self) -> ScheduleSummary: ...
-    @property
-    def steps_per_point(self) -> tuple[int, int, int]:
-        """``(warm-up, timed, profiled)`` training steps per point."""
-    @property
-    def campaign_steps(self) -> tuple[int, int, int, int]:
-        """``(worker processes, warm-up steps per point in each, start-up and drift-check
-        steps, cold-step window steps)``."""
-    @property
-    def saving(self) -> ProfilingSaving | None:
-        """The saving in wall clock and tokens beside the step count."""
-    @property
-    def exact(self) -> dict[str, Any] | None:
-        """Exact deterministic totals of the whole run (``ExactTotals.to_dict()`` and the
-        projection's ``projection_error`` per metric), when measured."""
-    @property
-    def uncounted(self) -> list[dict[str, Any]] | None:
-        """Timed compute operators with no FLOP formula (``name``, ``share``)."""
-    @property
-    def data_parallel(self) -> RankProjection | None:
-        """A data-parallel run's projection (slowest rank plus all-reduce per step)."""
+    summary: ScheduleSummary
+    steps_per_point: tuple[int, int, int] = (0, 0, 0)
+    """``(warm-up, timed, profiled)`` training steps the harness ran for one point."""
+    campaign_steps: tuple[int, int, int, int] = (1, 0, 0, 0)
+    """``(worker processes, warm-up steps per point in each, their start-up and drift-check
+    steps, cold-step window steps)``: what the campaign ran (counted in :attr:`reduction`)."""
+    saving: ProfilingSaving | None = None
+    """The saving in wall clock and tokens beside the step count."""
+    exact: dict[str, Any] | None = None
+    """Exact deterministic totals of the whole run (``ExactTotals.to_dict()`` and the
+    projection's ``projection_error`` per metric), when measured."""
+    uncounted: list[dict[str, Any]] | None = None
+    """Timed compute operators with no FLOP formula (``name``, ``share``, ``seconds``),
+    checked on the heaviest SeqPoint when FLOPs were measured."""
+    data_parallel: RankProjection | None = None
+    """A data-parallel run's projection: each step its slowest rank plus the all-reduce
+    (:attr:`projection` then sums every rank's work, one rank row per iteration)."""
 
 
-class ValidationView(ProjectedView, Protocol):
-    """A projection compared with measured full runs (``seqpoint validate``)."""
+@dataclass(kw_only=True)
+class ValidationRecord(ProjectedRun):
+    """A projection and the baselines compared with measured full runs (``seqpoint validate``)."""
+
+    full: FullRun
+    """Timed full runs of :attr:`schedule`, the part of the run executed in full."""
+    baselines: dict[str, Baseline] = field(default_factory=dict)
+    exact: dict[str, ExactCheck] = field(default_factory=dict)
+    steady: SteadyTruth | None = None
+    curves_time: dict[str, ErrorCurve] = field(default_factory=dict)
+    """Error against k of each method on the full run's per-iteration times."""
+    curves_exact: dict[str, ErrorCurve] = field(default_factory=dict)
+    """Error against k of each method on exact per-iteration FLOPs."""
 
     @property
-    def full(self) -> FullRun: ...
-    @property
-    def baselines(self) -> dict[str, dict[str, float]]:
-        """Method -> ``{"k", "projected_s", "error"[, "selection_error"]}``."""
-    @property
-    def exact(self) -> dict[str, dict[str, float]]:
-        """Metric -> ``{"exact", "projected", "error"}``."""
-    @property
-    def steady(self) -> dict[str, float]:
-        """``total_s``, ``selection_error``, ``in_sequence_overhead``, ``n_signatures``."""
-    @property
-    def curves_time(self) -> dict[str, ErrorCurve]: ...
-    @property
-    def curves_exact(self) -> dict[str, ErrorCurve]: ...
-    @property
-    def measured_s(self) -> float: ...
-    @property
-    def projected_s(self) -> float: ...
-    @property
-    def error(self) -> float: ...
-    @property
-    def interval_s(self) -> tuple[float, float]: ...
-    @property
-    def within_interval(self) -> bool: ...
+    def truth(self) -> TruthComparison:
+        """The projected time against the full runs."""
+        return TruthComparison.of(self.projection.totals, self.projection.interval,
+                                  tuple(self.full.totals_s.tolist()))
 
 
 class TraceView(Protocol):
@@ -98,44 +133,20 @@ class TraceView(Protocol):
 
     @property
     def n_iterations(self) -> int: ...
-
     @property
     def n_steps(self) -> int: ...
-
     @property
     def n_points(self) -> int: ...
-
     @property
-    def measured_runs_s(self) -> tuple[float, ...]: ...
-
+    def projection(self) -> Projection: ...
+    @property
+    def truth(self) -> TruthComparison: ...
     @property
     def first_n(self) -> int: ...
-
     @property
     def first_n_s(self) -> float: ...
-
-    @property
-    def measured_s(self) -> float: ...
-
-    @property
-    def noise_floor(self) -> float: ...
-
-    @property
-    def projected_s(self) -> float: ...
-
-    @property
-    def interval_s(self) -> tuple[float, float]: ...
-
-    @property
-    def error(self) -> float: ...
-
     @property
     def first_n_error(self) -> float: ...
-
     @property
     def window(self) -> StepWindow | None:
         """The run's first micro-batches timed in sequence (``[profile] cold_window``), or None."""
-
-    @property
-    def cold_term(self) -> dict[str, Any]:
-        """The projection's cold-step term (``method``, ``share``, ``in_run_ratio``); empty without one."""

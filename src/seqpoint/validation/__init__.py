@@ -2,6 +2,7 @@
 
 from seqpoint.validation._compare import (
     ErrorCurve,
+    TruthComparison,
     error_vs_k,
     noise_floor,
     reduction_factor,
@@ -22,6 +23,7 @@ __all__ = [
     "MeasuredSpeedup",
     "ProfilingSaving",
     "RunTrace",
+    "TruthComparison",
     "break_even",
     "error_vs_k",
     "noise_floor",

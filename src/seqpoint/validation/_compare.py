@@ -6,17 +6,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
+from seqpoint.measurements._metrics import time_metric
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import make_selector, weighted_projection
 
-__all__ = ["ErrorCurve", "error_vs_k", "noise_floor", "reduction_factor", "weighted_projection"]
+__all__ = ["ErrorCurve", "TruthComparison", "error_vs_k", "noise_floor", "reduction_factor", "weighted_projection"]
 
 
 def noise_floor(values: ArrayLike) -> float:
@@ -25,6 +26,53 @@ def noise_floor(values: ArrayLike) -> float:
     measure. No error below it is meaningful."""
     v = np.asarray(values, dtype=np.float64).ravel()
     return float((v.max() - v.min()) / v.mean()) if v.size >= 2 else float("nan")
+
+
+@dataclass(frozen=True, kw_only=True)
+class TruthComparison:
+    """A projected total against measured runs of the same work: full runs (``validate``),
+    recorded runs (``validate --trace``) or data-parallel runs."""
+
+    runs_s: tuple[float, ...]
+    """Each measured run's total, seconds."""
+    projected_s: float
+    """The projected total, seconds."""
+    interval_s: tuple[float, float] = (float("nan"), float("nan"))
+    """The projection's interval, seconds (NaN where it has none)."""
+
+    @classmethod
+    def of(cls, totals: Mapping[str, float], interval: Mapping[str, tuple[float, float]],
+           runs_s: tuple[float, ...]) -> TruthComparison:
+        """A projection's time (its :func:`~seqpoint.measurements.time_metric`) against ``runs_s``."""
+        metric = time_metric(totals)
+        lo, hi = interval[metric]
+        return cls(runs_s=runs_s, projected_s=float(totals[metric]), interval_s=(float(lo), float(hi)))
+
+    @property
+    def measured_s(self) -> float:
+        """Mean of the measured runs, seconds: the truth."""
+        return float(np.mean(self.runs_s))
+
+    @property
+    def noise_floor(self) -> float:
+        """:func:`noise_floor` of the runs (NaN with one)."""
+        return noise_floor(self.runs_s)
+
+    @property
+    def error(self) -> float:
+        """Signed relative error ``(projected − measured) / measured``."""
+        return (self.projected_s - self.measured_s) / self.measured_s
+
+    @property
+    def within(self) -> bool:
+        """Whether the interval holds the measured mean."""
+        lo, hi = self.interval_s
+        return bool(lo <= self.measured_s <= hi)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"measured_s": self.measured_s, "measured_runs_s": list(self.runs_s),
+                "noise_floor": self.noise_floor, "projected_s": self.projected_s,
+                "interval_s": list(self.interval_s), "error": self.error, "within_interval": self.within}
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -215,7 +215,7 @@ def apply_overrides(cfg: RunConfig, overrides: list[str], *, option: str = "--se
     return RunConfig.from_dict(data, where=f"{option} overrides")
 
 
-def _toml_value(v: Any) -> str:
+def _toml_value(v: object) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, int | float):

@@ -3,7 +3,7 @@
 ``validate_ddp(cfg)`` replays ``[batching]`` with ``world_size`` ranks, selects SeqPoints
 on the rank rows (every rank's batch an iteration of its own), profiles them in this
 process (the workload's ``threads``, 1 by default), projects each step as the slowest
-rank's fitted cost plus the all-reduce, and runs the real thing: every rank a spawned
+rank's fitted cost plus the all-reduce, and runs the real thing: every rank a fresh
 ``torch.distributed`` (gloo) process stepping its own batches under
 ``DistributedDataParallel`` (:func:`seqpoint.validation.run_ddp`), twice in the same
 processes after one discarded cold pass, so the pair gives the noise floor; ``[profile] timer = "cpu"`` times both
@@ -27,7 +27,7 @@ from seqpoint.measurements import Measurements
 from seqpoint.projection import RankProjection, project_ranks
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import SeqPoints
-from seqpoint.validation import DDPRun, run_ddp
+from seqpoint.validation import DDPRun, TruthComparison, run_ddp
 from seqpoint.workflows._config import RunConfig
 from seqpoint.workflows._stages import (
     choose_points,
@@ -58,35 +58,20 @@ class DDPValidation:
     """Workload and settings, for reports."""
 
     @property
-    def measured_totals_s(self) -> list[float]:
-        """Σ step time of each measured run, seconds."""
-        return [float(t) for t in self.ddp.totals_s]
-
-    @property
-    def measured_s(self) -> float:
-        """Mean of the measured runs' totals, seconds."""
-        return self.ddp.total_s
-
-    @property
-    def noise_floor(self) -> float:
-        """Relative spread of the measured runs (NaN for one run)."""
-        return self.ddp.noise_floor
-
-    @property
-    def error(self) -> float:
-        """(projected − measured) / measured."""
-        return (self.projection.total_s - self.measured_s) / self.measured_s
+    def truth(self) -> TruthComparison:
+        """The projected time (max over ranks plus the all-reduce) against the measured runs."""
+        return TruthComparison(runs_s=tuple(self.ddp.totals_s.tolist()), projected_s=self.projection.total_s)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form: the projection's ``data_parallel`` block, the runs and the error."""
-        noise = self.noise_floor
+        t = self.truth
         return {
             "data_parallel": self.projection.to_dict(),
             "measured": self.ddp.to_dict(),
-            "projected_s": self.projection.total_s,
-            "measured_s": self.measured_s,
-            "error": self.error,
-            "noise_floor": None if math.isnan(noise) else noise,
+            "projected_s": t.projected_s,
+            "measured_s": t.measured_s,
+            "error": t.error,
+            "noise_floor": None if math.isnan(t.noise_floor) else t.noise_floor,
             "n_points": len(self.seqpoints.points),
             **self.meta,
         }

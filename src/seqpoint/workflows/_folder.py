@@ -6,7 +6,6 @@ import json
 import warnings
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from seqpoint.exceptions import ConfigError, SeqPointWarning
 
@@ -103,7 +102,7 @@ class RunFolder:
         self.path.mkdir(parents=True, exist_ok=True)
         marker.write_text(self.command + "\n")
 
-    def write_json(self, name: str, data: Any) -> Path:
+    def write_json(self, name: str, data: object) -> Path:
         p = self.file(name)
         p.write_text(json.dumps(data, indent=2, default=_jsonable) + "\n")
         return p
@@ -114,7 +113,7 @@ class RunFolder:
         return p
 
 
-def _jsonable(obj: Any) -> Any:
+def _jsonable(obj: object) -> object:
     if hasattr(obj, "to_dict"):
         return obj.to_dict()
     if hasattr(obj, "tolist"):

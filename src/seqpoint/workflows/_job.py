@@ -98,12 +98,13 @@ class JobProjection:
                      f"{pays} here, and pays off on runs longer than {self.break_even:,.0f} iterations")
         v = self.validation
         if v is not None:
-            runs = ", ".join(fmt_duration(x) for x in v.measured_runs_s)
-            floor = (f"noise floor {fmt_pct(v.noise_floor).lstrip('+')}" if len(v.measured_runs_s) >= 2
+            t = v.truth
+            runs = ", ".join(fmt_duration(x) for x in t.runs_s)
+            floor = (f"noise floor {fmt_pct(t.noise_floor).lstrip('+')}" if len(t.runs_s) >= 2
                      else "one run: record a second for the noise floor")
-            inside = "inside" if lo <= v.measured_s <= hi else "OUTSIDE"
+            inside = "inside" if lo <= t.measured_s <= hi else "OUTSIDE"
             lines += [f"recorded runs     {runs} ({floor})",
-                      f"error             {fmt_pct(v.error)} (the recorded mean is {inside} the interval); "
+                      f"error             {fmt_pct(t.error)} (the recorded mean is {inside} the interval); "
                       f"first {v.first_n} steps: {fmt_pct(v.first_n_error)}"]
         return "\n".join(lines)
 

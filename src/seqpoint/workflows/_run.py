@@ -7,12 +7,10 @@ from typing import Any
 
 from rich.console import Console
 
-from seqpoint.measurements import Measurements
 from seqpoint.measurements._metrics import time_metric
-from seqpoint.projection import Projection, RankProjection
-from seqpoint.schedule import IterationSchedule, ScheduleSummary, summarize
-from seqpoint.selection import SeqPoints
-from seqpoint.validation import ProfilingSaving
+from seqpoint.projection import Projection
+from seqpoint.reports import RunRecord
+from seqpoint.schedule import summarize
 from seqpoint.workflows._campaign import Campaign, project_data_parallel, start_campaign
 from seqpoint.workflows._config import RunConfig
 from seqpoint.workflows._folder import RunFolder
@@ -22,52 +20,14 @@ from seqpoint.workflows._stages import signature_shapes
 __all__ = ["RunResult", "run"]
 
 
-@dataclass
-class RunResult:
+@dataclass(kw_only=True)
+class RunResult(RunRecord):
     """Everything a run produced, and where it was written."""
 
     config: RunConfig
     """The resolved config."""
     folder: RunFolder
     """Where the outputs are."""
-    schedule: IterationSchedule
-    """The replayed run."""
-    summary: ScheduleSummary
-    """Its summary."""
-    seqpoints: SeqPoints
-    """The chosen points."""
-    measurements: Measurements
-    """Measurements of the points."""
-    projection: Projection
-    """Projection of the whole run."""
-    reduction: float
-    """Iterations of the run over iterations executed to profile it."""
-    unit: str = "tokens"
-    """Unit of sequence lengths (``frames`` or ``tokens``)."""
-    saving: ProfilingSaving | None = None
-    """The saving in steps, wall clock and tokens (beside :attr:`reduction`)."""
-    exact: dict[str, Any] | None = None
-    """Exact deterministic totals of the whole run (``ExactTotals.to_dict()``), when
-    deterministic metrics were measured: the figures the SeqPoint projection is held to."""
-    uncounted: list[dict[str, Any]] | None = None
-    """Timed compute operators with no FLOP formula (``name``, ``share`` of step time),
-    checked on the heaviest SeqPoint when FLOPs were measured; empty when all are counted."""
-    data_parallel: RankProjection | None = None
-    """A data-parallel run's projection: each step its slowest rank plus the all-reduce
-    (:attr:`projection` then sums every rank's work, one rank row per iteration)."""
-
-    @property
-    def steps_per_point(self) -> tuple[int, int, int]:
-        """``(warm-up, timed, profiled)`` training steps the harness ran for one point."""
-        return tuple(self.config.profile.point_steps())  # type: ignore[return-value]
-
-    @property
-    def campaign_steps(self) -> tuple[int, int, int, int]:
-        """``(worker processes, warm-up steps per point in each, their start-up and
-        drift-check steps, cold-step window steps)``: how :attr:`steps_per_point` is made
-        up, and what the campaign ran besides the points (counted in :attr:`reduction`)."""
-        profile = self.config.profile
-        return profile.processes, profile.warmup, profile.protocol_steps(), profile.window_steps
 
     def to_dict(self) -> dict[str, Any]:
         """What ``result.json`` and ``seqpoint run --json`` hold."""
@@ -108,6 +68,9 @@ def run(
         config=cfg, folder=folder, schedule=c.schedule, summary=summarize(c.schedule),
         seqpoints=c.seqpoints, measurements=c.measurements, projection=projection,
         reduction=c.reduction, unit=c.unit, saving=c.saving(run_s), exact=_exact(c, projection),
+        steps_per_point=cfg.profile.point_steps(),
+        campaign_steps=(cfg.profile.processes, cfg.profile.warmup, cfg.profile.protocol_steps(),
+                        cfg.profile.window_steps),
         uncounted=_coverage(c), data_parallel=project_data_parallel(c),
     )
     folder.write_json("result.json", result.to_dict())

@@ -22,7 +22,7 @@ from seqpoint.measurements._metrics import time_metric
 from seqpoint.projection import Projection, Speedup
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import SeqPoints, read_seqpoints
-from seqpoint.validation import RunTrace, noise_floor, read_trace
+from seqpoint.validation import RunTrace, TruthComparison, read_trace
 from seqpoint.workflows._campaign import select_points, with_window
 from seqpoint.workflows._config import RunConfig
 from seqpoint.workflows._folder import RunFolder
@@ -58,43 +58,14 @@ class TraceValidation:
     calibrated the cold-step term and measured the in-run gap; None without one."""
 
     @property
-    def measured_s(self) -> float:
-        """Mean total seconds of the recorded runs."""
-        return float(np.mean(self.measured_runs_s))
-
-    @property
-    def noise_floor(self) -> float:
-        """Largest relative difference between the recorded runs (NaN with one run)."""
-        return noise_floor(self.measured_runs_s)
-
-    @property
-    def projected_metric(self) -> str:
-        """``run_time_s`` when the first-occurrence term was projected, else ``time_s``."""
-        return time_metric(self.projection.totals)
-
-    @property
-    def projected_s(self) -> float:
-        return float(self.projection.totals[self.projected_metric])
-
-    @property
-    def interval_s(self) -> tuple[float, float]:
-        lo, hi = self.projection.interval[self.projected_metric]
-        return float(lo), float(hi)
-
-    @property
-    def cold_term(self) -> dict[str, Any]:
-        """The projection's cold-step term (``method`` ``window`` or ``first_step``; empty without one)."""
-        return dict(self.projection.cold_term)
-
-    @property
-    def error(self) -> float:
-        """Signed relative error of the projection against the mean recorded run."""
-        return self.projected_s / self.measured_s - 1.0
+    def truth(self) -> TruthComparison:
+        """The projection against the recorded runs."""
+        return TruthComparison.of(self.projection.totals, self.projection.interval, self.measured_runs_s)
 
     @property
     def first_n_error(self) -> float:
         """Signed relative error of the first-N estimate against the mean recorded run."""
-        return self.first_n_s / self.measured_s - 1.0
+        return self.first_n_s / self.truth.measured_s - 1.0
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data (JSON) of the comparison."""
@@ -102,14 +73,8 @@ class TraceValidation:
             "n_iterations": self.n_iterations,
             "n_steps": self.n_steps,
             "n_points": self.n_points,
-            "measured_s": self.measured_s,
-            "measured_runs_s": list(self.measured_runs_s),
-            "noise_floor": self.noise_floor,
-            "projected_s": self.projected_s,
-            "projected_metric": self.projected_metric,
-            "interval_s": list(self.interval_s),
-            "error": self.error,
-            "within_interval": bool(self.interval_s[0] <= self.measured_s <= self.interval_s[1]),
+            **self.truth.to_dict(),
+            "projected_metric": time_metric(self.projection.totals),
             "first_n": self.first_n,
             "first_n_s": self.first_n_s,
             "first_n_error": self.first_n_error,

@@ -13,7 +13,6 @@ the file) passes.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
 from seqpoint.exceptions import ConfigError
 from seqpoint.workflows._config import RunConfig
@@ -28,7 +27,7 @@ __all__ = ["check_trace_config"]
 
 #: Sections whose keys ``validate --trace`` does not read, with their defaults, and the
 #: keys of them that it does read.
-_NOT_READ: tuple[tuple[str, Any, frozenset[str]], ...] = (
+_NOT_READ: tuple[tuple[str, object, frozenset[str]], ...] = (
     ("lengths", LengthsSection(), frozenset()),
     ("batching", BatchingSection(), frozenset({"world_size", "rank"})),
     ("projection", ProjectionSection(), frozenset({"method", "confidence"})),

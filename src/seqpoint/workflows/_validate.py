@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -23,11 +23,12 @@ from numpy.typing import NDArray
 from rich.console import Console
 
 from seqpoint._live import shows_live
-from seqpoint.measurements import STEADY_TIME, Measurements
+from seqpoint.measurements import STEADY_TIME
 from seqpoint.measurements._metrics import time_metric
 from seqpoint.projection import Projection
+from seqpoint.reports import Baseline, ExactCheck, SteadyTruth, ValidationRecord
 from seqpoint.schedule import IterationSchedule
-from seqpoint.selection import SeqPoints, weighted_projection
+from seqpoint.selection import weighted_projection
 from seqpoint.validation import ErrorCurve, FullRun, error_vs_k, run_full_fresh
 from seqpoint.workflows._campaign import Campaign, start_campaign
 from seqpoint.workflows._config import RunConfig
@@ -41,81 +42,25 @@ __all__ = ["EXACT_METRICS", "ValidationResult", "exact_costs", "interleave_plan"
 EXACT_METRICS = ("flops", "roofline_h100_s")
 
 
-@dataclass
-class ValidationResult:
-    """Projection and baselines compared with a measured full run."""
+@dataclass(kw_only=True)
+class ValidationResult(ValidationRecord):
+    """Projection and baselines compared with measured full runs, and where they were written."""
 
     config: RunConfig
     folder: RunFolder
-    schedule: IterationSchedule
-    """The part of the run executed in full."""
-    seqpoints: SeqPoints
-    measurements: Measurements
-    projection: Projection
-    full: FullRun
-    """Timed full runs."""
-    baselines: dict[str, dict[str, float]]
-    """Method -> ``{"k", "projected_s", "error"}`` at the SeqPoints' budget (harness-measured)."""
-    exact: dict[str, dict[str, float]] = field(default_factory=dict)
-    """Metric -> ``{"exact", "projected", "error"}`` for deterministic metrics."""
-    steady: dict[str, float] = field(default_factory=dict)
-    """Steady-state truth: ``total_s`` (every unique signature profiled in isolation),
-    ``selection_error`` of the projection against it, and ``in_sequence_overhead``
-    (measured full run over that total, minus 1)."""
-    curves_time: dict[str, ErrorCurve] = field(default_factory=dict)
-    """Error against k of each method on the full run's per-iteration times."""
-    curves_exact: dict[str, ErrorCurve] = field(default_factory=dict)
-    """Error against k of each method on exact per-iteration FLOPs."""
-    unit: str = "tokens"
-    """Unit of sequence lengths (``frames`` or ``tokens``)."""
-    reduction: float = float("nan")
-    """Iterations validated over training steps executed to profile the SeqPoints."""
-
-    @property
-    def measured_s(self) -> float:
-        return self.full.total_s
-
-    @property
-    def time_metric(self) -> str:
-        """``run_time_s`` (steady state plus first occurrences) when measured, else ``time_s``."""
-        return time_metric(self.projection.totals)
-
-    @property
-    def projected_s(self) -> float:
-        return float(self.projection.totals[self.time_metric])
-
-    @property
-    def error(self) -> float:
-        """Signed relative error of the projected time against the measured mean."""
-        return (self.projected_s - self.measured_s) / self.measured_s
-
-    @property
-    def interval_s(self) -> tuple[float, float]:
-        lo, hi = self.projection.interval[self.time_metric]
-        return float(lo), float(hi)
-
-    @property
-    def within_interval(self) -> bool:
-        lo, hi = self.interval_s
-        return bool(lo <= self.measured_s <= hi)
 
     def to_dict(self) -> dict[str, Any]:
+        """What ``validation.json`` and ``seqpoint validate --json`` hold."""
         return {
             "n_iterations": len(self.schedule),
             "n_points": len(self.seqpoints),
-            "measured_s": self.measured_s,
-            "measured_runs_s": self.full.totals_s.tolist(),
+            **self.truth.to_dict(),
             "runs_interleaved": self.full.interleaved,
-            "noise_floor": self.full.noise_floor,
-            "projected_s": self.projected_s,
-            "projected_metric": self.time_metric,
-            "interval_s": list(self.interval_s),
-            "error": self.error,
-            "within_interval": self.within_interval,
+            "projected_metric": time_metric(self.projection.totals),
             "reduction_factor": self.reduction,
-            "baselines": self.baselines,
-            "exact": self.exact,
-            "steady": self.steady,
+            "baselines": {k: v.to_dict() for k, v in self.baselines.items()},
+            "exact": {k: v.to_dict() for k, v in self.exact.items()},
+            "steady": {} if self.steady is None else self.steady.to_dict(),
             "curves_time": {k: v.to_dict() for k, v in self.curves_time.items()},
             "curves_exact": {k: v.to_dict() for k, v in self.curves_exact.items()},
             "projection": self.projection.to_dict(),
@@ -191,7 +136,7 @@ def validate(
     ks = ks or tuple(range(1, 21))
     curves_time = error_vs_k(schedule, full.per_iteration_s, methods, ks, seed=cfg.selection.seed)
 
-    exact_res: dict[str, dict[str, float]] = {}
+    exact_res: dict[str, ExactCheck] = {}
     curves_exact: dict[str, ErrorCurve] = {}
     if exact:
         costs = exact_costs(c.workload, schedule, progress=progress, console=console)
@@ -201,8 +146,7 @@ def validate(
             if proj is None:  # metric not recorded by the harness: project the exact values
                 proj = weighted_projection(per_it, [p.iteration for p in seqpoints.points],
                                            [p.weight for p in seqpoints.points])
-            exact_res[metric] = {"exact": total, "projected": float(proj),
-                                 "error": (float(proj) - total) / total}
+            exact_res[metric] = ExactCheck(exact=total, projected=float(proj))
         curves_exact = error_vs_k(schedule, costs["flops"], methods, ks, seed=cfg.selection.seed)
 
     result = ValidationResult(
@@ -255,41 +199,37 @@ def timed_full_runs(
                               runs=runs, on_progress=on_progress)
 
 
-def _steady_truth(c: Campaign, projection: Projection, truth: float) -> dict[str, float]:
+def _steady_truth(c: Campaign, projection: Projection, truth: float) -> SteadyTruth | None:
     """Every unique signature measured by the same harness, in the SeqPoints' worker
-    processes: the truth an isolated sampling method aims at. Its gap to the full run is
-    the in-sequence overhead."""
+    processes; its gap to the full run is the in-sequence overhead."""
     if c.others is None:
-        return {}
+        return None
     by_sig = {m.signature: m for m in (*c.measurements.measurements, *c.others.measurements)}
     sig, counts, _ = c.schedule.unique_signatures()
     every = [by_sig.get(tuple(int(v) for v in row)) for row in sig]
     if not all(m is not None and m.ok for m in every):
-        return {}
-    per_sig = np.array([m.metrics[STEADY_TIME] for m in every if m is not None])
-    total = float(per_sig @ counts)
-    return {"total_s": total, "selection_error": (projection.totals[STEADY_TIME] - total) / total,
-            "in_sequence_overhead": truth / total - 1.0, "n_signatures": float(sig.shape[0])}
+        return None
+    total = float(np.array([m.metrics[STEADY_TIME] for m in every if m is not None]) @ counts)
+    return SteadyTruth(total_s=total, selection_error=(projection.totals[STEADY_TIME] - total) / total,
+                       in_sequence_overhead=truth / total - 1.0, n_signatures=int(sig.shape[0]))
 
 
-def _baselines(c: Campaign, truth: float, steady: dict[str, float]) -> dict[str, dict[str, float]]:
+def _baselines(c: Campaign, truth: float, steady: SteadyTruth | None) -> dict[str, Baseline]:
     """Each baseline's points at the SeqPoints' budget, profiled by the same harness."""
     from seqpoint.projection import project
 
-    k = len(c.seqpoints)
-    out: dict[str, dict[str, float]] = {}
+    out: dict[str, Baseline] = {}
     for method in c.config.validation.baselines:
-        _, pts = choose_points(c.config.selection, c.schedule, method=method, n_points=k)
+        _, pts = choose_points(c.config.selection, c.schedule, method=method, n_points=len(c.seqpoints))
         ms = c.measure(pts)
-        if not all(m.ok for m in ms.measurements):
-            out[method] = {"k": float(len(pts)), "projected_s": float("nan"), "error": float("nan")}
-            continue
-        # Baselines project as they are used today: steady-state time of their points,
-        # weighted. (Giving them the first-occurrence term would extrapolate one-time
-        # costs from, e.g., the 10 shortest iterations to every shape of the run.)
-        total = float(project(c.schedule, pts, ms, method="weighted",
-                              metrics=[STEADY_TIME], context=c.model).totals[STEADY_TIME])
-        out[method] = {"k": float(len(pts)), "projected_s": total, "error": (total - truth) / truth}
-        if steady:
-            out[method]["selection_error"] = (total - steady["total_s"]) / steady["total_s"]
+        total = float("nan")
+        if all(m.ok for m in ms.measurements):
+            # Baselines project as they are used today: steady-state time of their points,
+            # weighted. (Giving them the first-occurrence term would extrapolate one-time
+            # costs from, e.g., the 10 shortest iterations to every shape of the run.)
+            total = float(project(c.schedule, pts, ms, method="weighted",
+                                  metrics=[STEADY_TIME], context=c.model).totals[STEADY_TIME])
+        out[method] = Baseline(k=len(pts), projected_s=total, error=(total - truth) / truth,
+                               selection_error=None if steady is None or total != total
+                               else (total - steady.total_s) / steady.total_s)
     return out

@@ -41,10 +41,10 @@ def test_rank_selects_one_ranks_rows(tmp_path: Path, cli) -> None:
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--world-size", "0"], "The '--world-size' parameter must be an int >= 1"),
-        (["--world-size", "2", "--rank", "2"], "--rank 2 is not below --world-size 2; give a rank in 0..1"),
-        (["--rank", "1"], "--rank 1 is not below --world-size 1"),
-        (["--world-size", "2", "--shard", "rows"], "The '--shard' parameter must be"),
+        (["--world-size", "0"], "The 'world_size' parameter of [batching] must be an int >= 1"),
+        (["--world-size", "2", "--rank", "2"], "rank = 2 is not below world_size = 2; give a rank in 0..1"),
+        (["--rank", "1"], "rank = 1 is not below world_size = 1"),
+        (["--world-size", "2", "--shard", "rows"], "[batching]"),
     ],
 )
 def test_bad_rank_flags_are_one_line_exit_2(tmp_path: Path, cli, argv, message) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from seqpoint.profiling import Measurement, Measurements, write_measurements
+from seqpoint.measurements import Measurement, Measurements, write_measurements
 from seqpoint.schedule import IterationSchedule, write_schedule
 from seqpoint.selection import SELECTORS, read_seqpoints
 
@@ -65,19 +65,20 @@ def test_select_max_error(files: dict[str, Path], cli: Cli) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["-k", "0"], "-k must be an int >= 1. Got 0."),
+        (["-k", "0"], "The 'n_points' parameter of [selection] must be an int >= 1. Got 0."),
         (["-k", "301"], "-k 301 exceeds the 300 iterations of"),
-        (["--max-error", "0"], "--max-error must be a fraction in (0, 1), e.g. 0.001 for 0.1%. Got 0."),
-        (["--max-error", "-0.5"], "--max-error must be a fraction in (0, 1)"),
+        (["--max-error", "0"], "The 'max_error' parameter of [selection] must be a fraction in (0, 1) or None. Got 0.0."),
+        (["--max-error", "-0.5"], "The 'max_error' parameter of [selection] must be a fraction in (0, 1)"),
         (["-k", "2", "--max-error", "0.1"], "Give exactly one of -k N and --max-error FRACTION."),
         ([], "Give exactly one of -k N and --max-error FRACTION."),
         (["-k", "2", "--method", "best"], "Unknown selection method 'best'. Valid names: first, mean, median, mode, random, seqpoint, simpoint, stratified, stride."),
-        (["--max-error", "0.1", "--method", "first"], "--max-error works with --method seqpoint only"),
-        (["-k", "2", "--proxy", "flops"], "Unknown cost proxy 'flops'. Valid names: attention, quadratic, seq_len, tokens."),
-        (["-k", "2", "--cost", "flops"], "Unknown cost proxy 'flops'. Valid names: attention, quadratic, seq_len, tokens."),
+        (["--max-error", "0.1", "--method", "first"], "max_error selects k for the 'seqpoint' method only"),
+        (["-k", "2", "--proxy", "flops"], "[selection] proxy = 'flops' is not a cost proxy; use one of attention, quadratic, seq_len, tokens"),
+        (["-k", "2", "--cost", "flops"], "[selection] proxy = 'flops' is not a cost proxy; use one of attention, quadratic, seq_len, tokens"),
+        (["-k", "2", "--proxy", "model"], "--proxy model is the profiled model's cost, which needs a workload"),
         (["-k", "2", "--grouping", "kmeans"], "The 'grouping' parameter of SeqPointSelector must be one of 'optimal', 'sl_bins'. Got 'kmeans'."),
         # options a method does not read are refused, not silently dropped
-        (["-k", "2", "--method", "stride", "--proxy", "tokens"], "--proxy applies to --method seqpoint or stratified, not 'stride'"),
+        (["-k", "2", "--method", "stride", "--proxy", "tokens"], "proxy = 'tokens' needs method = 'seqpoint' or 'stratified' (got 'stride')"),
         (["-k", "2", "--method", "stratified", "--grouping", "sl_bins"], "--grouping applies to --method seqpoint, not 'stratified'"),
     ],
 )
@@ -144,8 +145,9 @@ def test_project_bad_input(selected: dict[str, Path], cli: Cli) -> None:
         ([s, str(d / "range.json"), m], "which is not in the schedule (iterations 0..299)"),
         ([s, str(d / "range.json"), m], f"{d / 'range.json'} does not fit {s}"),
         ([s, sp, str(missing)], f"{missing} does not fit {sp}. The measurements have no entry for SeqPoint 0"),
-        ([s, sp, m, "--method", "median"], "Unknown projection method 'median'. Valid names: weighted, interpolated."),
-        ([s, sp, m, "--interconnect", "warp"], "--interconnect applies to data-parallel schedules (a rank column)"),
+        ([s, sp, m, "--method", "median"], "The 'method' parameter of [projection] must be one of 'weighted', 'interpolated'. Got 'median'."),
+        ([s, sp, m, "--interconnect", "pcie4"], "--interconnect applies to data-parallel schedules (a rank column)"),
+        ([s, sp, m, "--interconnect", "warp"], "[projection]: unknown interconnect 'warp'"),
         ([s, sp, m, "--allreduce-s", "5"], "--allreduce-s applies to data-parallel schedules"),
     ]
     for argv, message in cases:

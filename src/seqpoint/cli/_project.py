@@ -10,7 +10,7 @@ import typer
 from seqpoint.cli._app import app, console, err_console, fail
 from seqpoint.cli._options import AsJson, Quiet, print_json
 from seqpoint.measurements import read_measurements
-from seqpoint.projection import INTERCONNECTS, METHODS, project, project_ranks
+from seqpoint.projection import INTERCONNECTS, project, project_ranks
 from seqpoint.projection._match import match_measurements, seqpoint_rows
 from seqpoint.reports import print_projection, print_rank_projection
 from seqpoint.schedule import read_schedule
@@ -45,8 +45,11 @@ def project_command(
     slowest rank plus the gradient all-reduce (--interconnect with --gradient-bytes, or
     --allreduce-s), with the straggler and communication shares.
     """
-    if method not in METHODS:
-        fail(f"Unknown projection method {method!r}. Valid names: {', '.join(METHODS)}.")
+    from seqpoint.workflows import ProjectionSection
+
+    # The flags are [projection]'s keys: the section checks them with the TOML's message.
+    sec = ProjectionSection(method=method, interconnect=None if interconnect is None else _link(interconnect),
+                            allreduce_s=allreduce_s)
     ranked = read_schedule(schedule)
     sched = ranked.rank_rows()
     points = read_seqpoints(seqpoints)
@@ -54,7 +57,7 @@ def project_command(
     # Which files disagree, said before projecting.
     seqpoint_rows(sched, points, context=f"{seqpoints} does not fit {schedule}")
     match_measurements(points, meas, context=f"{measurements} does not fit {seqpoints}")
-    result = project(sched, points, meas, method=method)
+    result = project(sched, points, meas, method=sec.method, confidence=sec.confidence)
     dp = None
     given = [flag for flag, v in (("--interconnect", interconnect), ("--gradient-bytes", gradient_bytes),
                                   ("--allreduce-s", allreduce_s)) if v is not None]
@@ -65,9 +68,8 @@ def project_command(
         if allreduce_s is None and (interconnect is None or gradient_bytes is None):
             fail(f"{schedule} is data-parallel ({ranked.world_size} ranks): give --allreduce-s "
                  "(measured) or --interconnect NAME with --gradient-bytes N for the all-reduce.")
-        link = None if interconnect is None else _link(interconnect)
-        dp = project_ranks(ranked, points, meas, allreduce_s=allreduce_s,
-                           gradient_bytes=gradient_bytes, interconnect=link)
+        dp = project_ranks(ranked, points, meas, allreduce_s=sec.allreduce_s,
+                           gradient_bytes=gradient_bytes, interconnect=sec.interconnect)
     if not result.complete:
         err_console.print(
             f"seqpoint: warning: SeqPoint(s) at iteration(s) {', '.join(map(str, result.failed))} "

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
-from seqpoint._params import Constraint, Options, check_params
+from seqpoint._params import check_params
 from seqpoint.cli._app import app, console, err_console
 from seqpoint.cli._options import AsJson, Quiet, lay_sets, print_json, warn_old_spellings
 from seqpoint.exceptions import ConfigError, SeqPointWarning
@@ -17,18 +17,6 @@ from seqpoint.reports import print_schedule
 from seqpoint.schedule import IterationSchedule, summarize, write_schedule
 
 __all__ = ["schedule"]
-
-#: CLI flags that map to policy parameters of the same name.
-_POLICY_FLAGS = {
-    "batch_size": "--batch-size",
-    "max_tokens": "--max-tokens",
-    "num_buckets": "--num-buckets",
-    "max_seq_len": "--max-seq-len",
-    "max_duration": "--max-duration",
-    "pad_to_multiple_of": "--pad-to-multiple-of",
-    "drop_last": "--drop-last/--keep-last",
-}
-
 
 #: Most bins of the length histogram printed (each is a table row).
 MAX_BINS = 10_000
@@ -167,8 +155,7 @@ def schedule(
     """Replay a batching policy over per-sample lengths (or read a recorded run trace) and
     write the iteration schedule."""
     from seqpoint.batching import POLICIES
-    from seqpoint.batching._limits import MAX_EPOCHS, MAX_WORLD_SIZE, bounded
-    from seqpoint.batching._ranks import SHARD_MODES, resolve_shard
+    from seqpoint.batching._limits import bounded
     from seqpoint.workflows import BatchingSection, LengthsSection, build_schedule, load_lengths
 
     _check_output(output)
@@ -179,48 +166,21 @@ def schedule(
         raise ConfigError("Missing option '--policy': name a batching policy, or give --format trace "
                           "to read a recorded run trace.")
     cls = POLICIES.get(policy)  # unknown names list the valid ones
-    flags: dict[str, list[Constraint]] = {
-        "--epochs": [bounded(int, 1, MAX_EPOCHS)],
-        "--seed": [bounded(int, 0, 2**63 - 1)],
-        "--bins": [bounded(int, 1, MAX_BINS)],
-        "--world-size": [bounded(int, 1, MAX_WORLD_SIZE)],
-        "--shard": [Options(SHARD_MODES), None],
-    }
-    check_params("", flags, {"--epochs": epochs, "--seed": seed, "--bins": bins,
-                             "--world-size": world_size, "--shard": shard})
-    if rank is not None and not 0 <= rank < world_size:
-        raise ConfigError(f"--rank {rank} is not below --world-size {world_size}; give a rank in "
-                          f"0..{world_size - 1} (or a larger --world-size).")
-    if shard is not None:
-        resolve_shard(policy, shard)
+    # The [batching] keys (--epochs, --seed, --world-size, --rank, --shard) are checked by
+    # BatchingSection below, with the TOML's message.
+    check_params("", {"--bins": [bounded(int, 1, MAX_BINS)]}, {"--bins": bins})
 
     fields = [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
-    given = {
-        "batch_size": batch_size,
-        "max_tokens": max_tokens,
-        "num_buckets": num_buckets,
-        "max_seq_len": max_seq_len,
-        "max_duration": max_duration,
-        "pad_to_multiple_of": pad_to_multiple_of,
-        "drop_last": drop_last,
-    }
-    params: dict[str, Any] = {}
-    for key, value in given.items():
-        if value is None:
-            continue
-        if key not in fields:
-            raise ConfigError(
-                f"{_POLICY_FLAGS[key]} does not apply to policy {policy!r}; its parameters are "
-                f"{', '.join(fields)}."
-            )
-        params[key] = value
-    reader_options: dict[str, Any] = {
-        "scale": scale,
-        "sample_rate": sample_rate,
-        "tokenizer": tokenizer,
-        "extra_tokens": extra_tokens,
-        "count_column": count_column,
-    }
+    # Policy flags are the policy's parameters of the same name.
+    given = {"batch_size": batch_size, "max_tokens": max_tokens, "num_buckets": num_buckets,
+             "max_seq_len": max_seq_len, "max_duration": max_duration,
+             "pad_to_multiple_of": pad_to_multiple_of, "drop_last": drop_last}
+    params = {k: v for k, v in given.items() if v is not None}
+    for key in (k for k in params if k not in fields):
+        flag = "--drop-last/--keep-last" if key == "drop_last" else "--" + key.replace("_", "-")
+        raise ConfigError(f"{flag} does not apply to policy {policy!r}; its parameters are {', '.join(fields)}.")
+    reader_options = {"scale": scale, "sample_rate": sample_rate, "tokenizer": tokenizer,
+                      "extra_tokens": extra_tokens, "count_column": count_column}
     # The flags fill the run config's [lengths] and [batching]; --set lays the same keys over
     # them, and the sections check the result as they check a TOML file.
     data: dict[str, dict[str, Any]] = {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -13,7 +13,7 @@ from seqpoint.cli._options import AsJson, Quiet, print_json
 from seqpoint.exceptions import SeqPointWarning
 from seqpoint.reports import print_selection
 from seqpoint.schedule import read_schedule
-from seqpoint.selection import COST_MODELS, SELECTORS, make_selector, write_seqpoints
+from seqpoint.selection import write_seqpoints
 
 __all__ = ["select"]
 
@@ -48,52 +48,35 @@ def select(
     quiet: Quiet = False,
 ) -> None:
     """Choose the iterations to profile and their weights; write SEQPOINTS.json."""
-    if method not in SELECTORS:
-        fail(f"Unknown selection method {method!r}. Valid names: {', '.join(SELECTORS.names())}.")
+    from seqpoint.workflows import SelectionSection, choose_points
+
     if (n_points is None) == (max_error is None):
         fail("Give exactly one of -k N and --max-error FRACTION.")
-    if max_error is not None and method != "seqpoint":
-        fail(f"--max-error works with --method seqpoint only; give -k N for {method!r}.")
-    if n_points is not None and n_points < 1:
-        fail(f"-k must be an int >= 1. Got {n_points}.")
-    if max_error is not None and not 0 < max_error < 1:
-        fail(f"--max-error must be a fraction in (0, 1), e.g. 0.001 for 0.1%. Got {max_error:g}.")
-    if cost is not None:
-        if proxy is not None:
-            fail("Give --proxy only (--cost is its deprecated name).")
-        proxy = cost
+    if cost is not None and proxy is not None:
+        fail("Give --proxy only (--cost is its deprecated name).")
     # Refused rather than accepted and not used by the method.
-    if proxy is not None and method not in ("seqpoint", "stratified"):
-        fail(f"--proxy applies to --method seqpoint or stratified, not {method!r}; drop it.")
     if grouping is not None and method != "seqpoint":
         fail(f"--grouping applies to --method seqpoint, not {method!r}; drop it.")
-    proxy_name = proxy or "attention"
-    grouping = grouping or "optimal"
-    if proxy_name not in COST_MODELS:
-        fail(f"Unknown cost proxy {proxy_name!r}. Valid names: {', '.join(COST_MODELS.names())}.")
+    # The flags are [selection]'s keys: the section checks them with the TOML's message.
+    sec = SelectionSection(method=method, n_points=n_points, max_error=max_error, seed=seed,
+                           proxy=proxy or cost or "attention", params={} if grouping is None else {"grouping": grouping})
+    if sec.model_proxy:
+        fail(f"--proxy {sec.proxy} is the profiled model's cost, which needs a workload: set [selection] "
+             "proxy in a run config for seqpoint run, or give a formula (attention, tokens, ...).")
     # A data-parallel schedule is selected on its rank rows (every rank's batch an
     # iteration of its own); `seqpoint project` reads it back the same way.
     sched = read_schedule(schedule).rank_rows()
     if n_points is not None and n_points > len(sched):
         fail(f"-k {n_points} exceeds the {len(sched)} iterations of {schedule}; choose k <= {len(sched)}.")
-    params: dict[str, Any] = {"random_state": seed}
-    if method == "seqpoint":
-        params.update(n_points=n_points, max_error=max_error, cost=proxy_name, grouping=grouping)
-    else:
-        params["n_points"] = n_points
-        if method == "stratified":
-            params["cost"] = proxy_name
-    selector = make_selector(method, **params)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", SeqPointWarning)
-        selector.fit(sched)
+        _, points = choose_points(sec, sched)
     if cost is not None:  # said once the input is checked, as the other deprecated flags
         err_console.print("seqpoint: warning: --cost is deprecated; use --proxy", markup=False, highlight=False)
     for w in caught:
         err_console.print(
             f"seqpoint: warning: {w.message}", markup=False, highlight=False, soft_wrap=True
         )
-    points = selector.to_seqpoints(sched)
     write_seqpoints(points, output)
     written: list[str] = []
     if simpoints is not None:

@@ -30,11 +30,11 @@ from _paper_cases import (
     paper_schedule,
 )
 from seqpoint.exceptions import SeqPointWarning
-from seqpoint.profiling import Measurement, exact_signature_costs
+from seqpoint.measurements import Measurement
+from seqpoint.profiling import exact_signature_costs
 from seqpoint.projection import ScheduleModel, project, project_cost
 from seqpoint.schedule import IterationSchedule
-from seqpoint.selection import SeqPointSelector, make_selector
-from seqpoint.validation import weighted_projection
+from seqpoint.selection import SeqPointSelector, make_selector, weighted_projection
 from seqpoint.workloads import load_workload
 
 FloatArray = NDArray[np.float64]

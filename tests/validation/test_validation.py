@@ -2,7 +2,8 @@ import numpy as np
 import pytest
 
 from seqpoint.schedule import IterationSchedule
-from seqpoint.validation import FullRun, error_vs_k, reduction_factor, weighted_projection
+from seqpoint.selection import weighted_projection
+from seqpoint.validation import FullRun, error_vs_k, reduction_factor
 
 
 def _schedule():
@@ -22,11 +23,8 @@ def test_full_run_statistics():
 
 
 def test_weighted_projection_and_reduction():
-    import seqpoint.selection
-
     cost = np.array([1.0, 2.0, 3.0])
     assert weighted_projection(cost, [0, 2], [1.5, 1.5]) == 6.0
-    assert weighted_projection is seqpoint.selection.weighted_projection  # one definition
     assert reduction_factor(1000, 10, warmup=2, repeats=3) == 20.0
 
 

@@ -6,7 +6,6 @@ from seqpoint.validation._compare import (
     error_vs_k,
     noise_floor,
     reduction_factor,
-    weighted_projection,
 )
 from seqpoint.validation._ddp import DDPRun, run_ddp
 from seqpoint.validation._full_run import FullRun, FullRunError, run_full_fresh, run_full_schedule
@@ -33,6 +32,5 @@ __all__ = [
     "run_ddp",
     "run_full_fresh",
     "run_full_schedule",
-    "weighted_projection",
     "write_trace",
 ]

@@ -1,8 +1,5 @@
-"""Projection error of SeqPoints and baselines against a known per-iteration cost.
-
-``weighted_projection`` (the paper's ``Σ weight_i × cost[point_i]``) is defined once in
-:mod:`seqpoint.selection` and re-exported here under its historical path.
-"""
+"""Projection error of SeqPoints and baselines against a known per-iteration cost, and
+a projected total against measured runs (:class:`TruthComparison`)."""
 
 from __future__ import annotations
 
@@ -17,7 +14,7 @@ from seqpoint.measurements._metrics import time_metric
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import make_selector, weighted_projection
 
-__all__ = ["ErrorCurve", "TruthComparison", "error_vs_k", "noise_floor", "reduction_factor", "weighted_projection"]
+__all__ = ["ErrorCurve", "TruthComparison", "error_vs_k", "noise_floor", "reduction_factor"]
 
 
 def noise_floor(values: ArrayLike) -> float:

@@ -175,8 +175,7 @@ class DynamicBucketPolicy(BatchingPolicy):
                     f"{too_long} sample(s) of {lengths.source} are longer than max_duration="
                     f"{self.max_duration:g}; each forms a batch of one above the budget "
                     "(lhotse warns likewise).",
-                    AdjustedInputWarning,
-                    stacklevel=4,
+                    AdjustedInputWarning, stacklevel=4,
                 )
         bucket_max = np.zeros(int(bucket.max()) + 1, dtype=np.int64)
         np.maximum.at(bucket_max, bucket, dur)

@@ -137,8 +137,7 @@ class PackingPolicy(BatchingPolicy):
         if lens.tgt is not None:
             warnings.warn(
                 f"Packing ignores the target lengths of {lens.source}; rows hold source tokens only.",
-                AdjustedInputWarning,
-                stacklevel=3,
+                AdjustedInputWarning, stacklevel=3,
             )
         cols: dict[str, list[IntArray]] = {
             k: [] for k in ("epoch", "bs", "tokens", "sq", "pieces", "piece_len", "row_of")

@@ -126,8 +126,7 @@ class TokenBudgetPolicy(BatchingPolicy):
                     f"Dropped {dropped} sample(s) of {lengths.source} longer than "
                     f"max_tokens={self.max_tokens} (the longest: sample {worst}, "
                     f"{int(ntok[worst])} tokens).",
-                    AdjustedInputWarning,
-                    stacklevel=4,
+                    AdjustedInputWarning, stacklevel=4,
                 )
                 indices = indices[~long]
         if indices.shape[0] == 0:

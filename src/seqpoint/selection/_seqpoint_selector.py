@@ -251,8 +251,7 @@ class SeqPointSelector(BaseSelector):
             warnings.warn(
                 f"n_points={k} exceeds the schedule's {grouping.k_cap} {grouping.unit}; "
                 f"using {grouping.k_cap} SeqPoints.",
-                AdjustedInputWarning,
-                stacklevel=3,
+                AdjustedInputWarning, stacklevel=3,
             )
             k = grouping.k_cap
         return k
@@ -275,8 +274,7 @@ class SeqPointSelector(BaseSelector):
                 f"No k reaches max_error={self.max_error:g} with grouping={self.grouping!r}; "
                 f"the best has estimated error {best.error:.3g} with {best.reps.shape[0]} SeqPoints. "
                 "Use grouping='optimal' to reach any target.",
-                AdjustedInputWarning,
-                stacklevel=3,
+                AdjustedInputWarning, stacklevel=3,
             )
         return best
 

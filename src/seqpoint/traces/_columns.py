@@ -57,8 +57,7 @@ def warn_ignored(source: str, used: Sequence[str], ignored: Sequence[str]) -> No
     if ignored:
         warnings.warn(
             f"{source}: reading {shown(used)}; ignoring column(s) {shown(ignored)}.",
-            SeqPointWarning,
-            stacklevel=3,
+            SeqPointWarning, stacklevel=3,
         )
 
 

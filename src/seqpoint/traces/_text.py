@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence, Sized
 from pathlib import Path
 from typing import Any
 
@@ -129,38 +129,29 @@ def _token_counter(tokenizer: Any, add_special_tokens: bool) -> Callable[[list[s
     """A function mapping lines to their token counts under ``tokenizer``."""
     if isinstance(tokenizer, (str, Path)):
         tokenizer = _load_tokenizer(tokenizer)
-    mod = type(tokenizer).__module__
+    mod, special = type(tokenizer).__module__, add_special_tokens
     if hasattr(tokenizer, "encode_batch") and mod.startswith("tokenizers"):
+        def encode(lines: list[str]) -> Iterable[Sized]:
+            return [e.ids for e in tokenizer.encode_batch(lines, add_special_tokens=special)]
+    elif mod.startswith("sentencepiece"):
+        def encode(lines: list[str]) -> Iterable[Sized]:
+            return tokenizer.encode(lines, add_bos=special, add_eos=special)
+    elif callable(tokenizer) and hasattr(tokenizer, "pad_token"):  # a transformers tokenizer
+        def encode(lines: list[str]) -> Iterable[Sized]:
+            return tokenizer(lines, add_special_tokens=special)["input_ids"]
+    elif callable(tokenizer):
+        def encode(lines: list[str]) -> Iterable[Sized]:
+            return [tokenizer(x) for x in lines]
+    else:
+        raise ConfigError(f"Unsupported tokenizer {type(tokenizer).__name__}: give a "
+                          "tokenizers.Tokenizer, a transformers tokenizer, a sentencepiece processor, "
+                          "a path to tokenizer.json or .model, or a function mapping a string to a "
+                          "list of tokens.")
 
-        def count_hf(lines: list[str]) -> IntArray:
-            enc = tokenizer.encode_batch(lines, add_special_tokens=add_special_tokens)
-            return np.fromiter((len(e.ids) for e in enc), dtype=np.int64, count=len(lines))
+    def count(lines: list[str]) -> IntArray:
+        return np.fromiter((len(x) for x in encode(lines)), dtype=np.int64, count=len(lines))
 
-        return count_hf
-    if mod.startswith("sentencepiece"):
-
-        def count_sp(lines: list[str]) -> IntArray:
-            ids = tokenizer.encode(lines, add_bos=add_special_tokens, add_eos=add_special_tokens)
-            return np.fromiter((len(x) for x in ids), dtype=np.int64, count=len(lines))
-
-        return count_sp
-    if callable(tokenizer) and hasattr(tokenizer, "pad_token"):  # a transformers tokenizer
-
-        def count_tf(lines: list[str]) -> IntArray:
-            ids = tokenizer(lines, add_special_tokens=add_special_tokens)["input_ids"]
-            return np.fromiter((len(x) for x in ids), dtype=np.int64, count=len(lines))
-
-        return count_tf
-    if callable(tokenizer):
-
-        def count_fn(lines: list[str]) -> IntArray:
-            return np.fromiter((len(tokenizer(x)) for x in lines), dtype=np.int64, count=len(lines))
-
-        return count_fn
-    raise ConfigError(f"Unsupported tokenizer {type(tokenizer).__name__}: give a "
-                      "tokenizers.Tokenizer, a transformers tokenizer, a sentencepiece processor, "
-                      "a path to tokenizer.json or .model, or a function mapping a string to a "
-                      "list of tokens.")
+    return count
 
 
 def _line_counts(
@@ -195,8 +186,7 @@ def _drop_empty(
     warnings.warn(
         f"{source}: dropped {n_bad} {what} line(s) (first: line {first}); "
         "real pipelines filter them before batching.",
-        AdjustedInputWarning,
-        stacklevel=3,
+        AdjustedInputWarning, stacklevel=3,
     )
     return keep
 

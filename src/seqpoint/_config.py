@@ -35,7 +35,7 @@ def from_dict(cls: type, data: dict[str, Any], *, where: str = "") -> Any:
     return cls(**data)
 
 
-def config_hash(*parts: Any) -> str:
+def config_hash(*parts: object) -> str:
     """Full sha256 of the canonical JSON of ``parts`` plus the schema version."""
     blob = json.dumps([SCHEMA_VERSION, *parts], sort_keys=True, default=str, separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()

@@ -58,7 +58,7 @@ def write_text(text: str, path: str | Path) -> Path:
     return path
 
 
-def write_json(data: Any, path: str | Path) -> Path:
+def write_json(data: object, path: str | Path) -> Path:
     """Write ``data`` as indented JSON, creating the parent folder."""
     return write_text(json.dumps(data, indent=2) + "\n", path)
 
@@ -157,7 +157,7 @@ def describe_validation_error(exc: ValidationError, *, source: str, fix: str) ->
     return f"{source}: {_location(first['loc'])}: {message}{more}; {fix}"
 
 
-def validate(model: type[M], data: Any, *, source: str, fix: str) -> M:
+def validate(model: type[M], data: object, *, source: str, fix: str) -> M:
     """Validate parsed ``data`` against the pydantic schema ``model``; any error is one
     :class:`InputError` line naming ``source`` and ``fix``."""
     from pydantic import ValidationError

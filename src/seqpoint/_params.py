@@ -12,7 +12,7 @@ import math
 import numbers
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, TypeGuard
 
 from seqpoint.exceptions import ConfigError
 
@@ -20,11 +20,12 @@ __all__ = ["Boolean", "Constraint", "Interval", "Options", "Predicate", "TypeOf"
            "validate_params"]
 
 
-def _is_int(v: Any) -> bool:
+# numbers.Integral/Real take numpy scalars too; typed int/float for the comparisons below.
+def _is_int(v: object) -> TypeGuard[int]:
     return isinstance(v, numbers.Integral) and not isinstance(v, bool)
 
 
-def _is_real(v: Any) -> bool:
+def _is_real(v: object) -> TypeGuard[float]:
     return isinstance(v, numbers.Real) and not isinstance(v, bool)
 
 
@@ -44,7 +45,7 @@ class Interval:
     word: str | None = None
     note: str = ""
 
-    def accepts(self, v: Any) -> bool:
+    def accepts(self, v: object) -> bool:
         if self.kind is int:
             if not _is_int(v):
                 return False
@@ -76,10 +77,10 @@ class Interval:
 class Options:
     """One of a fixed set of values, listed in the message as given."""
 
-    values: tuple[Any, ...]
+    values: tuple[object, ...]
     quote: bool = True
 
-    def accepts(self, v: Any) -> bool:
+    def accepts(self, v: object) -> bool:
         return any(v == o and type(v) is type(o) for o in self.values)
 
     def describe(self) -> str:
@@ -93,7 +94,7 @@ class Boolean:
 
     word: str = "True or False"
 
-    def accepts(self, v: Any) -> bool:
+    def accepts(self, v: object) -> bool:
         return isinstance(v, bool) or type(v).__name__ == "bool_"
 
     def describe(self) -> str:
@@ -107,7 +108,7 @@ class TypeOf:
     types: type | tuple[type, ...]
     word: str
 
-    def accepts(self, v: Any) -> bool:
+    def accepts(self, v: object) -> bool:
         return isinstance(v, self.types)
 
     def describe(self) -> str:
@@ -118,10 +119,10 @@ class TypeOf:
 class Predicate:
     """Any test with its own wording: ``Predicate(callable, "a callable f(schedule)")``."""
 
-    test: Callable[[Any], bool]
+    test: Callable[[object], bool]
     word: str
 
-    def accepts(self, v: Any) -> bool:
+    def accepts(self, v: object) -> bool:
         return bool(self.test(v))
 
     def describe(self) -> str:
@@ -131,7 +132,7 @@ class Predicate:
 Constraint = Interval | Options | Boolean | TypeOf | Predicate | None
 
 
-def _accepts(c: Constraint, v: Any) -> bool:
+def _accepts(c: Constraint, v: object) -> bool:
     return v is None if c is None else c.accepts(v)
 
 

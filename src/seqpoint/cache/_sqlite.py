@@ -11,11 +11,10 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from seqpoint._config import config_hash
 from seqpoint._jsonio import parse_json
@@ -136,8 +135,8 @@ class MeasurementCache:
         return tuple(sig)
 
     @staticmethod
-    def key(workload_name: str, config_dict: dict[str, Any], environment: dict[str, Any], signature: Sequence[int],
-            profile_config_dict: dict[str, Any], *, lengths: str | None = None) -> str:
+    def key(workload_name: str, config_dict: Mapping[str, object], environment: Mapping[str, object],
+            signature: Sequence[int], profile_config_dict: Mapping[str, object], *, lengths: str | None = None) -> str:
         """Full sha256 of everything a measurement depends on; ``lengths`` is the batch's
         ``BatchShape.digest`` for a workload built from real lengths (None leaves the key as it was)."""
         parts: list[object] = [workload_name, config_dict, environment, [int(v) for v in signature],
@@ -182,7 +181,7 @@ class MeasurementCache:
     def list(self, workload: str | None = None) -> list[CacheEntry]:
         """Rows, oldest first (optionally only one workload's)."""
         sql = "SELECT key, workload, signature, status, created, measurement FROM measurements"
-        args: tuple[Any, ...] = ()
+        args: tuple[str, ...] = ()
         if workload is not None:
             sql += " WHERE workload = ?"
             args = (workload,)

@@ -19,7 +19,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import NoReturn
 
 from seqpoint.exceptions import InputError
 from seqpoint.integrations._shapes import BatchShape, ShapeFn, ShapeReader
@@ -62,7 +62,7 @@ class Recorder:
         self._micro = 0
         self._open = False
 
-    def shape_of(self, batch: Any) -> BatchShape:
+    def shape_of(self, batch: object) -> BatchShape:
         """The shape of ``batch`` by the user's ``shape_fn`` or the default reader."""
         return self._read(batch).shape
 
@@ -71,7 +71,7 @@ class Recorder:
         self._epoch = epoch
 
     @contextmanager
-    def micro_batch(self, batch: Any) -> Iterator[BatchShape]:
+    def micro_batch(self, batch: object) -> Iterator[BatchShape]:
         """Time one micro-batch of the current optimizer step (call :meth:`end_step` after)."""
         if self._open:
             # A nested block would record its time twice (inside the outer block's too).
@@ -100,13 +100,13 @@ class Recorder:
             self._micro = 0
 
     @contextmanager
-    def step(self, batch: Any) -> Iterator[BatchShape]:
+    def step(self, batch: object) -> Iterator[BatchShape]:
         """Time one whole optimizer step on ``batch`` (one micro-batch)."""
         with self.micro_batch(batch) as shape:
             yield shape
         self.end_step()
 
-    def trace(self, meta: dict[str, Any] | None = None) -> RunTrace:
+    def trace(self, meta: dict[str, object] | None = None) -> RunTrace:
         """The run trace recorded so far."""
         return RunTrace.from_rows(self._rows, meta={"recorder": "seqpoint.record", **(meta or {})},
                                   lengths=row_lengths(self._lengths))
@@ -139,7 +139,7 @@ class record:  # lower case: it reads as a function, `with record(path) as rec:`
     """
 
     def __init__(self, path: str | Path, *, shape_fn: ShapeFn | None = None, encoder_decoder: bool = False,
-                 meta: dict[str, Any] | None = None) -> None:
+                 meta: dict[str, object] | None = None) -> None:
         self.path = trace_path(path)
         self._shape_fn, self._encoder_decoder, self._meta = shape_fn, encoder_decoder, meta
         self._recorder: Recorder | None = None
@@ -156,7 +156,7 @@ class record:  # lower case: it reads as a function, `with record(path) as rec:`
         if rec is not None and (exc_type is None or len(rec)):
             write_trace(rec.trace(self._meta), self.path)
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> NoReturn:
         if not name.startswith("_") and hasattr(Recorder, name):
             raise InputError(f"record(...) is a context manager: write `with record({str(self.path)!r}) as rec:` "
                              f"and call rec.{name}(...) inside the block.")

@@ -55,7 +55,7 @@ class Shape(NamedTuple):
 
 #: A user's shape reader: ``batch -> Shape`` (or the five values ``(batch_size, seq_len,
 #: tgt_len, tokens, sum_sq_len)`` of a trace row).
-ShapeFn = Callable[[Any], Any]
+ShapeFn = Callable[[Any], object]
 
 
 class ShapeReading(NamedTuple):
@@ -171,7 +171,7 @@ def _from_mapping(batch: Mapping[str, Any], encoder_decoder: bool) -> ShapeReadi
     return _reading(bs, sl, lengths, tgt_len, target_tokens, tgt_lengths, known=known, assumed=assumed)
 
 
-def read_batch(batch: Any, *, encoder_decoder: bool = False) -> ShapeReading:
+def read_batch(batch: object, *, encoder_decoder: bool = False) -> ShapeReading:
     """The shape of a batch, read from its tensors, with what had to be assumed.
 
     Parameters
@@ -211,12 +211,12 @@ def read_batch(batch: Any, *, encoder_decoder: bool = False) -> ShapeReading:
     )
 
 
-def batch_shape(batch: Any, *, encoder_decoder: bool = False) -> BatchShape:
+def batch_shape(batch: object, *, encoder_decoder: bool = False) -> BatchShape:
     """The shape of a batch, read from its tensors (:func:`read_batch`'s ``shape``)."""
     return read_batch(batch, encoder_decoder=encoder_decoder).shape
 
 
-def shape_from_fn(value: Any, where: str = "shape_fn") -> ShapeReading:
+def shape_from_fn(value: object, where: str = "shape_fn") -> ShapeReading:
     """A user ``shape_fn``'s result (a :class:`Shape` or a trace row's five values) as a
     reading; InputError for anything else, saying what to return."""
     fix = (f"{where} must return seqpoint.integrations.Shape(batch_size, seq_len, tgt_len=0, lengths=None, "
@@ -258,7 +258,7 @@ class ShapeReader:
         self.shape_fn, self.encoder_decoder, self.who, self.fix = shape_fn, encoder_decoder, who, fix
         self._warned = False
 
-    def __call__(self, batch: Any) -> ShapeReading:
+    def __call__(self, batch: object) -> ShapeReading:
         import warnings
 
         from seqpoint.exceptions import AssumedInputWarning

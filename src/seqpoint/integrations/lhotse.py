@@ -11,13 +11,16 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from seqpoint._params import Interval, check_params
 from seqpoint.exceptions import InputError
 from seqpoint.schedule import IterationSchedule
+
+if TYPE_CHECKING:
+    from lhotse.dataset.sampling.base import CutSampler
 
 __all__ = ["schedule_from_sampler"]
 
@@ -65,7 +68,7 @@ def _frames(cut: Any, frame_shift: float, sampling_rate: int | None) -> int:
     return int(compute_num_frames(cut.duration, frame_shift, rate))
 
 
-def _replay(sampler: Any, first_epoch: int, epochs: int, frame_shift: float,
+def _replay(sampler: CutSampler, first_epoch: int, epochs: int, frame_shift: float,
             sampling_rate: int | None) -> list[tuple[int, int, int, int, int]]:
     rows: list[tuple[int, int, int, int, int]] = []
     for e in range(epochs):
@@ -89,7 +92,7 @@ def _replay(sampler: Any, first_epoch: int, epochs: int, frame_shift: float,
     return rows
 
 
-def schedule_from_sampler(sampler: Any, epochs: int = 1, frame_shift: float = 0.01, *,
+def schedule_from_sampler(sampler: CutSampler, epochs: int = 1, frame_shift: float = 0.01, *,
                           sampling_rate: int | None = None) -> IterationSchedule:
     """Replay a real lhotse sampler as an :class:`~seqpoint.schedule.IterationSchedule`.
 

@@ -94,7 +94,7 @@ class Projection:
         t = self.totals[metric]
         return max(hi - t, t - lo) / abs(t) if t else 0.0
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """The ``seqpoint project --json`` shape (plus extra keys)."""
         optional = {"cold_steps": dict(self.cold_steps), "cold_term": dict(self.cold_term),
                     "processes": self.processes, "in_run_gap": self.in_run_gap, "in_run_ratio": self.in_run_ratio,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
@@ -63,7 +62,7 @@ class Speedup:
         """Half-width relative to the speedup (the upper side: the lower one is cut at 0)."""
         return (self.interval[1] - self.value) / abs(self.value) if self.value else 0.0
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "metric": self.metric, "speedup": self.value, "interval": list(self.interval),
             "per_category": dict(self.per_category), "total_a": self.total_a, "total_b": self.total_b,

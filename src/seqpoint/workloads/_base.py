@@ -72,7 +72,7 @@ class WorkloadConfig(Validated):
     seed: int = 0
     """Seed of the weights and of every batch."""
 
-    PRESETS: ClassVar[dict[str, Any]] = {}
+    PRESETS: ClassVar[dict[str, WorkloadConfig]] = {}
 
     #: What each field may be (see :mod:`seqpoint._params`); model configs extend it.
     _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
@@ -87,7 +87,7 @@ class WorkloadConfig(Validated):
         "lr": [Interval(float, 0, None, closed="neither")],
     }
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return to_dict(self)
 
 
@@ -228,7 +228,7 @@ class TorchWorkload:
         with torch.autocast(self.device.type, dtype=self._autocast_dtype):
             return self.compute_loss(self._forward, batch)
 
-    def compute_loss(self, model: Callable[..., Any], batch: dict[str, torch.Tensor]) -> torch.Tensor:
+    def compute_loss(self, model: Callable[..., torch.Tensor], batch: dict[str, torch.Tensor]) -> torch.Tensor:
         """The scalar loss of ``batch``: ``model(**batch)``, or its ``.loss`` when it has one."""
         out = model(**batch)
         return out if not hasattr(out, "loss") else out.loss

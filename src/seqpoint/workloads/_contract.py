@@ -5,10 +5,14 @@ about a workload stays in its own side table (``seqpoint.profiling``), never on 
 
 from __future__ import annotations
 
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from seqpoint.exceptions import ConfigError
 from seqpoint.workloads._base import Workload
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = ["CountsOnMeta", "CountsParameters", "SetsThreads", "WrapsForward", "check_workload"]
 
@@ -40,9 +44,9 @@ class WrapsForward(Protocol):
     """Its step calls the model through a forward it lets the caller replace (a
     ``DistributedDataParallel`` wrapper, for a data-parallel run)."""
 
-    model: Any
+    model: torch.nn.Module
 
-    def use_forward(self, forward: Any) -> None: ...
+    def use_forward(self, forward: Callable[..., torch.Tensor]) -> None: ...
 
 
 #: The optional abilities, by the name :func:`check_workload` reports.
@@ -50,7 +54,7 @@ ABILITIES: dict[str, type] = {"counts_on_meta": CountsOnMeta, "counts_parameters
                               "sets_threads": SetsThreads, "wraps_forward": WrapsForward}
 
 
-def check_workload(workload: Any) -> tuple[str, ...]:
+def check_workload(workload: object) -> tuple[str, ...]:
     """Check that ``workload`` satisfies the Workload contract; return its optional abilities.
 
     Returns

@@ -24,10 +24,10 @@ class WorkloadRecipe:
 
 
 #: ``id(workload)`` → (a weak reference to it, its recipe): entries leave with their workload.
-_BUILT: dict[int, tuple[weakref.ref[Any], WorkloadRecipe]] = {}
+_BUILT: dict[int, tuple[weakref.ref[object], WorkloadRecipe]] = {}
 
 
-def remember_recipe(workload: object, spec: str, overrides: Mapping[str, Any]) -> None:
+def remember_recipe(workload: object, spec: str, overrides: Mapping[str, object]) -> None:
     """Record that ``load_workload(spec, overrides)`` built ``workload`` (an object without weak
     references is not recorded: it travels pickled)."""
     key = id(workload)

@@ -4,7 +4,7 @@ iteration's real per-sequence lengths (importing it does not import torch)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from seqpoint.exceptions import ConfigError
 from seqpoint.workloads._base import TorchWorkload, WorkloadConfig
@@ -42,7 +42,7 @@ class UserWorkload(TorchWorkload):
     #: The harness passes a :class:`BatchShape` with the iteration's real lengths.
     takes_batch_shape: ClassVar[bool] = True
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
+    def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
         if "family" not in cls.__dict__:
             cls.family = cls.__name__  # the workload's name in results and cache rows

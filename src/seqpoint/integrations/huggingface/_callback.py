@@ -12,14 +12,20 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypeAlias
 
-from transformers import TrainerCallback
+from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 
 from seqpoint.exceptions import InputError
 from seqpoint.integrations._recorder import row_lengths, trace_path
 from seqpoint.integrations._shapes import BatchShape, ShapeFn, ShapeReader
 from seqpoint.validation import RunTrace, write_trace
+
+if TYPE_CHECKING:
+    import torch
+
+#: A step boundary: a CUDA event on a GPU, a perf_counter reading on a CPU.
+Mark: TypeAlias = "float | torch.cuda.Event"
 
 __all__ = ["SeqPointCallback"]
 
@@ -30,7 +36,7 @@ class _Clock:
     def __init__(self, cuda: bool) -> None:
         self.cuda = cuda
 
-    def mark(self) -> Any:
+    def mark(self) -> Mark:
         import time
 
         if self.cuda:
@@ -41,10 +47,11 @@ class _Clock:
             return event
         return time.perf_counter()
 
-    def seconds(self, start: Any, end: Any) -> float:
-        if self.cuda:
-            return float(start.elapsed_time(end)) / 1000.0
-        return float(end - start)
+    def seconds(self, start: Mark, end: Mark) -> float:
+        if isinstance(start, float) and isinstance(end, float):
+            return end - start
+        assert not isinstance(start, float) and not isinstance(end, float)
+        return float(start.elapsed_time(end)) / 1000.0
 
     def finish(self) -> None:
         if self.cuda:
@@ -82,7 +89,7 @@ class SeqPointCallback(TrainerCallback):  # type: ignore[misc]
         self._reset()
 
     def _reset(self) -> None:
-        self._rows: list[tuple[int, int, int, BatchShape | None, Any, Any]] = []
+        self._rows: list[tuple[int, int, int, BatchShape | None, Mark, Mark]] = []
         self._shape: BatchShape | None = None
         self._seq: tuple[list[int], list[int] | None] | None = None
         self._lengths: list[tuple[list[int], list[int] | None] | None] = []
@@ -90,20 +97,20 @@ class SeqPointCallback(TrainerCallback):  # type: ignore[misc]
         self._micro = 0
         self._epoch = 0
         self._step = 0
-        self._start: Any = None
-        self._last_end: Any = None
-        self._gaps: list[tuple[Any, Any]] = []
-        self._hook: Any = None
+        self._start: Mark = 0.0
+        self._last_end: Mark | None = None
+        self._gaps: list[tuple[Mark, Mark]] = []
+        self._hook: torch.utils.hooks.RemovableHandle | None = None
         self._read = ShapeReader(self.shape_fn, who="SeqPointCallback")
         self._clock = _Clock(False)
 
     # ------------------------------------------------------------------ hooks
-    def _on_forward(self, module: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    def _on_forward(self, module: torch.nn.Module, args: tuple[object, ...], kwargs: dict[str, object]) -> None:
         # Only the first forward of a training micro-batch counts (not evaluation, not a
         # second call inside a custom compute_loss).
         if not self._in_step or self._shape is not None or not module.training:
             return
-        batch: Any = dict(kwargs) if kwargs else (args[0] if args else {})
+        batch: object = dict(kwargs) if kwargs else (args[0] if args else {})
         self._shape, self._seq, _ = self._read(batch)
 
     def _close_micro_batch(self) -> None:
@@ -116,7 +123,7 @@ class SeqPointCallback(TrainerCallback):  # type: ignore[misc]
         self._micro += 1
 
     # ------------------------------------------------------------------ events
-    def on_train_begin(self, args: Any, state: Any, control: Any, model: Any = None, **kwargs: Any) -> None:
+    def on_train_begin(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, model: torch.nn.Module | None = None, **kwargs: object) -> None:
         self._reset()
         if model is None:
             raise InputError("SeqPointCallback needs the model at on_train_begin; add it with trainer.add_callback.")
@@ -125,10 +132,10 @@ class SeqPointCallback(TrainerCallback):  # type: ignore[misc]
         self._hook = model.register_forward_pre_hook(self._on_forward, with_kwargs=True)
         self._step = int(state.global_step)
 
-    def on_epoch_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+    def on_epoch_begin(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: object) -> None:
         self._epoch = math.floor((state.epoch or 0.0) + 1e-9)
 
-    def on_step_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+    def on_step_begin(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: object) -> None:
         self._in_step = True
         self._micro = 0
         self._shape = None
@@ -136,18 +143,18 @@ class SeqPointCallback(TrainerCallback):  # type: ignore[misc]
         if self._last_end is not None:
             self._gaps.append((self._last_end, self._start))
 
-    def on_substep_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+    def on_substep_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: object) -> None:
         if self._in_step:
             self._close_micro_batch()
 
-    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+    def on_step_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: object) -> None:
         if self._in_step:
             self._close_micro_batch()
             self._last_end = self._start
         self._in_step = False
         self._step += 1
 
-    def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+    def on_train_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: object) -> None:
         if self._hook is not None:
             self._hook.remove()
             self._hook = None

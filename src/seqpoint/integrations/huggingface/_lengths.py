@@ -6,12 +6,16 @@ Arrow for a ``datasets.Dataset`` so no other column is loaded and nothing is tok
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from collections.abc import Sized
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
 
 from seqpoint.exceptions import InputError
+
+if TYPE_CHECKING:
+    from transformers import Trainer
 
 __all__ = ["Lengths", "check_trainer", "read_lengths"]
 
@@ -52,7 +56,7 @@ def _item_lengths(dataset: Any, name: str) -> IntArray | None:
     return np.array([v if isinstance(v, (int, np.integer)) else len(v) for v in values], dtype=np.int64)
 
 
-def check_trainer(trainer: Any) -> None:
+def check_trainer(trainer: Trainer) -> None:
     """Raise unless ``trainer`` looks like a ``transformers.Trainer`` (not its model or args)."""
     missing = [a for a in ("args", "model", "train_dataset", "data_collator") if not hasattr(trainer, a)]
     if missing:
@@ -62,7 +66,7 @@ def check_trainer(trainer: Any) -> None:
         )
 
 
-def read_lengths(trainer: Any, *, with_target: bool = False) -> Lengths:
+def read_lengths(trainer: Trainer, *, with_target: bool = False) -> Lengths:
     """The lengths of ``trainer.train_dataset`` (``with_target``: the labels' too), read without
     tokenizing; InputError for a missing, empty or iterable dataset, or a length-grouping
     sampler without a length or input column."""
@@ -72,7 +76,7 @@ def read_lengths(trainer: Any, *, with_target: bool = False) -> Lengths:
     dataset = trainer.train_dataset
     if dataset is None:
         raise InputError(f"The trainer has no train_dataset, so there is nothing to replay; {_WAY_OUT}.")
-    if isinstance(dataset, torch.utils.data.IterableDataset) or not hasattr(dataset, "__len__"):
+    if isinstance(dataset, torch.utils.data.IterableDataset) or not isinstance(dataset, Sized):
         raise InputError(
             f"The trainer's train_dataset is a {type(dataset).__name__} (iterable, without per-sample "
             f"lengths), so its batches cannot be replayed; {_WAY_OUT}."
@@ -112,6 +116,6 @@ def read_lengths(trainer: Any, *, with_target: bool = False) -> Lengths:
     return Lengths(source, target, sampler)
 
 
-def _kept_columns(trainer: Any) -> list[str]:
+def _kept_columns(trainer: Trainer) -> list[str]:
     trainer._set_signature_columns_if_needed()
     return list(trainer._signature_columns or [])

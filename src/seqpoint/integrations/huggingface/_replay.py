@@ -13,7 +13,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from itertools import islice
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -35,13 +35,16 @@ from seqpoint.integrations.huggingface._seeding import (
 )
 from seqpoint.schedule import IterationSchedule
 
+if TYPE_CHECKING:
+    from transformers import Trainer
+
 __all__ = ["schedule_from_trainer"]
 
 #: One micro-batch of the replay: epoch, optimizer step, micro-batch within it, dataset indices.
 MicroBatch = tuple[int, int, int, np.ndarray]
 
 
-def _prepared_loader(trainer: Any, sampler_lengths: list[int], world_size: int, rank: int) -> Any:
+def _prepared_loader(trainer: Trainer, sampler_lengths: list[int], world_size: int, rank: int) -> Any:
     import datasets
     import torch
     from accelerate.data_loader import prepare_data_loader
@@ -76,7 +79,7 @@ def _prepared_loader(trainer: Any, sampler_lengths: list[int], world_size: int, 
 
 
 @contextmanager
-def _gradient_state_kept(trainer: Any) -> Iterator[None]:
+def _gradient_state_kept(trainer: Trainer) -> Iterator[None]:
     """Leave accelerate's process-wide gradient state as found (a prepared dataloader registers
     itself there while iterated, and the replay stops early)."""
     state = trainer.accelerator.gradient_state
@@ -88,7 +91,7 @@ def _gradient_state_kept(trainer: Any) -> Iterator[None]:
 
 
 def _micro_batches(
-    trainer: Any, lengths: Lengths, world_size: int, rank: int,
+    trainer: Trainer, lengths: Lengths, world_size: int, rank: int,
     on_batch: Callable[[np.ndarray], Any] | None,
 ) -> tuple[list[MicroBatch], list[Any], str, bool]:
     """The micro-batches ``train()`` draws, in order; ``on_batch(indices)`` of each, run as the
@@ -159,7 +162,7 @@ def _by_rule(rule: PaddingRule, batches: list[MicroBatch], lengths: Lengths) -> 
 
 
 def schedule_from_trainer(
-    trainer: Any, *, world_size: int | None = None, rank: int | None = None
+    trainer: Trainer, *, world_size: int | None = None, rank: int | None = None
 ) -> IterationSchedule:
     """The micro-batches ``trainer.train()`` will feed the model, without running it.
 
@@ -231,7 +234,7 @@ def schedule_from_trainer(
     return _schedule(batches, readings, trainer, ws, rk, sampler, collation.name, how)
 
 
-def _schedule(batches: list[MicroBatch], readings: list[ShapeReading], trainer: Any, ws: int, rk: int,
+def _schedule(batches: list[MicroBatch], readings: list[ShapeReading], trainer: Trainer, ws: int, rk: int,
               sampler: str, collator: str, how: str) -> IterationSchedule:
     data = np.array([(e, s, m, *r.shape) for (e, s, m, _), r in zip(batches, readings, strict=True)],
                     dtype=np.int64)

@@ -10,9 +10,13 @@ Training's own randomness is untouched.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from transformers import TrainerCallback
+from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
+
+if TYPE_CHECKING:
+    from torch.utils.data import DataLoader
+    from transformers import Trainer
 
 __all__ = ["SeededSampler", "global_rng_samplers", "seed_samplers"]
 
@@ -20,7 +24,7 @@ __all__ = ["SeededSampler", "global_rng_samplers", "seed_samplers"]
 _MARK = "_seqpoint_seeded"
 
 
-def global_rng_samplers(loader: Any) -> list[Any]:
+def global_rng_samplers(loader: DataLoader[Any]) -> list[Any]:
     """Samplers under ``loader`` that draw each epoch's order from the global torch RNG
     (no generator of their own), or whose generator :func:`seed_samplers` installed."""
     shard = getattr(loader, "batch_sampler", None)
@@ -38,13 +42,13 @@ def global_rng_samplers(loader: Any) -> list[Any]:
     return found
 
 
-def epoch_seed(args: Any, epoch: int) -> int:
+def epoch_seed(args: TrainingArguments, epoch: int) -> int:
     """The seed of ``epoch``'s order: ``(data_seed or seed) + epoch``."""
-    base = args.data_seed if getattr(args, "data_seed", None) is not None else args.seed
-    return int(base) + int(epoch)
+    data_seed = getattr(args, "data_seed", None)
+    return int(args.seed if data_seed is None else data_seed) + int(epoch)
 
 
-def seed_samplers(loader: Any, args: Any, epoch: int) -> int:
+def seed_samplers(loader: DataLoader[Any], args: TrainingArguments, epoch: int) -> int:
     """Give every global-RNG sampler of ``loader`` a generator seeded for ``epoch``; how many."""
     import torch
 
@@ -60,14 +64,14 @@ class SeededSampler(TrainerCallback):  # type: ignore[misc]
     every epoch: ``trainer.add_callback(SeededSampler())`` before replaying. Samplers with a
     generator of their own are left alone."""
 
-    def on_epoch_begin(self, args: Any, state: Any, control: Any, train_dataloader: Any = None,
-                       **kwargs: Any) -> None:
+    def on_epoch_begin(self, args: TrainingArguments, state: TrainerState, control: TrainerControl,
+                       train_dataloader: DataLoader[Any] | None = None, **kwargs: object) -> None:
         if train_dataloader is not None:
             # state.epoch is the whole number of epochs done when an epoch begins.
             seed_samplers(train_dataloader, args, round(state.epoch or 0.0))
 
 
-def has_seeded_sampler(trainer: Any) -> bool:
+def has_seeded_sampler(trainer: Trainer) -> bool:
     """True when ``trainer`` has a :class:`SeededSampler` among its callbacks."""
     handler = getattr(trainer, "callback_handler", None)
     return any(isinstance(cb, SeededSampler) for cb in getattr(handler, "callbacks", ()))

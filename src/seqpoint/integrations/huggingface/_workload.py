@@ -5,14 +5,23 @@ from __future__ import annotations
 import contextlib
 import copy
 import warnings
-from typing import Any
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from seqpoint.exceptions import AssumedInputWarning
 from seqpoint.integrations.huggingface._collate import Collation
 from seqpoint.integrations.huggingface._lengths import check_trainer
 from seqpoint.workloads import BatchShape, Signature
+
+if TYPE_CHECKING:
+    import torch
+
+#: A batch of the model's inputs: tensors, and the varlen maximum lengths (ints).
+Batch = dict[str, "torch.Tensor | int"]
 
 #: Keys of a packed row that follow from its documents (flash-attention varlen arguments).
 _VARLEN_KEYS = frozenset({"cu_seq_lens_q", "cu_seq_lens_k", "max_length_q", "max_length_k", "seq_idx"})
@@ -52,7 +61,7 @@ class TrainerWorkload:
         args = trainer.args
         model_config = getattr(self.model, "config", None)
         self.name = f"hf:{type(self.model).__name__}"
-        self.config: dict[str, Any] = {
+        self.config: dict[str, object] = {
             "model": type(self.model).__name__,
             "model_config": model_config.to_dict() if model_config is not None else {},
             "optim": str(getattr(args, "optim", "")),
@@ -142,7 +151,7 @@ class TrainerWorkload:
                 f"{', '.join(sorted(keys & made))}).", AssumedInputWarning, stacklevel=3)
         return keys
 
-    def _create_optimizer(self) -> Any:
+    def _create_optimizer(self) -> torch.optim.Optimizer:
         # create_optimizer fills trainer.optimizer only while it is None: borrow the slot.
         saved = self.trainer.optimizer
         self.trainer.optimizer = None
@@ -151,7 +160,7 @@ class TrainerWorkload:
         finally:
             self.trainer.optimizer = saved
 
-    def _create_scheduler(self) -> Any:
+    def _create_scheduler(self) -> torch.optim.lr_scheduler.LRScheduler:
         # The schedule's length only shapes the learning-rate curve, not the step's cost;
         # a long one keeps the rate above zero however many steps are profiled.
         saved = self.trainer.lr_scheduler
@@ -161,8 +170,8 @@ class TrainerWorkload:
         finally:
             self.trainer.lr_scheduler = saved
 
-    def _autocast_forward(self, forward: Any) -> Any:
-        def autocast_forward(*args: Any, **kwargs: Any) -> Any:
+    def _autocast_forward(self, forward: Callable[..., object]) -> Callable[..., object]:
+        def autocast_forward(*args: object, **kwargs: object) -> object:
             with self._autocast():
                 return forward(*args, **kwargs)
 
@@ -171,7 +180,7 @@ class TrainerWorkload:
     #: The harness passes each SeqPoint's real per-sample lengths (a BatchShape).
     takes_batch_shape = True
 
-    def make_batch(self, signature: Signature | BatchShape) -> dict[str, Any]:
+    def make_batch(self, signature: Signature | BatchShape) -> Batch:
         """Token ids, attention mask and labels of shape ``(batch_size, seq_len)``.
 
         With a :class:`~seqpoint.workloads.BatchShape` of recorded lengths, what the collator
@@ -191,14 +200,14 @@ class TrainerWorkload:
         # Ids above the special tokens' usual range, so no id is a pad/mask by accident.
         low = min(5, self.vocab_size - 1)
         ids = torch.randint(low, self.vocab_size, (batch_size, seq_len), generator=gen)
-        batch: dict[str, Any] = {"input_ids": ids, "attention_mask": torch.ones_like(ids)}
+        batch: dict[str, torch.Tensor] = {"input_ids": ids, "attention_mask": torch.ones_like(ids)}
         if self.encoder_decoder:
             batch["labels"] = torch.randint(low, self.vocab_size, (batch_size, max(tgt_len, 1)), generator=gen)
         else:
             batch["labels"] = ids.clone()
         return self._with_extras(batch)
 
-    def _real_batch(self, shape: BatchShape) -> dict[str, Any]:
+    def _real_batch(self, shape: BatchShape) -> Batch:
         import torch
 
         gen = torch.Generator().manual_seed(int(shape.digest()[:15], 16) ^ self.seed)
@@ -209,9 +218,9 @@ class TrainerWorkload:
             pos = torch.cat([torch.arange(int(n)) for n in shape.lengths.tolist()])
             labels = ids.clone()
             labels[0, pos == 0] = -100  # the collator's separator: no loss across documents
-            batch = {"input_ids": ids, "position_ids": pos[None, :], "labels": labels}
-            batch.update(self._varlen(shape.lengths))
-            return {k: v.to(self.device) if hasattr(v, "to") else v for k, v in batch.items()}
+            packed: Batch = {"input_ids": ids, "position_ids": pos[None, :], "labels": labels}
+            packed.update(self._varlen(shape.lengths))
+            return {k: v.to(self.device) if isinstance(v, torch.Tensor) else v for k, v in packed.items()}
         ids = torch.randint(low, self.vocab_size, (shape.batch_size, shape.seq_len), generator=gen)
         mask = self._mask(lengths, shape.seq_len)
         ids[~mask] = self.pad_id
@@ -225,7 +234,7 @@ class TrainerWorkload:
         batch["labels"] = labels
         return self._with_extras(batch)
 
-    def _with_extras(self, batch: dict[str, Any]) -> dict[str, Any]:
+    def _with_extras(self, batch: dict[str, torch.Tensor]) -> Batch:
         """``token_type_ids`` and ``decoder_input_ids`` where the collator gives them."""
         import torch
 
@@ -235,20 +244,20 @@ class TrainerWorkload:
             batch["decoder_input_ids"] = self.model.prepare_decoder_input_ids_from_labels(labels=batch["labels"])
         return {k: v.to(self.device) for k, v in batch.items()}
 
-    def _varlen(self, lengths: Any) -> dict[str, Any]:
+    def _varlen(self, lengths: NDArray[np.int64]) -> Batch:
         """The flash-attention varlen arguments of a packed row, where the collator gives them."""
         import torch
 
         docs = torch.as_tensor(np.asarray(lengths, dtype=np.int64))
         cu = torch.cat([torch.zeros(1, dtype=torch.int64), docs.cumsum(0)]).to(torch.int32)
         longest = int(docs.max())
-        out: dict[str, Any] = {"cu_seq_lens_q": cu, "cu_seq_lens_k": cu, "max_length_q": longest,
+        out: Batch = {"cu_seq_lens_q": cu, "cu_seq_lens_k": cu, "max_length_q": longest,
                                "max_length_k": longest,
                                "seq_idx": torch.repeat_interleave(torch.arange(docs.numel(), dtype=torch.int32),
                                                                   docs)[None]}
         return {k: v for k, v in out.items() if k in self._keys}
 
-    def _mask(self, lengths: Any, width: int) -> Any:
+    def _mask(self, lengths: torch.Tensor, width: int) -> torch.Tensor:
         """``(rows, width)`` True on real positions, padded on the tokenizer's side."""
         import torch
 
@@ -257,7 +266,7 @@ class TrainerWorkload:
             return pos < lengths[:, None]
         return pos >= width - lengths[:, None]
 
-    def _autocast(self) -> Any:
+    def _autocast(self) -> AbstractContextManager[object]:
         import torch
 
         args = self.trainer.args
@@ -266,7 +275,7 @@ class TrainerWorkload:
             return torch.autocast(device_type=self.device.type, dtype=dtype)
         return contextlib.nullcontext()
 
-    def _training_step(self, batch: dict[str, Any]) -> Any:
+    def _training_step(self, batch: Batch) -> torch.Tensor:
         """``trainer.training_step`` on the copy (forward, loss, backward); the loss."""
         trainer = self.trainer
         if not hasattr(trainer, "training_step"):  # a trainer-like object without one
@@ -286,7 +295,7 @@ class TrainerWorkload:
             else:
                 trainer.current_gradient_accumulation_steps = saved
 
-    def step(self, batch: dict[str, Any]) -> float:
+    def step(self, batch: Batch) -> float:
         """One optimizer step on ``batch``, as ``train()`` runs it; returns the loss."""
         import torch
 

@@ -91,12 +91,6 @@ class StepWindow:
         return {"start": self.start, "signatures": [list(s) for s in self.signatures],
                 "times_s": list(self.times_s)}
 
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> StepWindow:
-        return cls(start=int(d.get("start", 0)),
-                   signatures=tuple(tuple(int(v) for v in s) for s in d["signatures"]),
-                   times_s=tuple(float(t) for t in d["times_s"]))
-
 
 @dataclass(frozen=True, kw_only=True)
 class Measurements:
@@ -129,21 +123,3 @@ class Measurements:
         if self.window is not None:
             out["window"] = self.window.to_dict()
         return out
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any], *, source: str = "MEASUREMENTS.json") -> Measurements:
-        try:
-            return cls(
-                workload=str(data["workload"]),
-                config=dict(data.get("config", {})),
-                environment=dict(data.get("environment", {})),
-                measurements=tuple(Measurement.from_dict(m) for m in data["measurements"]),
-                protocol=dict(data.get("protocol", {})),
-                window=StepWindow.from_dict(data["window"]) if data.get("window") else None,
-            )
-        except (KeyError, TypeError, ValueError) as exc:
-            raise InputError(
-                f"{source} is not a measurements file ({type(exc).__name__}: {exc}); "
-                "create it with 'seqpoint profile'."
-            ) from None
-

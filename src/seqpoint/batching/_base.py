@@ -83,15 +83,10 @@ class BatchPlan:
     ) -> dict[str, Any]:
         """Provenance of a replay (policy, params, epochs, seed, samples dropped, source)."""
         return {
-            "policy": policy,
-            "params": params,
-            "epochs": int(epochs),
-            "seed": None if seed is None else int(seed),
-            "n_samples": lens.n_samples,
-            "dropped": int(self.dropped.sum()),
-            "dropped_per_epoch": [int(x) for x in self.dropped],
-            "lengths_source": lens.source,
-            "unit": lens.unit,
+            "policy": policy, "params": params, "epochs": int(epochs),
+            "seed": None if seed is None else int(seed), "n_samples": lens.n_samples,
+            "dropped": int(self.dropped.sum()), "dropped_per_epoch": [int(x) for x in self.dropped],
+            "lengths_source": lens.source, "unit": lens.unit,
         }
 
     def check_int64(self, lens: Lengths, *, pad_to_multiple_of: int) -> None:

@@ -55,11 +55,8 @@ class BucketPolicy(BatchingPolicy):
     """Padded lengths are rounded up to a multiple of this."""
 
     _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
-        "batch_size": [BATCH_SIZE],
-        "num_buckets": [BUCKETS],
-        "max_len": [LENGTH, None],
-        "drop_last": [Boolean()],
-        "pad_to_multiple_of": [LENGTH],
+        "batch_size": [BATCH_SIZE], "num_buckets": [BUCKETS], "max_len": [LENGTH, None],
+        "drop_last": [Boolean()], "pad_to_multiple_of": [LENGTH],
     }
 
     def bucket_ids(self, lengths: Lengths) -> IntArray:
@@ -147,11 +144,8 @@ class DynamicBucketPolicy(BatchingPolicy):
     """Padded lengths are rounded up to a multiple of this."""
 
     _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
-        "max_duration": [DURATION, None],
-        "max_cuts": [BATCH_SIZE, None],
-        "num_buckets": [BUCKETS],
-        "drop_last": [Boolean()],
-        "pad_to_multiple_of": [LENGTH],
+        "max_duration": [DURATION, None], "max_cuts": [BATCH_SIZE, None], "num_buckets": [BUCKETS],
+        "drop_last": [Boolean()], "pad_to_multiple_of": [LENGTH],
     }
 
     def _check(self) -> None:

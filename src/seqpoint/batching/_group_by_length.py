@@ -78,10 +78,8 @@ class GroupByLengthPolicy(BatchingPolicy):
     """Padded lengths are rounded up to a multiple of this (``DataCollatorWithPadding``)."""
 
     _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
-        "batch_size": [BATCH_SIZE],
-        "mega_batch_mult": [bounded(int, 1, MAX_BATCH_SIZE), None],
-        "generator": [Options(("numpy", "torch"))],
-        "drop_last": [Boolean()],
+        "batch_size": [BATCH_SIZE], "mega_batch_mult": [bounded(int, 1, MAX_BATCH_SIZE), None],
+        "generator": [Options(("numpy", "torch"))], "drop_last": [Boolean()],
         "pad_to_multiple_of": [LENGTH],
     }
 

@@ -98,11 +98,8 @@ class PackingPolicy(BatchingPolicy):
     """Row length is rounded up to a multiple of this."""
 
     _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
-        "max_seq_len": [LENGTH],
-        "batch_size": [BATCH_SIZE],
-        "shuffle": [Boolean()],
-        "drop_last": [Boolean()],
-        "pad_to_multiple_of": [LENGTH],
+        "max_seq_len": [LENGTH], "batch_size": [BATCH_SIZE], "shuffle": [Boolean()],
+        "drop_last": [Boolean()], "pad_to_multiple_of": [LENGTH],
     }
 
     def _epoch_rows(self, lens: Lengths, seed: int, e: int) -> tuple[IntArray, PackedRows]:

@@ -44,9 +44,7 @@ class FixedPolicy(BatchingPolicy):
     """Padded lengths are rounded up to a multiple of this (tensor-core friendly shapes)."""
 
     _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
-        "batch_size": [BATCH_SIZE],
-        "drop_last": [Boolean()],
-        "shuffle": [Boolean()],
+        "batch_size": [BATCH_SIZE], "drop_last": [Boolean()], "shuffle": [Boolean()],
         "pad_to_multiple_of": [LENGTH],
     }
 
@@ -82,9 +80,7 @@ class SortedPolicy(BatchingPolicy):
     """Padded lengths are rounded up to a multiple of this."""
 
     _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
-        "batch_size": [BATCH_SIZE],
-        "descending": [Boolean()],
-        "drop_last": [Boolean()],
+        "batch_size": [BATCH_SIZE], "descending": [Boolean()], "drop_last": [Boolean()],
         "pad_to_multiple_of": [LENGTH],
     }
 
@@ -121,10 +117,8 @@ class SortaGradPolicy(BatchingPolicy):
     """Padded lengths are rounded up to a multiple of this."""
 
     _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
-        "batch_size": [BATCH_SIZE],
-        "sorted_epochs": [Interval(int, 0)],
-        "shuffle": [Options(("batches", "samples"))],
-        "drop_last": [Boolean()],
+        "batch_size": [BATCH_SIZE], "sorted_epochs": [Interval(int, 0)],
+        "shuffle": [Options(("batches", "samples"))], "drop_last": [Boolean()],
         "pad_to_multiple_of": [LENGTH],
     }
 

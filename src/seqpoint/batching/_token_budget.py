@@ -84,12 +84,9 @@ class TokenBudgetPolicy(BatchingPolicy):
     """Padded lengths are rounded up to a multiple of this (batching uses raw lengths, as fairseq)."""
 
     _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
-        "max_tokens": [TOKENS, None],
-        "batch_size": [BATCH_SIZE, None],
-        "required_batch_size_multiple": [BATCH_SIZE],
-        "shuffle": [Boolean()],
-        "drop_long": [Boolean()],
-        "pad_to_multiple_of": [LENGTH],
+        "max_tokens": [TOKENS, None], "batch_size": [BATCH_SIZE, None],
+        "required_batch_size_multiple": [BATCH_SIZE], "shuffle": [Boolean()],
+        "drop_long": [Boolean()], "pad_to_multiple_of": [LENGTH],
     }
 
     def _check(self) -> None:

@@ -342,12 +342,8 @@ def from_batches(
         tgt_len = np.zeros_like(seq_len)
     cols: dict[str, IntArray] = {
         "iteration": np.arange(batch_size.shape[0], dtype=np.int64),
-        "epoch": np.asarray(batch_epoch, dtype=np.int64),
-        "batch_size": batch_size,
-        "seq_len": seq_len,
-        "tgt_len": tgt_len,
-        "tokens": tokens,
-        "padded_tokens": batch_size * (seq_len + tgt_len),
-        "sum_sq_len": sum_sq,
+        "epoch": np.asarray(batch_epoch, dtype=np.int64), "batch_size": batch_size,
+        "seq_len": seq_len, "tgt_len": tgt_len, "tokens": tokens,
+        "padded_tokens": batch_size * (seq_len + tgt_len), "sum_sq_len": sum_sq,
     }
     return IterationSchedule(**cols, meta=dict(meta or {}))

@@ -205,8 +205,7 @@ class SeqPointSelector(BaseSelector):
     _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
         **BaseSelector._parameter_constraints,
         "max_error": [Interval(float, 0, 1, closed="neither", note="a fraction: 0.001 is 0.1%")],
-        "grouping": [Options(GROUPINGS)],
-        "weights": [Options(WEIGHTINGS)],
+        "grouping": [Options(GROUPINGS)], "weights": [Options(WEIGHTINGS)],
     }
     _one_of: ClassVar[tuple[str, ...]] = ("n_points", "max_error")
 

@@ -104,10 +104,8 @@ class SeqPoints:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "method": self.method,
-            "n_iterations": self.n_iterations,
-            "points": [p.to_dict() for p in self.points],
-            "meta": self.meta,
+            "method": self.method, "n_iterations": self.n_iterations,
+            "points": [p.to_dict() for p in self.points], "meta": self.meta,
         }
 
 

@@ -108,8 +108,7 @@ class SimPointSelector(BaseSelector):
     name = "simpoint"
 
     _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
-        **BaseSelector._parameter_constraints,
-        "choose_k": [Options(("bic", "fixed"))],
+        **BaseSelector._parameter_constraints, "choose_k": [Options(("bic", "fixed"))],
         "n_init": [Interval(int, 1)],
     }
 

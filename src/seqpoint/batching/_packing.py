@@ -132,10 +132,8 @@ class PackingPolicy(BatchingPolicy):
     def _replay_single(self, lens: Lengths, *, epochs: int, seed: int) -> IterationSchedule:
         """Replay packing; one schedule row per batch of packed rows (see the class notes)."""
         if lens.tgt is not None:
-            warnings.warn(
-                f"Packing ignores the target lengths of {lens.source}; rows hold source tokens only.",
-                AdjustedInputWarning, stacklevel=3,
-            )
+            warnings.warn(f"Packing ignores the target lengths of {lens.source}; rows hold source "
+                          "tokens only.", AdjustedInputWarning, stacklevel=3)
         cols: dict[str, list[IntArray]] = {
             k: [] for k in ("epoch", "bs", "tokens", "sq", "pieces", "piece_len", "row_of")
         }

@@ -119,12 +119,9 @@ class TokenBudgetPolicy(BatchingPolicy):
                                      f"{int(ntok[worst])} or drop such samples with drop_long=True "
                                      "(CLI: --set batching.params.drop_long=true).")
                 dropped = int(long.sum())
-                warnings.warn(
-                    f"Dropped {dropped} sample(s) of {lengths.source} longer than "
-                    f"max_tokens={self.max_tokens} (the longest: sample {worst}, "
-                    f"{int(ntok[worst])} tokens).",
-                    AdjustedInputWarning, stacklevel=4,
-                )
+                warnings.warn(f"Dropped {dropped} sample(s) of {lengths.source} longer than "
+                              f"max_tokens={self.max_tokens} (the longest: sample {worst}, "
+                              f"{int(ntok[worst])} tokens).", AdjustedInputWarning, stacklevel=4)
                 indices = indices[~long]
         if indices.shape[0] == 0:
             return BatchPlan.concat([], [dropped] * epochs)

@@ -247,11 +247,8 @@ class SeqPointSelector(BaseSelector):
         assert self.n_points is not None
         k = int(self.n_points)
         if k > grouping.k_cap:
-            warnings.warn(
-                f"n_points={k} exceeds the schedule's {grouping.k_cap} {grouping.unit}; "
-                f"using {grouping.k_cap} SeqPoints.",
-                AdjustedInputWarning, stacklevel=3,
-            )
+            warnings.warn(f"n_points={k} exceeds the schedule's {grouping.k_cap} {grouping.unit}; "
+                          f"using {grouping.k_cap} SeqPoints.", AdjustedInputWarning, stacklevel=3)
             k = grouping.k_cap
         return k
 
@@ -269,12 +266,11 @@ class SeqPointSelector(BaseSelector):
         found = smallest_k(attempt, grouping.k_cap, doubling=refine)
         best = tried[found] if found else min(tried.values(), key=lambda c: c.error)
         if best.error > self.max_error:
-            warnings.warn(
-                f"No k reaches max_error={self.max_error:g} with grouping={self.grouping!r}; "
-                f"the best has estimated error {best.error:.3g} with {best.reps.shape[0]} SeqPoints. "
-                "Use grouping='optimal' to reach any target.",
-                AdjustedInputWarning, stacklevel=3,
-            )
+            warnings.warn(f"No k reaches max_error={self.max_error:g} with "
+                          f"grouping={self.grouping!r}; the best has estimated error "
+                          f"{best.error:.3g} with {best.reps.shape[0]} SeqPoints. Use "
+                          "grouping='optimal' to reach any target.",
+                          AdjustedInputWarning, stacklevel=3)
         return best
 
     def _weights(self, sigs: _Signatures, best: _Candidate) -> tuple[FloatArray, float]:

@@ -55,10 +55,8 @@ def shown(names: Sequence[str]) -> str:
 
 def warn_ignored(source: str, used: Sequence[str], ignored: Sequence[str]) -> None:
     if ignored:
-        warnings.warn(
-            f"{source}: reading {shown(used)}; ignoring column(s) {shown(ignored)}.",
-            SeqPointWarning, stacklevel=3,
-        )
+        warnings.warn(f"{source}: reading {shown(used)}; ignoring column(s) {shown(ignored)}.",
+                      SeqPointWarning, stacklevel=3)
 
 
 def data_line(i: int) -> str:

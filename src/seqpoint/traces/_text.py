@@ -183,11 +183,8 @@ def _drop_empty(
     if not skip_empty:
         raise InputError(f"{source} line {first} is {what} (0 tokens); a sample needs length >= 1. "
                          "Remove it, or allow skipping empty lines (skip_empty=True).")
-    warnings.warn(
-        f"{source}: dropped {n_bad} {what} line(s) (first: line {first}); "
-        "real pipelines filter them before batching.",
-        AdjustedInputWarning, stacklevel=3,
-    )
+    warnings.warn(f"{source}: dropped {n_bad} {what} line(s) (first: line {first}); real pipelines "
+                  "filter them before batching.", AdjustedInputWarning, stacklevel=3)
     return keep
 
 

@@ -10,8 +10,8 @@ from typing import Any, NamedTuple
 
 from seqpoint.exceptions import InputError
 
-__all__ = ["INPUT_KEYS", "BatchShape", "Shape", "ShapeFn", "ShapeReader", "ShapeReading", "batch_shape",
-           "read_batch", "shape_from_fn"]
+__all__ = ["INPUT_KEYS", "BatchShape", "Shape", "ShapeFn", "ShapeReader", "ShapeReading", "read_batch",
+           "shape_from_fn"]
 
 #: Keys of the model input in a dict batch, tried in order (text, then speech, then embeddings).
 INPUT_KEYS: tuple[str, ...] = ("input_ids", "input_values", "input_features", "inputs_embeds", "x", "src")
@@ -209,11 +209,6 @@ def read_batch(batch: object, *, encoder_decoder: bool = False) -> ShapeReading:
         f"Cannot read a batch shape from {type(batch).__name__}; pass shape_fn=... returning "
         "seqpoint.integrations.Shape(batch_size, seq_len, lengths=...)."
     )
-
-
-def batch_shape(batch: object, *, encoder_decoder: bool = False) -> BatchShape:
-    """The shape of a batch, read from its tensors (:func:`read_batch`'s ``shape``)."""
-    return read_batch(batch, encoder_decoder=encoder_decoder).shape
 
 
 def shape_from_fn(value: object, where: str = "shape_fn") -> ShapeReading:

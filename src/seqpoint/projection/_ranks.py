@@ -12,7 +12,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import NDArray
 
 from seqpoint._params import Interval, check_params
 from seqpoint.exceptions import ConfigError, InputError
@@ -21,10 +20,7 @@ from seqpoint.projection._model import ScheduleModel, fitted_costs
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import SeqPoints
 
-__all__ = ["INTERCONNECTS", "RankProjection", "allreduce_time", "project_ranks", "ring_allreduce_bytes",
-           "step_costs"]
-
-FloatArray = NDArray[np.float64]
+__all__ = ["INTERCONNECTS", "RankProjection", "project_ranks"]
 
 #: Bus bandwidth of one direction, bytes per second, of named interconnects (nominal
 #: figures; measure yours and pass the number where it matters).
@@ -45,57 +41,18 @@ INTERCONNECTS: dict[str, float] = {
 _BANDWIDTH = Interval(float, 0, None, closed="neither", word="a number")
 
 
-def ring_allreduce_bytes(gradient_bytes: int, world_size: int) -> float:
-    """Bytes each rank sends in a ring all-reduce of ``gradient_bytes``: ``2 (N-1)/N · bytes``."""
-    return 2.0 * (world_size - 1) / world_size * float(gradient_bytes)
-
-
-def allreduce_time(gradient_bytes: int, world_size: int, interconnect: str | float) -> float:
-    """Seconds of one ring all-reduce of the gradients over ``interconnect``.
-
-    Parameters
-    ----------
-    gradient_bytes : int
-        Bytes of the trainable parameters' gradients.
-    world_size : int
-        Ranks; 1 costs nothing.
-    interconnect : str or float
-        A name in :data:`INTERCONNECTS`, or a bandwidth in bytes per second.
-
-    Raises
-    ------
-    ConfigError
-        An unknown name (the known ones are listed) or a bandwidth that is not > 0.
-    """
+def _allreduce_time(gradient_bytes: int, world_size: int, interconnect: str | float) -> float:
+    """Seconds of one ring all-reduce (``2 (N-1)/N`` × the gradient bytes per rank) over
+    ``interconnect``: a name in :data:`INTERCONNECTS` or bytes per second (checked > 0)."""
     if isinstance(interconnect, str):
         if interconnect not in INTERCONNECTS:
-            raise ConfigError(
-                f"Unknown interconnect {interconnect!r}; use one of {', '.join(INTERCONNECTS)} "
-                "or a bandwidth in bytes per second."
-            )
+            raise ConfigError(f"Unknown interconnect {interconnect!r}; use one of {', '.join(INTERCONNECTS)} "
+                              "or a bandwidth in bytes per second.")
         bandwidth = INTERCONNECTS[interconnect]
     else:
         check_params("", {"interconnect": [_BANDWIDTH]}, {"interconnect": interconnect})
         bandwidth = float(interconnect)
-    return ring_allreduce_bytes(gradient_bytes, world_size) / bandwidth
-
-
-def step_costs(row_costs: FloatArray, world_size: int) -> tuple[FloatArray, FloatArray]:
-    """Per-step maximum and mean over ranks of per-rank-row costs.
-
-    Parameters
-    ----------
-    row_costs : ndarray of shape (n_steps * world_size,)
-        Cost of every rank row, step-major, rank-minor (a rank schedule's row order).
-    world_size : int
-        Ranks.
-
-    Returns
-    -------
-    max, mean : ndarray of shape (n_steps,)
-    """
-    per_step = np.asarray(row_costs, dtype=np.float64).reshape(-1, world_size)
-    return per_step.max(axis=1), per_step.mean(axis=1)
+    return 2.0 * (world_size - 1) / world_size * float(gradient_bytes) / bandwidth
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -189,7 +146,7 @@ def project_ranks(
         check_params("", {"allreduce_s": [Interval(float, 0, None)]}, {"allreduce_s": allreduce_s})
         comm, source = float(allreduce_s), "measured"
     elif interconnect is not None and gradient_bytes is not None:
-        comm = allreduce_time(gradient_bytes, w, interconnect)
+        comm = _allreduce_time(gradient_bytes, w, interconnect)
         source = interconnect if isinstance(interconnect, str) else f"{float(interconnect):.3g} B/s"
     else:
         raise ConfigError(
@@ -200,7 +157,8 @@ def project_ranks(
     costs = fitted_costs(flat, seqpoints, measurements, metric, context=context)
     if not np.all(np.isfinite(costs)):
         raise InputError(f"The fitted {metric!r} of some rank rows is not finite; check the measurements.")
-    worst, mean = step_costs(costs, w)
+    per_step = costs.reshape(-1, w)  # step-major, rank-minor: a rank schedule's row order
+    worst, mean = per_step.max(axis=1), per_step.mean(axis=1)
     return RankProjection(
         n_steps=int(worst.shape[0]), world_size=w, metric=metric,
         compute_s=float(worst.sum()), mean_compute_s=float(mean.sum()),

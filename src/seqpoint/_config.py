@@ -54,21 +54,10 @@ def parse_value(text: str) -> Any:
 
 
 def parse_set(items: Iterable[str], *, option: str = "--set") -> dict[str, Any]:
-    """Parse ``KEY=VALUE`` items, the one grammar of every ``--set`` (and ``--set-b``).
-
-    Parameters
-    ----------
-    items : iterable of str
-        ``KEY=VALUE`` strings; VALUE is read by :func:`parse_value`. Dashes in KEY become
-        underscores; a dotted KEY (``batching.epochs``) is kept whole for the caller.
-    option : str
-        The flag the items came from, as error messages name it.
-
-    Returns
-    -------
-    dict of str to object
-        Later items override earlier ones.
-    """
+    """Parse ``KEY=VALUE`` items, the one grammar of every ``--set`` (and ``--set-b``); later
+    items override earlier ones. VALUE is read by :func:`parse_value`; dashes in KEY become
+    underscores, a dotted KEY (``batching.epochs``) is kept whole; ``option`` names the flag
+    in errors."""
     out: dict[str, Any] = {}
     for item in items:
         key, sep, raw = item.partition("=")

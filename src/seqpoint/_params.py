@@ -141,23 +141,10 @@ def _describe(c: Constraint) -> str:
 
 
 def check_params(owner: str, constraints: Mapping[str, Collection[Constraint]], values: Mapping[str, object]) -> None:
-    """Check every ``values[name]`` against ``constraints[name]``; raise on the first miss.
-
-    Parameters
-    ----------
-    owner : str
-        What the parameters belong to, as the message names it (``FixedPolicy``,
-        ``[batching]``, or empty for a free function's parameter).
-    constraints : mapping of str to list of constraints
-        A value passes when any constraint of its list accepts it.
-    values : mapping of str to object
-        Parameter values; names without constraints are not checked.
-
-    Raises
-    ------
-    ConfigError
-        "The 'name' parameter of OWNER must be <descriptions>. Got <value>."
-    """
+    """Check every ``values[name]`` against ``constraints[name]`` (a value passes when any
+    constraint of its list accepts it; names without constraints are not checked) and raise
+    ConfigError on the first miss: "The 'name' parameter of OWNER must be <descriptions>.
+    Got <value>." (``owner`` empty for a free function's parameter)."""
     for name, allowed in constraints.items():
         if name not in values:
             continue

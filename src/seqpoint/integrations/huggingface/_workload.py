@@ -30,25 +30,15 @@ __all__ = ["TrainerWorkload", "workload_from_trainer"]
 
 
 class TrainerWorkload:
-    """One optimizer step of ``trainer.train()``, as the trainer runs it.
+    """One optimizer step of ``trainer.train()``, as the trainer runs it (see
+    :func:`workload_from_trainer`).
 
-    The step ``SeqPointCallback`` times: ``trainer.training_step`` (forward, loss, backward),
-    clipping to ``max_grad_norm``, the optimizer and scheduler steps and ``zero_grad``, on a
-    copy of the model prepared as ``train()`` prepares it (activation checkpointing,
-    ``torch_compile``), with an optimizer and scheduler the trainer creates for the copy: the
-    user's weights and states are never touched. Inputs are synthetic ids of the signature's
-    shape, padded and masked as the collator does for the SeqPoint's real lengths, under the
-    trainer's ``bf16``/``fp16`` autocast; which tensors a batch has is learnt by running the
-    trainer's collator once (a tensor it gives that the profiled batch lacks is named in an
-    :class:`~seqpoint.exceptions.AssumedInputWarning`). It pickles without the datasets, so
-    ``[profile] processes > 1`` rebuilds it in each worker.
-
-    Parameters
-    ----------
-    trainer : transformers.Trainer
-        The user's trainer.
-    seed : int, default 0
-        Seed of the synthetic inputs.
+    ``trainer.training_step``, clipping to ``max_grad_norm``, the optimizer and scheduler
+    steps and ``zero_grad``, on a copy of the model prepared as ``train()`` prepares it and an
+    optimizer and scheduler made for the copy: the user's states are never touched. Inputs
+    are synthetic ids padded as the collator pads the SeqPoint's real lengths, under the
+    trainer's autocast; which tensors a batch has is learnt by running the collator once. It
+    pickles without the datasets, so worker processes rebuild it.
     """
 
     def __init__(self, trainer: Any, *, seed: int = 0, _keys: frozenset[str] | None = None) -> None:

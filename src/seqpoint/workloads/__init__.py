@@ -21,11 +21,11 @@ from seqpoint.workloads._contract import (
 )
 from seqpoint.workloads._loading import (
     WORKLOADS,
+    WorkloadRecipe,
     check_user_code,
     load_workload,
     workload_recipe,
 )
-from seqpoint.workloads._recipe import WorkloadRecipe
 from seqpoint.workloads._shape import BatchShape, takes_batch_shape
 from seqpoint.workloads._user import UserWorkload
 

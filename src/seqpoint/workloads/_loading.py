@@ -1,4 +1,6 @@
-"""The workload registry and :func:`load_workload` (``name``, ``name:preset``, ``module:function``)."""
+"""The workload registry, :func:`load_workload` (``name``, ``name:preset``, ``module:function``)
+and the recipe that builds the same workload in another process, kept in a registry seqpoint
+owns (never on the user's object)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import importlib.util
 import sys
 import types
 import typing
+import weakref
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, cast
@@ -19,10 +22,9 @@ from seqpoint._params import Constraint, Interval, Predicate, check_params
 from seqpoint._registry import Registry
 from seqpoint.exceptions import ConfigError
 from seqpoint.workloads._base import Workload, WorkloadConfig
-from seqpoint.workloads._recipe import WorkloadRecipe, recorded_recipe, remember_recipe
 
-__all__ = ["MAX_THREADS", "WORKLOADS", "WorkloadSpec", "check_user_code", "config_class", "is_user_code",
-           "load_workload", "parse_overrides", "workload_recipe"]
+__all__ = ["MAX_THREADS", "WORKLOADS", "WorkloadRecipe", "WorkloadSpec", "check_user_code", "config_class",
+           "is_user_code", "load_workload", "parse_overrides", "workload_recipe"]
 
 #: Most CPU threads a workload may ask for (``--set threads=N``); torch allocates per thread.
 MAX_THREADS = 1024
@@ -195,6 +197,38 @@ def load_workload(spec: str, overrides: Mapping[str, Override] | None = None) ->
         return wl
     WORKLOADS.get(name)  # raises: lists the valid names
     raise AssertionError("unreachable")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class WorkloadRecipe:
+    """What :func:`~seqpoint.workloads.load_workload` builds a workload from:
+    ``load_workload(recipe.spec, recipe.overrides)`` builds it again."""
+
+    spec: str
+    """``name[:preset]``, ``module:function`` or ``/abs/path/to/file.py:function``."""
+    overrides: dict[str, Any]
+    """The config fields (or factory keyword arguments) it was given."""
+
+
+#: ``id(workload)`` → (a weak reference to it, its recipe): entries leave with their workload.
+_BUILT: dict[int, tuple[weakref.ref[object], WorkloadRecipe]] = {}
+
+
+def remember_recipe(workload: object, spec: str, overrides: Mapping[str, object]) -> None:
+    """Record that ``load_workload(spec, overrides)`` built ``workload`` (an object without weak
+    references is not recorded: it travels pickled)."""
+    key = id(workload)
+    try:
+        ref = weakref.ref(workload, lambda _: _BUILT.pop(key, None))
+    except TypeError:
+        return
+    _BUILT[key] = (ref, WorkloadRecipe(spec=spec, overrides=dict(overrides)))
+
+
+def recorded_recipe(workload: object) -> WorkloadRecipe | None:
+    """The recipe :func:`remember_recipe` recorded for this very object, or None."""
+    entry = _BUILT.get(id(workload))
+    return entry[1] if entry is not None and entry[0]() is workload else None
 
 
 def workload_recipe(workload: Workload) -> WorkloadRecipe | None:

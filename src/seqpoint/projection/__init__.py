@@ -6,13 +6,12 @@ function builds its own when it is omitted.
 """
 
 from seqpoint.projection._cold import cold_steps
-from seqpoint.projection._errors import geomean_abs_error, relative_error
 from seqpoint.projection._intervals import leave_one_out_error, roughness, student_quantile
 from seqpoint.projection._model import METHODS, PointProjector, ScheduleModel, fitted_costs
 from seqpoint.projection._project import Projection, project
 from seqpoint.projection._ranks import INTERCONNECTS, RankProjection, project_ranks
 from seqpoint.projection._speedup import Speedup, project_speedup
-from seqpoint.projection._synthetic import project_cost
+from seqpoint.projection._synthetic import geomean_abs_error, project_cost, relative_error
 
 __all__ = [
     "INTERCONNECTS",

@@ -1,12 +1,14 @@
-"""Projection of a cost known for every iteration (exact FLOPs, a synthetic benchmark cost):
-the projection error of a selection is then exact."""
+"""Errors against a known truth: projecting a cost known for every iteration (exact FLOPs, a
+synthetic benchmark cost), so that the projection error of a selection is exact, and the
+signed relative error and the geometric mean of absolute errors that report it."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any, overload
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from seqpoint.exceptions import InputError
 from seqpoint.projection._match import seqpoint_rows
@@ -14,7 +16,7 @@ from seqpoint.projection._model import PointProjector, ScheduleModel, check_meth
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import BaseSelector, SeqPoints, weighted_projection
 
-__all__ = ["project_cost"]
+__all__ = ["geomean_abs_error", "project_cost", "relative_error"]
 
 
 def project_cost(schedule: IterationSchedule, selection: BaseSelector | SeqPoints,
@@ -63,3 +65,53 @@ def project_cost(schedule: IterationSchedule, selection: BaseSelector | SeqPoint
     model = model_for(schedule, context)
     proj = PointProjector(model, model.table.inverse[rows], weights, np.ones(rows.shape[0], dtype=bool))
     return proj.total(values[rows], method)
+
+
+@overload
+def relative_error(pred: float, true: float) -> float: ...
+@overload
+def relative_error(pred: ArrayLike, true: ArrayLike) -> NDArray[np.float64]: ...
+
+
+def relative_error(pred: Any, true: Any) -> Any:
+    """Signed relative error ``(pred − true) / true`` (0.01 is 1% too high).
+
+    Parameters
+    ----------
+    pred, true : float or array_like
+        Projected and true values (broadcast together); ``true`` must be non-zero.
+
+    Returns
+    -------
+    float or ndarray
+        A float for scalar inputs, else an array of the broadcast shape.
+    """
+    p = np.asarray(pred, dtype=np.float64)
+    t = np.asarray(true, dtype=np.float64)
+    if np.any(t == 0):
+        raise InputError("relative_error needs non-zero true values; got a true value of 0.")
+    out = (p - t) / t
+    return float(out) if out.ndim == 0 else out
+
+
+def geomean_abs_error(errors: ArrayLike) -> float:
+    """Geometric mean of ``|errors|`` (how the SeqPoint paper summarises errors).
+
+    Parameters
+    ----------
+    errors : array_like of shape (n,)
+        Relative errors; signs are ignored. An exact (zero) error makes the geometric
+        mean 0.
+
+    Returns
+    -------
+    float
+    """
+    e = np.abs(np.asarray(errors, dtype=np.float64)).ravel()
+    if e.size == 0:
+        raise InputError("geomean_abs_error needs at least one error; got an empty array.")
+    if not np.all(np.isfinite(e)):
+        raise InputError("geomean_abs_error got a non-finite error; check the projections.")
+    if np.any(e == 0):
+        return 0.0
+    return float(np.exp(np.mean(np.log(e))))

@@ -35,7 +35,14 @@ from seqpoint.reports._terminal import (
     print_selection,
     print_seqpoints,
 )
-from seqpoint.reports._views import Baseline, ExactCheck, RunRecord, SteadyTruth, ValidationRecord
+from seqpoint.reports._views import (
+    Baseline,
+    ExactCheck,
+    RunRecord,
+    SteadyTruth,
+    TraceRecord,
+    ValidationRecord,
+)
 
 __all__ = [
     "Baseline",
@@ -43,6 +50,7 @@ __all__ = [
     "RunRecord",
     "Section",
     "SteadyTruth",
+    "TraceRecord",
     "ValidationRecord",
     "ddp_validation_table",
     "fmt_duration",

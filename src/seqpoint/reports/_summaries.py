@@ -26,7 +26,7 @@ from seqpoint.reports._tables import (
     overhead_causes,
     render,
 )
-from seqpoint.reports._views import RunRecord, TraceView, ValidationRecord
+from seqpoint.reports._views import RunRecord, TraceRecord, ValidationRecord
 from seqpoint.validation import MeasuredSpeedup, ProfilingSaving
 
 __all__ = ["print_run", "print_speedup", "print_trace_validation", "print_validation"]
@@ -225,7 +225,7 @@ def _print_measured_speedup(console: Console, speedup: Speedup, m: MeasuredSpeed
     )
 
 
-def print_trace_validation(console: Console, result: TraceView) -> None:
+def print_trace_validation(console: Console, result: TraceRecord) -> None:
     """The projection and first-N against recorded real runs, beside the noise floor."""
     t = result.truth
     table = Table(title=f"Against {len(t.runs_s)} recorded run(s) of {result.n_steps:,} steps "

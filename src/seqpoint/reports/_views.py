@@ -1,4 +1,5 @@
-"""The typed records a report reads: a projected run, a validation, and their parts.
+"""The typed records a report reads: a projected run, a validation (by full runs or
+recorded runs), and their parts.
 
 The workflows' results subclass these records, adding where they came from (the config,
 the run folder); reports never import the workflows, so the workflows can write reports
@@ -8,7 +9,7 @@ without a circle. A new output is a field here and the lines that show it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from seqpoint.measurements import Measurements, StepWindow
 from seqpoint.projection import Projection, RankProjection
@@ -16,7 +17,7 @@ from seqpoint.schedule import IterationSchedule, ScheduleSummary
 from seqpoint.selection import SeqPoints
 from seqpoint.validation import ErrorCurve, FullRun, ProfilingSaving, TruthComparison
 
-__all__ = ["Baseline", "ExactCheck", "ProjectedRun", "RunRecord", "SteadyTruth", "TraceView", "ValidationRecord"]
+__all__ = ["Baseline", "ExactCheck", "ProjectedRun", "RunRecord", "SteadyTruth", "TraceRecord", "ValidationRecord"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -128,25 +129,34 @@ class ValidationRecord(ProjectedRun):
                                   tuple(self.full.totals_s.tolist()))
 
 
-class TraceView(Protocol):
-    """What the trace-validation summary reads (``workflows.TraceValidation`` fits it)."""
+@dataclass(frozen=True, kw_only=True)
+class TraceRecord:
+    """A projection and the first-N estimate against recorded real runs (``validate --trace``)."""
+
+    n_iterations: int
+    """Micro-batches of the run (schedule rows)."""
+    n_steps: int
+    """Optimizer steps of the recorded run."""
+    n_points: int
+    """SeqPoints the projection used."""
+    projection: Projection
+    """The projection from the SeqPoints' measurements."""
+    measured_runs_s: tuple[float, ...]
+    """Total seconds of each recorded run (``RunTrace.total_time_s``)."""
+    first_n: int
+    """Steps the first-N estimate averages."""
+    first_n_s: float
+    """First-N estimate from the first trace: mean of its first N step times × steps."""
+    window: StepWindow | None = None
+    """The run's first micro-batches timed in sequence (``[profile] cold_window``), which
+    calibrated the cold-step term and measured the in-run gap; None without one."""
 
     @property
-    def n_iterations(self) -> int: ...
+    def truth(self) -> TruthComparison:
+        """The projection against the recorded runs."""
+        return TruthComparison.of(self.projection.totals, self.projection.interval, self.measured_runs_s)
+
     @property
-    def n_steps(self) -> int: ...
-    @property
-    def n_points(self) -> int: ...
-    @property
-    def projection(self) -> Projection: ...
-    @property
-    def truth(self) -> TruthComparison: ...
-    @property
-    def first_n(self) -> int: ...
-    @property
-    def first_n_s(self) -> float: ...
-    @property
-    def first_n_error(self) -> float: ...
-    @property
-    def window(self) -> StepWindow | None:
-        """The run's first micro-batches timed in sequence (``[profile] cold_window``), or None."""
+    def first_n_error(self) -> float:
+        """Signed relative error of the first-N estimate against the mean recorded run."""
+        return self.first_n_s / self.truth.measured_s - 1.0

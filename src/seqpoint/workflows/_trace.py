@@ -17,12 +17,13 @@ import numpy as np
 from rich.console import Console
 
 from seqpoint.exceptions import InputError
-from seqpoint.measurements import Measurements, StepWindow, read_measurements
+from seqpoint.measurements import Measurements, read_measurements
 from seqpoint.measurements._metrics import time_metric
-from seqpoint.projection import Projection, Speedup
+from seqpoint.projection import Speedup
+from seqpoint.reports import TraceRecord
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import SeqPoints, read_seqpoints
-from seqpoint.validation import RunTrace, TruthComparison, read_trace
+from seqpoint.validation import RunTrace, read_trace
 from seqpoint.workflows._campaign import select_points, with_window
 from seqpoint.workflows._config import RunConfig
 from seqpoint.workflows._folder import RunFolder
@@ -35,37 +36,9 @@ __all__ = ["TraceValidation", "speedup_from_files", "validate_config_on_traces",
 _SHAPE = ("batch_size", "seq_len", "tgt_len")
 
 
-@dataclass(frozen=True)
-class TraceValidation:
+@dataclass(frozen=True, kw_only=True)
+class TraceValidation(TraceRecord):
     """A projection and the first-N estimate against recorded real runs."""
-
-    n_iterations: int
-    """Micro-batches of the run (schedule rows)."""
-    n_steps: int
-    """Optimizer steps of the recorded run."""
-    n_points: int
-    """SeqPoints the projection used."""
-    projection: Projection
-    """The projection from the SeqPoints' measurements."""
-    measured_runs_s: tuple[float, ...]
-    """Total seconds of each recorded run (``RunTrace.total_time_s``)."""
-    first_n: int
-    """Steps the first-N estimate averages."""
-    first_n_s: float
-    """First-N estimate from the first trace: mean of its first N step times × steps."""
-    window: StepWindow | None = None
-    """The run's first micro-batches timed in sequence (``[profile] cold_window``), which
-    calibrated the cold-step term and measured the in-run gap; None without one."""
-
-    @property
-    def truth(self) -> TruthComparison:
-        """The projection against the recorded runs."""
-        return TruthComparison.of(self.projection.totals, self.projection.interval, self.measured_runs_s)
-
-    @property
-    def first_n_error(self) -> float:
-        """Signed relative error of the first-N estimate against the mean recorded run."""
-        return self.first_n_s / self.truth.measured_s - 1.0
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data (JSON) of the comparison."""

@@ -19,7 +19,7 @@ from seqpoint.selection._cost import (
     cost_proxy,
     weighted_projection,
 )
-from seqpoint.selection._kmeans1d import KMeans1D
+from seqpoint.selection._grouping import KMeans1D
 from seqpoint.selection._seqpoint_selector import SeqPointSelector
 from seqpoint.selection._seqpoints import SeqPoint, SeqPoints, read_seqpoints, write_seqpoints
 from seqpoint.selection._simpoint_format import (

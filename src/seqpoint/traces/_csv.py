@@ -73,35 +73,8 @@ def read_csv_lengths(
     sample_rate: float | None = None, frames_per_second: float = 100.0, unit: str | None = None,
     _data: bytes | None = None, _source: str | None = None,
 ) -> Lengths:
-    """Read one column of a CSV (or gzipped CSV) file as per-sample lengths.
-
-    Parameters
-    ----------
-    path : str or Path
-        CSV with a header row; gzip is detected by its magic bytes.
-    column : str, optional
-        Column holding the lengths. Default: the first of :data:`LENGTH_COLUMNS` present.
-    scale : float
-        Multiply every value by this and round up, e.g. ``1/160`` turns 16 kHz samples
-        into 10 ms frames. With ``scale == 1`` values must already be integers.
-    sample_rate : float, optional
-        Shortcut for audio sample counts: ``scale = frames_per_second / sample_rate``.
-    frames_per_second : float
-        Frame rate used with ``sample_rate`` (100 = 10 ms frames).
-    unit : str, optional
-        Unit recorded on the result; ``"frames"`` when ``sample_rate`` is given, else ``"tokens"``.
-
-    Returns
-    -------
-    Lengths
-        ``src`` of shape (n_rows,), one length per data row.
-
-    Raises
-    ------
-    InputError
-        Missing file, broken gzip, missing column, NaN/empty, non-integer, negative or zero
-        values (naming the line), or no data rows.
-    """
+    """One column of a CSV file (by default the first of :data:`LENGTH_COLUMNS`) as one length
+    per data row, scaled and rounded up (options: :func:`~seqpoint.traces.read_lengths`)."""
     source = _source or str(path)
     data = normalize_newlines(read_bytes(path, text=True) if _data is None else _data)
     factor = check_scale(scale, sample_rate, frames_per_second)
@@ -140,11 +113,8 @@ def read_csv_lengths(
 
 
 def read_numpy_lengths(path: str | Path, *, unit: str = "tokens") -> Lengths:
-    """Read lengths saved with numpy.
-
-    ``.npy``: shape (n,) for single sequences or (n, 2) for ``src, tgt`` pairs.
-    ``.npz``: arrays named ``src`` (or ``lengths``) and optionally ``tgt``.
-    """
+    """Lengths saved with numpy: ``.npy`` of shape (n,) or (n, 2) (``src, tgt``), or ``.npz``
+    with ``src`` (or ``lengths``) and optionally ``tgt``."""
     source = str(path)
     data = read_bytes(path)
     try:

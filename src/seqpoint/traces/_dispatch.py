@@ -65,8 +65,21 @@ def read_lengths(
     count_column : str, optional
         Count column of a histogram (implies ``format="histogram"`` when none is given).
     **kwargs
-        Passed on to the reader (``scale``, ``sample_rate``, ``tokenizer``, ...); a keyword
-        the reader does not take is an error naming the ones it does.
+        The reader's options (a keyword it does not take is an error naming those it does):
+
+        - ``csv``: ``scale`` (multiply and round up: ``1/160`` turns 16 kHz samples into
+          10 ms frames), ``sample_rate`` (``scale = frames_per_second / sample_rate``),
+          ``frames_per_second`` (100), ``unit``.
+        - ``jsonl``: ``frames_per_second`` (seconds to frames, ``ceil``; None keeps the
+          values), ``unit``; ``column`` is the key (default ``duration``).
+        - ``histogram``: ``unit``; a ``tgt`` column is kept beside ``src``.
+        - ``text``, ``parallel``: ``tokenizer`` (None counts whitespace tokens; else a
+          ``tokenizers.Tokenizer``, a transformers tokenizer, a ``SentencePieceProcessor``,
+          a path to ``tokenizer.json``/``.model``, or a function of a string),
+          ``tgt_tokenizer`` (parallel), ``add_special_tokens``, ``extra_tokens`` (added per
+          line), ``skip_empty`` (drop blank lines or pairs with a warning, else an error).
+        - ``numpy``: ``unit``; ``.npy`` of shape (n,) or (n, 2), ``.npz`` with ``src``
+          (or ``lengths``) and ``tgt``.
     """
     spec = str(path)
     if spec.startswith("bundled:"):

@@ -71,28 +71,8 @@ def read_histogram(
 ) -> Lengths:
     """Expand a length histogram CSV (``length,count`` or ``src,tgt,count``; the count column
     named like :data:`COUNT_COLUMNS`) into per-sample lengths, grouped by row in file order.
-
-    Parameters
-    ----------
-    column : str, optional
-        Column of the (source) lengths; other columns but the count are ignored with a
-        warning (``tgt`` is kept beside ``src``).
-    count_column : str, optional
-        Column of the counts, when its name is not one of :data:`COUNT_COLUMNS`.
-    unit : str
-        Unit recorded on the result.
-
-    Returns
-    -------
-    Lengths
-        ``sum(count)`` samples; ``tgt`` set for the pair form.
-
-    Raises
-    ------
-    InputError
-        No count column, bad rows (naming the line), or more than
-        :data:`MAX_HISTOGRAM_SAMPLES` samples (checked before expanding).
-    """
+    Other columns are ignored with a warning; more than :data:`MAX_HISTOGRAM_SAMPLES` samples
+    are refused before expanding."""
     source = str(path)
     text = normalize_newlines(read_bytes(path, text=True)).decode("utf-8")
     header = [h.strip() for h in csv_header(text, source)]

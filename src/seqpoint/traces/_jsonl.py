@@ -96,25 +96,8 @@ def read_jsonl_lengths(
     path: str | Path, *, key: str = "duration", frames_per_second: float | None = 100.0,
     unit: str | None = None,
 ) -> Lengths:
-    """Read a JSON-lines manifest (one object per line) as per-sample lengths.
-
-    Parameters
-    ----------
-    path : str or Path
-        JSON-lines file (NeMo/ESPnet-style manifest), optionally gzipped.
-    key : str
-        Field holding the length; ``duration`` (seconds) by default.
-    frames_per_second : float or None
-        Seconds are converted to frames as ``ceil(duration * frames_per_second)``
-        (100 = 10 ms frames). None takes the values as they are (they must be integers).
-    unit : str, optional
-        Unit recorded on the result; ``"frames"`` when converting, else ``"tokens"``.
-
-    Returns
-    -------
-    Lengths
-        One length per non-blank line; ``src`` of shape (n_lines,).
-    """
+    """Field ``key`` of every non-blank line of a JSON-lines manifest (NeMo/ESPnet style) as
+    lengths, seconds turned into frames (options: :func:`~seqpoint.traces.read_lengths`)."""
     source = str(path)
     data = normalize_newlines(read_bytes(path, text=True))
     text = data.decode("utf-8")

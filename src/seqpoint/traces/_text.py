@@ -192,29 +192,8 @@ def read_text_lengths(
     path: str | Path, *, tokenizer: object = None, add_special_tokens: bool = True,
     extra_tokens: int = 0, skip_empty: bool = True,
 ) -> Lengths:
-    """Tokens per line of a text file (one sample per line).
-
-    Parameters
-    ----------
-    path : str or Path
-        UTF-8 text, optionally gzipped.
-    tokenizer : optional
-        None counts whitespace tokens (vectorised). Else a ``tokenizers.Tokenizer``, a
-        transformers tokenizer, a ``SentencePieceProcessor``, a path to ``tokenizer.json`` /
-        ``.model``, or a function mapping a string to a sequence of tokens.
-    add_special_tokens : bool
-        Passed to the tokenizer (BOS/EOS/CLS/SEP as the tokenizer defines them).
-    extra_tokens : int
-        Added to every line's count, e.g. 1 for an end-of-sentence token.
-    skip_empty : bool
-        Drop blank lines with an :class:`~seqpoint.exceptions.AdjustedInputWarning`; with
-        False a line of length 0 is an error.
-
-    Returns
-    -------
-    Lengths
-        ``src`` of shape (n_kept_lines,), unit ``"tokens"``.
-    """
+    """Tokens per line of a UTF-8 text file, one sample a line (options:
+    :func:`~seqpoint.traces.read_lengths`)."""
     _check_extra(extra_tokens)
     source = str(path)
     data = _text_bytes(read_bytes(path, text=True), source=source)
@@ -238,25 +217,9 @@ def read_parallel_lengths(
     tgt_tokenizer: object = None, add_special_tokens: bool = True, extra_tokens: int = 0,
     skip_empty: bool = True, _data: Sequence[bytes] | None = None, _source: str | None = None,
 ) -> Lengths:
-    """Token counts of line-aligned parallel text (line i of source translates line i of target).
-
-    Parameters
-    ----------
-    src_path, tgt_path : str or Path
-        Source and target text, optionally gzipped, with the same number of lines.
-    tokenizer, tgt_tokenizer : optional
-        As in :func:`read_text_lengths`; ``tgt_tokenizer`` defaults to ``tokenizer``.
-    add_special_tokens, extra_tokens : see :func:`read_text_lengths`.
-    skip_empty : bool
-        Drop pairs with a blank side with an :class:`~seqpoint.exceptions.AdjustedInputWarning`
-        (translation pipelines filter them); with False they are an error unless
-        ``extra_tokens`` keeps them >= 1.
-
-    Returns
-    -------
-    Lengths
-        ``src`` and ``tgt`` of shape (n_kept_pairs,), unit ``"tokens"``.
-    """
+    """Token counts of line-aligned parallel text (line i of source translates line i of
+    target); ``tgt_tokenizer`` defaults to ``tokenizer`` (options:
+    :func:`~seqpoint.traces.read_lengths`)."""
     _check_extra(extra_tokens)
     source = _source or f"{src_path} + {tgt_path}"
     if _data is None:

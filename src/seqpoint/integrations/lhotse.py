@@ -20,6 +20,7 @@ from seqpoint.exceptions import InputError
 from seqpoint.schedule import IterationSchedule
 
 if TYPE_CHECKING:
+    from lhotse.cut import Cut
     from lhotse.dataset.sampling.base import CutSampler
 
 __all__ = ["schedule_from_sampler"]
@@ -44,7 +45,7 @@ def _source_cuts(sampler: Any) -> Iterator[Any]:
     return (cut for source in sources for cut in source)
 
 
-def _check_duration(cut: Any) -> None:
+def _check_duration(cut: Cut) -> None:
     duration = getattr(cut, "duration", None)
     if duration is None or not math.isfinite(duration) or duration <= 0:
         raise InputError(
@@ -53,7 +54,7 @@ def _check_duration(cut: Any) -> None:
         )
 
 
-def _frames(cut: Any, frame_shift: float, sampling_rate: int | None) -> int:
+def _frames(cut: Cut, frame_shift: float, sampling_rate: int | None) -> int:
     from lhotse.utils import compute_num_frames
 
     try:

@@ -25,12 +25,12 @@ __all__ = ["Collation", "PaddingRule", "collator_name", "known_rule"]
 IntArray = NDArray[np.int64]
 
 
-def _unwrap(collator: Any) -> Any:
+def _unwrap(collator: object) -> object:
     # Trainer wraps the collator of a dataset that is not a datasets.Dataset to drop unused keys.
     return getattr(collator, "data_collator", collator) if type(collator).__name__ == "RemoveColumnsCollator" else collator
 
 
-def collator_name(collator: Any) -> str:
+def collator_name(collator: object) -> str:
     """A readable name of a collator: its class, function (``<lambda>``) or ``partial(f)``."""
     c = _unwrap(collator)
     if isinstance(c, functools.partial):
@@ -46,7 +46,7 @@ class PaddingRule(NamedTuple):
     """How one of transformers' own collators turns a micro-batch's lengths into its shape."""
 
     kind: str  # "pad", "seq2seq", "flatten"
-    padding: Any
+    padding: object
     max_length: int | None
     multiple: int
     label_multiple: int
@@ -73,7 +73,7 @@ class PaddingRule(NamedTuple):
         return BatchShape(int(source.size), self.pad(source), tgt_len, tokens, sum_sq)
 
 
-def known_rule(collator: Any, *, encoder_decoder: bool) -> PaddingRule | None:
+def known_rule(collator: object, *, encoder_decoder: bool) -> PaddingRule | None:
     """The padding rule of one of transformers' own collators (the exact class; a subclass or a
     wrapper may do anything), else None. ``DataCollatorForSeq2Seq`` pads a target only for an
     encoder-decoder model."""

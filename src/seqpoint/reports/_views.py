@@ -100,7 +100,7 @@ class RunRecord(ProjectedRun):
     exact: dict[str, Any] | None = None
     """Exact deterministic totals of the whole run (``ExactTotals.to_dict()`` and the
     projection's ``projection_error`` per metric), when measured."""
-    uncounted: list[dict[str, Any]] | None = None
+    uncounted: list[dict[str, str | float]] | None = None
     """Timed compute operators with no FLOP formula (``name``, ``share``, ``seconds``),
     checked on the heaviest SeqPoint when FLOPs were measured."""
     data_parallel: RankProjection | None = None

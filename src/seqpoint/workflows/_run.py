@@ -97,7 +97,7 @@ def _exact(c: Campaign, projection: Projection) -> dict[str, Any] | None:
     return out
 
 
-def _coverage(c: Campaign) -> list[dict[str, Any]] | None:
+def _coverage(c: Campaign) -> list[dict[str, str | float]] | None:
     """Timed compute operators of the heaviest SeqPoint that no FLOP formula covers (each
     also a ``SeqPointWarning``); None when FLOPs were not measured."""
     if "flops" not in c.config.profile.families or not c.seqpoints.points:

@@ -21,10 +21,13 @@ from seqpoint.selection._cost import (
 )
 from seqpoint.selection._grouping import KMeans1D
 from seqpoint.selection._seqpoint_selector import SeqPointSelector
-from seqpoint.selection._seqpoints import SeqPoint, SeqPoints, read_seqpoints, write_seqpoints
-from seqpoint.selection._simpoint_format import (
+from seqpoint.selection._seqpoints import (
+    SeqPoint,
+    SeqPoints,
+    read_seqpoints,
     read_simpoints,
     seqpoints_from_simpoints,
+    write_seqpoints,
     write_simpoints,
 )
 

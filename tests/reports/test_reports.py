@@ -67,10 +67,41 @@ def test_formatting():
     assert fmt_ratio(2.5) == "2.50×"
 
 
-def test_a_saving_below_one_says_there_was_none():
-    from seqpoint.reports._format import fmt_saving
+def _printed_run(**fields) -> str:
+    """``print_run`` of a run record of four toy points, as one line of plain text."""
+    from rich.console import Console
 
-    assert fmt_saving(52.3, "steps") == "52×"
-    assert fmt_saving(52.3, "steps", bold=True) == "[bold]52×[/]"
-    assert fmt_saving(0.5, "wall clock") == "0.50×  (no saving: profiling took 2.00× the run's wall clock)"
-    assert fmt_saving(float("nan"), "tokens") == "n/a"
+    from seqpoint.projection import project
+    from seqpoint.reports import RunRecord, print_run
+    from seqpoint.schedule import summarize
+    from seqpoint.testing import toy_measurements, toy_points, toy_schedule
+
+    s = toy_schedule()
+    pts = toy_points(s, [0, 3, 5, 6])
+    ms = toy_measurements(pts)
+    record = RunRecord(schedule=s, seqpoints=pts, measurements=ms, projection=project(s, pts, ms),
+                       summary=summarize(s), **{"reduction": 2.0, **fields})
+    console = Console(width=400, record=True)
+    print_run(console, record)
+    return " ".join(console.export_text().split())
+
+
+def test_profiled_steps_say_where_the_campaign_steps_went() -> None:
+    text = _printed_run(steps_per_point=(3, 3, 0), campaign_steps=(3, 1, 51, 100))
+    assert ("175 (4 points × (3 workers × 1 warm-up + 3 timed) + 51 for the workers' start-up and drift "
+            "checks + 100 in the cold-step window)") in text
+    # the breakdown, measured in the driver, warms every point up once more
+    text = _printed_run(steps_per_point=(8, 5, 1), campaign_steps=(3, 2, 51, 0))
+    assert ("107 (4 points × ((3 workers + the breakdown's) × 2 warm-up + 5 timed + 1 profiled) + 51 for the "
+            "workers' start-up and drift checks)") in text
+    assert "20 (4 points × (2 warm-up + 3 timed))" in _printed_run(steps_per_point=(2, 3, 0), campaign_steps=(1, 2, 0, 0))
+
+
+def test_a_saving_below_one_says_there_was_none() -> None:
+    from seqpoint.validation import ProfilingSaving
+
+    saving = ProfilingSaving(steps=0.5, wall_clock=0.5, tokens=float("nan"), profiling_s=2.0, run_s=1.0)
+    text = _printed_run(reduction=52.3, saving=saving)
+    assert "less profiling (steps) │ 52×" in text
+    assert "0.50× (no saving: profiling took 2.00× the run's wall clock)" in text
+    assert "less profiling (tokens) │ n/a" in text

@@ -79,22 +79,6 @@ def test_run_reports_exact_totals_and_savings(tmp_path, _cfg) -> None:
     assert len(res.schedule) / steps == pytest.approx(res.reduction)
 
 
-def test_profiled_steps_say_where_the_campaign_steps_went() -> None:
-    from types import SimpleNamespace
-
-    from seqpoint.reports._summaries import steps_text
-
-    three = SimpleNamespace(seqpoints=[0] * 4, steps_per_point=(3, 3, 0), campaign_steps=(3, 1, 51, 100))
-    assert steps_text(three) == ("175 (4 points × (3 workers × 1 warm-up + 3 timed) + 51 for the workers' "
-                                 "start-up and drift checks + 100 in the cold-step window)")
-    # the breakdown, measured in the driver, warms every point up once more
-    breakdown = SimpleNamespace(seqpoints=[0] * 10, steps_per_point=(8, 5, 1), campaign_steps=(3, 2, 51, 0))
-    assert steps_text(breakdown) == ("191 (10 points × ((3 workers + the breakdown's) × 2 warm-up + 5 timed + "
-                                     "1 profiled) + 51 for the workers' start-up and drift checks)")
-    one = SimpleNamespace(seqpoints=[0] * 2, steps_per_point=(2, 3, 0), campaign_steps=(1, 2, 0, 0))
-    assert steps_text(one) == "10 (2 points × (2 warm-up + 3 timed))"
-
-
 def test_run_selects_with_the_model_proxy(tmp_path, _cfg) -> None:
     res = run(_cfg(tmp_path, SelectionSection(n_points=3, proxy="model", proxy_device="h100")),
               progress=False)

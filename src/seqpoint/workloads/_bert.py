@@ -148,15 +148,9 @@ def _build(cfg: BertConfig) -> torch.nn.Module:
             if isinstance(m, nn.Linear) and m.bias is not None:
                 nn.init.zeros_(m.bias)
 
-        def forward(
-            self,
-            input_ids: torch.Tensor,
-            segment_ids: torch.Tensor,
-            positions: torch.Tensor,
-            masked_positions: torch.Tensor,
-            mlm_labels: torch.Tensor,
-            attention_mask: torch.Tensor | None = None,
-        ) -> torch.Tensor:
+        def forward(self, input_ids: torch.Tensor, segment_ids: torch.Tensor, positions: torch.Tensor,
+                    masked_positions: torch.Tensor, mlm_labels: torch.Tensor,
+                    attention_mask: torch.Tensor | None = None) -> torch.Tensor:
             x = self.word(input_ids) + self.pos(positions) + self.seg(segment_ids)
             x = self.drop(self.ln(x))
             for layer in self.layers:
@@ -183,48 +177,28 @@ class Bert(TorchWorkload):
         import torch
 
         batch_size, seq_len, _, sum_sq_len = dims
-
         cfg = self.config
         if seq_len > cfg.max_position:
-            raise InputError(
-                f"{self.name}: seq_len {seq_len} exceeds max_position={cfg.max_position}; "
-                f"use --set workload.set.max_position={seq_len} or shorter sequences."
-            )
+            raise InputError(f"{self.name}: seq_len {seq_len} exceeds max_position={cfg.max_position}; "
+                             f"use --set workload.set.max_position={seq_len} or shorter sequences.")
         p = cfg.masked_per_row(seq_len)
         meta = self.device.type == "meta"
         if meta:
-
-            def e(*shape: int, dtype: torch.dtype = torch.long) -> torch.Tensor:
-                return torch.empty(*shape, dtype=dtype, device="meta")
-
-            batch = {
-                "input_ids": e(batch_size, seq_len),
-                "segment_ids": e(batch_size, seq_len),
-                "positions": e(batch_size, seq_len),
-                "masked_positions": e(batch_size, p),
-                "mlm_labels": e(batch_size, p),
-            }
+            widths = {"input_ids": seq_len, "segment_ids": seq_len, "positions": seq_len, "masked_positions": p,
+                      "mlm_labels": p}
+            batch = {k: torch.empty(batch_size, n, dtype=torch.long, device="meta") for k, n in widths.items()}
         else:
             ids = torch.randint(5, cfg.vocab, (batch_size, seq_len), generator=gen)
-            masked = torch.sort(
-                torch.rand(batch_size, seq_len, generator=gen).argsort(-1)[:, :p], -1
-            ).values
+            masked = torch.sort(torch.rand(batch_size, seq_len, generator=gen).argsort(-1)[:, :p], -1).values
             labels = torch.gather(ids, 1, masked)
             ids = ids.scatter(1, masked, 4)  # 4 plays [MASK]
             seg = (torch.arange(seq_len) >= seq_len // 2).long().expand(batch_size, -1).contiguous()
             pos = torch.arange(seq_len).expand(batch_size, -1).contiguous()
-            batch = {
-                "input_ids": ids,
-                "segment_ids": seg,
-                "positions": pos,
-                "masked_positions": masked,
-                "mlm_labels": labels,
-            }
+            batch = {"input_ids": ids, "segment_ids": seg, "positions": pos, "masked_positions": masked,
+                     "mlm_labels": labels}
         if sum_sq_len is not None and sum_sq_len > 0:
             if meta:
-                batch["attention_mask"] = torch.empty(
-                    batch_size, 1, seq_len, seq_len, device="meta"
-                )
+                batch["attention_mask"] = torch.empty(batch_size, 1, seq_len, seq_len, device="meta")
             else:
                 batch["attention_mask"] = self._packed_mask(batch_size, seq_len, sum_sq_len)
                 pos_rows = []

@@ -74,14 +74,8 @@ def environment_fingerprint(workload: object = None, *, harness: int | None = No
     import torch
 
     dtype = workload_device_type(workload)
-    env: dict[str, Any] = {
-        "python": platform.python_version(),
-        "torch": torch.__version__,
-        "seqpoint": __version__,
-        "machine": platform.machine(),
-        "device_type": dtype,
-        "threads": torch.get_num_threads(),
-    }
+    env: dict[str, Any] = {"python": platform.python_version(), "torch": torch.__version__, "seqpoint": __version__,
+                           "machine": platform.machine(), "device_type": dtype, "threads": torch.get_num_threads()}
     if harness is not None:
         env["harness"] = harness
     if dtype == "cuda":
@@ -103,10 +97,8 @@ def _version(dist: str) -> str | None:
 
 def _git_commit() -> str | None:
     try:
-        out = subprocess.run(
-            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
-            cwd=Path(__file__).resolve().parent, check=False,
-        )
+        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
+                             cwd=Path(__file__).resolve().parent, check=False)
     except (OSError, subprocess.SubprocessError):
         return None
     return out.stdout.strip() or None
@@ -124,12 +116,7 @@ def environment_manifest(workload: object = None) -> dict[str, Any]:
         env = {"python": platform.python_version(), "torch": None, "seqpoint": __version__,
                "machine": platform.machine(), "device_type": "cpu", "threads": None,
                "device": cpu_name(), "cpu_isa": cpu_isa()}
-    env.update({
-        "git_commit": _git_commit(),
-        "platform": platform.platform(),
-        "processor": platform.processor(),
-        "cpu_count": os.cpu_count(),
-        "numpy": _version("numpy"),
-        "created_utc": datetime.now(UTC).isoformat(timespec="seconds"),
-    })
+    env.update({"git_commit": _git_commit(), "platform": platform.platform(), "processor": platform.processor(),
+                "cpu_count": os.cpu_count(), "numpy": _version("numpy"),
+                "created_utc": datetime.now(UTC).isoformat(timespec="seconds")})
     return env

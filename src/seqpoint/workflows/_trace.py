@@ -8,6 +8,7 @@ total time, with the noise floor of two or more recorded runs of the same schedu
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import Any
 import numpy as np
 from rich.console import Console
 
-from seqpoint.exceptions import InputError
+from seqpoint.exceptions import ConfigError, InputError
 from seqpoint.measurements import Measurements, read_measurements
 from seqpoint.measurements._metrics import time_metric
 from seqpoint.projection import Speedup
@@ -27,8 +28,13 @@ from seqpoint.validation import RunTrace, read_trace
 from seqpoint.workflows._campaign import select_points, with_window
 from seqpoint.workflows._config import RunConfig
 from seqpoint.workflows._folder import RunFolder
+from seqpoint.workflows._sections import (
+    BatchingSection,
+    LengthsSection,
+    ProjectionSection,
+    ValidationSection,
+)
 from seqpoint.workflows._stages import make_workload, measure, open_cache, read_run_schedule
-from seqpoint.workflows._trace_config import check_trace_config
 
 __all__ = ["TraceValidation", "speedup_from_files", "validate_config_on_traces", "validate_trace"]
 
@@ -223,8 +229,9 @@ def validate_config_on_traces(
     Raises
     ------
     ConfigError
-        The config sets what a trace replaces (``[lengths]``, ``[batching]`` but ``rank``,
-        ``[validation]``): :func:`~seqpoint.workflows._trace_config.check_trace_config`.
+        The config sets what a trace replaces (``[lengths]``, ``[batching]`` but ``world_size``
+        and ``rank``, ``[validation]``): it would be ignored, so a user who reuses the config
+        of ``seqpoint run`` could believe the trace was checked against it.
     """
     from seqpoint.measurements import environment_manifest, write_measurements
     from seqpoint.schedule import write_schedule
@@ -232,7 +239,7 @@ def validate_config_on_traces(
 
     if not traces:
         raise InputError("--trace needs at least one recorded run trace (seqpoint.integrations).")
-    check_trace_config(cfg)
+    _check_trace_config(cfg)
     rank = cfg.batching.rank
     first = _as_trace(traces[0])
     ranks = len(first.ranks)
@@ -257,3 +264,31 @@ def validate_config_on_traces(
                             method=cfg.projection.method, confidence=cfg.projection.confidence)
     folder.write_json("trace_validation.json", result.to_dict())
     return result, folder
+
+
+#: Sections whose keys ``validate --trace`` does not read, with their defaults, and the
+#: keys of them that it does read.
+_NOT_READ: tuple[tuple[str, object, frozenset[str]], ...] = (
+    ("lengths", LengthsSection(), frozenset()),
+    ("batching", BatchingSection(), frozenset({"world_size", "rank"})),
+    ("projection", ProjectionSection(), frozenset({"method", "confidence"})),
+    ("validation", ValidationSection(), frozenset()),
+)
+
+
+def _check_trace_config(cfg: RunConfig) -> None:
+    """One line naming every key ``validate --trace`` would ignore, and what to do."""
+    ignored = []
+    for section, default, read in _NOT_READ:
+        current = getattr(cfg, section)
+        keys = [f.name for f in dataclasses.fields(current)
+                if f.name not in read and getattr(current, f.name) != getattr(default, f.name)]
+        if keys:
+            ignored.append(f"[{section}] {', '.join(keys)}")
+    if ignored:
+        raise ConfigError(
+            f"validate --trace does not read {'; '.join(ignored)}: the trace's micro-batches are the run and "
+            "the recorded runs the truth. Remove these from the config (--trace reads [selection], [workload], "
+            "[profile], [report] out and [batching] world_size and rank, which pick one rank of a data-parallel "
+            "trace), or leave out --trace to validate by full runs."
+        )

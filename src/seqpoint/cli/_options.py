@@ -72,22 +72,11 @@ def pick_output(output: Path | None, out: Path | None) -> tuple[Path | None, lis
 
 def lay_sets(data: dict[str, dict[str, Any]], items: Iterable[str] | None, *, bare: str,
              command: str) -> list[str]:
-    """Lay ``--set section.key=value`` items over ``data`` and return the deprecation notes.
-
-    Parameters
-    ----------
-    data : dict of section name to dict
-        The run config's sections as the command's flags fill them (TOML-shaped): ``--set``
-        takes their keys, and any key of a table among them (``batching.params.KEY``). The
-        caller builds the sections from ``data``, so a value gets the TOML's own check and
-        message.
-    items : iterable of str
-        The ``--set`` items, in the one grammar (:func:`seqpoint._config.parse_set`).
-    bare : str
-        Where the old spelling, a bare ``KEY=VALUE``, goes (``batching.params``); it is
-        read as ``bare.KEY=VALUE`` with a note naming that spelling.
-    command : str
-        The command, as an error names it.
+    """Lay ``--set section.key=value`` items over ``data`` (the run config's sections as the
+    command's flags fill them, TOML-shaped) and return the deprecation notes. The caller
+    builds the sections from ``data``, so a value gets the TOML's own check and message; an
+    old bare ``KEY=VALUE`` goes to ``bare.KEY``, with a note. ``command`` names the command
+    in errors.
     """
     notes = []
     for item in items or ():

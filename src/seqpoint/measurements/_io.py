@@ -27,18 +27,12 @@ def read_measurements(path: str | Path) -> Measurements:
 
     data = read_json(path, what="Measurements file", made_by="seqpoint profile")
     model = validate(MeasurementsSchema, data, source=str(path), fix=_FIX)
-    return Measurements(
-        workload=model.workload,
-        config=model.config,
-        environment=model.environment,
-        measurements=tuple(Measurement(**m.model_dump()) for m in model.measurements),
-        protocol=model.protocol,
-        window=None if model.window is None else StepWindow(
-            start=model.window.start,
-            signatures=tuple(tuple(s) for s in model.window.signatures),
-            times_s=tuple(model.window.times_s),
-        ),
-    )
+    w = model.window
+    window = None if w is None else StepWindow(start=w.start, signatures=tuple(tuple(s) for s in w.signatures),
+                                               times_s=tuple(w.times_s))
+    return Measurements(workload=model.workload, config=model.config, environment=model.environment,
+                        measurements=tuple(Measurement(**m.model_dump()) for m in model.measurements),
+                        protocol=model.protocol, window=window)
 
 
 def parse_measurement(payload: str | dict[str, Any], *, source: str, fix: str) -> Measurement:

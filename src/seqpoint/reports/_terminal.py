@@ -9,6 +9,7 @@ from rich.table import Table
 
 from seqpoint.measurements import Measurements
 from seqpoint.projection import Projection
+from seqpoint.reports._format import fmt_count, fmt_duration
 from seqpoint.reports._tables import points_table, projection_table, render
 from seqpoint.schedule import IterationSchedule, ScheduleSummary
 from seqpoint.selection import SeqPoints
@@ -111,17 +112,6 @@ def print_selection(console: Console, points: SeqPoints, *, method: str) -> None
         )
 
 
-def _fmt(value: float | None, unit: str = "") -> str:
-    if value is None:
-        return "-"
-    if unit == "s":
-        return f"{value * 1e3:.3f} ms" if value < 1 else f"{value:.3f} s"
-    for scale, suffix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(value) >= scale:
-            return f"{value / scale:.2f}{suffix}{unit}"
-    return f"{value:g}{unit}"
-
-
 def print_measurements(console: Console, points: SeqPoints, measurements: Measurements) -> None:
     """One row per profiled point: status, time, its spread and FLOPs (``seqpoint profile``)."""
     ms = measurements
@@ -130,11 +120,12 @@ def print_measurements(console: Console, points: SeqPoints, measurements: Measur
                 "FLOPs"):
         table.add_column(col, justify="right" if col != "status" else "left")
     for p, m in zip(points.points, ms.measurements, strict=True):
+        time, iqr, flops = (m.metrics.get(k) for k in ("time_s", "time_s_iqr", "flops"))
         table.add_row(
             str(m.iteration), str(m.batch_size), str(m.seq_len), str(m.tgt_len), f"{p.weight:g}",
             m.status if m.ok else f"{m.status}: {m.message[:60]}",
-            _fmt(m.metrics.get("time_s"), "s"), _fmt(m.metrics.get("time_s_iqr"), "s"),
-            _fmt(m.metrics.get("flops")),
+            "-" if time is None else fmt_duration(time), "-" if iqr is None else fmt_duration(iqr),
+            "-" if flops is None else fmt_count(flops),
         )
     console.print(table)
 

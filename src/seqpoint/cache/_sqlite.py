@@ -88,10 +88,8 @@ class MeasurementCache:
                 con.execute("PRAGMA journal_mode=WAL")
                 con.execute(_SCHEMA)
         except sqlite3.DatabaseError as exc:
-            raise InputError(
-                f"Cache {self.path} is not a seqpoint measurement cache ({exc}); "
-                "delete it or give another path with --cache."
-            ) from None
+            raise InputError(f"Cache {self.path} is not a seqpoint measurement cache ({exc}); "
+                             "delete it or give another path with --cache.") from None
 
     def _refuse_empty_file(self, grace_s: float = 2.0) -> None:
         """Refuse a file that stays empty for ``grace_s`` (a typo'd ``--cache`` path); one another

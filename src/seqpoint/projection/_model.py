@@ -89,10 +89,8 @@ class ScheduleModel:
             and self.schedule.equals(schedule)
         )
         if not same:
-            raise InputError(
-                "The projection context was built from another schedule; "
-                "build it with ScheduleModel.from_schedule(schedule) for this one."
-            )
+            raise InputError("The projection context was built from another schedule; "
+                             "build it with ScheduleModel.from_schedule(schedule) for this one.")
 
     def interpolate(self, sig: IntArray, values: FloatArray) -> FloatArray:
         """Fitted value of every signature, shape ``(n_unique,)``, from ``values`` (shape ``(k,)``)

@@ -281,8 +281,6 @@ def _select_metrics(ok: Sequence[Measurement], metrics: list[str] | None) -> lis
         if name not in available:
             missing = [i for i, p in enumerate(per_point) if name not in p]
             where = f" (missing at ok point(s) {missing[:5]})" if missing and len(missing) < len(ok) else ""
-            raise InputError(
-                f"Metric {name!r} is not in every ok measurement{where}. "
-                f"Available: {', '.join(available) or 'none'}."
-            )
+            raise InputError(f"Metric {name!r} is not in every ok measurement{where}. "
+                             f"Available: {', '.join(available) or 'none'}.")
     return metrics

@@ -318,10 +318,8 @@ def _load_user(module: str, function: str, overrides: dict[str, Any]) -> Workloa
             "a workload factory takes the --set settings as keyword arguments."
         ) from None
     if not isinstance(wl, Workload):
-        raise ConfigError(
-            f"Workload {module}:{function} returned {type(wl).__name__}, which lacks "
-            "name/config/make_batch/step."
-        )
+        raise ConfigError(f"Workload {module}:{function} returned {type(wl).__name__}, which lacks "
+                          "name/config/make_batch/step.")
     source = getattr(mod, "__file__", None)
     if source and not hasattr(wl, "source_files"):
         # The factory's file is part of the workload's code (the cache key hashes it).
@@ -340,9 +338,7 @@ def _build_user_class(cls: Any, overrides: dict[str, Any]) -> Workload:
     """``cls(config)`` with the ``--set`` values typed by ``cls.Config``'s fields."""
     config_cls = cls.Config
     if not (isinstance(config_cls, type) and issubclass(config_cls, WorkloadConfig)):
-        raise ConfigError(
-            f"Workload {cls.__name__}: its Config must be a dataclass extending "
-            f"seqpoint.workloads.WorkloadConfig. Got {config_cls!r}."
-        )
+        raise ConfigError(f"Workload {cls.__name__}: its Config must be a dataclass extending "
+                          f"seqpoint.workloads.WorkloadConfig. Got {config_cls!r}.")
     config = config_cls(**parse_overrides(config_cls, overrides))
     return cast(Workload, cls(config))

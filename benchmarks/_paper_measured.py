@@ -27,7 +27,8 @@ import numpy as np
 from _paper_cases import WARMUP, Case, Scale, harness, run_config
 from seqpoint.cache import MeasurementCache
 from seqpoint.exceptions import SeqPointWarning
-from seqpoint.profiling import Measurement, ProfileConfig, profile_points
+from seqpoint.measurements import Measurement
+from seqpoint.profiling import ProfileConfig, profile_points
 from seqpoint.projection import project
 from seqpoint.schedule import IterationSchedule
 from seqpoint.workflows import validate

@@ -19,7 +19,7 @@ import numpy as np
 
 from _paper_cases import Case, Pair, Scale
 from _paper_measured import full_runs, in_fresh_process, profile_child
-from seqpoint.profiling import Measurement
+from seqpoint.measurements import Measurement
 from seqpoint.projection import project, project_speedup
 from seqpoint.validation import MeasuredSpeedup
 

@@ -1,10 +1,12 @@
-"""Whether a rich console shows live progress bars."""
+"""Whether a rich console shows live progress bars, and the one bar of a profiling campaign."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["shows_live"]
+__all__ = ["live_bar", "shows_live"]
 
 
 def shows_live(console: Any | None) -> bool:
@@ -20,3 +22,31 @@ def shows_live(console: Any | None) -> bool:
 
     out = console or get_console()
     return bool(out.is_terminal or out.is_jupyter)
+
+
+@contextlib.contextmanager
+def live_bar(title: str, total: int, console: Any | None,
+             enabled: bool = True) -> Iterator[Callable[[int, str | None], None]]:
+    """``advance(n, description)`` of one rich ``profile`` bar (every executor draws this
+    one); a no-op when disabled, empty, or where :func:`shows_live` says no."""
+    if not (enabled and total and shows_live(console)):
+        yield lambda n, description: None
+        return
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+
+    with Progress(TextColumn("[bold]profile[/] {task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeRemainingColumn(), console=console, transient=False) as bar:
+        task = bar.add_task(title, total=total)
+
+        def advance(n: int, description: str | None) -> None:
+            if description is not None:
+                bar.update(task, description=description)
+            bar.advance(task, n)
+
+        yield advance

@@ -16,7 +16,7 @@ import pytest
 
 from seqpoint.cache import MeasurementCache, default_cache_path
 from seqpoint.exceptions import InputError
-from seqpoint.profiling import Measurement
+from seqpoint.measurements import Measurement
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -98,7 +98,7 @@ _WRITER = textwrap.dedent(
     """
     import sys
     from seqpoint.cache import MeasurementCache
-    from seqpoint.profiling import Measurement
+    from seqpoint.measurements import Measurement
     path, who, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
     c = MeasurementCache(path)
     for i in range(n):

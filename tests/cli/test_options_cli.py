@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from seqpoint.exceptions import ConfigError
-from seqpoint.profiling import Measurement, Measurements, write_measurements
+from seqpoint.measurements import Measurement, Measurements, write_measurements
 from seqpoint.schedule import IterationSchedule, read_schedule, summarize, write_schedule
 from seqpoint.selection import read_seqpoints
 from seqpoint.workflows import apply_overrides, load_config

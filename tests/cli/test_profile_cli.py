@@ -9,7 +9,7 @@ import pytest
 pytest.importorskip("torch")
 
 from seqpoint.cli import main
-from seqpoint.profiling import read_measurements
+from seqpoint.measurements import read_measurements
 
 POINTS = {
     "method": "seqpoint",

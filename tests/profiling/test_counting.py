@@ -6,7 +6,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from seqpoint.profiling import GPU_SPECS, count_point, count_step, gpu_spec, roofline_seconds  # noqa: E402
+from seqpoint.profiling import count_point  # noqa: E402
+from seqpoint.profiling._counting import count_step  # noqa: E402
+from seqpoint.profiling._gpus import GPU_SPECS, gpu_spec, roofline_seconds  # noqa: E402
 from seqpoint.workloads import load_workload  # noqa: E402
 
 

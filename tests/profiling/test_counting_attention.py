@@ -10,14 +10,9 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from seqpoint.exceptions import SeqPointWarning  # noqa: E402
-from seqpoint.profiling import (  # noqa: E402
-    ATTENTION_KERNELS,
-    count_point,
-    counting_coverage,
-    flop_registry,
-    has_flop_formula,
-    uncounted_operators,
-)
+from seqpoint.profiling import count_point, counting_coverage  # noqa: E402
+from seqpoint.profiling._attention_flops import ATTENTION_KERNELS, flop_registry, has_flop_formula  # noqa: E402
+from seqpoint.profiling._coverage import uncounted_operators  # noqa: E402
 
 B, H, T, S, D = 2, 3, 7, 5, 8
 

@@ -4,13 +4,8 @@ import pytest
 
 pytest.importorskip("torch")
 
-from seqpoint.profiling import (
-    ProfileConfig,
-    campaign_decoy,
-    mark_seen,
-    profile_points,
-    startup_state,
-)
+from seqpoint.profiling import ProfileConfig, profile_points
+from seqpoint.profiling._startup import campaign_decoy, mark_seen, startup_state
 from seqpoint.workloads import load_workload
 
 

@@ -10,19 +10,10 @@ torch = pytest.importorskip("torch")
 
 from seqpoint.cache import MeasurementCache  # noqa: E402
 from seqpoint.exceptions import ConfigError  # noqa: E402
-from seqpoint.measurements import CPU_ISA  # noqa: E402
-from seqpoint.profiling import (  # noqa: E402
-    CATEGORIES,
-    TIMERS,
-    ProfileConfig,
-    breakdown_shares,
-    canonical_op_name,
-    categorize,
-    environment_fingerprint,
-    is_oom,
-    profile_point,
-    profile_points,
-)
+from seqpoint.measurements import CATEGORIES, CPU_ISA, environment_fingerprint  # noqa: E402
+from seqpoint.profiling import TIMERS, ProfileConfig, profile_point, profile_points  # noqa: E402
+from seqpoint.profiling._categories import breakdown_shares, canonical_op_name, categorize  # noqa: E402
+from seqpoint.profiling._failures import is_oom  # noqa: E402
 from seqpoint.selection import SeqPoint, SeqPoints  # noqa: E402
 from seqpoint.workloads import load_workload  # noqa: E402
 

@@ -9,7 +9,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from seqpoint.exceptions import ConfigError  # noqa: E402
-from seqpoint.profiling import ProfileConfig, kineto_trace_path, profile_point  # noqa: E402
+from seqpoint.profiling import ProfileConfig, profile_point  # noqa: E402
+from seqpoint.profiling._point import kineto_trace_path  # noqa: E402
 from seqpoint.workloads import load_workload  # noqa: E402
 
 

@@ -12,17 +12,16 @@ torch = pytest.importorskip("torch")
 from seqpoint.cache import MeasurementCache  # noqa: E402
 from seqpoint.exceptions import ConfigError  # noqa: E402
 from seqpoint.measurements import per_process_key, standard_error  # noqa: E402
-from seqpoint.profiling import (  # noqa: E402
-    DriftWarning,
-    ProfileConfig,
-    ShippedWorkload,
+from seqpoint.profiling import DriftWarning, ProfileConfig, profile_points  # noqa: E402
+from seqpoint.profiling._config import STARTUP_STEPS  # noqa: E402
+from seqpoint.profiling._protocol import (  # noqa: E402
+    WorkerResult,
     WorkerTask,
-    profile_points,
     profile_protocol,
     run_worker,
     split_repeats,
 )
-from seqpoint.profiling._config import STARTUP_STEPS  # noqa: E402
+from seqpoint.profiling._shipping import ShippedWorkload  # noqa: E402
 from seqpoint.profiling._startup import DEFAULT_BLOCK, interleave_block  # noqa: E402
 from seqpoint.validation import reduction_factor  # noqa: E402
 from seqpoint.workloads import WorkloadRecipe, load_workload  # noqa: E402
@@ -117,10 +116,10 @@ def test_a_worker_runs_exactly_the_counted_steps() -> None:
     task = WorkerTask(workload=bert, points=tuple(POINTS), decoy=(2, 39, 0),
                       warmup=2, repeats=3, drift_steps=2, timer="wall", interleave=True, max_seconds=0.0)
     out = run_worker(task)  # in this process: what one worker returns
-    assert [len(t) for t in out["times"]] == [3] * len(POINTS)  # by position in task.points
-    assert set(out["first"]) == set(range(len(POINTS)))
-    assert len(out["drift"]["start_s"]) == len(out["drift"]["end_s"]) == 2
-    assert not out["failed"]
+    assert [len(t) for t in out.times] == [3] * len(POINTS)  # by position in task.points
+    assert set(out.first) == set(range(len(POINTS)))
+    assert len(out.start_s) == len(out.end_s) == 2
+    assert not out.failed
 
 
 def test_interleaving_blocks_fit_onednns_primitive_cache() -> None:
@@ -147,7 +146,6 @@ def test_a_worker_interleaves_block_by_block(monkeypatch: pytest.MonkeyPatch) ->
 
     monkeypatch.setattr(ShippedWorkload, "build", lambda self: Recorder())
     monkeypatch.setattr(protocol, "startup_state", lambda *a: None)
-    monkeypatch.setattr(protocol, "workload_device", lambda w: "cpu")
     monkeypatch.setattr(protocol, "interleave_block", lambda primitives, capacity: 2)
     task = WorkerTask(workload=ShippedWorkload(name="x"), points=points, decoy=None, warmup=1, repeats=2,
                       drift_steps=1, timer="wall", interleave=True, max_seconds=0.0)
@@ -158,16 +156,15 @@ def test_a_worker_interleaves_block_by_block(monkeypatch: pytest.MonkeyPatch) ->
                      c, d, c, d, c, d,  # block 2
                      e, e, e,  # block 3
                      a, a]  # the check re-warmed, then its end check
-    assert [len(t) for t in out["times"]] == [2] * len(points)
+    assert [len(t) for t in out.times] == [2] * len(points)
     assert len(order) == len(points) * (1 + 2) + task.drift_steps * 2 + 1
 
 
 def _fake_worker(start: float, end: float) -> Any:
-    def run(task: WorkerTask) -> dict[str, Any]:
+    def run(task: WorkerTask) -> WorkerResult:
         times = [[0.01 * (i + 1)] * task.repeats for i in range(len(task.points))]
-        return {"times": times, "first": {i: 0.02 for i in range(len(task.points))}, "failed": {},
-                "drift": {"start_s": [start, start * 1.001], "end_s": [end, end * 1.001]},
-                "primitives": None, "capacity": 1024}
+        return WorkerResult(times=times, first={i: 0.02 for i in range(len(task.points))}, failed={},
+                            start_s=[start, start * 1.001], end_s=[end, end * 1.001])
     return run
 
 
@@ -204,7 +201,7 @@ def test_stop_workers_kills_a_worker_another_thread_waits_on() -> None:
     import threading
     import time
 
-    from seqpoint.profiling._fresh import in_fresh_process, stop_workers
+    from seqpoint.profiling import in_fresh_process, stop_workers
 
     failed: list[BaseException] = []
 

@@ -95,6 +95,7 @@ def test_axes_give_their_product_with_generated_names(tmp_path: Path) -> None:
         ({"axes": {"selection.n_points": [3]}}, r"changes selection\.n_points"),
         ({"axes": {"lengths.max_samples": [50]}}, r"changes lengths\.max_samples"),
         ({"axes": {"profile.cache": ["/tmp/x.sqlite"]}}, r"changes profile\.cache"),
+        ({"axes": {"profile.executor": ["ray"]}}, r"changes profile\.executor; .*not its cache or executor"),
         ({"base": "missing.toml"}, r"base config .*missing\.toml does not exist"),
     ],
 )

@@ -86,7 +86,8 @@ def profile(
 ) -> None:
     """Profile the SeqPoints on a workload and write MEASUREMENTS.json."""
     from seqpoint.cache import MeasurementCache
-    from seqpoint.profiling import profile_points, write_measurements
+    from seqpoint.measurements import write_measurements
+    from seqpoint.profiling import profile_points
     from seqpoint.selection import read_seqpoints
     from seqpoint.workflows import ProfileSection, WorkloadSection
     from seqpoint.workloads import check_user_code, load_workload

@@ -31,7 +31,7 @@ def sweep_cmd(
                                                     "of overrides (see configs/sweep-*.toml).")],
     executor: Annotated[str | None, typer.Option(
         "--executor", help="local (serial, this process) or ray; default ray with --address, "
-                           "else local.")] = None,
+                           "else the base's [profile] executor.")] = None,
     address: Annotated[str | None, typer.Option(
         "--address", help="Ray cluster address (host:port, ray://host:port or auto); "
                           "default: start a local Ray.")] = None,
@@ -49,7 +49,7 @@ def sweep_cmd(
     for entry in load_sweep(sweep_file).configurations:
         check_user_code(entry.config.workload.name, allowed=allow_user_code)
     warn_old_spellings(old)
-    name = executor or ("ray" if address is not None else "local")
+    name = executor or ("ray" if address is not None else None)
     result = run_sweep(sweep_file, executor=name, address=address, num_cpus=num_cpus, out=output,
                        progress=not (quiet or as_json), console=console)
     if as_json:

@@ -1,14 +1,16 @@
 """Executors of profiling campaigns and sweeps: serial in this process, or on Ray.
 
 An executor profiles a list of :class:`Job` (a workload configuration and its points)
-and returns one :class:`~seqpoint.measurements.Measurements` per job. The driver alone
+and returns one :class:`~seqpoint.measurements.Measurements` per job. Both plan a job as
+the serial campaign does (what is cached, what is left, one cache key); the driver alone
 reads and writes the measurement cache. Importing this package imports neither torch
 nor ray; :class:`RayExecutor` imports ray when it connects.
 """
 
-from seqpoint.executors._cluster import SweepStats, job_resources
-from seqpoint.executors._local import Executor, LocalExecutor
+from seqpoint.executors._cluster import job_resources
+from seqpoint.executors._local import EXECUTORS, Executor, LocalExecutor, make_executor
 from seqpoint.executors._ray import RayExecutor
-from seqpoint.executors._tasks import Job
+from seqpoint.executors._tasks import Job, SweepStats
 
-__all__ = ["Executor", "Job", "LocalExecutor", "RayExecutor", "SweepStats", "job_resources"]
+__all__ = ["EXECUTORS", "Executor", "Job", "LocalExecutor", "RayExecutor", "SweepStats", "job_resources",
+           "make_executor"]

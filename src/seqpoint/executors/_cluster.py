@@ -1,6 +1,5 @@
 """What a Ray task asks of the cluster, and whether the cluster can give it: resources per
-job, a feasibility check against the cluster's totals, a reachability check of an address,
-and what one profiling call did (:class:`SweepStats`)."""
+job, a feasibility check against the cluster's totals, a reachability check of an address."""
 
 from __future__ import annotations
 
@@ -11,23 +10,7 @@ from types import ModuleType
 from seqpoint.exceptions import ConfigError
 from seqpoint.executors._tasks import Job
 
-__all__ = ["SweepStats", "check_feasible", "check_reachable", "job_resources", "resource_key"]
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class SweepStats:
-    """What the last :meth:`RayExecutor.profile` call did."""
-
-    pairs: int
-    """Distinct (job, signature) pairs asked for."""
-    cached: int
-    """Pairs read from the cache."""
-    measured: int
-    """Pairs measured by workers (failed ones included)."""
-    tasks: int
-    """Measuring tasks launched."""
-    probes: int
-    """Fingerprint probe tasks launched (see :meth:`RayExecutor.profile`)."""
+__all__ = ["check_feasible", "check_reachable", "job_resources"]
 
 
 def job_resources(job: Job) -> dict[str, float]:
@@ -57,10 +40,6 @@ def job_resources(job: Job) -> dict[str, float]:
     if device.startswith("cuda"):
         return {"num_cpus": 1.0, "num_gpus": 1.0}
     return {"num_cpus": float(max(1, threads))}
-
-
-def resource_key(res: dict[str, float]) -> tuple[tuple[str, float], ...]:
-    return tuple(sorted(res.items()))
 
 
 def check_feasible(ray: ModuleType, jobs: list[Job], resources: list[dict[str, float]]) -> None:

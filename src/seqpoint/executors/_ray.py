@@ -1,48 +1,30 @@
 """The Ray executor: profile jobs on an existing Ray cluster or a local one.
 
-Ray is an optional extra, imported only when a :class:`RayExecutor` connects. The driver
-alone reads and writes the measurement cache; workers measure and return.
-
-One task per job (or per ``points_per_task`` points of a job), not per point: each
-task is a fresh process (``max_calls=1``) that pays the import of torch, the model
-build and the process start-up steps once for all its points, as the serial path does;
-on two cores a task per point spent more time starting processes than measuring. Tasks
-are streaming generators, so every point reaches the driver (and the cache) as soon as
-it is measured; a task whose worker dies is re-run by Ray (``max_retries``), which skips
-the points the driver already received.
+Ray is imported only when a :class:`RayExecutor` connects. The driver plans every job as
+the serial campaign does (:func:`~seqpoint.profiling.plan_points`) and alone reads and
+writes the cache; workers measure and return. One task per job (or per
+``points_per_task`` points), not per point: each task is a fresh process
+(``max_calls=1``) that pays the import of torch, the model build and the process start-up
+once for all its points (on two cores a task per point spent more time starting than
+measuring). Tasks are streaming generators, so every point reaches the driver (and the
+cache) as soon as it is measured; a task whose worker dies is re-run (``max_retries``).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Sequence
 from types import ModuleType, TracebackType
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from seqpoint._live import shows_live
+from seqpoint._live import live_bar
 from seqpoint._params import Constraint, Interval, TypeOf, check_params
 from seqpoint.cache import MeasurementCache
 from seqpoint.exceptions import ConfigError
-from seqpoint.executors._cluster import (
-    SweepStats,
-    check_feasible,
-    check_reachable,
-    job_resources,
-    resource_key,
-)
-from seqpoint.executors._tasks import (
-    Header,
-    Job,
-    Point,
-    PointResult,
-    as_points,
-    failed,
-    measure_points,
-    probe_headers,
-)
-from seqpoint.measurements import Measurement, Measurements
-from seqpoint.profiling import key_environment, lengths_key, point_shape
+from seqpoint.executors._cluster import check_feasible, check_reachable, job_resources
+from seqpoint.executors._tasks import Job, PointResult, SweepStats, measure_task, probe_keys
+from seqpoint.measurements import Measurements
+from seqpoint.profiling import CampaignKey, Pending, plan_points
 
 if TYPE_CHECKING:  # rich is loaded only where a bar is drawn
     from rich.console import Console
@@ -51,12 +33,8 @@ __all__ = ["RayExecutor"]
 
 _INSTALL = "install it with `pip install 'seqpoint[ray]'`"
 
-#: What is measured once: a signature and, for a workload that takes a BatchShape, the
-#: digest of the point's real lengths (the serial campaign's unit and cache key).
-Unit = tuple[tuple[int, ...], str | None]
 
-
-def _header_key(job: Job) -> str:
+def _job_id(job: Job) -> str:
     return json.dumps([job.workload, dict(job.overrides)], sort_keys=True, default=str)
 
 
@@ -114,7 +92,7 @@ class RayExecutor:
         self.max_retries = max_retries
         self.last_stats: SweepStats | None = None
         self._started = False
-        self._headers: dict[str, Header] = {}
+        self._keys: dict[str, CampaignKey] = {}
 
     # -- connection ----------------------------------------------------------------
     def connect(self) -> ModuleType:
@@ -180,128 +158,94 @@ class RayExecutor:
         """
         ray = self.connect()
         jobs = list(jobs)
-        points = [as_points(job.points) for job in jobs]
         resources = [job_resources(job) for job in jobs]
         check_feasible(ray, jobs, resources)
-        headers: list[Header | None] = [self._headers.get(_header_key(job)) for job in jobs]
-        # The probe also tells whether a workload takes real lengths, which decides what
-        # is measured apart and how it is keyed.
-        want = [
-            i for i, h in enumerate(headers)
-            if h is None and (cache is not None or not points[i]
-                              or any(p.lengths is not None for p in points[i]))
-        ]
-        probes, broken = self._probe(ray, jobs, resources, want, headers)
-        units = [_units(pts, headers[i]) for i, pts in enumerate(points)]
-        uniq = [list(dict.fromkeys(u for _, u in us)) for us in units]
-        sent = [dict(zip((u for _, u in us), pts, strict=True)) for us, pts in zip(units, points, strict=True)]
-        done: list[dict[Unit, Measurement]] = [
-            {u: failed(u[0], broken[i]) for u in uniq[i]} if i in broken else {} for i in range(len(jobs))
-        ]
-        cached = 0
-        if cache is not None:
-            for i, job in enumerate(jobs):
-                h = headers[i]
-                if h is None:
-                    continue
-                for unit in uniq[i]:
-                    if unit in done[i]:
-                        continue
-                    hit = cache.get(_key(cache, h, unit, job))
-                    if hit is not None:
-                        done[i][unit] = hit
-                        cached += 1
-        slots: list[tuple[int, Unit]] = []
-        tasks: list[tuple[int, list[tuple[int, Point]]]] = []
-        for i in range(len(jobs)):
+        keys = [self._keys.get(_job_id(job)) for job in jobs]
+        # The key also tells whether a workload takes real lengths, which decides what is
+        # measured apart: probe it when the cache or the points' lengths need it.
+        unkeyed = [plan_points(job.points, None, job.config) for job in jobs]
+        want = [i for i, (k, plan) in enumerate(zip(keys, unkeyed, strict=True)) if k is None and (
+            cache is not None or not plan.units or any(p.point.lengths is not None for p in plan.todo))]
+        probes, broken = self._probe(ray, jobs, resources, want, keys)
+        plans = [plan_points(job.points, keys[i], job.config, cache) for i, job in enumerate(jobs)]
+        done = [dict(plan.cached) for plan in plans]
+        for i, why in broken.items():
+            done[i].update({p.unit: p.failed(why) for p in plans[i].todo})
+        slots: list[tuple[int, Pending]] = []
+        active: dict[Any, list[int]] = {}
+        remote = ray.remote(max_calls=1)(measure_task)
+        for i, job in enumerate(jobs):
             # largest first: the process start-up then runs next to the largest shape
-            todo = sorted((u for u in uniq[i] if u not in done[i]), key=lambda u: _size(u[0]), reverse=True)
+            todo = [] if i in broken else sorted(plans[i].todo, key=lambda p: p.size, reverse=True)
             per = self.points_per_task or max(1, len(todo))
             for start in range(0, len(todo), per):
-                chunk = []
-                for unit in todo[start:start + per]:
-                    chunk.append((len(slots), sent[i][unit]))
-                    slots.append((i, unit))
-                tasks.append((i, chunk))
-        remote = ray.remote(max_calls=1)(measure_points)
-        active: dict[Any, list[tuple[int, Unit]]] = {}
-        for i, chunk in tasks:
-            job = jobs[i]
-            gen = remote.options(**resources[i], max_retries=self.max_retries).remote(
-                job.workload, dict(job.overrides), job.config, chunk
-            )
-            active[gen] = [(slot, slots[slot][1]) for slot, _ in chunk]
-        total = sum(len(s) for s in uniq)
-
-        def record(res: PointResult) -> None:
-            i, unit = slots[res.slot]
-            m = res.measurement
-            if res.header is not None:
-                if headers[i] is None:
-                    headers[i] = res.header
-                self._headers.setdefault(_header_key(jobs[i]), res.header)
-                if cache is not None and m.ok:
-                    cache.put(_key(cache, res.header, unit, jobs[i]), m,
-                              workload=res.header.workload, signature=unit[0])
-            done[i][unit] = m
-
-        with _Bar(progress and total > 0, total, console) as bar:
-            bar.advance(total - len(slots))
+                chunk = [(len(slots) + n, p) for n, p in enumerate(todo[start:start + per])]
+                slots.extend((i, p) for _, p in chunk)
+                gen = remote.options(**resources[i], max_retries=self.max_retries).remote(
+                    job.workload, dict(job.overrides), job.config, chunk)
+                active[gen] = [slot for slot, _ in chunk]
+        total = sum(len(plan.cached) + len(plan.todo) for plan in plans)
+        tasks = len(active)
+        with live_bar("on Ray", total, console, progress) as advance:
+            advance(total - len(slots), None)
             while active:
                 ready, _ = ray.wait(list(active), num_returns=1)
                 for gen in ready:
                     left = active[gen]
                     try:
-                        res = ray.get(next(gen))
-                    except StopIteration:
-                        _fail_all(left, "the task ended before measuring this point", slots, done)
-                        bar.advance(len(left))
+                        res: PointResult = ray.get(next(gen))
+                    except (StopIteration, ray.exceptions.RayError) as exc:  # retries spent: record, go on
+                        why = ("the task ended before measuring this point" if isinstance(exc, StopIteration)
+                               else f"{type(exc).__name__}: {_first_line(exc)}")
+                        for i, p in (slots[slot] for slot in left):
+                            done[i][p.unit] = p.failed(why)
+                        advance(len(left), None)
                         del active[gen]
                         continue
-                    except ray.exceptions.RayError as exc:  # retries spent: record, go on
-                        status = "oom" if isinstance(exc, ray.exceptions.OutOfMemoryError) else "error"
-                        _fail_all(left, f"{type(exc).__name__}: {_first_line(exc)}", slots, done,
-                                  status=status)
-                        bar.advance(len(left))
-                        del active[gen]
-                        continue
-                    record(res)
-                    left[:] = [p for p in left if p[0] != res.slot]
-                    bar.advance(1)
-        self.last_stats = SweepStats(pairs=total, cached=cached, measured=len(slots),
-                                     tasks=len(tasks), probes=probes)
-        return [
-            _assemble(job, units[i], done[i], headers[i]) for i, job in enumerate(jobs)
-        ]
+                    i, p = slots[res.slot]
+                    if res.key is not None:
+                        keys[i] = keys[i] or res.key
+                        self._keys.setdefault(_job_id(jobs[i]), res.key)
+                        plans[i].store(p.unit, res.measurement, key=res.key)
+                    done[i][p.unit] = res.measurement
+                    left[:] = [slot for slot in left if slot != res.slot]  # a retried task may resend one
+                    advance(1, None)
+        self.last_stats = SweepStats(pairs=total, cached=sum(len(p.cached) for p in plans),
+                                     measured=len(slots), tasks=tasks, probes=probes)
+        out = []
+        for i, job in enumerate(jobs):
+            key = keys[i] or CampaignKey(workload=job.workload, config={}, environment={})
+            out.append(Measurements(workload=key.workload, config=key.config, environment=key.environment,
+                                    measurements=plans[i].assemble(done[i])))
+        return out
 
     def _probe(
         self, ray: ModuleType, jobs: list[Job], resources: list[dict[str, float]],
-        want: list[int], headers: list[Header | None],
+        want: list[int], keys: list[CampaignKey | None],
     ) -> tuple[int, dict[int, str]]:
-        """Fill ``headers[i]`` for ``want`` with one probe task per resource request.
+        """Fill ``keys[i]`` for ``want`` with one probe task per resource request.
 
         Returns the probes run and, by job, why a workload did not build on a worker
         (its points then fail).
         """
         groups: dict[tuple[tuple[str, float], ...], list[int]] = {}
         for i in want:
-            groups.setdefault(resource_key(resources[i]), []).append(i)
-        remote = ray.remote(max_calls=1)(probe_headers)
+            groups.setdefault(tuple(sorted(resources[i].items())), []).append(i)
+        remote = ray.remote(max_calls=1)(probe_keys)
         refs = {
-            key: remote.options(**resources[idx[0]], max_retries=self.max_retries).remote(
-                [(jobs[i].workload, dict(jobs[i].overrides), jobs[i].config) for i in idx]
-            )
-            for key, idx in groups.items()
+            group: remote.options(**resources[idx[0]], max_retries=self.max_retries).remote(
+                [(jobs[i].workload, dict(jobs[i].overrides)) for i in idx])
+            for group, idx in groups.items()
         }
         broken: dict[int, str] = {}
-        for key, idx in groups.items():
+        for group, idx in groups.items():
             try:
-                answers: list[Header | str] = ray.get(refs[key])
+                answers: list[CampaignKey | str] = ray.get(refs[group])
             except ray.exceptions.RayError as exc:
                 answers = [f"{type(exc).__name__}: {_first_line(exc)}"] * len(idx)
             for i, answer in zip(idx, answers, strict=True):
-                if isinstance(answer, Header):
-                    headers[i] = self._headers[_header_key(jobs[i])] = answer
+                if isinstance(answer, CampaignKey):
+                    keys[i] = self._keys[_job_id(jobs[i])] = answer
                 elif answer.startswith("config: "):
                     raise ConfigError(answer.removeprefix("config: "))
                 else:  # the workload does not build on a worker: its points fail
@@ -309,84 +253,6 @@ class RayExecutor:
         return len(groups), broken
 
 
-def _units(points: list[Point], header: Header | None) -> list[tuple[int, Unit]]:
-    """``(iteration, unit)`` of each point: the serial campaign's BatchShape and its
-    lengths key (:func:`seqpoint.profiling.point_shape`), when the workload takes one."""
-    takes = header is not None and header.takes_shape
-    name = header.workload if header is not None else "workload"
-    return [
-        (p.iteration, (p.signature, lengths_key(point_shape(p, takes_shape=takes, name=name))))
-        for p in points
-    ]
-
-
-def _key(cache: MeasurementCache, h: Header, unit: Unit, job: Job) -> str:
-    env = key_environment(h.environment, h.code)
-    return cache.key(h.workload, h.config, env, unit[0], job.config.to_dict(), lengths=unit[1])
-
-
-def _size(sig: tuple[int, ...]) -> int:
-    """Padded tokens of a signature (how the serial path picks its start-up shape)."""
-    return sig[0] * (sig[1] + (sig[2] if len(sig) > 2 else 0))
-
-
-def _fail_all(
-    left: list[tuple[int, Unit]], message: str,
-    slots: list[tuple[int, Unit]],
-    done: list[dict[Unit, Measurement]], *, status: str = "error",
-) -> None:
-    for slot, unit in left:
-        i, _ = slots[slot]
-        done[i][unit] = failed(unit[0], message, status="oom" if status == "oom" else "error")
-
-
-def _assemble(
-    job: Job, points: list[tuple[int, Unit]],
-    done: dict[Unit, Measurement], header: Header | None,
-) -> Measurements:
-    h = header or Header(workload=job.workload, config={}, environment={})
-    return Measurements(
-        workload=h.workload, config=h.config, environment=h.environment,
-        measurements=tuple(dataclasses.replace(done[sig], iteration=it) for it, sig in points),
-    )
-
-
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0][:300] if text else type(exc).__name__
-
-
-class _Bar:
-    """One rich progress bar for the whole cluster (a no-op when disabled, or where the
-    console shows no live bars)."""
-
-    def __init__(self, enabled: bool, total: int, console: Console | None) -> None:
-        self._progress: Any = None
-        self._task: Any = None
-        if enabled and shows_live(console):
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                Progress,
-                TextColumn,
-                TimeRemainingColumn,
-            )
-
-            self._progress = Progress(
-                TextColumn("[bold]profile[/] on Ray"), BarColumn(), MofNCompleteColumn(),
-                TimeRemainingColumn(), console=console, transient=False,
-            )
-            self._task = self._progress.add_task("ray", total=total)
-
-    def __enter__(self) -> _Bar:
-        if self._progress is not None:
-            self._progress.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._progress is not None:
-            self._progress.stop()
-
-    def advance(self, n: int) -> None:
-        if self._progress is not None and n:
-            self._progress.advance(self._task, n)

@@ -28,20 +28,14 @@ __all__ = ["ATTENTION_KERNELS", "flop_registry", "has_flop_formula"]
 
 #: Attention kernels (ATen names) whose FLOPs seqpoint counts, with torch's or its own formula.
 ATTENTION_KERNELS = (
-    "_scaled_dot_product_flash_attention",
-    "_scaled_dot_product_flash_attention_backward",
-    "_scaled_dot_product_flash_attention_for_cpu",
-    "_scaled_dot_product_flash_attention_for_cpu_backward",
-    "_scaled_dot_product_efficient_attention",
-    "_scaled_dot_product_efficient_attention_backward",
-    "_scaled_dot_product_cudnn_attention",
-    "_scaled_dot_product_cudnn_attention_backward",
+    "_scaled_dot_product_flash_attention", "_scaled_dot_product_flash_attention_backward",
+    "_scaled_dot_product_flash_attention_for_cpu", "_scaled_dot_product_flash_attention_for_cpu_backward",
+    "_scaled_dot_product_efficient_attention", "_scaled_dot_product_efficient_attention_backward",
+    "_scaled_dot_product_cudnn_attention", "_scaled_dot_product_cudnn_attention_backward",
     "_scaled_dot_product_fused_attention_overrideable",
     "_scaled_dot_product_fused_attention_overrideable_backward",
-    "_flash_attention_forward",
-    "_flash_attention_backward",
-    "_efficient_attention_forward",
-    "_efficient_attention_backward",
+    "_flash_attention_forward", "_flash_attention_backward",
+    "_efficient_attention_forward", "_efficient_attention_backward",
     "_native_multi_head_attention",
 )
 

@@ -71,9 +71,8 @@ class ProfileConfig:
     iteration, signature and weight in its metadata); None writes none."""
     processes: int = 1
     """Fresh worker processes the timed repeats of every point are spread over (pyperf's
-    protocol, see ``seqpoint.profiling._protocol``); 1 measures in this process, point
-    after point. The projection's interval counts the spread of the workers' run totals
-    times Student's t (12.71 with 2 workers, 4.30 with 3, 2.78 with 5): use 3 or more."""
+    protocol); 1 measures in this process. The interval counts the spread of the workers'
+    run totals times Student's t (12.71 with 2 workers, 4.30 with 3): use 3 or more."""
     interleave: bool = True
     """With ``processes > 1``: run the points round-robin in each process (repeat r of
     every point before repeat r + 1), so slow drift in a process hits every point alike."""
@@ -134,16 +133,10 @@ class ProfileConfig:
         return bool(self.families & {"breakdown", "memory"}) or self.kineto_dir is not None
 
     def point_steps(self) -> PointSteps:
-        """Training steps one point costs: ``(warmup, repeats, profiled)``.
-
-        ``profiled`` is ``breakdown_steps`` when ``breakdown`` or ``memory`` is measured,
-        (or a Kineto trace is written) else 0, so ``reduction_factor(n, k,
-        **config.point_steps()._asdict(), overhead=config.protocol_steps())`` counts
-        every step a timed campaign executes (``repeats`` is an upper bound when
-        ``max_seconds_per_point`` is set). With ``processes = P > 1`` every process warms
-        every point up again (``P · warmup``; one more ``warmup`` when the breakdown or
-        memory is measured in the driver), while ``repeats`` is the total over processes.
-        """
+        """Training steps one point costs: ``(warmup, repeats, profiled)`` (``repeats`` at most),
+        for ``reduction_factor(n, k, **config.point_steps()._asdict(), overhead=...)``.
+        With ``processes = P > 1`` every process warms every point up again (``P · warmup``,
+        one more when the breakdown or memory is measured here); ``repeats`` is the total."""
         profiled = self.breakdown_steps if self.profiled_apart else 0
         warmup = self.warmup
         if self.processes > 1 and "time" in self.families:  # without time no worker process runs
@@ -151,25 +144,17 @@ class ProfileConfig:
         return PointSteps(warmup=warmup, repeats=self.repeats, profiled=profiled)
 
     def protocol_steps(self) -> int:
-        """Steps of a campaign that belong to no point: 0 with ``processes = 1`` or without
-        ``time`` (no worker processes run then), else every worker's start-up
-        (``STARTUP_STEPS``), its drift checks (``2 · drift_steps``) and the untimed step
-        that re-warms the check point before the end check.
-
-        A single process's start-up is left out as before: a real run pays it too.
-        """
+        """Steps of a campaign that belong to no point: with worker processes, each one's
+        start-up (``STARTUP_STEPS``), drift checks (``2 · drift_steps``) and the step that
+        re-warms the check point; 0 without (a single process's start-up a real run pays too)."""
         if self.processes == 1 or "time" not in self.families:
             return 0
         return self.processes * (STARTUP_STEPS + 2 * self.drift_steps + 1)
 
     def to_dict(self) -> dict[str, Any]:
-        """The fields as plain data (part of every measurement's cache key).
-
-        ``kineto_dir`` is left out when None, so the keys of measurements cached before
-        the option existed still match; when set it is kept, so a campaign that asks for
-        traces measures its points (a cache hit would write none). The protocol fields
-        (``PROTOCOL_FIELDS``) are kept only with ``processes > 1``.
-        """
+        """The fields as plain data (part of every measurement's cache key). ``kineto_dir`` is
+        left out when None and the protocol fields with ``processes = 1``, so keys cached
+        before they existed still match."""
         out = to_dict(self)
         if out["kineto_dir"] is None:
             del out["kineto_dir"]

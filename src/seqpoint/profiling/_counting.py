@@ -1,22 +1,16 @@
 """Deterministic cost of one training step without arithmetic: FLOPs, bytes, op counts,
 roofline times.
 
-The step runs on the meta device (shapes only, no storage) under a dispatch mode
-that sees every ATen operator after autograd: FLOPs come from
-``torch.utils.flop_counter``'s formulas (matrix products, convolutions, attention);
-bytes are what each operator reads and writes, ``Σ inputs + Σ outputs`` (views and
-allocations move nothing), i.e. the traffic of an unfused eager run; each operator's
-roofline time for a named GPU is ``max(flops / peak, bytes / bandwidth)``.
+The step runs on the meta device (shapes only) under a dispatch mode that sees every ATen
+operator after autograd: FLOPs come from ``torch.utils.flop_counter``'s formulas; bytes
+are what each operator reads and writes (views and allocations move nothing), the
+traffic of an unfused eager run; an operator's roofline time on a named GPU is
+``max(flops / peak, bytes / bandwidth)``.
 
-Recurrent layers (``nn.LSTM``/``nn.GRU``/``nn.RNN``) run one small operator per time
-step, and the meta device is slow per operator (~0.1 ms), so their cost is taken
-from two short runs: the cost of a recurrent layer over ``T`` steps is exactly
-``c(1) + (T - 1) (c(2) - c(1))`` because every step runs the same operators on the
-same shapes; the rest of the model sees a shape-correct stand-in output. This makes
-counting a DeepSpeech2 or GNMT signature as cheap as a short sequence.
-
-Just over 400 lines: the counter, its per-operator trace and the two memoized shortcuts
-(recurrent layers, optimizer) share the counter's state and read best together.
+Recurrent layers run one small operator per time step and the meta device is slow per
+operator, so a recurrent layer over ``T`` steps costs exactly ``c(1) + (T - 1) (c(2) -
+c(1))`` from two short runs (every step runs the same operators on the same shapes); the
+optimizer step, the same whatever the signature, is counted once per parameter set.
 """
 
 from __future__ import annotations
@@ -86,29 +80,12 @@ class Cost:
         return out
 
 
-_SKIP_NAMES = frozenset(
-    {
-        "empty",
-        "empty_like",
-        "empty_strided",
-        "new_empty",
-        "new_empty_strided",
-        "lift_fresh",
-        "_local_scalar_dense",
-        "detach",
-        "resize_",
-        "set_",
-        "size",
-        "stride",
-        "sym_size",
-        "sym_stride",
-        "is_contiguous",
-        "numel",
-        "dim",
-        "storage_offset",
-        "sym_numel",
-    }
-)
+#: Operators that move no data: allocations, views' metadata, size queries.
+_SKIP_NAMES = frozenset({
+    "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "lift_fresh",
+    "_local_scalar_dense", "detach", "resize_", "set_", "size", "stride", "sym_size", "sym_stride",
+    "is_contiguous", "numel", "dim", "storage_offset", "sym_numel",
+})
 
 # Process-wide on purpose: a torch.library registration changes the ATen dispatcher for
 # the whole process and cannot be scoped to one campaign, so it is made once (under a

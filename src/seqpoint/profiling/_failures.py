@@ -4,10 +4,35 @@ and leave the workload fit to measure the next point."""
 from __future__ import annotations
 
 import gc
+from collections.abc import Sequence
+from typing import Any
 
+from seqpoint.measurements import Measurement, Status
 from seqpoint.workloads import Workload
 
-__all__ = ["cleanup_after_failure", "is_oom"]
+__all__ = ["cleanup_after_failure", "failed_measurement", "is_oom", "measurement_of", "name_of"]
+
+
+def name_of(workload: Workload) -> str:
+    """The workload's name for records and messages (its class name when it has none)."""
+    return str(getattr(workload, "name", type(workload).__name__))
+
+
+def measurement_of(signature: Sequence[int], **fields: Any) -> Measurement:
+    """A measurement of ``signature`` (iteration -1 unless given) with ``fields``."""
+    sig = tuple(int(v) for v in signature)
+    return Measurement(**{"iteration": -1, **fields}, batch_size=sig[0], seq_len=sig[1],
+                       tgt_len=sig[2] if len(sig) > 2 else 0, sum_sq_len=sig[3] if len(sig) > 3 else None)
+
+
+def failed_measurement(signature: Sequence[int], why: BaseException | str, *,
+                       status: Status = "error") -> Measurement:
+    """The record of a point that could not be measured: its status (``oom`` for an
+    out-of-memory exception) and the first line of why."""
+    if isinstance(why, BaseException):
+        status = "oom" if is_oom(why) else status
+        why = f"{type(why).__name__}: {why}"
+    return measurement_of(signature, status=status, message=(why.strip().splitlines() or [""])[0][:500])
 
 
 def is_oom(exc: BaseException) -> bool:

@@ -13,9 +13,9 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from seqpoint.workloads import Signature, Workload
+from seqpoint.workloads import CountsOnMeta, Signature, Workload
 
-__all__ = ["available_memory", "memory_refusal", "step_memory_lower_bound"]
+__all__ = ["MemoryCheck", "available_memory", "step_memory_lower_bound"]
 
 #: Copies of the parameters a training step holds: weights, gradients, two optimizer moments.
 STATE_COPIES = 4
@@ -67,30 +67,38 @@ def step_memory_lower_bound(clone: Any, signature: Signature) -> int:
     return STATE_COPIES * params + _tensor_bytes(clone.make_batch(signature))
 
 
-def memory_refusal(workload: Workload, clone: Any, signature: Signature) -> str | None:
-    """The ``oom`` message for a point that cannot fit, or None when it may.
+class MemoryCheck:
+    """Refuses the points of one campaign that cannot fit (see the module); built per
+    campaign, it builds the workload's meta-device clone once, on first use."""
 
-    Parameters
-    ----------
-    workload : Workload
-        The workload to run (its ``device`` says where the memory is).
-    clone : TorchWorkload or None
-        Its meta-device clone; None (a user workload) refuses nothing.
-    signature : tuple of int
-    """
-    if clone is None:
-        return None
-    limit = available_memory(str(getattr(workload, "device", "cpu")))
-    if limit is None:
-        return None
-    try:
-        need = step_memory_lower_bound(clone, signature)
-    except Exception:  # a shape the model rejects fails in the real step, with its message
-        return None
-    if need <= limit:
-        return None
-    return (
-        f"not run: a step of {signature} needs at least {need / 2**30:.1f} GiB (parameters, "
-        f"gradients, optimizer state and inputs, counted on the meta device), more than the "
-        f"{limit / 2**30:.1f} GiB available on {getattr(workload, 'device', 'cpu')}."
-    )
+    def __init__(self, workload: Workload) -> None:
+        self._workload = workload
+        self._clone: Any = None
+        self._tried = False
+
+    def refusal(self, signature: Signature) -> str | None:
+        """The ``oom`` message for a point that cannot fit, or None when it may (or when
+        nothing is known: a workload without a meta-device clone refuses nothing)."""
+        workload = self._workload
+        if not isinstance(workload, CountsOnMeta):
+            return None
+        device = str(getattr(workload, "device", "cpu"))
+        limit = available_memory(device)
+        if limit is None:
+            return None
+        try:
+            if not self._tried:
+                self._tried = True
+                self._clone = workload.counting_clone()
+            if self._clone is None:
+                return None
+            need = step_memory_lower_bound(self._clone, signature)
+        except Exception:  # no clone, or a shape it rejects: the real step runs and reports its own failure
+            return None
+        if need <= limit:
+            return None
+        return (
+            f"not run: a step of {signature} needs at least {need / 2**30:.1f} GiB (parameters, "
+            f"gradients, optimizer state and inputs, counted on the meta device), more than the "
+            f"{limit / 2**30:.1f} GiB available on {device}."
+        )

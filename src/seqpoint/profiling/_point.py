@@ -3,14 +3,13 @@ breakdown and peak memory of one signature (:func:`profile_point`)."""
 
 from __future__ import annotations
 
-import functools
-import statistics
+import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from seqpoint.exceptions import SeqPointError
-from seqpoint.measurements import STEADY_TIME, Measurement, Status
+from seqpoint.measurements import STEADY_TIME, Measurement
 from seqpoint.measurements._metrics import (
     FIRST_STEP_TIME,
     ONEDNN_CACHE_CAPACITY,
@@ -20,13 +19,18 @@ from seqpoint.measurements._metrics import (
 from seqpoint.profiling._breakdown import profile_breakdown, state_bytes
 from seqpoint.profiling._config import ProfileConfig
 from seqpoint.profiling._counting import count_point
-from seqpoint.profiling._failures import cleanup_after_failure, is_oom
+from seqpoint.profiling._failures import (
+    cleanup_after_failure,
+    failed_measurement,
+    measurement_of,
+    name_of,
+)
 from seqpoint.profiling._startup import StartupState, onednn_cache_capacity, startup_state
-from seqpoint.profiling._timers import TIMERS, workload_device
+from seqpoint.profiling._timers import step_timer, time_stats, workload_device
 from seqpoint.workloads import BatchShape, Signature, Workload
 
 if TYPE_CHECKING:
-    import torch
+    pass
 
 __all__ = ["kineto_trace_path", "profile_point"]
 
@@ -58,43 +62,31 @@ def _timed(
     workload: Workload,
     signature: Signature,
     batch: object,
-    device: torch.device,
     config: ProfileConfig,
     state: StartupState | None,
 ) -> tuple[dict[str, float], list[float]]:
     """Warm-up and timed repeats: ``time_s`` statistics (and ``time_s_first`` when cold)."""
     metrics: dict[str, float] = {}
-    timer = TIMERS.get(config.timer)()
+    clock = step_timer(config.timer, workload)
     cold = state is not None and signature not in state.seen
     warm_left = config.warmup
     if cold and warm_left:
         # The first step of a never-seen shape pays one-time costs (kernel and
         # primitive selection, allocator growth) that a real run pays once per
         # unique signature; it is kept apart from the steady-state repeats.
-        metrics[FIRST_STEP_TIME] = timer(lambda: workload.step(batch), device)
+        metrics[FIRST_STEP_TIME] = clock(lambda: workload.step(batch))
         warm_left -= 1
     for _ in range(warm_left):
         workload.step(batch)
     times: list[float] = []
     spent = 0.0
     for _ in range(config.repeats):
-        dt = timer(lambda: workload.step(batch), device)
+        dt = clock(lambda: workload.step(batch))
         times.append(dt)
         spent += dt
         if config.max_seconds_per_point and spent >= config.max_seconds_per_point:
             break
-    times_sorted = sorted(times)
-    metrics[STEADY_TIME] = statistics.median(times)
-    metrics[f"{STEADY_TIME}_min"] = times_sorted[0]
-    metrics[f"{STEADY_TIME}_max"] = times_sorted[-1]
-    if len(times) >= 2:
-        q = statistics.quantiles(times, n=4, method="inclusive")
-        metrics[f"{STEADY_TIME}_iqr"] = q[2] - q[0]
-        metrics[f"{STEADY_TIME}_std"] = statistics.stdev(times)
-    else:
-        metrics[f"{STEADY_TIME}_iqr"] = 0.0
-        metrics[f"{STEADY_TIME}_std"] = 0.0
-    metrics["repeats"] = float(len(times))
+    metrics.update(time_stats(times))
     if state is not None and state.primitives is not None:
         # What a projection needs to tell which steps of a run re-create primitives.
         metrics[ONEDNN_NEW] = float(state.primitives[0])
@@ -118,7 +110,7 @@ def _trace_metadata(
     meta: dict[str, object] = {
         "seqpoint_iteration": iteration,
         "seqpoint_signature": list(signature),
-        "seqpoint_workload": str(getattr(workload, "name", type(workload).__name__)),
+        "seqpoint_workload": name_of(workload),
     }
     if weight is not None:
         meta["seqpoint_weight"] = float(weight)
@@ -143,7 +135,7 @@ def _measure(
     state = startup_state(workload)
     batch = workload.make_batch(signature if shape is None else shape)  # type: ignore[arg-type]
     if "time" in families:
-        timed, times = _timed(workload, signature, batch, device, config, state)
+        timed, times = _timed(workload, signature, batch, config, state)
         metrics.update(timed)
         samples[STEADY_TIME] = times
     elif config.warmup:
@@ -216,21 +208,11 @@ def profile_point(
     """
     config = config or ProfileConfig()
     sig = tuple(int(v) for v in signature)
-    make = functools.partial(
-        Measurement,
-        iteration=int(iteration),
-        batch_size=sig[0],
-        seq_len=sig[1],
-        tgt_len=sig[2] if len(sig) > 2 else 0,
-        sum_sq_len=sig[3] if len(sig) > 3 else None,
-    )
     try:
         metrics, breakdown, samples = _measure(workload, sig, config, int(iteration), weight, shape)
     except SeqPointError:
         raise
-    except Exception as exc:  # every failure of a point is recorded; the campaign goes on
-        status: Status = "oom" if is_oom(exc) else "error"
+    except Exception as exc:  # any failure of a user's step is recorded; the campaign goes on
         cleanup_after_failure(workload)
-        msg = f"{type(exc).__name__}: {exc}".strip().splitlines()[0][:500]
-        return make(status=status, message=msg)
-    return make(metrics=metrics, breakdown_s=breakdown, samples=samples)
+        return dataclasses.replace(failed_measurement(sig, exc), iteration=int(iteration))
+    return measurement_of(sig, iteration=int(iteration), metrics=metrics, breakdown_s=breakdown, samples=samples)

@@ -1,40 +1,27 @@
 """The multi-process measurement protocol: a campaign's repeats spread over fresh worker
 processes, interleaved in time, with a drift check (:func:`profile_protocol`).
 
-One process has a speed of its own (allocator layout, thread placement, the shared
-machine's load), so the median of five repeats in one process is a sample of size one
-of that speed: re-profiling the same SeqPoints in a fresh process moved a projection by
-0.6-3.0%, more than the noise floor of the repeats. As pyperf does, each point's
-repeats are spread over ``processes`` fresh processes, each with its own start-up and
-warm-up; within a process the points run round-robin (repeat ``r`` of every point before
-repeat ``r + 1``), so a slow drift of that process hits every point alike instead of the
-last ones. The campaign's first point is timed at the start and at the end of every
-process; the relative change is the process's drift, reported, and warned about when it
-is above the noise of those steps. Each measurement keeps its per-process medians
-(``samples["time_s_processes"]``) and their standard error (``time_s_sem``). The
-projection's interval uses both: the points' standard errors
-(``seqpoint.measurements.standard_error``) and the spread of the run totals projected
-from each process's medians (``seqpoint.projection``), since a process's speed moves all
-of its points together.
-
-Processes run one after another, never side by side: two processes sharing the cores
-would time each other. Each worker builds the workload from the spec and overrides
-``load_workload`` built it from, or unpickles the object sent to it (a workload built in
-Python; :mod:`._shipping`); one that takes a ``BatchShape`` gets every point's real
-lengths, as in the serial path.
+One process has a speed of its own (allocator layout, thread placement, the machine's
+load): re-profiling the same SeqPoints in a fresh process moved a projection by 0.6-3.0%,
+more than the repeats' noise. As pyperf does, each point's repeats are spread over
+``processes`` fresh processes, one after another (never side by side, which would time
+each other); within a process the points run round-robin, so a slow drift hits every
+point alike. The campaign's first point is timed at the start and the end of every
+process: the relative change is the process's drift, warned about above its noise. Each
+measurement keeps its per-process medians (``samples["time_s_processes"]``) and their
+standard error (``time_s_sem``), which the projection's interval uses.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import statistics
 import warnings
 from collections.abc import Callable, Sequence
-from typing import Any, cast
+from typing import Any
 
 from seqpoint.exceptions import SeqPointWarning
-from seqpoint.measurements import STEADY_TIME, Measurement, Status, per_process_key
+from seqpoint.measurements import STEADY_TIME, Measurement, per_process_key
 from seqpoint.measurements._metrics import (
     FIRST_STEP_TIME,
     ONEDNN_CACHE_CAPACITY,
@@ -43,14 +30,14 @@ from seqpoint.measurements._metrics import (
     PROCESSES,
 )
 from seqpoint.profiling._config import ProfileConfig
-from seqpoint.profiling._failures import cleanup_after_failure, is_oom
+from seqpoint.profiling._failures import cleanup_after_failure, failed_measurement, measurement_of
 from seqpoint.profiling._fresh import in_fresh_process
 from seqpoint.profiling._shipping import ShippedWorkload, ship_workload
 from seqpoint.profiling._startup import interleave_block, onednn_cache_capacity, startup_state
-from seqpoint.profiling._timers import TIMERS, workload_device
+from seqpoint.profiling._timers import step_timer, time_stats
 from seqpoint.workloads import BatchShape, Signature, Workload
 
-__all__ = ["DriftWarning", "WorkerPoint", "WorkerTask", "fresh_worker", "measure_protocol", "profile_protocol",
+__all__ = ["DriftWarning", "WorkerPoint", "WorkerResult", "WorkerTask", "fresh_worker", "measure_protocol", "profile_protocol",
            "run_worker", "split_repeats"]
 
 #: A point a worker times: its signature, or for a workload that takes one (``takes_batch_shape``)
@@ -68,7 +55,7 @@ def split_repeats(repeats: int, processes: int) -> list[int]:
     return [base + (1 if p < extra else 0) for p in range(processes)]
 
 
-def fresh_worker(task: WorkerTask) -> dict[str, Any]:
+def fresh_worker(task: WorkerTask) -> WorkerResult:
     """:func:`run_worker` of ``task`` in a fresh process (the protocol's default runner)."""
     return in_fresh_process(run_worker, task)
 
@@ -98,26 +85,36 @@ class WorkerTask:
     """Stop a point's repeats once they took this long in this process (0: no limit)."""
 
 
-def run_worker(task: WorkerTask) -> dict[str, Any]:
-    """Measure ``task`` in this process (the body of one worker process).
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class WorkerResult:
+    """What one worker process measured, by position in its task's ``points``."""
 
-    Returns
-    -------
-    dict
-        By position in ``task.points``: ``times`` (a list of each point's timed repeats),
-        ``first`` (position → cold first step), ``failed`` (position → (status,
-        message)); ``drift`` (start and end steps of the check point), ``primitives`` and
-        ``capacity`` (oneDNN counts, or None).
-    """
+    times: list[list[float]]
+    """Each point's timed repeats, seconds."""
+    first: dict[int, float]
+    """Position to the point's cold first step, seconds."""
+    failed: dict[int, Measurement]
+    """Position to the record of a point that failed."""
+    start_s: list[float]
+    """The drift check point's steps at the start, seconds."""
+    end_s: list[float]
+    """Its steps at the end, seconds."""
+    primitives: tuple[int, int] | None = None
+    """oneDNN primitives a new shape creates and those it shares (None: not counted)."""
+    capacity: int = 1024
+    """Entries of oneDNN's primitive cache in the worker."""
+
+
+def run_worker(task: WorkerTask) -> WorkerResult:
+    """Measure ``task`` in this process (the body of one worker process)."""
     workload = task.workload.build()
-    device = workload_device(workload)
-    timer = TIMERS.get(task.timer)()
+    clock = step_timer(task.timer, workload)
     points = list(task.points)
     sigs = [p.signature if isinstance(p, BatchShape) else p for p in points]
     state = startup_state(workload, task.decoy, sigs)
     times: list[list[float]] = [[] for _ in points]
     first: dict[int, float] = {}
-    failed: dict[int, tuple[str, str]] = {}
+    failed: dict[int, Measurement] = {}
     batches: dict[int, Any] = {}
 
     def step(i: int, timed: bool) -> float:
@@ -129,11 +126,10 @@ def run_worker(task: WorkerTask) -> dict[str, Any]:
                 batches[i] = workload.make_batch(points[i])  # type: ignore[arg-type]  # a BatchShape only to a workload that takes one
             batch = batches[i]
             if timed:
-                return timer(lambda: workload.step(batch), device)
+                return clock(lambda: workload.step(batch))
             workload.step(batch)
         except Exception as exc:  # recorded as the point's status; the others go on
-            failed[i] = ("oom" if is_oom(exc) else "error",
-                         f"{type(exc).__name__}: {exc}".strip().splitlines()[0][:500])
+            failed[i] = failed_measurement(sigs[i], exc)
             batches.pop(i, None)
             cleanup_after_failure(workload)
         return 0.0
@@ -172,12 +168,9 @@ def run_worker(task: WorkerTask) -> dict[str, Any]:
         state.seen.update(sigs)
     step(check, False)  # its primitives may have been evicted since the start check
     end = [step(check, True) for _ in range(task.drift_steps)]
-    return {
-        "times": times, "first": first, "failed": failed,
-        "drift": {"start_s": start, "end_s": end},
-        "primitives": None if state is None else state.primitives,
-        "capacity": onednn_cache_capacity(),
-    }
+    return WorkerResult(times=times, first=first, failed=failed, start_s=start, end_s=end,
+                        primitives=None if state is None else state.primitives,
+                        capacity=onednn_cache_capacity())
 
 
 def _drift(start: list[float], end: list[float]) -> dict[str, Any]:
@@ -194,20 +187,7 @@ def _drift(start: list[float], end: list[float]) -> dict[str, Any]:
 
 def _time_metrics(times: list[float], per_process: list[float], firsts: list[float]) -> dict[str, float]:
     """``time_s`` statistics of the pooled repeats, their per-process spread and the cold step."""
-    ordered = sorted(times)
-    out = {
-        STEADY_TIME: statistics.median(times),
-        f"{STEADY_TIME}_min": ordered[0],
-        f"{STEADY_TIME}_max": ordered[-1],
-        "repeats": float(len(times)),
-        PROCESSES: float(len(per_process)),
-    }
-    if len(times) >= 2:
-        q = statistics.quantiles(times, n=4, method="inclusive")
-        out[f"{STEADY_TIME}_iqr"] = q[2] - q[0]
-        out[f"{STEADY_TIME}_std"] = statistics.stdev(times)
-    else:
-        out[f"{STEADY_TIME}_iqr"] = out[f"{STEADY_TIME}_std"] = 0.0
+    out = {**time_stats(times), PROCESSES: float(len(per_process))}
     out[f"{STEADY_TIME}_sem"] = (
         statistics.stdev(per_process) / len(per_process) ** 0.5 if len(per_process) >= 2 else 0.0
     )
@@ -222,7 +202,7 @@ def profile_protocol(
     config: ProfileConfig,
     decoy: Signature | None,
     *,
-    run: Callable[[WorkerTask], dict[str, Any]] | None = None,
+    run: Callable[[WorkerTask], WorkerResult] | None = None,
     between: Callable[[int], None] | None = None,
     label: str | None = None,
 ) -> tuple[dict[WorkerPoint, Measurement], dict[str, Any]]:
@@ -231,12 +211,10 @@ def profile_protocol(
     Parameters
     ----------
     workload : Workload
-        Rebuilt in each worker from the spec and overrides ``load_workload`` built it
-        from, or sent pickled (:func:`~seqpoint.profiling._shipping.ship_workload`).
+        Rebuilt in each worker from its recipe, or sent pickled (:mod:`._shipping`).
     points : sequence of tuple of int or BatchShape
         Distinct points, in campaign order; the first is the drift check point. A
-        :class:`~seqpoint.workloads.BatchShape` (a workload that takes one) reaches the
-        workers' ``make_batch`` with its real lengths.
+        BatchShape reaches the workers' ``make_batch`` with its real lengths.
     config : ProfileConfig
         ``processes``, ``interleave``, ``drift_steps``, ``warmup``, ``repeats`` (the total
         over processes), ``timer``, ``max_seconds_per_point`` (split over processes).
@@ -244,14 +222,12 @@ def profile_protocol(
         Start-up shape of every worker.
     run : callable, optional
         Runs one :class:`WorkerTask` and returns its result (default: :func:`run_worker`
-        in a fresh spawned process).
+        in a fresh process).
     between : callable, optional
-        ``between(p)`` after worker ``p`` (0-based) of every worker but the last: other
-        work that must cover the same stretch of time as the points (``validate`` times
-        its full runs there, so a drift of the machine's speed hits truth and projection
-        alike).
+        ``between(p)`` after worker ``p`` (0-based) of every worker but the last: work that
+        must share the points' stretch of time (``validate``'s full runs).
     label : str, optional
-        Names the campaign in a drift warning (``speedup``'s ``A ...`` and ``B ...``).
+        Names the campaign in a drift warning.
 
     Returns
     -------
@@ -259,8 +235,8 @@ def profile_protocol(
         Each of ``points`` → its Measurement with the ``time`` metrics only (iteration -1).
     protocol : dict
         ``processes``, ``interleave``, ``repeats_per_process``, ``check`` (the drift check
-        signature) and ``drift`` (one entry per process: ``start_s``, ``end_s``,
-        ``drift``, ``noise``, ``above_noise``).
+        signature) and ``drift`` (per process: ``start_s``, ``end_s``, ``drift``,
+        ``noise``, ``above_noise``).
 
     Raises
     ------
@@ -280,17 +256,17 @@ def profile_protocol(
             interleave=config.interleave, max_seconds=config.max_seconds_per_point / config.processes,
         )
         results.append(runner(task))
-    drifts = [_drift(r["drift"]["start_s"], r["drift"]["end_s"]) for r in results]
+    drifts = [_drift(r.start_s, r.end_s) for r in results]
     check = _signature(points[0])
     _warn_drift(drifts, check, label)
     out = {point: _combine(i, _signature(point), results) for i, point in enumerate(points)}
     first = results[0]
-    if first["primitives"] is not None:
+    if first.primitives is not None:
         for m in out.values():
             if m.ok:
-                m.metrics[ONEDNN_NEW] = float(first["primitives"][0])
-                m.metrics[ONEDNN_SHARED] = float(first["primitives"][1])
-                m.metrics[ONEDNN_CACHE_CAPACITY] = float(first["capacity"])
+                m.metrics[ONEDNN_NEW] = float(first.primitives[0])
+                m.metrics[ONEDNN_SHARED] = float(first.primitives[1])
+                m.metrics[ONEDNN_CACHE_CAPACITY] = float(first.capacity)
     protocol = {
         "processes": config.processes, "interleave": config.interleave, "repeats_per_process": shares,
         "check": list(check), "drift": drifts,
@@ -317,23 +293,18 @@ def _warn_drift(drifts: list[dict[str, Any]], check: Signature, label: str | Non
     )
 
 
-def _combine(i: int, sig: Signature, results: list[dict[str, Any]]) -> Measurement:
+def _combine(i: int, sig: Signature, results: list[WorkerResult]) -> Measurement:
     """The measurement of point ``i`` (of signature ``sig``) from every worker's result."""
-    b, s, *rest = sig
-    make = functools.partial(Measurement, iteration=-1, batch_size=b, seq_len=s,
-                             tgt_len=rest[0] if rest else 0, sum_sq_len=rest[1] if len(rest) > 1 else None)
     for r in results:
-        if i in r["failed"]:
-            status, message = r["failed"][i]
-            return make(status=cast("Status", status), message=message)
-    pooled = [t for r in results for t in r["times"][i]]
-    per_process = [statistics.median(r["times"][i]) for r in results if r["times"][i]]
-    firsts = [r["first"][i] for r in results if i in r["first"]]
+        if i in r.failed:
+            return r.failed[i]
+    pooled = [t for r in results for t in r.times[i]]
+    per_process = [statistics.median(r.times[i]) for r in results if r.times[i]]
+    firsts = [r.first[i] for r in results if i in r.first]
     if not pooled:
-        return make(status="error", message="no timed repeat ran")
-    metrics = _time_metrics(pooled, per_process, firsts)
+        return failed_measurement(sig, "no timed repeat ran")
     samples = {STEADY_TIME: pooled, per_process_key(STEADY_TIME): per_process}
-    return make(metrics=metrics, samples=samples)
+    return measurement_of(sig, metrics=_time_metrics(pooled, per_process, firsts), samples=samples)
 
 
 def measure_protocol(
@@ -344,7 +315,7 @@ def measure_protocol(
     *,
     weights: dict[WorkerPoint, float] | None = None,
     between: Callable[[int], None] | None = None,
-    run: Callable[[WorkerTask], dict[str, Any]] | None = None,
+    run: Callable[[WorkerTask], WorkerResult] | None = None,
     label: str | None = None,
 ) -> tuple[dict[WorkerPoint, Measurement], dict[str, Any]]:
     """``time`` of ``points`` by :func:`profile_protocol` (``between``, ``run`` and ``label`` as there), every

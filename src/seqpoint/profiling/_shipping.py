@@ -1,14 +1,8 @@
 """A workload sent to a worker process (:func:`ship_workload`): rebuilt there from its
-recipe, or the object itself, pickled.
-
-A workload that :func:`~seqpoint.workloads.load_workload` built (or a reference workload)
-is rebuilt in the worker from the same spec and overrides
-(:func:`~seqpoint.workloads.workload_recipe`): torch modules defined in functions do not
-pickle, and a large model is quicker to build than to copy. Any other workload object (a
-``UserWorkload`` or a ``Workload`` built in Python, a ``TrainerWorkload``) is pickled,
-with cloudpickle when it is installed (it carries functions and classes defined in a
-script run as ``__main__``, or in a module loaded from a file that the worker could not
-import by name, by value), else with the standard pickle.
+recipe (what ``load_workload`` built it from: torch modules defined in functions do not
+pickle, and a large model is quicker to build than to copy), or else the object itself,
+pickled with cloudpickle when installed (which carries classes of a script run as
+``__main__``, or of a module loaded from a file, by value).
 """
 
 from __future__ import annotations
@@ -21,6 +15,7 @@ import types
 from typing import Any
 
 from seqpoint.exceptions import ConfigError
+from seqpoint.profiling._failures import name_of
 from seqpoint.workloads import Workload, WorkloadRecipe, workload_recipe
 
 __all__ = ["ShippedWorkload", "ship_workload"]
@@ -112,7 +107,7 @@ def ship_workload(
         The workload has no recipe and does not pickle (one line: its type, why, and
         what to give instead).
     """
-    name = str(getattr(workload, "name", type(workload).__name__))
+    name = name_of(workload)
     recipe = workload_recipe(workload)
     if recipe is not None:
         return ShippedWorkload(name=name, recipe=recipe)

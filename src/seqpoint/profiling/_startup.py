@@ -1,11 +1,6 @@
-"""Process start-up of a workload: what it has run in this process, the warm-up that
-absorbs one-time costs before the first measured point, and oneDNN's primitive counts.
-
-A real run pays one-time costs (thread pools, library initialisation, optimizer state,
-allocator growth) once per process, and a per-shape cost (kernel and primitive
-selection) once per unique signature. The harness keeps both apart from a point's
-steady state: the state of each workload object (:class:`StartupState`) is stored on
-that object, so a second workload or a second campaign never sees another's.
+"""Process start-up of a workload: the warm-up that absorbs one-time costs before the first
+measured point, what each workload object has run in this process (:class:`StartupState`,
+kept beside the object), and oneDNN's primitive counts.
 """
 
 from __future__ import annotations
@@ -61,27 +56,11 @@ def startup_state(
     decoy: Sequence[int] | None = None,
     points: Iterable[Sequence[int]] = (),
 ) -> StartupState | None:
-    """The start-up state of ``workload``, running the process start-up the first time.
-
-    The first time a workload object is seen in a process, a few steps of a decoy shape
-    absorb the process-level start-up, which is not a cost of any signature, and one
-    step of a second shape counts oneDNN's primitives (:func:`count_onednn_primitives`).
-
-    Parameters
-    ----------
-    workload : Workload
-    decoy : tuple of int, optional
-        The start-up shape (default: the workload's ``warmup_signature``; none: no
-        start-up steps).
-    points : iterable of tuple of int
-        Shapes the start-up must leave cold (the campaign's points).
-
-    Returns
-    -------
-    StartupState or None
-        None for a workload that cannot be weakly referenced (seqpoint keeps the state
-        beside the object, :func:`~seqpoint.profiling._state.state_of`): its first steps
-        are then not told apart.
+    """The start-up state of ``workload``, running the process start-up the first time: a
+    few steps of ``decoy`` (default: its ``warmup_signature``; none: no steps) absorb the
+    process's one-time costs, and one step of a second shape counts oneDNN's primitives.
+    ``points`` are the shapes the start-up must leave cold. None for a workload that cannot
+    be weakly referenced (its first steps are then not told apart).
     """
     kept = state_of(workload)
     if kept is None:
@@ -125,23 +104,12 @@ def _run_startup(
 def campaign_decoy(signatures: Sequence[Sequence[int]]) -> Signature | None:
     """The start-up shape of a campaign: just below its largest point, and none of them.
 
-    A real run grows its allocator and thread pools once, to the size of its largest
-    batches, long before it has met most of its shapes; a decoy as large as the
-    campaign's largest point (one token shorter, so that point stays cold) makes the
-    first step of every point pay only what belongs to its shape. A small decoy left
-    that growth to the first points, whose cold steps then cost up to 1.9x their steady
-    state on ``bert:tiny`` against 1.04x after a large decoy.
-
-    Parameters
-    ----------
-    signatures : sequence of tuple of int
-        The campaign's points, ``(batch_size, seq_len, tgt_len[, sum_sq_len])``.
-
-    Returns
-    -------
-    tuple of int or None
-        ``(batch_size, seq_len - 1, tgt_len)`` of the point with the most padded
-        tokens (``seq_len + 1`` when that is taken or below 1); None for no points.
+    A real run grows its allocator and thread pools once, to its largest batches; a decoy
+    as large as the campaign's largest point (one token shorter, so that point stays cold)
+    leaves each point's first step only what belongs to its shape (after a small decoy,
+    ``bert:tiny``'s cold steps cost up to 1.9x their steady state, after this one 1.04x).
+    Returns ``(batch_size, seq_len - 1, tgt_len)`` of the point with the most padded
+    tokens (``seq_len + 1`` when that is taken or below 1); None for no points.
     """
     sigs = [tuple(int(v) for v in s) for s in signatures]
     if not sigs:
@@ -199,12 +167,11 @@ def interleave_block(primitives: tuple[int, int] | None, capacity: int | None) -
 def count_onednn_primitives(workload: Workload, signature: Signature) -> tuple[int, int] | None:
     """oneDNN primitives one step of a never-seen shape creates, and those it reuses.
 
-    oneDNN (convolutions, LSTMs, reorders on CPU) compiles a primitive per shape and
-    keeps it in a per-process LRU cache (:func:`onednn_cache_capacity` entries). A run
-    whose shapes need more entries than that re-creates primitives for shapes it has
-    already met. The count comes from oneDNN's own verbose log of one untimed step
-    (``create:cache_miss`` lines: new for this shape; ``create:cache_hit``: shared by
-    every shape), captured from file descriptor 1. None off the CPU or without oneDNN.
+    oneDNN keeps a primitive per shape in a per-process LRU cache; a run whose shapes need
+    more entries re-creates primitives for shapes it met before. The count comes from
+    oneDNN's verbose log of one untimed step (``create:cache_miss``: new for this shape;
+    ``create:cache_hit``: shared), captured from file descriptor 1. None off the CPU or
+    without oneDNN.
     """
     import tempfile
 

@@ -3,24 +3,26 @@ and the device a workload's steps run on (what a timer synchronises)."""
 
 from __future__ import annotations
 
+import statistics
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Protocol, cast
 
 from seqpoint._registry import Registry
 from seqpoint.exceptions import ConfigError
+from seqpoint.measurements import STEADY_TIME
 from seqpoint.workloads import Workload
 
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["TIMERS", "Timer", "workload_device"]
+__all__ = ["TIMERS", "Timer", "step_timer", "time_stats", "workload_device"]
 
 
 class Timer(Protocol):
     """Times one call of ``fn`` on ``device`` (a ``torch.device``), in seconds."""
 
-    def __call__(self, fn: Callable[[], Any], device: Any) -> float: ...
+    def __call__(self, fn: Callable[[], object], device: torch.device) -> float: ...
 
 
 #: Timers by name.
@@ -39,8 +41,32 @@ def workload_device(workload: Workload) -> torch.device:
     return cast("torch.device", dev)
 
 
-def _sync(device: Any) -> None:
-    if getattr(device, "type", "cpu") == "cuda":
+def step_timer(name: str, workload: Workload) -> Callable[[Callable[[], object]], float]:
+    """The timer ``name`` of :data:`TIMERS` bound to ``workload``'s device: ``clock(fn)`` is
+    the seconds of one call of ``fn`` (a step), synchronised as the device needs.
+
+    Raises
+    ------
+    ConfigError
+        An unknown timer name (the message lists the valid ones), or ``cuda`` without CUDA.
+    """
+    timer, device = TIMERS.get(name)(), workload_device(workload)
+    return lambda fn: timer(fn, device)
+
+
+def time_stats(times: list[float]) -> dict[str, float]:
+    """``time_s`` (the median), its min, max, interquartile range and standard deviation, and
+    ``repeats``, of timed repeats (seconds)."""
+    ordered = sorted(times)
+    q = statistics.quantiles(times, n=4, method="inclusive") if len(times) >= 2 else [0.0, 0.0, 0.0]
+    return {STEADY_TIME: statistics.median(times), f"{STEADY_TIME}_min": ordered[0],
+            f"{STEADY_TIME}_max": ordered[-1], f"{STEADY_TIME}_iqr": q[2] - q[0],
+            f"{STEADY_TIME}_std": statistics.stdev(times) if len(times) >= 2 else 0.0,
+            "repeats": float(len(times))}
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
         import torch
 
         torch.cuda.synchronize(device)
@@ -50,7 +76,7 @@ def _sync(device: Any) -> None:
 def _wall() -> Timer:
     """Wall-clock time (``time.perf_counter``), with a CUDA synchronisation on both ends."""
 
-    def timer(fn: Callable[[], Any], device: Any) -> float:
+    def timer(fn: Callable[[], object], device: torch.device) -> float:
         _sync(device)
         t0 = time.perf_counter()
         fn()
@@ -66,7 +92,7 @@ def _cpu() -> Timer:
     and excludes intra-op worker threads, so it is the main thread's share when
     ``threads > 1``."""
 
-    def timer(fn: Callable[[], Any], device: Any) -> float:
+    def timer(fn: Callable[[], object], device: torch.device) -> float:
         _sync(device)
         t0 = time.thread_time()
         fn()
@@ -86,8 +112,8 @@ def _cuda() -> Timer:
             "The 'cuda' timer needs a CUDA device; torch sees none. Use --timer wall."
         )
 
-    def timer(fn: Callable[[], Any], device: Any) -> float:
-        if getattr(device, "type", "cpu") != "cuda":
+    def timer(fn: Callable[[], object], device: torch.device) -> float:
+        if device.type != "cuda":
             raise ConfigError("The 'cuda' timer needs a workload on device=cuda; use --timer wall.")
         start = torch.cuda.Event(enable_timing=True)
         end = torch.cuda.Event(enable_timing=True)

@@ -1,19 +1,12 @@
 """Campaigns measured in turn: their worker processes alternate (:func:`take_turns`).
 
-``seqpoint speedup`` measures the same SeqPoints under two configurations. Measured one
-campaign after the other, a change of the machine's speed between the two campaigns
-goes straight into the ratio: on this project's shared 2-core VM the same bf16 run took
-2.1-2.3 s in one hour and 2.5-3.2 s in the next. With ``[profile] processes > 1`` each
-campaign's time is measured in fresh worker processes, one after another, so the two
-campaigns can share the stretch of time instead: their workers run in the order
-A1 B1 B2 A2 A3 B3 ... (the order reversed every other round, as the full runs of
-``speedup --validate`` alternate). With an even number of workers each, a steady drift
-reaches A and B alike; with an odd number, B's middle worker runs one slot before A's
-(sequentially it ran P slots after).
-
-Each campaign runs in a thread of its own, but only one thread runs at any moment: a
-thread hands over after each of its worker processes and at its end, and waits for its
-next turn. Nothing is ever timed while another campaign's code or worker runs.
+``seqpoint speedup`` measures the same SeqPoints under two configurations; one after the
+other, a change of the machine's speed between them goes straight into the ratio (on a
+shared 2-core VM the same bf16 run took 2.1-2.3 s in one hour and 2.5-3.2 s in the next).
+With ``[profile] processes > 1`` their workers run A1 B1 B2 A2 A3 B3 ... instead (the
+order reversed every other round), so a steady drift reaches both alike. Each campaign
+runs in a thread of its own, but only one runs at any moment: nothing is timed while
+another campaign's code or worker runs.
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """A timed in-sequence window of a run: W consecutive iterations stepped in order in one
-fresh process, every step timed (:func:`profile_window`).
-
-Isolated points cannot show two things a real run has: the extra time of a step whose
-shape the run meets for the first time, in the run's own order and with its neighbours
-(allocator, oneDNN's primitive cache), and how a step costs inside the run against alone.
-A short window of the real schedule shows both; the projection calibrates its cold-step
-term from it (``seqpoint.projection.first_occurrence``) and reports the in-run ratio.
+fresh process, every step timed (:func:`profile_window`). It shows what isolated points
+cannot: the extra time of a shape's first step in the run's own order, with its
+neighbours (allocator, oneDNN's primitive cache); the projection calibrates its cold-step
+term from it (``seqpoint.projection.first_occurrence``).
 """
 
 from __future__ import annotations
@@ -17,7 +14,7 @@ from seqpoint.measurements import StepWindow
 from seqpoint.profiling._fresh import in_fresh_process
 from seqpoint.profiling._shipping import ShippedWorkload, ship_workload
 from seqpoint.profiling._startup import campaign_decoy, startup_state
-from seqpoint.profiling._timers import TIMERS, workload_device
+from seqpoint.profiling._timers import TIMERS, step_timer
 from seqpoint.workloads import BatchShape, Signature, Workload
 
 __all__ = ["profile_window", "time_window"]
@@ -26,19 +23,14 @@ __all__ = ["profile_window", "time_window"]
 def time_window(workload: ShippedWorkload, steps: Sequence[Signature | BatchShape],
                 decoy: Signature | None, timer: str) -> list[float]:
     """Build the workload here and time one step of every signature (or BatchShape), in
-    order (a worker's body).
-
-    The process start-up runs first on ``decoy`` (as a campaign's does), so the window's
-    first steps pay their shapes' cold costs, not the process's.
-    """
+    order, after the process start-up on ``decoy`` (a worker's body)."""
     built = workload.build()
-    device = workload_device(built)
-    clock = TIMERS.get(timer)()
+    clock = step_timer(timer, built)
     startup_state(built, decoy, [s.signature if isinstance(s, BatchShape) else s for s in steps])
     out = []
     for item in steps:
         step = functools.partial(built.step, built.make_batch(item))  # type: ignore[arg-type]  # a BatchShape only to a workload that takes one
-        out.append(clock(step, device))
+        out.append(clock(step))
     return out
 
 

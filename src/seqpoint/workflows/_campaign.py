@@ -114,8 +114,8 @@ class Campaign(_Chosen):
         progress: bool = False, console: Console | None = None,
     ) -> Measurements:
         """Other points (a baseline's, every signature) on this workload, through the cache."""
-        return measure(self.config.profile, self.workload, points, cache=self.cache,
-                       progress=progress, console=console)
+        return profile_on(self.config, self.workload, points, cache=self.cache, progress=progress,
+                          console=console)
 
 
 @dataclass(frozen=True, eq=False)
@@ -144,16 +144,14 @@ class CampaignPlan(_Chosen):
             mine = {p.signature for p in seqpoints.points}
             others = [s for s in (tuple(int(v) for v in row) for row in schedule.unique_signatures()[0])
                       if s not in mine]
-            # The first SeqPoint stays first (the protocol's drift check point); every other
-            # one goes among the signatures of its own length, so that a change of the
-            # machine's speed within a worker reaches a SeqPoint and the shapes it stands for
-            # alike. (Placed first, DeepSpeech2 tiny's SeqPoints read 0.5-1.5% cheaper than the
-            # steady truth in four runs; in signature order +0.20% and +0.21%, as when every
-            # signature is timed serially in one process: +0.27%.)
+            # The first SeqPoint stays first (the drift check point); the others go among the
+            # signatures of their own length, so a change of speed within a worker reaches a
+            # SeqPoint and the shapes it stands for alike (placed first, DeepSpeech2 tiny's
+            # SeqPoints read 0.5-1.5% cheaper than the steady truth; in this order +0.2%).
             order = [order[0], *sorted([*order[1:], *others], key=_signature_of)]
-        measured = measure(cfg.profile, self.workload, order, cache=self.cache, progress=progress,
-                           console=console, end_turn=end_turn, label=label,
-                           between=None if between is None else functools.partial(between, schedule))
+        measured = profile_on(cfg, self.workload, order, cache=self.cache, progress=progress,
+                              console=console, end_turn=end_turn, label=label,
+                              between=None if between is None else functools.partial(between, schedule))
         is_point = [isinstance(item, SeqPoint) for item in order]
         by_iteration = {m.iteration: m for m, point in zip(measured.measurements, is_point, strict=True) if point}
         measurements = replace(measured, measurements=tuple(by_iteration[p.iteration] for p in seqpoints.points))
@@ -224,25 +222,44 @@ def start_campaign(
     folder : RunFolder
         Gets ``config.toml``, ``schedule.csv``, ``seqpoints.json``, ``environment.json``
         and ``measurements.json`` (``config_<tag>.toml`` and ``measurements_<tag>.json``
-        with a ``tag``), each as soon as its stage finishes, so an interruption keeps what
-        was done; measurements live in the cache and a rerun measures only what is missing.
+        with a ``tag``), each as soon as its stage finishes; a rerun measures only what
+        the cache misses.
     subset : bool
         Keep only the part of the run that ``[validation]`` executes in full.
     tag : str
         Suffix of the per-configuration files (a speedup's ``a``).
     between : callable, optional
-        ``between(schedule, p)`` after the measurement protocol's worker process ``p``
-        (0-based) of every worker but the last (``[profile] processes > 1`` and points to
-        time): ``validate`` runs its full runs of ``schedule`` there.
+        ``between(schedule, p)`` after the protocol's worker process ``p`` (0-based) of
+        every worker but the last: ``validate`` runs its full runs of ``schedule`` there.
     every_signature : bool
-        Also time every signature of the schedule that no SeqPoint has, among the
-        SeqPoints (in signature order) and in the same worker processes (:attr:`Campaign.others`):
-        ``validate``'s steady-state truth, so that a change of the machine's speed during
-        the campaign reaches it, the projection and the full runs between the workers
-        alike. ``measurements.json`` keeps the SeqPoints' measurements only.
+        Also time every signature no SeqPoint has, among the SeqPoints and in the same
+        worker processes (:attr:`Campaign.others`, ``validate``'s steady-state truth);
+        ``measurements.json`` keeps the SeqPoints' measurements only.
     """
     plan = plan_campaign(cfg, folder, subset=subset, tag=tag)
     return plan.measure(progress=progress, console=console, between=between, every_signature=every_signature)
+
+
+def profile_on(
+    cfg: RunConfig, workload: Workload, points: SeqPoints | Iterable[SeqPoint | Signature], *,
+    cache: MeasurementCache | None, progress: bool, console: Console | None,
+    between: Callable[[int], None] | None = None, end_turn: Callable[[], None] | None = None,
+    label: str | None = None,
+) -> Measurements:
+    """``points`` measured on ``[profile] executor``: here (``between``, ``end_turn`` and
+    ``label`` as for :func:`~seqpoint.profiling.profile_points`), or on Ray, where the
+    workers build ``[workload]`` themselves and this process reads and writes the cache
+    (no worker runs here, so nothing runs between workers: ``validate`` then times its
+    full runs after the campaign)."""
+    if cfg.profile.executor == "local":
+        return measure(cfg.profile, workload, points, cache=cache, progress=progress, console=console,
+                       between=between, end_turn=end_turn, label=label)
+    from seqpoint.executors import Job, RayExecutor
+
+    job = Job(workload=cfg.workload.name, overrides=dict(cfg.workload.set), config=cfg.profile.harness,
+              points=points if isinstance(points, SeqPoints) else list(points))
+    with RayExecutor(address=cfg.profile.address) as executor:
+        return executor.profile([job], cache=cache, progress=progress, console=console)[0]
 
 
 def _suffix(tag: str) -> str:

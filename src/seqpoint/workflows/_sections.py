@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 from seqpoint._jsonio import MAX_LENGTH
 from seqpoint._params import Boolean, Constraint, Interval, Options, Predicate, TypeOf, check_params
 from seqpoint.exceptions import ConfigError
+from seqpoint.executors import EXECUTORS
 from seqpoint.profiling import ProfileConfig
 
 __all__ = [
@@ -302,17 +303,27 @@ class ProfileSection(ProfileConfig):
     """Time the run's first ``cold_window`` iterations in sequence in a fresh process and
     calibrate the cold-step term from them (``window``) instead of from the SeqPoints'
     first steps; 0 (default) keeps the first-step calibration. Costs that many steps."""
+    executor: str = "local"
+    """Where the SeqPoints are measured: ``local`` (this process) or ``ray`` (a Ray cluster,
+    one fresh worker process per task; this process alone reads and writes the cache)."""
+    address: str | None = None
+    """With ``executor = "ray"``: the cluster (``host:port``, ``ray://host:port`` or
+    ``auto``); unset starts a local Ray (or joins the one this process already has)."""
 
     _section_constraints: ClassVar[dict[str, list[Constraint]]] = {
         "cache": [_PATH, None],
         "use_cache": [Boolean("true or false")],
         "cold_window": [_bounded_int(100_000, low=0)],
+        "executor": [Options(EXECUTORS)],
+        "address": [_STR, None],
     }
 
     def __post_init__(self) -> None:
         with in_section("profile"):
             super().__post_init__()
         _check("profile", self, self._section_constraints)
+        if self.address is not None and self.executor != "ray":
+            raise ConfigError('[profile]: address is the Ray cluster\'s; set executor = "ray" too.')
 
     @property
     def window_steps(self) -> int:

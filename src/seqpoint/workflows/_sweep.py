@@ -20,8 +20,16 @@ from typing import Any
 
 from rich.console import Console
 
-from seqpoint.exceptions import ConfigError, InputError
-from seqpoint.executors import Executor, Job, LocalExecutor, RayExecutor, SweepStats
+from seqpoint.exceptions import InputError
+from seqpoint.executors import (
+    EXECUTORS,
+    Executor,
+    Job,
+    LocalExecutor,
+    RayExecutor,
+    SweepStats,
+    make_executor,
+)
 from seqpoint.measurements import (
     STEADY_TIME,
     Measurements,
@@ -37,10 +45,6 @@ from seqpoint.workflows._stages import choose_points, open_cache, run_schedule
 from seqpoint.workflows._sweep_config import SweepConfig, SweepEntry, load_sweep
 
 __all__ = ["EXECUTORS", "ConfigResult", "SweepResult", "make_executor", "run_sweep", "sweep"]
-
-#: Executor names of ``seqpoint sweep --executor``.
-EXECUTORS = ("local", "ray")
-
 
 @dataclass(frozen=True, kw_only=True)
 class ConfigResult:
@@ -128,28 +132,20 @@ class SweepResult:
         }
 
 
-def make_executor(name: str, *, address: str | None = None, num_cpus: int | None = None) -> Executor:
-    """The executor ``--executor name`` names (``address`` and ``num_cpus`` are Ray's)."""
-    if name not in EXECUTORS:
-        raise ConfigError(f"Unknown executor {name!r}. Valid executors: {', '.join(EXECUTORS)}.")
-    if name == "local":
-        if address is not None or num_cpus is not None:
-            raise ConfigError("--address and --num-cpus apply to the Ray executor; add --executor ray.")
-        return LocalExecutor()
-    return RayExecutor(address=address, num_cpus=num_cpus)
-
-
 def run_sweep(
-    path: str | Path, *, executor: str = "local", address: str | None = None,
+    path: str | Path, *, executor: str | None = None, address: str | None = None,
     num_cpus: int | None = None, out: str | Path | None = None, progress: bool = True,
     console: Console | None = None,
 ) -> SweepResult:
-    """Load the sweep file at ``path`` and run it on the named executor.
+    """Load the sweep file at ``path`` and run it on the named executor (default: the base's
+    ``[profile] executor`` and ``address``).
 
     A Ray executor connects before the schedule is replayed (an unreachable address fails
     at once) and a local Ray it started is shut down at the end.
     """
     spec = load_sweep(path)
+    if executor is None:
+        executor, address = spec.base.profile.executor, address or spec.base.profile.address
     ex = make_executor(executor, address=address, num_cpus=num_cpus)
     if not isinstance(ex, RayExecutor):
         return sweep(spec, ex, out=out, progress=progress, console=console)
@@ -192,16 +188,11 @@ def sweep(
     entries = spec.configurations
     jobs, job_of = _jobs(entries, seqpoints)
     cache = open_cache(base.profile)
-    before = len(cache) if cache is not None else 0
     t0 = time.perf_counter()
     results = executor.profile(jobs, cache=cache, progress=progress, console=console)
     wall_s = time.perf_counter() - t0
     failed = sum(len({m.signature for m in ms.measurements if not m.ok}) for ms in results)
-    stats = getattr(executor, "last_stats", None)
-    if not isinstance(stats, SweepStats):
-        n_sigs = len({p.signature for p in seqpoints.points})
-        stats = _counted_stats(len(jobs) * n_sigs, len(jobs), failed,
-                               None if cache is None else len(cache) - before)
+    stats = executor.last_stats or SweepStats(pairs=0, cached=0, measured=0, tasks=0, probes=0)
 
     measured = [results[job_of[i]] for i in range(len(entries))]
     for i, (entry, ms) in enumerate(zip(entries, measured, strict=True)):
@@ -245,14 +236,6 @@ def _jobs(entries: Sequence[SweepEntry], seqpoints: SeqPoints) -> tuple[list[Job
                             config=harness, points=seqpoints))
         job_of.append(index[key])
     return jobs, job_of
-
-
-def _counted_stats(pairs: int, n_jobs: int, failed: int, new_rows: int | None) -> SweepStats:
-    """Stats of an executor that keeps none (the local one): the cache's growth is what was
-    measured ok, and a failed pair is never cached, so it was measured too."""
-    measured = pairs if new_rows is None else min(pairs, new_rows + failed)
-    return SweepStats(pairs=pairs, cached=pairs - measured, measured=measured,
-                      tasks=n_jobs if measured else 0, probes=0)
 
 
 def _project_all(

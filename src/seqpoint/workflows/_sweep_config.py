@@ -42,8 +42,9 @@ _SWEEP_KEYS = ("name", "base", "sweep", "axes")
 _ENTRY_KEYS = ("name", "set")
 #: Sections a configuration may change; the others fix the schedule and its SeqPoints.
 _VARIABLE = ("workload", "profile")
-#: Keys of [profile] shared by the whole sweep: the driver alone reads and writes one cache.
-_SHARED_PROFILE = ("cache", "use_cache")
+#: Keys of [profile] shared by the whole sweep: one executor, whose driver alone reads and
+#: writes one cache.
+_SHARED_PROFILE = ("cache", "use_cache", "executor", "address")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -261,5 +262,5 @@ def _check_shared(base: RunConfig, cfg: RunConfig, name: str, where: str) -> Non
             raise ConfigError(
                 f"{where}: configuration {name!r} changes {section}.{changed[0]}; every "
                 "configuration of a sweep shares the base's schedule, SeqPoints and cache, so "
-                "only [workload] and [profile] settings (not profile.cache) may vary."
+                "only [workload] and [profile] settings (not its cache or executor) may vary."
             )

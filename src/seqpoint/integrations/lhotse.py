@@ -48,10 +48,8 @@ def _source_cuts(sampler: Any) -> Iterator[Any]:
 def _check_duration(cut: Cut) -> None:
     duration = getattr(cut, "duration", None)
     if duration is None or not math.isfinite(duration) or duration <= 0:
-        raise InputError(
-            f"lhotse cut {getattr(cut, 'id', '?')!r} has no positive duration "
-            f"(got {duration!r}), so its frames cannot be counted; {_WAY_OUT}."
-        )
+        raise InputError(f"lhotse cut {getattr(cut, 'id', '?')!r} has no positive duration "
+                         f"(got {duration!r}), so its frames cannot be counted; {_WAY_OUT}.")
 
 
 def _frames(cut: Cut, frame_shift: float, sampling_rate: int | None) -> int:
@@ -80,10 +78,8 @@ def _replay(sampler: CutSampler, first_epoch: int, epochs: int, frame_shift: flo
             # first holds the inputs.
             cuts = batch[0] if isinstance(batch, tuple) else batch
             if not hasattr(cuts, "__iter__") or isinstance(cuts, (str, bytes)):
-                raise InputError(
-                    f"The sampler yielded {type(batch).__name__}, not a CutSet; "
-                    "schedule_from_sampler replays lhotse cut samplers."
-                )
+                raise InputError(f"The sampler yielded {type(batch).__name__}, not a CutSet; "
+                                 "schedule_from_sampler replays lhotse cut samplers.")
             for cut in cuts:
                 _check_duration(cut)
             frames = np.array([_frames(c, frame_shift, sampling_rate) for c in cuts], dtype=np.int64)

@@ -136,10 +136,8 @@ class TorchWorkload:
         self.preset = preset
         self.name = f"{self.family}:{preset}" if preset else self.family
         if config.device == "cuda" and not torch.cuda.is_available():
-            raise ConfigError(
-                f"{self.name}: device 'cuda' was asked for but torch sees no CUDA device "
-                f"(torch {torch.__version__}); use device=cpu."
-            )
+            raise ConfigError(f"{self.name}: device 'cuda' was asked for but torch sees no CUDA device "
+                              f"(torch {torch.__version__}); use device=cpu.")
         self.apply_threads()
         self.device = torch.device(config.device)
         gen_state = torch.random.get_rng_state()
@@ -158,14 +156,9 @@ class TorchWorkload:
         self._warned: set[str] = set()
         if config.compile:
             self._forward = torch.compile(self.model, backend=config.compile_backend)
-        self._autocast_dtype = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}[
-            config.dtype
-        ]
-        self._scaler = (
-            torch.amp.GradScaler(config.device)
-            if config.dtype == "fp16" and config.device != "meta"
-            else None
-        )
+        self._autocast_dtype = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}[config.dtype]
+        fp16 = config.dtype == "fp16" and config.device != "meta"
+        self._scaler = torch.amp.GradScaler(config.device) if fp16 else None
 
     # -- subclass hooks ------------------------------------------------------------
     def _build_model(self) -> torch.nn.Module:
@@ -178,8 +171,7 @@ class TorchWorkload:
         """Split along the batch dimension (dim 0 of every tensor unless overridden)."""
         import torch
 
-        b = self._batch_size(batch)
-        sizes = _chunk_sizes(b, n)
+        sizes = _chunk_sizes(self._batch_size(batch), n)
         parts = {k: torch.split(v, sizes, dim=self._batch_dim(k)) for k, v in batch.items()}
         return [{k: parts[k][i] for k in batch} for i in range(len(sizes))]
 
@@ -267,9 +259,7 @@ class TorchWorkload:
             self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
         value = losses[0] if len(losses) == 1 else sum(losses[1:], losses[0])
-        if self.device.type == "meta":
-            return float("nan")
-        return float(value)
+        return float("nan") if self.device.type == "meta" else float(value)
 
     def _micro_batch_count(self, batch_size: int) -> int:
         """Micro-batches for a batch of ``batch_size`` samples (never an empty one)."""
@@ -281,10 +271,7 @@ class TorchWorkload:
             warnings.warn(
                 f"{self.name}: micro_batches={n} exceeds the batch size {batch_size}; batches "
                 f"smaller than {n} samples run as one micro-batch per sample "
-                "(min(micro_batches, batch_size)). Warned once per workload.",
-                SeqPointWarning,
-                stacklevel=3,
-            )
+                "(min(micro_batches, batch_size)). Warned once per workload.", SeqPointWarning, stacklevel=3)
         return batch_size
 
     def apply_threads(self) -> None:

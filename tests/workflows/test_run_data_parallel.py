@@ -120,6 +120,6 @@ def test_project_cli_on_a_rank_schedule(tmp_path: Path, cli: Cli) -> None:
     assert code == 0 and "straggler wait" in out, err
     code, _, err = cli(["project", str(sched), str(sp), str(meas), "--interconnect", "smoke",
                         "--gradient-bytes", "4"])
-    assert code == 2 and "Unknown interconnect 'smoke'" in err
+    assert code == 2 and "[projection]: unknown interconnect 'smoke'" in err
     assert set(INTERCONNECTS) >= {"pcie4", "nvlink4"}
     assert np.all(ranked.rank[:2] == [0, 1])

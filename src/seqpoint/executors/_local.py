@@ -27,14 +27,8 @@ class Executor(Protocol):
     last_stats: SweepStats | None
     """What the last :meth:`profile` call did."""
 
-    def profile(
-        self,
-        jobs: Sequence[Job],
-        *,
-        cache: MeasurementCache | None = None,
-        progress: bool = True,
-        console: Console | None = None,
-    ) -> list[Measurements]:
+    def profile(self, jobs: Sequence[Job], *, cache: MeasurementCache | None = None, progress: bool = True,
+                console: Console | None = None) -> list[Measurements]:
         """One :class:`~seqpoint.measurements.Measurements` per job, in job order.
 
         Parameters
@@ -58,14 +52,8 @@ class LocalExecutor:
     def __init__(self) -> None:
         self.last_stats: SweepStats | None = None
 
-    def profile(
-        self,
-        jobs: Sequence[Job],
-        *,
-        cache: MeasurementCache | None = None,
-        progress: bool = True,
-        console: Console | None = None,
-    ) -> list[Measurements]:
+    def profile(self, jobs: Sequence[Job], *, cache: MeasurementCache | None = None, progress: bool = True,
+                console: Console | None = None) -> list[Measurements]:
         """One Measurements per job, in job order (see :meth:`Executor.profile`)."""
         from seqpoint.workloads import load_workload
 

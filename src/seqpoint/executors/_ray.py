@@ -141,14 +141,8 @@ class RayExecutor:
         self.close()
 
     # -- profiling -----------------------------------------------------------------
-    def profile(
-        self,
-        jobs: Sequence[Job],
-        *,
-        cache: MeasurementCache | None = None,
-        progress: bool = True,
-        console: Console | None = None,
-    ) -> list[Measurements]:
+    def profile(self, jobs: Sequence[Job], *, cache: MeasurementCache | None = None, progress: bool = True,
+                console: Console | None = None) -> list[Measurements]:
         """One Measurements per job, in job order (see :class:`~seqpoint.executors.Executor`).
 
         Failed, out-of-memory and lost points are recorded with their status and message;

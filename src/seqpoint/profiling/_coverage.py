@@ -1,23 +1,12 @@
 """Does the FLOP count see every operator that takes time? A check of one real step.
 
-A timed operator whose FLOPs nobody counts makes every FLOP total silently short (a
-Conformer's FLOPs came out 11.2% short because CPU flash attention had no formula). The
-rule, applied to the torch.profiler self time of one real step:
-
-an ATen operator is **uncounted** when
-
-1. its self time is at least ``min_share`` (default 1%) of the step's operator time;
-2. it is compute-heavy: its category is ``gemm``, ``batched_gemm`` or ``convolution``
-   (and ``rnn`` for a user workload, whose step is counted as it runs; a reference
-   workload's recurrent layers are counted by the recurrence shortcut on the meta
-   device), or its name says ``attention``;
-3. neither it nor any operator that called it has a FLOP formula (a formula on the
-   caller covers the kernels it dispatches to: ``convolution`` → ``mkldnn_convolution``);
-4. it is not composite (``CompositeImplicitAutograd``: it decomposes into operators the
-   counter sees, e.g. ``linear``, ``matmul``, ``einsum``).
-
-Each uncounted operator gets a :class:`~seqpoint.exceptions.SeqPointWarning` naming it
-and its share of the step's time.
+A timed operator nobody counts makes every FLOP total silently short (a Conformer's came
+out 11.2% short: CPU flash attention had no formula). In torch.profiler's self times of
+one real step, an ATen operator is **uncounted** when it takes at least ``min_share`` of
+the step's operator time; is compute-heavy (``gemm``, ``batched_gemm``, ``convolution``,
+``rnn`` for a user workload, or ``attention`` in its name); has no FLOP formula, nor has
+any operator that called it; and is not composite (``CompositeImplicitAutograd``: the
+counter sees what it decomposes into). Each gets a :class:`~seqpoint.exceptions.SeqPointWarning`.
 """
 
 from __future__ import annotations

@@ -1,25 +1,14 @@
 """Exact deterministic totals of a whole run: FLOPs, bytes, operators and roofline times
-summed over every iteration, not projected from SeqPoints.
+summed over every iteration, not projected from SeqPoints. Two ways, chosen by what verifies:
 
-Two ways, chosen by what verifies:
-
-* **count**: every unique signature is counted on the meta device (:func:`count_step`);
-  exact by construction, ~30–90 ms a signature on a CPU.
-* **fit**: a few signatures are counted operator by operator, and every operator's
-  FLOPs and bytes (and every memoized block's cost: a recurrent layer, the optimizer)
-  are fitted as a polynomial of degree ≤ 3 in the *dimensions of the batch tensors*
-  (batch size, lengths, and derived sizes such as BERT's masked positions per row,
-  which is a rounded fraction of the length and so not a polynomial of it). The fit is
-  then checked against held-out counted signatures: every operator's FLOPs and bytes
-  must match to the integer, and block costs to a relative 1e-9. Only then is it
-  evaluated on every signature; the roofline time of a device is recomputed per
-  operator as ``max(flops / peak, bytes / bandwidth)`` from the fitted values, so it is
-  exact too although it is not a polynomial. A model whose operator costs are not
-  polynomial in its batch dimensions (DeepSpeech2's strided convolution rounds the
-  sequence length inside the model) fails the check and is counted in full.
-
-Measured on the reference workloads (``tiny`` presets): BERT and GNMT verify exactly;
-DeepSpeech2 falls back to counting.
+* **count**: every unique signature counted on the meta device (~30-90 ms each on a CPU).
+* **fit**: a few signatures counted operator by operator, and every operator's FLOPs and
+  bytes (and every memoized block's cost) fitted as a polynomial of degree <= 3 in the
+  dimensions of the batch tensors; the fit must reproduce held-out counted signatures to
+  the integer (blocks to a relative 1e-9) before it is evaluated on every signature, with
+  each operator's roofline recomputed from the fitted values. A model whose costs are not
+  polynomial in its batch dimensions (DeepSpeech2's strided convolution rounds the length)
+  fails the check and is counted in full; BERT and GNMT verify exactly.
 """
 
 from __future__ import annotations

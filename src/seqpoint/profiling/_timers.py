@@ -72,34 +72,30 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-@TIMERS.register("wall")
-def _wall() -> Timer:
-    """Wall-clock time (``time.perf_counter``), with a CUDA synchronisation on both ends."""
+def _clocked(clock: Callable[[], float]) -> Timer:
+    """A timer reading ``clock`` around the call, with a CUDA synchronisation on both ends."""
 
     def timer(fn: Callable[[], object], device: torch.device) -> float:
         _sync(device)
-        t0 = time.perf_counter()
+        t0 = clock()
         fn()
         _sync(device)
-        return time.perf_counter() - t0
+        return clock() - t0
 
     return timer
+
+
+@TIMERS.register("wall")
+def _wall() -> Timer:
+    """Wall-clock time (``time.perf_counter``)."""
+    return _clocked(time.perf_counter)
 
 
 @TIMERS.register("cpu")
 def _cpu() -> Timer:
-    """CPU time of the calling thread (``time.thread_time``): excludes time spent waiting,
-    and excludes intra-op worker threads, so it is the main thread's share when
-    ``threads > 1``."""
-
-    def timer(fn: Callable[[], object], device: torch.device) -> float:
-        _sync(device)
-        t0 = time.thread_time()
-        fn()
-        _sync(device)
-        return time.thread_time() - t0
-
-    return timer
+    """CPU time of the calling thread (``time.thread_time``): no waiting, and not intra-op
+    worker threads, so the main thread's share when ``threads > 1``."""
+    return _clocked(time.thread_time)
 
 
 @TIMERS.register("cuda")

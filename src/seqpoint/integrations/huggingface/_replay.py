@@ -92,8 +92,8 @@ def _gradient_state_kept(trainer: Trainer) -> Iterator[None]:
 
 def _micro_batches(
     trainer: Trainer, lengths: Lengths, world_size: int, rank: int,
-    on_batch: Callable[[np.ndarray], Any] | None,
-) -> tuple[list[MicroBatch], list[Any], str, bool]:
+    on_batch: Callable[[np.ndarray], ShapeReading] | None,
+) -> tuple[list[MicroBatch], list[ShapeReading], str, bool]:
     """The micro-batches ``train()`` draws, in order; ``on_batch(indices)`` of each, run as the
     DataLoader collates it; the sampler's class name; whether later epochs draw from the
     global RNG."""
@@ -121,7 +121,7 @@ def _micro_batches(
             "draws nothing from the CPU generator. Add trainer.add_callback(SeededSampler()) "
             "before replaying to make every epoch exact.", SeqPointWarning, stacklevel=3)
     out: list[MicroBatch] = []
-    results: list[Any] = []
+    results: list[ShapeReading] = []
     global_step = 0
     remainder = len_dl % gas or gas
     for epoch in range(epochs):

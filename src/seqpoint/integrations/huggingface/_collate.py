@@ -129,7 +129,7 @@ class Collation:
         """What the model receives for the micro-batch of ``indices``."""
         try:
             return self.collator(self.rows(indices))
-        except Exception as exc:  # the user's collator: name it, and what it was given
+        except Exception as exc:  # a user's collator may raise anything: name it and its rows, keep the cause
             raise InputError(
                 f"The trainer's collator {self.name} failed on the dataset rows {indices[:8].tolist()} "
                 f"({type(exc).__name__}: {str(exc).strip()[:200]}); train() would fail the same way: fix the "

@@ -4,13 +4,13 @@ and leave the workload fit to measure the next point."""
 from __future__ import annotations
 
 import gc
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from seqpoint.measurements import Measurement, Status
 from seqpoint.workloads import Workload
 
-__all__ = ["cleanup_after_failure", "failed_measurement", "is_oom", "measurement_of", "name_of"]
+__all__ = ["cleanup_after_failure", "failed_measurement", "guarded", "is_oom", "measurement_of", "name_of"]
 
 
 def name_of(workload: Workload) -> str:
@@ -81,3 +81,19 @@ def cleanup_after_failure(workload: Workload) -> None:
             torch.cuda.empty_cache()
     except ImportError:  # pragma: no cover
         pass
+
+
+T = TypeVar("T")
+
+
+def guarded(workload: Workload, signature: Sequence[int], fn: Callable[[], T], *,
+            reraise: tuple[type[BaseException], ...] = ()) -> T | Measurement:
+    """``fn()`` (a step of ``workload``), or the record of its failure at ``signature`` after
+    freeing what the failed step left; ``reraise`` goes through (seqpoint's own errors)."""
+    try:
+        return fn()
+    except reraise:
+        raise
+    except Exception as exc:  # a user's step may raise anything: the point records it, the campaign goes on
+        cleanup_after_failure(workload)
+        return failed_measurement(signature, exc)

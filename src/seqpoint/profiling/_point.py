@@ -19,12 +19,7 @@ from seqpoint.measurements._metrics import (
 from seqpoint.profiling._breakdown import profile_breakdown, state_bytes
 from seqpoint.profiling._config import ProfileConfig
 from seqpoint.profiling._counting import count_point
-from seqpoint.profiling._failures import (
-    cleanup_after_failure,
-    failed_measurement,
-    measurement_of,
-    name_of,
-)
+from seqpoint.profiling._failures import guarded, measurement_of, name_of
 from seqpoint.profiling._startup import StartupState, onednn_cache_capacity, startup_state
 from seqpoint.profiling._timers import step_timer, time_stats, workload_device
 from seqpoint.workloads import BatchShape, Signature, Workload
@@ -208,11 +203,9 @@ def profile_point(
     """
     config = config or ProfileConfig()
     sig = tuple(int(v) for v in signature)
-    try:
-        metrics, breakdown, samples = _measure(workload, sig, config, int(iteration), weight, shape)
-    except SeqPointError:
-        raise
-    except Exception as exc:  # any failure of a user's step is recorded; the campaign goes on
-        cleanup_after_failure(workload)
-        return dataclasses.replace(failed_measurement(sig, exc), iteration=int(iteration))
+    out = guarded(workload, sig, lambda: _measure(workload, sig, config, int(iteration), weight, shape),
+                  reraise=(SeqPointError,))
+    if isinstance(out, Measurement):
+        return dataclasses.replace(out, iteration=int(iteration))
+    metrics, breakdown, samples = out
     return measurement_of(sig, iteration=int(iteration), metrics=metrics, breakdown_s=breakdown, samples=samples)

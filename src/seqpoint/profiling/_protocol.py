@@ -30,7 +30,7 @@ from seqpoint.measurements._metrics import (
     PROCESSES,
 )
 from seqpoint.profiling._config import ProfileConfig
-from seqpoint.profiling._failures import cleanup_after_failure, failed_measurement, measurement_of
+from seqpoint.profiling._failures import failed_measurement, guarded, measurement_of
 from seqpoint.profiling._fresh import in_fresh_process
 from seqpoint.profiling._shipping import ShippedWorkload, ship_workload
 from seqpoint.profiling._startup import interleave_block, onednn_cache_capacity, startup_state
@@ -121,18 +121,22 @@ def run_worker(task: WorkerTask) -> WorkerResult:
         """One step of point ``i`` (timed or not); a failure marks the point failed, no more steps."""
         if i in failed:
             return 0.0
-        try:
+
+        def run() -> float:
             if i not in batches:
                 batches[i] = workload.make_batch(points[i])  # type: ignore[arg-type]  # a BatchShape only to a workload that takes one
             batch = batches[i]
             if timed:
                 return clock(lambda: workload.step(batch))
             workload.step(batch)
-        except Exception as exc:  # recorded as the point's status; the others go on
-            failed[i] = failed_measurement(sigs[i], exc)
+            return 0.0
+
+        out = guarded(workload, sigs[i], run)  # a failure is the point's status; the others go on
+        if isinstance(out, Measurement):
+            failed[i] = out
             batches.pop(i, None)
-            cleanup_after_failure(workload)
-        return 0.0
+            return 0.0
+        return out
 
     def timed_repeats(i: int) -> None:
         budget = task.max_seconds

@@ -10,7 +10,7 @@ import os
 from collections.abc import Iterable, Sequence
 
 from seqpoint.measurements._metrics import shapes_held
-from seqpoint.profiling._failures import cleanup_after_failure
+from seqpoint.profiling._failures import guarded
 from seqpoint.profiling._state import state_of
 from seqpoint.profiling._stdio import fd_redirected
 from seqpoint.profiling._timers import workload_device
@@ -90,15 +90,16 @@ def _run_startup(
     if decoy is None:
         return
     start = tuple(int(v) for v in decoy)
-    try:
+
+    def steps() -> None:
         batch = workload.make_batch(start)
         for _ in range(_STARTUP_STEPS):
             workload.step(batch)
         probe = _probe_signature(start, {tuple(p[:3]) for p in points})
         if probe is not None:
             state.primitives = count_onednn_primitives(workload, probe)
-    except Exception:  # a decoy that fails (OOM) leaves the points to report it
-        cleanup_after_failure(workload)
+
+    guarded(workload, start, steps)  # a decoy that fails (OOM) leaves the points to report it
 
 
 def campaign_decoy(signatures: Sequence[Sequence[int]]) -> Signature | None:

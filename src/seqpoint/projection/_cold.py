@@ -27,6 +27,7 @@ from seqpoint.measurements._metrics import (
     shapes_held,
 )
 from seqpoint.projection._model import PointProjector
+from seqpoint.schedule import SignatureTable
 
 __all__ = ["COLD_METHODS", "ColdTerm", "WindowExtra", "cold_steps", "first_occurrence", "window_extra",
            "window_in_run_ratio"]
@@ -78,23 +79,19 @@ class WindowExtra:
     """Median ``t / steady`` of the window's warm steps; None when it has none."""
 
 
-def window_extra(window: StepWindow, rows: NDArray[np.int64], shape_of: NDArray[np.int64],
-                 fitted: NDArray[np.float64]) -> WindowExtra | None:
+def window_extra(window: StepWindow, table: SignatureTable, fitted: NDArray[np.float64]) -> WindowExtra | None:
     """Relative extra of the window's cold steps over the points' steady model.
 
     A step is cold when its shape first occurs in the window (a fresh process); the other
-    steps give the in-run ratio, against which the cold extra is taken. ``rows`` are the
-    steps' signature-table indices, ``shape_of`` every signature's tensor shape and
-    ``fitted`` the points' steady time of every signature (seconds). None when no step is
-    new or has a positive fitted time.
+    steps give the in-run ratio, against which the cold extra is taken. ``fitted`` is the
+    points' steady time of every signature of ``table`` (seconds). None when no step is new
+    or has a positive fitted time.
     """
+    rows = window_rows(window, table.inverse, table.signatures)
     times = np.asarray(window.times_s, dtype=np.float64)
     steady = fitted[rows]
     good = steady > 0
-    shapes = shape_of[rows]
-    _, first = np.unique(shapes, return_index=True)
-    new = np.zeros(rows.shape[0], dtype=bool)
-    new[first] = True
+    new = cold_steps(table.shape_ids()[rows])  # first occurrences
     warm = good & ~new
     cold = good & new
     if not cold.any():
@@ -109,10 +106,8 @@ def window_rows(window: StepWindow, table_inverse: NDArray[np.int64],
     """Signature-table index of every window step; InputError unless it is a stretch of this schedule."""
     stop = window.start + len(window.times_s)
     if stop > table_inverse.shape[0]:
-        raise InputError(
-            f"The measurements' step window (iterations {window.start}..{stop - 1}) runs past the "
-            f"schedule's {table_inverse.shape[0]} iterations; record it on this schedule."
-        )
+        raise InputError(f"The measurements' step window (iterations {window.start}..{stop - 1}) runs past the "
+                         f"schedule's {table_inverse.shape[0]} iterations; record it on this schedule.")
     rows = table_inverse[window.start:stop]
     ncol = signatures.shape[1]
     for i, (row, sig) in enumerate(zip(rows.tolist(), window.signatures, strict=True)):
@@ -131,8 +126,7 @@ def window_in_run_ratio(proj: PointProjector, ok_meas: Sequence[Measurement], wi
     if not ok_meas or not all(STEADY_TIME in m.metrics for m in ok_meas):
         return None
     fitted = np.clip(proj.fitted(np.array([m.metrics[STEADY_TIME] for m in ok_meas])), 0.0, None)
-    table = proj.model.table
-    extra = window_extra(window, window_rows(window, table.inverse, table.signatures), table.shape_ids(), fitted)
+    extra = window_extra(window, proj.model.table, fitted)
     return None if extra is None else extra.in_run_ratio
 
 
@@ -162,7 +156,7 @@ def first_occurrence(
     ratio: float | None = None
     if use_window:
         assert window is not None
-        extra = window_extra(window, window_rows(window, table.inverse, table.signatures), shape_of, fitted)
+        extra = window_extra(window, table, fitted)
         if extra is None:
             return None
         rel, ratio = extra.relative, extra.in_run_ratio

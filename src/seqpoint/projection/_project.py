@@ -128,13 +128,11 @@ class _Totals:
     def add_cold(self, cold: ColdTerm, in_run: float = 1.0, gap: float = 0.0) -> None:
         """Add ``first_occurrence_s`` and ``run_time_s`` (``time_s`` × ``in_run`` + cold steps, ± ``gap``)."""
         fo, hw = cold.total, cold.halfwidth
-        self.totals[COLD_TIME] = fo
-        self.interval[COLD_TIME] = nonnegative_interval(fo - hw, fo + hw)
+        self.add(COLD_TIME, fo, 0.0, hw)
         steady = self.totals[STEADY_TIME]
         half = (self.representation[STEADY_TIME] + self.noise[STEADY_TIME]) * in_run + hw + gap
         self.totals[RUN_TIME] = steady * in_run + fo
         self.interval[RUN_TIME] = nonnegative_interval(self.totals[RUN_TIME] - half, self.totals[RUN_TIME] + half)
-        self.representation[COLD_TIME], self.noise[COLD_TIME] = 0.0, hw
         self.representation[RUN_TIME] = self.representation[STEADY_TIME] * in_run
         self.noise[RUN_TIME] = self.noise[STEADY_TIME] * in_run + hw
         if STEADY_TIME in self.process_totals:

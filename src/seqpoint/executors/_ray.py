@@ -166,7 +166,7 @@ class RayExecutor:
         for i, why in broken.items():
             done[i].update({p.unit: p.failed(why) for p in plans[i].todo})
         slots: list[tuple[int, Pending]] = []
-        active: dict[Any, list[int]] = {}
+        active: dict[object, list[int]] = {}  # Ray's streaming generators -> their slots
         remote = ray.remote(max_calls=1)(measure_task)
         for i, job in enumerate(jobs):
             # largest first: the process start-up then runs next to the largest shape

@@ -3,6 +3,7 @@ and the ones still running killed from another thread (:func:`stop_workers`)."""
 
 from __future__ import annotations
 
+import subprocess
 import threading
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
@@ -30,7 +31,6 @@ def in_fresh_process(fn: Callable[..., T], *args: Any) -> T:
     """
     import os
     import pickle
-    import subprocess
     import sys
     import tempfile
     from pathlib import Path
@@ -64,7 +64,7 @@ def in_fresh_process(fn: Callable[..., T], *args: Any) -> T:
 
 
 #: Worker processes running now (from any thread), for :func:`stop_workers`.
-_RUNNING: set[Any] = set()
+_RUNNING: set[subprocess.Popen[bytes]] = set()
 _LOCK = threading.Lock()
 
 

@@ -73,7 +73,7 @@ class MemoryCheck:
 
     def __init__(self, workload: Workload) -> None:
         self._workload = workload
-        self._clone: Any = None
+        self._clone: Workload | None = None
         self._tried = False
 
     def refusal(self, signature: Signature) -> str | None:

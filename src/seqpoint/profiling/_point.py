@@ -20,7 +20,8 @@ from seqpoint.profiling._breakdown import profile_breakdown, state_bytes
 from seqpoint.profiling._config import ProfileConfig
 from seqpoint.profiling._counting import count_point
 from seqpoint.profiling._failures import guarded, measurement_of, name_of
-from seqpoint.profiling._startup import StartupState, onednn_cache_capacity, startup_state
+from seqpoint.profiling._startup import onednn_cache_capacity, startup_state
+from seqpoint.profiling._state import StartupState
 from seqpoint.profiling._timers import step_timer, time_stats, workload_device
 from seqpoint.workloads import BatchShape, Signature, Workload
 

@@ -115,7 +115,7 @@ def run_worker(task: WorkerTask) -> WorkerResult:
     times: list[list[float]] = [[] for _ in points]
     first: dict[int, float] = {}
     failed: dict[int, Measurement] = {}
-    batches: dict[int, Any] = {}
+    batches: dict[int, object] = {}
 
     def step(i: int, timed: bool) -> float:
         """One step of point ``i`` (timed or not); a failure marks the point failed, no more steps."""

@@ -5,13 +5,12 @@ kept beside the object), and oneDNN's primitive counts.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Iterable, Sequence
 
 from seqpoint.measurements._metrics import shapes_held
 from seqpoint.profiling._failures import guarded
-from seqpoint.profiling._state import state_of
+from seqpoint.profiling._state import StartupState, state_of
 from seqpoint.profiling._stdio import fd_redirected
 from seqpoint.profiling._timers import workload_device
 from seqpoint.workloads import Signature, Workload
@@ -20,7 +19,6 @@ __all__ = [
     "DEFAULT_BLOCK",
     "ONEDNN_DEFAULT_CACHE_CAPACITY",
     "STARTUP_STEPS",
-    "StartupState",
     "campaign_decoy",
     "count_onednn_primitives",
     "interleave_block",
@@ -40,17 +38,6 @@ _STARTUP_STEPS = 3
 STARTUP_STEPS = _STARTUP_STEPS + 1
 
 
-@dataclasses.dataclass(eq=False)
-class StartupState:
-    """What one workload object has run in this process (see :func:`startup_state`)."""
-
-    seen: set[Signature] = dataclasses.field(default_factory=set)
-    """Signatures stepped in this process: their first step is no longer cold."""
-    primitives: tuple[int, int] | None = None
-    """oneDNN primitives one step of a new shape creates and those it reuses (None: not
-    counted: not on a CPU, no oneDNN, or start-up did not run)."""
-
-
 def startup_state(
     workload: Workload,
     decoy: Sequence[int] | None = None,
@@ -68,8 +55,7 @@ def startup_state(
     if kept.startup is None:
         kept.startup = StartupState()
         _run_startup(workload, kept.startup, decoy, points)
-    state: StartupState = kept.startup
-    return state
+    return kept.startup
 
 
 def mark_seen(workload: Workload, signatures: Iterable[Sequence[int]]) -> None:

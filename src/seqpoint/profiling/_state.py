@@ -15,18 +15,31 @@ import dataclasses
 import weakref
 from typing import Any
 
-__all__ = ["NO_META", "WorkloadState", "state_of"]
+from seqpoint.workloads import Signature
+
+__all__ = ["NO_META", "StartupState", "WorkloadState", "state_of"]
 
 #: The ``counting_clone`` of a workload whose model cannot run on the meta device.
 NO_META: Any = object()
 
 
 @dataclasses.dataclass(eq=False)
+class StartupState:
+    """What one workload object has run in this process (see ``_startup.startup_state``)."""
+
+    seen: set[Signature] = dataclasses.field(default_factory=set)
+    """Signatures stepped in this process: their first step is no longer cold."""
+    primitives: tuple[int, int] | None = None
+    """oneDNN primitives one step of a new shape creates and those it reuses (None: not
+    counted: not on a CPU, no oneDNN, or start-up did not run)."""
+
+
+@dataclasses.dataclass(eq=False)
 class WorkloadState:
     """seqpoint's state of one workload object in this process."""
 
-    startup: Any = None
-    """Its :class:`~seqpoint.profiling._startup.StartupState` once start-up ran."""
+    startup: StartupState | None = None
+    """What it ran in this process, once its start-up ran."""
     counting_clone: Any = None
     """Its meta-device clone (:data:`NO_META`: the model cannot run there), once built."""
     optimizer_cost: dict[tuple[Any, ...], Any] = dataclasses.field(default_factory=dict)

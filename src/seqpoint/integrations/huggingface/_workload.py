@@ -19,6 +19,7 @@ from seqpoint.workloads import BatchShape, Signature
 
 if TYPE_CHECKING:
     import torch
+    from transformers import TrainingArguments
 
 #: A batch of the model's inputs: tensors, and the varlen maximum lengths (ints).
 Batch = dict[str, "torch.Tensor | int"]
@@ -51,25 +52,20 @@ class TrainerWorkload:
         args = trainer.args
         model_config = getattr(self.model, "config", None)
         self.name = f"hf:{type(self.model).__name__}"
+        self.max_grad_norm = float(getattr(args, "max_grad_norm", 0.0) or 0.0)
         self.config: dict[str, object] = {
             "model": type(self.model).__name__,
             "model_config": model_config.to_dict() if model_config is not None else {},
-            "optim": str(getattr(args, "optim", "")),
-            "learning_rate": float(args.learning_rate),
-            "lr_scheduler_type": str(getattr(args, "lr_scheduler_type", "")),
-            "max_grad_norm": float(getattr(args, "max_grad_norm", 0.0) or 0.0),
-            "bf16": bool(args.bf16),
-            "fp16": bool(args.fp16),
-            "device": str(args.device),
-            "activation_checkpointing": checkpointing,
-            "torch_compile": bool(getattr(args, "torch_compile", False)),
+            "optim": str(getattr(args, "optim", "")), "learning_rate": float(args.learning_rate),
+            "lr_scheduler_type": str(getattr(args, "lr_scheduler_type", "")), "max_grad_norm": self.max_grad_norm,
+            "bf16": bool(args.bf16), "fp16": bool(args.fp16), "device": str(args.device),
+            "activation_checkpointing": checkpointing, "torch_compile": bool(getattr(args, "torch_compile", False)),
             "seed": seed,
         }
         self.seed = seed
         self.device = args.device
         self.vocab_size = int(getattr(model_config, "vocab_size", 2) or 2)
         self.encoder_decoder = bool(getattr(model_config, "is_encoder_decoder", False))
-        self.max_grad_norm = float(getattr(args, "max_grad_norm", 0.0) or 0.0)
         processing = getattr(trainer, "processing_class", None)
         pad = getattr(processing, "pad_token_id", None)
         if pad is None:
@@ -82,7 +78,7 @@ class TrainerWorkload:
             # accelerate autocasts the forward only (not the backward or the optimizer).
             self.model.forward = self._autocast_forward(self.model.forward)
 
-    def _as_train_prepares(self, args: Any) -> bool:
+    def _as_train_prepares(self, args: TrainingArguments) -> bool:
         """Do to the copy what ``train()`` does before its first step: activation checkpointing
         (TRL turns it on; without it a profiled step cost 16-20% less than a recorded one) and
         ``torch_compile``. Returns whether checkpointing is on."""

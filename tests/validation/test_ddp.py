@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from seqpoint.exceptions import ConfigError
-from seqpoint.validation import DDPRun, FullRunError, run_ddp
+from seqpoint.validation._ddp import DDPRun, run_ddp
+from seqpoint.validation._full_run import FullRunError
 
 pytest.importorskip("torch")
 

@@ -3,7 +3,8 @@ import pytest
 
 from seqpoint.exceptions import AdjustedInputWarning, InputError
 from seqpoint.schedule import COLUMNS, RowLengths
-from seqpoint.validation import TRACE_COLUMNS, RunTrace, read_trace, write_trace
+from seqpoint.validation import RunTrace, read_trace
+from seqpoint.validation._trace import TRACE_COLUMNS, write_trace
 
 
 def _trace(rank=None):

@@ -51,7 +51,7 @@ def test_the_window_steps_a_workload_that_takes_lengths_with_the_real_ones(monke
 
     from seqpoint.measurements import Measurements, StepWindow
     from seqpoint.schedule import IterationSchedule, RowLengths
-    from seqpoint.workflows import with_window
+    from seqpoint.workflows._campaign import with_window
     from seqpoint.workloads import BatchShape
 
     got: list[list[object]] = []

@@ -21,13 +21,13 @@ from seqpoint.workflows import (
     BatchingSection,
     LengthsSection,
     ProfileSection,
-    ProjectionSection,
     ReportSection,
     RunConfig,
     SelectionSection,
     WorkloadSection,
     run,
 )
+from seqpoint.workflows._sections import ProjectionSection
 
 Cli = Callable[[list[str]], tuple[int, str, str]]
 

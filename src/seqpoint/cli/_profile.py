@@ -23,7 +23,7 @@ from seqpoint.cli._options import (
     print_json,
     warn_old_spellings,
 )
-from seqpoint.reports import print_measurements
+from seqpoint.reports._terminal import print_measurements
 
 __all__ = ["profile"]
 

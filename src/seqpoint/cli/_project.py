@@ -12,7 +12,8 @@ from seqpoint.cli._options import AsJson, Quiet, print_json
 from seqpoint.measurements import read_measurements
 from seqpoint.projection import INTERCONNECTS, project, project_ranks
 from seqpoint.projection._match import match_measurements, seqpoint_rows
-from seqpoint.reports import print_projection, print_rank_projection
+from seqpoint.reports._ranks import print_rank_projection
+from seqpoint.reports._terminal import print_projection
 from seqpoint.schedule import read_schedule
 from seqpoint.selection import read_seqpoints
 
@@ -45,7 +46,7 @@ def project_command(
     slowest rank plus the gradient all-reduce (--interconnect with --gradient-bytes, or
     --allreduce-s), with the straggler and communication shares.
     """
-    from seqpoint.workflows import ProjectionSection
+    from seqpoint.workflows._sections import ProjectionSection
 
     # The flags are [projection]'s keys: the section checks them with the TOML's message.
     sec = ProjectionSection(method=method, interconnect=None if interconnect is None else _link(interconnect),

@@ -22,26 +22,18 @@ from seqpoint.cli._options import (
     warn_old_spellings,
 )
 from seqpoint.exceptions import ConfigError, SeqPointWarning
-from seqpoint.reports import (
-    print_histogram,
+from seqpoint.reports._summaries import (
     print_run,
-    print_seqpoints,
     print_speedup,
     print_trace_validation,
     print_validation,
 )
+from seqpoint.reports._terminal import print_histogram, print_seqpoints
 from seqpoint.selection import read_seqpoints
-from seqpoint.workflows import (
-    RunConfig,
-    apply_overrides,
-    load_config,
-    run,
-    run_demo,
-    speedup_between,
-    speedup_from_files,
-    validate,
-    validate_config_on_traces,
-)
+from seqpoint.workflows import RunConfig, apply_overrides, load_config, run, validate
+from seqpoint.workflows._demo import run_demo
+from seqpoint.workflows._speedup import speedup_between
+from seqpoint.workflows._trace import speedup_from_files, validate_config_on_traces
 from seqpoint.workloads import check_user_code
 
 __all__ = ["demo", "run_cmd", "speedup", "validate_cmd"]

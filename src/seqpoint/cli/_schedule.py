@@ -13,7 +13,7 @@ from seqpoint._params import check_params
 from seqpoint.cli._app import app, console, err_console
 from seqpoint.cli._options import AsJson, Quiet, lay_sets, print_json, warn_old_spellings
 from seqpoint.exceptions import ConfigError, SeqPointWarning
-from seqpoint.reports import print_schedule
+from seqpoint.reports._terminal import print_schedule
 from seqpoint.schedule import IterationSchedule, summarize, write_schedule
 
 __all__ = ["schedule"]

@@ -11,7 +11,7 @@ import typer
 from seqpoint.cli._app import app, console, err_console, fail
 from seqpoint.cli._options import AsJson, Quiet, print_json
 from seqpoint.exceptions import SeqPointWarning
-from seqpoint.reports import print_selection
+from seqpoint.reports._terminal import print_selection
 from seqpoint.schedule import read_schedule
 from seqpoint.selection import write_seqpoints
 

@@ -5,79 +5,22 @@ Every table, plot and page of seqpoint is written here. Reports read stage resul
 :mod:`._views`; they never import the workflows or the command line, which call them.
 """
 
-from seqpoint.reports._format import fmt_duration, fmt_pct, fmt_ratio
 from seqpoint.reports._html import Section, write_html_report
-from seqpoint.reports._pages import write_run_report, write_validation_report
-from seqpoint.reports._plots import (
-    plot_breakdown,
-    plot_cost_vs_length,
-    plot_error_vs_k,
-    plot_length_histogram,
-)
-from seqpoint.reports._ranks import (
-    ddp_validation_table,
-    print_rank_projection,
-    rank_projection_table,
-)
-from seqpoint.reports._summaries import (
-    print_run,
-    print_speedup,
-    print_trace_validation,
-    print_validation,
-)
+from seqpoint.reports._plots import plot_breakdown, plot_error_vs_k
+from seqpoint.reports._ranks import ddp_validation_table, rank_projection_table
 from seqpoint.reports._sweep import plot_sweep, print_sweep, write_sweep_csv, write_sweep_report
 from seqpoint.reports._tables import render
-from seqpoint.reports._terminal import (
-    print_histogram,
-    print_measurements,
-    print_projection,
-    print_schedule,
-    print_selection,
-    print_seqpoints,
-)
-from seqpoint.reports._views import (
-    Baseline,
-    ExactCheck,
-    RunRecord,
-    SteadyTruth,
-    TraceRecord,
-    ValidationRecord,
-)
 
 __all__ = [
-    "Baseline",
-    "ExactCheck",
-    "RunRecord",
     "Section",
-    "SteadyTruth",
-    "TraceRecord",
-    "ValidationRecord",
     "ddp_validation_table",
-    "fmt_duration",
-    "fmt_pct",
-    "fmt_ratio",
     "plot_breakdown",
-    "plot_cost_vs_length",
     "plot_error_vs_k",
-    "plot_length_histogram",
     "plot_sweep",
-    "print_histogram",
-    "print_measurements",
-    "print_projection",
-    "print_rank_projection",
-    "print_run",
-    "print_schedule",
-    "print_selection",
-    "print_seqpoints",
-    "print_speedup",
     "print_sweep",
-    "print_trace_validation",
-    "print_validation",
     "rank_projection_table",
     "render",
     "write_html_report",
-    "write_run_report",
     "write_sweep_csv",
     "write_sweep_report",
-    "write_validation_report",
 ]

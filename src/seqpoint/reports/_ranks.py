@@ -15,7 +15,7 @@ from rich.console import Console
 from seqpoint.projection import RankProjection
 from seqpoint.reports._format import fmt_duration, fmt_pct
 from seqpoint.reports._tables import Rows, render
-from seqpoint.validation import TruthComparison
+from seqpoint.validation._compare import TruthComparison
 
 __all__ = ["DDPValidationView", "ddp_validation_table", "print_rank_projection", "rank_projection_table"]
 

@@ -15,7 +15,8 @@ from seqpoint.measurements import Measurements, StepWindow
 from seqpoint.projection import Projection, RankProjection
 from seqpoint.schedule import IterationSchedule, ScheduleSummary
 from seqpoint.selection import SeqPoints
-from seqpoint.validation import ErrorCurve, FullRun, ProfilingSaving, TruthComparison
+from seqpoint.validation import FullRun, ProfilingSaving
+from seqpoint.validation._compare import ErrorCurve, TruthComparison
 
 __all__ = ["Baseline", "ExactCheck", "ProjectedRun", "RunRecord", "SteadyTruth", "TraceRecord", "ValidationRecord"]
 

@@ -27,7 +27,8 @@ from seqpoint.measurements import Measurements
 from seqpoint.projection import RankProjection, project_ranks
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import SeqPoints
-from seqpoint.validation import DDPRun, TruthComparison, run_ddp
+from seqpoint.validation._compare import TruthComparison
+from seqpoint.validation._ddp import DDPRun, run_ddp
 from seqpoint.workflows._config import RunConfig
 from seqpoint.workflows._stages import (
     choose_points,

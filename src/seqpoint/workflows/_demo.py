@@ -14,7 +14,8 @@ from typing import Any
 
 from rich.console import Console
 
-from seqpoint.reports import print_histogram, print_run, print_seqpoints, print_validation
+from seqpoint.reports._summaries import print_run, print_validation
+from seqpoint.reports._terminal import print_histogram, print_seqpoints
 from seqpoint.workflows._config import RunConfig
 from seqpoint.workflows._folder import RunFolder
 from seqpoint.workflows._run import run

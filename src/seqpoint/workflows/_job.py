@@ -21,7 +21,8 @@ from seqpoint.measurements._metrics import time_metric
 from seqpoint.projection import Projection
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import SeqPoints
-from seqpoint.validation import RunTrace, break_even, read_trace
+from seqpoint.validation import RunTrace, read_trace
+from seqpoint.validation._saving import break_even
 from seqpoint.workflows._trace import TraceValidation, validate_trace
 from seqpoint.workloads import Workload
 
@@ -83,7 +84,7 @@ class JobProjection:
 
     def summary(self) -> str:
         """What a user reads: the projection, its interval, the break-even and the check."""
-        from seqpoint.reports import fmt_duration, fmt_pct
+        from seqpoint.reports._format import fmt_duration, fmt_pct
 
         lo, hi = self.interval_s
         where = f"{self.processes} worker processes" if self.processes > 1 else "this process"

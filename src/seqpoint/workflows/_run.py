@@ -9,7 +9,7 @@ from rich.console import Console
 
 from seqpoint.measurements._metrics import time_metric
 from seqpoint.projection import Projection
-from seqpoint.reports import RunRecord
+from seqpoint.reports._views import RunRecord
 from seqpoint.schedule import summarize
 from seqpoint.workflows._campaign import Campaign, project_data_parallel, start_campaign
 from seqpoint.workflows._config import RunConfig
@@ -55,7 +55,7 @@ def run(
     mlflow), after its folder is complete so the artifacts are the whole folder.
     """
     from seqpoint.projection import project
-    from seqpoint.reports import write_run_report
+    from seqpoint.reports._pages import write_run_report
 
     folder = RunFolder.new(cfg.name, cfg.report.out, command="run")
     c = start_campaign(cfg, folder, progress=progress, console=console)

@@ -21,7 +21,7 @@ from seqpoint.exceptions import ConfigError, InputError
 from seqpoint.measurements import Measurements, read_measurements
 from seqpoint.measurements._metrics import time_metric
 from seqpoint.projection import Speedup
-from seqpoint.reports import TraceRecord
+from seqpoint.reports._views import TraceRecord
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import SeqPoints, read_seqpoints
 from seqpoint.validation import RunTrace, read_trace

@@ -26,10 +26,11 @@ from seqpoint._live import shows_live
 from seqpoint.measurements import STEADY_TIME
 from seqpoint.measurements._metrics import time_metric
 from seqpoint.projection import Projection
-from seqpoint.reports import Baseline, ExactCheck, SteadyTruth, ValidationRecord
+from seqpoint.reports._views import Baseline, ExactCheck, SteadyTruth, ValidationRecord
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import weighted_projection
-from seqpoint.validation import ErrorCurve, FullRun, error_vs_k, run_full_fresh
+from seqpoint.validation import FullRun, error_vs_k, run_full_fresh
+from seqpoint.validation._compare import ErrorCurve
 from seqpoint.workflows._campaign import Campaign, start_campaign
 from seqpoint.workflows._config import RunConfig
 from seqpoint.workflows._folder import RunFolder
@@ -105,7 +106,7 @@ def validate(
 ) -> ValidationResult:
     """Compare the SeqPoint projection and baselines with full runs of ``cfg``'s schedule."""
     from seqpoint.projection import project
-    from seqpoint.reports import write_validation_report
+    from seqpoint.reports._pages import write_validation_report
 
     folder = RunFolder.new(cfg.name + "-validate", cfg.report.out, command="validate")
     runs: list[FullRun] = []

@@ -19,7 +19,8 @@ from transformers import TrainerCallback, TrainerControl, TrainerState, Training
 from seqpoint.exceptions import InputError
 from seqpoint.integrations._recorder import row_lengths, trace_path
 from seqpoint.integrations._shapes import BatchShape, ShapeFn, ShapeReader
-from seqpoint.validation import RunTrace, write_trace
+from seqpoint.validation import RunTrace
+from seqpoint.validation._trace import write_trace
 
 if TYPE_CHECKING:
     import torch

@@ -22,7 +22,6 @@ from rich.console import Console
 
 from seqpoint.exceptions import InputError
 from seqpoint.executors import (
-    EXECUTORS,
     Executor,
     Job,
     LocalExecutor,
@@ -44,7 +43,7 @@ from seqpoint.workflows._folder import RunFolder
 from seqpoint.workflows._stages import choose_points, open_cache, run_schedule
 from seqpoint.workflows._sweep_config import SweepConfig, SweepEntry, load_sweep
 
-__all__ = ["EXECUTORS", "ConfigResult", "SweepResult", "make_executor", "run_sweep", "sweep"]
+__all__ = ["ConfigResult", "SweepResult", "run_sweep", "sweep"]
 
 @dataclass(frozen=True, kw_only=True)
 class ConfigResult:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Protocol
 
 import typer
 
@@ -89,7 +89,7 @@ def lay_sets(data: dict[str, dict[str, Any]], items: Iterable[str] | None, *, ba
             item = f"{bare}.{item.strip()}"
         ((dotted, value),) = parse_set([item]).items()
         *parents, leaf = dotted.split(".")
-        node: Any = data
+        node: object = data
         for part in parents:
             node = node.get(part) if isinstance(node, dict) else None
         if not isinstance(node, dict) or not leaf or (len(parents) == 1 and leaf not in node):
@@ -101,7 +101,11 @@ def lay_sets(data: dict[str, dict[str, Any]], items: Iterable[str] | None, *, ba
     return notes
 
 
-def print_json(result: Any) -> None:
+class _HasDict(Protocol):
+    def to_dict(self) -> dict[str, object]: ...
+
+
+def print_json(result: dict[str, object] | _HasDict) -> None:
     """A result (a dict, or an object's ``to_dict()``) as indented JSON on stdout: what
     ``--json`` prints."""
     data = result if isinstance(result, dict) else result.to_dict()

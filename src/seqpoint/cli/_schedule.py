@@ -34,7 +34,7 @@ def _check_output(output: Path) -> None:
 
 
 def _report(sched: IterationSchedule, output: Path, *, bins: int, title: str, as_json: bool,
-            **facts: Any) -> None:
+            **facts: object) -> None:
     """The schedule's summary: a table, or with ``--json`` one object (``output``, the
     command's ``facts`` and the summary's fields: ``n_iterations``, ``n_epochs``,
     ``n_unique_signatures``, ``padding_ratio``, ...)."""

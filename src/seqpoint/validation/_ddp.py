@@ -176,45 +176,14 @@ def run_ddp(
     timeout_s: float = 600.0,
     timer: str = "wall",
 ) -> DDPRun:
-    """Run a data-parallel schedule with ``torch.distributed`` and time every step on every rank.
+    """Run ``rank_signatures[r][i]`` (rank ``r``'s signature at iteration ``i``) with
+    ``torch.distributed``, ``runs`` times, and time every step on every rank.
 
-    Parameters
-    ----------
-    spec, overrides : str, dict
-        A reference workload, as for :func:`seqpoint.workloads.load_workload`; every
-        rank builds it with the same seed (the same weights). Each rank runs one thread.
-    rank_signatures : sequence of sequences of signatures
-        ``rank_signatures[r][i]``: the ``(batch_size, seq_len, tgt_len)`` rank ``r`` steps
-        at iteration ``i``; every rank has the same number of iterations. Its length is
-        the world size.
-    runs : int
-        Repetitions of the whole schedule in the same processes (two or more give the
-        noise floor).
-    warmup : int
-        Untimed steps of the workload's start-up shape before the first run.
-    allreduce_repeats : int
-        Timed all-reduces of a tensor the size of the gradients, after the runs, and
-        pairs of steps with and without gradient synchronisation (``sync_s``).
-    timeout_s : float
-        Give up (and stop the ranks) after this long, seconds.
-    timer : {"wall", "cpu"}
-        Time steps and the all-reduce by the wall clock, or by the training thread's CPU
-        time (robust to a loaded machine), as :data:`seqpoint.profiling.TIMERS` do.
-
-    Returns
-    -------
-    DDPRun
-
-    Raises
-    ------
-    ConfigError
-        An empty schedule, or ranks with different numbers of iterations.
-    FullRunError
-        A rank failed (its error, one line) or died, or the run timed out.
-
-    Notes
-    -----
-    With ``micro_batches`` > 1 every micro-batch all-reduces (no ``no_sync``).
+    Every rank builds ``spec`` with the same seed and runs one thread; after the runs,
+    ``allreduce_repeats`` all-reduces of the gradients' size and pairs of steps with and
+    without ``no_sync()`` give ``allreduce_s`` and ``sync_s``. With ``micro_batches`` > 1
+    every micro-batch all-reduces. Raises ConfigError for an empty schedule or ranks of
+    unequal length, FullRunError (one line) when a rank fails, dies or ``timeout_s`` passes.
     """
     from seqpoint.profiling._fresh import in_fresh_process, stop_workers
 

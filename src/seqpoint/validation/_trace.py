@@ -289,12 +289,13 @@ def read_trace(path: str | Path) -> RunTrace:
     if not path.is_file():
         raise InputError(f"Run trace {path} does not exist; {_FIX}.")
     if path.suffix.lower() == ".parquet":
+        import pyarrow as pa
         import pyarrow.parquet as pq
 
         try:
             table = pq.read_table(path)
-        except Exception as exc:  # pyarrow raises several unrelated types
-            raise InputError(f"Cannot read Parquet run trace {path}: {exc}") from None
+        except (pa.ArrowException, OSError, ValueError) as exc:  # a corrupt footer is an OSError
+            raise InputError(f"Cannot read Parquet run trace {path}: {' '.join(str(exc).split())}") from None
         _check_header(path, table.column_names, "the table")
         raw_meta = (table.schema.metadata or {}).get(b"seqpoint", b"{}")
         cols = {c: table.column(c).to_numpy() for c in TRACE_COLUMNS}

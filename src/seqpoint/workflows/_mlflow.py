@@ -85,22 +85,9 @@ def mlflow_metrics(result: RunResult) -> dict[str, float]:
 def log_to_mlflow(
     result: RunResult, *, tracking_uri: str | None = None, experiment: str | None = None
 ) -> str:
-    """Log ``result`` as one MLflow run; returns its run id.
-
-    Parameters
-    ----------
-    result : RunResult
-        What :func:`seqpoint.workflows.run` returned (its folder is logged as artifacts).
-    tracking_uri : str, optional
-        Where to log (``file:///...``, ``http://...``); MLflow's default when None.
-    experiment : str, optional
-        Experiment name; MLflow's active or default experiment when None.
-
-    Raises
-    ------
-    ConfigError
-        When mlflow is not installed.
-    """
+    """Log ``result`` as one MLflow run (its folder as artifacts) at ``tracking_uri`` in
+    ``experiment`` (MLflow's defaults when None); returns its run id. ConfigError when
+    mlflow is not installed."""
     try:
         import mlflow
     except ImportError:

@@ -63,7 +63,7 @@ def in_section(section: str) -> Iterator[None]:
         raise ConfigError(text if f"[{section}]" in text else f"[{section}]: {text}") from None
 
 
-def _check(section: str, obj: Any, constraints: dict[str, list[Constraint]]) -> None:
+def _check(section: str, obj: object, constraints: dict[str, list[Constraint]]) -> None:
     check_params(f"[{section}]", constraints, {k: getattr(obj, k) for k in constraints})
 
 

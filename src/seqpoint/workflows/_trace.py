@@ -98,39 +98,13 @@ def validate_trace(
 ) -> TraceValidation:
     """Compare the projection from SeqPoints, and first-N, with recorded real runs.
 
-    Parameters
-    ----------
-    schedule_or_trace : IterationSchedule, RunTrace or path
-        The run's schedule (one row per micro-batch); a trace (or trace file) stands for
-        its own schedule (:meth:`RunTrace.to_schedule`).
-    seqpoints : SeqPoints
-        Points chosen on that schedule.
-    measurements : Measurements
-        Their measurements (``time_s``, and ``time_s_first`` for the cold term). With a
-        ``window`` (the run's first micro-batches timed in sequence,
-        :func:`~seqpoint.profiling.profile_window`), the cold term is calibrated from it
-        and the interval counts its in-run gap, as in ``seqpoint run``.
-    traces : RunTrace, path, or a sequence of them
-        Recorded runs of the same schedule; two or more give the noise floor.
-    first_n : int, default 10
-        Steps of the first trace the first-N estimate averages (today's practice:
-        profile the first N steps and multiply by the number of steps).
-    rank : int, optional
-        Rank to compare in data-parallel traces.
-    method, confidence
-        The projection's (``[projection]``): ``weighted`` or ``interpolated``, and the
-        interval's confidence level.
-
-    Returns
-    -------
-    TraceValidation
-        Errors are signed fractions against the mean recorded total.
-
-    Raises
-    ------
-    InputError
-        A trace that is not a run of the schedule (the first differing micro-batch is
-        named), or ``first_n < 1``.
+    ``schedule_or_trace`` is the run (one row per micro-batch; a trace stands for its own
+    schedule); ``traces`` (two or more give the noise floor) are recorded runs of it. With
+    a ``window`` in ``measurements`` the cold term is calibrated from it, as in ``seqpoint
+    run``. ``first_n`` steps of the first trace make the first-N estimate; ``rank`` picks a
+    rank of data-parallel traces. Errors are signed fractions against the mean recorded
+    total. Raises InputError for a trace that is not a run of the schedule (naming the
+    first differing micro-batch) or ``first_n < 1``.
     """
     from seqpoint.projection import project
 
@@ -168,26 +142,10 @@ def speedup_from_files(
     *,
     metric: str = "auto",
 ) -> Speedup:
-    """Projected speedup ``T_a / T_b`` from two measurement sets of the same SeqPoints.
-
-    Parameters
-    ----------
-    schedule : IterationSchedule or path
-        The run (a schedule file, or a run trace read as its schedule when the path is
-        not a schedule file).
-    seqpoints : SeqPoints or path
-        SEQPOINTS.json both sets measured.
-    meas_a, meas_b : Measurements or path
-        MEASUREMENTS.json of configuration A (the baseline) and B.
-    metric : str, default ``auto``
-        As for :func:`~seqpoint.projection.project_speedup`: the whole run's time when both
-        sets have their points' first steps, else the steady state.
-
-    Raises
-    ------
-    InputError
-        A set that lacks a SeqPoint's iteration (measured on other points).
-    """
+    """Projected speedup ``T_a / T_b`` from two measurement sets of the same SeqPoints
+    (objects or files; ``schedule`` may be a run trace), ``metric`` as for
+    :func:`~seqpoint.projection.project_speedup`. Raises InputError when a set lacks a
+    SeqPoint's iteration."""
     from seqpoint.projection import project_speedup
     from seqpoint.projection._match import seqpoint_rows
 

@@ -255,7 +255,7 @@ def test_speedup_validate_times_both_full_runs_in_alternating_rounds(tmp_path, m
 
 def test_speedup_rejects_different_runs(tmp_path, _cfg):
     from seqpoint.exceptions import ConfigError
-    from seqpoint.workflows._sections import ProjectionSection
+    from seqpoint.workflows._outcome_sections import ProjectionSection
 
     ddp = BatchingSection(policy="sortagrad", epochs=2, params={"batch_size": 16}, world_size=2)
     proj = ProjectionSection(allreduce_s=0.001)

@@ -27,7 +27,7 @@ from seqpoint.workflows import (
     WorkloadSection,
     run,
 )
-from seqpoint.workflows._sections import ProjectionSection
+from seqpoint.workflows._outcome_sections import ProjectionSection
 
 Cli = Callable[[list[str]], tuple[int, str, str]]
 

@@ -18,14 +18,13 @@ from seqpoint.workflows._ddp import validate_ddp
 from seqpoint.workflows._demo import demo_configs
 from seqpoint.workflows._folder import RunFolder
 from seqpoint.workflows._job import project_job
+from seqpoint.workflows._outcome_sections import ReportSection, ValidationSection
 from seqpoint.workflows._run import RunResult, run
 from seqpoint.workflows._sections import (
     BatchingSection,
     LengthsSection,
     ProfileSection,
-    ReportSection,
     SelectionSection,
-    ValidationSection,
     WorkloadSection,
 )
 from seqpoint.workflows._stages import (

@@ -28,12 +28,8 @@ from seqpoint.validation import RunTrace, read_trace
 from seqpoint.workflows._campaign import select_points, with_window
 from seqpoint.workflows._config import RunConfig
 from seqpoint.workflows._folder import RunFolder
-from seqpoint.workflows._sections import (
-    BatchingSection,
-    LengthsSection,
-    ProjectionSection,
-    ValidationSection,
-)
+from seqpoint.workflows._outcome_sections import ProjectionSection, ValidationSection
+from seqpoint.workflows._sections import BatchingSection, LengthsSection
 from seqpoint.workflows._stages import make_workload, measure, open_cache, read_run_schedule
 
 __all__ = ["TraceValidation", "speedup_from_files", "validate_config_on_traces", "validate_trace"]

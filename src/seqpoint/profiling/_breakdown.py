@@ -117,38 +117,14 @@ def profile_breakdown(
     chrome_trace: Path | None = None,
     trace_metadata: Mapping[str, object] | None = None,
 ) -> tuple[dict[str, float], float, int]:
-    """Category seconds per step, op seconds total per step, and peak bytes above baseline.
+    """``(seconds per category, total seconds, peak bytes)`` per step of ``steps`` steps of
+    ``batch`` under torch.profiler (categories without time left out).
 
-    Each operator's *self* time (CPU time on a CPU, kernel time on a GPU) goes to its
-    category; operators inside an optimizer step go to ``optimizer`` and those inside a
-    recurrent layer's forward (``aten::lstm``/``aten::gru``) to ``rnn``. Fused RNN
-    kernels (oneDNN on CPU, cuDNN on GPU) are ``rnn`` in both passes; the backward of
-    the per-step CPU GRU loop is autograd of small GEMMs and element-wise operators and
-    is attributed to those categories. Peak memory on a CPU is the high-water mark of
-    the profiler's allocation events during the step.
-
-    Parameters
-    ----------
-    workload : Workload
-    batch : object
-        A batch of ``workload.make_batch``, stepped ``steps`` times.
-    device : torch.device
-        Where the steps run (kernel time is read on ``cuda``).
-    steps : int
-        Steps run under the profiler; the results are per step.
-    with_memory : bool
-        Record allocation events for the peak.
-    chrome_trace : Path, optional
-        Also export the profiled steps as a Kineto chrome trace there (input shapes
-        recorded), readable by TensorBoard's profiler plugin and HTA.
-    trace_metadata : mapping, optional
-        Top-level keys of that trace, values as JSON (e.g. the point's weight).
-
-    Returns
-    -------
-    tuple
-        ``(seconds per category, total seconds, peak bytes)``, per step; categories
-        with no time are left out.
+    Each operator's self time (CPU time, or kernel time on ``cuda``) goes to its category;
+    operators inside an optimizer step go to ``optimizer`` and those inside a recurrent
+    layer's forward to ``rnn``. Host peak memory (``with_memory``) is the high-water mark
+    of the profiler's allocation events. ``chrome_trace`` also exports the steps as a
+    Kineto trace (input shapes recorded) with ``trace_metadata`` as its top-level keys.
     """
     from torch.autograd import DeviceType
     from torch.profiler import ProfilerActivity, profile

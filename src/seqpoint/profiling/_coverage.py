@@ -66,26 +66,10 @@ def uncounted_operators(
     min_share: float = MIN_SHARE, include_rnn: bool = False,
     registry: Mapping[Any, Any] | None = None,
 ) -> list[UncountedOperator]:
-    """Apply the module's rule to per-operator self times.
-
-    Parameters
-    ----------
-    op_seconds : mapping of str to float
-        ``aten::name`` to self seconds per step.
-    covered : mapping of str to bool, optional
-        ``aten::name`` to whether an operator that called it has a FLOP formula.
-    min_share : float
-        Smallest share of the total reported.
-    include_rnn : bool
-        Treat the ``rnn`` category as compute.
-    registry : mapping, optional
-        FLOP formulas (default :func:`~seqpoint.profiling.flop_registry`).
-
-    Returns
-    -------
-    list of UncountedOperator
-        Largest share first.
-    """
+    """The module's rule applied to ``op_seconds`` (``aten::name`` to self seconds per step),
+    largest share first. ``covered`` says which operators a caller with a FLOP formula
+    covers; ``include_rnn`` counts the ``rnn`` category as compute; ``registry`` defaults
+    to :func:`~seqpoint.profiling._attention_flops.flop_registry`."""
     reg = flop_registry() if registry is None else registry
     names = {p.__name__ for p in reg}
     total = sum(op_seconds.values())

@@ -36,19 +36,8 @@ def failed_measurement(signature: Sequence[int], why: BaseException | str, *,
 
 
 def is_oom(exc: BaseException) -> bool:
-    """True for out-of-memory errors (CUDA or host).
-
-    Parameters
-    ----------
-    exc : BaseException
-        What a training step raised.
-
-    Returns
-    -------
-    bool
-        True for ``MemoryError``, ``torch.OutOfMemoryError`` and a ``RuntimeError`` whose
-        message says an allocation failed (oneDNN and the CPU allocator word it so).
-    """
+    """True for out-of-memory errors: ``MemoryError``, ``torch.OutOfMemoryError`` and a
+    ``RuntimeError`` saying an allocation failed (oneDNN and the CPU allocator word it so)."""
     if isinstance(exc, MemoryError):
         return True
     try:

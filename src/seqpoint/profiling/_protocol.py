@@ -210,42 +210,18 @@ def profile_protocol(
     between: Callable[[int], None] | None = None,
     label: str | None = None,
 ) -> tuple[dict[WorkerPoint, Measurement], dict[str, Any]]:
-    """Time ``points`` under the multi-process protocol (``config.processes`` workers).
+    """Time ``points`` (distinct, in campaign order; the first is the drift check point; a
+    BatchShape reaches the workers' ``make_batch`` with its real lengths) in
+    ``config.processes`` workers, each starting up on ``decoy``. ``run`` runs one
+    :class:`WorkerTask` (default: :func:`run_worker` in a fresh process); ``between(p)``
+    runs after worker ``p`` of all but the last (``validate``'s full runs); ``label`` names
+    the campaign in a drift warning.
 
-    Parameters
-    ----------
-    workload : Workload
-        Rebuilt in each worker from its recipe, or sent pickled (:mod:`._shipping`).
-    points : sequence of tuple of int or BatchShape
-        Distinct points, in campaign order; the first is the drift check point. A
-        BatchShape reaches the workers' ``make_batch`` with its real lengths.
-    config : ProfileConfig
-        ``processes``, ``interleave``, ``drift_steps``, ``warmup``, ``repeats`` (the total
-        over processes), ``timer``, ``max_seconds_per_point`` (split over processes).
-    decoy : tuple of int or None
-        Start-up shape of every worker.
-    run : callable, optional
-        Runs one :class:`WorkerTask` and returns its result (default: :func:`run_worker`
-        in a fresh process).
-    between : callable, optional
-        ``between(p)`` after worker ``p`` (0-based) of every worker but the last: work that
-        must share the points' stretch of time (``validate``'s full runs).
-    label : str, optional
-        Names the campaign in a drift warning.
-
-    Returns
-    -------
-    measurements : dict
-        Each of ``points`` → its Measurement with the ``time`` metrics only (iteration -1).
-    protocol : dict
-        ``processes``, ``interleave``, ``repeats_per_process``, ``check`` (the drift check
-        signature) and ``drift`` (per process: ``start_s``, ``end_s``, ``drift``,
-        ``noise``, ``above_noise``).
-
-    Raises
-    ------
-    ConfigError
-        The workload has no recipe and does not pickle.
+    Returns each point's Measurement with the ``time`` metrics only (iteration -1), and the
+    protocol's report: ``processes``, ``interleave``, ``repeats_per_process``, ``check``
+    (the drift check signature) and ``drift`` (per process: ``start_s``, ``end_s``,
+    ``drift``, ``noise``, ``above_noise``). Raises ConfigError when the workload has no
+    recipe and does not pickle.
     """
     shipped = ship_workload(workload)
     shares = split_repeats(config.repeats, config.processes)

@@ -92,21 +92,8 @@ def ship_workload(
     workload: Workload, *, what: str = "[profile] processes > 1", fix: str = "set [profile] processes = 1"
 ) -> ShippedWorkload:
     """What a worker process needs to get ``workload``: its recipe, or the object pickled.
-
-    Parameters
-    ----------
-    workload : Workload
-    what : str
-        What sends it to a worker process, as the error names it.
-    fix : str
-        The alternative to naming a file, as the error gives it.
-
-    Raises
-    ------
-    ConfigError
-        The workload has no recipe and does not pickle (one line: its type, why, and
-        what to give instead).
-    """
+    Raises a one-line ConfigError (its type, why, and ``fix``) when it has no recipe and
+    does not pickle; ``what`` names what sends it to a worker."""
     name = name_of(workload)
     recipe = workload_recipe(workload)
     if recipe is not None:

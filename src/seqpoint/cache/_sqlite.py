@@ -18,6 +18,7 @@ from pathlib import Path
 
 from seqpoint._config import config_hash
 from seqpoint._jsonio import parse_json
+from seqpoint._signature import Signature
 from seqpoint.exceptions import InputError
 from seqpoint.measurements import Measurement, parse_measurement
 
@@ -53,7 +54,7 @@ class CacheEntry:
     """Full sha256 key."""
     workload: str
     """Workload name (``deepspeech2:tiny``)."""
-    signature: tuple[int, ...]
+    signature: Signature
     """``(batch_size, seq_len, tgt_len[, sum_sq_len])``."""
     status: str
     """Measurement status."""
@@ -125,7 +126,7 @@ class MeasurementCache:
         """A row's measurement, checked by the MEASUREMENTS.json schema of one point."""
         return parse_measurement(payload, source=f"{self.path}: row {key[:16]}", fix=_CORRUPT)
 
-    def _signature(self, key: str, payload: str) -> tuple[int, ...]:
+    def _signature(self, key: str, payload: str) -> Signature:
         source = f"{self.path}: row {key[:16]}"
         sig = parse_json(payload, source=source, fix=_CORRUPT) if isinstance(payload, str) else None
         if not isinstance(sig, list) or not all(isinstance(v, int) and not isinstance(v, bool) for v in sig):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from seqpoint._signature import Signature, SignatureFields
 from seqpoint.exceptions import InputError
 
 __all__ = ["Measurement", "Measurements", "Status", "StepWindow"]
@@ -13,19 +14,11 @@ Status = Literal["ok", "oom", "error"]
 
 
 @dataclass(frozen=True, kw_only=True)
-class Measurement:
+class Measurement(SignatureFields):
     """Metrics of one training iteration of one signature."""
 
-    iteration: int
+    iteration: int = -1
     """Iteration of the schedule this signature was taken from (-1 if none)."""
-    batch_size: int
-    """Sequences in the batch."""
-    seq_len: int
-    """Padded source length."""
-    tgt_len: int = 0
-    """Padded target length."""
-    sum_sq_len: int | None = None
-    """Sum of squared document lengths (packed rows only)."""
     status: Status = "ok"
     """``ok``, ``oom`` (ran out of memory) or ``error`` (raised)."""
     message: str = ""
@@ -40,11 +33,6 @@ class Measurement:
     @property
     def ok(self) -> bool:
         return self.status == "ok"
-
-    @property
-    def signature(self) -> tuple[int, ...]:
-        base = (self.batch_size, self.seq_len, self.tgt_len)
-        return base if self.sum_sq_len is None else (*base, self.sum_sq_len)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -75,7 +63,7 @@ class StepWindow:
 
     start: int
     """Schedule iteration of the window's first step."""
-    signatures: tuple[tuple[int, ...], ...]
+    signatures: tuple[Signature, ...]
     """Signature of every step, in run order."""
     times_s: tuple[float, ...]
     """Seconds of every step, in run order."""

@@ -7,6 +7,7 @@ import gc
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
+from seqpoint._signature import signature_fields
 from seqpoint.measurements import Measurement, Status
 from seqpoint.workloads import Workload
 
@@ -20,9 +21,7 @@ def name_of(workload: Workload) -> str:
 
 def measurement_of(signature: Sequence[int], **fields: Any) -> Measurement:
     """A measurement of ``signature`` (iteration -1 unless given) with ``fields``."""
-    sig = tuple(int(v) for v in signature)
-    return Measurement(**{"iteration": -1, **fields}, batch_size=sig[0], seq_len=sig[1],
-                       tgt_len=sig[2] if len(sig) > 2 else 0, sum_sq_len=sig[3] if len(sig) > 3 else None)
+    return Measurement(**signature_fields(signature), **fields)
 
 
 def failed_measurement(signature: Sequence[int], why: BaseException | str, *,

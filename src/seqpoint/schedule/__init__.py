@@ -1,5 +1,6 @@
 """Stage 3: the IterationSchedule, one row per training iteration."""
 
+from seqpoint._signature import Signature
 from seqpoint.schedule._io import read_schedule, write_schedule
 from seqpoint.schedule._rows import RowLengths, rows_path
 from seqpoint.schedule._schedule import COLUMNS, IterationSchedule, from_batches, round_up
@@ -15,6 +16,7 @@ __all__ = [
     "IterationSchedule",
     "RowLengths",
     "ScheduleSummary",
+    "Signature",
     "SignatureTable",
     "from_batches",
     "read_schedule",

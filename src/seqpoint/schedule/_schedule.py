@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from seqpoint._signature import SIGNATURE_FIELDS
 from seqpoint.exceptions import ConfigError, InputError
 from seqpoint.schedule._collapse import unique_rows
 from seqpoint.schedule._rows import RowLengths
@@ -29,7 +30,7 @@ COLUMNS: tuple[str, ...] = (
 RANK_COLUMN = "rank"
 
 #: The tuple that fixes an iteration's cost for padded batches.
-SIGNATURE_COLUMNS: tuple[str, ...] = ("batch_size", "seq_len", "tgt_len")
+SIGNATURE_COLUMNS: tuple[str, ...] = SIGNATURE_FIELDS[:3]
 
 IntArray = NDArray[np.int64]
 
@@ -220,7 +221,7 @@ class IterationSchedule:
 
     def signature_columns(self) -> tuple[str, ...]:
         """Columns whose tuple fixes an iteration's cost (adds ``sum_sq_len`` when packed)."""
-        return (*SIGNATURE_COLUMNS, "sum_sq_len") if self.is_packed else SIGNATURE_COLUMNS
+        return SIGNATURE_FIELDS if self.is_packed else SIGNATURE_COLUMNS
 
     def signature_matrix(self) -> IntArray:
         """Signatures as an int64 array of shape ``(n_iterations, n_signature_columns)``."""

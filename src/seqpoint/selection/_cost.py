@@ -16,6 +16,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from seqpoint._registry import Registry
+from seqpoint._signature import Signature
 from seqpoint.exceptions import ConfigError, InputError
 from seqpoint.schedule import IterationSchedule, signature_table
 
@@ -117,7 +118,7 @@ class PilotTable:
     the ratio of the nearest end is used, so the cost scales with the proxy.
     """
 
-    costs: Mapping[tuple[int, ...], float]
+    costs: Mapping[Signature, float]
     """Signature ``(batch_size, seq_len, tgt_len[, sum_sq_len])`` to measured cost (> 0)."""
     base: CostProxy = field(default_factory=AttentionCost)
     """Proxy along which costs are interpolated."""
@@ -163,7 +164,7 @@ class SignatureCosts:
     """A cost for every signature of the run, computed elsewhere (the model proxy: the
     roofline time of the profiled model's exact FLOPs and bytes), for every signature."""
 
-    costs: Mapping[tuple[int, ...], float]
+    costs: Mapping[Signature, float]
     """Signature ``(batch_size, seq_len, tgt_len[, sum_sq_len])`` to its cost (>= 0)."""
     name: str = "model"
     """What the costs are (for SEQPOINTS.json meta)."""

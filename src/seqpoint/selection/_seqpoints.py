@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from seqpoint._jsonio import read_json, validate, write_json
+from seqpoint._signature import SignatureFields
 from seqpoint.exceptions import InputError
 from seqpoint.schedule import IterationSchedule
 
@@ -25,19 +26,9 @@ __all__ = [
 
 
 @dataclass(frozen=True, kw_only=True)
-class SeqPoint:
+class SeqPoint(SignatureFields):
     """One representative iteration and how many iterations it stands for."""
 
-    iteration: int
-    """Global iteration index of the representative in the schedule."""
-    batch_size: int
-    """Sequences in the batch."""
-    seq_len: int
-    """Padded source length."""
-    tgt_len: int = 0
-    """Padded target length (0 for single-sequence models)."""
-    sum_sq_len: int | None = None
-    """Sum of squared document lengths (packed rows only; else None)."""
     weight: float
     """Iterations this point represents; the weights of a set sum to ``n_iterations``."""
     lengths: tuple[int, ...] | None = None
@@ -54,12 +45,6 @@ class SeqPoint:
             value = getattr(self, name)
             if value is not None:
                 object.__setattr__(self, name, tuple(int(v) for v in value))
-
-    @property
-    def signature(self) -> tuple[int, ...]:
-        """Cost signature ``(batch_size, seq_len, tgt_len[, sum_sq_len])``."""
-        base = (self.batch_size, self.seq_len, self.tgt_len)
-        return base if self.sum_sq_len is None else (*base, self.sum_sq_len)
 
     @classmethod
     def from_row(

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from seqpoint._config import to_dict
 from seqpoint._params import Boolean, Constraint, Interval, Options, Predicate, Validated
+from seqpoint._signature import Signature
 from seqpoint.exceptions import ConfigError, InputError, SeqPointWarning
 
 if TYPE_CHECKING:
@@ -22,8 +23,6 @@ if TYPE_CHECKING:
 __all__ = ["DEVICES", "DTYPES", "OPTIMIZERS", "Signature", "TorchWorkload", "Workload", "WorkloadConfig",
            "check_signature"]
 
-#: ``(batch_size, seq_len, tgt_len[, sum_sq_len])``: the shape that fixes an iteration's cost.
-Signature = tuple[int, ...]
 #: A checked signature: ``(batch_size, seq_len, tgt_len, sum_sq_len or None)``.
 Dims = tuple[int, int, int, int | None]
 

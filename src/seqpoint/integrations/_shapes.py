@@ -6,7 +6,7 @@ Duck-typed (a tensor has ``shape`` and ``tolist``): no torch import."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol, TypeGuard
 
 from seqpoint.exceptions import InputError
 
@@ -68,22 +68,37 @@ class ShapeReading(NamedTuple):
     """What the reader assumed because the batch does not say it (None: nothing)."""
 
 
-def _is_tensor(x: Any) -> bool:
+class _Tensor(Protocol):
+    """What the reader uses of a tensor (torch's, numpy's): duck-typed, so no torch import."""
+
+    @property
+    def shape(self) -> Sequence[int]: ...
+
+    def tolist(self) -> list[Any]: ...
+
+    def sum(self, dim: int) -> _Tensor: ...
+
+    def __getitem__(self, index: int) -> _Tensor: ...
+
+    def __ne__(self, other: object) -> _Tensor: ...  # type: ignore[override]
+
+
+def _is_tensor(x: object) -> TypeGuard[_Tensor]:
     return hasattr(x, "shape") and hasattr(x, "tolist") and len(getattr(x, "shape", ())) >= 1
 
 
-def _dims(t: Any) -> tuple[int, ...]:
+def _dims(t: _Tensor) -> tuple[int, ...]:
     return tuple(int(d) for d in t.shape)
 
 
-def _rows(t: Any) -> tuple[int, int]:
+def _rows(t: _Tensor) -> tuple[int, int]:
     shape = _dims(t)
     if len(shape) == 1:  # one unbatched sequence
         return 1, shape[0]
     return shape[0], shape[1]
 
 
-def _flattened_documents(position_ids: Any) -> list[int] | None:
+def _flattened_documents(position_ids: object) -> list[int] | None:
     """Document lengths of a padding-free packed row: ``position_ids`` of shape ``(1, n)``
     restarting at 0 for every document; None for anything else."""
     if not _is_tensor(position_ids) or len(position_ids.shape) != 2 or int(position_ids.shape[0]) != 1:
@@ -124,44 +139,45 @@ def _fits(shape: BatchShape, lengths: list[int], tgt_lengths: list[int] | None) 
     return rows.mismatch(batch_size, seq_len, tgt_len) is None
 
 
-def _from_mapping(batch: Mapping[str, Any], encoder_decoder: bool) -> ShapeReading:
-    key = next((k for k in INPUT_KEYS if _is_tensor(batch.get(k))), None)
+def _from_mapping(batch: Mapping[str, object], encoder_decoder: bool) -> ShapeReading:
+    tensors = {k: v for k, v in batch.items() if _is_tensor(v)}
+    key = next((k for k in INPUT_KEYS if k in tensors), None)
     picked = key is None
     if key is None:
-        key = next((k for k, v in batch.items() if _is_tensor(v) and len(v.shape) >= 2), None)
+        key = next((k for k, v in tensors.items() if len(v.shape) >= 2), None)
     if key is None:
         raise InputError(
             f"Cannot read a batch shape from a dict with keys {sorted(batch)}: none is a tensor "
             f"named {', '.join(INPUT_KEYS)}; pass shape_fn=... returning "
             "seqpoint.integrations.Shape(batch_size, seq_len, lengths=...)."
         )
-    bs, sl = _rows(batch[key])
-    mask: Any = batch.get("attention_mask")
-    has_mask = _is_tensor(mask) and len(mask.shape) == 2
+    bs, sl = _rows(tensors[key])
+    mask = tensors.get("attention_mask")
+    mask = mask if mask is not None and len(mask.shape) == 2 else None
     docs = _flattened_documents(batch.get("position_ids"))
     assumed = None
-    if docs is not None and (len(docs) > 1 or not has_mask):
+    if docs is not None and (len(docs) > 1 or mask is None):
         lengths, known = docs, True
-    elif has_mask:
+    elif mask is not None:
         lengths, known = [int(v) for v in mask.sum(-1).tolist()], True
     else:
         lengths, known = [sl] * bs, False
-        others = sorted(k for k, v in batch.items() if k != key and _is_tensor(v))
-        assumed = (f"took the shape from {key!r} {_dims(batch[key])} and counted every row as {sl} real "
+        others = sorted(k for k in tensors if k != key)
+        assumed = (f"took the shape from {key!r} {_dims(tensors[key])} and counted every row as {sl} real "
                    "positions: the batch has no attention_mask or position_ids"
                    + (f" (its other tensors {', '.join(map(repr, others))} were not read)" if others else ""))
     if picked and assumed is None:
-        assumed = f"took the model input to be {key!r} {_dims(batch[key])}, the first tensor with two dimensions"
+        assumed = f"took the model input to be {key!r} {_dims(tensors[key])}, the first tensor with two dimensions"
     tgt_len = target_tokens = 0
     tgt_lengths: list[int] | None = None
-    target: Any = batch.get("decoder_input_ids")
-    if target is None and encoder_decoder:
-        target = batch.get("labels")
-    if _is_tensor(target) and len(target.shape) >= 2:
+    target = tensors.get("decoder_input_ids")
+    if batch.get("decoder_input_ids") is None and encoder_decoder:
+        target = tensors.get("labels")
+    if target is not None and len(target.shape) >= 2:
         tgt_len = int(target.shape[1])
         # Padded label positions hold -100 (the loss' ignore index) in HF collators.
-        labels: Any = batch.get("labels")
-        if _is_tensor(labels) and tuple(labels.shape) == tuple(target.shape):
+        labels = tensors.get("labels")
+        if labels is not None and tuple(labels.shape) == tuple(target.shape):
             tgt_lengths = [int(v) for v in (labels != -100).sum(-1).tolist()]
             target_tokens = sum(tgt_lengths)
         else:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -31,9 +31,9 @@ _WAY_OUT = (
 )
 
 
-def _source_cuts(sampler: Any) -> Iterator[Any]:
+def _source_cuts(sampler: object) -> Iterator[Cut]:
     """Every cut the sampler draws from, read as metadata (lazy CutSets stream)."""
-    sources: Iterable[Any]
+    sources: Iterable[Iterable[Cut]]
     if hasattr(sampler, "cuts"):  # DynamicBucketingSampler, BucketingSampler keep a tuple
         sources = sampler.cuts
     elif hasattr(sampler, "data_source"):  # SimpleCutSampler, CutPairsSampler

@@ -5,7 +5,7 @@ signed relative error and the geometric mean of absolute errors that report it."
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, overload
+from typing import overload
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -73,7 +73,7 @@ def relative_error(pred: float, true: float) -> float: ...
 def relative_error(pred: ArrayLike, true: ArrayLike) -> NDArray[np.float64]: ...
 
 
-def relative_error(pred: Any, true: Any) -> Any:
+def relative_error(pred: ArrayLike, true: ArrayLike) -> float | NDArray[np.float64]:
     """Signed relative error ``(pred − true) / true`` (0.01 is 1% too high).
 
     Parameters

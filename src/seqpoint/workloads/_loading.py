@@ -15,13 +15,16 @@ import typing
 import weakref
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from seqpoint._config import parse_value
 from seqpoint._params import Constraint, Interval, Predicate, check_params
 from seqpoint._registry import Registry
 from seqpoint.exceptions import ConfigError
 from seqpoint.workloads._base import Workload, WorkloadConfig
+
+if TYPE_CHECKING:
+    from seqpoint.workloads._user import UserWorkload
 
 __all__ = ["MAX_THREADS", "WORKLOADS", "WorkloadRecipe", "WorkloadSpec", "check_user_code", "config_class",
            "is_user_code", "load_workload", "parse_overrides", "workload_recipe"]
@@ -71,7 +74,7 @@ def config_class(name: str) -> type[WorkloadConfig]:
     return WORKLOADS.get(name).config_cls
 
 
-def _coerce(cls: type, key: str, raw: Any, annotation: Any) -> Any:
+def _coerce(cls: type, key: str, raw: object, annotation: object) -> object:
     """Convert ``raw`` (a CLI string or a TOML value) to the field's declared type."""
     origin = typing.get_origin(annotation)
     where = f"The {key!r} parameter of {cls.__name__}"
@@ -250,7 +253,7 @@ def workload_recipe(workload: Workload) -> WorkloadRecipe | None:
         return recorded
     name = str(getattr(workload, "name", ""))
     family = name.partition(":")[0]
-    config: Any = getattr(workload, "config", None)
+    config: object = getattr(workload, "config", None)
     if family in WORKLOADS and type(workload) is WORKLOADS.get(family).factory and hasattr(config, "to_dict"):
         return WorkloadRecipe(spec=name, overrides=dict(config.to_dict()))
     return None
@@ -328,17 +331,17 @@ def _load_user(module: str, function: str, overrides: dict[str, Any]) -> Workloa
     return wl
 
 
-def _is_user_class(obj: object) -> bool:
+def _is_user_class(obj: object) -> TypeGuard[type[UserWorkload]]:
     from seqpoint.workloads._user import UserWorkload
 
     return isinstance(obj, type) and issubclass(obj, UserWorkload)
 
 
-def _build_user_class(cls: Any, overrides: dict[str, Any]) -> Workload:
+def _build_user_class(cls: type[UserWorkload], overrides: dict[str, Any]) -> Workload:
     """``cls(config)`` with the ``--set`` values typed by ``cls.Config``'s fields."""
     config_cls = cls.Config
     if not (isinstance(config_cls, type) and issubclass(config_cls, WorkloadConfig)):
         raise ConfigError(f"Workload {cls.__name__}: its Config must be a dataclass extending "
                           f"seqpoint.workloads.WorkloadConfig. Got {config_cls!r}.")
     config = config_cls(**parse_overrides(config_cls, overrides))
-    return cast(Workload, cls(config))
+    return cls(config)

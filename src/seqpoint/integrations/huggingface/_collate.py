@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import types
+from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -125,7 +126,7 @@ class Collation:
         getitems = getattr(self.dataset, "__getitems__", None)
         return list(getitems(ids)) if getitems is not None else [self.dataset[i] for i in ids]
 
-    def batch(self, indices: IntArray) -> Any:
+    def batch(self, indices: IntArray) -> Mapping[str, object]:
         """What the model receives for the micro-batch of ``indices``."""
         try:
             return self.collator(self.rows(indices))

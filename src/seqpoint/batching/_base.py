@@ -10,7 +10,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from seqpoint._config import to_dict
-from seqpoint._params import Constraint, Interval, Validated, check_params
+from seqpoint._params import Constraint, Validated, check_params
 from seqpoint._registry import Registry
 from seqpoint.batching._limits import EPOCHS, MAX_LENGTH, MAX_REPLAY_SAMPLES, WORLD_SIZE, bounded
 from seqpoint.batching._ranks import deal_batches, deal_samples, resolve_shard, with_ranks
@@ -125,9 +125,6 @@ class BatchPlan:
             dropped=np.asarray(dropped, dtype=np.int64),
         )
 
-
-#: A finite number > 0 (durations, budgets in length units).
-POSITIVE_NUMBER = Interval(float, 0, None, closed="neither", word="a number")
 
 _RUN_CONSTRAINTS: dict[str, list[Constraint]] = {
     "epochs": [EPOCHS],

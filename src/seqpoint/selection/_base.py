@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import inspect
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 import numpy as np
 from numpy.typing import NDArray
@@ -135,14 +135,18 @@ class BaseSelector:
         self.n_iterations_ = n
         self.estimated_error_ = estimated_error
 
+    def _equal_weights(self, n: int, rows: IntArray, labels: IntArray) -> Self:
+        """Store ``rows`` as the points, each standing for ``n / k`` iterations; returns ``self``."""
+        self._set_result(n, rows, np.full(rows.shape[0], n / rows.shape[0]), labels)
+        return self
+
     def fit_predict(self, schedule: IterationSchedule) -> IntArray:
         """Fit and return ``labels_``."""
         return self.fit(schedule).labels_  # type: ignore[no-any-return]
 
     def _meta_params(self) -> dict[str, object]:
-        out: dict[str, object] = {}
-        for k, v in self.get_params().items():
-            out[k] = v if v is None or isinstance(v, str | int | float | bool) else repr(v)
+        out = {k: v if v is None or isinstance(v, str | int | float | bool) else repr(v)
+               for k, v in self.get_params().items()}
         if "cost" in out:
             out["cost"] = describe_cost(self.cost)
         return out

@@ -57,10 +57,8 @@ class FirstSelector(BaseSelector):
 
     def fit(self, schedule: IterationSchedule) -> FirstSelector:
         """Choose the first ``n_points`` iterations; returns ``self``."""
-        n = self._check_common(schedule)
-        k = int(self.n_points)  # type: ignore[arg-type]
-        self._set_result(n, np.arange(k), np.full(k, n / k), _block_labels(n, k))
-        return self
+        n, k = self._check_common(schedule), int(self.n_points)  # type: ignore[arg-type]
+        return self._equal_weights(n, np.arange(k, dtype=np.int64), _block_labels(n, k))
 
 
 @SELECTORS.register("stride")
@@ -74,11 +72,9 @@ class StrideSelector(BaseSelector):
 
     def fit(self, schedule: IterationSchedule) -> StrideSelector:
         """Choose ``n_points`` evenly spaced iterations; returns ``self``."""
-        n = self._check_common(schedule)
-        k = int(self.n_points)  # type: ignore[arg-type]
+        n, k = self._check_common(schedule), int(self.n_points)  # type: ignore[arg-type]
         rows = ((2 * np.arange(k, dtype=np.int64) + 1) * n) // (2 * k)
-        self._set_result(n, rows, np.full(k, n / k), _block_labels(n, k))
-        return self
+        return self._equal_weights(n, rows, _block_labels(n, k))
 
 
 @SELECTORS.register("random")
@@ -93,11 +89,9 @@ class RandomSelector(BaseSelector):
 
     def fit(self, schedule: IterationSchedule) -> RandomSelector:
         """Draw ``n_points`` iterations; returns ``self``."""
-        n = self._check_common(schedule)
-        k = int(self.n_points)  # type: ignore[arg-type]
+        n, k = self._check_common(schedule), int(self.n_points)  # type: ignore[arg-type]
         rows = np.sort(self._rng().choice(n, size=k, replace=False)).astype(np.int64)
-        self._set_result(n, rows, np.full(k, n / k), _nearest_labels(n, rows))
-        return self
+        return self._equal_weights(n, rows, _nearest_labels(n, rows))
 
 
 class _TypicalSignatureSelector(BaseSelector):
@@ -109,17 +103,12 @@ class _TypicalSignatureSelector(BaseSelector):
 
     def fit(self, schedule: IterationSchedule) -> _TypicalSignatureSelector:
         """Choose iterations of the typical signature; returns ``self``."""
-        n = self._check_common(schedule)
-        k = int(self.n_points)  # type: ignore[arg-type]
+        n, k = self._check_common(schedule), int(self.n_points)  # type: ignore[arg-type]
         table = signature_table(schedule)
-        sig = self._target(table)
-        rows_all = np.flatnonzero(table.inverse == sig)
-        k = min(k, rows_all.shape[0])
-        pick = np.unique(np.round(np.linspace(0, rows_all.shape[0] - 1, k)).astype(np.int64))
-        rows = rows_all[pick]
-        k = rows.shape[0]
-        self._set_result(n, rows, np.full(k, n / k), _block_labels(n, k))
-        return self
+        rows_all = np.flatnonzero(table.inverse == self._target(table))
+        pick = np.round(np.linspace(0, rows_all.shape[0] - 1, min(k, rows_all.shape[0])))
+        rows = rows_all[np.unique(pick.astype(np.int64))]
+        return self._equal_weights(n, rows, _block_labels(n, rows.shape[0]))
 
 
 def _closest(table: SignatureTable, target: dict[str, float]) -> int:

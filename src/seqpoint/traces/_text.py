@@ -154,9 +154,7 @@ def _token_counter(tokenizer: Any, add_special_tokens: bool) -> Callable[[list[s
     return count
 
 
-def _line_counts(
-    data: bytes, *, source: str, tokenizer: object, add_special_tokens: bool
-) -> tuple[IntArray, IntArray]:
+def _line_counts(data: bytes, *, tokenizer: object, add_special_tokens: bool) -> tuple[IntArray, IntArray]:
     """(tokens per line, whitespace tokens per line); the latter marks blank lines."""
     ws = count_whitespace_tokens(data)
     if tokenizer is None:
@@ -166,26 +164,41 @@ def _line_counts(
     return _token_counter(tokenizer, add_special_tokens)(lines), ws
 
 
-def _check_extra(extra_tokens: int) -> None:
+def _counted(
+    datas: Sequence[bytes], sources: Sequence[str], tokenizers: Sequence[object], *, source: str,
+    add_special_tokens: bool, extra_tokens: int, skip_empty: bool,
+) -> list[IntArray]:
+    """Tokens (+ ``extra_tokens``) per line of one text, or of line-aligned parallel texts,
+    without the lines (pairs) that are empty on any side."""
     rule = Interval(int, 0, MAX_EXTRA_TOKENS)
     allowed = Predicate(rule.accepts, f"an int >= 0 and <= {MAX_EXTRA_TOKENS:,}")
     check_params("", {"extra_tokens": [allowed]}, {"extra_tokens": extra_tokens})
-
-
-def _drop_empty(
-    keep: NDArray[np.bool_], *, source: str, skip_empty: bool, what: str
-) -> NDArray[np.bool_]:
-    """Warn about (or refuse) the samples not kept; returns ``keep``."""
+    counted = [_line_counts(_text_bytes(data, source=name), tokenizer=tok, add_special_tokens=add_special_tokens)
+               for data, name, tok in zip(datas, sources, tokenizers, strict=True)]
+    n = {c.shape[0] for c, _ in counted}
+    if len(n) > 1:
+        raise InputError(f"Parallel text is misaligned: {sources[0]} has {counted[0][0].shape[0]} lines but "
+                         f"{sources[1]} has {counted[1][0].shape[0]}; line i of the source must translate line "
+                         "i of the target.")
+    if n == {0}:
+        raise InputError(f"{source} holds no lines; give non-empty text.")
+    keep = np.ones(n.pop(), dtype=bool)
+    for c, ws in counted:
+        keep &= c + extra_tokens > 0
+        if skip_empty:
+            keep &= ws > 0
     n_bad = int((~keep).sum())
-    if n_bad == 0:
-        return keep
-    first = int(np.flatnonzero(~keep)[0]) + 1
-    if not skip_empty:
-        raise InputError(f"{source} line {first} is {what} (0 tokens); a sample needs length >= 1. "
-                         "Remove it, or allow skipping empty lines (skip_empty=True).")
-    warnings.warn(f"{source}: dropped {n_bad} {what} line(s) (first: line {first}); real pipelines "
-                  "filter them before batching.", AdjustedInputWarning, stacklevel=3)
-    return keep
+    what = "empty" if len(datas) == 1 else "empty-pair"
+    if n_bad:
+        first = int(np.flatnonzero(~keep)[0]) + 1
+        if not skip_empty:
+            raise InputError(f"{source} line {first} is {what} (0 tokens); a sample needs length >= 1. "
+                             "Remove it, or allow skipping empty lines (skip_empty=True).")
+        warnings.warn(f"{source}: dropped {n_bad} {what} line(s) (first: line {first}); real pipelines "
+                      "filter them before batching.", AdjustedInputWarning, stacklevel=3)
+    if not keep.any():
+        raise InputError(f"{source} has only blank lines (on some side); give text with content.")
+    return [c[keep] + extra_tokens for c, _ in counted]
 
 
 def read_text_lengths(
@@ -194,22 +207,12 @@ def read_text_lengths(
 ) -> Lengths:
     """Tokens per line of a UTF-8 text file, one sample a line (options:
     :func:`~seqpoint.traces.read_lengths`)."""
-    _check_extra(extra_tokens)
     source = str(path)
-    data = _text_bytes(read_bytes(path, text=True), source=source)
-    counts, ws = _line_counts(
-        data, source=source, tokenizer=tokenizer, add_special_tokens=add_special_tokens
-    )
-    if counts.shape[0] == 0:
-        raise InputError(f"{source} holds no lines; give a non-empty text file.")
-    counts = counts + extra_tokens
-    keep = (ws > 0) & (counts > 0) if skip_empty else counts > 0
-    _drop_empty(keep, source=source, skip_empty=skip_empty, what="empty")
-    if not keep.any():
-        raise InputError(f"{source} has only blank lines; give a text file with content.")
+    (src,) = _counted([read_bytes(path, text=True)], [source], [tokenizer], source=source,
+                      add_special_tokens=add_special_tokens, extra_tokens=extra_tokens, skip_empty=skip_empty)
     how = "whitespace tokens" if tokenizer is None else "tokenizer tokens"
     plus = f" + {extra_tokens}" if extra_tokens else ""
-    return Lengths(src=counts[keep], source=f"{source} ({how}{plus} per line)", unit="tokens")
+    return Lengths(src=src, source=f"{source} ({how}{plus} per line)", unit="tokens")
 
 
 def read_parallel_lengths(
@@ -220,34 +223,10 @@ def read_parallel_lengths(
     """Token counts of line-aligned parallel text (line i of source translates line i of
     target); ``tgt_tokenizer`` defaults to ``tokenizer`` (options:
     :func:`~seqpoint.traces.read_lengths`)."""
-    _check_extra(extra_tokens)
     source = _source or f"{src_path} + {tgt_path}"
-    if _data is None:
-        data_s, data_t = read_bytes(src_path), read_bytes(tgt_path)
-    else:
-        data_s, data_t = _data
-    data_s = _text_bytes(data_s, source=str(src_path))
-    data_t = _text_bytes(data_t, source=str(tgt_path))
-    cs, ws_s = _line_counts(
-        data_s, source=str(src_path), tokenizer=tokenizer, add_special_tokens=add_special_tokens
-    )
-    ct, ws_t = _line_counts(
-        data_t, source=str(tgt_path),
-        tokenizer=tokenizer if tgt_tokenizer is None else tgt_tokenizer,
-        add_special_tokens=add_special_tokens,
-    )
-    if cs.shape[0] != ct.shape[0]:
-        raise InputError(f"Parallel text is misaligned: {src_path} has {cs.shape[0]} lines but "
-                         f"{tgt_path} has {ct.shape[0]}; line i of the source must translate line "
-                         "i of the target.")
-    if cs.shape[0] == 0:
-        raise InputError(f"{source} holds no lines; give non-empty parallel text.")
-    cs, ct = cs + extra_tokens, ct + extra_tokens
-    keep = (cs > 0) & (ct > 0)
-    if skip_empty:
-        keep &= (ws_s > 0) & (ws_t > 0)
-    _drop_empty(keep, source=source, skip_empty=skip_empty, what="empty-pair")
-    if not keep.any():
-        raise InputError(f"{source} has no pair with text on both sides.")
+    datas = (read_bytes(src_path), read_bytes(tgt_path)) if _data is None else _data
+    src, tgt = _counted(datas, [str(src_path), str(tgt_path)],
+                        [tokenizer, tokenizer if tgt_tokenizer is None else tgt_tokenizer], source=source,
+                        add_special_tokens=add_special_tokens, extra_tokens=extra_tokens, skip_empty=skip_empty)
     how = "whitespace tokens" if tokenizer is None else "tokenizer tokens"
-    return Lengths(src=cs[keep], tgt=ct[keep], source=f"{source} ({how} per line)", unit="tokens")
+    return Lengths(src=src, tgt=tgt, source=f"{source} ({how} per line)", unit="tokens")

@@ -13,10 +13,11 @@ from numpy.typing import NDArray
 
 from seqpoint._params import Constraint, Interval, check_params
 from seqpoint.exceptions import ConfigError, InputError, SeqPointWarning
+from seqpoint.traces._lengths import Lengths, check_lengths
 
 __all__ = [
     "COUNT_COLUMNS", "LENGTH_COLUMNS", "check_scale", "count_column_of", "csv_header", "csv_rows",
-    "data_line", "norm_name", "scaled", "shown", "warn_ignored",
+    "data_line", "norm_name", "scaled_lengths", "shown", "warn_ignored",
 ]
 
 #: Column names tried, in order, when a CSV reader is given no column.
@@ -64,21 +65,17 @@ def data_line(i: int) -> str:
     return f"line {i + 2}"
 
 
-def scaled(
-    values: NDArray[np.float64], scale: float, *, source: str, col: str,
+def scaled_lengths(
+    raw: NDArray[np.float64], scale: float, *, source: str, col: str, label: str, unit: str,
     locate: Callable[[int], str] = data_line,
-) -> NDArray[np.float64]:
-    """Multiply by ``scale`` and round up (partial frames count as a frame)."""
-    if scale == 1.0:
-        return values
-    vals = values.astype(np.float64)
-    bad = ~np.isfinite(vals)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise InputError(f"{source} {locate(i)}: {col!r} is {vals[i]} (missing or not finite); "
-                         "every length must be a positive number.")
+) -> Lengths:
+    """Column ``col`` times ``scale``, rounded up (a partial frame counts as a frame), checked
+    as lengths; a missing or non-finite value stays NaN for the check to name."""
     # Rounding to 6 decimals first removes float noise such as 225440 * (1/160) = 1409.0000000002.
-    return np.ceil(np.round(vals * scale, 6))
+    values = raw if scale == 1.0 else np.ceil(np.round(raw.astype(np.float64) * scale, 6))
+    src = check_lengths(values, source=source, locate=locate, what=repr(col))
+    how = f" x{scale:g} rounded up" if scale != 1.0 else ""
+    return Lengths(src=src, source=f"{source} {label} {col!r}{how}", unit=unit)
 
 
 _SCALE_CONSTRAINTS: dict[str, list[Constraint]] = {

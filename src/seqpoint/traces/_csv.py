@@ -20,7 +20,7 @@ from seqpoint.traces._columns import (
     csv_rows,
     data_line,
     norm_name,
-    scaled,
+    scaled_lengths,
     shown,
     warn_ignored,
 )
@@ -103,13 +103,8 @@ def read_csv_lengths(
     raw = _csv_column(data, column, header, source)
     if raw.shape[0] == 0:
         raise InputError(f"{source} has a header but no data rows; give a non-empty file.")
-    values = scaled(raw, factor, source=source, col=column)
-    src = check_lengths(values, source=source, locate=data_line, what=repr(column))
-    how = f" x{factor:g} rounded up" if factor != 1.0 else ""
-    return Lengths(
-        src=src, source=f"{source} column {column!r}{how}",
-        unit=unit or ("frames" if sample_rate is not None else "tokens"),
-    )
+    return scaled_lengths(raw, factor, source=source, col=column, label="column",
+                          unit=unit or ("frames" if sample_rate is not None else "tokens"))
 
 
 def read_numpy_lengths(path: str | Path, *, unit: str = "tokens") -> Lengths:

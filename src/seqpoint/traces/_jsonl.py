@@ -11,9 +11,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from seqpoint.exceptions import InputError
-from seqpoint.traces._columns import check_scale, scaled, shown
+from seqpoint.traces._columns import check_scale, scaled_lengths, shown
 from seqpoint.traces._files import normalize_newlines, read_bytes
-from seqpoint.traces._lengths import Lengths, check_lengths
+from seqpoint.traces._lengths import Lengths
 
 __all__ = ["read_jsonl_lengths"]
 
@@ -111,11 +111,5 @@ def read_jsonl_lengths(
         nonblank = [j for j, line in enumerate(text.split("\n")) if line.strip()]
         return f"line {nonblank[i] + 1}"
 
-    values = scaled(raw, factor, source=source, col=key, locate=locate)
-
-    src = check_lengths(values, source=source, locate=locate, what=repr(key))
-    how = f" x{factor:g} rounded up" if factor != 1.0 else ""
-    return Lengths(
-        src=src, source=f"{source} field {key!r}{how}",
-        unit=unit or ("frames" if frames_per_second is not None else "tokens"),
-    )
+    return scaled_lengths(raw, factor, source=source, col=key, label="field", locate=locate,
+                          unit=unit or ("frames" if frames_per_second is not None else "tokens"))

@@ -10,7 +10,7 @@ take its fields from :class:`SignatureFields`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import TypedDict
 
 from seqpoint.exceptions import InputError
@@ -66,3 +66,10 @@ class SignatureFields:
     def signature(self) -> Signature:
         """Cost signature ``(batch_size, seq_len, tgt_len[, sum_sq_len])``."""
         return make_signature(self.batch_size, self.seq_len, self.tgt_len, self.sum_sq_len)
+
+    def to_dict(self) -> dict[str, object]:
+        """The fields as JSON data, ``sum_sq_len`` only when set (as files have always had it)."""
+        d = asdict(self)
+        if d["sum_sq_len"] is None:
+            del d["sum_sq_len"]
+        return d

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from seqpoint._signature import Signature, SignatureFields
@@ -33,12 +33,6 @@ class Measurement(SignatureFields):
     @property
     def ok(self) -> bool:
         return self.status == "ok"
-
-    def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        if d["sum_sq_len"] is None:
-            del d["sum_sq_len"]
-        return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Measurement:

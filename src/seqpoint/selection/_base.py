@@ -145,7 +145,7 @@ class BaseSelector:
         return self.fit(schedule).labels_  # type: ignore[no-any-return]
 
     def _meta_params(self) -> dict[str, object]:
-        out = {k: v if v is None or isinstance(v, str | int | float | bool) else repr(v)
+        out: dict[str, object] = {k: v if v is None or isinstance(v, str | int | float | bool) else repr(v)
                for k, v in self.get_params().items()}
         if "cost" in out:
             out["cost"] = describe_cost(self.cost)

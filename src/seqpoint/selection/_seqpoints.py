@@ -10,7 +10,7 @@ weights are fractions of ``n_iterations`` summing to 1, written repr-exact.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -63,13 +63,13 @@ class SeqPoint(SignatureFields):
                    sum_sq_len=int(schedule.sum_sq_len[r]) if packed else None,
                    weight=float(weight), **rows)
 
-    def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        for optional in ("sum_sq_len", "lengths", "tgt_lengths", "row_of"):
-            if d[optional] is None:
-                del d[optional]
-            elif optional != "sum_sq_len":
-                d[optional] = list(d[optional])
+    def to_dict(self) -> dict[str, object]:
+        d = super().to_dict()
+        for optional in ("lengths", "tgt_lengths", "row_of"):  # the last fields: popped, put back in order
+            value: tuple[int, ...] | None = getattr(self, optional)
+            del d[optional]
+            if value is not None:
+                d[optional] = list(value)
         return d
 
 

@@ -22,7 +22,15 @@ module-level state) and never modifies torch's own registry.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import torch
+    from torch._ops import OpOverloadPacket
+
+#: Operator overload packet (``torch.ops.aten.<name>``) to its FLOP formula.
+Registry = dict["OpOverloadPacket", Callable[..., int]]
 
 __all__ = ["ATTENTION_KERNELS", "flop_registry", "has_flop_formula"]
 
@@ -40,18 +48,19 @@ ATTENTION_KERNELS = (
 )
 
 
-def _shape(t: Any) -> tuple[int, ...]:
+def _shape(t: torch.Tensor) -> tuple[int, ...]:
     return tuple(int(v) for v in t.shape)
 
 
-def _sdpa_forward(query: Any, key: Any, value: Any, *args: Any, **kwargs: Any) -> int:
+def _sdpa_forward(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, *args: object, **kwargs: object) -> int:
     """``(q, k, v, ...)`` kernels: flash for CPU, fused overrideable."""
     from torch.utils.flop_counter import sdpa_flop_count
 
     return int(sdpa_flop_count(_shape(query), _shape(key), _shape(value)))
 
 
-def _sdpa_backward(grad_out: Any, query: Any, key: Any, value: Any, *args: Any, **kwargs: Any) -> int:
+def _sdpa_backward(grad_out: torch.Tensor, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+                   *args: object, **kwargs: object) -> int:
     """``(grad_out, q, k, v, ...)`` backward kernels."""
     from torch.utils.flop_counter import sdpa_backward_flop_count
 
@@ -60,8 +69,8 @@ def _sdpa_backward(grad_out: Any, query: Any, key: Any, value: Any, *args: Any, 
     )
 
 
-def _native_mha(query: Any, key: Any, value: Any, embed_dim: int, num_head: int,
-                *args: Any, **kwargs: Any) -> int:
+def _native_mha(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, embed_dim: int, num_head: int,
+                *args: object, **kwargs: object) -> int:
     """Inference fast path of ``nn.MultiheadAttention``: in/out projections plus attention.
 
     ``query (B, Tq, E)``, ``key``/``value (B, Tk, E)``: ``2·B·Tq·E·E`` for the query
@@ -74,18 +83,18 @@ def _native_mha(query: Any, key: Any, value: Any, embed_dim: int, num_head: int,
     return 2 * b * tq * e * e + 4 * b * tk * e * e + 4 * b * tq * tk * e + 2 * b * tq * e * e
 
 
-def _own_formulas() -> dict[Any, Any]:
+def _own_formulas() -> Registry:
     import torch
 
     aten = torch.ops.aten
-    wanted = {
+    wanted: dict[str, Callable[..., int]] = {
         "_scaled_dot_product_flash_attention_for_cpu": _sdpa_forward,
         "_scaled_dot_product_flash_attention_for_cpu_backward": _sdpa_backward,
         "_scaled_dot_product_fused_attention_overrideable": _sdpa_forward,
         "_scaled_dot_product_fused_attention_overrideable_backward": _sdpa_backward,
         "_native_multi_head_attention": _native_mha,
     }
-    out: dict[Any, Any] = {}
+    out: Registry = {}
     for name, fn in wanted.items():
         # An older or newer torch may lack a kernel: only the ones it has are registered.
         packet = getattr(aten, name, None)
@@ -94,7 +103,7 @@ def _own_formulas() -> dict[Any, Any]:
     return out
 
 
-def flop_registry() -> dict[Any, Any]:
+def flop_registry() -> Registry:
     """Operator overload packet → FLOP formula: torch's registry plus seqpoint's own.
 
     Formulas take the operator's arguments (tensors, not shapes) and ``out_val``, as
@@ -107,7 +116,7 @@ def flop_registry() -> dict[Any, Any]:
     return merged
 
 
-def has_flop_formula(op_name: str, registry: dict[Any, Any] | None = None) -> bool:
+def has_flop_formula(op_name: str, registry: Registry | None = None) -> bool:
     """True when the operator ``aten::name`` (or ``name``) has a FLOP formula in ``registry``.
 
     ``registry`` defaults to :func:`flop_registry`.

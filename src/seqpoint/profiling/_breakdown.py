@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from seqpoint.measurements import CATEGORIES
 from seqpoint.profiling._categories import categorize
@@ -15,6 +15,7 @@ from seqpoint.workloads import Workload
 
 if TYPE_CHECKING:
     import torch
+    from torch.autograd.profiler_util import FunctionEvent
 
 __all__ = ["profile_breakdown", "state_bytes"]
 
@@ -22,7 +23,7 @@ __all__ = ["profile_breakdown", "state_bytes"]
 _RNN_OPS = frozenset({"aten::lstm", "aten::gru", "aten::rnn_tanh", "aten::rnn_relu"})
 
 
-def state_bytes(workload: Workload, batch: Any) -> int:
+def state_bytes(workload: Workload, batch: object) -> int:
     """Bytes of parameters, optimizer state and the batch (the step's resident memory).
 
     Storages shared by several tensors (tied weights, views) are counted once.
@@ -33,7 +34,7 @@ def state_bytes(workload: Workload, batch: Any) -> int:
     seen: set[int] = set()
     total = 0
 
-    def add(t: Any) -> None:
+    def add(t: object) -> None:
         nonlocal total
         if isinstance(t, torch.Tensor) and t.device.type != "meta":
             st = t.untyped_storage()
@@ -57,7 +58,7 @@ def state_bytes(workload: Workload, batch: Any) -> int:
     return total
 
 
-def _context(ev: Any, cache: dict[int, str | None]) -> str | None:
+def _context(ev: FunctionEvent, cache: dict[int, str | None]) -> str | None:
     """``optimizer`` or ``rnn`` when an enclosing range owns the operator, else None."""
     key = id(ev)
     if key in cache:
@@ -87,8 +88,8 @@ def _attributed(name: str) -> bool:
 
 
 def run_profiled(
-    prof: Any, workload: Workload, batch: Any, steps: int,
-    *, metadata: Mapping[str, Any] | None = None,
+    prof: torch.profiler.profile, workload: Workload, batch: object, steps: int,
+    *, metadata: Mapping[str, object] | None = None,
 ) -> None:
     """Step ``workload`` ``steps`` times under the (not yet started) profiler ``prof``,
     stopping it even when a step raises; ``metadata`` joins the trace as JSON values."""
@@ -109,7 +110,7 @@ def run_profiled(
 
 def profile_breakdown(
     workload: Workload,
-    batch: Any,
+    batch: object,
     device: torch.device,
     steps: int,
     with_memory: bool,

@@ -34,7 +34,7 @@ STEPPED: frozenset[str] = frozenset({"time", "breakdown", "memory"})
 PROTOCOL_FIELDS = ("processes", "interleave", "drift_steps")
 
 
-def _metric_names(v: Any) -> bool:
+def _metric_names(v: object) -> bool:
     # A string is a collection too, but ``metrics="time"`` would read as four names.
     return isinstance(v, Collection) and not isinstance(v, str) and len(v) > 0
 

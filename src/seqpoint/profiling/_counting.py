@@ -20,13 +20,19 @@ import dataclasses
 import math
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
-from typing import Any
+from contextlib import AbstractContextManager, contextmanager
+from typing import TYPE_CHECKING, Protocol
 
 from seqpoint.profiling._categories import CATEGORIES, categorize
 from seqpoint.profiling._gpus import GPU_SPECS
-from seqpoint.profiling._state import NO_META, state_of
+from seqpoint.profiling._state import meta_clone, state_of
 from seqpoint.workloads import BatchShape, Signature, TorchWorkload, Workload
+
+if TYPE_CHECKING:
+    import torch
+    from torch import nn
+    from torch._ops import OpOverload
+    from torch.library import Library
 
 __all__ = ["Cost", "count_point", "count_step"]
 
@@ -93,7 +99,7 @@ _SKIP_NAMES = frozenset({
 # pure shape functions, so no campaign can observe another through them.
 _lock = threading.Lock()
 _meta_registered = False
-_meta_lib: Any = None
+_meta_lib: Library | None = None
 
 
 def _register_missing_meta_kernels() -> None:
@@ -106,9 +112,7 @@ def _register_missing_meta_kernels() -> None:
 
         lib = torch.library.Library("aten", "IMPL")
 
-        def ctc(
-            log_probs: Any, targets: Any, input_lengths: Any, target_lengths: Any, *a: Any
-        ) -> Any:
+        def ctc(log_probs: torch.Tensor, targets: torch.Tensor, *a: object) -> tuple[torch.Tensor, torch.Tensor]:
             t, b = log_probs.shape[0], log_probs.shape[1]
             s = targets.shape[-1] if targets.dim() == 2 else max(1, targets.shape[0] // max(1, b))
             return (
@@ -116,7 +120,7 @@ def _register_missing_meta_kernels() -> None:
                 log_probs.new_empty((b, t, 2 * s + 1)),
             )
 
-        def ctc_backward(grad: Any, log_probs: Any, *a: Any) -> Any:
+        def ctc_backward(grad: torch.Tensor, log_probs: torch.Tensor, *a: object) -> torch.Tensor:
             return log_probs.new_empty(log_probs.shape)
 
         for overload, fn in (
@@ -132,7 +136,19 @@ def _register_missing_meta_kernels() -> None:
         _meta_registered = True
 
 
-def _make_counter(dtype: str, devices: Mapping[str, tuple[float, float]] | None = None) -> Any:
+class _Counter(AbstractContextManager[object], Protocol):
+    """The dispatch mode :func:`_make_counter` builds (its class needs torch at import)."""
+
+    cost: Cost
+    peaks: dict[str, tuple[float, float]]
+    trace: list[tuple[str, Cost, bool]] | None
+
+    def redirect(self) -> AbstractContextManager[Cost]: ...
+
+    def add_block(self, label: str, cost: Cost, scale: float = 1.0) -> None: ...
+
+
+def _make_counter(dtype: str, devices: Mapping[str, tuple[float, float]] | None = None) -> _Counter:
     """A dispatch mode that adds every operator's cost to its ``cost`` (and ``trace``).
 
     ``devices`` adds roofline devices, name to ``(peak FLOP/s, bytes/s)``, beside the GPUs
@@ -175,8 +191,9 @@ def _make_counter(dtype: str, devices: Mapping[str, tuple[float, float]] | None 
                 self.trace.append((label, row, False))
 
         def __torch_dispatch__(
-            self, func: Any, types: Any, args: Any = (), kwargs: Any = None
-        ) -> Any:
+            self, func: OpOverload, types: object, args: tuple[object, ...] = (),
+            kwargs: dict[str, object] | None = None,
+        ) -> object:
             kwargs = kwargs or {}
             out = func(*args, **kwargs)
             name = func._overloadpacket.__name__
@@ -210,23 +227,25 @@ def _make_counter(dtype: str, devices: Mapping[str, tuple[float, float]] | None 
     return Counter()
 
 
-def _patch_rnns(model: Any, counter: Any) -> Callable[[], None]:
+def _patch_rnns(model: nn.Module, counter: _Counter) -> Callable[[], None]:
     """Route every recurrent layer of ``model`` through the affine-in-length shortcut."""
     import torch
     from torch import nn
 
-    memo: dict[tuple[Any, ...], tuple[Cost, Cost]] = {}
+    memo: dict[tuple[object, ...], tuple[Cost, Cost]] = {}
     patched: list[nn.Module] = []
 
     class StandIn(torch.autograd.Function):
         @staticmethod
-        def forward(ctx: Any, x: Any, out_shape: Any, *params: Any) -> Any:
-            ctx.shapes = (x.shape, x.dtype, [(p.shape, p.dtype) for p in params])
+        def forward(ctx: torch.autograd.function.FunctionCtx, x: torch.Tensor,  # type: ignore[override]
+                    out_shape: tuple[int, ...], *params: torch.Tensor) -> torch.Tensor:
+            ctx.shapes = (x.shape, x.dtype, [(p.shape, p.dtype) for p in params])  # type: ignore[attr-defined]
             return x.new_empty(out_shape)
 
         @staticmethod
-        def backward(ctx: Any, grad: Any) -> Any:
-            xs, xd, ps = ctx.shapes
+        def backward(ctx: torch.autograd.function.FunctionCtx,  # type: ignore[override]
+                     grad: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
+            xs, xd, ps = ctx.shapes  # type: ignore[attr-defined]
             return (
                 grad.new_empty(xs, dtype=xd),
                 None,
@@ -234,7 +253,8 @@ def _patch_rnns(model: Any, counter: Any) -> Callable[[], None]:
             )
 
     def measure(
-        m: nn.RNNBase, orig: Callable[..., Any], steps: int, batch: int, feat: int, dtype: Any
+        m: nn.RNNBase, orig: Callable[..., tuple[torch.Tensor, object]], steps: int, batch: int, feat: int,
+        dtype: torch.dtype,
     ) -> Cost:
         shape = (batch, steps, feat) if m.batch_first else (steps, batch, feat)
         saved = [p.grad for p in m.parameters()]
@@ -253,7 +273,8 @@ def _patch_rnns(model: Any, counter: Any) -> Callable[[], None]:
             continue
         orig = module.forward
 
-        def forward(x: Any, hx: Any = None, *, _m: nn.RNNBase = module, _orig: Any = orig) -> Any:
+        def forward(x: torch.Tensor, hx: object = None, *, _m: nn.RNNBase = module,
+                    _orig: Callable[..., tuple[torch.Tensor, object]] = orig) -> object:
             if hx is not None or not isinstance(x, torch.Tensor) or x.dim() != 3:
                 return _orig(x, hx)
             steps = x.shape[1] if _m.batch_first else x.shape[0]
@@ -286,7 +307,7 @@ def _patch_rnns(model: Any, counter: Any) -> Callable[[], None]:
     return undo
 
 
-def _memoize_optimizer(clone: Any, counter: Any) -> Callable[[], None]:
+def _memoize_optimizer(clone: TorchWorkload, counter: _Counter) -> Callable[[], None]:
     """Count the optimizer step once per set of parameters with gradients and reuse it.
 
     The step runs the same operators on the same shapes whatever the signature, and it
@@ -294,10 +315,10 @@ def _memoize_optimizer(clone: Any, counter: Any) -> Callable[[], None]:
     """
     opt = clone.optimizer
     kept = state_of(clone)
-    memo: dict[tuple[Any, ...], Cost] = kept.optimizer_cost if kept is not None else {}
-    real_step = opt.step
+    memo: dict[tuple[object, ...], Cost] = kept.optimizer_cost if kept is not None else {}
+    real_step: Callable[..., object] = opt.step
 
-    def step(*args: Any, **kwargs: Any) -> Any:
+    def step(*args: object, **kwargs: object) -> None:
         key = (*(id(p) for g in opt.param_groups for p in g["params"] if p.grad is not None),
                # a counter with other roofline devices needs their times too
                *sorted(counter.peaks.items()))
@@ -308,7 +329,7 @@ def _memoize_optimizer(clone: Any, counter: Any) -> Callable[[], None]:
         counter.add_block("optimizer", memo[key])
         return None
 
-    opt.step = step
+    opt.step = step  # type: ignore[method-assign,assignment]
 
     def undo() -> None:
         del opt.step
@@ -336,24 +357,22 @@ def count_step(
     counter.trace = trace
     batch_of = signature if shape is None else shape
     traced = 0 if trace is None else len(trace)
-    kept = state_of(workload) if isinstance(workload, TorchWorkload) else None
-    if kept is not None and kept.counting_clone is not NO_META:
-        if kept.counting_clone is None:
-            kept.counting_clone = workload.counting_clone()  # type: ignore[attr-defined]
-        clone = kept.counting_clone
+    clone = meta_clone(workload) if isinstance(workload, TorchWorkload) else None
+    if clone is not None:
         undo_rnn = _patch_rnns(clone.model, counter) if rnn_shortcut else (lambda: None)
         undo_opt = _memoize_optimizer(clone, counter)
         try:
-            batch = clone.make_batch(batch_of)  # type: ignore[arg-type]
+            meta_batch = clone.make_batch(batch_of)  # type: ignore[arg-type]
             with counter:
-                clone.step(batch)
+                clone.step(meta_batch)
             return counter.cost
         except (RuntimeError, NotImplementedError) as exc:
             # A model with data-dependent control flow (transformers' masks call .item())
             # cannot run on the meta device: it is counted on a real step below.
             if "meta" not in str(exc):
                 raise
-            kept.counting_clone = NO_META
+            if (kept := state_of(workload)) is not None:
+                kept.meta_fails = True
             if trace is not None:
                 del trace[traced:]  # the failed attempt's operators
             counter = _make_counter(dtype if isinstance(dtype, str) else "fp32", devices)

@@ -25,7 +25,7 @@ from numpy.typing import NDArray
 from seqpoint.exceptions import ConfigError
 from seqpoint.profiling._counting import Cost, count_step
 from seqpoint.profiling._gpus import GPU_SPECS
-from seqpoint.profiling._state import NO_META, state_of
+from seqpoint.profiling._state import meta_clone
 from seqpoint.workloads import BatchShape, TorchWorkload, Workload
 
 __all__ = ["ExactTotals", "exact_signature_costs", "exact_totals"]
@@ -107,17 +107,13 @@ def _features(workload: Workload, sigs: IntArray) -> FloatArray | None:
     import torch
     from torch.utils._pytree import tree_leaves
 
-    kept = state_of(workload)
-    clone = None if kept is None else kept.counting_clone
-    if clone is None:
-        clone = workload.counting_clone()  # type: ignore[attr-defined]
-        if kept is not None:
-            kept.counting_clone = clone
-    if clone is NO_META:
-        clone = workload  # its batches have the same dimensions; only its steps need real memory
+    clone = meta_clone(workload) if isinstance(workload, TorchWorkload) else None
+    # Without a clone the workload's own batches have the same dimensions (only its steps
+    # need real memory).
+    source: Workload = workload if clone is None else clone
     rows: list[list[int]] = []
     for sig in sigs.tolist():
-        batch = clone.make_batch(tuple(int(v) for v in sig))
+        batch = source.make_batch(tuple(int(v) for v in sig))
         rows.append([int(d) for t in tree_leaves(batch) if isinstance(t, torch.Tensor) for d in t.shape])
         if len(rows[-1]) != len(rows[0]):
             return None

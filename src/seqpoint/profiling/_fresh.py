@@ -6,14 +6,14 @@ from __future__ import annotations
 import subprocess
 import threading
 from collections.abc import Callable
-from typing import Any, TypeVar, cast
+from typing import TypeVar, cast
 
 __all__ = ["in_fresh_process", "stop_workers"]
 
 T = TypeVar("T")
 
 
-def in_fresh_process(fn: Callable[..., T], *args: Any) -> T:
+def in_fresh_process(fn: Callable[..., T], *args: object) -> T:
     """``fn(*args)`` in a new Python process; arguments and result travel pickled.
 
     The child is a plain ``python -c`` that imports ``fn`` by name, not a

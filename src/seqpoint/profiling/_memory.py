@@ -11,9 +11,8 @@ point that fits; points between the bound and the limit still fail as real OOMs.
 from __future__ import annotations
 
 import os
-from typing import Any
 
-from seqpoint.workloads import CountsOnMeta, Signature, Workload
+from seqpoint.workloads import CountsOnMeta, Signature, TorchWorkload, Workload
 
 __all__ = ["MemoryCheck", "available_memory", "step_memory_lower_bound"]
 
@@ -43,7 +42,7 @@ def available_memory(device: str) -> int | None:
         return None
 
 
-def _tensor_bytes(obj: Any) -> int:
+def _tensor_bytes(obj: object) -> int:
     if hasattr(obj, "numel") and hasattr(obj, "element_size"):
         return int(obj.numel()) * int(obj.element_size())
     if isinstance(obj, dict):
@@ -53,7 +52,7 @@ def _tensor_bytes(obj: Any) -> int:
     return 0
 
 
-def step_memory_lower_bound(clone: Any, signature: Signature) -> int:
+def step_memory_lower_bound(clone: TorchWorkload, signature: Signature) -> int:
     """Bytes one training step of ``signature`` holds at least, from a meta-device clone.
 
     Parameters
@@ -90,10 +89,12 @@ class MemoryCheck:
             if not self._tried:
                 self._tried = True
                 self._clone = workload.counting_clone()
-            if self._clone is None:
+            if not isinstance(self._clone, TorchWorkload):
                 return None
             need = step_memory_lower_bound(self._clone, signature)
-        except Exception:  # no clone, or a shape it rejects: the real step runs and reports its own failure
+        # The meta device lacks a kernel (NotImplementedError) or a value (RuntimeError), or
+        # the clone rejects the shape (ValueError): the real step runs and reports its own.
+        except (RuntimeError, NotImplementedError, ValueError):
             return None
         if need <= limit:
             return None

@@ -12,7 +12,6 @@ import io
 import pickle
 import sys
 import types
-from typing import Any
 
 from seqpoint.exceptions import ConfigError
 from seqpoint.profiling._failures import name_of
@@ -46,7 +45,7 @@ class _PlainPickler(pickle.Pickler):
     """The standard pickle, refusing what a worker could not unpickle: a class or function
     of the script run as ``__main__`` (the worker's ``__main__`` is not that script)."""
 
-    def reducer_override(self, obj: Any) -> Any:
+    def reducer_override(self, obj: object) -> types.NotImplementedType:
         if isinstance(obj, type | types.FunctionType) and getattr(obj, "__module__", None) == "__main__":
             raise pickle.PicklingError(
                 f"{obj.__qualname__} is defined in the script run as __main__, which a worker process "
@@ -100,7 +99,9 @@ def ship_workload(
         return ShippedWorkload(name=name, recipe=recipe)
     try:
         return ShippedWorkload(name=name, pickled=_dumps(workload))
-    except Exception as exc:  # any reducer may fail: each says why in its message
+    # What pickle and cloudpickle raise: an object they refuse (TypeError), a local class
+    # (AttributeError), a refused reducer (PicklingError), a cycle too deep (RecursionError).
+    except (pickle.PicklingError, TypeError, AttributeError, RecursionError) as exc:
         why = (str(exc).strip().splitlines() or [""])[0][:200]
         raise ConfigError(
             f"{what} sends the workload to fresh worker processes, but {type(workload).__name__} does not "

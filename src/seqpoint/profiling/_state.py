@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import dataclasses
 import weakref
-from typing import Any
+from typing import TYPE_CHECKING
 
-from seqpoint.workloads import Signature
+from seqpoint.workloads import Signature, TorchWorkload
 
-__all__ = ["NO_META", "StartupState", "WorkloadState", "state_of"]
+if TYPE_CHECKING:
+    from seqpoint.profiling._counting import Cost
 
-#: The ``counting_clone`` of a workload whose model cannot run on the meta device.
-NO_META: Any = object()
+__all__ = ["StartupState", "WorkloadState", "meta_clone", "state_of"]
 
 
 @dataclasses.dataclass(eq=False)
@@ -40,17 +40,19 @@ class WorkloadState:
 
     startup: StartupState | None = None
     """What it ran in this process, once its start-up ran."""
-    counting_clone: Any = None
-    """Its meta-device clone (:data:`NO_META`: the model cannot run there), once built."""
-    optimizer_cost: dict[tuple[Any, ...], Any] = dataclasses.field(default_factory=dict)
+    counting_clone: TorchWorkload | None = None
+    """Its meta-device clone, once built."""
+    meta_fails: bool = False
+    """Its model cannot run on the meta device (data-dependent control flow)."""
+    optimizer_cost: dict[tuple[object, ...], Cost] = dataclasses.field(default_factory=dict)
     """Counted cost of its optimizer step, by the parameters' shapes."""
 
 
 #: id of a live workload object -> (a weak reference to it, its state).
-_STATES: dict[int, tuple[weakref.ref[Any], WorkloadState]] = {}
+_STATES: dict[int, tuple[weakref.ref[object], WorkloadState]] = {}
 
 
-def state_of(workload: Any) -> WorkloadState | None:
+def state_of(workload: object) -> WorkloadState | None:
     """The state of ``workload`` in this process (created empty the first time); None for an
     object that cannot be weakly referenced (its steps are then not told apart)."""
     key = id(workload)
@@ -64,3 +66,16 @@ def state_of(workload: Any) -> WorkloadState | None:
     state = WorkloadState()
     _STATES[key] = (ref, state)
     return state
+
+
+def meta_clone(workload: TorchWorkload) -> TorchWorkload | None:
+    """The workload's meta-device clone, built once per object; None once its model has
+    failed to run there."""
+    kept = state_of(workload)
+    if kept is None:
+        return workload.counting_clone()
+    if kept.meta_fails:
+        return None
+    if kept.counting_clone is None:
+        kept.counting_clone = workload.counting_clone()
+    return kept.counting_clone

@@ -192,25 +192,39 @@ def apply_overrides(cfg: RunConfig, overrides: list[str], *, option: str = "--se
     """Apply ``section.key=value`` overrides (the ``--set`` grammar: TOML values, bare words
     as strings); ``workload.set.dtype=bf16`` reaches into a section's table. ``option`` is
     the flag the overrides came from, as errors name it."""
-    data = cfg.to_dict()
+    values: dict[str, object] = {}
     for item in overrides:
         if "=" not in item or "." not in item.split("=", 1)[0]:
             raise ConfigError(
                 f"Override {item!r} ({option}) must look like section.key=value "
                 "(e.g. batching.epochs=2)."
             )
-        ((dotted, value),) = parse_set([item], option=option).items()
-        node = data
+        values.update(parse_set([item], option=option))
+    return set_keys(cfg, values, where=f"{option} overrides")
+
+
+def set_keys(cfg: RunConfig, values: dict[str, object], *, where: str) -> RunConfig:
+    """``cfg`` with dotted ``section.key`` values set, rebuilt and so checked; ``where``
+    names the source in errors (the flag, or a sweep's configuration)."""
+    data = cfg.to_dict()
+    valid = ", ".join(k for k, v in data.items() if isinstance(v, dict))
+    for dotted, value in values.items():
         *parents, leaf = dotted.split(".")
+        if not parents:
+            raise ConfigError(f"{where}: key {dotted!r} must look like section.key "
+                              "(e.g. workload.set.dtype).")
+        node = data
         for p in parents:
             if p not in node or not isinstance(node[p], dict):
-                raise ConfigError(
-                    f"Override {item!r}: {p!r} is not a section. Valid sections: "
-                    f"{', '.join(k for k, v in data.items() if isinstance(v, dict))}."
-                )
+                raise ConfigError(f"{where}: key {dotted!r}: {p!r} is not a section or table. "
+                                  f"Valid sections: {valid}.")
             node = node[p]
         node[leaf] = value
-    return RunConfig.from_dict(data, where=f"{option} overrides")
+    try:
+        return RunConfig.from_dict(data, where=where)
+    except ConfigError as exc:
+        text = str(exc)
+        raise ConfigError(text if where in text else f"{where}: {text}") from None
 
 
 def _toml_value(v: object) -> str:

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from seqpoint.exceptions import ConfigError
-from seqpoint.workflows._config import RunConfig, load_config, read_toml
+from seqpoint.workflows._config import RunConfig, load_config, read_toml, set_keys
 
 __all__ = ["REFERENCE", "SweepConfig", "SweepEntry", "load_sweep", "sweep_from_dict"]
 
@@ -127,7 +127,7 @@ def sweep_from_dict(data: dict[str, Any], *, where: str = "sweep", root: Path | 
                 + "; give every configuration its own name."
             )
         seen.add(name)
-        cfg = _apply(base, overrides, f"{where}, configuration {name!r}")
+        cfg = set_keys(base, overrides, where=f"{where}, configuration {name!r}")
         _check_shared(base, cfg, name, where)
         entries.append(SweepEntry(name=name, overrides=overrides, config=cfg))
     name = data.get("name", f"{base.name}-sweep")
@@ -222,29 +222,6 @@ def _fmt(value: Any) -> str:
     if isinstance(value, str):
         return value
     return json.dumps(value, default=str)  # true, 2, [2, 2]
-
-
-def _apply(base: RunConfig, overrides: dict[str, Any], where: str) -> RunConfig:
-    """``base`` with dotted overrides set (the ``--set`` semantics), built and so checked."""
-    data = base.to_dict()
-    valid = ", ".join(k for k, v in data.items() if isinstance(v, dict))
-    for dotted, value in overrides.items():
-        *parents, leaf = dotted.split(".")
-        if not parents:
-            raise ConfigError(f"{where}: key {dotted!r} must look like section.key "
-                              "(e.g. workload.set.dtype).")
-        node = data
-        for p in parents:
-            if p not in node or not isinstance(node[p], dict):
-                raise ConfigError(f"{where}: key {dotted!r}: {p!r} is not a section or table. "
-                                  f"Valid sections: {valid}.")
-            node = node[p]
-        node[leaf] = value
-    try:
-        return RunConfig.from_dict(data, where=where)
-    except ConfigError as exc:
-        text = str(exc)
-        raise ConfigError(text if where in text else f"{where}: {text}") from None
 
 
 def _check_shared(base: RunConfig, cfg: RunConfig, name: str, where: str) -> None:

@@ -66,7 +66,7 @@ def rank_samplers(batch_sampler: Any, *, all_ranks: bool = False) -> list[Any]:
     return [batch_sampler]
 
 
-def _epoch_batches(batch_sampler: Iterable[Any], e: int, n: int, rank: str) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+def _epoch_batches(batch_sampler: Iterable[Iterable[int]], e: int, n: int, rank: str) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """One epoch of a sampler: its indices and batch sizes, checked against ``n`` samples."""
     batches = [b.tolist() if hasattr(b, "tolist") else list(b) for b in iter(batch_sampler)]
     size = np.fromiter((len(b) for b in batches), dtype=np.int64, count=len(batches))
@@ -101,7 +101,7 @@ def _interleave(
 
 
 def from_batch_sampler(
-    batch_sampler: Iterable[Any], lengths: Lengths | ArrayLike, *, epochs: int = 1,
+    batch_sampler: Iterable[Iterable[int]], lengths: Lengths | ArrayLike, *, epochs: int = 1,
     pad_to_multiple_of: int = 1, set_epoch: bool = True, all_ranks: bool = False,
 ) -> IterationSchedule:
     """Build the schedule by iterating a real batch sampler over sample indices.

@@ -5,7 +5,6 @@ when a file is read)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from seqpoint._jsonio import parse_json, read_json, validate, write_json
 from seqpoint.measurements._records import Measurement, Measurements, StepWindow
@@ -35,7 +34,7 @@ def read_measurements(path: str | Path) -> Measurements:
                         protocol=model.protocol, window=window)
 
 
-def parse_measurement(payload: str | dict[str, Any], *, source: str, fix: str) -> Measurement:
+def parse_measurement(payload: str | dict[str, object], *, source: str, fix: str) -> Measurement:
     """Validate one measurement, JSON text or a parsed dict as :meth:`Measurement.to_dict`
     wrote it (a cache row's payload); ``source`` and ``fix`` go into the message."""
     from seqpoint.measurements._schema import MeasurementSchema

@@ -69,7 +69,7 @@ class StepWindow:
                 "times; record it again with seqpoint.profiling.profile_window."
             )
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"start": self.start, "signatures": [list(s) for s in self.signatures],
                 "times_s": list(self.times_s)}
 

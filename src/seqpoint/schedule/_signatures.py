@@ -4,7 +4,6 @@ of headline numbers a user checks before selecting SeqPoints."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -111,7 +110,7 @@ class ScheduleSummary:
     hist_counts: list[int]
     """Iterations per seq_len bin."""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return asdict(self)
 
 

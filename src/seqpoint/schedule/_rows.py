@@ -200,11 +200,8 @@ def write_rows(rows: RowLengths | None, path: str | Path) -> Path | None:
     if rows is None:
         side.unlink(missing_ok=True)  # an old file's rows must not attach to a new file
         return None
-    arrays = {"offsets": rows.offsets, "lengths": rows.lengths}
-    if rows.tgt_lengths is not None:
-        arrays["tgt_lengths"] = rows.tgt_lengths
-    if rows.row_of is not None:
-        arrays["row_of"] = rows.row_of
+    arrays = {name: value for name in ("offsets", "lengths", "tgt_lengths", "row_of")
+              if (value := getattr(rows, name)) is not None}
     with side.open("wb") as fh:
         np.savez_compressed(fh, **arrays)  # type: ignore[arg-type]
     return side

@@ -16,7 +16,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from seqpoint._registry import Registry
-from seqpoint._signature import Signature
+from seqpoint._signature import SIGNATURE_FIELDS, Signature
 from seqpoint.exceptions import ConfigError, InputError
 from seqpoint.schedule import IterationSchedule, signature_table
 
@@ -185,10 +185,8 @@ class SignatureCosts:
 
 
 def _signature_schedule(sig: NDArray[np.int64], packed: bool) -> IterationSchedule:
-    cols: dict[str, NDArray[np.int64]] = {"batch_size": sig[:, 0], "seq_len": sig[:, 1], "tgt_len": sig[:, 2]}
-    if packed:
-        cols["sum_sq_len"] = sig[:, 3]
-    return IterationSchedule.from_columns(cols, meta={"packed": packed})
+    """One row per signature (rows of 3 or, packed, 4 columns)."""
+    return IterationSchedule.from_columns(dict(zip(SIGNATURE_FIELDS, sig.T, strict=False)), meta={"packed": packed})
 
 
 def cost_proxy(spec: str | CostProxy | PilotTable | None = None, *, owner: str = "cost_proxy") -> CostProxy:

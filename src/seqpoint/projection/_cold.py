@@ -130,10 +130,8 @@ def window_in_run_ratio(proj: PointProjector, ok_meas: Sequence[Measurement], wi
     return None if extra is None else extra.in_run_ratio
 
 
-def first_occurrence(
-    proj: PointProjector, ok_meas: Sequence[Measurement], z: float, *,
-    window: StepWindow | None = None, method: str = "auto",
-) -> ColdTerm | None:
+def first_occurrence(proj: PointProjector, ok_meas: Sequence[Measurement], z: float, *,
+                     window: StepWindow | None = None) -> ColdTerm | None:
     """Total, half-width and counts (``first``, ``evicted``) of the run's cold steps.
 
     The total is the median relative extra ``t_cold / t_steady − 1`` of the samples times the
@@ -152,10 +150,8 @@ def first_occurrence(
     table = proj.model.table
     shape_of = table.shape_ids()
     fitted = np.clip(proj.fitted(steady), 0.0, None)
-    use_window = window is not None and method in ("auto", "window")
     ratio: float | None = None
-    if use_window:
-        assert window is not None
+    if window is not None:
         extra = window_extra(window, table, fitted)
         if extra is None:
             return None
@@ -181,7 +177,7 @@ def first_occurrence(
     n_first = per_shape.shape[0]  # every shape of the table occurs in the run once first
     counts = {"first": n_first, "evicted": int(cold.sum()) - n_first}
     return ColdTerm(total=max(centre, 0.0) * cold_total, halfwidth=z * se * cold_total, counts=counts,
-                    method="window" if use_window else "first_step", relative_extra=centre,
+                    method="first_step" if window is None else "window", relative_extra=centre,
                     samples=int(k), in_run_ratio=ratio)
 
 

@@ -18,7 +18,7 @@ from transformers import TrainerCallback, TrainerControl, TrainerState, Training
 
 from seqpoint.exceptions import InputError
 from seqpoint.integrations._recorder import row_lengths, trace_path
-from seqpoint.integrations._shapes import BatchShape, ShapeFn, ShapeReader
+from seqpoint.integrations._shapes import ShapeFn, ShapeReader, ShapeReading
 from seqpoint.validation import RunTrace
 from seqpoint.validation._trace import write_trace
 
@@ -90,10 +90,8 @@ class SeqPointCallback(TrainerCallback):  # type: ignore[misc]
         self._reset()
 
     def _reset(self) -> None:
-        self._rows: list[tuple[int, int, int, BatchShape | None, Mark, Mark]] = []
-        self._shape: BatchShape | None = None
-        self._seq: tuple[list[int], list[int] | None] | None = None
-        self._lengths: list[tuple[list[int], list[int] | None] | None] = []
+        self._rows: list[tuple[int, int, int, ShapeReading | None, Mark, Mark]] = []
+        self._reading: ShapeReading | None = None
         self._in_step = False
         self._micro = 0
         self._epoch = 0
@@ -109,18 +107,15 @@ class SeqPointCallback(TrainerCallback):  # type: ignore[misc]
     def _on_forward(self, module: torch.nn.Module, args: tuple[object, ...], kwargs: dict[str, object]) -> None:
         # Only the first forward of a training micro-batch counts (not evaluation, not a
         # second call inside a custom compute_loss).
-        if not self._in_step or self._shape is not None or not module.training:
+        if not self._in_step or self._reading is not None or not module.training:
             return
-        batch: object = dict(kwargs) if kwargs else (args[0] if args else {})
-        self._shape, self._seq, _ = self._read(batch)
+        self._reading = self._read(dict(kwargs) if kwargs else (args[0] if args else {}))
 
     def _close_micro_batch(self) -> None:
         end = self._clock.mark()
-        self._rows.append((self._step, self._epoch, self._micro, self._shape, self._start, end))
-        self._lengths.append(self._seq)
+        self._rows.append((self._step, self._epoch, self._micro, self._reading, self._start, end))
         self._start = end
-        self._shape = None
-        self._seq = None
+        self._reading = None
         self._micro += 1
 
     # ------------------------------------------------------------------ events
@@ -139,7 +134,7 @@ class SeqPointCallback(TrainerCallback):  # type: ignore[misc]
     def on_step_begin(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: object) -> None:
         self._in_step = True
         self._micro = 0
-        self._shape = None
+        self._reading = None
         self._start = self._clock.mark()
         if self._last_end is not None:
             self._gaps.append((self._last_end, self._start))
@@ -162,23 +157,24 @@ class SeqPointCallback(TrainerCallback):  # type: ignore[misc]
         self._clock.finish()
         world = int(getattr(args, "world_size", 1) or 1)
         rank = int(getattr(args, "process_index", 0) or 0)
-        rows = []
-        for step, epoch, micro, shape, start, end in self._rows:
-            if shape is None:
+        rows, lengths = [], []
+        for step, epoch, micro, reading, start, end in self._rows:
+            if reading is None:
                 raise InputError(
                     f"SeqPointCallback saw no forward call of the model in optimizer step {step}; "
                     "the trainer must call the model it was given (pass shape_fn for custom loops)."
                 )
             row: dict[str, float] = {"iteration": step, "epoch": epoch, "micro_batch": micro,
-                                     **shape._asdict(), "time_s": self._clock.seconds(start, end)}
+                                     **reading.shape._asdict(), "time_s": self._clock.seconds(start, end)}
             if world > 1:
                 row["rank"] = rank
             rows.append(row)
+            lengths.append(reading.lengths)
         meta = {"recorder": "SeqPointCallback", "device": str(args.device),
                 "gradient_accumulation_steps": int(args.gradient_accumulation_steps),
                 "world_size": world, "bf16": bool(args.bf16), "fp16": bool(args.fp16),
                 "between_steps_s": sum(self._clock.seconds(a, b) for a, b in self._gaps)}
-        self.trace = RunTrace.from_rows(rows, meta=meta, lengths=row_lengths(self._lengths))
+        self.trace = RunTrace.from_rows(rows, meta=meta, lengths=row_lengths(lengths))
         self.written_to = write_trace(self.trace, self._path_for(rank, world))
 
     def _path_for(self, rank: int, world: int) -> Path:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +16,7 @@ from seqpoint.exceptions import AssumedInputWarning
 from seqpoint.integrations.huggingface._collate import Collation
 from seqpoint.integrations.huggingface._lengths import check_trainer
 from seqpoint.workloads import BatchShape, Signature
+from seqpoint.workloads._shape import as_batch_shape
 
 if TYPE_CHECKING:
     import torch
@@ -139,22 +140,14 @@ class TrainerWorkload:
 
     def _create_optimizer(self) -> torch.optim.Optimizer:
         # create_optimizer fills trainer.optimizer only while it is None: borrow the slot.
-        saved = self.trainer.optimizer
-        self.trainer.optimizer = None
-        try:
+        with _lent(self.trainer, "optimizer", None):
             return self.trainer.create_optimizer(self.model)
-        finally:
-            self.trainer.optimizer = saved
 
     def _create_scheduler(self) -> torch.optim.lr_scheduler.LRScheduler:
         # The schedule's length only shapes the learning-rate curve, not the step's cost;
         # a long one keeps the rate above zero however many steps are profiled.
-        saved = self.trainer.lr_scheduler
-        self.trainer.lr_scheduler = None
-        try:
+        with _lent(self.trainer, "lr_scheduler", None):
             return self.trainer.create_scheduler(10**9, optimizer=self.optimizer)
-        finally:
-            self.trainer.lr_scheduler = saved
 
     def _autocast_forward(self, forward: Callable[..., object]) -> Callable[..., object]:
         def autocast_forward(*args: object, **kwargs: object) -> object:
@@ -174,32 +167,13 @@ class TrainerWorkload:
         there; for the flattening collator one packed row with restarting ``position_ids``). A
         bare signature gives full rows.
         """
-        if isinstance(signature, BatchShape):
-            if signature.exact:
-                return self._real_batch(signature)
-            signature = signature.signature
         import torch
 
-        batch_size, seq_len = int(signature[0]), int(signature[1])
-        tgt_len = int(signature[2]) if len(signature) > 2 else 0
-        gen = torch.Generator().manual_seed(hash((self.seed, *signature)) % (2**31))
+        shape = as_batch_shape(signature, workload=self.name)
+        gen = torch.Generator().manual_seed(int(shape.digest()[:15], 16) ^ self.seed)
         # Ids above the special tokens' usual range, so no id is a pad/mask by accident.
         low = min(5, self.vocab_size - 1)
-        ids = torch.randint(low, self.vocab_size, (batch_size, seq_len), generator=gen)
-        batch: dict[str, torch.Tensor] = {"input_ids": ids, "attention_mask": torch.ones_like(ids)}
-        if self.encoder_decoder:
-            batch["labels"] = torch.randint(low, self.vocab_size, (batch_size, max(tgt_len, 1)), generator=gen)
-        else:
-            batch["labels"] = ids.clone()
-        return self._with_extras(batch)
-
-    def _real_batch(self, shape: BatchShape) -> Batch:
-        import torch
-
-        gen = torch.Generator().manual_seed(int(shape.digest()[:15], 16) ^ self.seed)
-        low = min(5, self.vocab_size - 1)
-        lengths = torch.as_tensor(shape.lengths)
-        if self._packing:
+        if self._packing and shape.exact:
             ids = torch.randint(low, self.vocab_size, (1, shape.seq_len), generator=gen)
             pos = torch.cat([torch.arange(int(n)) for n in shape.lengths.tolist()])
             labels = ids.clone()
@@ -208,13 +182,14 @@ class TrainerWorkload:
             packed.update(self._varlen(shape.lengths))
             return {k: v.to(self.device) if isinstance(v, torch.Tensor) else v for k, v in packed.items()}
         ids = torch.randint(low, self.vocab_size, (shape.batch_size, shape.seq_len), generator=gen)
-        mask = self._mask(lengths, shape.seq_len)
+        mask = self._mask(torch.as_tensor(shape.lengths), shape.seq_len)
         ids[~mask] = self.pad_id
         batch = {"input_ids": ids, "attention_mask": mask.long()}
         if self.encoder_decoder:
             width = max(shape.tgt_len, 1)
             labels = torch.randint(low, self.vocab_size, (shape.batch_size, width), generator=gen)
-            labels[~self._mask(torch.as_tensor(shape.tgt_lengths), width)] = -100
+            if shape.exact:  # full-length rows of a bare signature have a target even at tgt_len 0
+                labels[~self._mask(torch.as_tensor(shape.tgt_lengths), width)] = -100
         else:
             labels = ids.masked_fill(~mask, -100)
         batch["labels"] = labels
@@ -269,17 +244,9 @@ class TrainerWorkload:
             loss.backward()
             return loss.detach()
         # training_step reads the accumulation count train() sets per step; a profiled
-        # step is one micro-batch of a one-micro-batch step. Lent, then restored.
-        missing = object()
-        saved = getattr(trainer, "current_gradient_accumulation_steps", missing)
-        trainer.current_gradient_accumulation_steps = 1
-        try:
+        # step is one micro-batch of a one-micro-batch step.
+        with _lent(trainer, "current_gradient_accumulation_steps", 1):
             return trainer.training_step(self.model, batch)
-        finally:
-            if saved is missing:
-                del trainer.current_gradient_accumulation_steps
-            else:
-                trainer.current_gradient_accumulation_steps = saved
 
     def step(self, batch: Batch) -> float:
         """One optimizer step on ``batch``, as ``train()`` runs it; returns the loss."""
@@ -311,6 +278,21 @@ def workload_from_trainer(trainer: Any, *, seed: int = 0) -> TrainerWorkload:
     """
     check_trainer(trainer)
     return TrainerWorkload(trainer, seed=seed)
+
+
+@contextlib.contextmanager
+def _lent(obj: object, name: str, value: object) -> Iterator[None]:
+    """``obj.name`` set to ``value`` inside the block, then restored (deleted if it was absent)."""
+    missing = object()
+    saved = getattr(obj, name, missing)
+    setattr(obj, name, value)
+    try:
+        yield
+    finally:
+        if saved is missing:
+            delattr(obj, name)
+        else:
+            setattr(obj, name, saved)
 
 
 def _rebuild(trainer: Any, seed: int, keys: frozenset[str]) -> TrainerWorkload:

@@ -36,14 +36,9 @@ MAX_REPLAY_SAMPLES = 200_000_000
 def bounded(kind: type, low: float, high: float, *, word: str | None = None) -> Predicate:
     """A constraint "an int >= 1 and <= 16,777,216": ``Interval(kind, low, high)`` whose
     message keeps the lower bound first (as the unbounded one reads) and spells the limit."""
-    inner = Interval(kind, low, high, word=word)
     lower = Interval(kind, low, word=word).describe()
     shown = f"{int(high):,}" if float(high).is_integer() else f"{high:g}"
-
-    def accepts(v: object) -> bool:
-        return inner.accepts(v)
-
-    return Predicate(accepts, f"{lower} and <= {shown}")
+    return Predicate(Interval(kind, low, high, word=word).accepts, f"{lower} and <= {shown}")
 
 
 #: The constraints of the common parameters, as policies list them.

@@ -3,7 +3,6 @@ job, a feasibility check against the cluster's totals, a reachability check of a
 
 from __future__ import annotations
 
-import dataclasses
 import socket
 from types import ModuleType
 
@@ -20,19 +19,10 @@ def job_resources(job: Job) -> dict[str, float]:
     ``num_cpus`` equal to its ``threads`` (1 when ``threads`` is 0, torch's default,
     which Ray then sets to the task's CPUs through ``OMP_NUM_THREADS``).
     """
-    from seqpoint.workloads import WORKLOADS
-    from seqpoint.workloads._loading import parse_overrides
+    from seqpoint.workloads._loading import workload_config
 
-    name, _, preset = job.workload.partition(":")
-    if name in WORKLOADS:
-        cls = WORKLOADS.get(name).config_cls
-        base = cls.PRESETS.get(preset) if preset else cls()
-        if base is None:
-            raise ConfigError(
-                f"Unknown preset {preset!r} of workload {name!r}. "
-                f"Valid presets: {', '.join(cls.PRESETS)}."
-            )
-        cfg = dataclasses.replace(base, **parse_overrides(cls, job.overrides))
+    cfg = workload_config(job.workload, job.overrides)
+    if cfg is not None:
         device, threads = str(cfg.device), int(cfg.threads)
     else:  # a user workload: only what its overrides say
         device = str(job.overrides.get("device", "cpu"))

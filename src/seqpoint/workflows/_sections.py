@@ -269,19 +269,9 @@ class WorkloadSection:
 def _check_workload(spec: str, overrides: dict[str, Any]) -> None:
     """Build the config of a reference workload (torch-free); a user's ``module:function``
     is imported only when the run builds it."""
-    from seqpoint.workloads import WORKLOADS
-    from seqpoint.workloads._loading import config_class, parse_overrides
+    from seqpoint.workloads._loading import workload_config
 
-    name, _, preset = spec.partition(":")
-    if name not in WORKLOADS.names():
-        return
-    cls = config_class(name)
-    if preset and preset not in cls.PRESETS:
-        raise ConfigError(
-            f"Unknown preset {preset!r} of workload {name!r}. Valid presets: {', '.join(cls.PRESETS)}."
-        )
-    base = cls.PRESETS[preset] if preset else cls()
-    dataclasses.replace(base, **parse_overrides(cls, overrides))
+    workload_config(spec, overrides)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -26,8 +26,8 @@ from seqpoint.workloads._base import Workload, WorkloadConfig
 if TYPE_CHECKING:
     from seqpoint.workloads._user import UserWorkload
 
-__all__ = ["MAX_THREADS", "WORKLOADS", "WorkloadRecipe", "WorkloadSpec", "check_user_code", "config_class",
-           "is_user_code", "load_workload", "parse_overrides", "workload_recipe"]
+__all__ = ["MAX_THREADS", "WORKLOADS", "WorkloadRecipe", "WorkloadSpec", "check_user_code", "is_user_code",
+           "load_workload", "parse_overrides", "workload_config", "workload_recipe"]
 
 #: Most CPU threads a workload may ask for (``--set threads=N``); torch allocates per thread.
 MAX_THREADS = 1024
@@ -69,9 +69,17 @@ def _register_builtin() -> None:
 _register_builtin()
 
 
-def config_class(name: str) -> type[WorkloadConfig]:
-    """The config dataclass of the reference workload ``name``."""
-    return WORKLOADS.get(name).config_cls
+def workload_config(spec: str, overrides: Mapping[str, object] | None = None) -> WorkloadConfig | None:
+    """The config :func:`load_workload` builds the registered workload ``name[:preset]`` from,
+    without torch; None for user code (``module:function``), imported only when it is built."""
+    name, _, preset = spec.partition(":")
+    if name not in WORKLOADS:
+        return None
+    cls = WORKLOADS.get(name).config_cls
+    if preset and preset not in cls.PRESETS:
+        raise ConfigError(f"Unknown preset {preset!r} of workload {name!r}. Valid presets: {', '.join(cls.PRESETS)}.")
+    base = cls.PRESETS[preset] if preset else cls()
+    return dataclasses.replace(base, **parse_overrides(cls, overrides or {}))
 
 
 def _coerce(cls: type, key: str, raw: object, annotation: object) -> object:
@@ -113,7 +121,7 @@ def _coerce(cls: type, key: str, raw: object, annotation: object) -> object:
     return raw
 
 
-def parse_overrides(cls: type[WorkloadConfig], overrides: Mapping[str, Any]) -> dict[str, Any]:
+def parse_overrides(cls: type[WorkloadConfig], overrides: Mapping[str, object]) -> dict[str, Any]:
     """Coerce ``overrides`` to the field types of ``cls``; unknown keys list the valid ones."""
     hints = typing.get_type_hints(cls)
     fields = {f.name for f in dataclasses.fields(cls)}
@@ -182,14 +190,9 @@ def load_workload(spec: str, overrides: Mapping[str, Override] | None = None) ->
     """
     overrides = dict(overrides or {})
     name, _, preset = spec.partition(":")
-    if name in WORKLOADS:
-        ws = WORKLOADS.get(name)
-        presets = ws.config_cls.PRESETS
-        if preset and preset not in presets:
-            raise ConfigError(f"Unknown preset {preset!r} of workload {name!r}. Valid presets: {', '.join(presets)}.")
-        base = presets[preset] if preset else ws.config_cls()
-        cfg = dataclasses.replace(base, **parse_overrides(ws.config_cls, overrides))
-        wl = ws.factory(cfg, preset=preset or None)
+    cfg = workload_config(spec, overrides)
+    if cfg is not None:
+        wl = WORKLOADS.get(name).factory(cfg, preset=preset or None)
         remember_recipe(wl, spec, overrides)
         return wl
     if preset:

@@ -14,10 +14,4 @@ from seqpoint.integrations._recorder import Recorder, record
 from seqpoint.integrations._shapes import Shape, read_batch
 from seqpoint.integrations.lhotse import schedule_from_sampler
 
-__all__ = [
-    "Recorder",
-    "Shape",
-    "read_batch",
-    "record",
-    "schedule_from_sampler",
-]
+__all__ = ["Recorder", "Shape", "read_batch", "record", "schedule_from_sampler"]

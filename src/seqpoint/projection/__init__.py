@@ -13,23 +13,7 @@ from seqpoint.projection._ranks import INTERCONNECTS, RankProjection, project_ra
 from seqpoint.projection._speedup import Speedup, project_speedup
 from seqpoint.projection._synthetic import geomean_abs_error, project_cost, relative_error
 
-__all__ = [
-    "INTERCONNECTS",
-    "METHODS",
-    "PointProjector",
-    "Projection",
-    "RankProjection",
-    "ScheduleModel",
-    "Speedup",
-    "cold_steps",
-    "fitted_costs",
-    "geomean_abs_error",
-    "leave_one_out_error",
-    "project",
-    "project_cost",
-    "project_ranks",
-    "project_speedup",
-    "relative_error",
-    "roughness",
-    "student_quantile",
-]
+__all__ = ["INTERCONNECTS", "METHODS", "PointProjector", "Projection", "RankProjection",
+           "ScheduleModel", "Speedup", "cold_steps", "fitted_costs", "geomean_abs_error",
+           "leave_one_out_error", "project", "project_cost", "project_ranks", "project_speedup",
+           "relative_error", "roughness", "student_quantile"]

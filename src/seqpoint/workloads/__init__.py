@@ -5,12 +5,7 @@ A workload is built from a frozen config and offers ``make_batch(signature)`` an
 torch; building a workload does.
 """
 
-from seqpoint.workloads._base import (
-    Signature,
-    TorchWorkload,
-    Workload,
-    WorkloadConfig,
-)
+from seqpoint.workloads._base import Signature, TorchWorkload, Workload, WorkloadConfig
 from seqpoint.workloads._bert import packed_document_lengths
 from seqpoint.workloads._contract import (
     CountsOnMeta,
@@ -29,26 +24,10 @@ from seqpoint.workloads._loading import (
 from seqpoint.workloads._shape import BatchShape, takes_batch_shape
 from seqpoint.workloads._user import UserWorkload
 
-__all__ = [
-    "WORKLOADS",
-    "BatchShape",
-    "CountsOnMeta",
-    "CountsParameters",
-    "SetsThreads",
-    "Signature",
-    "TorchWorkload",
-    "UserWorkload",
-    "Workload",
-    "WorkloadConfig",
-    "WorkloadRecipe",
-    "WrapsForward",
-    "check_user_code",
-    "check_workload",
-    "load_workload",
-    "packed_document_lengths",
-    "takes_batch_shape",
-    "workload_recipe",
-]
+__all__ = ["WORKLOADS", "BatchShape", "CountsOnMeta", "CountsParameters", "SetsThreads",
+           "Signature", "TorchWorkload", "UserWorkload", "Workload", "WorkloadConfig",
+           "WorkloadRecipe", "WrapsForward", "check_user_code", "check_workload", "load_workload",
+           "packed_document_lengths", "takes_batch_shape", "workload_recipe"]
 
 
 def __getattr__(name: str) -> object:

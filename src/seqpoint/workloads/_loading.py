@@ -15,16 +15,14 @@ import typing
 import weakref
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeGuard
+from typing import Any, TypeGuard
 
 from seqpoint._config import parse_value
 from seqpoint._params import Constraint, Interval, Predicate, check_params
 from seqpoint._registry import Registry
 from seqpoint.exceptions import ConfigError
 from seqpoint.workloads._base import Workload, WorkloadConfig
-
-if TYPE_CHECKING:
-    from seqpoint.workloads._user import UserWorkload
+from seqpoint.workloads._user import UserWorkload
 
 __all__ = ["MAX_THREADS", "WORKLOADS", "WorkloadRecipe", "WorkloadSpec", "check_user_code", "is_user_code",
            "load_workload", "parse_overrides", "workload_config", "workload_recipe"]
@@ -335,8 +333,6 @@ def _load_user(module: str, function: str, overrides: dict[str, Any]) -> Workloa
 
 
 def _is_user_class(obj: object) -> TypeGuard[type[UserWorkload]]:
-    from seqpoint.workloads._user import UserWorkload
-
     return isinstance(obj, type) and issubclass(obj, UserWorkload)
 
 

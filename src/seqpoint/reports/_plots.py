@@ -50,16 +50,8 @@ def plot_length_histogram(
     unit: str = "tokens",
     bins: int = 60,
 ) -> Path:
-    """Histogram of padded ``seq_len`` over iterations, with SeqPoints as weighted stems.
-
-    Parameters
-    ----------
-    seq_len : array-like of shape (n_iterations,)
-        Padded sequence length of every iteration.
-    points : SeqPoints or None
-        Chosen points; each is drawn at its ``seq_len`` with height equal to its weight
-        on a second axis, so a reader sees which lengths each point stands for.
-    """
+    """Histogram of padded ``seq_len`` (shape (n_iterations,)) over iterations, with each
+    SeqPoint drawn at its ``seq_len`` as a stem as high as its weight (second axis)."""
     plt = _pyplot()
     sl = np.asarray(seq_len)
     fig, ax = plt.subplots(figsize=(8, 4))

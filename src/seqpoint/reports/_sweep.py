@@ -29,7 +29,6 @@ __all__ = [
     "SweepView",
     "plot_sweep",
     "print_sweep",
-    "sweep_section",
     "sweep_table",
     "write_sweep_csv",
     "write_sweep_report",
@@ -217,19 +216,6 @@ def plot_sweep(result: SweepView, path: str | Path) -> Path:
     return _save(fig, path)
 
 
-def sweep_section(result: SweepView, images: Sequence[Path] = ()) -> Section:
-    """The speedup matrix as a section of ``report.html``."""
-    return Section(
-        title="Sweep",
-        text=(f"{len(result.configs)} configurations measured on the same "
-              f"{len(result.seqpoints)} SeqPoints; speedup = T_base / T of "
-              f"{result.time_metric or 'time (not measured)'}, with its 95% interval.\n\n"
-              + _stats_line(result) + "."),
-        table=sweep_table(result),
-        images=list(images),
-    )
-
-
 def write_sweep_report(
     result: SweepView, folder: Path, *, title: str, subtitle: str, config_text: str,
     images: Sequence[Path] = (),
@@ -243,6 +229,10 @@ def write_sweep_report(
         headline.append((f"{best.speedup.value:.2f}×", f"best speedup ({best.name})"))
     return write_html_report(
         folder / "report.html", title=title, subtitle=subtitle, headline=headline,
-        sections=[sweep_section(result, images),
+        sections=[Section(title="Sweep", table=sweep_table(result), images=list(images),
+                          text=(f"{len(result.configs)} configurations measured on the same "
+                                f"{len(result.seqpoints)} SeqPoints; speedup = T_base / T of "
+                                f"{result.time_metric or 'time (not measured)'}, with its 95% "
+                                f"interval.\n\n{_stats_line(result)}.")),
                   Section(title="Base configuration", code=config_text)],
     )

@@ -19,16 +19,9 @@ MAX_NAME = 200
 
 
 def check_run_name(name: str) -> str:
-    """Return ``name`` when it is one safe path component, else raise.
-
-    A run's ``name`` becomes the folder ``runs/<name>-<time>``; a ``/``, ``..``, a NUL or
-    a leading dot would write elsewhere or hide the folder.
-
-    Raises
-    ------
-    ConfigError
-        Empty, too long, or holding ``/``, ``\\``, NUL, control characters, or a leading dot.
-    """
+    """``name`` when it is one safe path component of ``runs/<name>-<time>``; ConfigError
+    when it is empty, too long, or holds ``/``, ``\\``, NUL, a control character or a
+    leading dot (which would write elsewhere or hide the folder)."""
     bad = (
         not name
         or len(name.encode()) > MAX_NAME

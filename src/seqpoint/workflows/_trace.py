@@ -173,19 +173,12 @@ def validate_config_on_traces(
 ) -> tuple[TraceValidation, RunFolder]:
     """``seqpoint validate CONFIG --trace T [--trace T2]``: the recorded run is the truth.
 
-    The first trace's micro-batches are the schedule (a user's own sampler, as it ran;
-    ``[batching] rank`` picks one rank of a data-parallel trace); ``[selection]`` picks
-    SeqPoints on it, ``[workload]``/``[profile]`` measure them (cached), ``[profile]
-    cold_window`` times the run's first micro-batches in sequence, and
-    :func:`validate_trace` compares the projection and first-N with every trace. The run
-    folder holds the schedule, SeqPoints, measurements and ``trace_validation.json``.
-
-    Raises
-    ------
-    ConfigError
-        The config sets what a trace replaces (``[lengths]``, ``[batching]`` but ``world_size``
-        and ``rank``, ``[validation]``): it would be ignored, so a user who reuses the config
-        of ``seqpoint run`` could believe the trace was checked against it.
+    The first trace's micro-batches are the schedule (``[batching] rank`` picks one rank);
+    ``[selection]``, ``[workload]`` and ``[profile]`` (with ``cold_window``) pick and measure
+    SeqPoints on it, and :func:`validate_trace` compares with every trace. A config that
+    sets what a trace replaces (``[lengths]``, ``[batching]`` but ``world_size`` and
+    ``rank``, ``[validation]``) is a ConfigError: a user reusing ``seqpoint run``'s config
+    could otherwise believe the trace was checked against it.
     """
     from seqpoint.measurements import environment_manifest, write_measurements
     from seqpoint.schedule import write_schedule

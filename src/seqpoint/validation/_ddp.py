@@ -1,14 +1,9 @@
 """The data-parallel ground truth: a per-rank schedule run with ``torch.distributed``.
 
-Every rank is a fresh process (:func:`seqpoint.profiling.in_fresh_process`) (gloo, one thread) that builds the workload from its
-spec with the same seed, wraps the model in ``DistributedDataParallel`` (so backward
-really all-reduces the gradients) and steps its own batch of each iteration. Ranks
-meet at a barrier before each step, so steps start together; a step's time is the
-slowest rank's, since the gradient all-reduce makes every rank wait for it.
-
-Steps are timed by the profiling's timers (:data:`seqpoint.profiling.TIMERS`): ``cpu``
-is the training thread's CPU time, as the points were profiled, which stays put on a
-loaded machine where wall time does not.
+Every rank is a fresh gloo process of one thread that builds the workload with the same
+seed, wraps it in ``DistributedDataParallel`` and steps its own batch of each iteration;
+ranks meet at a barrier before each step, and a step lasts as long as its slowest rank.
+Steps are timed by :data:`seqpoint.profiling.TIMERS` (``cpu`` stays put on a loaded machine).
 """
 
 from __future__ import annotations

@@ -1,16 +1,11 @@
 """The data-parallel validation: a projected DDP run against the same run on gloo ranks.
 
-``validate_ddp(cfg)`` replays ``[batching]`` with ``world_size`` ranks, selects SeqPoints
-on the rank rows (every rank's batch an iteration of its own), profiles them in this
-process (the workload's ``threads``, 1 by default), projects each step as the slowest
-rank's fitted cost plus the all-reduce, and runs the real thing: every rank a fresh
-``torch.distributed`` (gloo) process stepping its own batches under
-``DistributedDataParallel`` (:func:`seqpoint.validation.run_ddp`), twice in the same
-processes after one discarded cold pass, so the pair gives the noise floor; ``[profile] timer = "cpu"`` times both
-sides in CPU time, which a loaded machine does not inflate. The all-reduce term is the
-synchronisation cost ``run_ddp`` probes after the runs (a DDP step of the start-up
-shape with and without ``no_sync()``; the difference is bucket copies, hooks and the
-all-reduce), or the ring all-reduce of the gradient bytes over a named interconnect.
+SeqPoints are chosen on the rank rows of ``[batching]`` replayed with ``world_size`` ranks
+and profiled here; each step is projected as the slowest rank's cost plus the all-reduce
+(the synchronisation ``run_ddp`` probes, or the gradient bytes over a named interconnect),
+against the real runs of :func:`~seqpoint.validation._ddp.run_ddp` (one discarded cold
+pass, then two that give the noise floor; ``[profile] timer = "cpu"`` times both sides in
+CPU time, which a loaded machine does not inflate).
 """
 
 from __future__ import annotations

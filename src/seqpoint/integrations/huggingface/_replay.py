@@ -13,7 +13,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from itertools import islice
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -36,6 +36,7 @@ from seqpoint.integrations.huggingface._seeding import (
 from seqpoint.schedule import IterationSchedule
 
 if TYPE_CHECKING:
+    from torch.utils.data import DataLoader, Dataset
     from transformers import Trainer
 
 __all__ = ["schedule_from_trainer"]
@@ -44,7 +45,8 @@ __all__ = ["schedule_from_trainer"]
 MicroBatch = tuple[int, int, int, np.ndarray]
 
 
-def _prepared_loader(trainer: Trainer, sampler_lengths: list[int], world_size: int, rank: int) -> Any:
+def _prepared_loader(trainer: Trainer, sampler_lengths: list[int], world_size: int,
+                     rank: int) -> tuple[DataLoader[int], object]:
     import datasets
     import torch
     from accelerate.data_loader import prepare_data_loader
@@ -56,8 +58,8 @@ def _prepared_loader(trainer: Trainer, sampler_lengths: list[int], world_size: i
     stand_in = datasets.Dataset.from_dict({args.length_column_name: sampler_lengths})
     sampler = trainer._get_train_sampler(stand_in)
     # A list is a map-style dataset to torch: item i is the index i itself.
-    indices: Any = list(range(len(sampler_lengths)))
-    loader: Any
+    indices = cast("Dataset[int]", list(range(len(sampler_lengths))))
+    loader: DataLoader[int]
     if isinstance(sampler, BatchRebalanceSampler):
         sampler.dp_size, sampler.rank = world_size, rank
         loader = torch.utils.data.DataLoader(indices, batch_sampler=sampler, collate_fn=list)
@@ -127,7 +129,7 @@ def _micro_batches(
     for epoch in range(epochs):
         if hasattr(prepared, "set_epoch"):
             prepared.set_epoch(epoch)
-        inner: Any = getattr(getattr(prepared, "batch_sampler", None), "batch_sampler", None)
+        inner: object = getattr(getattr(prepared, "batch_sampler", None), "batch_sampler", None)
         if hasattr(inner, "set_epoch"):
             inner.set_epoch(epoch)
         if seeded:

@@ -12,7 +12,7 @@ from typing import Any
 
 from seqpoint.exceptions import ConfigError
 
-__all__ = ["SCHEMA_VERSION", "config_hash", "from_dict", "parse_set", "parse_value", "to_dict"]
+__all__ = ["config_hash", "from_dict", "parse_set", "parse_value", "to_dict"]
 
 SCHEMA_VERSION = 1
 

@@ -10,8 +10,7 @@ from typing import Any, NamedTuple, Protocol, TypeGuard
 
 from seqpoint.exceptions import InputError
 
-__all__ = ["INPUT_KEYS", "BatchShape", "Shape", "ShapeFn", "ShapeReader", "ShapeReading", "read_batch",
-           "shape_from_fn"]
+__all__ = ["INPUT_KEYS", "BatchShape", "Shape", "ShapeFn", "ShapeReader", "ShapeReading", "read_batch"]
 
 #: Keys of the model input in a dict batch, tried in order (text, then speech, then embeddings).
 INPUT_KEYS: tuple[str, ...] = ("input_ids", "input_values", "input_features", "inputs_embeds", "x", "src")

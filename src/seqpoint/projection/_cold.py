@@ -29,8 +29,7 @@ from seqpoint.measurements._metrics import (
 from seqpoint.projection._model import PointProjector
 from seqpoint.schedule import SignatureTable
 
-__all__ = ["COLD_METHODS", "ColdTerm", "WindowExtra", "cold_steps", "first_occurrence", "window_extra",
-           "window_in_run_ratio"]
+__all__ = ["COLD_METHODS", "ColdTerm", "cold_steps", "first_occurrence", "window_in_run_ratio"]
 
 #: Calibrations of the cold term: ``first_step`` (each point's cold first step),
 #: ``window`` (a timed in-sequence window), ``auto`` (the window when one was recorded).

@@ -24,8 +24,8 @@ from seqpoint.exceptions import InputError
 from seqpoint.projection._model import PointProjector
 from seqpoint.selection import SeqPoints, basis_error
 
-__all__ = ["IntervalEstimator", "basis_bound", "confidence_quantile", "leave_one_out_error", "process_noise",
-           "rms_relative", "roughness", "selection_bound", "sensitivity", "student_quantile"]
+__all__ = ["IntervalEstimator", "confidence_quantile", "leave_one_out_error", "process_noise", "roughness",
+           "student_quantile"]
 
 FloatArray = NDArray[np.float64]
 

@@ -17,7 +17,7 @@ from seqpoint.projection._project import Projection, nonnegative_interval, proje
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import SeqPoints
 
-__all__ = ["NOISE_RULES", "Speedup", "project_speedup"]
+__all__ = ["Speedup", "project_speedup"]
 
 #: How :func:`project_speedup` estimates the timing noise of a ratio (see there).
 NOISE_RULES = ("independent", "pairs")

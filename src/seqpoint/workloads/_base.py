@@ -20,8 +20,7 @@ from seqpoint.exceptions import ConfigError, InputError, SeqPointWarning
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["DEVICES", "DTYPES", "OPTIMIZERS", "Signature", "TorchWorkload", "Workload", "WorkloadConfig",
-           "check_signature"]
+__all__ = ["Signature", "TorchWorkload", "Workload", "WorkloadConfig", "check_signature"]
 
 #: A checked signature: ``(batch_size, seq_len, tgt_len, sum_sq_len or None)``.
 Dims = tuple[int, int, int, int | None]

@@ -24,8 +24,8 @@ from seqpoint.exceptions import ConfigError
 from seqpoint.workloads._base import Workload, WorkloadConfig
 from seqpoint.workloads._user import UserWorkload
 
-__all__ = ["MAX_THREADS", "WORKLOADS", "WorkloadRecipe", "WorkloadSpec", "check_user_code", "is_user_code",
-           "load_workload", "parse_overrides", "workload_config", "workload_recipe"]
+__all__ = ["WORKLOADS", "WorkloadRecipe", "WorkloadSpec", "check_user_code", "load_workload",
+           "workload_config", "workload_recipe"]
 
 #: Most CPU threads a workload may ask for (``--set threads=N``); torch allocates per thread.
 MAX_THREADS = 1024

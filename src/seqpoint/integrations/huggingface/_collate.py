@@ -21,7 +21,7 @@ from seqpoint.exceptions import InputError
 from seqpoint.integrations._shapes import BatchShape, ShapeReader, ShapeReading
 from seqpoint.schedule import round_up
 
-__all__ = ["Collation", "PaddingRule", "collator_name", "known_rule"]
+__all__ = ["Collation", "PaddingRule", "known_rule"]
 
 IntArray = NDArray[np.int64]
 

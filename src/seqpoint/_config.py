@@ -41,7 +41,7 @@ def config_hash(*parts: object) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
-def parse_value(text: str) -> Any:
+def parse_value(text: str) -> object:
     """One ``--set`` value: a TOML value (``2``, ``2.5``, ``true``, ``[2, 2]``, ``"x"``), else the
     bare text as a string, so words need no quotes on a command line."""
     text = text.strip()

@@ -13,7 +13,6 @@ from seqpoint.exceptions import ConfigError  # noqa: E402
 from seqpoint.measurements import CATEGORIES, CPU_ISA, environment_fingerprint  # noqa: E402
 from seqpoint.profiling import TIMERS, ProfileConfig, profile_point, profile_points  # noqa: E402
 from seqpoint.profiling._categories import breakdown_shares, canonical_op_name, categorize  # noqa: E402
-from seqpoint.profiling._failures import is_oom  # noqa: E402
 from seqpoint.selection import SeqPoint, SeqPoints  # noqa: E402
 from seqpoint.workloads import load_workload  # noqa: E402
 
@@ -131,8 +130,27 @@ def test_simulated_oom_and_error_are_recorded_and_the_campaign_goes_on(ds2) -> N
     assert "out of memory" in ms.measurements[1].message
     assert ms.measurements[2].message == "ValueError: shape mismatch in layer 3"
     assert not ms.complete
-    assert is_oom(RuntimeError("CUDA out of memory")) and is_oom(MemoryError())
-    assert not is_oom(ValueError("out of memory"))
+
+
+class Raising:
+    """A workload whose every step raises ``exc``."""
+
+    name, config = "raising", None
+
+    def __init__(self, exc):
+        self.exc = exc
+
+    def make_batch(self, sig):
+        return sig
+
+    def step(self, batch):
+        raise self.exc
+
+
+@pytest.mark.parametrize(("exc", "status"), [(RuntimeError("CUDA out of memory"), "oom"), (MemoryError(), "oom"),
+                                             (ValueError("out of memory"), "error")])
+def test_out_of_memory_is_told_by_the_error_type_and_message(exc, status) -> None:
+    assert profile_point(Raising(exc), (1, 4, 0), ProfileConfig(warmup=0, repeats=1)).status == status
 
 
 def test_campaign_with_seqpoints_keeps_iterations_and_dedups(ds2) -> None:

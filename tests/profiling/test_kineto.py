@@ -10,7 +10,6 @@ torch = pytest.importorskip("torch")
 
 from seqpoint.exceptions import ConfigError  # noqa: E402
 from seqpoint.profiling import ProfileConfig, profile_point  # noqa: E402
-from seqpoint.profiling._point import kineto_trace_path  # noqa: E402
 from seqpoint.workloads import load_workload  # noqa: E402
 
 
@@ -32,16 +31,12 @@ def test_bad_folder_is_a_config_error() -> None:
         ProfileConfig(kineto_dir=3)  # type: ignore[arg-type]
 
 
-def test_trace_path_names_iteration_and_signature(tmp_path) -> None:
-    assert kineto_trace_path(tmp_path, 17, (4, 32, 0)).name == "it17_b4_s32_t0.pt.trace.json"
-
-
 @pytest.mark.parametrize("metrics", [("time",), ("time", "breakdown")])
 def test_each_point_writes_a_chrome_trace_with_its_weight(ds2, tmp_path, metrics) -> None:
     cfg = ProfileConfig(warmup=1, repeats=1, metrics=metrics, kineto_dir=str(tmp_path / "k"))
     m = profile_point(ds2, (2, 24, 0), cfg, iteration=5, weight=88.0)
     assert m.ok
-    path = kineto_trace_path(tmp_path / "k", 5, (2, 24, 0))
+    path = tmp_path / "k" / "it5_b2_s24_t0.pt.trace.json"  # iteration and signature; TensorBoard's suffix
     trace = json.loads(path.read_text())
     assert trace["seqpoint_weight"] == 88.0
     assert trace["seqpoint_signature"] == [2, 24, 0]

@@ -4,6 +4,7 @@ cache first (:func:`profile_points`)."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -11,19 +12,13 @@ from typing import TYPE_CHECKING, Any
 from seqpoint._live import live_bar
 from seqpoint._rng import keeps_rngs
 from seqpoint.cache import MeasurementCache
-from seqpoint.measurements import Measurements
+from seqpoint.measurements import Measurement, Measurements
 from seqpoint.profiling._config import ProfileConfig
 from seqpoint.profiling._failures import failed_measurement, name_of
 from seqpoint.profiling._memory import MemoryCheck
 from seqpoint.profiling._plan import CampaignKey, Plan, Points, Unit, plan_points
 from seqpoint.profiling._point import profile_point
-from seqpoint.profiling._protocol import (
-    WorkerPoint,
-    WorkerResult,
-    WorkerTask,
-    fresh_worker,
-    measure_protocol,
-)
+from seqpoint.profiling._protocol import WorkerResult, WorkerTask, fresh_worker, profile_protocol
 from seqpoint.profiling._startup import campaign_decoy, startup_state
 from seqpoint.workloads import Workload
 
@@ -133,34 +128,39 @@ def measure_plan(
     refusal = MemoryCheck(workload).refusal
     done = dict(plan.cached)
     protocol: dict[str, Any] = {}
+    # With processes > 1 the time comes from fresh workers first; every other metric (not a
+    # matter of process speed) is measured once, here, and merged with it.
+    times: dict[Unit, Measurement] = {}
     if config.processes > 1 and "time" in config.families:
-        timed: dict[Unit, WorkerPoint] = {}
-        weights: dict[WorkerPoint, float] = {}
-        for p in todo:
-            if refusal(p.unit[0]) is None:
-                timed[p.unit] = p.unit[0] if p.shape is None else p.shape
-                if p.point.weight is not None:
-                    weights[timed[p.unit]] = p.point.weight
+        timed = {p.unit: p.unit[0] if p.shape is None else p.shape for p in todo if refusal(p.unit[0]) is None}
         if timed:
             run = _announcing(name, config.processes, len(timed), announce=progress, console=console,
                               end_turn=end_turn)
-            got, protocol = measure_protocol(workload, list(timed.values()), config, decoy, weights=weights,
-                                             between=between, run=run, label=label)
-            for unit, point in timed.items():
-                plan.store(unit, got[point])
-                done[unit] = got[point]
+            got, protocol = profile_protocol(workload, list(timed.values()), config, decoy, between=between,
+                                             run=run, label=label)
+            times = {unit: got[point] for unit, point in timed.items()}
+    others = tuple(m for m in config.metrics if m != "time")
+    rest = dataclasses.replace(config, metrics=others, processes=1) if times and others else None
     with live_bar(name, len(todo), console, progress) as advance:
         for p in todo:
             sig = p.unit[0]
             advance(0, f"{name} {sig}")
             if p.unit not in done:
-                if (why := refusal(sig)) is not None:
+                timed_m = times.get(p.unit)
+                if timed_m is not None and (rest is None or not timed_m.ok):
+                    m = timed_m
+                elif timed_m is None and (why := refusal(sig)) is not None:
                     m = failed_measurement(sig, why, status="oom")
                 else:
-                    if config.stepped:
+                    here = config if timed_m is None or rest is None else rest
+                    if here.stepped:
                         startup_state(workload, decoy, campaign)
-                    m = profile_point(workload, sig, config, iteration=p.point.iteration,
+                    m = profile_point(workload, sig, here, iteration=p.point.iteration,
                                       weight=p.point.weight, shape=p.shape)
+                    if timed_m is not None and m.ok:
+                        m = dataclasses.replace(timed_m, metrics={**m.metrics, **timed_m.metrics},
+                                                breakdown_s=dict(m.breakdown_s),
+                                                samples={**m.samples, **timed_m.samples})
                 plan.store(p.unit, m)
                 done[p.unit] = m
             advance(1, None)

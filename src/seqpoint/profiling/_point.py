@@ -6,7 +6,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from seqpoint.exceptions import SeqPointError
 from seqpoint.measurements import STEADY_TIME, Measurement
@@ -24,9 +23,6 @@ from seqpoint.profiling._startup import onednn_cache_capacity, startup_state
 from seqpoint.profiling._state import StartupState
 from seqpoint.profiling._timers import step_timer, time_stats, workload_device
 from seqpoint.workloads import BatchShape, Signature, Workload
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["kineto_trace_path", "profile_point"]
 

@@ -37,7 +37,7 @@ from seqpoint.profiling._startup import interleave_block, onednn_cache_capacity,
 from seqpoint.profiling._timers import step_timer, time_stats
 from seqpoint.workloads import BatchShape, Signature, Workload
 
-__all__ = ["DriftWarning", "WorkerPoint", "WorkerResult", "WorkerTask", "fresh_worker", "measure_protocol", "profile_protocol",
+__all__ = ["DriftWarning", "WorkerPoint", "WorkerResult", "WorkerTask", "fresh_worker", "profile_protocol",
            "run_worker", "split_repeats"]
 
 #: A point a worker times: its signature, or for a workload that takes one (``takes_batch_shape``)
@@ -269,7 +269,7 @@ def _warn_drift(drifts: list[dict[str, Any]], check: Signature, label: str | Non
         f"Worker process{'es' if len(moved) > 1 else ''} {who}{f' of {label}' if label else ''} drifted on the "
         f"check point {check}: the machine's speed changed while {'they' if len(moved) > 1 else 'it'} measured; "
         "the interval counts the spread between the processes' run totals.",
-        DriftWarning, stacklevel=4,  # profile_points' line: here <- profile_protocol <- measure_protocol
+        DriftWarning, stacklevel=3,  # measure_plan's line: here <- profile_protocol
     )
 
 
@@ -285,50 +285,3 @@ def _combine(i: int, sig: Signature, results: list[WorkerResult]) -> Measurement
         return failed_measurement(sig, "no timed repeat ran")
     samples = {STEADY_TIME: pooled, per_process_key(STEADY_TIME): per_process}
     return measurement_of(sig, metrics=_time_metrics(pooled, per_process, firsts), samples=samples)
-
-
-def measure_protocol(
-    workload: Workload,
-    points: Sequence[WorkerPoint],
-    config: ProfileConfig,
-    decoy: Signature | None,
-    *,
-    weights: dict[WorkerPoint, float] | None = None,
-    between: Callable[[int], None] | None = None,
-    run: Callable[[WorkerTask], WorkerResult] | None = None,
-    label: str | None = None,
-) -> tuple[dict[WorkerPoint, Measurement], dict[str, Any]]:
-    """``time`` of ``points`` by :func:`profile_protocol` (``between``, ``run`` and ``label`` as there), every
-    other metric in this process (``weights``: each point's weight, for its Kineto trace).
-
-    The counted metrics, the breakdown and peak memory are not a matter of process
-    speed: they are measured once, here, as the serial path does (after this process's
-    own start-up), and merged with the workers' time.
-    """
-    from seqpoint.profiling._point import profile_point
-
-    timed, protocol = profile_protocol(workload, points, config, decoy, run=run, between=between,
-                                       label=label)
-    others = tuple(m for m in config.metrics if m != "time")
-    if not others:
-        return timed, protocol
-    here = dataclasses.replace(config, metrics=others, processes=1)
-    sigs = [_signature(p) for p in points]
-    out: dict[WorkerPoint, Measurement] = {}
-    for point, sig in zip(points, sigs, strict=True):
-        m = timed[point]
-        if not m.ok:
-            out[point] = m
-            continue
-        if here.stepped:
-            startup_state(workload, decoy, sigs)
-        rest = profile_point(workload, sig, here, weight=(weights or {}).get(point),
-                             shape=point if isinstance(point, BatchShape) else None)
-        if not rest.ok:
-            out[point] = rest
-            continue
-        out[point] = dataclasses.replace(
-            m, metrics={**rest.metrics, **m.metrics}, breakdown_s=dict(rest.breakdown_s),
-            samples={**rest.samples, **m.samples},
-        )
-    return out, protocol

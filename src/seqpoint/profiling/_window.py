@@ -40,7 +40,6 @@ def profile_window(
     *,
     start: int = 0,
     timer: str = "wall",
-    decoy: Sequence[int] | None = None,
 ) -> StepWindow:
     """Time every step of a stretch of the run, in order, in one fresh process.
 
@@ -56,8 +55,6 @@ def profile_window(
         Schedule iteration of the first step (recorded; the projection checks it).
     timer : str
         Timer name (``wall``, ``cpu``, ``cuda``).
-    decoy : tuple of int, optional
-        Start-up shape (default: the campaign decoy of the window's signatures).
 
     Returns
     -------
@@ -74,6 +71,5 @@ def profile_window(
     shipped = ship_workload(workload, what="A step window ([profile] cold_window)",
                             fix="calibrate the cold term from the points' first steps (cold_window = 0)")
     TIMERS.get(timer)
-    start_shape = tuple(int(v) for v in decoy) if decoy is not None else campaign_decoy(sigs)
-    times = in_fresh_process(time_window, shipped, steps, start_shape, timer)
+    times = in_fresh_process(time_window, shipped, steps, campaign_decoy(sigs), timer)
     return StepWindow(start=int(start), signatures=tuple(sigs), times_s=tuple(float(t) for t in times))

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = ["live_bar", "shows_live"]
 
 
-def shows_live(console: Any | None) -> bool:
+def shows_live(console: Console | None) -> bool:
     """True on a terminal or in a notebook. Elsewhere (a pipe, a log file) a bar leaves
     only its last frame, or an empty line when transient, so callers draw none there.
 
@@ -25,7 +28,7 @@ def shows_live(console: Any | None) -> bool:
 
 
 @contextlib.contextmanager
-def live_bar(title: str, total: int, console: Any | None,
+def live_bar(title: str, total: int, console: Console | None,
              enabled: bool = True) -> Iterator[Callable[[int, str | None], None]]:
     """``advance(n, description)`` of one rich ``profile`` bar (every executor draws this
     one); a no-op when disabled, empty, or where :func:`shows_live` says no."""

@@ -5,23 +5,18 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from seqpoint._signature import signature_fields
 from seqpoint.measurements import Measurement, Status
 from seqpoint.workloads import Workload
 
-__all__ = ["cleanup_after_failure", "failed_measurement", "guarded", "is_oom", "measurement_of", "name_of"]
+__all__ = ["cleanup_after_failure", "failed_measurement", "guarded", "is_oom", "name_of"]
 
 
 def name_of(workload: Workload) -> str:
     """The workload's name for records and messages (its class name when it has none)."""
     return str(getattr(workload, "name", type(workload).__name__))
-
-
-def measurement_of(signature: Sequence[int], **fields: Any) -> Measurement:
-    """A measurement of ``signature`` (iteration -1 unless given) with ``fields``."""
-    return Measurement(**signature_fields(signature), **fields)
 
 
 def failed_measurement(signature: Sequence[int], why: BaseException | str, *,
@@ -31,7 +26,7 @@ def failed_measurement(signature: Sequence[int], why: BaseException | str, *,
     if isinstance(why, BaseException):
         status = "oom" if is_oom(why) else status
         why = f"{type(why).__name__}: {why}"
-    return measurement_of(signature, status=status, message=(why.strip().splitlines() or [""])[0][:500])
+    return Measurement(**signature_fields(signature), status=status, message=(why.strip().splitlines() or [""])[0][:500])
 
 
 def is_oom(exc: BaseException) -> bool:

@@ -7,6 +7,7 @@ import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 
+from seqpoint._signature import signature_fields
 from seqpoint.exceptions import SeqPointError
 from seqpoint.measurements import STEADY_TIME, Measurement
 from seqpoint.measurements._metrics import (
@@ -18,7 +19,7 @@ from seqpoint.measurements._metrics import (
 from seqpoint.profiling._breakdown import profile_breakdown, state_bytes
 from seqpoint.profiling._config import ProfileConfig
 from seqpoint.profiling._counting import count_point
-from seqpoint.profiling._failures import guarded, measurement_of, name_of
+from seqpoint.profiling._failures import guarded, name_of
 from seqpoint.profiling._startup import onednn_cache_capacity, startup_state
 from seqpoint.profiling._state import StartupState
 from seqpoint.profiling._timers import step_timer, time_stats, workload_device
@@ -205,4 +206,5 @@ def profile_point(
     if isinstance(out, Measurement):
         return dataclasses.replace(out, iteration=int(iteration))
     metrics, breakdown, samples = out
-    return measurement_of(sig, iteration=int(iteration), metrics=metrics, breakdown_s=breakdown, samples=samples)
+    return Measurement(**signature_fields(sig), iteration=int(iteration), metrics=metrics, breakdown_s=breakdown,
+                       samples=samples)

@@ -20,6 +20,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from seqpoint._signature import signature_fields
 from seqpoint.exceptions import SeqPointWarning
 from seqpoint.measurements import STEADY_TIME, Measurement, per_process_key
 from seqpoint.measurements._metrics import (
@@ -30,7 +31,7 @@ from seqpoint.measurements._metrics import (
     PROCESSES,
 )
 from seqpoint.profiling._config import ProfileConfig
-from seqpoint.profiling._failures import failed_measurement, guarded, measurement_of
+from seqpoint.profiling._failures import failed_measurement, guarded
 from seqpoint.profiling._fresh import in_fresh_process
 from seqpoint.profiling._shipping import ShippedWorkload, ship_workload
 from seqpoint.profiling._startup import interleave_block, onednn_cache_capacity, startup_state
@@ -284,4 +285,4 @@ def _combine(i: int, sig: Signature, results: list[WorkerResult]) -> Measurement
     if not pooled:
         return failed_measurement(sig, "no timed repeat ran")
     samples = {STEADY_TIME: pooled, per_process_key(STEADY_TIME): per_process}
-    return measurement_of(sig, metrics=_time_metrics(pooled, per_process, firsts), samples=samples)
+    return Measurement(**signature_fields(sig), metrics=_time_metrics(pooled, per_process, firsts), samples=samples)

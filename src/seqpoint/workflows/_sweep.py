@@ -21,14 +21,7 @@ from typing import Any
 from rich.console import Console
 
 from seqpoint.exceptions import InputError
-from seqpoint.executors import (
-    Executor,
-    Job,
-    LocalExecutor,
-    RayExecutor,
-    SweepStats,
-    make_executor,
-)
+from seqpoint.executors import Executor, Job, LocalExecutor, RayExecutor, SweepStats, make_executor
 from seqpoint.measurements import (
     STEADY_TIME,
     Measurements,

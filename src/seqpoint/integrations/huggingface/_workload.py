@@ -170,7 +170,8 @@ class TrainerWorkload:
         import torch
 
         shape = as_batch_shape(signature, workload=self.name)
-        gen = torch.Generator().manual_seed(int(shape.digest()[:15], 16) ^ self.seed)
+        seed = int(shape.digest()[:15], 16) ^ self.seed if shape.exact else hash((self.seed, *shape.signature)) % 2**31
+        gen = torch.Generator().manual_seed(seed)
         # Ids above the special tokens' usual range, so no id is a pad/mask by accident.
         low = min(5, self.vocab_size - 1)
         if self._packing and shape.exact:

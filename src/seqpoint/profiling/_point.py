@@ -10,17 +10,12 @@ from pathlib import Path
 from seqpoint._signature import signature_fields
 from seqpoint.exceptions import SeqPointError
 from seqpoint.measurements import STEADY_TIME, Measurement
-from seqpoint.measurements._metrics import (
-    FIRST_STEP_TIME,
-    ONEDNN_CACHE_CAPACITY,
-    ONEDNN_NEW,
-    ONEDNN_SHARED,
-)
+from seqpoint.measurements._metrics import FIRST_STEP_TIME
 from seqpoint.profiling._breakdown import profile_breakdown, state_bytes
 from seqpoint.profiling._config import ProfileConfig
 from seqpoint.profiling._counting import count_point
 from seqpoint.profiling._failures import guarded, name_of
-from seqpoint.profiling._startup import onednn_cache_capacity, startup_state
+from seqpoint.profiling._startup import onednn_cache_capacity, onednn_metrics, startup_state
 from seqpoint.profiling._state import StartupState
 from seqpoint.profiling._timers import step_timer, time_stats, workload_device
 from seqpoint.workloads import BatchShape, Signature, Workload
@@ -80,11 +75,8 @@ def _timed(
         if config.max_seconds_per_point and spent >= config.max_seconds_per_point:
             break
     metrics.update(time_stats(times))
-    if state is not None and state.primitives is not None:
-        # What a projection needs to tell which steps of a run re-create primitives.
-        metrics[ONEDNN_NEW] = float(state.primitives[0])
-        metrics[ONEDNN_SHARED] = float(state.primitives[1])
-        metrics[ONEDNN_CACHE_CAPACITY] = float(onednn_cache_capacity())
+    if state is not None:
+        metrics.update(onednn_metrics(state.primitives, onednn_cache_capacity()))
     return metrics, times
 
 

@@ -23,18 +23,17 @@ from typing import Any
 from seqpoint._signature import signature_fields
 from seqpoint.exceptions import SeqPointWarning
 from seqpoint.measurements import STEADY_TIME, Measurement, per_process_key
-from seqpoint.measurements._metrics import (
-    FIRST_STEP_TIME,
-    ONEDNN_CACHE_CAPACITY,
-    ONEDNN_NEW,
-    ONEDNN_SHARED,
-    PROCESSES,
-)
+from seqpoint.measurements._metrics import FIRST_STEP_TIME, PROCESSES
 from seqpoint.profiling._config import ProfileConfig
 from seqpoint.profiling._failures import failed_measurement, guarded
 from seqpoint.profiling._fresh import in_fresh_process
 from seqpoint.profiling._shipping import ShippedWorkload, ship_workload
-from seqpoint.profiling._startup import interleave_block, onednn_cache_capacity, startup_state
+from seqpoint.profiling._startup import (
+    interleave_block,
+    onednn_cache_capacity,
+    onednn_metrics,
+    startup_state,
+)
 from seqpoint.profiling._timers import step_timer, time_stats
 from seqpoint.workloads import BatchShape, Signature, Workload
 
@@ -241,13 +240,10 @@ def profile_protocol(
     check = _signature(points[0])
     _warn_drift(drifts, check, label)
     out = {point: _combine(i, _signature(point), results) for i, point in enumerate(points)}
-    first = results[0]
-    if first.primitives is not None:
-        for m in out.values():
-            if m.ok:
-                m.metrics[ONEDNN_NEW] = float(first.primitives[0])
-                m.metrics[ONEDNN_SHARED] = float(first.primitives[1])
-                m.metrics[ONEDNN_CACHE_CAPACITY] = float(first.capacity)
+    onednn = onednn_metrics(results[0].primitives, results[0].capacity)
+    for m in out.values():
+        if m.ok:
+            m.metrics.update(onednn)
     protocol = {
         "processes": config.processes, "interleave": config.interleave, "repeats_per_process": shares,
         "check": list(check), "drift": drifts,

@@ -8,7 +8,12 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Sequence
 
-from seqpoint.measurements._metrics import shapes_held
+from seqpoint.measurements._metrics import (
+    ONEDNN_CACHE_CAPACITY,
+    ONEDNN_NEW,
+    ONEDNN_SHARED,
+    shapes_held,
+)
 from seqpoint.profiling._failures import guarded
 from seqpoint.profiling._state import StartupState, state_of
 from seqpoint.profiling._stdio import fd_redirected
@@ -24,6 +29,7 @@ __all__ = [
     "interleave_block",
     "mark_seen",
     "onednn_cache_capacity",
+    "onednn_metrics",
     "startup_state",
 ]
 
@@ -132,6 +138,15 @@ def onednn_cache_capacity() -> int:
         if value.isdigit():
             return int(value)
     return ONEDNN_DEFAULT_CACHE_CAPACITY
+
+
+def onednn_metrics(primitives: tuple[int, int] | None, capacity: int) -> dict[str, float]:
+    """The oneDNN counts a measurement keeps (none when not counted): what a projection needs
+    to tell which steps of a run re-create primitives."""
+    if primitives is None:
+        return {}
+    return {ONEDNN_NEW: float(primitives[0]), ONEDNN_SHARED: float(primitives[1]),
+            ONEDNN_CACHE_CAPACITY: float(capacity)}
 
 
 #: Points interleaved together when oneDNN's primitive counts are unknown.

@@ -119,9 +119,9 @@ class _Totals:
     noise: dict[str, float] = field(default_factory=dict)
     process_totals: dict[str, tuple[float, ...]] = field(default_factory=dict)
 
-    def add(self, name: str, total: float, rep: float, noise: float) -> None:
+    def add(self, name: str, total: float, rep: float, noise: float, gap: float = 0.0) -> None:
         self.totals[name] = total
-        self.interval[name] = nonnegative_interval(total - rep - noise, total + rep + noise)
+        self.interval[name] = nonnegative_interval(total - rep - noise - gap, total + rep + noise + gap)
         self.representation[name] = rep
         self.noise[name] = noise
 
@@ -129,12 +129,8 @@ class _Totals:
         """Add ``first_occurrence_s`` and ``run_time_s`` (``time_s`` × ``in_run`` + cold steps, ± ``gap``)."""
         fo, hw = cold.total, cold.halfwidth
         self.add(COLD_TIME, fo, 0.0, hw)
-        steady = self.totals[STEADY_TIME]
-        half = (self.representation[STEADY_TIME] + self.noise[STEADY_TIME]) * in_run + hw + gap
-        self.totals[RUN_TIME] = steady * in_run + fo
-        self.interval[RUN_TIME] = nonnegative_interval(self.totals[RUN_TIME] - half, self.totals[RUN_TIME] + half)
-        self.representation[RUN_TIME] = self.representation[STEADY_TIME] * in_run
-        self.noise[RUN_TIME] = self.noise[STEADY_TIME] * in_run + hw
+        self.add(RUN_TIME, self.totals[STEADY_TIME] * in_run + fo, self.representation[STEADY_TIME] * in_run,
+                 self.noise[STEADY_TIME] * in_run + hw, gap)
         if STEADY_TIME in self.process_totals:
             self.process_totals[RUN_TIME] = tuple(t * in_run + fo for t in self.process_totals[STEADY_TIME])
 

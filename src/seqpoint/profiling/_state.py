@@ -13,12 +13,9 @@ from __future__ import annotations
 
 import dataclasses
 import weakref
-from typing import TYPE_CHECKING
+from typing import Any
 
 from seqpoint.workloads import Signature, TorchWorkload
-
-if TYPE_CHECKING:
-    from seqpoint.profiling._counting import Cost
 
 __all__ = ["StartupState", "WorkloadState", "meta_clone", "state_of"]
 
@@ -44,8 +41,9 @@ class WorkloadState:
     """Its meta-device clone, once built."""
     meta_fails: bool = False
     """Its model cannot run on the meta device (data-dependent control flow)."""
-    optimizer_cost: dict[tuple[object, ...], Cost] = dataclasses.field(default_factory=dict)
-    """Counted cost of its optimizer step, by the parameters' shapes."""
+    optimizer_cost: dict[tuple[object, ...], Any] = dataclasses.field(default_factory=dict)
+    """Counted cost (a ``_counting.Cost``, a module above this one) of its optimizer step,
+    by the parameters' shapes."""
 
 
 #: id of a live workload object -> (a weak reference to it, its state).

@@ -18,7 +18,7 @@ from seqpoint.cli._options import (
     print_json,
     warn_old_spellings,
 )
-from seqpoint.reports import print_sweep
+from seqpoint.reports._sweep import print_sweep
 from seqpoint.workflows import load_sweep, run_sweep
 from seqpoint.workloads import check_user_code
 

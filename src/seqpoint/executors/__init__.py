@@ -7,10 +7,9 @@ reads and writes the measurement cache. Importing this package imports neither t
 nor ray; :class:`RayExecutor` imports ray when it connects.
 """
 
-from seqpoint.executors._cluster import job_resources
 from seqpoint.executors._local import EXECUTORS, Executor, LocalExecutor, make_executor
 from seqpoint.executors._ray import RayExecutor
 from seqpoint.executors._tasks import Job, SweepStats
 
-__all__ = ["EXECUTORS", "Executor", "Job", "LocalExecutor", "RayExecutor", "SweepStats", "job_resources",
+__all__ = ["EXECUTORS", "Executor", "Job", "LocalExecutor", "RayExecutor", "SweepStats",
            "make_executor"]

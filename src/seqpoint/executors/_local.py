@@ -9,7 +9,8 @@ from seqpoint.cache import MeasurementCache
 from seqpoint.exceptions import ConfigError
 from seqpoint.executors._tasks import Job, SweepStats
 from seqpoint.measurements import Measurements
-from seqpoint.profiling import CampaignKey, measure_plan, plan_points
+from seqpoint.profiling._campaign import measure_plan
+from seqpoint.profiling._plan import CampaignKey, plan_points
 
 if TYPE_CHECKING:  # rich is loaded only where a bar is drawn
     from rich.console import Console

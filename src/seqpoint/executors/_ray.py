@@ -24,7 +24,7 @@ from seqpoint.exceptions import ConfigError
 from seqpoint.executors._cluster import check_feasible, check_reachable, job_resources
 from seqpoint.executors._tasks import Job, PointResult, SweepStats, measure_task, probe_keys
 from seqpoint.measurements import Measurements
-from seqpoint.profiling import CampaignKey, Pending, plan_points
+from seqpoint.profiling._plan import CampaignKey, Pending, plan_points
 
 if TYPE_CHECKING:  # rich is loaded only where a bar is drawn
     from rich.console import Console

@@ -15,7 +15,9 @@ from typing import Any
 
 from seqpoint.exceptions import SeqPointError
 from seqpoint.measurements import Measurement
-from seqpoint.profiling import CampaignKey, Pending, Plan, ProfileConfig, measure_plan
+from seqpoint.profiling import ProfileConfig
+from seqpoint.profiling._campaign import measure_plan
+from seqpoint.profiling._plan import CampaignKey, Pending, Plan
 from seqpoint.selection import SeqPoint, SeqPoints
 from seqpoint.workloads import Workload
 

@@ -8,23 +8,20 @@ a drift check, and two campaigns' workers alternate under :func:`take_turns`). C
 metrics (FLOPs, bytes) come from :func:`count_point` and, for a whole schedule,
 :func:`exact_totals`.
 
-The campaign engine that every executor shares: :func:`plan_points` (what is cached,
-what is left to measure, one cache key under a :class:`CampaignKey`) and
-:func:`measure_plan` (a plan's pending units measured in this process, cached as each
-finishes).
+Every executor runs the one campaign engine of ``_plan`` (what is cached, what is left to
+measure, one cache key) and ``_campaign`` (a plan's pending units measured and cached).
 
 Every timing in seqpoint goes through one timer registry (:data:`TIMERS`, or
 :func:`step_timer` for a workload's step) and every fresh process through
 :func:`in_fresh_process`.
 """
 
-from seqpoint.profiling._campaign import measure_plan, profile_points
+from seqpoint.profiling._campaign import profile_points
 from seqpoint.profiling._config import ProfileConfig
 from seqpoint.profiling._counting import count_point
 from seqpoint.profiling._coverage import counting_coverage
 from seqpoint.profiling._exact import exact_signature_costs, exact_totals
 from seqpoint.profiling._fresh import in_fresh_process, stop_workers
-from seqpoint.profiling._plan import CampaignKey, Pending, Plan, plan_points
 from seqpoint.profiling._point import profile_point
 from seqpoint.profiling._probe import cpu_roofline
 from seqpoint.profiling._protocol import DriftWarning
@@ -34,11 +31,8 @@ from seqpoint.profiling._window import profile_window
 
 __all__ = [
     "TIMERS",
-    "CampaignKey",
     "DriftWarning",
     "EndTurn",
-    "Pending",
-    "Plan",
     "ProfileConfig",
     "count_point",
     "counting_coverage",
@@ -46,8 +40,6 @@ __all__ = [
     "exact_signature_costs",
     "exact_totals",
     "in_fresh_process",
-    "measure_plan",
-    "plan_points",
     "profile_point",
     "profile_points",
     "profile_window",

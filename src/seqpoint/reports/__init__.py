@@ -8,7 +8,7 @@ Every table, plot and page of seqpoint is written here. Reports read stage resul
 from seqpoint.reports._html import Section, write_html_report
 from seqpoint.reports._plots import plot_breakdown, plot_error_vs_k
 from seqpoint.reports._ranks import ddp_validation_table, rank_projection_table
-from seqpoint.reports._sweep import plot_sweep, print_sweep, write_sweep_csv, write_sweep_report
+from seqpoint.reports._sweep import plot_sweep
 from seqpoint.reports._tables import render
 
 __all__ = [
@@ -17,10 +17,7 @@ __all__ = [
     "plot_breakdown",
     "plot_error_vs_k",
     "plot_sweep",
-    "print_sweep",
     "rank_projection_table",
     "render",
     "write_html_report",
-    "write_sweep_csv",
-    "write_sweep_report",
 ]

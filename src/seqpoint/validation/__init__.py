@@ -2,7 +2,7 @@
 
 from seqpoint.validation._compare import error_vs_k, noise_floor, reduction_factor
 from seqpoint.validation._full_run import FullRun, run_full_fresh, run_full_schedule
-from seqpoint.validation._saving import ProfilingSaving, profiling_saving
+from seqpoint.validation._saving import ProfilingSaving
 from seqpoint.validation._speedup import MeasuredSpeedup
 from seqpoint.validation._trace import RunTrace, read_trace
 
@@ -13,7 +13,6 @@ __all__ = [
     "RunTrace",
     "error_vs_k",
     "noise_floor",
-    "profiling_saving",
     "read_trace",
     "reduction_factor",
     "run_full_fresh",

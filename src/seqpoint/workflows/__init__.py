@@ -35,7 +35,7 @@ from seqpoint.workflows._stages import (
     validation_schedule,
 )
 from seqpoint.workflows._sweep import run_sweep, sweep
-from seqpoint.workflows._sweep_config import load_sweep, sweep_from_dict
+from seqpoint.workflows._sweep_config import load_sweep
 from seqpoint.workflows._validate import validate
 
 __all__ = [
@@ -61,7 +61,6 @@ __all__ = [
     "run",
     "run_sweep",
     "sweep",
-    "sweep_from_dict",
     "validate",
     "validate_ddp",
     "validation_schedule",

@@ -20,7 +20,8 @@ from seqpoint.measurements import Measurements, environment_manifest, write_meas
 from seqpoint.projection import RankProjection, ScheduleModel
 from seqpoint.schedule import IterationSchedule, write_schedule
 from seqpoint.selection import SeqPoint, SeqPoints, write_seqpoints
-from seqpoint.validation import ProfilingSaving, profiling_saving, reduction_factor
+from seqpoint.validation import ProfilingSaving, reduction_factor
+from seqpoint.validation._saving import profiling_saving
 from seqpoint.workflows._config import RunConfig
 from seqpoint.workflows._folder import RunFolder
 from seqpoint.workflows._sections import ProfileSection
@@ -88,7 +89,7 @@ class Campaign(_Chosen):
 
     def saving(self, run_s: float = float("nan")) -> ProfilingSaving:
         """The saving in steps, wall clock (against ``run_s``) and tokens (see
-        :func:`~seqpoint.validation.profiling_saving`)."""
+        :func:`~seqpoint.validation._saving.profiling_saving`)."""
         from seqpoint.measurements import STEADY_TIME
         from seqpoint.measurements._metrics import FIRST_STEP_TIME
 

@@ -164,7 +164,7 @@ def sweep(
         configuration, ``sweep.json``, ``sweep.csv`` and, per ``[report]``, ``sweep.png``
         and ``report.html``.
     """
-    from seqpoint.reports import plot_sweep, write_sweep_csv, write_sweep_report
+    from seqpoint.reports._sweep import plot_sweep, write_sweep_csv, write_sweep_report
 
     executor = executor or LocalExecutor()
     base = spec.base

@@ -202,7 +202,7 @@ def run_config(case: Case, scale: Scale, out: Path, cache: Path) -> RunConfig:
     n = case.val_samples_quick if scale.quick else case.val_samples
     return RunConfig(
         name=f"paper-{case.name}",
-        lengths=LengthsSection(source=case.source, max_samples=n, subset_seed=0),
+        lengths=LengthsSection(source=case.source, max_samples=n, seed=0),
         batching=BatchingSection(policy=case.policy, epochs=case.val_epochs, seed=0,
                                  params=dict(case.params)),
         selection=SelectionSection(method="seqpoint", n_points=scale.k_measured, seed=0),

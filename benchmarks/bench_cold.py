@@ -71,7 +71,7 @@ def demo_config(quick: bool, out: str) -> Any:
     whole, _ = demo_configs(out)
     if quick:
         whole = dataclasses.replace(
-            whole, lengths=dataclasses.replace(whole.lengths, max_samples=600, subset_seed=0),
+            whole, lengths=dataclasses.replace(whole.lengths, max_samples=600, seed=0),
             batching=dataclasses.replace(whole.batching, epochs=2))
     return whole
 

@@ -172,3 +172,30 @@ def test_config_with_cr_line_ends_reads(tmp_path: Path) -> None:
     path = tmp_path / "c.toml"
     path.write_bytes(b"[batching]\repochs = 2\r")
     assert load_config(path).batching.epochs == 2
+
+
+def test_lengths_subset_seed_is_the_one_seed_name_with_a_warning(tmp_path: Path) -> None:
+    from seqpoint.exceptions import SeqPointWarning
+    from seqpoint.workflows import load_config
+
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('[lengths]\nsource = "bundled:wikitext-2-valid"\nmax_samples = 50\nsubset_seed = 3\n')
+    with pytest.warns(SeqPointWarning, match=r"\[lengths\] subset_seed is deprecated; it is \[lengths\] seed now"):
+        loaded = load_config(cfg)
+    assert loaded.lengths.seed == 3
+    cfg.write_text('[lengths]\nsource = "bundled:wikitext-2-valid"\nseed = 1\nsubset_seed = 3\n')
+    with pytest.raises(ConfigError, match=r"\[lengths\] subset_seed and \[lengths\] seed are both set; keep \[lengths\] seed"):
+        load_config(cfg)
+
+
+@pytest.mark.parametrize(("dotted", "read"), [
+    ("lengths.subset_seed=4", lambda c: c.lengths.seed == 4),
+    ("batching.interconnect=pcie4", lambda c: c.projection.interconnect == "pcie4"),
+])
+def test_set_takes_a_moved_key_with_a_warning(dotted, read) -> None:
+    from seqpoint.exceptions import SeqPointWarning
+    from seqpoint.workflows import LengthsSection, RunConfig, apply_overrides
+
+    cfg = RunConfig(lengths=LengthsSection(source="bundled:wikitext-2-valid"))
+    with pytest.warns(SeqPointWarning, match=rf"--set overrides: {dotted.split('=')[0]} is deprecated; it is "):
+        assert read(apply_overrides(cfg, [dotted]))

@@ -97,9 +97,11 @@ class RunConfig:
         return cls(**kwargs)
 
 
-#: Keys that moved to another section: (old section, key) -> new section. The old place
-#: keeps working, with one warning.
-_MOVED = {("batching", "interconnect"): "projection", ("batching", "allreduce_s"): "projection"}
+#: Keys that moved or were renamed: (old section, key) -> (new section, key). The old
+#: place keeps working, in a TOML file and in --set, with one warning.
+_MOVED = {("batching", "interconnect"): ("projection", "interconnect"),
+          ("batching", "allreduce_s"): ("projection", "allreduce_s"),
+          ("lengths", "subset_seed"): ("lengths", "seed")}
 
 
 def _warn_old(message: str) -> None:
@@ -136,16 +138,17 @@ def _moved_keys(data: dict[str, Any], where: str) -> dict[str, Any]:
     out = dict(data)
     if isinstance(out.get("selection"), dict):
         out["selection"] = _renamed_proxy(out["selection"], where)
-    for (old, key), new in _MOVED.items():
+    for (old, key), (new, new_key) in _MOVED.items():
         section = out.get(old)
         if isinstance(section, dict) and key in section:
             out[old] = {k: v for k, v in section.items() if k != key}
             found = out.get(new)
             target: dict[str, Any] = found if isinstance(found, dict) else {}
-            if key in target:
-                raise ConfigError(f"{where}: {key} is set in both [{old}] and [{new}]; keep the one in [{new}].")
-            out[new] = {**target, key: section[key]}
-            _warn_old(f"{where}: [{old}] {key} is deprecated; it is [{new}] {key} now.")
+            if new_key in target:
+                raise ConfigError(f"{where}: [{old}] {key} and [{new}] {new_key} are both set; "
+                                  f"keep [{new}] {new_key}.")
+            out[new] = {**target, new_key: section[key]}
+            _warn_old(f"{where}: [{old}] {key} is deprecated; it is [{new}] {new_key} now.")
     return out
 
 
@@ -213,6 +216,10 @@ def set_keys(cfg: RunConfig, values: dict[str, object], *, where: str) -> RunCon
         if not parents:
             raise ConfigError(f"{where}: key {dotted!r} must look like section.key "
                               "(e.g. workload.set.dtype).")
+        moved = _MOVED.get((parents[0], leaf)) if len(parents) == 1 else None
+        if moved is not None:
+            _warn_old(f"{where}: {dotted} is deprecated; it is {'.'.join(moved)} now.")
+            parents, leaf = [moved[0]], moved[1]
         node = data
         for p in parents:
             if p not in node or not isinstance(node[p], dict):

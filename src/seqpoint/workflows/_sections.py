@@ -81,8 +81,8 @@ class LengthsSection:
     """Further reader parameters (e.g. ``scale``, ``frames_per_second``)."""
     max_samples: int | None = None
     """Use only the first N samples (after a seeded shuffle), for a smaller run."""
-    subset_seed: int = 0
-    """Seed of the shuffle that picks ``max_samples``."""
+    seed: int = 0
+    """Seed of the shuffle that picks ``max_samples`` (was ``subset_seed``)."""
 
     _section_constraints: ClassVar[dict[str, list[Constraint]]] = {
         "source": [_STR, None],
@@ -91,7 +91,7 @@ class LengthsSection:
         "tgt": [_STR, None],
         "params": [_TABLE],
         "max_samples": [Interval(int, 1), None],
-        "subset_seed": [Interval(int, 0)],
+        "seed": [Interval(int, 0)],
     }
 
     def __post_init__(self) -> None:

@@ -49,7 +49,7 @@ def load_lengths(sec: LengthsSection) -> Lengths:
         )
     lengths = read_lengths(sec.source, format=sec.format, column=sec.column, tgt=sec.tgt, **sec.params)
     if sec.max_samples is not None and sec.max_samples < len(lengths):
-        rng = np.random.default_rng(sec.subset_seed)
+        rng = np.random.default_rng(sec.seed)
         idx = np.sort(rng.choice(len(lengths), size=sec.max_samples, replace=False))
         lengths = lengths.take(idx)
     return lengths

@@ -191,6 +191,7 @@ def test_lengths_subset_seed_is_the_one_seed_name_with_a_warning(tmp_path: Path)
 @pytest.mark.parametrize(("dotted", "read"), [
     ("lengths.subset_seed=4", lambda c: c.lengths.seed == 4),
     ("batching.interconnect=pcie4", lambda c: c.projection.interconnect == "pcie4"),
+    ("validation.interleave=false", lambda c: c.validation.between_workers is False),
 ])
 def test_set_takes_a_moved_key_with_a_warning(dotted, read) -> None:
     from seqpoint.exceptions import SeqPointWarning

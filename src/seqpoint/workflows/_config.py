@@ -101,7 +101,8 @@ class RunConfig:
 #: place keeps working, in a TOML file and in --set, with one warning.
 _MOVED = {("batching", "interconnect"): ("projection", "interconnect"),
           ("batching", "allreduce_s"): ("projection", "allreduce_s"),
-          ("lengths", "subset_seed"): ("lengths", "seed")}
+          ("lengths", "subset_seed"): ("lengths", "seed"),
+          ("validation", "interleave"): ("validation", "between_workers")}
 
 
 def _warn_old(message: str) -> None:

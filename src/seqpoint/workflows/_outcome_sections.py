@@ -78,11 +78,12 @@ class ValidationSection:
     selection error and the in-sequence overhead that isolated profiling cannot see. They
     are timed among the SeqPoints (in signature order) in the same worker processes, so
     the projection and this truth meet the same machine speed."""
-    interleave: bool = True
+    between_workers: bool = True
     """With ``[profile] processes > 1``, time the full runs between the measurement
     protocol's worker processes (P F P F P for 3 processes and 2 runs), so truth and
     projection cover the same stretch of time and a drift of the machine's speed does not
-    show as projection error; false: after them."""
+    show as projection error; false: after them (was ``interleave``, which now means only
+    [profile]'s round-robin)."""
 
     _section_constraints: ClassVar[dict[str, list[Constraint]]] = {
         "epochs": [_EPOCHS, None],
@@ -90,7 +91,7 @@ class ValidationSection:
         "runs": [_bounded_int(1000)],
         "baselines": [_NAMES],
         "steady_truth": [Boolean("true or false")],
-        "interleave": [Boolean("true or false")],
+        "between_workers": [Boolean("true or false")],
     }
 
     def __post_init__(self) -> None:

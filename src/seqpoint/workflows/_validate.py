@@ -110,7 +110,7 @@ def validate(
 
     folder = RunFolder.new(cfg.name + "-validate", cfg.report.out, command="validate")
     runs: list[FullRun] = []
-    plan = interleave_plan(cfg.validation.runs, cfg.profile.processes) if cfg.validation.interleave else {}
+    plan = interleave_plan(cfg.validation.runs, cfg.profile.processes) if cfg.validation.between_workers else {}
 
     def between(schedule: IterationSchedule, p: int) -> None:
         """The full runs due after worker process ``p``, each in a fresh process."""

@@ -3,8 +3,7 @@ import pytest
 
 from seqpoint.exceptions import AdjustedInputWarning, InputError
 from seqpoint.schedule import COLUMNS, RowLengths
-from seqpoint.validation import RunTrace, read_trace
-from seqpoint.validation._trace import TRACE_COLUMNS, write_trace
+from seqpoint.validation import RunTrace, read_trace, write_trace
 
 
 def _trace(rank=None):
@@ -60,7 +59,9 @@ def test_rank_column_round_trips(tmp_path):
     t = _trace(rank=[1, 1, 1, 1])
     back = read_trace(write_trace(t, tmp_path / "run.csv"))
     assert back.ranks == [1]
-    assert (tmp_path / "run.csv").read_text().splitlines()[0] == ",".join((*TRACE_COLUMNS, "rank"))
+    assert (tmp_path / "run.csv").read_text().splitlines()[0] == (
+        "iteration,epoch,micro_batch,batch_size,seq_len,tgt_len,tokens,sum_sq_len,time_s,rank"
+    )
 
 
 def test_to_schedule_has_one_row_per_micro_batch_and_keeps_steps():

@@ -6,6 +6,9 @@ from seqpoint.validation._saving import ProfilingSaving
 from seqpoint.validation._speedup import MeasuredSpeedup
 from seqpoint.validation._trace import RunTrace, read_trace
 
+# Not in __all__: reached by the CLI, the integrations and the tests, not by users.
+from seqpoint.validation._trace import write_trace as write_trace
+
 __all__ = [
     "FullRun",
     "MeasuredSpeedup",

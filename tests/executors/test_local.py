@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from seqpoint.exceptions import ConfigError
-from seqpoint.executors import Executor, Job, LocalExecutor, RayExecutor
-from seqpoint.executors._cluster import job_resources
+from seqpoint.executors import Executor, Job, LocalExecutor, RayExecutor, job_resources
 from seqpoint.profiling import ProfileConfig, profile_points
 from seqpoint.workloads import load_workload
 

@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 
 from seqpoint.exceptions import ConfigError
-from seqpoint.validation._ddp import DDPRun, run_ddp
-from seqpoint.validation._full_run import FullRunError
+from seqpoint.validation import DDPRun, FullRunError, run_ddp
 
 pytest.importorskip("torch")
 

@@ -6,8 +6,7 @@ import math
 
 import pytest
 
-from seqpoint.validation import reduction_factor
-from seqpoint.validation._saving import profiling_saving
+from seqpoint.validation import profiling_saving, reduction_factor
 
 
 def test_saving_in_steps_wall_clock_and_tokens() -> None:

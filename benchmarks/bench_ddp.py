@@ -22,28 +22,20 @@ from pathlib import Path
 from rich.console import Console
 
 from seqpoint.reports import ddp_validation_table, rank_projection_table, render
-from seqpoint.workflows import (
-    BatchingSection,
-    LengthsSection,
-    ProfileSection,
-    RunConfig,
-    SelectionSection,
-    ValidationSection,
-    WorkloadSection,
-    validate_ddp,
-)
+from seqpoint.workflows import RunConfig, validate_ddp
 
 
 def config(quick: bool, timer: str, cache: Path) -> RunConfig:
-    return RunConfig(
-        name="bench-ddp",
-        lengths=LengthsSection(source="bundled:librispeech-dev-clean", max_samples=96 if quick else 1200),
-        batching=BatchingSection(policy="fixed", params={"batch_size": 8}, world_size=2, seed=1),
-        selection=SelectionSection(n_points=4 if quick else 10),
-        workload=WorkloadSection(name="deepspeech2:tiny", set={"threads": 1}),
-        profile=ProfileSection(warmup=2, repeats=3 if quick else 7, timer=timer, cache=str(cache)),
-        validation=ValidationSection(max_iterations=6 if quick else 40),
-    )
+    """The job as its TOML file would hold it."""
+    return RunConfig.from_dict({
+        "name": "bench-ddp",
+        "lengths": {"source": "bundled:librispeech-dev-clean", "max_samples": 96 if quick else 1200},
+        "batching": {"policy": "fixed", "params": {"batch_size": 8}, "world_size": 2, "seed": 1},
+        "selection": {"n_points": 4 if quick else 10},
+        "workload": {"name": "deepspeech2:tiny", "set": {"threads": 1}},
+        "profile": {"warmup": 2, "repeats": 3 if quick else 7, "timer": timer, "cache": str(cache)},
+        "validation": {"max_iterations": 6 if quick else 40},
+    })
 
 
 def main() -> None:

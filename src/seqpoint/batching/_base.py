@@ -38,9 +38,7 @@ def epoch_seed(seed: int, epoch: int) -> int:
 
 def as_lengths(lengths: Lengths | ArrayLike) -> Lengths:
     """Accept a :class:`~seqpoint.traces.Lengths` or a plain array of source lengths."""
-    if isinstance(lengths, Lengths):
-        return lengths
-    return from_array(lengths)
+    return lengths if isinstance(lengths, Lengths) else from_array(lengths)
 
 
 @dataclass(frozen=True, eq=False)
@@ -110,32 +108,25 @@ class BatchPlan:
     @staticmethod
     def concat(parts: list[tuple[IntArray, IntArray, int]], dropped: list[int]) -> BatchPlan:
         """Join per-epoch ``(order, batch_sizes, epoch)`` pieces into one plan."""
-        orders = [p[0] for p in parts]
-        sizes = [p[1] for p in parts]
-        epochs = [np.full(p[1].shape[0], p[2], dtype=np.int64) for p in parts]
-        size_all = np.concatenate(sizes) if sizes else np.zeros(0, dtype=np.int64)
-        offsets = np.zeros(size_all.shape[0] + 1, dtype=np.int64)
-        np.cumsum(size_all, out=offsets[1:])
+        empty = np.zeros(0, dtype=np.int64)
+        sizes = np.concatenate([p[1] for p in parts]) if parts else empty
         return BatchPlan(
-            order=np.concatenate(orders).astype(np.int64, copy=False)
-            if orders
-            else np.zeros(0, dtype=np.int64),
-            offsets=offsets,
-            epoch=np.concatenate(epochs) if epochs else np.zeros(0, dtype=np.int64),
+            order=np.concatenate([p[0] for p in parts]).astype(np.int64, copy=False) if parts else empty,
+            offsets=np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
+            epoch=np.repeat(np.array([p[2] for p in parts], dtype=np.int64),
+                            np.array([len(p[1]) for p in parts], dtype=np.int64)),
             dropped=np.asarray(dropped, dtype=np.int64),
         )
 
 
 _RUN_CONSTRAINTS: dict[str, list[Constraint]] = {
-    "epochs": [EPOCHS],
-    "seed": [bounded(int, 0, 2**63 - 1)],
+    "epochs": [EPOCHS], "seed": [bounded(int, 0, 2**63 - 1)], "world_size": [WORLD_SIZE],
 }
 
 
-def _check_run(epochs: int, seed: int, n_samples: int | None = None, world_size: int = 1) -> None:
-    check_params("", _RUN_CONSTRAINTS, {"epochs": epochs, "seed": seed})
-    check_params("", {"world_size": [WORLD_SIZE]}, {"world_size": world_size})
-    if n_samples is not None and n_samples * epochs > MAX_REPLAY_SAMPLES:
+def _check_run(epochs: int, seed: int, n_samples: int, world_size: int) -> None:
+    check_params("", _RUN_CONSTRAINTS, {"epochs": epochs, "seed": seed, "world_size": world_size})
+    if n_samples * epochs > MAX_REPLAY_SAMPLES:
         raise ConfigError(f"{epochs} epochs of {n_samples:,} samples are {n_samples * epochs:,} "
                           f"sample draws, more than the replay limit of {MAX_REPLAY_SAMPLES:,} (a "
                           "memory guard); use fewer epochs (the schedule of one epoch repeats its "
@@ -203,21 +194,16 @@ class BatchingPolicy(Validated):
             batch_size=int(self.batch_size), drop_last=drop_last,  # type: ignore[attr-defined]
         )
         plan = BatchPlan.concat(parts, dropped)
-        self._check_nonempty(plan, lens)
-        sched = plan.to_schedule(
-            lens, pad_to_multiple_of=self.pad_to_multiple_of, policy=self.name,
-            params=self.to_dict(), epochs=epochs, seed=seed,
-        )
-        return with_ranks(sched, int(world_size), shard=mode)
+        return with_ranks(self._schedule(plan, lens, epochs, seed), int(world_size), shard=mode)
 
     def _replay_single(self, lens: Lengths, *, epochs: int, seed: int) -> IterationSchedule:
         """The single-process schedule (what every policy's data-parallel replay deals)."""
-        plan = self.plan(lens, epochs=epochs, seed=seed)
+        return self._schedule(self.plan(lens, epochs=epochs, seed=seed), lens, epochs, seed)
+
+    def _schedule(self, plan: BatchPlan, lens: Lengths, epochs: int, seed: int) -> IterationSchedule:
         self._check_nonempty(plan, lens)
-        return plan.to_schedule(
-            lens, pad_to_multiple_of=self.pad_to_multiple_of, policy=self.name,
-            params=self.to_dict(), epochs=epochs, seed=seed,
-        )
+        return plan.to_schedule(lens, pad_to_multiple_of=self.pad_to_multiple_of, policy=self.name,
+                                params=self.to_dict(), epochs=epochs, seed=seed)
 
     def _check_nonempty(self, plan: BatchPlan, lens: Lengths) -> None:
         if plan.n_batches == 0:
@@ -269,23 +255,18 @@ def cut_consecutive(
 ) -> tuple[IntArray, IntArray, int]:
     """Cut ``order`` into consecutive batches: ``(order, sizes, dropped)``, the final partial
     batch dropped from ``order`` when ``drop_last``."""
-    n = int(order.shape[0])
-    full, rem = divmod(n, batch_size)
+    full, rem = divmod(int(order.shape[0]), batch_size)
     sizes = np.full(full, batch_size, dtype=np.int64)
     if rem and not drop_last:
-        sizes = np.append(sizes, np.int64(rem))
-        return order, sizes, 0
+        return order, np.append(sizes, np.int64(rem)), 0
     return order[: full * batch_size], sizes, rem
 
 
 def permute_batches(order: IntArray, sizes: IntArray, perm: IntArray) -> tuple[IntArray, IntArray]:
     """Reorder whole batches: batch ``k`` of the result is batch ``perm[k]`` of the input."""
-    offsets = np.zeros(sizes.shape[0] + 1, dtype=np.int64)
-    np.cumsum(sizes, out=offsets[1:])
+    starts = np.cumsum(sizes) - sizes
     new_sizes = sizes[perm]
-    new_off = np.zeros(new_sizes.shape[0], dtype=np.int64)
-    np.cumsum(new_sizes[:-1], out=new_off[1:])
-    shift = np.repeat(offsets[:-1][perm] - new_off, new_sizes)
+    shift = np.repeat(starts[perm] - (np.cumsum(new_sizes) - new_sizes), new_sizes)
     return order[np.arange(shift.shape[0], dtype=np.int64) + shift], new_sizes
 
 

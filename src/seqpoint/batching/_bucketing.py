@@ -70,25 +70,15 @@ class BucketPolicy(BatchingPolicy):
 
     def plan(self, lengths: Lengths, *, epochs: int = 1, seed: int = 0) -> BatchPlan:
         bucket = self.bucket_ids(lengths)
-        counts = np.bincount(bucket, minlength=self.num_buckets)
-        bsz = self.batch_size
-        full, rem = counts // bsz, counts % bsz
-        keep_rem = rem if not self.drop_last else np.zeros_like(rem)
-        # Per bucket: `full` batches of bsz, then maybe one of `rem`.
-        n_b = full + (keep_rem > 0)
-        sizes_list = []
-        for b in range(self.num_buckets):
-            sizes_list.append(np.full(int(full[b]), bsz, dtype=np.int64))
-            if keep_rem[b]:
-                sizes_list.append(np.array([keep_rem[b]], dtype=np.int64))
-        sizes = np.concatenate(sizes_list) if sizes_list else np.zeros(0, dtype=np.int64)
-        assert sizes.shape[0] == int(n_b.sum())
+        counts = np.bincount(bucket, minlength=self.num_buckets).astype(np.int64)
+        full, rem = np.divmod(counts, self.batch_size)
+        keep_rem = np.zeros_like(rem) if self.drop_last else rem
+        # Per bucket: `full` batches of batch_size, then maybe one of `keep_rem`.
+        per_bucket = np.stack([np.full_like(rem, self.batch_size), keep_rem], axis=1).ravel()
+        sizes = np.repeat(per_bucket, np.stack([full, keep_rem > 0], axis=1).ravel())
         # Positions (in the bucket-grouped order) that survive the per-bucket truncation.
-        starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
-        kept = counts - (rem - keep_rem)
-        keep_pos = np.concatenate(
-            [np.arange(s, s + k, dtype=np.int64) for s, k in zip(starts.tolist(), kept.tolist(), strict=False)]
-        )
+        within = np.arange(lengths.n_samples) - np.repeat(np.cumsum(counts) - counts, counts)
+        keep_pos = np.flatnonzero(within < np.repeat(counts - (rem - keep_rem), counts))
         dropped = int(lengths.n_samples - keep_pos.shape[0])
         parts = []
         for e in range(epochs):
@@ -105,16 +95,12 @@ def estimate_duration_buckets(sizes: IntArray, num_buckets: int) -> IntArray:
     srt = np.sort(sizes)
     target = float(srt.sum()) / num_buckets
     prefix = np.concatenate(([0], np.cumsum(srt)))
-    bins = []
-    s = 0
-    n = srt.shape[0]
-    while True:
-        # First i with sum(srt[s:i]) > target: a new bucket starts at srt[i].
-        i = int(np.searchsorted(prefix, prefix[s] + target, side="right"))
-        if i >= n:
-            break
+    bins: list[int] = []
+    # First i with sum(srt[s:i]) > target: a new bucket starts at srt[i].
+    i = int(np.searchsorted(prefix, target, side="right"))
+    while i < srt.shape[0]:
         bins.append(int(srt[i]))
-        s = i
+        i = int(np.searchsorted(prefix, prefix[i] + target, side="right"))
     return np.asarray(bins, dtype=np.int64)
 
 
@@ -189,8 +175,7 @@ class DynamicBucketPolicy(BatchingPolicy):
             closed = (g + 1 <= left) | (cap <= left)
             starts = chase(size)
             sizes = size[starts]
-            o = order
-            d = 0
+            o, d = order, 0
             if self.drop_last:
                 full = closed[starts]
                 d = int(sizes[~full].sum())

@@ -53,16 +53,10 @@ def pack_rows(doc_lengths: IntArray, max_seq_len: int) -> PackedRows:
     first = starts // L
     last = (ends - 1) // L
     n_pieces = last - first + 1
-    piece_doc_start = np.repeat(starts, n_pieces)
-    piece_doc_end = np.repeat(ends, n_pieces)
-    piece_off = np.zeros(n_pieces.shape[0], dtype=np.int64)
-    np.cumsum(n_pieces[:-1], out=piece_off[1:])
-    piece_row = np.repeat(first, n_pieces) + (
-        np.arange(piece_doc_start.shape[0], dtype=np.int64) - np.repeat(piece_off, n_pieces)
-    )
-    lo = np.maximum(piece_doc_start, piece_row * L)
-    hi = np.minimum(piece_doc_end, (piece_row + 1) * L)
-    piece_len = hi - lo
+    piece_off = np.cumsum(n_pieces) - n_pieces
+    piece_row = np.repeat(first - piece_off, n_pieces) + np.arange(int(n_pieces.sum()), dtype=np.int64)
+    lo = np.maximum(np.repeat(starts, n_pieces), piece_row * L)
+    piece_len = np.minimum(np.repeat(ends, n_pieces), (piece_row + 1) * L) - lo
     # Pieces are in row order and every row has at least one piece.
     row_start = np.searchsorted(piece_row, np.arange(n_rows, dtype=np.int64))
     sum_sq = np.add.reduceat(piece_len * piece_len, row_start)
@@ -108,10 +102,9 @@ class PackingPolicy(BatchingPolicy):
         return order, pack_rows(lens.src[order], self.max_seq_len)
 
     def _kept_rows(self, rows: PackedRows) -> int:
-        n_rows = rows.fill.shape[0]
         if not self.drop_last:
-            return n_rows
-        full_rows = n_rows - int(rows.fill[-1] < self.max_seq_len)
+            return int(rows.fill.shape[0])
+        full_rows = rows.fill.shape[0] - int(rows.fill[-1] < self.max_seq_len)
         return full_rows - full_rows % self.batch_size
 
     def plan(self, lengths: Lengths, *, epochs: int = 1, seed: int = 0) -> BatchPlan:
@@ -120,12 +113,9 @@ class PackingPolicy(BatchingPolicy):
         for e in range(epochs):
             order, rows = self._epoch_rows(lengths, seed, e)
             kept = self._kept_rows(rows)
-            batch_of_doc = rows.first_row // self.batch_size
             keep = rows.first_row < kept
-            o = order[keep]
-            sizes = np.bincount(batch_of_doc[keep])
-            sizes = sizes[sizes > 0].astype(np.int64)
-            parts.append((o, sizes, e))
+            sizes = np.bincount(rows.first_row[keep] // self.batch_size)
+            parts.append((order[keep], sizes[sizes > 0].astype(np.int64), e))
             dropped.append(int((~keep).sum()))
         return BatchPlan.concat(parts, dropped)
 
@@ -160,9 +150,8 @@ class PackingPolicy(BatchingPolicy):
             self._check_nonempty(empty, lens)
         bs = np.concatenate(cols["bs"])
         seq = round_up(np.full(bs.shape[0], self.max_seq_len, dtype=np.int64), self.pad_to_multiple_of)
-        meta = empty.meta(lens, policy=self.name, params=self.to_dict(), epochs=epochs, seed=seed)
-        meta["packed"] = True
-        meta["dropped_tokens"] = dropped_tokens
+        meta = {**empty.meta(lens, policy=self.name, params=self.to_dict(), epochs=epochs, seed=seed),
+                "packed": True, "dropped_tokens": dropped_tokens}
         pieces = np.concatenate(cols["pieces"]).astype(np.int64)
         per_row = RowLengths(
             np.concatenate([[0], np.cumsum(pieces)]).astype(np.int64),

@@ -22,6 +22,11 @@ from seqpoint.traces import Lengths
 
 __all__ = ["FixedPolicy", "SortaGradPolicy", "SortedPolicy"]
 
+#: The rules of the parameters every fixed-size policy has.
+_FIXED_SIZE: dict[str, list[Constraint]] = {
+    "batch_size": [BATCH_SIZE], "drop_last": [Boolean()], "pad_to_multiple_of": [LENGTH],
+}
+
 
 @POLICIES.register("fixed")
 @dataclass(frozen=True, kw_only=True)
@@ -44,8 +49,7 @@ class FixedPolicy(BatchingPolicy):
     """Padded lengths are rounded up to a multiple of this (tensor-core friendly shapes)."""
 
     _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
-        "batch_size": [BATCH_SIZE], "drop_last": [Boolean()], "shuffle": [Boolean()],
-        "pad_to_multiple_of": [LENGTH],
+        **_FIXED_SIZE, "shuffle": [Boolean()],
     }
 
     def plan(self, lengths: Lengths, *, epochs: int = 1, seed: int = 0) -> BatchPlan:
@@ -80,8 +84,7 @@ class SortedPolicy(BatchingPolicy):
     """Padded lengths are rounded up to a multiple of this."""
 
     _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
-        "batch_size": [BATCH_SIZE], "descending": [Boolean()], "drop_last": [Boolean()],
-        "pad_to_multiple_of": [LENGTH],
+        **_FIXED_SIZE, "descending": [Boolean()],
     }
 
     def plan(self, lengths: Lengths, *, epochs: int = 1, seed: int = 0) -> BatchPlan:
@@ -117,9 +120,8 @@ class SortaGradPolicy(BatchingPolicy):
     """Padded lengths are rounded up to a multiple of this."""
 
     _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
-        "batch_size": [BATCH_SIZE], "sorted_epochs": [Interval(int, 0)],
-        "shuffle": [Options(("batches", "samples"))], "drop_last": [Boolean()],
-        "pad_to_multiple_of": [LENGTH],
+        **_FIXED_SIZE, "sorted_epochs": [Interval(int, 0)],
+        "shuffle": [Options(("batches", "samples"))],
     }
 
     def plan(self, lengths: Lengths, *, epochs: int = 1, seed: int = 0) -> BatchPlan:
@@ -129,19 +131,13 @@ class SortaGradPolicy(BatchingPolicy):
         )
         parts, dropped = [], []
         for e in range(epochs):
-            if e < self.sorted_epochs:
-                parts.append((s_order, s_sizes, e))
-                dropped.append(s_drop)
-                continue
-            rng = epoch_rng(seed, e)
-            if self.shuffle == "batches":
-                o, sizes = permute_batches(s_order, s_sizes, rng.permutation(s_sizes.shape[0]))
-                parts.append((o, sizes, e))
-                dropped.append(s_drop)
-            else:
-                o, sizes, d = cut_consecutive(
-                    rng.permutation(n).astype(np.int64), self.batch_size, self.drop_last
-                )
-                parts.append((o, sizes, e))
-                dropped.append(d)
+            o, sizes, d = s_order, s_sizes, s_drop
+            if e >= self.sorted_epochs and self.shuffle == "batches":
+                perm = epoch_rng(seed, e).permutation(s_sizes.shape[0])
+                o, sizes = permute_batches(s_order, s_sizes, perm)
+            elif e >= self.sorted_epochs:
+                shuffled = epoch_rng(seed, e).permutation(n).astype(np.int64)
+                o, sizes, d = cut_consecutive(shuffled, self.batch_size, self.drop_last)
+            parts.append((o, sizes, e))
+            dropped.append(d)
         return BatchPlan.concat(parts, dropped)

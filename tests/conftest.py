@@ -54,3 +54,21 @@ def _ray_session(*paths: Path) -> Iterator[None]:
 def ray_session() -> Callable[..., contextlib.AbstractContextManager[None]]:
     """``with ray_session(*extra_paths):`` a local Ray of 2 CPUs, shut down afterwards."""
     return _ray_session
+
+
+@pytest.fixture(scope="session")
+def tiny_run() -> str:
+    """The tables of a tiny job: deepspeech2:tiny on 96 LibriSpeech utterances, batch 16,
+    one epoch (6 iterations). A test puts its ``name = ...`` before them (top-level keys
+    precede tables) and its [selection], [profile] and [report] after."""
+    return """
+[lengths]
+source = "bundled:librispeech-dev-clean"
+max_samples = 96
+[batching]
+policy = "sortagrad"
+params = { batch_size = 16 }
+[workload]
+name = "deepspeech2:tiny"
+set = { threads = 1 }
+"""

@@ -17,28 +17,18 @@ pytest.importorskip("torch")
 
 Cli = Callable[[list[str]], tuple[int, str, str]]
 
-#: deepspeech2:tiny on a 6-iteration run, 3 SeqPoints, counted FLOPs only (deterministic,
-#: no training step runs, so the comparison is exact and fast).
-RUN = """
-name = "ray-run"
-[lengths]
-source = "bundled:librispeech-dev-clean"
-max_samples = 96
-[batching]
-policy = "sortagrad"
-params = { batch_size = 16 }
-[selection]
-n_points = 3
-[workload]
-name = "deepspeech2:tiny"
-set = { threads = 1 }
-[profile]
-metrics = ["flops"]
-cache = "CACHE"
-[report]
-plots = false
-html = false
-"""
+
+@pytest.fixture
+def config(tmp_path: Path, tiny_run: str) -> Path:
+    """The tiny job with 3 SeqPoints and counted FLOPs only (deterministic, no training
+    step runs, so the comparison is exact and fast), its cache in ``tmp_path``."""
+    path = tmp_path / "run.toml"
+    path.write_text(
+        f'name = "ray-run"\n{tiny_run}[selection]\nn_points = 3\n'
+        f'[profile]\nmetrics = ["flops"]\ncache = "{tmp_path / "ray.sqlite"}"\n'
+        "[report]\nplots = false\nhtml = false\n"
+    )
+    return path
 
 
 @pytest.fixture(scope="module")
@@ -54,9 +44,9 @@ def _run(cli: Cli, config: Path, out: Path, *extra: str) -> tuple[dict[str, obje
     return json.loads(stdout), saved
 
 
-def test_run_on_ray_measures_the_flops_of_the_local_executor(tmp_path: Path, local_ray: None, cli: Cli) -> None:
-    config = tmp_path / "run.toml"
-    config.write_text(RUN.replace("CACHE", str(tmp_path / "ray.sqlite")))
+def test_run_on_ray_measures_the_flops_of_the_local_executor(
+    tmp_path: Path, local_ray: None, cli: Cli, config: Path
+) -> None:
     on_ray, ray_points = _run(cli, config, tmp_path / "ray", "--set", "profile.executor=ray")
     local, local_points = _run(cli, config, tmp_path / "local", "--set", f"profile.cache={tmp_path / 'local.sqlite'}")
 
@@ -74,9 +64,7 @@ def test_run_on_ray_measures_the_flops_of_the_local_executor(tmp_path: Path, loc
     assert flops(again) == flops(ray_points) and len(MeasurementCache(tmp_path / "ray.sqlite")) == rows
 
 
-def test_an_unknown_executor_is_one_line(tmp_path: Path, cli: Cli) -> None:
-    config = tmp_path / "run.toml"
-    config.write_text(RUN.replace("CACHE", str(tmp_path / "c.sqlite")))
+def test_an_unknown_executor_is_one_line(cli: Cli, config: Path) -> None:
     code, out, err = cli(["run", str(config), "--set", "profile.executor=dask"])
     assert code == 2 and out == ""
     assert len(err.strip().splitlines()) == 1

@@ -1,8 +1,16 @@
 import pytest
 
-from seqpoint.reports import Section, plot_breakdown, plot_error_vs_k, write_html_report
-from seqpoint.reports._format import fmt_duration, fmt_pct, fmt_ratio
-from seqpoint.reports._plots import plot_cost_vs_length, plot_length_histogram
+from seqpoint.reports import (
+    Section,
+    fmt_duration,
+    fmt_pct,
+    fmt_ratio,
+    plot_breakdown,
+    plot_cost_vs_length,
+    plot_error_vs_k,
+    plot_length_histogram,
+    write_html_report,
+)
 from seqpoint.selection import SeqPoint, SeqPoints
 
 pytest.importorskip("matplotlib")
@@ -64,8 +72,7 @@ def _printed_run(**fields) -> str:
     from rich.console import Console
 
     from seqpoint.projection import project
-    from seqpoint.reports._summaries import print_run
-    from seqpoint.reports._views import RunRecord
+    from seqpoint.reports import RunRecord, print_run
     from seqpoint.schedule import summarize
     from seqpoint.testing import toy_measurements, toy_points, toy_schedule
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from seqpoint.exceptions import InputError, SeqPointWarning
-from seqpoint.traces import MAX_LENGTH, from_array, infer_format, read_lengths
+from seqpoint.traces import MAX_LENGTH, decompress, from_array, infer_format, read_lengths
 
 
 def write(path: Path, body: str | bytes) -> Path:
@@ -88,13 +88,13 @@ def test_non_utf8_is_one_clear_error(tmp_path: Path, name: str, body: bytes, mat
         read_lengths(write(tmp_path / name, body))
 
 
-def test_deep_json_and_gzip_bomb(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_deep_json_and_gzip_bomb(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="line 1"):
         read_lengths(write(tmp_path / "m.jsonl", "[" * 40_000 + "\n"))
-    bomb = write(tmp_path / "b.csv.gz", gzip.compress(b"length\n" + b"1\n" * 2000))
-    monkeypatch.setattr("seqpoint.traces._files.MAX_FILE_BYTES", 100)
-    with pytest.raises(InputError, match="holds more than"):
-        read_lengths(bomb)
+    # 2 MiB of data in a few KiB, against a 1 MiB cap (the real one is 1 GiB)
+    bomb = gzip.compress(b"length\n" + b"1\n" * (1 << 20))
+    with pytest.raises(InputError, match="b.csv.gz holds more than 1 MiB of data"):
+        decompress(bomb, name="b.csv.gz", limit=1 << 20)
 
 
 def test_device_files_end(tmp_path: Path) -> None:

@@ -6,17 +6,9 @@ Nothing here loads audio or builds tensors: a length source is one integer per s
 
 from seqpoint.traces._bundled import BUNDLED, bundled_lengths
 from seqpoint.traces._dispatch import FORMATS, infer_format, read_lengths
+from seqpoint.traces._files import decompress as decompress  # not in __all__: the tests' zip bomb
 from seqpoint.traces._lengths import MAX_LENGTH, Lengths, from_array
 from seqpoint.traces._text import count_whitespace_tokens
 
-__all__ = [
-    "BUNDLED",
-    "FORMATS",
-    "MAX_LENGTH",
-    "Lengths",
-    "bundled_lengths",
-    "count_whitespace_tokens",
-    "from_array",
-    "infer_format",
-    "read_lengths",
-]
+__all__ = ["BUNDLED", "FORMATS", "MAX_LENGTH", "Lengths", "bundled_lengths", "count_whitespace_tokens",
+           "from_array", "infer_format", "read_lengths"]

@@ -21,15 +21,14 @@ _BLOCK = 1 << 20
 _LONE_CR = re.compile(rb"\r(?!\n)")
 
 
-def _too_large(name: str) -> InputError:
-    return InputError(f"{name} holds more than {MAX_FILE_BYTES >> 20} MiB of data, the limit of a "
-                      "length file; give a histogram (length,count) or a sample of the data "
-                      "instead.")
+def _too_large(name: str, limit: int = MAX_FILE_BYTES) -> InputError:
+    return InputError(f"{name} holds more than {limit >> 20} MiB of data, the limit of a length "
+                      "file; give a histogram (length,count) or a sample of the data instead.")
 
 
-def decompress(data: bytes, *, name: str) -> bytes:
+def decompress(data: bytes, *, name: str, limit: int = MAX_FILE_BYTES) -> bytes:
     """``data`` gunzipped when it starts with the gzip magic bytes (whatever its name), else
-    unchanged; the output is capped at :data:`MAX_FILE_BYTES` (a "zip bomb" is one message)."""
+    unchanged; the output is capped at ``limit`` bytes (a "zip bomb" is one message)."""
     if not data.startswith(GZIP_MAGIC):
         return data
     out: list[bytes] = []
@@ -38,11 +37,11 @@ def decompress(data: bytes, *, name: str) -> bytes:
     try:
         while rest.startswith(GZIP_MAGIC):  # concatenated gzip members, like gzip.decompress
             d = zlib.decompressobj(wbits=31)
-            chunk = d.decompress(rest, MAX_FILE_BYTES + 1 - size)
+            chunk = d.decompress(rest, limit + 1 - size)
             size += len(chunk)
             out.append(chunk)
-            if size > MAX_FILE_BYTES or d.unconsumed_tail:
-                raise _too_large(name)
+            if size > limit or d.unconsumed_tail:
+                raise _too_large(name, limit)
             if not d.eof:
                 raise EOFError("compressed file ended before the end-of-stream marker was reached")
             rest = d.unused_data

@@ -12,6 +12,8 @@ from seqpoint.batching import largest_fitting, make_policy, pack_rows
 from seqpoint.traces import from_array
 
 LENGTHS = st.lists(st.integers(1, 60), min_size=1, max_size=80)
+SIZES, SEEDS = st.integers(1, 9), st.integers(0, 1000)
+POLICY_NAMES = ["fixed", "sorted", "sortagrad", "bucket", "token_budget", "group_by_length", "dynamic_bucket"]
 
 
 def policy_for(name: str, bs: int, extra: int):  # type: ignore[no-untyped-def]
@@ -31,14 +33,7 @@ def policy_for(name: str, bs: int, extra: int):  # type: ignore[no-untyped-def]
 
 
 @settings(max_examples=40, deadline=None)
-@given(
-    st.sampled_from(["fixed", "sorted", "sortagrad", "bucket", "token_budget", "group_by_length", "dynamic_bucket"]),
-    LENGTHS,
-    st.integers(1, 9),
-    st.integers(0, 5),
-    st.integers(1, 3),
-    st.integers(0, 1000),
-)
+@given(st.sampled_from(POLICY_NAMES), LENGTHS, SIZES, st.integers(0, 5), st.integers(1, 3), SEEDS)
 def test_every_sample_once_per_epoch_or_dropped(name, lengths, bs, extra, epochs, seed) -> None:  # type: ignore[no-untyped-def]
     pol = policy_for(name, bs, extra)
     lens = from_array(lengths)
@@ -60,12 +55,7 @@ def test_every_sample_once_per_epoch_or_dropped(name, lengths, bs, extra, epochs
 
 
 @settings(max_examples=30, deadline=None)
-@given(
-    st.sampled_from(["fixed", "sortagrad", "bucket", "token_budget", "group_by_length", "dynamic_bucket", "packing"]),
-    LENGTHS,
-    st.integers(1, 9),
-    st.integers(0, 1000),
-)
+@given(st.sampled_from([n for n in POLICY_NAMES if n != "sorted"] + ["packing"]), LENGTHS, SIZES, SEEDS)
 def test_same_seed_same_schedule(name, lengths, bs, seed) -> None:  # type: ignore[no-untyped-def]
     if name == "packing":
         pol = make_policy("packing", max_seq_len=64, batch_size=bs)
@@ -127,12 +117,8 @@ def test_pack_rows_matches_reference(docs, L) -> None:  # type: ignore[no-untype
 
 
 @settings(max_examples=200, deadline=None)
-@given(
-    st.lists(st.integers(1, 20), min_size=1, max_size=40),
-    st.integers(1, 80),
-    st.integers(0, 1),
-    st.integers(1, 40),
-)
+@given(st.lists(st.integers(1, 20), min_size=1, max_size=40), st.integers(1, 80), st.integers(0, 1),
+       st.integers(1, 40))
 def test_largest_fitting_matches_loop(values, budget, extra, cap) -> None:  # type: ignore[no-untyped-def]
     v = np.asarray(values, dtype=np.int64)
     limit = np.minimum(len(v) - np.arange(len(v)), cap)

@@ -89,7 +89,7 @@ def test_an_internal_error_is_one_line_and_a_traceback_file(
     def boom(*args: object, **kwargs: object) -> None:
         raise RuntimeError("a bug")
 
-    monkeypatch.setattr("seqpoint.cli._select.read_schedule", boom)
+    monkeypatch.setattr(IterationSchedule, "rank_rows", boom)  # what select calls first
     code, err = run(["select", str(schedule), "-k", "2", "-o", str(tmp_path / "o.json")], capsys)
     assert code == 1
     line = one_line(err)
@@ -106,7 +106,7 @@ def test_keyboard_interrupt_exits_130(
     def stop(*args: object, **kwargs: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("seqpoint.cli._select.read_schedule", stop)
+    monkeypatch.setattr(IterationSchedule, "rank_rows", stop)
     code, err = run(["select", str(schedule), "-k", "2", "-o", str(tmp_path / "o.json")], capsys)
     assert code == 130
     assert "interrupted" in one_line(err)

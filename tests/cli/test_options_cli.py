@@ -63,8 +63,7 @@ def test_schedule_json_is_its_summary(tmp_path: Path, cli: Cli) -> None:
 
 
 def test_schedule_json_of_a_recorded_run(tmp_path: Path, cli: Cli) -> None:
-    from seqpoint.validation import RunTrace
-    from seqpoint.validation._trace import write_trace
+    from seqpoint.validation import RunTrace, write_trace
 
     trace = write_trace(RunTrace(iteration=[0, 1], epoch=[0, 0], micro_batch=[0, 0], batch_size=[4, 2],
                                  seq_len=[16, 8], tgt_len=[0, 0], tokens=[50, 12], sum_sq_len=[700, 100],

@@ -164,8 +164,7 @@ def test_format_trace_reads_a_recorded_run_as_its_schedule(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from seqpoint.schedule import read_schedule
-    from seqpoint.validation import RunTrace
-    from seqpoint.validation._trace import write_trace
+    from seqpoint.validation import RunTrace, write_trace
 
     trace = RunTrace(
         iteration=[0, 0, 1, 1], epoch=[0, 0, 0, 1], micro_batch=[0, 1, 0, 1],

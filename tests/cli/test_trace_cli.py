@@ -13,8 +13,7 @@ import pytest
 from seqpoint.cli import main
 from seqpoint.measurements import Measurement, Measurements, write_measurements
 from seqpoint.selection import SeqPointSelector, read_seqpoints, read_simpoints, write_seqpoints
-from seqpoint.validation import RunTrace
-from seqpoint.validation._trace import write_trace
+from seqpoint.validation import RunTrace, write_trace
 
 pytest.importorskip("torch")
 

@@ -23,6 +23,7 @@ import traceback
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import click
 import typer
@@ -32,16 +33,12 @@ from typer import _click as typer_click
 from seqpoint.cache import default_cache_path
 from seqpoint.exceptions import SeqPointError, SeqPointWarning
 
-__all__ = ["app", "console", "err_console", "fail", "main"]
+__all__ = ["TYPER_OPTIONS", "app", "console", "err_console", "fail", "main"]
 
-app = typer.Typer(
-    name="seqpoint",
-    help="Project whole-run training time of sequence models from a few SeqPoints.",
-    add_completion=False,
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-)
+#: The options of the app and of its command groups (``seqpoint cache``).
+TYPER_OPTIONS: dict[str, Any] = {"add_completion": False, "no_args_is_help": True, "rich_markup_mode": None}
+app = typer.Typer(name="seqpoint", help="Project whole-run training time of sequence models from a few "
+                  "SeqPoints.", pretty_exceptions_enable=False, **TYPER_OPTIONS)
 
 #: Tables and progress go to stdout; errors and warnings to stderr.
 console = Console(highlight=False)
@@ -50,19 +47,9 @@ err_console = Console(stderr=True, highlight=False)
 # typer 0.29 vendors its own click (``typer._click``) and raises its exceptions, not the
 # separate ``click`` package's; catch both so a typer upgrade or downgrade cannot turn a
 # usage error back into a traceback.
-_CLICK_ERRORS: tuple[type[Exception], ...] = (
-    typer_click.exceptions.ClickException,
-    click.exceptions.ClickException,
-)
-_NO_ARGS: tuple[type[Exception], ...] = (
-    typer_click.exceptions.NoArgsIsHelpError,
-    click.exceptions.NoArgsIsHelpError,
-)
-_ABORT: tuple[type[BaseException], ...] = (
-    typer.Abort,
-    click.exceptions.Abort,
-    KeyboardInterrupt,
-)
+_CLICK_ERRORS = (typer_click.exceptions.ClickException, click.exceptions.ClickException)
+_NO_ARGS = (typer_click.exceptions.NoArgsIsHelpError, click.exceptions.NoArgsIsHelpError)
+_ABORT = (typer.Abort, click.exceptions.Abort, KeyboardInterrupt)
 # A point is kept once measured to its end: with [profile] processes > 1, by its last worker.
 _INTERRUPTED = "seqpoint: interrupted; points measured to the end are kept in the cache."
 

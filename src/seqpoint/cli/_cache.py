@@ -9,26 +9,17 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from seqpoint.cli._app import app, console
+from seqpoint.cli._app import TYPER_OPTIONS, app, console
 
 __all__ = ["cache_app"]
 
-cache_app = typer.Typer(
-    name="cache",
-    help="Inspect or manage the measurement cache ($SEQPOINT_CACHE or ~/.cache/seqpoint).",
-    no_args_is_help=True,
-    add_completion=False,
-    rich_markup_mode=None,
-)
+cache_app = typer.Typer(name="cache", help="Inspect or manage the measurement cache ($SEQPOINT_CACHE or "
+                        "~/.cache/seqpoint).", **TYPER_OPTIONS)
 app.add_typer(cache_app, name="cache")
 
-_CachePath = Annotated[
-    Path | None,
-    typer.Option("--cache", help="Cache file (default $SEQPOINT_CACHE or ~/.cache/seqpoint)."),
-]
-_Workload = Annotated[
-    str | None, typer.Option("--workload", "-w", help="Only this workload's rows (NAME:PRESET).")
-]
+_CachePath = Annotated[Path | None, typer.Option(
+    "--cache", help="Cache file (default $SEQPOINT_CACHE or ~/.cache/seqpoint).")]
+_Workload = Annotated[str | None, typer.Option("--workload", "-w", help="Only this workload's rows (NAME:PRESET).")]
 
 
 @cache_app.command("list")

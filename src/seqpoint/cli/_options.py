@@ -11,43 +11,32 @@ one error line of the command-line contract.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Annotated, Any, Protocol
 
 import typer
 
 from seqpoint._config import parse_set
-from seqpoint.cli._app import err_console
+from seqpoint.cli._app import console, err_console
 from seqpoint.exceptions import ConfigError
 
-__all__ = [
-    "USER_CODE_HELP",
-    "AsJson",
-    "OldOut",
-    "Quiet",
-    "RunFolder",
-    "UserCode",
-    "deprecated",
-    "lay_sets",
-    "pick_output",
-    "print_json",
-    "warn_old_spellings",
-]
-
-USER_CODE_HELP = (
-    "Allow a [workload] name of module:function, which imports and runs that module with "
-    "your rights (a path/to/file.py:function is allowed without it)."
-)
+__all__ = ["AsJson", "OldOut", "Quiet", "RunFolder", "Sets", "UserCode", "deprecated",
+           "lay_sets", "pick_output", "print_json", "print_result", "print_warnings"]
 
 AsJson = Annotated[bool, typer.Option("--json", help="Print the result as one JSON object on stdout, "
                                                      "and nothing else there.")]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")]
-UserCode = Annotated[bool, typer.Option("--allow-user-code", help=USER_CODE_HELP)]
+UserCode = Annotated[bool, typer.Option("--allow-user-code", help=(
+    "Allow a [workload] name of module:function, which imports and runs that module with "
+    "your rights (a path/to/file.py:function is allowed without it)."))]
 RunFolder = Annotated[Path | None, typer.Option(
     "-o", "--output", help="Run folder ([report] out; default runs/NAME-TIME).")]
 #: ``-o``'s old long name on the commands that write a run folder.
 OldOut = Annotated[Path | None, typer.Option("--out", hidden=True, help="Deprecated: use -o/--output.")]
+#: ``--set`` of the commands that read a run config (run, validate).
+Sets = Annotated[list[str] | None, typer.Option("--set", help="Override a config value: section.key=value "
+                                                "(e.g. batching.epochs=2, workload.set.dtype=bf16).")]
 
 
 def deprecated(old: str, new: str) -> str:
@@ -55,8 +44,8 @@ def deprecated(old: str, new: str) -> str:
     return f"{old} is deprecated; use {new}"
 
 
-def warn_old_spellings(notes: Iterable[str]) -> None:
-    """One stderr line per old spelling; call once the command's input has been checked."""
+def print_warnings(notes: Iterable[object]) -> None:
+    """One stderr line per warning; an old spelling's is printed once the input is checked."""
     for note in notes:
         err_console.print(f"seqpoint: warning: {note}", markup=False, highlight=False, soft_wrap=True)
 
@@ -110,3 +99,15 @@ def print_json(result: dict[str, object] | _HasDict) -> None:
     ``--json`` prints."""
     data = result if isinstance(result, dict) else result.to_dict()
     print(json.dumps(data, indent=2, default=str))
+
+
+def print_result(result: dict[str, object] | _HasDict, as_json: bool, show: Callable[[], object],
+                 folder: Callable[[], object] | None = None) -> None:
+    """What a command prints: with ``--json`` the result as JSON, else its tables (``show()``)
+    and the run folder it wrote (``folder()``), if any."""
+    if as_json:
+        print_json(result)
+        return
+    show()
+    if folder is not None:
+        console.print(f"Run folder: [bold]{folder()}[/]")

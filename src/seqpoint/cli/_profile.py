@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 import typer
 
-from seqpoint.cli._app import app, console, err_console, fail
+from seqpoint.cli._app import app, console, fail
 from seqpoint.cli._options import (
     AsJson,
     Quiet,
@@ -21,7 +21,7 @@ from seqpoint.cli._options import (
     deprecated,
     lay_sets,
     print_json,
-    warn_old_spellings,
+    print_warnings,
 )
 from seqpoint.reports._terminal import print_measurements
 
@@ -31,58 +31,32 @@ __all__ = ["profile"]
 @app.command("profile")
 def profile(
     seqpoints: Annotated[Path, typer.Argument(help="SEQPOINTS.json written by 'seqpoint select'.")],
-    workload: Annotated[
-        str,
-        typer.Option(
-            "--workload",
-            "-w",
-            help="NAME[:PRESET] (deepspeech2, gnmt, bert), path/to/file.py:function, or "
-            "module:function with --allow-user-code (user code runs with your rights).",
-        ),
-    ],
+    workload: Annotated[str, typer.Option(
+        "--workload", "-w", help="NAME[:PRESET] (deepspeech2, gnmt, bert), path/to/file.py:function, or "
+                                 "module:function with --allow-user-code (user code runs with your rights).")],
     output: Annotated[Path, typer.Option("-o", "--output", help="MEASUREMENTS.json to write.")],
-    set_: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--set", help="A run config key, section.key=value: workload.set.KEY (a workload setting: "
-            "workload.set.dtype=bf16, workload.set.threads=2, workload.set.time_strides=[2,2] ...) or "
-            "a [profile] key a flag sets (profile.repeats=3, ...); repeatable."
-        ),
-    ] = None,
-    metric: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--metric",
-            "-m",
-            help="time, flops, bytes, breakdown, memory, roofline:v100|a100|h100 (repeatable; default time).",
-        ),
-    ] = None,
+    set_: Annotated[list[str] | None, typer.Option(
+        "--set", help="A run config key, section.key=value: workload.set.KEY (a workload setting: "
+                      "workload.set.dtype=bf16, workload.set.threads=2, workload.set.time_strides=[2,2] ...) "
+                      "or a [profile] key a flag sets (profile.repeats=3, ...); repeatable.")] = None,
+    metric: Annotated[list[str] | None, typer.Option(
+        "--metric", "-m",
+        help="time, flops, bytes, breakdown, memory, roofline:v100|a100|h100 (repeatable; default time).")] = None,
     warmup: Annotated[int, typer.Option("--warmup", help="Untimed steps per point.")] = 2,
-    repeats: Annotated[
-        int, typer.Option("--repeats", help="Timed steps per point (median reported).")
-    ] = 5,
+    repeats: Annotated[int, typer.Option("--repeats", help="Timed steps per point (median reported).")] = 5,
     timer: Annotated[str, typer.Option("--timer", help="wall, cpu or cuda.")] = "wall",
-    cache: Annotated[
-        Path | None,
-        typer.Option(
-            "--cache", help="Measurement cache (default $SEQPOINT_CACHE or ~/.cache/seqpoint)."
-        ),
-    ] = None,
-    no_cache: Annotated[
-        bool, typer.Option("--no-cache", help="Measure everything; read and write no cache.")
-    ] = False,
+    cache: Annotated[Path | None, typer.Option(
+        "--cache", help="Measurement cache (default $SEQPOINT_CACHE or ~/.cache/seqpoint).")] = None,
+    no_cache: Annotated[bool, typer.Option(
+        "--no-cache", help="Measure everything; read and write no cache.")] = False,
     as_json: AsJson = False,
     quiet: Quiet = False,
-    progress: Annotated[
-        bool | None, typer.Option("--progress/--no-progress", hidden=True, help="Deprecated: use -q/--quiet.")
-    ] = None,
+    progress: Annotated[bool | None, typer.Option(
+        "--progress/--no-progress", hidden=True, help="Deprecated: use -q/--quiet.")] = None,
     allow_user_code: UserCode = False,
-    kineto_dir: Annotated[
-        Path | None,
-        typer.Option("--kineto-dir", help="Write each SeqPoint's profiled step as a Kineto (chrome) "
-                                          "trace here, with its weight in the metadata (for HTA, "
-                                          "TensorBoard, Perfetto)."),
-    ] = None,
+    kineto_dir: Annotated[Path | None, typer.Option(
+        "--kineto-dir", help="Write each SeqPoint's profiled step as a Kineto (chrome) trace here, with "
+                             "its weight in the metadata (for HTA, TensorBoard, Perfetto).")] = None,
 ) -> None:
     """Profile the SeqPoints on a workload and write MEASUREMENTS.json."""
     from seqpoint.cache import MeasurementCache
@@ -113,7 +87,7 @@ def profile(
     wanted = WorkloadSection(name=workload, **data["workload"])
     settings = ProfileSection(**data["profile"])
     wl = load_workload(wanted.name, wanted.set)
-    warn_old_spellings(old)
+    print_warnings(old)
     store = MeasurementCache(settings.cache) if settings.use_cache else None
     ms = profile_points(wl, points, settings.harness, cache=store, console=console,
                         progress=not (quiet or as_json or progress is False))
@@ -121,13 +95,9 @@ def profile(
 
     failed = [m for m in ms.measurements if not m.ok]
     if failed:
-        err_console.print(
-            f"seqpoint: warning: {len(failed)} of {len(ms.measurements)} points did not measure "
-            f"({', '.join(sorted({m.status for m in failed}))}); they are recorded in {output} with "
-            "their status and message.",
-            markup=False,
-            soft_wrap=True,
-        )
+        print_warnings([f"{len(failed)} of {len(ms.measurements)} points did not measure "
+                        f"({', '.join(sorted({m.status for m in failed}))}); they are recorded in "
+                        f"{output} with their status and message."])
     if as_json:
         print_json({"output": str(output), "workload": ms.workload, "n_points": len(ms.measurements),
                     "ok": len(ms.measurements) - len(failed), "failed": len(failed),

@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
-from seqpoint.cli._app import app, console, err_console, fail
-from seqpoint.cli._options import AsJson, Quiet, print_json
+from seqpoint.cli._app import app, console, fail
+from seqpoint.cli._options import AsJson, Quiet, print_json, print_warnings
 from seqpoint.measurements import read_measurements
 from seqpoint.projection import INTERCONNECTS, project, project_ranks
 from seqpoint.projection._match import match_measurements, seqpoint_rows
@@ -27,9 +27,7 @@ def project_command(
     measurements: Annotated[Path, typer.Argument(help="MEASUREMENTS.json from 'seqpoint profile'.")],
     as_json: AsJson = False,
     quiet: Quiet = False,
-    method: Annotated[
-        str, typer.Option("--method", help="weighted (the paper's) or interpolated.")
-    ] = "weighted",
+    method: Annotated[str, typer.Option("--method", help="weighted (the paper's) or interpolated.")] = "weighted",
     interconnect: Annotated[str | None, typer.Option(
         "--interconnect", help="Data-parallel schedules: the all-reduce's link, a name "
         f"({', '.join(INTERCONNECTS)}) or bytes per second; needs --gradient-bytes.")] = None,
@@ -72,13 +70,8 @@ def project_command(
         dp = project_ranks(ranked, points, meas, allreduce_s=sec.allreduce_s,
                            gradient_bytes=gradient_bytes, interconnect=sec.interconnect)
     if not result.complete:
-        err_console.print(
-            f"seqpoint: warning: SeqPoint(s) at iteration(s) {', '.join(map(str, result.failed))} "
-            "failed; projected from the other points (result marked incomplete).",
-            markup=False,
-            highlight=False,
-            soft_wrap=True,
-        )
+        print_warnings([f"SeqPoint(s) at iteration(s) {', '.join(map(str, result.failed))} failed; "
+                        "projected from the other points (result marked incomplete)."])
     if as_json:
         out = result.to_dict()
         if dp is not None:

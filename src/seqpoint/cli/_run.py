@@ -16,10 +16,11 @@ from seqpoint.cli._options import (
     OldOut,
     Quiet,
     RunFolder,
+    Sets,
     UserCode,
     pick_output,
-    print_json,
-    warn_old_spellings,
+    print_result,
+    print_warnings,
 )
 from seqpoint.exceptions import ConfigError, SeqPointWarning
 from seqpoint.reports._summaries import (
@@ -38,8 +39,6 @@ from seqpoint.workloads import check_user_code
 
 __all__ = ["demo", "run_cmd", "speedup", "validate_cmd"]
 
-_SET_HELP = "Override a config value: section.key=value (e.g. batching.epochs=2, workload.set.dtype=bf16)."
-
 
 def _load(
     config: Path, overrides: list[str] | None, output: Path | None, *, allow_user_code: bool,
@@ -54,14 +53,14 @@ def _load(
     if output is not None:
         cfg = dataclasses.replace(cfg, report=dataclasses.replace(cfg.report, out=str(output)))
     check_user_code(cfg.workload.name, allowed=allow_user_code)
-    warn_old_spellings(old)
+    print_warnings(old)
     return cfg
 
 
 @app.command("run")
 def run_cmd(
     config: Annotated[Path, typer.Argument(help="Run config TOML (see configs/).")],
-    overrides: Annotated[list[str] | None, typer.Option("--set", help=_SET_HELP)] = None,
+    overrides: Sets = None,
     output: RunFolder = None,
     out: OldOut = None,
     as_json: AsJson = False,
@@ -77,19 +76,19 @@ def run_cmd(
             warnings.warn(f"--set {item!r}: [validation] is read by seqpoint validate, not by run; here it "
                           "only goes into the run folder's config.toml.", SeqPointWarning, stacklevel=1)
     result = run(cfg, progress=not (quiet or as_json), console=console, log_mlflow=mlflow)
-    if as_json:
-        print_json(result)
-        return
-    print_histogram(console, result.schedule, result.seqpoints, unit=result.unit)
-    print_seqpoints(console, result.seqpoints, result.measurements)
-    print_run(console, result)
-    console.print(f"Run folder: [bold]{result.folder.path}[/]")
+
+    def show() -> None:
+        print_histogram(console, result.schedule, result.seqpoints, unit=result.unit)
+        print_seqpoints(console, result.seqpoints, result.measurements)
+        print_run(console, result)
+
+    print_result(result, as_json, show, lambda: result.folder.path)
 
 
 @app.command("validate")
 def validate_cmd(
     config: Annotated[Path, typer.Argument(help="Run config TOML; [validation] says what to run in full.")],
-    overrides: Annotated[list[str] | None, typer.Option("--set", help=_SET_HELP)] = None,
+    overrides: Sets = None,
     output: RunFolder = None,
     out: OldOut = None,
     no_exact: Annotated[bool, typer.Option("--no-exact", help="Skip exact FLOP totals.")] = False,
@@ -118,19 +117,16 @@ def validate_cmd(
         checked, folder = validate_config_on_traces(
             cfg, [str(t) for t in trace], **({} if first_n is None else {"first_n": first_n}),
             progress=not (quiet or as_json), console=console)
-        if as_json:
-            print_json(checked)
-            return
-        print_trace_validation(console, checked)
-        console.print(f"Run folder: [bold]{folder.path}[/]")
+        print_result(checked, as_json, lambda: print_trace_validation(console, checked),
+                     lambda: folder.path)
         return
     result = validate(cfg, progress=not (quiet or as_json), console=console, exact=not no_exact)
-    if as_json:
-        print_json(result)
-        return
-    print_seqpoints(console, result.seqpoints, result.measurements)
-    print_validation(console, result)
-    console.print(f"Run folder: [bold]{result.folder.path}[/]")
+
+    def show() -> None:
+        print_seqpoints(console, result.seqpoints, result.measurements)
+        print_validation(console, result)
+
+    print_result(result, as_json, show, lambda: result.folder.path)
 
 
 @app.command("speedup")
@@ -171,10 +167,7 @@ def speedup(
             raise ConfigError("--validate runs both configurations in full and needs CONFIG_A; "
                               "--files measures nothing. Give one or the other.")
         sp = speedup_from_files(*files)
-        if as_json:
-            print_json(sp)
-            return
-        print_speedup(console, sp, n_points=len(read_seqpoints(files[1])))
+        print_result(sp, as_json, lambda: print_speedup(console, sp, n_points=len(read_seqpoints(files[1]))))
         return
     if config_a is None:
         raise ConfigError("Give a baseline CONFIG_A (and CONFIG_B or --set-b), or --files SCHEDULE "
@@ -184,17 +177,12 @@ def speedup(
     a = _load(config_a, set_a, None, allow_user_code=allow_user_code)
     b = _load(config_b, None, None, allow_user_code=allow_user_code) if config_b else a
     if set_b:
-        check_user_code(
-            apply_overrides(b, set_b, option="--set-b").workload.name, allowed=allow_user_code
-        )
-    warn_old_spellings(old)
+        check_user_code(apply_overrides(b, set_b, option="--set-b").workload.name, allowed=allow_user_code)
+    print_warnings(old)
     result = speedup_between(config_a, config_b, set_b or [], validate=check, set_a=set_a,
                              progress=not (quiet or as_json), console=console)
-    if as_json:
-        print_json(result)
-        return
-    print_speedup(console, result.speedup, n_points=len(result.seqpoints), measured=result.measured)
-    console.print(f"Run folder: [bold]{result.folder.path}[/]")
+    print_result(result, as_json, lambda: print_speedup(console, result.speedup, n_points=len(result.seqpoints),
+                                                        measured=result.measured), lambda: result.folder.path)
 
 
 @app.command("demo")
@@ -205,5 +193,5 @@ def demo(
 ) -> None:
     """The bundled default: DeepSpeech2-tiny on LibriSpeech, projected and validated (CPU, minutes)."""
     output, old = pick_output(output, out)
-    warn_old_spellings(old)
+    print_warnings(old)
     raise typer.Exit(run_demo(console, out=output, progress=not quiet))

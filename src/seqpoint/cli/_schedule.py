@@ -10,8 +10,8 @@ from typing import Annotated, Any
 import typer
 
 from seqpoint._params import check_params
-from seqpoint.cli._app import app, console, err_console
-from seqpoint.cli._options import AsJson, Quiet, lay_sets, print_json, warn_old_spellings
+from seqpoint.cli._app import app, console
+from seqpoint.cli._options import AsJson, Quiet, lay_sets, print_json, print_warnings
 from seqpoint.exceptions import ConfigError, SeqPointWarning
 from seqpoint.reports._terminal import print_schedule
 from seqpoint.schedule import IterationSchedule, summarize, write_schedule
@@ -65,90 +65,55 @@ def _trace_schedule(source: str, output: Path, *, policy: str | None, rank: int 
 
 @app.command("schedule")
 def schedule(
-    lengths: Annotated[
-        str,
-        typer.Argument(help="Length file (csv, jsonl, text, histogram, npy; .gz ok) or bundled:NAME."),
-    ],
+    lengths: Annotated[str, typer.Argument(
+        help="Length file (csv, jsonl, text, histogram, npy; .gz ok) or bundled:NAME.")],
     output: Annotated[Path, typer.Option("-o", "--output", help="SCHEDULE.csv or .parquet to write.")],
-    policy: Annotated[
-        str | None, typer.Option("--policy", help="Batching policy name (not with --format trace).")
-    ] = None,
-    format: Annotated[
-        str | None,
-        typer.Option("--format", help="csv, jsonl, text, parallel, histogram or numpy (default: from "
-                     "the name); or trace: a recorded run trace, read as its schedule (no policy)."),
-    ] = None,
-    column: Annotated[
-        str | None,
-        typer.Option("--column", help="CSV or histogram column / JSON-lines key holding the lengths."),
-    ] = None,
-    count_column: Annotated[
-        str | None,
-        typer.Option(
-            "--count-column",
-            help="Histogram column holding the counts (found by name otherwise: count, n, freq, ...).",
-        ),
-    ] = None,
-    tgt: Annotated[
-        Path | None, typer.Option("--tgt", help="Target-side text for parallel data.")
-    ] = None,
-    scale: Annotated[
-        float | None, typer.Option("--scale", help="Multiply CSV lengths by this and round up.")
-    ] = None,
-    sample_rate: Annotated[
-        float | None,
-        typer.Option("--sample-rate", help="CSV lengths are audio samples at this rate; convert to 10 ms frames."),
-    ] = None,
-    tokenizer: Annotated[
-        str | None, typer.Option("--tokenizer", help="tokenizer.json or sentencepiece .model for text.")
-    ] = None,
-    extra_tokens: Annotated[
-        int | None, typer.Option("--extra-tokens", help="Tokens added to every text line (e.g. 1 for EOS).")
-    ] = None,
+    policy: Annotated[str | None, typer.Option(
+        "--policy", help="Batching policy name (not with --format trace).")] = None,
+    format: Annotated[str | None, typer.Option(
+        "--format", help="csv, jsonl, text, parallel, histogram or numpy (default: from the name); "
+                         "or trace: a recorded run trace, read as its schedule (no policy).")] = None,
+    column: Annotated[str | None, typer.Option(
+        "--column", help="CSV or histogram column / JSON-lines key holding the lengths.")] = None,
+    count_column: Annotated[str | None, typer.Option(
+        "--count-column",
+        help="Histogram column holding the counts (found by name otherwise: count, n, freq, ...).")] = None,
+    tgt: Annotated[Path | None, typer.Option("--tgt", help="Target-side text for parallel data.")] = None,
+    scale: Annotated[float | None, typer.Option(
+        "--scale", help="Multiply CSV lengths by this and round up.")] = None,
+    sample_rate: Annotated[float | None, typer.Option(
+        "--sample-rate", help="CSV lengths are audio samples at this rate; convert to 10 ms frames.")] = None,
+    tokenizer: Annotated[str | None, typer.Option(
+        "--tokenizer", help="tokenizer.json or sentencepiece .model for text.")] = None,
+    extra_tokens: Annotated[int | None, typer.Option(
+        "--extra-tokens", help="Tokens added to every text line (e.g. 1 for EOS).")] = None,
     batch_size: Annotated[int | None, typer.Option("--batch-size", help="Samples (rows) per batch.")] = None,
-    max_tokens: Annotated[
-        int | None, typer.Option("--max-tokens", help="token_budget: padded tokens per batch.")
-    ] = None,
-    num_buckets: Annotated[
-        int | None, typer.Option("--num-buckets", help="bucket / dynamic_bucket: number of buckets.")
-    ] = None,
-    max_seq_len: Annotated[
-        int | None, typer.Option("--max-seq-len", help="packing: row length in tokens.")
-    ] = None,
-    max_duration: Annotated[
-        float | None,
-        typer.Option("--max-duration", help="dynamic_bucket: padded duration per batch, in length units."),
-    ] = None,
-    pad_to_multiple_of: Annotated[
-        int | None, typer.Option("--pad-to-multiple-of", help="Round padded lengths up to a multiple.")
-    ] = None,
-    drop_last: Annotated[
-        bool | None,
-        typer.Option("--drop-last/--keep-last", help="Drop (or keep) partial final batches."),
-    ] = None,
+    max_tokens: Annotated[int | None, typer.Option(
+        "--max-tokens", help="token_budget: padded tokens per batch.")] = None,
+    num_buckets: Annotated[int | None, typer.Option(
+        "--num-buckets", help="bucket / dynamic_bucket: number of buckets.")] = None,
+    max_seq_len: Annotated[int | None, typer.Option("--max-seq-len", help="packing: row length in tokens.")] = None,
+    max_duration: Annotated[float | None, typer.Option(
+        "--max-duration", help="dynamic_bucket: padded duration per batch, in length units.")] = None,
+    pad_to_multiple_of: Annotated[int | None, typer.Option(
+        "--pad-to-multiple-of", help="Round padded lengths up to a multiple.")] = None,
+    drop_last: Annotated[bool | None, typer.Option(
+        "--drop-last/--keep-last", help="Drop (or keep) partial final batches.")] = None,
     epochs: Annotated[int, typer.Option("--epochs", help="Passes over the data.")] = 1,
     seed: Annotated[int, typer.Option("--seed", help="Run seed.")] = 0,
-    set_: Annotated[
-        list[str] | None,
-        typer.Option("--set", help="A run config key, section.key=value: batching.params.KEY (a policy "
-                     "parameter), lengths.params.KEY (a reader option), or a key a flag sets "
-                     "(batching.epochs, lengths.column, ...); repeatable."),
-    ] = None,
-    bins: Annotated[
-        int, typer.Option("--bins", help=f"Bins of the seq_len histogram shown (1..{MAX_BINS:,}).")
-    ] = 12,
-    rank: Annotated[
-        int | None,
-        typer.Option("--rank", help="Write only this rank's rows (of --world-size, or of a data-parallel trace)."),
-    ] = None,
-    world_size: Annotated[
-        int, typer.Option("--world-size", help="Data-parallel ranks: a rank column, one row per rank and iteration.")
-    ] = 1,
-    shard: Annotated[
-        str | None,
-        typer.Option("--shard", help="How ranks split an epoch: samples (DistributedSampler) or batches "
-                     "(round-robin); default by policy."),
-    ] = None,
+    set_: Annotated[list[str] | None, typer.Option(
+        "--set", help="A run config key, section.key=value: batching.params.KEY (a policy parameter), "
+                      "lengths.params.KEY (a reader option), or a key a flag sets (batching.epochs, "
+                      "lengths.column, ...); repeatable.")] = None,
+    bins: Annotated[int, typer.Option(
+        "--bins", help=f"Bins of the seq_len histogram shown (1..{MAX_BINS:,}).")] = 12,
+    rank: Annotated[int | None, typer.Option(
+        "--rank", help="Write only this rank's rows (of --world-size, or of a data-parallel trace).")] = None,
+    world_size: Annotated[int, typer.Option(
+        "--world-size", help="Data-parallel ranks: a rank column, one row per rank and iteration.")] = 1,
+    shard: Annotated[str | None, typer.Option(
+        "--shard", help="How ranks split an epoch: samples (DistributedSampler) or batches "
+                        "(round-robin); default by policy.")] = None,
     as_json: AsJson = False,
     quiet: Quiet = False,
 ) -> None:
@@ -192,15 +157,13 @@ def schedule(
     old = lay_sets(data, set_, bare="batching.params", command="schedule")
     source = LengthsSection(source=lengths, **data["lengths"])
     batching = BatchingSection(policy=policy, **data["batching"])
-    warn_old_spellings(old)
+    print_warnings(old)
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", SeqPointWarning)
         lens = load_lengths(source)
         sched = build_schedule(batching, lens)
-    for w in caught:
-        if issubclass(w.category, SeqPointWarning):
-            err_console.print(f"seqpoint: warning: {w.message}", markup=False, highlight=False)
+    print_warnings(w.message for w in caught if issubclass(w.category, SeqPointWarning))
     write_schedule(sched, output)
 
     ranks, size = batching.rank, batching.world_size

@@ -8,8 +8,8 @@ from typing import Annotated
 
 import typer
 
-from seqpoint.cli._app import app, console, err_console, fail
-from seqpoint.cli._options import AsJson, Quiet, print_json
+from seqpoint.cli._app import app, console, fail
+from seqpoint.cli._options import AsJson, Quiet, deprecated, print_json, print_warnings
 from seqpoint.exceptions import SeqPointWarning
 from seqpoint.reports._terminal import print_selection
 from seqpoint.schedule import read_schedule
@@ -22,28 +22,20 @@ __all__ = ["select"]
 def select(
     schedule: Annotated[Path, typer.Argument(help="SCHEDULE.csv or .parquet from 'seqpoint schedule'.")],
     output: Annotated[Path, typer.Option("-o", "--output", help="SEQPOINTS.json to write.")],
-    n_points: Annotated[
-        int | None, typer.Option("-k", "--n-points", help="Number of points to profile.")
-    ] = None,
-    max_error: Annotated[
-        float | None,
-        typer.Option("--max-error", help="Target relative error (0.001 = 0.1%); seqpoint method only."),
-    ] = None,
+    n_points: Annotated[int | None, typer.Option(
+        "-k", "--n-points", help="Number of points to profile.")] = None,
+    max_error: Annotated[float | None, typer.Option(
+        "--max-error", help="Target relative error (0.001 = 0.1%); seqpoint method only.")] = None,
     method: Annotated[str, typer.Option("--method", help="Selection method.")] = "seqpoint",
     seed: Annotated[int, typer.Option("--seed", help="Seed of randomised methods.")] = 0,
-    proxy: Annotated[
-        str | None, typer.Option("--proxy", help="Cost proxy for seqpoint/stratified (default attention), "
-                                                 "as [selection] proxy.")
-    ] = None,
+    proxy: Annotated[str | None, typer.Option(
+        "--proxy", help="Cost proxy for seqpoint/stratified (default attention), as [selection] proxy.")] = None,
     cost: Annotated[str | None, typer.Option("--cost", hidden=True, help="Deprecated: use --proxy.")] = None,
-    grouping: Annotated[
-        str | None, typer.Option("--grouping", help="seqpoint grouping: optimal (default) or sl_bins.")
-    ] = None,
-    simpoints: Annotated[
-        Path | None,
-        typer.Option("--simpoints", help="Also write STEM.simpoints and STEM.weights in SimPoint 3.0's "
-                                         "format (interval = iteration), for simulators."),
-    ] = None,
+    grouping: Annotated[str | None, typer.Option(
+        "--grouping", help="seqpoint grouping: optimal (default) or sl_bins.")] = None,
+    simpoints: Annotated[Path | None, typer.Option(
+        "--simpoints", help="Also write STEM.simpoints and STEM.weights in SimPoint 3.0's format "
+                            "(interval = iteration), for simulators.")] = None,
     as_json: AsJson = False,
     quiet: Quiet = False,
 ) -> None:
@@ -71,12 +63,9 @@ def select(
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", SeqPointWarning)
         _, points = choose_points(sec, sched)
-    if cost is not None:  # said once the input is checked, as the other deprecated flags
-        err_console.print("seqpoint: warning: --cost is deprecated; use --proxy", markup=False, highlight=False)
-    for w in caught:
-        err_console.print(
-            f"seqpoint: warning: {w.message}", markup=False, highlight=False, soft_wrap=True
-        )
+    # The old flag is said once the input is checked, as the other deprecated flags.
+    print_warnings([*([deprecated("--cost", "--proxy")] if cost is not None else []),
+                    *(w.message for w in caught)])
     write_seqpoints(points, output)
     written: list[str] = []
     if simpoints is not None:

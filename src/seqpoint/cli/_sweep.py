@@ -15,8 +15,8 @@ from seqpoint.cli._options import (
     RunFolder,
     UserCode,
     pick_output,
-    print_json,
-    warn_old_spellings,
+    print_result,
+    print_warnings,
 )
 from seqpoint.reports._sweep import print_sweep
 from seqpoint.workflows import load_sweep, run_sweep
@@ -48,12 +48,8 @@ def sweep_cmd(
     # Every configuration's workload is checked before anything is built or measured.
     for entry in load_sweep(sweep_file).configurations:
         check_user_code(entry.config.workload.name, allowed=allow_user_code)
-    warn_old_spellings(old)
+    print_warnings(old)
     name = executor or ("ray" if address is not None else None)
     result = run_sweep(sweep_file, executor=name, address=address, num_cpus=num_cpus, out=output,
                        progress=not (quiet or as_json), console=console)
-    if as_json:
-        print_json(result)
-        return
-    print_sweep(console, result)
-    console.print(f"Run folder: [bold]{result.folder.path}[/]")
+    print_result(result, as_json, lambda: print_sweep(console, result), lambda: result.folder.path)

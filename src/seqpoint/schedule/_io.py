@@ -40,16 +40,14 @@ def write_schedule(schedule: IterationSchedule, path: str | Path) -> Path:
         import pyarrow.parquet as pq
 
         table = pa.table(schedule.file_columns())
-        table = table.replace_schema_metadata({"seqpoint": json.dumps(schedule.meta, default=str)})
-        pq.write_table(table, path)
+        pq.write_table(table.replace_schema_metadata({"seqpoint": json.dumps(schedule.meta, default=str)}), path)
         write_rows(schedule.rows, path)
         return path
     if suffix != ".csv":
         raise InputError(f"Cannot write a schedule to {path}: use a .csv or .parquet file name.")
     cols = schedule.file_columns()
-    data = np.stack(list(cols.values()), axis=1)
     try:
-        _write_csv(data, path, list(cols))
+        _write_csv(np.stack(list(cols.values()), axis=1), path, list(cols))
     except OSError as exc:
         # A failed write or close (a full disk) carries no file name; the CLI names it.
         if exc.filename is None:
@@ -66,9 +64,8 @@ def _write_csv(data: np.ndarray, path: Path, names: list[str]) -> None:
         fh.write(",".join(names) + "\n")
         # One formatted block is ~10x faster than np.savetxt's per-row formatting.
         fmt = ",".join(["%d"] * len(names)) + "\n"
-        chunk = 200_000
-        for lo in range(0, data.shape[0], chunk):
-            block = data[lo : lo + chunk]
+        for lo in range(0, data.shape[0], 200_000):
+            block = data[lo : lo + 200_000]
             fh.write((fmt * block.shape[0]) % tuple(block.ravel()))
 
 
@@ -91,16 +88,15 @@ def read_schedule(path: str | Path) -> IterationSchedule:
         raise InputError(f"Schedule file {path} does not exist; create it with 'seqpoint schedule'.")
     if path.suffix.lower() == ".parquet":
         cols, meta = _read_parquet(path)
-        row_label: Callable[[int], str] = _parquet_row
+        row_label: Callable[[int], str] = "row {}".format
         check_columns(cols, source=str(path), row_label=row_label)
+        source = f"{path}: metadata 'seqpoint'"
     else:
         cols, row_label = _read_csv(path)
         check_columns(cols, source=str(path), row_label=row_label)
         meta_file = _meta_path(path)
-        meta = read_json(meta_file, what="Schedule sidecar", made_by="seqpoint schedule") if meta_file.is_file() else {}
         source = str(meta_file)
-    if path.suffix.lower() == ".parquet":
-        source = f"{path}: metadata 'seqpoint'"
+        meta = read_json(meta_file, what="Schedule sidecar", made_by="seqpoint schedule") if meta_file.is_file() else {}
     rank = cols.pop(RANK_COLUMN, None)
     rows = read_rows(path, len(cols["iteration"]))  # per-row lengths, when a sidecar has them
     bad = None if rows is None else rows.mismatch(cols["batch_size"], cols["seq_len"], cols.get("tgt_len"))
@@ -110,10 +106,6 @@ def read_schedule(path: str | Path) -> IterationSchedule:
                          "Delete the sidecar (the schedule still reads) or write both again with 'seqpoint schedule'.")
     schedule = IterationSchedule(**cols, meta=check_meta(meta, source=source), rank=rank)
     return schedule.with_rows(rows)
-
-
-def _parquet_row(i: int) -> str:
-    return f"row {i}"
 
 
 def _read_parquet(path: Path) -> tuple[dict[str, np.ndarray], object]:
@@ -130,8 +122,7 @@ def _read_parquet(path: Path) -> tuple[dict[str, np.ndarray], object]:
     if table.num_rows == 0:
         raise InputError(f"{path} has no rows; the schedule is empty.")
     cols = {}
-    names = [*COLUMNS, RANK_COLUMN] if RANK_COLUMN in table.column_names else list(COLUMNS)
-    for c in names:
+    for c in [*COLUMNS, RANK_COLUMN] if RANK_COLUMN in table.column_names else COLUMNS:
         column = table.column(c)
         if not pa.types.is_integer(column.type):
             raise InputError(f"{path}: column {c!r} has type {column.type}; every schedule column "
@@ -143,9 +134,8 @@ def _read_parquet(path: Path) -> tuple[dict[str, np.ndarray], object]:
         if arr.dtype == np.uint64 and arr.size and int(arr.max()) > np.iinfo(np.int64).max:
             raise InputError(f"{path}: column {c!r} holds values beyond int64.")
         cols[c] = arr.astype(np.int64)
-    raw_meta = (table.schema.metadata or {}).get(b"seqpoint", b"{}")
     try:
-        text = raw_meta.decode("utf-8")
+        text = (table.schema.metadata or {}).get(b"seqpoint", b"{}").decode("utf-8")
     except UnicodeDecodeError:
         raise InputError(f"{path}: metadata 'seqpoint' is not UTF-8 text; write the schedule again.") from None
     return cols, parse_json(text, source=f"{path}: metadata 'seqpoint'")

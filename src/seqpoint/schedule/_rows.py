@@ -16,6 +16,7 @@ __all__ = ["RowLengths", "read_rows", "rows_path", "write_rows"]
 
 IntArray = NDArray[np.int64]
 _Row = Sequence[int] | NDArray[np.integer]
+_ARRAYS = ("offsets", "lengths", "tgt_lengths", "row_of")
 
 
 @dataclass(frozen=True, eq=False)
@@ -42,7 +43,7 @@ class RowLengths:
     row_of: IntArray | None = None
 
     def __post_init__(self) -> None:
-        for name in ("offsets", "lengths", "tgt_lengths", "row_of"):
+        for name in _ARRAYS:
             value = getattr(self, name)
             if value is None:
                 continue
@@ -82,13 +83,12 @@ class RowLengths:
     def from_lists(cls, lengths: Sequence[_Row], tgt_lengths: Sequence[_Row] | None = None
                    ) -> RowLengths:
         """From one sequence of lengths per iteration (and optionally of target lengths)."""
+        def flat(rows: Sequence[_Row]) -> IntArray:
+            return np.concatenate([np.asarray(x, dtype=np.int64) for x in rows]) if rows else np.zeros(0, np.int64)
+
         sizes = np.fromiter((len(x) for x in lengths), dtype=np.int64, count=len(lengths))
         offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-        flat = np.concatenate([np.asarray(x, dtype=np.int64) for x in lengths]) if lengths else np.zeros(0, np.int64)
-        tgt = None
-        if tgt_lengths is not None:
-            tgt = np.concatenate([np.asarray(x, dtype=np.int64) for x in tgt_lengths]) if tgt_lengths else np.zeros(0, np.int64)
-        return cls(offsets, flat, tgt)
+        return cls(offsets, flat(lengths), None if tgt_lengths is None else flat(tgt_lengths))
 
     def __len__(self) -> int:
         return int(self.offsets.shape[0] - 1)
@@ -170,11 +170,8 @@ class RowLengths:
 
     def equals(self, other: RowLengths) -> bool:
         """Same offsets, lengths, target lengths and packed rows."""
-        for name in ("tgt_lengths", "row_of"):
-            mine, theirs = getattr(self, name), getattr(other, name)
-            if (mine is None) != (theirs is None) or (mine is not None and not np.array_equal(mine, theirs)):
-                return False
-        return np.array_equal(self.offsets, other.offsets) and np.array_equal(self.lengths, other.lengths)
+        pairs = [(getattr(self, name), getattr(other, name)) for name in _ARRAYS]
+        return all((a is None) == (b is None) and (a is None or np.array_equal(a, b)) for a, b in pairs)
 
 
 def _most(values: IntArray, owner: IntArray, n: int) -> IntArray:
@@ -200,8 +197,7 @@ def write_rows(rows: RowLengths | None, path: str | Path) -> Path | None:
     if rows is None:
         side.unlink(missing_ok=True)  # an old file's rows must not attach to a new file
         return None
-    arrays = {name: value for name in ("offsets", "lengths", "tgt_lengths", "row_of")
-              if (value := getattr(rows, name)) is not None}
+    arrays = {name: value for name in _ARRAYS if (value := getattr(rows, name)) is not None}
     with side.open("wb") as fh:
         np.savez_compressed(fh, **arrays)  # type: ignore[arg-type]
     return side
@@ -216,14 +212,13 @@ def read_rows(path: str | Path, n_iterations: int) -> RowLengths | None:
     fix = f"delete {side} (the file beside it still reads) or write both again"
     try:
         with np.load(side, allow_pickle=False) as data:
-            arrays = {k: np.asarray(data[k]) for k in ("offsets", "lengths", "tgt_lengths", "row_of")
-                      if k in data.files}
+            arrays = {k: np.asarray(data[k]) for k in _ARRAYS if k in data.files}
     except (OSError, ValueError, EOFError) as exc:
         raise InputError(f"{side}: not a per-row lengths file ({' '.join(str(exc).split())[:200]}); {fix}.") from None
     if "offsets" not in arrays or "lengths" not in arrays:
         raise InputError(f"{side}: lacks the arrays 'offsets' and 'lengths'; {fix}.")
     try:
-        rows = RowLengths(arrays["offsets"], arrays["lengths"], arrays.get("tgt_lengths"), arrays.get("row_of"))
+        rows = RowLengths(**arrays)
     except InputError as exc:
         raise InputError(f"{side}: {exc} {fix[0].upper()}{fix[1:]}.") from None
     if len(rows) != n_iterations:

@@ -111,8 +111,7 @@ class IterationSchedule:
     rows: RowLengths | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        n = set_columns(self, (*COLUMNS, RANK_COLUMN), what="Schedule")
-        if n == 0:
+        if set_columns(self, (*COLUMNS, RANK_COLUMN), what="Schedule") == 0:
             raise InputError("The schedule is empty: the batching produced no iteration.")
         if np.any(self.batch_size < 1):
             bad = int(np.flatnonzero(self.batch_size < 1)[0])
@@ -127,7 +126,6 @@ class IterationSchedule:
             if problem is not None:
                 raise InputError(f"Schedule {problem}.")
 
-    # ------------------------------------------------------------------ construction
     @classmethod
     def from_columns(
         cls, columns: Mapping[str, Any], meta: dict[str, Any] | None = None
@@ -152,7 +150,6 @@ class IterationSchedule:
             meta=dict(meta or {}),
         )
 
-    # ------------------------------------------------------------------ basic views
     def __len__(self) -> int:
         return int(self.iteration.shape[0])
 
@@ -182,7 +179,6 @@ class IterationSchedule:
             cols[RANK_COLUMN] = self.rank
         return cols
 
-    # ------------------------------------------------------------------ data-parallel views
     @property
     def world_size(self) -> int:
         """Data-parallel ranks (1 for a single-process schedule)."""
@@ -213,10 +209,8 @@ class IterationSchedule:
         row ``i``, so a cost per row reshapes to ``(n_steps, world_size)``)."""
         if self.rank is None:
             return self
-        cols = self.columns()
-        cols["iteration"] = np.arange(len(self), dtype=np.int64)
-        flat = IterationSchedule(**cols, meta={**self.meta, "rank_rows": True,
-                                               "world_size": self.world_size})
+        flat = IterationSchedule(**{**self.columns(), "iteration": np.arange(len(self), dtype=np.int64)},
+                                 meta={**self.meta, "rank_rows": True, "world_size": self.world_size})
         return flat.with_rows(self.rows)
 
     def signature_columns(self) -> tuple[str, ...]:
@@ -266,9 +260,8 @@ class IterationSchedule:
         """Column-wise equality, ``rank`` included (meta ignored)."""
         if (self.rank is None) != (other.rank is None):
             return False
-        if self.rank is not None and other.rank is not None and not np.array_equal(self.rank, other.rank):
-            return False
-        return all(np.array_equal(getattr(self, c), getattr(other, c)) for c in COLUMNS)
+        names = COLUMNS if self.rank is None else (*COLUMNS, RANK_COLUMN)
+        return all(np.array_equal(getattr(self, c), getattr(other, c)) for c in names)
 
 
 def rank_layout_error(iteration: IntArray, rank: IntArray, world_size: int | None = None) -> str | None:
@@ -334,17 +327,13 @@ def from_batches(
     batch_size = np.diff(offsets)
     seq_len = round_up(np.maximum.reduceat(src, starts), pad_to_multiple_of)
     tokens = np.add.reduceat(src, starts)
-    sum_sq = np.add.reduceat(src * src, starts)
+    tgt_len = np.zeros_like(seq_len)
     if tgt_lengths is not None:
         tgt = np.asarray(tgt_lengths, dtype=np.int64)[order]
         tgt_len = round_up(np.maximum.reduceat(tgt, starts), pad_to_multiple_of)
         tokens = tokens + np.add.reduceat(tgt, starts)
-    else:
-        tgt_len = np.zeros_like(seq_len)
-    cols: dict[str, IntArray] = {
-        "iteration": np.arange(batch_size.shape[0], dtype=np.int64),
-        "epoch": np.asarray(batch_epoch, dtype=np.int64), "batch_size": batch_size,
-        "seq_len": seq_len, "tgt_len": tgt_len, "tokens": tokens,
-        "padded_tokens": batch_size * (seq_len + tgt_len), "sum_sq_len": sum_sq,
-    }
-    return IterationSchedule(**cols, meta=dict(meta or {}))
+    return IterationSchedule(
+        iteration=np.arange(batch_size.shape[0], dtype=np.int64), epoch=np.asarray(batch_epoch, dtype=np.int64),
+        batch_size=batch_size, seq_len=seq_len, tgt_len=tgt_len, tokens=tokens,
+        padded_tokens=batch_size * (seq_len + tgt_len), sum_sq_len=np.add.reduceat(src * src, starts),
+        meta=dict(meta or {}))

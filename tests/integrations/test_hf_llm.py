@@ -122,8 +122,13 @@ def test_the_llm_config_counts_its_packed_rows_as_they_run():
     pytest.importorskip("transformers")
     from seqpoint.profiling import count_point, exact_totals
     from seqpoint.selection import basis_components
-    from seqpoint.workflows import build_schedule, load_config, load_lengths, make_workload
-    from seqpoint.workflows._stages import signature_shapes
+    from seqpoint.workflows import (
+        build_schedule,
+        load_config,
+        load_lengths,
+        make_workload,
+        signature_shapes,
+    )
 
     cfg = load_config("configs/llm-wikitext-packing.toml")
     with warnings.catch_warnings():

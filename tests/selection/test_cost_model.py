@@ -44,8 +44,7 @@ def test_pilot_rescales_the_model_along_its_range() -> None:
 def test_model_proxy_is_the_exact_roofline_per_signature() -> None:
     pytest.importorskip("torch")
     from seqpoint.profiling import count_point
-    from seqpoint.workflows import SelectionSection
-    from seqpoint.workflows._stages import model_cost
+    from seqpoint.workflows import SelectionSection, model_cost
     from seqpoint.workloads import load_workload
 
     wl = load_workload("bert:tiny")

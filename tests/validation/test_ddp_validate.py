@@ -15,9 +15,9 @@ from seqpoint.workflows import (
     SelectionSection,
     ValidationSection,
     WorkloadSection,
+    ddp_schedule,
     validate_ddp,
 )
-from seqpoint.workflows._ddp import ddp_schedule
 
 pytest.importorskip("torch")
 

@@ -1,41 +1,55 @@
-"""The small run config the workflow tests share."""
+"""The small run configs the workflow tests share."""
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from seqpoint.workflows import (
-    BatchingSection,
-    LengthsSection,
-    ProfileSection,
-    ReportSection,
-    RunConfig,
-    SelectionSection,
-    WorkloadSection,
-)
+from seqpoint.workflows import RunConfig, apply_overrides
+
+#: deepspeech2:tiny on 96 LibriSpeech utterances (12 iterations over two epochs), 3 points.
+_TINY: dict[str, Any] = {
+    "name": "t",
+    "lengths": {"source": "bundled:librispeech-dev-clean", "max_samples": 96},
+    "batching": {"policy": "sortagrad", "epochs": 2, "params": {"batch_size": 16}},
+    "selection": {"n_points": 3},
+    "workload": {"name": "deepspeech2:tiny", "set": {"threads": 1}},
+    "profile": {"warmup": 1, "repeats": 2, "metrics": ["time", "flops"]},
+    "report": {"plots": False, "html": True},
+}
+#: bert:tiny on 160 WikiText-2 lines in batches of 8, 3 points, timed only, uncached, no report files.
+_BERT: dict[str, Any] = {
+    **_TINY,
+    "lengths": {"source": "bundled:wikitext-2-valid", "max_samples": 160},
+    "batching": {"policy": "fixed", "params": {"batch_size": 8}},
+    "workload": {"name": "bert:tiny", "set": {"threads": 1}},
+    "profile": {"warmup": 1, "repeats": 2, "metrics": ["time"], "use_cache": False},
+    "report": {"plots": False, "html": False},
+}
 
 
-def _tiny_config(root: Path, **sections: Any) -> RunConfig:
-    """deepspeech2:tiny on 96 LibriSpeech utterances (12 iterations over two epochs), 3 points,
-    cache and run folder under ``root``; any section (or ``name``) replaced by keyword."""
-    base: dict[str, Any] = dict(
-        name="t",
-        lengths=LengthsSection(source="bundled:librispeech-dev-clean", max_samples=96),
-        batching=BatchingSection(policy="sortagrad", epochs=2, params={"batch_size": 16}),
-        selection=SelectionSection(n_points=3),
-        workload=WorkloadSection(name="deepspeech2:tiny", set={"threads": 1}),
-        profile=ProfileSection(warmup=1, repeats=2, metrics=("time", "flops"),
-                               cache=str(root / "cache.sqlite")),
-        report=ReportSection(out=str(root / "run"), plots=False, html=True),
-    )
-    return RunConfig(**{**base, **sections})
+def _config(base: dict[str, Any], root: Path, *overrides: str, **sections: Any) -> RunConfig:
+    cfg = RunConfig.from_dict({**base, "profile": {**base["profile"], "cache": str(root / "cache.sqlite")},
+                               "report": {**base["report"], "out": str(root / "run")}})
+    if overrides:
+        cfg = apply_overrides(cfg, list(overrides))
+    return dataclasses.replace(cfg, **sections)
 
 
 @pytest.fixture(scope="session")
 def tiny_config() -> Callable[..., RunConfig]:
-    """``tiny_config(root, **sections)``: a small run config writing under ``root``."""
-    return _tiny_config
+    """``tiny_config(root, *overrides, **sections)``: the deepspeech2:tiny config, cache and
+    run folder under ``root``; ``section.key=value`` overrides, then any section (or
+    ``name``) replaced by keyword."""
+    return functools.partial(_config, _TINY)
+
+
+@pytest.fixture(scope="session")
+def bert_config() -> Callable[..., RunConfig]:
+    """``bert_config(root, *overrides, **sections)``: the same for the bert:tiny config."""
+    return functools.partial(_config, _BERT)

@@ -13,9 +13,11 @@ from seqpoint.workflows import (
     ProfileSection,
     ReportSection,
     SelectionSection,
+    log_to_mlflow,
+    mlflow_metrics,
+    mlflow_params,
     run,
 )
-from seqpoint.workflows._mlflow import log_to_mlflow, mlflow_metrics, mlflow_params
 
 
 @pytest.fixture(scope="module")

@@ -17,9 +17,9 @@ from seqpoint.workflows import (
     ValidationSection,
     WorkloadSection,
     run,
+    speedup_configs,
     validate,
 )
-from seqpoint.workflows._speedup import speedup_configs
 
 
 @pytest.fixture
@@ -70,7 +70,7 @@ def test_validate_exact_flops_and_baselines(tmp_path, _cfg):
     (2, 2, {0: 2}), (2, 1, {}),
 ])
 def test_interleave_plan_spreads_the_runs_over_the_gaps(runs, processes, plan):
-    from seqpoint.workflows._validate import interleave_plan
+    from seqpoint.workflows import interleave_plan
 
     assert interleave_plan(runs, processes) == plan
 
@@ -255,7 +255,7 @@ def test_speedup_validate_times_both_full_runs_in_alternating_rounds(tmp_path, m
 
 def test_speedup_rejects_different_runs(tmp_path, _cfg):
     from seqpoint.exceptions import ConfigError
-    from seqpoint.workflows._outcome_sections import ProjectionSection
+    from seqpoint.workflows import ProjectionSection
 
     ddp = BatchingSection(policy="sortagrad", epochs=2, params={"batch_size": 16}, world_size=2)
     proj = ProjectionSection(allreduce_s=0.001)
@@ -270,7 +270,7 @@ def test_speedup_rejects_different_runs(tmp_path, _cfg):
 
     # B's [validation] and [report] are A's: an override of them on B is refused, a config
     # B file whose sections differ gets a warning (neither is silently not used)
-    from seqpoint.workflows._speedup import speedup_between
+    from seqpoint.workflows import speedup_between
 
     path_a = tmp_path / "a.toml"
     path_a.write_text(a.to_toml())
@@ -311,7 +311,7 @@ def test_cli_run_bad_config_one_line_exit_2(tmp_path, toml, match):
 def test_a_run_folder_that_holds_another_commands_files_warns_once(tmp_path):
     import warnings
 
-    from seqpoint.workflows._folder import RunFolder
+    from seqpoint.workflows import RunFolder
 
     first = RunFolder(tmp_path / "out", "run")
     with warnings.catch_warnings():

@@ -10,25 +10,12 @@ pytest.importorskip("torch")
 
 from seqpoint.exceptions import ConfigError
 from seqpoint.measurements import read_measurements
-from seqpoint.workflows import (
-    BatchingSection,
-    LengthsSection,
-    ProfileSection,
-    ReportSection,
-    RunConfig,
-    WorkloadSection,
-    run,
-)
+from seqpoint.workflows import ProfileSection, RunConfig, run
 
 
-def test_cold_window_calibrates_and_is_counted(tmp_path: Path, tiny_config) -> None:
+def test_cold_window_calibrates_and_is_counted(tmp_path: Path, bert_config) -> None:
     def cfg(window: int) -> RunConfig:
-        return tiny_config(
-            tmp_path, name="w", lengths=LengthsSection(source="bundled:wikitext-2-valid", max_samples=160),
-            batching=BatchingSection(policy="fixed", params={"batch_size": 8}),
-            workload=WorkloadSection(name="bert:tiny", set={"threads": 1}),
-            profile=ProfileSection(warmup=1, repeats=2, metrics=("time",), use_cache=False, cold_window=window),
-            report=ReportSection(out=str(tmp_path / f"run{window}"), plots=False, html=False))
+        return bert_config(tmp_path / f"w{window}", f"profile.cold_window={window}", name="w")
 
     plain, windowed = run(cfg(0), progress=False), run(cfg(8), progress=False)
     assert plain.projection.cold_term["method"] == "first_step"
@@ -51,7 +38,7 @@ def test_the_window_steps_a_workload_that_takes_lengths_with_the_real_ones(monke
 
     from seqpoint.measurements import Measurements, StepWindow
     from seqpoint.schedule import IterationSchedule, RowLengths
-    from seqpoint.workflows._campaign import with_window
+    from seqpoint.workflows import with_window
     from seqpoint.workloads import BatchShape
 
     got: list[list[object]] = []

@@ -17,35 +17,20 @@ from seqpoint.measurements import Measurement, Measurements, write_measurements
 from seqpoint.projection import INTERCONNECTS, project
 from seqpoint.schedule import read_schedule
 from seqpoint.selection import read_seqpoints
-from seqpoint.workflows import (
-    BatchingSection,
-    LengthsSection,
-    ProfileSection,
-    ReportSection,
-    RunConfig,
-    SelectionSection,
-    WorkloadSection,
-    run,
-)
-from seqpoint.workflows._outcome_sections import ProjectionSection
+from seqpoint.workflows import ProjectionSection, RunConfig, run
 
 Cli = Callable[[list[str]], tuple[int, str, str]]
 
 
-def _cfg(tmp_path: Path, **projection: object) -> RunConfig:
-    return RunConfig(
-        name="ddp",
-        lengths=LengthsSection(source="bundled:wikitext-2-valid", max_samples=160),
-        batching=BatchingSection(policy="fixed", params={"batch_size": 8}, world_size=2),
-        projection=ProjectionSection(**projection),  # type: ignore[arg-type]
-        selection=SelectionSection(n_points=3),
-        workload=WorkloadSection(name="bert:tiny", set={"threads": 1}),
-        profile=ProfileSection(warmup=1, repeats=2, metrics=("time",), use_cache=False),
-        report=ReportSection(out=str(tmp_path / "run"), plots=False, html=False),
-    )
+@pytest.fixture
+def _cfg(bert_config) -> Callable[..., RunConfig]:
+    def make(tmp_path: Path, **projection: object) -> RunConfig:
+        return bert_config(tmp_path, "batching.world_size=2", name="ddp",
+                           projection=ProjectionSection(**projection))  # type: ignore[arg-type]
+    return make
 
 
-def test_run_projects_slowest_rank_plus_allreduce(tmp_path: Path) -> None:
+def test_run_projects_slowest_rank_plus_allreduce(tmp_path: Path, _cfg) -> None:
     res = run(_cfg(tmp_path, interconnect="pcie4"), progress=False)
     written = read_schedule(res.folder.file("schedule.csv"))
     assert written.world_size == 2 and written.rank is not None
@@ -63,7 +48,7 @@ def test_run_projects_slowest_rank_plus_allreduce(tmp_path: Path) -> None:
     assert res.to_dict()["data_parallel"]["world_size"] == 2
 
 
-def test_run_without_allreduce_is_refused_before_profiling(tmp_path: Path) -> None:
+def test_run_without_allreduce_is_refused_before_profiling(tmp_path: Path, _cfg) -> None:
     with pytest.raises(ConfigError, match=r"interconnect .* or allreduce_s"):
         run(_cfg(tmp_path), progress=False)
     assert not (tmp_path / "run").exists() or not any((tmp_path / "run").rglob("measurements.json"))

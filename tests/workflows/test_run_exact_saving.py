@@ -12,7 +12,7 @@ pytest.importorskip("torch")
 
 from rich.console import Console
 
-from seqpoint.reports._summaries import print_run
+from seqpoint.reports import print_run
 from seqpoint.workflows import (
     BatchingSection,
     LengthsSection,

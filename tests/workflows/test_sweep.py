@@ -12,8 +12,7 @@ import pytest
 
 from seqpoint.exceptions import ConfigError
 from seqpoint.executors import LocalExecutor
-from seqpoint.workflows import load_sweep, sweep
-from seqpoint.workflows._sweep_config import sweep_from_dict
+from seqpoint.workflows import load_sweep, sweep, sweep_from_dict
 
 #: A tiny run: 96 utterances, batch 16, one epoch (6 iterations), 2 SeqPoints.
 RUN = """

@@ -7,7 +7,7 @@ import io
 import pytest
 from rich.console import Console
 
-from seqpoint.workflows._validate import _progress
+from seqpoint.workflows import progress_bar
 
 
 @pytest.mark.parametrize("terminal", [False, True])
@@ -16,6 +16,6 @@ def test_full_run_bar_leaves_no_empty_line_in_piped_output(terminal: bool) -> No
     piped ``validate`` output started with one per full run."""
     out = io.StringIO()
     console = Console(file=out, force_terminal=terminal, width=80)
-    with _progress(True, console, "full run 1/2", 10) as advance:
+    with progress_bar(True, console, "full run 1/2", 10) as advance:
         advance(10)
     assert (out.getvalue() == "") is not terminal

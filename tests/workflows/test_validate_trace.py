@@ -12,7 +12,7 @@ from seqpoint.integrations import record
 from seqpoint.measurements import write_measurements
 from seqpoint.selection import SeqPointSelector, write_seqpoints
 from seqpoint.validation import read_trace
-from seqpoint.workflows._trace import speedup_from_files, validate_trace
+from seqpoint.workflows import speedup_from_files, validate_trace
 
 torch = pytest.importorskip("torch")
 

@@ -26,6 +26,7 @@ from seqpoint.workflows._config import RunConfig
 from seqpoint.workflows._folder import RunFolder
 from seqpoint.workflows._sections import ProfileSection
 from seqpoint.workflows._stages import (
+    batch_shapes,
     choose_points,
     make_workload,
     measure,
@@ -34,7 +35,7 @@ from seqpoint.workflows._stages import (
     run_schedule,
     validation_schedule,
 )
-from seqpoint.workloads import BatchShape, CountsParameters, Signature, Workload, takes_batch_shape
+from seqpoint.workloads import CountsParameters, Signature, Workload
 
 __all__ = ["Campaign", "CampaignPlan", "check_data_parallel", "plan_campaign", "project_data_parallel",
            "select_points", "start_campaign", "with_window"]
@@ -42,23 +43,17 @@ __all__ = ["Campaign", "CampaignPlan", "check_data_parallel", "plan_campaign", "
 
 @dataclass(frozen=True, eq=False)
 class _Chosen:
-    """What a campaign has before and after its measurements: the run, its SeqPoints, the
-    configuration and its built workload."""
+    """What a campaign has before and after its measurements: the run (or the part of it a
+    validation executes), its SeqPoints, the configuration measured, its built workload and
+    cache (None when ``[profile] use_cache`` is off), and the unit of sequence lengths."""
 
     config: RunConfig
-    """The configuration measured (its ``[workload]`` and ``[profile]``)."""
     folder: RunFolder
-    """The run folder."""
     schedule: IterationSchedule
-    """The replayed run (or the part of it that a validation executes)."""
     seqpoints: SeqPoints
-    """The chosen points."""
     unit: str
-    """Unit of sequence lengths (``frames`` or ``tokens``)."""
     workload: Workload
-    """The built workload."""
     cache: MeasurementCache | None
-    """The measurement cache, or None when ``[profile] use_cache`` is off."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -104,9 +99,8 @@ class Campaign(_Chosen):
             step_s.append(metrics.get(STEADY_TIME, float("nan")))
             first_s.append(metrics.get(FIRST_STEP_TIME, float("nan")))
             tokens.append(float(padded[row_of[p.iteration]]))
-        run_tokens = padded
         timed = self.config.profile.stepped
-        return profiling_saving(run_tokens, tokens, **steps._asdict(), run_s=run_s,
+        return profiling_saving(padded, tokens, **steps._asdict(), run_s=run_s,
                                 point_step_s=step_s if timed else None,
                                 point_first_s=first_s if timed else None)
 
@@ -176,12 +170,16 @@ class CampaignPlan(_Chosen):
                        tag=tag)
 
 
-def plan_campaign(cfg: RunConfig, folder: RunFolder, *, subset: bool = False, tag: str = "") -> CampaignPlan:
+def plan_campaign(cfg: RunConfig, folder: RunFolder, *, subset: bool = False, tag: str = "",
+                  schedule: IterationSchedule | None = None) -> CampaignPlan:
     """The stages of ``cfg`` up to the SeqPoints, writing ``config.toml``, ``schedule.csv``,
     ``seqpoints.json`` and ``environment.json`` (``subset`` and ``tag`` as for
-    :func:`start_campaign`)."""
+    :func:`start_campaign`); ``schedule`` (a recorded run's) replaces the config's."""
     folder.write_text(f"config{_suffix(tag)}.toml", cfg.to_toml())
-    schedule, unit = run_schedule(cfg)
+    if schedule is None:
+        schedule, unit = run_schedule(cfg)
+    else:
+        unit = str(schedule.meta.get("unit", "tokens"))
     if subset:
         schedule = validation_schedule(cfg, schedule)
     write_schedule(schedule, folder.file("schedule.csv"))
@@ -193,7 +191,7 @@ def plan_campaign(cfg: RunConfig, folder: RunFolder, *, subset: bool = False, ta
     cache = open_cache(cfg.profile)
     seqpoints = select_points(cfg, schedule, workload, cache)
     write_seqpoints(seqpoints, folder.file("seqpoints.json"))
-    folder.write_json("environment.json", environment_manifest())
+    folder.write_json("environment.json", environment_manifest(workload))
     return CampaignPlan(config=cfg, folder=folder, schedule=schedule, seqpoints=seqpoints, unit=unit,
                         workload=workload, cache=cache, ranks=ranks, tag=tag)
 
@@ -280,13 +278,9 @@ def with_window(
     from seqpoint.profiling import profile_window
 
     sigs = [tuple(int(v) for v in row) for row in schedule.signature_matrix()[: profile.cold_window]]
-    steps: list[Signature | BatchShape] = list(sigs)
-    rows = schedule.rows
-    if rows is not None and takes_batch_shape(workload):
-        name = str(getattr(workload, "name", "workload"))
-        steps = [BatchShape.of(sig, *rows.row(r), row_of=rows.packed_row_of(r), workload=name)
-                 for r, sig in enumerate(sigs)]
-    window = profile_window(workload, steps, start=int(schedule.iteration[0]), timer=profile.timer)
+    shapes = batch_shapes(workload, schedule, range(len(sigs)))
+    window = profile_window(workload, sigs if shapes is None else shapes, start=int(schedule.iteration[0]),
+                            timer=profile.timer)
     return replace(measurements, window=window)
 
 

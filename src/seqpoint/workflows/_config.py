@@ -25,6 +25,7 @@ from seqpoint.workflows._sections import (
     SelectionSection,
     WorkloadSection,
     in_section,
+    named,
 )
 
 __all__ = ["RunConfig", "apply_overrides", "load_config"]
@@ -88,12 +89,8 @@ class RunConfig:
                 continue
             if not isinstance(value, dict):
                 raise ConfigError(f"[{key}] in {where} must be a table, got {value!r}.")
-            try:
-                with in_section(key):
-                    kwargs[key] = from_dict(_SECTION_TYPES[key], value, where=f"[{key}] of {where}")
-            except ConfigError as exc:
-                text = str(exc)
-                raise ConfigError(text if where in text else f"{where}: {text}") from None
+            with named(where), in_section(key):
+                kwargs[key] = from_dict(_SECTION_TYPES[key], value, where=f"[{key}] of {where}")
         return cls(**kwargs)
 
 
@@ -228,11 +225,8 @@ def set_keys(cfg: RunConfig, values: dict[str, object], *, where: str) -> RunCon
                                   f"Valid sections: {valid}.")
             node = node[p]
         node[leaf] = value
-    try:
+    with named(where):
         return RunConfig.from_dict(data, where=where)
-    except ConfigError as exc:
-        text = str(exc)
-        raise ConfigError(text if where in text else f"{where}: {text}") from None
 
 
 def _toml_value(v: object) -> str:

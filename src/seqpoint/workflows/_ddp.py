@@ -26,11 +26,13 @@ from seqpoint.validation._compare import TruthComparison
 from seqpoint.validation._ddp import DDPRun, run_ddp
 from seqpoint.workflows._config import RunConfig
 from seqpoint.workflows._stages import (
+    build_schedule,
     choose_points,
     load_lengths,
     make_workload,
     measure,
     open_cache,
+    validation_schedule,
 )
 
 __all__ = ["DDPValidation", "ddp_schedule", "validate_ddp"]
@@ -74,10 +76,8 @@ class DDPValidation:
 
 
 def ddp_schedule(cfg: RunConfig) -> IterationSchedule:
-    """``[batching]`` replayed with its ``world_size`` over ``[lengths]``, cut to
-    ``[validation] max_iterations`` steps when set (every rank's row of each)."""
-    from seqpoint.batching import replay
-
+    """``[batching]`` replayed with its ``world_size`` over ``[lengths]`` (every rank's row
+    of each step), cut to the part ``[validation]`` executes."""
     sec = cfg.batching
     if sec.world_size < 2:
         raise ConfigError(
@@ -86,14 +86,8 @@ def ddp_schedule(cfg: RunConfig) -> IterationSchedule:
         )
     if sec.schedule is not None:
         raise ConfigError("The data-parallel validation replays [batching] policy; drop [batching] schedule.")
-    lengths = load_lengths(cfg.lengths)
-    sched = replay(lengths, sec.policy, epochs=sec.epochs, seed=sec.seed, world_size=sec.world_size,
-                   shard=sec.shard, **sec.params)
-    if cfg.validation.epochs is not None:
-        sched = sched.epochs(cfg.validation.epochs)
-    if cfg.validation.max_iterations is not None:
-        sched = sched.head(cfg.validation.max_iterations)
-    return sched
+    sched = build_schedule(dataclasses.replace(sec, rank=None), load_lengths(cfg.lengths))
+    return validation_schedule(cfg, sched, renumber=False)
 
 
 def validate_ddp(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -18,6 +18,7 @@ from seqpoint._params import Boolean, Constraint, Interval, Options, Predicate, 
 from seqpoint.exceptions import ConfigError
 from seqpoint.executors import EXECUTORS
 from seqpoint.profiling import ProfileConfig
+from seqpoint.traces import FORMATS
 
 __all__ = [
     "BatchingSection",
@@ -51,13 +52,18 @@ _PATH = Predicate(lambda v: isinstance(v, str) and v != "" and "\x00" not in v, 
 
 
 @contextmanager
-def in_section(section: str) -> Iterator[None]:
-    """Name ``[section]`` in a component's own error, so the user knows where to look."""
+def named(where: str) -> Iterator[None]:
+    """Prefix ``where`` to a ConfigError that does not name it yet, so the user knows where to look."""
     try:
         yield
     except ConfigError as exc:
         text = str(exc)
-        raise ConfigError(text if f"[{section}]" in text else f"[{section}]: {text}") from None
+        raise ConfigError(text if where in text else f"{where}: {text}") from None
+
+
+def in_section(section: str) -> AbstractContextManager[None]:
+    """Name ``[section]`` in a component's own error."""
+    return named(f"[{section}]")
 
 
 def _check(section: str, obj: object, constraints: dict[str, list[Constraint]]) -> None:
@@ -86,7 +92,7 @@ class LengthsSection:
 
     _section_constraints: ClassVar[dict[str, list[Constraint]]] = {
         "source": [_STR, None],
-        "format": [_STR, None],
+        "format": [Options(FORMATS, quote=False), None],
         "column": [_STR, None],
         "tgt": [_STR, None],
         "params": [_TABLE],
@@ -96,14 +102,6 @@ class LengthsSection:
 
     def __post_init__(self) -> None:
         _check("lengths", self, self._section_constraints)
-        if self.format is not None:
-            from seqpoint.traces import FORMATS
-
-            if self.format not in FORMATS:
-                raise ConfigError(
-                    f"The 'format' parameter of [lengths] must be one of {', '.join(FORMATS)}. "
-                    f"Got {self.format!r}."
-                )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -262,16 +260,12 @@ class WorkloadSection:
 
     def __post_init__(self) -> None:
         _check("workload", self, self._section_constraints)
+        from seqpoint.workloads._loading import workload_config
+
         with in_section("workload"):
-            _check_workload(self.name, self.set)
-
-
-def _check_workload(spec: str, overrides: dict[str, Any]) -> None:
-    """Build the config of a reference workload (torch-free); a user's ``module:function``
-    is imported only when the run builds it."""
-    from seqpoint.workloads._loading import workload_config
-
-    workload_config(spec, overrides)
+            # A reference workload's config (torch-free); a user's module:function is
+            # imported only when the run builds it.
+            workload_config(self.name, self.set)
 
 
 @dataclass(frozen=True, kw_only=True)

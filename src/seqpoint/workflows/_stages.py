@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -24,18 +24,9 @@ from seqpoint.workflows._sections import (
 )
 from seqpoint.workloads import BatchShape, Signature, Workload, takes_batch_shape
 
-__all__ = [
-    "build_schedule",
-    "choose_points",
-    "load_lengths",
-    "make_workload",
-    "measure",
-    "model_cost",
-    "open_cache",
-    "read_run_schedule",
-    "run_schedule",
-    "validation_schedule",
-]
+__all__ = ["batch_shapes", "build_schedule", "choose_points", "load_lengths", "make_workload", "measure",
+           "model_cost", "open_cache", "read_run_schedule", "run_schedule", "signature_shapes",
+           "validation_schedule"]
 
 
 def load_lengths(sec: LengthsSection) -> Lengths:
@@ -94,14 +85,16 @@ def run_schedule(cfg: RunConfig) -> tuple[IterationSchedule, str]:
     return build_schedule(cfg.batching, lengths), lengths.unit
 
 
-def validation_schedule(cfg: RunConfig, schedule: IterationSchedule) -> IterationSchedule:
-    """The part of ``schedule`` that ``[validation]`` executes in full."""
+def validation_schedule(cfg: RunConfig, schedule: IterationSchedule, *, renumber: bool = True) -> IterationSchedule:
+    """The part of ``schedule`` that ``[validation]`` executes in full, re-numbered so it is a
+    schedule of its own (SeqPoints index into it) unless ``renumber`` is False."""
     sub = schedule
     if cfg.validation.epochs is not None:
         sub = sub.epochs(cfg.validation.epochs)
     if cfg.validation.max_iterations is not None:
         sub = sub.head(cfg.validation.max_iterations)
-    # Re-number so the subset is a schedule of its own (SeqPoints index into it).
+    if not renumber:
+        return sub
     cols = sub.columns()
     cols["iteration"] = np.arange(len(sub), dtype=np.int64)
     return IterationSchedule(**cols, meta={**sub.meta, "validation_subset": True})
@@ -123,18 +116,23 @@ def choose_points(
     return selector, selector.to_seqpoints(schedule)
 
 
-def signature_shapes(workload: Workload, schedule: IterationSchedule) -> list[BatchShape] | None:
-    """For a workload that takes real lengths: the batch of every unique signature's first
-    iteration (``schedule.unique_signatures()`` order), so its exact FLOPs count the step as
-    it runs (a packed row's documents, a padded batch's masks); else None."""
-    rows = schedule.rows
-    if rows is None or not takes_batch_shape(workload):
+def batch_shapes(workload: Workload, schedule: IterationSchedule, rows: Sequence[int]) -> list[BatchShape] | None:
+    """For a workload that takes real lengths: the batches of ``schedule``'s ``rows``, so a
+    step runs as it ran (a packed row's documents, a padded batch's masks); else None."""
+    lengths = schedule.rows
+    if lengths is None or not takes_batch_shape(workload):
         return None
-    sigs, _, inverse = schedule.unique_signatures()
-    first = np.unique(np.asarray(inverse), return_index=True)[1]
     name = str(getattr(workload, "name", "workload"))
-    return [BatchShape.of(tuple(int(v) for v in sig), *rows.row(int(i)), row_of=rows.packed_row_of(int(i)),
-                          workload=name) for sig, i in zip(sigs.tolist(), first.tolist(), strict=True)]
+    sigs = schedule.signature_matrix()[list(rows)].tolist()
+    return [BatchShape.of(tuple(int(v) for v in sig), *lengths.row(r), row_of=lengths.packed_row_of(r),
+                          workload=name) for sig, r in zip(sigs, rows, strict=True)]
+
+
+def signature_shapes(workload: Workload, schedule: IterationSchedule) -> list[BatchShape] | None:
+    """:func:`batch_shapes` of every unique signature's first iteration
+    (``schedule.unique_signatures()`` order), so its exact FLOPs count the step as it runs."""
+    first = np.unique(np.asarray(schedule.unique_signatures()[2]), return_index=True)[1]
+    return batch_shapes(workload, schedule, [int(i) for i in first])
 
 
 def model_cost(

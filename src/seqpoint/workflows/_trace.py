@@ -25,12 +25,12 @@ from seqpoint.reports._views import TraceRecord
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import SeqPoints, read_seqpoints
 from seqpoint.validation import RunTrace, read_trace
-from seqpoint.workflows._campaign import select_points, with_window
+from seqpoint.workflows._campaign import plan_campaign
 from seqpoint.workflows._config import RunConfig
 from seqpoint.workflows._folder import RunFolder
 from seqpoint.workflows._outcome_sections import ProjectionSection, ValidationSection
 from seqpoint.workflows._sections import BatchingSection, LengthsSection
-from seqpoint.workflows._stages import make_workload, measure, open_cache, read_run_schedule
+from seqpoint.workflows._stages import read_run_schedule
 
 __all__ = ["TraceValidation", "speedup_from_files", "validate_config_on_traces", "validate_trace"]
 
@@ -180,10 +180,6 @@ def validate_config_on_traces(
     ``rank``, ``[validation]``) is a ConfigError: a user reusing ``seqpoint run``'s config
     could otherwise believe the trace was checked against it.
     """
-    from seqpoint.measurements import environment_manifest, write_measurements
-    from seqpoint.schedule import write_schedule
-    from seqpoint.selection import write_seqpoints
-
     if not traces:
         raise InputError("--trace needs at least one recorded run trace (seqpoint.integrations).")
     _check_trace_config(cfg)
@@ -195,19 +191,8 @@ def validate_config_on_traces(
                          f"with [batching] world_size = {ranks} and rank = R (--set batching.world_size={ranks} "
                          "--set batching.rank=R).")
     folder = RunFolder.new(cfg.name + "-trace", cfg.report.out, command="validate --trace")
-    folder.write_text("config.toml", cfg.to_toml())
-    schedule = first.to_schedule(rank)
-    write_schedule(schedule, folder.file("schedule.csv"))
-    workload = make_workload(cfg.workload)
-    cache = open_cache(cfg.profile)
-    seqpoints = select_points(cfg, schedule, workload, cache)
-    write_seqpoints(seqpoints, folder.file("seqpoints.json"))
-    folder.write_json("environment.json", environment_manifest(workload))
-    ms = measure(cfg.profile, workload, seqpoints, cache=cache, progress=progress, console=console)
-    if cfg.profile.window_steps:
-        ms = with_window(cfg.profile, workload, schedule, ms)
-    write_measurements(ms, folder.file("measurements.json"))
-    result = validate_trace(schedule, seqpoints, ms, [first, *traces[1:]], first_n=first_n, rank=rank,
+    c = plan_campaign(cfg, folder, schedule=first.to_schedule(rank)).measure(progress=progress, console=console)
+    result = validate_trace(c.schedule, c.seqpoints, c.measurements, [first, *traces[1:]], first_n=first_n, rank=rank,
                             method=cfg.projection.method, confidence=cfg.projection.confidence)
     folder.write_json("trace_validation.json", result.to_dict())
     return result, folder

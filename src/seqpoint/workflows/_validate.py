@@ -69,7 +69,7 @@ class ValidationResult(ValidationRecord):
 
 
 @contextmanager
-def _progress(enabled: bool, console: Console | None, label: str, total: int) -> Iterator[Callable[..., None]]:
+def progress_bar(enabled: bool, console: Console | None, label: str, total: int) -> Iterator[Callable[..., None]]:
     """A transient progress bar; yields ``advance(n=1)``.
 
     None when the output is neither a terminal nor a notebook: a transient bar leaves
@@ -95,7 +95,7 @@ def exact_costs(
     from seqpoint.profiling import exact_signature_costs
 
     sig, _, inverse = schedule.unique_signatures()
-    with _progress(progress, console, "exact FLOPs per signature", sig.shape[0]) as tick:
+    with progress_bar(progress, console, "exact FLOPs per signature", sig.shape[0]) as tick:
         per_sig = exact_signature_costs(workload, sig, progress=tick, shapes=signature_shapes(workload, schedule))[0]
     return {m: np.asarray(per_sig[m], dtype=np.float64)[inverse] for m in metrics}
 
@@ -188,7 +188,7 @@ def timed_full_runs(
 ) -> FullRun:
     """The schedule trained in full ``runs`` times, each in a fresh process."""
     n = len(schedule)
-    with _progress(progress, console, label or f"full run x{runs} (fresh processes)", runs * n) as advance:
+    with progress_bar(progress, console, label or f"full run x{runs} (fresh processes)", runs * n) as advance:
         state = {"pos": 0}
 
         def on_progress(run: int, done: int) -> None:

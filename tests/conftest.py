@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from seqpoint.cli import main
+from seqpoint.exceptions import InputError
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
@@ -72,3 +74,20 @@ params = { batch_size = 16 }
 name = "deepspeech2:tiny"
 set = { threads = 1 }
 """
+
+
+@pytest.fixture
+def read_error(tmp_path: Path) -> Callable[[Callable[[Path], object], object, str], str]:
+    """``read_error(read, content, match)``: ``content`` (bytes, or data written as JSON) in a
+    file that ``read(path)`` refuses with one InputError line naming the file; the line."""
+
+    def check(read: Callable[[Path], object], content: object, match: str) -> str:
+        path = tmp_path / "input.json"
+        path.write_bytes(content if isinstance(content, bytes) else json.dumps(content).encode())
+        with pytest.raises(InputError, match=match) as info:
+            read(path)
+        text = str(info.value)
+        assert text.startswith(f"{path}: ") and "\n" not in text
+        return text
+
+    return check

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from seqpoint._config import parse_set
+from seqpoint import parse_set
 from seqpoint.cli import main
 from seqpoint.exceptions import ConfigError
 from seqpoint.schedule import COLUMNS, read_schedule

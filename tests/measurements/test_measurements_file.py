@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -82,13 +83,8 @@ BAD: list[tuple[str, Any, str]] = [
 
 
 @pytest.mark.parametrize(("data", "message"), [b[1:] for b in BAD], ids=[b[0] for b in BAD])
-def test_bad_files_are_one_line(data: Any, message: str, tmp_path: Path) -> None:
-    path = tmp_path / "m.json"
-    path.write_text(json.dumps(data))
-    with pytest.raises(InputError, match=message) as info:
-        read_measurements(path)
-    text = str(info.value)
-    assert text.startswith(f"{path}: ") and "\n" not in text
+def test_bad_files_are_one_line(data: Any, message: str, read_error: Callable[..., str]) -> None:
+    text = read_error(read_measurements, data, message)
     assert "seqpoint profile" in text or "profile that point again" in text
 
 
@@ -106,12 +102,8 @@ def test_bad_files_are_one_line(data: Any, message: str, tmp_path: Path) -> None
         (b"\x00\xff\xfe binary", r"must be UTF-8 text"),
     ],
 )
-def test_undecodable_files_are_one_line(raw: bytes, message: str, tmp_path: Path) -> None:
-    path = tmp_path / "m.json"
-    path.write_bytes(raw)
-    with pytest.raises(InputError, match=message) as info:
-        read_measurements(path)
-    assert "\n" not in str(info.value)
+def test_undecodable_files_are_one_line(raw: bytes, message: str, read_error: Callable[..., str]) -> None:
+    read_error(read_measurements, raw, message)
 
 
 def test_missing_file_and_folder(tmp_path: Path) -> None:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from seqpoint.exceptions import InputError
 from seqpoint.selection import SeqPoint, SeqPoints, read_seqpoints, write_seqpoints
 
 
@@ -57,14 +57,8 @@ BAD: list[tuple[str, Any, str]] = [
 
 
 @pytest.mark.parametrize(("data", "message"), [b[1:] for b in BAD], ids=[b[0] for b in BAD])
-def test_bad_files_are_one_line(data: Any, message: str, tmp_path: Path) -> None:
-    path = tmp_path / "sp.json"
-    path.write_text(json.dumps(data))
-    with pytest.raises(InputError, match=message) as info:
-        read_seqpoints(path)
-    text = str(info.value)
-    assert text.startswith(f"{path}: ") and "\n" not in text
-    assert text.endswith("create it again with 'seqpoint select'")
+def test_bad_files_are_one_line(data: Any, message: str, read_error: Callable[..., str]) -> None:
+    assert read_error(read_seqpoints, data, message).endswith("create it again with 'seqpoint select'")
 
 
 @pytest.mark.parametrize(
@@ -76,8 +70,5 @@ def test_bad_files_are_one_line(data: Any, message: str, tmp_path: Path) -> None
         (b"\x1f\x8b\x08\x00junk", r"gzip-compressed"),
     ],
 )
-def test_undecodable_files_are_one_line(raw: bytes, message: str, tmp_path: Path) -> None:
-    path = tmp_path / "sp.json"
-    path.write_bytes(raw)
-    with pytest.raises(InputError, match=message):
-        read_seqpoints(path)
+def test_undecodable_files_are_one_line(raw: bytes, message: str, read_error: Callable[..., str]) -> None:
+    read_error(read_seqpoints, raw, message)

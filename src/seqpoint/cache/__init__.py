@@ -2,7 +2,4 @@
 
 from seqpoint.cache._sqlite import MeasurementCache, default_cache_path
 
-__all__ = [
-    "MeasurementCache",
-    "default_cache_path",
-]
+__all__ = ["MeasurementCache", "default_cache_path"]

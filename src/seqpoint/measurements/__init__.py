@@ -1,36 +1,21 @@
 """The torch-free data layer: measurement records, metric names, the environment fingerprint.
 
 ``profiling`` writes these records; ``cache``, ``projection``, ``workflows`` and
-``reports`` read them. Nothing here imports torch at import time.
+``reports`` read them. Nothing here imports torch at import time. The names imported ``as``
+themselves (the one signature declaration every record carries, the CPU features) are for
+the tests; they are not in ``__all__``.
 """
 
-from seqpoint.measurements._environment import (
-    CPU_ISA,
-    environment_fingerprint,
-    environment_manifest,
-)
+from seqpoint._signature import SIGNATURE_FIELDS as SIGNATURE_FIELDS
+from seqpoint._signature import SignatureFields as SignatureFields
+from seqpoint._signature import make_signature as make_signature
+from seqpoint._signature import signature_fields as signature_fields
+from seqpoint.measurements._environment import CPU_ISA as CPU_ISA
+from seqpoint.measurements._environment import environment_fingerprint, environment_manifest
 from seqpoint.measurements._io import parse_measurement, read_measurements, write_measurements
-from seqpoint.measurements._metrics import (
-    CATEGORIES,
-    STEADY_TIME,
-    per_process_key,
-    standard_error,
-)
+from seqpoint.measurements._metrics import CATEGORIES, STEADY_TIME, per_process_key, standard_error
 from seqpoint.measurements._records import Measurement, Measurements, Status, StepWindow
 
-__all__ = [
-    "CATEGORIES",
-    "CPU_ISA",
-    "STEADY_TIME",
-    "Measurement",
-    "Measurements",
-    "Status",
-    "StepWindow",
-    "environment_fingerprint",
-    "environment_manifest",
-    "parse_measurement",
-    "per_process_key",
-    "read_measurements",
-    "standard_error",
-    "write_measurements",
-]
+__all__ = ["CATEGORIES", "STEADY_TIME", "Measurement", "Measurements", "Status", "StepWindow",
+           "environment_fingerprint", "environment_manifest", "parse_measurement", "per_process_key",
+           "read_measurements", "standard_error", "write_measurements"]

@@ -2,13 +2,14 @@
 
 Every selector follows the scikit-learn estimator contract (``fit(schedule)`` returns
 ``self``; ``points_``, ``weights_``, ``labels_``) and is registered in :data:`SELECTORS`
-under its command-line name; :func:`make_selector` builds one by name.
+under its command-line name; :func:`make_selector` builds one by name. The names imported
+``as`` themselves are the selector's internals, for the tests; they are not in ``__all__``.
 """
 
 # Importing a selector's module registers it in SELECTORS, where make_selector finds it.
 from seqpoint.selection import _baselines, _simpoint  # noqa: F401
 from seqpoint.selection._base import SELECTORS, BaseSelector, make_selector
-from seqpoint.selection._calibration import calibrate_weights
+from seqpoint.selection._calibration import calibrate_weights as calibrate_weights
 from seqpoint.selection._cost import (
     COST_MODELS,
     CostProxy,
@@ -16,10 +17,10 @@ from seqpoint.selection._cost import (
     SignatureCosts,
     basis_components,
     basis_error,
-    cost_proxy,
     weighted_projection,
 )
-from seqpoint.selection._grouping import KMeans1D
+from seqpoint.selection._cost import cost_proxy as cost_proxy
+from seqpoint.selection._grouping import KMeans1D as KMeans1D
 from seqpoint.selection._seqpoint_selector import SeqPointSelector
 from seqpoint.selection._seqpoints import (
     SeqPoint,
@@ -31,26 +32,7 @@ from seqpoint.selection._seqpoints import (
     write_simpoints,
 )
 
-__all__ = [
-    "COST_MODELS",
-    "SELECTORS",
-    "BaseSelector",
-    "CostProxy",
-    "KMeans1D",
-    "PilotTable",
-    "SeqPoint",
-    "SeqPointSelector",
-    "SeqPoints",
-    "SignatureCosts",
-    "basis_components",
-    "basis_error",
-    "calibrate_weights",
-    "cost_proxy",
-    "make_selector",
-    "read_seqpoints",
-    "read_simpoints",
-    "seqpoints_from_simpoints",
-    "weighted_projection",
-    "write_seqpoints",
-    "write_simpoints",
-]
+__all__ = ["COST_MODELS", "SELECTORS", "BaseSelector", "CostProxy", "PilotTable", "SeqPoint", "SeqPointSelector",
+           "SeqPoints", "SignatureCosts", "basis_components", "basis_error", "make_selector", "read_seqpoints",
+           "read_simpoints", "seqpoints_from_simpoints", "weighted_projection", "write_seqpoints",
+           "write_simpoints"]

@@ -70,7 +70,6 @@ class BaseSelector:
         self.n_points = n_points
         self.random_state = random_state
 
-    # ------------------------------------------------------------------ parameters
     @classmethod
     def _param_names(cls) -> list[str]:
         sig = inspect.signature(cls.__init__)
@@ -92,27 +91,25 @@ class BaseSelector:
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def _check_common(self, schedule: IterationSchedule) -> int:
-        """Check every parameter (a None one of ``_one_of`` skipped) and ``n_points`` <= n; return n."""
+        """Check every parameter (exactly one of ``_one_of`` given) and ``n_points`` <= n; return n."""
+        owner = type(self).__name__
         if not isinstance(schedule, IterationSchedule):
-            raise ConfigError(f"{type(self).__name__}.fit expects an IterationSchedule. Got "
-                              f"{type(schedule).__name__}.")
+            raise ConfigError(f"{owner}.fit expects an IterationSchedule. Got {type(schedule).__name__}.")
         values = self.get_params()
-        for name in self._one_of:
-            if values[name] is None:
-                del values[name]
-        check_params(type(self).__name__, self._parameter_constraints, values)
+        unset = {name for name in self._one_of if values[name] is None}
+        if self._one_of and len(unset) != len(self._one_of) - 1:
+            raise ConfigError(f"{owner} needs exactly one of {' and '.join(map(repr, self._one_of))}. "
+                              f"Got {'neither' if unset else 'both'}.")
+        check_params(owner, self._parameter_constraints, {k: v for k, v in values.items() if k not in unset})
         n = len(schedule)
-        if "n_points" in values:
-            assert self.n_points is not None
-            if self.n_points > n:
-                raise ConfigError(f"The 'n_points' parameter of {type(self).__name__} must be <= "
-                                  f"the schedule's {n} iterations. Got {self.n_points}.")
+        if self.n_points is not None and self.n_points > n:
+            raise ConfigError(f"The 'n_points' parameter of {owner} must be <= the schedule's {n} "
+                              f"iterations. Got {self.n_points}.")
         return n
 
     def _rng(self) -> np.random.Generator:
         return np.random.default_rng(self.random_state)
 
-    # ------------------------------------------------------------------ fitting
     def fit(self, schedule: IterationSchedule) -> BaseSelector:
         """Choose points for ``schedule``; returns ``self``."""
         raise NotImplementedError

@@ -15,15 +15,15 @@ from typing import ClassVar, Protocol
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from seqpoint._params import Constraint, Interval, Validated
 from seqpoint._registry import Registry
 from seqpoint._signature import SIGNATURE_FIELDS, Signature
 from seqpoint.exceptions import ConfigError, InputError
 from seqpoint.schedule import IterationSchedule, signature_table
 
 __all__ = [
-    "COST_MODELS", "AttentionCost", "CostProxy", "PilotTable", "QuadraticCost", "SeqLenCost",
-    "SignatureCosts", "TokensCost", "basis_components", "basis_error", "cost_proxy",
-    "describe_cost", "weighted_projection",
+    "COST_MODELS", "CostProxy", "PilotTable", "SignatureCosts", "basis_components", "basis_error",
+    "cost_proxy", "describe_cost", "evaluate_proxy", "weighted_projection",
 ]
 
 FloatArray = NDArray[np.float64]
@@ -37,6 +37,12 @@ class CostProxy(Protocol):
     """
 
     def __call__(self, schedule: IterationSchedule) -> FloatArray: ...
+
+
+class _PerSignature:
+    """A proxy of the signature alone, evaluated once per unique signature."""
+
+    per_signature: ClassVar[bool] = True
 
 
 #: Named cost proxies, shared by the API (``cost="tokens"``) and ``seqpoint select --cost``.
@@ -54,7 +60,7 @@ def _quadratic(schedule: IterationSchedule) -> FloatArray:
 
 @COST_MODELS.register("attention")
 @dataclass(frozen=True, kw_only=True)
-class AttentionCost:
+class AttentionCost(_PerSignature, Validated):
     """Padded tokens plus a quadratic attention term, ``padded_tokens + quad / (6·d_model)``.
 
     For a transformer layer of width ``d`` the dense layers cost about ``24·d²`` FLOPs per
@@ -64,12 +70,7 @@ class AttentionCost:
     d_model: int = 768
     """Model width that sets the weight of the quadratic term."""
 
-    def __post_init__(self) -> None:
-        if not isinstance(self.d_model, int) or isinstance(self.d_model, bool) or self.d_model < 1:
-            raise ConfigError("The 'd_model' parameter of AttentionCost must be an int >= 1. Got "
-                              f"{self.d_model!r}.")
-
-    per_signature: ClassVar[bool] = True
+    _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {"d_model": [Interval(int, 1)]}
 
     def __call__(self, schedule: IterationSchedule) -> FloatArray:
         return schedule.padded_tokens.astype(np.float64) + _quadratic(schedule) / (6.0 * self.d_model)
@@ -77,10 +78,8 @@ class AttentionCost:
 
 @COST_MODELS.register("tokens")
 @dataclass(frozen=True, kw_only=True)
-class TokensCost:
+class TokensCost(_PerSignature):
     """Padded tokens: cost linear in the tokens the model computes on (RNNs, MLPs)."""
-
-    per_signature: ClassVar[bool] = True
 
     def __call__(self, schedule: IterationSchedule) -> FloatArray:
         return schedule.padded_tokens.astype(np.float64)
@@ -88,10 +87,8 @@ class TokensCost:
 
 @COST_MODELS.register("quadratic")
 @dataclass(frozen=True, kw_only=True)
-class QuadraticCost:
+class QuadraticCost(_PerSignature):
     """The quadratic attention term alone, ``b·s² + b·t² + b·s·t`` (``sum_sq_len`` when packed)."""
-
-    per_signature: ClassVar[bool] = True
 
     def __call__(self, schedule: IterationSchedule) -> FloatArray:
         return _quadratic(schedule)
@@ -99,17 +96,15 @@ class QuadraticCost:
 
 @COST_MODELS.register("seq_len")
 @dataclass(frozen=True, kw_only=True)
-class SeqLenCost:
+class SeqLenCost(_PerSignature):
     """``seq_len + tgt_len``: the SeqPoint paper's grouping key (sequential RNN steps)."""
-
-    per_signature: ClassVar[bool] = True
 
     def __call__(self, schedule: IterationSchedule) -> FloatArray:
         return (schedule.seq_len + schedule.tgt_len).astype(np.float64)
 
 
 @dataclass(frozen=True, kw_only=True)
-class PilotTable:
+class PilotTable(_PerSignature):
     """Measured cost of a few signatures, interpolated to every other signature.
 
     Signatures in the table get their measured cost exactly. Others get the piecewise
@@ -122,8 +117,6 @@ class PilotTable:
     """Signature ``(batch_size, seq_len, tgt_len[, sum_sq_len])`` to measured cost (> 0)."""
     base: CostProxy = field(default_factory=AttentionCost)
     """Proxy along which costs are interpolated."""
-
-    per_signature: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         if not self.costs:
@@ -145,7 +138,9 @@ class PilotTable:
         measured = {tuple(int(v) for v in k[:width]): float(c) for k, c in self.costs.items()}
         table_sig = np.array(list(measured), dtype=np.int64).reshape(-1, width)
         cost = np.array(list(measured.values()), dtype=np.float64)
-        x = np.asarray(self.base(_signature_schedule(table_sig, packed)), dtype=np.float64)
+        rows = IterationSchedule.from_columns(dict(zip(SIGNATURE_FIELDS, table_sig.T, strict=False)),
+                                              meta={"packed": packed})
+        x = np.asarray(self.base(rows), dtype=np.float64)
         xs, inv = np.unique(x, return_inverse=True)
         inv = inv.reshape(-1)
         mean_ratio = np.bincount(inv, weights=cost / x) / np.bincount(inv)
@@ -160,7 +155,7 @@ class PilotTable:
 
 
 @dataclass(frozen=True, kw_only=True)
-class SignatureCosts:
+class SignatureCosts(_PerSignature):
     """A cost for every signature of the run, computed elsewhere (the model proxy: the
     roofline time of the profiled model's exact FLOPs and bytes), for every signature."""
 
@@ -169,37 +164,20 @@ class SignatureCosts:
     name: str = "model"
     """What the costs are (for SEQPOINTS.json meta)."""
 
-    per_signature: ClassVar[bool] = True
-
     def __call__(self, schedule: IterationSchedule) -> FloatArray:
         table = signature_table(schedule)
-        width = table.signatures.shape[1]
-        per_sig = np.empty(len(table))
-        for i, sig in enumerate(map(tuple, table.signatures.tolist())):
-            cost = self.costs.get(sig[:width])
-            if cost is None:
-                raise InputError(f"The {self.name} cost proxy has no cost for signature {sig!r}; "
-                                 "build it from the schedule it selects on.")
-            per_sig[i] = cost
-        return per_sig[table.inverse]
-
-
-def _signature_schedule(sig: NDArray[np.int64], packed: bool) -> IterationSchedule:
-    """One row per signature (rows of 3 or, packed, 4 columns)."""
-    return IterationSchedule.from_columns(dict(zip(SIGNATURE_FIELDS, sig.T, strict=False)), meta={"packed": packed})
+        sigs = list(map(tuple, table.signatures.tolist()))
+        missing = [sig for sig in sigs if sig not in self.costs]
+        if missing:
+            raise InputError(f"The {self.name} cost proxy has no cost for signature {missing[0]!r}; "
+                             "build it from the schedule it selects on.")
+        return np.array([self.costs[sig] for sig in sigs], dtype=np.float64)[table.inverse]
 
 
 def cost_proxy(spec: str | CostProxy | PilotTable | None = None, *, owner: str = "cost_proxy") -> CostProxy:
-    """Resolve ``spec`` to a cost proxy callable.
-
-    Parameters
-    ----------
-    spec : str, callable, PilotTable or None
-        A name in :data:`COST_MODELS` (``None`` means ``attention``), a callable
-        ``f(schedule) -> ndarray of shape (n_iterations,)``, or a :class:`PilotTable`.
-    owner : str
-        Name used in the error message (the estimator that received ``spec``).
-    """
+    """The cost proxy ``spec`` names: a name in :data:`COST_MODELS` (None is ``attention``), or
+    a callable ``f(schedule)`` or :class:`PilotTable` as it is; ``owner`` names the estimator
+    that received it in the error."""
     if spec is None:
         return AttentionCost()
     if isinstance(spec, str):
@@ -244,8 +222,8 @@ def basis_components(schedule: IterationSchedule) -> tuple[tuple[str, ...], Floa
     Returns
     -------
     names : tuple of str
-        Component names (``iteration``, ``sequences``, ``tokens``, ``quadratic``, ``steps``,
-        and ``dense_quadratic`` for a packed schedule).
+        ``iteration``, ``sequences``, ``tokens``, ``quadratic``, ``steps``, and
+        ``dense_quadratic`` for a packed schedule.
     values : ndarray of shape (n_iterations, n_components)
         Component values per iteration.
     """
@@ -263,10 +241,10 @@ def basis_components(schedule: IterationSchedule) -> tuple[tuple[str, ...], Floa
 
 
 def basis_error(weights: ArrayLike, components: ArrayLike, totals: ArrayLike) -> float:
-    """Worst relative error of weighted points on the elementary cost components.
-
-    ``max_j |Σ_i weights_i · components_ij − totals_j| / totals_j``: the SeqPoint
-    selector's ``estimated_error_``, which bounds any non-negative combination of them.
+    """Worst relative error of weighted points on the elementary cost components,
+    ``max_j |Σ_i weights_i · components_ij − totals_j| / totals_j`` (a fraction; 0 without
+    components): the SeqPoint selector's ``estimated_error_``, which bounds any non-negative
+    combination of them.
 
     Parameters
     ----------
@@ -276,21 +254,14 @@ def basis_error(weights: ArrayLike, components: ArrayLike, totals: ArrayLike) ->
         Basis components at the points (rows of :func:`basis_components`).
     totals : array_like of shape (J,)
         Run total of every component; > 0.
-
-    Returns
-    -------
-    float
-        The worst relative error (fraction, >= 0); 0 when there is no component.
     """
     t = np.asarray(totals, dtype=np.float64)
-    if not t.size:
-        return 0.0
     projected = np.asarray(weights, dtype=np.float64) @ np.asarray(components, dtype=np.float64)
-    return float(np.max(np.abs(projected - t) / t))
+    return float(np.max(np.abs(projected - t) / t)) if t.size else 0.0
 
 
 def weighted_projection(cost: ArrayLike, points: ArrayLike | None, weights: ArrayLike) -> float:
-    """The SeqPoint paper's projection ``Σ_i weight_i × cost[point_i]``.
+    """The SeqPoint paper's projection of the run total, ``Σ_i weight_i × cost[point_i]``.
 
     Parameters
     ----------
@@ -301,13 +272,7 @@ def weighted_projection(cost: ArrayLike, points: ArrayLike | None, weights: Arra
         Row of every point in ``cost``; None when ``cost`` holds the points' values.
     weights : array_like of shape (k,)
         Iterations each point stands for.
-
-    Returns
-    -------
-    float
-        The projected run total.
     """
     values = np.asarray(cost, dtype=np.float64)
-    if points is not None:
-        values = values[np.asarray(points, dtype=np.int64)]
+    values = values if points is None else values[np.asarray(points, dtype=np.int64)]
     return float(np.dot(np.asarray(weights, dtype=np.float64), values))

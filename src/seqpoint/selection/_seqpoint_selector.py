@@ -11,7 +11,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from seqpoint._params import Constraint, Interval, Options
-from seqpoint.exceptions import AdjustedInputWarning, ConfigError
+from seqpoint.exceptions import AdjustedInputWarning
 from seqpoint.schedule import IterationSchedule, SignatureTable, signature_table
 from seqpoint.selection._base import SELECTORS, BaseSelector
 from seqpoint.selection._calibration import calibrate_weights
@@ -201,7 +201,6 @@ class SeqPointSelector(BaseSelector):
         self.cost = cost
         self.weights = weights
 
-    # ------------------------------------------------------------------ validation
     _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
         **BaseSelector._parameter_constraints,
         "max_error": [Interval(float, 0, 1, closed="neither", note="a fraction: 0.001 is 0.1%")],
@@ -209,24 +208,15 @@ class SeqPointSelector(BaseSelector):
     }
     _one_of: ClassVar[tuple[str, ...]] = ("n_points", "max_error")
 
-    def _validate(self, schedule: IterationSchedule) -> CostProxy:
-        cls = type(self).__name__
-        if (self.n_points is None) == (self.max_error is None):
-            got = "both" if self.n_points is not None else "neither"
-            raise ConfigError(f"{cls} needs exactly one of 'n_points' and 'max_error'. Got {got}.")
-        self._check_common(schedule)
-        return cost_proxy(self.cost, owner=cls)
-
-    # ------------------------------------------------------------------ fitting
     def fit(self, schedule: IterationSchedule) -> SeqPointSelector:
         """Choose SeqPoints for ``schedule``; returns ``self``."""
-        proxy_fn = self._validate(schedule)
-        sigs = _Signatures.of(schedule, proxy_fn, owner=type(self).__name__)
-        grouping: Grouping
-        if self.grouping == "optimal":
-            grouping = OptimalGrouping(sigs.proxy, sigs.counts)
-        else:
-            grouping = SLBinGrouping(sigs.table.column("seq_len"), sigs.counts)
+        self._check_common(schedule)
+        owner = type(self).__name__
+        sigs = _Signatures.of(schedule, cost_proxy(self.cost, owner=owner), owner=owner)
+        grouping: Grouping = (
+            OptimalGrouping(sigs.proxy, sigs.counts) if self.grouping == "optimal"
+            else SLBinGrouping(sigs.table.column("seq_len"), sigs.counts)
+        )
         varying = int(np.sum(np.ptp(sigs.table.signatures, axis=0) > 0))
         refine = self.grouping == "optimal" and varying > 1
         evaluate = _Evaluator(sigs, grouping, refine=refine, rng=self._rng)

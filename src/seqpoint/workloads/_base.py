@@ -7,6 +7,7 @@ when a workload is built.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import warnings
 from collections.abc import Callable
@@ -166,12 +167,11 @@ class TorchWorkload:
         raise NotImplementedError
 
     def _split(self, batch: dict[str, torch.Tensor], n: int) -> list[dict[str, torch.Tensor]]:
-        """Split along the batch dimension (dim 0 of every tensor unless overridden)."""
+        """``n`` near-equal parts (larger ones first) along the batch dimension (``_batch_dim``)."""
         import torch
 
-        sizes = _chunk_sizes(self._batch_size(batch), n)
-        parts = {k: torch.split(v, sizes, dim=self._batch_dim(k)) for k, v in batch.items()}
-        return [{k: parts[k][i] for k in batch} for i in range(len(sizes))]
+        parts = {k: torch.tensor_split(v, n, dim=self._batch_dim(k)) for k, v in batch.items()}
+        return [{k: parts[k][i] for k in batch} for i in range(n)]
 
     def _batch_dim(self, key: str) -> int:
         return 0
@@ -194,8 +194,16 @@ class TorchWorkload:
         dict of str to Tensor
             The model's inputs; the same signature always gives the same values.
         """
+        import torch
+
         dims = check_signature(signature, workload=self.name)
-        return self._on_device(dims[0], tuple(signature), lambda gen: self._make_inputs(dims, gen))
+
+        def build(gen: torch.Generator) -> dict[str, torch.Tensor]:
+            # On the meta device (a counting clone) the same code makes tensors without storage.
+            with torch.device("meta") if self.device.type == "meta" else contextlib.nullcontext():
+                return self._make_inputs(dims, gen)
+
+        return self._on_device(dims[0], tuple(signature), build)
 
     def _on_device(self, batch_size: int, key: tuple[int, ...],
                    build: Callable[[torch.Generator], dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
@@ -242,13 +250,9 @@ class TorchWorkload:
         parts = [batch] if n_parts == 1 else self._split(batch, n_parts)
         losses = []
         for part in parts:
-            weight = self._batch_size(part) / total
             loss = self.loss(part)
-            scaled = loss * weight if len(parts) > 1 else loss
-            if self._scaler is not None:
-                self._scaler.scale(scaled).backward()
-            else:
-                scaled.backward()
+            scaled = loss * (self._batch_size(part) / total) if len(parts) > 1 else loss
+            (scaled if self._scaler is None else self._scaler.scale(scaled)).backward()
             losses.append(scaled.detach())
         if self._scaler is not None:
             self._scaler.step(self.optimizer)
@@ -256,8 +260,7 @@ class TorchWorkload:
         else:
             self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
-        value = losses[0] if len(losses) == 1 else sum(losses[1:], losses[0])
-        return float("nan") if self.device.type == "meta" else float(value)
+        return float("nan") if self.device.type == "meta" else float(sum(losses[1:], losses[0]))
 
     def _micro_batch_count(self, batch_size: int) -> int:
         """Micro-batches for a batch of ``batch_size`` samples (never an empty one)."""
@@ -296,8 +299,3 @@ class TorchWorkload:
         wrapper of :attr:`model`, whose backward then all-reduces the gradients)."""
         self._forward = forward
 
-
-def _chunk_sizes(n: int, parts: int) -> list[int]:
-    """Sizes of ``parts`` near-equal chunks of ``n`` (larger ones first)."""
-    base, extra = divmod(n, parts)
-    return [base + (1 if i < extra else 0) for i in range(parts)]

@@ -93,77 +93,6 @@ def packed_document_lengths(seq_len: int, sum_sq: int) -> list[int]:
     return lengths
 
 
-def _build(cfg: BertConfig) -> torch.nn.Module:
-    import torch
-    from torch import nn
-
-    h, nh = cfg.hidden, cfg.heads
-    hd = h // nh
-
-    class Layer(nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.q, self.k, self.v = nn.Linear(h, h), nn.Linear(h, h), nn.Linear(h, h)
-            self.out = nn.Linear(h, h)
-            self.ln1, self.ln2 = nn.LayerNorm(h, eps=1e-12), nn.LayerNorm(h, eps=1e-12)
-            self.ff1, self.ff2 = nn.Linear(h, cfg.ffn), nn.Linear(cfg.ffn, h)
-            self.drop = nn.Dropout(cfg.dropout)
-
-        def forward(self, x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
-            b, n, _ = x.shape
-
-            def heads(t: torch.Tensor) -> torch.Tensor:
-                return t.view(b, n, nh, hd).transpose(1, 2)  # (B, heads, L, hd)
-
-            q, k, v = heads(self.q(x)), heads(self.k(x)), heads(self.v(x))
-            scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(hd)  # (B, heads, L, L)
-            if mask is not None:
-                scores = scores + mask
-            probs = self.drop(scores.softmax(-1))
-            ctx = torch.matmul(probs, v).transpose(1, 2).reshape(b, n, h)
-            x = self.ln1(x + self.drop(self.out(ctx)))
-            y = self.ff2(self.drop(nn.functional.gelu(self.ff1(x))))
-            return self.ln2(x + self.drop(y))
-
-    class Model(nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.word = nn.Embedding(cfg.vocab, h)
-            self.pos = nn.Embedding(cfg.max_position, h)
-            self.seg = nn.Embedding(2, h)
-            self.ln = nn.LayerNorm(h, eps=1e-12)
-            self.drop = nn.Dropout(cfg.dropout)
-            self.layers = nn.ModuleList([Layer() for _ in range(cfg.layers)])
-            self.head = nn.Linear(h, h)
-            self.head_ln = nn.LayerNorm(h, eps=1e-12)
-            self.head_bias = nn.Parameter(torch.zeros(cfg.vocab))
-            self.loss_fn = nn.CrossEntropyLoss()
-            self.apply(self._init)
-
-        @staticmethod
-        def _init(m: nn.Module) -> None:
-            # BERT's initialiser: N(0, 0.02) weights, zero biases
-            if isinstance(m, nn.Linear | nn.Embedding):
-                nn.init.normal_(m.weight, std=0.02)
-            if isinstance(m, nn.Linear) and m.bias is not None:
-                nn.init.zeros_(m.bias)
-
-        def forward(self, input_ids: torch.Tensor, segment_ids: torch.Tensor, positions: torch.Tensor,
-                    masked_positions: torch.Tensor, mlm_labels: torch.Tensor,
-                    attention_mask: torch.Tensor | None = None) -> torch.Tensor:
-            x = self.word(input_ids) + self.pos(positions) + self.seg(segment_ids)
-            x = self.drop(self.ln(x))
-            for layer in self.layers:
-                x = layer(x, attention_mask)
-            idx = masked_positions.unsqueeze(-1).expand(-1, -1, x.shape[-1])
-            y = torch.gather(x, 1, idx)  # (B, P, H): only masked positions are predicted
-            y = self.head_ln(nn.functional.gelu(self.head(y)))
-            logits = (y @ self.word.weight.t() + self.head_bias).float()
-            return self.loss_fn(logits.flatten(0, 1), mlm_labels.flatten())
-
-    return Model()
-
-
 class Bert(TorchWorkload):
     """BERT pre-training step (see :class:`BertConfig`)."""
 
@@ -171,7 +100,75 @@ class Bert(TorchWorkload):
     config: BertConfig
 
     def _build_model(self) -> torch.nn.Module:
-        return _build(self.config)
+        cfg = self.config
+        import torch
+        from torch import nn
+
+        h, nh = cfg.hidden, cfg.heads
+        hd = h // nh
+
+        class Layer(nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.q, self.k, self.v = nn.Linear(h, h), nn.Linear(h, h), nn.Linear(h, h)
+                self.out = nn.Linear(h, h)
+                self.ln1, self.ln2 = nn.LayerNorm(h, eps=1e-12), nn.LayerNorm(h, eps=1e-12)
+                self.ff1, self.ff2 = nn.Linear(h, cfg.ffn), nn.Linear(cfg.ffn, h)
+                self.drop = nn.Dropout(cfg.dropout)
+
+            def forward(self, x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+                b, n, _ = x.shape
+
+                def heads(t: torch.Tensor) -> torch.Tensor:
+                    return t.view(b, n, nh, hd).transpose(1, 2)  # (B, heads, L, hd)
+
+                q, k, v = heads(self.q(x)), heads(self.k(x)), heads(self.v(x))
+                scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(hd)  # (B, heads, L, L)
+                if mask is not None:
+                    scores = scores + mask
+                probs = self.drop(scores.softmax(-1))
+                ctx = torch.matmul(probs, v).transpose(1, 2).reshape(b, n, h)
+                x = self.ln1(x + self.drop(self.out(ctx)))
+                y = self.ff2(self.drop(nn.functional.gelu(self.ff1(x))))
+                return self.ln2(x + self.drop(y))
+
+        class Model(nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.word = nn.Embedding(cfg.vocab, h)
+                self.pos = nn.Embedding(cfg.max_position, h)
+                self.seg = nn.Embedding(2, h)
+                self.ln = nn.LayerNorm(h, eps=1e-12)
+                self.drop = nn.Dropout(cfg.dropout)
+                self.layers = nn.ModuleList([Layer() for _ in range(cfg.layers)])
+                self.head = nn.Linear(h, h)
+                self.head_ln = nn.LayerNorm(h, eps=1e-12)
+                self.head_bias = nn.Parameter(torch.zeros(cfg.vocab))
+                self.loss_fn = nn.CrossEntropyLoss()
+                self.apply(self._init)
+
+            @staticmethod
+            def _init(m: nn.Module) -> None:
+                # BERT's initialiser: N(0, 0.02) weights, zero biases
+                if isinstance(m, nn.Linear | nn.Embedding):
+                    nn.init.normal_(m.weight, std=0.02)
+                if isinstance(m, nn.Linear) and m.bias is not None:
+                    nn.init.zeros_(m.bias)
+
+            def forward(self, input_ids: torch.Tensor, segment_ids: torch.Tensor, positions: torch.Tensor,
+                        masked_positions: torch.Tensor, mlm_labels: torch.Tensor,
+                        attention_mask: torch.Tensor | None = None) -> torch.Tensor:
+                x = self.word(input_ids) + self.pos(positions) + self.seg(segment_ids)
+                x = self.drop(self.ln(x))
+                for layer in self.layers:
+                    x = layer(x, attention_mask)
+                idx = masked_positions.unsqueeze(-1).expand(-1, -1, x.shape[-1])
+                y = torch.gather(x, 1, idx)  # (B, P, H): only masked positions are predicted
+                y = self.head_ln(nn.functional.gelu(self.head(y)))
+                logits = (y @ self.word.weight.t() + self.head_bias).float()
+                return self.loss_fn(logits.flatten(0, 1), mlm_labels.flatten())
+
+        return Model()
 
     def _make_inputs(self, dims: Dims, gen: torch.Generator) -> dict[str, torch.Tensor]:
         import torch
@@ -182,39 +179,19 @@ class Bert(TorchWorkload):
             raise InputError(f"{self.name}: seq_len {seq_len} exceeds max_position={cfg.max_position}; "
                              f"use --set workload.set.max_position={seq_len} or shorter sequences.")
         p = cfg.masked_per_row(seq_len)
-        meta = self.device.type == "meta"
-        if meta:
-            widths = {"input_ids": seq_len, "segment_ids": seq_len, "positions": seq_len, "masked_positions": p,
-                      "mlm_labels": p}
-            batch = {k: torch.empty(batch_size, n, dtype=torch.long, device="meta") for k, n in widths.items()}
-        else:
-            ids = torch.randint(5, cfg.vocab, (batch_size, seq_len), generator=gen)
-            masked = torch.sort(torch.rand(batch_size, seq_len, generator=gen).argsort(-1)[:, :p], -1).values
-            labels = torch.gather(ids, 1, masked)
-            ids = ids.scatter(1, masked, 4)  # 4 plays [MASK]
-            seg = (torch.arange(seq_len) >= seq_len // 2).long().expand(batch_size, -1).contiguous()
-            pos = torch.arange(seq_len).expand(batch_size, -1).contiguous()
-            batch = {"input_ids": ids, "segment_ids": seg, "positions": pos, "masked_positions": masked,
-                     "mlm_labels": labels}
-        if sum_sq_len is not None and sum_sq_len > 0:
-            if meta:
-                batch["attention_mask"] = torch.empty(batch_size, 1, seq_len, seq_len, device="meta")
-            else:
-                batch["attention_mask"] = self._packed_mask(batch_size, seq_len, sum_sq_len)
-                pos_rows = []
-                for _ in range(batch_size):
-                    lens = packed_document_lengths(seq_len, sum_sq_len // batch_size)
-                    pos_rows.append(torch.cat([torch.arange(n) for n in lens]))
-                batch["positions"] = torch.stack(pos_rows)
+        ids = torch.randint(5, cfg.vocab, (batch_size, seq_len), generator=gen)
+        masked = torch.sort(torch.rand(batch_size, seq_len, generator=gen).argsort(-1)[:, :p], -1).values
+        labels = torch.gather(ids, 1, masked)
+        ids = ids.scatter(1, masked, 4)  # 4 plays [MASK]
+        seg = (torch.arange(seq_len) >= seq_len // 2).long().expand(batch_size, -1).contiguous()
+        # Packed rows all hold the same documents: positions restart at each, and an additive
+        # block-diagonal mask (B, 1, L, L) keeps attention inside it (0 within, -1e4 across).
+        lens = packed_document_lengths(seq_len, sum_sq_len // batch_size) if sum_sq_len else [seq_len]
+        pos = torch.cat([torch.arange(n) for n in lens]).expand(batch_size, -1).contiguous()
+        batch = {"input_ids": ids, "segment_ids": seg, "positions": pos, "masked_positions": masked,
+                 "mlm_labels": labels}
+        if sum_sq_len:
+            doc = torch.tensor([i for i, n in enumerate(lens) for _ in range(n)])
+            mask = torch.where(doc[:, None] == doc[None, :], 0.0, -1e4)
+            batch["attention_mask"] = mask.expand(batch_size, 1, seq_len, seq_len).contiguous()
         return batch
-
-    @staticmethod
-    def _packed_mask(batch_size: int, seq_len: int, sum_sq_len: int) -> torch.Tensor:
-        """Additive block-diagonal mask ``(B, 1, L, L)``: 0 inside a document, -1e4 across."""
-        import torch
-
-        lens = packed_document_lengths(seq_len, sum_sq_len // batch_size)
-        doc = torch.repeat_interleave(torch.arange(len(lens)), torch.tensor(lens))
-        same = doc[:, None] == doc[None, :]
-        mask = torch.where(same, 0.0, -1e4)
-        return mask.expand(batch_size, 1, seq_len, seq_len).contiguous()

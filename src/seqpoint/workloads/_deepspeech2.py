@@ -85,46 +85,6 @@ DeepSpeech2Config.PRESETS = {
 }
 
 
-def _build(cfg: DeepSpeech2Config) -> torch.nn.Module:
-    import torch
-    from torch import nn
-
-    kf, kt = cfg.conv_kernel
-    kf2 = max(1, kf // 2 + 1) if kf > 3 else kf
-
-    class Model(nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            c = cfg.conv_channels
-            self.conv = nn.Sequential(
-                nn.Conv2d(1, c, (kf, kt), stride=(2, cfg.time_strides[0]), padding=(kf // 2, kt // 2)),
-                nn.BatchNorm2d(c),
-                nn.Hardtanh(0, 20),
-                nn.Conv2d(c, c, (kf2, kt), stride=(2, cfg.time_strides[1]), padding=(kf2 // 2, kt // 2)),
-                nn.BatchNorm2d(c),
-                nn.Hardtanh(0, 20),
-            )
-            f = cfg.n_features
-            f = (f + 2 * (kf // 2) - kf) // 2 + 1
-            f = (f + 2 * (kf2 // 2) - kf2) // 2 + 1
-            rnn_cls = nn.GRU if cfg.rnn_type == "gru" else nn.LSTM
-            self.rnn = rnn_cls(c * f, cfg.rnn_hidden, num_layers=cfg.rnn_layers, bidirectional=True)
-            self.fc = nn.Linear(2 * cfg.rnn_hidden, cfg.vocab)
-            self.ctc = nn.CTCLoss(blank=0, zero_infinity=True)
-
-        def forward(self, spectrogram: torch.Tensor, targets: torch.Tensor, target_lengths: torch.Tensor) -> torch.Tensor:
-            x = self.conv(spectrogram)  # (B, C, F', T')
-            x = x.flatten(1, 2).permute(2, 0, 1).contiguous()  # (T', B, C*F')
-            x, _ = self.rnn(x)
-            logits = self.fc(x).float()  # CTC in fp32 under autocast
-            log_probs = logits.log_softmax(-1)
-            t, b = log_probs.shape[0], log_probs.shape[1]
-            input_lengths = torch.full((b,), t, dtype=torch.long, device=log_probs.device)
-            return self.ctc(log_probs, targets, input_lengths, target_lengths)
-
-    return Model()
-
-
 class DeepSpeech2(TorchWorkload):
     """DeepSpeech2 training step (see :class:`DeepSpeech2Config`)."""
 
@@ -132,7 +92,44 @@ class DeepSpeech2(TorchWorkload):
     config: DeepSpeech2Config
 
     def _build_model(self) -> torch.nn.Module:
-        return _build(self.config)
+        cfg = self.config
+        import torch
+        from torch import nn
+
+        kf, kt = cfg.conv_kernel
+        kf2 = max(1, kf // 2 + 1) if kf > 3 else kf
+
+        class Model(nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                c = cfg.conv_channels
+                self.conv = nn.Sequential(
+                    nn.Conv2d(1, c, (kf, kt), stride=(2, cfg.time_strides[0]), padding=(kf // 2, kt // 2)),
+                    nn.BatchNorm2d(c),
+                    nn.Hardtanh(0, 20),
+                    nn.Conv2d(c, c, (kf2, kt), stride=(2, cfg.time_strides[1]), padding=(kf2 // 2, kt // 2)),
+                    nn.BatchNorm2d(c),
+                    nn.Hardtanh(0, 20),
+                )
+                f = cfg.n_features
+                f = (f + 2 * (kf // 2) - kf) // 2 + 1
+                f = (f + 2 * (kf2 // 2) - kf2) // 2 + 1
+                rnn_cls = nn.GRU if cfg.rnn_type == "gru" else nn.LSTM
+                self.rnn = rnn_cls(c * f, cfg.rnn_hidden, num_layers=cfg.rnn_layers, bidirectional=True)
+                self.fc = nn.Linear(2 * cfg.rnn_hidden, cfg.vocab)
+                self.ctc = nn.CTCLoss(blank=0, zero_infinity=True)
+
+            def forward(self, spectrogram: torch.Tensor, targets: torch.Tensor, target_lengths: torch.Tensor) -> torch.Tensor:
+                x = self.conv(spectrogram)  # (B, C, F', T')
+                x = x.flatten(1, 2).permute(2, 0, 1).contiguous()  # (T', B, C*F')
+                x, _ = self.rnn(x)
+                logits = self.fc(x).float()  # CTC in fp32 under autocast
+                log_probs = logits.log_softmax(-1)
+                t, b = log_probs.shape[0], log_probs.shape[1]
+                input_lengths = torch.full((b,), t, dtype=torch.long, device=log_probs.device)
+                return self.ctc(log_probs, targets, input_lengths, target_lengths)
+
+        return Model()
 
     def target_length(self, seq_len: int, tgt_len: int) -> int:
         """Transcript characters of a batch row (deterministic in the signature)."""
@@ -148,10 +145,6 @@ class DeepSpeech2(TorchWorkload):
 
         cfg = self.config
         s = self.target_length(seq_len, tgt_len)
-        if self.device.type == "meta":
-            return {"spectrogram": torch.empty(batch_size, 1, cfg.n_features, seq_len, device="meta"),
-                    "targets": torch.empty(batch_size, s, dtype=torch.long, device="meta"),
-                    "target_lengths": torch.empty(batch_size, dtype=torch.long, device="meta")}
         return {
             "spectrogram": torch.randn(batch_size, 1, cfg.n_features, seq_len, generator=gen),
             "targets": torch.randint(1, cfg.vocab, (batch_size, s), generator=gen),

@@ -63,79 +63,6 @@ GNMTConfig.PRESETS = {
 }
 
 
-def _build(cfg: GNMTConfig) -> torch.nn.Module:
-    import torch
-    from torch import nn
-
-    h = cfg.hidden
-    State = tuple[torch.Tensor, torch.Tensor]
-
-    class LSTM(nn.LSTM):
-        """``nn.LSTM`` that takes its input in the autocast dtype (see the module notes)."""
-
-        def forward(self, x: torch.Tensor, hx: State | None = None) -> tuple[torch.Tensor, State]:  # type: ignore[override]
-            device = x.device.type
-            if (
-                x.is_floating_point()
-                and torch.amp.is_autocast_available(device)  # not on meta (counting)
-                and torch.is_autocast_enabled(device)
-            ):
-                x = x.to(torch.get_autocast_dtype(device))
-            return super().forward(x, hx)
-
-    class Attention(nn.Module):
-        """Normalised Bahdanau attention (Salimans & Kingma weight normalisation of v)."""
-
-        def __init__(self) -> None:
-            super().__init__()
-            self.q = nn.Linear(h, h, bias=False)
-            self.k = nn.Linear(h, h, bias=False)
-            self.v = nn.Parameter(torch.empty(h).uniform_(-0.1, 0.1))
-            self.g = nn.Parameter(torch.tensor(1.0 / h**0.5))
-            self.b = nn.Parameter(torch.zeros(h))
-
-        def forward(self, query: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
-            # query (T, B, H), keys (S, B, H) -> context (T, B, H)
-            q = self.q(query).transpose(0, 1).unsqueeze(2)  # (B, T, 1, H)
-            k = self.k(keys).transpose(0, 1).unsqueeze(1)  # (B, 1, S, H)
-            v = self.g * self.v / self.v.norm()
-            scores = torch.tanh(q + k + self.b) @ v  # (B, T, S)
-            probs = scores.softmax(-1)
-            return torch.bmm(probs, keys.transpose(0, 1)).transpose(0, 1)
-
-    class Model(nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.src_emb = nn.Embedding(cfg.vocab, h)
-            self.tgt_emb = nn.Embedding(cfg.vocab, h)
-            self.enc0 = LSTM(h, h, bidirectional=True)
-            self.enc = nn.ModuleList([LSTM(2 * h if i == 0 else h, h) for i in range(cfg.layers - 1)])
-            self.att_rnn = LSTM(h, h)
-            self.attention = Attention()
-            self.dec = nn.ModuleList([LSTM(2 * h, h) for _ in range(cfg.layers - 1)])
-            self.drop = nn.Dropout(cfg.dropout)
-            self.classifier = nn.Linear(h, cfg.vocab)
-            self.loss_fn = nn.CrossEntropyLoss(label_smoothing=cfg.label_smoothing)
-
-        def forward(self, src: torch.Tensor, tgt_in: torch.Tensor, tgt_out: torch.Tensor) -> torch.Tensor:
-            x = self.drop(self.src_emb(src))  # (S, B, H)
-            x, _ = self.enc0(x)
-            for i, layer in enumerate(self.enc):
-                y, _ = layer(self.drop(x))
-                x = y + x if i >= 1 else y  # residual from the third encoder layer on
-            enc_out = x
-            y = self.drop(self.tgt_emb(tgt_in))  # (T, B, H)
-            y, _ = self.att_rnn(y)
-            ctx = self.attention(y, enc_out)
-            for i, layer in enumerate(self.dec):
-                z, _ = layer(self.drop(torch.cat([y, ctx], dim=-1)))
-                y = z + y if i >= 1 else z
-            logits = self.classifier(y).float()
-            return self.loss_fn(logits.flatten(0, 1), tgt_out.flatten())
-
-    return Model()
-
-
 class GNMT(TorchWorkload):
     """GNMT training step (see :class:`GNMTConfig`)."""
 
@@ -143,7 +70,77 @@ class GNMT(TorchWorkload):
     config: GNMTConfig
 
     def _build_model(self) -> torch.nn.Module:
-        return _build(self.config)
+        cfg = self.config
+        import torch
+        from torch import nn
+
+        h = cfg.hidden
+        State = tuple[torch.Tensor, torch.Tensor]
+
+        class LSTM(nn.LSTM):
+            """``nn.LSTM`` that takes its input in the autocast dtype (see the module notes)."""
+
+            def forward(self, x: torch.Tensor, hx: State | None = None) -> tuple[torch.Tensor, State]:  # type: ignore[override]
+                device = x.device.type
+                if (
+                    x.is_floating_point()
+                    and torch.amp.is_autocast_available(device)  # not on meta (counting)
+                    and torch.is_autocast_enabled(device)
+                ):
+                    x = x.to(torch.get_autocast_dtype(device))
+                return super().forward(x, hx)
+
+        class Attention(nn.Module):
+            """Normalised Bahdanau attention (Salimans & Kingma weight normalisation of v)."""
+
+            def __init__(self) -> None:
+                super().__init__()
+                self.q = nn.Linear(h, h, bias=False)
+                self.k = nn.Linear(h, h, bias=False)
+                self.v = nn.Parameter(torch.empty(h).uniform_(-0.1, 0.1))
+                self.g = nn.Parameter(torch.tensor(1.0 / h**0.5))
+                self.b = nn.Parameter(torch.zeros(h))
+
+            def forward(self, query: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
+                # query (T, B, H), keys (S, B, H) -> context (T, B, H)
+                q = self.q(query).transpose(0, 1).unsqueeze(2)  # (B, T, 1, H)
+                k = self.k(keys).transpose(0, 1).unsqueeze(1)  # (B, 1, S, H)
+                v = self.g * self.v / self.v.norm()
+                scores = torch.tanh(q + k + self.b) @ v  # (B, T, S)
+                probs = scores.softmax(-1)
+                return torch.bmm(probs, keys.transpose(0, 1)).transpose(0, 1)
+
+        class Model(nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.src_emb = nn.Embedding(cfg.vocab, h)
+                self.tgt_emb = nn.Embedding(cfg.vocab, h)
+                self.enc0 = LSTM(h, h, bidirectional=True)
+                self.enc = nn.ModuleList([LSTM(2 * h if i == 0 else h, h) for i in range(cfg.layers - 1)])
+                self.att_rnn = LSTM(h, h)
+                self.attention = Attention()
+                self.dec = nn.ModuleList([LSTM(2 * h, h) for _ in range(cfg.layers - 1)])
+                self.drop = nn.Dropout(cfg.dropout)
+                self.classifier = nn.Linear(h, cfg.vocab)
+                self.loss_fn = nn.CrossEntropyLoss(label_smoothing=cfg.label_smoothing)
+
+            def forward(self, src: torch.Tensor, tgt_in: torch.Tensor, tgt_out: torch.Tensor) -> torch.Tensor:
+                x = self.drop(self.src_emb(src))  # (S, B, H)
+                x, _ = self.enc0(x)
+                for i, layer in enumerate(self.enc):
+                    y, _ = layer(self.drop(x))
+                    x = y + x if i >= 1 else y  # residual from the third encoder layer on
+                enc_out = x
+                y = self.drop(self.tgt_emb(tgt_in))  # (T, B, H)
+                y, _ = self.att_rnn(y)
+                ctx = self.attention(y, enc_out)
+                for i, layer in enumerate(self.dec):
+                    z, _ = layer(self.drop(torch.cat([y, ctx], dim=-1)))
+                    y = z + y if i >= 1 else z
+                logits = self.classifier(y).float()
+                return self.loss_fn(logits.flatten(0, 1), tgt_out.flatten())
+
+        return Model()
 
     def _batch_dim(self, key: str) -> int:
         return 1  # time-major
@@ -155,12 +152,6 @@ class GNMT(TorchWorkload):
 
         t = tgt_len if tgt_len > 0 else seq_len
         v = self.config.vocab
-        if self.device.type == "meta":
-
-            def e(n: int) -> torch.Tensor:
-                return torch.empty(n, batch_size, dtype=torch.long, device="meta")
-
-            return {"src": e(seq_len), "tgt_in": e(t), "tgt_out": e(t)}
         tgt = torch.randint(1, v, (t + 1, batch_size), generator=gen)
         return {
             "src": torch.randint(1, v, (seq_len, batch_size), generator=gen),

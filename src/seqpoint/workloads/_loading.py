@@ -15,13 +15,16 @@ import typing
 import weakref
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, TypeGuard
+from typing import Any
 
 from seqpoint._config import parse_value
 from seqpoint._params import Constraint, Interval, Predicate, check_params
 from seqpoint._registry import Registry
 from seqpoint.exceptions import ConfigError
 from seqpoint.workloads._base import Workload, WorkloadConfig
+from seqpoint.workloads._bert import Bert, BertConfig
+from seqpoint.workloads._deepspeech2 import DeepSpeech2, DeepSpeech2Config
+from seqpoint.workloads._gnmt import GNMT, GNMTConfig
 from seqpoint.workloads._user import UserWorkload
 
 __all__ = ["WORKLOADS", "WorkloadRecipe", "WorkloadSpec", "check_user_code", "load_workload",
@@ -41,30 +44,18 @@ Override = str | int | float | bool | tuple[int, ...]
 
 @dataclasses.dataclass(frozen=True)
 class WorkloadSpec:
-    """A registered reference workload: its config class and the class that builds it."""
+    """A registered reference workload: its frozen config class (with ``PRESETS``) and the
+    ``factory(config, preset=...)`` that builds it."""
 
     config_cls: type[WorkloadConfig]
-    """Frozen config dataclass (with ``PRESETS``)."""
     factory: Callable[..., Workload]
-    """``factory(config, preset=...)`` returns the workload."""
 
 
 #: Reference workloads by name (``deepspeech2``, ``gnmt``, ``bert``).
 WORKLOADS: Registry[WorkloadSpec] = Registry("workload")
-
-
-def _register_builtin() -> None:
-    # Imported here (not at module top) so each model module stays torch-free to import.
-    from seqpoint.workloads._bert import Bert, BertConfig
-    from seqpoint.workloads._deepspeech2 import DeepSpeech2, DeepSpeech2Config
-    from seqpoint.workloads._gnmt import GNMT, GNMTConfig
-
-    WORKLOADS.register("deepspeech2")(WorkloadSpec(DeepSpeech2Config, DeepSpeech2))
-    WORKLOADS.register("gnmt")(WorkloadSpec(GNMTConfig, GNMT))
-    WORKLOADS.register("bert")(WorkloadSpec(BertConfig, Bert))
-
-
-_register_builtin()
+WORKLOADS.register("deepspeech2")(WorkloadSpec(DeepSpeech2Config, DeepSpeech2))
+WORKLOADS.register("gnmt")(WorkloadSpec(GNMTConfig, GNMT))
+WORKLOADS.register("bert")(WorkloadSpec(BertConfig, Bert))
 
 
 def workload_config(spec: str, overrides: Mapping[str, object] | None = None) -> WorkloadConfig | None:
@@ -82,8 +73,9 @@ def workload_config(spec: str, overrides: Mapping[str, object] | None = None) ->
 
 def _coerce(cls: type, key: str, raw: object, annotation: object) -> object:
     """Convert ``raw`` (a CLI string or a TOML value) to the field's declared type."""
-    origin = typing.get_origin(annotation)
     where = f"The {key!r} parameter of {cls.__name__}"
+    # A string means what it means as a --set value (TOML): "2" is 2, "1.5" and "two" are not ints.
+    value = parse_value(raw) if isinstance(raw, str) else raw
     if annotation is bool:
         if isinstance(raw, bool):
             return raw
@@ -93,23 +85,19 @@ def _coerce(cls: type, key: str, raw: object, annotation: object) -> object:
         if text in ("0", "false", "no", "off"):
             return False
         raise ConfigError(f"{where} must be a bool (true/false). Got {raw!r}.")
-    if annotation is int:
-        # A string means what it means as a --set value (TOML): "2" is 2, "1.5" and
-        # "two" are not ints; a float is an int only when it is whole.
-        value = parse_value(raw) if isinstance(raw, str) else raw
+    if annotation is int:  # a float is an int only when it is whole
         if isinstance(value, float) and value.is_integer():
             return int(value)
         if not isinstance(value, int) or isinstance(value, bool):
             raise ConfigError(f"{where} must be an int. Got {raw!r}.")
         return value
     if annotation is float:
-        value = parse_value(raw) if isinstance(raw, str) else raw
         if not isinstance(value, int | float) or isinstance(value, bool):
             raise ConfigError(f"{where} must be a number. Got {raw!r}.")
         return float(value)
     if annotation is str:
         return str(raw)
-    if origin is tuple:
+    if typing.get_origin(annotation) is tuple:
         parts = list(raw) if isinstance(raw, list | tuple) else [
             p for p in str(raw).replace("x", ",").split(",") if p.strip()]
         values = [parse_value(p) if isinstance(p, str) else p for p in parts]
@@ -128,10 +116,7 @@ def parse_overrides(cls: type[WorkloadConfig], overrides: Mapping[str, object]) 
         if key not in fields:
             raise ConfigError(f"Unknown workload setting {key!r} for {cls.__name__}. "
                               f"Valid keys: {', '.join(sorted(fields))}.")
-        ann = hints[key]
-        if isinstance(ann, types.UnionType):  # pragma: no cover - no optional fields yet
-            ann = next(a for a in typing.get_args(ann) if a is not type(None))
-        out[key] = _coerce(cls, key, raw, ann)
+        out[key] = _coerce(cls, key, raw, hints[key])
     check_params(cls.__name__, _OVERRIDE_LIMITS, out)
     return out
 
@@ -191,16 +176,14 @@ def load_workload(spec: str, overrides: Mapping[str, Override] | None = None) ->
     cfg = workload_config(spec, overrides)
     if cfg is not None:
         wl = WORKLOADS.get(name).factory(cfg, preset=preset or None)
-        remember_recipe(wl, spec, overrides)
-        return wl
-    if preset:
+    else:
+        if not preset:
+            WORKLOADS.get(name)  # raises, listing the valid names
         wl = _load_user(name, preset, overrides)
         # A worker process rebuilds it from the same file (by its full path) or module.
-        source = str(Path(name).resolve()) if _is_file_spec(name) else name
-        remember_recipe(wl, f"{source}:{preset}", overrides)
-        return wl
-    WORKLOADS.get(name)  # raises: lists the valid names
-    raise AssertionError("unreachable")
+        spec = f"{Path(name).resolve() if _is_file_spec(name) else name}:{preset}"
+    remember_recipe(wl, spec, overrides)
+    return wl
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -229,12 +212,6 @@ def remember_recipe(workload: object, spec: str, overrides: Mapping[str, object]
     _BUILT[key] = (ref, WorkloadRecipe(spec=spec, overrides=dict(overrides)))
 
 
-def recorded_recipe(workload: object) -> WorkloadRecipe | None:
-    """The recipe :func:`remember_recipe` recorded for this very object, or None."""
-    entry = _BUILT.get(id(workload))
-    return entry[1] if entry is not None and entry[0]() is workload else None
-
-
 def workload_recipe(workload: Workload) -> WorkloadRecipe | None:
     """The recipe that rebuilds ``workload`` in another process, or None.
 
@@ -249,9 +226,9 @@ def workload_recipe(workload: Workload) -> WorkloadRecipe | None:
         workload built directly, its name and full config; None for anything else, which
         travels pickled.
     """
-    recorded = recorded_recipe(workload)
-    if recorded is not None:
-        return recorded
+    entry = _BUILT.get(id(workload))
+    if entry is not None and entry[0]() is workload:
+        return entry[1]
     name = str(getattr(workload, "name", ""))
     family = name.partition(":")[0]
     config: object = getattr(workload, "config", None)
@@ -315,7 +292,7 @@ def _load_user(module: str, function: str, overrides: dict[str, Any]) -> Workloa
     if not callable(fn):
         raise ConfigError(f"Workload {module}:{function}: {module!r} has no function {function!r}.")
     try:
-        wl = _build_user_class(fn, overrides) if _is_user_class(fn) else fn(**overrides)
+        wl = _build_user_class(fn, overrides) if isinstance(fn, type) and issubclass(fn, UserWorkload) else fn(**overrides)
     except TypeError as exc:
         raise ConfigError(
             f"Workload {module}:{function} cannot be called as {function}(**settings) ({exc}); "
@@ -330,10 +307,6 @@ def _load_user(module: str, function: str, overrides: dict[str, Any]) -> Workloa
         with contextlib.suppress(AttributeError, TypeError):
             wl.source_files = (source,)  # type: ignore[attr-defined]
     return wl
-
-
-def _is_user_class(obj: object) -> TypeGuard[type[UserWorkload]]:
-    return isinstance(obj, type) and issubclass(obj, UserWorkload)
 
 
 def _build_user_class(cls: type[UserWorkload], overrides: dict[str, Any]) -> Workload:

@@ -1,12 +1,8 @@
-"""Cold steps: the one-time costs a run pays when it meets a tensor shape cold.
-
-A step that meets a shape for the first time pays primitive creation and kernel
-selection; on CPU oneDNN keeps primitives in a bounded LRU cache, so a shape unused for a
-while is cold again. :func:`cold_steps` finds those steps (LRU stack distance);
-:func:`first_occurrence` projects their extra time from the points' cold first steps or,
-better (one cold sample per point swung the demo's term from 81 s to 4.1 min), from a
-short timed in-sequence window of the run (:func:`window_extra`).
-"""
+"""Cold steps: a step meeting a tensor shape first, or again after oneDNN's LRU primitive
+cache dropped it, pays primitive creation and kernel selection. :func:`cold_steps` finds
+them; :func:`first_occurrence` projects their extra time from the points' cold first steps
+or, better (one cold sample per point swung the demo's term from 81 s to 4.1 min), from a
+timed in-sequence window of the run (:func:`window_extra`)."""
 
 from __future__ import annotations
 
@@ -79,20 +75,14 @@ class WindowExtra:
 
 
 def window_extra(window: StepWindow, table: SignatureTable, fitted: NDArray[np.float64]) -> WindowExtra | None:
-    """Relative extra of the window's cold steps over the points' steady model.
-
-    A step is cold when its shape first occurs in the window (a fresh process); the other
-    steps give the in-run ratio, against which the cold extra is taken. ``fitted`` is the
-    points' steady time of every signature of ``table`` (seconds). None when no step is new
-    or has a positive fitted time.
-    """
+    """Relative extra of the window's cold steps (shapes new in the window, a fresh process)
+    over ``fitted``, the points' steady seconds of every signature of ``table``, taken
+    against the in-run ratio of its other steps. None when no new step has a positive fit."""
     rows = window_rows(window, table.inverse, table.signatures)
     times = np.asarray(window.times_s, dtype=np.float64)
     steady = fitted[rows]
-    good = steady > 0
     new = cold_steps(table.shape_ids()[rows])  # first occurrences
-    warm = good & ~new
-    cold = good & new
+    warm, cold = (steady > 0) & ~new, (steady > 0) & new
     if not cold.any():
         return None
     ratio = float(np.median(times[warm] / steady[warm])) if warm.any() else None
@@ -119,13 +109,20 @@ def window_rows(window: StepWindow, table_inverse: NDArray[np.int64],
     return rows
 
 
+def _steady(proj: PointProjector, ok_meas: Sequence[Measurement]) -> NDArray[np.float64] | None:
+    """The points' steady times, or None unless every point has one."""
+    if not ok_meas or not all(STEADY_TIME in m.metrics for m in ok_meas):
+        return None
+    return np.array([m.metrics[STEADY_TIME] for m in ok_meas])
+
+
 def window_in_run_ratio(proj: PointProjector, ok_meas: Sequence[Measurement], window: StepWindow) -> float | None:
     """The window's in-run ratio against the points' steady model, whichever calibration the
     cold-step term uses; None when the window cannot give one."""
-    if not ok_meas or not all(STEADY_TIME in m.metrics for m in ok_meas):
+    steady = _steady(proj, ok_meas)
+    if steady is None:
         return None
-    fitted = np.clip(proj.fitted(np.array([m.metrics[STEADY_TIME] for m in ok_meas])), 0.0, None)
-    extra = window_extra(window, proj.model.table, fitted)
+    extra = window_extra(window, proj.model.table, np.clip(proj.fitted(steady), 0.0, None))
     return None if extra is None else extra.in_run_ratio
 
 
@@ -141,10 +138,8 @@ def first_occurrence(proj: PointProjector, ok_meas: Sequence[Measurement], z: fl
     occurrences and, with oneDNN counts, LRU evictions (:func:`cold_steps`). None without
     samples or a positive steady time.
     """
-    if not ok_meas or not all(STEADY_TIME in m.metrics for m in ok_meas):
-        return None
-    steady = np.array([m.metrics[STEADY_TIME] for m in ok_meas])
-    if not (steady > 0).any():
+    steady = _steady(proj, ok_meas)
+    if steady is None or not (steady > 0).any():
         return None
     table = proj.model.table
     shape_of = table.shape_ids()
@@ -162,17 +157,12 @@ def first_occurrence(proj: PointProjector, ok_meas: Sequence[Measurement], z: fl
         good = steady > 0
         rel = first[good] / steady[good] - 1.0
     per_shape = np.bincount(shape_of).astype(np.float64)
-    shape_cost = np.bincount(shape_of, weights=fitted) / per_shape
+    shape_cost = np.bincount(shape_of, weights=fitted) / per_shape  # mean fitted time of each shape
     run_shapes = shape_of[table.inverse]
     cold = cold_steps(run_shapes, **_primitive_cache(ok_meas))
     cold_total = float(shape_cost[run_shapes[cold]].sum()) * (ratio if ratio is not None else 1.0)
-    centre = float(np.median(rel))
-    k = rel.shape[0]
-    if k >= 2:
-        mad = float(np.median(np.abs(rel - centre)))
-        se = 1.2533 * 1.4826 * mad / np.sqrt(k)
-    else:
-        se = abs(centre)
+    centre, k = float(np.median(rel)), rel.shape[0]
+    se = 1.2533 * 1.4826 * float(np.median(np.abs(rel - centre))) / np.sqrt(k) if k >= 2 else abs(centre)
     n_first = per_shape.shape[0]  # every shape of the table occurs in the run once first
     counts = {"first": n_first, "evicted": int(cold.sum()) - n_first}
     return ColdTerm(total=max(centre, 0.0) * cold_total, halfwidth=z * se * cold_total, counts=counts,
@@ -212,16 +202,14 @@ def cold_steps(
         True where the step is cold.
     """
     seq = np.asarray(shapes, dtype=np.int64).reshape(-1)
+    cold = np.zeros(seq.shape[0], dtype=bool)
     if per_shape <= 0 or capacity <= 0:
-        _, first = np.unique(seq, return_index=True)
-        cold = np.zeros(seq.shape[0], dtype=bool)
-        cold[first] = True
+        cold[np.unique(seq, return_index=True)[1]] = True
         return cold
     # Whole shapes the cache holds beside the shared entries: by Mattson's stack
     # property the entry-level LRU misses exactly when a shape-level LRU of this size does.
     evict_at = shapes_held(per_shape, shared, capacity)
     cache: OrderedDict[int, None] = OrderedDict()
-    cold = np.zeros(seq.shape[0], dtype=bool)
     for i, shape in enumerate(seq.tolist()):
         if shape in cache:
             cache.move_to_end(shape)

@@ -99,9 +99,7 @@ def rms_relative(values: FloatArray, fit: FloatArray, dof: int) -> float:
 
 def sensitivity(proj: PointProjector, method: str) -> FloatArray:
     """``∂T/∂value_j`` for every ok point (the projection is linear in the values)."""
-    k = int(proj.ok.sum())
-    eye = np.eye(k)
-    return np.array([proj.total(eye[j], method) for j in range(k)])
+    return np.array([proj.total(unit, method) for unit in np.eye(int(proj.ok.sum()))])
 
 
 def roughness(proj: PointProjector, values_ok: FloatArray) -> float:
@@ -113,14 +111,11 @@ def roughness(proj: PointProjector, values_ok: FloatArray) -> float:
     scales ``sqrt(Σ_j (w_j·v_j)²)``. 0 without degrees of freedom or when every signature of
     the run is measured.
     """
-    model = proj.model
-    sig = proj.sig_ok
+    model, sig = proj.model, proj.sig_ok
     distinct = np.unique(sig).shape[0]
-    if distinct >= model.counts.shape[0]:
-        return 0.0
     p = min(distinct, 3)
     dof = sig.shape[0] - p
-    if dof <= 0:
+    if distinct >= model.counts.shape[0] or dof <= 0:
         return 0.0
     x = model.features[sig, :p]
     coef, *_ = np.linalg.lstsq(x, values_ok, rcond=None)
@@ -140,8 +135,7 @@ def roughness(proj: PointProjector, values_ok: FloatArray) -> float:
 def leave_one_out_error(proj: PointProjector, values_ok: FloatArray) -> float | None:
     """RMS relative error of the interpolation at each interior point (along the proxy) left
     out; None with fewer than four distinct measured signatures."""
-    model = proj.model
-    sig = proj.sig_ok
+    model, sig = proj.model, proj.sig_ok
     uniq = np.unique(sig)
     if uniq.shape[0] < 4:
         return None
@@ -186,10 +180,7 @@ class IntervalEstimator:
 
     def __init__(self, proj: PointProjector, seqpoints: SeqPoints, method: str, confidence: float,
                  z: float) -> None:
-        self.proj = proj
-        self.method = method
-        self.confidence = confidence
-        self.z = z
+        self.proj, self.method, self.confidence, self.z = proj, method, confidence, z
         bound = max(selection_bound(seqpoints), basis_bound(proj))
         # |T_w − T| <= b·T bounds the unknown T by T_w/(1 ± b): a half-width of b·|T_w|/(1 − b)
         # covers both ends. At b >= 1/2 (one point for a wide run) it is capped at 2b·|T_w|.
@@ -200,11 +191,10 @@ class IntervalEstimator:
         """Representation half-width of ``total`` (a maximum's distance to the measured one for ``peak``)."""
         if peak:
             return abs(total - float(values_ok.max()))
-        proj = self.proj
-        rep = max(self.bound_factor * abs(total), self.z * roughness(proj, values_ok))
-        if proj.ok.sum() >= 2:
+        rep = max(self.bound_factor * abs(total), self.z * roughness(self.proj, values_ok))
+        if self.proj.ok.sum() >= 2:
             other = "interpolated" if self.method == "weighted" else "weighted"
-            rep = max(rep, abs(total - proj.total(values_ok, other)))
+            rep = max(rep, abs(total - self.proj.total(values_ok, other)))
         return rep
 
     def point_noise(self, values_ok: FloatArray, se: FloatArray, *, peak: bool) -> float:

@@ -26,12 +26,10 @@ def seqpoint_rows(schedule: IterationSchedule, seqpoints: SeqPoints, *, context:
             f"The SeqPoints were chosen for {seqpoints.n_iterations} iterations but the schedule "
             f"has {n}; run 'seqpoint select' on this schedule.",
         )
-    ids = schedule.iteration
-    order = np.argsort(ids, kind="stable")
-    sorted_ids = ids[order]
-    wanted = np.array([p.iteration for p in seqpoints.points], dtype=np.int64)
-    pos = np.searchsorted(sorted_ids, wanted)
-    rows = np.empty(wanted.shape[0], dtype=np.int64)
+    order = np.argsort(schedule.iteration, kind="stable")
+    sorted_ids = schedule.iteration[order]
+    pos = np.searchsorted(sorted_ids, np.array([p.iteration for p in seqpoints.points], dtype=np.int64))
+    rows = np.empty(pos.shape[0], dtype=np.int64)
     lo, hi = int(sorted_ids[0]), int(sorted_ids[-1])
     for i, (p, q) in enumerate(zip(seqpoints.points, pos.tolist(), strict=True)):
         if q >= n or sorted_ids[q] != p.iteration:
@@ -40,12 +38,10 @@ def seqpoint_rows(schedule: IterationSchedule, seqpoints: SeqPoints, *, context:
                 f"SeqPoint {i} has iteration {p.iteration}, which is not in the schedule "
                 f"(iterations {lo}..{hi}); the SeqPoints belong to another schedule.",
             )
-        r = int(order[q])
-        rows[i] = r
-        have: tuple[int, ...] = (int(schedule.batch_size[r]), int(schedule.seq_len[r]), int(schedule.tgt_len[r]))
-        if schedule.is_packed and p.sum_sq_len is not None:
-            have = (*have, int(schedule.sum_sq_len[r]))
+        r = rows[i] = int(order[q])
         want = p.signature if (schedule.is_packed and p.sum_sq_len is not None) else p.signature[:3]
+        have = tuple(int(col[r]) for col in
+                     (schedule.batch_size, schedule.seq_len, schedule.tgt_len, schedule.sum_sq_len)[:len(want)])
         if have != want:
             raise _mismatch(
                 context,

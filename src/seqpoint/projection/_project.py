@@ -2,11 +2,9 @@
 
 ``weighted`` is the SeqPoint paper's ``Σ_i weight_i · value_i``; ``interpolated`` sums the
 cost model of :class:`ScheduleModel` over every iteration (exact for a cost linear in
-tokens, and when every signature is measured). The interval is described in
-:mod:`seqpoint.projection._intervals`. Peak metrics take the fitted model's maximum. When
-every point measured its cold first step, ``first_occurrence_s`` (:mod:`._cold`) and
-``run_time_s`` (steady state plus cold steps) are derived from ``time_s``.
-"""
+tokens, and when every signature is measured); peak metrics take the fitted maximum. The
+interval is in :mod:`._intervals`; ``first_occurrence_s`` and ``run_time_s`` (steady state
+plus cold steps, :mod:`._cold`) are derived from ``time_s``."""
 
 from __future__ import annotations
 
@@ -237,10 +235,8 @@ def per_process_values(ok: Sequence[Measurement], name: str) -> NDArray[np.float
     its workers are independent draws too. None unless every point has the same ``P >= 2``.
     """
     rows = [m.samples.get(per_process_key(name)) for m in ok]
-    if not rows or any(r is None for r in rows):
-        return None
-    sizes = {len(r) for r in rows if r is not None}
-    if len(sizes) != 1 or sizes.pop() < 2:
+    sizes = {None if r is None else len(r) for r in rows}
+    if len(sizes) != 1 or (size := sizes.pop()) is None or size < 2:
         return None
     return np.array(rows, dtype=np.float64).T
 
@@ -251,19 +247,15 @@ def _expand_derived(metrics: Iterable[str] | None) -> tuple[list[str] | None, bo
     if metrics is None:
         return None, True
     requested = list(metrics)
-    derived = [m for m in requested if m in DERIVED]
-    if not derived:
+    if not any(m in DERIVED for m in requested):
         return requested, False
-    requested = [m for m in requested if m not in DERIVED]
-    if STEADY_TIME not in requested:
-        requested.append(STEADY_TIME)
-    return requested, True
+    measured = [m for m in requested if m not in DERIVED]
+    return measured + [STEADY_TIME] * (STEADY_TIME not in measured), True
 
 
 def _select_metrics(ok: Sequence[Measurement], metrics: list[str] | None) -> list[str]:
     """The metrics to project: ``metrics`` checked against those every ok point has, or all."""
-    plain = set.intersection(*(set(m.metrics) for m in ok)) if ok else set()
-    plain = {k for k in plain if is_projectable(k)}
+    plain = {k for k in set.intersection(*(set(m.metrics) for m in ok)) if is_projectable(k)} if ok else set()
     cats = set().union(*(set(m.breakdown_s) for m in ok))
     available = sorted(plain) + sorted(breakdown_key(c) for c in cats)
     if metrics is None:

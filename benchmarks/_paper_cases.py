@@ -102,30 +102,35 @@ _THREADS = Pair(label="threads 1 -> 2", change={"threads": 2})
 _BF16 = Pair(label="fp32 -> bf16 autocast", change={"dtype": "bf16"})
 _MICRO = Pair(label="micro_batches 1 -> 2", change={"micro_batches": 2})
 
+#: GNMT's data sets: title, source, det_epochs, det_samples_quick, val_samples_quick.
+_GNMT_DATA = {"wmt": ("WMT en-de sample", "bundled:wmt-en-de-sample", 5, 3000, 1500),
+              "m30k": ("Multi30k en-de", "bundled:multi30k-en-de", 3, 5000, 3000)}
+#: GNMT's policies: title, policy, params.
+_GNMT_POLICIES = {"bucket": ("bucket B=64", "bucket", {"batch_size": 64}),
+                  "tokens": ("token budget 4096", "token_budget", {"max_tokens": 4096})}
+
+
+def _gnmt(data: str, policy: str, **more: Any) -> Case:
+    """The GNMT case of one data set under one policy (the whole data set is measured)."""
+    title, source, det_epochs, det_quick, val_quick = _GNMT_DATA[data]
+    words, name, params = _GNMT_POLICIES[policy]
+    return Case(name=f"gnmt-{data}-{policy}", title=f"GNMT / {title} / {words}", workload="gnmt:tiny",
+                source=source, policy=name, params=dict(params), det_epochs=det_epochs,
+                det_samples_quick=det_quick, val_samples=None, val_samples_quick=val_quick, **more)
+
+
 CASES: tuple[Case, ...] = (
     Case(name="ds2-librispeech", title="DeepSpeech2 / LibriSpeech train-clean-100 / SortaGrad B=32",
          workload="deepspeech2:tiny", source="bundled:librispeech-train-clean-100", policy="sortagrad",
          params={"batch_size": 32}, det_epochs=3, det_samples_quick=3000, val_samples=5000,
          val_epochs=2, val_samples_quick=600, quick_measured=True,
          pairs=(Pair(label="rnn_hidden 16 -> 32", change={"rnn_hidden": 32}), _THREADS, _BF16, _MICRO)),
-    Case(name="gnmt-wmt-bucket", title="GNMT / WMT en-de sample / bucket B=64",
-         workload="gnmt:tiny", source="bundled:wmt-en-de-sample", policy="bucket",
-         params={"batch_size": 64}, det_epochs=5, det_samples_quick=3000, val_samples=None,
-         val_epochs=2, val_samples_quick=1500, quick_measured=True,
-         pairs=(Pair(label="hidden 32 -> 64", change={"hidden": 64}), _THREADS, _BF16, _MICRO,
-                Pair(label="adam -> lamb", change={"optimizer": "lamb"}))),
-    Case(name="gnmt-wmt-tokens", title="GNMT / WMT en-de sample / token budget 4096",
-         workload="gnmt:tiny", source="bundled:wmt-en-de-sample", policy="token_budget",
-         params={"max_tokens": 4096}, det_epochs=5, det_samples_quick=3000, val_samples=None,
-         val_epochs=2, val_samples_quick=1500),
-    Case(name="gnmt-m30k-bucket", title="GNMT / Multi30k en-de / bucket B=64",
-         workload="gnmt:tiny", source="bundled:multi30k-en-de", policy="bucket",
-         params={"batch_size": 64}, det_epochs=3, det_samples_quick=5000, val_samples=None,
-         val_epochs=1, val_samples_quick=3000),
-    Case(name="gnmt-m30k-tokens", title="GNMT / Multi30k en-de / token budget 4096",
-         workload="gnmt:tiny", source="bundled:multi30k-en-de", policy="token_budget",
-         params={"max_tokens": 4096}, det_epochs=3, det_samples_quick=5000, val_samples=None,
-         val_epochs=2, val_samples_quick=3000),
+    _gnmt("wmt", "bucket", val_epochs=2, quick_measured=True,
+          pairs=(Pair(label="hidden 32 -> 64", change={"hidden": 64}), _THREADS, _BF16, _MICRO,
+                 Pair(label="adam -> lamb", change={"optimizer": "lamb"}))),
+    _gnmt("wmt", "tokens", val_epochs=2),
+    _gnmt("m30k", "bucket", val_epochs=1),
+    _gnmt("m30k", "tokens", val_epochs=2),
     Case(name="bert-wiki-grouped", title="BERT / WikiText-2 / group_by_length B=8, drop_last",
          workload="bert:tiny", source="bundled:wikitext-2-valid", policy="group_by_length",
          params={"batch_size": 8, "drop_last": True}, det_epochs=3, det_samples_quick=None,

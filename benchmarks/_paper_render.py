@@ -155,7 +155,9 @@ def measured(data: dict[str, Any]) -> list[str]:
             "*Re-profiled*: the same SeqPoints profiled again in fresh processes (one each); the spread "
             "of their projected run times, and each one's error against the measured total, show how "
             "much a process's own speed moves the projection on this shared VM.", ""]
-    rows = []
+    methods = ["seqpoint", *next(iter(cases.values()))["baselines"]]
+    k = data["meta"]["k_measured"]
+    rows, baselines, on_run = [], [], []  # each case's row of the three tables
     for name, m in cases.items():
         st = m.get("steady", {})
         lo, hi = m["interval_s"]
@@ -169,37 +171,26 @@ def measured(data: dict[str, Any]) -> list[str]:
                      f"[{lo:.2f}, {hi:.2f}]", pct(m["error"]), "yes" if m["within_interval"] else "no",
                      pct(st.get("selection_error")), pct(st.get("in_sequence_overhead")),
                      _spread(m)])
+        errors = [{"error": m["error"], "selection_error": st.get("selection_error")},
+                  *(m["baselines"].get(b, {}) for b in methods[1:])]
+        baselines.append([f"`{name}`", *(f"{pct(e.get('error'))} ({pct(e.get('selection_error'))})" for e in errors)])
+        curves = [m["curves_time"].get(meth) for meth in methods]
+        on_run.append([f"`{name}`", *(pct(cv["errors"][cv["ks"].index(k)]) if cv and k in cv["ks"] else "n/a"
+                                      for cv in curves)])
     out += _table(["case", "iterations", "shapes", "k", "full runs (s)", "noise floor %",
                    "projected (s)", "of which cold steps % (first + evicted)", "interval (s)", "error %", "in interval", "steady-state sel. err %",
                    "in-sequence overhead %",
                    "re-profiled: spread % (errors %)"], rows)
-    methods = ["seqpoint", *next(iter(cases.values()))["baselines"]]
     out += ["Baselines at the SeqPoints' budget (same harness, same full runs): error % against the "
             "measured total, and against the steady-state total in brackets. Baselines project "
             "the steady-state time of their points, as they are used today (no cold-step term); "
             "SeqPoint's first number includes it.", ""]
-    rows = []
-    for name, m in cases.items():
-        st = m.get("steady", {})
-        row = [f"`{name}`", f"{pct(m['error'])} ({pct(st.get('selection_error'))})"]
-        for b in methods[1:]:
-            e = m["baselines"].get(b, {})
-            row.append(f"{pct(e.get('error'))} ({pct(e.get('selection_error'))})")
-        rows.append(row)
-    out += _table(["case", *methods], rows)
-    k = data["meta"]["k_measured"]
+    out += _table(["case", *methods], baselines)
     out += [f"Selection on the full run's own times: each method's k={k} points and weights applied to "
             "the measured per-iteration times (median of the runs). No isolated profiling is involved, "
             "but a chosen iteration carries whatever that step cost in the run (for instance the cold "
             "first occurrence of its shape) into every iteration it stands for:", ""]
-    rows = []
-    for name, m in cases.items():
-        row = [f"`{name}`"]
-        for meth in methods:
-            cv = m["curves_time"].get(meth)
-            row.append(pct(cv["errors"][cv["ks"].index(k)]) if cv and k in cv["ks"] else "n/a")
-        rows.append(row)
-    out += _table(["case", *methods], rows)
+    out += _table(["case", *methods], on_run)
     return out
 
 

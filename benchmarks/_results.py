@@ -8,6 +8,7 @@ replaces the full results.
 
 from __future__ import annotations
 
+import argparse
 import datetime as _dt
 import os
 import platform
@@ -28,6 +29,14 @@ _HEADER = "# Benchmark results\n\nEach section is written by the script it names
 def command_line() -> str:
     """The command that ran this script, as typed (relative to the repository root)."""
     return " ".join(shlex.quote(a) for a in [".venv/bin/python", *sys.argv])
+
+
+def bench_parser(doc: str, quick: str) -> argparse.ArgumentParser:
+    """A benchmark's argument parser: its docstring's first line, and the ``--quick`` smoke
+    run that :func:`quick_mode` reads (``quick`` says what that run does)."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help=quick)
+    return ap
 
 
 def quick_mode() -> bool:

@@ -9,7 +9,6 @@ Usage: ``.venv/bin/python benchmarks/bench_batching.py [--quick]``
 
 from __future__ import annotations
 
-import argparse
 import gzip
 import json
 import statistics
@@ -24,7 +23,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _results import header, write_section
+from _results import bench_parser, header, write_section
 from seqpoint.batching import make_policy
 from seqpoint.schedule import read_schedule, write_schedule
 from seqpoint.traces import Lengths, bundled_lengths, from_array, read_lengths
@@ -130,8 +129,7 @@ def bench_readers(n_lines: int, repeats: int) -> list[str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="10 epochs (1M samples), fewer repeats")
+    parser = bench_parser(__doc__, quick="10 epochs (1M samples), fewer repeats")
     args = parser.parse_args()
     epochs = 10 if args.quick else 100
     repeats = 2 if args.quick else 3

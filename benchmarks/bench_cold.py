@@ -30,7 +30,6 @@ paper table does (``ALLOCATOR_ENV``).
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import sys
@@ -46,6 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _paper_cases import ALLOCATOR_ENV
 from _paper_measured import child_env, in_fresh_process
+from _results import bench_parser
 from seqpoint.exceptions import SeqPointWarning
 from seqpoint.measurements import Measurements
 from seqpoint.profiling import ProfileConfig, profile_points, profile_window
@@ -151,8 +151,7 @@ def summarise(repeats: list[dict[str, Any]], truth: float) -> dict[str, Any]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="a 600-utterance, 2-epoch subset, 2 repeats")
+    ap = bench_parser(__doc__, quick="a 600-utterance, 2-epoch subset, 2 repeats")
     ap.add_argument("--repeats", type=int, default=5, help="fresh-process projections (default 5)")
     ap.add_argument("--runs", type=int, default=2, help="measured full runs (default 2: the noise floor)")
     ap.add_argument("--window", type=int, default=200, help="iterations of the in-sequence window")

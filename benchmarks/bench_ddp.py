@@ -13,7 +13,6 @@ Usage: ``.venv/bin/python benchmarks/bench_ddp.py [--quick] [--timer wall|cpu] [
 
 from __future__ import annotations
 
-import argparse
 import json
 import tempfile
 import time
@@ -21,6 +20,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from _results import bench_parser
 from seqpoint.reports import ddp_validation_table, rank_projection_table, render
 from seqpoint.workflows import RunConfig, validate_ddp
 
@@ -39,8 +39,7 @@ def config(quick: bool, timer: str, cache: Path) -> RunConfig:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="6 steps, a smoke run")
+    parser = bench_parser(__doc__, quick="6 steps, a smoke run")
     parser.add_argument("--timer", choices=("wall", "cpu"), default="wall",
                         help="clock of the profile and the real runs (cpu: robust to load)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")

@@ -15,7 +15,6 @@ them; a run of some ``--workloads`` replaces their rows and keeps the others.
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import json
 import time
@@ -23,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from _results import command_line, header, write_section
+from _results import bench_parser, command_line, header, write_section
 from seqpoint.profiling import count_point, exact_totals
 from seqpoint.schedule import IterationSchedule
 from seqpoint.workloads import load_workload
@@ -52,8 +51,7 @@ def unique_run(n: int, lengths: tuple[int, int], tgt: bool, seed: int = 0) -> It
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="1,000 signatures, tiny presets")
+    ap = bench_parser(__doc__, quick="1,000 signatures, tiny presets")
     ap.add_argument("--workloads", help=f"comma-separated subset of: {', '.join(CASES)} (default: all)")
     args = ap.parse_args()
     names = args.workloads.split(",") if args.workloads else list(CASES)

@@ -14,7 +14,6 @@ Run: ``.venv/bin/python benchmarks/bench_profiling.py [--quick]``.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 import time
@@ -24,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import torch
 
-from _results import figure_path, header, write_section
+from _results import bench_parser, figure_path, header, write_section
 from seqpoint.profiling import ProfileConfig, count_point, profile_point
 from seqpoint.workloads import load_workload
 
@@ -92,11 +91,11 @@ def count_cost(spec: str, sigs: list[tuple[int, ...]]) -> tuple[float, float]:
         from seqpoint.workloads import WORKLOADS
 
         name, preset = spec.split(":")
-        ws = WORKLOADS.get(name)
+        cls = WORKLOADS.get(name)
         import dataclasses
 
-        cfg = dataclasses.replace(ws.config_cls.PRESETS[preset], device="meta")
-        wl = ws.factory(cfg, preset=preset)
+        cfg = dataclasses.replace(cls.Config.PRESETS[preset], device="meta")
+        wl = cls(cfg, preset=preset)
     t0 = time.perf_counter()
     count_point(wl, sigs[0])
     first = time.perf_counter() - t0
@@ -107,8 +106,7 @@ def count_cost(spec: str, sigs: list[tuple[int, ...]]) -> tuple[float, float]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="fewer rounds and repeats")
+    ap = bench_parser(__doc__, quick="fewer rounds and repeats")
     args = ap.parse_args()
     torch.set_num_threads(1)
     rounds, steps, reps = (5, 10, 10) if args.quick else (9, 20, 30)

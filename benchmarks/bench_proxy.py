@@ -29,7 +29,6 @@ per signature).
 
 from __future__ import annotations
 
-import argparse
 import gzip
 import json
 import time
@@ -41,7 +40,7 @@ import numpy as np
 
 from _paper_cases import ALLOCATOR_ENV, Case, select_cases, validation_subset
 from _paper_measured import child_env, in_fresh_process
-from _results import MACHINE, command_line, header, write_section
+from _results import MACHINE, bench_parser, command_line, header, write_section
 from seqpoint.exceptions import SeqPointWarning
 from seqpoint.measurements import STEADY_TIME
 from seqpoint.profiling import ProfileConfig, profile_points
@@ -156,8 +155,7 @@ def render(runs: list[list[dict[str, Any]]], meta: dict[str, Any], data: Path, p
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help=f"cases {QUICK_CASES}, quick subsets, short timing")
+    ap = bench_parser(__doc__, quick=f"cases {QUICK_CASES}, quick subsets, short timing")
     ap.add_argument("--cases", help="comma-separated paper-table cases (default: every case of --presets)")
     ap.add_argument("--presets", default="tiny", help="workload presets of the cases (default tiny)")
     ap.add_argument("--runs", type=int, default=2, help="timing runs per case, each in a fresh process (default 2)")

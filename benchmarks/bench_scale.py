@@ -23,13 +23,13 @@ Prints the wall time of each part and the peak RSS. Usage:
 
 from __future__ import annotations
 
-import argparse
 import resource
 import sys
 import time
 
 import numpy as np
 
+from _results import bench_parser
 from seqpoint.batching import replay
 from seqpoint.schedule import signature_table
 from seqpoint.selection import SeqPointSelector
@@ -42,8 +42,7 @@ def peak_rss_gb() -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="1M steps")
+    parser = bench_parser(__doc__, quick="1M steps")
     parser.add_argument("--steps", type=int, default=None, help="training steps (default 100M)")
     parser.add_argument("--ranks", type=int, default=8, help="data-parallel ranks")
     parser.add_argument("--samples", type=int, default=10_000_000, help="samples per epoch")

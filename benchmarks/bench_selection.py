@@ -19,7 +19,6 @@ Usage: ``.venv/bin/python benchmarks/bench_selection.py [--quick]``
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 import warnings
@@ -29,7 +28,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _results import figure_path, header, write_section
+from _results import bench_parser, figure_path, header, write_section
 from seqpoint.batching import replay
 from seqpoint.exceptions import SeqPointWarning
 from seqpoint.projection import ScheduleModel, project_cost, relative_error
@@ -180,8 +179,7 @@ def plot(results: dict[str, dict[str, list[float]]], ks: list[int]) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer epochs, k values, seeds and rows")
+    parser = bench_parser(__doc__, quick="fewer epochs, k values, seeds and rows")
     args = parser.parse_args()
     ks = [1, 2, 5, 10, 20] if args.quick else list(range(1, 21))
     seeds = 2 if args.quick else 5

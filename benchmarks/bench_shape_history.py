@@ -17,7 +17,6 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import sys
@@ -29,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _paper_cases import ALLOCATOR_ENV
 from _paper_measured import child_env, in_fresh_process
-from _results import header, write_section
+from _results import bench_parser, header, write_section
 
 RESULTS = Path(__file__).with_name("results")
 WORKLOAD = "bert:tiny"
@@ -75,8 +74,7 @@ def render(data: dict[str, Any]) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="K = 0 and 10, one target")
+    ap = bench_parser(__doc__, quick="K = 0 and 10, one target")
     ap.add_argument("--ks", default="0,10,40,100", help="numbers of other shapes before the targets")
     args = ap.parse_args()
     ks = [0, 10] if args.quick else [int(k) for k in args.ks.split(",")]

@@ -25,7 +25,6 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -39,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _paper_cases import ALLOCATOR_ENV, CASES, REPEATS, WARMUP, Case, lengths_subset
 from _paper_measured import child_env, in_fresh_process
+from _results import bench_parser
 from seqpoint.batching import replay
 from seqpoint.exceptions import SeqPointWarning
 from seqpoint.profiling import ProfileConfig, profile_points, profile_window
@@ -136,8 +136,7 @@ def diagnose(label: str, a: dict[str, Any], b: dict[str, Any]) -> tuple[dict[str
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="60 iterations, 3 signatures, one pair")
+    ap = bench_parser(__doc__, quick="60 iterations, 3 signatures, one pair")
     ap.add_argument("--top", type=int, default=8, help="most frequent signatures compared (default 8)")
     ap.add_argument("--window", type=int, default=120, help="iterations of the in-sequence window")
     ap.add_argument("--pairs", help="comma-separated pair labels (default: every pair of the BERT case)")

@@ -46,7 +46,6 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import dataclasses
 import gzip
@@ -66,7 +65,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _paper_cases import ALLOCATOR_ENV, CASES, Case, harness, validation_subset
 from _paper_measured import child_env, in_fresh_process
-from _results import MACHINE, command_line, quick_mode, write_section
+from _results import MACHINE, bench_parser, command_line, quick_mode, write_section
 from bench_cold import profile_child, projections
 from seqpoint.exceptions import InputError, SeqPointWarning
 from seqpoint.measurements import Measurements
@@ -316,15 +315,29 @@ def _header(meta: dict[str, Any], title: str, data_file: str, flags: str) -> lis
             f"- data: `benchmarks/results/{data_file}` (re-render with `{flags}`)", ""]
 
 
+def _ran_pairs(data: dict[str, Any], lines: list[str], columns: int) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Each case's pairs that ran, as (case, pair); a pair that failed gets a 'not run' row of
+    ``columns`` cells in ``lines`` instead."""
+    for name, c in data["cases"].items():
+        for p in c["pairs"]:
+            if "error_message" in p:
+                lines.append(f"| `{name}` | {p['label']} | not run: {p['error_message']} |" + " |" * (columns - 3))
+            else:
+                yield name, p
+
+
+#: How the interleaved rounds are timed and compared.
+ROUNDS_TEXT = ("Each round times a's SeqPoints and window, a's full run, b's SeqPoints and window, b's full "
+               "run, each in a fresh process (b first in odd rounds). Measured: ratio of the mean full runs; "
+               "noise floor: spread of a/b over every pairing of a's and b's runs; s.e.: the per-round "
+               "ratios' standard error. Projected: ratio of the mean projections; errors in %, ± the "
+               "standard error of the rounds' own errors (each round's projected over measured ratio), "
+               "which carries the noise of both sides.")
+
+
 def render(data: dict[str, Any]) -> str:
-    title = "Speedups: projected against measured, both timed in interleaved rounds (issue 14)"
-    lines = [*_header(data["meta"], title, "speedups.json(.gz)", "--render-only"),
-             "Each round times a's SeqPoints and window, a's full run, b's SeqPoints and window, b's full "
-             "run, each in a fresh process (b first in odd rounds). Measured: ratio of the mean full runs; "
-             "noise floor: spread of a/b over every pairing of a's and b's runs; s.e.: the per-round "
-             "ratios' standard error. Projected: ratio of the mean projections; errors in %, ± the standard "
-             "error of the rounds' own errors (each round's projected over measured ratio), which "
-             "carries the noise of both sides.", "",
+    lines = [*_header(data["meta"], "Speedups: projected against measured, both timed in interleaved rounds "
+                      "(issue 14)", "speedups.json(.gz)", "--render-only"), ROUNDS_TEXT, "",
              "Interval: rounds whose 95% interval, as `seqpoint speedup` prints it (whole run, first_step), "
              "holds the measured speedup.", "",
              "| case | a -> b | measured | noise floor % | s.e. % | steady | first_step | window | window+in-run "
@@ -337,31 +350,27 @@ def render(data: dict[str, Any]) -> str:
     held = [0, 0, 0]  # rounds whose interval holds the measured speedup, that agree with it, in all
     half_widths: list[float] = []
     n = 0
-    for name, c in data["cases"].items():
-        for p in c["pairs"]:
-            if "error_message" in p:
-                lines.append(f"| `{name}` | {p['label']} | not run: {p['error_message']} | | | | | | | |")
-                continue
-            p = {**p, **summarise(p["rounds"])}  # the figures of this script's summarise
-            n += 1
-            cells = []
-            for label in LABELS:
-                e, se = p["projected"][label]["error"], p["projected"][label]["error_se"]
-                within[label] += abs(e) <= p["noise_floor"]
-                one_pct[label] += abs(e) <= 0.01
-                biased[label] += se is not None and abs(e) > 2 * se
-                errors[label].append(abs(e))
-                cells.append(_pct(e) + ("" if se is None else f" ± {100 * se:.2f}"))
-            se = p["standard_error"]
-            iv = p.get("interval")
-            if iv is not None:
-                held[0] += iv["held"]
-                held[1] += iv["agreed"]
-                held[2] += iv["rounds"]
-                half_widths += iv["half_widths"]
-            holds = "—" if iv is None else f"{iv['held']} of {iv['rounds']}"
-            lines.append(f"| `{name}` | {p['label']} | {p['measured']:.4f} | {100 * p['noise_floor']:.2f} | "
-                         f"{'—' if se is None else f'{100 * se:.2f}'} | " + " | ".join(cells) + f" | {holds} |")
+    for name, p in _ran_pairs(data, lines, columns=10):
+        p = {**p, **summarise(p["rounds"])}  # the figures of this script's summarise
+        n += 1
+        cells = []
+        for label in LABELS:
+            e, se = p["projected"][label]["error"], p["projected"][label]["error_se"]
+            within[label] += abs(e) <= p["noise_floor"]
+            one_pct[label] += abs(e) <= 0.01
+            biased[label] += se is not None and abs(e) > 2 * se
+            errors[label].append(abs(e))
+            cells.append(_pct(e) + ("" if se is None else f" ± {100 * se:.2f}"))
+        se = p["standard_error"]
+        iv = p.get("interval")
+        if iv is not None:
+            held[0] += iv["held"]
+            held[1] += iv["agreed"]
+            held[2] += iv["rounds"]
+            half_widths += iv["half_widths"]
+        holds = "—" if iv is None else f"{iv['held']} of {iv['rounds']}"
+        lines.append(f"| `{name}` | {p['label']} | {p['measured']:.4f} | {100 * p['noise_floor']:.2f} | "
+                     f"{'—' if se is None else f'{100 * se:.2f}'} | " + " | ".join(cells) + f" | {holds} |")
     lines += ["", "| projection | within 1% | within the noise floor | more than 2 s.e. off | median abs. error % |",
               "| --- | ---: | ---: | ---: | ---: |"]
     for label in LABELS:
@@ -483,51 +492,50 @@ def rejudge(data: dict[str, Any]) -> list[str]:
     return lines
 
 
+#: How the --paired rounds are timed and compared.
+PAIRED_TEXT = ("Each round: the first configuration's SeqPoints (3 workers, one fresh process) and its full "
+               "run; then both configurations' SeqPoints in one fresh process whose A and B workers take "
+               "turns (A1 B1 B2 A2 A3 B3, as `seqpoint speedup` now does with `[profile] processes > 1`); "
+               "then the second configuration's SeqPoints and full run. The first is a in even rounds, b in "
+               "odd ones. *Separate* is the projection from the configurations' own campaigns (as in the "
+               "section above), *in turn* the one from the shared campaign; both against the same measured "
+               "speedup. Errors in % (whole run, first_step; and the steady state alone), ± the standard "
+               "error of the rounds' own errors.")
+
+
 def render_paired(data: dict[str, Any]) -> str:
     """The ``--paired`` run: each pair's projection from separate campaigns against the one
     from campaigns whose workers took turns, both against the same full runs."""
-    title = "Speedups with A's and B's worker processes in turn (issue 14)"
-    lines = [*_header(data["meta"], title, "speedups_paired.json.gz", "--paired --render-only"),
-             "Each round: the first configuration's SeqPoints (3 workers, one fresh process) and its full run; "
-             "then both configurations' SeqPoints in one fresh process whose A and B workers take turns "
-             "(A1 B1 B2 A2 A3 B3, as `seqpoint speedup` now does with `[profile] processes > 1`); then the "
-             "second configuration's SeqPoints and full run. The first is a in even rounds, b in odd ones. "
-             "*Separate* is the projection from the configurations' own campaigns (as in the section above), "
-             "*in turn* the one from the shared campaign; both against the same measured speedup. Errors in "
-             "% (whole run, first_step; and the steady state alone), ± the standard error of the rounds' own "
-             "errors.", "",
+    lines = [*_header(data["meta"], "Speedups with A's and B's worker processes in turn (issue 14)",
+                      "speedups_paired.json.gz", "--paired --render-only"), PAIRED_TEXT, "",
              "| case | a -> b | measured | s.e. % | first_step separate | first_step in turn | steady separate "
              "| steady in turn | interval holds (separate / in turn) |",
              "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     counts = {k: {"one": 0, "floor": 0, "errors": [], "spreads": [], "held": 0, "rounds": 0}
               for k in ("separate", "in turn")}
     n = 0
-    for name, c in data["cases"].items():
-        for p in c["pairs"]:
-            if "error_message" in p:
-                lines.append(f"| `{name}` | {p['label']} | not run: {p['error_message']} | | | | | | |")
-                continue
-            n += 1
-            views = {"separate": summarise(p["rounds"]), "in turn": summarise(as_rounds(p["rounds"]))}
-            cells, holds = [], []
-            for label in ("first_step", "steady"):
-                for k, v in views.items():
-                    e, se = v["projected"][label]["error"], v["projected"][label]["error_se"]
-                    cells.append(_pct(e) + ("" if se is None else f" ± {100 * se:.2f}"))
-                    if label == "first_step":
-                        counts[k]["one"] += abs(e) <= 0.01
-                        counts[k]["floor"] += abs(e) <= v["noise_floor"]
-                        counts[k]["errors"].append(abs(e))
-                        counts[k]["spreads"].append(v["projected"][label]["spread"])
+    for name, p in _ran_pairs(data, lines, columns=9):
+        n += 1
+        views = {"separate": summarise(p["rounds"]), "in turn": summarise(as_rounds(p["rounds"]))}
+        cells, holds = [], []
+        for label in ("first_step", "steady"):
             for k, v in views.items():
-                iv = v["interval"]
-                counts[k]["held"] += iv["held"]
-                counts[k]["rounds"] += iv["rounds"]
-                holds.append(f"{iv['held']} of {iv['rounds']}")
-            se = views["separate"]["standard_error"]
-            lines.append(f"| `{name}` | {p['label']} | {p['measured']:.4f} | "
-                         f"{'—' if se is None else f'{100 * se:.2f}'} | " + " | ".join(cells)
-                         + f" | {' / '.join(holds)} |")
+                e, se = v["projected"][label]["error"], v["projected"][label]["error_se"]
+                cells.append(_pct(e) + ("" if se is None else f" ± {100 * se:.2f}"))
+                if label == "first_step":
+                    counts[k]["one"] += abs(e) <= 0.01
+                    counts[k]["floor"] += abs(e) <= v["noise_floor"]
+                    counts[k]["errors"].append(abs(e))
+                    counts[k]["spreads"].append(v["projected"][label]["spread"])
+        for k, v in views.items():
+            iv = v["interval"]
+            counts[k]["held"] += iv["held"]
+            counts[k]["rounds"] += iv["rounds"]
+            holds.append(f"{iv['held']} of {iv['rounds']}")
+        se = views["separate"]["standard_error"]
+        lines.append(f"| `{name}` | {p['label']} | {p['measured']:.4f} | "
+                     f"{'—' if se is None else f'{100 * se:.2f}'} | " + " | ".join(cells)
+                     + f" | {' / '.join(holds)} |")
     lines += ["", "| first_step projection | within 1% | within the noise floor | median abs. error % | "
               "median spread of the rounds' projected speedups % | interval holds |",
               "| --- | ---: | ---: | ---: | ---: | ---: |"]
@@ -590,8 +598,7 @@ def render_configs(data: dict[str, Any]) -> list[str]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="the cases' quick subsets, one pair each, 2 rounds")
+    ap = bench_parser(__doc__, quick="the cases' quick subsets, one pair each, 2 rounds")
     ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds per pair (default 3)")
     ap.add_argument("--window", type=int, default=100, help="iterations of the in-sequence window (default 100)")
     ap.add_argument("--cases", help="comma-separated subset of the cases with pairs")

@@ -12,11 +12,11 @@ Usage: ``.venv/bin/python benchmarks/bench_sweep.py [--quick] [--num-cpus N]``
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import os
 import time
 
+from _results import bench_parser
 from seqpoint.executors import Job, LocalExecutor, RayExecutor
 from seqpoint.measurements import Measurements
 from seqpoint.profiling import ProfileConfig
@@ -52,8 +52,7 @@ def flops(results: list[Measurements]) -> list[list[float]]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="2 configurations x 3 SeqPoints")
+    parser = bench_parser(__doc__, quick="2 configurations x 3 SeqPoints")
     parser.add_argument("--num-cpus", type=int, default=os.cpu_count() or 1,
                         help="CPUs of the local Ray (default: all)")
     args = parser.parse_args()

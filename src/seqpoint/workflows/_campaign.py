@@ -1,10 +1,7 @@
 """The stage sequence, composed once: lengths → schedule → workload and cache → SeqPoints →
-measurements, each result written to the run folder as soon as its stage finishes.
-
-``run``, ``validate`` and the demo start with :func:`start_campaign`, ``speedup`` with its
-two halves (:func:`plan_campaign`, then A's and B's :meth:`CampaignPlan.measure`); what they
-add (a projection, full runs, a second configuration) is theirs.
-"""
+measurements, each written to the run folder as soon as its stage finishes
+(:func:`start_campaign`, or its two halves :func:`plan_campaign` and
+:meth:`CampaignPlan.measure`)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""The run configuration: one TOML file of nested, frozen, keyword-only sections.
-
-Each section (:mod:`._sections`) names a component and is checked by building that
-component's own config when the file is loaded. ``--set section.key=value`` overrides
-TOML values through :func:`apply_overrides`, in the one ``--set`` grammar
-(:func:`seqpoint._config.parse_set`).
-"""
+"""The run configuration: one TOML file of nested, frozen, keyword-only sections, which
+``--set section.key=value`` overrides (:func:`apply_overrides`)."""
 
 from __future__ import annotations
 
@@ -99,6 +94,7 @@ class RunConfig:
 _MOVED = {("batching", "interconnect"): ("projection", "interconnect"),
           ("batching", "allreduce_s"): ("projection", "allreduce_s"),
           ("lengths", "subset_seed"): ("lengths", "seed"),
+          ("selection", "cost_device"): ("selection", "proxy_device"),
           ("validation", "interleave"): ("validation", "between_workers")}
 
 
@@ -111,8 +107,8 @@ def _warn_old(message: str) -> None:
 
 
 def _renamed_proxy(section: dict[str, Any], where: str) -> dict[str, Any]:
-    """``[selection]`` with the old names of its cost proxy (``cost``, ``cost_device``,
-    ``params.cost``) under the one name, ``proxy`` (warned)."""
+    """``[selection]`` with the old names of its cost proxy (``cost``, ``params.cost``) under
+    the one name, ``proxy`` (warned)."""
     out = dict(section)
     old_params = out.get("params")
     if isinstance(old_params, dict) and "cost" in old_params:
@@ -125,9 +121,6 @@ def _renamed_proxy(section: dict[str, Any], where: str) -> dict[str, Any]:
             out["proxy"] = cost
         _warn_old(f"{where}: [selection] cost is deprecated; it is [selection] proxy now "
                   "(cost = \"fixed\" is the default proxy).")
-    if "cost_device" in out:
-        out["proxy_device"] = out.pop("cost_device")
-        _warn_old(f"{where}: [selection] cost_device is deprecated; it is [selection] proxy_device now.")
     return out
 
 
@@ -247,14 +240,8 @@ def _key(k: str) -> str:
 
 def _dump_toml(data: dict[str, Any]) -> str:
     """Minimal TOML writer for our config shape (scalars, lists, one level of tables)."""
-    lines: list[str] = []
-    for k, v in data.items():
-        if not isinstance(v, dict) and v is not None:
-            lines.append(f"{_key(k)} = {_toml_value(v)}")
+    lines = [f"{_key(k)} = {_toml_value(v)}" for k, v in data.items() if not isinstance(v, dict) and v is not None]
     for k, v in data.items():
         if isinstance(v, dict):
-            lines.append(f"\n[{k}]")
-            for kk, vv in v.items():
-                if vv is not None:
-                    lines.append(f"{_key(kk)} = {_toml_value(vv)}")
+            lines += [f"\n[{k}]", *(f"{_key(kk)} = {_toml_value(vv)}" for kk, vv in v.items() if vv is not None)]
     return "\n".join(lines) + "\n"

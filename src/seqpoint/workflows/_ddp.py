@@ -1,12 +1,6 @@
-"""The data-parallel validation: a projected DDP run against the same run on gloo ranks.
-
-SeqPoints are chosen on the rank rows of ``[batching]`` replayed with ``world_size`` ranks
-and profiled here; each step is projected as the slowest rank's cost plus the all-reduce
-(the synchronisation ``run_ddp`` probes, or the gradient bytes over a named interconnect),
-against the real runs of :func:`~seqpoint.validation._ddp.run_ddp` (one discarded cold
-pass, then two that give the noise floor; ``[profile] timer = "cpu"`` times both sides in
-CPU time, which a loaded machine does not inflate).
-"""
+"""The data-parallel validation: a projected DDP run (each step its slowest rank plus the
+all-reduce, probed or from the gradient bytes over an interconnect) against the same run on
+gloo ranks; ``[profile] timer = "cpu"`` times both sides in CPU time."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""``seqpoint demo``: the embedded default run on bundled LibriSpeech lengths, on the CPU.
-
-A DeepSpeech2-style model (``deepspeech2:tiny``) trained with SortaGrad (epoch 0 sorted
-by length, later epochs shuffled) on LibriSpeech train-clean-100: the whole 10-epoch run
-is projected from 10 SeqPoints, and the method is checked against a measured full run of
-a 3,000-utterance subset (two epochs, run twice for the noise floor). Both time their
-SeqPoints by the multi-process protocol (3 fresh workers, interleaved, with a drift check).
-"""
+"""``seqpoint demo``: deepspeech2:tiny with SortaGrad on bundled LibriSpeech lengths, on the
+CPU: the 10-epoch run projected from 10 SeqPoints, then checked against two measured full
+runs of a 3,000-utterance subset."""
 
 from __future__ import annotations
 
@@ -39,12 +34,8 @@ def demo_configs(out: str | Path) -> tuple[RunConfig, RunConfig]:
         "selection": SelectionSection(method="seqpoint", n_points=10),
         "workload": WorkloadSection(name="deepspeech2:tiny", set={"threads": 1}),
     }
-    # The SeqPoints are timed by the multi-process protocol. benchmarks/bench_cold.py runs
-    # this workflow 5 times from fresh processes beside two full runs (RESULTS.md,
-    # bench_cold_default, 2026-11-24 12:16): errors -2.35..+2.49%, 5 of 5 intervals held
-    # the truth. Serial timing was about as close (-2.77..+0.80%, 5 of 5); 3 processes
-    # stay because only they measure the process-to-process spread the interval carries.
-    # A 200-step window for the cold term held the truth in 1 of 5.
+    # 3 worker processes: only they measure the process-to-process spread the interval
+    # carries (benchmarks/RESULTS.md, bench_cold_default).
     common["profile"] = ProfileSection(warmup=2, repeats=5, metrics=("time", "flops", "breakdown", "memory"),
                                        processes=3)
     whole = RunConfig(

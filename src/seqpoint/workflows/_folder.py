@@ -38,14 +38,9 @@ def check_run_name(name: str) -> str:
 
 
 class RunFolder:
-    """A folder holding one run's outputs; created on first write.
-
-    ``command`` names what writes it (``run``, ``validate``, ...), kept in the folder's
-    ``.seqpoint-command``. A folder that already holds files of another command, or
-    files seqpoint did not mark, when the first file is written (one ``[report] out`` or
-    ``-o`` given to two commands) gets a warning: the files this run does not write stay,
-    and may describe another run. The same command run again (a resumed run) does not.
-    """
+    """A folder holding one run's outputs, created on first write and marked with ``command``
+    (``run``, ``validate``, ...). A folder that holds another command's files, or unmarked
+    ones, gets a warning (they stay, and may describe another run); a resumed run does not."""
 
     def __init__(self, path: str | Path, command: str = "") -> None:
         self.path = Path(path)

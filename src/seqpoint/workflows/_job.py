@@ -1,10 +1,6 @@
-"""One call for a user's own job: SeqPoints, profiling, the projection with its interval,
-the break-even, and (given recorded runs) the check against them with their noise floor.
-
-:func:`project_job` takes a schedule (a replay of the user's sampler, or a recorded run
-trace) and a workload; ``seqpoint.integrations.huggingface.project_trainer`` is the same
-for a ``transformers.Trainer``, which gives both.
-"""
+"""One call for a user's own job (:func:`project_job`; ``project_trainer`` for a Trainer):
+SeqPoints, profiling, the projection with its interval, the break-even, and the check
+against recorded runs with their noise floor."""
 
 from __future__ import annotations
 
@@ -113,16 +109,6 @@ class JobProjection:
         return self.summary()
 
 
-def _as_schedule(schedule: IterationSchedule | RunTrace | str | Path) -> IterationSchedule:
-    from seqpoint.workflows._stages import read_run_schedule
-
-    if isinstance(schedule, IterationSchedule):
-        return schedule
-    if isinstance(schedule, RunTrace):
-        return schedule.to_schedule()
-    return read_run_schedule(schedule)
-
-
 def project_job(
     schedule: IterationSchedule | RunTrace | str | Path,
     workload: Workload | str,
@@ -172,10 +158,10 @@ def project_job(
     from seqpoint.projection import project
     from seqpoint.workflows._campaign import with_window
     from seqpoint.workflows._sections import ProfileSection, SelectionSection
-    from seqpoint.workflows._stages import choose_points
+    from seqpoint.workflows._stages import choose_points, read_run_schedule
     from seqpoint.workloads import load_workload
 
-    sched = _as_schedule(schedule)
+    sched = read_run_schedule(schedule)
     wl = load_workload(workload) if isinstance(workload, str) else workload
     if not isinstance(wl, Workload):
         lacks = [a for a in ("name", "config", "make_batch", "step") if not hasattr(wl, a)]

@@ -1,6 +1,5 @@
-"""The sections of a run config that say what becomes of the measurements: how they are
-projected (``[projection]``), checked against full runs (``[validation]``) and reported
-(``[report]``)."""
+"""The sections of a run config on what becomes of the measurements: ``[projection]``,
+``[validation]`` and ``[report]``."""
 
 from __future__ import annotations
 
@@ -32,9 +31,8 @@ class ProjectionSection:
     confidence: float = 0.95
     """Confidence level of the interval's noise part."""
     interconnect: str | float | None = None
-    """Data-parallel runs: the link the gradient all-reduce crosses, a name (``seqpoint.
-    projection.INTERCONNECTS``: gloo-loopback, pcie4, nvlink4, ib-200g, ...) or bytes per
-    second; the all-reduce is then 2(N-1)/N of the gradient bytes over it."""
+    """Data-parallel runs: the link the gradient all-reduce crosses, a name of
+    ``seqpoint.projection.INTERCONNECTS`` (pcie4, nvlink4, ...) or bytes per second."""
     allreduce_s: float | None = None
     """Data-parallel runs: a measured all-reduce of the gradients, seconds per step (in
     place of ``interconnect``)."""
@@ -74,16 +72,12 @@ class ValidationSection:
     baselines: tuple[str, ...] = ("first", "random", "stride", "mean", "median", "simpoint", "stratified")
     """Baselines compared with SeqPoints at the same profiling budget."""
     steady_truth: bool = True
-    """Also profile every unique signature in isolation, to split the error into the
-    selection error and the in-sequence overhead that isolated profiling cannot see. They
-    are timed among the SeqPoints (in signature order) in the same worker processes, so
-    the projection and this truth meet the same machine speed."""
+    """Also time every unique signature, among the SeqPoints, to split the error into the
+    selection error and the in-sequence overhead that isolated profiling cannot see."""
     between_workers: bool = True
-    """With ``[profile] processes > 1``, time the full runs between the measurement
-    protocol's worker processes (P F P F P for 3 processes and 2 runs), so truth and
-    projection cover the same stretch of time and a drift of the machine's speed does not
-    show as projection error; false: after them (was ``interleave``, which now means only
-    [profile]'s round-robin)."""
+    """With ``[profile] processes > 1``, time the full runs between the protocol's worker
+    processes (P F P F P), so truth and projection meet the same machine speed; false:
+    after them (was ``interleave``)."""
 
     _section_constraints: ClassVar[dict[str, list[Constraint]]] = {
         "epochs": [_EPOCHS, None],

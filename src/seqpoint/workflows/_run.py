@@ -1,10 +1,7 @@
 """``seqpoint run``: lengths → schedule → SeqPoints → profile (cached) → projection → report.
 
-With MLflow (optional), one MLflow run per seqpoint run (:func:`log_to_mlflow`): the
-resolved config as params (``section.key``), the projected totals, their intervals, the
-operation-category breakdown and the reduction factor as metrics, and the run folder as
-artifacts. The tracking server is MLflow's own choice (``MLFLOW_TRACKING_URI``, else
-``./mlruns``) unless one is given.
+:func:`log_to_mlflow` logs it as one MLflow run (mlflow is optional): the config as params,
+the totals, intervals and reduction factor as metrics, the run folder as artifacts.
 """
 
 from __future__ import annotations

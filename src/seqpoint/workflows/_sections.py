@@ -1,10 +1,6 @@
-"""The sections of a run config, each validated when it is built (so when the TOML is loaded).
-
-Scalar fields are checked by :mod:`seqpoint._params`; the parameter tables (``params``,
-``set``) are checked by building the component they configure (the batching policy, the
-selector, the workload's config), so a bad value fails at load, with its section named,
-and not minutes later when that stage runs.
-"""
+"""The sections of a run config, each checked when it is built (so when the TOML is loaded):
+scalars by :mod:`seqpoint._params`, parameter tables by building the component they
+configure, so a bad value fails at load with its section named, not minutes later."""
 
 from __future__ import annotations
 
@@ -117,9 +113,8 @@ class BatchingSection:
     params: dict[str, Any] = field(default_factory=dict)
     """Policy parameters (``batch_size``, ``max_tokens``, ``num_buckets``, ...)."""
     schedule: str | None = None
-    """A schedule file (from ``seqpoint schedule``, ``schedule_from_trainer`` or
-    ``schedule_from_sampler``) or a recorded run trace to use as the run, in place of
-    replaying ``policy`` over ``[lengths]`` (which are then not read)."""
+    """A schedule file (``seqpoint schedule``, ``schedule_from_trainer``, ...) or a run trace
+    to use as the run, in place of replaying ``policy`` over ``[lengths]``."""
     world_size: int = 1
     """Data-parallel ranks: the schedule holds every rank's batch of every step."""
     rank: int | None = None
@@ -170,12 +165,10 @@ class SelectionSection:
     params: dict[str, Any] = field(default_factory=dict)
     """Further selector parameters (``grouping``, ...)."""
     proxy: str = "attention"
-    """The cost proxy the iterations are grouped on (``seqpoint`` and ``stratified``): a
-    formula of the signature (``attention``: padded tokens plus the attention term, the
-    default; ``tokens``, ``quadratic``, ``seq_len``), or ``model`` (roofline time of the
-    profiled model's exact FLOPs and bytes per signature on ``proxy_device``) or
-    ``model+pilot`` (that, rescaled along the range by the measured step times of
-    ``pilot_points`` signatures), for ``seqpoint``."""
+    """The cost proxy iterations are grouped on (``seqpoint``, ``stratified``): a formula of
+    the signature (``attention``, ``tokens``, ``quadratic``, ``seq_len``), or, for
+    ``seqpoint``, ``model`` (the model's roofline time per signature on ``proxy_device``)
+    or ``model+pilot`` (that, rescaled by ``pilot_points`` measured step times)."""
     proxy_device: str = "cpu"
     """Roofline device of the model proxy: ``cpu`` (this machine, measured by a tiny
     probe) or a GPU of the roofline table (``v100``, ``a100``, ``h100``)."""
@@ -274,22 +267,20 @@ class ProfileSection(ProfileConfig):
     (same fields and checks) plus where the measurements are cached."""
 
     metrics: tuple[str, ...] = ("time", "flops", "breakdown", "memory")
-    """Metrics to record. A run records more by default than ``seqpoint profile`` (``time``
-    only): its report shows FLOPs, the operation breakdown and peak memory."""
+    """Metrics to record (more than ``seqpoint profile``'s ``time``: the report shows them)."""
     cache: str | None = None
     """Cache file; default ``$SEQPOINT_CACHE`` or ``~/.cache/seqpoint/measurements.sqlite``."""
     use_cache: bool = True
     """Read and write the measurement cache."""
     cold_window: int = 0
-    """Time the run's first ``cold_window`` iterations in sequence in a fresh process and
-    calibrate the cold-step term from them (``window``) instead of from the SeqPoints'
-    first steps; 0 (default) keeps the first-step calibration. Costs that many steps."""
+    """Calibrate the cold-step term from the run's first ``cold_window`` iterations timed in
+    sequence (costs that many steps); 0: from the SeqPoints' first steps."""
     executor: str = "local"
-    """Where the SeqPoints are measured: ``local`` (this process) or ``ray`` (a Ray cluster,
-    one fresh worker process per task; this process alone reads and writes the cache)."""
+    """Where the SeqPoints are measured: ``local`` (this process) or ``ray`` (a Ray cluster;
+    this process alone uses the cache)."""
     address: str | None = None
-    """With ``executor = "ray"``: the cluster (``host:port``, ``ray://host:port`` or
-    ``auto``); unset starts a local Ray (or joins the one this process already has)."""
+    """With ``executor = "ray"``: the cluster (``host:port``, ``ray://host:port``, ``auto``);
+    unset starts (or joins) a local Ray."""
 
     _section_constraints: ClassVar[dict[str, list[Constraint]]] = {
         "cache": [_PATH, None],

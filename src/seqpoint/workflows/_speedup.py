@@ -127,15 +127,11 @@ def _measure_both(
     machine's speed reaches both; else A, then B."""
     from seqpoint.profiling import EndTurn, take_turns
 
-    plan_b = plan.under(b, tag="b")
+    def job(p: CampaignPlan, label: str) -> Callable[[EndTurn | None], Campaign]:
+        return lambda end_turn: p.measure(progress=progress, console=console, end_turn=end_turn,
+                                          label=f"{label} {p.workload.name}")
 
-    def measure(p: CampaignPlan, label: str) -> Callable[[EndTurn | None], Campaign]:
-        def job(end_turn: EndTurn | None) -> Campaign:
-            return p.measure(progress=progress, console=console, end_turn=end_turn,
-                             label=f"{label} {p.workload.name}")
-        return job
-
-    jobs = [measure(plan, "A"), measure(plan_b, "B")]
+    jobs = [job(plan, "A"), job(plan.under(b, tag="b"), "B")]
     pa, pb = plan.config.profile.processes, b.profile.processes
     if _in_turn(plan.config, b):
         if pa != pb:

@@ -14,6 +14,7 @@ from seqpoint.measurements import Measurements
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import BaseSelector, CostProxy, SeqPoint, SeqPoints
 from seqpoint.traces import Lengths
+from seqpoint.validation import RunTrace
 from seqpoint.workflows._config import RunConfig
 from seqpoint.workflows._sections import (
     BatchingSection,
@@ -56,18 +57,21 @@ def build_schedule(sec: BatchingSection, lengths: Lengths) -> IterationSchedule:
     return schedule if sec.rank is None else schedule.for_rank(sec.rank)
 
 
-def read_run_schedule(path: str | Path) -> IterationSchedule:
-    """A schedule file (CSV/Parquet from ``seqpoint schedule``), or a run trace read as its
-    schedule (one row per micro-batch); a file that is neither gets the schedule's message,
-    which says what a schedule needs."""
+def read_run_schedule(run: IterationSchedule | RunTrace | str | Path) -> IterationSchedule:
+    """The run as a schedule: a schedule, a run trace's micro-batches, or a file of either (a
+    file that is neither gets the schedule's message, which says what a schedule needs)."""
     from seqpoint.schedule import read_schedule
     from seqpoint.validation import read_trace
 
+    if isinstance(run, IterationSchedule):
+        return run
+    if isinstance(run, RunTrace):
+        return run.to_schedule()
     try:
-        return read_schedule(path)
+        return read_schedule(run)
     except InputError as as_schedule:
         try:
-            return read_trace(path).to_schedule()
+            return read_trace(run).to_schedule()
         except InputError:
             raise as_schedule from None
 

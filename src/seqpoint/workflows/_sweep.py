@@ -1,11 +1,9 @@
 """``seqpoint sweep``: many configurations measured on one run's SeqPoints, through an executor.
 
-The schedule is replayed and the SeqPoints chosen once, from the base configuration. One
-:class:`~seqpoint.executors.Job` per distinct configuration goes to the executor (serial
-or Ray; the driver alone reads and writes the cache, so cached pairs are skipped and an
-interrupted sweep resumes; failed points are recorded and the sweep goes on). Every
-configuration is then projected on the shared :class:`~seqpoint.projection.ScheduleModel`
-and compared with the base: ``speedup = T_base / T_config``.
+The SeqPoints are chosen once, from the base. One :class:`~seqpoint.executors.Job` per
+distinct configuration goes to the executor, whose driver alone uses the cache (an
+interrupted sweep resumes; failed points are recorded); each configuration is projected on
+the shared schedule model and compared with the base: ``speedup = T_base / T_config``.
 """
 
 from __future__ import annotations
@@ -209,11 +207,8 @@ def sweep(
 
 
 def _jobs(entries: Sequence[SweepEntry], seqpoints: SeqPoints) -> tuple[list[Job], list[int]]:
-    """One job per distinct (workload, overrides, harness), and each entry's job index.
-
-    Two configurations that measure the same thing (a grid point equal to the base) share
-    one job, so nothing is measured twice even without a cache.
-    """
+    """One job per distinct (workload, overrides, harness), and each entry's job index: a grid
+    point equal to the base is not measured twice, even without a cache."""
     jobs: list[Job] = []
     index: dict[str, int] = {}
     job_of: list[int] = []

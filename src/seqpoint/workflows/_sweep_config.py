@@ -1,23 +1,8 @@
-"""The sweep file: one base run config and a grid of overrides, checked strictly at load.
-
-A sweep is a TOML file with a base run config (``base = "run.toml"``, a path relative to
-the sweep file, and/or inline ``[lengths]``, ``[batching]``, ... sections that override
-the base's keys) and its configurations, either listed::
-
-    [[sweep]]
-    name = "bf16"
-    set = { "workload.set.dtype" = "bf16" }
-
-or as a product of axes (names generated from the values)::
-
-    [axes]
-    "workload.set.threads" = [1, 2]
-    "workload.set.dtype" = ["fp32", "bf16"]
-
-Keys are those of ``--set`` (``section.key``, dashes read as underscores); values are
-TOML values. Every configuration is built (and so validated) at load. All of them share
-the base's schedule and SeqPoints, so only ``[workload]`` and ``[profile]`` may vary.
-"""
+"""The sweep file (docs/usage.md): a base run config (``base = "run.toml"`` and/or inline
+sections) and its configurations, listed (``[[sweep]]`` with ``name`` and ``set``) or the
+product of ``[axes]``, keyed as ``--set`` is. Every configuration is built, and so checked,
+at load; all share the base's schedule and SeqPoints, so only ``[workload]`` and
+``[profile]`` may vary."""
 
 from __future__ import annotations
 
@@ -35,7 +20,7 @@ __all__ = ["REFERENCE", "SweepConfig", "SweepEntry", "load_sweep", "sweep_from_d
 #: Name of the base configuration, the reference of every speedup.
 REFERENCE = "base"
 
-#: Most configurations one sweep may hold (a guard against a runaway product of axes).
+#: Most configurations one sweep may hold (against a runaway product of axes).
 MAX_CONFIGS = 1000
 
 _SWEEP_KEYS = ("name", "base", "sweep", "axes")
@@ -89,17 +74,8 @@ def load_sweep(path: str | Path) -> SweepConfig:
 
 
 def sweep_from_dict(data: dict[str, Any], *, where: str = "sweep", root: Path | None = None) -> SweepConfig:
-    """Build a :class:`SweepConfig` from parsed TOML.
-
-    Parameters
-    ----------
-    data : dict
-        The parsed sweep file.
-    where : str
-        How errors name the source (the file path).
-    root : Path, optional
-        Folder a relative ``base`` path is read from (default: the working directory).
-    """
+    """A :class:`SweepConfig` from the parsed sweep file; errors name ``where`` (the file), and
+    a relative ``base`` is read from ``root`` (default: the working directory)."""
     sections = [f.name for f in fields(RunConfig) if f.name != "name"]
     unknown = [k for k in data if k not in _SWEEP_KEYS and k not in sections]
     if unknown:

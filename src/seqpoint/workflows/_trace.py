@@ -1,10 +1,5 @@
-"""Projections checked against recorded real runs (run traces), and speedups from files.
-
-:func:`validate_trace` is ``seqpoint validate --trace``: the projection from SeqPoints, and
-the first-N estimate users make today from the same trace, against the recorded run's
-total time, with the noise floor of two or more recorded runs of the same schedule.
-:func:`speedup_from_files` is ``seqpoint speedup`` from two measurement files.
-"""
+"""Projections checked against recorded real runs (``seqpoint validate --trace``), and
+speedups from two measurement files (``seqpoint speedup``)."""
 
 from __future__ import annotations
 
@@ -36,6 +31,7 @@ __all__ = ["TraceValidation", "speedup_from_files", "validate_config_on_traces",
 
 #: Columns that fix a micro-batch's shape, compared to tell two runs' schedules apart.
 _SHAPE = ("batch_size", "seq_len", "tgt_len")
+_SAME = "compare runs of the same schedule (same sampler, seed, epochs and batch size)."
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -66,19 +62,13 @@ def _check_same_schedule(schedule: IterationSchedule, trace: RunTrace, which: st
     """One clear error when ``trace`` did not run ``schedule``, naming the first difference."""
     got = trace.to_schedule()
     if len(got) != len(schedule):
-        raise InputError(
-            f"{which} has {len(got)} micro-batches but the schedule has {len(schedule)}; "
-            "compare runs of the same schedule (same sampler, seed, epochs and batch size)."
-        )
+        raise InputError(f"{which} has {len(got)} micro-batches but the schedule has {len(schedule)}; {_SAME}")
     for col in _SHAPE:
         diff = np.flatnonzero(getattr(got, col) != getattr(schedule, col))
         if diff.size:
             i = int(diff[0])
-            raise InputError(
-                f"{which} is not a run of this schedule: micro-batch {i} has {col} "
-                f"{int(getattr(got, col)[i])}, the schedule {int(getattr(schedule, col)[i])}; "
-                "compare runs of the same schedule (same sampler, seed, epochs and batch size)."
-            )
+            raise InputError(f"{which} is not a run of this schedule: micro-batch {i} has {col} "
+                             f"{int(getattr(got, col)[i])}, the schedule {int(getattr(schedule, col)[i])}; {_SAME}")
 
 
 def validate_trace(
@@ -148,7 +138,7 @@ def speedup_from_files(
     def named(given: object, label: str) -> str:
         return label if isinstance(given, (IterationSchedule, SeqPoints, Measurements)) else str(given)
 
-    sched = schedule if isinstance(schedule, IterationSchedule) else read_run_schedule(schedule)
+    sched = read_run_schedule(schedule)
     pts = seqpoints if isinstance(seqpoints, SeqPoints) else read_seqpoints(seqpoints)
     a = meas_a if isinstance(meas_a, Measurements) else read_measurements(meas_a)
     b = meas_b if isinstance(meas_b, Measurements) else read_measurements(meas_b)
@@ -171,15 +161,11 @@ def validate_config_on_traces(
     cfg: RunConfig, traces: Sequence[str | Path], *, first_n: int = 10,
     progress: bool = True, console: Console | None = None,
 ) -> tuple[TraceValidation, RunFolder]:
-    """``seqpoint validate CONFIG --trace T [--trace T2]``: the recorded run is the truth.
-
-    The first trace's micro-batches are the schedule (``[batching] rank`` picks one rank);
-    ``[selection]``, ``[workload]`` and ``[profile]`` (with ``cold_window``) pick and measure
-    SeqPoints on it, and :func:`validate_trace` compares with every trace. A config that
-    sets what a trace replaces (``[lengths]``, ``[batching]`` but ``world_size`` and
-    ``rank``, ``[validation]``) is a ConfigError: a user reusing ``seqpoint run``'s config
-    could otherwise believe the trace was checked against it.
-    """
+    """``seqpoint validate CONFIG --trace T [--trace T2]``: SeqPoints of the first trace's
+    micro-batches (``[batching] rank`` picks a rank) measured per the config and checked by
+    :func:`validate_trace`. A config that sets what a trace replaces is a ConfigError: a
+    user reusing ``seqpoint run``'s config could otherwise think the trace was checked
+    against it."""
     if not traces:
         raise InputError("--trace needs at least one recorded run trace (seqpoint.integrations).")
     _check_trace_config(cfg)

@@ -1,14 +1,10 @@
-"""``seqpoint validate``: the projection and every baseline against the ground truth.
+"""``seqpoint validate``: the projection and every baseline against the ground truth, the
+schedule (or a stated part) executed in order twice or more, for the noise floor.
 
-The ground truth is the schedule (or a stated part of it) executed in order, twice or
-more, so the noise floor is measured in the same run. With the measurement protocol
-(``[profile] processes > 1``) the full runs are timed between its worker processes, so
-truth and projection cover the same stretch of time: on a shared machine whose speed
-moves 5-8% in ten minutes, a truth timed after the profiling differs from it by that
-drift, which is not the method's error. The steady-state truth (every signature of
-the run, timed by the same harness) is timed in the same worker processes, among the
-SeqPoints in signature order, for the same reason. Deterministic metrics (FLOPs, a roofline time) are
-validated against their exact totals over every signature.
+With ``[profile] processes > 1`` the full runs are timed between the protocol's worker
+processes, and the steady-state truth (every signature) among the SeqPoints in them, so a
+drift of a shared machine's speed (5-8% in ten minutes) is not read as the method's error.
+Deterministic metrics (FLOPs, a roofline time) are checked against their exact totals.
 """
 
 from __future__ import annotations
@@ -70,11 +66,8 @@ class ValidationResult(ValidationRecord):
 
 @contextmanager
 def progress_bar(enabled: bool, console: Console | None, label: str, total: int) -> Iterator[Callable[..., None]]:
-    """A transient progress bar; yields ``advance(n=1)``.
-
-    None when the output is neither a terminal nor a notebook: a transient bar leaves
-    nothing there but an empty line, which piped output collected one per full run.
-    """
+    """A transient progress bar; yields ``advance(n=1)``. None where the output is neither a
+    terminal nor a notebook: a transient bar leaves only an empty line there."""
     if not enabled or not shows_live(console):
         yield lambda n=1: None
         return

@@ -43,10 +43,8 @@ class Section:
 def _table(rows: Sequence[Sequence[object]]) -> str:
     head, *body = rows
     out = ["<table><tr>", *(f"<th>{html.escape(str(c))}</th>" for c in head), "</tr>"]
-    for row in body:
-        out.append("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>")
-    out.append("</table>")
-    return "".join(out)
+    out += ["<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>" for row in body]
+    return "".join([*out, "</table>"])
 
 
 def _image(path: Path) -> str:
@@ -55,14 +53,8 @@ def _image(path: Path) -> str:
     return f'<img alt="{alt}" src="data:image/png;base64,{data}">'
 
 
-def write_html_report(
-    path: str | Path,
-    *,
-    title: str,
-    subtitle: str = "",
-    headline: Sequence[tuple[str, str]] = (),
-    sections: Sequence[Section] = (),
-) -> Path:
+def write_html_report(path: str | Path, *, title: str, subtitle: str = "",
+                      headline: Sequence[tuple[str, str]] = (), sections: Sequence[Section] = ()) -> Path:
     """Write one HTML file that needs nothing beside it.
 
     ``headline`` is a row of ``(value, caption)`` cards shown under the title.
@@ -75,12 +67,8 @@ def write_html_report(
         f"{datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}</div>",
     ]
     if headline:
-        parts.append("<div class='headline'>")
-        parts += [
-            f"<div class='card'><b>{html.escape(v)}</b><span>{html.escape(c)}</span></div>"
-            for v, c in headline
-        ]
-        parts.append("</div>")
+        parts += ["<div class='headline'>", *(f"<div class='card'><b>{html.escape(v)}</b><span>"
+                                              f"{html.escape(c)}</span></div>" for v, c in headline), "</div>"]
     for sec in sections:
         parts.append(f"<h2>{html.escape(sec.title)}</h2>")
         for para in filter(None, (p.strip() for p in sec.text.split("\n\n"))):

@@ -41,20 +41,15 @@ def _fit_curve(result: ProjectedRun) -> tuple[NDArray[np.int64], NDArray[np.floa
     return result.schedule.seq_len, fitted
 
 
-def _common_plots(
-    result: ProjectedRun, folder: Path,
-    reference: tuple[NDArray[np.int64], NDArray[np.float64]] | None = None,
-) -> list[Path]:
-    unit = result.unit
-    pts = result.seqpoints
+def _common_plots(result: ProjectedRun, folder: Path,
+                  reference: tuple[NDArray[np.int64], NDArray[np.float64]] | None = None) -> list[Path]:
+    unit, pts = result.unit, result.seqpoints
     ms = {m.signature: m for m in result.measurements.measurements}
     ok = [(p.seq_len, ms[p.signature].metrics[STEADY_TIME]) for p in pts.points
           if p.signature in ms and ms[p.signature].ok]
-    paths = [
-        plot_length_histogram(result.schedule.seq_len, pts, folder / "length_histogram.png", unit=unit,
-                              title=f"Sequence length of {len(result.schedule):,} iterations and "
-                                    f"the {len(pts)} SeqPoints"),
-    ]
+    paths = [plot_length_histogram(result.schedule.seq_len, pts, folder / "length_histogram.png", unit=unit,
+                                   title=f"Sequence length of {len(result.schedule):,} iterations and "
+                                         f"the {len(pts)} SeqPoints")]
     if ok:
         xs, ys = zip(*ok, strict=True)
         paths.append(plot_cost_vs_length(xs, ys, folder / "cost_vs_length.png", fit=_fit_curve(result),
@@ -66,10 +61,8 @@ def _common_plots(
     return paths
 
 
-def write_run_report(
-    result: RunRecord, folder: Path, *, title: str, subtitle: str, config_text: str,
-    plots: bool = True,
-) -> Path:
+def write_run_report(result: RunRecord, folder: Path, *, title: str, subtitle: str, config_text: str,
+                     plots: bool = True) -> Path:
     """Plots (with ``plots``) and ``report.html`` of a run in ``folder``; returns the HTML path."""
     images = _common_plots(result, folder) if plots else []
     proj = result.projection
@@ -78,9 +71,7 @@ def write_run_report(
     lo, hi = proj.interval.get(metric, (float("nan"), float("nan")))
     s = result.summary
     return write_html_report(
-        folder / "report.html",
-        title=title,
-        subtitle=subtitle,
+        folder / "report.html", title=title, subtitle=subtitle,
         headline=[
             (fmt_duration(t), "projected training time"),
             (f"± {proj.relative_halfwidth(metric):.2%}", "estimated error (95%)"),
@@ -108,10 +99,8 @@ def write_run_report(
     )
 
 
-def write_validation_report(
-    result: ValidationRecord, folder: Path, *, title: str, subtitle: str, config_text: str,
-    plots: bool = True,
-) -> Path:
+def write_validation_report(result: ValidationRecord, folder: Path, *, title: str, subtitle: str,
+                            config_text: str, plots: bool = True) -> Path:
     """Plots (with ``plots``) and ``report.html`` of a validation; returns the HTML path."""
     images: list[Path] = []
     if plots:
@@ -129,9 +118,7 @@ def write_validation_report(
     truth = result.truth
     lo, hi = truth.interval_s
     return write_html_report(
-        folder / "report.html",
-        title=title,
-        subtitle=subtitle,
+        folder / "report.html", title=title, subtitle=subtitle,
         headline=[
             (fmt_duration(truth.measured_s), "measured full run"),
             (fmt_duration(truth.projected_s), f"projected from {len(result.seqpoints)} SeqPoints"),

@@ -13,12 +13,7 @@ from numpy.typing import ArrayLike
 
 from seqpoint.selection import SeqPoints
 
-__all__ = [
-    "plot_breakdown",
-    "plot_cost_vs_length",
-    "plot_error_vs_k",
-    "plot_length_histogram",
-]
+__all__ = ["plot_breakdown", "plot_cost_vs_length", "plot_error_vs_k", "plot_length_histogram"]
 
 _DPI = 110
 
@@ -41,21 +36,14 @@ def _save(fig: Any, path: str | Path) -> Path:
     return path
 
 
-def plot_length_histogram(
-    seq_len: ArrayLike,
-    points: SeqPoints | None,
-    path: str | Path,
-    *,
-    title: str = "Sequence length of every iteration",
-    unit: str = "tokens",
-    bins: int = 60,
-) -> Path:
+def plot_length_histogram(seq_len: ArrayLike, points: SeqPoints | None, path: str | Path, *,
+                          title: str = "Sequence length of every iteration", unit: str = "tokens") -> Path:
     """Histogram of padded ``seq_len`` (shape (n_iterations,)) over iterations, with each
     SeqPoint drawn at its ``seq_len`` as a stem as high as its weight (second axis)."""
     plt = _pyplot()
     sl = np.asarray(seq_len)
     fig, ax = plt.subplots(figsize=(8, 4))
-    ax.hist(sl, bins=bins, color="#9ecae1", edgecolor="#3182bd", linewidth=0.5)
+    ax.hist(sl, bins=60, color="#9ecae1", edgecolor="#3182bd", linewidth=0.5)
     ax.set_xlabel(f"padded sequence length ({unit})")
     ax.set_ylabel("iterations")
     ax.set_title(title)
@@ -71,18 +59,9 @@ def plot_length_histogram(
     return _save(fig, path)
 
 
-def plot_cost_vs_length(
-    seq_len: ArrayLike,
-    cost: ArrayLike,
-    path: str | Path,
-    *,
-    fit: tuple[ArrayLike, ArrayLike] | None = None,
-    fit_groups: ArrayLike | None = None,
-    reference: tuple[ArrayLike, ArrayLike] | None = None,
-    ylabel: str = "time per iteration (s)",
-    title: str = "Cost against sequence length",
-    unit: str = "tokens",
-) -> Path:
+def plot_cost_vs_length(seq_len: ArrayLike, cost: ArrayLike, path: str | Path, *,
+                        fit: tuple[ArrayLike, ArrayLike] | None = None, fit_groups: ArrayLike | None = None,
+                        reference: tuple[ArrayLike, ArrayLike] | None = None, unit: str = "tokens") -> Path:
     """Measured cost of each SeqPoint against its length, with the fitted curve.
 
     ``fit`` is ``(x, y)`` of the interpolated cost model, drawn as one line per value
@@ -105,20 +84,15 @@ def plot_cost_vs_length(
                     label="fitted cost model" if j == 0 else None)
     ax.scatter(seq_len, cost, s=40, color="#e6550d", zorder=3, label="SeqPoints (measured)")
     ax.set_xlabel(f"padded sequence length ({unit})")
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
+    ax.set_ylabel("time per iteration (s)")
+    ax.set_title("Cost against sequence length")
     ax.legend()
     return _save(fig, path)
 
 
-def plot_error_vs_k(
-    curves: Mapping[str, tuple[Sequence[int], Sequence[float]]],
-    path: str | Path,
-    *,
-    noise_floor: float | None = None,
-    title: str = "Projection error against profiled iterations",
-    ylabel: str = "|relative error| of projected total",
-) -> Path:
+def plot_error_vs_k(curves: Mapping[str, tuple[Sequence[int], Sequence[float]]], path: str | Path, *,
+                    noise_floor: float | None = None, title: str = "Projection error against profiled iterations",
+                    ylabel: str = "|relative error| of projected total") -> Path:
     """Absolute relative error (fraction) against k for each method, log scale.
 
     ``curves`` maps a method name to ``(ks, errors)``; ``noise_floor`` is drawn as a
@@ -141,13 +115,8 @@ def plot_error_vs_k(
     return _save(fig, path)
 
 
-def plot_breakdown(
-    series: Mapping[str, Mapping[str, float]],
-    path: str | Path,
-    *,
-    title: str = "Operation breakdown of the whole run",
-    as_share: bool = True,
-) -> Path:
+def plot_breakdown(series: Mapping[str, Mapping[str, float]], path: str | Path, *,
+                   title: str = "Operation breakdown of the whole run", as_share: bool = True) -> Path:
     """Grouped horizontal bars per operation category, one bar per series.
 
     ``series`` maps a label (e.g. "projected", "measured") to category -> seconds.

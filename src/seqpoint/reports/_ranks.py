@@ -36,15 +36,14 @@ def _share(fraction: float) -> str:
 def rank_projection_table(proj: RankProjection) -> Rows:
     """Rows: the run's time split into balanced compute, straggler wait and all-reduce."""
     total = proj.total_s
-    rows = [["part", "time", "share"]]
-    rows.append(["balanced compute (mean over ranks)", fmt_duration(proj.mean_compute_s),
-                 _share(proj.mean_compute_s / total if total else 0.0)])
-    rows.append(["straggler wait (max - mean)", fmt_duration(proj.compute_s - proj.mean_compute_s),
-                 _share(proj.straggler_share)])
-    rows.append([f"all-reduce ({proj.allreduce_source}, {fmt_duration(proj.allreduce_s)}/step)",
-                 fmt_duration(proj.communication_s), _share(proj.communication_share)])
-    rows.append(["total", fmt_duration(total), _share(1.0)])
-    return rows
+    return [["part", "time", "share"],
+            ["balanced compute (mean over ranks)", fmt_duration(proj.mean_compute_s),
+             _share(proj.mean_compute_s / total if total else 0.0)],
+            ["straggler wait (max - mean)", fmt_duration(proj.compute_s - proj.mean_compute_s),
+             _share(proj.straggler_share)],
+            [f"all-reduce ({proj.allreduce_source}, {fmt_duration(proj.allreduce_s)}/step)",
+             fmt_duration(proj.communication_s), _share(proj.communication_share)],
+            ["total", fmt_duration(total), _share(1.0)]]
 
 
 def print_rank_projection(console: Console, proj: RankProjection) -> None:
@@ -55,12 +54,8 @@ def print_rank_projection(console: Console, proj: RankProjection) -> None:
 
 def ddp_validation_table(result: DDPValidationView) -> Rows:
     """Rows: projected against each measured run, the error and the noise floor."""
-    rows = [["", "time"]]
-    rows.append(["projected (max over ranks + all-reduce)", fmt_duration(result.projection.total_s)])
     truth = result.truth
-    for i, t in enumerate(truth.runs_s):
-        rows.append([f"measured run {i + 1}", fmt_duration(t)])
-    rows.append(["error (projected vs mean measured)", fmt_pct(truth.error)])
-    noise = truth.noise_floor
-    rows.append(["noise floor (run 1 vs run 2)", "n/a" if math.isnan(noise) else fmt_pct(noise)])
-    return rows
+    return [["", "time"], ["projected (max over ranks + all-reduce)", fmt_duration(result.projection.total_s)],
+            *([f"measured run {i + 1}", fmt_duration(t)] for i, t in enumerate(truth.runs_s)),
+            ["error (projected vs mean measured)", fmt_pct(truth.error)],
+            ["noise floor (run 1 vs run 2)", "n/a" if math.isnan(truth.noise_floor) else fmt_pct(truth.noise_floor)]]

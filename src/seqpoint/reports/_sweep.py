@@ -24,18 +24,7 @@ from seqpoint.reports._plots import _pyplot, _save
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import SeqPoints
 
-__all__ = [
-    "SweepConfigView",
-    "SweepView",
-    "plot_sweep",
-    "print_sweep",
-    "sweep_table",
-    "write_sweep_csv",
-    "write_sweep_report",
-]
-
-#: Breakdown categories named in a terminal row.
-_TOP = 3
+__all__ = ["plot_sweep", "print_sweep", "write_sweep_csv", "write_sweep_report"]
 
 
 class SweepConfigView(Protocol):
@@ -43,19 +32,14 @@ class SweepConfigView(Protocol):
 
     @property
     def name(self) -> str: ...
-
     @property
     def overrides(self) -> Mapping[str, Any]: ...
-
     @property
     def projection(self) -> Projection | None: ...
-
     @property
     def speedup(self) -> Speedup | None: ...
-
     @property
     def complete(self) -> bool: ...
-
     @property
     def n_failed(self) -> int: ...
 
@@ -65,19 +49,14 @@ class SweepView(Protocol):
 
     @property
     def configs(self) -> Sequence[SweepConfigView]: ...
-
     @property
     def time_metric(self) -> str | None: ...
-
     @property
     def schedule(self) -> IterationSchedule: ...
-
     @property
     def seqpoints(self) -> SeqPoints: ...
-
     @property
     def executor(self) -> str: ...
-
     @property
     def run_stats(self) -> dict[str, float]: ...
 
@@ -93,31 +72,17 @@ def _time(c: SweepConfigView, metric: str | None) -> tuple[float, float, float]:
 
 def _overrides_text(overrides: Mapping[str, Any]) -> str:
     """``key=value`` pairs in the ``--set`` grammar (values as TOML/JSON)."""
-    parts = [f"{k}={v if isinstance(v, str) else json.dumps(v, default=str)}"
-             for k, v in overrides.items()]
-    return " ".join(parts) or "(base)"
+    return " ".join(f"{k}={v if isinstance(v, str) else json.dumps(v, default=str)}"
+                    for k, v in overrides.items()) or "(base)"
 
 
-def _top_categories(p: Projection | None, n: int = _TOP) -> str:
+def _top_categories(p: Projection | None) -> str:
+    """The three largest breakdown categories and their shares."""
     bd = breakdown_of(p.totals) if p is not None else {}
     total = sum(bd.values())
     if not bd or total <= 0:
         return ""
-    top = sorted(bd.items(), key=lambda kv: -kv[1])[:n]
-    return ", ".join(f"{cat} {v / total:.0%}" for cat, v in top)
-
-
-def _speedup_text(s: Speedup | None) -> str:
-    if s is None:
-        return "n/a"
-    lo, hi = s.interval
-    return f"{s.value:.3f}× [{lo:.3f}, {hi:.3f}]"
-
-
-def _status(c: SweepConfigView) -> str:
-    if c.projection is None:
-        return "failed"
-    return "ok" if c.complete else f"incomplete ({c.n_failed} failed)"
+    return ", ".join(f"{cat} {v / total:.0%}" for cat, v in sorted(bd.items(), key=lambda kv: -kv[1])[:3])
 
 
 def sweep_table(result: SweepView) -> list[list[str]]:
@@ -130,11 +95,12 @@ def sweep_table(result: SweepView) -> list[list[str]]:
         time_text = fmt_duration(t)
         if math.isfinite(t) and t:
             time_text += f" ± {(hi - t) / abs(t):.1%}"
-        p = c.projection
+        p, s = c.projection, c.speedup
         flops = p.totals.get("flops") if p is not None else None
-        rows.append([c.name, _overrides_text(c.overrides), time_text, _speedup_text(c.speedup),
-                     fmt_count(flops) + "FLOP" if flops is not None else "n/a",
-                     _top_categories(p), _status(c)])
+        rows.append([c.name, _overrides_text(c.overrides), time_text,
+                     "n/a" if s is None else f"{s.value:.3f}× [{s.interval[0]:.3f}, {s.interval[1]:.3f}]",
+                     fmt_count(flops) + "FLOP" if flops is not None else "n/a", _top_categories(p),
+                     "failed" if p is None else "ok" if c.complete else f"incomplete ({c.n_failed} failed)"])
     return rows
 
 
@@ -216,10 +182,8 @@ def plot_sweep(result: SweepView, path: str | Path) -> Path:
     return _save(fig, path)
 
 
-def write_sweep_report(
-    result: SweepView, folder: Path, *, title: str, subtitle: str, config_text: str,
-    images: Sequence[Path] = (),
-) -> Path:
+def write_sweep_report(result: SweepView, folder: Path, *, title: str, subtitle: str, config_text: str,
+                       images: Sequence[Path] = ()) -> Path:
     """``report.html`` of a sweep in ``folder``: headline, matrix, plot, base config."""
     best = max((c for c in result.configs if c.speedup is not None),
                key=lambda c: c.speedup.value if c.speedup is not None else -math.inf, default=None)

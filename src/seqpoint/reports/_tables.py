@@ -17,18 +17,8 @@ from seqpoint.reports._format import fmt_count, fmt_duration, fmt_pct
 from seqpoint.reports._views import ValidationRecord
 from seqpoint.selection import SeqPoints
 
-__all__ = [
-    "Rows",
-    "baselines_table",
-    "breakdown_table",
-    "cold_steps_text",
-    "cold_term_sentence",
-    "exact_table",
-    "fmt_metric",
-    "points_table",
-    "projection_table",
-    "render",
-]
+__all__ = ["Rows", "baselines_table", "breakdown_table", "cold_steps_text", "cold_term_sentence",
+           "exact_table", "overhead_causes", "points_table", "projection_table", "render"]
 
 Rows = list[list[str]]
 

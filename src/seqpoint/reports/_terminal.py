@@ -14,14 +14,8 @@ from seqpoint.reports._tables import points_table, projection_table, render
 from seqpoint.schedule import IterationSchedule, ScheduleSummary
 from seqpoint.selection import SeqPoints
 
-__all__ = [
-    "print_histogram",
-    "print_measurements",
-    "print_projection",
-    "print_schedule",
-    "print_selection",
-    "print_seqpoints",
-]
+__all__ = ["print_histogram", "print_measurements", "print_projection", "print_schedule", "print_selection",
+           "print_seqpoints"]
 
 _BAR = "█"
 
@@ -38,20 +32,14 @@ def print_schedule(
 ) -> None:
     """Summary of a replayed schedule and its seq_len histogram (``seqpoint schedule``)."""
     s = summary
-    table = Table(title=title)
-    table.add_column("quantity")
-    table.add_column("value", justify="right")
-    table.add_row("iterations", f"{s.n_iterations:,}")
-    table.add_row("epochs", str(s.n_epochs))
-    table.add_row("unique signatures", f"{s.n_unique_signatures:,}")
-    table.add_row("padding ratio", f"{s.padding_ratio:.2%}")
-    table.add_row("seq_len min / mean / max", f"{s.seq_len_min} / {s.seq_len_mean:.1f} / {s.seq_len_max}")
-    table.add_row("batch size min / max", f"{s.batch_size_min} / {s.batch_size_max}")
+    rows = [["quantity", "value"], ["iterations", f"{s.n_iterations:,}"], ["epochs", str(s.n_epochs)],
+            ["unique signatures", f"{s.n_unique_signatures:,}"], ["padding ratio", f"{s.padding_ratio:.2%}"],
+            ["seq_len min / mean / max", f"{s.seq_len_min} / {s.seq_len_mean:.1f} / {s.seq_len_max}"],
+            ["batch size min / max", f"{s.batch_size_min} / {s.batch_size_max}"]]
     if show_tgt:
-        table.add_row("tgt_len min / max",
-                      f"{int(schedule.tgt_len.min())} / {int(schedule.tgt_len.max())}")
-    table.add_row("samples dropped", f"{schedule.meta.get('dropped', 0):,}")
-    console.print(table)
+        rows.append(["tgt_len min / max", f"{int(schedule.tgt_len.min())} / {int(schedule.tgt_len.max())}"])
+    rows.append(["samples dropped", f"{schedule.meta.get('dropped', 0):,}"])
+    console.print(render(rows, title=title))
 
     hist = Table(title="seq_len histogram (iterations)", show_header=True)
     hist.add_column("seq_len", justify="right")

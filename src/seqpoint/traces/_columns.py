@@ -41,10 +41,7 @@ def norm_name(name: str) -> str:
 
 def count_column_of(header: Sequence[str]) -> str | None:
     """The first column of ``header`` named like a count (:data:`COUNT_COLUMNS`), or None."""
-    for name in header:
-        if norm_name(name) in COUNT_COLUMNS:
-            return name
-    return None
+    return next((name for name in header if norm_name(name) in COUNT_COLUMNS), None)
 
 
 def shown(names: Sequence[str]) -> str:

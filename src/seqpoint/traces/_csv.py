@@ -56,12 +56,8 @@ def _csv_column(data: bytes, col: str, header: list[str], source: str) -> NDArra
     except ImportError:  # pragma: no cover - pyarrow is in the dev extra
         return _csv_column_python(data, header.index(col), source, col)
     try:
-        table = pcsv.read_csv(
-            io.BytesIO(data),
-            convert_options=pcsv.ConvertOptions(
-                include_columns=[col], column_types={col: pa.float64()}
-            ),
-        )
+        table = pcsv.read_csv(io.BytesIO(data), convert_options=pcsv.ConvertOptions(
+            include_columns=[col], column_types={col: pa.float64()}))
     except pa.ArrowInvalid:
         # pyarrow does not say which row failed; the slow parser does.
         return _csv_column_python(data, header.index(col), source, col)
@@ -83,12 +79,9 @@ def read_csv_lengths(
     if column is None:
         found = [c for c in LENGTH_COLUMNS if c in header]
         if not found:
-            hint = (
-                f" It has a count column {counts!r}: read it as a histogram with --format "
-                "histogram (and --column NAME for the length column)."
-                if counts is not None
-                else " Name one with column= (CLI: --column NAME)."
-            )
+            hint = (f" It has a count column {counts!r}: read it as a histogram with --format histogram "
+                    "(and --column NAME for the length column)." if counts is not None
+                    else " Name one with column= (CLI: --column NAME).")
             raise InputError(f"{source} has no length column among the usual names; its columns "
                              f"are {shown(header)}.{hint}")
         column = found[0]
@@ -96,10 +89,8 @@ def read_csv_lengths(
         raise InputError(f"{source} has no column {column!r}; its columns are "
                          f"{shown(header)}. Pick one with --column NAME.")
     # Silently dropping a second length or a count column gives a wrong schedule: say so.
-    warn_ignored(
-        source, [column],
-        [c for c in header if c != column and (c in LENGTH_COLUMNS or norm_name(c) in COUNT_COLUMNS)],
-    )
+    warn_ignored(source, [column], [c for c in header if c != column
+                                    and (c in LENGTH_COLUMNS or norm_name(c) in COUNT_COLUMNS)])
     raw = _csv_column(data, column, header, source)
     if raw.shape[0] == 0:
         raise InputError(f"{source} has a header but no data rows; give a non-empty file.")
@@ -126,12 +117,10 @@ def read_numpy_lengths(path: str | Path, *, unit: str = "tokens") -> Lengths:
             key = names[0]
         src = loaded[key]
         tgt = loaded["tgt"] if "tgt" in names else None
+    elif loaded.ndim == 2 and loaded.shape[1] == 2:
+        src, tgt = loaded[:, 0], loaded[:, 1]
     else:
-        arr = loaded
-        if arr.ndim == 2 and arr.shape[1] == 2:
-            src, tgt = arr[:, 0], arr[:, 1]
-        else:
-            src, tgt = arr, None
+        src, tgt = loaded, None
     src = check_lengths(src, source=source)
     if tgt is not None:
         tgt = check_lengths(tgt, source=source, what="target length")

@@ -112,10 +112,8 @@ def read_lengths(
             kwargs["key"] = column
         else:
             raise ConfigError(f"A column (--column) only applies to csv, histogram and jsonl, not {format!r}.")
-    accepted = {
-        n for n, p in inspect.signature(reader).parameters.items()
-        if p.kind is p.KEYWORD_ONLY and not n.startswith("_")
-    }
+    accepted = {n for n, p in inspect.signature(reader).parameters.items()
+                if p.kind is p.KEYWORD_ONLY and not n.startswith("_")}
     unknown = sorted(set(kwargs) - accepted)
     if unknown:
         raise ConfigError(f"The {format!r} reader does not take {', '.join(map(repr, unknown))}; "

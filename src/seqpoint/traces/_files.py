@@ -90,21 +90,9 @@ def _read_stream(p: Path, *, text: bool) -> bytes:
 
 
 def read_bytes(path: str | Path, *, text: bool = False) -> bytes:
-    """Read ``path`` whole, gunzipping it if it is gzip-compressed.
-
-    Parameters
-    ----------
-    path : str or Path
-        A regular file, or a pipe (``<(zcat ...)``).
-    text : bool
-        The format is text: require UTF-8 without NUL bytes.
-
-    Raises
-    ------
-    InputError
-        A missing, unreadable or too large file, a directory, a broken gzip, or (``text``)
-        not UTF-8 text.
-    """
+    """Read ``path`` (a regular file or a pipe) whole, gunzipping it if it is gzip-compressed;
+    with ``text``, require UTF-8 without NUL bytes. A missing, unreadable or too large file, a
+    directory, a broken gzip or (``text``) bad text is an InputError."""
     p = Path(path)
     try:
         st = p.stat()

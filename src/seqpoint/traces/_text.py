@@ -29,11 +29,7 @@ _CHUNK = 1 << 24
 def _unicode_space_starts(buf: NDArray[np.uint8]) -> NDArray[np.intp]:
     """Positions of the non-ASCII whitespace ``str.split()`` knows (U+001C..U+001F, U+0085,
     U+00A0, U+1680, U+2000..U+200A, U+2028, U+2029, U+202F, U+205F, U+3000 in UTF-8)."""
-    n = buf.shape[0]
-    nxt = np.zeros(n, dtype=np.uint8)
-    nxt[:-1] = buf[1:]
-    nx2 = np.zeros(n, dtype=np.uint8)
-    nx2[:-2] = buf[2:]
+    nxt, nx2 = np.pad(buf, (0, 1))[1:], np.pad(buf, (0, 2))[2:]  # the next bytes, 0 past the end
     hit = (buf >= 0x1C) & (buf <= 0x1F)
     hit |= (buf == 0xC2) & ((nxt == 0x85) | (nxt == 0xA0))
     hit |= (buf == 0xE1) & (nxt == 0x9A) & (nx2 == 0x80)
@@ -86,12 +82,6 @@ def count_whitespace_tokens(data: bytes) -> IntArray:
         out.append(_count_block(np.frombuffer(data, dtype=np.uint8, count=hi - lo, offset=lo)))
         lo = hi
     return np.concatenate(out)
-
-
-def _text_bytes(data: bytes, *, source: str) -> bytes:
-    """``data`` checked as UTF-8 text, with CR line ends as ``\\n``."""
-    check_text(data, source)
-    return normalize_newlines(data)
 
 
 def split_lines(data: bytes) -> list[str]:
@@ -173,8 +163,10 @@ def _counted(
     rule = Interval(int, 0, MAX_EXTRA_TOKENS)
     allowed = Predicate(rule.accepts, f"an int >= 0 and <= {MAX_EXTRA_TOKENS:,}")
     check_params("", {"extra_tokens": [allowed]}, {"extra_tokens": extra_tokens})
-    counted = [_line_counts(_text_bytes(data, source=name), tokenizer=tok, add_special_tokens=add_special_tokens)
-               for data, name, tok in zip(datas, sources, tokenizers, strict=True)]
+    for data, name in zip(datas, sources, strict=True):
+        check_text(data, name)
+    counted = [_line_counts(normalize_newlines(data), tokenizer=tok, add_special_tokens=add_special_tokens)
+               for data, tok in zip(datas, tokenizers, strict=True)]
     n = {c.shape[0] for c, _ in counted}
     if len(n) > 1:
         raise InputError(f"Parallel text is misaligned: {sources[0]} has {counted[0][0].shape[0]} lines but "

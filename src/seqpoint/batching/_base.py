@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -104,6 +105,12 @@ class BatchPlan:
             raise InputError(f"{lens.source}: a batch would hold {worst:.3g} squared or padded "
                              "tokens, past 64-bit counters (2^62); use smaller batches or shorter "
                              f"lengths (lengths <= {MAX_LENGTH:,}).")
+
+    @staticmethod
+    def per_epoch(epochs: int, cut: Callable[[int], tuple[IntArray, IntArray, int]]) -> BatchPlan:
+        """The plan of ``cut(e) = (order, batch_sizes, dropped)`` for every epoch ``e``."""
+        cuts = [cut(e) for e in range(epochs)]
+        return BatchPlan.concat([(o, s, e) for e, (o, s, _) in enumerate(cuts)], [c[2] for c in cuts])
 
     @staticmethod
     def concat(parts: list[tuple[IntArray, IntArray, int]], dropped: list[int]) -> BatchPlan:

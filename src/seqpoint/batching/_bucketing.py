@@ -80,13 +80,13 @@ class BucketPolicy(BatchingPolicy):
         within = np.arange(lengths.n_samples) - np.repeat(np.cumsum(counts) - counts, counts)
         keep_pos = np.flatnonzero(within < np.repeat(counts - (rem - keep_rem), counts))
         dropped = int(lengths.n_samples - keep_pos.shape[0])
-        parts = []
-        for e in range(epochs):
+
+        def cut(e: int) -> tuple[IntArray, IntArray, int]:
             rng = epoch_rng(seed, e)
             order, _ = group_by_bucket(rng, bucket)
-            o, s = permute_batches(order[keep_pos], sizes, rng.permutation(sizes.shape[0]))
-            parts.append((o, s, e))
-        return BatchPlan.concat(parts, [dropped] * epochs)
+            return (*permute_batches(order[keep_pos], sizes, rng.permutation(sizes.shape[0])), dropped)
+
+        return BatchPlan.per_epoch(epochs, cut)
 
 
 def estimate_duration_buckets(sizes: IntArray, num_buckets: int) -> IntArray:
@@ -158,30 +158,24 @@ class DynamicBucketPolicy(BatchingPolicy):
         bucket_max = np.zeros(int(bucket.max()) + 1, dtype=np.int64)
         np.maximum.at(bucket_max, bucket, dur)
         cap = n if self.max_cuts is None else self.max_cuts
-        parts, dropped = [], []
-        for e in range(epochs):
+
+        def cut(e: int) -> tuple[IntArray, IntArray, int]:
             rng = epoch_rng(seed, e)
             order, b_sorted = group_by_bucket(rng, bucket)
             # Samples left in the bucket from every position on.
-            ends = np.searchsorted(b_sorted, b_sorted, side="right").astype(np.int64)
-            left = ends - np.arange(n, dtype=np.int64)
-            if budget is None:
-                g = left
-            else:
+            left = np.searchsorted(b_sorted, b_sorted, side="right").astype(np.int64) - np.arange(n)
+            g = left
+            if budget is not None:
                 # Every count below budget // (bucket maximum) fits: start the search there.
                 lower = budget // bucket_max[b_sorted] - 1
                 g = largest_fitting(dur[order], left, budget, extra=1, lower=lower)
             size = np.minimum(np.minimum(g + 1, cap), left)
-            closed = (g + 1 <= left) | (cap <= left)
             starts = chase(size)
             sizes = size[starts]
-            o, d = order, 0
-            if self.drop_last:
-                full = closed[starts]
-                d = int(sizes[~full].sum())
-                keep = np.repeat(full, sizes)
-                o, sizes = order[keep], sizes[full]
-            o, sizes = permute_batches(o, sizes, rng.permutation(sizes.shape[0]))
-            parts.append((o, sizes, e))
-            dropped.append(d)
-        return BatchPlan.concat(parts, dropped)
+            full = ((g + 1 <= left) | (cap <= left))[starts]  # closed by a limit, not the bucket's end
+            if not self.drop_last:
+                return (*permute_batches(order, sizes, rng.permutation(sizes.shape[0])), 0)
+            kept = permute_batches(order[np.repeat(full, sizes)], sizes[full], rng.permutation(int(full.sum())))
+            return (*kept, int(sizes[~full].sum()))
+
+        return BatchPlan.per_epoch(epochs, cut)

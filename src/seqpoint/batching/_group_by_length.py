@@ -97,12 +97,6 @@ class GroupByLengthPolicy(BatchingPolicy):
 
     def plan(self, lengths: Lengths, *, epochs: int = 1, seed: int = 0) -> BatchPlan:
         n = lengths.n_samples
-        parts, dropped = [], []
-        for e in range(epochs):
-            order = length_grouped_indices(
-                lengths.src, self.permutation(n, seed, e), self.batch_size, self.mega_batch_mult
-            )
-            o, sizes, d = cut_consecutive(order, self.batch_size, self.drop_last)
-            parts.append((o, sizes, e))
-            dropped.append(d)
-        return BatchPlan.concat(parts, dropped)
+        return BatchPlan.per_epoch(epochs, lambda e: cut_consecutive(
+            length_grouped_indices(lengths.src, self.permutation(n, seed, e), self.batch_size, self.mega_batch_mult),
+            self.batch_size, self.drop_last))

@@ -109,15 +109,14 @@ class PackingPolicy(BatchingPolicy):
 
     def plan(self, lengths: Lengths, *, epochs: int = 1, seed: int = 0) -> BatchPlan:
         """Documents by the batch that holds their first token (split documents appear once)."""
-        parts, dropped = [], []
-        for e in range(epochs):
+
+        def cut(e: int) -> tuple[IntArray, IntArray, int]:
             order, rows = self._epoch_rows(lengths, seed, e)
-            kept = self._kept_rows(rows)
-            keep = rows.first_row < kept
+            keep = rows.first_row < self._kept_rows(rows)
             sizes = np.bincount(rows.first_row[keep] // self.batch_size)
-            parts.append((order[keep], sizes[sizes > 0].astype(np.int64), e))
-            dropped.append(int((~keep).sum()))
-        return BatchPlan.concat(parts, dropped)
+            return order[keep], sizes[sizes > 0].astype(np.int64), int((~keep).sum())
+
+        return BatchPlan.per_epoch(epochs, cut)
 
     def _replay_single(self, lens: Lengths, *, epochs: int, seed: int) -> IterationSchedule:
         """Replay packing; one schedule row per batch of packed rows (see the class notes)."""

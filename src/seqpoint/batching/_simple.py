@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
+from numpy.typing import NDArray
 
 from seqpoint._params import Boolean, Constraint, Interval, Options
 from seqpoint.batching._base import (
@@ -21,6 +22,8 @@ from seqpoint.batching._limits import BATCH_SIZE, LENGTH
 from seqpoint.traces import Lengths
 
 __all__ = ["FixedPolicy", "SortaGradPolicy", "SortedPolicy"]
+
+IntArray = NDArray[np.int64]
 
 #: The rules of the parameters every fixed-size policy has.
 _FIXED_SIZE: dict[str, list[Constraint]] = {
@@ -54,13 +57,9 @@ class FixedPolicy(BatchingPolicy):
 
     def plan(self, lengths: Lengths, *, epochs: int = 1, seed: int = 0) -> BatchPlan:
         n = lengths.n_samples
-        parts, dropped = [], []
-        for e in range(epochs):
-            order = epoch_rng(seed, e).permutation(n) if self.shuffle else np.arange(n)
-            o, sizes, d = cut_consecutive(order.astype(np.int64), self.batch_size, self.drop_last)
-            parts.append((o, sizes, e))
-            dropped.append(d)
-        return BatchPlan.concat(parts, dropped)
+        return BatchPlan.per_epoch(epochs, lambda e: cut_consecutive(
+            (epoch_rng(seed, e).permutation(n) if self.shuffle else np.arange(n)).astype(np.int64),
+            self.batch_size, self.drop_last))
 
 
 @POLICIES.register("sorted")
@@ -129,15 +128,13 @@ class SortaGradPolicy(BatchingPolicy):
         s_order, s_sizes, s_drop = cut_consecutive(
             length_order(lengths), self.batch_size, self.drop_last
         )
-        parts, dropped = [], []
-        for e in range(epochs):
-            o, sizes, d = s_order, s_sizes, s_drop
-            if e >= self.sorted_epochs and self.shuffle == "batches":
-                perm = epoch_rng(seed, e).permutation(s_sizes.shape[0])
-                o, sizes = permute_batches(s_order, s_sizes, perm)
-            elif e >= self.sorted_epochs:
-                shuffled = epoch_rng(seed, e).permutation(n).astype(np.int64)
-                o, sizes, d = cut_consecutive(shuffled, self.batch_size, self.drop_last)
-            parts.append((o, sizes, e))
-            dropped.append(d)
-        return BatchPlan.concat(parts, dropped)
+
+        def cut(e: int) -> tuple[IntArray, IntArray, int]:
+            if e < self.sorted_epochs:
+                return s_order, s_sizes, s_drop
+            rng = epoch_rng(seed, e)
+            if self.shuffle == "batches":
+                return (*permute_batches(s_order, s_sizes, rng.permutation(s_sizes.shape[0])), s_drop)
+            return cut_consecutive(rng.permutation(n).astype(np.int64), self.batch_size, self.drop_last)
+
+        return BatchPlan.per_epoch(epochs, cut)

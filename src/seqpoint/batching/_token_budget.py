@@ -127,12 +127,11 @@ class TokenBudgetPolicy(BatchingPolicy):
             return BatchPlan.concat([], [dropped] * epochs)
         sizes = batch_by_size(ntok[indices], max_tokens=self.max_tokens, max_sentences=self.batch_size,
                               required_batch_size_multiple=self.required_batch_size_multiple)
-        parts = []
-        for e in range(epochs):
-            if self.shuffle:
-                perm = np.random.RandomState(seed + e + 1).permutation(sizes.shape[0])
-                o, s = permute_batches(indices, sizes, perm)
-            else:
-                o, s = indices, sizes
-            parts.append((o, s, e))
-        return BatchPlan.concat(parts, [dropped] * epochs)
+
+        def cut(e: int) -> tuple[IntArray, IntArray, int]:
+            if not self.shuffle:
+                return indices, sizes, dropped
+            perm = np.random.RandomState(seed + e + 1).permutation(sizes.shape[0])
+            return (*permute_batches(indices, sizes, perm), dropped)
+
+        return BatchPlan.per_epoch(epochs, cut)

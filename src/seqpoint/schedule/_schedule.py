@@ -113,12 +113,10 @@ class IterationSchedule:
     def __post_init__(self) -> None:
         if set_columns(self, (*COLUMNS, RANK_COLUMN), what="Schedule") == 0:
             raise InputError("The schedule is empty: the batching produced no iteration.")
-        if np.any(self.batch_size < 1):
-            bad = int(np.flatnonzero(self.batch_size < 1)[0])
-            raise InputError(f"Schedule row {bad} has batch_size < 1; every batch needs a sequence.")
-        if np.any(self.seq_len < 1):
-            bad = int(np.flatnonzero(self.seq_len < 1)[0])
-            raise InputError(f"Schedule row {bad} has seq_len < 1; lengths must be positive.")
+        for name, why in (("batch_size", "every batch needs a sequence"), ("seq_len", "lengths must be positive")):
+            low = np.flatnonzero(getattr(self, name) < 1)
+            if low.size:
+                raise InputError(f"Schedule row {int(low[0])} has {name} < 1; {why}.")
         if np.any(self.tgt_len < 0) or np.any(self.tokens < 0) or np.any(self.sum_sq_len < 0):
             raise InputError("Schedule columns tgt_len, tokens and sum_sq_len must be >= 0.")
         if self.rank is not None:
@@ -282,15 +280,10 @@ def rank_layout_error(iteration: IntArray, rank: IntArray, world_size: int | Non
     # A group starts at every rank-0 row; inside it the iteration id must not change.
     same_step[1:] = (expected[1:] == 0) | (iteration[1:] == iteration[:-1])
     bad = (rank != expected) | ~same_step
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        start = i - int(expected[i])
-        return (f"iteration {int(iteration[start])} (row {start}) lacks the row of rank "
-                f"{int(expected[i])} ({layout})")
-    if n % w:
-        start = n - n % w
-        return (f"iteration {int(iteration[start])} (row {start}) lacks the row of rank "
-                f"{n % w} ({layout})")
+    if bad.any() or n % w:
+        i = int(np.flatnonzero(bad)[0]) if bad.any() else n  # row n: the last step is short
+        start = i - i % w
+        return f"iteration {int(iteration[start])} (row {start}) lacks the row of rank {i % w} ({layout})"
     steps = iteration[::w]
     if steps.shape[0] > 1 and np.any(np.diff(steps) <= 0):
         i = int(np.flatnonzero(np.diff(steps) <= 0)[0]) + 1

@@ -57,29 +57,25 @@ def check_columns(cols: Mapping[str, IntArray], *, source: str, row_label: Calla
                          f"{what}; {_FIX}.")
 
     for name, (low, high) in _BOUNDS.items():
-        col = cols[name]
-        bad = (col < low) | (col > high)
+        bad = (cols[name] < low) | (cols[name] > high)
         if bad.any():
-            value = int(col[np.flatnonzero(bad)[0]])
-            fail(bad, f"{name} must be in [{low}, {high}] (got {value})")
+            fail(bad, f"{name} must be in [{low}, {high}] (got {int(cols[name][bad][0])})")
     it, ep = cols["iteration"], cols["epoch"]
     rank = cols.get(RANK_COLUMN)
     if rank is not None:
         problem = rank_layout_error(it, rank)
         if problem is not None:
             raise InputError(f"{source}: {problem}; {_FIX} --world-size N.")
-    if it.shape[0] > 1 and rank is None:
-        step = np.diff(it) <= 0
-        if step.any():
-            i = int(np.flatnonzero(step)[0])
-            fail(np.concatenate([[False], step]), "iterations must be strictly increasing and unique "
-                 f"(iteration {int(it[i])} on {row_label(i)} comes before it)")
-    if it.shape[0] > 1:
-        back = np.diff(ep) < 0
-        if back.any():
-            i = int(np.flatnonzero(back)[0])
-            fail(np.concatenate([[False], back]), f"epochs must not decrease (epoch {int(ep[i + 1])} after "
-                 f"epoch {int(ep[i])} on {row_label(i)})")
+    step = np.diff(it) <= 0
+    if rank is None and step.any():
+        i = int(np.flatnonzero(step)[0])
+        fail(np.concatenate([[False], step]), "iterations must be strictly increasing and unique "
+             f"(iteration {int(it[i])} on {row_label(i)} comes before it)")
+    back = np.diff(ep) < 0
+    if back.any():
+        i = int(np.flatnonzero(back)[0])
+        fail(np.concatenate([[False], back]), f"epochs must not decrease (epoch {int(ep[i + 1])} after "
+             f"epoch {int(ep[i])} on {row_label(i)})")
     # Bounded above, so the product fits in uint64 without wrapping.
     width = cols["seq_len"].astype(np.uint64) + cols["tgt_len"].astype(np.uint64)
     expected = cols["batch_size"].astype(np.uint64) * width

@@ -5,6 +5,7 @@ SeqPoint interface: ``k`` iterations extrapolated by ``n/k``, a typical signatur
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import ClassVar
 
 import numpy as np
@@ -17,10 +18,7 @@ from seqpoint.selection._base import SELECTORS, BaseSelector
 from seqpoint.selection._cost import CostProxy, PilotTable, cost_proxy
 from seqpoint.selection._seqpoint_selector import signature_proxy
 
-__all__ = [
-    "FirstSelector", "MeanSelector", "MedianSelector", "ModeSelector", "RandomSelector",
-    "StratifiedSelector", "StrideSelector",
-]
+__all__: list[str] = []  # the selectors are reached through SELECTORS
 
 IntArray = NDArray[np.int64]
 FloatArray = NDArray[np.float64]
@@ -33,8 +31,6 @@ def _block_labels(n: int, k: int) -> IntArray:
 
 def _nearest_labels(n: int, rows: IntArray) -> IntArray:
     """Label every iteration with the index of the nearest chosen row (rows increasing)."""
-    if rows.shape[0] == 1:
-        return np.zeros(n, dtype=np.int64)
     cuts = (rows[:-1] + rows[1:] + 1) // 2
     return np.searchsorted(cuts, np.arange(n, dtype=np.int64), side="right").astype(np.int64)
 
@@ -96,7 +92,8 @@ class RandomSelector(BaseSelector):
 
 class _TypicalSignatureSelector(BaseSelector):
     """Up to ``k`` iterations of one typical signature, spread over the run, each weighted
-    ``n/k``; ``labels_`` splits the run into contiguous blocks."""
+    ``n/k``; ``labels_`` splits the run into contiguous blocks. Parameters as for
+    :class:`FirstSelector`."""
 
     def _target(self, table: SignatureTable) -> int:
         raise NotImplementedError
@@ -111,66 +108,46 @@ class _TypicalSignatureSelector(BaseSelector):
         return self._equal_weights(n, rows, _block_labels(n, rows.shape[0]))
 
 
-def _closest(table: SignatureTable, target: dict[str, float]) -> int:
-    """Signature with ``seq_len`` closest to the target, then the other columns, then the commonest."""
-    sl = table.column("seq_len").astype(np.float64)
-    primary = np.abs(sl - target["seq_len"])
-    secondary = np.zeros_like(sl)
+def _closest(table: SignatureTable, center: Callable[[IntArray], float]) -> int:
+    """Signature with ``seq_len`` closest to its ``center`` over the iterations, then the other
+    columns closest to theirs, then the commonest."""
+    primary = np.abs(table.column("seq_len") - center(table.column("seq_len")))
+    secondary = np.zeros(len(table))
     for name in ("batch_size", "tgt_len"):
         col = table.column(name).astype(np.float64)
-        spread = float(col.max() - col.min()) or 1.0
-        secondary += np.abs(col - target[name]) / spread
-    order = np.lexsort((np.arange(len(table)), -table.counts, secondary, primary))
-    return int(order[0])
-
-
-def _weighted_quantile(values: IntArray, counts: IntArray, q: float) -> float:
-    order = np.argsort(values, kind="stable")
-    cum = np.cumsum(counts[order])
-    idx = int(np.searchsorted(cum, q * cum[-1], side="left"))
-    return float(values[order][min(idx, order.shape[0] - 1)])
+        secondary += np.abs(col - center(table.column(name))) / (float(col.max() - col.min()) or 1.0)
+    return int(np.lexsort((np.arange(len(table)), -table.counts, secondary, primary))[0])
 
 
 @SELECTORS.register("mean")
 class MeanSelector(_TypicalSignatureSelector):
     """Iterations of the signature whose ``seq_len`` is closest to the run's mean (ties:
-    batch and target length closest to their means, then the commonest); parameters as
-    for :class:`ModeSelector`."""
+    batch and target length closest to their means, then the commonest)."""
 
     name = "mean"
 
     def _target(self, table: SignatureTable) -> int:
-        w = table.counts.astype(np.float64)
-        target = {c: float(np.average(table.column(c), weights=w)) for c in ("batch_size", "seq_len", "tgt_len")}
-        return _closest(table, target)
+        return _closest(table, lambda col: float(np.average(col, weights=table.counts.astype(np.float64))))
 
 
 @SELECTORS.register("median")
 class MedianSelector(_TypicalSignatureSelector):
-    """Iterations at the median ``seq_len`` over iterations (ties as for ``mean``);
-    parameters as for :class:`ModeSelector`."""
+    """Iterations at the median ``seq_len`` over iterations (ties as for ``mean``)."""
 
     name = "median"
 
     def _target(self, table: SignatureTable) -> int:
-        target = {
-            c: _weighted_quantile(table.column(c), table.counts, 0.5)
-            for c in ("batch_size", "seq_len", "tgt_len")
-        }
-        return _closest(table, target)
+        def median(col: IntArray) -> float:
+            order = np.argsort(col, kind="stable")
+            cum = np.cumsum(table.counts[order])
+            return float(col[order][min(int(np.searchsorted(cum, 0.5 * cum[-1])), order.shape[0] - 1)])
+
+        return _closest(table, median)
 
 
 @SELECTORS.register("mode")
 class ModeSelector(_TypicalSignatureSelector):
-    """Iterations at the most frequent ``seq_len`` (its commonest signature).
-
-    Parameters
-    ----------
-    n_points : int
-        Iterations profiled (all of the chosen signature), ``k >= 1``.
-    random_state : int or None
-        Unused (deterministic).
-    """
+    """Iterations at the most frequent ``seq_len`` (its commonest signature)."""
 
     name = "mode"
 

@@ -1,12 +1,8 @@
-"""Calibrated weights: adjust the points' weights until they reproduce known run totals.
-
-The run totals of the elementary cost components (:func:`~seqpoint.selection.basis_components`)
-are known exactly from the schedule. The calibration estimator of survey sampling
-(Deville & Särndal, JASA 1992) adjusts the design weights (the counts) as little as possible
-until the weighted points reproduce them, so any cost linear in the components is projected
-exactly. The raking form ``w = d·exp(x·λ)`` keeps weights positive; a small ridge on ``λ``
-(Chambers 1996) keeps the solution defined when no positive weights can reach a component.
-"""
+"""Calibrated weights: the calibration estimator of survey sampling (Deville & Särndal, JASA
+1992) adjusts the counts as little as possible until the points reproduce the run totals of
+the basis components, known exactly from the schedule. The raking form ``w = d·exp(x·λ)``
+keeps weights positive; a small ridge on ``λ`` (Chambers 1996) keeps the solution defined
+when no positive weights can reach a component."""
 
 from __future__ import annotations
 
@@ -27,34 +23,14 @@ def calibrate_weights(
     components: ArrayLike, design: ArrayLike, totals: ArrayLike, *, ridge: float = 1e-8,
     max_iter: int = 100,
 ) -> FloatArray:
-    """Weights closest to ``design`` whose weighted components reproduce ``totals``.
+    """Weights (k,) closest to ``design`` (k,) whose ``components`` (k, J) reproduce ``totals`` (J,).
 
-    Solves ``min_w KL(w ‖ d)`` subject to ``Σ w = Σ d``, ``w > 0`` and
-    ``components.T @ w = totals`` by Newton's method on the convex dual. When no
-    positive weights reproduce the totals, it solves instead
-    ``min_w KL(w ‖ d) + Σ_j r_j² / (2·ridge)`` with ``r_j`` the relative miss on
-    component ``j``: each component is then matched as closely as the points allow,
-    and the sum of the weights still exactly.
-
-    Parameters
-    ----------
-    components : ndarray of shape (k, J)
-        Value of every component at every point (e.g. tokens, attention term); >= 0.
-    design : ndarray of shape (k,)
-        Starting weights (iterations each point represents); > 0.
-    totals : ndarray of shape (J,)
-        Run total of every component; > 0.
-    ridge : float
-        Used only when the totals are out of reach: the smaller, the closer the
-        misses are pushed to their minimum (at the price of more uneven weights); > 0.
-    max_iter : int
-        Newton iterations at most (each costs ``O(k·J²)``).
-
-    Returns
-    -------
-    ndarray of shape (k,)
-        Non-negative weights summing to ``design.sum()``; equal to ``design`` when it
-        already reproduces ``totals``.
+    Solves ``min_w KL(w ‖ d)`` subject to ``Σ w = Σ d``, ``w > 0`` and ``components.T @ w =
+    totals`` by Newton's method on the convex dual (at most ``max_iter`` steps of
+    ``O(k·J²)``). When no positive weights reproduce the totals, it solves instead ``min_w
+    KL(w ‖ d) + Σ_j r_j² / (2·ridge)`` with ``r_j`` the relative miss on component ``j``: each
+    component is then matched as closely as the points allow, the sum of the weights still
+    exactly. ``design`` itself comes back when it already reproduces ``totals``.
     """
     x_raw = np.asarray(components, dtype=np.float64)
     d = np.asarray(design, dtype=np.float64)

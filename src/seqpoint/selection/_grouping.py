@@ -22,8 +22,8 @@ MAX_REFINE_K = 64
 
 
 class Grouping(Protocol):
-    """Groups ``0..k-1`` of the unique signatures for any ``k`` in ``1..k_cap``; ``unit``
-    names what ``k_cap`` counts; ``reserve(k)`` prepares for the k a search tries next."""
+    """Groups ``0..k-1`` of the unique signatures for any ``k`` in ``1..k_cap`` (``unit``
+    names what it counts); ``reserve(k)`` prepares for the k a search tries next."""
 
     k_cap: int
     unit: str
@@ -34,20 +34,11 @@ class Grouping(Protocol):
 
 
 class KMeans1D:
-    """Layered DP table for optimal weighted 1-D k-means; solutions for every ``k <= max_k``.
-
-    ``k`` contiguous groups of sorted values with the least weighted within-group sum of
-    squares (times half the cost's curvature, the projection error). The DP
-    ``D[l][i] = min_j D[l-1][j] + SSE(j, i)`` has monotone optimal splits, so each layer is
-    divide and conquer (Wang & Song 2011), one numpy pass per recursion depth.
-
-    Parameters
-    ----------
-    x : ndarray of shape (m,)
-        Values sorted in non-decreasing order.
-    w : ndarray of shape (m,)
-        Positive weights.
-    """
+    """Optimal weighted 1-D k-means of sorted values ``x`` (m,) with positive weights ``w``
+    (m,): ``k`` contiguous groups with the least weighted within-group sum of squares, for
+    every ``k <= max_k``. The DP ``D[l][i] = min_j D[l-1][j] + SSE(j, i)`` has monotone
+    optimal splits, so each layer is divide and conquer (Wang & Song 2011), one numpy pass
+    per recursion depth."""
 
     def __init__(self, x: FloatArray, w: FloatArray) -> None:
         x = np.asarray(x, dtype=np.float64)
@@ -65,10 +56,8 @@ class KMeans1D:
         self._S1 = np.concatenate([zero, np.cumsum(w * z)])
         self._S2 = np.concatenate([zero, np.cumsum(w * z * z)])
         # Layer 1: one group holding the prefix [0, i).
-        idx = np.arange(self.m + 1)
         d1 = np.full(self.m + 1, np.inf)
-        d1[1:] = self._cost(np.zeros(self.m, dtype=np.int64), idx[1:])
-        d1[0] = np.inf
+        d1[1:] = self._cost(np.zeros(self.m, dtype=np.int64), np.arange(1, self.m + 1))
         self._D: list[FloatArray] = [d1]
         self._opt: list[IntArray] = [np.zeros(self.m + 1, dtype=np.int64)]
 
@@ -91,9 +80,7 @@ class KMeans1D:
             self._add_layer()
 
     def _add_layer(self) -> None:
-        layer = len(self._D) + 1  # number of groups in the new layer
-        prev = self._D[-1]
-        m = self.m
+        layer, prev, m = len(self._D) + 1, self._D[-1], self.m  # layer: groups in the new layer
         cur = np.full(m + 1, np.inf)
         opt = np.zeros(m + 1, dtype=np.int64)
         # Intervals of i still to solve, with the range their optimal j must lie in.
@@ -104,8 +91,7 @@ class KMeans1D:
         while ilo.shape[0]:
             mid = (ilo + ihi) // 2
             lo = jlo
-            hi = np.minimum(jhi, mid - 1)
-            lens = hi - lo + 1
+            lens = np.minimum(jhi, mid - 1) - lo + 1
             assert np.all(lens >= 1)
             starts = np.concatenate([[0], np.cumsum(lens)[:-1]])
             seg = np.repeat(np.arange(mid.shape[0]), lens)
@@ -115,10 +101,8 @@ class KMeans1D:
             hits = np.flatnonzero(vals == segmin[seg])
             first = hits[np.searchsorted(seg[hits], np.arange(mid.shape[0]), side="left")]
             best = j[first]
-            cur[mid] = segmin
-            opt[mid] = best
-            left = mid - 1 >= ilo
-            right = mid + 1 <= ihi
+            cur[mid], opt[mid] = segmin, best
+            left, right = mid - 1 >= ilo, mid + 1 <= ihi
             ilo, ihi, jlo, jhi = (
                 np.concatenate([ilo[left], mid[right] + 1]),
                 np.concatenate([mid[left] - 1, ihi[right]]),
@@ -170,50 +154,30 @@ class OptimalGrouping:
 
 
 class SLBinGrouping:
-    """Equal-width bins over ``seq_len`` (the SeqPoint paper)."""
+    """Equal-width bins over ``seq_len`` (the SeqPoint paper): the bin count grows until ``k``
+    bins hold a distinct ``seq_len``; an overshoot merges the lightest neighbouring pairs."""
 
     unit = "distinct seq_len values"
 
     def __init__(self, seq_len: IntArray, counts: FloatArray) -> None:
-        uniq_sl, sl_idx = np.unique(seq_len, return_inverse=True)
+        self.uniq_sl, sl_idx = np.unique(seq_len, return_inverse=True)
         self._sl_idx = sl_idx.reshape(-1)
-        sl_counts = np.bincount(self._sl_idx, weights=counts).astype(np.float64)
-        self._binner = _SLBinner(uniq_sl, sl_counts)
-        self.k_cap = int(uniq_sl.shape[0])
-
-    def groups(self, k: int) -> IntArray:
-        return self._binner(k)[self._sl_idx]
-
-    def reserve(self, k: int) -> None:
-        return None
-
-
-class _SLBinner:
-    """Group the sorted distinct ``seq_len`` values into ``k`` non-empty equal-width bins:
-    the bin count grows until ``k`` are non-empty; an overshoot merges the lightest pairs."""
-
-    def __init__(self, uniq_sl: IntArray, sl_counts: FloatArray) -> None:
-        self.uniq_sl = uniq_sl
-        self.sl_counts = sl_counts
-        self.lo = int(uniq_sl[0])
-        self.span = int(uniq_sl[-1]) - self.lo + 1
+        self.sl_counts = np.bincount(self._sl_idx, weights=counts).astype(np.float64)
+        self.k_cap = int(self.uniq_sl.shape[0])
+        self.lo = int(self.uniq_sl[0])
+        self.span = int(self.uniq_sl[-1]) - self.lo + 1
         # Every bin count below the one found for a smaller k has too few non-empty bins,
         # so a scan over increasing k resumes where the last search stopped.
         self._hint = (0, 1)
 
-    def _raw(self, nb: int) -> IntArray:
-        return np.minimum(((self.uniq_sl - self.lo) * nb) // self.span, nb - 1)
-
-    def __call__(self, k: int) -> IntArray:
-        """Bin (0..k-1) of every distinct ``seq_len``, shape ``(n_distinct,)``."""
-        assert 1 <= k <= self.uniq_sl.shape[0]
-        k_prev, nb_prev = self._hint
-        nb = max(k, nb_prev) if k_prev < k else k
+    def groups(self, k: int) -> IntArray:
+        assert 1 <= k <= self.k_cap
+        k_prev, nb = self._hint
+        nb = max(k, nb) if k_prev < k else k
         while True:
-            raw = self._raw(nb)
+            raw = np.minimum(((self.uniq_sl - self.lo) * nb) // self.span, nb - 1)
             # raw is non-decreasing, so distinct bins are counted by its steps.
-            nonempty = 1 + int(np.count_nonzero(np.diff(raw)))
-            if nonempty >= k or nb >= self.span:
+            if 1 + int(np.count_nonzero(np.diff(raw))) >= k or nb >= self.span:
                 break
             nb += 1
         self._hint = (k, nb)
@@ -221,10 +185,12 @@ class _SLBinner:
         n_bins = int(labels[-1]) + 1
         while n_bins > k:
             weight = np.bincount(labels, weights=self.sl_counts, minlength=n_bins)
-            j = int(np.argmin(weight[:-1] + weight[1:]))
-            labels[labels > j] -= 1
+            labels[labels > int(np.argmin(weight[:-1] + weight[1:]))] -= 1
             n_bins -= 1
-        return labels
+        return labels[self._sl_idx]
+
+    def reserve(self, k: int) -> None:
+        return None
 
 
 def choose_representatives(
@@ -235,15 +201,11 @@ def choose_representatives(
     It minimises ``|W_g·proxy[r] − Σ_g counts·proxy|``; among signatures within 1e-9 of
     the best, the one whose basis components are closest to the group's mean wins.
     """
-    wsum = np.bincount(group, weights=counts, minlength=n_groups)
-    target = np.bincount(group, weights=counts * proxy, minlength=n_groups) / wsum
-    dist = np.abs(proxy - target[group])
+    target = np.bincount(group, weights=counts * proxy, minlength=n_groups) / np.bincount(
+        group, weights=counts, minlength=n_groups)
     tol = 1e-9 * np.maximum(np.abs(target), 1e-300)
-    dist_key = np.floor(dist / tol[group])
-    mean_basis = np.stack(
-        [np.bincount(group, weights=counts * basis[:, j], minlength=n_groups) for j in range(basis.shape[1])],
-        axis=1,
-    ) / wsum[:, None]
+    dist_key = np.floor(np.abs(proxy - target[group]) / tol[group])
+    mean_basis = _group_means(basis, counts, group, n_groups)
     scale = np.where(mean_basis > 0, mean_basis, 1.0)
     secondary = np.sum(np.abs(basis - mean_basis[group]) / scale[group], axis=1)
     idx = np.arange(group.shape[0])
@@ -275,15 +237,15 @@ def smallest_k(attempt: Callable[[int], bool], k_cap: int, *, doubling: bool) ->
     return next((k for k in range(start, k_cap + 1) if attempt(k)), 0)
 
 
-def _centroids(z: FloatArray, w: FloatArray, g: IntArray, k: int) -> FloatArray:
-    wsum = np.bincount(g, weights=w, minlength=k)
+def _group_means(z: FloatArray, w: FloatArray, g: IntArray, k: int) -> FloatArray:
+    """Weighted mean of every column of ``z`` (m, J) in every group, shape ``(k, J)``."""
+    wsum = np.maximum(np.bincount(g, weights=w, minlength=k), 1e-300)
     cols = [np.bincount(g, weights=w * z[:, j], minlength=k) for j in range(z.shape[1])]
-    return np.stack(cols, axis=1) / np.maximum(wsum, 1e-300)[:, None]  # type: ignore[no-any-return]
+    return np.stack(cols, axis=1) / wsum[:, None]  # type: ignore[no-any-return]
 
 
 def nearest_centroid(z: FloatArray, w: FloatArray, g: IntArray, k: int) -> IntArray:
     """Per group, the signature nearest the group's weighted centroid in component space."""
-    c = _centroids(z, w, g, k)
-    d = np.sum((z - c[g]) ** 2, axis=1)
+    d = np.sum((z - _group_means(z, w, g, k)[g]) ** 2, axis=1)
     order = np.lexsort((np.arange(g.shape[0]), -w, d, g))
     return order[np.searchsorted(g[order], np.arange(k), side="left")].astype(np.int64)

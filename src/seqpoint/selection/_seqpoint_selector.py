@@ -46,11 +46,8 @@ WEIGHTINGS = ("calibrated", "counts")
 def signature_proxy(
     proxy: CostProxy, schedule: IterationSchedule, table: SignatureTable, *, owner: str
 ) -> FloatArray:
-    """Proxy value of every unique signature, shape ``(n_unique,)``.
-
-    A ``per_signature`` proxy runs once per signature; any other on the whole schedule,
-    averaged per signature.
-    """
+    """Proxy value of every unique signature, shape ``(n_unique,)``: a ``per_signature`` proxy
+    runs once per signature, any other on the whole schedule, averaged per signature."""
     if getattr(proxy, "per_signature", False):
         return evaluate_proxy(proxy, table.as_schedule(), owner=owner)
     full = evaluate_proxy(proxy, schedule, owner=owner)
@@ -96,17 +93,12 @@ class _Signatures:
 
 
 class _Evaluator:
-    """Groups, representatives and basis error of the count weights for a given k.
+    """Groups, representatives and basis error of the count weights for a given k. With
+    ``refine`` (signatures varying in several columns can tie on the proxy yet cost
+    differently), a k-means in component space proposes other groups; the lowest error wins."""
 
-    With ``refine`` (signatures varying in several columns can tie on the proxy yet cost
-    differently), a k-means in component space proposes other groups; the lowest error wins.
-    """
-
-    def __init__(
-        self,
-        sigs: _Signatures,
-        grouping: Grouping, *, refine: bool, rng: Callable[[], np.random.Generator]
-    ) -> None:
+    def __init__(self, sigs: _Signatures, grouping: Grouping, *, refine: bool,
+                 rng: Callable[[], np.random.Generator]) -> None:
         self.sigs = sigs
         self.grouping = grouping
         self.refine = refine
@@ -118,8 +110,7 @@ class _Evaluator:
         self.z_feat = self.z[:, spread] if np.any(spread) else self.z
 
     def __call__(self, k: int) -> _Candidate:
-        sigs = self.sigs
-        g = self.grouping.groups(k)
+        sigs, g = self.sigs, self.grouping.groups(k)
         reps = choose_representatives(g, k, sigs.proxy, sigs.counts, sigs.basis)
         best = _Candidate(g, reps, sigs.bound(g, reps, k))
         if self.refine and 1 < k <= MAX_REFINE_K and best.error > 0:
@@ -133,31 +124,25 @@ class _Evaluator:
     def _component_groups(self, k: int) -> tuple[IntArray, int]:
         """k-means groups in component space (empty clusters dropped) and their number."""
         zk, _, _ = weighted_kmeans(self.z_feat, self.sigs.counts, k, self.rng(), n_init=2, max_iter=60)
-        _, zk = np.unique(zk, return_inverse=True)
-        zk = zk.reshape(-1).astype(np.int64)
-        return zk, int(zk.max()) + 1
+        used, zk = np.unique(zk, return_inverse=True)
+        return zk.reshape(-1).astype(np.int64), len(used)
 
 
 @SELECTORS.register("seqpoint")
 class SeqPointSelector(BaseSelector):
     """Choose SeqPoints: group iterations by a cost proxy, one weighted representative per group.
 
-    The schedule is collapsed to its unique signatures ``(batch_size, seq_len, tgt_len
-    [, sum_sq_len])`` with counts, grouped on the cost proxy by an optimal weighted 1-D
-    k-means (``grouping="optimal"``, minimising the within-group proxy variance) or by
-    equal-width ``seq_len`` bins as in the SeqPoint paper (``"sl_bins"``). Each group's
-    representative is a real iteration whose proxy times the group's count is closest to
-    the group's proxy total (ties: the group's typical shape).
+    The unique signatures, with their counts, are grouped on the cost proxy by an optimal
+    weighted 1-D k-means (``grouping="optimal"``) or by equal-width ``seq_len`` bins as in
+    the SeqPoint paper (``"sl_bins"``). Each group's representative is a real iteration
+    whose proxy times the group's count is closest to the group's proxy total.
 
-    ``estimated_error_`` is the worst relative error of the *count* weights over the
-    elementary costs of :func:`basis_components`, computed without measurement; it bounds
-    the error on any non-negative combination of them, and ``max_error`` adds points until
-    it is met. Calibrated weights (the default) then adjust the counts as little as
-    possible (:func:`calibrate_weights`) until every component's run total is reproduced,
-    when ``k`` is at least the number of components and it does not raise the error; their
-    own basis error (``calibrated_error_``) is 0 by construction, so ``estimated_error_``
-    stays the count weights' figure, what :func:`seqpoint.projection.project` widens its
-    interval by.
+    ``estimated_error_``, computed without measurement, is the worst relative error of the
+    *count* weights over the elementary costs of :func:`basis_components`; it bounds the
+    error on any non-negative combination of them, and :func:`seqpoint.projection.project`
+    widens its interval by it. Calibrated weights (the default, when ``k`` is at least the
+    number of components) then adjust the counts as little as possible until every
+    component's run total is reproduced.
 
     Parameters
     ----------
@@ -175,7 +160,7 @@ class SeqPointSelector(BaseSelector):
         ``counts``: the group's iteration count (the SeqPoint paper); ``calibrated``: the
         counts adjusted to the basis components' run totals (still summing to n, >= 0).
     random_state : int or None
-        Accepted for a uniform interface; the selection is deterministic.
+        Seeds the k-means that refines groups of signatures varying in several columns.
 
     Fitted attributes (besides those of :class:`BaseSelector`)
     -----------------------------------------------------------
@@ -224,28 +209,23 @@ class SeqPointSelector(BaseSelector):
             best = evaluate(self._capped_k(grouping))
         else:
             best = self._search(evaluate, grouping, refine=refine)
-        weights, cal_err = self._weights(sigs, best)
-        rows = sigs.table.first_rows(best.reps)
-        labels = best.groups[sigs.table.inverse]
-        self._set_result(len(schedule), rows, weights, labels, estimated_error=best.error)
-        self.calibrated_error_ = cal_err
+        weights, self.calibrated_error_ = self._weights(sigs, best)
+        self._set_result(len(schedule), sigs.table.first_rows(best.reps), weights,
+                         best.groups[sigs.table.inverse], estimated_error=best.error)
         self.proxy_values_ = sigs.proxy
         return self
 
     def _capped_k(self, grouping: Grouping) -> int:
         """``n_points``, lowered with a warning to the number of groups there can be."""
-        assert self.n_points is not None
-        k = int(self.n_points)
+        k = int(self.n_points)  # type: ignore[arg-type]
         if k > grouping.k_cap:
             warnings.warn(f"n_points={k} exceeds the schedule's {grouping.k_cap} {grouping.unit}; "
                           f"using {grouping.k_cap} SeqPoints.", AdjustedInputWarning, stacklevel=3)
-            k = grouping.k_cap
-        return k
+        return min(k, grouping.k_cap)
 
     def _search(self, evaluate: _Evaluator, grouping: Grouping, *, refine: bool) -> _Candidate:
         """The smallest k whose basis error is at most ``max_error`` (else the best tried)."""
-        assert self.max_error is not None
-        target = float(self.max_error)
+        target = float(self.max_error)  # type: ignore[arg-type]
         tried: dict[int, _Candidate] = {}
 
         def attempt(k: int) -> bool:
@@ -255,7 +235,7 @@ class SeqPointSelector(BaseSelector):
 
         found = smallest_k(attempt, grouping.k_cap, doubling=refine)
         best = tried[found] if found else min(tried.values(), key=lambda c: c.error)
-        if best.error > self.max_error:
+        if best.error > target:
             warnings.warn(f"No k reaches max_error={self.max_error:g} with "
                           f"grouping={self.grouping!r}; the best has estimated error "
                           f"{best.error:.3g} with {best.reps.shape[0]} SeqPoints. Use "

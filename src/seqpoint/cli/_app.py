@@ -77,19 +77,21 @@ def _usage_message(exc: Exception) -> str:
     return f"{message} Run '{name} --help'."
 
 
+_OS_MESSAGES: dict[type[OSError], str] = {
+    FileNotFoundError: "{}: no such file or folder; check the path.",
+    IsADirectoryError: "{} is a folder; give a file.",
+    NotADirectoryError: "{}: a part of this path is a file, not a folder; choose another path.",
+    FileExistsError: "{} exists and is not a folder; remove it or choose another path.",
+    PermissionError: "{}: permission denied; choose a writable location.",
+}
+
+
 def _os_message(exc: OSError) -> str:
     """Name the path and the fix of an ``OSError``; outputs are the usual cause."""
     path = exc.filename if exc.filename is not None else "output"
-    if isinstance(exc, FileNotFoundError):
-        return f"{path}: no such file or folder; check the path."
-    if isinstance(exc, IsADirectoryError):
-        return f"{path} is a folder; give a file."
-    if isinstance(exc, NotADirectoryError):
-        return f"{path}: a part of this path is a file, not a folder; choose another path."
-    if isinstance(exc, FileExistsError):
-        return f"{path} exists and is not a folder; remove it or choose another path."
-    if isinstance(exc, PermissionError):
-        return f"{path}: permission denied; choose a writable location."
+    for kind, text in _OS_MESSAGES.items():
+        if isinstance(exc, kind):
+            return text.format(path)
     if exc.errno in (errno.ENOSPC, errno.EDQUOT):
         return f"{path}: no space left on the device; free space or choose another location."
     reason = exc.strerror or str(exc)
@@ -139,17 +141,13 @@ def _show_warning(message: Warning | str, category: type[Warning], filename: str
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Console-script entry point: run the app under the error policy above."""
+    """Console-script entry point: run the app, each exception mapped to its exit status and
+    one line (the error policy above)."""
     args = list(sys.argv[1:] if argv is None else argv)
-    with warnings.catch_warnings():
-        warnings.showwarning = _show_warning
-        return _run(args)
-
-
-def _run(args: list[str]) -> int:
-    """The app on ``args``, each exception mapped to its exit status and one line."""
     try:
-        rv = app(args=args, prog_name="seqpoint", standalone_mode=False)
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            rv = app(args=args, prog_name="seqpoint", standalone_mode=False)
     except SystemExit:
         raise
     except _NO_ARGS as exc:

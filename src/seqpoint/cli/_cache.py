@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from seqpoint.cache import MeasurementCache
 from seqpoint.cli._app import TYPER_OPTIONS, app, console
 
 __all__ = ["cache_app"]
@@ -25,8 +26,6 @@ _Workload = Annotated[str | None, typer.Option("--workload", "-w", help="Only th
 @cache_app.command("list")
 def cache_list(cache: _CachePath = None, workload: _Workload = None) -> None:
     """List cached measurements."""
-    from seqpoint.cache import MeasurementCache
-
     store = MeasurementCache(cache)
     rows = store.list(workload)
     table = Table(title="measurement cache")
@@ -49,8 +48,6 @@ def cache_list(cache: _CachePath = None, workload: _Workload = None) -> None:
 @cache_app.command("clear")
 def cache_clear(cache: _CachePath = None, workload: _Workload = None) -> None:
     """Delete cached measurements (all, or one workload's)."""
-    from seqpoint.cache import MeasurementCache
-
     store = MeasurementCache(cache)
     n = store.clear(workload)
     console.print(f"deleted {n} measurements from {store.path}", markup=False)
@@ -63,8 +60,6 @@ def cache_export(
     workload: _Workload = None,
 ) -> None:
     """Export cached measurements as JSON."""
-    from seqpoint.cache import MeasurementCache
-
     store = MeasurementCache(cache)
     path = store.export(output, workload)
     console.print(f"wrote {len(store.list(workload))} measurements to {path}", markup=False)

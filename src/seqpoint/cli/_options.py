@@ -1,12 +1,6 @@
-"""Options several commands share, declared once (same flag, same help everywhere), and
-the old spellings they replace.
-
-Every command takes ``-o/--output`` for what it writes, ``--json`` for its result and
-``-q/--quiet``; ``--set section.key=value`` names the run config's keys. An old spelling
-(``--out``, ``--no-progress``, a bare ``--set KEY=VALUE``) still works and is warned about
-in one stderr line, once the command's input has been checked, so that bad input stays the
-one error line of the command-line contract.
-"""
+"""Options several commands share, declared once, and the old spellings they replace
+(``--out``, ``--no-progress``, a bare ``--set KEY=VALUE``): these still work and are warned
+about in one stderr line once the input is checked, so bad input stays one error line."""
 
 from __future__ import annotations
 

@@ -40,10 +40,8 @@ from seqpoint.workloads import check_user_code
 __all__ = ["demo", "run_cmd", "speedup", "validate_cmd"]
 
 
-def _load(
-    config: Path, overrides: list[str] | None, output: Path | None, *, allow_user_code: bool,
-    out: Path | None = None,
-) -> RunConfig:
+def _load(config: Path, overrides: list[str] | None, output: Path | None, *, allow_user_code: bool,
+          out: Path | None = None) -> RunConfig:
     """The config with its --set overrides and -o/--output ([report] out); the old ``--out``
     is warned about once the config has been checked."""
     output, old = pick_output(output, out)

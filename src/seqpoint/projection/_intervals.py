@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import math
+from functools import cached_property
 from statistics import NormalDist
 
 import numpy as np
@@ -185,7 +186,6 @@ class IntervalEstimator:
         # |T_w − T| <= b·T bounds the unknown T by T_w/(1 ± b): a half-width of b·|T_w|/(1 − b)
         # covers both ends. At b >= 1/2 (one point for a wide run) it is capped at 2b·|T_w|.
         self.bound_factor = bound / (1.0 - min(bound, 0.5))
-        self._sensitivity: FloatArray | None = None
 
     def representation(self, values_ok: FloatArray, total: float, *, peak: bool) -> float:
         """Representation half-width of ``total`` (a maximum's distance to the measured one for ``peak``)."""
@@ -203,11 +203,11 @@ class IntervalEstimator:
             return self.z * float(se[int(np.argmax(values_ok))])
         if not np.any(se > 0):
             return 0.0
-        return self.z * float(np.sqrt(np.sum((self._weights() * se) ** 2)))
+        return self.z * float(np.sqrt(np.sum((self._weights * se) ** 2)))
 
     def process_totals(self, per_process: FloatArray) -> FloatArray:
         """``(P,)``: the total projected from each worker process's own ``(P, points)`` values."""
-        return per_process @ self._weights()
+        return per_process @ self._weights
 
     def noise(
         self, values_ok: FloatArray, se: FloatArray, *, peak: bool, per_process: FloatArray | None = None
@@ -219,7 +219,6 @@ class IntervalEstimator:
             return points
         return max(points, process_noise(self.process_totals(per_process), self.confidence))
 
+    @cached_property
     def _weights(self) -> FloatArray:
-        if self._sensitivity is None:
-            self._sensitivity = sensitivity(self.proj, self.method)
-        return self._sensitivity
+        return sensitivity(self.proj, self.method)

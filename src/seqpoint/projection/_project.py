@@ -170,10 +170,6 @@ def project(
         With a window: scale the steady state in ``run_time_s`` by the window's in-run ratio
         ``r``. Without it (the default) ``r`` widens ``run_time_s``'s interval by
         ``|r − 1|`` × the steady state (:attr:`Projection.in_run_gap`).
-
-    Returns
-    -------
-    Projection
     """
     check_method(method, "project")
     check_params("project", {"cold": [Options(COLD_METHODS)]}, {"cold": cold})

@@ -44,14 +44,12 @@ _BANDWIDTH = Interval(float, 0, None, closed="neither", word="a number")
 def _allreduce_time(gradient_bytes: int, world_size: int, interconnect: str | float) -> float:
     """Seconds of one ring all-reduce (``2 (N-1)/N`` × the gradient bytes per rank) over
     ``interconnect``: a name in :data:`INTERCONNECTS` or bytes per second (checked > 0)."""
-    if isinstance(interconnect, str):
-        if interconnect not in INTERCONNECTS:
-            raise ConfigError(f"Unknown interconnect {interconnect!r}; use one of {', '.join(INTERCONNECTS)} "
-                              "or a bandwidth in bytes per second.")
-        bandwidth = INTERCONNECTS[interconnect]
-    else:
+    if isinstance(interconnect, str) and interconnect not in INTERCONNECTS:
+        raise ConfigError(f"Unknown interconnect {interconnect!r}; use one of {', '.join(INTERCONNECTS)} "
+                          "or a bandwidth in bytes per second.")
+    if not isinstance(interconnect, str):
         check_params("", {"interconnect": [_BANDWIDTH]}, {"interconnect": interconnect})
-        bandwidth = float(interconnect)
+    bandwidth = INTERCONNECTS[interconnect] if isinstance(interconnect, str) else float(interconnect)
     return 2.0 * (world_size - 1) / world_size * float(gradient_bytes) / bandwidth
 
 
@@ -127,10 +125,6 @@ def project_ranks(
     context : ScheduleModel, optional
         The model of ``schedule.rank_rows()``, when already built.
 
-    Returns
-    -------
-    RankProjection
-
     Raises
     ------
     ConfigError
@@ -158,9 +152,6 @@ def project_ranks(
     if not np.all(np.isfinite(costs)):
         raise InputError(f"The fitted {metric!r} of some rank rows is not finite; check the measurements.")
     per_step = costs.reshape(-1, w)  # step-major, rank-minor: a rank schedule's row order
-    worst, mean = per_step.max(axis=1), per_step.mean(axis=1)
     return RankProjection(
-        n_steps=int(worst.shape[0]), world_size=w, metric=metric,
-        compute_s=float(worst.sum()), mean_compute_s=float(mean.sum()),
-        allreduce_s=comm, allreduce_source=source,
-    )
+        n_steps=per_step.shape[0], world_size=w, metric=metric, compute_s=float(per_step.max(axis=1).sum()),
+        mean_compute_s=float(per_step.mean(axis=1).sum()), allreduce_s=comm, allreduce_source=source)

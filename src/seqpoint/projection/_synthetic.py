@@ -53,8 +53,7 @@ def project_cost(schedule: IterationSchedule, selection: BaseSelector | SeqPoint
         rows = seqpoint_rows(schedule, selection)
         weights = np.array([p.weight for p in selection.points], dtype=np.float64)
     else:
-        rows = selection.points_
-        weights = selection.weights_
+        rows, weights = selection.points_, selection.weights_
         if selection.n_iterations_ != len(schedule):
             raise InputError(
                 f"The selector was fitted on {selection.n_iterations_} iterations but the schedule has "
@@ -86,11 +85,10 @@ def relative_error(pred: ArrayLike, true: ArrayLike) -> float | NDArray[np.float
     float or ndarray
         A float for scalar inputs, else an array of the broadcast shape.
     """
-    p = np.asarray(pred, dtype=np.float64)
     t = np.asarray(true, dtype=np.float64)
     if np.any(t == 0):
         raise InputError("relative_error needs non-zero true values; got a true value of 0.")
-    out = (p - t) / t
+    out = (np.asarray(pred, dtype=np.float64) - t) / t
     return float(out) if out.ndim == 0 else out
 
 
@@ -102,10 +100,6 @@ def geomean_abs_error(errors: ArrayLike) -> float:
     errors : array_like of shape (n,)
         Relative errors; signs are ignored. An exact (zero) error makes the geometric
         mean 0.
-
-    Returns
-    -------
-    float
     """
     e = np.abs(np.asarray(errors, dtype=np.float64)).ravel()
     if e.size == 0:

@@ -1,16 +1,9 @@
 """The one orchestration layer: run configs, ``run``, ``validate``, ``speedup``, the demo.
 
-Layering (imports point down only)::
-
-    cli/          parses flags, calls workflows and reports, prints
-    workflows/    composes the stages once (lengths → schedule → workload and cache →
-                  SeqPoints → measurements, in a run folder), then projects, validates or
-                  compares, and writes the run folder's report by calling reports
-    reports/      every table, plot and HTML page; reads results as typed records it
-                  owns (RunRecord, ValidationRecord: RunResult and ValidationResult
-                  extend them), never workflows
-    stages        traces, batching, schedule, selection, profiling, workloads, cache,
-                  projection, validation, measurements
+It composes the stages once (lengths → schedule → workload and cache → SeqPoints →
+measurements, in a run folder), then projects, validates or compares, and writes the
+report through ``reports``; only ``cli`` and ``integrations`` sit above it
+(docs/architecture.md).
 
 Names imported here but not in ``__all__`` are internal helpers the tests and benchmarks
 reach (``with_window``, ``model_cost``, ``sweep_from_dict``, ...), not a promised API.

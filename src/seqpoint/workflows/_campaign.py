@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 
 from rich.console import Console
 
@@ -51,6 +51,9 @@ class _Chosen:
     unit: str
     workload: Workload
     cache: MeasurementCache | None
+    ranks: IterationSchedule | None
+    """A data-parallel run's schedule (``rank`` column); :attr:`schedule` is then its rank
+    rows, every rank's batch an iteration of its own, which selection and profiling see."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -59,9 +62,6 @@ class Campaign(_Chosen):
 
     measurements: Measurements
     """Measurements of :attr:`seqpoints`."""
-    ranks: IterationSchedule | None = None
-    """A data-parallel run's schedule (``rank`` column); :attr:`schedule` is then its rank
-    rows, every rank's batch an iteration of its own, which selection and profiling see."""
     others: Measurements | None = None
     """With ``start_campaign(every_signature=True)``: every signature of the schedule that
     no SeqPoint has, timed in the same worker processes as the SeqPoints."""
@@ -74,10 +74,9 @@ class Campaign(_Chosen):
     @property
     def reduction(self) -> float:
         """Iterations of the run over training steps executed to profile its SeqPoints."""
-        steps = self.config.profile.point_steps()
-        overhead = self.config.profile.protocol_steps() + self.config.profile.window_steps
-        return reduction_factor(len(self.schedule), len(self.seqpoints), **steps._asdict(),
-                                overhead=overhead)
+        p = self.config.profile
+        return reduction_factor(len(self.schedule), len(self.seqpoints), **p.point_steps()._asdict(),
+                                overhead=p.protocol_steps() + p.window_steps)
 
     def saving(self, run_s: float = float("nan")) -> ProfilingSaving:
         """The saving in steps, wall clock (against ``run_s``) and tokens (see
@@ -116,8 +115,6 @@ class CampaignPlan(_Chosen):
     (:func:`plan_campaign`); :meth:`measure` makes it a :class:`Campaign`, and
     :meth:`under` the same points' plan under another configuration."""
 
-    ranks: IterationSchedule | None
-    """A data-parallel run's schedule (see :attr:`Campaign.ranks`)."""
     tag: str = ""
     """Suffix of the per-configuration files."""
 
@@ -154,9 +151,8 @@ class CampaignPlan(_Chosen):
         if cfg.profile.window_steps:
             measurements = with_window(cfg.profile, self.workload, schedule, measurements)
         write_measurements(measurements, self.folder.file(f"measurements{_suffix(self.tag)}.json"))
-        return Campaign(config=cfg, folder=self.folder, schedule=schedule, seqpoints=seqpoints,
-                        unit=self.unit, workload=self.workload, cache=self.cache,
-                        measurements=measurements, ranks=self.ranks, others=others_ms)
+        chosen = {f.name: getattr(self, f.name) for f in fields(_Chosen)}
+        return Campaign(**chosen, measurements=measurements, others=others_ms)
 
     def under(self, cfg: RunConfig, *, tag: str) -> CampaignPlan:
         """The same schedule and SeqPoints, to be measured under ``cfg``'s workload and

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import dataclasses
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, get_type_hints
 
 from seqpoint._config import from_dict, parse_set
 from seqpoint._jsonio import read_text
@@ -23,7 +24,7 @@ from seqpoint.workflows._sections import (
     named,
 )
 
-__all__ = ["RunConfig", "apply_overrides", "load_config"]
+__all__ = ["RunConfig", "apply_overrides", "flat_keys", "load_config"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -66,7 +67,7 @@ class RunConfig:
     @classmethod
     def from_dict(cls, data: dict[str, Any], *, where: str = "config") -> RunConfig:
         """Build from parsed TOML; an error names ``where`` (the file) and the section."""
-        sections = {f.name: f.type for f in dataclasses.fields(cls)}
+        sections = get_type_hints(cls)  # the section classes, by field name
         data = _moved_keys(data, where)
         kwargs: dict[str, Any] = {}
         for key, value in data.items():
@@ -85,7 +86,7 @@ class RunConfig:
             if not isinstance(value, dict):
                 raise ConfigError(f"[{key}] in {where} must be a table, got {value!r}.")
             with named(where), in_section(key):
-                kwargs[key] = from_dict(_SECTION_TYPES[key], value, where=f"[{key}] of {where}")
+                kwargs[key] = from_dict(sections[key], value, where=f"[{key}] of {where}")
         return cls(**kwargs)
 
 
@@ -141,18 +142,6 @@ def _moved_keys(data: dict[str, Any], where: str) -> dict[str, Any]:
             out[new] = {**target, new_key: section[key]}
             _warn_old(f"{where}: [{old}] {key} is deprecated; it is [{new}] {new_key} now.")
     return out
-
-
-_SECTION_TYPES: dict[str, type] = {
-    "lengths": LengthsSection,
-    "batching": BatchingSection,
-    "selection": SelectionSection,
-    "workload": WorkloadSection,
-    "profile": ProfileSection,
-    "projection": ProjectionSection,
-    "validation": ValidationSection,
-    "report": ReportSection,
-}
 
 
 def read_toml(path: str | Path, *, what: str = "Config file", examples: str = "configs/") -> dict[str, Any]:
@@ -220,6 +209,17 @@ def set_keys(cfg: RunConfig, values: dict[str, object], *, where: str) -> RunCon
         node[leaf] = value
     with named(where):
         return RunConfig.from_dict(data, where=where)
+
+
+def flat_keys(table: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """The leaves of a nested table under dotted keys (an empty table is a leaf)."""
+    out: dict[str, Any] = {}
+    for key, value in table.items():
+        if isinstance(value, Mapping) and value:
+            out.update(flat_keys(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
 
 
 def _toml_value(v: object) -> str:

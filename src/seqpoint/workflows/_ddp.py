@@ -85,13 +85,8 @@ def ddp_schedule(cfg: RunConfig) -> IterationSchedule:
 
 
 def validate_ddp(
-    cfg: RunConfig,
-    *,
-    runs: int = 2,
-    interconnect: str | float | None = None,
-    progress: bool = False,
-    console: Console | None = None,
-    timeout_s: float = 600.0,
+    cfg: RunConfig, *, runs: int = 2, interconnect: str | float | None = None, progress: bool = False,
+    console: Console | None = None, timeout_s: float = 600.0,
 ) -> DDPValidation:
     """Project a data-parallel run from its SeqPoints and compare with the real run.
 

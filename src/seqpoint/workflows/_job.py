@@ -110,15 +110,8 @@ class JobProjection:
 
 
 def project_job(
-    schedule: IterationSchedule | RunTrace | str | Path,
-    workload: Workload | str,
-    *,
-    traces: Traces | None = None,
-    n_points: int = 10,
-    processes: int = 1,
-    cold_window: int = 0,
-    first_n: int = 10,
-    progress: bool = False,
+    schedule: IterationSchedule | RunTrace | str | Path, workload: Workload | str, *, traces: Traces | None = None,
+    n_points: int = 10, processes: int = 1, cold_window: int = 0, first_n: int = 10, progress: bool = False,
 ) -> JobProjection:
     """Project a job's whole run from SeqPoints, and check it against recorded runs.
 

@@ -6,7 +6,6 @@ the totals, intervals and reduction factor as metrics, the run folder as artifac
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,7 +17,7 @@ from seqpoint.projection import Projection
 from seqpoint.reports._views import RunRecord
 from seqpoint.schedule import summarize
 from seqpoint.workflows._campaign import Campaign, project_data_parallel, start_campaign
-from seqpoint.workflows._config import RunConfig
+from seqpoint.workflows._config import RunConfig, flat_keys
 from seqpoint.workflows._folder import RunFolder
 from seqpoint.workflows._stages import signature_shapes
 
@@ -126,19 +125,10 @@ _PARAM_CHARS = 6000
 _BATCH = 100
 
 
-def _flatten(data: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
-    for key, value in data.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, Mapping) and value:
-            yield from _flatten(value, name + ".")
-        else:
-            yield name, value
-
-
 def mlflow_params(result: RunResult) -> dict[str, str]:
     """The resolved config as flat ``section.key`` params (strings, MLflow's type)."""
     out: dict[str, str] = {}
-    for name, value in _flatten(result.config.to_dict()):
+    for name, value in flat_keys(result.config.to_dict()).items():
         text = str(value)
         out[name] = text if len(text) <= _PARAM_CHARS else text[: _PARAM_CHARS - 3] + "..."
     return out

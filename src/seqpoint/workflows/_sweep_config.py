@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from seqpoint.exceptions import ConfigError
-from seqpoint.workflows._config import RunConfig, load_config, read_toml, set_keys
+from seqpoint.workflows._config import RunConfig, flat_keys, load_config, read_toml, set_keys
 
 __all__ = ["REFERENCE", "SweepConfig", "SweepEntry", "load_sweep", "sweep_from_dict"]
 
@@ -134,17 +134,10 @@ def _base_config(data: dict[str, Any], sections: list[str], where: str, root: Pa
     return RunConfig.from_dict(merged, where=where) if merged else RunConfig()
 
 
-def _flatten(table: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    """Dotted keys of a (possibly nested) TOML table: ``workload.set.dtype = "bf16"`` written
-    unquoted parses as nested tables, and means the same as the quoted key."""
-    out: dict[str, Any] = {}
-    for key, value in table.items():
-        dotted = f"{prefix}{str(key).strip().replace('-', '_')}"
-        if isinstance(value, dict) and value:
-            out.update(_flatten(value, dotted + "."))
-        else:
-            out[dotted] = value
-    return out
+def _flatten(table: dict[str, Any]) -> dict[str, Any]:
+    """``--set`` keys of a TOML table: ``workload.set.dtype = "bf16"`` unquoted parses as
+    nested tables, and means the same as the quoted key (dashes read as underscores)."""
+    return {".".join(p.strip() for p in k.split(".")).replace("-", "_"): v for k, v in flat_keys(table).items()}
 
 
 def _listed(entries: Any, where: str) -> list[tuple[str, dict[str, Any]]]:

@@ -72,15 +72,9 @@ def _check_same_schedule(schedule: IterationSchedule, trace: RunTrace, which: st
 
 
 def validate_trace(
-    schedule_or_trace: IterationSchedule | RunTrace | str | Path,
-    seqpoints: SeqPoints,
-    measurements: Measurements,
-    traces: RunTrace | str | Path | Sequence[RunTrace | str | Path],
-    *,
-    first_n: int = 10,
-    rank: int | None = None,
-    method: str = "weighted",
-    confidence: float = 0.95,
+    schedule_or_trace: IterationSchedule | RunTrace | str | Path, seqpoints: SeqPoints, measurements: Measurements,
+    traces: RunTrace | str | Path | Sequence[RunTrace | str | Path], *, first_n: int = 10, rank: int | None = None,
+    method: str = "weighted", confidence: float = 0.95,
 ) -> TraceValidation:
     """Compare the projection from SeqPoints, and first-N, with recorded real runs.
 
@@ -121,12 +115,8 @@ def validate_trace(
 
 
 def speedup_from_files(
-    schedule: IterationSchedule | str | Path,
-    seqpoints: SeqPoints | str | Path,
-    meas_a: Measurements | str | Path,
-    meas_b: Measurements | str | Path,
-    *,
-    metric: str = "auto",
+    schedule: IterationSchedule | str | Path, seqpoints: SeqPoints | str | Path, meas_a: Measurements | str | Path,
+    meas_b: Measurements | str | Path, *, metric: str = "auto",
 ) -> Speedup:
     """Projected speedup ``T_a / T_b`` from two measurement sets of the same SeqPoints
     (objects or files; ``schedule`` may be a run trace), ``metric`` as for

@@ -6,25 +6,15 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from seqpoint.profiling import count_point  # noqa: E402
-from seqpoint.profiling._counting import count_step  # noqa: E402
-from seqpoint.profiling._gpus import GPU_SPECS, gpu_spec, roofline_seconds  # noqa: E402
+from seqpoint.profiling import GPU_SPECS, ProfileConfig, count_point, count_step  # noqa: E402
 from seqpoint.workloads import load_workload  # noqa: E402
 
-
-@pytest.fixture(autouse=True)
-def _one_thread() -> None:
-    torch.set_num_threads(1)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 @pytest.fixture(scope="module")
 def bert():
     return load_workload("bert:tiny")
-
-
-@pytest.fixture(scope="module")
-def ds2():
-    return load_workload("deepspeech2:tiny")
 
 
 @pytest.fixture(scope="module")
@@ -113,17 +103,17 @@ def test_bf16_uses_tensor_core_peak() -> None:
 
 
 def test_gpu_specs_are_the_data_sheet_numbers() -> None:
-    assert gpu_spec("H100").peak_flops["bf16"] == 989.4e12
+    assert GPU_SPECS["h100"].peak_flops["bf16"] == 989.4e12
     assert GPU_SPECS["a100"].bandwidth == 2039e9
     assert GPU_SPECS["v100"].flops_for("bf16") == 125e12
-    assert roofline_seconds(1e12, 0, GPU_SPECS["v100"]) == pytest.approx(1e12 / 15.7e12)
-    assert roofline_seconds(0, 900e9, GPU_SPECS["v100"]) == pytest.approx(1.0)
+    assert GPU_SPECS["v100"].flops_for("fp32") == 15.7e12
+    assert GPU_SPECS["v100"].bandwidth == 900e9
     from seqpoint.exceptions import ConfigError
 
     with pytest.raises(
-        ConfigError, match="Unknown GPU 'b200' for a roofline. Valid GPUs: v100, a100, h100"
+        ConfigError, match="Unknown GPU 'b200' in metric 'roofline:b200'. Valid GPUs: v100, a100, h100"
     ):
-        gpu_spec("b200")
+        ProfileConfig(metrics=("roofline:b200",))
 
 
 def test_user_workload_is_counted_on_a_real_step() -> None:

@@ -10,29 +10,38 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from seqpoint.exceptions import SeqPointWarning  # noqa: E402
-from seqpoint.profiling import count_point, counting_coverage  # noqa: E402
-from seqpoint.profiling._attention_flops import ATTENTION_KERNELS, flop_registry, has_flop_formula  # noqa: E402
-from seqpoint.profiling._coverage import uncounted_operators  # noqa: E402
+from seqpoint.profiling import count_point, counting_coverage, flop_registry, uncounted_operators  # noqa: E402
 
 B, H, T, S, D = 2, 3, 7, 5, 8
+
+#: Attention kernels (ATen names) whose FLOPs seqpoint counts, with torch's or its own formula.
+ATTENTION_KERNELS = (
+    "_scaled_dot_product_flash_attention", "_scaled_dot_product_flash_attention_backward",
+    "_scaled_dot_product_flash_attention_for_cpu", "_scaled_dot_product_flash_attention_for_cpu_backward",
+    "_scaled_dot_product_efficient_attention", "_scaled_dot_product_efficient_attention_backward",
+    "_scaled_dot_product_cudnn_attention", "_scaled_dot_product_cudnn_attention_backward",
+    "_scaled_dot_product_fused_attention_overrideable",
+    "_scaled_dot_product_fused_attention_overrideable_backward",
+    "_flash_attention_forward", "_flash_attention_backward",
+    "_efficient_attention_forward", "_efficient_attention_backward",
+    "_native_multi_head_attention",
+)
 
 
 def _meta(*shape: int) -> torch.Tensor:
     return torch.empty(shape, device="meta")
 
 
-@pytest.fixture(autouse=True)
-def _one_thread() -> None:
-    torch.set_num_threads(1)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def test_every_named_attention_kernel_has_a_formula() -> None:
     reg = flop_registry()
-    present = [n for n in ATTENTION_KERNELS if hasattr(torch.ops.aten, n)]
-    assert "_scaled_dot_product_flash_attention_for_cpu" in present
-    for name in present:
-        assert has_flop_formula(f"aten::{name}", reg), name
-    assert not has_flop_formula("aten::_softmax", reg)
+    present = [getattr(torch.ops.aten, n) for n in ATTENTION_KERNELS if hasattr(torch.ops.aten, n)]
+    assert torch.ops.aten._scaled_dot_product_flash_attention_for_cpu in present
+    for packet in present:
+        assert packet in reg, packet.__name__
+    assert torch.ops.aten._softmax not in reg
 
 
 def test_cpu_flash_forward_and_backward_follow_sdpa_conventions() -> None:

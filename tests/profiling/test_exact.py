@@ -13,10 +13,7 @@ from seqpoint.profiling import count_point, exact_totals  # noqa: E402
 from seqpoint.schedule import IterationSchedule  # noqa: E402
 from seqpoint.workloads import load_workload  # noqa: E402
 
-
-@pytest.fixture(autouse=True)
-def _one_thread() -> None:
-    torch.set_num_threads(1)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def _schedule(n: int, lo: int, hi: int, tgt: bool = False, seed: int = 0) -> IterationSchedule:

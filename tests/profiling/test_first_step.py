@@ -4,8 +4,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from seqpoint.profiling import ProfileConfig, profile_points
-from seqpoint.profiling._startup import campaign_decoy, mark_seen, startup_state
+from seqpoint.profiling import ProfileConfig, campaign_decoy, profile_points, startup_state
 from seqpoint.workloads import load_workload
 
 
@@ -77,16 +76,16 @@ def test_start_up_state_belongs_to_one_workload_object():
     a, b = _Counting(), _Counting()
     state = startup_state(a, (2, 5, 0))
     assert state is startup_state(a) and state is not startup_state(b, (2, 5, 0))
-    mark_seen(a, [(2, 40, 0)])
-    assert (2, 40, 0) in state.seen and not startup_state(b).seen
+    state.seen.add((2, 40, 0))
+    assert (2, 40, 0) in startup_state(a).seen and not startup_state(b).seen
     # a copy carries the attribute but is another object: it starts afresh
     c = copy.copy(a)
     assert startup_state(c) is not state and not startup_state(c).seen
 
 
-def test_mark_seen_makes_the_first_step_warm():
+def test_a_seen_shape_has_no_cold_first_step():
     w = _Counting()
-    mark_seen(w, [(2, 40, 0)])
+    startup_state(w).seen.add((2, 40, 0))
     ms = profile_points(
         w, [(2, 40, 0), (2, 48, 0)], ProfileConfig(warmup=1, repeats=1), progress=False
     )

@@ -11,21 +11,18 @@ torch = pytest.importorskip("torch")
 from seqpoint.cache import MeasurementCache  # noqa: E402
 from seqpoint.exceptions import ConfigError  # noqa: E402
 from seqpoint.measurements import CATEGORIES, CPU_ISA, environment_fingerprint  # noqa: E402
-from seqpoint.profiling import TIMERS, ProfileConfig, profile_point, profile_points  # noqa: E402
-from seqpoint.profiling._categories import breakdown_shares, canonical_op_name, categorize  # noqa: E402
+from seqpoint.profiling import (  # noqa: E402
+    TIMERS,
+    ProfileConfig,
+    canonical_op_name,
+    categorize,
+    profile_point,
+    profile_points,
+)
 from seqpoint.selection import SeqPoint, SeqPoints  # noqa: E402
 from seqpoint.workloads import load_workload  # noqa: E402
 
-
-@pytest.fixture(autouse=True)
-def _one_thread() -> None:
-    torch.set_num_threads(1)
-
-
-@pytest.fixture(scope="module")
-def ds2():
-    torch.set_num_threads(1)
-    return load_workload("deepspeech2:tiny")
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 class Counting:
@@ -89,9 +86,8 @@ def test_breakdown_shares_sum_to_one_and_categories_are_known(ds2) -> None:
     )
     assert set(m.breakdown_s) <= set(CATEGORIES)
     assert {"convolution", "rnn", "optimizer"} <= set(m.breakdown_s)
-    assert sum(breakdown_shares(m.breakdown_s).values()) == pytest.approx(1.0)
+    assert all(v > 0 for v in m.breakdown_s.values())
     assert m.metrics["breakdown_total_s"] == pytest.approx(sum(m.breakdown_s.values()))
-    assert breakdown_shares({}) == {}
 
 
 def test_bert_breakdown_has_the_study_categories() -> None:
@@ -100,8 +96,7 @@ def test_bert_breakdown_has_the_study_categories() -> None:
     assert {"gemm", "batched_gemm", "softmax", "layer_norm", "activation", "optimizer"} <= set(
         m.breakdown_s
     )
-    shares = breakdown_shares(m.breakdown_s)
-    assert shares.get("other", 0.0) < 0.2
+    assert m.breakdown_s.get("other", 0.0) < 0.2 * sum(m.breakdown_s.values())
 
 
 def test_memory_metric_counts_state_and_activations(ds2) -> None:
@@ -259,7 +254,7 @@ def test_cuda_timer_memory_and_breakdown_on_gpu() -> None:
         wl, (4, 64, 0), ProfileConfig(timer="cuda", metrics=("time", "memory", "breakdown"))
     )
     assert m.ok and m.metrics["time_s"] > 0 and m.metrics["peak_mem_bytes"] > 0
-    assert sum(breakdown_shares(m.breakdown_s).values()) == pytest.approx(1.0)
+    assert m.breakdown_s and all(v > 0 for v in m.breakdown_s.values())
 
 
 # --- categories ------------------------------------------------------------------

@@ -10,13 +10,6 @@ torch = pytest.importorskip("torch")
 
 from seqpoint.exceptions import ConfigError  # noqa: E402
 from seqpoint.profiling import ProfileConfig, profile_point  # noqa: E402
-from seqpoint.workloads import load_workload  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def ds2():
-    torch.set_num_threads(1)
-    return load_workload("deepspeech2:tiny")
 
 
 def test_unset_option_leaves_the_cache_key_unchanged() -> None:

@@ -12,17 +12,21 @@ torch = pytest.importorskip("torch")
 from seqpoint.cache import MeasurementCache  # noqa: E402
 from seqpoint.exceptions import ConfigError  # noqa: E402
 from seqpoint.measurements import per_process_key, standard_error  # noqa: E402
-from seqpoint.profiling import DriftWarning, ProfileConfig, profile_points  # noqa: E402
-from seqpoint.profiling._config import STARTUP_STEPS  # noqa: E402
-from seqpoint.profiling._protocol import (  # noqa: E402
+from seqpoint.profiling import (  # noqa: E402
+    DEFAULT_BLOCK,
+    STARTUP_STEPS,
+    DriftWarning,
+    ProfileConfig,
+    ShippedWorkload,
     WorkerResult,
     WorkerTask,
+    interleave_block,
+    profile_points,
     profile_protocol,
     run_worker,
     split_repeats,
+    startup_state,
 )
-from seqpoint.profiling._shipping import ShippedWorkload  # noqa: E402
-from seqpoint.profiling._startup import DEFAULT_BLOCK, interleave_block  # noqa: E402
 from seqpoint.validation import reduction_factor  # noqa: E402
 from seqpoint.workloads import WorkloadRecipe, load_workload  # noqa: E402
 
@@ -132,8 +136,6 @@ def test_interleaving_blocks_fit_onednns_primitive_cache() -> None:
 
 
 def test_a_worker_interleaves_block_by_block(monkeypatch: pytest.MonkeyPatch) -> None:
-    import seqpoint.profiling._protocol as protocol
-
     order: list[tuple[int, ...]] = []
     points = tuple((2, 8 + 8 * i, 0) for i in range(5))
 
@@ -144,12 +146,14 @@ def test_a_worker_interleaves_block_by_block(monkeypatch: pytest.MonkeyPatch) ->
         def step(self, batch: tuple[int, ...]) -> None:
             order.append(batch)
 
-    monkeypatch.setattr(ShippedWorkload, "build", lambda self: Recorder())
-    monkeypatch.setattr(protocol, "startup_state", lambda *a: None)
-    monkeypatch.setattr(protocol, "interleave_block", lambda primitives, capacity: 2)
+    recorder = Recorder()
+    # 10 oneDNN primitives per shape in a cache of 20 entries: blocks of 2 points.
+    startup_state(recorder).primitives = (10, 0)
+    monkeypatch.setenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "20")
+    monkeypatch.setattr(ShippedWorkload, "build", lambda self: recorder)
     task = WorkerTask(workload=ShippedWorkload(name="x"), points=points, decoy=None, warmup=1, repeats=2,
                       drift_steps=1, timer="wall", interleave=True, max_seconds=0.0)
-    out = protocol.run_worker(task)
+    out = run_worker(task)
     a, b, c, d, e = points
     assert order == [a, a,  # the check point warmed, then its start check
                      b, a, b, a, b,  # block 1: b warmed, then 2 rounds over (a, b)

@@ -161,8 +161,7 @@ def test_a_workload_class_of_a_module_loaded_from_a_file_travels_by_value(tmp_pa
     script) is in sys.modules under a name no worker can import: its classes go by value."""
     import importlib.util
 
-    from seqpoint.profiling import in_fresh_process
-    from seqpoint.profiling._shipping import ship_workload
+    from seqpoint.profiling import in_fresh_process, ship_workload
 
     path = tmp_path / "users_job.py"
     path.write_text("class Job:\n    name = 'job'\n    config = {}\n    def make_batch(self, sig):\n"

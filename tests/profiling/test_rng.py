@@ -7,8 +7,8 @@ import dataclasses
 
 import pytest
 
-from seqpoint._rng import rngs_kept
-from seqpoint.profiling import ProfileConfig, profile_points
+from seqpoint.exceptions import ConfigError
+from seqpoint.profiling import ProfileConfig, profile_points, take_turns
 from seqpoint.workloads import BatchShape, UserWorkload, WorkloadConfig
 
 torch = pytest.importorskip("torch")
@@ -51,12 +51,19 @@ def test_a_campaign_leaves_the_global_cpu_generator_where_it_was() -> None:
     assert torch.equal(torch.rand(5), want)  # the user's next draws are unchanged
 
 
-def test_the_state_comes_back_when_the_body_raises() -> None:
+class _Raising(_Dropout):
+    """Draws, then raises one of seqpoint's own errors, which a campaign does not catch."""
+
+    def compute_loss(self, model, batch):  # type: ignore[no-untyped-def]
+        torch.rand(100)
+        raise ConfigError("boom")
+
+
+def test_the_state_comes_back_when_the_campaign_raises() -> None:
     torch.manual_seed(7)
     want = torch.get_rng_state()
-    with pytest.raises(RuntimeError, match="boom"), rngs_kept():
-        torch.rand(100)
-        raise RuntimeError("boom")
+    with pytest.raises(ConfigError, match="boom"):
+        profile_points(_Raising(), [(2, 6, 0)], CFG, progress=False)
     assert torch.equal(torch.get_rng_state(), want)
 
 
@@ -65,7 +72,10 @@ def test_the_state_comes_back_when_the_body_raises() -> None:
 def test_the_cuda_generators_are_kept_too() -> None:
     torch.cuda.manual_seed_all(99)
     want = torch.cuda.get_rng_state_all()
-    with rngs_kept():
+
+    def job(end_turn: object) -> None:
         torch.rand(1000, device="cuda")
         torch.nn.functional.dropout(torch.ones(1000, device="cuda"), 0.5)
+
+    take_turns([job])
     assert all(torch.equal(a, b) for a, b in zip(torch.cuda.get_rng_state_all(), want, strict=True))

@@ -13,18 +13,37 @@ measure, one cache key) and ``_campaign`` (a plan's pending units measured and c
 
 Every timing in seqpoint goes through one timer registry (:data:`TIMERS`, or
 :func:`step_timer` for a workload's step) and every fresh process through
-:func:`in_fresh_process`.
+:func:`in_fresh_process`. The names imported ``as`` themselves are for the tests; they are
+not in ``__all__``.
 """
 
+from seqpoint.profiling._attention_flops import flop_registry as flop_registry
 from seqpoint.profiling._campaign import profile_points
+from seqpoint.profiling._categories import canonical_op_name as canonical_op_name
+from seqpoint.profiling._categories import categorize as categorize
+from seqpoint.profiling._config import STARTUP_STEPS as STARTUP_STEPS
 from seqpoint.profiling._config import ProfileConfig
 from seqpoint.profiling._counting import count_point
+from seqpoint.profiling._counting import count_step as count_step
 from seqpoint.profiling._coverage import counting_coverage
+from seqpoint.profiling._coverage import uncounted_operators as uncounted_operators
 from seqpoint.profiling._exact import exact_signature_costs, exact_totals
 from seqpoint.profiling._fresh import in_fresh_process, stop_workers
+from seqpoint.profiling._gpus import GPU_SPECS as GPU_SPECS
 from seqpoint.profiling._point import profile_point
 from seqpoint.profiling._probe import cpu_roofline
 from seqpoint.profiling._protocol import DriftWarning
+from seqpoint.profiling._protocol import WorkerResult as WorkerResult
+from seqpoint.profiling._protocol import WorkerTask as WorkerTask
+from seqpoint.profiling._protocol import profile_protocol as profile_protocol
+from seqpoint.profiling._protocol import run_worker as run_worker
+from seqpoint.profiling._protocol import split_repeats as split_repeats
+from seqpoint.profiling._shipping import ShippedWorkload as ShippedWorkload
+from seqpoint.profiling._shipping import ship_workload as ship_workload
+from seqpoint.profiling._startup import DEFAULT_BLOCK as DEFAULT_BLOCK
+from seqpoint.profiling._startup import campaign_decoy as campaign_decoy
+from seqpoint.profiling._startup import interleave_block as interleave_block
+from seqpoint.profiling._startup import startup_state as startup_state
 from seqpoint.profiling._timers import TIMERS, step_timer
 from seqpoint.profiling._turns import EndTurn, take_turns
 from seqpoint.profiling._window import profile_window

@@ -8,11 +8,10 @@ optimizer range (``Optimizer.step#LAMB.step``) to one of :data:`CATEGORIES`.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 
 from seqpoint.measurements import CATEGORIES
 
-__all__ = ["CATEGORIES", "breakdown_shares", "canonical_op_name", "categorize"]
+__all__ = ["CATEGORIES", "canonical_op_name", "categorize"]
 
 #: Operator names (canonical, see :func:`canonical_op_name`) of each category.
 _NAMES: dict[str, str] = {
@@ -83,22 +82,22 @@ _NAMES: dict[str, str] = {
 }
 _EXACT: dict[str, str] = {n: category for category, names in _NAMES.items() for n in names.split()}
 
-# Order matters: the first pattern that matches a canonical name wins.
-_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("optimizer", re.compile(r"^optimizer|_foreach_|_fused_adam|_fused_sgd|lamb|adam")),
-    ("rnn", re.compile(r"lstm|gru|rnn")),
-    ("convolution", re.compile(r"conv")),
-    ("batched_gemm", re.compile(r"attention|bmm")),
-    ("gemm", re.compile(r"gemm|matmul|^mm|addmm|linear")),
-    ("softmax", re.compile(r"softmax")),
-    ("batch_norm", re.compile(r"batch_norm")),
-    ("layer_norm", re.compile(r"norm")),
-    ("dropout", re.compile(r"dropout")),
-    ("activation", re.compile(r"gelu|relu|tanh|sigmoid|silu")),
-    ("loss", re.compile(r"loss")),
-    ("reduction", re.compile(r"reduce|sum$|mean$")),
-    ("copy", re.compile(r"copy|cat$|index|gather|scatter|embedding|view|stack")),
-)
+# "category: regex" lines; order matters: the first pattern that matches a canonical name wins.
+_PATTERNS = tuple((category, re.compile(pattern)) for category, pattern in (line.split(": ") for line in """
+optimizer: ^optimizer|_foreach_|_fused_adam|_fused_sgd|lamb|adam
+rnn: lstm|gru|rnn
+convolution: conv
+batched_gemm: attention|bmm
+gemm: gemm|matmul|^mm|addmm|linear
+softmax: softmax
+batch_norm: batch_norm
+layer_norm: norm
+dropout: dropout
+activation: gelu|relu|tanh|sigmoid|silu
+loss: loss
+reduction: reduce|sum$|mean$
+copy: copy|cat$|index|gather|scatter|embedding|view|stack
+""".strip().splitlines()))
 
 _BACKWARD = re.compile(r"Backward\d*$")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -117,9 +116,7 @@ def canonical_op_name(name: str) -> str:
     if n.startswith("Optimizer."):
         return n.lower()
     if _BACKWARD.search(n):
-        n = _BACKWARD.sub("", n)
-        n = _CAMEL.sub("_", n).lower()
-        return n
+        return _CAMEL.sub("_", _BACKWARD.sub("", n)).lower()
     for prefix in ("aten::", "aten.", "prims::", "prims.", "torch.ops.aten."):
         if n.startswith(prefix):
             n = n[len(prefix) :]
@@ -130,17 +127,8 @@ def canonical_op_name(name: str) -> str:
 
 
 def categorize(op_name: str) -> str:
-    """Category of an operator (one of :data:`CATEGORIES`; ``other`` when unknown).
-
-    Parameters
-    ----------
-    op_name : str
-        ``aten::gelu``, ``GeluBackward0``, ``Optimizer.step#LAMB.step``, ...
-
-    Returns
-    -------
-    str
-    """
+    """Category of an operator (``aten::gelu``, ``GeluBackward0``, ``Optimizer.step#LAMB.step``):
+    one of :data:`CATEGORIES`, ``other`` when unknown."""
     n = canonical_op_name(op_name)
     if n.startswith("_foreach_"):
         return "optimizer"
@@ -153,10 +141,3 @@ def categorize(op_name: str) -> str:
             return category
     return "other"
 
-
-def breakdown_shares(breakdown_s: Mapping[str, float]) -> dict[str, float]:
-    """Each category's share of the total (shares sum to 1; empty when the total is 0)."""
-    total = float(sum(breakdown_s.values()))
-    if total <= 0:
-        return {}
-    return {k: float(v) / total for k, v in breakdown_s.items()}

@@ -4,62 +4,36 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from seqpoint.exceptions import ConfigError
-
-__all__ = ["GPU_SPECS", "GPUSpec", "gpu_spec", "roofline_seconds"]
+__all__ = ["GPU_SPECS", "GPUSpec"]
 
 
 @dataclass(frozen=True, kw_only=True)
 class GPUSpec:
     """Dense (no sparsity) peak throughput of one GPU, from the vendor's data sheet."""
 
-    name: str
-    """Marketing name and form factor."""
     peak_flops: dict[str, float]
     """Peak FLOP/s per workload dtype (``fp32`` without TF32, ``bf16``/``fp16`` tensor cores)."""
     bandwidth: float
     """HBM bandwidth, bytes/s."""
+    name: str
+    """Marketing name and form factor."""
 
     def flops_for(self, dtype: str) -> float:
         """Peak FLOP/s for a workload dtype (falls back to fp16 when bf16 is unsupported)."""
-        if dtype in self.peak_flops:
-            return self.peak_flops[dtype]
-        return self.peak_flops["fp16"]
+        return self.peak_flops.get(dtype, self.peak_flops["fp16"])
 
 
 GPU_SPECS: dict[str, GPUSpec] = {
     # NVIDIA Tesla V100 SXM2 data sheet (2018): 15.7 TFLOPS FP32, 125 TFLOPS tensor (FP16),
     # 900 GB/s HBM2. V100 has no bf16: bf16 falls back to the fp16 tensor-core peak.
-    "v100": GPUSpec(
-        name="V100 SXM2", peak_flops={"fp32": 15.7e12, "fp16": 125e12}, bandwidth=900e9
-    ),
+    "v100": GPUSpec(name="V100 SXM2", peak_flops={"fp32": 15.7e12, "fp16": 125e12}, bandwidth=900e9),
     # NVIDIA A100 Tensor Core GPU data sheet (80GB SXM): 19.5 TFLOPS FP32, 312 TFLOPS
     # BF16/FP16 tensor (dense), 2,039 GB/s HBM2e.
-    "a100": GPUSpec(
-        name="A100 80GB SXM",
-        peak_flops={"fp32": 19.5e12, "bf16": 312e12, "fp16": 312e12},
-        bandwidth=2039e9,
-    ),
+    "a100": GPUSpec(name="A100 80GB SXM", peak_flops={"fp32": 19.5e12, "bf16": 312e12, "fp16": 312e12},
+                    bandwidth=2039e9),
     # NVIDIA H100 Tensor Core GPU data sheet (SXM5): 67 TFLOPS FP32, 989.4 TFLOPS
     # BF16/FP16 tensor (dense; 1,979 with sparsity), 3.35 TB/s HBM3.
-    "h100": GPUSpec(
-        name="H100 SXM5",
-        peak_flops={"fp32": 67e12, "bf16": 989.4e12, "fp16": 989.4e12},
-        bandwidth=3.35e12,
-    ),
+    "h100": GPUSpec(name="H100 SXM5", peak_flops={"fp32": 67e12, "bf16": 989.4e12, "fp16": 989.4e12},
+                    bandwidth=3.35e12),
 }
 
-
-def gpu_spec(name: str) -> GPUSpec:
-    """The spec of GPU ``name`` (case-insensitive); unknown names list the valid ones."""
-    key = name.lower()
-    if key not in GPU_SPECS:
-        raise ConfigError(
-            f"Unknown GPU {name!r} for a roofline. Valid GPUs: {', '.join(GPU_SPECS)}."
-        )
-    return GPU_SPECS[key]
-
-
-def roofline_seconds(flops: float, nbytes: float, gpu: GPUSpec, dtype: str = "fp32") -> float:
-    """Roofline time of one operation: ``max(flops / peak, bytes / bandwidth)``, seconds."""
-    return max(flops / gpu.flops_for(dtype), nbytes / gpu.bandwidth)

@@ -20,21 +20,8 @@ from seqpoint.profiling._stdio import fd_redirected
 from seqpoint.profiling._timers import workload_device
 from seqpoint.workloads import Signature, Workload
 
-__all__ = [
-    "DEFAULT_BLOCK",
-    "ONEDNN_DEFAULT_CACHE_CAPACITY",
-    "STARTUP_STEPS",
-    "campaign_decoy",
-    "count_onednn_primitives",
-    "interleave_block",
-    "mark_seen",
-    "onednn_cache_capacity",
-    "onednn_metrics",
-    "startup_state",
-]
-
-#: oneDNN's primitive cache holds this many entries unless the environment says otherwise.
-ONEDNN_DEFAULT_CACHE_CAPACITY = 1024
+__all__ = ["DEFAULT_BLOCK", "STARTUP_STEPS", "campaign_decoy", "interleave_block", "onednn_cache_capacity",
+           "onednn_metrics", "startup_state"]
 
 #: Steps of the start-up shape before the first measured point.
 _STARTUP_STEPS = 3
@@ -44,11 +31,8 @@ _STARTUP_STEPS = 3
 STARTUP_STEPS = _STARTUP_STEPS + 1
 
 
-def startup_state(
-    workload: Workload,
-    decoy: Sequence[int] | None = None,
-    points: Iterable[Sequence[int]] = (),
-) -> StartupState | None:
+def startup_state(workload: Workload, decoy: Sequence[int] | None = None,
+                  points: Iterable[Sequence[int]] = ()) -> StartupState | None:
     """The start-up state of ``workload``, running the process start-up the first time: a
     few steps of ``decoy`` (default: its ``warmup_signature``; none: no steps) absorb the
     process's one-time costs, and one step of a second shape counts oneDNN's primitives.
@@ -64,19 +48,8 @@ def startup_state(
     return kept.startup
 
 
-def mark_seen(workload: Workload, signatures: Iterable[Sequence[int]]) -> None:
-    """Record that ``workload`` already ran ``signatures`` in this process."""
-    state = startup_state(workload)
-    if state is not None:
-        state.seen.update(tuple(int(v) for v in s) for s in signatures)
-
-
-def _run_startup(
-    workload: Workload,
-    state: StartupState,
-    decoy: Sequence[int] | None,
-    points: Iterable[Sequence[int]],
-) -> None:
+def _run_startup(workload: Workload, state: StartupState, decoy: Sequence[int] | None,
+                 points: Iterable[Sequence[int]]) -> None:
     if decoy is None:
         decoy = getattr(workload, "warmup_signature", None)
     if decoy is None:
@@ -137,7 +110,7 @@ def onednn_cache_capacity() -> int:
         value = os.environ.get(var, "").strip()
         if value.isdigit():
             return int(value)
-    return ONEDNN_DEFAULT_CACHE_CAPACITY
+    return 1024  # oneDNN's default
 
 
 def onednn_metrics(primitives: tuple[int, int] | None, capacity: int) -> dict[str, float]:

@@ -138,19 +138,17 @@ def from_batch_sampler(
     n = lens.n_samples
     samplers = rank_samplers(batch_sampler, all_ranks=all_ranks)
     w = len(samplers)
-    orders, sizes, ep, unseen = [], [], [], []
-    for e in range(epochs):
+
+    def cut(e: int) -> tuple[NDArray[np.int64], NDArray[np.int64], int]:
         per_rank = []
         for r, sampler in enumerate(samplers):
             if set_epoch:
                 _set_epoch(sampler, e)
             per_rank.append(_epoch_batches(sampler, e, n, f" of rank {r}" if w > 1 else ""))
         order, size = per_rank[0] if w == 1 else _interleave(per_rank, e)
-        orders.append(order)
-        sizes.append(size)
-        ep.append(e)
-        unseen.append(n - int(np.unique(order).shape[0]))
-    plan = BatchPlan.concat(list(zip(orders, sizes, ep, strict=False)), unseen)
+        return order, size, n - int(np.unique(order).shape[0])  # samples the epoch never used
+
+    plan = BatchPlan.per_epoch(epochs, cut)
     if plan.n_batches == 0:
         raise InputError("The batch sampler yielded no batch; check its dataset and batch size.")
     sched = plan.to_schedule(

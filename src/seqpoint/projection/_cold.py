@@ -142,8 +142,7 @@ def first_occurrence(proj: PointProjector, ok_meas: Sequence[Measurement], z: fl
     if steady is None or not (steady > 0).any():
         return None
     table = proj.model.table
-    shape_of = table.shape_ids()
-    fitted = np.clip(proj.fitted(steady), 0.0, None)
+    shape_of, fitted = table.shape_ids(), np.clip(proj.fitted(steady), 0.0, None)
     ratio: float | None = None
     if window is not None:
         extra = window_extra(window, table, fitted)
@@ -153,9 +152,8 @@ def first_occurrence(proj: PointProjector, ok_meas: Sequence[Measurement], z: fl
     else:
         if not all(FIRST_STEP_TIME in m.metrics for m in ok_meas):
             return None
-        first = np.array([m.metrics[FIRST_STEP_TIME] for m in ok_meas])
         good = steady > 0
-        rel = first[good] / steady[good] - 1.0
+        rel = np.array([m.metrics[FIRST_STEP_TIME] for m in ok_meas])[good] / steady[good] - 1.0
     per_shape = np.bincount(shape_of).astype(np.float64)
     shape_cost = np.bincount(shape_of, weights=fitted) / per_shape  # mean fitted time of each shape
     run_shapes = shape_of[table.inverse]

@@ -83,12 +83,9 @@ class ScheduleModel:
 
     def check_schedule(self, schedule: IterationSchedule) -> None:
         """Raise InputError unless this model was built from ``schedule`` (or an equal one)."""
-        same = self.schedule is schedule or (
-            len(self.schedule) == len(schedule)
-            and self.schedule.is_packed == schedule.is_packed
-            and self.schedule.equals(schedule)
-        )
-        if not same:
+        if self.schedule is not schedule and not (
+            self.schedule.is_packed == schedule.is_packed and self.schedule.equals(schedule)
+        ):
             raise InputError("The projection context was built from another schedule; "
                              "build it with ScheduleModel.from_schedule(schedule) for this one.")
 
@@ -98,11 +95,8 @@ class ScheduleModel:
         distinct = np.unique(sig).shape[0]
         if distinct == 1:
             # One measured signature (possibly several points): scale along the proxy.
-            p0 = self.proxy[sig[0]]
-            v0 = float(np.mean(values))
-            if p0 > 0:
-                return v0 * self.proxy / p0  # type: ignore[no-any-return]
-            return np.full(self.proxy.shape[0], v0)
+            p0, v0 = self.proxy[sig[0]], float(np.mean(values))
+            return v0 * self.proxy / p0 if p0 > 0 else np.full(self.proxy.shape[0], v0)  # type: ignore[no-any-return]
         # As many features as the points determine (more would break exactness for linear
         # costs); collinear features at distinct signatures count once: the rank decides.
         n_feat = min(distinct, 3)
@@ -111,14 +105,11 @@ class ScheduleModel:
         x = self.features[:, :n_feat]
         coef, *_ = np.linalg.lstsq(x[sig], values, rcond=None)
         fit = x @ coef
-        resid = values - fit[sig]
         xs, inv = np.unique(self.proxy[sig], return_inverse=True)
-        inv = inv.reshape(-1)
-        r_mean = np.bincount(inv, weights=resid) / np.bincount(inv)
+        r_mean = np.bincount(inv.reshape(-1), weights=values - fit[sig]) / np.bincount(inv.reshape(-1))
         pred = fit + np.interp(self.proxy, xs, r_mean)
         s_uniq, s_inv = np.unique(sig, return_inverse=True)
-        s_inv = s_inv.reshape(-1)
-        pred[s_uniq] = np.bincount(s_inv, weights=values) / np.bincount(s_inv)
+        pred[s_uniq] = np.bincount(s_inv.reshape(-1), weights=values) / np.bincount(s_inv.reshape(-1))
         return pred  # type: ignore[no-any-return]
 
 
@@ -138,10 +129,7 @@ class PointProjector:
     """
 
     def __init__(self, model: ScheduleModel, sig: IntArray, weights: FloatArray, ok: NDArray[np.bool_]) -> None:
-        self.model = model
-        self.sig = sig
-        self.weights = weights
-        self.ok = ok
+        self.model, self.sig, self.weights, self.ok = model, sig, weights, ok
         self.sig_ok = sig[ok]
 
     def fitted(self, values_ok: FloatArray) -> FloatArray:

@@ -24,13 +24,12 @@ from typing import Any
 
 import numpy as np
 
-from _paper_cases import WARMUP, Case, Scale, harness, run_config
+from _paper_cases import Case, Scale, harness, run_config
 from seqpoint.cache import MeasurementCache
 from seqpoint.exceptions import SeqPointWarning
 from seqpoint.measurements import Measurement
 from seqpoint.profiling import ProfileConfig, profile_points
 from seqpoint.projection import project
-from seqpoint.schedule import IterationSchedule
 from seqpoint.workflows import validate
 from seqpoint.workloads import load_workload
 
@@ -122,17 +121,6 @@ def breakdown(case: Case, cfg: Any, res: Any) -> dict[str, Any]:
             measured[cat] = measured.get(cat, 0.0) + c * s
     return {"projected_s": projected, "measured_s": measured, "n_signatures": int(sig.shape[0]),
             "failed": sum(not m.ok for m in ms.measurements)}
-
-
-def full_runs(spec: str, overrides: dict[str, Any], schedule: IterationSchedule, runs: int) -> Any:
-    """Timed full runs, each in a fresh process when the library offers it."""
-    import seqpoint.validation as v
-
-    fresh = getattr(v, "run_full_fresh", None)
-    if fresh is not None:
-        return fresh(spec, dict(overrides), schedule, runs=runs)
-    return v.run_full_schedule(load_workload(spec, overrides=overrides), schedule, runs=runs,
-                               warmup=WARMUP)
 
 
 def profile_child(spec: str, overrides: dict[str, Any], points: Any, processes: int = 1) -> list[dict[str, Any]]:

@@ -18,10 +18,10 @@ from typing import Any
 import numpy as np
 
 from _paper_cases import Case, Pair, Scale
-from _paper_measured import full_runs, in_fresh_process, profile_child
+from _paper_measured import in_fresh_process, profile_child
 from seqpoint.measurements import Measurement
 from seqpoint.projection import project, project_speedup
-from seqpoint.validation import MeasuredSpeedup
+from seqpoint.validation import MeasuredSpeedup, run_full_fresh
 
 ROUNDS = 2
 
@@ -64,7 +64,7 @@ def speedup_pair(case: Case, scale: Scale, res: Any, pair: Pair) -> dict[str, An
     steady = float(np.mean([project_speedup(res.schedule, res.seqpoints, a[0], b[0]).value
                             for a, b in rounds]))
     fa = res.full
-    fb = full_runs(case.workload, over_b, res.schedule, scale.runs)
+    fb = run_full_fresh(case.workload, dict(over_b), res.schedule, runs=scale.runs)
     # Only its pairing-free noise floor: a's runs here were not timed beside b's.
     paired = MeasuredSpeedup(tuple(fa.totals_s), tuple(fb.totals_s))
     measured = float(fa.total_s / fb.total_s)

@@ -93,12 +93,24 @@ def test_data_parallel_step_lasts_as_long_as_the_slowest_rank():
     assert len(t.to_schedule(rank=1)) == 4
 
 
-def test_bad_value_names_file_line_and_column(tmp_path):
+@pytest.mark.parametrize(("old", "new", "message"), [
+    (",24,", ",x,", r"line 3, column 'seq_len': 'x' is not an integer; fix or drop that row"),
+    (",0.2", ",slow", r"line 3, column 'time_s': 'slow' is not a number of seconds"),
+    (",0.2", ",inf", r"line 3, column 'time_s': 'inf' is not finite; fix or drop that row"),
+])
+def test_bad_value_names_file_line_and_column(tmp_path, old, new, message):
     p = write_trace(_trace(), tmp_path / "run.csv")
     lines = p.read_text().splitlines()
-    lines[2] = lines[2].replace(",24,", ",x,", 1)
+    lines[2] = lines[2].replace(old, new, 1)
     p.write_text("\n".join(lines) + "\n")
-    with pytest.raises(InputError, match=r"run.csv: line 3, column 'seq_len': 'x' is not an integer"):
+    with pytest.raises(InputError, match=r"run.csv: " + message):
+        read_trace(p)
+
+
+def test_a_header_without_rows_is_empty(tmp_path):
+    p = write_trace(_trace(), tmp_path / "run.csv")
+    p.write_text(p.read_text().splitlines()[0] + "\n\n")
+    with pytest.raises(InputError, match="run.csv has a header but no rows; the run trace is empty"):
         read_trace(p)
 
 

@@ -7,7 +7,7 @@ the tests; they are not in ``__all__``.
 from seqpoint.validation._compare import error_vs_k, noise_floor, reduction_factor
 from seqpoint.validation._ddp import DDPRun as DDPRun
 from seqpoint.validation._ddp import run_ddp as run_ddp
-from seqpoint.validation._full_run import FullRun, run_full_fresh, run_full_schedule
+from seqpoint.validation._full_run import FullRun, run_full_fresh
 from seqpoint.validation._full_run import FullRunError as FullRunError
 from seqpoint.validation._saving import ProfilingSaving
 from seqpoint.validation._saving import profiling_saving as profiling_saving
@@ -25,5 +25,4 @@ __all__ = [
     "read_trace",
     "reduction_factor",
     "run_full_fresh",
-    "run_full_schedule",
 ]

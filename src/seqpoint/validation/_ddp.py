@@ -13,7 +13,7 @@ import statistics
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -21,15 +21,15 @@ from numpy.typing import NDArray
 
 from seqpoint._params import Options, check_params
 from seqpoint.exceptions import ConfigError
-from seqpoint.validation._compare import noise_floor
-from seqpoint.validation._full_run import FullRunError, fresh_failure
+from seqpoint.validation._full_run import FullRun, FullRunError, fresh_failure
 
 __all__ = ["DDPRun", "run_ddp"]
 
 
 @dataclass(frozen=True, kw_only=True)
-class DDPRun:
-    """Timed data-parallel runs of a per-rank schedule.
+class DDPRun(FullRun):
+    """Timed data-parallel runs of a per-rank schedule: full runs whose every step lasts as
+    long as its slowest rank (``iteration_s``, derived from ``rank_s``).
 
     Attributes
     ----------
@@ -48,11 +48,14 @@ class DDPRun:
         copies, hooks and the all-reduce), seconds; the slowest rank's figure.
     """
 
+    iteration_s: NDArray[np.float64] = field(init=False)
     rank_s: NDArray[np.float64]
     allreduce_s: float
     gradient_bytes: int
-    wall_s: NDArray[np.float64]
     sync_s: float = float("nan")
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "iteration_s", self.rank_s.max(axis=1))
 
     @property
     def world_size(self) -> int:
@@ -61,27 +64,12 @@ class DDPRun:
     @property
     def step_s(self) -> NDArray[np.float64]:
         """Each step's time, the maximum over ranks, shape (n_runs, n_iterations), seconds."""
-        return self.rank_s.max(axis=1)
-
-    @property
-    def totals_s(self) -> NDArray[np.float64]:
-        """Sum of step times of each run, seconds."""
-        return self.step_s.sum(axis=1)
-
-    @property
-    def total_s(self) -> float:
-        """Mean over runs of the summed step time: the measured truth."""
-        return float(self.totals_s.mean())
-
-    @property
-    def noise_floor(self) -> float:
-        """Largest relative difference between two identical runs' totals (NaN for one run)."""
-        return noise_floor(self.totals_s)
+        return self.iteration_s
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "world_size": self.world_size,
-            "n_runs": int(self.rank_s.shape[0]),
+            "n_runs": self.n_runs,
             "n_iterations": int(self.rank_s.shape[2]),
             "totals_s": self.totals_s.tolist(),
             "total_s": self.total_s,

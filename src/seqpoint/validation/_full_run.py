@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -14,9 +13,8 @@ from numpy.typing import NDArray
 from seqpoint.exceptions import SeqPointError
 from seqpoint.schedule import IterationSchedule
 from seqpoint.validation._compare import noise_floor
-from seqpoint.workloads import Workload
 
-__all__ = ["FullRun", "FullRunError", "run_full_fresh", "run_full_schedule"]
+__all__ = ["FullRun", "FullRunError", "run_full_fresh"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -84,97 +82,35 @@ class FullRun:
         }
 
 
-def run_full_schedule(
-    workload: Workload,
-    schedule: IterationSchedule,
-    *,
-    runs: int = 2,
-    warmup: int = 2,
-    on_step: Callable[[int, int], None] | None = None,
-) -> FullRun:
-    """Execute every iteration of ``schedule`` in order, ``runs`` times, and time each step.
-
-    Parameters
-    ----------
-    workload : Workload
-        Provides ``make_batch(signature)`` and ``step(batch)``.
-    schedule : IterationSchedule
-        The iterations to run, in order.
-    runs : int
-        Identical repetitions of the whole run (two or more measure the noise floor).
-    warmup : int
-        Untimed steps on the first iteration's signature before the first run, so that
-        one-time start-up cost (allocator, kernel selection) is not charged to the run.
-    on_step : callable, optional
-        ``on_step(run, iteration_index)`` after every step (progress reporting).
-
-    Notes
-    -----
-    Only ``step`` is timed (by the ``wall`` timer of :data:`seqpoint.profiling.TIMERS`):
-    batch construction stands in for the data loader, which a training-time projection
-    does not model.
-    """
-    sigs = _signatures(schedule)
-    _warm_up(workload, sigs[0], warmup)
-    times = np.empty((runs, len(sigs)), dtype=np.float64)
-    walls = np.empty(runs, dtype=np.float64)
-    for r in range(runs):
-        run_start = time.perf_counter()
-        times[r] = _time_steps(workload, sigs, None if on_step is None else functools.partial(on_step, r))
-        walls[r] = time.perf_counter() - run_start
-    return FullRun(iteration_s=times, wall_s=walls)
-
-
-def _signatures(schedule: IterationSchedule) -> list[tuple[int, ...]]:
-    return [tuple(int(v) for v in row) for row in schedule.signature_matrix()]
-
-
-def _warm_up(workload: Workload, signature: tuple[int, ...], steps: int) -> None:
-    batch = workload.make_batch(signature)
-    for _ in range(steps):
-        workload.step(batch)
-
-
-def _time_steps(
-    workload: Workload, signatures: list[tuple[int, ...]], on_step: Callable[[int], None] | None = None,
-) -> NDArray[np.float64]:
-    """Seconds of ``step`` for each signature in order (batch construction untimed)."""
-    from seqpoint.profiling import TIMERS
-    from seqpoint.profiling._timers import workload_device
-
-    timer, device = TIMERS.get("wall")(), workload_device(workload)
-    times = np.empty(len(signatures), dtype=np.float64)
-    for i, sig in enumerate(signatures):
-        batch = workload.make_batch(sig)
-        times[i] = timer(lambda: workload.step(batch), device)  # noqa: B023 - called at once
-        if on_step is not None:
-            on_step(i)
-    return times
-
-
-def _warmup_signature(workload: Workload, signatures: list[tuple[int, ...]]) -> tuple[int, ...]:
-    """A shape for start-up steps that is not one of the run's signatures."""
-    sig = tuple(getattr(workload, "warmup_signature", signatures[0]))
-    taken = set(signatures)
-    while sig in taken:
-        sig = (sig[0], sig[1] + 1, *sig[2:])
-    return sig
-
-
 class FullRunError(SeqPointError, RuntimeError):
     """A fresh-process full run failed or its process died (a ``RuntimeError`` too)."""
 
 
 def _fresh_run(spec: str, overrides: dict[str, Any], signatures: list[tuple[int, ...]],
                warmup: int) -> tuple[list[float], float]:  # pragma: no cover - runs in a fresh process
-    """One timed run in the fresh process: every step's seconds, and the run's wall time."""
+    """One run in the fresh process: every step's seconds, and the run's wall time.
+
+    Only ``step`` is timed (the ``wall`` timer of :data:`seqpoint.profiling.TIMERS`): batch
+    construction stands in for the data loader, which a projection does not model.
+    """
+    from seqpoint.profiling import TIMERS
+    from seqpoint.profiling._timers import workload_device
     from seqpoint.workloads import load_workload
 
     workload = load_workload(spec, overrides=overrides)
-    _warm_up(workload, _warmup_signature(workload, signatures), warmup)
+    start = tuple(getattr(workload, "warmup_signature", signatures[0]))
+    while start in signatures:  # start-up steps on a shape the run does not meet
+        start = (start[0], start[1] + 1, *start[2:])
+    batch = workload.make_batch(start)
+    for _ in range(warmup):
+        workload.step(batch)
+    timer, device = TIMERS.get("wall")(), workload_device(workload)
+    times = []
     t_run = time.perf_counter()
-    times = _time_steps(workload, signatures)
-    return times.tolist(), time.perf_counter() - t_run
+    for sig in signatures:
+        batch = workload.make_batch(sig)
+        times.append(timer(lambda: workload.step(batch), device))  # noqa: B023 - called at once
+    return times, time.perf_counter() - t_run
 
 
 def fresh_failure(what: str, exc: RuntimeError) -> FullRunError:
@@ -220,7 +156,7 @@ def run_full_fresh(
     """
     from seqpoint.profiling._fresh import in_fresh_process
 
-    signatures = _signatures(schedule)
+    signatures = [tuple(int(v) for v in row) for row in schedule.signature_matrix()]
     times = np.empty((runs, len(signatures)))
     walls = np.empty(runs)
     for r in range(runs):

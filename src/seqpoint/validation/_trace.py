@@ -158,16 +158,6 @@ class RunTrace:
         kept = None if self.rows is None else self.rows.take(rows)
         return RunTrace(**cols, meta=dict(self.meta), rows=kept)
 
-    def _single_rank(self, rank: int | None) -> RunTrace:
-        if rank is not None:
-            return self.for_rank(rank)
-        if len(self.ranks) > 1:
-            raise InputError(
-                f"The trace holds ranks {self.ranks}; pick one with rank=R "
-                "(each rank runs its own schedule)."
-            )
-        return self.for_rank(self.ranks[0])
-
     def to_schedule(self, rank: int | None = None) -> IterationSchedule:
         """The micro-batches as an :class:`~seqpoint.schedule.IterationSchedule`.
 
@@ -180,13 +170,14 @@ class RunTrace:
         rank : int, optional
             Rank to take from a data-parallel trace; required when it holds several.
         """
-        t = self._single_rank(rank)
-        meta = dict(t.meta)
-        meta.update(
-            source="trace",
-            optimizer_step=t.iteration.tolist(),
-            micro_batch=t.micro_batch.tolist(),
-        )
+        if rank is None and len(self.ranks) > 1:
+            raise InputError(
+                f"The trace holds ranks {self.ranks}; pick one with rank=R "
+                "(each rank runs its own schedule)."
+            )
+        t = self.for_rank(self.ranks[0] if rank is None else rank)
+        meta = {**t.meta, "source": "trace", "optimizer_step": t.iteration.tolist(),
+                "micro_batch": t.micro_batch.tolist()}
         if t.rows is not None:
             meta["packed"] = t.rows.flattened(t.batch_size)
         return IterationSchedule(
@@ -200,10 +191,6 @@ class RunTrace:
             sum_sq_len=t.sum_sq_len,
             meta=meta,
         ).with_rows(t.rows)
-
-    def step_ids(self) -> IntArray:
-        """Distinct optimizer steps, in increasing order."""
-        return np.unique(self.iteration)
 
     def step_times_s(self) -> FloatArray:
         """Seconds of every optimizer step (the sum of its micro-batches).
@@ -228,7 +215,7 @@ class RunTrace:
 
     def __repr__(self) -> str:
         return (
-            f"RunTrace(n_rows={len(self)}, n_steps={self.step_ids().size}, "
+            f"RunTrace(n_rows={len(self)}, n_steps={np.unique(self.iteration).size}, "
             f"ranks={self.ranks}, total_time_s={self.total_time_s:.4g})"
         )
 
@@ -306,45 +293,37 @@ def read_trace(path: str | Path) -> RunTrace:
         reader = csv.reader(fh)
         header = [h.strip() for h in next(reader, [])]
         _check_header(path, header, "line 1")
-        wanted = [*TRACE_COLUMNS, *(["rank"] if "rank" in header else [])]
-        where = {c: header.index(c) for c in wanted}
-        values: dict[str, list[float]] = {c: [] for c in wanted}
-        lines: list[int] = []  # the file line of every row
-        for lineno, row in enumerate(reader, start=2):
-            if not row:
-                continue
-            lines.append(lineno)
-            for c in wanted:
-                raw = row[where[c]].strip() if where[c] < len(row) else ""
-                try:
-                    value = float(raw) if c == "time_s" else int(raw)
-                except ValueError:
-                    kind = "a number of seconds" if c == "time_s" else "an integer"
-                    raise InputError(
-                        f"{path}: line {lineno}, column {c!r}: {raw!r} is not {kind}; "
-                        "fix or drop that row."
-                    ) from None
-                if c == "time_s" and not math.isfinite(value):
-                    raise InputError(
-                        f"{path}: line {lineno}, column 'time_s': {raw!r} is not finite; "
-                        "fix or drop that row."
-                    )
-                values[c].append(value)
-    if not values["iteration"]:
+        rows = [(lineno, row) for lineno, row in enumerate(reader, start=2) if row]
+    if not rows:
         raise InputError(f"{path} has a header but no rows; the run trace is empty.")
+    where = {c: header.index(c) for c in (*TRACE_COLUMNS, "rank") if c in header}
+    values: dict[str, list[float]] = {c: [] for c in where}
+    for lineno, row in rows:
+        for c, at in where.items():
+            values[c].append(_cell(path, lineno, c, row[at].strip() if at < len(row) else ""))
     meta_file = _meta_path(path)
     meta = json.loads(meta_file.read_text()) if meta_file.is_file() else {}
     rank = values.pop("rank", None)
-    rows = _fitting_rows(path, values, lambda i: f"line {lines[i]}")
-    return RunTrace(**values, rank=rank, meta=meta, rows=rows)  # type: ignore[arg-type]
+    lengths = _fitting_rows(path, values, lambda i: f"line {rows[i][0]}")
+    return RunTrace(**values, rank=rank, meta=meta, rows=lengths)  # type: ignore[arg-type]
+
+
+def _cell(path: Path, lineno: int, column: str, raw: str) -> float:
+    """One value of a CSV trace: an integer, or a finite number of seconds for ``time_s``."""
+    try:
+        value = float(raw) if column == "time_s" else int(raw)
+        if math.isfinite(value):
+            return value
+        what = "finite"
+    except ValueError:
+        what = "a number of seconds" if column == "time_s" else "an integer"
+    raise InputError(f"{path}: line {lineno}, column {column!r}: {raw!r} is not {what}; fix or drop that row.")
 
 
 def _fitting_rows(path: Path, cols: Mapping[str, Any], label: Callable[[int], str]) -> RowLengths | None:
     """The trace's per-row lengths (``<file>.rows.npz``), or None when it has none or they do
-    not fit its rows. A recorder before 2026-11-25 could write lengths that do not fit (a
-    channels-first speech mask); the trace is still good without them, so they are left
-    out with a warning rather than refused, as :func:`~seqpoint.schedule.read_schedule`
-    refuses a hand-edited schedule's."""
+    not fit its rows (an old recorder's speech mask): the trace is good without them, so
+    they are left out with a warning, not refused."""
     rows = read_rows(path, len(cols["iteration"]))
     if rows is None:
         return None

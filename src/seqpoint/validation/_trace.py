@@ -287,8 +287,8 @@ def read_trace(path: str | Path) -> RunTrace:
         raw_meta = (table.schema.metadata or {}).get(b"seqpoint", b"{}")
         cols = {c: table.column(c).to_numpy() for c in TRACE_COLUMNS}
         rank = table.column("rank").to_numpy() if "rank" in table.column_names else None
-        rows = _fitting_rows(path, cols, lambda i: f"row {i}")
-        return RunTrace(**cols, rank=rank, meta=json.loads(raw_meta), rows=rows)
+        return RunTrace(**cols, rank=rank, meta=json.loads(raw_meta),
+                        rows=_fitting_rows(path, cols, lambda i: f"row {i}"))
     with path.open(newline="") as fh:
         reader = csv.reader(fh)
         header = [h.strip() for h in next(reader, [])]

@@ -44,7 +44,7 @@ def project_command(
     slowest rank plus the gradient all-reduce (--interconnect with --gradient-bytes, or
     --allreduce-s), with the straggler and communication shares.
     """
-    from seqpoint.workflows._outcome_sections import ProjectionSection
+    from seqpoint.workflows import ProjectionSection
 
     # The flags are [projection]'s keys: the section checks them with the TOML's message.
     sec = ProjectionSection(method=method, interconnect=None if interconnect is None else _link(interconnect),

@@ -16,7 +16,6 @@ from seqpoint.workflows._ddp import validate_ddp
 from seqpoint.workflows._demo import demo_configs as demo_configs
 from seqpoint.workflows._folder import RunFolder
 from seqpoint.workflows._job import project_job
-from seqpoint.workflows._outcome_sections import ProjectionSection, ReportSection, ValidationSection
 from seqpoint.workflows._run import RunResult, run
 from seqpoint.workflows._run import log_to_mlflow as log_to_mlflow
 from seqpoint.workflows._run import mlflow_metrics as mlflow_metrics
@@ -25,7 +24,10 @@ from seqpoint.workflows._sections import (
     BatchingSection,
     LengthsSection,
     ProfileSection,
+    ProjectionSection,
+    ReportSection,
     SelectionSection,
+    ValidationSection,
     WorkloadSection,
 )
 from seqpoint.workflows._speedup import speedup_between as speedup_between

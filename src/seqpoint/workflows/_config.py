@@ -13,12 +13,14 @@ from typing import Any, get_type_hints
 from seqpoint._config import from_dict, parse_set
 from seqpoint._jsonio import read_text
 from seqpoint.exceptions import ConfigError, InputError
-from seqpoint.workflows._outcome_sections import ProjectionSection, ReportSection, ValidationSection
 from seqpoint.workflows._sections import (
     BatchingSection,
     LengthsSection,
     ProfileSection,
+    ProjectionSection,
+    ReportSection,
     SelectionSection,
+    ValidationSection,
     WorkloadSection,
     in_section,
     named,

@@ -13,13 +13,14 @@ from seqpoint.reports._summaries import print_run, print_validation
 from seqpoint.reports._terminal import print_histogram, print_seqpoints
 from seqpoint.workflows._config import RunConfig
 from seqpoint.workflows._folder import RunFolder
-from seqpoint.workflows._outcome_sections import ReportSection, ValidationSection
 from seqpoint.workflows._run import run
 from seqpoint.workflows._sections import (
     BatchingSection,
     LengthsSection,
     ProfileSection,
+    ReportSection,
     SelectionSection,
+    ValidationSection,
     WorkloadSection,
 )
 from seqpoint.workflows._validate import validate

@@ -23,8 +23,12 @@ from seqpoint.validation import RunTrace, read_trace
 from seqpoint.workflows._campaign import plan_campaign
 from seqpoint.workflows._config import RunConfig
 from seqpoint.workflows._folder import RunFolder
-from seqpoint.workflows._outcome_sections import ProjectionSection, ValidationSection
-from seqpoint.workflows._sections import BatchingSection, LengthsSection
+from seqpoint.workflows._sections import (
+    BatchingSection,
+    LengthsSection,
+    ProjectionSection,
+    ValidationSection,
+)
 from seqpoint.workflows._stages import read_run_schedule
 
 __all__ = ["TraceValidation", "speedup_from_files", "validate_config_on_traces", "validate_trace"]

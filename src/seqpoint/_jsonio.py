@@ -9,7 +9,6 @@ pydantic is imported only where a file is validated.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -113,10 +112,6 @@ def read_json(path: str | Path, *, what: str, made_by: str) -> Any:
     return parse_json(read_text(path, what=what, made_by=made_by), source=str(path))
 
 
-def _location(loc: Iterable[int | str]) -> str:
-    return ".".join(str(part) for part in loc) or "top level"
-
-
 #: pydantic's messages for Python input, in the words of a JSON or TOML file.
 _MESSAGES = {
     "model_type": "must be an object (a JSON object or TOML table)",
@@ -140,7 +135,7 @@ _MESSAGES = {
 }
 
 
-def describe_validation_error(exc: ValidationError, *, source: str, fix: str) -> str:
+def _describe(exc: ValidationError, *, source: str, fix: str) -> str:
     """The first error of a pydantic ``ValidationError`` as ``<file>: <location>: <what>; <fix>``."""
     errors = exc.errors(include_url=False)
     first = errors[0]
@@ -154,7 +149,8 @@ def describe_validation_error(exc: ValidationError, *, source: str, fix: str) ->
         shown = repr(value)
         message += f" (got {shown[:60]}{'...' if len(shown) > 60 else ''})"
     more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
-    return f"{source}: {_location(first['loc'])}: {message}{more}; {fix}"
+    where = ".".join(str(part) for part in first["loc"]) or "top level"
+    return f"{source}: {where}: {message}{more}; {fix}"
 
 
 def validate(model: type[M], data: object, *, source: str, fix: str) -> M:
@@ -165,6 +161,6 @@ def validate(model: type[M], data: object, *, source: str, fix: str) -> M:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        raise InputError(describe_validation_error(exc, source=source, fix=fix)) from None
+        raise InputError(_describe(exc, source=source, fix=fix)) from None
     except RecursionError:
         raise InputError(f"{source}: nested too deeply; {fix}") from None

@@ -56,21 +56,18 @@ class Interval:
         return bool(lo_ok and hi_ok)
 
     def describe(self) -> str:
-        text = self._range()
-        return f"{text} ({self.note})" if self.note else text
-
-    def _range(self) -> str:
         noun = self.word if self.word is not None else ("an int" if self.kind is int else "a float")
         lo, hi = self.left, self.right
+        with_lo, with_hi = self.closed in ("left", "both"), self.closed in ("right", "both")
         if lo is not None and hi is not None:
-            a = "[" if self.closed in ("left", "both") else "("
-            b = "]" if self.closed in ("right", "both") else ")"
-            return f"{noun} in {a}{lo:g}, {hi:g}{b}".lstrip()
-        if lo is not None:
-            return f"{noun} {'>=' if self.closed in ('left', 'both') else '>'} {lo:g}"
-        if hi is not None:
-            return f"{noun} {'<=' if self.closed in ('right', 'both') else '<'} {hi:g}"
-        return noun
+            text = f"{noun} in {'[' if with_lo else '('}{lo:g}, {hi:g}{']' if with_hi else ')'}".lstrip()
+        elif lo is not None:
+            text = f"{noun} {'>=' if with_lo else '>'} {lo:g}"
+        elif hi is not None:
+            text = f"{noun} {'<=' if with_hi else '<'} {hi:g}"
+        else:
+            text = noun
+        return f"{text} ({self.note})" if self.note else text
 
 
 @dataclass(frozen=True)
@@ -132,14 +129,6 @@ class Predicate:
 Constraint = Interval | Options | Boolean | TypeOf | Predicate | None
 
 
-def _accepts(c: Constraint, v: object) -> bool:
-    return v is None if c is None else c.accepts(v)
-
-
-def _describe(c: Constraint) -> str:
-    return "None" if c is None else c.describe()
-
-
 def check_params(owner: str, constraints: Mapping[str, Collection[Constraint]], values: Mapping[str, object]) -> None:
     """Check every ``values[name]`` against ``constraints[name]`` (a value passes when any
     constraint of its list accepts it; names without constraints are not checked) and raise
@@ -149,17 +138,17 @@ def check_params(owner: str, constraints: Mapping[str, Collection[Constraint]], 
         if name not in values:
             continue
         v = values[name]
-        if any(_accepts(c, v) for c in allowed):
+        if any(v is None if c is None else c.accepts(v) for c in allowed):
             continue
         # An empty description allows a value without advertising it (device "meta").
-        what = " or ".join(d for d in map(_describe, allowed) if d)
+        what = " or ".join(d for d in ("None" if c is None else c.describe() for c in allowed) if d)
         of = f" of {owner}" if owner else ""
         raise ConfigError(f"The {name!r} parameter{of} must be {what}. Got {v!r}.")
 
 
-def validate_params(obj: Any, constraints: Mapping[str, Collection[Constraint]] | None = None) -> None:
-    """Check the attributes of ``obj`` against its ``_parameter_constraints`` (or ``constraints``)."""
-    spec = constraints if constraints is not None else type(obj)._parameter_constraints
+def validate_params(obj: Any) -> None:
+    """Check the attributes of ``obj`` against its class's ``_parameter_constraints``."""
+    spec = type(obj)._parameter_constraints
     check_params(type(obj).__name__, spec, {k: getattr(obj, k) for k in spec})
 
 

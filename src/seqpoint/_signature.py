@@ -1,11 +1,7 @@
-"""The cost signature of one training iteration, declared once for every layer.
-
-A signature is a plain tuple ``(batch_size, seq_len, tgt_len)``, with ``sum_sq_len`` as a
-fourth entry on packed schedules only. It stays a tuple of 3 or 4 ints rather than a
-NamedTuple of four: a fourth ``None`` would change equality with the tuples users write,
-hashing, and so the cache keys and files already on disk. Records that carry a signature
-take its fields from :class:`SignatureFields`.
-"""
+"""The cost signature of one training iteration, declared once for every layer: a plain tuple
+``(batch_size, seq_len, tgt_len)``, ``sum_sq_len`` a fourth entry on packed schedules only (a
+NamedTuple's fourth ``None`` would change equality with users' tuples, hashing, and so the
+cache keys on disk). Records take its fields from :class:`SignatureFields`."""
 
 from __future__ import annotations
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from seqpoint._signature import signature_fields
 from seqpoint.measurements import Measurement, Measurements, Status
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import SeqPoint, SeqPoints
@@ -61,10 +62,8 @@ def toy_points(schedule: IterationSchedule, rows: Sequence[int], *, method: str 
     """SeqPoints at the iterations ``rows`` of ``schedule``, each weighing ``len(schedule) /
     len(rows)`` iterations."""
     weight = len(schedule) / len(rows)
-    return SeqPoints(method=method, n_iterations=len(schedule), points=tuple(
-        SeqPoint(iteration=int(schedule.iteration[r]), batch_size=int(schedule.batch_size[r]),
-                 seq_len=int(schedule.seq_len[r]), tgt_len=int(schedule.tgt_len[r]), weight=weight)
-        for r in rows))
+    return SeqPoints(method=method, n_iterations=len(schedule),
+                     points=tuple(SeqPoint.from_row(schedule, r, weight, lengths=False) for r in rows))
 
 
 def linear_cost(point: SeqPoint) -> float:
@@ -82,8 +81,7 @@ def toy_measurements(
     pts = points.points if isinstance(points, SeqPoints) else tuple(points)
     funcs = {metric: cost, **metrics}
     return Measurements(workload=workload, measurements=tuple(
-        Measurement(iteration=p.iteration, batch_size=p.batch_size, seq_len=p.seq_len, tgt_len=p.tgt_len,
-                    sum_sq_len=p.sum_sq_len, status=status,
+        Measurement(iteration=p.iteration, **signature_fields(p.signature), status=status,
                     message="" if status == "ok" else status,
                     metrics={k: float(f(p)) for k, f in funcs.items()} if status == "ok" else {})
         for p in pts))

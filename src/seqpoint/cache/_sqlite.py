@@ -38,6 +38,11 @@ CREATE TABLE IF NOT EXISTS measurements (
 """
 
 
+def _where(workload: str | None) -> tuple[str, tuple[str, ...]]:
+    """The SQL that keeps one workload's rows (all rows for None), and its argument."""
+    return ("", ()) if workload is None else (" WHERE workload = ?", (workload,))
+
+
 def default_cache_path() -> Path:
     """``$SEQPOINT_CACHE`` when set, else ``~/.cache/seqpoint/measurements.sqlite``."""
     env = os.environ.get("SEQPOINT_CACHE")
@@ -93,8 +98,7 @@ class MeasurementCache:
                              "delete it or give another path with --cache.") from None
 
     def _refuse_empty_file(self, grace_s: float = 2.0) -> None:
-        """Refuse a file that stays empty for ``grace_s`` (a typo'd ``--cache`` path); one another
-        process is creating fills within milliseconds."""
+        # An empty file for grace_s is a typo'd --cache path; one being created fills within ms.
         deadline = time.monotonic() + grace_s
         while self.path.is_file() and self.path.stat().st_size == 0:
             if time.monotonic() >= deadline:
@@ -123,7 +127,6 @@ class MeasurementCache:
             con.close()
 
     def _row(self, key: str, payload: str) -> Measurement:
-        """A row's measurement, checked by the MEASUREMENTS.json schema of one point."""
         return parse_measurement(payload, source=f"{self.path}: row {key[:16]}", fix=_CORRUPT)
 
     def _signature(self, key: str, payload: str) -> Signature:
@@ -153,15 +156,13 @@ class MeasurementCache:
     def put(self, key: str, measurement: Measurement, *, workload: str = "",
             signature: Sequence[int] | None = None) -> None:
         """Store ``measurement`` under ``key`` (replacing an older row), committed at once."""
-        sig = list(signature) if signature is not None else list(measurement.signature)
+        sig = json.dumps(list(signature if signature is not None else measurement.signature))
         blob = json.dumps(measurement.to_dict(), separators=(",", ":"))
         with self._connect() as con:
             con.execute("BEGIN IMMEDIATE")
             try:
-                con.execute(
-                    "INSERT OR REPLACE INTO measurements VALUES (?, ?, ?, ?, ?, ?)",
-                    (key, workload, json.dumps(sig), measurement.status, time.time(), blob),
-                )
+                con.execute("INSERT OR REPLACE INTO measurements VALUES (?, ?, ?, ?, ?, ?)",
+                            (key, workload, sig, measurement.status, time.time(), blob))
                 con.execute("COMMIT")
             except BaseException:
                 con.execute("ROLLBACK")
@@ -179,24 +180,19 @@ class MeasurementCache:
 
     def list(self, workload: str | None = None) -> list[CacheEntry]:
         """Rows, oldest first (optionally only one workload's)."""
-        sql = "SELECT key, workload, signature, status, created, measurement FROM measurements"
-        args: tuple[str, ...] = ()
-        if workload is not None:
-            sql += " WHERE workload = ?"
-            args = (workload,)
+        where, args = _where(workload)
         with self._connect() as con:
-            rows = con.execute(sql + " ORDER BY created, key", args).fetchall()
+            rows = con.execute("SELECT key, workload, signature, status, created, measurement FROM "
+                               f"measurements{where} ORDER BY created, key", args).fetchall()
         return [CacheEntry(key=r[0], workload=r[1], signature=self._signature(r[0], r[2]), status=r[3],
                            created=float(r[4]), measurement=self._row(r[0], r[5])) for r in rows]
 
     def clear(self, workload: str | None = None) -> int:
         """Delete rows (all, or one workload's); returns how many."""
+        where, args = _where(workload)
         with self._connect() as con:
             con.execute("BEGIN IMMEDIATE")
-            if workload is None:
-                n = con.execute("DELETE FROM measurements").rowcount
-            else:
-                n = con.execute("DELETE FROM measurements WHERE workload = ?", (workload,)).rowcount
+            n = con.execute(f"DELETE FROM measurements{where}", args).rowcount
             con.execute("COMMIT")
         return int(n)
 

@@ -18,11 +18,10 @@ import numpy as np
 
 from seqpoint.measurements._records import Measurement
 
-__all__ = ["BOOKKEEPING", "BREAKDOWN_PREFIX", "CATEGORIES", "COLD_TIME", "DERIVED", "FIRST_STEP_TIME",
-           "ONEDNN_CACHE_CAPACITY", "ONEDNN_NEW", "ONEDNN_SHARED", "PROCESSES", "RUN_TIME", "SPREAD_SUFFIXES",
-           "STEADY_TIME", "breakdown_key", "breakdown_of", "is_peak", "is_projectable", "is_spread",
-           "per_process_key", "projectable_values", "shapes_held", "spread_of", "standard_error", "time_metric",
-           "unit_of"]
+__all__ = ["BREAKDOWN_PREFIX", "CATEGORIES", "COLD_TIME", "DERIVED", "FIRST_STEP_TIME", "ONEDNN_CACHE_CAPACITY",
+           "ONEDNN_NEW", "ONEDNN_SHARED", "PROCESSES", "RUN_TIME", "STEADY_TIME", "breakdown_key", "breakdown_of",
+           "is_peak", "is_projectable", "is_spread", "per_process_key", "projectable_values", "shapes_held",
+           "standard_error", "time_metric", "unit_of"]
 
 #: Operation categories of the "Demystifying BERT" study, in the order reports show them.
 CATEGORIES: tuple[str, ...] = ("gemm", "batched_gemm", "convolution", "rnn", "softmax", "layer_norm", "batch_norm",
@@ -79,11 +78,6 @@ def is_projectable(name: str) -> bool:
 def is_peak(name: str) -> bool:
     """True for a maximum over the run (peak memory), which is not summed."""
     return "peak" in name
-
-
-def spread_of(name: str) -> str:
-    """The interquartile-range companion of a timed metric (``time_s`` → ``time_s_iqr``)."""
-    return f"{name}_iqr"
 
 
 def per_process_key(name: str) -> str:
@@ -143,7 +137,5 @@ def standard_error(m: Measurement, name: str) -> float:
         return max(between, float(arr.std(ddof=1) / np.sqrt(arr.size)))
     if between > 0:
         return between
-    iqr = m.metrics.get(spread_of(name))
-    if iqr is not None:
-        return float(iqr) / 1.349
-    return 0.0
+    iqr = m.metrics.get(f"{name}_iqr")  # the interquartile range of its repeats
+    return 0.0 if iqr is None else float(iqr) / 1.349

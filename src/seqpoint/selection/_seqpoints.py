@@ -19,10 +19,12 @@ from seqpoint._signature import SignatureFields
 from seqpoint.exceptions import InputError
 from seqpoint.schedule import IterationSchedule
 
-__all__ = [
-    "SeqPoint", "SeqPoints", "SimPointFiles", "read_seqpoints", "read_simpoints",
-    "seqpoints_from_simpoints", "write_seqpoints", "write_simpoints",
-]
+__all__ = ["SeqPoint", "SeqPoints", "read_seqpoints", "read_simpoints", "seqpoints_from_simpoints",
+           "write_seqpoints", "write_simpoints"]
+
+
+#: A point's optional per-sequence fields, its last ones.
+_PER_SEQUENCE = ("lengths", "tgt_lengths", "row_of")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -41,9 +43,8 @@ class SeqPoint(SignatureFields):
 
     def __post_init__(self) -> None:
         # Lists from JSON become tuples: a point stays hashable and immutable.
-        for name in ("lengths", "tgt_lengths", "row_of"):
-            value = getattr(self, name)
-            if value is not None:
+        for name in _PER_SEQUENCE:
+            if (value := getattr(self, name)) is not None:
                 object.__setattr__(self, name, tuple(int(v) for v in value))
 
     @classmethod
@@ -65,11 +66,10 @@ class SeqPoint(SignatureFields):
 
     def to_dict(self) -> dict[str, object]:
         d = super().to_dict()
-        for optional in ("lengths", "tgt_lengths", "row_of"):  # the last fields: popped, put back in order
-            value: tuple[int, ...] | None = getattr(self, optional)
-            del d[optional]
-            if value is not None:
-                d[optional] = list(value)
+        for name in _PER_SEQUENCE:  # the last fields: popped, put back when set, in order
+            del d[name]
+            if (value := getattr(self, name)) is not None:
+                d[name] = list(value)
         return d
 
 
@@ -111,15 +111,9 @@ def write_seqpoints(points: SeqPoints, path: str | Path) -> Path:
 
 
 def read_seqpoints(path: str | Path) -> SeqPoints:
-    """Read and validate a SEQPOINTS.json file.
-
-    Raises
-    ------
-    InputError
-        The file is missing, not UTF-8, not JSON, or breaks the schema (a wrong type,
-        a length out of range, a non-finite or negative weight, weights that do not sum
-        to ``n_iterations``); one line naming the file, the field and the fix.
-    """
+    """Read and validate a SEQPOINTS.json file; a missing, undecodable or invalid file (a wrong
+    type, a length out of range, weights not summing to ``n_iterations``) is one InputError
+    line naming the file, the field and the fix."""
     from seqpoint.selection._schema import SeqPointsSchema
 
     data = read_json(path, what="SeqPoints file", made_by="seqpoint select")

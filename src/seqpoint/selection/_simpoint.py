@@ -12,7 +12,7 @@ from seqpoint._params import Constraint, Interval, Options
 from seqpoint.schedule import IterationSchedule, signature_table
 from seqpoint.selection._base import SELECTORS, BaseSelector
 
-__all__ = ["SimPointSelector", "bic_score", "weighted_kmeans"]
+__all__ = ["weighted_kmeans"]
 
 IntArray = NDArray[np.int64]
 FloatArray = NDArray[np.float64]
@@ -132,10 +132,8 @@ class SimPointSelector(BaseSelector):
         x = (raw[:, varying] - mean[varying]) / std[varying] if varying.any() else np.zeros((len(table), 1))
         k_max = min(int(self.n_points), len(table))  # type: ignore[arg-type]
         rng = self._rng()
-        fits = {}
         ks = range(1, k_max + 1) if self.choose_k == "bic" else [k_max]
-        for k in ks:
-            fits[k] = weighted_kmeans(x, w, k, rng, n_init=self.n_init)
+        fits = {k: weighted_kmeans(x, w, k, rng, n_init=self.n_init) for k in ks}
         if self.choose_k == "bic":
             scores = {k: bic_score(x, w, f[0], f[1]) for k, f in fits.items()}
             lo, hi = min(scores.values()), max(scores.values())
@@ -146,13 +144,10 @@ class SimPointSelector(BaseSelector):
         labels_sig, centers, _ = fits[k_use]
         # Drop clusters that ended empty and relabel densely.
         used, labels_sig = np.unique(labels_sig, return_inverse=True)
-        labels_sig = labels_sig.reshape(-1)
-        centers = centers[used]
-        kk = used.shape[0]
-        d2 = np.sum((x - centers[labels_sig]) ** 2, axis=1)
+        labels_sig, kk = labels_sig.reshape(-1), used.shape[0]
+        d2 = np.sum((x - centers[used][labels_sig]) ** 2, axis=1)
         order = np.lexsort((np.arange(len(table)), -w, d2, labels_sig))
         reps = order[np.searchsorted(labels_sig[order], np.arange(kk), side="left")]
         weights = np.bincount(labels_sig, weights=w, minlength=kk).astype(np.float64)
-        rows = table.first_rows(reps.astype(np.int64))
-        self._set_result(n, rows, weights, labels_sig[table.inverse])
+        self._set_result(n, table.first_rows(reps.astype(np.int64)), weights, labels_sig[table.inverse])
         return self

@@ -11,7 +11,7 @@ import typer
 
 from seqpoint._params import check_params
 from seqpoint.cli._app import app, console
-from seqpoint.cli._options import AsJson, Quiet, lay_sets, print_json, print_warnings
+from seqpoint.cli._options import AsJson, Quiet, lay_sets, print_result, print_warnings
 from seqpoint.exceptions import ConfigError, SeqPointWarning
 from seqpoint.reports._terminal import print_schedule
 from seqpoint.schedule import IterationSchedule, summarize, write_schedule
@@ -39,10 +39,8 @@ def _report(sched: IterationSchedule, output: Path, *, bins: int, title: str, as
     command's ``facts`` and the summary's fields: ``n_iterations``, ``n_epochs``,
     ``n_unique_signatures``, ``padding_ratio``, ...)."""
     summary = summarize(sched, bins=bins)
-    if as_json:
-        print_json({"output": str(output), **facts, **summary.to_dict()})
-    else:
-        print_schedule(console, sched, summary, show_tgt=bool(sched.tgt_len.any()), title=title)
+    print_result({"output": str(output), **facts, **summary.to_dict()}, as_json,
+                 lambda: print_schedule(console, sched, summary, show_tgt=bool(sched.tgt_len.any()), title=title))
 
 
 def _trace_schedule(source: str, output: Path, *, policy: str | None, rank: int | None, bins: int,

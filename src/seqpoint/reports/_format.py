@@ -27,16 +27,12 @@ def fmt_duration(seconds: float) -> str:
 
 def fmt_pct(fraction: float, digits: int = 2) -> str:
     """Signed percentage of a fraction: ``-0.0123`` -> ``-1.23%``."""
-    if not math.isfinite(fraction):
-        return "n/a"
-    return f"{fraction * 100:+.{digits}f}%"
+    return f"{fraction * 100:+.{digits}f}%" if math.isfinite(fraction) else "n/a"
 
 
 def fmt_ratio(x: float) -> str:
     """``345.2`` -> ``345×``."""
-    if not math.isfinite(x):
-        return "n/a"
-    return f"{x:,.0f}×" if x >= 10 else f"{x:.2f}×"
+    return "n/a" if not math.isfinite(x) else f"{x:,.0f}×" if x >= 10 else f"{x:.2f}×"
 
 
 def fmt_saving(factor: float, unit: str, *, bold: bool = False) -> str:

@@ -49,8 +49,7 @@ def plot_length_histogram(seq_len: ArrayLike, points: SeqPoints | None, path: st
     ax.set_title(title)
     if points is not None:
         ax2 = ax.twinx()
-        xs = [p.seq_len for p in points.points]
-        ws = [p.weight for p in points.points]
+        xs, ws = [p.seq_len for p in points.points], [p.weight for p in points.points]
         ax2.vlines(xs, 0, ws, color="#e6550d", linewidth=2)
         ax2.plot(xs, ws, "o", color="#e6550d", label=f"{len(points)} SeqPoints (weight)")
         ax2.set_ylabel("SeqPoint weight (iterations represented)", color="#e6550d")

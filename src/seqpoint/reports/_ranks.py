@@ -1,9 +1,5 @@
-"""The data-parallel lines of a report: slowest rank, all-reduce, and their shares.
-
-One table for a projection of a rank schedule (:class:`~seqpoint.projection.RankProjection`)
-and one for the DDP validation (projected against two measured runs with their noise
-floor). Single-process reports do not show them.
-"""
+"""The data-parallel tables of a report: a rank schedule's projection (slowest rank,
+all-reduce and their shares) and the DDP validation (projected against two measured runs)."""
 
 from __future__ import annotations
 

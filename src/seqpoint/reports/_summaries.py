@@ -28,6 +28,7 @@ from seqpoint.reports._tables import (
 )
 from seqpoint.reports._views import RunRecord, TraceRecord, ValidationRecord
 from seqpoint.validation import MeasuredSpeedup, ProfilingSaving
+from seqpoint.validation._compare import TruthComparison
 
 __all__ = ["print_run", "print_speedup", "print_trace_validation", "print_validation"]
 
@@ -141,51 +142,45 @@ def print_validation(console: Console, result: ValidationRecord) -> None:
                   f"[bold]{fmt_duration(result.truth.measured_s)}[/]")
     totals = result.projection.totals
     if COLD_TIME in totals:
-        console.print(
-            f"projected = steady state {fmt_duration(totals[STEADY_TIME])} + cold steps "
-            f"{fmt_duration(totals[COLD_TIME])} ({cold_steps_text(result.projection)})."
-        )
+        console.print(f"projected = steady state {fmt_duration(totals[STEADY_TIME])} + cold steps "
+                      f"{fmt_duration(totals[COLD_TIME])} ({cold_steps_text(result.projection)}).")
     steady = result.steady
     if steady:
-        console.print(
-            f"steady-state truth (all {steady.n_signatures} signatures profiled in isolation): "
-            f"{fmt_duration(steady.total_s)}; the full run costs "
-            f"[bold]{fmt_pct(steady.in_sequence_overhead)}[/] more (in-sequence overhead: "
-            f"{overhead_causes(full.interleaved)})."
-        )
-    lo, hi = result.truth.interval_s
+        console.print(f"steady-state truth (all {steady.n_signatures} signatures profiled in isolation): "
+                      f"{fmt_duration(steady.total_s)}; the full run costs "
+                      f"[bold]{fmt_pct(steady.in_sequence_overhead)}[/] more (in-sequence overhead: "
+                      f"{overhead_causes(full.interleaved)}).")
     console.print(
         f"noise floor (identical full runs {', '.join(fmt_duration(x) for x in full.totals_s)}): "
-        f"[bold]{fmt_pct(full.noise_floor).lstrip('+')}[/]; projection interval "
-        f"{fmt_duration(lo)} … {fmt_duration(hi)} "
-        f"{'contains' if result.truth.within else '[red]does not contain[/]'} the measured mean; "
-        f"profiling reduction {fmt_ratio(result.reduction)}"
+        f"[bold]{fmt_pct(full.noise_floor).lstrip('+')}[/]; projection interval {_holds(result.truth)} the "
+        f"measured mean; profiling reduction {fmt_ratio(result.reduction)}"
         + (" (below 1: profiling the SeqPoints took more steps than this part of the run has; "
-           "sampling pays off on runs much longer than k × the steps per point)." if result.reduction < 1 else ".")
-    )
+           "sampling pays off on runs much longer than k × the steps per point)." if result.reduction < 1 else "."))
     if result.exact:
         console.print(render(exact_table(result), left=0,
                              title="Deterministic metrics against their exact totals"))
+
+
+def _holds(truth: TruthComparison) -> str:
+    """The projection's interval and whether it holds the measured mean."""
+    lo, hi = truth.interval_s
+    return f"{fmt_duration(lo)} … {fmt_duration(hi)} {'contains' if truth.within else '[red]does not contain[/]'}"
 
 
 def print_speedup(console: Console, speedup: Speedup, *, n_points: int,
                   measured: MeasuredSpeedup | None = None) -> None:
     """Projected speedup of B over A, in total and per operation category; with
     ``measured``, the speedup of their full runs and the projection's error beside it."""
-    table = Table(title=f"Projected speedup of B over A on {n_points} SeqPoints")
-    for col in ("", "A", "B", "speedup"):
-        table.add_column(col, justify="right")
     lo, hi = speedup.interval
     what = {RUN_TIME: "whole run", STEADY_TIME: "steady state"}.get(speedup.metric, speedup.metric)
-    table.add_row(what, f"{speedup.total_a:.4g} s", f"{speedup.total_b:.4g} s",
-                  f"[bold]{speedup.value:.3f}×[/] ({lo:.3f}…{hi:.3f})")
+    rows = [["", "A", "B", "speedup"], [what, f"{speedup.total_a:.4g} s", f"{speedup.total_b:.4g} s",
+                                         f"[bold]{speedup.value:.3f}×[/] ({lo:.3f}…{hi:.3f})"]]
     if speedup.steady_value is not None:
         # How much of the ratio the cold-step terms make: bf16 on a CPU pays far more for a
         # shape's first step than fp32, which the steady state alone does not see.
-        table.add_row("steady state alone", "", "", f"{speedup.steady_value:.3f}×")
-    for cat, v in sorted(speedup.per_category.items()):
-        table.add_row(cat.removeprefix(BREAKDOWN_PREFIX), "", "", f"{v:.3f}×")
-    console.print(table)
+        rows.append(["steady state alone", "", "", f"{speedup.steady_value:.3f}×"])
+    rows += [[c.removeprefix(BREAKDOWN_PREFIX), "", "", f"{v:.3f}×"] for c, v in sorted(speedup.per_category.items())]
+    console.print(render(rows, left=0, title=f"Projected speedup of B over A on {n_points} SeqPoints"))
     if speedup.value:
         # The interval's parts, as `seqpoint run` shows a projection's.
         why = (f"the ratios of {speedup.pairs} A/B worker pairs' run totals × t "
@@ -219,33 +214,25 @@ def _print_measured_speedup(console: Console, speedup: Speedup, m: MeasuredSpeed
             "" if agrees is None else
             ", but the two agree within the measured ratio's own error: more rounds would tell them apart"
             if agrees else ", even counting the measured ratio's own error"))
-    console.print(
-        f"measured (full runs A / B, {m.n_rounds} round(s): {runs}): [bold]{m.value:.3f}×[/]; {floor}. "
-        f"Projection error [bold]{fmt_pct(m.error_of(speedup.value))}[/]; its interval {verdict}."
-    )
+    console.print(f"measured (full runs A / B, {m.n_rounds} round(s): {runs}): [bold]{m.value:.3f}×[/]; {floor}. "
+                  f"Projection error [bold]{fmt_pct(m.error_of(speedup.value))}[/]; its interval {verdict}.")
 
 
 def print_trace_validation(console: Console, result: TraceRecord) -> None:
     """The projection and first-N against recorded real runs, beside the noise floor."""
     t = result.truth
-    table = Table(title=f"Against {len(t.runs_s)} recorded run(s) of {result.n_steps:,} steps "
-                        f"({result.n_iterations:,} micro-batches)")
-    for col in ("method", "profiled", "projected", "error vs recorded run"):
-        table.add_column(col, justify="right")
-    table.add_row("[bold]seqpoint[/]", f"{result.n_points} points", fmt_duration(t.projected_s),
-                  f"[bold]{fmt_pct(t.error)}[/]")
-    table.add_row(f"first {result.first_n}", f"{result.first_n} steps", fmt_duration(result.first_n_s),
-                  fmt_pct(result.first_n_error))
-    console.print(table)
-    lo, hi = t.interval_s
+    rows = [["method", "profiled", "projected", "error vs recorded run"],
+            ["[bold]seqpoint[/]", f"{result.n_points} points", fmt_duration(t.projected_s),
+             f"[bold]{fmt_pct(t.error)}[/]"],
+            [f"first {result.first_n}", f"{result.first_n} steps", fmt_duration(result.first_n_s),
+             fmt_pct(result.first_n_error)]]
+    console.print(render(rows, left=0, title=f"Against {len(t.runs_s)} recorded run(s) of {result.n_steps:,} "
+                                             f"steps ({result.n_iterations:,} micro-batches)"))
     floor = (f"noise floor (identical recorded runs {', '.join(fmt_duration(x) for x in t.runs_s)}): "
              f"[bold]{fmt_pct(t.noise_floor).lstrip('+')}[/]; " if len(t.runs_s) >= 2
              else "one recorded run: record a second to measure the noise floor; ")
-    console.print(
-        f"recorded run: [bold]{fmt_duration(t.measured_s)}[/]; {floor}projection interval "
-        f"{fmt_duration(lo)} … {fmt_duration(hi)} "
-        f"{'contains' if t.within else '[red]does not contain[/]'} the recorded mean."
-    )
+    console.print(f"recorded run: [bold]{fmt_duration(t.measured_s)}[/]; {floor}projection interval "
+                  f"{_holds(t)} the recorded mean.")
     term, window = result.projection.cold_term, result.window
     if term.get("share") is not None:
         source = (f"the run's first {len(window.times_s)} micro-batches timed in sequence ([profile] cold_window)"

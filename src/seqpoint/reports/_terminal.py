@@ -26,10 +26,8 @@ _ESTIMATE_KIND = {
 }
 
 
-def print_schedule(
-    console: Console, schedule: IterationSchedule, summary: ScheduleSummary, *, title: str,
-    show_tgt: bool = False,
-) -> None:
+def print_schedule(console: Console, schedule: IterationSchedule, summary: ScheduleSummary, *, title: str,
+                   show_tgt: bool = False) -> None:
     """Summary of a replayed schedule and its seq_len histogram (``seqpoint schedule``)."""
     s = summary
     rows = [["quantity", "value"], ["iterations", f"{s.n_iterations:,}"], ["epochs", str(s.n_epochs)],
@@ -42,9 +40,8 @@ def print_schedule(
     console.print(render(rows, title=title))
 
     hist = Table(title="seq_len histogram (iterations)", show_header=True)
-    hist.add_column("seq_len", justify="right")
-    hist.add_column("iterations", justify="right")
-    hist.add_column("")
+    for col in ("seq_len", "iterations", ""):
+        hist.add_column(col, justify="left" if not col else "right")
     top = max(s.hist_counts) if s.hist_counts else 0
     for lo, hi, count in zip(s.hist_edges[:-1], s.hist_edges[1:], s.hist_counts, strict=True):
         bar = _BAR * (round(30 * count / top) if top else 0)
@@ -52,10 +49,8 @@ def print_schedule(
     console.print(hist)
 
 
-def print_histogram(
-    console: Console, schedule: IterationSchedule, points: SeqPoints | None = None, *,
-    unit: str = "tokens", bins: int = 16, width: int = 44,
-) -> None:
+def print_histogram(console: Console, schedule: IterationSchedule, points: SeqPoints | None = None, *,
+                    unit: str = "tokens", bins: int = 16, width: int = 44) -> None:
     """Text histogram of padded seq_len, with the SeqPoints that fall in each bin."""
     counts, edges = np.histogram(schedule.seq_len, bins=bins)
     marks = np.zeros(bins, dtype=int)
@@ -66,10 +61,8 @@ def print_histogram(
     top = max(int(counts.max()), 1)
     table = Table(title=f"Sequence length ({unit}) of {len(schedule):,} iterations", box=None,
                   show_header=True, header_style="bold")
-    table.add_column("seq_len", justify="right")
-    table.add_column("iterations", justify="right")
-    table.add_column("", justify="left")
-    table.add_column("SeqPoints", justify="left")
+    for col in ("seq_len", "iterations", "", "SeqPoints"):
+        table.add_column(col, justify="right" if col in ("seq_len", "iterations") else "left")
     for i in range(bins):
         bar = _BAR * max(round(counts[i] / top * width), 1 if counts[i] else 0)
         table.add_row(f"{edges[i]:.0f}–{edges[i + 1]:.0f}", f"{counts[i]:,}", f"[cyan]{bar}[/]",
@@ -94,10 +87,8 @@ def print_selection(console: Console, points: SeqPoints, *, method: str) -> None
     cal = points.meta.get("calibrated_error")
     if cal is not None and est is not None and cal < est:
         # Calibration zeroes the basis error by construction; it says nothing of real costs.
-        console.print(
-            f"calibrated weights reproduce the basis totals to {cal:.3%}; "
-            "a real cost's error is usually below the bound above, not 0"
-        )
+        console.print(f"calibrated weights reproduce the basis totals to {cal:.3%}; "
+                      "a real cost's error is usually below the bound above, not 0")
 
 
 def print_measurements(console: Console, points: SeqPoints, measurements: Measurements) -> None:

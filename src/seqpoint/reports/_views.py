@@ -1,10 +1,7 @@
 """The typed records a report reads: a projected run, a validation (by full runs or
-recorded runs), and their parts.
-
-The workflows' results subclass these records, adding where they came from (the config,
-the run folder); reports never import the workflows, so the workflows can write reports
-without a circle. A new output is a field here and the lines that show it.
-"""
+recorded runs), and their parts. The workflows' results subclass them, adding the config and
+run folder, so reports never import the workflows. A new output is a field here and the
+lines that show it."""
 
 from __future__ import annotations
 

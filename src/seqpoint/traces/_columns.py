@@ -21,15 +21,12 @@ __all__ = [
 ]
 
 #: Column names tried, in order, when a CSV reader is given no column.
-LENGTH_COLUMNS: tuple[str, ...] = (
-    "length", "len", "lengths", "num_frames", "n_frames", "frames", "num_tokens", "n_tokens",
-    "tokens", "num_samples", "duration",
-)
+LENGTH_COLUMNS: tuple[str, ...] = ("length", "len", "lengths", "num_frames", "n_frames", "frames", "num_tokens",
+                                   "n_tokens", "tokens", "num_samples", "duration")
 
 #: Column names that mark a CSV as a histogram (how many samples have that length).
-COUNT_COLUMNS: tuple[str, ...] = (
-    "count", "counts", "cnt", "n", "num", "freq", "frequency", "occurrences", "occurrence",
-)
+COUNT_COLUMNS: tuple[str, ...] = ("count", "counts", "cnt", "n", "num", "freq", "frequency", "occurrences",
+                                  "occurrence")
 
 #: Largest number of header fields read from a CSV (a binary blob can look like one line).
 _MAX_COLUMNS = 10_000
@@ -62,10 +59,8 @@ def data_line(i: int) -> str:
     return f"line {i + 2}"
 
 
-def scaled_lengths(
-    raw: NDArray[np.float64], scale: float, *, source: str, col: str, label: str, unit: str,
-    locate: Callable[[int], str] = data_line,
-) -> Lengths:
+def scaled_lengths(raw: NDArray[np.float64], scale: float, *, source: str, col: str, label: str, unit: str,
+                   locate: Callable[[int], str] = data_line) -> Lengths:
     """Column ``col`` times ``scale``, rounded up (a partial frame counts as a frame), checked
     as lengths; a missing or non-finite value stays NaN for the check to name."""
     # Rounding to 6 decimals first removes float noise such as 225440 * (1/160) = 1409.0000000002.

@@ -64,11 +64,9 @@ def _csv_column(data: bytes, col: str, header: list[str], source: str) -> NDArra
     return table.column(col).to_numpy(zero_copy_only=False)
 
 
-def read_csv_lengths(
-    path: str | Path, *, column: str | None = None, scale: float = 1.0,
-    sample_rate: float | None = None, frames_per_second: float = 100.0, unit: str | None = None,
-    _data: bytes | None = None, _source: str | None = None,
-) -> Lengths:
+def read_csv_lengths(path: str | Path, *, column: str | None = None, scale: float = 1.0,
+                     sample_rate: float | None = None, frames_per_second: float = 100.0, unit: str | None = None,
+                     _data: bytes | None = None, _source: str | None = None) -> Lengths:
     """One column of a CSV file (by default the first of :data:`LENGTH_COLUMNS`) as one length
     per data row, scaled and rounded up (options: :func:`~seqpoint.traces.read_lengths`)."""
     source = _source or str(path)

@@ -46,10 +46,8 @@ def infer_format(path: str | Path, *, tgt: str | Path | None = None) -> str:
     return "text"
 
 
-def read_lengths(
-    path: str | Path, *, format: str | None = None, column: str | None = None,
-    tgt: str | Path | None = None, count_column: str | None = None, **kwargs: Any,
-) -> Lengths:
+def read_lengths(path: str | Path, *, format: str | None = None, column: str | None = None,
+                 tgt: str | Path | None = None, count_column: str | None = None, **kwargs: Any) -> Lengths:
     """Read per-sample lengths from any supported source.
 
     Parameters

@@ -28,9 +28,8 @@ __all__ = ["MAX_HISTOGRAM_SAMPLES", "read_histogram"]
 MAX_HISTOGRAM_SAMPLES = 100_000_000
 
 
-def _histogram_columns(
-    header: list[str], source: str, column: str | None, count_column: str | None
-) -> tuple[str, str | None, str]:
+def _histogram_columns(header: list[str], source: str, column: str | None,
+                       count_column: str | None) -> tuple[str, str | None, str]:
     """Pick ``(length, target or None, count)`` columns of a histogram header."""
     names = [h.strip() for h in header]
 
@@ -65,10 +64,8 @@ def _histogram_columns(
                      "name it with --column NAME.")
 
 
-def read_histogram(
-    path: str | Path, *, column: str | None = None, count_column: str | None = None,
-    unit: str = "tokens",
-) -> Lengths:
+def read_histogram(path: str | Path, *, column: str | None = None, count_column: str | None = None,
+                   unit: str = "tokens") -> Lengths:
     """Expand a length histogram CSV (``length,count`` or ``src,tgt,count``; the count column
     named like :data:`COUNT_COLUMNS`) into per-sample lengths, grouped by row in file order.
     Other columns are ignored with a warning; more than :data:`MAX_HISTOGRAM_SAMPLES` samples
@@ -101,10 +98,8 @@ def read_histogram(
     def locate(i: int) -> str:
         return f"line {line_of[i]}"
 
-    counts = check_lengths(
-        table[:, -1], source=source, locate=locate, what="count", allow_zero=True,
-        limit=MAX_HISTOGRAM_SAMPLES,
-    )
+    counts = check_lengths(table[:, -1], source=source, locate=locate, what="count", allow_zero=True,
+                           limit=MAX_HISTOGRAM_SAMPLES)
     total = int(counts.sum())  # each count <= the cap, so the sum cannot wrap
     if total == 0:
         raise InputError(f"{source}: every count is 0, so the histogram holds no samples.")

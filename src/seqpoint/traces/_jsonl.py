@@ -36,10 +36,9 @@ def _jsonl_python(text: str, key: str, source: str) -> NDArray[np.float64]:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
             if not out and _one_document(text):
-                raise InputError(
-                    f"{source} is one JSON document, not JSON lines: a manifest holds one JSON object "
-                    'per line (e.g. {"duration": 3.2}); write each record on a line of its own.'
-                ) from None
+                raise InputError(f"{source} is one JSON document, not JSON lines: a manifest holds one JSON "
+                                 'object per line (e.g. {"duration": 3.2}); write each record on a line of '
+                                 "its own.") from None
             raise InputError(f"{source} line {i + 1}: not valid JSON ({exc.msg}).") from None
         except RecursionError:
             raise InputError(f"{source} line {i + 1}: JSON nested too deeply for a manifest.") from None
@@ -92,10 +91,8 @@ def _jsonl_column(data: bytes, text: str, key: str, source: str) -> NDArray[np.f
         return _jsonl_python(text, key, source)
 
 
-def read_jsonl_lengths(
-    path: str | Path, *, key: str = "duration", frames_per_second: float | None = 100.0,
-    unit: str | None = None,
-) -> Lengths:
+def read_jsonl_lengths(path: str | Path, *, key: str = "duration", frames_per_second: float | None = 100.0,
+                       unit: str | None = None) -> Lengths:
     """Field ``key`` of every non-blank line of a JSON-lines manifest (NeMo/ESPnet style) as
     lengths, seconds turned into frames (options: :func:`~seqpoint.traces.read_lengths`)."""
     source = str(path)

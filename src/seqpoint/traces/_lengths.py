@@ -19,10 +19,8 @@ IntArray = NDArray[np.int64]
 MAX_LENGTH = 2**31 - 1
 
 
-def check_lengths(
-    values: ArrayLike, *, source: str, locate: Callable[[int], str] = "sample {}".format,
-    what: str = "length", allow_zero: bool = False, limit: int = MAX_LENGTH,
-) -> IntArray:
+def check_lengths(values: ArrayLike, *, source: str, locate: Callable[[int], str] = "sample {}".format,
+                  what: str = "length", allow_zero: bool = False, limit: int = MAX_LENGTH) -> IntArray:
     """Parsed lengths (ints, or integral floats) as int64, each in ``[1, limit]`` (``[0, limit]``
     with ``allow_zero``); the first bad one is an InputError naming ``source``, ``locate(i)``
     (e.g. "line 12") and ``what``."""
@@ -31,9 +29,7 @@ def check_lengths(
         raise InputError(f"{source}: {what}s must be a 1-D sequence. Got shape {arr.shape}.")
     if arr.shape[0] == 0:
         raise InputError(f"{source} holds no samples; give a non-empty length source.")
-    if arr.dtype == np.bool_ or not (
-        np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
-    ):
+    if arr.dtype == np.bool_ or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
         raise InputError(f"{source}: {what}s must be numbers. Got values of type {arr.dtype} "
                          f"(first: {arr[0]!r}).")
     if np.issubdtype(arr.dtype, np.floating):
@@ -126,23 +122,19 @@ class Lengths:
         """Count, total and min/mean/max of the source (and target) lengths."""
         out: dict[str, object] = {"source": self.source, "unit": self.unit, "n_samples": len(self)}
         for name, arr in (("src", self.src), ("tgt", self.tgt)):
-            if arr is None:
-                continue
-            out[name] = {"total": int(arr.sum()), "min": int(arr.min()), "mean": float(arr.mean()),
-                         "max": int(arr.max())}
+            if arr is not None:
+                out[name] = {"total": int(arr.sum()), "min": int(arr.min()), "mean": float(arr.mean()),
+                             "max": int(arr.max())}
         return out
 
     def __repr__(self) -> str:
         tgt = "" if self.tgt is None else f", tgt=[{int(self.tgt.min())}..{int(self.tgt.max())}]"
-        return (
-            f"Lengths(n_samples={len(self)}, src=[{int(self.src.min())}..{int(self.src.max())}]"
-            f"{tgt}, unit={self.unit!r}, source={self.source!r})"
-        )
+        return (f"Lengths(n_samples={len(self)}, src=[{int(self.src.min())}..{int(self.src.max())}]"
+                f"{tgt}, unit={self.unit!r}, source={self.source!r})")
 
 
-def from_array(
-    src: ArrayLike, tgt: ArrayLike | None = None, *, source: str = "array", unit: str = "tokens"
-) -> Lengths:
+def from_array(src: ArrayLike, tgt: ArrayLike | None = None, *, source: str = "array",
+               unit: str = "tokens") -> Lengths:
     """Wrap in-memory lengths (numpy arrays, lists, torch tensors) as :class:`Lengths`.
 
     Parameters
@@ -152,9 +144,7 @@ def from_array(
     source, unit : str
         Provenance and unit recorded on the result.
     """
-    return Lengths(
-        src=_to_numpy(src), tgt=None if tgt is None else _to_numpy(tgt), source=source, unit=unit
-    )
+    return Lengths(src=_to_numpy(src), tgt=None if tgt is None else _to_numpy(tgt), source=source, unit=unit)
 
 
 def _to_numpy(values: object) -> IntArray:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Iterable, Sequence, Sized
+from collections.abc import Iterable, Sequence, Sized
 from pathlib import Path
 from typing import Any
 
@@ -106,42 +106,33 @@ def _load_tokenizer(spec: str | Path) -> object:
     try:
         from tokenizers import Tokenizer
     except ImportError:
-        raise ConfigError(
-            f"Reading {path} needs the 'tokenizers' package: pip install tokenizers."
-        ) from None
+        raise ConfigError(f"Reading {path} needs the 'tokenizers' package: pip install tokenizers.") from None
     try:
         return Tokenizer.from_file(str(path))
     except Exception as exc:  # tokenizers raises a bare Exception on a bad file
         raise ConfigError(f"{path} is not a Hugging Face tokenizer.json file ({exc}).") from None
 
 
-def _token_counter(tokenizer: Any, add_special_tokens: bool) -> Callable[[list[str]], IntArray]:
-    """A function mapping lines to their token counts under ``tokenizer``."""
+def _token_counts(tokenizer: Any, lines: list[str], special: bool) -> IntArray:
+    """Tokens of each line under ``tokenizer`` (its special tokens added with ``special``)."""
     if isinstance(tokenizer, (str, Path)):
         tokenizer = _load_tokenizer(tokenizer)
-    mod, special = type(tokenizer).__module__, add_special_tokens
+    mod = type(tokenizer).__module__
+    encoded: Iterable[Sized]
     if hasattr(tokenizer, "encode_batch") and mod.startswith("tokenizers"):
-        def encode(lines: list[str]) -> Iterable[Sized]:
-            return [e.ids for e in tokenizer.encode_batch(lines, add_special_tokens=special)]
+        encoded = [e.ids for e in tokenizer.encode_batch(lines, add_special_tokens=special)]
     elif mod.startswith("sentencepiece"):
-        def encode(lines: list[str]) -> Iterable[Sized]:
-            return tokenizer.encode(lines, add_bos=special, add_eos=special)
+        encoded = tokenizer.encode(lines, add_bos=special, add_eos=special)
     elif callable(tokenizer) and hasattr(tokenizer, "pad_token"):  # a transformers tokenizer
-        def encode(lines: list[str]) -> Iterable[Sized]:
-            return tokenizer(lines, add_special_tokens=special)["input_ids"]
+        encoded = tokenizer(lines, add_special_tokens=special)["input_ids"]
     elif callable(tokenizer):
-        def encode(lines: list[str]) -> Iterable[Sized]:
-            return [tokenizer(x) for x in lines]
+        encoded = [tokenizer(x) for x in lines]
     else:
         raise ConfigError(f"Unsupported tokenizer {type(tokenizer).__name__}: give a "
                           "tokenizers.Tokenizer, a transformers tokenizer, a sentencepiece processor, "
                           "a path to tokenizer.json or .model, or a function mapping a string to a "
                           "list of tokens.")
-
-    def count(lines: list[str]) -> IntArray:
-        return np.fromiter((len(x) for x in encode(lines)), dtype=np.int64, count=len(lines))
-
-    return count
+    return np.fromiter((len(x) for x in encoded), dtype=np.int64, count=len(lines))
 
 
 def _line_counts(data: bytes, *, tokenizer: object, add_special_tokens: bool) -> tuple[IntArray, IntArray]:
@@ -151,13 +142,11 @@ def _line_counts(data: bytes, *, tokenizer: object, add_special_tokens: bool) ->
         return ws, ws
     lines = split_lines(data)
     assert len(lines) == ws.shape[0]
-    return _token_counter(tokenizer, add_special_tokens)(lines), ws
+    return _token_counts(tokenizer, lines, add_special_tokens), ws
 
 
-def _counted(
-    datas: Sequence[bytes], sources: Sequence[str], tokenizers: Sequence[object], *, source: str,
-    add_special_tokens: bool, extra_tokens: int, skip_empty: bool,
-) -> list[IntArray]:
+def _counted(datas: Sequence[bytes], sources: Sequence[str], tokenizers: Sequence[object], *, source: str,
+             add_special_tokens: bool, extra_tokens: int, skip_empty: bool) -> list[IntArray]:
     """Tokens (+ ``extra_tokens``) per line of one text, or of line-aligned parallel texts,
     without the lines (pairs) that are empty on any side."""
     rule = Interval(int, 0, MAX_EXTRA_TOKENS)
@@ -193,10 +182,8 @@ def _counted(
     return [c[keep] + extra_tokens for c, _ in counted]
 
 
-def read_text_lengths(
-    path: str | Path, *, tokenizer: object = None, add_special_tokens: bool = True,
-    extra_tokens: int = 0, skip_empty: bool = True,
-) -> Lengths:
+def read_text_lengths(path: str | Path, *, tokenizer: object = None, add_special_tokens: bool = True,
+                      extra_tokens: int = 0, skip_empty: bool = True) -> Lengths:
     """Tokens per line of a UTF-8 text file, one sample a line (options:
     :func:`~seqpoint.traces.read_lengths`)."""
     source = str(path)
@@ -207,11 +194,10 @@ def read_text_lengths(
     return Lengths(src=src, source=f"{source} ({how}{plus} per line)", unit="tokens")
 
 
-def read_parallel_lengths(
-    src_path: str | Path, tgt_path: str | Path, *, tokenizer: object = None,
-    tgt_tokenizer: object = None, add_special_tokens: bool = True, extra_tokens: int = 0,
-    skip_empty: bool = True, _data: Sequence[bytes] | None = None, _source: str | None = None,
-) -> Lengths:
+def read_parallel_lengths(src_path: str | Path, tgt_path: str | Path, *, tokenizer: object = None,
+                          tgt_tokenizer: object = None, add_special_tokens: bool = True,
+                          extra_tokens: int = 0, skip_empty: bool = True,
+                          _data: Sequence[bytes] | None = None, _source: str | None = None) -> Lengths:
     """Token counts of line-aligned parallel text (line i of source translates line i of
     target); ``tgt_tokenizer`` defaults to ``tokenizer`` (options:
     :func:`~seqpoint.traces.read_lengths`)."""

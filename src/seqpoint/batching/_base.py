@@ -219,6 +219,22 @@ class BatchingPolicy(Validated):
                              "batch or drop_last=False.")
 
 
+class ConsecutivePolicy(BatchingPolicy):
+    """A policy that cuts every epoch's sample order (:meth:`epoch_order`) into consecutive
+    batches of ``batch_size``, the last one partial unless ``drop_last``."""
+
+    batch_size: int
+    drop_last: bool
+
+    def epoch_order(self, lengths: Lengths, seed: int, epoch: int) -> IntArray:
+        """The order in which epoch ``epoch`` consumes the samples."""
+        raise NotImplementedError
+
+    def plan(self, lengths: Lengths, *, epochs: int = 1, seed: int = 0) -> BatchPlan:
+        return BatchPlan.per_epoch(epochs, lambda e: cut_consecutive(
+            self.epoch_order(lengths, seed, e), self.batch_size, self.drop_last))
+
+
 #: Every batching policy, by its short name (CLI ``--policy`` and TOML ``policy``).
 POLICIES: Registry[type[BatchingPolicy]] = Registry("batching policy")
 

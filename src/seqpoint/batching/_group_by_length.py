@@ -9,14 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from seqpoint._params import Boolean, Constraint, Options
-from seqpoint.batching._base import (
-    POLICIES,
-    BatchingPolicy,
-    BatchPlan,
-    cut_consecutive,
-    epoch_rng,
-    epoch_seed,
-)
+from seqpoint.batching._base import POLICIES, ConsecutivePolicy, epoch_rng, epoch_seed
 from seqpoint.batching._limits import BATCH_SIZE, LENGTH, MAX_BATCH_SIZE, bounded
 from seqpoint.exceptions import ConfigError
 from seqpoint.traces import Lengths
@@ -55,7 +48,7 @@ def length_grouped_indices(
 
 @POLICIES.register("group_by_length")
 @dataclass(frozen=True, kw_only=True)
-class GroupByLengthPolicy(BatchingPolicy):
+class GroupByLengthPolicy(ConsecutivePolicy):
     """Hugging Face Trainer ``group_by_length=True`` (``LengthGroupedSampler``).
 
     Every epoch: a random permutation, megabatches of ``mega_batch_mult * batch_size``
@@ -95,8 +88,6 @@ class GroupByLengthPolicy(BatchingPolicy):
             return torch.randperm(n, generator=g).numpy().astype(np.int64)
         return epoch_rng(seed, epoch).permutation(n).astype(np.int64)
 
-    def plan(self, lengths: Lengths, *, epochs: int = 1, seed: int = 0) -> BatchPlan:
-        n = lengths.n_samples
-        return BatchPlan.per_epoch(epochs, lambda e: cut_consecutive(
-            length_grouped_indices(lengths.src, self.permutation(n, seed, e), self.batch_size, self.mega_batch_mult),
-            self.batch_size, self.drop_last))
+    def epoch_order(self, lengths: Lengths, seed: int, epoch: int) -> IntArray:
+        perm = self.permutation(lengths.n_samples, seed, epoch)
+        return length_grouped_indices(lengths.src, perm, self.batch_size, self.mega_batch_mult)

@@ -13,6 +13,7 @@ from seqpoint.batching._base import (
     POLICIES,
     BatchingPolicy,
     BatchPlan,
+    ConsecutivePolicy,
     cut_consecutive,
     epoch_rng,
     length_order,
@@ -25,15 +26,10 @@ __all__ = ["FixedPolicy", "SortaGradPolicy", "SortedPolicy"]
 
 IntArray = NDArray[np.int64]
 
-#: The rules of the parameters every fixed-size policy has.
-_FIXED_SIZE: dict[str, list[Constraint]] = {
-    "batch_size": [BATCH_SIZE], "drop_last": [Boolean()], "pad_to_multiple_of": [LENGTH],
-}
-
 
 @POLICIES.register("fixed")
 @dataclass(frozen=True, kw_only=True)
-class FixedPolicy(BatchingPolicy):
+class FixedPolicy(ConsecutivePolicy):
     """Fixed batch size over a fresh random permutation every epoch.
 
     The PyTorch default ``DataLoader(shuffle=True, batch_size=B, drop_last=...)``: the
@@ -52,14 +48,13 @@ class FixedPolicy(BatchingPolicy):
     """Padded lengths are rounded up to a multiple of this (tensor-core friendly shapes)."""
 
     _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
-        **_FIXED_SIZE, "shuffle": [Boolean()],
+        "batch_size": [BATCH_SIZE], "drop_last": [Boolean()], "shuffle": [Boolean()],
+        "pad_to_multiple_of": [LENGTH],
     }
 
-    def plan(self, lengths: Lengths, *, epochs: int = 1, seed: int = 0) -> BatchPlan:
+    def epoch_order(self, lengths: Lengths, seed: int, epoch: int) -> IntArray:
         n = lengths.n_samples
-        return BatchPlan.per_epoch(epochs, lambda e: cut_consecutive(
-            (epoch_rng(seed, e).permutation(n) if self.shuffle else np.arange(n)).astype(np.int64),
-            self.batch_size, self.drop_last))
+        return (epoch_rng(seed, epoch).permutation(n) if self.shuffle else np.arange(n)).astype(np.int64)
 
 
 @POLICIES.register("sorted")
@@ -83,14 +78,13 @@ class SortedPolicy(BatchingPolicy):
     """Padded lengths are rounded up to a multiple of this."""
 
     _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
-        **_FIXED_SIZE, "descending": [Boolean()],
+        "batch_size": [BATCH_SIZE], "descending": [Boolean()], "drop_last": [Boolean()],
+        "pad_to_multiple_of": [LENGTH],
     }
 
     def plan(self, lengths: Lengths, *, epochs: int = 1, seed: int = 0) -> BatchPlan:
-        order, sizes, d = cut_consecutive(
-            length_order(lengths, descending=self.descending), self.batch_size, self.drop_last
-        )
-        return BatchPlan.concat([(order, sizes, e) for e in range(epochs)], [d] * epochs)
+        cut = cut_consecutive(length_order(lengths, descending=self.descending), self.batch_size, self.drop_last)
+        return BatchPlan.per_epoch(epochs, lambda e: cut)  # the same batches every epoch
 
 
 @POLICIES.register("sortagrad")
@@ -119,8 +113,9 @@ class SortaGradPolicy(BatchingPolicy):
     """Padded lengths are rounded up to a multiple of this."""
 
     _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
-        **_FIXED_SIZE, "sorted_epochs": [Interval(int, 0)],
-        "shuffle": [Options(("batches", "samples"))],
+        "batch_size": [BATCH_SIZE], "sorted_epochs": [Interval(int, 0)],
+        "shuffle": [Options(("batches", "samples"))], "drop_last": [Boolean()],
+        "pad_to_multiple_of": [LENGTH],
     }
 
     def plan(self, lengths: Lengths, *, epochs: int = 1, seed: int = 0) -> BatchPlan:

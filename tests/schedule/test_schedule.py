@@ -124,16 +124,20 @@ def test_csv_header_is_contract(tmp_path):
     assert p.read_text().splitlines()[1] == "0,0,2,10,0,20,20,200"
 
 
-def test_read_errors(tmp_path):
-    with pytest.raises(InputError, match="does not exist"):
-        read_schedule(tmp_path / "nope.csv")
-    bad = tmp_path / "bad.csv"
-    bad.write_text("iteration,epoch\n1,2\n")
-    with pytest.raises(InputError, match="lacks column"):
-        read_schedule(bad)
-    bad.write_text(",".join(COLUMNS) + "\n1,0,2,x,0,1,1,1\n")
-    with pytest.raises(InputError, match="integer"):
-        read_schedule(bad)
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [(None, "does not exist"), ("iteration,epoch\n1,2\n", "lacks column"),
+     (",".join(COLUMNS) + "\n1,0,2,x,0,1,1,1\n", "integer")],
+)
+def test_read_errors(tmp_path, text, match):
+    path = tmp_path / "s.csv"
+    if text is not None:
+        path.write_text(text)
+    with pytest.raises(InputError, match=match):
+        read_schedule(path)
+
+
+def test_write_needs_a_known_suffix(tmp_path):
     with pytest.raises(InputError, match=r"\.csv or \.parquet"):
         write_schedule(_tiny(), tmp_path / "s.txt")
 

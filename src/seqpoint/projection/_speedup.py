@@ -121,9 +121,8 @@ def project_speedup(
         metric = RUN_TIME if RUN_TIME in pa.totals and RUN_TIME in pb.totals else STEADY_TIME
     for label, p in (("a", pa), ("b", pb)):
         if metric not in p.totals:
-            raise InputError(
-                f"Measurement set {label} has no metric {metric!r}. Available: {', '.join(sorted(p.totals))}."
-            )
+            raise InputError(f"Measurement set {label} has no metric {metric!r}. "
+                             f"Available: {', '.join(sorted(p.totals))}.")
     if pb.totals[metric] == 0:
         raise InputError(f"The projected {metric!r} of set b is 0; a speedup needs a non-zero total.")
     qa = project(schedule, seqpoints, meas_a, method=other, metrics=[metric], context=model)
@@ -177,7 +176,7 @@ def _relative(p: Projection, half: dict[str, float], metric: str, part: str | No
 def _worker_pairs(pa: Projection, pb: Projection, metric: str) -> int:
     """``P`` when both projections have ``P >= 2`` worker processes' totals of ``metric``, else 0."""
     ta, tb = pa.process_totals.get(metric, ()), pb.process_totals.get(metric, ())
-    return len(ta) if len(ta) == len(tb) >= 2 and all(t != 0 for t in (*ta, *tb)) else 0
+    return len(ta) if len(ta) == len(tb) >= 2 and 0 not in (*ta, *tb) else 0
 
 
 def _paired_noise(pa: Projection, pb: Projection, metric: str, confidence: float) -> float:
@@ -185,7 +184,7 @@ def _paired_noise(pa: Projection, pb: Projection, metric: str, confidence: float
     the same constant in every worker's total, so their noise is added in quadrature."""
     r = np.asarray(pa.process_totals[metric]) / np.asarray(pb.process_totals[metric])
     pairs = process_noise(r, confidence) / abs(float(r.mean()))
-    cold = 0.0
-    if metric == RUN_TIME:
-        cold = float(np.hypot(_relative(pa, pa.noise, metric, COLD_TIME), _relative(pb, pb.noise, metric, COLD_TIME)))
+    if metric != RUN_TIME:
+        return pairs
+    cold = np.hypot(_relative(pa, pa.noise, metric, COLD_TIME), _relative(pb, pb.noise, metric, COLD_TIME))
     return float(np.hypot(pairs, cold))

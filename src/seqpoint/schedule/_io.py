@@ -200,8 +200,7 @@ def _check_characters(body: str, path: Path, names: list[str]) -> None:
     start = body.rfind("\n", 0, bad.start()) + 1
     if body[:start].strip():
         _parse(body[:start], path, names)  # a malformed row before this line is the first error
-    end = body.find("\n", bad.start())
-    text = body[start:] if end < 0 else body[start:end]
+    text = body[start:].partition("\n")[0]
     field = body.count(",", start, bad.start())
     column = f"column {names[field]!r}" if field < len(names) else f"value {field + 1}"
     line = body.count("\n", 0, start) + 2  # the header is line 1
@@ -226,8 +225,7 @@ def _numpy_error(exc: BaseException, body: str, names: list[str]) -> str:
         if first != len(names):  # numpy counts from the first row: that one is off
             return (f"{_file_line(body, 0)} has {first} values but the header names {len(names)} columns; "
                     "every row needs one value per header column.")
-        line = _file_line(body, row)
-        index = _body_line(body, row)
+        line, index = _file_line(body, row), _body_line(body, row)
         if now == 1 and index is not None and not body.split("\n")[index].strip():
             return f"{line} holds only blanks; delete it."
         return (f"{line} has {now} value{'s' if now != 1 else ''}, the header and the rows before it "

@@ -5,7 +5,7 @@ Every policy is a frozen keyword-only dataclass registered in :data:`POLICIES`; 
 :class:`~seqpoint.schedule.IterationSchedule`. Policies see lengths only and are
 replayed with vectorised numpy, so 10 million samples take about a second.
 ``world_size=N`` gives a data-parallel schedule, every rank's batch of every step
-(see :mod:`seqpoint.batching._ranks` for how each policy deals an epoch over ranks).
+(docs/scaling.md says how each policy deals an epoch over ranks).
 """
 
 # Importing a policy's module registers it in POLICIES, where make_policy and replay find it.

@@ -1,16 +1,8 @@
-"""Data-parallel replay: every rank's batch of every step, dealt as real samplers deal them.
-
-``samples`` (default of ``fixed``, ``sorted``, ``sortagrad``): torch's ``DistributedSampler``
-    under a ``BatchSampler``. The epoch's sample order is padded by repeating it (or its
-    tail dropped with ``drop_last``) to a multiple of ``world_size``; rank ``r`` takes
-    ``order[r::world_size]`` and cuts consecutive batches of ``batch_size``.
-``batches`` (every other policy): accelerate's ``BatchSamplerShard`` (the HF Trainer),
-    fairseq's and lhotse's sharding. Batch ``b`` goes to rank ``b % world_size`` at step
-    ``b // world_size``; an incomplete last round is dropped with ``drop_last``, else filled
-    with the epoch's first batches again (accelerate's ``even_batches``).
-
-The schedule has ``world_size`` rows per step, ranks ``0..world_size-1`` in order.
-"""
+"""Data-parallel replay: every rank's batch of every step (``world_size`` rows per step,
+ranks in order), dealt as real samplers deal them: ``samples`` as torch's
+``DistributedSampler`` under a ``BatchSampler`` (:func:`deal_samples`), ``batches``
+round-robin as accelerate's ``BatchSamplerShard`` (:func:`deal_batches`); docs/scaling.md
+tables both."""
 
 from __future__ import annotations
 

@@ -128,16 +128,11 @@ def window_in_run_ratio(proj: PointProjector, ok_meas: Sequence[Measurement], wi
 
 def first_occurrence(proj: PointProjector, ok_meas: Sequence[Measurement], z: float, *,
                      window: StepWindow | None = None) -> ColdTerm | None:
-    """Total, half-width and counts (``first``, ``evicted``) of the run's cold steps.
-
-    The total is the median relative extra ``t_cold / t_steady − 1`` of the samples times the
-    fitted steady time of every cold step (a median: one disturbed sample must not spread
-    over hundreds of shapes); the half-width is ``z`` times the median's standard error
-    (1.2533 · 1.4826 · MAD / √n) times the same total. The samples are each point's cold
-    first step or, with a ``window``, its steps whose shape is new. Cold steps are first
-    occurrences and, with oneDNN counts, LRU evictions (:func:`cold_steps`). None without
-    samples or a positive steady time.
-    """
+    """The run's cold steps (:func:`cold_steps`): the median relative extra ``t_cold / t_steady
+    − 1`` of the samples (each point's cold first step, or the ``window``'s steps of a new
+    shape) times the fitted steady time of every cold step (a median: one disturbed sample
+    must not spread over hundreds of shapes), ± ``z`` times the median's standard error
+    (1.2533 · 1.4826 · MAD / √n) times the same. None without samples or a steady time."""
     steady = _steady(proj, ok_meas)
     if steady is None or not (steady > 0).any():
         return None

@@ -1,14 +1,7 @@
-"""The interval of a projection, estimated without a full run: ``total ± (representation + noise)``.
-
-* representation: ``max(|T_weighted − T_interpolated|, b·|T|/(1 − b), z·σ_rough)``, the
-  methods' disagreement, the basis bound ``b`` (the selection's recorded bound or the
-  measured points' basis error, :func:`basis_bound`) and the points' roughness
-  (:func:`roughness`);
-* noise: each point's standard error propagated through the (linear) projection
-  (:func:`sensitivity`), and with ``P >= 2`` worker processes at least Student's ``t``
-  times the spread of the ``P`` per-process totals (:func:`process_noise`).
-
-``docs/projection.md`` gives the calibration figures behind these choices.
+"""The interval of a projection, estimated without a full run: ``total ± (representation + noise)``,
+representation ``max(|T_weighted − T_interpolated|, b·|T|/(1 − b), z·σ_rough)`` and noise the
+points' standard errors propagated (:func:`sensitivity`), at least Student's ``t`` times the
+spread of ``P >= 2`` worker processes' totals. docs/projection.md explains and calibrates it.
 """
 
 from __future__ import annotations

@@ -225,11 +225,9 @@ def project(
 
 
 def per_process_values(ok: Sequence[Measurement], name: str) -> NDArray[np.float64] | None:
-    """``(P, points)``: what each of ``P >= 2`` worker processes measured at every point.
-
-    Cached points come from an earlier campaign with the same ``P`` (part of the cache key):
-    its workers are independent draws too. None unless every point has the same ``P >= 2``.
-    """
+    """``(P, points)``: what each of ``P >= 2`` worker processes measured at every point (cached
+    points' workers, of the same ``P`` by the cache key, are independent draws too); None
+    unless every point has the same ``P >= 2``."""
     rows = [m.samples.get(per_process_key(name)) for m in ok]
     sizes = {None if r is None else len(r) for r in rows}
     if len(sizes) != 1 or (size := sizes.pop()) is None or size < 2:

@@ -37,8 +37,7 @@ def _nearest_labels(n: int, rows: IntArray) -> IntArray:
 
 @SELECTORS.register("first")
 class FirstSelector(BaseSelector):
-    """The first ``k`` iterations, each weighted ``n/k`` (today's profiler practice).
-
+    """The first ``k`` iterations, each weighted ``n/k`` (today's profiler practice);
     ``labels_`` splits the run into ``k`` contiguous blocks of about ``n/k`` iterations.
 
     Parameters
@@ -59,10 +58,8 @@ class FirstSelector(BaseSelector):
 
 @SELECTORS.register("stride")
 class StrideSelector(BaseSelector):
-    """Every ``n/k``-th iteration (the middle of ``k`` equal blocks), each weighted ``n/k``.
-
-    Parameters as for :class:`FirstSelector`.
-    """
+    """Every ``n/k``-th iteration (the middle of ``k`` equal blocks), each weighted ``n/k``;
+    parameters as for :class:`FirstSelector`."""
 
     name = "stride"
 
@@ -162,12 +159,10 @@ class ModeSelector(_TypicalSignatureSelector):
 
 @SELECTORS.register("stratified")
 class StratifiedSelector(BaseSelector):
-    """Stratified random sampling: cost strata, random iterations within each.
-
-    Signatures sorted by the cost proxy are cut into ``n_strata`` strata of about equal
-    iteration counts; each gets one sample, the rest go by Neyman allocation
-    (``N_h · S_h``), each sample weighted ``N_h / n_h``. ``estimated_error_`` is the relative
-    half-width of the 95% interval of the proxy total,
+    """Stratified random sampling: signatures sorted by the cost proxy are cut into
+    ``n_strata`` strata of about equal iteration counts; each gets one random iteration, the
+    rest go by Neyman allocation (``N_h · S_h``), each weighted ``N_h / n_h``.
+    ``estimated_error_`` is the relative half-width of the 95% interval of the proxy total,
     ``1.96·sqrt(Σ N_h²(1 − n_h/N_h) S_h²/n_h) / T``.
 
     Parameters
@@ -200,15 +195,13 @@ class StratifiedSelector(BaseSelector):
 
     def fit(self, schedule: IterationSchedule) -> StratifiedSelector:
         """Draw the stratified sample; returns ``self``."""
-        n = self._check_common(schedule)
-        k = int(self.n_points)  # type: ignore[arg-type]
+        n, k = self._check_common(schedule), int(self.n_points)  # type: ignore[arg-type]
         if self.n_strata is not None and self.n_strata > k:
             raise ConfigError("The 'n_strata' parameter of StratifiedSelector must be <= n_points "
                               f"({k}). Got {self.n_strata}.")
         h_req = self.n_strata if self.n_strata is not None else max(1, k // 2)
-        proxy_fn = cost_proxy(self.cost, owner=type(self).__name__)
-        table = signature_table(schedule)
-        proxy = signature_proxy(proxy_fn, schedule, table, owner=type(self).__name__)
+        owner, table = type(self).__name__, signature_table(schedule)
+        proxy = signature_proxy(cost_proxy(self.cost, owner=owner), schedule, table, owner=owner)
         counts = table.counts.astype(np.float64)
         order = np.lexsort((np.arange(len(table)), proxy))
         before = np.concatenate([[0.0], np.cumsum(counts[order])[:-1]])
@@ -225,24 +218,17 @@ class StratifiedSelector(BaseSelector):
 
         stratum_iter = stratum_sig[table.inverse]
         rng = self._rng()
-        rows_parts: list[IntArray] = []
-        weights_parts: list[FloatArray] = []
+        rows: list[IntArray] = []
         labels = np.empty(n, dtype=np.int64)
-        offset = 0
-        for s in range(h):
+        for s, offset in enumerate(np.cumsum(alloc) - alloc):
             members = np.flatnonzero(stratum_iter == s)
-            nh = int(alloc[s])
-            pick = np.sort(rng.choice(members.shape[0], size=nh, replace=False))
-            rows_parts.append(members[pick])
-            weights_parts.append(np.full(nh, members.shape[0] / nh))
-            labels[members] = offset + _block_labels(members.shape[0], nh)
-            offset += nh
+            rows.append(members[np.sort(rng.choice(members.shape[0], size=alloc[s], replace=False))])
+            labels[members] = offset + _block_labels(members.shape[0], int(alloc[s]))
         total = float(np.dot(counts, proxy))
         variance = float(np.sum(size**2 * (1 - alloc / size) * var / alloc))
         err = 1.96 * np.sqrt(variance) / total if total > 0 else 0.0
-        self._set_result(
-            n, np.concatenate(rows_parts), np.concatenate(weights_parts), labels, estimated_error=err
-        )
+        # A stratum's iterations are its size, each sample standing for an equal share.
+        self._set_result(n, np.concatenate(rows), np.repeat(size / alloc, alloc), labels, estimated_error=err)
         self.n_strata_ = h
         return self
 

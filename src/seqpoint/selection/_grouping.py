@@ -11,7 +11,7 @@ from numpy.typing import NDArray
 
 __all__ = [
     "MAX_REFINE_K", "Grouping", "KMeans1D", "OptimalGrouping", "SLBinGrouping",
-    "choose_representatives", "nearest_centroid", "smallest_k",
+    "choose_representatives", "group_means", "nearest_centroid", "smallest_k",
 ]
 
 IntArray = NDArray[np.int64]
@@ -205,7 +205,7 @@ def choose_representatives(
         group, weights=counts, minlength=n_groups)
     tol = 1e-9 * np.maximum(np.abs(target), 1e-300)
     dist_key = np.floor(np.abs(proxy - target[group]) / tol[group])
-    mean_basis = _group_means(basis, counts, group, n_groups)
+    mean_basis = group_means(basis, counts, group, n_groups)
     scale = np.where(mean_basis > 0, mean_basis, 1.0)
     secondary = np.sum(np.abs(basis - mean_basis[group]) / scale[group], axis=1)
     idx = np.arange(group.shape[0])
@@ -237,7 +237,7 @@ def smallest_k(attempt: Callable[[int], bool], k_cap: int, *, doubling: bool) ->
     return next((k for k in range(start, k_cap + 1) if attempt(k)), 0)
 
 
-def _group_means(z: FloatArray, w: FloatArray, g: IntArray, k: int) -> FloatArray:
+def group_means(z: FloatArray, w: FloatArray, g: IntArray, k: int) -> FloatArray:
     """Weighted mean of every column of ``z`` (m, J) in every group, shape ``(k, J)``."""
     wsum = np.maximum(np.bincount(g, weights=w, minlength=k), 1e-300)
     cols = [np.bincount(g, weights=w * z[:, j], minlength=k) for j in range(z.shape[1])]
@@ -246,6 +246,6 @@ def _group_means(z: FloatArray, w: FloatArray, g: IntArray, k: int) -> FloatArra
 
 def nearest_centroid(z: FloatArray, w: FloatArray, g: IntArray, k: int) -> IntArray:
     """Per group, the signature nearest the group's weighted centroid in component space."""
-    d = np.sum((z - _group_means(z, w, g, k)[g]) ** 2, axis=1)
+    d = np.sum((z - group_means(z, w, g, k)[g]) ** 2, axis=1)
     order = np.lexsort((np.arange(g.shape[0]), -w, d, g))
     return order[np.searchsorted(g[order], np.arange(k), side="left")].astype(np.int64)

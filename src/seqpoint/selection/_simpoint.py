@@ -11,6 +11,7 @@ from numpy.typing import NDArray
 from seqpoint._params import Constraint, Interval, Options
 from seqpoint.schedule import IterationSchedule, signature_table
 from seqpoint.selection._base import SELECTORS, BaseSelector
+from seqpoint.selection._grouping import group_means
 
 __all__ = ["weighted_kmeans"]
 
@@ -48,9 +49,7 @@ def weighted_kmeans(
                 break
             labels = new
             wsum = np.bincount(labels, weights=w, minlength=k)
-            for j in range(x.shape[1]):
-                s = np.bincount(labels, weights=w * x[:, j], minlength=k)
-                centers[:, j] = np.where(wsum > 0, s / np.where(wsum > 0, wsum, 1), centers[:, j])
+            centers = np.where(wsum[:, None] > 0, group_means(x, w, labels, k), centers)
             empty = np.flatnonzero(wsum == 0)
             if empty.size:
                 # An empty cluster restarts at the point farthest from its centre.

@@ -14,6 +14,7 @@ from rich.console import Console
 from seqpoint.cache import MeasurementCache
 from seqpoint.exceptions import ConfigError
 from seqpoint.measurements import Measurements, environment_manifest, write_measurements
+from seqpoint.profiling import profile_points
 from seqpoint.projection import RankProjection, ScheduleModel
 from seqpoint.schedule import IterationSchedule, write_schedule
 from seqpoint.selection import SeqPoint, SeqPoints, write_seqpoints
@@ -26,7 +27,6 @@ from seqpoint.workflows._stages import (
     batch_shapes,
     choose_points,
     make_workload,
-    measure,
     model_cost,
     open_cache,
     run_schedule,
@@ -85,16 +85,12 @@ class Campaign(_Chosen):
         from seqpoint.measurements._metrics import FIRST_STEP_TIME
 
         steps = self.config.profile.point_steps()
-        by_iter = {m.iteration: m for m in self.measurements.measurements}
+        metrics = {m.iteration: m.metrics for m in self.measurements.measurements}
         row_of = {int(it): r for r, it in enumerate(self.schedule.iteration.tolist())}
-        padded = self.schedule.padded_tokens
-        step_s, first_s, tokens = [], [], []
-        for p in self.seqpoints.points:
-            m = by_iter.get(p.iteration)
-            metrics = m.metrics if m is not None else {}
-            step_s.append(metrics.get(STEADY_TIME, float("nan")))
-            first_s.append(metrics.get(FIRST_STEP_TIME, float("nan")))
-            tokens.append(float(padded[row_of[p.iteration]]))
+        padded, points = self.schedule.padded_tokens, self.seqpoints.points
+        step_s = [metrics.get(p.iteration, {}).get(STEADY_TIME, float("nan")) for p in points]
+        first_s = [metrics.get(p.iteration, {}).get(FIRST_STEP_TIME, float("nan")) for p in points]
+        tokens = [float(padded[row_of[p.iteration]]) for p in points]
         timed = self.config.profile.stepped
         return profiling_saving(padded, tokens, **steps._asdict(), run_s=run_s,
                                 point_step_s=step_s if timed else None,
@@ -206,27 +202,14 @@ def start_campaign(
     between: Callable[[IterationSchedule, int], None] | None = None,
     every_signature: bool = False,
 ) -> Campaign:
-    """Run the stages of ``cfg`` up to the SeqPoints' measurements, writing the run folder.
+    """Run the stages of ``cfg`` up to the SeqPoints' measurements, writing ``folder``'s
+    ``config.toml``, ``schedule.csv``, ``seqpoints.json``, ``environment.json`` and
+    ``measurements.json`` (``*_<tag>`` with a ``tag``, a speedup's ``a``) as each stage ends.
 
-    Parameters
-    ----------
-    cfg : RunConfig
-    folder : RunFolder
-        Gets ``config.toml``, ``schedule.csv``, ``seqpoints.json``, ``environment.json``
-        and ``measurements.json`` (``config_<tag>.toml`` and ``measurements_<tag>.json``
-        with a ``tag``), each as soon as its stage finishes; a rerun measures only what
-        the cache misses.
-    subset : bool
-        Keep only the part of the run that ``[validation]`` executes in full.
-    tag : str
-        Suffix of the per-configuration files (a speedup's ``a``).
-    between : callable, optional
-        ``between(schedule, p)`` after the protocol's worker process ``p`` (0-based) of
-        every worker but the last: ``validate`` runs its full runs of ``schedule`` there.
-    every_signature : bool
-        Also time every signature no SeqPoint has, among the SeqPoints and in the same
-        worker processes (:attr:`Campaign.others`, ``validate``'s steady-state truth);
-        ``measurements.json`` keeps the SeqPoints' measurements only.
+    ``subset`` keeps the part of the run ``[validation]`` executes in full; ``between(schedule,
+    p)`` runs after the protocol's worker process ``p`` of every worker but the last (where
+    ``validate`` times its full runs); ``every_signature`` also times every signature no
+    SeqPoint has, among them (:attr:`Campaign.others`, ``validate``'s steady-state truth).
     """
     plan = plan_campaign(cfg, folder, subset=subset, tag=tag)
     return plan.measure(progress=progress, console=console, between=between, every_signature=every_signature)
@@ -238,14 +221,12 @@ def profile_on(
     between: Callable[[int], None] | None = None, end_turn: Callable[[], None] | None = None,
     label: str | None = None,
 ) -> Measurements:
-    """``points`` measured on ``[profile] executor``: here (``between``, ``end_turn`` and
-    ``label`` as for :func:`~seqpoint.profiling.profile_points`), or on Ray, where the
-    workers build ``[workload]`` themselves and this process reads and writes the cache
-    (no worker runs here, so nothing runs between workers: ``validate`` then times its
-    full runs after the campaign)."""
+    """``points`` measured on ``[profile] executor``: here, or on Ray, whose workers build
+    ``[workload]`` themselves (nothing runs between them: ``validate`` then times its full
+    runs after the campaign)."""
     if cfg.profile.executor == "local":
-        return measure(cfg.profile, workload, points, cache=cache, progress=progress, console=console,
-                       between=between, end_turn=end_turn, label=label)
+        return profile_points(workload, points, cfg.profile.harness, cache=cache, progress=progress,
+                              console=console, between=between, end_turn=end_turn, label=label)
     from seqpoint.executors import Job, RayExecutor
 
     job = Job(workload=cfg.workload.name, overrides=dict(cfg.workload.set), config=cfg.profile.harness,
@@ -281,11 +262,9 @@ def check_data_parallel(cfg: RunConfig, schedule: IterationSchedule) -> None:
     """A data-parallel run is projected with its all-reduce: refuse one without it."""
     sec = cfg.projection
     if schedule.world_size > 1 and sec.interconnect is None and sec.allreduce_s is None:
-        raise ConfigError(
-            f"The run is data-parallel ({schedule.world_size} ranks) and its steps end with a "
-            "gradient all-reduce: set [projection] interconnect (e.g. \"nvlink4\", \"ib-200g\", "
-            "\"gloo-loopback\", or bytes per second) or allreduce_s (measured seconds)."
-        )
+        raise ConfigError(f"The run is data-parallel ({schedule.world_size} ranks) and its steps end with a "
+                          "gradient all-reduce: set [projection] interconnect (e.g. \"nvlink4\", \"ib-200g\", "
+                          "\"gloo-loopback\", or bytes per second) or allreduce_s (measured seconds).")
 
 
 def project_data_parallel(c: Campaign) -> RankProjection | None:
@@ -299,10 +278,8 @@ def project_data_parallel(c: Campaign) -> RankProjection | None:
     gradient_bytes = None
     if sec.interconnect is not None:
         if not isinstance(c.workload, CountsParameters):
-            raise ConfigError(
-                f"Workload {c.workload.name} does not say its parameter count (n_parameters()), "
-                "so its gradient bytes are unknown; set [projection] allreduce_s instead."
-            )
+            raise ConfigError(f"Workload {c.workload.name} does not say its parameter count (n_parameters()), "
+                              "so its gradient bytes are unknown; set [projection] allreduce_s instead.")
         gradient_bytes = 4 * int(c.workload.n_parameters())  # gradients stay fp32 under autocast
     return project_ranks(c.ranks, c.seqpoints, c.measurements, allreduce_s=sec.allreduce_s,
                          gradient_bytes=gradient_bytes, interconnect=sec.interconnect,

@@ -74,15 +74,11 @@ class RunConfig:
         kwargs: dict[str, Any] = {}
         for key, value in data.items():
             if key not in sections:
-                raise ConfigError(
-                    f"Unknown key {key!r} in {where}. Valid keys: {', '.join(sections)}."
-                )
+                raise ConfigError(f"Unknown key {key!r} in {where}. Valid keys: {', '.join(sections)}.")
             if key == "name":
                 if not isinstance(value, str) or not value or "\x00" in value:
-                    raise ConfigError(
-                        f"The 'name' of {where} must be a non-empty string without NUL "
-                        f"characters. Got {value!r}."
-                    )
+                    raise ConfigError(f"The 'name' of {where} must be a non-empty string without NUL "
+                                      f"characters. Got {value!r}.")
                 kwargs[key] = value
                 continue
             if not isinstance(value, dict):
@@ -180,10 +176,8 @@ def apply_overrides(cfg: RunConfig, overrides: list[str], *, option: str = "--se
     values: dict[str, object] = {}
     for item in overrides:
         if "=" not in item or "." not in item.split("=", 1)[0]:
-            raise ConfigError(
-                f"Override {item!r} ({option}) must look like section.key=value "
-                "(e.g. batching.epochs=2)."
-            )
+            raise ConfigError(f"Override {item!r} ({option}) must look like section.key=value "
+                              "(e.g. batching.epochs=2).")
         values.update(parse_set([item], option=option))
     return set_keys(cfg, values, where=f"{option} overrides")
 

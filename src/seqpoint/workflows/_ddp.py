@@ -18,13 +18,13 @@ from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import SeqPoints
 from seqpoint.validation._compare import TruthComparison
 from seqpoint.validation._ddp import DDPRun, run_ddp
+from seqpoint.workflows._campaign import profile_on
 from seqpoint.workflows._config import RunConfig
 from seqpoint.workflows._stages import (
     build_schedule,
     choose_points,
     load_lengths,
     make_workload,
-    measure,
     open_cache,
     validation_schedule,
 )
@@ -74,10 +74,8 @@ def ddp_schedule(cfg: RunConfig) -> IterationSchedule:
     of each step), cut to the part ``[validation]`` executes."""
     sec = cfg.batching
     if sec.world_size < 2:
-        raise ConfigError(
-            "The data-parallel validation needs [batching] world_size >= 2 "
-            f"(got {sec.world_size}); e.g. --set batching.world_size=2."
-        )
+        raise ConfigError("The data-parallel validation needs [batching] world_size >= 2 "
+                          f"(got {sec.world_size}); e.g. --set batching.world_size=2.")
     if sec.schedule is not None:
         raise ConfigError("The data-parallel validation replays [batching] policy; drop [batching] schedule.")
     sched = build_schedule(dataclasses.replace(sec, rank=None), load_lengths(cfg.lengths))
@@ -114,8 +112,8 @@ def validate_ddp(
     flat = sched.rank_rows()
     _, points = choose_points(cfg.selection, flat)
     workload = make_workload(cfg.workload)
-    measurements = measure(cfg.profile, workload, points, cache=open_cache(cfg.profile),
-                           progress=progress, console=console)
+    measurements = profile_on(cfg, workload, points, cache=open_cache(cfg.profile), progress=progress,
+                              console=console)
     w = sched.world_size
     sigs = [list(zip(one.batch_size.tolist(), one.seq_len.tolist(), one.tgt_len.tolist(), strict=True))
             for one in (sched.for_rank(r) for r in range(w))]

@@ -30,10 +30,8 @@ def check_run_name(name: str) -> str:
         or any(ord(c) < 32 or ord(c) == 127 for c in name)
     )
     if bad:
-        raise ConfigError(
-            f"The run name {name[:60]!r} must be one plain folder name (no '/', '\\', '..', "
-            f"control characters or leading dot, at most {MAX_NAME} bytes); e.g. 'ds2-librispeech'."
-        )
+        raise ConfigError(f"The run name {name[:60]!r} must be one plain folder name (no '/', '\\', '..', "
+                          f"control characters or leading dot, at most {MAX_NAME} bytes); e.g. 'ds2-librispeech'.")
     return name
 
 

@@ -138,10 +138,8 @@ class BatchingSection:
         from seqpoint.batching._ranks import resolve_shard
 
         if self.rank is not None and self.rank >= self.world_size:
-            raise ConfigError(
-                f"[batching]: rank = {self.rank} is not below world_size = {self.world_size}; "
-                f"give a rank in 0..{self.world_size - 1}."
-            )
+            raise ConfigError(f"[batching]: rank = {self.rank} is not below world_size = {self.world_size}; "
+                              f"give a rank in 0..{self.world_size - 1}.")
         with in_section("batching"):
             make_policy(self.policy, **self.params)
             if self.shard is not None:
@@ -225,9 +223,7 @@ class SelectionSection:
             params["n_points"] = n_points
         elif self.max_error is not None:
             if name != "seqpoint":
-                raise ConfigError(
-                    f"max_error selects k for the 'seqpoint' method only; give n_points for {name!r}."
-                )
+                raise ConfigError(f"max_error selects k for the 'seqpoint' method only; give n_points for {name!r}.")
             params["max_error"] = self.max_error
         else:
             params["n_points"] = self.n_points
@@ -303,8 +299,7 @@ class ProfileSection(ProfileConfig):
     @property
     def harness(self) -> ProfileConfig:
         """The harness config alone: the cache settings are not part of a measurement's key."""
-        names = [f.name for f in dataclasses.fields(ProfileConfig)]
-        return ProfileConfig(**{n: getattr(self, n) for n in names})
+        return ProfileConfig(**{f.name: getattr(self, f.name) for f in dataclasses.fields(ProfileConfig)})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -338,10 +333,8 @@ class ProjectionSection:
             from seqpoint.projection import INTERCONNECTS
 
             if self.interconnect not in INTERCONNECTS:
-                raise ConfigError(
-                    f"[projection]: unknown interconnect {self.interconnect!r}; use one of "
-                    f"{', '.join(INTERCONNECTS)} or a bandwidth in bytes per second."
-                )
+                raise ConfigError(f"[projection]: unknown interconnect {self.interconnect!r}; use one of "
+                                  f"{', '.join(INTERCONNECTS)} or a bandwidth in bytes per second.")
 
 
 @dataclass(frozen=True, kw_only=True)

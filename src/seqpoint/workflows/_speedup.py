@@ -65,39 +65,28 @@ class SpeedupResult:
 def _same_run(a: RunConfig, b: RunConfig) -> None:
     for section in ("lengths", "batching", "selection"):
         if getattr(a, section) != getattr(b, section):
-            raise ConfigError(
-                f"The two configurations differ in [{section}]; a speedup compares the same run "
-                "on the same SeqPoints, so only [workload] and [profile] may differ."
-            )
+            raise ConfigError(f"The two configurations differ in [{section}]; a speedup compares the same run "
+                              "on the same SeqPoints, so only [workload] and [profile] may differ.")
     for section in ("validation", "report"):
         if getattr(a, section) != getattr(b, section):
-            warnings.warn(
-                f"Config B's [{section}] differs from A's and is not used: a speedup takes its "
-                "[validation] and [report] settings from A.", SeqPointWarning, stacklevel=3,
-            )
+            warnings.warn(f"Config B's [{section}] differs from A's and is not used: a speedup takes its "
+                          "[validation] and [report] settings from A.", SeqPointWarning, stacklevel=3,)
 
 
 def speedup_configs(
     a: RunConfig, b: RunConfig, *, validate: bool = False, progress: bool = True,
     console: Console | None = None,
 ) -> SpeedupResult:
-    """Measure A and B on the SeqPoints of their shared run and project the speedup.
-
-    With ``validate``, the run is A's ``[validation]`` part (as ``seqpoint validate``
-    runs it), and after the projection that part is run in full under both
-    configurations, ``[validation] runs`` rounds of one fresh-process run each (a then b,
-    then b then a, ...), so the measured speedup and its noise floor stand beside the
-    projected one.
-    """
+    """Measure A and B on the SeqPoints of their shared run and project the speedup. With
+    ``validate`` the run is A's ``[validation]`` part, then run in full under both, in
+    ``[validation] runs`` rounds (a b, b a, ...), for the measured speedup and its noise floor."""
     from seqpoint.projection import project_speedup
 
     _same_run(a, b)
     if validate and a.batching.world_size > 1:
-        raise ConfigError(
-            f"speedup --validate times single-process full runs, and [batching] world_size = "
-            f"{a.batching.world_size} is data-parallel: check each configuration against "
-            "torch.distributed runs with seqpoint.workflows.validate_ddp instead."
-        )
+        raise ConfigError(f"speedup --validate times single-process full runs, and [batching] world_size = "
+                          f"{a.batching.world_size} is data-parallel: check each configuration against "
+                          "torch.distributed runs with seqpoint.workflows.validate_ddp instead.")
     folder = RunFolder.new(a.name + "-speedup", a.report.out, command="speedup")
     plan = plan_campaign(a, folder, subset=validate, tag="a")
     ca, cb = _measure_both(plan, b, progress=progress, console=console)
@@ -185,10 +174,8 @@ def speedup_between(
     for item in set_b:
         # Refused rather than accepted and not used (the run's part and rounds, the folder).
         if item.split(".", 1)[0].strip() in ("validation", "report"):
-            raise ConfigError(
-                f"--set-b {item!r}: a speedup takes its [validation] and [report] settings from A, "
-                "so an override of them on B would not be used; set it in A's config file."
-            )
+            raise ConfigError(f"--set-b {item!r}: a speedup takes its [validation] and [report] settings from A, "
+                              "so an override of them on B would not be used; set it in A's config file.")
     if set_b:
         b = apply_overrides(b, set_b, option="--set-b")
     return speedup_configs(a, b, validate=validate, progress=progress, console=console)

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-from rich.console import Console
 
 from seqpoint.cache import MeasurementCache
 from seqpoint.exceptions import ConfigError, InputError
-from seqpoint.measurements import Measurements
 from seqpoint.schedule import IterationSchedule
-from seqpoint.selection import BaseSelector, CostProxy, SeqPoint, SeqPoints
+from seqpoint.selection import BaseSelector, CostProxy, SeqPoints
 from seqpoint.traces import Lengths
 from seqpoint.validation import RunTrace
 from seqpoint.workflows._config import RunConfig
@@ -23,9 +21,9 @@ from seqpoint.workflows._sections import (
     SelectionSection,
     WorkloadSection,
 )
-from seqpoint.workloads import BatchShape, Signature, Workload, takes_batch_shape
+from seqpoint.workloads import BatchShape, Workload, takes_batch_shape
 
-__all__ = ["batch_shapes", "build_schedule", "choose_points", "load_lengths", "make_workload", "measure",
+__all__ = ["batch_shapes", "build_schedule", "choose_points", "load_lengths", "make_workload",
            "model_cost", "open_cache", "read_run_schedule", "run_schedule", "signature_shapes",
            "validation_schedule"]
 
@@ -147,7 +145,7 @@ def model_cost(
     ``proxy_device`` from the workload's exact FLOPs and bytes; with ``model+pilot``, rescaled
     along the range by the measured step times of ``pilot_points`` signatures (through
     ``profile`` and ``cache``)."""
-    from seqpoint.profiling import cpu_roofline, exact_signature_costs
+    from seqpoint.profiling import cpu_roofline, exact_signature_costs, profile_points
     from seqpoint.selection import PilotTable, SignatureCosts
 
     sigs, _, _ = schedule.unique_signatures()
@@ -166,7 +164,7 @@ def model_cost(
     order = np.argsort(time, kind="stable")
     picks = np.unique(np.round(np.linspace(0, len(order) - 1, min(sec.pilot_points, len(order)))))
     pilot = [rows[int(order[int(i)])] for i in picks]
-    ms = measure(profile, workload, pilot, cache=cache, progress=False)
+    ms = profile_points(workload, pilot, profile.harness, cache=cache, progress=False)
     timed = {m.signature: m.metrics[STEADY_TIME] for m in ms.measurements
              if m.ok and m.metrics.get(STEADY_TIME, 0) > 0}
     if not timed:
@@ -185,15 +183,3 @@ def open_cache(sec: ProfileSection) -> MeasurementCache | None:
     """The measurement cache of ``[profile]``, or None when disabled."""
     return MeasurementCache(sec.cache) if sec.use_cache else None
 
-
-def measure(
-    sec: ProfileSection, workload: Workload, points: SeqPoints | Iterable[SeqPoint | Signature], *,
-    cache: MeasurementCache | None = None, progress: bool = True, console: Console | None = None,
-    between: Callable[[int], None] | None = None, end_turn: Callable[[], None] | None = None, label: str | None = None,
-) -> Measurements:
-    """Profile ``points`` with ``[profile]``; cached points are not measured again
-    (``between``, ``end_turn`` and ``label`` as for :func:`~seqpoint.profiling.profile_points`)."""
-    from seqpoint.profiling import profile_points
-
-    return profile_points(workload, points, sec.harness, cache=cache, progress=progress,
-                          console=console, between=between, end_turn=end_turn, label=label)

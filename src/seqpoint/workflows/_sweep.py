@@ -184,7 +184,7 @@ def sweep(
     failed = sum(len({m.signature for m in ms.measurements if not m.ok}) for ms in results)
     stats = executor.last_stats or SweepStats(pairs=0, cached=0, measured=0, tasks=0, probes=0)
 
-    measured = [results[job_of[i]] for i in range(len(entries))]
+    measured = [results[j] for j in job_of]
     for i, (entry, ms) in enumerate(zip(entries, measured, strict=True)):
         write_measurements(ms, folder.file(f"measurements_{_slug(i, entry.name)}.json"))
     configs, metric = _project_all(schedule, seqpoints, entries, measured)
@@ -197,12 +197,9 @@ def sweep(
     write_sweep_csv(result, folder.file("sweep.csv"))
     images = [plot_sweep(result, folder.file("sweep.png"))] if base.report.plots else []
     if base.report.html:
-        write_sweep_report(
-            result, folder.path, images=images, config_text=base.to_toml(),
-            title=f"seqpoint sweep: {spec.name}",
-            subtitle=f"{base.workload.name} · {base.describe_run()} · "
-                     f"{len(configs)} configurations",
-        )
+        write_sweep_report(result, folder.path, images=images, config_text=base.to_toml(),
+                           title=f"seqpoint sweep: {spec.name}",
+                           subtitle=f"{base.workload.name} · {base.describe_run()} · {len(configs)} configurations")
     return result
 
 

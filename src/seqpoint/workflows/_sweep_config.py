@@ -79,17 +79,13 @@ def sweep_from_dict(data: dict[str, Any], *, where: str = "sweep", root: Path | 
     sections = [f.name for f in fields(RunConfig) if f.name != "name"]
     unknown = [k for k in data if k not in _SWEEP_KEYS and k not in sections]
     if unknown:
-        raise ConfigError(
-            f"Unknown key {unknown[0]!r} in {where}. Valid keys: "
-            f"{', '.join((*_SWEEP_KEYS, *sections))}."
-        )
+        raise ConfigError(f"Unknown key {unknown[0]!r} in {where}. Valid keys: "
+                          f"{', '.join((*_SWEEP_KEYS, *sections))}.")
     base = _base_config(data, sections, where, root)
     grid = _listed(data.get("sweep"), where) + _product(data.get("axes"), where)
     if not grid:
-        raise ConfigError(
-            f"{where}: the sweep has no configurations; add [[sweep]] entries (name, set) "
-            "or an [axes] table of value lists."
-        )
+        raise ConfigError(f"{where}: the sweep has no configurations; add [[sweep]] entries (name, set) "
+                          "or an [axes] table of value lists.")
     if len(grid) > MAX_CONFIGS:
         raise ConfigError(f"{where}: the sweep has {len(grid)} configurations; at most "
                           f"{MAX_CONFIGS} are allowed. Use fewer axes or values.")
@@ -97,11 +93,9 @@ def sweep_from_dict(data: dict[str, Any], *, where: str = "sweep", root: Path | 
     entries: list[SweepEntry] = []
     for name, overrides in grid:
         if name in seen:
-            raise ConfigError(
-                f"{where}: configuration name {name!r} is used twice"
-                + (" (it names the base)" if name == REFERENCE else "")
-                + "; give every configuration its own name."
-            )
+            raise ConfigError(f"{where}: configuration name {name!r} is used twice"
+                              + (" (it names the base)" if name == REFERENCE else "")
+                              + "; give every configuration its own name.")
         seen.add(name)
         cfg = set_keys(base, overrides, where=f"{where}, configuration {name!r}")
         _check_shared(base, cfg, name, where)
@@ -205,8 +199,6 @@ def _check_shared(base: RunConfig, cfg: RunConfig, name: str, where: str) -> Non
         elif section in _VARIABLE:
             continue
         if changed:
-            raise ConfigError(
-                f"{where}: configuration {name!r} changes {section}.{changed[0]}; every "
-                "configuration of a sweep shares the base's schedule, SeqPoints and cache, so "
-                "only [workload] and [profile] settings (not its cache or executor) may vary."
-            )
+            raise ConfigError(f"{where}: configuration {name!r} changes {section}.{changed[0]}; every "
+                              "configuration of a sweep shares the base's schedule, SeqPoints and cache, so "
+                              "only [workload] and [profile] settings (not its cache or executor) may vary.")

@@ -180,17 +180,11 @@ def timed_full_runs(
     label: str | None = None,
 ) -> FullRun:
     """The schedule trained in full ``runs`` times, each in a fresh process."""
-    n = len(schedule)
-    with progress_bar(progress, console, label or f"full run x{runs} (fresh processes)", runs * n) as advance:
-        state = {"pos": 0}
-
-        def on_progress(run: int, done: int) -> None:
-            pos = run * n + done
-            advance(pos - state["pos"])
-            state["pos"] = pos
-
-        return run_full_fresh(cfg.workload.name, dict(cfg.workload.set), schedule,
-                              runs=runs, on_progress=on_progress)
+    title = label or f"full run x{runs} (fresh processes)"
+    # on_progress(run, steps done) comes before (0) and after (every step) each run.
+    with progress_bar(progress, console, title, runs * len(schedule)) as advance:
+        return run_full_fresh(cfg.workload.name, dict(cfg.workload.set), schedule, runs=runs,
+                              on_progress=lambda _run, done: advance(done))
 
 
 def _steady_truth(c: Campaign, projection: Projection, truth: float) -> SteadyTruth | None:

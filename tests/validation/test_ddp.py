@@ -21,8 +21,8 @@ def test_ddp_run_times_every_rank_and_the_allreduce() -> None:
     assert run.rank_s.shape == (2, 2, 3)
     assert run.world_size == 2
     assert np.all(run.rank_s > 0)
-    np.testing.assert_array_equal(run.step_s, run.rank_s.max(axis=1))
-    assert run.total_s == pytest.approx(run.step_s.sum(axis=1).mean())
+    np.testing.assert_array_equal(run.iteration_s, run.rank_s.max(axis=1))
+    assert run.total_s == pytest.approx(run.iteration_s.sum(axis=1).mean())
     assert run.gradient_bytes > 0 and run.allreduce_s > 0
     assert run.noise_floor >= 0
     assert run.to_dict()["n_iterations"] == 3
@@ -31,7 +31,7 @@ def test_ddp_run_times_every_rank_and_the_allreduce() -> None:
 def test_step_time_is_the_slowest_rank() -> None:
     rank_s = np.array([[[1.0, 4.0], [3.0, 2.0]]])
     run = DDPRun(rank_s=rank_s, allreduce_s=0.1, gradient_bytes=8, wall_s=np.array([7.0]))
-    np.testing.assert_array_equal(run.step_s, [[3.0, 4.0]])
+    np.testing.assert_array_equal(run.iteration_s, [[3.0, 4.0]])
     assert run.total_s == 7.0
     assert np.isnan(run.noise_floor)
 

@@ -8,9 +8,9 @@ nor ray; :class:`RayExecutor` imports ray when it connects. ``job_resources`` (w
 job asks of a Ray cluster) is imported for the tests, not in ``__all__``.
 """
 
-from seqpoint.executors._cluster import job_resources as job_resources
 from seqpoint.executors._local import EXECUTORS, Executor, LocalExecutor, make_executor
 from seqpoint.executors._ray import RayExecutor
+from seqpoint.executors._ray import job_resources as job_resources
 from seqpoint.executors._tasks import Job, SweepStats
 
 __all__ = ["EXECUTORS", "Executor", "Job", "LocalExecutor", "RayExecutor", "SweepStats",

@@ -1,18 +1,19 @@
 """The Ray executor: profile jobs on an existing Ray cluster or a local one.
 
 Ray is imported only when a :class:`RayExecutor` connects. The driver plans every job as
-the serial campaign does (:func:`~seqpoint.profiling.plan_points`) and alone reads and
-writes the cache; workers measure and return. One task per job (or per
-``points_per_task`` points), not per point: each task is a fresh process
-(``max_calls=1``) that pays the import of torch, the model build and the process start-up
-once for all its points (on two cores a task per point spent more time starting than
-measuring). Tasks are streaming generators, so every point reaches the driver (and the
-cache) as soon as it is measured; a task whose worker dies is re-run (``max_retries``).
+the serial campaign does (:func:`~seqpoint.profiling.plan_points`) and alone touches the
+cache. One task per job (or per ``points_per_task`` points), not per point: each task is
+a fresh process (``max_calls=1``) that pays torch's import, the model build and the
+start-up once for all its points. Tasks are streaming generators, so every point reaches
+the driver (and the cache) as soon as it is measured; a dead worker's task is re-run.
+Each task asks the cluster for its workload's CPUs or GPU, and a job the cluster can
+never give them to is refused before anything runs.
 """
 
 from __future__ import annotations
 
 import json
+import socket
 from collections.abc import Sequence
 from types import ModuleType, TracebackType
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -21,7 +22,6 @@ from seqpoint._live import live_bar
 from seqpoint._params import Constraint, Interval, TypeOf, check_params
 from seqpoint.cache import MeasurementCache
 from seqpoint.exceptions import ConfigError
-from seqpoint.executors._cluster import check_feasible, check_reachable, job_resources
 from seqpoint.executors._tasks import Job, PointResult, SweepStats, measure_task, probe_keys
 from seqpoint.measurements import Measurements
 from seqpoint.profiling._plan import CampaignKey, Pending, plan_points
@@ -29,7 +29,7 @@ from seqpoint.profiling._plan import CampaignKey, Pending, plan_points
 if TYPE_CHECKING:  # rich is loaded only where a bar is drawn
     from rich.console import Console
 
-__all__ = ["RayExecutor"]
+__all__ = ["RayExecutor", "job_resources"]
 
 _INSTALL = "install it with `pip install 'seqpoint[ray]'`"
 
@@ -80,12 +80,9 @@ class RayExecutor:
         points_per_task: int | None = None,
         max_retries: int = 3,
     ) -> None:
-        check_params(
-            type(self).__name__,
-            self._parameter_constraints,
-            {"address": address, "num_cpus": num_cpus,
-             "points_per_task": points_per_task, "max_retries": max_retries},
-        )
+        check_params(type(self).__name__, self._parameter_constraints,
+                     {"address": address, "num_cpus": num_cpus, "points_per_task": points_per_task,
+                      "max_retries": max_retries})
         self.address = address
         self.num_cpus = num_cpus
         self.points_per_task = points_per_task
@@ -134,10 +131,8 @@ class RayExecutor:
     def __enter__(self) -> RayExecutor:
         return self
 
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
         self.close()
 
     # -- profiling -----------------------------------------------------------------
@@ -213,15 +208,10 @@ class RayExecutor:
                                     measurements=plans[i].assemble(done[i])))
         return out
 
-    def _probe(
-        self, ray: ModuleType, jobs: list[Job], resources: list[dict[str, float]],
-        want: list[int], keys: list[CampaignKey | None],
-    ) -> tuple[int, dict[int, str]]:
-        """Fill ``keys[i]`` for ``want`` with one probe task per resource request.
-
-        Returns the probes run and, by job, why a workload did not build on a worker
-        (its points then fail).
-        """
+    def _probe(self, ray: ModuleType, jobs: list[Job], resources: list[dict[str, float]],
+               want: list[int], keys: list[CampaignKey | None]) -> tuple[int, dict[int, str]]:
+        """Fill ``keys[i]`` for ``want`` with one probe task per resource request; return the
+        probes run and, by job, why a workload did not build on a worker (its points fail)."""
         groups: dict[tuple[tuple[str, float], ...], list[int]] = {}
         for i in want:
             groups.setdefault(tuple(sorted(resources[i].items())), []).append(i)
@@ -250,3 +240,57 @@ class RayExecutor:
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0][:300] if text else type(exc).__name__
+
+
+def job_resources(job: Job) -> dict[str, float]:
+    """Ray resources one task of ``job`` asks for, from its workload config.
+
+    ``num_gpus=1`` (and one CPU) when the workload's device is ``cuda``; otherwise
+    ``num_cpus`` equal to its ``threads`` (1 when ``threads`` is 0, torch's default,
+    which Ray then sets to the task's CPUs through ``OMP_NUM_THREADS``).
+    """
+    from seqpoint.workloads._loading import workload_config
+
+    cfg = workload_config(job.workload, job.overrides)
+    if cfg is not None:
+        device, threads = str(cfg.device), int(cfg.threads)
+    else:  # a user workload: only what its overrides say
+        device = str(job.overrides.get("device", "cpu"))
+        threads = int(job.overrides.get("threads", 1))
+    if device.startswith("cuda"):
+        return {"num_cpus": 1.0, "num_gpus": 1.0}
+    return {"num_cpus": float(max(1, threads))}
+
+
+def check_feasible(ray: ModuleType, jobs: list[Job], resources: list[dict[str, float]]) -> None:
+    """A task asking for more than the whole cluster has would wait forever: refuse it."""
+    have = ray.cluster_resources()
+    for job, res in zip(jobs, resources, strict=True):
+        for name, ray_name, what in (("num_cpus", "CPU", "CPUs"), ("num_gpus", "GPU", "GPUs")):
+            need = res.get(name, 0.0)
+            if need > have.get(ray_name, 0.0):
+                raise ConfigError(
+                    f"Workload {job.workload} {dict(job.overrides) or ''} needs {need:g} {what} per "
+                    f"task but the Ray cluster has {have.get(ray_name, 0.0):g}; lower its threads, "
+                    "use another device, or add nodes."
+                )
+
+
+def check_reachable(address: str, timeout_s: float = 5.0) -> None:
+    """One clear line now, instead of Ray retrying an unreachable address for minutes."""
+    hostport = address.removeprefix("ray://")
+    host, sep, port = hostport.rpartition(":")
+    if not sep or not port.isdigit():
+        raise ConfigError(
+            f"The Ray address {address!r} is not host:port (e.g. 10.0.0.5:6379 or "
+            "ray://10.0.0.5:10001); give the head node's address or 'auto'."
+        )
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s):
+            pass
+    except OSError as exc:
+        raise ConfigError(
+            f"Cannot reach a Ray cluster at {address!r} ({exc.strerror or exc}); check the "
+            "address, start one there with `ray start --head`, or leave --address out to "
+            "run on a local Ray."
+        ) from None

@@ -1,10 +1,6 @@
 """What an executor is given (:class:`Job`), what one call did (:class:`SweepStats`), and
-what one worker task runs.
-
-The worker functions are plain Python, wrapped with ``ray.remote`` at submission, so this
-module imports neither ray nor torch. A worker measures its share of a plan with the
-serial campaign's own :func:`~seqpoint.profiling.measure_plan` and reports the
-:class:`~seqpoint.profiling.CampaignKey` it measured under.
+what one worker task runs: plain functions, wrapped with ``ray.remote`` at submission,
+that measure with the serial campaign's own :func:`~seqpoint.profiling.measure_plan`.
 """
 
 from __future__ import annotations
@@ -84,17 +80,10 @@ def probe_keys(jobs: Sequence[tuple[str, Mapping[str, Any]]]) -> list[CampaignKe
     return [w if isinstance(w, str) else CampaignKey.of(w) for w in (_build(*job) for job in jobs)]
 
 
-def measure_task(
-    spec: str, overrides: Mapping[str, Any], config: ProfileConfig,
-    todo: Sequence[tuple[int, Pending]],
-) -> Iterator[PointResult]:
-    """Build the workload once and measure ``todo`` (``(slot, pending)``) in order.
-
-    Yields one :class:`PointResult` per point as soon as it is measured, so the driver can
-    cache it before the next one starts. The process start-up runs once, before the first
-    point, on a shape next to the largest (the driver sends the largest first), as in the
-    serial path.
-    """
+def measure_task(spec: str, overrides: Mapping[str, Any], config: ProfileConfig,
+                 todo: Sequence[tuple[int, Pending]]) -> Iterator[PointResult]:
+    """Build the workload once and measure ``todo`` (``(slot, pending)``, the largest first,
+    so the start-up runs next to it), yielding each point as soon as it is measured."""
     workload = _build(spec, overrides)
     if isinstance(workload, str):  # every point records why
         for slot, p in todo:
@@ -105,9 +94,7 @@ def measure_task(
         one = Plan(key=key, config=config, cache=None, units=((p.point.iteration, p.unit),), cached={},
                    todo=(p,))
         try:
-            m = measure_plan(workload, one, progress=False).measurements[0]
+            m, key_of = measure_plan(workload, one, progress=False).measurements[0], key
         except SeqPointError as exc:  # a bad signature fails its point only
             m, key_of = p.failed(exc), None
-        else:
-            key_of = key
         yield PointResult(slot=slot, key=key_of, measurement=m)

@@ -1,20 +1,24 @@
-"""Projection error of SeqPoints and baselines against a known per-iteration cost, and
-a projected total against measured runs (:class:`TruthComparison`)."""
+"""Projections against the truth: a projected total against measured runs
+(:class:`TruthComparison`), a measured speedup of two configurations
+(:class:`MeasuredSpeedup`), and the error of SeqPoints and baselines against a known
+per-iteration cost (:func:`error_vs_k`)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
+from seqpoint.exceptions import InputError
 from seqpoint.measurements._metrics import time_metric
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import make_selector, weighted_projection
 
-__all__ = ["ErrorCurve", "TruthComparison", "error_vs_k", "noise_floor", "reduction_factor"]
+__all__ = ["ErrorCurve", "MeasuredSpeedup", "TruthComparison", "error_vs_k", "noise_floor"]
 
 
 def noise_floor(values: ArrayLike) -> float:
@@ -70,6 +74,93 @@ class TruthComparison:
         return {"measured_s": self.measured_s, "measured_runs_s": list(self.runs_s),
                 "noise_floor": self.noise_floor, "projected_s": self.projected_s,
                 "interval_s": list(self.interval_s), "error": self.error, "within_interval": self.within}
+
+
+@dataclass(frozen=True)
+class MeasuredSpeedup:
+    """``T_a / T_b`` of full runs timed in rounds (a then b, b then a, ...).
+
+    Round ``i`` holds ``runs_a_s[i]`` and ``runs_b_s[i]``, timed next to each other, so a
+    change of the machine's speed between rounds moves both; alternating the order in
+    each round cancels a steady drift.
+    """
+
+    runs_a_s: tuple[float, ...]
+    """Configuration a's full-run totals, one per round, seconds."""
+    runs_b_s: tuple[float, ...]
+    """Configuration b's, seconds."""
+
+    def __post_init__(self) -> None:
+        a, b = np.asarray(self.runs_a_s, dtype=np.float64), np.asarray(self.runs_b_s, dtype=np.float64)
+        if a.shape != b.shape or a.size == 0:
+            raise InputError(f"A measured speedup needs one run of each configuration per round; "
+                             f"got {a.size} of a and {b.size} of b.")
+        if not (np.isfinite(a).all() and np.isfinite(b).all() and (a > 0).all() and (b > 0).all()):
+            raise InputError("A measured speedup needs positive, finite run times.")
+        object.__setattr__(self, "runs_a_s", tuple(float(x) for x in a))
+        object.__setattr__(self, "runs_b_s", tuple(float(x) for x in b))
+
+    @classmethod
+    def from_rounds(cls, rounds: Sequence[tuple[float, float]]) -> MeasuredSpeedup:
+        """From ``(a, b)`` run totals, one pair per round."""
+        return cls(tuple(a for a, _ in rounds), tuple(b for _, b in rounds))
+
+    @property
+    def n_rounds(self) -> int:
+        return len(self.runs_a_s)
+
+    @property
+    def value(self) -> float:
+        """Ratio of the mean full runs."""
+        return float(np.mean(self.runs_a_s) / np.mean(self.runs_b_s))
+
+    @property
+    def noise_floor(self) -> float:
+        """Spread of ``a/b`` over every pairing of a's and b's runs, relative to its mean
+        (0 with one round, one pairing): no speedup error below it is meaningful."""
+        ratios = [x / y for x in self.runs_a_s for y in self.runs_b_s]
+        return noise_floor(ratios) if len(ratios) >= 2 else 0.0
+
+    @property
+    def per_round(self) -> NDArray[np.float64]:
+        """Each round's own ``a/b``."""
+        return np.asarray(self.runs_a_s) / np.asarray(self.runs_b_s)
+
+    @property
+    def standard_error(self) -> float | None:
+        """Relative standard error of the ratio, from the rounds' own ratios (None with
+        one round)."""
+        if self.n_rounds < 2:
+            return None
+        r = self.per_round
+        return float(r.std(ddof=1) / np.sqrt(r.size) / self.value)
+
+    def held_by(self, interval: tuple[float, float]) -> bool:
+        """Whether ``interval`` (a projection's ``(low, high)``) contains this speedup."""
+        lo, hi = interval
+        return bool(lo <= self.value <= hi)
+
+    def agrees_with(self, projected: float, interval: tuple[float, float], confidence: float = 0.95) -> bool | None:
+        """Whether a projection and this speedup agree once the measured ratio's own error
+        counts: ``|projected − value| ≤ √(h² + (z·se·value)²)``, with ``h`` the interval's
+        half-width about ``projected`` (its wider side: a low end cut at 0 does not
+        narrow it), ``se`` :attr:`standard_error` and ``z`` the normal quantile of
+        ``confidence``. A miss of :meth:`held_by` that this forgives is the truth's noise,
+        not the projection's; None with one round (no standard error)."""
+        se = self.standard_error
+        if se is None:
+            return None
+        lo, hi = interval
+        z = NormalDist().inv_cdf(0.5 + confidence / 2)
+        return bool(abs(projected - self.value) <= float(np.hypot(max(hi - projected, projected - lo), z * se * self.value)))
+
+    def error_of(self, projected: float) -> float:
+        """Relative error of a projected speedup against this one."""
+        return (projected - self.value) / self.value
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"speedup": self.value, "runs_a_s": list(self.runs_a_s), "runs_b_s": list(self.runs_b_s),
+                "noise_floor": self.noise_floor, "standard_error": self.standard_error}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -129,19 +220,3 @@ def error_vs_k(
             errs.append((est - truth) / truth)
         out[method] = ErrorCurve(method=method, ks=tuple(used), errors=tuple(errs))
     return out
-
-
-def reduction_factor(
-    n_iterations: int, n_points: int, *, warmup: int, repeats: int, profiled: int = 0,
-    overhead: int = 0,
-) -> float:
-    """Iterations of the full run over training steps executed to profile the points.
-
-    Every step a point costs is counted (warm-up, timed repeats and the ``profiled``
-    steps run under torch.profiler for the breakdown), and ``overhead``, the steps of
-    the campaign that belong to no point (``ProfileConfig.protocol_steps()``: the
-    start-up and drift checks of every worker process), so this is the honest saving in
-    executed steps.
-    """
-    executed = n_points * (warmup + repeats + profiled) + overhead
-    return n_iterations / executed if executed else float("inf")

@@ -61,24 +61,11 @@ class DDPRun(FullRun):
     def world_size(self) -> int:
         return int(self.rank_s.shape[1])
 
-    @property
-    def step_s(self) -> NDArray[np.float64]:
-        """Each step's time, the maximum over ranks, shape (n_runs, n_iterations), seconds."""
-        return self.iteration_s
-
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "world_size": self.world_size,
-            "n_runs": self.n_runs,
-            "n_iterations": int(self.rank_s.shape[2]),
-            "totals_s": self.totals_s.tolist(),
-            "total_s": self.total_s,
-            "noise_floor": self.noise_floor,
-            "allreduce_s": self.allreduce_s,
-            "gradient_bytes": self.gradient_bytes,
-            "wall_s": self.wall_s.tolist(),
-            "sync_s": self.sync_s,
-        }
+        return {"world_size": self.world_size, "n_runs": self.n_runs, "n_iterations": int(self.rank_s.shape[2]),
+                "totals_s": self.totals_s.tolist(), "total_s": self.total_s, "noise_floor": self.noise_floor,
+                "allreduce_s": self.allreduce_s, "gradient_bytes": self.gradient_bytes,
+                "wall_s": self.wall_s.tolist(), "sync_s": self.sync_s}
 
 
 def _free_port() -> int:
@@ -148,17 +135,9 @@ def _rank_run(
         dist.destroy_process_group()
 
 
-def run_ddp(
-    spec: str,
-    overrides: dict[str, Any],
-    rank_signatures: Sequence[Sequence[Sequence[int]]],
-    *,
-    runs: int = 1,
-    warmup: int = 2,
-    allreduce_repeats: int = 5,
-    timeout_s: float = 600.0,
-    timer: str = "wall",
-) -> DDPRun:
+def run_ddp(spec: str, overrides: dict[str, Any], rank_signatures: Sequence[Sequence[Sequence[int]]], *,
+            runs: int = 1, warmup: int = 2, allreduce_repeats: int = 5, timeout_s: float = 600.0,
+            timer: str = "wall") -> DDPRun:
     """Run ``rank_signatures[r][i]`` (rank ``r``'s signature at iteration ``i``) with
     ``torch.distributed``, ``runs`` times, and time every step on every rank.
 
@@ -209,11 +188,7 @@ def run_ddp(
                                              "give a larger timeout_s or a shorter schedule."))
     if failures:
         raise failures[0]
-    times = np.array([results[r]["times"] for r in range(world_size)]).transpose(1, 0, 2)
-    return DDPRun(
-        rank_s=times,
-        allreduce_s=float(max(results[r]["allreduce"] for r in range(world_size))),
-        gradient_bytes=int(results[0]["grad_bytes"]),
-        wall_s=np.array(results[0]["walls"]),
-        sync_s=float(max(results[r]["sync"] for r in range(world_size))),
-    )
+    ranks = [results[r] for r in range(world_size)]
+    return DDPRun(rank_s=np.array([r["times"] for r in ranks]).transpose(1, 0, 2),
+                  allreduce_s=float(max(r["allreduce"] for r in ranks)), gradient_bytes=int(ranks[0]["grad_bytes"]),
+                  wall_s=np.array(ranks[0]["walls"]), sync_s=float(max(r["sync"] for r in ranks)))

@@ -1,19 +1,12 @@
 """How much profiling a projection saves, said three ways: steps, wall clock, tokens.
 
-"N× less profiling" (:func:`~seqpoint.validation.reduction_factor`) counts training steps.
-On a short run whose SeqPoints include its longest shapes, the steps the harness runs are
-far dearer than the run's average step (a 362-step Hugging Face run printed 4.5× fewer
-steps but saved 1.7× wall clock), so two more figures stand beside it:
-
-* **wall clock**: the run's time (projected or measured) over the profiling time those
-  steps take: every point's warm-up, timed and profiled steps at its measured step time,
-  and its first (cold) step at its measured first-step time;
-* **tokens**: the run's padded tokens over the padded tokens of every step executed to
-  profile the points, a time-free proxy of the same ratio.
-
-Profiling costs about the same whatever the run's length, the run's time grows with it:
-:func:`break_even` is the run length (in iterations of this run's mix) past which
-profiling the SeqPoints costs less than running the job once.
+:func:`reduction_factor` counts training steps. On a short run whose SeqPoints include
+its longest shapes the harness's steps are far dearer than the run's average one (a
+362-step Hugging Face run printed 4.5× fewer steps but saved 1.7× wall clock), so the
+wall clock (the run's time over the time of every profiling step, a cold first step at
+its own time) and the padded tokens (a time-free proxy) stand beside it. Profiling costs
+the same whatever the run's length: :func:`break_even` is the length past which it costs
+less than running the job once.
 """
 
 from __future__ import annotations
@@ -23,7 +16,21 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-__all__ = ["ProfilingSaving", "break_even", "profiling_saving"]
+__all__ = ["ProfilingSaving", "break_even", "profiling_saving", "reduction_factor"]
+
+
+def reduction_factor(n_iterations: int, n_points: int, *, warmup: int, repeats: int, profiled: int = 0,
+                     overhead: int = 0) -> float:
+    """Iterations of the full run over training steps executed to profile the points.
+
+    Every step a point costs is counted (warm-up, timed repeats and the ``profiled``
+    steps run under torch.profiler for the breakdown), and ``overhead``, the steps of
+    the campaign that belong to no point (``ProfileConfig.protocol_steps()``: the
+    start-up and drift checks of every worker process), so this is the honest saving in
+    executed steps.
+    """
+    executed = n_points * (warmup + repeats + profiled) + overhead
+    return n_iterations / executed if executed else float("inf")
 
 
 def break_even(profiling_s: float, run_s: float, n_iterations: int) -> float:
@@ -89,16 +96,11 @@ def profiling_saving(
         Steady step time of every point, seconds (NaN where a point failed).
     point_first_s : array_like of shape (k,), optional
         First-step time of every point (NaN where it was not cold), seconds.
-
-    Returns
-    -------
-    ProfilingSaving
     """
     run_tok = np.asarray(run_tokens, dtype=np.float64)
     pt_tok = np.asarray(point_tokens, dtype=np.float64)
     per_point = warmup + repeats + profiled
-    executed = len(pt_tok) * per_point
-    steps = len(run_tok) / executed if executed else float("inf")
+    steps = reduction_factor(len(run_tok), len(pt_tok), warmup=warmup, repeats=repeats, profiled=profiled)
     tokens = _ratio(float(run_tok.sum()), float(pt_tok.sum()) * per_point)
     profiling_s = float("nan")
     if point_step_s is not None:

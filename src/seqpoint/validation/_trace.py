@@ -49,7 +49,6 @@ TRACE_COLUMNS: tuple[str, ...] = (
     "time_s",
 )
 
-_INT_COLUMNS = tuple(c for c in TRACE_COLUMNS if c != "time_s")
 _FIX = "a run trace is written by seqpoint.integrations (SeqPointCallback or record)"
 
 IntArray = NDArray[np.int64]
@@ -106,23 +105,17 @@ class RunTrace:
                           ("micro_batch", 0), ("tgt_len", 0), ("tokens", 0), ("sum_sq_len", 0)):
             bad = np.flatnonzero(getattr(self, name) < low)
             if bad.size:
-                raise InputError(
-                    f"Trace row {int(bad[0])} has {name} {int(getattr(self, name)[bad[0]])}; "
-                    f"it must be >= {low}."
-                )
+                raise InputError(f"Trace row {int(bad[0])} has {name} {int(getattr(self, name)[bad[0]])}; "
+                                 f"it must be >= {low}.")
         bad = np.flatnonzero(~np.isfinite(self.time_s) | (self.time_s < 0))
         if bad.size:
-            raise InputError(
-                f"Trace row {int(bad[0])} has time_s {float(self.time_s[bad[0]])}; "
-                "times must be finite and >= 0."
-            )
+            raise InputError(f"Trace row {int(bad[0])} has time_s {float(self.time_s[bad[0]])}; "
+                             "times must be finite and >= 0.")
 
     # ------------------------------------------------------------------ construction
     @classmethod
-    def from_rows(
-        cls, rows: Sequence[Mapping[str, float]], meta: dict[str, Any] | None = None,
-        lengths: RowLengths | None = None,
-    ) -> RunTrace:
+    def from_rows(cls, rows: Sequence[Mapping[str, float]], meta: dict[str, Any] | None = None,
+                  lengths: RowLengths | None = None) -> RunTrace:
         """Build from a list of row mappings (a ``rank`` key in the first row adds the column)
         and, optionally, every row's sequence lengths."""
         if not rows:
@@ -142,10 +135,7 @@ class RunTrace:
 
     def columns(self) -> dict[str, NDArray[Any]]:
         """Ordered mapping of column name to array (``rank`` last when present)."""
-        cols: dict[str, NDArray[Any]] = {c: getattr(self, c) for c in TRACE_COLUMNS}
-        if self.rank is not None:
-            cols["rank"] = self.rank
-        return cols
+        return {c: getattr(self, c) for c in (*TRACE_COLUMNS, "rank") if getattr(self, c) is not None}
 
     def for_rank(self, rank: int) -> RunTrace:
         """The rows of one data-parallel rank (the trace itself when it has no rank column)."""
@@ -237,20 +227,17 @@ def write_trace(trace: RunTrace, path: str | Path) -> Path:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        table = pa.table(cols)
-        table = table.replace_schema_metadata({"seqpoint": json.dumps(trace.meta, default=str)})
-        pq.write_table(table, path)
-        write_rows(trace.rows, path)
-        return path
-    names = list(cols)
-    with path.open("w", newline="") as fh:
-        fh.write(",".join(names) + "\n")
-        for i in range(len(trace)):
-            # repr-exact floats keep a written trace equal to the one read back.
-            fh.write(",".join(
-                repr(float(cols[c][i])) if c == "time_s" else str(int(cols[c][i])) for c in names
-            ) + "\n")
-    _meta_path(path).write_text(json.dumps(trace.meta, indent=2, default=str))
+        meta = {"seqpoint": json.dumps(trace.meta, default=str)}
+        pq.write_table(pa.table(cols).replace_schema_metadata(meta), path)
+    else:
+        with path.open("w", newline="") as fh:
+            fh.write(",".join(cols) + "\n")
+            for i in range(len(trace)):
+                # repr-exact floats keep a written trace equal to the one read back.
+                fh.write(",".join(
+                    repr(float(cols[c][i])) if c == "time_s" else str(int(cols[c][i])) for c in cols
+                ) + "\n")
+        _meta_path(path).write_text(json.dumps(trace.meta, indent=2, default=str))
     write_rows(trace.rows, path)
     return path
 

@@ -22,7 +22,7 @@ from seqpoint.workloads import (  # noqa: E402
 )
 
 # The reference workloads' configs, as the registry holds them.
-BertConfig, DeepSpeech2Config, GNMTConfig = (WORKLOADS.get(n).config_cls for n in ("bert", "deepspeech2", "gnmt"))
+BertConfig, DeepSpeech2Config, GNMTConfig = (WORKLOADS.get(n).Config for n in ("bert", "deepspeech2", "gnmt"))
 
 SIGS = {
     "deepspeech2:tiny": (4, 120, 0),
@@ -190,7 +190,7 @@ def test_compile_with_eager_backend() -> None:
 
 def test_presets_exist_with_paper_sizes() -> None:
     for name in WORKLOADS.names():
-        assert {"tiny", "small", "paper"} <= set(WORKLOADS.get(name).config_cls.PRESETS)
+        assert {"tiny", "small", "paper"} <= set(WORKLOADS.get(name).Config.PRESETS)
     ds2 = DeepSpeech2Config.PRESETS["paper"]
     assert (ds2.rnn_layers, ds2.rnn_hidden, ds2.rnn_type) == (5, 800, "gru")
     assert GNMTConfig.PRESETS["paper"].hidden == 1024

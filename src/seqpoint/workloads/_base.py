@@ -1,9 +1,6 @@
 """The workload protocol, the common config fields and the machinery every reference
 workload shares (device, precision, threads, compilation, micro-batching, optimizer).
-
-Importing this module does not import torch; the torch-backed base class imports it
-when a workload is built.
-"""
+Importing this module does not import torch; building a workload does."""
 
 from __future__ import annotations
 
@@ -122,6 +119,8 @@ class TorchWorkload:
     """
 
     family: ClassVar[str] = ""
+    #: The config dataclass of this workload (a subclass of WorkloadConfig, with ``PRESETS``).
+    Config: ClassVar[type[WorkloadConfig]] = WorkloadConfig
     #: A small shape stepped only to absorb process start-up before any measured step
     #: (see ``seqpoint.profiling``); odd lengths so it rarely equals a real signature.
     warmup_signature: ClassVar[tuple[int, ...]] = (2, 67, 0)
@@ -232,18 +231,12 @@ class TorchWorkload:
         return out if not hasattr(out, "loss") else out.loss
 
     def step(self, batch: dict[str, torch.Tensor]) -> float:
-        """One training iteration: forward, loss, backward, optimizer step.
+        """One training iteration (forward, loss, backward, optimizer step); the batch's loss.
 
-        With ``micro_batches`` > 1 the batch is split along its batch dimension into
-        ``min(micro_batches, batch_size)`` near-equal parts (larger ones first) whose
-        gradients accumulate, each loss (a mean over its samples) scaled by the part's
-        share of the samples: the accumulated gradient is the whole batch's. Batch norm
-        sees each micro-batch alone, as in real gradient accumulation.
-
-        Returns
-        -------
-        float
-            The batch's loss (the mean over micro-batches weighted by their size).
+        With ``micro_batches`` > 1 the batch is split into ``min(micro_batches, batch_size)``
+        near-equal parts whose gradients accumulate, each loss (a mean over its samples) scaled
+        by the part's share of the samples: the gradient and the returned loss are the whole
+        batch's. Batch norm sees each micro-batch alone, as in real gradient accumulation.
         """
         total = self._batch_size(batch)
         n_parts = self._micro_batch_count(total)

@@ -45,8 +45,6 @@ class BertConfig(WorkloadConfig):
     """Fraction of tokens per row that are masked and predicted."""
     optimizer: str = "lamb"
     """``lamb`` (the NVIDIA/Demystifying-BERT recipe) or ``adamw``, ``adam``, ``sgd``."""
-    lr: float = 1e-3
-    """Learning rate."""
 
     _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
         **WorkloadConfig._parameter_constraints,
@@ -97,6 +95,7 @@ class Bert(TorchWorkload):
     """BERT pre-training step (see :class:`BertConfig`)."""
 
     family: ClassVar[str] = "bert"
+    Config = BertConfig
     config: BertConfig
 
     def _build_model(self) -> torch.nn.Module:

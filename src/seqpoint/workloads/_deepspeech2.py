@@ -89,6 +89,7 @@ class DeepSpeech2(TorchWorkload):
     """DeepSpeech2 training step (see :class:`DeepSpeech2Config`)."""
 
     family: ClassVar[str] = "deepspeech2"
+    Config = DeepSpeech2Config
     config: DeepSpeech2Config
 
     def _build_model(self) -> torch.nn.Module:

@@ -67,6 +67,7 @@ class GNMT(TorchWorkload):
     """GNMT training step (see :class:`GNMTConfig`)."""
 
     family: ClassVar[str] = "gnmt"
+    Config = GNMTConfig
     config: GNMTConfig
 
     def _build_model(self) -> torch.nn.Module:

@@ -13,7 +13,7 @@ import sys
 import types
 import typing
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -21,13 +21,13 @@ from seqpoint._config import parse_value
 from seqpoint._params import Constraint, Interval, Predicate, check_params
 from seqpoint._registry import Registry
 from seqpoint.exceptions import ConfigError
-from seqpoint.workloads._base import Workload, WorkloadConfig
-from seqpoint.workloads._bert import Bert, BertConfig
-from seqpoint.workloads._deepspeech2 import DeepSpeech2, DeepSpeech2Config
-from seqpoint.workloads._gnmt import GNMT, GNMTConfig
+from seqpoint.workloads._base import TorchWorkload, Workload, WorkloadConfig
+from seqpoint.workloads._bert import Bert
+from seqpoint.workloads._deepspeech2 import DeepSpeech2
+from seqpoint.workloads._gnmt import GNMT
 from seqpoint.workloads._user import UserWorkload
 
-__all__ = ["WORKLOADS", "WorkloadRecipe", "WorkloadSpec", "check_user_code", "load_workload",
+__all__ = ["WORKLOADS", "WorkloadRecipe", "check_user_code", "load_workload",
            "workload_config", "workload_recipe"]
 
 #: Most CPU threads a workload may ask for (``--set threads=N``); torch allocates per thread.
@@ -42,20 +42,11 @@ _OVERRIDE_LIMITS: dict[str, list[Constraint]] = {
 Override = str | int | float | bool | tuple[int, ...]
 
 
-@dataclasses.dataclass(frozen=True)
-class WorkloadSpec:
-    """A registered reference workload: its frozen config class (with ``PRESETS``) and the
-    ``factory(config, preset=...)`` that builds it."""
-
-    config_cls: type[WorkloadConfig]
-    factory: Callable[..., Workload]
-
-
-#: Reference workloads by name (``deepspeech2``, ``gnmt``, ``bert``).
-WORKLOADS: Registry[WorkloadSpec] = Registry("workload")
-WORKLOADS.register("deepspeech2")(WorkloadSpec(DeepSpeech2Config, DeepSpeech2))
-WORKLOADS.register("gnmt")(WorkloadSpec(GNMTConfig, GNMT))
-WORKLOADS.register("bert")(WorkloadSpec(BertConfig, Bert))
+#: Reference workload classes by name (``deepspeech2``, ``gnmt``, ``bert``); each builds from its
+#: ``Config`` (with ``PRESETS``) as ``cls(config, preset=...)``.
+WORKLOADS: Registry[type[TorchWorkload]] = Registry("workload")
+for _cls in (DeepSpeech2, GNMT, Bert):
+    WORKLOADS.register(_cls.family)(_cls)
 
 
 def workload_config(spec: str, overrides: Mapping[str, object] | None = None) -> WorkloadConfig | None:
@@ -64,7 +55,7 @@ def workload_config(spec: str, overrides: Mapping[str, object] | None = None) ->
     name, _, preset = spec.partition(":")
     if name not in WORKLOADS:
         return None
-    cls = WORKLOADS.get(name).config_cls
+    cls = WORKLOADS.get(name).Config
     if preset and preset not in cls.PRESETS:
         raise ConfigError(f"Unknown preset {preset!r} of workload {name!r}. Valid presets: {', '.join(cls.PRESETS)}.")
     base = cls.PRESETS[preset] if preset else cls()
@@ -121,31 +112,33 @@ def parse_overrides(cls: type[WorkloadConfig], overrides: Mapping[str, object]) 
     return out
 
 
-def is_user_code(spec: str) -> bool:
-    """True when ``spec`` names user code (``module:function`` or ``file.py:function``),
-    not a registered workload."""
-    name, _, preset = spec.partition(":")
-    return bool(preset) and name not in WORKLOADS
-
-
-def _is_file_spec(module: str) -> bool:
-    return module.endswith(".py")
-
-
-def check_user_code(spec: str, *, allowed: bool, flag: str = "--allow-user-code") -> None:
-    """Refuse an importable ``module:function`` workload unless ``allowed`` (by ``flag``): it
-    runs whatever that name imports to. A ``path/to/file.py:function`` names its file, which
+def check_user_code(spec: str, *, allowed: bool) -> None:
+    """Refuse an importable ``module:function`` workload unless ``allowed`` (``--allow-user-code``):
+    it runs whatever that name imports to. A ``path/to/file.py:function`` names its file, which
     is explicit enough."""
-    if allowed or not is_user_code(spec):
-        return
-    module = spec.partition(":")[0]
-    if _is_file_spec(module):
+    module, _, function = spec.partition(":")
+    if allowed or not function or module in WORKLOADS or module.endswith(".py"):
         return
     raise ConfigError(
         f"Workload {spec!r} is not a registered workload ({', '.join(WORKLOADS.names())}), so it "
         f"is user code: it would import module {module!r} and run it. Give a registered workload, "
-        f"add {flag} to allow user code, or name the file (path/to/file.py:function)."
+        f"add --allow-user-code to allow user code, or name the file (path/to/file.py:function)."
     )
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class WorkloadRecipe:
+    """What :func:`~seqpoint.workloads.load_workload` builds a workload from:
+    ``load_workload(recipe.spec, recipe.overrides)`` builds it again."""
+
+    spec: str
+    """``name[:preset]``, ``module:function`` or ``/abs/path/to/file.py:function``."""
+    overrides: dict[str, Any]
+    """The config fields (or factory keyword arguments) it was given."""
+
+
+#: ``id(workload)`` → (a weak reference to it, its recipe): entries leave with their workload.
+_BUILT: dict[int, tuple[weakref.ref[object], WorkloadRecipe]] = {}
 
 
 def load_workload(spec: str, overrides: Mapping[str, Override] | None = None) -> Workload:
@@ -175,64 +168,33 @@ def load_workload(spec: str, overrides: Mapping[str, Override] | None = None) ->
     name, _, preset = spec.partition(":")
     cfg = workload_config(spec, overrides)
     if cfg is not None:
-        wl = WORKLOADS.get(name).factory(cfg, preset=preset or None)
+        wl: Workload = WORKLOADS.get(name)(cfg, preset=preset or None)
     else:
         if not preset:
             WORKLOADS.get(name)  # raises, listing the valid names
         wl = _load_user(name, preset, overrides)
         # A worker process rebuilds it from the same file (by its full path) or module.
-        spec = f"{Path(name).resolve() if _is_file_spec(name) else name}:{preset}"
-    remember_recipe(wl, spec, overrides)
+        spec = f"{Path(name).resolve() if name.endswith('.py') else name}:{preset}"
+    # Recorded beside the workload (never on it) so that a worker process builds the same one;
+    # an object without weak references is not recorded: it travels pickled.
+    key = id(wl)
+    with contextlib.suppress(TypeError):
+        _BUILT[key] = (weakref.ref(wl, lambda _: _BUILT.pop(key, None)),
+                       WorkloadRecipe(spec=spec, overrides=overrides))
     return wl
 
 
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class WorkloadRecipe:
-    """What :func:`~seqpoint.workloads.load_workload` builds a workload from:
-    ``load_workload(recipe.spec, recipe.overrides)`` builds it again."""
-
-    spec: str
-    """``name[:preset]``, ``module:function`` or ``/abs/path/to/file.py:function``."""
-    overrides: dict[str, Any]
-    """The config fields (or factory keyword arguments) it was given."""
-
-
-#: ``id(workload)`` → (a weak reference to it, its recipe): entries leave with their workload.
-_BUILT: dict[int, tuple[weakref.ref[object], WorkloadRecipe]] = {}
-
-
-def remember_recipe(workload: object, spec: str, overrides: Mapping[str, object]) -> None:
-    """Record that ``load_workload(spec, overrides)`` built ``workload`` (an object without weak
-    references is not recorded: it travels pickled)."""
-    key = id(workload)
-    try:
-        ref = weakref.ref(workload, lambda _: _BUILT.pop(key, None))
-    except TypeError:
-        return
-    _BUILT[key] = (ref, WorkloadRecipe(spec=spec, overrides=dict(overrides)))
-
-
 def workload_recipe(workload: Workload) -> WorkloadRecipe | None:
-    """The recipe that rebuilds ``workload`` in another process, or None.
-
-    Parameters
-    ----------
-    workload : Workload
-
-    Returns
-    -------
-    WorkloadRecipe or None
-        What :func:`load_workload` built it from (a file by its full path); for a reference
-        workload built directly, its name and full config; None for anything else, which
-        travels pickled.
-    """
+    """The recipe that rebuilds ``workload`` in another process: what :func:`load_workload` built
+    it from (a file by its full path); for a reference workload built directly, its name and
+    full config; None for anything else, which travels pickled."""
     entry = _BUILT.get(id(workload))
     if entry is not None and entry[0]() is workload:
         return entry[1]
     name = str(getattr(workload, "name", ""))
     family = name.partition(":")[0]
     config: object = getattr(workload, "config", None)
-    if family in WORKLOADS and type(workload) is WORKLOADS.get(family).factory and hasattr(config, "to_dict"):
+    if family in WORKLOADS and type(workload) is WORKLOADS.get(family) and hasattr(config, "to_dict"):
         return WorkloadRecipe(spec=name, overrides=dict(config.to_dict()))
     return None
 
@@ -242,7 +204,7 @@ def _import_user_module(module: str) -> types.ModuleType:
     would (its folder first on ``sys.path``, kept there). The working folder is not searched:
     a stray ``.py`` file must not run by accident. A missing import inside the file is one
     ConfigError naming the module."""
-    if not _is_file_spec(module):
+    if not module.endswith(".py"):
         return importlib.import_module(module)
     path = Path(module).resolve()
     if not path.is_file():

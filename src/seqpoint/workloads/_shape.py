@@ -100,19 +100,16 @@ class BatchShape:
         """True when the lengths are documents packed into fewer rows than sequences."""
         return self.row_of is not None or self.lengths.shape[0] != self.batch_size
 
-    def rows_of_sequences(self) -> IntArray:
-        """The row of every sequence: the recorded ``row_of``; each sequence its own row when
-        padded; else the row its first token falls in when laid end to end in rows of ``seq_len``."""
-        if self.row_of is not None:
-            return self.row_of
-        if not self.packed:
-            return np.arange(self.batch_size, dtype=np.int64)
-        starts = np.cumsum(self.lengths) - self.lengths
-        return np.minimum(starts // max(self.seq_len, 1), self.batch_size - 1).astype(np.int64)
-
     def packed_rows(self) -> list[IntArray]:
-        """The document lengths of each of the ``batch_size`` rows, in order."""
-        rows = self.rows_of_sequences()
+        """The document lengths of each of the ``batch_size`` rows, in order: by the recorded
+        ``row_of``; one sequence a row when padded; else laid end to end in rows of ``seq_len``
+        (a document in the row its first token falls in)."""
+        rows = self.row_of
+        if rows is None and not self.packed:
+            rows = np.arange(self.batch_size, dtype=np.int64)
+        elif rows is None:
+            starts = np.cumsum(self.lengths) - self.lengths
+            rows = np.minimum(starts // max(self.seq_len, 1), self.batch_size - 1).astype(np.int64)
         cuts = np.searchsorted(rows, np.arange(1, self.batch_size))
         return list(np.split(self.lengths, cuts))
 

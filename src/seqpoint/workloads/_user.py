@@ -37,8 +37,6 @@ class UserWorkload(TorchWorkload):
         A name shown after the class name.
     """
 
-    #: The config dataclass of this workload (a subclass of WorkloadConfig).
-    Config: ClassVar[type[WorkloadConfig]] = WorkloadConfig
     #: The harness passes a :class:`BatchShape` with the iteration's real lengths.
     takes_batch_shape: ClassVar[bool] = True
 
@@ -69,19 +67,8 @@ class UserWorkload(TorchWorkload):
         return self.build_model()
 
     def make_batch(self, signature: BatchShape | Sequence[int]) -> dict[str, torch.Tensor]:  # type: ignore[override]
-        """A deterministic batch of ``signature`` on the workload's device.
-
-        Parameters
-        ----------
-        signature : BatchShape or tuple of int
-            The iteration's shape with its real lengths, or a bare
-            ``(batch_size, seq_len, tgt_len[, sum_sq_len])`` of full-length rows.
-
-        Returns
-        -------
-        dict of str to Tensor
-            What ``build_batch`` returned, on the device; equal shapes give equal values.
-        """
+        """What ``build_batch`` returns for ``signature`` (a :class:`BatchShape` of real lengths,
+        or a bare signature of full-length rows), on the device; equal shapes, equal values."""
         shape = as_batch_shape(signature, workload=self.name)
         # The lengths are part of the seed: two batches of one signature with different
         # lengths differ, as in the real run.

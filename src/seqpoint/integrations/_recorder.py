@@ -22,12 +22,15 @@ from pathlib import Path
 from typing import NoReturn
 
 from seqpoint.exceptions import InputError
-from seqpoint.integrations._shapes import BatchShape, ShapeFn, ShapeReader
+from seqpoint.integrations._shapes import BatchShape, ShapeFn, ShapeReader, ShapeReading
 from seqpoint.schedule import RowLengths
 from seqpoint.validation import RunTrace
 from seqpoint.validation._trace import write_trace
 
-__all__ = ["Recorder", "record", "row_lengths", "trace_path"]
+__all__ = ["Recorder", "record", "row_lengths", "trace_of", "trace_path"]
+
+#: One recorded micro-batch: optimizer step, epoch, micro-batch within the step, its shape, seconds.
+TraceRow = tuple[int, int, int, ShapeReading, float]
 
 
 def _synchronize() -> None:
@@ -40,25 +43,14 @@ def _synchronize() -> None:
 
 
 class Recorder:
-    """Collects the shape and time of every (micro-)batch of a loop; see :func:`record`.
-
-    Parameters
-    ----------
-    shape_fn : callable, optional
-        ``batch -> Shape(...)`` (:class:`~seqpoint.integrations.Shape`); the default reads
-        tensors, dicts and lists of tensors, attention masks and ``position_ids``
-        (:func:`~seqpoint.integrations.read_batch`) and warns once when it must assume.
-    encoder_decoder : bool, default False
-        Read a dict batch's ``labels`` as the decoder target (default reader only).
-    epoch : int, default 0
-        Epoch of the first step; change it with :meth:`set_epoch`.
-    """
+    """Collects the shape and time of every (micro-)batch of a loop; ``shape_fn`` and
+    ``encoder_decoder`` as for :func:`record`, ``epoch`` that of the first step (change it
+    with :meth:`set_epoch`)."""
 
     def __init__(self, shape_fn: ShapeFn | None = None, *, encoder_decoder: bool = False, epoch: int = 0) -> None:
         self._read = ShapeReader(shape_fn, encoder_decoder=encoder_decoder, who="seqpoint.integrations.record")
         self._epoch = epoch
-        self._rows: list[dict[str, float]] = []
-        self._lengths: list[tuple[list[int], list[int] | None] | None] = []
+        self._rows: list[TraceRow] = []
         self._step = 0
         self._micro = 0
         self._open = False
@@ -78,20 +70,16 @@ class Recorder:
             # A nested block would record its time twice (inside the outer block's too).
             raise InputError("Recorder blocks cannot nest: close one `with rec.step(...)` or "
                              "`with rec.micro_batch(...)` block before opening the next.")
-        shape, lengths, _ = self._read(batch)
+        reading = self._read(batch)
         _synchronize()
         self._open = True
         start = time.perf_counter()
         try:
-            yield shape
+            yield reading.shape
         finally:
             self._open = False
         _synchronize()
-        self._rows.append({
-            "iteration": self._step, "epoch": self._epoch, "micro_batch": self._micro,
-            **shape._asdict(), "time_s": time.perf_counter() - start,
-        })
-        self._lengths.append(lengths)
+        self._rows.append((self._step, self._epoch, self._micro, reading, time.perf_counter() - start))
         self._micro += 1
 
     def end_step(self) -> None:
@@ -109,8 +97,7 @@ class Recorder:
 
     def trace(self, meta: dict[str, object] | None = None) -> RunTrace:
         """The run trace recorded so far."""
-        return RunTrace.from_rows(self._rows, meta={"recorder": "seqpoint.record", **(meta or {})},
-                                  lengths=row_lengths(self._lengths))
+        return trace_of(self._rows, {"recorder": "seqpoint.record", **(meta or {})})
 
     def __len__(self) -> int:
         return len(self._rows)
@@ -124,10 +111,13 @@ class record:  # lower case: it reads as a function, `with record(path) as rec:`
     path : str or Path
         ``.csv`` or ``.parquet`` run trace (see :class:`~seqpoint.validation.RunTrace`).
     shape_fn : callable, optional
-        ``batch -> Shape(...)`` for batches the default reader cannot read exactly (speech
-        features with a lengths tensor, say); see :class:`~seqpoint.integrations.Shape`.
+        ``batch -> Shape(...)`` for batches the default reader
+        (:func:`~seqpoint.integrations.read_batch`: tensors, dicts and lists of tensors,
+        attention masks and ``position_ids``) cannot read exactly (speech features with a
+        lengths tensor, say); see :class:`~seqpoint.integrations.Shape`. The default reader
+        warns once when it must assume.
     encoder_decoder : bool, default False
-        Read a dict batch's ``labels`` as the decoder target.
+        Read a dict batch's ``labels`` as the decoder target (default reader only).
     meta : dict, optional
         Extra provenance for the trace's sidecar.
 
@@ -169,6 +159,14 @@ def trace_path(path: str | Path) -> Path:
     if Path(path).suffix.lower() not in (".csv", ".parquet"):
         raise InputError(f"Cannot record a run trace to {path}: use a .csv or .parquet file name.")
     return Path(path)
+
+
+def trace_of(rows: list[TraceRow], meta: dict[str, object], rank: int | None = None) -> RunTrace:
+    """The run trace of recorded micro-batches (with a ``rank`` column when ``rank`` is given)."""
+    extra = {} if rank is None else {"rank": rank}
+    table = [{"iteration": step, "epoch": epoch, "micro_batch": micro, **reading.shape._asdict(),
+              "time_s": seconds, **extra} for step, epoch, micro, reading, seconds in rows]
+    return RunTrace.from_rows(table, meta=meta, lengths=row_lengths([row[3].lengths for row in rows]))
 
 
 def row_lengths(found: list[tuple[list[int], list[int] | None] | None]) -> RowLengths | None:

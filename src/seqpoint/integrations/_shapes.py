@@ -112,7 +112,7 @@ def _flattened_documents(position_ids: object) -> list[int] | None:
 
 def _reading(bs: int, sl: int, lengths: list[int], tgt_len: int = 0, target_tokens: int = 0,
              tgt_lengths: list[int] | None = None, *, known: bool, assumed: str | None) -> ShapeReading:
-    if known and not _fits(BatchShape(bs, sl, tgt_len, 0, 0), lengths, tgt_lengths):
+    if known and not _fits(bs, sl, tgt_len, lengths, tgt_lengths):
         # A mask over another axis than seq_len's (channels-first speech features): its
         # lengths are not this shape's rows, so the rows count as full.
         assumed = (f"per-row lengths {lengths[:4]}{'...' if len(lengths) > 4 else ''} do not fit the "
@@ -125,8 +125,8 @@ def _reading(bs: int, sl: int, lengths: list[int], tgt_len: int = 0, target_toke
     return ShapeReading(shape, (lengths, tgt_lengths) if known else None, assumed)
 
 
-def _fits(shape: BatchShape, lengths: list[int], tgt_lengths: list[int] | None) -> bool:
-    """Lengths that could be this shape's rows, by ``read_schedule``'s sidecar rule."""
+def _fits(bs: int, sl: int, tgt_len: int, lengths: list[int], tgt_lengths: list[int] | None) -> bool:
+    """Lengths that could be the rows of this shape, by ``read_schedule``'s sidecar rule."""
     import numpy as np
 
     from seqpoint.schedule import RowLengths
@@ -134,8 +134,7 @@ def _fits(shape: BatchShape, lengths: list[int], tgt_lengths: list[int] | None) 
     if not lengths or min(lengths) < 0 or (tgt_lengths is not None and len(tgt_lengths) != len(lengths)):
         return False
     rows = RowLengths.from_lists([lengths], None if tgt_lengths is None else [tgt_lengths])
-    batch_size, seq_len, tgt_len = (np.array([v], dtype=np.int64) for v in shape[:3])
-    return rows.mismatch(batch_size, seq_len, tgt_len) is None
+    return rows.mismatch(*(np.array([v], dtype=np.int64) for v in (bs, sl, tgt_len))) is None
 
 
 def _from_mapping(batch: Mapping[str, object], encoder_decoder: bool) -> ShapeReading:
@@ -226,9 +225,10 @@ def read_batch(batch: object, *, encoder_decoder: bool = False) -> ShapeReading:
     )
 
 
-def shape_from_fn(value: object, where: str = "shape_fn") -> ShapeReading:
+def shape_from_fn(value: object) -> ShapeReading:
     """A user ``shape_fn``'s result (a :class:`Shape` or a trace row's five values) as a
     reading; InputError for anything else, saying what to return."""
+    where = "shape_fn"
     fix = (f"{where} must return seqpoint.integrations.Shape(batch_size, seq_len, tgt_len=0, lengths=None, "
            "tgt_lengths=None), or the five ints (batch_size, seq_len, tgt_len, tokens, sum_sq_len)")
     if isinstance(value, Mapping):
@@ -244,7 +244,7 @@ def shape_from_fn(value: object, where: str = "shape_fn") -> ShapeReading:
         if bs < 1 or sl < 1 or tl < 0:
             raise InputError(f"{where} returned batch_size {bs}, seq_len {sl}, tgt_len {tl}: batch_size and "
                              "seq_len must be >= 1 and tgt_len >= 0.")
-        if lengths is not None and not _fits(BatchShape(bs, sl, tl, 0, 0), lengths, tgt):
+        if lengths is not None and not _fits(bs, sl, tl, lengths, tgt):
             raise InputError(f"{where} returned lengths {lengths[:8]} that do not fit batch_size {bs} and seq_len "
                              f"{sl}: give one length <= seq_len per row (or the documents of one packed row).")
         return _reading(bs, sl, [sl] * bs if lengths is None else lengths, tl,

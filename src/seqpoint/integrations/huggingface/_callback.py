@@ -11,13 +11,14 @@ CUDA events read once at the end (no added synchronization); on a CPU ``perf_cou
 from __future__ import annotations
 
 import math
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeAlias
 
 from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 
 from seqpoint.exceptions import InputError
-from seqpoint.integrations._recorder import row_lengths, trace_path
+from seqpoint.integrations._recorder import trace_of, trace_path
 from seqpoint.integrations._shapes import ShapeFn, ShapeReader, ShapeReading
 from seqpoint.validation import RunTrace
 from seqpoint.validation._trace import write_trace
@@ -31,34 +32,11 @@ Mark: TypeAlias = "float | torch.cuda.Event"
 __all__ = ["SeqPointCallback"]
 
 
-class _Clock:
-    """Boundary marks: CUDA events on a GPU, perf_counter readings otherwise."""
-
-    def __init__(self, cuda: bool) -> None:
-        self.cuda = cuda
-
-    def mark(self) -> Mark:
-        import time
-
-        if self.cuda:
-            import torch
-
-            event = torch.cuda.Event(enable_timing=True)
-            event.record()
-            return event
-        return time.perf_counter()
-
-    def seconds(self, start: Mark, end: Mark) -> float:
-        if isinstance(start, float) and isinstance(end, float):
-            return end - start
-        assert not isinstance(start, float) and not isinstance(end, float)
-        return float(start.elapsed_time(end)) / 1000.0
-
-    def finish(self) -> None:
-        if self.cuda:
-            import torch
-
-            torch.cuda.synchronize()
+def _seconds(start: Mark, end: Mark) -> float:
+    if isinstance(start, float) and isinstance(end, float):
+        return end - start
+    assert not isinstance(start, float) and not isinstance(end, float)
+    return float(start.elapsed_time(end)) / 1000.0
 
 
 class SeqPointCallback(TrainerCallback):  # type: ignore[misc]
@@ -101,9 +79,17 @@ class SeqPointCallback(TrainerCallback):  # type: ignore[misc]
         self._gaps: list[tuple[Mark, Mark]] = []
         self._hook: torch.utils.hooks.RemovableHandle | None = None
         self._read = ShapeReader(self.shape_fn, who="SeqPointCallback")
-        self._clock = _Clock(False)
+        self._cuda = False
 
-    # ------------------------------------------------------------------ hooks
+    def _mark(self) -> Mark:
+        if not self._cuda:
+            return time.perf_counter()
+        import torch
+
+        event = torch.cuda.Event(enable_timing=True)
+        event.record()
+        return event
+
     def _on_forward(self, module: torch.nn.Module, args: tuple[object, ...], kwargs: dict[str, object]) -> None:
         # Only the first forward of a training micro-batch counts (not evaluation, not a
         # second call inside a custom compute_loss).
@@ -112,18 +98,17 @@ class SeqPointCallback(TrainerCallback):  # type: ignore[misc]
         self._reading = self._read(dict(kwargs) if kwargs else (args[0] if args else {}))
 
     def _close_micro_batch(self) -> None:
-        end = self._clock.mark()
+        end = self._mark()
         self._rows.append((self._step, self._epoch, self._micro, self._reading, self._start, end))
         self._start = end
         self._reading = None
         self._micro += 1
 
-    # ------------------------------------------------------------------ events
     def on_train_begin(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, model: torch.nn.Module | None = None, **kwargs: object) -> None:
         self._reset()
         if model is None:
             raise InputError("SeqPointCallback needs the model at on_train_begin; add it with trainer.add_callback.")
-        self._clock = _Clock(getattr(args.device, "type", "cpu") == "cuda")
+        self._cuda = getattr(args.device, "type", "cpu") == "cuda"
         self._read.encoder_decoder = bool(getattr(getattr(model, "config", None), "is_encoder_decoder", False))
         self._hook = model.register_forward_pre_hook(self._on_forward, with_kwargs=True)
         self._step = int(state.global_step)
@@ -135,7 +120,7 @@ class SeqPointCallback(TrainerCallback):  # type: ignore[misc]
         self._in_step = True
         self._micro = 0
         self._reading = None
-        self._start = self._clock.mark()
+        self._start = self._mark()
         if self._last_end is not None:
             self._gaps.append((self._last_end, self._start))
 
@@ -154,27 +139,25 @@ class SeqPointCallback(TrainerCallback):  # type: ignore[misc]
         if self._hook is not None:
             self._hook.remove()
             self._hook = None
-        self._clock.finish()
+        if self._cuda:
+            import torch
+
+            torch.cuda.synchronize()
         world = int(getattr(args, "world_size", 1) or 1)
         rank = int(getattr(args, "process_index", 0) or 0)
-        rows, lengths = [], []
+        rows = []
         for step, epoch, micro, reading, start, end in self._rows:
             if reading is None:
                 raise InputError(
                     f"SeqPointCallback saw no forward call of the model in optimizer step {step}; "
                     "the trainer must call the model it was given (pass shape_fn for custom loops)."
                 )
-            row: dict[str, float] = {"iteration": step, "epoch": epoch, "micro_batch": micro,
-                                     **reading.shape._asdict(), "time_s": self._clock.seconds(start, end)}
-            if world > 1:
-                row["rank"] = rank
-            rows.append(row)
-            lengths.append(reading.lengths)
+            rows.append((step, epoch, micro, reading, _seconds(start, end)))
         meta = {"recorder": "SeqPointCallback", "device": str(args.device),
                 "gradient_accumulation_steps": int(args.gradient_accumulation_steps),
                 "world_size": world, "bf16": bool(args.bf16), "fp16": bool(args.fp16),
-                "between_steps_s": sum(self._clock.seconds(a, b) for a, b in self._gaps)}
-        self.trace = RunTrace.from_rows(rows, meta=meta, lengths=row_lengths(lengths))
+                "between_steps_s": sum(_seconds(a, b) for a, b in self._gaps)}
+        self.trace = trace_of(rows, meta, rank if world > 1 else None)
         self.written_to = write_trace(self.trace, self._path_for(rank, world))
 
     def _path_for(self, rank: int, world: int) -> Path:

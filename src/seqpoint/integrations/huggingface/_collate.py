@@ -120,16 +120,14 @@ class Collation:
                                       who=f"schedule_from_trainer ran the collator {self.name}, then",
                                       fix="the model computes what the batch holds, as seqpoint counts it")
 
-    def rows(self, indices: IntArray) -> list[Any]:
-        """The dataset's rows at ``indices``, as torch's map-style fetcher gets them."""
+    def batch(self, indices: IntArray) -> Mapping[str, object]:
+        """What the model receives for the micro-batch of ``indices`` (the rows fetched as
+        torch's map-style fetcher gets them)."""
         ids = [int(i) for i in indices]
         getitems = getattr(self.dataset, "__getitems__", None)
-        return list(getitems(ids)) if getitems is not None else [self.dataset[i] for i in ids]
-
-    def batch(self, indices: IntArray) -> Mapping[str, object]:
-        """What the model receives for the micro-batch of ``indices``."""
+        rows = list(getitems(ids)) if getitems is not None else [self.dataset[i] for i in ids]
         try:
-            return self.collator(self.rows(indices))
+            return self.collator(rows)
         except Exception as exc:  # a user's collator may raise anything: name it and its rows, keep the cause
             raise InputError(
                 f"The trainer's collator {self.name} failed on the dataset rows {indices[:8].tolist()} "

@@ -42,21 +42,15 @@ def global_rng_samplers(loader: DataLoader[Any]) -> list[Any]:
     return found
 
 
-def epoch_seed(args: TrainingArguments, epoch: int) -> int:
-    """The seed of ``epoch``'s order: ``(data_seed or seed) + epoch``."""
-    data_seed = getattr(args, "data_seed", None)
-    return int(args.seed if data_seed is None else data_seed) + int(epoch)
-
-
-def seed_samplers(loader: DataLoader[Any], args: TrainingArguments, epoch: int) -> int:
-    """Give every global-RNG sampler of ``loader`` a generator seeded for ``epoch``; how many."""
+def seed_samplers(loader: DataLoader[Any], args: TrainingArguments, epoch: int) -> None:
+    """Give every global-RNG sampler of ``loader`` a generator seeded ``(data_seed or seed) + epoch``."""
     import torch
 
-    samplers = global_rng_samplers(loader)
-    for s in samplers:
-        s.generator = torch.Generator().manual_seed(epoch_seed(args, epoch))
+    data_seed = getattr(args, "data_seed", None)
+    seed = int(args.seed if data_seed is None else data_seed) + int(epoch)
+    for s in global_rng_samplers(loader):
+        s.generator = torch.Generator().manual_seed(seed)
         setattr(s, _MARK, True)
-    return len(samplers)
 
 
 class SeededSampler(TrainerCallback):  # type: ignore[misc]

@@ -6,7 +6,6 @@ import contextlib
 import copy
 import warnings
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -47,10 +46,15 @@ class TrainerWorkload:
         self.trainer = trainer
         self.model = copy.deepcopy(trainer.model)
         self.model.train()
-        checkpointing = self._as_train_prepares(trainer.args)
-        self.optimizer = self._create_optimizer()
-        self.scheduler = self._create_scheduler()
         args = trainer.args
+        checkpointing = self._as_train_prepares(args)
+        # create_optimizer and create_scheduler fill the trainer's slots only while they are
+        # None: borrow them. The schedule's length shapes only the learning-rate curve, not
+        # the step's cost; a long one keeps the rate above zero however many steps run.
+        with _lent(trainer, "optimizer", None):
+            self.optimizer = trainer.create_optimizer(self.model)
+        with _lent(trainer, "lr_scheduler", None):
+            self.scheduler = trainer.create_scheduler(10**9, optimizer=self.optimizer)
         model_config = getattr(self.model, "config", None)
         self.name = f"hf:{type(self.model).__name__}"
         self.max_grad_norm = float(getattr(args, "max_grad_norm", 0.0) or 0.0)
@@ -138,20 +142,13 @@ class TrainerWorkload:
                 f"{', '.join(sorted(keys & made))}).", AssumedInputWarning, stacklevel=3)
         return keys
 
-    def _create_optimizer(self) -> torch.optim.Optimizer:
-        # create_optimizer fills trainer.optimizer only while it is None: borrow the slot.
-        with _lent(self.trainer, "optimizer", None):
-            return self.trainer.create_optimizer(self.model)
-
-    def _create_scheduler(self) -> torch.optim.lr_scheduler.LRScheduler:
-        # The schedule's length only shapes the learning-rate curve, not the step's cost;
-        # a long one keeps the rate above zero however many steps are profiled.
-        with _lent(self.trainer, "lr_scheduler", None):
-            return self.trainer.create_scheduler(10**9, optimizer=self.optimizer)
-
     def _autocast_forward(self, forward: Callable[..., object]) -> Callable[..., object]:
+        import torch
+
+        dtype = torch.bfloat16 if self.trainer.args.bf16 else torch.float16
+
         def autocast_forward(*args: object, **kwargs: object) -> object:
-            with self._autocast():
+            with torch.autocast(device_type=self.device.type, dtype=dtype):
                 return forward(*args, **kwargs)
 
         return autocast_forward
@@ -194,12 +191,7 @@ class TrainerWorkload:
         else:
             labels = ids.masked_fill(~mask, -100)
         batch["labels"] = labels
-        return self._with_extras(batch)
-
-    def _with_extras(self, batch: dict[str, torch.Tensor]) -> Batch:
-        """``token_type_ids`` and ``decoder_input_ids`` where the collator gives them."""
-        import torch
-
+        # token_type_ids and decoder_input_ids where the collator gives them
         if "token_type_ids" in self._keys:
             batch["token_type_ids"] = torch.zeros_like(batch["input_ids"])
         if "decoder_input_ids" in self._keys and hasattr(self.model, "prepare_decoder_input_ids_from_labels"):
@@ -213,10 +205,9 @@ class TrainerWorkload:
         docs = torch.as_tensor(np.asarray(lengths, dtype=np.int64))
         cu = torch.cat([torch.zeros(1, dtype=torch.int64), docs.cumsum(0)]).to(torch.int32)
         longest = int(docs.max())
+        seq_idx = torch.repeat_interleave(torch.arange(docs.numel(), dtype=torch.int32), docs)[None]
         out: Batch = {"cu_seq_lens_q": cu, "cu_seq_lens_k": cu, "max_length_q": longest,
-                               "max_length_k": longest,
-                               "seq_idx": torch.repeat_interleave(torch.arange(docs.numel(), dtype=torch.int32),
-                                                                  docs)[None]}
+                      "max_length_k": longest, "seq_idx": seq_idx}
         return {k: v for k, v in out.items() if k in self._keys}
 
     def _mask(self, lengths: torch.Tensor, width: int) -> torch.Tensor:
@@ -227,15 +218,6 @@ class TrainerWorkload:
         if self.padding_side == "right":
             return pos < lengths[:, None]
         return pos >= width - lengths[:, None]
-
-    def _autocast(self) -> AbstractContextManager[object]:
-        import torch
-
-        args = self.trainer.args
-        if args.bf16 or args.fp16:
-            dtype = torch.bfloat16 if args.bf16 else torch.float16
-            return torch.autocast(device_type=self.device.type, dtype=dtype)
-        return contextlib.nullcontext()
 
     def _training_step(self, batch: Batch) -> torch.Tensor:
         """``trainer.training_step`` on the copy (forward, loss, backward); the loss."""

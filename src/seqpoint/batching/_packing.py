@@ -124,7 +124,7 @@ class PackingPolicy(BatchingPolicy):
             warnings.warn(f"Packing ignores the target lengths of {lens.source}; rows hold source "
                           "tokens only.", AdjustedInputWarning, stacklevel=3)
         cols: dict[str, list[IntArray]] = {
-            k: [] for k in ("epoch", "bs", "tokens", "sq", "pieces", "piece_len", "row_of")
+            k: [] for k in ("epoch", "batch_size", "tokens", "sum_sq_len", "pieces", "piece_len", "row_of")
         }
         dropped, dropped_tokens = [], 0
         for e in range(int(epochs)):
@@ -135,9 +135,9 @@ class PackingPolicy(BatchingPolicy):
             if kept == 0:
                 continue
             starts = np.arange(0, kept, self.batch_size)
-            cols["bs"].append(np.diff(np.append(starts, kept)))
+            cols["batch_size"].append(np.diff(np.append(starts, kept)))
             cols["tokens"].append(np.add.reduceat(rows.fill[:kept], starts))
-            cols["sq"].append(np.add.reduceat(rows.sum_sq[:kept], starts))
+            cols["sum_sq_len"].append(np.add.reduceat(rows.sum_sq[:kept], starts))
             cols["epoch"].append(np.full(starts.shape[0], e, dtype=np.int64))
             keep = rows.piece_row < kept  # pieces are in row order: a prefix
             cols["piece_len"].append(rows.piece_len[keep])
@@ -145,20 +145,12 @@ class PackingPolicy(BatchingPolicy):
             cols["pieces"].append(np.bincount(rows.piece_row[keep] // self.batch_size,
                                               minlength=starts.shape[0]))
         empty = BatchPlan.concat([], dropped)
-        if not cols["bs"]:
+        if not cols["batch_size"]:
             self._check_nonempty(empty, lens)
-        bs = np.concatenate(cols["bs"])
-        seq = round_up(np.full(bs.shape[0], self.max_seq_len, dtype=np.int64), self.pad_to_multiple_of)
+        cat = {k: np.concatenate(v).astype(np.int64, copy=False) for k, v in cols.items()}
+        seq = round_up(np.full(cat["batch_size"].shape[0], self.max_seq_len, dtype=np.int64), self.pad_to_multiple_of)
         meta = {**empty.meta(lens, policy=self.name, params=self.to_dict(), epochs=epochs, seed=seed),
                 "packed": True, "dropped_tokens": dropped_tokens}
-        pieces = np.concatenate(cols["pieces"]).astype(np.int64)
-        per_row = RowLengths(
-            np.concatenate([[0], np.cumsum(pieces)]).astype(np.int64),
-            np.concatenate(cols["piece_len"]), row_of=np.concatenate(cols["row_of"]),
-        )
-        return IterationSchedule(
-            iteration=np.arange(bs.shape[0], dtype=np.int64), epoch=np.concatenate(cols["epoch"]),
-            batch_size=bs, seq_len=seq, tgt_len=np.zeros(bs.shape[0], dtype=np.int64),
-            tokens=np.concatenate(cols["tokens"]), padded_tokens=bs * seq,
-            sum_sq_len=np.concatenate(cols["sq"]), meta=meta,
-        ).with_rows(per_row)
+        per_row = RowLengths(np.concatenate([[0], np.cumsum(cat.pop("pieces"))]).astype(np.int64),
+                             cat.pop("piece_len"), row_of=cat.pop("row_of"))
+        return IterationSchedule.from_columns({**cat, "seq_len": seq}, meta).with_rows(per_row)

@@ -93,8 +93,7 @@ class BatchPlan:
         if self.n_batches == 0:
             return
         sizes = np.diff(self.offsets).astype(np.float64)
-        longest = float(max(lens.src.max(), 0 if lens.tgt is None else lens.tgt.max()))
-        padded = longest + pad_to_multiple_of
+        padded = float(max(lens.src.max(), 0 if lens.tgt is None else lens.tgt.max())) + pad_to_multiple_of
         if float(sizes.max()) * padded * padded < 2.0**62:
             return  # the cheap bound already holds
         src = lens.src[self.order].astype(np.float64)

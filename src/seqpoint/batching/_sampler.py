@@ -12,7 +12,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from seqpoint._params import Constraint, check_params
-from seqpoint.batching._base import BatchPlan, as_lengths
+from seqpoint.batching._base import BatchPlan, as_lengths, permute_batches
 from seqpoint.batching._limits import EPOCHS, LENGTH
 from seqpoint.batching._ranks import with_ranks
 from seqpoint.exceptions import InputError
@@ -92,12 +92,9 @@ def _interleave(
         raise InputError(f"The ranks' batch samplers yielded {counts} batches in epoch {e}; "
                          "data-parallel ranks step together, so every rank needs as many batches "
                          "(pad or drop as DistributedSampler does).")
-    w, k = len(per_rank), counts[0]
-    offs = [np.concatenate([[0], np.cumsum(s)]) for _, s in per_rank]
-    sizes = np.stack([s for _, s in per_rank], axis=1).reshape(-1)
-    pieces = [per_rank[r][0][offs[r][i] : offs[r][i + 1]] for i in range(k) for r in range(w)]
-    order = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int64)
-    return order, sizes
+    step_major = np.arange(len(per_rank) * counts[0]).reshape(len(per_rank), -1).T.reshape(-1)
+    order, sizes = (np.concatenate(parts) for parts in zip(*per_rank, strict=True))
+    return permute_batches(order, sizes, step_major)
 
 
 def from_batch_sampler(

@@ -117,19 +117,14 @@ class BaseSelector:
     def _set_result(self, n: int, points: IntArray, weights: FloatArray, labels: IntArray,
                     estimated_error: float | None = None) -> None:
         """Store fitted attributes, sorting points by row position."""
-        points = np.asarray(points, dtype=np.int64)
-        weights = np.asarray(weights, dtype=np.float64)
-        labels = np.asarray(labels, dtype=np.int64)
+        points, weights = np.asarray(points, dtype=np.int64), np.asarray(weights, dtype=np.float64)
+        assert points.shape == weights.shape and np.shape(labels) == (n,)
+        assert abs(float(weights.sum()) - n) <= 1e-6 * n, (weights.sum(), n)
         order = np.argsort(points, kind="stable")
         rank = np.empty_like(order)
         rank[order] = np.arange(order.shape[0], dtype=np.int64)
-        assert points.shape == weights.shape and labels.shape == (n,)
-        assert abs(float(weights.sum()) - n) <= 1e-6 * n, (weights.sum(), n)
-        self.points_ = points[order]
-        self.weights_ = weights[order]
-        self.labels_ = rank[labels]
-        self.n_points_ = int(points.shape[0])
-        self.n_iterations_ = n
+        self.points_, self.weights_, self.labels_ = points[order], weights[order], rank[np.asarray(labels)]
+        self.n_points_, self.n_iterations_ = int(points.shape[0]), n
         self.estimated_error_ = estimated_error
 
     def _equal_weights(self, n: int, rows: IntArray, labels: IntArray) -> Self:
@@ -150,22 +145,15 @@ class BaseSelector:
 
     def _meta_diagnostics(self) -> dict[str, float]:
         """Fitted diagnostics recorded in ``SeqPoints.meta`` (JSON scalars only)."""
-        if self.estimated_error_ is None:
-            return {}
-        return {"estimated_error": float(self.estimated_error_)}
+        return {} if self.estimated_error_ is None else {"estimated_error": float(self.estimated_error_)}
 
     def to_seqpoints(self, schedule: IterationSchedule) -> SeqPoints:
         """The fitted points of ``schedule`` as a :class:`SeqPoints` set (SEQPOINTS.json);
         ``meta`` records the parameters, ``k`` and the diagnostics (``estimated_error``)."""
-        points = self.points_
         if len(schedule) != self.n_iterations_:
             raise ConfigError(f"to_seqpoints got a schedule of {len(schedule)} iterations but the "
-                              f"selector was fitted on {self.n_iterations_}; pass the fitted "
-                              "schedule.")
-        pts = tuple(
-            SeqPoint.from_row(schedule, r, wt)
-            for r, wt in zip(points.tolist(), self.weights_.tolist(), strict=True)
-        )
-        meta: dict[str, object] = {"params": self._meta_params(), "k": self.n_points_}
-        meta.update(self._meta_diagnostics())
+                              f"selector was fitted on {self.n_iterations_}; pass the fitted schedule.")
+        pts = tuple(SeqPoint.from_row(schedule, r, wt)
+                    for r, wt in zip(self.points_.tolist(), self.weights_.tolist(), strict=True))
+        meta = {"params": self._meta_params(), "k": self.n_points_, **self._meta_diagnostics()}
         return SeqPoints(method=self.name, n_iterations=len(schedule), points=pts, meta=meta)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from seqpoint._jsonio import read_json, validate, write_json
+from seqpoint._jsonio import read_json, validate, write_json, write_text
 from seqpoint._signature import SignatureFields
 from seqpoint.exceptions import InputError
 from seqpoint.schedule import IterationSchedule
@@ -118,10 +118,8 @@ def read_seqpoints(path: str | Path) -> SeqPoints:
 
     data = read_json(path, what="SeqPoints file", made_by="seqpoint select")
     model = validate(SeqPointsSchema, data, source=str(path), fix="create it again with 'seqpoint select'")
-    return SeqPoints(
-        method=model.method, n_iterations=model.n_iterations,
-        points=tuple(SeqPoint(**p.model_dump()) for p in model.points), meta=model.meta,
-    )
+    return SeqPoints(method=model.method, n_iterations=model.n_iterations, meta=model.meta,
+                     points=tuple(SeqPoint(**p.model_dump()) for p in model.points))
 
 
 _MADE_BY = "write them with seqpoint.selection.write_simpoints"
@@ -146,10 +144,9 @@ def write_simpoints(seqpoints: SeqPoints, stem: str | Path) -> tuple[Path, Path]
     """Write ``stem.simpoints`` and ``stem.weights`` (``stem`` a path without suffix) in
     SimPoint 3.0's format, point ``i`` as cluster ``i``; returns the two paths."""
     simpoints, weights = _paths(stem)
-    simpoints.parent.mkdir(parents=True, exist_ok=True)
     n = float(seqpoints.n_iterations)
-    simpoints.write_text("".join(f"{p.iteration} {i}\n" for i, p in enumerate(seqpoints.points)))
-    weights.write_text("".join(f"{p.weight / n!r} {i}\n" for i, p in enumerate(seqpoints.points)))
+    write_text("".join(f"{p.iteration} {i}\n" for i, p in enumerate(seqpoints.points)), simpoints)
+    write_text("".join(f"{p.weight / n!r} {i}\n" for i, p in enumerate(seqpoints.points)), weights)
     return simpoints, weights
 
 
@@ -161,11 +158,9 @@ def _read_pairs(path: Path, first: type[int] | type[float], what: str) -> dict[i
     for lineno, line in enumerate(path.read_text().splitlines(), start=1):
         if not line.strip():
             continue
-        parts = line.split()
         try:
-            if len(parts) != 2:
-                raise ValueError
-            value, cluster = first(parts[0]), int(parts[1])
+            text, cluster_text = line.split()
+            value, cluster = first(text), int(cluster_text)
         except ValueError:
             raise InputError(f"{path}: line {lineno}: {line.strip()!r} is not '<{what}> "
                              "<cluster>'; fix or drop that line.") from None
@@ -192,10 +187,8 @@ def read_simpoints(stem: str | Path) -> SimPointFiles:
     total = sum(weights.values())
     if abs(total - 1.0) > 1e-6:
         raise InputError(f"{w_path}: the weights sum to {total:g}; SimPoint weights sum to 1.")
-    return SimPointFiles(
-        intervals=tuple(int(intervals[c]) for c in clusters),
-        weights=tuple(weights[c] for c in clusters),
-    )
+    return SimPointFiles(intervals=tuple(int(intervals[c]) for c in clusters),
+                         weights=tuple(weights[c] for c in clusters))
 
 
 def seqpoints_from_simpoints(

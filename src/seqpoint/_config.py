@@ -27,11 +27,8 @@ def from_dict(cls: type, data: dict[str, Any], *, where: str = "") -> Any:
     fields = {f.name for f in dataclasses.fields(cls)}
     unknown = sorted(set(data) - fields)
     if unknown:
-        place = f" in {where}" if where else ""
-        raise ConfigError(
-            f"Unknown key(s) {', '.join(map(repr, unknown))}{place} for {cls.__name__}. "
-            f"Valid keys: {', '.join(sorted(fields))}."
-        )
+        raise ConfigError(f"Unknown key(s) {', '.join(map(repr, unknown))}{f' in {where}' if where else ''} "
+                          f"for {cls.__name__}. Valid keys: {', '.join(sorted(fields))}.")
     return cls(**data)
 
 
@@ -63,9 +60,7 @@ def parse_set(items: Iterable[str], *, option: str = "--set") -> dict[str, Any]:
         key, sep, raw = item.partition("=")
         key = key.strip().replace("-", "_")
         if not sep or not key:
-            raise ConfigError(
-                f"{option} expects KEY=VALUE (e.g. {option} threads=2, {option} dtype=bf16). "
-                f"Got {item!r}."
-            )
+            raise ConfigError(f"{option} expects KEY=VALUE (e.g. {option} threads=2, {option} dtype=bf16). "
+                              f"Got {item!r}.")
         out[key] = parse_value(raw)
     return out

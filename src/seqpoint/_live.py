@@ -13,14 +13,9 @@ __all__ = ["live_bar", "shows_live"]
 
 
 def shows_live(console: Console | None) -> bool:
-    """True on a terminal or in a notebook. Elsewhere (a pipe, a log file) a bar leaves
-    only its last frame, or an empty line when transient, so callers draw none there.
-
-    Parameters
-    ----------
-    console : rich.console.Console or None
-        The console the bar would draw on; None is rich's global console.
-    """
+    """True when ``console`` (None: rich's global one) is a terminal or a notebook. Elsewhere (a
+    pipe, a log file) a bar leaves only its last frame, or an empty line when transient, so
+    callers draw none there."""
     from rich import get_console
 
     out = console or get_console()

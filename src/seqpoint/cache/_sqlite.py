@@ -83,9 +83,8 @@ class MeasurementCache:
     def __init__(self, path: str | Path | None = None, *, timeout_s: float = 60.0) -> None:
         self.path = Path(path) if path is not None else default_cache_path()
         if self.path.is_dir():
-            raise InputError(
-                f"Cache path {self.path} is a directory; give a file such as {self.path}/measurements.sqlite."
-            )
+            raise InputError(f"Cache path {self.path} is a directory; give a file such as "
+                             f"{self.path}/measurements.sqlite.")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.timeout_s = float(timeout_s)
         self._refuse_empty_file()
@@ -102,10 +101,8 @@ class MeasurementCache:
         deadline = time.monotonic() + grace_s
         while self.path.is_file() and self.path.stat().st_size == 0:
             if time.monotonic() >= deadline:
-                raise InputError(
-                    f"Cache {self.path} is an empty file, not a seqpoint measurement cache; "
-                    "delete it (seqpoint creates the cache itself) or give another path with --cache."
-                )
+                raise InputError(f"Cache {self.path} is an empty file, not a seqpoint measurement cache; delete "
+                                 "it (seqpoint creates the cache itself) or give another path with --cache.")
             time.sleep(0.05)
 
     @contextmanager
@@ -119,10 +116,8 @@ class MeasurementCache:
             yield con
         except sqlite3.DatabaseError as exc:
             # Junk after the header page or a table of another schema surfaces only here.
-            raise InputError(
-                f"Cache {self.path} is not a seqpoint measurement cache or is damaged ({exc}); "
-                "run 'seqpoint cache clear' or give another path with --cache."
-            ) from None
+            raise InputError(f"Cache {self.path} is not a seqpoint measurement cache or is damaged ({exc}); "
+                             "run 'seqpoint cache clear' or give another path with --cache.") from None
         finally:
             con.close()
 

@@ -3,6 +3,7 @@ keys the measurement cache and, with provenance, is a run folder's ``environment
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import subprocess
@@ -19,13 +20,8 @@ __all__ = ["CPU_ISA", "cpu_isa", "cpu_name", "environment_fingerprint", "environ
 
 def _cpuinfo(*keys: str) -> str | None:
     """The value of the first ``/proc/cpuinfo`` line starting with one of ``keys``, or None."""
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.startswith(keys):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
+    with contextlib.suppress(OSError), open("/proc/cpuinfo") as fh:
+        return next((line.split(":", 1)[1].strip() for line in fh if line.startswith(keys)), None)
     return None
 
 
@@ -49,13 +45,12 @@ def cpu_isa() -> str:
 def workload_device_type(workload: object) -> str:
     """``cpu`` or ``cuda``: the ``device`` of a workload or its config (duck-typed), else ``cpu``."""
     device = getattr(workload, "device", None)
-    return getattr(device, "type", None) or str(
-        getattr(getattr(workload, "config", None), "device", "cpu")
-    )
+    return getattr(device, "type", None) or str(getattr(getattr(workload, "config", None), "device", "cpu"))
 
 
 def environment_fingerprint(workload: object = None, *, harness: int | None = None) -> dict[str, Any]:
-    """What a measurement depends on besides the workload config and the signature.
+    """What a measurement depends on besides the workload config and the signature: every key
+    is part of the cache key.
 
     Parameters
     ----------
@@ -69,7 +64,7 @@ def environment_fingerprint(workload: object = None, *, harness: int | None = No
     dict
         ``python``, ``torch``, ``seqpoint``, ``machine``, ``device`` (CPU or GPU model),
         ``device_type``, ``threads``, ``harness``; ``cpu_isa`` on a CPU, ``cuda`` and
-        ``cudnn`` on a GPU. Every key is part of the cache key.
+        ``cudnn`` on a GPU.
     """
     import torch
 
@@ -79,20 +74,17 @@ def environment_fingerprint(workload: object = None, *, harness: int | None = No
     if harness is not None:
         env["harness"] = harness
     if dtype == "cuda":
-        env["device"] = torch.cuda.get_device_name(getattr(workload, "device", None))
-        env["cuda"] = torch.version.cuda
-        env["cudnn"] = torch.backends.cudnn.version()
+        env.update(device=torch.cuda.get_device_name(getattr(workload, "device", None)), cuda=torch.version.cuda,
+                   cudnn=torch.backends.cudnn.version())
     else:
-        env["device"] = cpu_name()
-        env["cpu_isa"] = cpu_isa()
+        env.update(device=cpu_name(), cpu_isa=cpu_isa())
     return env
 
 
 def _version(dist: str) -> str | None:
-    try:
+    with contextlib.suppress(metadata.PackageNotFoundError):
         return metadata.version(dist)
-    except metadata.PackageNotFoundError:
-        return None
+    return None
 
 
 def _git_commit() -> str | None:

@@ -175,7 +175,7 @@ class DynamicBucketPolicy(BatchingPolicy):
             full = ((g + 1 <= left) | (cap <= left))[starts]  # closed by a limit, not the bucket's end
             if not self.drop_last:
                 return (*permute_batches(order, sizes, rng.permutation(sizes.shape[0])), 0)
-            kept = permute_batches(order[np.repeat(full, sizes)], sizes[full], rng.permutation(int(full.sum())))
-            return (*kept, int(sizes[~full].sum()))
+            perm = rng.permutation(int(full.sum()))
+            return (*permute_batches(order[np.repeat(full, sizes)], sizes[full], perm), int(sizes[~full].sum()))
 
         return BatchPlan.per_epoch(epochs, cut)

@@ -124,7 +124,8 @@ class PackingPolicy(BatchingPolicy):
             warnings.warn(f"Packing ignores the target lengths of {lens.source}; rows hold source "
                           "tokens only.", AdjustedInputWarning, stacklevel=3)
         cols: dict[str, list[IntArray]] = {
-            k: [] for k in ("epoch", "batch_size", "tokens", "sum_sq_len", "pieces", "piece_len", "row_of")
+            k: []
+            for k in ("epoch", "batch_size", "tokens", "sum_sq_len", "pieces", "piece_len", "row_of")
         }
         dropped, dropped_tokens = [], 0
         for e in range(int(epochs)):
@@ -148,7 +149,8 @@ class PackingPolicy(BatchingPolicy):
         if not cols["batch_size"]:
             self._check_nonempty(empty, lens)
         cat = {k: np.concatenate(v).astype(np.int64, copy=False) for k, v in cols.items()}
-        seq = round_up(np.full(cat["batch_size"].shape[0], self.max_seq_len, dtype=np.int64), self.pad_to_multiple_of)
+        seq = np.full(cat["batch_size"].shape[0], self.max_seq_len, dtype=np.int64)
+        seq = round_up(seq, self.pad_to_multiple_of)
         meta = {**empty.meta(lens, policy=self.name, params=self.to_dict(), epochs=epochs, seed=seed),
                 "packed": True, "dropped_tokens": dropped_tokens}
         per_row = RowLengths(np.concatenate([[0], np.cumsum(cat.pop("pieces"))]).astype(np.int64),

@@ -52,11 +52,8 @@ def largest_fitting(
 
 def chase(step: IntArray) -> IntArray:
     """Batch starts reached from 0 by jumping ``s -> s + step[s]`` (every step >= 1)."""
-    steps = step.tolist()
-    n = len(steps)
-    out = []
-    s = 0
-    while s < n:  # one iteration per batch, not per sample
+    steps, out, s = step.tolist(), [], 0
+    while s < len(steps):  # one iteration per batch, not per sample
         out.append(s)
         s += steps[s]
     return np.asarray(out, dtype=np.int64)

@@ -83,7 +83,8 @@ class SortedPolicy(BatchingPolicy):
     }
 
     def plan(self, lengths: Lengths, *, epochs: int = 1, seed: int = 0) -> BatchPlan:
-        cut = cut_consecutive(length_order(lengths, descending=self.descending), self.batch_size, self.drop_last)
+        order = length_order(lengths, descending=self.descending)
+        cut = cut_consecutive(order, self.batch_size, self.drop_last)
         return BatchPlan.per_epoch(epochs, lambda e: cut)  # the same batches every epoch
 
 

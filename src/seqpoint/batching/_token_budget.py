@@ -96,10 +96,9 @@ class TokenBudgetPolicy(BatchingPolicy):
     def ordered_indices(self, lengths: Lengths, seed: int) -> IntArray:
         """fairseq ``LanguagePairDataset.ordered_indices`` under ``numpy_seed(seed)``."""
         n = lengths.n_samples
+        indices = np.arange(n, dtype=np.int64)
         if self.shuffle:
             indices = np.random.RandomState(seed).permutation(n).astype(np.int64)
-        else:
-            indices = np.arange(n, dtype=np.int64)
         if lengths.tgt is not None:
             indices = indices[np.argsort(lengths.tgt[indices], kind="mergesort")]
         return indices[np.argsort(lengths.src[indices], kind="mergesort")]

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 import numpy as np
 from numpy.typing import NDArray
 
+from seqpoint._signature import SIGNATURE_FIELDS
 from seqpoint.exceptions import InputError
 from seqpoint.measurements import Measurement, Measurements
 from seqpoint.schedule import IterationSchedule
@@ -40,8 +41,7 @@ def seqpoint_rows(schedule: IterationSchedule, seqpoints: SeqPoints, *, context:
             )
         r = rows[i] = int(order[q])
         want = p.signature if (schedule.is_packed and p.sum_sq_len is not None) else p.signature[:3]
-        have = tuple(int(col[r]) for col in
-                     (schedule.batch_size, schedule.seq_len, schedule.tgt_len, schedule.sum_sq_len)[:len(want)])
+        have = tuple(int(getattr(schedule, c)[r]) for c in SIGNATURE_FIELDS[: len(want)])
         if have != want:
             raise _mismatch(
                 context,

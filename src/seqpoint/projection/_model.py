@@ -96,7 +96,9 @@ class ScheduleModel:
         if distinct == 1:
             # One measured signature (possibly several points): scale along the proxy.
             p0, v0 = self.proxy[sig[0]], float(np.mean(values))
-            return v0 * self.proxy / p0 if p0 > 0 else np.full(self.proxy.shape[0], v0)  # type: ignore[no-any-return]
+            if p0 > 0:
+                return v0 * self.proxy / p0  # type: ignore[no-any-return]
+            return np.full(self.proxy.shape[0], v0)
         # As many features as the points determine (more would break exactness for linear
         # costs); collinear features at distinct signatures count once: the rank decides.
         n_feat = min(distinct, 3)

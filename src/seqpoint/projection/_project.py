@@ -249,7 +249,8 @@ def _expand_derived(metrics: Iterable[str] | None) -> tuple[list[str] | None, bo
 
 def _select_metrics(ok: Sequence[Measurement], metrics: list[str] | None) -> list[str]:
     """The metrics to project: ``metrics`` checked against those every ok point has, or all."""
-    plain = {k for k in set.intersection(*(set(m.metrics) for m in ok)) if is_projectable(k)} if ok else set()
+    common = set.intersection(*(set(m.metrics) for m in ok)) if ok else set()
+    plain = {k for k in common if is_projectable(k)}
     cats = set().union(*(set(m.breakdown_s) for m in ok))
     available = sorted(plain) + sorted(breakdown_key(c) for c in cats)
     if metrics is None:

@@ -40,7 +40,8 @@ def write_schedule(schedule: IterationSchedule, path: str | Path) -> Path:
         import pyarrow.parquet as pq
 
         table = pa.table(schedule.file_columns())
-        pq.write_table(table.replace_schema_metadata({"seqpoint": json.dumps(schedule.meta, default=str)}), path)
+        table = table.replace_schema_metadata({"seqpoint": json.dumps(schedule.meta, default=str)})
+        pq.write_table(table, path)
         write_rows(schedule.rows, path)
         return path
     if suffix != ".csv":

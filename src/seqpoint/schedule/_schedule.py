@@ -113,7 +113,8 @@ class IterationSchedule:
     def __post_init__(self) -> None:
         if set_columns(self, (*COLUMNS, RANK_COLUMN), what="Schedule") == 0:
             raise InputError("The schedule is empty: the batching produced no iteration.")
-        for name, why in (("batch_size", "every batch needs a sequence"), ("seq_len", "lengths must be positive")):
+        for name, why in (("batch_size", "every batch needs a sequence"),
+                          ("seq_len", "lengths must be positive")):
             low = np.flatnonzero(getattr(self, name) < 1)
             if low.size:
                 raise InputError(f"Schedule row {int(low[0])} has {name} < 1; {why}.")
@@ -326,7 +327,8 @@ def from_batches(
         tgt_len = round_up(np.maximum.reduceat(tgt, starts), pad_to_multiple_of)
         tokens = tokens + np.add.reduceat(tgt, starts)
     return IterationSchedule(
-        iteration=np.arange(batch_size.shape[0], dtype=np.int64), epoch=np.asarray(batch_epoch, dtype=np.int64),
-        batch_size=batch_size, seq_len=seq_len, tgt_len=tgt_len, tokens=tokens,
+        iteration=np.arange(batch_size.shape[0], dtype=np.int64),
+        epoch=np.asarray(batch_epoch, dtype=np.int64), batch_size=batch_size, seq_len=seq_len,
+        tgt_len=tgt_len, tokens=tokens,
         padded_tokens=batch_size * (seq_len + tgt_len), sum_sq_len=np.add.reduceat(src * src, starts),
         meta=dict(meta or {}))

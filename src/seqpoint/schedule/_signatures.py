@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from seqpoint.schedule._collapse import unique_rows
 from seqpoint.schedule._schedule import SIGNATURE_COLUMNS, IterationSchedule
 
 __all__ = ["ScheduleSummary", "SignatureTable", "signature_table", "summarize"]
@@ -54,8 +55,7 @@ class SignatureTable:
     def shape_ids(self) -> IntArray:
         """Id (``0..n_shapes-1``, lexicographic) of every signature's tensor shape
         ``(batch_size, seq_len, tgt_len)``, shape ``(n_unique,)``."""
-        unpacked = IterationSchedule.from_columns({c: self.column(c) for c in SIGNATURE_COLUMNS})
-        return unpacked.unique_signatures()[2]
+        return unique_rows([self.column(c) for c in SIGNATURE_COLUMNS])[2]
 
     def first_rows(self, which: IntArray) -> IntArray:
         """Row position of the first iteration of each distinct signature index in ``which``,

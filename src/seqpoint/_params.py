@@ -86,33 +86,6 @@ class Options:
 
 
 @dataclass(frozen=True)
-class Boolean:
-    """True or False (numpy booleans too), never 0/1 or "yes"."""
-
-    word: str = "True or False"
-
-    def accepts(self, v: object) -> bool:
-        return isinstance(v, bool) or type(v).__name__ == "bool_"
-
-    def describe(self) -> str:
-        return self.word
-
-
-@dataclass(frozen=True)
-class TypeOf:
-    """An instance of ``types`` ("a str", "a callable")."""
-
-    types: type | tuple[type, ...]
-    word: str
-
-    def accepts(self, v: object) -> bool:
-        return isinstance(v, self.types)
-
-    def describe(self) -> str:
-        return self.word
-
-
-@dataclass(frozen=True)
 class Predicate:
     """Any test with its own wording: ``Predicate(callable, "a callable f(schedule)")``."""
 
@@ -126,7 +99,17 @@ class Predicate:
         return self.word
 
 
-Constraint = Interval | Options | Boolean | TypeOf | Predicate | None
+def Boolean(word: str = "True or False") -> Predicate:
+    """True or False (numpy booleans too), never 0/1 or "yes"."""
+    return Predicate(lambda v: isinstance(v, bool) or type(v).__name__ == "bool_", word)
+
+
+def TypeOf(types: type | tuple[type, ...], word: str) -> Predicate:
+    """An instance of ``types`` ("a str", "a callable")."""
+    return Predicate(lambda v: isinstance(v, types), word)
+
+
+Constraint = Interval | Options | Predicate | None
 
 
 def check_params(owner: str, constraints: Mapping[str, Collection[Constraint]], values: Mapping[str, object]) -> None:

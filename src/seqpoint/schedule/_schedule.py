@@ -139,15 +139,12 @@ class IterationSchedule:
         sl = np.asarray(columns["seq_len"], dtype=np.int64)
         n = bs.shape[0]
         tl = np.asarray(columns.get("tgt_len", np.zeros(n)), dtype=np.int64)
-        padded = np.asarray(columns.get("padded_tokens", bs * (sl + tl)), dtype=np.int64)
-        return cls(
-            iteration=np.asarray(columns.get("iteration", np.arange(n)), dtype=np.int64),
-            epoch=np.asarray(columns.get("epoch", np.zeros(n)), dtype=np.int64), batch_size=bs,
-            seq_len=sl, tgt_len=tl,
-            tokens=np.asarray(columns.get("tokens", padded), dtype=np.int64), padded_tokens=padded,
-            sum_sq_len=np.asarray(columns.get("sum_sq_len", bs * sl * sl), dtype=np.int64),
-            meta=dict(meta or {}),
-        )
+        padded = columns.get("padded_tokens", bs * (sl + tl))
+        # __post_init__ makes every column int64.
+        cols = {"iteration": np.arange(n), "epoch": np.zeros(n), "tokens": padded,
+                "sum_sq_len": bs * sl * sl, **{c: columns[c] for c in COLUMNS if c in columns},
+                "tgt_len": tl, "padded_tokens": padded}
+        return cls(**cols, meta=dict(meta or {}))
 
     def __len__(self) -> int:
         return int(self.iteration.shape[0])
@@ -326,9 +323,6 @@ def from_batches(
         tgt = np.asarray(tgt_lengths, dtype=np.int64)[order]
         tgt_len = round_up(np.maximum.reduceat(tgt, starts), pad_to_multiple_of)
         tokens = tokens + np.add.reduceat(tgt, starts)
-    return IterationSchedule(
-        iteration=np.arange(batch_size.shape[0], dtype=np.int64),
-        epoch=np.asarray(batch_epoch, dtype=np.int64), batch_size=batch_size, seq_len=seq_len,
-        tgt_len=tgt_len, tokens=tokens,
-        padded_tokens=batch_size * (seq_len + tgt_len), sum_sq_len=np.add.reduceat(src * src, starts),
-        meta=dict(meta or {}))
+    cols = {"epoch": batch_epoch, "batch_size": batch_size, "seq_len": seq_len, "tgt_len": tgt_len,
+            "tokens": tokens, "sum_sq_len": np.add.reduceat(src * src, starts)}
+    return IterationSchedule.from_columns(cols, meta)

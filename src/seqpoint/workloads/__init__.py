@@ -6,7 +6,7 @@ torch; building a workload does.
 """
 
 from seqpoint.workloads._base import Signature, TorchWorkload, Workload, WorkloadConfig
-from seqpoint.workloads._bert import packed_document_lengths
+from seqpoint.workloads._bert import packed_document_lengths as packed_document_lengths
 from seqpoint.workloads._contract import (
     CountsOnMeta,
     CountsParameters,
@@ -17,17 +17,17 @@ from seqpoint.workloads._contract import (
 from seqpoint.workloads._loading import (
     WORKLOADS,
     WorkloadRecipe,
-    check_user_code,
     load_workload,
     workload_recipe,
 )
+from seqpoint.workloads._loading import check_user_code as check_user_code
 from seqpoint.workloads._shape import BatchShape, takes_batch_shape
 from seqpoint.workloads._user import UserWorkload
 
 __all__ = ["WORKLOADS", "BatchShape", "CountsOnMeta", "CountsParameters", "SetsThreads",
            "Signature", "TorchWorkload", "UserWorkload", "Workload", "WorkloadConfig",
-           "WorkloadRecipe", "WrapsForward", "check_user_code", "check_workload", "load_workload",
-           "packed_document_lengths", "takes_batch_shape", "workload_recipe"]
+           "WorkloadRecipe", "WrapsForward", "check_workload", "load_workload", "takes_batch_shape",
+           "workload_recipe"]
 
 
 def __getattr__(name: str) -> object:

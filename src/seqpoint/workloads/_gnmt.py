@@ -7,10 +7,6 @@ outputs with normalised Bahdanau attention, and feeds ``[hidden, context]`` to e
 further layer; cross-entropy with label smoothing over the target vocabulary. The
 signature's ``seq_len`` is the source length, ``tgt_len`` the target length (the
 source length when 0). Tensors are time-major: ``(length, batch)``.
-
-Under autocast every LSTM takes its input in the autocast dtype: torch's CPU LSTM fed an
-fp32 input under bf16 autocast fails to create its oneDNN primitive, while fed the autocast
-dtype (as DeepSpeech2's convolutions give it) it runs in that dtype, as autocast intends.
 """
 
 from __future__ import annotations
@@ -79,7 +75,9 @@ class GNMT(TorchWorkload):
         State = tuple[torch.Tensor, torch.Tensor]
 
         class LSTM(nn.LSTM):
-            """``nn.LSTM`` that takes its input in the autocast dtype (see the module notes)."""
+            """``nn.LSTM`` that takes its input in the autocast dtype: torch's CPU LSTM fed an fp32
+            input under bf16 autocast fails to create its oneDNN primitive, while fed the autocast
+            dtype (as DeepSpeech2's convolutions give it) it runs in that dtype, as intended."""
 
             def forward(self, x: torch.Tensor, hx: State | None = None) -> tuple[torch.Tensor, State]:  # type: ignore[override]
                 device = x.device.type

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import warnings
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -115,7 +116,7 @@ class TrainerWorkload:
         # What the worker's copy creates anew (the trained optimizer's state is twice the model).
         light.train_dataset = light.eval_dataset = light.optimizer = light.lr_scheduler = None
         light.model_wrapped = light.model
-        return (_rebuild, (light, self.seed, self._keys))
+        return (functools.partial(TrainerWorkload, seed=self.seed, _keys=self._keys), (light,))
 
     def _collator_keys(self, trainer: Any) -> frozenset[str]:
         """The tensors the trainer's collator gives the model (from the dataset's first rows)."""
@@ -276,7 +277,3 @@ def _lent(obj: object, name: str, value: object) -> Iterator[None]:
             delattr(obj, name)
         else:
             setattr(obj, name, saved)
-
-
-def _rebuild(trainer: Any, seed: int, keys: frozenset[str]) -> TrainerWorkload:
-    return TrainerWorkload(trainer, seed=seed, _keys=keys)

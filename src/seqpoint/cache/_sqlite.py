@@ -136,11 +136,9 @@ class MeasurementCache:
             signature: Sequence[int], profile_config_dict: Mapping[str, object], *, lengths: str | None = None) -> str:
         """Full sha256 of everything a measurement depends on; ``lengths`` is the batch's
         ``BatchShape.digest`` for a workload built from real lengths (None leaves the key as it was)."""
-        parts: list[object] = [workload_name, config_dict, environment, [int(v) for v in signature],
-                               profile_config_dict]
-        if lengths is not None:
-            parts.append({"lengths": lengths})
-        return config_hash("measurement", *parts)
+        extra = () if lengths is None else ({"lengths": lengths},)
+        return config_hash("measurement", workload_name, config_dict, environment, [int(v) for v in signature],
+                           profile_config_dict, *extra)
 
     def get(self, key: str) -> Measurement | None:
         """The cached measurement of ``key``, or None."""

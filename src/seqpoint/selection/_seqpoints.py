@@ -52,17 +52,13 @@ class SeqPoint(SignatureFields):
         cls, schedule: IterationSchedule, r: int, weight: float, *, lengths: bool = True
     ) -> SeqPoint:
         """Schedule row ``r`` as a point of ``weight``, with its real lengths when recorded."""
-        packed = schedule.is_packed
-        rows: dict[str, Any] = {}
+        fields: dict[str, Any] = {name: int(getattr(schedule, name)[r]) for name in schedule.signature_columns()}
         if lengths and schedule.rows is not None:
             src, tgt = schedule.rows.row(r)
             row_of = schedule.rows.packed_row_of(r)
-            rows = {"lengths": src.tolist(), "tgt_lengths": None if tgt is None else tgt.tolist(),
-                    "row_of": None if row_of is None else row_of.tolist()}
-        return cls(iteration=int(schedule.iteration[r]), batch_size=int(schedule.batch_size[r]),
-                   seq_len=int(schedule.seq_len[r]), tgt_len=int(schedule.tgt_len[r]),
-                   sum_sq_len=int(schedule.sum_sq_len[r]) if packed else None,
-                   weight=float(weight), **rows)
+            fields.update(lengths=src.tolist(), tgt_lengths=None if tgt is None else tgt.tolist(),
+                        row_of=None if row_of is None else row_of.tolist())
+        return cls(iteration=int(schedule.iteration[r]), weight=float(weight), **fields)
 
     def to_dict(self) -> dict[str, object]:
         d = super().to_dict()

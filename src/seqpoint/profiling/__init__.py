@@ -8,13 +8,9 @@ a drift check, and two campaigns' workers alternate under :func:`take_turns`). C
 metrics (FLOPs, bytes) come from :func:`count_point` and, for a whole schedule,
 :func:`exact_totals`.
 
-Every executor runs the one campaign engine of ``_plan`` (what is cached, what is left to
-measure, one cache key) and ``_campaign`` (a plan's pending units measured and cached).
-
-Every timing in seqpoint goes through one timer registry (:data:`TIMERS`, or
-:func:`step_timer` for a workload's step) and every fresh process through
-:func:`in_fresh_process`. The names imported ``as`` themselves are for the tests; they are
-not in ``__all__``.
+Every executor runs the campaign engine of ``_plan`` and ``_campaign``; every timing goes
+through :data:`TIMERS` (:func:`step_timer` for a step) and every fresh process through
+:func:`in_fresh_process`. The names imported ``as`` themselves are for the tests.
 """
 
 from seqpoint.profiling._attention_flops import flop_registry as flop_registry

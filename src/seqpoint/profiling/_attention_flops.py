@@ -45,12 +45,8 @@ def _sdpa_backward(grad_out: torch.Tensor, query: torch.Tensor, key: torch.Tenso
 
 def _native_mha(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, embed_dim: int, num_head: int,
                 *args: object, **kwargs: object) -> int:
-    """Inference fast path of ``nn.MultiheadAttention``: in/out projections plus attention.
-
-    ``query (B, Tq, E)``, ``key``/``value (B, Tk, E)``: ``2·B·Tq·E·E`` for the query
-    projection, ``2·2·B·Tk·E·E`` for key and value, ``4·B·Tq·Tk·E`` for attention (all
-    heads together) and ``2·B·Tq·E·E`` for the output projection.
-    """
+    """Inference fast path of ``nn.MultiheadAttention`` (``query (B, Tq, E)``, ``key``/``value
+    (B, Tk, E)``): query, key and value projections, attention over all heads, output projection."""
     q, k = _shape(query), _shape(key)
     b, tq, e = (q[0], q[1], q[2]) if len(q) == 3 else (1, q[0], q[1])
     tk = k[1] if len(k) == 3 else k[0]

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Mapping
 from pathlib import Path
@@ -24,10 +25,8 @@ _RNN_OPS = frozenset({"aten::lstm", "aten::gru", "aten::rnn_tanh", "aten::rnn_re
 
 
 def state_bytes(workload: Workload, batch: object) -> int:
-    """Bytes of parameters, optimizer state and the batch (the step's resident memory).
-
-    Storages shared by several tensors (tied weights, views) are counted once.
-    """
+    """Bytes of parameters, optimizer state and the batch (the step's resident memory), each
+    storage once (tied weights, views)."""
     import torch
     from torch.utils._pytree import tree_leaves
 
@@ -67,7 +66,7 @@ def _context(ev: FunctionEvent, cache: dict[int, str | None]) -> str | None:
     p = ev.cpu_parent
     while p is not None:
         n = p.name
-        if n.startswith("Optimizer.step") or n.startswith("Optimizer.zero_grad"):
+        if n.startswith(("Optimizer.step", "Optimizer.zero_grad")):
             found = "optimizer"
             break
         if n in _RNN_OPS:
@@ -78,13 +77,8 @@ def _context(ev: FunctionEvent, cache: dict[int, str | None]) -> str | None:
     return found
 
 
-def _attributed(name: str) -> bool:
-    """True for the events whose self time is attributed (operators, autograd, optimizer)."""
-    return (
-        name.startswith("aten::")
-        or name.startswith("autograd::engine::evaluate_function:")
-        or name.startswith("Optimizer.")
-    )
+#: Events whose self time is attributed: operators, autograd, optimizer.
+_ATTRIBUTED = ("aten::", "autograd::engine::evaluate_function:", "Optimizer.")
 
 
 def run_profiled(
@@ -109,14 +103,8 @@ def run_profiled(
 
 
 def profile_breakdown(
-    workload: Workload,
-    batch: object,
-    device: torch.device,
-    steps: int,
-    with_memory: bool,
-    *,
-    chrome_trace: Path | None = None,
-    trace_metadata: Mapping[str, object] | None = None,
+    workload: Workload, batch: object, device: torch.device, steps: int, with_memory: bool, *,
+    chrome_trace: Path | None = None, trace_metadata: Mapping[str, object] | None = None,
 ) -> tuple[dict[str, float], float, int]:
     """``(seconds per category, total seconds, peak bytes)`` per step of ``steps`` steps of
     ``batch`` under torch.profiler (categories without time left out).
@@ -130,12 +118,9 @@ def profile_breakdown(
     from torch.autograd import DeviceType
     from torch.profiler import ProfilerActivity, profile
 
-    activities = [ProfilerActivity.CPU]
     on_cuda = device.type == "cuda"
-    if on_cuda:
-        activities.append(ProfilerActivity.CUDA)
-    prof = profile(activities=activities, profile_memory=with_memory,
-                   record_shapes=chrome_trace is not None)
+    activities = [ProfilerActivity.CPU, *([ProfilerActivity.CUDA] if on_cuda else [])]
+    prof = profile(activities=activities, profile_memory=with_memory, record_shapes=chrome_trace is not None)
     run_profiled(prof, workload, batch, steps, metadata=trace_metadata)
     if chrome_trace is not None:
         chrome_trace.parent.mkdir(parents=True, exist_ok=True)
@@ -145,22 +130,14 @@ def profile_breakdown(
     context_cache: dict[int, str | None] = {}
     for ev in prof.events():
         if ev.name == "[memory]":
-            mem_events.append(
-                (int(ev.time_range.start), int(ev.cpu_memory_usage + ev.device_memory_usage))
-            )
+            mem_events.append((int(ev.time_range.start), int(ev.cpu_memory_usage + ev.device_memory_usage)))
             continue
-        if ev.device_type != DeviceType.CPU or not _attributed(ev.name):
+        if ev.device_type != DeviceType.CPU or not ev.name.startswith(_ATTRIBUTED):
             continue
         t_us = ev.self_device_time_total if on_cuda else ev.self_cpu_time_total
         if t_us <= 0:
             continue
         cat = _context(ev, context_cache) or categorize(ev.name)
         per_cat[cat] += t_us * 1e-6 / steps
-    peak = 0
-    if mem_events:
-        mem_events.sort()
-        live = 0
-        for _, delta in mem_events:
-            live += delta
-            peak = max(peak, live)
+    peak = max(itertools.accumulate((delta for _, delta in sorted(mem_events)), initial=0))
     return {k: v for k, v in per_cat.items() if v > 0}, sum(per_cat.values()), peak

@@ -1,6 +1,5 @@
 """A profiling campaign in this process: a plan's pending units measured and cached
-(:func:`measure_plan`, what every executor runs), and the campaign of a set of points,
-cache first (:func:`profile_points`)."""
+(:func:`measure_plan`, what every executor runs), and :func:`profile_points`."""
 
 from __future__ import annotations
 
@@ -30,8 +29,8 @@ __all__ = ["measure_plan", "profile_points"]
 
 def _announcing(label: str, processes: int, n_points: int, *, announce: bool, console: Console | None,
                 end_turn: Callable[[], None] | None) -> Callable[[WorkerTask], WorkerResult]:
-    """The protocol's runner: a fresh worker process, one printed line after it (workers run
-    for seconds to minutes with nothing else on the screen), then ``end_turn``."""
+    """The protocol's runner: a fresh worker process, one printed line after it (a worker runs
+    for minutes with nothing else on the screen), then ``end_turn``."""
     from rich import get_console
 
     done = [0]
@@ -53,15 +52,9 @@ def _announcing(label: str, processes: int, n_points: int, *, announce: bool, co
 
 
 def profile_points(
-    workload: Workload,
-    points: Points,
-    config: ProfileConfig | None = None,
-    *,
-    cache: MeasurementCache | None = None,
-    progress: bool = True,
-    console: Console | None = None,
-    between: Callable[[int], None] | None = None,
-    end_turn: Callable[[], None] | None = None,
+    workload: Workload, points: Points, config: ProfileConfig | None = None, *,
+    cache: MeasurementCache | None = None, progress: bool = True, console: Console | None = None,
+    between: Callable[[int], None] | None = None, end_turn: Callable[[], None] | None = None,
     label: str | None = None,
 ) -> Measurements:
     """Measure a campaign of points; finished points survive an interruption.
@@ -80,14 +73,12 @@ def profile_points(
     console : rich.console.Console, optional
         Where the progress bar is drawn (default: rich's console on stdout).
     between : callable, optional
-        With the protocol (``config.processes > 1``): ``between(p)`` after worker process
-        ``p`` (0-based) of every worker but the last, to time other work in the same
-        stretch of time as the points (``validate``'s full runs). Not called when every
-        point is cached or with one process.
+        With ``config.processes > 1``: ``between(p)`` after worker process ``p`` (0-based)
+        of every worker but the last, to time other work in the same stretch of time
+        (``validate``'s full runs). Not called when every point is cached.
     end_turn : callable, optional
-        With the protocol: called after each worker process. ``speedup`` passes the one
-        :func:`~seqpoint.profiling.take_turns` gives, so that two configurations'
-        workers alternate.
+        With ``config.processes > 1``: called after each worker process (the one
+        :func:`~seqpoint.profiling.take_turns` gives, so that campaigns' workers alternate).
     label : str, optional
         What the progress display calls the campaign (default: the workload's name).
 
@@ -95,14 +86,13 @@ def profile_points(
     -------
     Measurements
         One measurement per point, in input order (failed points included with their
-        status). Points with the same signature (and real lengths) are measured once.
-        With ``config.processes > 1`` the points' time is measured by the multi-process
-        protocol and its drift report is ``Measurements.protocol``.
+        status); points with the same signature (and real lengths) are measured once.
+        With ``config.processes > 1`` the drift report is ``Measurements.protocol``.
 
     Notes
     -----
-    torch's global random state (CPU, and CUDA when available) is restored on return,
-    so profiling inside a training process leaves the run's random draws unchanged.
+    The global random states (torch's CPU and CUDA, numpy's, Python's) are restored on
+    return, so profiling inside a training process leaves the run's draws unchanged.
     """
     config = config or ProfileConfig()
     plan = plan_points(points, CampaignKey.of(workload, code=cache is not None), config, cache)
@@ -116,11 +106,9 @@ def measure_plan(
     between: Callable[[int], None] | None = None, end_turn: Callable[[], None] | None = None,
     label: str | None = None,
 ) -> Measurements:
-    """Measure ``plan``'s pending units on ``workload`` in this process (with
-    ``processes > 1``, their time in fresh worker processes first), cache each as it
-    finishes, and assemble the campaign (arguments as for :func:`profile_points`). The
-    process start-up runs on a shape as large as the campaign's largest point
-    (:func:`campaign_decoy`), before the first point measured here."""
+    """Measure ``plan``'s pending units on ``workload`` (with ``processes > 1``, their time in
+    fresh worker processes first), cache each as it finishes, and assemble the campaign
+    (arguments as for :func:`profile_points`)."""
     assert plan.key is not None, "a plan measured here knows its key"
     config, todo, campaign = plan.config, plan.todo, plan.signatures
     decoy = campaign_decoy(campaign)

@@ -17,9 +17,8 @@ from seqpoint.profiling._timers import TIMERS
 
 __all__ = ["HARNESS_VERSION", "METRICS", "PROTOCOL_FIELDS", "STARTUP_STEPS", "PointSteps", "ProfileConfig"]
 
-#: Bumped when what the harness measures changes, so cached measurements of an older
-#: method are not reused (2: start-up on a campaign-sized decoy, see ``campaign_decoy``;
-#: 3: oneDNN primitive counts for the cache model of the cold-step term).
+#: Bumped when what the harness measures changes, so cached measurements of an older method
+#: are not reused (2: a campaign-sized start-up decoy; 3: oneDNN primitive counts).
 HARNESS_VERSION = 3
 
 #: Metric families ``--metric`` accepts (``roofline:<gpu>`` for each GPU of GPU_SPECS).
@@ -28,9 +27,7 @@ METRICS: tuple[str, ...] = ("time", "flops", "bytes", "breakdown", "memory", "ro
 #: Families whose measurement runs real training steps (the others count on a meta clone).
 STEPPED: frozenset[str] = frozenset({"time", "breakdown", "memory"})
 
-
-#: Fields of the multi-process protocol: left out of the cache key with ``processes = 1``,
-#: where they change nothing, so measurements cached before they existed still match.
+#: Fields of the multi-process protocol: left out of the cache key with ``processes = 1``.
 PROTOCOL_FIELDS = ("processes", "interleave", "drift_steps")
 
 
@@ -40,14 +37,12 @@ def _metric_names(v: object) -> bool:
 
 
 class PointSteps(NamedTuple):
-    """Training steps one measured point costs (the keywords of ``reduction_factor``)."""
+    """Training steps one measured point costs (the keywords of ``reduction_factor``):
+    untimed, timed (at most) and under torch.profiler (breakdown, host peak memory)."""
 
     warmup: int
-    """Untimed steps before the timed ones."""
     repeats: int
-    """Timed steps (at most; ``max_seconds_per_point`` may stop earlier)."""
     profiled: int
-    """Steps run under torch.profiler for the breakdown or host peak memory."""
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -133,10 +128,8 @@ class ProfileConfig:
         return bool(self.families & {"breakdown", "memory"}) or self.kineto_dir is not None
 
     def point_steps(self) -> PointSteps:
-        """Training steps one point costs: ``(warmup, repeats, profiled)`` (``repeats`` at most),
-        for ``reduction_factor(n, k, **config.point_steps()._asdict(), overhead=...)``.
-        With ``processes = P > 1`` every process warms every point up again (``P · warmup``,
-        one more when the breakdown or memory is measured here); ``repeats`` is the total."""
+        """Training steps one point costs (``repeats`` at most); with ``processes = P > 1``
+        every process warms every point up again (one more when profiled here)."""
         profiled = self.breakdown_steps if self.profiled_apart else 0
         warmup = self.warmup
         if self.processes > 1 and "time" in self.families:  # without time no worker process runs
@@ -144,17 +137,15 @@ class ProfileConfig:
         return PointSteps(warmup=warmup, repeats=self.repeats, profiled=profiled)
 
     def protocol_steps(self) -> int:
-        """Steps of a campaign that belong to no point: with worker processes, each one's
-        start-up (``STARTUP_STEPS``), drift checks (``2 · drift_steps``) and the step that
-        re-warms the check point; 0 without (a single process's start-up a real run pays too)."""
+        """Steps of a campaign that belong to no point: each worker's start-up, drift checks
+        and the step that re-warms the check point (0 with one process, as a real run pays it)."""
         if self.processes == 1 or "time" not in self.families:
             return 0
         return self.processes * (STARTUP_STEPS + 2 * self.drift_steps + 1)
 
     def to_dict(self) -> dict[str, Any]:
-        """The fields as plain data (part of every measurement's cache key). ``kineto_dir`` is
-        left out when None and the protocol fields with ``processes = 1``, so keys cached
-        before they existed still match."""
+        """The fields as plain data (part of every cache key), without ``kineto_dir`` when None
+        nor the protocol fields with ``processes = 1``, so keys cached before them still match."""
         out = to_dict(self)
         if out["kineto_dir"] is None:
             del out["kineto_dir"]

@@ -1,16 +1,12 @@
 """Deterministic cost of one training step without arithmetic: FLOPs, bytes, op counts,
 roofline times.
 
-The step runs on the meta device (shapes only) under a dispatch mode that sees every ATen
-operator after autograd: FLOPs come from ``torch.utils.flop_counter``'s formulas; bytes
-are what each operator reads and writes (views and allocations move nothing), the
-traffic of an unfused eager run; an operator's roofline time on a named GPU is
-``max(flops / peak, bytes / bandwidth)``.
-
-Recurrent layers run one small operator per time step and the meta device is slow per
-operator, so a recurrent layer over ``T`` steps costs exactly ``c(1) + (T - 1) (c(2) -
-c(1))`` from two short runs (every step runs the same operators on the same shapes); the
-optimizer step, the same whatever the signature, is counted once per parameter set.
+The step runs on the meta device under a dispatch mode that sees every ATen operator after
+autograd: FLOPs from ``torch.utils.flop_counter``'s formulas; bytes are what each operator
+reads and writes (views and allocations move nothing); an operator's roofline time on a GPU
+is ``max(flops / peak, bytes / bandwidth)``. A recurrent layer over ``T`` steps costs
+exactly ``c(1) + (T - 1) (c(2) - c(1))`` from two short runs; the optimizer step, the same
+whatever the signature, is counted once per parameter set.
 """
 
 from __future__ import annotations
@@ -34,7 +30,10 @@ if TYPE_CHECKING:
     from torch._ops import OpOverload
     from torch.library import Library
 
-__all__ = ["Cost", "count_point", "count_step"]
+__all__ = ["Cost", "Peak", "count_point", "count_step", "roofline_peaks"]
+
+#: A roofline device: ``(peak FLOP/s, bytes/s)``.
+Peak = tuple[float, float]
 
 
 @dataclasses.dataclass
@@ -58,19 +57,10 @@ class Cost:
         self.flops += scale * other.flops
         self.bytes += scale * other.bytes
         self.ops += scale * other.ops
-        for d, o in (
-            (self.roofline, other.roofline),
-            (self.category_flops, other.category_flops),
-            (self.category_bytes, other.category_bytes),
-        ):
+        for d, o in ((self.roofline, other.roofline), (self.category_flops, other.category_flops),
+                     (self.category_bytes, other.category_bytes)):
             for k, v in o.items():
                 d[k] = d.get(k, 0.0) + scale * v
-
-    def minus(self, other: Cost) -> Cost:
-        out = Cost()
-        out.add(self)
-        out.add(other, -1.0)
-        return out
 
     def metrics(self) -> dict[str, float]:
         """As Measurement metrics: ``flops``, ``bytes``, ``ops``, ``roofline_<gpu>_s``,
@@ -94,19 +84,17 @@ _SKIP_NAMES = frozenset({
 })
 
 # Process-wide on purpose: a torch.library registration changes the ATen dispatcher for
-# the whole process and cannot be scoped to one campaign, so it is made once (under a
-# lock) and its Library object kept alive for the life of the process. The kernels are
-# pure shape functions, so no campaign can observe another through them.
+# the whole process, so it is made once (under a lock) and kept alive. The kernels are pure
+# shape functions: no campaign can observe another through them.
 _lock = threading.Lock()
-_meta_registered = False
 _meta_lib: Library | None = None
 
 
 def _register_missing_meta_kernels() -> None:
     """Shape functions for operators that lack a meta kernel in torch (CTC loss)."""
-    global _meta_registered, _meta_lib
+    global _meta_lib
     with _lock:
-        if _meta_registered:
+        if _meta_lib is not None:
             return
         import torch
 
@@ -115,10 +103,7 @@ def _register_missing_meta_kernels() -> None:
         def ctc(log_probs: torch.Tensor, targets: torch.Tensor, *a: object) -> tuple[torch.Tensor, torch.Tensor]:
             t, b = log_probs.shape[0], log_probs.shape[1]
             s = targets.shape[-1] if targets.dim() == 2 else max(1, targets.shape[0] // max(1, b))
-            return (
-                log_probs.new_empty((b,)),
-                log_probs.new_empty((b, t, 2 * s + 1)),
-            )
+            return log_probs.new_empty((b,)), log_probs.new_empty((b, t, 2 * s + 1))
 
         def ctc_backward(grad: torch.Tensor, log_probs: torch.Tensor, *a: object) -> torch.Tensor:
             return log_probs.new_empty(log_probs.shape)
@@ -133,14 +118,13 @@ def _register_missing_meta_kernels() -> None:
             with contextlib.suppress(RuntimeError):
                 lib.impl(overload, fn, "Meta")
         _meta_lib = lib  # keep the registrations alive
-        _meta_registered = True
 
 
 class _Counter(AbstractContextManager[object], Protocol):
     """The dispatch mode :func:`_make_counter` builds (its class needs torch at import)."""
 
     cost: Cost
-    peaks: dict[str, tuple[float, float]]
+    peaks: dict[str, Peak]
     trace: list[tuple[str, Cost, bool]] | None
 
     def redirect(self) -> AbstractContextManager[Cost]: ...
@@ -148,14 +132,18 @@ class _Counter(AbstractContextManager[object], Protocol):
     def add_block(self, label: str, cost: Cost, scale: float = 1.0) -> None: ...
 
 
-def _make_counter(dtype: str, devices: Mapping[str, tuple[float, float]] | None = None) -> _Counter:
-    """A dispatch mode that adds every operator's cost to its ``cost`` (and ``trace``).
+def roofline_peaks(workload: Workload, devices: Mapping[str, Peak] | None) -> dict[str, Peak]:
+    """Every GPU of ``GPU_SPECS`` at the workload's dtype, and ``devices``, by name."""
+    dtype = getattr(getattr(workload, "config", None), "dtype", "fp32")
+    dtype = dtype if isinstance(dtype, str) else "fp32"
+    return {**{g: (s.flops_for(dtype), s.bandwidth) for g, s in GPU_SPECS.items()}, **(devices or {})}
 
-    ``devices`` adds roofline devices, name to ``(peak FLOP/s, bytes/s)``, beside the GPUs
-    of ``GPU_SPECS``. With ``trace`` set to a list, every operator (and every memoized
-    block: a recurrent layer, the optimizer step) is also appended as ``(label, Cost,
-    is_op)``, in order: what :mod:`seqpoint.profiling._exact` fits per operator.
-    """
+
+def _make_counter(peaks: dict[str, Peak]) -> _Counter:
+    """A dispatch mode that adds every operator's cost to its ``cost``; with ``trace`` set to
+    a list, every operator and memoized block (a recurrent layer, the optimizer step) is also
+    appended as ``(label, Cost, is_op)``, what ``_exact`` fits per operator. ``peaks`` are
+    the roofline devices (:func:`roofline_peaks`)."""
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils._pytree import tree_leaves
@@ -163,8 +151,6 @@ def _make_counter(dtype: str, devices: Mapping[str, tuple[float, float]] | None 
     from seqpoint.profiling._attention_flops import flop_registry
 
     registry = flop_registry()
-    peaks = {g: (s.flops_for(dtype), s.bandwidth) for g, s in GPU_SPECS.items()}
-    peaks.update(devices or {})
 
     class Counter(TorchDispatchMode):
         def __init__(self) -> None:
@@ -200,15 +186,9 @@ def _make_counter(dtype: str, devices: Mapping[str, tuple[float, float]] | None 
             if func.is_view or name in _SKIP_NAMES:
                 return out
             packet = func._overloadpacket
-            flops = (
-                float(registry[packet](*args, **kwargs, out_val=out))
-                if packet in registry
-                else 0.0
-            )
-            nbytes = 0
-            for t in tree_leaves((args, kwargs, out)):
-                if isinstance(t, torch.Tensor):
-                    nbytes += t.numel() * t.element_size()
+            flops = float(registry[packet](*args, **kwargs, out_val=out)) if packet in registry else 0.0
+            nbytes = sum(t.numel() * t.element_size() for t in tree_leaves((args, kwargs, out))
+                         if isinstance(t, torch.Tensor))
             c = self.cost
             cat = categorize(name)
             c.flops += flops
@@ -246,11 +226,7 @@ def _patch_rnns(model: nn.Module, counter: _Counter) -> Callable[[], None]:
         def backward(ctx: torch.autograd.function.FunctionCtx,  # type: ignore[override]
                      grad: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
             xs, xd, ps = ctx.shapes  # type: ignore[attr-defined]
-            return (
-                grad.new_empty(xs, dtype=xd),
-                None,
-                *(grad.new_empty(s, dtype=d) for s, d in ps),
-            )
+            return grad.new_empty(xs, dtype=xd), None, *(grad.new_empty(s, dtype=d) for s, d in ps)
 
     def measure(
         m: nn.RNNBase, orig: Callable[..., tuple[torch.Tensor, object]], steps: int, batch: int, feat: int,
@@ -283,7 +259,8 @@ def _patch_rnns(model: nn.Module, counter: _Counter) -> Callable[[], None]:
             if key not in memo:
                 c1 = measure(_m, _orig, 1, batch, x.shape[2], x.dtype)
                 c2 = measure(_m, _orig, 2, batch, x.shape[2], x.dtype)
-                memo[key] = (c1, c2.minus(c1))
+                c2.add(c1, -1.0)  # the cost of one more step
+                memo[key] = (c1, c2)
             first, per_step = memo[key]
             counter.add_block(f"rnn{id(_m)}.first", first)
             counter.add_block(f"rnn{id(_m)}.steps", per_step, float(steps - 1))
@@ -308,11 +285,8 @@ def _patch_rnns(model: nn.Module, counter: _Counter) -> Callable[[], None]:
 
 
 def _memoize_optimizer(clone: TorchWorkload, counter: _Counter) -> Callable[[], None]:
-    """Count the optimizer step once per set of parameters with gradients and reuse it.
-
-    The step runs the same operators on the same shapes whatever the signature, and it
-    is the slowest part of a meta-device run (hundreds of small per-tensor operators).
-    """
+    """Count the optimizer step once per set of parameters with gradients and reuse it: the
+    same whatever the signature, and the slowest part of a meta-device run."""
     opt = clone.optimizer
     kept = state_of(clone)
     memo: dict[tuple[object, ...], Cost] = kept.optimizer_cost if kept is not None else {}
@@ -339,21 +313,15 @@ def _memoize_optimizer(clone: TorchWorkload, counter: _Counter) -> Callable[[], 
 
 def count_step(
     workload: Workload, signature: Signature, *, rnn_shortcut: bool = True,
-    devices: Mapping[str, tuple[float, float]] | None = None,
+    devices: Mapping[str, Peak] | None = None,
     trace: list[tuple[str, Cost, bool]] | None = None, shape: BatchShape | None = None,
 ) -> Cost:
-    """Cost of one training step of ``workload`` on ``signature`` (see :func:`count_point`).
-
-    ``shape`` (a user workload that takes one) is the point's real batch: a packed row's
-    documents or a padded batch's masks are counted as the step runs them.
-
-    ``devices`` adds roofline devices (name to ``(peak FLOP/s, bytes/s)``); a ``trace``
-    list receives every operator and memoized block in order (see ``_make_counter``).
-    """
-
+    """Cost of one training step of ``workload`` on ``signature`` (see :func:`count_point`);
+    ``shape`` is the point's real batch, for a workload that takes one. ``devices`` and
+    ``trace`` as for ``_make_counter``."""
     _register_missing_meta_kernels()
-    dtype = getattr(getattr(workload, "config", None), "dtype", "fp32")
-    counter = _make_counter(dtype if isinstance(dtype, str) else "fp32", devices)
+    peaks = roofline_peaks(workload, devices)
+    counter = _make_counter(peaks)
     counter.trace = trace
     batch_of = signature if shape is None else shape
     traced = 0 if trace is None else len(trace)
@@ -375,7 +343,7 @@ def count_step(
                 kept.meta_fails = True
             if trace is not None:
                 del trace[traced:]  # the failed attempt's operators
-            counter = _make_counter(dtype if isinstance(dtype, str) else "fp32", devices)
+            counter = _make_counter(peaks)
             counter.trace = trace
         finally:
             undo_rnn()

@@ -1,12 +1,10 @@
 """Does the FLOP count see every operator that takes time? A check of one real step.
 
-A timed operator nobody counts makes every FLOP total silently short (a Conformer's came
-out 11.2% short: CPU flash attention had no formula). In torch.profiler's self times of
-one real step, an ATen operator is **uncounted** when it takes at least ``min_share`` of
-the step's operator time; is compute-heavy (``gemm``, ``batched_gemm``, ``convolution``,
-``rnn`` for a user workload, or ``attention`` in its name); has no FLOP formula, nor has
-any operator that called it; and is not composite (``CompositeImplicitAutograd``: the
-counter sees what it decomposes into). Each gets a :class:`~seqpoint.exceptions.SeqPointWarning`.
+A timed operator nobody counts makes every FLOP total silently short (a Conformer's came out
+11.2% short). An ATen operator is **uncounted** when it takes at least ``min_share`` of the
+step's operator time; is compute-heavy (``gemm``, ``batched_gemm``, ``convolution``, ``rnn``
+for a user workload, or ``attention`` in its name); has no FLOP formula, nor has any operator
+that called it; and is not composite (the counter sees what it decomposes into).
 """
 
 from __future__ import annotations
@@ -22,8 +20,7 @@ from seqpoint.profiling._breakdown import run_profiled
 from seqpoint.profiling._categories import categorize
 from seqpoint.workloads import Signature, TorchWorkload, Workload
 
-__all__ = ["COMPUTE_CATEGORIES", "MIN_SHARE", "UncountedOperator", "counting_coverage",
-           "uncounted_operators", "warn_uncounted"]
+__all__ = ["COMPUTE_CATEGORIES", "MIN_SHARE", "UncountedOperator", "counting_coverage", "uncounted_operators"]
 
 #: Categories whose operators do the arithmetic a FLOP count is about.
 COMPUTE_CATEGORIES = frozenset({"gemm", "batched_gemm", "convolution"})
@@ -48,8 +45,7 @@ class UncountedOperator:
 
 
 def _covered(name: str, names: set[str]) -> bool:
-    bare = name.split("::", 1)[1] if "::" in name else name
-    return bare in names
+    return name.rpartition("::")[2] in names
 
 
 def _composite(name: str) -> bool:
@@ -67,9 +63,8 @@ def uncounted_operators(
     registry: Mapping[Any, Any] | None = None,
 ) -> list[UncountedOperator]:
     """The module's rule applied to ``op_seconds`` (``aten::name`` to self seconds per step),
-    largest share first. ``covered`` says which operators a caller with a FLOP formula
-    covers; ``include_rnn`` counts the ``rnn`` category as compute; ``registry`` defaults
-    to :func:`~seqpoint.profiling._attention_flops.flop_registry`."""
+    largest share first. ``covered``: operators a caller with a FLOP formula covers;
+    ``include_rnn`` counts ``rnn`` as compute; ``registry`` defaults to ``flop_registry()``."""
     reg = flop_registry() if registry is None else registry
     names = {p.__name__ for p in reg}
     total = sum(op_seconds.values())
@@ -87,21 +82,12 @@ def uncounted_operators(
     return sorted(out, key=lambda u: -u.share)
 
 
-def warn_uncounted(ops: list[UncountedOperator], *, stacklevel: int = 2) -> None:
-    """One :class:`SeqPointWarning` per uncounted operator."""
-    for op in ops:
-        warnings.warn(op.message(), SeqPointWarning, stacklevel=stacklevel + 1)
-
-
 def counting_coverage(
     workload: Workload, signature: Signature, *, steps: int = 2, min_share: float = MIN_SHARE,
     registry: Mapping[Any, Any] | None = None, warn: bool = True,
 ) -> list[UncountedOperator]:
-    """Profile ``steps`` real steps of ``signature`` (after one warm-up) and report the
-    timed compute operators no FLOP formula covers (see the module's rule).
-
-    With ``warn`` each one also gets a :class:`SeqPointWarning`.
-    """
+    """Profile ``steps`` real steps of ``signature`` (after one warm-up) and report the timed
+    compute operators no FLOP formula covers (each with a SeqPointWarning when ``warn``)."""
     from torch.profiler import ProfilerActivity, profile
 
     reg = flop_registry() if registry is None else registry
@@ -123,6 +109,7 @@ def counting_coverage(
         covered[ev.name] = covered.get(ev.name, True) and up
     found = uncounted_operators(seconds, covered=covered, min_share=min_share,
                                 include_rnn=not isinstance(workload, TorchWorkload), registry=reg)
-    if warn:
-        warn_uncounted(found)
+    for op in found:
+        if warn:
+            warnings.warn(op.message(), SeqPointWarning, stacklevel=2)
     return found

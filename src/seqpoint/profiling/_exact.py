@@ -2,13 +2,11 @@
 summed over every iteration, not projected from SeqPoints. Two ways, chosen by what verifies:
 
 * **count**: every unique signature counted on the meta device (~30-90 ms each on a CPU).
-* **fit**: a few signatures counted operator by operator, and every operator's FLOPs and
-  bytes (and every memoized block's cost) fitted as a polynomial of degree <= 3 in the
-  dimensions of the batch tensors; the fit must reproduce held-out counted signatures to
-  the integer (blocks to a relative 1e-9) before it is evaluated on every signature, with
-  each operator's roofline recomputed from the fitted values. A model whose costs are not
-  polynomial in its batch dimensions (DeepSpeech2's strided convolution rounds the length)
-  fails the check and is counted in full; BERT and GNMT verify exactly.
+* **fit**: every operator's FLOPs and bytes (and every memoized block's cost) fitted as a
+  polynomial of degree <= 3 in the batch tensors' dimensions from a few counted signatures;
+  used only when it reproduces held-out counted signatures to the integer (blocks to a
+  relative 1e-9). DeepSpeech2's strided convolution rounds the length: it fails the check
+  and is counted in full; BERT and GNMT verify exactly.
 """
 
 from __future__ import annotations
@@ -23,8 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from seqpoint.exceptions import ConfigError
-from seqpoint.profiling._counting import Cost, count_step
-from seqpoint.profiling._gpus import GPU_SPECS
+from seqpoint.profiling._counting import Cost, count_step, roofline_peaks
 from seqpoint.profiling._state import meta_clone
 from seqpoint.workloads import BatchShape, TorchWorkload, Workload
 
@@ -46,12 +43,9 @@ CHUNK = 512
 
 
 class Run(Protocol):
-    """A run as :func:`exact_totals` reads it: an ``IterationSchedule`` (profiling may not
-    import the schedule package, so it names what it needs)."""
+    """What :func:`exact_totals` reads of an ``IterationSchedule`` (a package profiling may not import)."""
 
-    def unique_signatures(self) -> tuple[IntArray, IntArray, IntArray]:
-        """``(signatures, counts, inverse)``."""
-        ...
+    def unique_signatures(self) -> tuple[IntArray, IntArray, IntArray]: ...
 
 
 @dataclass
@@ -96,10 +90,7 @@ class ExactTotals:
 
 def _row_values(cost: Cost, is_op: bool) -> dict[str, float]:
     """What is fitted of one trace row: roofline only for blocks (ops recompute it)."""
-    m = cost.metrics()
-    if is_op:
-        m = {k: v for k, v in m.items() if not k.startswith("roofline_")}
-    return m
+    return {k: v for k, v in cost.metrics().items() if not (is_op and k.startswith("roofline_"))}
 
 
 def _features(workload: Workload, sigs: IntArray) -> FloatArray | None:
@@ -108,9 +99,7 @@ def _features(workload: Workload, sigs: IntArray) -> FloatArray | None:
     from torch.utils._pytree import tree_leaves
 
     clone = meta_clone(workload) if isinstance(workload, TorchWorkload) else None
-    # Without a clone the workload's own batches have the same dimensions (only its steps
-    # need real memory).
-    source: Workload = workload if clone is None else clone
+    source: Workload = workload if clone is None else clone  # its own batches have the same dimensions
     rows: list[list[int]] = []
     for sig in sigs.tolist():
         batch = source.make_batch(tuple(int(v) for v in sig))
@@ -125,10 +114,8 @@ def _features(workload: Workload, sigs: IntArray) -> FloatArray | None:
 
 
 def _monomials(n_features: int, degree: int = 3) -> list[tuple[int, ...]]:
-    out: list[tuple[int, ...]] = [()]
-    for d in range(1, degree + 1):
-        out += list(itertools.combinations_with_replacement(range(n_features), d))
-    return out
+    """Every product of at most ``degree`` features (the empty one first: the constant)."""
+    return [m for d in range(degree + 1) for m in itertools.combinations_with_replacement(range(n_features), d)]
 
 
 def _design(feat: FloatArray, monos: Sequence[tuple[int, ...]], scale: FloatArray) -> FloatArray:
@@ -233,19 +220,12 @@ def exact_signature_costs(
     devices: Devices | None = None, seed: int = 0, progress: Callable[[], None] | None = None,
     shapes: Sequence[BatchShape | None] | None = None,
 ) -> tuple[dict[str, FloatArray], str, int, str, int, float]:
-    """Exact metrics of every row of ``signatures``; see :func:`exact_totals`. ``shapes``
-    (one per row) are real batches of a workload that takes them: each is counted as it runs.
-
-    Returns ``(per-signature metrics, method used, signatures counted, note, checked,
-    max residual)``.
-    """
+    """Exact metrics of every row of ``signatures`` (arguments as for :func:`exact_totals`):
+    ``(per-signature metrics, method used, signatures counted, note, checked, max residual)``."""
     if method not in ("auto", "count", "fit"):
         raise ConfigError(f"The 'method' parameter of exact_totals must be 'auto', 'count' or 'fit'. Got {method!r}.")
     devs = dict(devices or {})
-    dtype = getattr(getattr(workload, "config", None), "dtype", "fp32")
-    peaks = {g: (s.flops_for(dtype if isinstance(dtype, str) else "fp32"), s.bandwidth)
-             for g, s in GPU_SPECS.items()}
-    peaks.update(devs)
+    peaks = roofline_peaks(workload, devs)
     tick = progress or (lambda: None)
     if method == "count" or not isinstance(workload, TorchWorkload) or len(signatures) <= MIN_FIT:
         if method == "fit":
@@ -268,10 +248,10 @@ def exact_signature_costs(
     for g in range(len(keys)):
         rows = np.flatnonzero(which.reshape(-1) == g)
         part: dict[str, FloatArray] | None = None
+        part_shapes = None if shapes is None else [shapes[int(r)] for r in rows]
         if len(rows) > MIN_FIT:
             try:
-                part, n, res, chk = _fit(workload, signatures[rows], feat[rows], devs, peaks, seed,
-                                         None if shapes is None else [shapes[int(r)] for r in rows])
+                part, n, res, chk = _fit(workload, signatures[rows], feat[rows], devs, peaks, seed, part_shapes)
                 counted, checked, residual = counted + n, checked + chk, max(residual, res)
                 used.add("fit")
             except _FitFailed as exc:
@@ -279,8 +259,7 @@ def exact_signature_costs(
                     raise ConfigError(f"exact_totals(method='fit'): {exc}; use method='count'.") from None
                 notes.append(f"fit not used: {exc}")
         if part is None:
-            part = _count_all(workload, signatures[rows], devs, tick,
-                              None if shapes is None else [shapes[int(r)] for r in rows])
+            part = _count_all(workload, signatures[rows], devs, tick, part_shapes)
             counted += len(rows)
             used.add("count")
         for k, v in part.items():
@@ -315,11 +294,9 @@ def exact_totals(
         Called once per counted signature (a progress bar's advance).
     shapes : sequence of BatchShape, optional
         For a workload that takes real lengths: one batch per unique signature (in
-        ``schedule.unique_signatures()`` order), counted as the step runs it (the fit is
-        verified on such counts too). One batch stands for its signature: exact when the
-        step's cost depends on the lengths through the signature only (dense kernels,
-        masks, a packed row's ``sum_sq_len``), not for a kernel that skips each row's
-        padding.
+        ``schedule.unique_signatures()`` order), counted as the step runs it; exact when the
+        cost depends on the lengths through the signature only (not for a kernel that
+        skips each row's padding).
 
     Returns
     -------

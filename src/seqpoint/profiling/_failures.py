@@ -4,6 +4,7 @@ and leave the workload fit to measure the next point."""
 from __future__ import annotations
 
 import gc
+import sys
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
@@ -32,15 +33,9 @@ def failed_measurement(signature: Sequence[int], why: BaseException | str, *,
 def is_oom(exc: BaseException) -> bool:
     """True for out-of-memory errors: ``MemoryError``, ``torch.OutOfMemoryError`` and a
     ``RuntimeError`` saying an allocation failed (oneDNN and the CPU allocator word it so)."""
-    if isinstance(exc, MemoryError):
+    torch = sys.modules.get("torch")  # a torch error needs torch imported
+    if isinstance(exc, MemoryError) or (torch is not None and isinstance(exc, torch.OutOfMemoryError)):
         return True
-    try:
-        import torch
-
-        if isinstance(exc, torch.OutOfMemoryError):
-            return True
-    except ImportError:  # pragma: no cover
-        pass
     msg = str(exc).lower()
     return isinstance(exc, RuntimeError) and (
         "out of memory" in msg or "can't allocate memory" in msg or "failed to allocate" in msg
@@ -48,22 +43,15 @@ def is_oom(exc: BaseException) -> bool:
 
 
 def cleanup_after_failure(workload: Workload) -> None:
-    """Free what a failed step left behind (gradients, cached device blocks).
-
-    A step that ran out of memory part way holds gradients and the allocator's cached
-    blocks; without this the next, smaller point could fail for want of that memory.
-    """
+    """Free what a failed step left behind (gradients, cached device blocks), without which
+    the next, smaller point could fail for want of that memory."""
     opt = getattr(workload, "optimizer", None)
     if opt is not None:
         opt.zero_grad(set_to_none=True)
     gc.collect()
-    try:
-        import torch
-
-        if torch.cuda.is_available():
-            torch.cuda.empty_cache()
-    except ImportError:  # pragma: no cover
-        pass
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_available():
+        torch.cuda.empty_cache()
 
 
 T = TypeVar("T")

@@ -16,13 +16,9 @@ T = TypeVar("T")
 def in_fresh_process(fn: Callable[..., T], *args: object) -> T:
     """``fn(*args)`` in a new Python process; arguments and result travel pickled.
 
-    The child is a plain ``python -c`` that imports ``fn`` by name, not a
-    ``multiprocessing`` spawn, which would re-run the caller's ``__main__`` (a script
-    without a ``__main__`` guard, or one read from stdin, cannot be re-run). It imports
-    from this process's ``sys.path`` (a script's folder, a workload file's folder), set
-    before the arguments are unpickled, so what this process imported the child finds.
-    The result comes back through a file, not stdout, which the workload's libraries may
-    write to.
+    The child is a plain ``python -c`` that imports ``fn`` by name (a ``multiprocessing``
+    spawn would re-run the caller's ``__main__``), with this process's ``sys.path``; the
+    result comes back through a file, not stdout, which libraries may write to.
 
     Raises
     ------
@@ -77,7 +73,7 @@ def stop_workers() -> None:
 
 
 def _child_main() -> None:
-    """The worker process's entry: with the parent's ``sys.path``, run the pickled call in ``argv[1]``,
+    """The worker's entry: with the parent's ``sys.path``, run the pickled call in ``argv[1]``,
     pickle its result to ``argv[2]``."""
     import pickle
     import sys

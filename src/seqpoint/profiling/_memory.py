@@ -1,11 +1,9 @@
 """Refuse points that cannot fit: a lower bound of a step's memory, counted on the meta device.
 
-Allocating a shape far past the machine's memory can take the process (or the machine)
-down instead of raising; a point whose *lower bound* already exceeds the memory there is
-is recorded as ``oom`` without running. The bound is what one step must hold at once:
-parameters, their gradients and two optimizer moments (Adam/LAMB), plus the input batch,
-counted on the workload's meta-device clone, so nothing is allocated. It never refuses a
-point that fits; points between the bound and the limit still fail as real OOMs.
+Allocating a shape far past the machine's memory can take the process (or the machine) down
+instead of raising, so a point whose lower bound (parameters, their gradients, two optimizer
+moments and the input batch, counted on the meta-device clone) exceeds the memory there is
+recorded as ``oom`` without running. It never refuses a point that fits.
 """
 
 from __future__ import annotations
@@ -53,22 +51,13 @@ def _tensor_bytes(obj: object) -> int:
 
 
 def step_memory_lower_bound(clone: TorchWorkload, signature: Signature) -> int:
-    """Bytes one training step of ``signature`` holds at least, from a meta-device clone.
-
-    Parameters
-    ----------
-    clone : TorchWorkload
-        The workload's ``counting_clone()`` (meta device: shapes only).
-    signature : tuple of int
-        ``(batch_size, seq_len, tgt_len[, sum_sq_len])``.
-    """
+    """Bytes one training step of ``signature`` holds at least, from a meta-device ``clone``."""
     params = sum(_tensor_bytes(p) for p in clone.model.parameters())
     return STATE_COPIES * params + _tensor_bytes(clone.make_batch(signature))
 
 
 class MemoryCheck:
-    """Refuses the points of one campaign that cannot fit (see the module); built per
-    campaign, it builds the workload's meta-device clone once, on first use."""
+    """Refuses the points of one campaign that cannot fit (the meta-device clone built on first use)."""
 
     def __init__(self, workload: Workload) -> None:
         self._workload = workload

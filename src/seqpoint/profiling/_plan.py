@@ -37,20 +37,15 @@ Points = _PointSet | Iterable[Any]
 
 
 class Point(NamedTuple):
-    """A point as a campaign reads it: what it reads of a SeqPoint and nothing else."""
+    """What a campaign reads of a SeqPoint (iteration -1 for a bare signature; the real
+    lengths when the schedule recorded them; the weight goes into its Kineto trace)."""
 
     iteration: int
-    """The schedule iteration it stands for (-1 for a bare signature)."""
     signature: Signature
-    """``(batch_size, seq_len, tgt_len[, sum_sq_len])``."""
     lengths: tuple[int, ...] | None = None
-    """Real length of each sequence, when the schedule recorded them."""
     tgt_lengths: tuple[int, ...] | None = None
-    """Real target length of each sequence, when recorded."""
     row_of: tuple[int, ...] | None = None
-    """Packed row of each sequence (packed batches), when recorded."""
     weight: float | None = None
-    """Iterations it stands for (written into its Kineto trace)."""
 
 
 def _ints(values: Iterable[Any] | None) -> tuple[int, ...] | None:
@@ -58,8 +53,8 @@ def _ints(values: Iterable[Any] | None) -> tuple[int, ...] | None:
 
 
 def as_points(points: Points) -> list[Point]:
-    """Each point of a set (``.points``) or of an iterable, which may mix SeqPoint-like
-    objects and signature tuples, read once."""
+    """Each point of a set (``.points``) or of an iterable of SeqPoint-like objects and
+    signature tuples."""
     found = getattr(points, "points", None)
     items: Iterable[Any] = found if found is not None else cast("Iterable[Any]", points)
     out: list[Point] = []
@@ -101,10 +96,9 @@ def _module_digest(module: str) -> str | None:
 
 
 def workload_code_hash(workload: Workload) -> str:
-    """A hash of the code that defines ``workload``: the source files of its class (and
-    bases), of its model's module classes and of its ``source_files``, plus its model's
-    parameter names, shapes and dtypes. Part of the cache key, so editing a workload
-    measures again; files are named by module, so the same code keys alike in every checkout."""
+    """A hash of the code that defines ``workload`` (the source files of its classes, its
+    model's module classes and its ``source_files``; its parameters' names, shapes and
+    dtypes), keyed by module name so the same code keys alike in every checkout."""
     modules: set[str] = {c.__module__ for c in type(workload).__mro__}
     model = getattr(workload, "model", None)
     named, submodules = getattr(model, "named_parameters", None), getattr(model, "modules", None)
@@ -147,8 +141,7 @@ class CampaignKey:
 
     @classmethod
     def of(cls, workload: Workload, *, code: bool = True) -> CampaignKey:
-        """The key of ``workload`` in this process (its thread count applied first, so the
-        fingerprint records what the steps will use)."""
+        """The key of ``workload`` in this process (its thread count applied first)."""
         if isinstance(workload, SetsThreads):
             workload.apply_threads()
         return cls(workload=name_of(workload), config=_config_dict(workload),
@@ -211,8 +204,7 @@ class Plan:
         return [unit[0] for _, unit in self.units]
 
     def store(self, unit: Unit, m: Measurement, key: CampaignKey | None = None) -> None:
-        """Cache ``m`` (when ok) under ``key`` (default: the plan's; a worker's own says
-        which node measured it)."""
+        """Cache ``m`` (when ok) under ``key`` (default: the plan's; a worker's own names its node)."""
         key = key or self.key
         if self.cache is not None and key is not None and m.ok:
             self.cache.put(key.cache_key(self.cache, self.config, unit), m, workload=key.workload,
@@ -225,17 +217,8 @@ class Plan:
 
 def plan_points(points: Points | Sequence[Point], key: CampaignKey | None, config: ProfileConfig,
                 cache: MeasurementCache | None = None) -> Plan:
-    """Plan a campaign: each point's unit, the cached ones, the distinct ones left.
-
-    Parameters
-    ----------
-    points : SeqPoints, SeqPoint-like objects or signature tuples
-    key : CampaignKey or None
-        What the measurements are keyed under; None (not known yet) looks nothing up and
-        measures each signature once.
-    config : ProfileConfig
-    cache : MeasurementCache, optional
-    """
+    """Plan a campaign: each point's unit, the cached ones, the distinct ones left. A ``key``
+    of None (not known yet) looks nothing up and measures each signature once."""
     pts = as_points(points)
     units: list[tuple[int, Unit]] = []
     cached: dict[Unit, Measurement] = {}
@@ -246,9 +229,7 @@ def plan_points(points: Points | Sequence[Point], key: CampaignKey | None, confi
         units.append((p.iteration, unit))
         if unit in cached or unit in todo:
             continue
-        hit = None
-        if cache is not None and key is not None:
-            hit = cache.get(key.cache_key(cache, config, unit))
+        hit = None if cache is None or key is None else cache.get(key.cache_key(cache, config, unit))
         if hit is not None:
             cached[unit] = hit
         else:

@@ -29,50 +29,34 @@ _Measured = tuple[dict[str, float], dict[str, float], dict[str, list[float]]]
 def _counted(workload: Workload, signature: Signature, config: ProfileConfig,
              shape: BatchShape | None) -> dict[str, float]:
     """The deterministic metrics asked for (``flops``, ``bytes``, ``roofline_<gpu>_s``)."""
-    families = config.families
-    metrics: dict[str, float] = {}
     counts = count_point(workload, signature, shape=shape)
-    if "flops" in families:
-        metrics["flops"] = counts["flops"]
-        metrics.update({k: v for k, v in counts.items() if k.startswith("flops_")})
-    if "bytes" in families:
-        metrics["bytes"] = counts["bytes"]
-        metrics["ops"] = counts["ops"]
-        metrics.update({k: v for k, v in counts.items() if k.startswith("bytes_")})
-    for m in config.metrics:
-        if m.startswith("roofline:"):
-            g = m.partition(":")[2].lower()
-            metrics[f"roofline_{g}_s"] = counts[f"roofline_{g}_s"]
-    return metrics
+    keys: list[str] = []
+    if "flops" in config.families:
+        keys += ["flops", *(k for k in counts if k.startswith("flops_"))]
+    if "bytes" in config.families:
+        keys += ["bytes", "ops", *(k for k in counts if k.startswith("bytes_"))]
+    keys += [f"roofline_{m.partition(':')[2].lower()}_s" for m in config.metrics if m.startswith("roofline:")]
+    return {k: counts[k] for k in keys}
 
 
-def _timed(
-    workload: Workload,
-    signature: Signature,
-    batch: object,
-    config: ProfileConfig,
-    state: StartupState | None,
-) -> tuple[dict[str, float], list[float]]:
+def _timed(workload: Workload, signature: Signature, batch: object, config: ProfileConfig,
+           state: StartupState | None) -> tuple[dict[str, float], list[float]]:
     """Warm-up and timed repeats: ``time_s`` statistics (and ``time_s_first`` when cold)."""
     metrics: dict[str, float] = {}
     clock = step_timer(config.timer, workload)
     cold = state is not None and signature not in state.seen
     warm_left = config.warmup
     if cold and warm_left:
-        # The first step of a never-seen shape pays one-time costs (kernel and
-        # primitive selection, allocator growth) that a real run pays once per
-        # unique signature; it is kept apart from the steady-state repeats.
+        # The first step of a never-seen shape pays one-time costs (kernel and primitive
+        # selection, allocator growth), as a real run does once per unique signature.
         metrics[FIRST_STEP_TIME] = clock(lambda: workload.step(batch))
         warm_left -= 1
     for _ in range(warm_left):
         workload.step(batch)
     times: list[float] = []
-    spent = 0.0
     for _ in range(config.repeats):
-        dt = clock(lambda: workload.step(batch))
-        times.append(dt)
-        spent += dt
-        if config.max_seconds_per_point and spent >= config.max_seconds_per_point:
+        times.append(clock(lambda: workload.step(batch)))
+        if config.max_seconds_per_point and sum(times) >= config.max_seconds_per_point:
             break
     metrics.update(time_stats(times))
     if state is not None:
@@ -81,25 +65,10 @@ def _timed(
 
 
 def kineto_trace_path(kineto_dir: str | Path, iteration: int, signature: Sequence[int]) -> Path:
-    """Where the Kineto trace of a point goes: ``it<iteration>_b<B>_s<S>_t<T>.pt.trace.json``.
-
-    The ``.pt.trace.json`` suffix is what TensorBoard's profiler plugin looks for.
-    """
+    """Where the Kineto trace of a point goes: ``it<iteration>_b<B>_s<S>_t<T>.pt.trace.json``
+    (the suffix TensorBoard's profiler plugin looks for)."""
     b, s, t = (int(v) for v in (*signature, 0, 0)[:3])
     return Path(kineto_dir) / f"it{int(iteration)}_b{b}_s{s}_t{t}.pt.trace.json"
-
-
-def _trace_metadata(
-    workload: Workload, signature: Signature, iteration: int, weight: float | None
-) -> dict[str, object]:
-    meta: dict[str, object] = {
-        "seqpoint_iteration": iteration,
-        "seqpoint_signature": list(signature),
-        "seqpoint_workload": name_of(workload),
-    }
-    if weight is not None:
-        meta["seqpoint_weight"] = float(weight)
-    return meta
 
 
 def _measure(
@@ -112,7 +81,6 @@ def _measure(
     breakdown: dict[str, float] = {}
     samples: dict[str, list[float]] = {}
     families = config.families
-    device = workload_device(workload)
     if families & {"flops", "bytes", "roofline"}:
         metrics.update(_counted(workload, signature, config, shape))
     if not config.stepped:
@@ -128,15 +96,16 @@ def _measure(
             workload.step(batch)
     if state is not None:
         state.seen.add(signature)
+    device = workload_device(workload)
     host_memory = "memory" in families and device.type != "cuda"
-    trace = None
-    if config.kineto_dir is not None:
-        trace = kineto_trace_path(config.kineto_dir, iteration, signature)
+    trace = None if config.kineto_dir is None else kineto_trace_path(config.kineto_dir, iteration, signature)
     if "breakdown" in families or host_memory or trace is not None:
-        per_cat, total, peak = profile_breakdown(
-            workload, batch, device, config.breakdown_steps, host_memory, chrome_trace=trace,
-            trace_metadata=_trace_metadata(workload, signature, iteration, weight),
-        )
+        meta: dict[str, object] = {"seqpoint_iteration": iteration, "seqpoint_signature": list(signature),
+                                   "seqpoint_workload": name_of(workload)}
+        if weight is not None:
+            meta["seqpoint_weight"] = float(weight)
+        per_cat, total, peak = profile_breakdown(workload, batch, device, config.breakdown_steps, host_memory,
+                                                 chrome_trace=trace, trace_metadata=meta)
         if "breakdown" in families:
             breakdown.update(per_cat)
             metrics["breakdown_total_s"] = total
@@ -152,13 +121,8 @@ def _measure(
 
 
 def profile_point(
-    workload: Workload,
-    signature: Sequence[int],
-    config: ProfileConfig | None = None,
-    *,
-    iteration: int = -1,
-    weight: float | None = None,
-    shape: BatchShape | None = None,
+    workload: Workload, signature: Sequence[int], config: ProfileConfig | None = None, *,
+    iteration: int = -1, weight: float | None = None, shape: BatchShape | None = None,
 ) -> Measurement:
     """Measure one training step of ``signature``.
 

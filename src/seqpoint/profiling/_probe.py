@@ -1,11 +1,6 @@
-"""Peak FLOP/s and memory bandwidth of this machine's CPU, from a tiny probe.
-
-A roofline needs a peak and a bandwidth. For a GPU they come from the data sheet
-(``GPU_SPECS``); for the CPU that a campaign runs on, two short measurements give them:
-the best of a few ``1024×1024`` fp32 matrix products (FLOP/s) and the best of a few
-copies of a 64 MiB tensor (read + write bytes/s). Only their ratio orders iterations in
-the model cost proxy, and both are rounded to two significant figures so that the same
-machine gives the same proxy from run to run.
+"""Peak FLOP/s and memory bandwidth of this machine's CPU, for a roofline: the best of a few
+``1024×1024`` fp32 matrix products and of a few copies of a 64 MiB tensor, rounded to two
+significant figures so that the same machine gives the same cost proxy from run to run.
 """
 
 from __future__ import annotations

@@ -1,15 +1,11 @@
-"""The multi-process measurement protocol: a campaign's repeats spread over fresh worker
-processes, interleaved in time, with a drift check (:func:`profile_protocol`).
+"""The multi-process measurement protocol (:func:`profile_protocol`).
 
-One process has a speed of its own (allocator layout, thread placement, the machine's
-load): re-profiling the same SeqPoints in a fresh process moved a projection by 0.6-3.0%,
-more than the repeats' noise. As pyperf does, each point's repeats are spread over
-``processes`` fresh processes, one after another (never side by side, which would time
-each other); within a process the points run round-robin, so a slow drift hits every
-point alike. The campaign's first point is timed at the start and the end of every
-process: the relative change is the process's drift, warned about above its noise. Each
-measurement keeps its per-process medians (``samples["time_s_processes"]``) and their
-standard error (``time_s_sem``), which the projection's interval uses.
+One process has a speed of its own: re-profiling the same SeqPoints in a fresh process
+moved a projection by 0.6-3.0%, more than the repeats' noise. As pyperf does, each point's
+repeats are spread over ``processes`` fresh processes, one after another; within one the
+points run round-robin, so a slow drift hits every point alike. The campaign's first point
+is timed at the start and the end of every process: the change is its drift, warned about
+above its noise. Each measurement keeps its per-process medians and their standard error.
 """
 
 from __future__ import annotations
@@ -37,11 +33,10 @@ from seqpoint.profiling._startup import (
 from seqpoint.profiling._timers import step_timer, time_stats
 from seqpoint.workloads import BatchShape, Signature, Workload
 
-__all__ = ["DriftWarning", "WorkerPoint", "WorkerResult", "WorkerTask", "fresh_worker", "profile_protocol",
-           "run_worker", "split_repeats"]
+__all__ = ["DriftWarning", "WorkerResult", "WorkerTask", "fresh_worker", "profile_protocol", "run_worker",
+           "split_repeats"]
 
-#: A point a worker times: its signature, or for a workload that takes one (``takes_batch_shape``)
-#: its :class:`~seqpoint.workloads.BatchShape` with the iteration's real lengths.
+#: A point a worker times: its signature, or the BatchShape of a workload that takes one.
 WorkerPoint = Signature | BatchShape
 
 
@@ -67,8 +62,7 @@ class WorkerTask:
     workload: ShippedWorkload
     """The workload: rebuilt from its recipe, or unpickled (:func:`ship_workload`)."""
     points: tuple[WorkerPoint, ...]
-    """Points to time, in campaign order (the first is the drift check point): signatures,
-    or BatchShapes, which the workload's ``make_batch`` gets as they are."""
+    """Points to time, in campaign order (the first is the drift check point)."""
     decoy: Signature | None
     """Start-up shape (``campaign_decoy``)."""
     warmup: int
@@ -110,7 +104,7 @@ def run_worker(task: WorkerTask) -> WorkerResult:
     workload = task.workload.build()
     clock = step_timer(task.timer, workload)
     points = list(task.points)
-    sigs = [p.signature if isinstance(p, BatchShape) else p for p in points]
+    sigs = [_signature(p) for p in points]
     state = startup_state(workload, task.decoy, sigs)
     times: list[list[float]] = [[] for _ in points]
     first: dict[int, float] = {}
@@ -181,47 +175,35 @@ def _drift(start: list[float], end: list[float]) -> dict[str, Any]:
     """Relative change of the check point's median from start to end, and its noise (≈95%)."""
     m0, m1 = statistics.median(start), statistics.median(end)
     drift = m1 / m0 - 1.0 if m0 > 0 else 0.0
+    noise = 0.0
     if len(start) >= 2 and len(end) >= 2 and m0 > 0:
         se = (statistics.variance(start) / len(start) + statistics.variance(end) / len(end)) ** 0.5
         noise = 2.0 * se / m0
-    else:
-        noise = 0.0
     return {"start_s": m0, "end_s": m1, "drift": drift, "noise": noise, "above_noise": abs(drift) > noise}
 
 
 def _time_metrics(times: list[float], per_process: list[float], firsts: list[float]) -> dict[str, float]:
     """``time_s`` statistics of the pooled repeats, their per-process spread and the cold step."""
-    out = {**time_stats(times), PROCESSES: float(len(per_process))}
-    out[f"{STEADY_TIME}_sem"] = (
-        statistics.stdev(per_process) / len(per_process) ** 0.5 if len(per_process) >= 2 else 0.0
-    )
+    sem = statistics.stdev(per_process) / len(per_process) ** 0.5 if len(per_process) >= 2 else 0.0
+    out = {**time_stats(times), PROCESSES: float(len(per_process)), f"{STEADY_TIME}_sem": sem}
     if firsts:
         out[FIRST_STEP_TIME] = statistics.median(firsts)
     return out
 
 
 def profile_protocol(
-    workload: Workload,
-    points: Sequence[WorkerPoint],
-    config: ProfileConfig,
-    decoy: Signature | None,
-    *,
-    run: Callable[[WorkerTask], WorkerResult] | None = None,
-    between: Callable[[int], None] | None = None,
+    workload: Workload, points: Sequence[WorkerPoint], config: ProfileConfig, decoy: Signature | None, *,
+    run: Callable[[WorkerTask], WorkerResult] | None = None, between: Callable[[int], None] | None = None,
     label: str | None = None,
 ) -> tuple[dict[WorkerPoint, Measurement], dict[str, Any]]:
-    """Time ``points`` (distinct, in campaign order; the first is the drift check point; a
-    BatchShape reaches the workers' ``make_batch`` with its real lengths) in
-    ``config.processes`` workers, each starting up on ``decoy``. ``run`` runs one
-    :class:`WorkerTask` (default: :func:`run_worker` in a fresh process); ``between(p)``
-    runs after worker ``p`` of all but the last (``validate``'s full runs); ``label`` names
-    the campaign in a drift warning.
+    """Time ``points`` (distinct, in campaign order) in ``config.processes`` workers, each
+    starting up on ``decoy``. ``run`` runs one :class:`WorkerTask` (default:
+    :func:`fresh_worker`); ``between(p)`` runs after worker ``p`` of all but the last;
+    ``label`` names the campaign in a drift warning.
 
-    Returns each point's Measurement with the ``time`` metrics only (iteration -1), and the
-    protocol's report: ``processes``, ``interleave``, ``repeats_per_process``, ``check``
-    (the drift check signature) and ``drift`` (per process: ``start_s``, ``end_s``,
-    ``drift``, ``noise``, ``above_noise``). Raises ConfigError when the workload has no
-    recipe and does not pickle.
+    Returns each point's Measurement with the ``time`` metrics only, and the protocol's
+    report (``processes``, ``interleave``, ``repeats_per_process``, ``check``, and per
+    process ``drift``: ``start_s``, ``end_s``, ``drift``, ``noise``, ``above_noise``).
     """
     shipped = ship_workload(workload)
     shares = split_repeats(config.repeats, config.processes)

@@ -1,8 +1,7 @@
 """A workload sent to a worker process (:func:`ship_workload`): rebuilt there from its
-recipe (what ``load_workload`` built it from: torch modules defined in functions do not
-pickle, and a large model is quicker to build than to copy), or else the object itself,
-pickled with cloudpickle when installed (which carries classes of a script run as
-``__main__``, or of a module loaded from a file, by value).
+``load_workload`` recipe (a large model is quicker to build than to copy), or else the
+object itself, pickled (with cloudpickle when installed, which carries classes of a script
+run as ``__main__``, or of a module loaded from a file, by value).
 """
 
 from __future__ import annotations
@@ -54,8 +53,8 @@ class _PlainPickler(pickle.Pickler):
 
 
 def _unimportable(workload: Workload) -> list[types.ModuleType]:
-    """Modules of the workload's classes that a worker could not import by name: loaded from
-    a file by ``importlib`` (as a notebook or a test loads a script), not found on ``sys.path``."""
+    """Modules of the workload's classes that a worker could not import by name (loaded from
+    a file by ``importlib``, not on ``sys.path``)."""
     from importlib.machinery import PathFinder
 
     found: list[types.ModuleType] = []
@@ -90,9 +89,8 @@ def _dumps(workload: Workload) -> bytes:
 def ship_workload(
     workload: Workload, *, what: str = "[profile] processes > 1", fix: str = "set [profile] processes = 1"
 ) -> ShippedWorkload:
-    """What a worker process needs to get ``workload``: its recipe, or the object pickled.
-    Raises a one-line ConfigError (its type, why, and ``fix``) when it has no recipe and
-    does not pickle; ``what`` names what sends it to a worker."""
+    """What a worker process needs to get ``workload``: its recipe, or the object pickled; a
+    one-line ConfigError naming ``what`` sends it and ``fix`` when neither works."""
     name = name_of(workload)
     recipe = workload_recipe(workload)
     if recipe is not None:

@@ -1,7 +1,5 @@
 """Process start-up of a workload: the warm-up that absorbs one-time costs before the first
-measured point, what each workload object has run in this process (:class:`StartupState`,
-kept beside the object), and oneDNN's primitive counts.
-"""
+measured point, what each workload object has run in this process, oneDNN's primitive counts."""
 
 from __future__ import annotations
 
@@ -25,20 +23,16 @@ __all__ = ["DEFAULT_BLOCK", "STARTUP_STEPS", "campaign_decoy", "interleave_block
 
 #: Steps of the start-up shape before the first measured point.
 _STARTUP_STEPS = 3
-
-#: Steps a fresh process runs before its first measured point, at most: the start-up
-#: steps and one step of the oneDNN probe shape (what the reduction factor counts).
+#: Steps a fresh process runs before its first measured point, at most (and a oneDNN probe).
 STARTUP_STEPS = _STARTUP_STEPS + 1
 
 
 def startup_state(workload: Workload, decoy: Sequence[int] | None = None,
                   points: Iterable[Sequence[int]] = ()) -> StartupState | None:
-    """The start-up state of ``workload``, running the process start-up the first time: a
-    few steps of ``decoy`` (default: its ``warmup_signature``; none: no steps) absorb the
-    process's one-time costs, and one step of a second shape counts oneDNN's primitives.
-    ``points`` are the shapes the start-up must leave cold. None for a workload that cannot
-    be weakly referenced (its first steps are then not told apart).
-    """
+    """The start-up state of ``workload``, running the start-up the first time: a few steps
+    of ``decoy`` (default: its ``warmup_signature``) absorb the process's one-time costs, and
+    one step of a second shape, none of ``points``, counts oneDNN's primitives. None for a
+    workload that cannot be weakly referenced."""
     kept = state_of(workload)
     if kept is None:
         return None
@@ -50,8 +44,7 @@ def startup_state(workload: Workload, decoy: Sequence[int] | None = None,
 
 def _run_startup(workload: Workload, state: StartupState, decoy: Sequence[int] | None,
                  points: Iterable[Sequence[int]]) -> None:
-    if decoy is None:
-        decoy = getattr(workload, "warmup_signature", None)
+    decoy = decoy if decoy is not None else getattr(workload, "warmup_signature", None)
     if decoy is None:
         return
     start = tuple(int(v) for v in decoy)
@@ -68,14 +61,11 @@ def _run_startup(workload: Workload, state: StartupState, decoy: Sequence[int] |
 
 
 def campaign_decoy(signatures: Sequence[Sequence[int]]) -> Signature | None:
-    """The start-up shape of a campaign: just below its largest point, and none of them.
+    """The start-up shape of a campaign: ``(batch_size, seq_len - 1, tgt_len)`` of its point
+    with the most padded tokens (``seq_len + 1`` when taken), never a point; None for none.
 
-    A real run grows its allocator and thread pools once, to its largest batches; a decoy
-    as large as the campaign's largest point (one token shorter, so that point stays cold)
-    leaves each point's first step only what belongs to its shape (after a small decoy,
-    ``bert:tiny``'s cold steps cost up to 1.9x their steady state, after this one 1.04x).
-    Returns ``(batch_size, seq_len - 1, tgt_len)`` of the point with the most padded
-    tokens (``seq_len + 1`` when that is taken or below 1); None for no points.
+    A real run grows its allocator and thread pools once, to its largest batches; after a
+    small decoy ``bert:tiny``'s cold steps cost up to 1.9x their steady state, after this 1.04x.
     """
     sigs = [tuple(int(v) for v in s) for s in signatures]
     if not sigs:
@@ -90,11 +80,8 @@ def campaign_decoy(signatures: Sequence[Sequence[int]]) -> Signature | None:
 
 
 def _probe_signature(decoy: Signature, taken: set[Signature]) -> Signature | None:
-    """A second start-up shape, every length about 20% below ``decoy``'s, never a point.
-
-    Far enough that every layer's shape changes (two tokens less left strided
-    convolutions' outputs unchanged: 9 new DeepSpeech2 primitives instead of 16).
-    """
+    """A second start-up shape, every length about 20% below ``decoy``'s (far enough that
+    strided convolutions' outputs change too), never a point."""
     b, length, *rest = decoy
     tgt = rest[0] if rest else 0
     for cut in (0.8, 0.75, 0.7, 0.65, 0.6):
@@ -127,10 +114,8 @@ DEFAULT_BLOCK = 16
 
 
 def interleave_block(primitives: tuple[int, int] | None, capacity: int | None) -> int:
-    """How many points one round-robin block holds: as many shapes as oneDNN's LRU
-    primitive cache keeps at once (``(capacity - shared) // per_shape``, the rule of
-    :func:`seqpoint.projection.cold_steps`), at least 1; :data:`DEFAULT_BLOCK` when the
-    counts are unknown, unlimited when nothing is cached per shape."""
+    """Points in one round-robin block: as many shapes as oneDNN's LRU primitive cache keeps
+    at once, at least 1; :data:`DEFAULT_BLOCK` when unknown, unlimited for none per shape."""
     if primitives is None or not capacity:
         return DEFAULT_BLOCK
     per_shape, shared = primitives
@@ -140,14 +125,9 @@ def interleave_block(primitives: tuple[int, int] | None, capacity: int | None) -
 
 
 def count_onednn_primitives(workload: Workload, signature: Signature) -> tuple[int, int] | None:
-    """oneDNN primitives one step of a never-seen shape creates, and those it reuses.
-
-    oneDNN keeps a primitive per shape in a per-process LRU cache; a run whose shapes need
-    more entries re-creates primitives for shapes it met before. The count comes from
-    oneDNN's verbose log of one untimed step (``create:cache_miss``: new for this shape;
-    ``create:cache_hit``: shared), captured from file descriptor 1. None off the CPU or
-    without oneDNN.
-    """
+    """oneDNN primitives one step of a never-seen shape creates, and those it reuses, from
+    oneDNN's verbose log of one untimed step on file descriptor 1 (``create:cache_miss`` and
+    ``create:cache_hit``). None off the CPU or without oneDNN."""
     import tempfile
 
     import torch

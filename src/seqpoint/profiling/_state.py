@@ -1,12 +1,7 @@
 """What seqpoint learns about a workload object while it profiles it, kept beside the object,
-never on it (:func:`state_of`).
-
-A campaign in the user's own process (a Trainer callback, a notebook) profiles the same
-workload object again and again: its process start-up must run once, its meta-device
-clone be built once, the shapes it already stepped stay warm. That state lives here,
-keyed by the object's identity and dropped with it (a weak reference), so nothing is
-written onto an object a user gave, and a copy (a pickled workload in a worker process)
-starts with no state, as a fresh object should.
+never on it (:func:`state_of`): its start-up runs once, its meta-device clone is built once,
+the shapes it stepped stay warm. Keyed by the object's identity and dropped with it (a weak
+reference), so a copy (a pickled workload in a worker process) starts afresh.
 """
 
 from __future__ import annotations
@@ -27,8 +22,7 @@ class StartupState:
     seen: set[Signature] = dataclasses.field(default_factory=set)
     """Signatures stepped in this process: their first step is no longer cold."""
     primitives: tuple[int, int] | None = None
-    """oneDNN primitives one step of a new shape creates and those it reuses (None: not
-    counted: not on a CPU, no oneDNN, or start-up did not run)."""
+    """oneDNN primitives one step of a new shape creates and those it reuses (None: not counted)."""
 
 
 @dataclasses.dataclass(eq=False)
@@ -42,8 +36,7 @@ class WorkloadState:
     meta_fails: bool = False
     """Its model cannot run on the meta device (data-dependent control flow)."""
     optimizer_cost: dict[tuple[object, ...], Any] = dataclasses.field(default_factory=dict)
-    """Counted cost (a ``_counting.Cost``, a module above this one) of its optimizer step,
-    by the parameters' shapes."""
+    """Counted cost (a ``_counting.Cost``) of its optimizer step, by the parameters' shapes."""
 
 
 #: id of a live workload object -> (a weak reference to it, its state).

@@ -43,13 +43,8 @@ def workload_device(workload: Workload) -> torch.device:
 
 def step_timer(name: str, workload: Workload) -> Callable[[Callable[[], object]], float]:
     """The timer ``name`` of :data:`TIMERS` bound to ``workload``'s device: ``clock(fn)`` is
-    the seconds of one call of ``fn`` (a step), synchronised as the device needs.
-
-    Raises
-    ------
-    ConfigError
-        An unknown timer name (the message lists the valid ones), or ``cuda`` without CUDA.
-    """
+    the seconds of one call of ``fn`` (a step). Raises ConfigError for an unknown timer
+    (listing the valid ones) or ``cuda`` without CUDA."""
     timer, device = TIMERS.get(name)(), workload_device(workload)
     return lambda fn: timer(fn, device)
 
@@ -104,9 +99,7 @@ def _cuda() -> Timer:
     import torch
 
     if not torch.cuda.is_available():
-        raise ConfigError(
-            "The 'cuda' timer needs a CUDA device; torch sees none. Use --timer wall."
-        )
+        raise ConfigError("The 'cuda' timer needs a CUDA device; torch sees none. Use --timer wall.")
 
     def timer(fn: Callable[[], object], device: torch.device) -> float:
         if device.type != "cuda":

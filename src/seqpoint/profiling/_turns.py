@@ -1,12 +1,9 @@
 """Campaigns measured in turn: their worker processes alternate (:func:`take_turns`).
 
 ``seqpoint speedup`` measures the same SeqPoints under two configurations; one after the
-other, a change of the machine's speed between them goes straight into the ratio (on a
-shared 2-core VM the same bf16 run took 2.1-2.3 s in one hour and 2.5-3.2 s in the next).
-With ``[profile] processes > 1`` their workers run A1 B1 B2 A2 A3 B3 ... instead (the
-order reversed every other round), so a steady drift reaches both alike. Each campaign
-runs in a thread of its own, but only one runs at any moment: nothing is timed while
-another campaign's code or worker runs.
+other, a change of the machine's speed goes straight into the ratio. With ``[profile]
+processes > 1`` their workers run A1 B1 B2 A2 A3 B3 ... instead, so a steady drift reaches
+both alike. Each campaign runs in a thread of its own, only one at any moment.
 """
 
 from __future__ import annotations
@@ -65,11 +62,8 @@ class _Turns:
                 raise _Cancelled
 
     def hand_over(self, j: int) -> None:
-        """Campaign ``j`` ran a worker: the next one in the order runs, ``j`` waits its turn.
-
-        torch's thread count is process-wide, and the other campaign's workload may set
-        its own: it is put back before ``j`` goes on.
-        """
+        """Campaign ``j`` ran a worker: the next one runs, ``j`` waits its turn (torch's
+        process-wide thread count, which the other's workload may set, put back)."""
         torch = sys.modules.get("torch")
         threads = torch.get_num_threads() if torch is not None else None
         with self._cond:
@@ -100,9 +94,7 @@ def take_turns(jobs: Sequence[Callable[[EndTurn], T]]) -> list[T]:
     ----------
     jobs : sequence of callables
         Each is called with an :data:`EndTurn`, which it passes as ``end_turn`` to
-        :func:`~seqpoint.profiling.profile_points` (through ``measure``), to be called
-        after every worker process it runs. With two jobs the workers run
-        A1 B1 B2 A2 A3 B3 ...
+        :func:`~seqpoint.profiling.profile_points`.
 
     Returns
     -------
@@ -117,8 +109,8 @@ def take_turns(jobs: Sequence[Callable[[EndTurn], T]]) -> list[T]:
 
     Notes
     -----
-    torch's random state is saved before and restored after, once: the jobs' own
-    save and restore (``profile_points``) interleave and would not nest.
+    The random states are saved before and restored after, once: the jobs' own save and
+    restore (``profile_points``) interleave and would not nest.
     """
     turns = _Turns(len(jobs))
     results: list[Any] = [None] * len(jobs)

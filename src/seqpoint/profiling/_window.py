@@ -1,8 +1,6 @@
-"""A timed in-sequence window of a run: W consecutive iterations stepped in order in one
-fresh process, every step timed (:func:`profile_window`). It shows what isolated points
-cannot: the extra time of a shape's first step in the run's own order, with its
-neighbours (allocator, oneDNN's primitive cache); the projection calibrates its cold-step
-term from it (``seqpoint.projection.first_occurrence``).
+"""A timed in-sequence window of a run (:func:`profile_window`): consecutive iterations
+stepped in order in one fresh process, every step timed. It shows a shape's first step in
+the run's own order, with its neighbours, which the projection's cold-step term calibrates on.
 """
 
 from __future__ import annotations
@@ -22,8 +20,8 @@ __all__ = ["profile_window", "time_window"]
 
 def time_window(workload: ShippedWorkload, steps: Sequence[Signature | BatchShape],
                 decoy: Signature | None, timer: str) -> list[float]:
-    """Build the workload here and time one step of every signature (or BatchShape), in
-    order, after the process start-up on ``decoy`` (a worker's body)."""
+    """A worker's body: build the workload and time one step of each of ``steps``, in order,
+    after the process start-up on ``decoy``."""
     built = workload.build()
     clock = step_timer(timer, built)
     startup_state(built, decoy, [s.signature if isinstance(s, BatchShape) else s for s in steps])
@@ -46,8 +44,7 @@ def profile_window(
     Parameters
     ----------
     workload : Workload
-        Rebuilt in the fresh process from the spec ``load_workload`` built it from, or
-        sent pickled (as the workers of ``[profile] processes > 1``).
+        Rebuilt in the fresh process from its ``load_workload`` spec, or sent pickled.
     signatures : sequence of tuple of int or BatchShape
         The signatures of iterations ``start, start + 1, ...`` of the schedule; for a
         workload that takes one, each iteration's BatchShape with its real lengths.
@@ -59,12 +56,8 @@ def profile_window(
     Returns
     -------
     StepWindow
-        One time per step, seconds.
-
-    Raises
-    ------
-    ConfigError
-        The workload has no recipe and does not pickle.
+        One time per step, seconds. A workload with no recipe that does not pickle raises
+        ConfigError.
     """
     steps = [s if isinstance(s, BatchShape) else tuple(int(v) for v in s) for s in signatures]
     sigs = [s.signature if isinstance(s, BatchShape) else s for s in steps]

@@ -79,12 +79,9 @@ def read_text(path: str | Path, *, what: str, made_by: str) -> str:
     except UnicodeDecodeError as exc:
         # Where an editor shows it: line and column (in characters) of the first bad byte.
         before = data[: exc.start].decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
-        line = before.count("\n") + 1
-        column = len(before) - (before.rfind("\n") + 1) + 1
-        raise InputError(
-            f"{path}: line {line}, column {column} (byte {data[exc.start]:#04x}): {what} must be UTF-8 "
-            f"text; this is {_encoding_hint(data[:4])}."
-        ) from None
+        line, column = before.count("\n") + 1, len(before) - before.rfind("\n")
+        raise InputError(f"{path}: line {line}, column {column} (byte {data[exc.start]:#04x}): {what} "
+                         f"must be UTF-8 text; this is {_encoding_hint(data[:4])}.") from None
     # Universal newlines, as text mode would: CR-only files read as lines too.
     return text.replace("\r\n", "\n").replace("\r", "\n")
 

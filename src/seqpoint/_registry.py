@@ -53,6 +53,3 @@ class Registry(Generic[T]):
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.names())
-
-    def __len__(self) -> int:
-        return len(self._items)

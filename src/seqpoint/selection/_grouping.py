@@ -220,20 +220,15 @@ def smallest_k(attempt: Callable[[int], bool], k_cap: int, *, doubling: bool) ->
     With ``doubling`` (a k-means per k), k = 1, 2, 4, ..., 64 are tried and the gap below
     the first success bisected; otherwise, and past 64, k is scanned in order.
     """
-    if not doubling:
-        return next((k for k in range(1, k_cap + 1) if attempt(k)), 0)
     fail, k = 0, 1
-    while k <= min(k_cap, MAX_REFINE_K):
+    while doubling and k <= min(k_cap, MAX_REFINE_K):
         if attempt(k):
             while k - fail > 1:
                 mid = (fail + k) // 2
-                if attempt(mid):
-                    k = mid
-                else:
-                    fail = mid
+                fail, k = (fail, mid) if attempt(mid) else (mid, k)
             return k
         fail, k = k, 2 * k
-    start = min(k_cap, MAX_REFINE_K) + 1
+    start = min(k_cap, MAX_REFINE_K) + 1 if doubling else 1
     return next((k for k in range(start, k_cap + 1) if attempt(k)), 0)
 
 

@@ -1,8 +1,5 @@
-"""The schema of SEQPOINTS.json: strict, finite, bounded, weights summing to the run.
-
-Imported only by :func:`~seqpoint.selection.read_seqpoints`, so that ``import
-seqpoint`` does not load pydantic.
-"""
+"""The schema of SEQPOINTS.json: strict, finite, bounded, weights summing to the run. Imported
+only by :func:`~seqpoint.selection.read_seqpoints`: ``import seqpoint`` loads no pydantic."""
 
 from __future__ import annotations
 

@@ -100,9 +100,10 @@ def read_lengths(trainer: Trainer, *, with_target: bool = False) -> Lengths:
     length_column = lengths_of(length_name)
     # group_by_length sorts by the length column of a datasets.Dataset only while it
     # survives remove_unused_columns; otherwise HF measures the model input, as here.
-    kept = columns is not None and (
-        not args.remove_unused_columns or length_name in _kept_columns(trainer)
-    )
+    kept = columns is not None and not args.remove_unused_columns
+    if columns is not None and args.remove_unused_columns:
+        trainer._set_signature_columns_if_needed()
+        kept = length_name in (trainer._signature_columns or [])
     sampler = length_column if (length_column is not None and kept) else source
     if sampler is None:
         if args.train_sampling_strategy in ("group_by_length", "batch_rebalance"):
@@ -114,8 +115,3 @@ def read_lengths(trainer: Trainer, *, with_target: bool = False) -> Lengths:
         sampler = np.zeros(len(dataset), dtype=np.int64)  # a random or sequential sampler reads len() only
     target = lengths_of("labels") if with_target and source is not None else None
     return Lengths(source, target, sampler)
-
-
-def _kept_columns(trainer: Trainer) -> list[str]:
-    trainer._set_signature_columns_if_needed()
-    return list(trainer._signature_columns or [])

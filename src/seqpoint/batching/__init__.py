@@ -5,7 +5,8 @@ Every policy is a frozen keyword-only dataclass registered in :data:`POLICIES`; 
 :class:`~seqpoint.schedule.IterationSchedule`. Policies see lengths only and are
 replayed with vectorised numpy, so 10 million samples take about a second.
 ``world_size=N`` gives a data-parallel schedule, every rank's batch of every step
-(docs/scaling.md says how each policy deals an epoch over ranks).
+(docs/scaling.md says how each policy deals an epoch over ranks). The ports of the
+libraries' batching internals, imported ``as`` themselves, are for the fidelity tests.
 """
 
 # Importing a policy's module registers it in POLICIES, where make_policy and replay find it.
@@ -18,25 +19,20 @@ from seqpoint.batching._base import (
     make_policy,
     replay,
 )
-from seqpoint.batching._bucketing import estimate_duration_buckets, group_by_bucket
-from seqpoint.batching._group_by_length import length_grouped_indices
-from seqpoint.batching._packing import pack_rows
+from seqpoint.batching._bucketing import estimate_duration_buckets as estimate_duration_buckets
+from seqpoint.batching._bucketing import group_by_bucket as group_by_bucket
+from seqpoint.batching._group_by_length import length_grouped_indices as length_grouped_indices
+from seqpoint.batching._packing import pack_rows as pack_rows
 from seqpoint.batching._sampler import from_batch_sampler
-from seqpoint.batching._search import largest_fitting
-from seqpoint.batching._token_budget import batch_by_size
+from seqpoint.batching._search import largest_fitting as largest_fitting
+from seqpoint.batching._token_budget import batch_by_size as batch_by_size
 
 __all__ = [
     "POLICIES",
     "BatchingPolicy",
-    "batch_by_size",
     "epoch_rng",
     "epoch_seed",
-    "estimate_duration_buckets",
     "from_batch_sampler",
-    "group_by_bucket",
-    "largest_fitting",
-    "length_grouped_indices",
     "make_policy",
-    "pack_rows",
     "replay",
 ]

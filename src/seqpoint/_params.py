@@ -81,8 +81,7 @@ class Options:
         return any(v == o and type(v) is type(o) for o in self.values)
 
     def describe(self) -> str:
-        shown = [repr(o) if self.quote else str(o) for o in self.values]
-        return f"one of {', '.join(shown)}"
+        return f"one of {', '.join(repr(o) if self.quote else str(o) for o in self.values)}"
 
 
 @dataclass(frozen=True)
@@ -118,15 +117,12 @@ def check_params(owner: str, constraints: Mapping[str, Collection[Constraint]], 
     ConfigError on the first miss: "The 'name' parameter of OWNER must be <descriptions>.
     Got <value>." (``owner`` empty for a free function's parameter)."""
     for name, allowed in constraints.items():
-        if name not in values:
-            continue
-        v = values[name]
-        if any(v is None if c is None else c.accepts(v) for c in allowed):
+        v = values.get(name)
+        if name not in values or any(v is None if c is None else c.accepts(v) for c in allowed):
             continue
         # An empty description allows a value without advertising it (device "meta").
         what = " or ".join(d for d in ("None" if c is None else c.describe() for c in allowed) if d)
-        of = f" of {owner}" if owner else ""
-        raise ConfigError(f"The {name!r} parameter{of} must be {what}. Got {v!r}.")
+        raise ConfigError(f"The {name!r} parameter{f' of {owner}' if owner else ''} must be {what}. Got {v!r}.")
 
 
 def validate_params(obj: Any) -> None:

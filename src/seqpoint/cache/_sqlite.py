@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from seqpoint._config import config_hash
-from seqpoint._jsonio import parse_json
+from seqpoint._jsonio import parse_json, write_json
 from seqpoint._signature import Signature
 from seqpoint.exceptions import InputError
 from seqpoint.measurements import Measurement, parse_measurement
@@ -191,9 +191,6 @@ class MeasurementCache:
 
     def export(self, path: str | Path, workload: str | None = None) -> Path:
         """Write the rows as JSON (``{"entries": [{key, workload, signature, status, created, measurement}]}``)."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
         entries = [{"key": e.key, "workload": e.workload, "signature": list(e.signature), "status": e.status,
                     "created": e.created, "measurement": e.measurement.to_dict()} for e in self.list(workload)]
-        path.write_text(json.dumps({"cache": str(self.path), "entries": entries}, indent=2) + "\n")
-        return path
+        return write_json({"cache": str(self.path), "entries": entries}, path)

@@ -72,8 +72,7 @@ class BaseSelector:
 
     @classmethod
     def _param_names(cls) -> list[str]:
-        sig = inspect.signature(cls.__init__)
-        return [p for p in sig.parameters if p != "self"]
+        return [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
 
     def get_params(self) -> dict[str, object]:
         """Constructor parameters as a dict (scikit-learn contract)."""

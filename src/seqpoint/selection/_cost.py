@@ -178,10 +178,8 @@ def cost_proxy(spec: str | CostProxy | PilotTable | None = None, *, owner: str =
     """The cost proxy ``spec`` names: a name in :data:`COST_MODELS` (None is ``attention``), or
     a callable ``f(schedule)`` or :class:`PilotTable` as it is; ``owner`` names the estimator
     that received it in the error."""
-    if spec is None:
-        return AttentionCost()
-    if isinstance(spec, str):
-        return COST_MODELS.get(spec)()
+    if spec is None or isinstance(spec, str):
+        return COST_MODELS.get("attention" if spec is None else spec)()
     if callable(spec):
         return spec
     raise ConfigError(f"The 'cost' parameter of {owner} must be a cost model name "
@@ -191,10 +189,8 @@ def cost_proxy(spec: str | CostProxy | PilotTable | None = None, *, owner: str =
 
 def describe_cost(spec: str | CostProxy | PilotTable | None) -> str:
     """Short text naming a cost spec (for SEQPOINTS.json meta)."""
-    if spec is None:
-        return "attention"
-    if isinstance(spec, str):
-        return spec
+    if spec is None or isinstance(spec, str):
+        return "attention" if spec is None else spec
     if isinstance(spec, PilotTable):
         base = f" along {describe_cost(spec.base)}" if not isinstance(spec.base, AttentionCost) else ""
         return f"pilot_table({len(spec.costs)} signatures{base})"

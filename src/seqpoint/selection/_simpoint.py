@@ -133,13 +133,12 @@ class SimPointSelector(BaseSelector):
         rng = self._rng()
         ks = range(1, k_max + 1) if self.choose_k == "bic" else [k_max]
         fits = {k: weighted_kmeans(x, w, k, rng, n_init=self.n_init) for k in ks}
+        k_use = k_max
         if self.choose_k == "bic":
             scores = {k: bic_score(x, w, f[0], f[1]) for k, f in fits.items()}
             lo, hi = min(scores.values()), max(scores.values())
             k_use = min(k for k, s in scores.items() if s >= lo + 0.9 * (hi - lo))
             self.bic_ = scores
-        else:
-            k_use = k_max
         labels_sig, centers, _ = fits[k_use]
         # Drop clusters that ended empty and relabel densely.
         used, labels_sig = np.unique(labels_sig, return_inverse=True)

@@ -55,12 +55,8 @@ def deal_samples(
     for j, e in enumerate(np.unique(epoch).tolist()):
         o = order[offsets[bounds[j]] : offsets[bounds[j + 1]]]
         n_e = int(o.shape[0])
-        if drop_last:
-            total = n_e // w * w
-            o = o[:total]
-        else:
-            total = -(-n_e // w) * w
-            o = np.resize(o, total)  # repeats from the start, as DistributedSampler pads
+        total = n_e // w * w if drop_last else -(-n_e // w) * w
+        o = np.resize(o, total)  # cuts the tail, or repeats from the start as DistributedSampler pads
         per_rank = total // w
         streams = o.reshape(per_rank, w).T  # row r is order[r::w]
         full, rem = divmod(per_rank, b)
@@ -96,8 +92,7 @@ def deal_batches(single: IterationSchedule, world_size: int, *, drop_last: bool)
         counts = ", ".join(str(e - s) for s, e in zip(starts.tolist(), ends, strict=True))
         raise InputError(f"Every epoch has fewer batches ({counts}) than the {w} ranks, and "
                          "drop_last drops them all; use fewer ranks or drop_last=False.")
-    dealt = single.take(sel)
-    return with_ranks(dealt, w, shard="batches", rank_padded_batches=padded, rank_dropped_batches=dropped)
+    return with_ranks(single.take(sel), w, shard="batches", rank_padded_batches=padded, rank_dropped_batches=dropped)
 
 
 def with_ranks(schedule: IterationSchedule, world_size: int, **meta: int | str) -> IterationSchedule:

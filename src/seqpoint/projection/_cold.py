@@ -64,20 +64,12 @@ class ColdTerm:
         return out
 
 
-@dataclass(frozen=True, kw_only=True)
-class WindowExtra:
-    """What a timed in-sequence window says about cold steps and in-run cost."""
-
-    relative: NDArray[np.float64]
-    """``t / (steady · in_run_ratio) − 1`` of every step whose shape is new in the window."""
-    in_run_ratio: float | None
-    """Median ``t / steady`` of the window's warm steps; None when it has none."""
-
-
-def window_extra(window: StepWindow, table: SignatureTable, fitted: NDArray[np.float64]) -> WindowExtra | None:
-    """Relative extra of the window's cold steps (shapes new in the window, a fresh process)
-    over ``fitted``, the points' steady seconds of every signature of ``table``, taken
-    against the in-run ratio of its other steps. None when no new step has a positive fit."""
+def window_extra(window: StepWindow, table: SignatureTable,
+                 fitted: NDArray[np.float64]) -> tuple[NDArray[np.float64], float | None] | None:
+    """What a timed window says of cold steps, against ``fitted`` (the points' steady seconds
+    of every signature of ``table``): ``t / (steady · r) − 1`` of every step whose shape is new
+    in the window (a fresh process), and ``r``, the median ``t / steady`` of its warm steps
+    (None without one). None when no new step has a positive fit."""
     rows = window_rows(window, table.inverse, table.signatures)
     times = np.asarray(window.times_s, dtype=np.float64)
     steady = fitted[rows]
@@ -87,7 +79,7 @@ def window_extra(window: StepWindow, table: SignatureTable, fitted: NDArray[np.f
         return None
     ratio = float(np.median(times[warm] / steady[warm])) if warm.any() else None
     rel = times[cold] / (steady[cold] * (1.0 if ratio is None else ratio)) - 1.0
-    return WindowExtra(relative=rel, in_run_ratio=ratio)
+    return rel, ratio
 
 
 def window_rows(window: StepWindow, table_inverse: NDArray[np.int64],
@@ -123,7 +115,7 @@ def window_in_run_ratio(proj: PointProjector, ok_meas: Sequence[Measurement], wi
     if steady is None:
         return None
     extra = window_extra(window, proj.model.table, np.clip(proj.fitted(steady), 0.0, None))
-    return None if extra is None else extra.in_run_ratio
+    return None if extra is None else extra[1]
 
 
 def first_occurrence(proj: PointProjector, ok_meas: Sequence[Measurement], z: float, *,
@@ -143,7 +135,7 @@ def first_occurrence(proj: PointProjector, ok_meas: Sequence[Measurement], z: fl
         extra = window_extra(window, table, fitted)
         if extra is None:
             return None
-        rel, ratio = extra.relative, extra.in_run_ratio
+        rel, ratio = extra
     else:
         if not all(FIRST_STEP_TIME in m.metrics for m in ok_meas):
             return None

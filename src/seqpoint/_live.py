@@ -30,16 +30,11 @@ def live_bar(title: str, total: int, console: Console | None,
     if not (enabled and total and shows_live(console)):
         yield lambda n, description: None
         return
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeRemainingColumn,
-    )
+    from rich import progress
 
-    with Progress(TextColumn("[bold]profile[/] {task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeRemainingColumn(), console=console, transient=False) as bar:
+    columns = (progress.TextColumn("[bold]profile[/] {task.description}"), progress.BarColumn(),
+               progress.MofNCompleteColumn(), progress.TimeRemainingColumn())
+    with progress.Progress(*columns, console=console, transient=False) as bar:
         task = bar.add_task(title, total=total)
 
         def advance(n: int, description: str | None) -> None:

@@ -122,7 +122,8 @@ def check_params(owner: str, constraints: Mapping[str, Collection[Constraint]], 
             continue
         # An empty description allows a value without advertising it (device "meta").
         what = " or ".join(d for d in ("None" if c is None else c.describe() for c in allowed) if d)
-        raise ConfigError(f"The {name!r} parameter{f' of {owner}' if owner else ''} must be {what}. Got {v!r}.")
+        of = f" of {owner}" if owner else ""
+        raise ConfigError(f"The {name!r} parameter{of} must be {what}. Got {v!r}.")
 
 
 def validate_params(obj: Any) -> None:

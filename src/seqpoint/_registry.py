@@ -35,10 +35,8 @@ class Registry(Generic[T]):
     def get(self, name: str) -> T:
         """Return the object registered as ``name``; unknown names list the valid ones."""
         if not isinstance(name, str):  # a TOML table or array where a name goes
-            raise ConfigError(
-                f"A {self.family} is named by a string; got {type(name).__name__} {name!r}. "
-                f"Valid names: {', '.join(self.names())}."
-            )
+            raise ConfigError(f"A {self.family} is named by a string; got {type(name).__name__} {name!r}. "
+                              f"Valid names: {', '.join(self.names())}.")
         try:
             return self._items[name]
         except KeyError:

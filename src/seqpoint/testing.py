@@ -41,8 +41,7 @@ def toy_schedule(
 ) -> IterationSchedule:
     """A schedule of one iteration per ``seq_len``; by default eight iterations of batch 1:
     seq_len 10 ×3, 20 ×2, 30 ×1, 100 ×2."""
-    cols: dict[str, object] = {"batch_size": np.full(len(seq_len), batch_size, dtype=np.int64),
-                               "seq_len": list(seq_len)}
+    cols: dict[str, object] = {"batch_size": [batch_size] * len(seq_len), "seq_len": list(seq_len)}
     if tgt_len is not None:
         cols["tgt_len"] = list(tgt_len)
     return IterationSchedule.from_columns(cols)

@@ -101,8 +101,9 @@ class MeasurementCache:
         deadline = time.monotonic() + grace_s
         while self.path.is_file() and self.path.stat().st_size == 0:
             if time.monotonic() >= deadline:
-                raise InputError(f"Cache {self.path} is an empty file, not a seqpoint measurement cache; delete "
-                                 "it (seqpoint creates the cache itself) or give another path with --cache.")
+                raise InputError(f"Cache {self.path} is an empty file, not a seqpoint measurement cache; "
+                                 "delete it (seqpoint creates the cache itself) or give another path "
+                                 "with --cache.")
             time.sleep(0.05)
 
     @contextmanager
@@ -137,8 +138,8 @@ class MeasurementCache:
         """Full sha256 of everything a measurement depends on; ``lengths`` is the batch's
         ``BatchShape.digest`` for a workload built from real lengths (None leaves the key as it was)."""
         extra = () if lengths is None else ({"lengths": lengths},)
-        return config_hash("measurement", workload_name, config_dict, environment, [int(v) for v in signature],
-                           profile_config_dict, *extra)
+        return config_hash("measurement", workload_name, config_dict, environment,
+                           [int(v) for v in signature], profile_config_dict, *extra)
 
     def get(self, key: str) -> Measurement | None:
         """The cached measurement of ``key``, or None."""

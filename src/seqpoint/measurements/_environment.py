@@ -74,8 +74,8 @@ def environment_fingerprint(workload: object = None, *, harness: int | None = No
     if harness is not None:
         env["harness"] = harness
     if dtype == "cuda":
-        env.update(device=torch.cuda.get_device_name(getattr(workload, "device", None)), cuda=torch.version.cuda,
-                   cudnn=torch.backends.cudnn.version())
+        env.update(device=torch.cuda.get_device_name(getattr(workload, "device", None)),
+                   cuda=torch.version.cuda, cudnn=torch.backends.cudnn.version())
     else:
         env.update(device=cpu_name(), cpu_isa=cpu_isa())
     return env

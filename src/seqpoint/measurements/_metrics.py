@@ -18,10 +18,10 @@ import numpy as np
 
 from seqpoint.measurements._records import Measurement
 
-__all__ = ["BREAKDOWN_PREFIX", "CATEGORIES", "COLD_TIME", "DERIVED", "FIRST_STEP_TIME", "ONEDNN_CACHE_CAPACITY",
-           "ONEDNN_NEW", "ONEDNN_SHARED", "PROCESSES", "RUN_TIME", "STEADY_TIME", "breakdown_key", "breakdown_of",
-           "is_peak", "is_projectable", "is_spread", "per_process_key", "projectable_values", "shapes_held",
-           "standard_error", "time_metric", "unit_of"]
+__all__ = ["BREAKDOWN_PREFIX", "CATEGORIES", "COLD_TIME", "DERIVED", "FIRST_STEP_TIME",
+           "ONEDNN_CACHE_CAPACITY", "ONEDNN_NEW", "ONEDNN_SHARED", "PROCESSES", "RUN_TIME", "STEADY_TIME",
+           "breakdown_key", "breakdown_of", "is_peak", "is_projectable", "is_spread", "per_process_key",
+           "projectable_values", "shapes_held", "standard_error", "time_metric", "unit_of"]
 
 #: Operation categories of the "Demystifying BERT" study, in the order reports show them.
 CATEGORIES: tuple[str, ...] = ("gemm", "batched_gemm", "convolution", "rnn", "softmax", "layer_norm", "batch_norm",
@@ -53,10 +53,8 @@ BOOKKEEPING = frozenset({"repeats", PROCESSES, ONEDNN_NEW, ONEDNN_SHARED, ONEDNN
 
 #: Suffixes of summary statistics of a metric's repeats (and its cold first step);
 #: ``_sem`` is the standard error of the per-process values.
-SPREAD_SUFFIXES: tuple[str, ...] = (
-    "_iqr", "_std", "_stdev", "_var", "_mad", "_min", "_max", "_cv", "_n", "_repeats", "_first",
-    "_sem",
-)
+SPREAD_SUFFIXES: tuple[str, ...] = ("_iqr", "_std", "_stdev", "_var", "_mad", "_min", "_max", "_cv", "_n",
+                                    "_repeats", "_first", "_sem")
 
 
 def shapes_held(per_shape: int, shared: int, capacity: int) -> int:

@@ -47,10 +47,8 @@ class StepWindowSchema(BaseModel):
     @model_validator(mode="after")
     def _one_time_per_step(self) -> StepWindowSchema:
         if len(self.signatures) != len(self.times_s):
-            raise ValueError(
-                f"window has {len(self.signatures)} signatures but {len(self.times_s)} times_s; "
-                "record the window again"
-            )
+            raise ValueError(f"window has {len(self.signatures)} signatures but {len(self.times_s)} times_s; "
+                             "record the window again")
         return self
 
 
@@ -73,9 +71,7 @@ class MeasurementsSchema(BaseModel):
         for i, m in ok:
             missing = sorted(present - set(m.metrics))
             if missing:
-                raise ValueError(
-                    f"metric {missing[0]!r} is missing at point {i} (iteration {m.iteration}) "
-                    "but present at other ok points, so it cannot be projected; profile that "
-                    "point again or remove the metric from every point"
-                )
+                raise ValueError(f"metric {missing[0]!r} is missing at point {i} (iteration "
+                                 f"{m.iteration}) but present at other ok points, so it cannot be "
+                                 "projected; profile that point again or remove the metric from every point")
         return self

@@ -32,7 +32,7 @@ from seqpoint.selection._seqpoints import (
     write_simpoints,
 )
 
-__all__ = ["COST_MODELS", "SELECTORS", "BaseSelector", "CostProxy", "PilotTable", "SeqPoint", "SeqPointSelector",
-           "SeqPoints", "SignatureCosts", "basis_components", "basis_error", "make_selector", "read_seqpoints",
-           "read_simpoints", "seqpoints_from_simpoints", "weighted_projection", "write_seqpoints",
-           "write_simpoints"]
+__all__ = ["COST_MODELS", "SELECTORS", "BaseSelector", "CostProxy", "PilotTable", "SeqPoint",
+           "SeqPointSelector", "SeqPoints", "SignatureCosts", "basis_components", "basis_error",
+           "make_selector", "read_seqpoints", "read_simpoints", "seqpoints_from_simpoints",
+           "weighted_projection", "write_seqpoints", "write_simpoints"]

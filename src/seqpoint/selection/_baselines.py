@@ -247,8 +247,7 @@ def _neyman(size: IntArray, spread: FloatArray, k: int) -> IntArray:
         add = np.minimum(np.floor(share).astype(np.int64), room)
         if add.sum() == 0:
             # Largest remainder: one more sample for the stratum with the largest share.
-            j = int(np.argmax(np.where(room > 0, share, -1.0)))
-            add[j] = 1
+            add[int(np.argmax(np.where(room > 0, share, -1.0)))] = 1
         alloc += add
         left -= int(add.sum())
     return alloc

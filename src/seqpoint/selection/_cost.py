@@ -40,9 +40,7 @@ class CostProxy(Protocol):
 
 
 class _PerSignature:
-    """A proxy of the signature alone, evaluated once per unique signature."""
-
-    per_signature: ClassVar[bool] = True
+    per_signature: ClassVar[bool] = True  # a proxy of the signature alone: run once per signature
 
 
 #: Named cost proxies, shared by the API (``cost="tokens"``) and ``seqpoint select --cost``.

@@ -51,10 +51,7 @@ class KMeans1D:
         scale = float(np.max(np.abs(x - centre))) or 1.0
         z = (x - centre) / scale
         self._scale2 = scale * scale
-        zero = np.zeros(1)
-        self._W = np.concatenate([zero, np.cumsum(w)])
-        self._S1 = np.concatenate([zero, np.cumsum(w * z)])
-        self._S2 = np.concatenate([zero, np.cumsum(w * z * z)])
+        self._W, self._S1, self._S2 = (np.concatenate([[0.0], np.cumsum(v)]) for v in (w, w * z, w * z * z))
         # Layer 1: one group holding the prefix [0, i).
         d1 = np.full(self.m + 1, np.inf)
         d1[1:] = self._cost(np.zeros(self.m, dtype=np.int64), np.arange(1, self.m + 1))
@@ -115,13 +112,11 @@ class KMeans1D:
         """Group boundaries ``0 = b_0 < ... < b_k = m`` of the optimal ``k``-partition."""
         assert 1 <= k <= self.m
         self.extend(k)
-        out = np.empty(k + 1, dtype=np.int64)
-        out[k] = self.m
-        i = self.m
-        for layer in range(k, 0, -1):
-            i = int(self._opt[layer - 1][i]) if layer > 1 else 0
-            out[layer - 1] = i
-        return out
+        ends, i = [self.m], self.m  # walked back from the last group's end
+        for layer in range(k, 1, -1):
+            i = int(self._opt[layer - 1][i])
+            ends.append(i)
+        return np.array([0, *reversed(ends)], dtype=np.int64)
 
     def sse(self, k: int) -> float:
         """Minimum weighted within-group sum of squares with ``k`` groups."""

@@ -43,9 +43,8 @@ GROUPINGS = ("optimal", "sl_bins")
 WEIGHTINGS = ("calibrated", "counts")
 
 
-def signature_proxy(
-    proxy: CostProxy, schedule: IterationSchedule, table: SignatureTable, *, owner: str
-) -> FloatArray:
+def signature_proxy(proxy: CostProxy, schedule: IterationSchedule, table: SignatureTable, *,
+                    owner: str) -> FloatArray:
     """Proxy value of every unique signature, shape ``(n_unique,)``: a ``per_signature`` proxy
     runs once per signature, any other on the whole schedule, averaged per signature."""
     if getattr(proxy, "per_signature", False):
@@ -99,10 +98,7 @@ class _Evaluator:
 
     def __init__(self, sigs: _Signatures, grouping: Grouping, *, refine: bool,
                  rng: Callable[[], np.random.Generator]) -> None:
-        self.sigs = sigs
-        self.grouping = grouping
-        self.refine = refine
-        self.rng = rng
+        self.sigs, self.grouping, self.refine, self.rng = sigs, grouping, refine, rng
         # Components relative to their mean per iteration, so every one weighs alike.
         self.z = sigs.basis / (sigs.totals / sigs.counts.sum())
         spread = np.ptp(self.z, axis=0) > 0

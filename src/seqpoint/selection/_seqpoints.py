@@ -48,11 +48,10 @@ class SeqPoint(SignatureFields):
                 object.__setattr__(self, name, tuple(int(v) for v in value))
 
     @classmethod
-    def from_row(
-        cls, schedule: IterationSchedule, r: int, weight: float, *, lengths: bool = True
-    ) -> SeqPoint:
+    def from_row(cls, schedule: IterationSchedule, r: int, weight: float, *,
+                 lengths: bool = True) -> SeqPoint:
         """Schedule row ``r`` as a point of ``weight``, with its real lengths when recorded."""
-        fields: dict[str, Any] = {name: int(getattr(schedule, name)[r]) for name in schedule.signature_columns()}
+        fields: dict[str, Any] = {c: int(getattr(schedule, c)[r]) for c in schedule.signature_columns()}
         if lengths and schedule.rows is not None:
             src, tgt = schedule.rows.row(r)
             row_of = schedule.rows.packed_row_of(r)
@@ -187,9 +186,8 @@ def read_simpoints(stem: str | Path) -> SimPointFiles:
                          weights=tuple(weights[c] for c in clusters))
 
 
-def seqpoints_from_simpoints(
-    stem: str | Path, schedule: IterationSchedule, *, method: str = "simpoint-file"
-) -> SeqPoints:
+def seqpoints_from_simpoints(stem: str | Path, schedule: IterationSchedule, *,
+                             method: str = "simpoint-file") -> SeqPoints:
     """SeqPoints of ``schedule`` from a ``.simpoints``/``.weights`` pair: each interval's
     schedule row, weighted by its fraction of ``len(schedule)``."""
     files = read_simpoints(stem)

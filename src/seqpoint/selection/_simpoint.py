@@ -76,9 +76,8 @@ def bic_score(x: FloatArray, w: FloatArray, labels: IntArray, centers: FloatArra
     rc = rc[rc > 0]
     sse = float(np.sum(w * np.sum((x - centers[labels]) ** 2, axis=1)))
     sigma2 = max(sse / max(r - k, 1.0), 1e-12)
-    ll = float(
-        np.sum(rc * np.log(rc) - rc * np.log(r) - rc / 2 * np.log(2 * np.pi) - rc * d / 2 * np.log(sigma2) - (rc - k) / 2)
-    )
+    ll = float(np.sum(rc * np.log(rc) - rc * np.log(r) - rc / 2 * np.log(2 * np.pi)
+                      - rc * d / 2 * np.log(sigma2) - (rc - k) / 2))
     return ll - k * (d + 1) / 2 * np.log(r)
 
 

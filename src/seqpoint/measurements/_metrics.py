@@ -1,14 +1,11 @@
-"""The one registry of metric names: what each measured or projected name means.
-
-Metrics are keyed by plain names with the unit in the name, and every rule about those
-names lives here: **additive** metrics are summed over a run (``time_s``, ``flops``,
-``bytes``, ``breakdown_s.<category>`` ...); **peak** ones (``peak_mem_bytes``) are a
-maximum; **spread** companions (``time_s_iqr``, ``time_s_first`` ...) summarise repeats
-and are not projected per iteration; **bookkeeping** (``repeats``, ``processes``, oneDNN
-counts) records how a point was measured; **per-process** values
-(:func:`per_process_key`) carry process-to-process drift into the interval; **derived**
-totals (``first_occurrence_s``, ``run_time_s``) come from ``time_s`` and ``time_s_first``.
-"""
+"""The one registry of metric names, the unit in the name, and every rule about them:
+**additive** metrics are summed over a run (``time_s``, ``flops``, ``bytes``,
+``breakdown_s.<category>`` ...); **peak** ones (``peak_mem_bytes``) are a maximum; **spread**
+companions (``time_s_iqr``, ``time_s_first`` ...) summarise repeats and are not projected;
+**bookkeeping** (``repeats``, ``processes``, oneDNN counts) records how a point was measured;
+**per-process** values (:func:`per_process_key`) carry process-to-process drift into the
+interval; **derived** totals (``first_occurrence_s``, ``run_time_s``) come from ``time_s``
+and ``time_s_first``."""
 
 from __future__ import annotations
 

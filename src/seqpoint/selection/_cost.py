@@ -1,10 +1,8 @@
 """Cost proxies: a cheap number per iteration, from its signature alone, that orders
 iterations by expected cost. A proxy is a name in :data:`COST_MODELS`, any callable
-``f(schedule) -> ndarray of shape (n_iterations,)``, or a :class:`PilotTable`.
-
-Also the two sums every stage projects with: :func:`weighted_projection` and
-:func:`basis_error` (over the components of :func:`basis_components`).
-"""
+``f(schedule) -> ndarray of shape (n_iterations,)``, or a :class:`PilotTable`. Also the two
+sums every stage projects with: :func:`weighted_projection` and :func:`basis_error` (over
+the components of :func:`basis_components`)."""
 
 from __future__ import annotations
 

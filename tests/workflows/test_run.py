@@ -97,17 +97,17 @@ def test_validate_times_the_steady_truth_in_the_seqpoints_workers(tmp_path, monk
     from seqpoint.workflows import _campaign
 
     calls = []
-    real = _campaign.measure
+    real = _campaign.profile_points
 
     orders = []
 
-    def spy(sec, workload, points, **kw):
+    def spy(workload, points, config, **kw):
         points = list(getattr(points, "points", points))
         calls.append((len(points), kw.get("between") is not None))
         orders.append([tuple(getattr(p, "signature", p)) for p in points])
-        return real(sec, workload, points, **kw)
+        return real(workload, points, config, **kw)
 
-    monkeypatch.setattr(_campaign, "measure", spy)
+    monkeypatch.setattr(_campaign, "profile_points", spy)
     profile = ProfileSection(warmup=1, repeats=2, processes=2, metrics=("time",), use_cache=False)
     cfg = _cfg(tmp_path, profile=profile, validation=ValidationSection(runs=2, baselines=("first",)))
     res = validate(cfg, progress=False, ks=(1, 3), exact=False)

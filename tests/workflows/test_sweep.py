@@ -14,35 +14,16 @@ from seqpoint.exceptions import ConfigError
 from seqpoint.executors import LocalExecutor
 from seqpoint.workflows import load_sweep, sweep, sweep_from_dict
 
-#: A tiny run: 96 utterances, batch 16, one epoch (6 iterations), 2 SeqPoints.
-RUN = """
-name = "tiny"
-[lengths]
-source = "bundled:librispeech-dev-clean"
-max_samples = 96
-[batching]
-policy = "sortagrad"
-params = { batch_size = 16 }
-[selection]
-n_points = 2
-[workload]
-name = "deepspeech2:tiny"
-set = { threads = 1 }
-[profile]
-warmup = 0
-repeats = 1
-metrics = ["time"]
-[report]
-plots = false
-"""
+
+@pytest.fixture
+def run_toml(tiny_run: str) -> str:
+    """The tiny run (6 iterations) with 2 SeqPoints, each timed once."""
+    return (f'name = "tiny"\n{tiny_run}[selection]\nn_points = 2\n'
+            '[profile]\nwarmup = 0\nrepeats = 1\nmetrics = ["time"]\n[report]\nplots = false\n')
 
 
-def _base() -> dict[str, Any]:
-    return tomllib.loads(RUN)
-
-
-def test_base_file_relative_to_the_sweep_and_inline_sections_on_top(tmp_path: Path) -> None:
-    (tmp_path / "run.toml").write_text(RUN)
+def test_base_file_relative_to_the_sweep_and_inline_sections_on_top(tmp_path: Path, run_toml: str) -> None:
+    (tmp_path / "run.toml").write_text(run_toml)
     (tmp_path / "sweep.toml").write_text(
         'base = "run.toml"\n[selection]\nn_points = 3\n'
         '[[sweep]]\nname = "bf16"\nset = { "workload.set.dtype" = "bf16" }\n'
@@ -60,8 +41,8 @@ def test_base_file_relative_to_the_sweep_and_inline_sections_on_top(tmp_path: Pa
     assert two.config.workload.set == {"threads": 2}
 
 
-def test_axes_give_their_product_with_generated_names(tmp_path: Path) -> None:
-    data = {**_base(), "axes": {"workload.set.threads": [1, 2],
+def test_axes_give_their_product_with_generated_names(tmp_path: Path, run_toml: str) -> None:
+    data = {**tomllib.loads(run_toml), "axes": {"workload.set.threads": [1, 2],
                                         "workload.set.dtype": ["fp32", "bf16"]}}
     spec = sweep_from_dict(data)
     assert [e.name for e in spec.entries] == [
@@ -99,8 +80,8 @@ def test_axes_give_their_product_with_generated_names(tmp_path: Path) -> None:
         ({"base": "missing.toml"}, r"base config .*missing\.toml does not exist"),
     ],
 )
-def test_bad_sweep_files_fail_at_load(tmp_path: Path, extra: dict[str, Any], message: str) -> None:
-    data = {**_base(), "sweep": [{"name": "ok", "set": {}}]}
+def test_bad_sweep_files_fail_at_load(tmp_path: Path, run_toml: str, extra: dict[str, Any], message: str) -> None:
+    data = {**tomllib.loads(run_toml), "sweep": [{"name": "ok", "set": {}}]}
     data.update(extra)
     if "axes" in extra and "sweep" not in extra:
         del data["sweep"]
@@ -108,8 +89,8 @@ def test_bad_sweep_files_fail_at_load(tmp_path: Path, extra: dict[str, Any], mes
         sweep_from_dict(data, root=tmp_path)
 
 
-def test_a_profile_setting_may_vary(tmp_path: Path) -> None:
-    spec = sweep_from_dict({**_base(), "axes": {"profile.repeats": [2]}})
+def test_a_profile_setting_may_vary(tmp_path: Path, run_toml: str) -> None:
+    spec = sweep_from_dict({**tomllib.loads(run_toml), "axes": {"profile.repeats": [2]}})
     assert spec.entries[0].config.profile.repeats == 2
 
 
@@ -121,10 +102,10 @@ def test_missing_and_invalid_sweep_file(tmp_path: Path) -> None:
         load_sweep(tmp_path / "bad.toml")
 
 
-def test_local_sweep_records_a_failed_configuration_and_goes_on(tmp_path: Path) -> None:
+def test_local_sweep_records_a_failed_configuration_and_goes_on(tmp_path: Path, run_toml: str) -> None:
     # A user workload that runs out of memory above a length: "tight" fails at every point.
     data = {
-        **_base(),
+        **tomllib.loads(run_toml),
         "workload": {"name": "_oom_workload:build", "set": {"limit": "100000"}},
         "profile": {"warmup": 0, "repeats": 2, "metrics": ["time"],
                     "cache": str(tmp_path / "c.sqlite")},

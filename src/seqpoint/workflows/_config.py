@@ -10,21 +10,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_type_hints
 
+import seqpoint.workflows._sections as sections
 from seqpoint._config import from_dict, parse_set
 from seqpoint._jsonio import read_text
 from seqpoint.exceptions import ConfigError, InputError
-from seqpoint.workflows._sections import (
-    BatchingSection,
-    LengthsSection,
-    ProfileSection,
-    ProjectionSection,
-    ReportSection,
-    SelectionSection,
-    ValidationSection,
-    WorkloadSection,
-    in_section,
-    named,
-)
+from seqpoint.workflows._sections import in_section, named
 
 __all__ = ["RunConfig", "apply_overrides", "flat_keys", "load_config"]
 
@@ -35,21 +25,21 @@ class RunConfig:
 
     name: str = "run"
     """Short name used for the run folder."""
-    lengths: LengthsSection = field(default_factory=LengthsSection)
+    lengths: sections.LengthsSection = field(default_factory=sections.LengthsSection)
     """[lengths]"""
-    batching: BatchingSection = field(default_factory=BatchingSection)
+    batching: sections.BatchingSection = field(default_factory=sections.BatchingSection)
     """[batching]"""
-    selection: SelectionSection = field(default_factory=SelectionSection)
+    selection: sections.SelectionSection = field(default_factory=sections.SelectionSection)
     """[selection]"""
-    workload: WorkloadSection = field(default_factory=WorkloadSection)
+    workload: sections.WorkloadSection = field(default_factory=sections.WorkloadSection)
     """[workload]"""
-    profile: ProfileSection = field(default_factory=ProfileSection)
+    profile: sections.ProfileSection = field(default_factory=sections.ProfileSection)
     """[profile]"""
-    projection: ProjectionSection = field(default_factory=ProjectionSection)
+    projection: sections.ProjectionSection = field(default_factory=sections.ProjectionSection)
     """[projection]"""
-    validation: ValidationSection = field(default_factory=ValidationSection)
+    validation: sections.ValidationSection = field(default_factory=sections.ValidationSection)
     """[validation]"""
-    report: ReportSection = field(default_factory=ReportSection)
+    report: sections.ReportSection = field(default_factory=sections.ReportSection)
     """[report]"""
 
     def describe_run(self) -> str:

@@ -47,14 +47,8 @@ class RunFolder:
 
     @classmethod
     def new(cls, name: str, out: str | None = None, *, command: str = "") -> RunFolder:
-        """``out`` when given, else ``runs/<name>-<UTC timestamp>``, for ``command``.
-
-        Raises
-        ------
-        ConfigError
-            ``name`` is not one safe path component (see :func:`check_run_name`), or
-            ``out`` holds a NUL character.
-        """
+        """``out`` when given, else ``runs/<name>-<UTC timestamp>``, for ``command``; ConfigError
+        when ``name`` is not one safe path component (:func:`check_run_name`) or ``out`` holds NUL."""
         if out:
             if "\x00" in out:
                 raise ConfigError(f"The run folder {out!r} holds a NUL character; give a plain path.")

@@ -53,11 +53,8 @@ class RunResult(RunRecord):
 def run(
     cfg: RunConfig, *, progress: bool = True, console: Console | None = None, log_mlflow: bool = False
 ) -> RunResult:
-    """Run the whole pipeline of ``cfg`` and write its run folder (and report, per ``[report]``).
-
-    With ``log_mlflow`` the run is also logged to MLflow (:func:`log_to_mlflow`, needs
-    mlflow), after its folder is complete so the artifacts are the whole folder.
-    """
+    """Run the whole pipeline of ``cfg`` and write its run folder (and report, per ``[report]``);
+    with ``log_mlflow``, then log it to MLflow (:func:`log_to_mlflow`, needs mlflow)."""
     from seqpoint.projection import project
     from seqpoint.reports._pages import write_run_report
 

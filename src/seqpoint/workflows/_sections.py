@@ -206,11 +206,8 @@ class SelectionSection:
             self.selector_params(self.method)  # builds the selector: names and parameters
 
     def selector_params(self, method: str | None = None, n_points: int | None = None) -> dict[str, Any]:
-        """Keyword parameters of ``method`` (default: this section's) at ``n_points``.
-
-        A baseline (another method) gets the seed and ``n_points`` only: ``params`` are
-        this section's method's own.
-        """
+        """Keyword parameters of ``method`` (default: this section's) at ``n_points``; a baseline
+        (another method) gets the seed and ``n_points`` only, ``params`` being this method's."""
         from seqpoint.selection import make_selector
 
         name = method or self.method

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
+import seqpoint.workflows._sections as sections
 from seqpoint.cache import MeasurementCache
 from seqpoint.exceptions import ConfigError, InputError
 from seqpoint.schedule import IterationSchedule
@@ -14,13 +15,6 @@ from seqpoint.selection import BaseSelector, CostProxy, SeqPoints
 from seqpoint.traces import Lengths
 from seqpoint.validation import RunTrace
 from seqpoint.workflows._config import RunConfig
-from seqpoint.workflows._sections import (
-    BatchingSection,
-    LengthsSection,
-    ProfileSection,
-    SelectionSection,
-    WorkloadSection,
-)
 from seqpoint.workloads import BatchShape, Workload, takes_batch_shape
 
 __all__ = ["batch_shapes", "build_schedule", "choose_points", "load_lengths", "make_workload",
@@ -28,7 +22,7 @@ __all__ = ["batch_shapes", "build_schedule", "choose_points", "load_lengths", "m
            "validation_schedule"]
 
 
-def load_lengths(sec: LengthsSection) -> Lengths:
+def load_lengths(sec: sections.LengthsSection) -> Lengths:
     """Read the lengths named by ``[lengths]``, optionally a seeded random subset."""
     from seqpoint.traces import read_lengths
 
@@ -45,7 +39,7 @@ def load_lengths(sec: LengthsSection) -> Lengths:
     return lengths
 
 
-def build_schedule(sec: BatchingSection, lengths: Lengths) -> IterationSchedule:
+def build_schedule(sec: sections.BatchingSection, lengths: Lengths) -> IterationSchedule:
     """Replay ``[batching]`` over ``lengths`` (every rank's batches when ``world_size`` > 1;
     one rank's when ``rank`` is set)."""
     from seqpoint.batching import replay
@@ -103,7 +97,7 @@ def validation_schedule(cfg: RunConfig, schedule: IterationSchedule, *, renumber
 
 
 def choose_points(
-    sec: SelectionSection, schedule: IterationSchedule, *, method: str | None = None,
+    sec: sections.SelectionSection, schedule: IterationSchedule, *, method: str | None = None,
     n_points: int | None = None, cost: CostProxy | None = None,
 ) -> tuple[BaseSelector, SeqPoints]:
     """Fit the selector of ``[selection]`` (or ``method`` at ``n_points``) on ``schedule``;
@@ -138,8 +132,8 @@ def signature_shapes(workload: Workload, schedule: IterationSchedule) -> list[Ba
 
 
 def model_cost(
-    sec: SelectionSection, schedule: IterationSchedule, workload: Workload, *,
-    profile: ProfileSection | None = None, cache: MeasurementCache | None = None,
+    sec: sections.SelectionSection, schedule: IterationSchedule, workload: Workload, *,
+    profile: sections.ProfileSection | None = None, cache: MeasurementCache | None = None,
 ) -> CostProxy:
     """The model cost proxy of ``[selection] proxy``: every signature's roofline time on
     ``proxy_device`` from the workload's exact FLOPs and bytes; with ``model+pilot``, rescaled
@@ -172,14 +166,14 @@ def model_cost(
     return PilotTable(costs=timed, base=model)
 
 
-def make_workload(sec: WorkloadSection) -> Workload:
+def make_workload(sec: sections.WorkloadSection) -> Workload:
     """Build the workload of ``[workload]`` (imports torch)."""
     from seqpoint.workloads import load_workload
 
     return load_workload(sec.name, overrides=dict(sec.set))
 
 
-def open_cache(sec: ProfileSection) -> MeasurementCache | None:
+def open_cache(sec: sections.ProfileSection) -> MeasurementCache | None:
     """The measurement cache of ``[profile]``, or None when disabled."""
     return MeasurementCache(sec.cache) if sec.use_cache else None
 

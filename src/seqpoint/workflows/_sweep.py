@@ -123,16 +123,12 @@ class SweepResult:
 
 
 def run_sweep(
-    path: str | Path, *, executor: str | None = None, address: str | None = None,
-    num_cpus: int | None = None, out: str | Path | None = None, progress: bool = True,
-    console: Console | None = None,
+    path: str | Path, *, executor: str | None = None, address: str | None = None, num_cpus: int | None = None,
+    out: str | Path | None = None, progress: bool = True, console: Console | None = None,
 ) -> SweepResult:
-    """Load the sweep file at ``path`` and run it on the named executor (default: the base's
-    ``[profile] executor`` and ``address``).
-
-    A Ray executor connects before the schedule is replayed (an unreachable address fails
-    at once) and a local Ray it started is shut down at the end.
-    """
+    """Load the sweep file at ``path`` and run it on ``executor`` (default: the base's ``[profile]
+    executor`` and ``address``); Ray connects before the schedule is replayed (an unreachable
+    address fails at once), and a local Ray it started is shut down at the end."""
     spec = load_sweep(path)
     if executor is None:
         executor, address = spec.base.profile.executor, address or spec.base.profile.address

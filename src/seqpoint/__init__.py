@@ -14,11 +14,9 @@ stage's package (``seqpoint.batching``, ``seqpoint.selection`` ...) has the rest
 and :mod:`seqpoint.testing` has toy inputs for tests.
 
 ``import seqpoint`` needs numpy only: the stage entry points are loaded on first use, and
-torch, pyarrow and matplotlib only by the stages that use them. ``parse_set``, the one
-``--set KEY=VALUE`` grammar, is here for the tests; it is not in ``__all__``.
+torch, pyarrow and matplotlib only by the stages that use them.
 """
 
-from seqpoint._config import parse_set as parse_set
 from seqpoint._version import __version__
 from seqpoint.exceptions import (
     AdjustedInputWarning,

@@ -11,10 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from seqpoint import parse_set
 from seqpoint.cli import main
 from seqpoint.exceptions import ConfigError
 from seqpoint.schedule import COLUMNS, read_schedule
+from seqpoint.workflows import parse_set
 
 
 def test_schedule_csv_from_bundled(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

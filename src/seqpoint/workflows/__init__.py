@@ -11,6 +11,7 @@ reach (``with_window``, ``model_cost``, ``sweep_from_dict``, ...), not a promise
 
 from seqpoint.workflows._campaign import with_window as with_window
 from seqpoint.workflows._config import RunConfig, apply_overrides, load_config
+from seqpoint.workflows._config import parse_set as parse_set  # the --set grammar, for tests
 from seqpoint.workflows._ddp import ddp_schedule as ddp_schedule
 from seqpoint.workflows._ddp import validate_ddp
 from seqpoint.workflows._demo import demo_configs as demo_configs

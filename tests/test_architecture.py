@@ -199,3 +199,12 @@ def test_no_type_checking_imports_of_seqpoint() -> None:
                     if isinstance(sub, ast.ImportFrom) and (sub.module or "").startswith("seqpoint"):
                         offenders.append(f"{_module_name(path)}: {sub.module}")
     assert offenders == []
+
+
+def test_tests_import_no_private_module() -> None:
+    """Tests reach seqpoint as users do: through package namespaces, never a ``_module``
+    (a test of an internal imports it from its package, where it is not in ``__all__``)."""
+    private = re.compile(r"seqpoint(\.[a-z_]+)*\._[a-z]")
+    hits = [f"{p.relative_to(ROOT)}:{i}" for p in (ROOT / "tests").rglob("*.py")
+            for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if private.search(line)]
+    assert hits == []

@@ -16,6 +16,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from seqpoint.measurements import Measurements, read_measurements
 from seqpoint.measurements._environment import cpu_isa, cpu_name
 
 RESULTS = Path(__file__).with_name("RESULTS.md")
@@ -84,3 +85,14 @@ def write_section(topic: str, body: str, path: Path = RESULTS) -> Path:
         text = text.rstrip() + "\n\n" + block + "\n"
     path.write_text(text)
     return path
+
+
+def measurements_from_dict(d: dict[str, object]) -> Measurements:
+    """A ``Measurements.to_dict()`` read back through the public, validating reader."""
+    import json
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "MEASUREMENTS.json"
+        path.write_text(json.dumps(d), encoding="utf-8")
+        return read_measurements(path)

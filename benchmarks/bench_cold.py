@@ -45,7 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _paper_cases import ALLOCATOR_ENV
 from _paper_measured import child_env, in_fresh_process
-from _results import bench_parser
+from _results import bench_parser, measurements_from_dict
 from seqpoint.exceptions import SeqPointWarning
 from seqpoint.measurements import Measurements
 from seqpoint.profiling import ProfileConfig, profile_points, profile_window
@@ -190,7 +190,7 @@ def main() -> None:
             order.append({"projection": r, "started_s": time.perf_counter() - t_start})
             for key, cfg in configs.items():
                 child = in_fresh_process(profile_child, spec, overrides, points, cfg, sigs)
-                ms = Measurements.from_dict(child["measurements"])
+                ms = measurements_from_dict(child["measurements"])
                 entry["projections"][key] = projections(schedule, points, ms)
                 entry["seconds"][key] = {"profile_s": child["profile_s"], "window_s": child["window_s"]}
                 entry.setdefault("drift", {})[key] = ms.protocol.get("drift", [])

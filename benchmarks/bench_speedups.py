@@ -65,7 +65,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _paper_cases import ALLOCATOR_ENV, CASES, Case, harness, validation_subset
 from _paper_measured import child_env, in_fresh_process
-from _results import MACHINE, bench_parser, command_line, quick_mode, write_section
+from _results import (
+    MACHINE,
+    bench_parser,
+    command_line,
+    measurements_from_dict,
+    quick_mode,
+    write_section,
+)
 from bench_cold import profile_child, projections
 from seqpoint.exceptions import InputError, SeqPointWarning
 from seqpoint.measurements import Measurements
@@ -93,7 +100,7 @@ def one_config(case: Case, overrides: dict[str, Any], schedule: Any, points: Any
     pc = ProfileConfig(**harness(PROCESSES), metrics=("time",))
     t0 = time.perf_counter()
     child = in_fresh_process(profile_child, case.workload, dict(overrides), points, pc, sigs)
-    ms = Measurements.from_dict(child["measurements"])
+    ms = measurements_from_dict(child["measurements"])
     bad = [m for m in ms.measurements if not m.ok]
     if bad:
         raise RuntimeError(f"{len(bad)} point(s) failed: {bad[0].message}")
@@ -172,7 +179,7 @@ def paired_configs(case: Case, overrides: dict[str, dict[str, Any]], order: tupl
     """Both configurations' projections with their workers in turn, and the speedup printed."""
     pc = ProfileConfig(**harness(PROCESSES), metrics=("time",))
     child = in_fresh_process(profile_pair_child, case.workload, overrides, order, points, pc, sigs)
-    ms = {tag: Measurements.from_dict(child[tag]) for tag in ("a", "b")}
+    ms = {tag: measurements_from_dict(child[tag]) for tag in ("a", "b")}
     bad = [m for tag in ms for m in ms[tag].measurements if not m.ok]
     if bad:
         raise RuntimeError(f"{len(bad)} point(s) failed: {bad[0].message}")
@@ -468,7 +475,7 @@ def rejudge(data: dict[str, Any]) -> list[str]:
                 campaigns = [r] + ([r["paired"]] if "measurements" in r.get("paired", {}).get("a", {}) else [])
                 for camp in campaigns:
                     for tag in ("a", "b"):
-                        ms = Measurements.from_dict(camp[tag]["measurements"])
+                        ms = measurements_from_dict(camp[tag]["measurements"])
                         for label, kw in REJUDGE:
                             proj = project(schedule, points, ms, **kw)
                             if "run_time_s" not in proj.totals:

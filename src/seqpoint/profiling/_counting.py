@@ -15,6 +15,7 @@ import contextlib
 import dataclasses
 import math
 import threading
+import weakref
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Protocol
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
     from torch._ops import OpOverload
     from torch.library import Library
 
-__all__ = ["Cost", "Peak", "count_point", "count_step", "roofline_peaks"]
+__all__ = ["Cost", "Peak", "TraceRow", "count_point", "count_step", "roofline_peaks"]
 
 #: A roofline device: ``(peak FLOP/s, bytes/s)``.
 Peak = tuple[float, float]
@@ -75,6 +76,33 @@ class Cost:
                 out[f"bytes_{c}"] = self.category_bytes[c]
         return out
 
+
+@dataclasses.dataclass(frozen=True)
+class TraceRow:
+    """One operator or memoized block of a traced step (what ``_exact`` fits)."""
+
+    label: str
+    """Operator name, or the block's label."""
+    cost: Cost
+    """Its cost (a block's: already multiplied by :attr:`scale`)."""
+    is_op: bool
+    """An operator (its roofline follows from its FLOPs and bytes), not a block."""
+    dims: tuple[int, ...] = ()
+    """Every dimension of the operator's tensors; a recurrent block's step count."""
+    scale: float = 1.0
+    """Times a block's unit cost was added (a recurrent layer's steps after the first)."""
+    parts: tuple[tuple[float, float, float], ...] | None = None
+    """A block's operators as ``(coefficient, flops, bytes)``: its roofline time is
+    ``scale * sum(coefficient * max(flops / peak, bytes / bandwidth))``; None when unknown."""
+
+
+_Parts = tuple[tuple[float, float, float], ...] | None
+
+#: A recurrent layer's cost by (layer, batch, width, dtype, ...), kept per model for as long
+#: as the model lives: the same for every signature of that batch, and the slowest part of
+#: counting a step (two runs of the layer per call).
+_rnn_memo: weakref.WeakKeyDictionary[nn.Module, dict[tuple[object, ...], tuple[Cost, Cost, _Parts, _Parts]]] = (
+    weakref.WeakKeyDictionary())
 
 #: Operators that move no data: allocations, views' metadata, size queries.
 _SKIP_NAMES = frozenset({
@@ -125,11 +153,12 @@ class _Counter(AbstractContextManager[object], Protocol):
 
     cost: Cost
     peaks: dict[str, Peak]
-    trace: list[tuple[str, Cost, bool]] | None
+    trace: list[TraceRow] | None
 
-    def redirect(self) -> AbstractContextManager[Cost]: ...
+    def redirect(self, trace: list[TraceRow] | None = None) -> AbstractContextManager[Cost]: ...
 
-    def add_block(self, label: str, cost: Cost, scale: float = 1.0) -> None: ...
+    def add_block(self, label: str, cost: Cost, scale: float = 1.0, *, dims: tuple[int, ...] = (),
+                  parts: tuple[tuple[float, float, float], ...] | None = None) -> None: ...
 
 
 def roofline_peaks(workload: Workload, devices: Mapping[str, Peak] | None) -> dict[str, Peak]:
@@ -142,7 +171,7 @@ def roofline_peaks(workload: Workload, devices: Mapping[str, Peak] | None) -> di
 def _make_counter(peaks: dict[str, Peak]) -> _Counter:
     """A dispatch mode that adds every operator's cost to its ``cost``; with ``trace`` set to
     a list, every operator and memoized block (a recurrent layer, the optimizer step) is also
-    appended as ``(label, Cost, is_op)``, what ``_exact`` fits per operator. ``peaks`` are
+    appended as a :class:`TraceRow`, what ``_exact`` fits per operator. ``peaks`` are
     the roofline devices (:func:`roofline_peaks`)."""
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
@@ -157,24 +186,27 @@ def _make_counter(peaks: dict[str, Peak]) -> _Counter:
             super().__init__()
             self.cost = Cost()
             self.peaks = peaks
-            self.trace: list[tuple[str, Cost, bool]] | None = None
+            self.trace: list[TraceRow] | None = None
 
         @contextmanager
-        def redirect(self) -> Iterator[Cost]:
+        def redirect(self, trace: list[TraceRow] | None = None) -> Iterator[Cost]:
+            """Count into a fresh cost (and ``trace``) for the block's duration."""
             saved, saved_trace = self.cost, self.trace
-            self.cost, self.trace = Cost(), None
+            self.cost, self.trace = Cost(), trace
             try:
                 yield self.cost
             finally:
                 self.cost, self.trace = saved, saved_trace
 
-        def add_block(self, label: str, cost: Cost, scale: float = 1.0) -> None:
-            """Add a memoized block's cost (``scale`` times)."""
+        def add_block(self, label: str, cost: Cost, scale: float = 1.0, *, dims: tuple[int, ...] = (),
+                      parts: tuple[tuple[float, float, float], ...] | None = None) -> None:
+            """Add a memoized block's cost (``scale`` times); ``dims`` and ``parts`` as in
+            :class:`TraceRow`."""
             self.cost.add(cost, scale)
             if self.trace is not None:
                 row = Cost()
                 row.add(cost, scale)
-                self.trace.append((label, row, False))
+                self.trace.append(TraceRow(label, row, False, dims, scale, parts))
 
         def __torch_dispatch__(
             self, func: OpOverload, types: object, args: tuple[object, ...] = (),
@@ -187,8 +219,8 @@ def _make_counter(peaks: dict[str, Peak]) -> _Counter:
                 return out
             packet = func._overloadpacket
             flops = float(registry[packet](*args, **kwargs, out_val=out)) if packet in registry else 0.0
-            nbytes = sum(t.numel() * t.element_size() for t in tree_leaves((args, kwargs, out))
-                         if isinstance(t, torch.Tensor))
+            tensors = [t for t in tree_leaves((args, kwargs, out)) if isinstance(t, torch.Tensor)]
+            nbytes = sum(t.numel() * t.element_size() for t in tensors)
             c = self.cost
             cat = categorize(name)
             c.flops += flops
@@ -199,9 +231,10 @@ def _make_counter(peaks: dict[str, Peak]) -> _Counter:
             for g, (pf, bw) in self.peaks.items():
                 c.roofline[g] = c.roofline.get(g, 0.0) + max(flops / pf, nbytes / bw)
             if self.trace is not None:
-                self.trace.append((name, Cost(flops=flops, bytes=float(nbytes), ops=1.0,
-                                              category_flops={cat: flops},
-                                              category_bytes={cat: float(nbytes)}), True))
+                self.trace.append(TraceRow(name, Cost(flops=flops, bytes=float(nbytes), ops=1.0,
+                                                      category_flops={cat: flops},
+                                                      category_bytes={cat: float(nbytes)}), True,
+                                           tuple(int(d) for t in tensors for d in t.shape)))
             return out
 
     return Counter()
@@ -212,7 +245,7 @@ def _patch_rnns(model: nn.Module, counter: _Counter) -> Callable[[], None]:
     import torch
     from torch import nn
 
-    memo: dict[tuple[object, ...], tuple[Cost, Cost]] = {}
+    memo = _rnn_memo.setdefault(model, {})
     patched: list[nn.Module] = []
 
     class StandIn(torch.autograd.Function):
@@ -231,18 +264,28 @@ def _patch_rnns(model: nn.Module, counter: _Counter) -> Callable[[], None]:
     def measure(
         m: nn.RNNBase, orig: Callable[..., tuple[torch.Tensor, object]], steps: int, batch: int, feat: int,
         dtype: torch.dtype,
-    ) -> Cost:
+    ) -> tuple[Cost, list[TraceRow] | None]:
         shape = (batch, steps, feat) if m.batch_first else (steps, batch, feat)
         saved = [p.grad for p in m.parameters()]
         for p in m.parameters():
             p.grad = None
         x = torch.empty(shape, device="meta", dtype=dtype, requires_grad=True)
-        with counter.redirect() as cost:
+        # A traced step keeps the block's operators: its roofline is theirs, summed.
+        ops: list[TraceRow] | None = [] if counter.trace is not None else None
+        with counter.redirect(ops) as cost:
             y, _ = orig(x)
             torch.autograd.backward([y], [torch.empty_like(y)])
         for p, g in zip(m.parameters(), saved, strict=True):
             p.grad = g
-        return cost
+        return cost, ops
+
+    def parts(*runs: tuple[float, list[TraceRow] | None]) -> _Parts:
+        rows: list[tuple[float, float, float]] = []
+        for coef, ops in runs:
+            if ops is None or not all(r.is_op for r in ops):
+                return None  # not traced, or a nested block: its roofline is fitted as is
+            rows += [(coef, r.cost.flops, r.cost.bytes) for r in ops]
+        return tuple(rows)
 
     for module in model.modules():
         if not isinstance(module, nn.RNNBase):
@@ -255,15 +298,18 @@ def _patch_rnns(model: nn.Module, counter: _Counter) -> Callable[[], None]:
                 return _orig(x, hx)
             steps = x.shape[1] if _m.batch_first else x.shape[0]
             batch = x.shape[0] if _m.batch_first else x.shape[1]
-            key = (id(_m), batch, x.shape[2], x.dtype, x.requires_grad)
+            key = (id(_m), batch, x.shape[2], x.dtype, x.requires_grad,
+                   # a counter with other roofline devices needs their times; a traced one the parts
+                   *sorted(counter.peaks.items()), counter.trace is not None)
             if key not in memo:
-                c1 = measure(_m, _orig, 1, batch, x.shape[2], x.dtype)
-                c2 = measure(_m, _orig, 2, batch, x.shape[2], x.dtype)
+                c1, ops1 = measure(_m, _orig, 1, batch, x.shape[2], x.dtype)
+                c2, ops2 = measure(_m, _orig, 2, batch, x.shape[2], x.dtype)
                 c2.add(c1, -1.0)  # the cost of one more step
-                memo[key] = (c1, c2)
-            first, per_step = memo[key]
-            counter.add_block(f"rnn{id(_m)}.first", first)
-            counter.add_block(f"rnn{id(_m)}.steps", per_step, float(steps - 1))
+                memo[key] = (c1, c2, parts((1.0, ops1)), parts((1.0, ops2), (-1.0, ops1)))
+            first, per_step, first_parts, step_parts = memo[key]
+            counter.add_block(f"rnn{id(_m)}.first", first, dims=(int(steps),), parts=first_parts)
+            counter.add_block(f"rnn{id(_m)}.steps", per_step, float(steps - 1), dims=(int(steps),),
+                              parts=step_parts)
             d = 2 if _m.bidirectional else 1
             h_out = _m.proj_size if getattr(_m, "proj_size", 0) else _m.hidden_size
             out_shape = (*x.shape[:2], d * h_out)
@@ -314,7 +360,7 @@ def _memoize_optimizer(clone: TorchWorkload, counter: _Counter) -> Callable[[], 
 def count_step(
     workload: Workload, signature: Signature, *, rnn_shortcut: bool = True,
     devices: Mapping[str, Peak] | None = None,
-    trace: list[tuple[str, Cost, bool]] | None = None, shape: BatchShape | None = None,
+    trace: list[TraceRow] | None = None, shape: BatchShape | None = None,
 ) -> Cost:
     """Cost of one training step of ``workload`` on ``signature`` (see :func:`count_point`);
     ``shape`` is the point's real batch, for a workload that takes one. ``devices`` and

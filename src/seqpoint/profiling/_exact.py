@@ -234,9 +234,18 @@ def _floor_forms(j: int, x: IntArray, v: IntArray) -> list[_Length]:
     return out
 
 
-def _monomials(n_features: int, degree: int = 3) -> list[tuple[int, ...]]:
-    """Every product of at most ``degree`` features (the empty one first: the constant)."""
-    return [m for d in range(degree + 1) for m in itertools.combinations_with_replacement(range(n_features), d)]
+def _monomials(basis: FloatArray, degree: int = 3) -> list[tuple[int, ...]]:
+    """Every product of at most ``degree`` features (the empty one first: the constant), a
+    feature with ``v`` distinct values to a power below ``v`` (the others add nothing)."""
+    top = [len(np.unique(basis[:, j])) - 1 for j in range(basis.shape[1])]
+    return [m for d in range(degree + 1) for m in itertools.combinations_with_replacement(range(len(top)), d)
+            if all(m.count(j) <= top[j] for j in m)]
+
+
+def _n_fit(monos: Sequence[tuple[int, ...]]) -> int:
+    """Signatures a fit counts: half as many again as coefficients (what the exact rounding
+    of every fitted row checks), beside the held-out ones."""
+    return len(monos) + max(N_CHECK, len(monos) // 2)
 
 
 def _design(feat: FloatArray, monos: Sequence[tuple[int, ...]], scale: FloatArray) -> FloatArray:
@@ -260,10 +269,15 @@ def _count(workload: Workload, sig: Sequence[int], devices: Devices,
 
 
 def _count_all(workload: Workload, sigs: IntArray, devices: Devices,
-               tick: Callable[[], None], shapes: Sequence[BatchShape | None] | None = None) -> dict[str, FloatArray]:
+               tick: Callable[[], None], shapes: Sequence[BatchShape | None] | None = None,
+               known: Mapping[int, dict[str, float]] | None = None) -> dict[str, FloatArray]:
+    """Metrics of every signature, counted (or taken from ``known``, by row)."""
     rows = []
     for i, sig in enumerate(sigs):
-        rows.append(_count(workload, sig, devices, shape=None if shapes is None else shapes[i]).metrics())
+        if known is not None and i in known:
+            rows.append(known[i])
+        else:
+            rows.append(_count(workload, sig, devices, shape=None if shapes is None else shapes[i]).metrics())
         tick()
     names = sorted({k for r in rows for k in r})
     return {k: np.array([r.get(k, 0.0) for r in rows]) for k in names}
@@ -332,24 +346,26 @@ def _lengths(traced: _Traced, rows: list[int], raw: IntArray, names: Sequence[st
     return found
 
 
-def _fit(workload: Workload, sigs: IntArray, feat: FloatArray, names: Sequence[str], devices: Devices,
-         peaks: Devices, seed: int, shapes: Sequence[BatchShape | None] | None = None,
-         ) -> tuple[dict[str, FloatArray], int, float, int, str]:
+def _fit(traced: _Traced, feat: FloatArray, names: Sequence[str], peaks: Devices, seed: int,
+         ) -> tuple[dict[str, FloatArray], int, float, int, str] | None:
     """Per-signature metrics from the verified fit, signatures counted, the largest relative
-    residual on held-out signatures, their number, and a note; raises :class:`_FitFailed`."""
+    residual on held-out signatures, their number, and a note; None when counting every
+    signature costs less; raises :class:`_FitFailed` (what was counted stays in ``traced``)."""
+    sigs = traced.sigs
     # Features constant within this regime add nothing.
     varying = np.ptp(feat, axis=0) > 0
     feat, names = feat[:, varying], [n for n, v in zip(names, varying, strict=True) if v]
     raw = feat.astype(np.int64)
     basis, notes = _decorrelate(raw, names)
-    monos = _monomials(basis.shape[1])
+    monos = _monomials(basis)
+    if _n_fit(monos) + N_CHECK >= len(sigs):
+        return None
     rng = np.random.default_rng(seed)
-    fit_rows = _spread(sigs, basis, 2 * len(monos), rng).tolist()
+    fit_rows = _spread(sigs, basis, _n_fit(monos), rng).tolist()
     rest = np.setdiff1d(np.arange(len(sigs)), fit_rows)
     check_rows = rng.choice(rest, size=min(N_CHECK, len(rest)), replace=False).tolist()
     if len(fit_rows) < len(monos) + 2 or len(check_rows) < 2:
         raise _FitFailed("too few signatures to fit and check")
-    traced = _Traced(workload, sigs, devices, shapes)
     traced.count([*fit_rows, *check_rows])
     seen = [*fit_rows, *check_rows]
     lengths = _lengths(traced, seen, raw, names) if raw.shape[1] else []
@@ -364,10 +380,10 @@ def _fit(workload: Workload, sigs: IntArray, feat: FloatArray, names: Sequence[s
         _, keep = np.unique(basis.T, axis=0, return_index=True)
         basis = basis[:, sorted(k for k in keep.tolist() if np.ptp(basis[:, k]) > 0)]
         notes.append("lengths inside the model: " + ", ".join(sorted({ln.describe(names) for ln in lengths})))
-        monos = _monomials(basis.shape[1])
+        monos = _monomials(basis)
         counted = set(traced.traces)
         free = np.asarray([r for r in range(len(sigs)) if r not in counted], dtype=np.int64)
-        more = 2 * len(monos) - len(fit_rows)
+        more = _n_fit(monos) - len(fit_rows)
         if more > 0:
             fit_rows += rng.choice(free, size=min(len(free), more), replace=False).tolist()
         if len(fit_rows) < len(monos) + 2:
@@ -536,20 +552,22 @@ def exact_signature_costs(
         rows = np.flatnonzero(which.reshape(-1) == g)
         part: dict[str, FloatArray] | None = None
         part_shapes = None if shapes is None else [shapes[int(r)] for r in rows]
-        if len(rows) > MIN_FIT:
-            try:
-                part, n, res, chk, why = _fit(workload, signatures[rows], feat[rows], names, devs, peaks,
-                                              seed, part_shapes)
+        traced = _Traced(workload, signatures[rows], devs, part_shapes)
+        try:
+            # A regime too small to be worth a fit is counted (None).
+            if (fitted := _fit(traced, feat[rows], names, peaks, seed)) is not None:
+                part, n, res, chk, why = fitted
                 counted, checked, residual = counted + n, checked + chk, max(residual, res)
                 used.add("fit")
                 if why:
                     notes.append(f"fit: {why}")
-            except _FitFailed as exc:
-                if method == "fit":
-                    raise ConfigError(f"exact_totals(method='fit'): {exc}; use method='count'.") from None
-                notes.append(f"fit not used: {exc}")
+        except _FitFailed as exc:
+            if method == "fit":
+                raise ConfigError(f"exact_totals(method='fit'): {exc}; use method='count'.") from None
+            notes.append(f"fit not used: {exc}")
         if part is None:
-            part = _count_all(workload, signatures[rows], devs, tick, part_shapes)
+            # The signatures the failed fit counted are not counted again.
+            part = _count_all(workload, signatures[rows], devs, tick, part_shapes, traced.metrics)
             counted += len(rows)
             used.add("count")
         for k, v in part.items():

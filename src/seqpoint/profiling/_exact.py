@@ -85,7 +85,8 @@ class ExactTotals:
     seconds: float
     """Wall time spent."""
     note: str = ""
-    """Why the fit was not used, when it was tried and failed."""
+    """Why the fit was not used, when it was tried and failed; the lengths it read from the
+    model (a transcript's, a strided convolution's output), when it used some."""
     checked: int = 0
     """Held-out signatures the fit reproduced exactly (0 when counted)."""
     max_residual: float = 0.0
@@ -161,8 +162,7 @@ def _looked_up(sigs: IntArray, dims: Callable[[IntArray], FloatArray | None],
     None when one is not a function of a single signature column on the sample."""
     pick: set[int] = set(rng.choice(len(sigs), N_PROBE, replace=False).tolist())
     for c in range(sigs.shape[1]):
-        values, first, counts = np.unique(sigs[:, c], return_index=True, return_counts=True)
-        pick |= set(first.tolist())
+        values, counts = np.unique(sigs[:, c], return_counts=True)
         # Pairs that share this column's value and may differ elsewhere: a dimension that
         # also depends on another column shows it on them.
         for v in rng.permutation(values[counts > 1])[:N_PROBE // 8].tolist():
@@ -172,12 +172,45 @@ def _looked_up(sigs: IntArray, dims: Callable[[IntArray], FloatArray | None],
     if sample is None:
         return None
     out = np.empty((len(sigs), sample.shape[1]))
+    lookup: list[tuple[int, int]] = []
     for k in range(sample.shape[1]):
+        if np.ptp(sample[:, k]) == 0:
+            out[:, k] = sample[0, k]
+            continue
+        # An affine or rounded function of one column (a transcript's length from the audio's),
+        # told apart from the other forms that fit the sample by the batch where they differ.
+        v = sample[:, k].astype(np.int64)
+        for c in range(sigs.shape[1]):
+            forms = _floor_forms(c, sigs[rows, c], v)
+            while len(forms) > 1:
+                values = np.stack([f.values(sigs) for f in forms])
+                differ = np.flatnonzero(np.ptp(values, axis=0) > 0)
+                if len(differ) == 0:
+                    break
+                seen = dims(differ[:1])
+                if seen is None or seen.shape[1] != sample.shape[1]:
+                    return None
+                forms = [f for f, val in zip(forms, values[:, differ[0]], strict=True) if val == seen[0, k]]
+            if forms:
+                out[:, k] = forms[0].values(sigs)
+                break
+        else:
+            lookup += [(k, c) for c in range(sigs.shape[1])]
+    if not lookup:
+        return out
+    # Any other function of one column is looked up: every value of that column is read.
+    firsts = {int(i) for c in {c for _, c in lookup} for i in np.unique(sigs[:, c], return_index=True)[1]}
+    extra = np.asarray(sorted(firsts - set(rows.tolist())), dtype=np.int64)
+    more = dims(extra) if len(extra) else np.zeros((0, sample.shape[1]))
+    if more is None or more.shape[1] != sample.shape[1]:
+        return None
+    rows, sample = np.concatenate([rows, extra]), np.vstack([sample, more])
+    for k in sorted({k for k, _ in lookup}):
         for c in range(sigs.shape[1]):
             values, where = np.unique(sigs[rows, c], return_inverse=True)
             table = np.full(len(values), np.nan)
             table[where.reshape(-1)] = sample[:, k]
-            if np.array_equal(table[where.reshape(-1)], sample[:, k]):
+            if np.array_equal(table[where.reshape(-1)], sample[:, k]) and np.isin(sigs[:, c], values).all():
                 out[:, k] = table[np.searchsorted(values, sigs[:, c])]
                 break
         else:
@@ -590,9 +623,10 @@ def exact_totals(
     schedule : IterationSchedule
         The whole run.
     method : {"auto", "count", "fit"}
-        ``count`` every unique signature; ``fit`` a per-operator polynomial in the batch
-        dimensions, verified exactly on held-out signatures (an error when it does not
-        verify); ``auto`` tries the fit on runs with over 120 unique signatures and
+        ``count`` every unique signature; ``fit`` every operator's FLOPs and bytes as a
+        polynomial in the batch dimensions (and the lengths the model rounds from them),
+        roofline times computed from them, verified exactly on held-out signatures (an
+        error when it does not verify); ``auto`` tries the fit on runs with over 120 unique signatures and
         counts when it does not verify.
     devices : mapping of str to (float, float), optional
         Extra roofline devices, name to ``(peak FLOP/s, bytes/s)``, beside ``GPU_SPECS``.

@@ -54,7 +54,53 @@ def test_model_proxy_is_the_exact_roofline_per_signature() -> None:
     want = [count_point(wl, (b, s, 0))["roofline_h100_s"] for b, s in
             [(2, 10), (2, 30), (4, 10), (2, 10), (4, 50)]]
     np.testing.assert_allclose(got, want, rtol=1e-12)
-    assert describe_cost(proxy) == "model(roofline h100)"
+    assert describe_cost(proxy) == "model(roofline h100) + exact flops, bytes"
+    np.testing.assert_allclose(proxy.component_values(np.array([[4, 50, 0]])),  # type: ignore[union-attr]
+                               [[count_point(wl, (4, 50, 0))["flops"], count_point(wl, (4, 50, 0))["bytes"]]])
+
+
+def test_exact_components_join_the_basis_the_weights_reproduce() -> None:
+    # A cost no formula component follows (it jumps at seq_len 30): the calibrated weights
+    # of the same points reproduce its run total once it is a component.
+    sched = IterationSchedule.from_columns({"batch_size": [2] * 12, "seq_len": list(range(10, 70, 5)),
+                                            "tgt_len": [0] * 12})
+    jump = {(2, s, 0): float(s + (100 if s >= 30 else 0)) for s in range(10, 70, 5)}
+    truth = sum(jump.values())
+    plain = SeqPointSelector(n_points=6, cost=SignatureCosts(costs=jump)).fit(sched)
+    exact = SeqPointSelector(n_points=6, cost=SignatureCosts(costs=jump, components={"jump": jump})).fit(sched)
+    cost = np.array([jump[(2, s, 0)] for s in range(10, 70, 5)])
+    assert abs(float(plain.weights_ @ cost[plain.points_]) - truth) > 1e-3 * truth
+    assert float(exact.weights_ @ cost[exact.points_]) == pytest.approx(truth, rel=1e-9)
+    assert exact.calibrated_error_ == pytest.approx(0, abs=1e-9)
+
+
+def test_auto_is_attention_with_the_exact_flops_and_bytes_of_a_built_in_workload() -> None:
+    pytest.importorskip("torch")
+    from seqpoint.profiling import count_point
+    from seqpoint.selection import COST_MODELS
+    from seqpoint.workflows import SelectionSection, model_cost
+    from seqpoint.workloads import load_workload
+
+    sec = SelectionSection()
+    assert sec.proxy == "auto" and sec.model_proxy and "cost" not in sec.selector_params()
+    wl = load_workload("bert:tiny")
+    proxy = model_cost(sec, _schedule(), wl)
+    np.testing.assert_allclose(proxy(_schedule()), COST_MODELS.get("attention")()(_schedule()))  # type: ignore[misc]
+    assert describe_cost(proxy) == "attention + exact flops, bytes"
+    want = [[count_point(wl, (4, 50, 0))[m] for m in ("flops", "bytes")]]
+    np.testing.assert_allclose(proxy.component_values(np.array([[4, 50, 0]])), want)  # type: ignore[union-attr]
+
+
+def test_auto_is_attention_alone_without_a_model() -> None:
+    from seqpoint.workflows import SelectionSection
+
+    # Another method, or a user workload (counted on real steps): the formula, as before.
+    assert SelectionSection(method="stratified").selector_params()["cost"] == "attention"
+    assert not SelectionSection(method="random").model_proxy
+    from seqpoint.workflows import model_cost
+
+    user = object()  # not a built-in (torch) workload: never counted for the proxy
+    assert model_cost(SelectionSection(), _schedule(), user) is None  # type: ignore[arg-type]
 
 
 def test_selection_section_checks_the_proxy_and_reads_its_old_names() -> None:
@@ -62,7 +108,7 @@ def test_selection_section_checks_the_proxy_and_reads_its_old_names() -> None:
     from seqpoint.workflows import RunConfig, SelectionSection
 
     with pytest.raises(ConfigError, match=r"proxy = 'roofline' is not a cost proxy; use one of attention, "
-                                          r"quadratic, seq_len, tokens, model, model\+pilot"):
+                                          r"quadratic, seq_len, tokens, model, model\+pilot, auto"):
         SelectionSection(proxy="roofline")
     with pytest.raises(ConfigError, match="needs method = 'seqpoint'"):
         SelectionSection(proxy="model", method="random")

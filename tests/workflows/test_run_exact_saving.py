@@ -46,6 +46,8 @@ def test_run_reports_exact_totals_and_savings(tmp_path, _cfg) -> None:
     truth = sum(count_point(wl, (int(b), int(s), int(t)))["flops"]
                 for b, s, t in zip(sched.batch_size, sched.seq_len, sched.tgt_len, strict=True))
     assert ex["totals"]["flops"] == pytest.approx(truth, rel=1e-12)
+    # The default proxy, with a built-in workload, names what it grouped and calibrated on.
+    assert "attention + exact flops, bytes" in (tmp_path / "run" / "seqpoints.json").read_text()
     assert ex["projection_error"]["flops"] == pytest.approx(
         res.projection.totals["flops"] / truth - 1, rel=1e-9)
     saving = out["saving"]

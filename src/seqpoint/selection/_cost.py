@@ -159,15 +159,25 @@ class SignatureCosts(_PerSignature):
     """Signature ``(batch_size, seq_len, tgt_len[, sum_sq_len])`` to its cost (>= 0)."""
     name: str = "model"
     """What the costs are (for SEQPOINTS.json meta)."""
+    components: Mapping[str, Mapping[Signature, float]] = field(default_factory=dict)
+    """Exact costs per signature (``flops``, ``bytes``) that the SeqPoint selector adds to its
+    basis components: its bound, and its calibrated weights, then cover their run totals."""
 
     def __call__(self, schedule: IterationSchedule) -> FloatArray:
         table = signature_table(schedule)
-        sigs = list(map(tuple, table.signatures.tolist()))
-        missing = [sig for sig in sigs if sig not in self.costs]
+        return self._values(self.costs, table.signatures)[table.inverse]
+
+    def component_values(self, signatures: NDArray[np.int64]) -> FloatArray:
+        """Every one of :attr:`components` at ``signatures`` (m, width), shape ``(m, J)``."""
+        return np.stack([self._values(c, signatures) for c in self.components.values()], axis=1)
+
+    def _values(self, costs: Mapping[Signature, float], signatures: NDArray[np.int64]) -> FloatArray:
+        sigs = list(map(tuple, signatures.tolist()))
+        missing = [sig for sig in sigs if sig not in costs]
         if missing:
             raise InputError(f"The {self.name} cost proxy has no cost for signature {missing[0]!r}; "
                              "build it from the schedule it selects on.")
-        return np.array([self.costs[sig] for sig in sigs], dtype=np.float64)[table.inverse]
+        return np.array([costs[sig] for sig in sigs], dtype=np.float64)
 
 
 def cost_proxy(spec: str | CostProxy | PilotTable | None = None, *, owner: str = "cost_proxy") -> CostProxy:

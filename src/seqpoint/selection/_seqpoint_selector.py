@@ -18,6 +18,7 @@ from seqpoint.selection._calibration import calibrate_weights
 from seqpoint.selection._cost import (
     CostProxy,
     PilotTable,
+    SignatureCosts,
     basis_components,
     basis_error,
     cost_proxy,
@@ -78,6 +79,11 @@ class _Signatures:
         proxy = signature_proxy(proxy_fn, schedule, table, owner=owner)
         counts = table.counts.astype(np.float64)
         _, basis = basis_components(table.as_schedule())
+        exact = proxy_fn.base if isinstance(proxy_fn, PilotTable) else proxy_fn
+        if isinstance(exact, SignatureCosts) and exact.components:
+            # The model's exact costs are components too: the formula basis only
+            # approximates them (a convolution rounds lengths, GNMT's attention is b·s·t).
+            basis = np.hstack([basis, exact.component_values(table.signatures)])
         totals = counts @ basis
         keep = totals > 0
         return cls(table, proxy, counts, basis[:, keep], totals[keep])

@@ -160,11 +160,13 @@ class SelectionSection:
     """Seed of stochastic selectors."""
     params: dict[str, Any] = field(default_factory=dict)
     """Further selector parameters (``grouping``, ...)."""
-    proxy: str = "attention"
+    proxy: str = "auto"
     """The cost proxy iterations are grouped on (``seqpoint``, ``stratified``): a formula of
     the signature (``attention``, ``tokens``, ``quadratic``, ``seq_len``), or, for
     ``seqpoint``, ``model`` (the model's roofline time per signature on ``proxy_device``)
-    or ``model+pilot`` (that, rescaled by ``pilot_points`` measured step times)."""
+    or ``model+pilot`` (that, rescaled by ``pilot_points`` measured step times); ``auto``
+    is ``attention``, and for ``seqpoint`` with a built-in workload, the weights also
+    reproduce its exact FLOPs and bytes, as with ``model``."""
     proxy_device: str = "cpu"
     """Roofline device of the model proxy: ``cpu`` (this machine, measured by a tiny
     probe) or a GPU of the roofline table (``v100``, ``a100``, ``h100``)."""
@@ -183,18 +185,19 @@ class SelectionSection:
 
     @property
     def model_proxy(self) -> bool:
-        """Whether the proxy is the profiled model's own cost (``model``, ``model+pilot``)."""
-        return self.proxy in MODEL_PROXIES
+        """Whether the proxy needs the profiled model (``model``, ``model+pilot``; ``auto``
+        with the ``seqpoint`` method)."""
+        return self.proxy in MODEL_PROXIES or (self.proxy == "auto" and self.method == "seqpoint")
 
     def __post_init__(self) -> None:
         _check("selection", self, self._section_constraints)
         from seqpoint.selection import COST_MODELS
 
-        if self.proxy not in COST_MODELS and not self.model_proxy:
+        if self.proxy not in COST_MODELS and self.proxy not in ("auto", *MODEL_PROXIES):
             raise ConfigError(f"[selection] proxy = {self.proxy!r} is not a cost proxy; use one of "
-                              f"{', '.join([*COST_MODELS.names(), *MODEL_PROXIES])}.")
-        takes = ("seqpoint",) if self.model_proxy else _PROXY_METHODS
-        if self.proxy != "attention" and self.method not in takes:
+                              f"{', '.join([*COST_MODELS.names(), *MODEL_PROXIES, 'auto'])}.")
+        takes = ("seqpoint",) if self.proxy in MODEL_PROXIES else _PROXY_METHODS
+        if self.proxy not in ("attention", "auto") and self.method not in takes:
             raise ConfigError(f"[selection] proxy = {self.proxy!r} needs method = {' or '.join(map(repr, takes))} "
                               f"(got {self.method!r}); leave proxy out for other methods.")
         if self.max_error is not None:
@@ -215,7 +218,7 @@ class SelectionSection:
         if name == self.method:
             params.update(self.params)
             if name in _PROXY_METHODS and not self.model_proxy:
-                params["cost"] = self.proxy
+                params["cost"] = "attention" if self.proxy == "auto" else self.proxy
         if n_points is not None:
             params["n_points"] = n_points
         elif self.max_error is not None:

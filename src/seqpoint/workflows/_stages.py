@@ -15,7 +15,7 @@ from seqpoint.selection import BaseSelector, CostProxy, SeqPoints
 from seqpoint.traces import Lengths
 from seqpoint.validation import RunTrace
 from seqpoint.workflows._config import RunConfig
-from seqpoint.workloads import BatchShape, Workload, takes_batch_shape
+from seqpoint.workloads import BatchShape, TorchWorkload, Workload, takes_batch_shape
 
 __all__ = ["batch_shapes", "build_schedule", "choose_points", "load_lengths", "make_workload",
            "model_cost", "open_cache", "read_run_schedule", "run_schedule", "signature_shapes",
@@ -134,22 +134,33 @@ def signature_shapes(workload: Workload, schedule: IterationSchedule) -> list[Ba
 def model_cost(
     sec: sections.SelectionSection, schedule: IterationSchedule, workload: Workload, *,
     profile: sections.ProfileSection | None = None, cache: MeasurementCache | None = None,
-) -> CostProxy:
-    """The model cost proxy of ``[selection] proxy``: every signature's roofline time on
-    ``proxy_device`` from the workload's exact FLOPs and bytes; with ``model+pilot``, rescaled
+) -> CostProxy | None:
+    """The cost proxy of ``[selection] proxy`` where the workload is known, carrying its exact
+    FLOPs and bytes per signature as basis components (the bound and the calibrated weights
+    then cover their run totals). ``auto`` groups on ``attention`` (None, the formula alone,
+    for a user workload, which would be counted on one real step per signature); ``model``
+    on every signature's roofline time on ``proxy_device``; ``model+pilot`` rescales that
     along the range by the measured step times of ``pilot_points`` signatures (through
     ``profile`` and ``cache``)."""
     from seqpoint.profiling import cpu_roofline, exact_signature_costs, profile_points
-    from seqpoint.selection import PilotTable, SignatureCosts
+    from seqpoint.selection import COST_MODELS, PilotTable, SignatureCosts
 
-    sigs, _, _ = schedule.unique_signatures()
-    devices = {"cpu": cpu_roofline()} if sec.proxy_device == "cpu" else None
+    if sec.proxy == "auto" and not isinstance(workload, TorchWorkload):
+        return None
+    sigs, _, inverse = schedule.unique_signatures()
+    devices = {"cpu": cpu_roofline()} if sec.proxy_device == "cpu" and sec.proxy != "auto" else None
     per_sig, *_ = exact_signature_costs(workload, np.asarray(sigs, dtype=np.int64), devices=devices,
                                         shapes=signature_shapes(workload, schedule))
-    time = per_sig[f"roofline_{sec.proxy_device}_s"]
     rows = [tuple(int(v) for v in r) for r in sigs.tolist()]
-    model = SignatureCosts(costs=dict(zip(rows, time.tolist(), strict=True)),
-                           name=f"model(roofline {sec.proxy_device})")
+    exact = {m: dict(zip(rows, per_sig[m].tolist(), strict=True)) for m in ("flops", "bytes")}
+    if sec.proxy == "auto":
+        time = COST_MODELS.get("attention")()(schedule.take(np.unique(inverse, return_index=True)[1]))
+        name = "attention + exact flops, bytes"
+    else:
+        time = per_sig[f"roofline_{sec.proxy_device}_s"]
+        name = f"model(roofline {sec.proxy_device}) + exact flops, bytes"
+    model = SignatureCosts(costs=dict(zip(rows, np.asarray(time).tolist(), strict=True)), name=name,
+                           components=exact)
     if sec.proxy != "model+pilot" or profile is None:
         return model
     from seqpoint.measurements import STEADY_TIME

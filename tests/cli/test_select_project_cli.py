@@ -62,6 +62,14 @@ def test_select_max_error(files: dict[str, Path], cli: Cli) -> None:
     assert read_seqpoints(out).meta["estimated_error"] <= 0.01
 
 
+def test_select_proxy_auto_is_attention_without_a_workload(files: dict[str, Path], cli: Cli) -> None:
+    paths = [files["dir"] / f"{name}.json" for name in ("auto", "attention")]
+    for proxy, out in zip(("auto", "attention"), paths, strict=True):
+        assert cli(["select", str(files["schedule"]), "-k", "4", "--proxy", proxy, "-o", str(out)])[0] == 0
+    auto, attention = (read_seqpoints(p) for p in paths)
+    assert auto.points == attention.points and auto.meta == attention.meta
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

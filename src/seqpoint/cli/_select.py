@@ -29,7 +29,8 @@ def select(
     method: Annotated[str, typer.Option("--method", help="Selection method.")] = "seqpoint",
     seed: Annotated[int, typer.Option("--seed", help="Seed of randomised methods.")] = 0,
     proxy: Annotated[str | None, typer.Option(
-        "--proxy", help="Cost proxy for seqpoint/stratified (default attention), as [selection] proxy.")] = None,
+        "--proxy", help="Cost proxy for seqpoint/stratified, as [selection] proxy (auto, the default, is "
+        "attention here: no workload to count).")] = None,
     cost: Annotated[str | None, typer.Option("--cost", hidden=True, help="Deprecated: use --proxy.")] = None,
     grouping: Annotated[str | None, typer.Option(
         "--grouping", help="seqpoint grouping: optimal (default) or sl_bins.")] = None,
@@ -50,8 +51,10 @@ def select(
     if grouping is not None and method != "seqpoint":
         fail(f"--grouping applies to --method seqpoint, not {method!r}; drop it.")
     # The flags are [selection]'s keys: the section checks them with the TOML's message.
+    # Without a workload, auto (the default) is the attention formula.
+    chosen = proxy or cost
     sec = SelectionSection(method=method, n_points=n_points, max_error=max_error, seed=seed,
-                           proxy=proxy or cost or "attention", params={} if grouping is None else {"grouping": grouping})
+                           proxy="attention" if chosen in (None, "auto") else chosen, params={} if grouping is None else {"grouping": grouping})
     if sec.model_proxy:
         fail(f"--proxy {sec.proxy} is the profiled model's cost, which needs a workload: set [selection] "
              "proxy in a run config for seqpoint run, or give a formula (attention, tokens, ...).")

@@ -131,3 +131,4 @@ def test_a_run_in_instructions_prints_counts_and_the_counted_code_path() -> None
     assert f"│ {proj.totals['first_occurrence_instructions'] / 1e6:.2f} M instr (" in text  # the cold steps
     lo, hi = proj.interval["run_instructions"]
     assert f"│ {lo / 1e6:.2f} M instr … {hi / 1e6:.2f} M instr (±" in text
+    assert "+ count noise" in text and "timing noise" not in text

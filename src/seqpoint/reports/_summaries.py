@@ -71,7 +71,8 @@ def print_run(console: Console, result: RunRecord) -> None:
         why = (f"{proj.processes} worker processes' spread × "
                f"{student_quantile(proj.confidence, proj.processes - 1):.2f}" if proj.processes
                else "the points' repeats")
-        table.add_row("  + timing noise", f"± {proj.noise[metric] / total:.2%}  ({why})")
+        table.add_row("  + timing noise" if step == STEADY_TIME else "  + count noise",
+                      f"± {proj.noise[metric] / total:.2%}  ({why})")
         if metric == derived_of(step)[1] and proj.in_run_gap:
             table.add_row("  + in-run gap", f"± {proj.in_run_gap / total:.2%}  (the in-sequence window's warm "
                           "steps against the isolated points)")

@@ -95,13 +95,14 @@ def print_selection(console: Console, points: SeqPoints, *, method: str) -> None
 def print_measurements(console: Console, points: SeqPoints, measurements: Measurements) -> None:
     """One row per profiled point: status, time, its spread and FLOPs (``seqpoint profile``)."""
     ms = measurements
+    # time_s, or instructions with that timer (one campaign has one)
+    step = steady_metric(next((m.metrics for m in ms.measurements if m.ok), {})) or STEADY_TIME
+    fmt = fmt_metric(step)
     table = Table(title=f"{ms.workload}: {len(ms.measurements)} points")
-    for col in ("iteration", "batch", "seq_len", "tgt_len", "weight", "status", "time", "± IQR",
-                "FLOPs"):
+    for col in ("iteration", "batch", "seq_len", "tgt_len", "weight", "status",
+                "time" if step == STEADY_TIME else "instructions", "± IQR", "FLOPs"):
         table.add_column(col, justify="right" if col != "status" else "left")
     for p, m in zip(points.points, ms.measurements, strict=True):
-        step = steady_metric(m.metrics) or STEADY_TIME  # time_s, or instructions with that timer
-        fmt = fmt_metric(step)
         time, iqr, flops = (m.metrics.get(k) for k in (step, f"{step}_iqr", "flops"))
         table.add_row(
             str(m.iteration), str(m.batch_size), str(m.seq_len), str(m.tgt_len), f"{p.weight:g}",

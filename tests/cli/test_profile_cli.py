@@ -127,6 +127,18 @@ def test_bad_input_is_one_line_and_exit_2(seqpoints, tmp_path, capsys, extra, me
     assert "Traceback" not in err[0]
 
 
+def test_the_instructions_timer_without_valgrind_names_the_package_exit_2(
+    seqpoints, tmp_path, capsys, monkeypatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # no valgrind on it
+    code = _run(["profile", str(seqpoints), "--workload", "bert:tiny", "--timer", "instructions",
+                 "--repeats", "1", "--no-cache", "-q", "-o", str(tmp_path / "m.json")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    assert len(err) == 1 and "apt-get install valgrind" in err[0]
+    assert not (tmp_path / "m.json").exists()
+
+
 def test_missing_seqpoints_file(tmp_path, capsys) -> None:
     code = _run(
         ["profile", str(tmp_path / "none.json"), "-w", "bert:tiny", "-o", str(tmp_path / "m.json")]

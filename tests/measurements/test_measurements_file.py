@@ -48,6 +48,16 @@ def test_round_trip(tmp_path: Path) -> None:
     assert read_measurements(write_measurements(ms, tmp_path / "m.json")) == ms
 
 
+def test_a_count_round_trips_under_its_own_names(tmp_path: Path) -> None:
+    ms = Measurements(workload="w", config={"timer": "instructions"}, measurements=(
+        Measurement(iteration=3, batch_size=2, seq_len=5,
+                    metrics={"instructions": 7288123.0, "instructions_first": 11810000.0, "repeats": 2.0},
+                    samples={"instructions": [7288123.0, 7285001.0], "instructions_processes": [7288123.0]}),))
+    path = write_measurements(ms, tmp_path / "m.json")
+    assert read_measurements(path) == ms
+    assert "time_s" not in path.read_text()
+
+
 def test_contract_example_reads(tmp_path: Path) -> None:
     path = tmp_path / "m.json"
     path.write_text(json.dumps(good()))

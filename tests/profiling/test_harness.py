@@ -216,7 +216,7 @@ def test_environment_fingerprint(ds2) -> None:
     [
         ({"warmup": -1}, "'warmup' parameter of ProfileConfig must be an int >= 0. Got -1"),
         ({"repeats": 0}, "'repeats' parameter of ProfileConfig must be an int >= 1. Got 0"),
-        ({"timer": "sundial"}, "Unknown timer 'sundial'. Valid names: cpu, cuda, wall"),
+        ({"timer": "sundial"}, "Unknown timer 'sundial'. Valid names: cpu, cuda, instructions, wall"),
         ({"metrics": ("speed",)}, "Unknown metric 'speed'. Valid metrics: time, flops"),
         ({"metrics": ("roofline",)}, "Unknown metric 'roofline'"),
         ({"metrics": ("roofline:b200",)}, "Unknown GPU 'b200' in metric 'roofline:b200'"),

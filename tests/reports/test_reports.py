@@ -105,3 +105,30 @@ def test_a_saving_below_one_says_there_was_none() -> None:
     assert "less profiling (steps) │ 52×" in text
     assert "0.50× (no saving: profiling took 2.00× the run's wall clock)" in text
     assert "less profiling (tokens) │ n/a" in text
+
+
+def test_a_run_in_instructions_prints_counts_and_the_counted_code_path() -> None:
+    from rich.console import Console
+
+    from seqpoint.projection import project
+    from seqpoint.reports import RunRecord, print_run
+    from seqpoint.schedule import summarize
+    from seqpoint.testing import toy_measurements, toy_points, toy_schedule
+
+    s = toy_schedule()
+    pts = toy_points(s, [0, 3, 5, 6])
+    ms = toy_measurements(pts, lambda p: 1e6 * p.seq_len, metric="instructions",
+                          instructions_first=lambda p: 1.3e6 * p.seq_len)
+    proj = project(s, pts, ms)
+    assert "run_instructions" in proj.totals and "run_time_s" not in proj.totals
+    record = RunRecord(schedule=s, seqpoints=pts, measurements=ms, projection=proj, summary=summarize(s),
+                       reduction=2.0)
+    console = Console(width=400, record=True)
+    print_run(console, record)
+    text = " ".join(console.export_text().split())
+    assert "projected instructions (user space, AVX2 path under valgrind)" in text
+    assert f"│ {proj.totals['run_instructions'] / 1e6:.2f} M instr │" in text
+    assert f"│ {proj.totals['first_occurrence_instructions'] / 1e6:.2f} M instr (" in text  # the cold steps
+    lo, hi = proj.interval["run_instructions"]
+    assert f"│ {lo / 1e6:.2f} M instr … {hi / 1e6:.2f} M instr (±" in text
+    assert "+ count noise" in text and "timing noise" not in text

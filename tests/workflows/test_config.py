@@ -200,3 +200,14 @@ def test_set_takes_a_moved_key_with_a_warning(dotted, read) -> None:
     cfg = RunConfig(lengths=LengthsSection(source="bundled:wikitext-2-valid"))
     with pytest.warns(SeqPointWarning, match=rf"--set overrides: {dotted.split('=')[0]} is deprecated; it is "):
         assert read(apply_overrides(cfg, [dotted]))
+
+
+def test_the_instructions_timer_refuses_what_it_cannot_count(tmp_path):
+    from seqpoint.workflows import ProfileSection, validate
+
+    with pytest.raises(ConfigError, match="cold_window times steps in seconds"):
+        ProfileSection(timer="instructions", cold_window=8)
+    cfg = RunConfig(profile=ProfileSection(timer="instructions"))
+    with pytest.raises(ConfigError, match="seqpoint validate times its full runs in seconds"):
+        validate(apply_overrides(cfg, [f"report.out={tmp_path}"]), progress=False)
+    assert not any(tmp_path.iterdir())  # refused before a run folder was made

@@ -42,7 +42,7 @@ def test_a_table_where_a_name_goes_is_one_line_through_the_cli(tmp_path: Path, c
     cfg.write_text('[lengths]\nsource = "bundled:wikitext-2-valid"\n[profile]\ntimer = {}\n')
     code, _, err = cli(["run", str(cfg)])
     assert code == 2 and len(err.strip().splitlines()) == 1
-    assert "timer is named by a string; got dict {}. Valid names: cpu, cuda, wall" in err
+    assert "timer is named by a string; got dict {}. Valid names: cpu, cuda, instructions, wall" in err
 
 
 def test_an_empty_config_or_one_without_lengths_is_refused(tmp_path: Path, cli) -> None:

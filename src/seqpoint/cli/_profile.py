@@ -44,7 +44,9 @@ def profile(
         help="time, flops, bytes, breakdown, memory, roofline:v100|a100|h100 (repeatable; default time).")] = None,
     warmup: Annotated[int, typer.Option("--warmup", help="Untimed steps per point.")] = 2,
     repeats: Annotated[int, typer.Option("--repeats", help="Timed steps per point (median reported).")] = 5,
-    timer: Annotated[str, typer.Option("--timer", help="wall, cpu or cuda.")] = "wall",
+    timer: Annotated[str, typer.Option(
+        "--timer", help="wall, cpu, cuda, or instructions (user-space instructions per step under callgrind, "
+                        "the AVX2 code path; needs valgrind).")] = "wall",
     cache: Annotated[Path | None, typer.Option(
         "--cache", help="Measurement cache (default $SEQPOINT_CACHE or ~/.cache/seqpoint).")] = None,
     no_cache: Annotated[bool, typer.Option(

@@ -5,20 +5,23 @@ companions (``time_s_iqr``, ``time_s_first`` ...) summarise repeats and are not 
 **bookkeeping** (``repeats``, ``processes``, oneDNN counts) records how a point was measured;
 **per-process** values (:func:`per_process_key`) carry process-to-process drift into the
 interval; **derived** totals (``first_occurrence_s``, ``run_time_s``) come from ``time_s``
-and ``time_s_first``."""
+and ``time_s_first``. The ``instructions`` timer measures a step in its own unit, under its
+own names (``instructions``, ``instructions_first``, ..., derived ``run_instructions``):
+:func:`step_metric` names a timer's step metric, :func:`derived_of` its derived totals."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Container, Mapping
 
 import numpy as np
 
 from seqpoint.measurements._records import Measurement
 
-__all__ = ["BREAKDOWN_PREFIX", "CATEGORIES", "COLD_TIME", "DERIVED", "FIRST_STEP_TIME",
+__all__ = ["BREAKDOWN_PREFIX", "CATEGORIES", "COLD_TIME", "DERIVED", "FIRST_STEP_TIME", "INSTRUCTIONS",
            "ONEDNN_CACHE_CAPACITY", "ONEDNN_NEW", "ONEDNN_SHARED", "PROCESSES", "RUN_TIME", "STEADY_TIME",
-           "breakdown_key", "breakdown_of", "is_peak", "is_projectable", "is_spread", "per_process_key",
-           "projectable_values", "shapes_held", "standard_error", "time_metric", "unit_of"]
+           "breakdown_key", "breakdown_of", "derived_of", "first_of", "is_peak", "is_projectable", "is_spread",
+           "per_process_key", "projectable_values", "shapes_held", "standard_error", "steady_metric", "step_metric",
+           "time_metric", "unit_of"]
 
 #: Operation categories of the "Demystifying BERT" study, in the order reports show them.
 CATEGORIES: tuple[str, ...] = ("gemm", "batched_gemm", "convolution", "rnn", "softmax", "layer_norm", "batch_norm",
@@ -33,8 +36,14 @@ FIRST_STEP_TIME = "time_s_first"
 COLD_TIME = "first_occurrence_s"
 #: Projected seconds of the whole run: steady state plus cold steps.
 RUN_TIME = "run_time_s"
-#: Totals the projection derives from ``time_s`` and ``time_s_first``.
-DERIVED = frozenset({RUN_TIME, COLD_TIME})
+#: User-space instructions of one steady-state step, counted under callgrind (the
+#: ``instructions`` timer; valgrind hides AVX-512, so the AVX2 code path is what is counted).
+INSTRUCTIONS = "instructions"
+#: Step metric to its derived totals: cold steps, whole run (steady state plus cold steps).
+_DERIVED_OF: dict[str, tuple[str, str]] = {STEADY_TIME: (COLD_TIME, RUN_TIME),
+                                           INSTRUCTIONS: ("first_occurrence_instructions", "run_instructions")}
+#: Totals the projection derives from a step metric (``time_s``) and its first step (``time_s_first``).
+DERIVED = frozenset(name for pair in _DERIVED_OF.values() for name in pair)
 
 #: Prefix of per-category seconds in a projection's totals (``breakdown_s.gemm``).
 BREAKDOWN_PREFIX = "breakdown_s."
@@ -91,14 +100,41 @@ def breakdown_of(totals: Mapping[str, float]) -> dict[str, float]:
     return {k[n:]: float(v) for k, v in totals.items() if k.startswith(BREAKDOWN_PREFIX) and v > 0}
 
 
+def step_metric(timer: str) -> str:
+    """The metric a timer measures a step in: ``instructions`` for the ``instructions`` timer,
+    else ``time_s`` (seconds)."""
+    return INSTRUCTIONS if timer == INSTRUCTIONS else STEADY_TIME
+
+
+def first_of(step: str) -> str:
+    """The cold first step's metric of a step metric (``time_s`` → ``time_s_first``)."""
+    return f"{step}_first"
+
+
+def derived_of(step: str) -> tuple[str, str]:
+    """The cold-step and whole-run totals derived from a step metric
+    (``time_s`` → ``first_occurrence_s``, ``run_time_s``)."""
+    return _DERIVED_OF[step]
+
+
+def steady_metric(names: Container[str]) -> str | None:
+    """The step metric among ``names`` (``time_s``, else ``instructions``), None without one."""
+    return next((s for s in _DERIVED_OF if s in names), None)
+
+
 def time_metric(totals: Mapping[str, float]) -> str:
-    """The projected time to compare with a measured run: ``run_time_s`` when projected
-    (steady state plus cold steps), else ``time_s``."""
-    return RUN_TIME if RUN_TIME in totals else STEADY_TIME
+    """The projected cost to compare with a measured run: ``run_time_s`` when projected
+    (steady state plus cold steps), else ``time_s``; in instructions (no ``time_s``),
+    ``run_instructions``, else ``instructions``."""
+    step = steady_metric(totals) or STEADY_TIME
+    run = derived_of(step)[1]
+    return run if run in totals else step
 
 
 def unit_of(name: str) -> str:
-    """Unit of a metric by its name: ``s``, ``FLOP``, ``B`` or ``""``."""
+    """Unit of a metric by its name: ``s``, ``FLOP``, ``B``, ``instr`` or ``""``."""
+    if name.endswith(INSTRUCTIONS) or name.startswith(INSTRUCTIONS):
+        return "instr"
     if name.endswith("_s") or name.startswith(BREAKDOWN_PREFIX):
         return "s"
     if name.endswith("bytes") or name.startswith("bytes"):

@@ -14,6 +14,7 @@ through :data:`TIMERS` (:func:`step_timer` for a step) and every fresh process t
 """
 
 from seqpoint.profiling._attention_flops import flop_registry as flop_registry
+from seqpoint.profiling._callgrind import read_summary as read_summary
 from seqpoint.profiling._campaign import profile_points
 from seqpoint.profiling._categories import canonical_op_name as canonical_op_name
 from seqpoint.profiling._categories import categorize as categorize

@@ -106,8 +106,8 @@ def measure_plan(
     between: Callable[[int], None] | None = None, end_turn: Callable[[], None] | None = None,
     label: str | None = None,
 ) -> Measurements:
-    """Measure ``plan``'s pending units on ``workload`` (with ``processes > 1``, their time in
-    fresh worker processes first), cache each as it finishes, and assemble the campaign
+    """Measure ``plan``'s pending units on ``workload`` (with ``processes > 1`` or the
+    ``instructions`` timer, their time in fresh worker processes first), cache each as it finishes, and assemble the campaign
     (arguments as for :func:`profile_points`)."""
     assert plan.key is not None, "a plan measured here knows its key"
     config, todo, campaign = plan.config, plan.todo, plan.signatures
@@ -119,7 +119,7 @@ def measure_plan(
     # With processes > 1 the time comes from fresh workers first; every other metric (not a
     # matter of process speed) is measured once, here, and merged with it.
     times: dict[Unit, Measurement] = {}
-    if config.processes > 1 and "time" in config.families:
+    if config.in_workers:
         timed = {p.unit: p.unit[0] if p.shape is None else p.shape for p in todo if refusal(p.unit[0]) is None}
         if timed:
             run = _announcing(name, config.processes, len(timed), announce=progress, console=console,

@@ -11,9 +11,11 @@ from typing import Any, ClassVar, NamedTuple
 from seqpoint._config import to_dict
 from seqpoint._params import Boolean, Constraint, Interval, Predicate, TypeOf, validate_params
 from seqpoint.exceptions import ConfigError
+from seqpoint.measurements._metrics import INSTRUCTIONS
+from seqpoint.profiling._callgrind import COUNTED_ISA
 from seqpoint.profiling._gpus import GPU_SPECS
 from seqpoint.profiling._startup import STARTUP_STEPS
-from seqpoint.profiling._timers import TIMERS
+from seqpoint.profiling._timers import TIMERS, in_callgrind
 
 __all__ = ["HARNESS_VERSION", "METRICS", "PROTOCOL_FIELDS", "STARTUP_STEPS", "PointSteps", "ProfileConfig"]
 
@@ -54,7 +56,9 @@ class ProfileConfig:
     repeats: int = 5
     """Timed steps; ``time_s`` is their median."""
     timer: str = "wall"
-    """``wall``, ``cpu`` or ``cuda`` (see ``TIMERS``)."""
+    """``wall``, ``cpu``, ``cuda`` or ``instructions`` (see ``TIMERS``): ``instructions`` counts each
+    step's user-space instructions under callgrind (the AVX2 code path) in worker processes,
+    stored as ``instructions``, not seconds."""
     metrics: tuple[str, ...] = ("time",)
     """Any of ``time``, ``flops``, ``bytes``, ``roofline:<gpu>``, ``breakdown``, ``memory``."""
     max_seconds_per_point: float = 0.0
@@ -123,6 +127,12 @@ class ProfileConfig:
         return bool(self.families & STEPPED)
 
     @property
+    def in_workers(self) -> bool:
+        """True when the time is measured in fresh worker processes: ``processes > 1``, or the
+        ``instructions`` timer (it counts only under callgrind, in a worker, whatever ``processes``)."""
+        return "time" in self.families and (self.processes > 1 or in_callgrind(self.timer))
+
+    @property
     def profiled_apart(self) -> bool:
         """True when steps run under torch.profiler (breakdown, host memory, a Kineto trace)."""
         return bool(self.families & {"breakdown", "memory"}) or self.kineto_dir is not None
@@ -132,21 +142,24 @@ class ProfileConfig:
         every process warms every point up again (one more when profiled here)."""
         profiled = self.breakdown_steps if self.profiled_apart else 0
         warmup = self.warmup
-        if self.processes > 1 and "time" in self.families:  # without time no worker process runs
+        if self.in_workers:
             warmup *= self.processes + (1 if self.profiled_apart else 0)
         return PointSteps(warmup=warmup, repeats=self.repeats, profiled=profiled)
 
     def protocol_steps(self) -> int:
         """Steps of a campaign that belong to no point: each worker's start-up, drift checks
-        and the step that re-warms the check point (0 with one process, as a real run pays it)."""
-        if self.processes == 1 or "time" not in self.families:
+        and the step that re-warms the check point (0 in this process, as a real run pays it)."""
+        if not self.in_workers:
             return 0
         return self.processes * (STARTUP_STEPS + 2 * self.drift_steps + 1)
 
     def to_dict(self) -> dict[str, Any]:
         """The fields as plain data (part of every cache key), without ``kineto_dir`` when None
-        nor the protocol fields with ``processes = 1``, so keys cached before them still match."""
+        nor the protocol fields with ``processes = 1``, so keys cached before them still match;
+        with the ``instructions`` timer, the instruction set the counted code ran (``counted_isa``)."""
         out = to_dict(self)
+        if self.timer == INSTRUCTIONS:
+            out["counted_isa"] = COUNTED_ISA
         if out["kineto_dir"] is None:
             del out["kineto_dir"]
         if self.processes == 1:

@@ -8,13 +8,17 @@ import threading
 from collections.abc import Callable
 from typing import TypeVar, cast
 
+from seqpoint.profiling._callgrind import CALLGRIND_DIR_ENV, callgrind_command
+
 __all__ = ["in_fresh_process", "stop_workers"]
 
 T = TypeVar("T")
 
 
-def in_fresh_process(fn: Callable[..., T], *args: object) -> T:
-    """``fn(*args)`` in a new Python process; arguments and result travel pickled.
+def in_fresh_process(fn: Callable[..., T], *args: object, callgrind: bool = False) -> T:
+    """``fn(*args)`` in a new Python process; arguments and result travel pickled. With
+    ``callgrind``, the process runs under valgrind's callgrind, collection off until the
+    ``instructions`` timer turns it on (ConfigError without valgrind).
 
     The child is a plain ``python -c`` that imports ``fn`` by name (a ``multiprocessing``
     spawn would re-run the caller's ``__main__``), with this process's ``sys.path``; the
@@ -37,10 +41,14 @@ def in_fresh_process(fn: Callable[..., T], *args: object) -> T:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([root, *filter(None, [env.get("PYTHONPATH")])])
     with tempfile.TemporaryDirectory(prefix="seqpoint-worker-") as tmp:
+        prefix: list[str] = []
+        if callgrind:
+            prefix = callgrind_command(tmp)
+            env[CALLGRIND_DIR_ENV] = tmp
         job, result = Path(tmp) / "job.pkl", Path(tmp) / "result.pkl"
         job.write_bytes(pickle.dumps((list(sys.path), pickle.dumps((fn, args)))))
         code = "from seqpoint.profiling._fresh import _child_main; _child_main()"
-        with subprocess.Popen([sys.executable, "-c", code, str(job), str(result)], env=env,
+        with subprocess.Popen([*prefix, sys.executable, "-c", code, str(job), str(result)], env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as proc:
             with _LOCK:
                 _RUNNING.add(proc)

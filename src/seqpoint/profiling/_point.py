@@ -9,8 +9,8 @@ from pathlib import Path
 
 from seqpoint._signature import signature_fields
 from seqpoint.exceptions import SeqPointError
-from seqpoint.measurements import STEADY_TIME, Measurement
-from seqpoint.measurements._metrics import FIRST_STEP_TIME
+from seqpoint.measurements import Measurement
+from seqpoint.measurements._metrics import first_of, step_metric
 from seqpoint.profiling._breakdown import profile_breakdown, state_bytes
 from seqpoint.profiling._config import ProfileConfig
 from seqpoint.profiling._counting import count_point
@@ -44,12 +44,13 @@ def _timed(workload: Workload, signature: Signature, batch: object, config: Prof
     """Warm-up and timed repeats: ``time_s`` statistics (and ``time_s_first`` when cold)."""
     metrics: dict[str, float] = {}
     clock = step_timer(config.timer, workload)
+    step = step_metric(config.timer)
     cold = state is not None and signature not in state.seen
     warm_left = config.warmup
     if cold and warm_left:
         # The first step of a never-seen shape pays one-time costs (kernel and primitive
         # selection, allocator growth), as a real run does once per unique signature.
-        metrics[FIRST_STEP_TIME] = clock(lambda: workload.step(batch))
+        metrics[first_of(step)] = clock(lambda: workload.step(batch))
         warm_left -= 1
     for _ in range(warm_left):
         workload.step(batch)
@@ -58,7 +59,7 @@ def _timed(workload: Workload, signature: Signature, batch: object, config: Prof
         times.append(clock(lambda: workload.step(batch)))
         if config.max_seconds_per_point and sum(times) >= config.max_seconds_per_point:
             break
-    metrics.update(time_stats(times))
+    metrics.update(time_stats(times, step))
     if state is not None:
         metrics.update(onednn_metrics(state.primitives, onednn_cache_capacity()))
     return metrics, times
@@ -90,7 +91,7 @@ def _measure(
     if "time" in families:
         timed, times = _timed(workload, signature, batch, config, state)
         metrics.update(timed)
-        samples[STEADY_TIME] = times
+        samples[step_metric(config.timer)] = times
     elif config.warmup:
         for _ in range(config.warmup):
             workload.step(batch)

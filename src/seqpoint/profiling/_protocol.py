@@ -19,7 +19,7 @@ from typing import Any
 from seqpoint._signature import signature_fields
 from seqpoint.exceptions import SeqPointWarning
 from seqpoint.measurements import STEADY_TIME, Measurement, per_process_key
-from seqpoint.measurements._metrics import FIRST_STEP_TIME, PROCESSES
+from seqpoint.measurements._metrics import PROCESSES, first_of, step_metric
 from seqpoint.profiling._config import ProfileConfig
 from seqpoint.profiling._failures import failed_measurement, guarded
 from seqpoint.profiling._fresh import in_fresh_process
@@ -30,7 +30,7 @@ from seqpoint.profiling._startup import (
     onednn_metrics,
     startup_state,
 )
-from seqpoint.profiling._timers import step_timer, time_stats
+from seqpoint.profiling._timers import in_callgrind, step_timer, time_stats
 from seqpoint.workloads import BatchShape, Signature, Workload
 
 __all__ = ["DriftWarning", "WorkerResult", "WorkerTask", "fresh_worker", "profile_protocol", "run_worker",
@@ -51,8 +51,9 @@ def split_repeats(repeats: int, processes: int) -> list[int]:
 
 
 def fresh_worker(task: WorkerTask) -> WorkerResult:
-    """:func:`run_worker` of ``task`` in a fresh process (the protocol's default runner)."""
-    return in_fresh_process(run_worker, task)
+    """:func:`run_worker` of ``task`` in a fresh process (the protocol's default runner), under
+    callgrind for the ``instructions`` timer."""
+    return in_fresh_process(run_worker, task, callgrind=in_callgrind(task.timer))
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -182,12 +183,14 @@ def _drift(start: list[float], end: list[float]) -> dict[str, Any]:
     return {"start_s": m0, "end_s": m1, "drift": drift, "noise": noise, "above_noise": abs(drift) > noise}
 
 
-def _time_metrics(times: list[float], per_process: list[float], firsts: list[float]) -> dict[str, float]:
-    """``time_s`` statistics of the pooled repeats, their per-process spread and the cold step."""
+def _time_metrics(times: list[float], per_process: list[float], firsts: list[float],
+                  step: str = STEADY_TIME) -> dict[str, float]:
+    """``time_s`` (the ``step`` metric's) statistics of the pooled repeats, their per-process
+    spread and the cold step."""
     sem = statistics.stdev(per_process) / len(per_process) ** 0.5 if len(per_process) >= 2 else 0.0
-    out = {**time_stats(times), PROCESSES: float(len(per_process)), f"{STEADY_TIME}_sem": sem}
+    out = {**time_stats(times, step), PROCESSES: float(len(per_process)), f"{step}_sem": sem}
     if firsts:
-        out[FIRST_STEP_TIME] = statistics.median(firsts)
+        out[first_of(step)] = statistics.median(firsts)
     return out
 
 
@@ -205,7 +208,8 @@ def profile_protocol(
     report (``processes``, ``interleave``, ``repeats_per_process``, ``check``, and per
     process ``drift``: ``start_s``, ``end_s``, ``drift``, ``noise``, ``above_noise``).
     """
-    shipped = ship_workload(workload)
+    shipped = (ship_workload(workload, what="[profile] timer = \"instructions\"", fix="use a clock timer (wall)")
+               if in_callgrind(config.timer) else ship_workload(workload))
     shares = split_repeats(config.repeats, config.processes)
     runner = run or fresh_worker
     results = []
@@ -215,13 +219,17 @@ def profile_protocol(
         task = WorkerTask(
             workload=shipped, points=tuple(points), decoy=decoy,
             warmup=config.warmup, repeats=share, drift_steps=config.drift_steps, timer=config.timer,
-            interleave=config.interleave, max_seconds=config.max_seconds_per_point / config.processes,
+            interleave=config.interleave,
+            # a count is not seconds: the time budget does not apply to it
+            max_seconds=0.0 if in_callgrind(config.timer) else config.max_seconds_per_point / config.processes,
         )
         results.append(runner(task))
     drifts = [_drift(r.start_s, r.end_s) for r in results]
     check = _signature(points[0])
-    _warn_drift(drifts, check, label)
-    out = {point: _combine(i, _signature(point), results) for i, point in enumerate(points)}
+    if not in_callgrind(config.timer):  # a count's change is not the machine's speed
+        _warn_drift(drifts, check, label)
+    step = step_metric(config.timer)
+    out = {point: _combine(i, _signature(point), results, step) for i, point in enumerate(points)}
     onednn = onednn_metrics(results[0].primitives, results[0].capacity)
     for m in out.values():
         if m.ok:
@@ -252,8 +260,9 @@ def _warn_drift(drifts: list[dict[str, Any]], check: Signature, label: str | Non
     )
 
 
-def _combine(i: int, sig: Signature, results: list[WorkerResult]) -> Measurement:
-    """The measurement of point ``i`` (of signature ``sig``) from every worker's result."""
+def _combine(i: int, sig: Signature, results: list[WorkerResult], step: str = STEADY_TIME) -> Measurement:
+    """The measurement of point ``i`` (of signature ``sig``) from every worker's result, in
+    the ``step`` metric (``time_s``, or ``instructions``)."""
     for r in results:
         if i in r.failed:
             return r.failed[i]
@@ -262,5 +271,6 @@ def _combine(i: int, sig: Signature, results: list[WorkerResult]) -> Measurement
     firsts = [r.first[i] for r in results if i in r.first]
     if not pooled:
         return failed_measurement(sig, "no timed repeat ran")
-    samples = {STEADY_TIME: pooled, per_process_key(STEADY_TIME): per_process}
-    return Measurement(**signature_fields(sig), metrics=_time_metrics(pooled, per_process, firsts), samples=samples)
+    samples = {step: pooled, per_process_key(step): per_process}
+    return Measurement(**signature_fields(sig), metrics=_time_metrics(pooled, per_process, firsts, step),
+                       samples=samples)

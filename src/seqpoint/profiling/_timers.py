@@ -1,5 +1,6 @@
-"""Timers of one training step: ``wall``, ``cpu`` (thread CPU time) and ``cuda`` (events),
-and the device a workload's steps run on (what a timer synchronises)."""
+"""Timers of one training step: ``wall``, ``cpu`` (thread CPU time), ``cuda`` (events) and
+``instructions`` (a count under callgrind, not seconds: :func:`step_metric` names what a timer
+measures), and the device a workload's steps run on (what a timer synchronises)."""
 
 from __future__ import annotations
 
@@ -11,16 +12,19 @@ from typing import TYPE_CHECKING, Protocol, cast
 from seqpoint._registry import Registry
 from seqpoint.exceptions import ConfigError
 from seqpoint.measurements import STEADY_TIME
+from seqpoint.measurements._metrics import INSTRUCTIONS
+from seqpoint.profiling._callgrind import count_instructions
 from seqpoint.workloads import Workload
 
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["TIMERS", "Timer", "step_timer", "time_stats", "workload_device"]
+__all__ = ["TIMERS", "Timer", "in_callgrind", "step_timer", "time_stats", "workload_device"]
 
 
 class Timer(Protocol):
-    """Times one call of ``fn`` on ``device`` (a ``torch.device``), in seconds."""
+    """Times one call of ``fn`` on ``device`` (a ``torch.device``), in seconds (``instructions``:
+    in instructions)."""
 
     def __call__(self, fn: Callable[[], object], device: torch.device) -> float: ...
 
@@ -49,14 +53,19 @@ def step_timer(name: str, workload: Workload) -> Callable[[Callable[[], object]]
     return lambda fn: timer(fn, device)
 
 
-def time_stats(times: list[float]) -> dict[str, float]:
+def in_callgrind(timer: str) -> bool:
+    """True for a timer that counts only in a worker process started under callgrind."""
+    return timer == INSTRUCTIONS
+
+
+def time_stats(times: list[float], name: str = STEADY_TIME) -> dict[str, float]:
     """``time_s`` (the median), its min, max, interquartile range and standard deviation, and
-    ``repeats``, of timed repeats (seconds)."""
+    ``repeats``, of timed repeats (seconds); ``name`` is the step metric (``instructions``)."""
     ordered = sorted(times)
     q = statistics.quantiles(times, n=4, method="inclusive") if len(times) >= 2 else [0.0, 0.0, 0.0]
-    return {STEADY_TIME: statistics.median(times), f"{STEADY_TIME}_min": ordered[0],
-            f"{STEADY_TIME}_max": ordered[-1], f"{STEADY_TIME}_iqr": q[2] - q[0],
-            f"{STEADY_TIME}_std": statistics.stdev(times) if len(times) >= 2 else 0.0,
+    return {name: statistics.median(times), f"{name}_min": ordered[0],
+            f"{name}_max": ordered[-1], f"{name}_iqr": q[2] - q[0],
+            f"{name}_std": statistics.stdev(times) if len(times) >= 2 else 0.0,
             "repeats": float(len(times))}
 
 
@@ -113,3 +122,10 @@ def _cuda() -> Timer:
         return float(start.elapsed_time(end)) / 1000.0
 
     return timer
+
+
+@TIMERS.register(INSTRUCTIONS)
+def _instructions() -> Timer:
+    """User-space instructions of the step, counted under callgrind in a worker process (the
+    AVX2 code path: valgrind hides AVX-512); a count, stored as ``instructions``, not seconds."""
+    return count_instructions

@@ -8,11 +8,12 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 
+from seqpoint.exceptions import ConfigError
 from seqpoint.measurements import StepWindow
 from seqpoint.profiling._fresh import in_fresh_process
 from seqpoint.profiling._shipping import ShippedWorkload, ship_workload
 from seqpoint.profiling._startup import campaign_decoy, startup_state
-from seqpoint.profiling._timers import TIMERS, step_timer
+from seqpoint.profiling._timers import TIMERS, in_callgrind, step_timer
 from seqpoint.workloads import BatchShape, Signature, Workload
 
 __all__ = ["profile_window", "time_window"]
@@ -64,5 +65,8 @@ def profile_window(
     shipped = ship_workload(workload, what="A step window ([profile] cold_window)",
                             fix="calibrate the cold term from the points' first steps (cold_window = 0)")
     TIMERS.get(timer)
+    if in_callgrind(timer):
+        raise ConfigError(f"A step window records seconds; the {timer!r} timer counts instructions. Use a clock "
+                          "timer (wall, cpu, cuda), or the points' first steps for the cold-step term.")
     times = in_fresh_process(time_window, shipped, steps, campaign_decoy(sigs), timer)
     return StepWindow(start=int(start), signatures=tuple(sigs), times_s=tuple(float(t) for t in times))

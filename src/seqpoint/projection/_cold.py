@@ -16,10 +16,10 @@ from numpy.typing import ArrayLike, NDArray
 from seqpoint.exceptions import InputError
 from seqpoint.measurements import STEADY_TIME, Measurement, StepWindow
 from seqpoint.measurements._metrics import (
-    FIRST_STEP_TIME,
     ONEDNN_CACHE_CAPACITY,
     ONEDNN_NEW,
     ONEDNN_SHARED,
+    first_of,
     shapes_held,
 )
 from seqpoint.projection._model import PointProjector
@@ -101,17 +101,18 @@ def window_rows(window: StepWindow, table_inverse: NDArray[np.int64],
     return rows
 
 
-def _steady(proj: PointProjector, ok_meas: Sequence[Measurement]) -> NDArray[np.float64] | None:
-    """The points' steady times, or None unless every point has one."""
-    if not ok_meas or not all(STEADY_TIME in m.metrics for m in ok_meas):
+def _steady(ok_meas: Sequence[Measurement], step: str) -> NDArray[np.float64] | None:
+    """The points' steady ``step`` metric (times), or None unless every point has one."""
+    if not ok_meas or not all(step in m.metrics for m in ok_meas):
         return None
-    return np.array([m.metrics[STEADY_TIME] for m in ok_meas])
+    return np.array([m.metrics[step] for m in ok_meas])
 
 
-def window_in_run_ratio(proj: PointProjector, ok_meas: Sequence[Measurement], window: StepWindow) -> float | None:
+def window_in_run_ratio(proj: PointProjector, ok_meas: Sequence[Measurement], window: StepWindow, *,
+                        step: str = STEADY_TIME) -> float | None:
     """The window's in-run ratio against the points' steady model, whichever calibration the
     cold-step term uses; None when the window cannot give one."""
-    steady = _steady(proj, ok_meas)
+    steady = _steady(ok_meas, step)
     if steady is None:
         return None
     extra = window_extra(window, proj.model.table, np.clip(proj.fitted(steady), 0.0, None))
@@ -119,13 +120,15 @@ def window_in_run_ratio(proj: PointProjector, ok_meas: Sequence[Measurement], wi
 
 
 def first_occurrence(proj: PointProjector, ok_meas: Sequence[Measurement], z: float, *,
-                     window: StepWindow | None = None) -> ColdTerm | None:
+                     window: StepWindow | None = None, step: str = STEADY_TIME) -> ColdTerm | None:
     """The run's cold steps (:func:`cold_steps`): the median relative extra ``t_cold / t_steady
     − 1`` of the samples (each point's cold first step, or the ``window``'s steps of a new
     shape) times the fitted steady time of every cold step (a median: one disturbed sample
     must not spread over hundreds of shapes), ± ``z`` times the median's standard error
-    (1.2533 · 1.4826 · MAD / √n) times the same. None without samples or a steady time."""
-    steady = _steady(proj, ok_meas)
+    (1.2533 · 1.4826 · MAD / √n) times the same. None without samples or a steady time.
+    ``step`` is the step metric the term is in (``time_s``, or ``instructions``)."""
+    steady = _steady(ok_meas, step)
+    first = first_of(step)
     if steady is None or not (steady > 0).any():
         return None
     table = proj.model.table
@@ -137,10 +140,10 @@ def first_occurrence(proj: PointProjector, ok_meas: Sequence[Measurement], z: fl
             return None
         rel, ratio = extra
     else:
-        if not all(FIRST_STEP_TIME in m.metrics for m in ok_meas):
+        if not all(first in m.metrics for m in ok_meas):
             return None
         good = steady > 0
-        rel = np.array([m.metrics[FIRST_STEP_TIME] for m in ok_meas])[good] / steady[good] - 1.0
+        rel = np.array([m.metrics[first] for m in ok_meas])[good] / steady[good] - 1.0
     per_shape = np.bincount(shape_of).astype(np.float64)
     shape_cost = np.bincount(shape_of, weights=fitted) / per_shape  # mean fitted time of each shape
     run_shapes = shape_of[table.inverse]

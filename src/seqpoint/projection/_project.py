@@ -4,7 +4,8 @@
 cost model of :class:`ScheduleModel` over every iteration (exact for a cost linear in
 tokens, and when every signature is measured); peak metrics take the fitted maximum. The
 interval is in :mod:`._intervals`; ``first_occurrence_s`` and ``run_time_s`` (steady state
-plus cold steps, :mod:`._cold`) are derived from ``time_s``."""
+plus cold steps, :mod:`._cold`) are derived from ``time_s`` (``first_occurrence_instructions``
+and ``run_instructions`` from ``instructions``, the same way)."""
 
 from __future__ import annotations
 
@@ -25,13 +26,14 @@ from seqpoint.measurements import (
     standard_error,
 )
 from seqpoint.measurements._metrics import (
-    COLD_TIME,
     DERIVED,
-    RUN_TIME,
+    INSTRUCTIONS,
     breakdown_key,
+    derived_of,
     is_peak,
     is_projectable,
     projectable_values,
+    steady_metric,
 )
 from seqpoint.projection._cold import COLD_METHODS, ColdTerm, first_occurrence, window_in_run_ratio
 from seqpoint.projection._intervals import IntervalEstimator, confidence_quantile
@@ -123,14 +125,16 @@ class _Totals:
         self.representation[name] = rep
         self.noise[name] = noise
 
-    def add_cold(self, cold: ColdTerm, in_run: float = 1.0, gap: float = 0.0) -> None:
-        """Add ``first_occurrence_s`` and ``run_time_s`` (``time_s`` × ``in_run`` + cold steps, ± ``gap``)."""
+    def add_cold(self, cold: ColdTerm, in_run: float = 1.0, gap: float = 0.0, step: str = STEADY_TIME) -> None:
+        """Add ``first_occurrence_s`` and ``run_time_s`` (``time_s`` × ``in_run`` + cold steps, ± ``gap``),
+        or the totals derived from another ``step`` metric (:func:`derived_of`)."""
         fo, hw = cold.total, cold.halfwidth
-        self.add(COLD_TIME, fo, 0.0, hw)
-        self.add(RUN_TIME, self.totals[STEADY_TIME] * in_run + fo, self.representation[STEADY_TIME] * in_run,
-                 self.noise[STEADY_TIME] * in_run + hw, gap)
-        if STEADY_TIME in self.process_totals:
-            self.process_totals[RUN_TIME] = tuple(t * in_run + fo for t in self.process_totals[STEADY_TIME])
+        cold_name, run_name = derived_of(step)
+        self.add(cold_name, fo, 0.0, hw)
+        self.add(run_name, self.totals[step] * in_run + fo, self.representation[step] * in_run,
+                 self.noise[step] * in_run + hw, gap)
+        if step in self.process_totals:
+            self.process_totals[run_name] = tuple(t * in_run + fo for t in self.process_totals[step])
 
 
 def nonnegative_interval(lo: float, hi: float) -> tuple[float, float]:
@@ -200,20 +204,21 @@ def project(
         per_process = per_process_values(ok_meas, name)
         if per_process is not None and not peak:
             out.process_totals[name] = tuple(float(t) for t in estimator.process_totals(per_process))
-            if name == STEADY_TIME:
+            if name == steady_metric(names):
                 processes = per_process.shape[0]
         out.add(name, total, estimator.representation(vals, total, peak=peak),
                 estimator.noise(vals, se, peak=peak, per_process=per_process))
     term = None
-    if STEADY_TIME in out.totals and want_cold and not (cold == "window" and window is None):
-        term = first_occurrence(proj, ok_meas, z, window=window if cold != "first_step" else None)
+    step = steady_metric(out.totals)  # time_s, or instructions with that timer
+    if step is not None and want_cold and not (cold == "window" and window is None):
+        term = first_occurrence(proj, ok_meas, z, window=window if cold != "first_step" else None, step=step)
     gap, r = 0.0, None
-    if term is not None:
+    if term is not None and step is not None:
         # the window's in-run ratio, whichever calibration the cold term used
-        r = None if window is None else window_in_run_ratio(proj, ok_meas, window)
+        r = None if window is None else window_in_run_ratio(proj, ok_meas, window, step=step)
         if r is not None and not in_run_correction:
-            gap = abs(r - 1.0) * out.totals[STEADY_TIME]
-        out.add_cold(term, r if in_run_correction and r is not None else 1.0, gap)
+            gap = abs(r - 1.0) * out.totals[step]
+        out.add_cold(term, r if in_run_correction and r is not None else 1.0, gap, step)
     return Projection(
         n_iterations=len(schedule), method=method, totals=out.totals, interval=out.interval,
         complete=bool(ok.all()), n_points=int(ok.sum()), confidence=confidence,
@@ -221,7 +226,7 @@ def project(
         representation=out.representation, noise=out.noise, processes=processes, in_run_gap=gap,
         in_run_ratio=r, process_totals=out.process_totals,
         cold_steps=term.counts if term is not None else {},
-        cold_term=term.to_dict(out.totals[RUN_TIME]) if term is not None else {})
+        cold_term=term.to_dict(out.totals[derived_of(step)[1]]) if term is not None and step is not None else {})
 
 
 def per_process_values(ok: Sequence[Measurement], name: str) -> NDArray[np.float64] | None:
@@ -237,14 +242,16 @@ def per_process_values(ok: Sequence[Measurement], name: str) -> NDArray[np.float
 
 def _expand_derived(metrics: Iterable[str] | None) -> tuple[list[str] | None, bool]:
     """Measured metrics to project for ``metrics``, and whether to derive the cold-step totals
-    (asking for ``run_time_s`` or ``first_occurrence_s`` projects ``time_s`` too)."""
+    (asking for ``run_time_s`` or ``first_occurrence_s`` projects ``time_s`` too;
+    ``run_instructions``, ``instructions``)."""
     if metrics is None:
         return None, True
     requested = list(metrics)
     if not any(m in DERIVED for m in requested):
         return requested, False
     measured = [m for m in requested if m not in DERIVED]
-    return measured + [STEADY_TIME] * (STEADY_TIME not in measured), True
+    steps = [s for s in (STEADY_TIME, INSTRUCTIONS) if any(d in requested for d in derived_of(s))]
+    return measured + [s for s in steps if s not in measured], True
 
 
 def _select_metrics(ok: Sequence[Measurement], metrics: list[str] | None) -> list[str]:

@@ -10,7 +10,7 @@ import numpy as np
 from seqpoint._params import Options, check_params
 from seqpoint.exceptions import InputError
 from seqpoint.measurements import STEADY_TIME, Measurement, Measurements
-from seqpoint.measurements._metrics import BREAKDOWN_PREFIX, COLD_TIME, RUN_TIME
+from seqpoint.measurements._metrics import BREAKDOWN_PREFIX, derived_of, steady_metric
 from seqpoint.projection._intervals import confidence_quantile, process_noise
 from seqpoint.projection._model import ScheduleModel, check_method, model_for
 from seqpoint.projection._project import Projection, nonnegative_interval, project
@@ -28,7 +28,8 @@ class Speedup:
     """Projected whole-run speedup ``T_a / T_b`` of configuration b over a."""
 
     metric: str
-    """Metric compared: ``run_time_s`` (the whole run), ``time_s`` (the steady state) or another."""
+    """Metric compared: ``run_time_s`` (the whole run), ``time_s`` (the steady state) or another
+    (``run_instructions``, ``instructions`` with the ``instructions`` timer)."""
     value: float
     """``T_a / T_b``: above 1 when b is faster."""
     interval: tuple[float, float]
@@ -117,8 +118,10 @@ def project_speedup(
     other = "interpolated" if method == "weighted" else "weighted"
     pa = project(schedule, seqpoints, meas_a, method=method, confidence=confidence, context=model)
     pb = project(schedule, seqpoints, meas_b, method=method, confidence=confidence, context=model)
+    step = _step(pa)
+    run = derived_of(step)[1]
     if metric == "auto":
-        metric = RUN_TIME if RUN_TIME in pa.totals and RUN_TIME in pb.totals else STEADY_TIME
+        metric = run if run in pa.totals and run in pb.totals else step
     for label, p in (("a", pa), ("b", pb)):
         if metric not in p.totals:
             raise InputError(f"Measurement set {label} has no metric {metric!r}. "
@@ -131,7 +134,7 @@ def project_speedup(
     s_other = qa.totals[metric] / qb.totals[metric] if qb.totals[metric] else s
     pairs = _worker_pairs(pa, pb, metric) if noise == "pairs" else 0
     if noise == "pairs" and not pairs:
-        if metric not in (STEADY_TIME, RUN_TIME):
+        if metric not in (step, run):
             why = f"per-process values of {metric!r}, which only the time has"
         elif pa.processes != pb.processes or pa.processes < 2:
             why = (f"the same number (2 or more) of worker processes; these have {pa.processes or 1} and "
@@ -142,16 +145,20 @@ def project_speedup(
     rel = (_paired_noise(pa, pb, metric, confidence) if pairs
            else float(np.hypot(_relative(pa, pa.noise, metric), _relative(pb, pb.noise, metric))))
     rep, half_noise = abs(s - s_other), abs(s) * rel
-    gap = _in_run_gap(pa, pb, s) if metric == RUN_TIME else 0.0
+    gap = _in_run_gap(pa, pb, s) if metric == run else 0.0
     cats = {k: pa.totals[k] / pb.totals[k] for k in pa.totals
             if k.startswith(BREAKDOWN_PREFIX) and k in pb.totals and pb.totals[k] != 0}
     return Speedup(
         metric=metric, value=s, per_category=cats, total_a=pa.totals[metric], total_b=pb.totals[metric],
         interval=nonnegative_interval(s - rep - half_noise - gap, s + rep + half_noise + gap),
         method=method, complete=pa.complete and pb.complete, confidence=confidence,
-        steady_value=(pa.totals[STEADY_TIME] / pb.totals[STEADY_TIME]
-                      if metric == RUN_TIME and pb.totals.get(STEADY_TIME) else None),
+        steady_value=(pa.totals[step] / pb.totals[step] if metric == run and pb.totals.get(step) else None),
         representation=rep, noise=half_noise, in_run_gap=gap, pairs=pairs)
+
+
+def _step(p: Projection) -> str:
+    """The projection's step metric: ``time_s``, or ``instructions`` with that timer."""
+    return steady_metric(p.totals) or STEADY_TIME
 
 
 def _in_run_gap(pa: Projection, pb: Projection, s: float) -> float:
@@ -161,7 +168,8 @@ def _in_run_gap(pa: Projection, pb: Projection, s: float) -> float:
 
     def corrected(p: Projection) -> float:
         r = p.in_run_ratio if p.in_run_gap and p.in_run_ratio is not None else 1.0
-        return p.totals[STEADY_TIME] * r + p.totals.get(COLD_TIME, 0.0)
+        step = _step(p)
+        return p.totals[step] * r + p.totals.get(derived_of(step)[0], 0.0)
 
     tb = corrected(pb)
     return abs(corrected(pa) / tb - s) if tb else 0.0
@@ -184,7 +192,8 @@ def _paired_noise(pa: Projection, pb: Projection, metric: str, confidence: float
     the same constant in every worker's total, so their noise is added in quadrature."""
     r = np.asarray(pa.process_totals[metric]) / np.asarray(pb.process_totals[metric])
     pairs = process_noise(r, confidence) / abs(float(r.mean()))
-    if metric != RUN_TIME:
+    cold_name, run = derived_of(_step(pa))
+    if metric != run:
         return pairs
-    cold = np.hypot(_relative(pa, pa.noise, metric, COLD_TIME), _relative(pb, pb.noise, metric, COLD_TIME))
+    cold = np.hypot(_relative(pa, pa.noise, metric, cold_name), _relative(pb, pb.noise, metric, cold_name))
     return float(np.hypot(pairs, cold))

@@ -8,7 +8,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from seqpoint.measurements import STEADY_TIME
-from seqpoint.measurements._metrics import breakdown_of, time_metric
+from seqpoint.measurements._metrics import breakdown_of, steady_metric, time_metric, unit_of
 from seqpoint.reports._format import fmt_duration, fmt_pct, fmt_saving
 from seqpoint.reports._html import Section, write_html_report
 from seqpoint.reports._plots import (
@@ -22,6 +22,7 @@ from seqpoint.reports._tables import (
     baselines_table,
     cold_term_sentence,
     exact_table,
+    fmt_metric,
     overhead_causes,
     points_table,
     projection_table,
@@ -31,11 +32,16 @@ from seqpoint.reports._views import ProjectedRun, RunRecord, ValidationRecord
 __all__ = ["write_run_report", "write_validation_report"]
 
 
+def _step(result: ProjectedRun) -> str:
+    """The run's step metric: ``time_s``, or ``instructions`` with that timer."""
+    return steady_metric(result.projection.totals) or STEADY_TIME
+
+
 def _fit_curve(result: ProjectedRun) -> tuple[NDArray[np.int64], NDArray[np.float64]] | None:
     from seqpoint.projection import fitted_costs
 
     try:
-        fitted = fitted_costs(result.schedule, result.seqpoints, result.measurements, STEADY_TIME)
+        fitted = fitted_costs(result.schedule, result.seqpoints, result.measurements, _step(result))
     except ValueError:
         return None
     return result.schedule.seq_len, fitted
@@ -45,8 +51,9 @@ def _common_plots(result: ProjectedRun, folder: Path,
                   reference: tuple[NDArray[np.int64], NDArray[np.float64]] | None = None) -> list[Path]:
     unit, pts = result.unit, result.seqpoints
     ms = {m.signature: m for m in result.measurements.measurements}
-    ok = [(p.seq_len, ms[p.signature].metrics[STEADY_TIME]) for p in pts.points
-          if p.signature in ms and ms[p.signature].ok]
+    step = _step(result)
+    ok = [(p.seq_len, ms[p.signature].metrics[step]) for p in pts.points
+          if p.signature in ms and ms[p.signature].ok and step in ms[p.signature].metrics]
     paths = [plot_length_histogram(result.schedule.seq_len, pts, folder / "length_histogram.png", unit=unit,
                                    title=f"Sequence length of {len(result.schedule):,} iterations and "
                                          f"the {len(pts)} SeqPoints")]
@@ -54,7 +61,8 @@ def _common_plots(result: ProjectedRun, folder: Path,
         xs, ys = zip(*ok, strict=True)
         paths.append(plot_cost_vs_length(xs, ys, folder / "cost_vs_length.png", fit=_fit_curve(result),
                                          fit_groups=result.schedule.batch_size, reference=reference,
-                                         unit=unit))
+                                         unit=unit, ylabel="time per iteration (s)" if step == STEADY_TIME
+                                         else "instructions per iteration (AVX2 path)"))
     bd = breakdown_of(result.projection.totals)
     if bd:
         paths.append(plot_breakdown({"projected": bd}, folder / "breakdown.png"))
@@ -67,13 +75,15 @@ def write_run_report(result: RunRecord, folder: Path, *, title: str, subtitle: s
     images = _common_plots(result, folder) if plots else []
     proj = result.projection
     metric = time_metric(proj.totals)
+    fmt = fmt_metric(metric)
     t = proj.totals.get(metric, float("nan"))
     lo, hi = proj.interval.get(metric, (float("nan"), float("nan")))
     s = result.summary
     return write_html_report(
         folder / "report.html", title=title, subtitle=subtitle,
         headline=[
-            (fmt_duration(t), "projected training time"),
+            (fmt(t), "projected training time" if unit_of(metric) == "s"
+             else "projected instructions (AVX2 path under valgrind)"),
             (f"± {proj.relative_halfwidth(metric):.2%}", "estimated error (95%)"),
             (f"{len(result.seqpoints)}", f"SeqPoints of {len(result.schedule):,} iterations"),
             (fmt_saving(result.reduction, "steps"), "less profiling (steps)"),
@@ -88,7 +98,7 @@ def write_run_report(result: RunRecord, folder: Path, *, title: str, subtitle: s
                     images=[p for p in images if p.name == "length_histogram.png"]),
             Section(title="SeqPoints", table=points_table(result.seqpoints, result.measurements),
                     images=[p for p in images if p.name == "cost_vs_length.png"]),
-            Section(title="Projection", text=f"Interval {fmt_duration(lo)} … {fmt_duration(hi)}; "
+            Section(title="Projection", text=f"Interval {fmt(lo)} … {fmt(hi)}; "
                     + ("complete." if proj.complete else
                        f"INCOMPLETE: points at iterations {list(proj.failed)} failed and were "
                        "projected from the others."),

@@ -60,8 +60,10 @@ def plot_length_histogram(seq_len: ArrayLike, points: SeqPoints | None, path: st
 
 def plot_cost_vs_length(seq_len: ArrayLike, cost: ArrayLike, path: str | Path, *,
                         fit: tuple[ArrayLike, ArrayLike] | None = None, fit_groups: ArrayLike | None = None,
-                        reference: tuple[ArrayLike, ArrayLike] | None = None, unit: str = "tokens") -> Path:
-    """Measured cost of each SeqPoint against its length, with the fitted curve.
+                        reference: tuple[ArrayLike, ArrayLike] | None = None, unit: str = "tokens",
+                        ylabel: str = "time per iteration (s)") -> Path:
+    """Measured cost of each SeqPoint against its length, with the fitted curve (``ylabel``
+    names the cost and its unit).
 
     ``fit`` is ``(x, y)`` of the interpolated cost model, drawn as one line per value
     of ``fit_groups`` (e.g. batch size); ``reference`` is an optional ``(x, y)``
@@ -83,7 +85,7 @@ def plot_cost_vs_length(seq_len: ArrayLike, cost: ArrayLike, path: str | Path, *
                     label="fitted cost model" if j == 0 else None)
     ax.scatter(seq_len, cost, s=40, color="#e6550d", zorder=3, label="SeqPoints (measured)")
     ax.set_xlabel(f"padded sequence length ({unit})")
-    ax.set_ylabel("time per iteration (s)")
+    ax.set_ylabel(ylabel)
     ax.set_title("Cost against sequence length")
     ax.legend()
     return _save(fig, path)

@@ -11,8 +11,11 @@ from seqpoint.measurements import STEADY_TIME
 from seqpoint.measurements._metrics import (
     BREAKDOWN_PREFIX,
     COLD_TIME,
+    INSTRUCTIONS,
     RUN_TIME,
     breakdown_of,
+    derived_of,
+    steady_metric,
     time_metric,
 )
 from seqpoint.projection import Speedup, student_quantile
@@ -23,6 +26,7 @@ from seqpoint.reports._tables import (
     breakdown_table,
     cold_steps_text,
     exact_table,
+    fmt_metric,
     overhead_causes,
     render,
 )
@@ -37,6 +41,9 @@ def print_run(console: Console, result: RunRecord) -> None:
     """Headline of a run: projected time, its interval, breakdown, reduction factor."""
     proj = result.projection
     metric = time_metric(proj.totals)
+    step = steady_metric(proj.totals) or STEADY_TIME
+    cold_name = derived_of(step)[0]
+    fmt = fmt_metric(metric)
     lo, hi = proj.interval[metric]
     table = Table(title="Projected whole run", show_header=False)
     table.add_column(justify="left")
@@ -44,15 +51,17 @@ def print_run(console: Console, result: RunRecord) -> None:
     dp = result.data_parallel
     table.add_row("iterations" if dp is None else "rank rows (steps × ranks)", f"{len(result.schedule):,}")
     headline = "projected training time" if dp is None else "all ranks' work (Σ over rank rows)"
-    table.add_row(headline, f"[bold]{fmt_duration(proj.totals[metric])}[/]")
-    if COLD_TIME in proj.totals:
+    if step == INSTRUCTIONS:
+        headline = "projected instructions (user space, AVX2 path under valgrind)"
+    table.add_row(headline, f"[bold]{fmt(proj.totals[metric])}[/]")
+    if cold_name in proj.totals:
         cold = proj.cold_steps
         label = f"  of which cold steps ({sum(cold.values()):,})" if cold else "  of which cold steps"
         term = proj.cold_term
         how = (f"  ({term['share']:.1%} of the run; from the {term['method'].replace('_', ' ')})"
                if term.get("share") is not None else "")
-        table.add_row(label, fmt_duration(proj.totals[COLD_TIME]) + how)
-    table.add_row("95% interval", f"{fmt_duration(lo)} … {fmt_duration(hi)}  "
+        table.add_row(label, fmt(proj.totals[cold_name]) + how)
+    table.add_row("95% interval", f"{fmt(lo)} … {fmt(hi)}  "
                   f"(± {proj.relative_halfwidth(metric):.2%})")
     total = abs(proj.totals[metric])
     if total and metric in proj.noise:
@@ -62,8 +71,9 @@ def print_run(console: Console, result: RunRecord) -> None:
         why = (f"{proj.processes} worker processes' spread × "
                f"{student_quantile(proj.confidence, proj.processes - 1):.2f}" if proj.processes
                else "the points' repeats")
-        table.add_row("  + timing noise", f"± {proj.noise[metric] / total:.2%}  ({why})")
-        if metric == RUN_TIME and proj.in_run_gap:
+        table.add_row("  + timing noise" if step == STEADY_TIME else "  + count noise",
+                      f"± {proj.noise[metric] / total:.2%}  ({why})")
+        if metric == derived_of(step)[1] and proj.in_run_gap:
             table.add_row("  + in-run gap", f"± {proj.in_run_gap / total:.2%}  (the in-sequence window's warm "
                           "steps against the isolated points)")
     if "flops" in proj.totals:

@@ -11,7 +11,13 @@ from collections.abc import Callable, Sequence
 from rich.table import Table
 
 from seqpoint.measurements import STEADY_TIME, Measurements
-from seqpoint.measurements._metrics import BREAKDOWN_PREFIX, COLD_TIME, is_spread, unit_of
+from seqpoint.measurements._metrics import (
+    BREAKDOWN_PREFIX,
+    COLD_TIME,
+    is_spread,
+    steady_metric,
+    unit_of,
+)
 from seqpoint.projection import Projection
 from seqpoint.reports._format import fmt_count, fmt_duration, fmt_pct
 from seqpoint.reports._views import ValidationRecord
@@ -26,10 +32,12 @@ _NAN = float("nan")
 
 
 def fmt_metric(metric: str) -> Callable[[float], str]:
-    """Human format of a metric's values, by the unit in its name."""
+    """Human format of a metric's values, by the unit in its name (``7.29 M instr``)."""
     unit = unit_of(metric)
     if unit == "s":
         return fmt_duration
+    if unit == "instr":
+        return lambda v: f"{fmt_count(v)} {unit}"
     return lambda v: fmt_count(v) + unit
 
 
@@ -45,18 +53,20 @@ def render(rows: Sequence[Sequence[str]], *, title: str = "", left: int = 1) -> 
 
 
 def points_table(points: SeqPoints, measurements: Measurements | None = None) -> Rows:
-    """The chosen points, their weights and (when measured) their time per step."""
+    """The chosen points, their weights and (when measured) their time (or instructions) per step."""
     ms = {m.signature: m for m in measurements.measurements} if measurements is not None else {}
+    step = steady_metric(next((m.metrics for m in ms.values() if m.ok), {})) or STEADY_TIME
+    fmt = fmt_metric(step)
     rows = [["iteration", "batch", "seq_len", "tgt_len", "weight", "share"]]
     if measurements is not None:
-        rows[0].append("time/step")
+        rows[0].append("time/step" if step == STEADY_TIME else f"{unit_of(step)}/step")
     n = points.n_iterations
     for p in points.points:
         row = [f"{p.iteration:,}", str(p.batch_size), str(p.seq_len), str(p.tgt_len),
                f"{p.weight:g}", f"{p.weight / n:.1%}"]
         if measurements is not None:
             m = ms.get(p.signature)
-            row.append(fmt_duration(m.metrics[STEADY_TIME]) if m and m.ok else (m.status if m else "-"))
+            row.append(fmt(m.metrics[step]) if m and m.ok and step in m.metrics else (m.status if m else "-"))
         rows.append(row)
     return rows
 

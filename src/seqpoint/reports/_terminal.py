@@ -7,10 +7,11 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from seqpoint.measurements import Measurements
+from seqpoint.measurements import STEADY_TIME, Measurements
+from seqpoint.measurements._metrics import steady_metric
 from seqpoint.projection import Projection
-from seqpoint.reports._format import fmt_count, fmt_duration
-from seqpoint.reports._tables import points_table, projection_table, render
+from seqpoint.reports._format import fmt_count
+from seqpoint.reports._tables import fmt_metric, points_table, projection_table, render
 from seqpoint.schedule import IterationSchedule, ScheduleSummary
 from seqpoint.selection import SeqPoints
 
@@ -94,16 +95,19 @@ def print_selection(console: Console, points: SeqPoints, *, method: str) -> None
 def print_measurements(console: Console, points: SeqPoints, measurements: Measurements) -> None:
     """One row per profiled point: status, time, its spread and FLOPs (``seqpoint profile``)."""
     ms = measurements
+    # time_s, or instructions with that timer (one campaign has one)
+    step = steady_metric(next((m.metrics for m in ms.measurements if m.ok), {})) or STEADY_TIME
+    fmt = fmt_metric(step)
     table = Table(title=f"{ms.workload}: {len(ms.measurements)} points")
-    for col in ("iteration", "batch", "seq_len", "tgt_len", "weight", "status", "time", "± IQR",
-                "FLOPs"):
+    for col in ("iteration", "batch", "seq_len", "tgt_len", "weight", "status",
+                "time" if step == STEADY_TIME else "instructions", "± IQR", "FLOPs"):
         table.add_column(col, justify="right" if col != "status" else "left")
     for p, m in zip(points.points, ms.measurements, strict=True):
-        time, iqr, flops = (m.metrics.get(k) for k in ("time_s", "time_s_iqr", "flops"))
+        time, iqr, flops = (m.metrics.get(k) for k in (step, f"{step}_iqr", "flops"))
         table.add_row(
             str(m.iteration), str(m.batch_size), str(m.seq_len), str(m.tgt_len), f"{p.weight:g}",
             m.status if m.ok else f"{m.status}: {m.message[:60]}",
-            "-" if time is None else fmt_duration(time), "-" if iqr is None else fmt_duration(iqr),
+            "-" if time is None else fmt(time), "-" if iqr is None else fmt(iqr),
             "-" if flops is None else fmt_count(flops),
         )
     console.print(table)

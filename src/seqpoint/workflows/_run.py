@@ -12,7 +12,7 @@ from typing import Any
 from rich.console import Console
 
 from seqpoint.exceptions import ConfigError
-from seqpoint.measurements._metrics import time_metric
+from seqpoint.measurements._metrics import time_metric, unit_of
 from seqpoint.projection import Projection
 from seqpoint.reports._views import RunRecord
 from seqpoint.schedule import summarize
@@ -64,7 +64,8 @@ def run(
     projection = project(c.schedule, c.seqpoints, c.measurements, method=sec.method, confidence=sec.confidence,
                          context=c.model)
     folder.write_json("projection.json", projection.to_dict())
-    run_s = projection.totals.get(time_metric(projection.totals), float("nan"))
+    metric = time_metric(projection.totals)  # in instructions with that timer: no wall-clock saving
+    run_s = projection.totals.get(metric, float("nan")) if unit_of(metric) == "s" else float("nan")
     result = RunResult(
         config=cfg, folder=folder, schedule=c.schedule, summary=summarize(c.schedule),
         seqpoints=c.seqpoints, measurements=c.measurements, projection=projection,

@@ -16,6 +16,7 @@ from seqpoint._jsonio import MAX_LENGTH
 from seqpoint._params import Boolean, Constraint, Interval, Options, Predicate, TypeOf, check_params
 from seqpoint.exceptions import ConfigError
 from seqpoint.executors import EXECUTORS
+from seqpoint.measurements._metrics import INSTRUCTIONS
 from seqpoint.profiling import ProfileConfig
 from seqpoint.traces import FORMATS
 
@@ -288,8 +289,19 @@ class ProfileSection(ProfileConfig):
         with in_section("profile"):
             super().__post_init__()
         _check("profile", self, self._section_constraints)
+        if self.cold_window and self.timer == INSTRUCTIONS:
+            raise ConfigError("[profile]: cold_window times steps in seconds; with timer = \"instructions\" the "
+                              "cold-step term comes from the points' first steps: set cold_window = 0.")
         if self.address is not None and self.executor != "ray":
             raise ConfigError('[profile]: address is the Ray cluster\'s; set executor = "ray" too.')
+
+    def require_clock(self, what: str) -> None:
+        """ConfigError when ``what`` (a command that measures full runs in seconds) meets the
+        ``instructions`` timer, whose projection is in instructions."""
+        if self.timer == INSTRUCTIONS:
+            raise ConfigError(f"{what} times its full runs in seconds, but [profile] timer = \"instructions\" "
+                              "projects instructions; counting the full runs is not supported yet: use a clock "
+                              "timer (wall) for it, or seqpoint run for the projection in instructions.")
 
     @property
     def window_steps(self) -> int:

@@ -83,6 +83,9 @@ def speedup_configs(
     from seqpoint.projection import project_speedup
 
     _same_run(a, b)
+    if validate:
+        a.profile.require_clock("seqpoint speedup --validate")
+        b.profile.require_clock("seqpoint speedup --validate")
     if validate and a.batching.world_size > 1:
         raise ConfigError(f"speedup --validate times single-process full runs, and [batching] world_size = "
                           f"{a.batching.world_size} is data-parallel: check each configuration against "

@@ -163,15 +163,15 @@ def model_cost(
                            components=exact)
     if sec.proxy != "model+pilot" or profile is None:
         return model
-    from seqpoint.measurements import STEADY_TIME
+    from seqpoint.measurements._metrics import step_metric
 
     # Pilot signatures at evenly spaced quantiles of the model cost cover its range.
     order = np.argsort(time, kind="stable")
     picks = np.unique(np.round(np.linspace(0, len(order) - 1, min(sec.pilot_points, len(order)))))
     pilot = [rows[int(order[int(i)])] for i in picks]
     ms = profile_points(workload, pilot, profile.harness, cache=cache, progress=False)
-    timed = {m.signature: m.metrics[STEADY_TIME] for m in ms.measurements
-             if m.ok and m.metrics.get(STEADY_TIME, 0) > 0}
+    step = step_metric(profile.timer)  # seconds, or instructions: either ranks the shapes' costs
+    timed = {m.signature: m.metrics[step] for m in ms.measurements if m.ok and m.metrics.get(step, 0) > 0}
     if not timed:
         return model
     return PilotTable(costs=timed, base=model)

@@ -163,6 +163,7 @@ def validate_config_on_traces(
     if not traces:
         raise InputError("--trace needs at least one recorded run trace (seqpoint.integrations).")
     _check_trace_config(cfg)
+    cfg.profile.require_clock("seqpoint validate --trace")  # a recorded trace is in seconds
     rank = cfg.batching.rank
     first = _as_trace(traces[0])
     ranks = len(first.ranks)

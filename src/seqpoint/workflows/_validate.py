@@ -101,6 +101,7 @@ def validate(
     from seqpoint.projection import project
     from seqpoint.reports._pages import write_validation_report
 
+    cfg.profile.require_clock("seqpoint validate")
     folder = RunFolder.new(cfg.name + "-validate", cfg.report.out, command="validate")
     runs: list[FullRun] = []
     plan = interleave_plan(cfg.validation.runs, cfg.profile.processes) if cfg.validation.between_workers else {}

@@ -1,0 +1,84 @@
+"""The ``instructions`` timer: a step's user-space instruction count under callgrind, in a
+worker process, stored as ``instructions`` (not seconds) and keyed apart from clock times."""
+
+from __future__ import annotations
+
+import shutil
+import time
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from seqpoint.exceptions import ConfigError  # noqa: E402
+from seqpoint.profiling import (  # noqa: E402
+    STARTUP_STEPS,
+    ProfileConfig,
+    profile_point,
+    profile_points,
+    read_summary,
+)
+from seqpoint.testing import ToyWorkload  # noqa: E402
+
+DUMP = """version: 1
+creator: callgrind-3.19.0
+cmd:  python -c
+events: Ir
+summary: 7288123
+totals: 7288123
+"""
+
+
+def test_a_dump_s_summary_line_is_the_step_s_count() -> None:
+    assert read_summary(DUMP) == 7288123.0
+    with pytest.raises(ValueError, match="no 'summary: <count>' line"):
+        read_summary("events: Ir\ntotals: 12\n")
+
+
+def test_the_cache_key_names_the_timer_and_the_counted_code_path() -> None:
+    counted = ProfileConfig(timer="instructions").to_dict()
+    assert counted["timer"] == "instructions" and "avx2" in counted["counted_isa"]
+    assert "counted_isa" not in ProfileConfig().to_dict()  # clock keys are as before
+
+
+def test_a_count_is_taken_in_a_worker_and_its_steps_are_counted() -> None:
+    counted = ProfileConfig(timer="instructions", warmup=2, repeats=3, drift_steps=1)
+    assert counted.in_workers and not ProfileConfig().in_workers
+    assert counted.protocol_steps() == STARTUP_STEPS + 2 * 1 + 1  # one worker's start-up and checks
+    assert counted.point_steps() == (2, 3, 0)
+
+
+def test_counting_needs_a_worker_under_callgrind() -> None:
+    w = ToyWorkload(ToyWorkload.Config(threads=1))
+    with pytest.raises(ConfigError, match="only in a worker process started under callgrind"):
+        profile_point(w, (2, 8, 0), ProfileConfig(timer="instructions", warmup=0, repeats=1))
+
+
+def test_without_valgrind_one_line_names_the_package(monkeypatch, tmp_path) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # no valgrind here
+    w = ToyWorkload(ToyWorkload.Config(threads=1))
+    with pytest.raises(ConfigError, match=r"apt-get install valgrind") as info:
+        profile_points(w, [(2, 8, 0)], ProfileConfig(timer="instructions", repeats=1), progress=False)
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.slow
+@pytest.mark.callgrind
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
+def test_a_campaign_counts_instructions_under_callgrind() -> None:
+    """The one test that really runs callgrind: a toy model, two points, a worker process."""
+    w = ToyWorkload(ToyWorkload.Config(threads=1))
+    config = ProfileConfig(timer="instructions", warmup=2, repeats=3, drift_steps=1)
+    t0 = time.perf_counter()
+    ms = profile_points(w, [(2, 16, 0), (4, 32, 0)], config, progress=False)
+    print(f"callgrind campaign: {time.perf_counter() - t0:.0f} s")
+    small, large = ms.measurements
+    for m in ms.measurements:
+        assert m.ok, m.message
+        assert "time_s" not in m.metrics and "time_s" not in m.samples
+        counts = m.samples["instructions"]
+        assert len(counts) == 3 and min(counts) > 1e4
+        assert max(counts) / min(counts) - 1 < 0.02  # repeats agree: a count, not a clock
+        assert m.metrics["instructions"] == sorted(counts)[1]
+        assert m.metrics["instructions_first"] > m.metrics["instructions"]  # a new shape's first step
+    assert large.metrics["instructions"] > small.metrics["instructions"]

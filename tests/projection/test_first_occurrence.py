@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 
+from seqpoint.exceptions import AdjustedInputWarning
 from seqpoint.measurements import Measurement, Measurements
 from seqpoint.projection import (
     PointProjector,
@@ -86,8 +87,11 @@ def test_negative_extra_clipped():
         Measurement(iteration=m.iteration, batch_size=4, seq_len=m.seq_len,
                     metrics={"time_s": m.metrics["time_s"], "time_s_first": 0.5 * m.metrics["time_s"]})
         for m in ms.measurements))
-    assert project(s, pts, ms).totals["first_occurrence_s"] == pytest.approx(0.0)
-    assert np.isfinite(project(s, pts, ms).interval["run_time_s"][0])
+    # the machine slowed while the points were timed: said, and the term taken as 0
+    with pytest.warns(AdjustedInputWarning, match=r"cold steps measured 50\.0% cheaper"):
+        res = project(s, pts, ms)
+    assert res.totals["first_occurrence_s"] == pytest.approx(0.0)
+    assert np.isfinite(res.interval["run_time_s"][0])
 
 
 def test_run_time_can_be_requested_by_name():

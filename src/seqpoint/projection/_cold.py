@@ -6,6 +6,7 @@ timed in-sequence window of the run (:func:`window_extra`)."""
 
 from __future__ import annotations
 
+import warnings
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from seqpoint.exceptions import InputError
+from seqpoint.exceptions import AdjustedInputWarning, InputError
 from seqpoint.measurements import STEADY_TIME, Measurement, StepWindow
 from seqpoint.measurements._metrics import (
     ONEDNN_CACHE_CAPACITY,
@@ -151,6 +152,13 @@ def first_occurrence(proj: PointProjector, ok_meas: Sequence[Measurement], z: fl
     cold_total = float(shape_cost[run_shapes[cold]].sum()) * (ratio if ratio is not None else 1.0)
     centre, k = float(np.median(rel)), rel.shape[0]
     se = 1.2533 * 1.4826 * float(np.median(np.abs(rel - centre))) / np.sqrt(k) if k >= 2 else abs(centre)
+    if -centre > se:
+        # Cold steps cannot cost less than warm ones, beyond their own spread: the machine got
+        # slower while the points were timed. Said, not hidden.
+        warnings.warn(f"The SeqPoints' cold steps measured {-100 * centre:.1f}% cheaper than their steady "
+                      "steps (the machine's speed changed while they were timed): the cold-step term is "
+                      "taken as 0, its interval still counts their spread. Profile again on a quieter "
+                      "machine, or with more worker processes.", AdjustedInputWarning, stacklevel=2)
     n_first = per_shape.shape[0]  # every shape of the table occurs in the run once first
     counts = {"first": n_first, "evicted": int(cold.sum()) - n_first}
     return ColdTerm(total=max(centre, 0.0) * cold_total, halfwidth=z * se * cold_total, counts=counts,

@@ -153,10 +153,10 @@ def first_occurrence(proj: PointProjector, ok_meas: Sequence[Measurement], z: fl
     centre, k = float(np.median(rel)), rel.shape[0]
     se = 1.2533 * 1.4826 * float(np.median(np.abs(rel - centre))) / np.sqrt(k) if k >= 2 else abs(centre)
     if -centre > se:
-        # Cold steps cannot cost less than warm ones, beyond their own spread: the machine got
-        # slower while the points were timed. Said, not hidden.
+        # Cold steps do not cost less than warm ones beyond their own spread: the clock moved
+        # while the points were timed. Said, not hidden.
         warnings.warn(f"The SeqPoints' cold steps measured {-100 * centre:.1f}% cheaper than their steady "
-                      "steps (the machine's speed changed while they were timed): the cold-step term is "
+                      "steps (timing noise, or the machine slowed while they were timed): the cold-step term is "
                       "taken as 0, its interval still counts their spread. Profile again on a quieter "
                       "machine, or with more worker processes.", AdjustedInputWarning, stacklevel=2)
     n_first = per_shape.shape[0]  # every shape of the table occurs in the run once first

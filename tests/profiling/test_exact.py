@@ -104,3 +104,18 @@ def test_small_runs_are_counted_and_totals_are_exact() -> None:
     assert ex.totals["roofline_cpu_s"] > ex.totals["roofline_h100_s"]
     with pytest.raises(ConfigError, match="'method' parameter of exact_totals"):
         exact_totals(wl, sched, method="guess")  # type: ignore[arg-type]
+
+
+def test_one_workload_counts_its_signatures_once() -> None:
+    # the selection's exact costs and the run's exact totals ask for the same signatures
+    wl = load_workload("bert:tiny")
+    sched = IterationSchedule.from_columns({"batch_size": [2, 3, 2], "seq_len": [20, 20, 40], "tgt_len": [0, 0, 0]})
+    ticks: list[int] = []
+    first = exact_totals(wl, sched, progress=lambda: ticks.append(1))
+    again = exact_totals(wl, sched, progress=lambda: ticks.append(1))
+    assert len(ticks) == 3  # counted on the first call only
+    assert again.totals == first.totals and again.counted == first.counted == 3
+    again.per_signature["flops"][0] = -1.0  # a caller's copy: what is kept stays exact
+    assert exact_totals(wl, sched).totals == first.totals
+    exact_totals(load_workload("bert:tiny"), sched, progress=lambda: ticks.append(1))
+    assert len(ticks) == 6  # another workload object counts afresh

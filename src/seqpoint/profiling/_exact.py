@@ -22,6 +22,7 @@ from numpy.typing import NDArray
 from seqpoint.exceptions import ConfigError
 from seqpoint.profiling._counting import roofline_peaks
 from seqpoint.profiling._fit import Devices, FitFailed, Traced, count, features, fit
+from seqpoint.profiling._state import state_of
 from seqpoint.workloads import BatchShape, TorchWorkload, Workload
 
 __all__ = ["ExactTotals", "exact_signature_costs", "exact_totals"]
@@ -102,7 +103,26 @@ def exact_signature_costs(
     shapes: Sequence[BatchShape | None] | None = None,
 ) -> tuple[dict[str, FloatArray], str, int, str, int, float]:
     """Exact metrics of every row of ``signatures`` (arguments as for :func:`exact_totals`):
-    ``(per-signature metrics, method used, signatures counted, note, checked, max residual)``."""
+    ``(per-signature metrics, method used, signatures counted, note, checked, max residual)``.
+
+    Kept per workload object: the selection's exact costs and the run's exact totals ask
+    for the same signatures, which are counted once. Real batches (``shapes``) are not kept."""
+    kept = state_of(workload) if shapes is None else None
+    sigs = np.asarray(signatures)
+    key = (sigs.dtype.str, sigs.shape, sigs.tobytes(), method, tuple(sorted((devices or {}).items())), seed)
+    if kept is not None and key in kept.exact_costs:
+        per_sig, *rest = kept.exact_costs[key]
+        return ({k: v.copy() for k, v in per_sig.items()}, *rest)
+    result = _signature_costs(workload, signatures, method, devices, seed, progress, shapes)
+    if kept is not None:
+        kept.exact_costs[key] = result
+    return result
+
+
+def _signature_costs(
+    workload: Workload, signatures: IntArray, method: Method, devices: Devices | None, seed: int,
+    progress: Callable[[], None] | None, shapes: Sequence[BatchShape | None] | None,
+) -> tuple[dict[str, FloatArray], str, int, str, int, float]:
     if method not in ("auto", "count", "fit"):
         raise ConfigError(f"The 'method' parameter of exact_totals must be 'auto', 'count' or 'fit'. Got {method!r}.")
     devs = dict(devices or {})

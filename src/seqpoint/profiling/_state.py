@@ -37,6 +37,8 @@ class WorkloadState:
     """Its model cannot run on the meta device (data-dependent control flow)."""
     optimizer_cost: dict[tuple[object, ...], Any] = dataclasses.field(default_factory=dict)
     """Counted cost (a ``_counting.Cost``) of its optimizer step, by the parameters' shapes."""
+    exact_costs: dict[tuple[object, ...], Any] = dataclasses.field(default_factory=dict)
+    """Exact per-signature costs (``_exact.exact_signature_costs``'s result), by its arguments."""
 
 
 #: id of a live workload object -> (a weak reference to it, its state).

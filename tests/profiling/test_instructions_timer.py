@@ -82,3 +82,26 @@ def test_a_campaign_counts_instructions_under_callgrind() -> None:
         assert m.metrics["instructions"] == sorted(counts)[1]
         assert m.metrics["instructions_first"] > m.metrics["instructions"]  # a new shape's first step
     assert large.metrics["instructions"] > small.metrics["instructions"]
+
+
+@pytest.mark.slow
+@pytest.mark.callgrind
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
+def test_a_full_run_is_counted_under_callgrind() -> None:
+    """``validate``'s truth with this timer: every step of a run counted, in a fresh process
+    started under callgrind, and the drift check point counted after it."""
+    from seqpoint.schedule import IterationSchedule
+    from seqpoint.validation import run_full_fresh
+
+    s = IterationSchedule.from_columns({"batch_size": [2, 4, 2, 2], "seq_len": [16, 32, 16, 16]})
+    t0 = time.perf_counter()
+    run = run_full_fresh("seqpoint.testing:ToyWorkload", {"threads": 1}, s, runs=1, warmup=1,
+                         timer="instructions", check=(4, 32, 0))
+    print(f"counted full run: {time.perf_counter() - t0:.0f} s")
+    assert run.metric == "instructions" and run.to_dict()["metric"] == "instructions"
+    counts = run.iteration_s[0]
+    assert min(counts) > 1e4
+    assert counts[1] > counts[2]  # the larger shape executes more
+    assert abs(counts[3] / counts[2] - 1) < 0.02  # a shape's steps repeat: a count, not a clock
+    check = run.check_s[0]
+    assert check.shape == (3,) and max(check) / min(check) - 1 < 0.02

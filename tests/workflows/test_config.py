@@ -202,12 +202,20 @@ def test_set_takes_a_moved_key_with_a_warning(dotted, read) -> None:
         assert read(apply_overrides(cfg, [dotted]))
 
 
-def test_the_instructions_timer_refuses_what_it_cannot_count(tmp_path):
-    from seqpoint.workflows import ProfileSection, validate
+def test_the_instructions_timer_refuses_what_it_cannot_count(tmp_path, capsys):
+    from seqpoint.cli import main
+    from seqpoint.workflows import ProfileSection, speedup_configs
 
     with pytest.raises(ConfigError, match="cold_window times steps in seconds"):
         ProfileSection(timer="instructions", cold_window=8)
-    cfg = RunConfig(profile=ProfileSection(timer="instructions"))
-    with pytest.raises(ConfigError, match="seqpoint validate times its full runs in seconds"):
-        validate(apply_overrides(cfg, [f"report.out={tmp_path}"]), progress=False)
-    assert not any(tmp_path.iterdir())  # refused before a run folder was made
+    cfg = apply_overrides(RunConfig(profile=ProfileSection(timer="instructions")), [f"report.out={tmp_path / 'out'}"])
+    clock = apply_overrides(cfg, ["profile.timer=wall"])
+    with pytest.raises(ConfigError, match="one unit"):  # instructions over seconds means nothing
+        speedup_configs(clock, cfg, progress=False)
+    # A recorded trace is in seconds: one line, exit 2, before anything is measured.
+    (tmp_path / "c.toml").write_text(cfg.to_toml())
+    with pytest.raises(SystemExit) as info:
+        main(["validate", str(tmp_path / "c.toml"), "--trace", str(tmp_path / "trace.json")])
+    err = capsys.readouterr().err.strip()
+    assert info.value.code == 2 and "\n" not in err and "compares with runs recorded in seconds" in err
+    assert not (tmp_path / "out").exists()  # refused before a run folder was made

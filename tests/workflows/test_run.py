@@ -65,6 +65,28 @@ def test_validate_exact_flops_and_baselines(tmp_path, _cfg):
     assert res.steady.selection_error == pytest.approx(0.0, abs=1e-12)
 
 
+def test_validate_holds_the_full_runs_to_an_interval_that_counts_the_machine_s_drift(tmp_path, _cfg):
+    import dataclasses
+
+    res = validate(_cfg(tmp_path), progress=False, ks=(1, 3), exact=False)
+    # The drift check point (the first SeqPoint) is timed again at the end of each full run.
+    assert res.full.check_s.shape == (2, 3) and np.all(res.full.check_s > 0)
+    drift = res.truth.drift
+    assert drift is not None and np.isfinite(drift.change) and drift.standard_error >= 0
+    own = res.projection.interval[res.to_dict()["projected_metric"]]
+    lo, hi = res.truth.interval_s
+    assert lo <= own[0] and hi >= own[1]  # grown, never narrowed
+    saved = json.loads((tmp_path / "run" / "validation.json").read_text())
+    assert saved["drift"]["change"] == pytest.approx(drift.change)
+    # A machine 30% slower during the full runs: the interval grows to hold the projection
+    # at that speed, and the mean of runs 30% slower than projected is inside it.
+    slower = dataclasses.replace(res, full=dataclasses.replace(
+        res.full, check_s=np.array(drift.profiled).mean() * 1.3 * np.ones((2, 3))))
+    t = slower.truth
+    assert t.drift.change == pytest.approx(1.3 * np.mean(drift.profiled) / np.median(drift.profiled) - 1)
+    assert t.interval_s[1] >= 1.25 * res.truth.projected_s
+
+
 @pytest.mark.parametrize(("runs", "processes", "plan"), [
     (2, 3, {0: 1, 1: 1}), (2, 5, {1: 1, 3: 1}), (3, 3, {0: 1, 1: 2}), (1, 3, {1: 1}),
     (2, 2, {0: 2}), (2, 1, {}),
@@ -116,7 +138,7 @@ def test_validate_times_the_steady_truth_in_the_seqpoints_workers(tmp_path, monk
     # each SeqPoint is timed beside the shapes it stands for.
     assert orders[0][0] == res.seqpoints.points[0].signature and orders[0][1:] == sorted(orders[0][1:])
     assert [m.iteration for m in res.measurements.measurements] == [p.iteration for p in res.seqpoints.points]
-    assert calls[1:] == [(3, False)]  # the baseline's points
+    assert calls[1:] == []  # the baseline's points are among every signature: nothing more to measure
     assert res.full.interleaved == 2 and res.steady.n_signatures == 6
     assert np.isfinite(res.steady.selection_error) and res.steady.total_s > 0
     saved = json.loads((tmp_path / "run" / "measurements.json").read_text())

@@ -10,7 +10,6 @@ from rich.table import Table
 from seqpoint.measurements import STEADY_TIME
 from seqpoint.measurements._metrics import (
     BREAKDOWN_PREFIX,
-    COLD_TIME,
     INSTRUCTIONS,
     RUN_TIME,
     breakdown_of,
@@ -22,6 +21,7 @@ from seqpoint.projection import Speedup, student_quantile
 from seqpoint.reports._format import fmt_count, fmt_duration, fmt_pct, fmt_ratio, fmt_saving
 from seqpoint.reports._ranks import print_rank_projection
 from seqpoint.reports._tables import (
+    Fmt,
     baselines_table,
     breakdown_table,
     cold_steps_text,
@@ -76,6 +76,8 @@ def print_run(console: Console, result: RunRecord) -> None:
         if metric == derived_of(step)[1] and proj.in_run_gap:
             table.add_row("  + in-run gap", f"± {proj.in_run_gap / total:.2%}  (the in-sequence window's warm "
                           "steps against the isolated points)")
+        if step == STEADY_TIME:
+            table.add_row("  not in it", "the machine's speed changing after profiling (validate measures it)")
     if "flops" in proj.totals:
         table.add_row("projected FLOPs", fmt_count(proj.totals["flops"]) + "FLOP")
     table.add_row("profiled steps", steps_text(result))
@@ -140,7 +142,8 @@ def saving_rows(saving: ProfilingSaving | None) -> list[tuple[str, str]]:
 
 def print_validation(console: Console, result: ValidationRecord) -> None:
     """Projection and baselines against the measured full runs, beside the noise floor."""
-    full = result.full
+    full, truth = result.full, result.truth
+    fmt = fmt_metric(full.metric)  # seconds, or instructions counted under callgrind
     rows = baselines_table(result)
     rows[1] = [f"[bold]{c}[/]" if i in (0, 3, 4) else c for i, c in enumerate(rows[1])]
     console.print(render(rows, left=0,
@@ -148,21 +151,24 @@ def print_validation(console: Console, result: ValidationRecord) -> None:
                                f"×{full.n_runs}"))
     when = (f", {'all' if full.interleaved == full.n_runs else full.interleaved} timed between the "
             "SeqPoints' worker processes" if full.interleaved else "")
-    console.print(f"measured full run (mean of {full.n_runs} fresh processes{when}): "
-                  f"[bold]{fmt_duration(result.truth.measured_s)}[/]")
+    counted = ", counted under callgrind" if full.metric == INSTRUCTIONS else ""
+    console.print(f"measured full run (mean of {full.n_runs} fresh processes{counted}{when}): "
+                  f"[bold]{fmt(truth.measured_s)}[/]")
     totals = result.projection.totals
-    if COLD_TIME in totals:
-        console.print(f"projected = steady state {fmt_duration(totals[STEADY_TIME])} + cold steps "
-                      f"{fmt_duration(totals[COLD_TIME])} ({cold_steps_text(result.projection)}).")
+    step = steady_metric(totals) or STEADY_TIME
+    cold = derived_of(step)[0]
+    if cold in totals:
+        console.print(f"projected = steady state {fmt(totals[step])} + cold steps "
+                      f"{fmt(totals[cold])} ({cold_steps_text(result.projection)}).")
     steady = result.steady
     if steady:
         console.print(f"steady-state truth (all {steady.n_signatures} signatures profiled in isolation): "
-                      f"{fmt_duration(steady.total_s)}; the full run costs "
+                      f"{fmt(steady.total_s)}; the full run costs "
                       f"[bold]{fmt_pct(steady.in_sequence_overhead)}[/] more (in-sequence overhead: "
                       f"{overhead_causes(full.interleaved)}).")
     console.print(
-        f"noise floor (identical full runs {', '.join(fmt_duration(x) for x in full.totals_s)}): "
-        f"[bold]{fmt_pct(full.noise_floor).lstrip('+')}[/]; projection interval {_holds(result.truth)} the "
+        f"noise floor (identical full runs {', '.join(fmt(x) for x in full.totals_s)}): "
+        f"[bold]{fmt_pct(full.noise_floor).lstrip('+')}[/]; {_holds(truth, fmt)} the "
         f"measured mean; profiling reduction {fmt_ratio(result.reduction)}"
         + (" (below 1: profiling the SeqPoints took more steps than this part of the run has; "
            "sampling pays off on runs much longer than k × the steps per point)." if result.reduction < 1 else "."))
@@ -171,10 +177,15 @@ def print_validation(console: Console, result: ValidationRecord) -> None:
                              title="Deterministic metrics against their exact totals"))
 
 
-def _holds(truth: TruthComparison) -> str:
-    """The projection's interval and whether it holds the measured mean."""
+def _holds(truth: TruthComparison, fmt: Fmt = fmt_duration) -> str:
+    """The interval the truth is held to, what it includes, and whether it holds the mean."""
     lo, hi = truth.interval_s
-    return f"{fmt_duration(lo)} … {fmt_duration(hi)} {'contains' if truth.within else '[red]does not contain[/]'}"
+    drift = truth.drift
+    grown = ("" if drift is None else
+             f" (with the machine's drift since profiling, [bold]{fmt_pct(drift.change)}[/] ± "
+             f"{drift.standard_error:.2%} on the check point re-timed after each full run)")
+    return (f"projection interval{grown} {fmt(lo)} … {fmt(hi)} "
+            f"{'contains' if truth.within else '[red]does not contain[/]'}")
 
 
 def print_speedup(console: Console, speedup: Speedup, *, n_points: int,
@@ -183,7 +194,8 @@ def print_speedup(console: Console, speedup: Speedup, *, n_points: int,
     ``measured``, the speedup of their full runs and the projection's error beside it."""
     lo, hi = speedup.interval
     what = {RUN_TIME: "whole run", STEADY_TIME: "steady state"}.get(speedup.metric, speedup.metric)
-    rows = [["", "A", "B", "speedup"], [what, f"{speedup.total_a:.4g} s", f"{speedup.total_b:.4g} s",
+    fmt = fmt_metric(speedup.metric)
+    rows = [["", "A", "B", "speedup"], [what, fmt(speedup.total_a), fmt(speedup.total_b),
                                          f"[bold]{speedup.value:.3f}×[/] ({lo:.3f}…{hi:.3f})"]]
     if speedup.steady_value is not None:
         # How much of the ratio the cold-step terms make: bf16 on a CPU pays far more for a
@@ -203,10 +215,10 @@ def print_speedup(console: Console, speedup: Speedup, *, n_points: int,
                       + (f" + in-run gap ± {speedup.in_run_gap / abs(speedup.value):.2%} (each configuration's "
                          "in-sequence window against its isolated points)" if speedup.in_run_gap else "") + ".")
     if measured is not None:
-        _print_measured_speedup(console, speedup, measured)
+        _print_measured_speedup(console, speedup, measured, fmt)
 
 
-def _print_measured_speedup(console: Console, speedup: Speedup, m: MeasuredSpeedup) -> None:
+def _print_measured_speedup(console: Console, speedup: Speedup, m: MeasuredSpeedup, fmt: Fmt) -> None:
     inside = m.held_by(speedup.interval)
     se = m.standard_error
     # The rounds' own ratios beside the floor: a machine whose speed moves between rounds
@@ -216,7 +228,7 @@ def _print_measured_speedup(console: Console, speedup: Speedup, m: MeasuredSpeed
              + (f", standard error {fmt_pct(se).lstrip('+')}" if se is not None else "")
              + f" (each round's A/B: {rounds})"
              if m.n_rounds >= 2 else "one round: set [validation] runs = 2 or more for the noise floor")
-    runs = ", ".join(f"{fmt_duration(a)} / {fmt_duration(b)}" for a, b in zip(m.runs_a_s, m.runs_b_s, strict=True))
+    runs = ", ".join(f"{fmt(a)} / {fmt(b)}" for a, b in zip(m.runs_a_s, m.runs_b_s, strict=True))
     verdict = "contains the measured speedup"
     if not inside:
         agrees = m.agrees_with(speedup.value, speedup.interval, speedup.confidence)
@@ -241,8 +253,7 @@ def print_trace_validation(console: Console, result: TraceRecord) -> None:
     floor = (f"noise floor (identical recorded runs {', '.join(fmt_duration(x) for x in t.runs_s)}): "
              f"[bold]{fmt_pct(t.noise_floor).lstrip('+')}[/]; " if len(t.runs_s) >= 2
              else "one recorded run: record a second to measure the noise floor; ")
-    console.print(f"recorded run: [bold]{fmt_duration(t.measured_s)}[/]; {floor}projection interval "
-                  f"{_holds(t)} the recorded mean.")
+    console.print(f"recorded run: [bold]{fmt_duration(t.measured_s)}[/]; {floor}{_holds(t)} the recorded mean.")
     term, window = result.projection.cold_term, result.window
     if term.get("share") is not None:
         source = (f"the run's first {len(window.times_s)} micro-batches timed in sequence ([profile] cold_window)"

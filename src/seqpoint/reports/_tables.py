@@ -31,7 +31,11 @@ Rows = list[list[str]]
 _NAN = float("nan")
 
 
-def fmt_metric(metric: str) -> Callable[[float], str]:
+#: A formatter of one metric's values (:func:`fmt_metric`).
+Fmt = Callable[[float], str]
+
+
+def fmt_metric(metric: str) -> Fmt:
     """Human format of a metric's values, by the unit in its name (``7.29 M instr``)."""
     unit = unit_of(metric)
     if unit == "s":
@@ -97,11 +101,11 @@ def baselines_table(result: ValidationRecord) -> Rows:
         # SeqPoint's "projected" is its whole run (cold steps included); this column is its
         # steady state alone, the part the truth (every signature in isolation) measures.
         rows[0].append("steady state vs its truth")
-    first = ["seqpoint", str(len(result.seqpoints)), fmt_duration(result.truth.projected_s),
-             fmt_pct(result.truth.error)]
+    fmt = fmt_metric(result.full.metric)  # seconds, or instructions counted under callgrind
+    first = ["seqpoint", str(len(result.seqpoints)), fmt(result.truth.projected_s), fmt_pct(result.truth.error)]
     rows.append(first + ([fmt_pct(steady.selection_error)] if steady else []))
     for method, b in result.baselines.items():
-        row = [method, str(b.k), fmt_duration(b.projected_s), fmt_pct(b.error)]
+        row = [method, str(b.k), fmt(b.projected_s), fmt_pct(b.error)]
         rows.append(row + ([fmt_pct(_NAN if b.selection_error is None else b.selection_error)] if steady else []))
     return rows
 

@@ -13,7 +13,7 @@ from seqpoint.projection import Projection, RankProjection
 from seqpoint.schedule import IterationSchedule, ScheduleSummary
 from seqpoint.selection import SeqPoints
 from seqpoint.validation import FullRun, ProfilingSaving
-from seqpoint.validation._compare import ErrorCurve, TruthComparison
+from seqpoint.validation._compare import Drift, ErrorCurve, TruthComparison
 
 __all__ = ["Baseline", "ExactCheck", "ProjectedRun", "RunRecord", "SteadyTruth", "TraceRecord", "ValidationRecord"]
 
@@ -121,10 +121,21 @@ class ValidationRecord(ProjectedRun):
     """Error against k of each method on exact per-iteration FLOPs."""
 
     @property
+    def drift(self) -> Drift | None:
+        """The machine's drift between profiling and the full runs, read on the drift check
+        point (the first SeqPoint, timed again at the end of each run); None without it."""
+        first = self.measurements.measurements[0] if self.measurements.measurements else None
+        profiled = None if first is None or not first.ok else first.samples.get(self.full.metric)
+        if not self.full.check_s.size or not profiled:
+            return None
+        return Drift(profiled=tuple(profiled), later=tuple(self.full.check_s.ravel().tolist()))
+
+    @property
     def truth(self) -> TruthComparison:
-        """The projected time against the full runs."""
+        """The projected time against the full runs, its interval grown by :attr:`drift`."""
         return TruthComparison.of(self.projection.totals, self.projection.interval,
-                                  tuple(self.full.totals_s.tolist()))
+                                  tuple(self.full.totals_s.tolist()), drift=self.drift,
+                                  confidence=self.projection.confidence)
 
 
 @dataclass(frozen=True, kw_only=True)

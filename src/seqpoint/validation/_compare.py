@@ -18,7 +18,7 @@ from seqpoint.measurements._metrics import time_metric
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import make_selector, weighted_projection
 
-__all__ = ["ErrorCurve", "MeasuredSpeedup", "TruthComparison", "error_vs_k", "noise_floor"]
+__all__ = ["Drift", "ErrorCurve", "MeasuredSpeedup", "TruthComparison", "error_vs_k", "noise_floor"]
 
 
 def noise_floor(values: ArrayLike) -> float:
@@ -27,6 +27,48 @@ def noise_floor(values: ArrayLike) -> float:
     measure. No error below it is meaningful."""
     v = np.asarray(values, dtype=np.float64).ravel()
     return float((v.max() - v.min()) / v.mean()) if v.size >= 2 else float("nan")
+
+
+def _relative_se(values: tuple[float, ...]) -> float:
+    """Standard error of the median of ``values`` as a fraction of it (normal approximation,
+    ``1.2533 σ / √n``); 0 with one value."""
+    v = np.asarray(values, dtype=np.float64)
+    return float(1.2533 * v.std(ddof=1) / np.sqrt(v.size) / np.median(v)) if v.size >= 2 else 0.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class Drift:
+    """How much the machine's speed moved between profiling and the truth, read on one check
+    point: its profiled steps beside its steps timed at the end of each full run. A shared
+    machine slowing down by 10% in between reads here, not as the method's error."""
+
+    profiled: tuple[float, ...]
+    """The check point's profiled repeats (seconds, or the projection's unit)."""
+    later: tuple[float, ...]
+    """Its steps at the end of the full runs, in the same unit."""
+
+    @property
+    def change(self) -> float:
+        """Median later step over median profiled step, minus 1."""
+        return float(np.median(self.later) / np.median(self.profiled) - 1.0)
+
+    @property
+    def standard_error(self) -> float:
+        """Relative standard error of :attr:`change`, from both sides' repeats."""
+        return float(np.hypot(_relative_se(self.profiled), _relative_se(self.later)))
+
+    def widen(self, projected: float, interval: tuple[float, float], confidence: float) -> tuple[float, float]:
+        """``interval`` grown to also hold the projection at the later speed (scaled by
+        ``1 + change``), padded by the change's own error at ``confidence``: what the
+        measured full runs can be compared with."""
+        lo, hi = interval
+        scale = 1.0 + self.change
+        pad = NormalDist().inv_cdf(0.5 + confidence / 2) * self.standard_error * abs(projected)
+        return min(lo, lo * scale) - pad, max(hi, hi * scale) + pad
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"change": self.change, "standard_error": self.standard_error,
+                "profiled": list(self.profiled), "later": list(self.later)}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -39,15 +81,22 @@ class TruthComparison:
     projected_s: float
     """The projected total, seconds."""
     interval_s: tuple[float, float] = (float("nan"), float("nan"))
-    """The projection's interval, seconds (NaN where it has none)."""
+    """The interval the runs are held to, seconds (NaN where there is none): the
+    projection's, grown by :attr:`drift` where that was measured."""
+    drift: Drift | None = None
+    """The machine's drift between profiling and the runs (None: not measured)."""
 
     @classmethod
     def of(cls, totals: Mapping[str, float], interval: Mapping[str, tuple[float, float]],
-           runs_s: tuple[float, ...]) -> TruthComparison:
-        """A projection's time (its :func:`~seqpoint.measurements.time_metric`) against ``runs_s``."""
+           runs_s: tuple[float, ...], *, drift: Drift | None = None, confidence: float = 0.95) -> TruthComparison:
+        """A projection's time (its :func:`~seqpoint.measurements.time_metric`) against
+        ``runs_s``; with ``drift``, its interval grown by it (:meth:`Drift.widen`)."""
         metric = time_metric(totals)
-        lo, hi = interval[metric]
-        return cls(runs_s=runs_s, projected_s=float(totals[metric]), interval_s=(float(lo), float(hi)))
+        lo, hi = float(interval[metric][0]), float(interval[metric][1])
+        projected = float(totals[metric])
+        if drift is not None:
+            lo, hi = drift.widen(projected, (lo, hi), confidence)
+        return cls(runs_s=runs_s, projected_s=projected, interval_s=(lo, hi), drift=drift)
 
     @property
     def measured_s(self) -> float:
@@ -73,7 +122,8 @@ class TruthComparison:
     def to_dict(self) -> dict[str, Any]:
         return {"measured_s": self.measured_s, "measured_runs_s": list(self.runs_s),
                 "noise_floor": self.noise_floor, "projected_s": self.projected_s,
-                "interval_s": list(self.interval_s), "error": self.error, "within_interval": self.within}
+                "interval_s": list(self.interval_s), "error": self.error, "within_interval": self.within,
+                "drift": None if self.drift is None else self.drift.to_dict()}
 
 
 @dataclass(frozen=True)

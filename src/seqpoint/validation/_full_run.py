@@ -1,16 +1,19 @@
-"""The ground truth: every iteration of a schedule executed in order, timed, repeated."""
+"""The ground truth: every iteration of a schedule executed in order, timed (or, with the
+``instructions`` timer, counted under callgrind), repeated."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from seqpoint.exceptions import SeqPointError
+from seqpoint.measurements import STEADY_TIME
+from seqpoint.measurements._metrics import INSTRUCTIONS
 from seqpoint.schedule import IterationSchedule
 from seqpoint.validation._compare import noise_floor
 
@@ -24,24 +27,38 @@ class FullRun:
     Attributes
     ----------
     iteration_s : ndarray of shape (n_runs, n_iterations)
-        Wall time of every training step, seconds, per run.
+        Wall time of every training step, seconds, per run; in :attr:`metric`'s unit (an
+        instruction count with the ``instructions`` timer).
     wall_s : ndarray of shape (n_runs,)
         Wall time of each whole run (steps plus batch construction), seconds.
     interleaved : int
         How many of the runs were timed between the measurement protocol's worker
         processes (``validate`` with ``[profile] processes > 1``), so that they cover
         the same stretch of time as the projection's measurements; the others ran after.
+    metric : str
+        The step metric the runs measured: ``time_s``, or ``instructions`` (user-space
+        instructions under callgrind, the projection's unit with that timer).
+    check_s : ndarray of shape (n_runs, n_check)
+        A check point's steps, timed at the end of each run (:attr:`metric`'s unit): set
+        beside the same point's profiled steps, the machine's drift since profiling.
     """
 
     iteration_s: NDArray[np.float64]
     wall_s: NDArray[np.float64]
     interleaved: int = 0
+    metric: str = STEADY_TIME
+    check_s: NDArray[np.float64] = field(default_factory=lambda: np.empty((0, 0)))
 
     @classmethod
     def stack(cls, runs: Sequence[FullRun], *, interleaved: int = 0) -> FullRun:
         """The runs of several :class:`FullRun` of one schedule as one, in order."""
+        metrics = {r.metric for r in runs}
+        if len(metrics) != 1:
+            raise ValueError(f"Full runs in different units cannot be stacked: {sorted(metrics)}.")
+        checks = [r.check_s for r in runs if r.check_s.size]
         return cls(iteration_s=np.vstack([r.iteration_s for r in runs]),
-                   wall_s=np.concatenate([r.wall_s for r in runs]), interleaved=interleaved)
+                   wall_s=np.concatenate([r.wall_s for r in runs]), interleaved=interleaved,
+                   metric=metrics.pop(), check_s=np.vstack(checks) if len(checks) == len(runs) else np.empty((0, 0)))
 
     @property
     def n_runs(self) -> int:
@@ -79,6 +96,8 @@ class FullRun:
             "total_s": self.total_s,
             "noise_floor": self.noise_floor,
             "interleaved": self.interleaved,
+            "metric": self.metric,
+            "check_s": self.check_s.tolist(),
         }
 
 
@@ -86,11 +105,13 @@ class FullRunError(SeqPointError, RuntimeError):
     """A fresh-process full run failed or its process died (a ``RuntimeError`` too)."""
 
 
-def _fresh_run(spec: str, overrides: dict[str, Any], signatures: list[tuple[int, ...]],
-               warmup: int) -> tuple[list[float], float]:  # pragma: no cover - runs in a fresh process
-    """One run in the fresh process: every step's seconds, and the run's wall time.
+def _fresh_run(spec: str, overrides: dict[str, Any], signatures: list[tuple[int, ...]], warmup: int,
+               timer_name: str = "wall", check: tuple[int, ...] | None = None,
+               check_steps: int = 0) -> tuple[list[float], float, list[float]]:  # pragma: no cover - fresh process
+    """One run in the fresh process: every step's seconds (or instructions), the run's wall
+    time, and ``check_steps`` steps of ``check`` after the run (its shape warm by then).
 
-    Only ``step`` is timed (the ``wall`` timer of :data:`seqpoint.profiling.TIMERS`): batch
+    Only ``step`` is measured (``timer_name`` of :data:`seqpoint.profiling.TIMERS`): batch
     construction stands in for the data loader, which a projection does not model.
     """
     from seqpoint.profiling import TIMERS
@@ -104,13 +125,18 @@ def _fresh_run(spec: str, overrides: dict[str, Any], signatures: list[tuple[int,
     batch = workload.make_batch(start)
     for _ in range(warmup):
         workload.step(batch)
-    timer, device = TIMERS.get("wall")(), workload_device(workload)
+    timer, device = TIMERS.get(timer_name)(), workload_device(workload)
     times = []
     t_run = time.perf_counter()
     for sig in signatures:
         batch = workload.make_batch(sig)
         times.append(timer(lambda: workload.step(batch), device))  # noqa: B023 - called at once
-    return times, time.perf_counter() - t_run
+    wall = time.perf_counter() - t_run
+    checked = []
+    if check is not None and check_steps:
+        batch = workload.make_batch(check)
+        checked = [timer(lambda: workload.step(batch), device) for _ in range(check_steps)]
+    return times, wall, checked
 
 
 def fresh_failure(what: str, exc: RuntimeError) -> FullRunError:
@@ -128,6 +154,9 @@ def run_full_fresh(
     *,
     runs: int = 2,
     warmup: int = 3,
+    timer: str = "wall",
+    check: tuple[int, ...] | None = None,
+    check_steps: int = 3,
     on_progress: Callable[[int, int], None] | None = None,
 ) -> FullRun:
     """Execute the schedule in order, each run in a fresh process, and time every step.
@@ -144,6 +173,12 @@ def run_full_fresh(
         child process with the same seed, hence the same weights).
     warmup : int
         Steps of a shape that is not in the schedule, absorbing process start-up.
+    timer : str
+        A name of :data:`seqpoint.profiling.TIMERS`; ``instructions`` runs each process
+        under callgrind and counts every step (:attr:`FullRun.metric` ``instructions``).
+    check, check_steps : tuple, int
+        A signature of the run (``validate`` gives its drift check point) timed
+        ``check_steps`` times at the end of each run (:attr:`FullRun.check_s`).
     on_progress : callable, optional
         ``on_progress(run, steps_done)`` before and after each run.
 
@@ -156,16 +191,19 @@ def run_full_fresh(
     """
     from seqpoint.profiling._fresh import in_fresh_process
 
+    counted = timer == INSTRUCTIONS
     signatures = [tuple(int(v) for v in row) for row in schedule.signature_matrix()]
     times = np.empty((runs, len(signatures)))
     walls = np.empty(runs)
+    checks = np.empty((runs, check_steps if check is not None else 0))
     for r in range(runs):
         if on_progress is not None:
             on_progress(r, 0)
         try:
-            times[r], walls[r] = in_fresh_process(_fresh_run, spec, overrides, signatures, warmup)
+            times[r], walls[r], checks[r] = in_fresh_process(_fresh_run, spec, overrides, signatures, warmup,
+                                                             timer, check, check_steps, callgrind=counted)
         except RuntimeError as exc:
             raise fresh_failure(f"The fresh process of full run {r + 1} of {spec}", exc) from None
         if on_progress is not None:
             on_progress(r, len(signatures))
-    return FullRun(iteration_s=times, wall_s=walls)
+    return FullRun(iteration_s=times, wall_s=walls, metric=INSTRUCTIONS if counted else STEADY_TIME, check_s=checks)

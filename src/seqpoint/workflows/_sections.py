@@ -296,12 +296,12 @@ class ProfileSection(ProfileConfig):
             raise ConfigError('[profile]: address is the Ray cluster\'s; set executor = "ray" too.')
 
     def require_clock(self, what: str) -> None:
-        """ConfigError when ``what`` (a command that measures full runs in seconds) meets the
-        ``instructions`` timer, whose projection is in instructions."""
+        """ConfigError when ``what`` (a command that compares with runs recorded in seconds)
+        meets the ``instructions`` timer, whose projection is in instructions."""
         if self.timer == INSTRUCTIONS:
-            raise ConfigError(f"{what} times its full runs in seconds, but [profile] timer = \"instructions\" "
-                              "projects instructions; counting the full runs is not supported yet: use a clock "
-                              "timer (wall) for it, or seqpoint run for the projection in instructions.")
+            raise ConfigError(f"{what} compares with runs recorded in seconds, but [profile] timer = "
+                              "\"instructions\" projects instructions: use a clock timer (wall) for it, or "
+                              "seqpoint validate, which counts its full runs under callgrind too.")
 
     @property
     def window_steps(self) -> int:

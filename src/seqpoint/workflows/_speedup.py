@@ -12,6 +12,7 @@ from rich.console import Console
 
 from seqpoint.exceptions import ConfigError, SeqPointWarning
 from seqpoint.measurements import Measurements
+from seqpoint.measurements._metrics import INSTRUCTIONS
 from seqpoint.projection import Speedup
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import SeqPoints
@@ -83,9 +84,9 @@ def speedup_configs(
     from seqpoint.projection import project_speedup
 
     _same_run(a, b)
-    if validate:
-        a.profile.require_clock("seqpoint speedup --validate")
-        b.profile.require_clock("seqpoint speedup --validate")
+    if (a.profile.timer == INSTRUCTIONS) != (b.profile.timer == INSTRUCTIONS):
+        raise ConfigError("A speedup compares A and B in one unit, but one of them has "
+                          "[profile] timer = \"instructions\" and the other a clock: give both the same timer.")
     if validate and a.batching.world_size > 1:
         raise ConfigError(f"speedup --validate times single-process full runs, and [batching] world_size = "
                           f"{a.batching.world_size} is data-parallel: check each configuration against "
@@ -148,8 +149,9 @@ def _measured(
     a: RunConfig, b: RunConfig, schedule: IterationSchedule, folder: RunFolder, *, progress: bool,
     console: Console | None,
 ) -> MeasuredSpeedup:
-    """``schedule`` run in full under a and b, in alternating rounds of fresh processes;
-    ``full_runs.json`` holds what has been timed after every run."""
+    """``schedule`` run in full under a and b, in alternating rounds of fresh processes (counted
+    under callgrind with the ``instructions`` timer); ``full_runs.json`` holds what has been
+    measured after every run."""
     rounds = a.validation.runs
     times: dict[str, list[float]] = {"a": [], "b": []}
     for r in range(rounds):

@@ -5,13 +5,15 @@ With ``[profile] processes > 1`` the full runs are timed between the protocol's 
 processes, and the steady-state truth (every signature) among the SeqPoints in them, so a
 drift of a shared machine's speed (5-8% in ten minutes) is not read as the method's error.
 Deterministic metrics (FLOPs, a roofline time) are checked against their exact totals.
+With ``[profile] timer = "instructions"`` the full runs are counted under callgrind, every
+step, in the projection's unit (instructions): a truth without a clock's noise.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -19,15 +21,14 @@ from numpy.typing import NDArray
 from rich.console import Console
 
 from seqpoint._live import shows_live
-from seqpoint.measurements import STEADY_TIME
-from seqpoint.measurements._metrics import time_metric
+from seqpoint.measurements._metrics import INSTRUCTIONS, step_metric, time_metric
 from seqpoint.projection import Projection
 from seqpoint.reports._views import Baseline, ExactCheck, SteadyTruth, ValidationRecord
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import weighted_projection
 from seqpoint.validation import FullRun, error_vs_k, run_full_fresh
 from seqpoint.validation._compare import ErrorCurve
-from seqpoint.workflows._campaign import Campaign, start_campaign
+from seqpoint.workflows._campaign import Campaign, plan_campaign
 from seqpoint.workflows._config import RunConfig
 from seqpoint.workflows._folder import RunFolder
 from seqpoint.workflows._stages import choose_points, signature_shapes
@@ -101,31 +102,35 @@ def validate(
     from seqpoint.projection import project
     from seqpoint.reports._pages import write_validation_report
 
-    cfg.profile.require_clock("seqpoint validate")
     folder = RunFolder.new(cfg.name + "-validate", cfg.report.out, command="validate")
     runs: list[FullRun] = []
     plan = interleave_plan(cfg.validation.runs, cfg.profile.processes) if cfg.validation.between_workers else {}
 
+    chosen = plan_campaign(cfg, folder, subset=True)
+    # The drift check point (the first SeqPoint) is timed again at the end of every full run.
+    check = chosen.seqpoints.points[0].signature
+
     def between(schedule: IterationSchedule, p: int) -> None:
         """The full runs due after worker process ``p``, each in a fresh process."""
         for _ in range(plan.get(p, 0)):
-            runs.append(timed_full_runs(cfg, schedule, 1, progress=progress, console=console,
+            runs.append(timed_full_runs(cfg, schedule, 1, progress=progress, console=console, check=check,
                                    label=f"full run {len(runs) + 1}/{cfg.validation.runs} "
                                          "(fresh process, between the workers)"))
 
-    c = start_campaign(cfg, folder, subset=True, progress=progress, console=console,
-                       between=between if plan else None, every_signature=cfg.validation.steady_truth)
+    c = chosen.measure(progress=progress, console=console, between=between if plan else None,
+                       every_signature=cfg.validation.steady_truth)
     schedule, seqpoints = c.schedule, c.seqpoints
     projection = project(schedule, seqpoints, c.measurements, method=cfg.projection.method,
                          confidence=cfg.projection.confidence, context=c.model)
     interleaved = len(runs)
     if interleaved < cfg.validation.runs:
         runs.append(timed_full_runs(cfg, schedule, cfg.validation.runs - interleaved, progress=progress,
-                               console=console))
+                                    console=console, check=check))
     full = FullRun.stack(runs, interleaved=interleaved)
     folder.write_json("full_run.json", {**full.to_dict(), "per_iteration_s": full.iteration_s.tolist()})
-    steady = _steady_truth(c, projection, full.total_s)
-    baselines = _baselines(c, full.total_s, steady)
+    step = step_metric(cfg.profile.timer)  # time_s, or instructions: the full runs' unit
+    steady = _steady_truth(c, projection, full.total_s, step)
+    baselines = _baselines(c, full.total_s, steady, step)
 
     methods = ("seqpoint", *cfg.validation.baselines)
     ks = ks or tuple(range(1, 21))
@@ -178,19 +183,21 @@ def interleave_plan(runs: int, processes: int) -> dict[int, int]:
 
 def timed_full_runs(
     cfg: RunConfig, schedule: IterationSchedule, runs: int, *, progress: bool, console: Console | None,
-    label: str | None = None,
+    label: str | None = None, check: tuple[int, ...] | None = None,
 ) -> FullRun:
-    """The schedule trained in full ``runs`` times, each in a fresh process."""
-    title = label or f"full run x{runs} (fresh processes)"
+    """The schedule trained in full ``runs`` times, each in a fresh process (under callgrind,
+    counted, with the ``instructions`` timer)."""
+    how = ", counted under callgrind" if cfg.profile.timer == INSTRUCTIONS else ""
+    title = label or f"full run x{runs} (fresh processes{how})"
     # on_progress(run, steps done) comes before (0) and after (every step) each run.
     with progress_bar(progress, console, title, runs * len(schedule)) as advance:
         return run_full_fresh(cfg.workload.name, dict(cfg.workload.set), schedule, runs=runs,
-                              on_progress=lambda _run, done: advance(done))
+                              timer=cfg.profile.timer, check=check, on_progress=lambda _run, done: advance(done))
 
 
-def _steady_truth(c: Campaign, projection: Projection, truth: float) -> SteadyTruth | None:
+def _steady_truth(c: Campaign, projection: Projection, truth: float, step: str) -> SteadyTruth | None:
     """Every unique signature measured by the same harness, in the SeqPoints' worker
-    processes; its gap to the full run is the in-sequence overhead."""
+    processes; its gap to the full run is the in-sequence overhead (``step``: the unit)."""
     if c.others is None:
         return None
     by_sig = {m.signature: m for m in (*c.measurements.measurements, *c.others.measurements)}
@@ -198,26 +205,35 @@ def _steady_truth(c: Campaign, projection: Projection, truth: float) -> SteadyTr
     every = [by_sig.get(tuple(int(v) for v in row)) for row in sig]
     if not all(m is not None and m.ok for m in every):
         return None
-    total = float(np.array([m.metrics[STEADY_TIME] for m in every if m is not None]) @ counts)
-    return SteadyTruth(total_s=total, selection_error=(projection.totals[STEADY_TIME] - total) / total,
+    total = float(np.array([m.metrics[step] for m in every if m is not None]) @ counts)
+    return SteadyTruth(total_s=total, selection_error=(projection.totals[step] - total) / total,
                        in_sequence_overhead=truth / total - 1.0, n_signatures=int(sig.shape[0]))
 
 
-def _baselines(c: Campaign, truth: float, steady: SteadyTruth | None) -> dict[str, Baseline]:
-    """Each baseline's points at the SeqPoints' budget, profiled by the same harness."""
+def _baselines(c: Campaign, truth: float, steady: SteadyTruth | None, step: str) -> dict[str, Baseline]:
+    """Each baseline's points at the SeqPoints' budget, profiled by the same harness: the
+    signatures not measured yet (SeqPoints, the steady-state truth) all in one campaign, so
+    a worker process starts once, not once per baseline."""
     from seqpoint.projection import project
 
+    chosen = {m: choose_points(c.config.selection, c.schedule, method=m, n_points=len(c.seqpoints))[1]
+              for m in c.config.validation.baselines}
+    known = {m.signature: m for m in (*c.measurements.measurements,
+                                      *(() if c.others is None else c.others.measurements))}
+    needed = sorted({p.signature for pts in chosen.values() for p in pts.points} - known.keys())
+    if needed:
+        known.update((m.signature, m) for m in c.measure(needed).measurements)
     out: dict[str, Baseline] = {}
-    for method in c.config.validation.baselines:
-        _, pts = choose_points(c.config.selection, c.schedule, method=method, n_points=len(c.seqpoints))
-        ms = c.measure(pts)
+    for method, pts in chosen.items():
+        ms = replace(c.measurements, measurements=tuple(replace(known[p.signature], iteration=p.iteration)
+                                                        for p in pts.points))
         total = float("nan")
         if all(m.ok for m in ms.measurements):
             # Baselines project as they are used today: steady-state time of their points,
             # weighted. (Giving them the first-occurrence term would extrapolate one-time
             # costs from, e.g., the 10 shortest iterations to every shape of the run.)
             total = float(project(c.schedule, pts, ms, method="weighted",
-                                  metrics=[STEADY_TIME], context=c.model).totals[STEADY_TIME])
+                                  metrics=[step], context=c.model).totals[step])
         out[method] = Baseline(k=len(pts), projected_s=total, error=(total - truth) / truth,
                                selection_error=None if steady is None or total != total
                                else (total - steady.total_s) / steady.total_s)

@@ -111,7 +111,7 @@ def test_gpu_specs_are_the_data_sheet_numbers() -> None:
     from seqpoint.exceptions import ConfigError
 
     with pytest.raises(
-        ConfigError, match="Unknown GPU 'b200' in metric 'roofline:b200'. Valid GPUs: v100, a100, h100"
+        ConfigError, match="Unknown GPU 'b200' in metric 'roofline:b200'. Valid GPUs: a100, a100-40gb, h100, "
     ):
         ProfileConfig(metrics=("roofline:b200",))
 

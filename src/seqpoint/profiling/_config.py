@@ -13,7 +13,7 @@ from seqpoint._params import Boolean, Constraint, Interval, Predicate, TypeOf, v
 from seqpoint.exceptions import ConfigError
 from seqpoint.measurements._metrics import INSTRUCTIONS
 from seqpoint.profiling._callgrind import COUNTED_ISA
-from seqpoint.profiling._gpus import GPU_SPECS
+from seqpoint.profiling._gpus import GPU_SPECS, read_device, resolve_device
 from seqpoint.profiling._startup import STARTUP_STEPS
 from seqpoint.profiling._timers import TIMERS, in_callgrind
 
@@ -23,7 +23,7 @@ __all__ = ["HARNESS_VERSION", "METRICS", "PROTOCOL_FIELDS", "STARTUP_STEPS", "Po
 #: are not reused (2: a campaign-sized start-up decoy; 3: oneDNN primitive counts).
 HARNESS_VERSION = 3
 
-#: Metric families ``--metric`` accepts (``roofline:<gpu>`` for each GPU of GPU_SPECS).
+#: Metric families ``--metric`` accepts (``roofline:<gpu>`` for each GPU of GPU_SPECS or a device file).
 METRICS: tuple[str, ...] = ("time", "flops", "bytes", "breakdown", "memory", "roofline")
 
 #: Families whose measurement runs real training steps (the others count on a meta clone).
@@ -60,7 +60,8 @@ class ProfileConfig:
     step's user-space instructions under callgrind (the AVX2 code path) in worker processes,
     stored as ``instructions``, not seconds."""
     metrics: tuple[str, ...] = ("time",)
-    """Any of ``time``, ``flops``, ``bytes``, ``roofline:<gpu>``, ``breakdown``, ``memory``."""
+    """Any of ``time``, ``flops``, ``bytes``, ``roofline:<gpu>`` (a key of ``GPU_SPECS`` or a
+    device file, a path ending ``.toml``), ``breakdown``, ``memory``."""
     max_seconds_per_point: float = 0.0
     """Stop repeating a point once its timed steps took this long (0: no limit; >= 1 repeat)."""
     breakdown_steps: int = 1
@@ -109,12 +110,15 @@ class ProfileConfig:
             if family not in METRICS or (family == "roofline") != bool(gpu):
                 raise ConfigError(
                     f"Unknown metric {m!r}. Valid metrics: time, flops, bytes, breakdown, memory, "
-                    f"{', '.join('roofline:' + g for g in GPU_SPECS)}."
+                    f"{', '.join('roofline:' + g for g in GPU_SPECS)}, roofline:<device file.toml>."
                 )
-            if gpu and gpu.lower() not in GPU_SPECS:
+            if gpu and not gpu.endswith(".toml") and gpu.lower() not in GPU_SPECS:
                 raise ConfigError(
-                    f"Unknown GPU {gpu!r} in metric {m!r}. Valid GPUs: {', '.join(GPU_SPECS)}."
+                    f"Unknown GPU {gpu!r} in metric {m!r}. Valid GPUs: {', '.join(GPU_SPECS)}, "
+                    "or a device file (a path ending .toml)."
                 )
+            if gpu:
+                resolve_device(gpu)  # a user's file is read and checked here
 
     @property
     def families(self) -> frozenset[str]:
@@ -156,8 +160,12 @@ class ProfileConfig:
     def to_dict(self) -> dict[str, Any]:
         """The fields as plain data (part of every cache key), without ``kineto_dir`` when None
         nor the protocol fields with ``processes = 1``, so keys cached before them still match;
-        with the ``instructions`` timer, the instruction set the counted code ran (``counted_isa``)."""
+        with the ``instructions`` timer, the instruction set the counted code ran (``counted_isa``);
+        with a device file in ``metrics``, what it holds (``device_files``), so an edit re-measures."""
         out = to_dict(self)
+        files = [g for g in (m.partition(":")[2] for m in self.metrics) if g.endswith(".toml")]
+        if files:
+            out["device_files"] = {g: to_dict(read_device(g)) for g in files}
         if self.timer == INSTRUCTIONS:
             out["counted_isa"] = COUNTED_ISA
         if out["kineto_dir"] is None:

@@ -16,12 +16,12 @@ import dataclasses
 import math
 import threading
 import weakref
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Protocol
 
 from seqpoint.profiling._categories import CATEGORIES, categorize
-from seqpoint.profiling._gpus import GPU_SPECS
+from seqpoint.profiling._gpus import GPU_SPECS, resolve_device
 from seqpoint.profiling._state import meta_clone, state_of
 from seqpoint.workloads import BatchShape, Signature, TorchWorkload, Workload
 
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from torch._ops import OpOverload
     from torch.library import Library
 
-__all__ = ["Cost", "Peak", "TraceRow", "count_point", "count_step", "roofline_peaks"]
+__all__ = ["Cost", "Peak", "TraceRow", "count_point", "count_step", "device_peaks", "roofline_peaks"]
 
 #: A roofline device: ``(peak FLOP/s, bytes/s)``.
 Peak = tuple[float, float]
@@ -163,9 +163,24 @@ class _Counter(AbstractContextManager[object], Protocol):
 
 def roofline_peaks(workload: Workload, devices: Mapping[str, Peak] | None) -> dict[str, Peak]:
     """Every GPU of ``GPU_SPECS`` at the workload's dtype, and ``devices``, by name."""
-    dtype = getattr(getattr(workload, "config", None), "dtype", "fp32")
-    dtype = dtype if isinstance(dtype, str) else "fp32"
+    dtype = _dtype(workload)
     return {**{g: (s.flops_for(dtype), s.bandwidth) for g, s in GPU_SPECS.items()}, **(devices or {})}
+
+
+def _dtype(workload: Workload) -> str:
+    dtype = getattr(getattr(workload, "config", None), "dtype", "fp32")
+    return dtype if isinstance(dtype, str) else "fp32"
+
+
+def device_peaks(workload: Workload, devices: Iterable[str]) -> dict[str, Peak]:
+    """The roofline devices among ``devices`` that are device files (paths ending ``.toml``;
+    a shipped GPU's key is in every count already), by key, at the workload's dtype."""
+    peaks = {}
+    for d in devices:
+        if d.endswith(".toml"):
+            key, spec = resolve_device(d)
+            peaks[key] = (spec.flops_for(_dtype(workload)), spec.bandwidth)
+    return peaks
 
 
 def _make_counter(peaks: dict[str, Peak]) -> _Counter:
@@ -403,7 +418,8 @@ def count_step(
     return counter.cost
 
 
-def count_point(workload: Workload, signature: Signature, *, shape: BatchShape | None = None) -> dict[str, float]:
+def count_point(workload: Workload, signature: Signature, *, shape: BatchShape | None = None,
+                devices: Iterable[str] = ()) -> dict[str, float]:
     """Deterministic metrics of one training step, computed without arithmetic.
 
     Parameters
@@ -415,6 +431,9 @@ def count_point(workload: Workload, signature: Signature, *, shape: BatchShape |
         ``(batch_size, seq_len, tgt_len[, sum_sq_len])``.
     shape : BatchShape, optional
         The point's real per-sequence lengths, for a user workload that takes them.
+    devices : iterable of str, optional
+        Device files (paths ending ``.toml``, see ``read_device``) to add a roofline time for,
+        as ``roofline_<file name>_s``.
 
     Returns
     -------
@@ -430,5 +449,6 @@ def count_point(workload: Workload, signature: Signature, *, shape: BatchShape |
     peak, but bytes are counted at the weights' dtype (fp32): meta tensors have no
     autocast, so the byte count is an upper bound for mixed precision.
     """
-    metrics = count_step(workload, tuple(int(v) for v in signature), shape=shape).metrics()
+    metrics = count_step(workload, tuple(int(v) for v in signature), shape=shape,
+                         devices=device_peaks(workload, devices)).metrics()
     return {k: float(v) for k, v in metrics.items() if not (isinstance(v, float) and math.isnan(v))}

@@ -1,39 +1,173 @@
-"""Peak compute and memory bandwidth of named GPUs, for roofline estimates (torch-free)."""
+"""Roofline GPUs: the device description files (TOML) shipped in ``seqpoint/data/devices``
+and a user's own, read into :class:`GPUSpec` (torch-free).
+
+A file gives a GPU's dense (no sparsity) peak FLOP/s per dtype on tensor and CUDA cores,
+its memory bandwidth and size, L2 size, SM count and clocks, and a ``[sources]`` table
+that says where each value comes from. Its key (``roofline_<key>_s``, ``roofline:<key>``,
+``[selection] proxy_device``) is the file's name without ``.toml``.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+import os
+import re
+import tomllib
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
 
-__all__ = ["GPU_SPECS", "GPUSpec"]
+from seqpoint.exceptions import ConfigError
+
+__all__ = ["GPU_SPECS", "GPUSpec", "device_key", "read_device", "resolve_device"]
+
+#: Dtypes a ``tensor_flops`` or ``cuda_flops`` table may give.
+DTYPES = ("fp32", "tf32", "bf16", "fp16")
+#: Numeric fields of a device file: what each is, for the message when one is missing or bad.
+_NUMBERS = {"bandwidth": "the memory bandwidth in bytes/s (bandwidth = 3.35e12)",
+            "memory_gb": "the memory size in GB (memory_gb = 80)",
+            "l2_mb": "the L2 cache size in MB (l2_mb = 50)",
+            "sm_count": "the number of SMs, an int (sm_count = 132)",
+            "boost_clock_mhz": "the SM boost clock in MHz (boost_clock_mhz = 1980), or leave it out",
+            "memory_clock_mhz": "the memory clock in MHz, or leave it out"}
+_OPTIONAL = ("boost_clock_mhz", "memory_clock_mhz")
+#: The peaks the roofline needs: fp32 on CUDA cores, and fp16 on tensor cores (bf16 falls back to it).
+_TABLES = {"tensor_flops": ("fp16", "dense tensor-core FLOP/s per dtype ([tensor_flops] fp16 = 989.4e12)"),
+           "cuda_flops": ("fp32", "CUDA-core FLOP/s per dtype ([cuda_flops] fp32 = 67e12)")}
+_KEY = re.compile(r"[a-z0-9][a-z0-9_.-]*")
 
 
 @dataclass(frozen=True, kw_only=True)
 class GPUSpec:
-    """Dense (no sparsity) peak throughput of one GPU, from the vendor's data sheet."""
+    """One GPU of a device description file: dense (no sparsity) peaks from the vendor's data sheet."""
 
-    peak_flops: dict[str, float]
-    """Peak FLOP/s per workload dtype (``fp32`` without TF32, ``bf16``/``fp16`` tensor cores)."""
-    bandwidth: float
-    """HBM bandwidth, bytes/s."""
     name: str
     """Marketing name and form factor."""
+    tensor_flops: dict[str, float]
+    """Tensor-core FLOP/s per dtype (``tf32``, ``bf16``, ``fp16``)."""
+    cuda_flops: dict[str, float]
+    """CUDA-core FLOP/s per dtype (``fp32``, ``fp16``, ``bf16``)."""
+    bandwidth: float
+    """Memory bandwidth, bytes/s."""
+    memory_gb: float
+    """Memory size, GB."""
+    l2_mb: float
+    """L2 cache size, MB."""
+    sm_count: int
+    """Streaming multiprocessors."""
+    boost_clock_mhz: float | None = None
+    """SM boost clock, MHz (None when the file does not give it)."""
+    memory_clock_mhz: float | None = None
+    """Memory clock, MHz (None when the file does not give it)."""
+    sources: dict[str, str] = field(default_factory=dict)
+    """Field name to where its value comes from (data sheet or whitepaper and year)."""
+
+    @property
+    def peak_flops(self) -> dict[str, float]:
+        """Roofline peak FLOP/s per workload dtype: ``fp32`` on CUDA cores (no TF32),
+        ``bf16``/``fp16`` on tensor cores."""
+        return {"fp32": self.cuda_flops["fp32"],
+                **{d: self.tensor_flops[d] for d in ("bf16", "fp16") if d in self.tensor_flops}}
 
     def flops_for(self, dtype: str) -> float:
         """Peak FLOP/s for a workload dtype (falls back to fp16 when bf16 is unsupported)."""
-        return self.peak_flops.get(dtype, self.peak_flops["fp16"])
+        peaks = self.peak_flops
+        return peaks.get(dtype, peaks["fp16"])
 
 
-GPU_SPECS: dict[str, GPUSpec] = {
-    # NVIDIA Tesla V100 SXM2 data sheet (2018): 15.7 TFLOPS FP32, 125 TFLOPS tensor (FP16),
-    # 900 GB/s HBM2. V100 has no bf16: bf16 falls back to the fp16 tensor-core peak.
-    "v100": GPUSpec(name="V100 SXM2", peak_flops={"fp32": 15.7e12, "fp16": 125e12}, bandwidth=900e9),
-    # NVIDIA A100 Tensor Core GPU data sheet (80GB SXM): 19.5 TFLOPS FP32, 312 TFLOPS
-    # BF16/FP16 tensor (dense), 2,039 GB/s HBM2e.
-    "a100": GPUSpec(name="A100 80GB SXM", peak_flops={"fp32": 19.5e12, "bf16": 312e12, "fp16": 312e12},
-                    bandwidth=2039e9),
-    # NVIDIA H100 Tensor Core GPU data sheet (SXM5): 67 TFLOPS FP32, 989.4 TFLOPS
-    # BF16/FP16 tensor (dense; 1,979 with sparsity), 3.35 TB/s HBM3.
-    "h100": GPUSpec(name="H100 SXM5", peak_flops={"fp32": 67e12, "bf16": 989.4e12, "fp16": 989.4e12},
-                    bandwidth=3.35e12),
-}
+def _bad(where: str, name: str, what: str, got: object = None) -> ConfigError:
+    kind = "a non-empty string" if name == "name" else "a number > 0"
+    state = "is missing" if got is None else f"must be {kind}, got {got!r}"
+    return ConfigError(f"Device file {where}: field {name!r} {state}; give {what}.")
 
+
+def _positive(v: object) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) and v > 0
+
+
+def _parse(text: str, where: str) -> GPUSpec:
+    """A :class:`GPUSpec` from a device file's text; ``where`` names the file in errors."""
+    try:
+        data: dict[str, Any] = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"Device file {where} is not valid TOML ({exc}); fix that line.") from None
+    known = ("name", *_NUMBERS, *_TABLES, "sources")
+    for k in data:
+        if k not in known:
+            raise ConfigError(f"Device file {where}: unknown field {k!r}; the fields are {', '.join(known)}.")
+    if "name" not in data or not isinstance(data["name"], str) or not data["name"]:
+        raise _bad(where, "name", 'the GPU\'s name (name = "H100 SXM5")', data.get("name"))
+    for k in _NUMBERS:
+        if k not in data and k not in _OPTIONAL:
+            raise _bad(where, k, _NUMBERS[k])
+        if k in data and not (_positive(data[k]) and (k != "sm_count" or isinstance(data[k], int))):
+            raise _bad(where, k, _NUMBERS[k], data[k])
+    tables: dict[str, dict[str, float]] = {}
+    for k, (needed, what) in _TABLES.items():
+        table = data.get(k, {})
+        if not isinstance(table, dict):
+            raise _bad(where, k, what, table)
+        for dtype, v in table.items():
+            if dtype not in DTYPES:
+                raise ConfigError(f"Device file {where}: unknown dtype {k}.{dtype}; give any of {', '.join(DTYPES)}.")
+            if not _positive(v):
+                raise _bad(where, f"{k}.{dtype}", what, v)
+        if needed not in table:
+            raise _bad(where, f"{k}.{needed}", what)
+        tables[k] = {d: float(v) for d, v in table.items()}
+    sources = data.get("sources", {})
+    if not isinstance(sources, dict) or not all(isinstance(v, str) for v in sources.values()):
+        raise ConfigError(f"Device file {where}: [sources] must map field names to strings (bandwidth = \"...\").")
+    clocks = {k: float(data[k]) for k in _OPTIONAL if k in data}
+    return GPUSpec(name=data["name"], tensor_flops=tables["tensor_flops"], cuda_flops=tables["cuda_flops"],
+                   bandwidth=float(data["bandwidth"]), memory_gb=float(data["memory_gb"]),
+                   l2_mb=float(data["l2_mb"]), sm_count=data["sm_count"], sources=dict(sources),
+                   boost_clock_mhz=clocks.get("boost_clock_mhz"), memory_clock_mhz=clocks.get("memory_clock_mhz"))
+
+
+def read_device(path: str | os.PathLike[str]) -> GPUSpec:
+    """Read a device description file (TOML; the shipped ones in ``seqpoint/data/devices``
+    show every field). Raises ConfigError naming the file and the missing or bad field."""
+    p = Path(path)
+    if p.suffix != ".toml":
+        raise ConfigError(f"Device file {p} must be a .toml file; see seqpoint/data/devices/h100.toml.")
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"Cannot read device file {p} ({exc.strerror}); give the path of an existing "
+                          ".toml file.") from None
+    return _parse(text, str(p))
+
+
+def device_key(device: str) -> str:
+    """The name a roofline device's metric carries (``roofline_<key>_s``): a shipped GPU's key,
+    or a device file's name without ``.toml``."""
+    return Path(device).stem.lower() if device.endswith(".toml") else device.lower()
+
+
+def resolve_device(device: str) -> tuple[str, GPUSpec]:
+    """``(key, spec)`` of a shipped GPU's key or of a device file (a path ending ``.toml``)."""
+    key = device_key(device)
+    if not device.endswith(".toml"):
+        if key not in GPU_SPECS:
+            raise ConfigError(f"Unknown GPU {device!r}. Valid GPUs: {', '.join(GPU_SPECS)}, "
+                              "or a device file (a path ending .toml).")
+        return key, GPU_SPECS[key]
+    if key in GPU_SPECS or key == "cpu" or not _KEY.fullmatch(key):
+        raise ConfigError(f"Device file {device}: its name {key!r} must differ from the shipped devices "
+                          "(cpu, " + ", ".join(GPU_SPECS) + ") and use only letters, digits, '-', '_' "
+                          "and '.'; rename the file.")
+    return key, read_device(device)
+
+
+def _shipped() -> dict[str, GPUSpec]:
+    folder = resources.files("seqpoint").joinpath("data", "devices")
+    files = sorted((f for f in folder.iterdir() if f.name.endswith(".toml")), key=lambda f: f.name.removesuffix(".toml"))
+    return {f.name.removesuffix(".toml"): _parse(f.read_text(encoding="utf-8"), f"seqpoint/data/devices/{f.name}")
+            for f in files}
+
+
+#: The shipped roofline GPUs by key (``v100``, ``a100`` (80 GB SXM), ``a100-40gb``, ``h100``
+#: (SXM5), ``h100-pcie``, ``h200``, ``l4``), read from ``seqpoint/data/devices``.
+GPU_SPECS: dict[str, GPUSpec] = _shipped()

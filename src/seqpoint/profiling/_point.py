@@ -15,6 +15,7 @@ from seqpoint.profiling._breakdown import profile_breakdown, state_bytes
 from seqpoint.profiling._config import ProfileConfig
 from seqpoint.profiling._counting import count_point
 from seqpoint.profiling._failures import guarded, name_of
+from seqpoint.profiling._gpus import device_key
 from seqpoint.profiling._startup import onednn_cache_capacity, onednn_metrics, startup_state
 from seqpoint.profiling._state import StartupState
 from seqpoint.profiling._timers import step_timer, time_stats, workload_device
@@ -29,13 +30,14 @@ _Measured = tuple[dict[str, float], dict[str, float], dict[str, list[float]]]
 def _counted(workload: Workload, signature: Signature, config: ProfileConfig,
              shape: BatchShape | None) -> dict[str, float]:
     """The deterministic metrics asked for (``flops``, ``bytes``, ``roofline_<gpu>_s``)."""
-    counts = count_point(workload, signature, shape=shape)
+    gpus = [m.partition(":")[2] for m in config.metrics if m.startswith("roofline:")]
+    counts = count_point(workload, signature, shape=shape, devices=gpus)
     keys: list[str] = []
     if "flops" in config.families:
         keys += ["flops", *(k for k in counts if k.startswith("flops_"))]
     if "bytes" in config.families:
         keys += ["bytes", "ops", *(k for k in counts if k.startswith("bytes_"))]
-    keys += [f"roofline_{m.partition(':')[2].lower()}_s" for m in config.metrics if m.startswith("roofline:")]
+    keys += [f"roofline_{device_key(g)}_s" for g in gpus]
     return {k: counts[k] for k in keys}
 
 

@@ -17,7 +17,8 @@ from seqpoint._params import Boolean, Constraint, Interval, Options, Predicate, 
 from seqpoint.exceptions import ConfigError
 from seqpoint.executors import EXECUTORS
 from seqpoint.measurements._metrics import INSTRUCTIONS
-from seqpoint.profiling import ProfileConfig
+from seqpoint.profiling import GPU_SPECS, ProfileConfig
+from seqpoint.profiling._gpus import resolve_device
 from seqpoint.traces import FORMATS
 
 __all__ = ["BatchingSection", "LengthsSection", "ProfileSection", "ProjectionSection", "ReportSection",
@@ -170,13 +171,16 @@ class SelectionSection:
     reproduce its exact FLOPs and bytes, as with ``model``."""
     proxy_device: str = "cpu"
     """Roofline device of the model proxy: ``cpu`` (this machine, measured by a tiny
-    probe) or a GPU of the roofline table (``v100``, ``a100``, ``h100``)."""
+    probe), a shipped GPU (``GPU_SPECS``: ``v100``, ``a100``, ``h100``, ``h200``, ...) or a
+    device file (a path ending ``.toml``)."""
     pilot_points: int = 5
     """Signatures timed for ``model+pilot``, spread over the range of the model cost."""
 
     _section_constraints: ClassVar[dict[str, list[Constraint]]] = {
         "proxy": [_STR],
-        "proxy_device": [Options(("cpu", "v100", "a100", "h100"))],
+        "proxy_device": [Predicate(lambda v: isinstance(v, str) and (v in ("cpu", *GPU_SPECS) or v.endswith(".toml")),
+                                   f"one of 'cpu', {', '.join(map(repr, GPU_SPECS))} or a device file (a path "
+                                   "ending .toml)")],
         "pilot_points": [Interval(int, 2, 50)],
         "method": [_STR],
         "max_error": [Interval(float, 0, 1, closed="neither", word="a fraction"), None],
@@ -192,6 +196,9 @@ class SelectionSection:
 
     def __post_init__(self) -> None:
         _check("selection", self, self._section_constraints)
+        if self.proxy_device.endswith(".toml"):
+            with in_section("selection"):
+                resolve_device(self.proxy_device)  # a device file is read and checked here
         from seqpoint.selection import COST_MODELS
 
         if self.proxy not in COST_MODELS and self.proxy not in ("auto", *MODEL_PROXIES):

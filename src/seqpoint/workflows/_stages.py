@@ -142,13 +142,21 @@ def model_cost(
     on every signature's roofline time on ``proxy_device``; ``model+pilot`` rescales that
     along the range by the measured step times of ``pilot_points`` signatures (through
     ``profile`` and ``cache``)."""
-    from seqpoint.profiling import cpu_roofline, exact_signature_costs, profile_points
+    from seqpoint.profiling import (
+        cpu_roofline,
+        device_key,
+        device_peaks,
+        exact_signature_costs,
+        profile_points,
+    )
     from seqpoint.selection import COST_MODELS, PilotTable, SignatureCosts
 
     if sec.proxy == "auto" and not isinstance(workload, TorchWorkload):
         return None
     sigs, _, inverse = schedule.unique_signatures()
-    devices = {"cpu": cpu_roofline()} if sec.proxy_device == "cpu" and sec.proxy != "auto" else None
+    devices = None
+    if sec.proxy != "auto":
+        devices = {"cpu": cpu_roofline()} if sec.proxy_device == "cpu" else device_peaks(workload, [sec.proxy_device])
     per_sig, *_ = exact_signature_costs(workload, np.asarray(sigs, dtype=np.int64), devices=devices,
                                         shapes=signature_shapes(workload, schedule))
     rows = [tuple(int(v) for v in r) for r in sigs.tolist()]
@@ -157,7 +165,7 @@ def model_cost(
         time = COST_MODELS.get("attention")()(schedule.take(np.unique(inverse, return_index=True)[1]))
         name = "attention + exact flops, bytes"
     else:
-        time = per_sig[f"roofline_{sec.proxy_device}_s"]
+        time = per_sig[f"roofline_{device_key(sec.proxy_device)}_s"]
         name = f"model(roofline {sec.proxy_device}) + exact flops, bytes"
     model = SignatureCosts(costs=dict(zip(rows, np.asarray(time).tolist(), strict=True)), name=name,
                            components=exact)

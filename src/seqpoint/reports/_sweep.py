@@ -21,6 +21,7 @@ from seqpoint.projection import Projection, Speedup
 from seqpoint.reports._format import fmt_count, fmt_duration
 from seqpoint.reports._html import Section, write_html_report
 from seqpoint.reports._plots import _pyplot, _save
+from seqpoint.reports._tables import fmt_metric
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import SeqPoints
 
@@ -92,7 +93,7 @@ def sweep_table(result: SweepView) -> list[list[str]]:
              "top categories", "status"]]
     for c in result.configs:
         t, _, hi = _time(c, result.time_metric)
-        time_text = fmt_duration(t)
+        time_text = fmt_metric(result.time_metric)(t) if result.time_metric else fmt_duration(t)
         if math.isfinite(t) and t:
             time_text += f" ± {(hi - t) / abs(t):.1%}"
         p, s = c.projection, c.speedup

@@ -26,7 +26,7 @@ from seqpoint.measurements import (
     environment_manifest,
     write_measurements,
 )
-from seqpoint.measurements._metrics import RUN_TIME
+from seqpoint.measurements._metrics import INSTRUCTIONS, RUN_TIME, derived_of
 from seqpoint.projection import Projection, ScheduleModel, Speedup
 from seqpoint.schedule import IterationSchedule, write_schedule
 from seqpoint.selection import SeqPoints, write_seqpoints
@@ -92,7 +92,8 @@ class SweepResult:
     configs: tuple[ConfigResult, ...]
     """The base first, then the grid in file order."""
     time_metric: str | None
-    """Time metric projected and compared (``run_time_s`` or ``time_s``); None without time."""
+    """Time metric projected and compared (``run_time_s`` or ``time_s``, ``run_instructions`` or
+    ``instructions`` with that timer); None without one every configuration has."""
     executor: str
     """``local`` or ``ray``."""
     stats: SweepStats
@@ -251,8 +252,8 @@ def _project_all(
 
 def _time_metric(projections: Sequence[Projection]) -> str | None:
     """The time every projection has: whole-run time with cold steps if all have it, so the
-    configurations are compared on one metric."""
-    for metric in (RUN_TIME, STEADY_TIME):
+    configurations are compared on one metric; in instructions with that timer."""
+    for metric in (RUN_TIME, STEADY_TIME, derived_of(INSTRUCTIONS)[1], INSTRUCTIONS):
         if projections and all(metric in p.totals for p in projections):
             return metric
     return None

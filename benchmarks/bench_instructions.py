@@ -120,7 +120,8 @@ def count_reduction(res: Any, cfg: Any) -> float:
 
 def render(entries: list[dict[str, Any]]) -> str:
     """The RESULTS.md table: each case's counted errors beside its clock errors."""
-    by = {(e["case"], e["timer"]): e for e in entries}
+    pairs = [e for e in entries if "pair" in e]
+    by = {(e["case"], e["timer"]): e for e in entries if "pair" not in e}
     pct = lambda x: "n/a" if x is None else f"{100 * x:+.3f}%"  # noqa: E731
     lines = ["| case | iterations (signatures) | SeqPoint k=10 | first-N | best other baseline | steady selection | "
              "cold term: share / its error | in-sequence overhead | count reduction | clock error (floor) | "
@@ -139,6 +140,11 @@ def render(entries: list[dict[str, Any]]) -> str:
             f"{100 * e.get('cold_share', float('nan')):.2f}% / {pct(e.get('cold_error_of_run'))}",
             pct(e.get("in_sequence_overhead")), f"{e['count_reduction']:.2f}×",
             clock, "—" if w is None else pct(w.get("in_sequence_overhead"))]) + " |")
+    if pairs:
+        lines += ["", "| case | pair | projected | measured (counted full runs) | error | interval holds |",
+                  "|---|---|---|---|---|---|"]
+        lines += [f"| {e['case']} | {e['pair']} | {e['projected']:.4f}× | {e['measured']:.4f}× | {pct(e['error'])} | "
+                  f"{'yes' if e['held'] else 'no'} |" for e in pairs]
     return "\n".join(lines)
 
 

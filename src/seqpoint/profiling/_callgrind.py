@@ -6,11 +6,18 @@ turns it on around one step with torch's own toggles (what
 that step wrote. The count is deterministic where a clock on a shared machine is not
 (repeats agree within 0.05-0.3%). Valgrind hides AVX-512 from the program, so the code
 counted is the AVX2 path: the cache key says so (:data:`COUNTED_ISA`).
+
+The worker starts uninstrumented (``--instr-atstart=no``: loading torch takes ~30 s, not
+~100 s) and callgrind's own ``START_INSTRUMENTATION`` request, which torch does not expose,
+is sent before the first counted step (:func:`_client_request`): the counts are the same.
 """
 
 from __future__ import annotations
 
+import ctypes
+import mmap
 import os
+import platform
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -36,8 +43,42 @@ def callgrind_command(out_dir: str | os.PathLike[str]) -> list[str]:
     if valgrind is None:
         raise ConfigError("The 'instructions' timer runs each worker under valgrind, which is not on PATH; "
                           "install it (apt-get install valgrind) or use --timer wall.")
-    return [valgrind, "-q", "--tool=callgrind", "--collect-atstart=no", "--dump-instr=no", "--dump-line=no",
+    late = ["--instr-atstart=no"] if _client_request() is not None else []  # started by the first count
+    return [valgrind, "-q", "--tool=callgrind", *late, "--collect-atstart=no", "--dump-instr=no", "--dump-line=no",
             "--compress-strings=no", f"--callgrind-out-file={Path(out_dir) / 'callgrind.out.%p'}"]
+
+
+#: Callgrind's START_INSTRUMENTATION request (valgrind's callgrind.h: tool base 'C','T', + 4).
+_START_INSTRUMENTATION = 0x43540004
+#: valgrind.h's client-request preamble on amd64 as a function ``f(uint64_t args[6]) -> rdx``:
+#: rax = args, rdx = 0 (the result outside valgrind); four rotations of rdi by 128 bits in
+#: all and ``xchg rbx, rbx`` are no-ops natively, and valgrind's translator reads them as a
+#: request.
+_REQUEST_AMD64 = bytes.fromhex("534889f831d248c1c70348c1c70d48c1c73d48c1c733" "4887db4889d05bc3")
+_REQUEST: list[Callable[[int], int] | None] = []
+_STARTED: list[bool] = []
+
+
+def _client_request() -> Callable[[int], int] | None:
+    """A function sending one valgrind client request (no arguments), or None where it cannot
+    be built (not amd64, or no executable memory): then workers instrument from the start."""
+    if not _REQUEST:
+        fn = None
+        if platform.machine() in ("x86_64", "AMD64"):
+            try:
+                page = mmap.mmap(-1, mmap.PAGESIZE, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+            except (OSError, AttributeError):  # W^X kernels, platforms without PROT_EXEC
+                page = None
+            if page is not None:
+                page.write(_REQUEST_AMD64)
+                raw = ctypes.CFUNCTYPE(ctypes.c_uint64, ctypes.c_void_p)(
+                    ctypes.addressof(ctypes.c_char.from_buffer(page)))
+
+                def fn(code: int, _raw=raw, _page=page) -> int:  # keeps the page alive
+                    args = (ctypes.c_uint64 * 6)(code, 0, 0, 0, 0, 0)
+                    return int(_raw(ctypes.addressof(args)))
+        _REQUEST.append(fn)
+    return _REQUEST[0]
 
 
 def read_summary(text: str) -> float:
@@ -63,6 +104,11 @@ def count_instructions(fn: Callable[[], object], device: torch.device) -> float:
     if not out:
         raise ConfigError("The 'instructions' timer counts only in a worker process started under callgrind; "
                           "measure through profile_points (seqpoint profile, seqpoint run), which starts one.")
+    if not _STARTED:  # the worker ran uninstrumented until its first counted step
+        request = _client_request()
+        if request is not None:
+            request(_START_INSTRUMENTATION)
+        _STARTED.append(True)
     pattern = f"callgrind.out.{os.getpid()}.*"
     before = set(Path(out).glob(pattern))
     torch._C._valgrind_toggle()

@@ -15,6 +15,7 @@ is sent before the first counted step (:func:`_client_request`): the counts are 
 from __future__ import annotations
 
 import ctypes
+import functools
 import mmap
 import os
 import platform
@@ -55,30 +56,27 @@ _START_INSTRUMENTATION = 0x43540004
 #: all and ``xchg rbx, rbx`` are no-ops natively, and valgrind's translator reads them as a
 #: request.
 _REQUEST_AMD64 = bytes.fromhex("534889f831d248c1c70348c1c70d48c1c73d48c1c733" "4887db4889d05bc3")
-_REQUEST: list[Callable[[int], int] | None] = []
-_STARTED: list[bool] = []
+_STARTED: list[bool] = []  # set once this worker has started instrumenting
 
 
+@functools.cache
 def _client_request() -> Callable[[int], int] | None:
     """A function sending one valgrind client request (no arguments), or None where it cannot
     be built (not amd64, or no executable memory): then workers instrument from the start."""
-    if not _REQUEST:
-        fn = None
-        if platform.machine() in ("x86_64", "AMD64"):
-            try:
-                page = mmap.mmap(-1, mmap.PAGESIZE, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
-            except (OSError, AttributeError):  # W^X kernels, platforms without PROT_EXEC
-                page = None
-            if page is not None:
-                page.write(_REQUEST_AMD64)
-                raw = ctypes.CFUNCTYPE(ctypes.c_uint64, ctypes.c_void_p)(
-                    ctypes.addressof(ctypes.c_char.from_buffer(page)))
+    if platform.machine() not in ("x86_64", "AMD64"):
+        return None
+    try:
+        page = mmap.mmap(-1, mmap.PAGESIZE, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+    except (OSError, AttributeError):  # W^X kernels, platforms without PROT_EXEC
+        return None
+    page.write(_REQUEST_AMD64)
+    raw = ctypes.CFUNCTYPE(ctypes.c_uint64, ctypes.c_void_p)(ctypes.addressof(ctypes.c_char.from_buffer(page)))
 
-                def fn(code: int, _raw=raw, _page=page) -> int:  # keeps the page alive
-                    args = (ctypes.c_uint64 * 6)(code, 0, 0, 0, 0, 0)
-                    return int(_raw(ctypes.addressof(args)))
-        _REQUEST.append(fn)
-    return _REQUEST[0]
+    def request(code: int, _page: mmap.mmap = page) -> int:  # the default keeps the page alive
+        args = (ctypes.c_uint64 * 6)(code, 0, 0, 0, 0, 0)
+        return int(raw(ctypes.addressof(args)))
+
+    return request
 
 
 def read_summary(text: str) -> float:

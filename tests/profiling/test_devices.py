@@ -13,7 +13,8 @@ from seqpoint.exceptions import ConfigError
 from seqpoint.profiling import GPU_SPECS, ProfileConfig, read_device
 
 SHIPPED = resources.files("seqpoint").joinpath("data", "devices")
-FIELDS = ("name", "tensor_flops", "cuda_flops", "bandwidth", "memory_gb", "l2_mb", "sm_count", "boost_clock_mhz")
+FIELDS = ("name", "cuda_names", "tensor_flops", "cuda_flops", "bandwidth", "memory_gb", "l2_mb", "sm_count",
+          "boost_clock_mhz")
 
 
 def _h100_text() -> str:
@@ -124,3 +125,24 @@ def test_device_names_are_checked_where_they_are_given(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"must be a \.toml file"):
         read_device(tmp_path / "mine.json")
     assert SelectionSection(proxy="model", proxy_device="h200").proxy_device == "h200"
+
+
+@pytest.mark.parametrize(("name", "sig"), [("bert:tiny", (2, 16, 0)), ("gnmt:tiny", (2, 12, 9)),
+                                           ("deepspeech2:tiny", (2, 120, 0))])
+def test_each_categorys_roofline_sums_to_the_steps(name: str, sig: tuple[int, ...]) -> None:
+    pytest.importorskip("torch")
+    from seqpoint.profiling import category_rooflines, count_point, device_peaks
+    from seqpoint.workloads import load_workload
+
+    wl = load_workload(name)
+    peaks = device_peaks(wl, ["a100", "h200"])
+    per = category_rooflines(wl, [sig], peaks)[sig]
+    counts = count_point(wl, sig)
+    compute, memory = (peaks["a100"][i] / peaks["h200"][i] for i in (0, 1))
+    for d in ("a100", "h200"):
+        assert sum(per[d].values()) == pytest.approx(counts[f"roofline_{d}_s"], rel=1e-9), d
+    assert set(per["a100"]) == set(per["h200"]) and len(per["a100"]) >= 4
+    for cat, seconds in per["a100"].items():  # every mix of bounds lies between the two ratios
+        if seconds == 0:  # operators that move nothing (a zero-size tensor)
+            continue
+        assert min(compute, memory) - 1e-12 <= per["h200"][cat] / seconds <= max(compute, memory) + 1e-12, cat

@@ -317,6 +317,9 @@ def _cli(*args, env_cache):
         ("[batching]\npolicy = 'nope'\n", "Unknown batching policy 'nope'"),
         ("[workload]\nname = 'nope:tiny'\n", "Give a registered workload"),
         ("[lengths]\nsource = 'missing.csv'\n", "missing.csv"),
+        ("[projection]\nprofiled_on = 'h100'\n", "set device too"),
+        ("[lengths]\nsource = 'bundled:wikitext-2-valid'\n[workload]\nname = 'bert:tiny'\n[profile]\n"
+         "metrics = ['time']\n[projection]\ndevice = 'h200'\n", "metrics that include \"time\" and \"breakdown\""),
     ],
 )
 def test_cli_run_bad_config_one_line_exit_2(tmp_path, toml, match):

@@ -36,6 +36,7 @@ from seqpoint.profiling._protocol import WorkerTask as WorkerTask
 from seqpoint.profiling._protocol import profile_protocol as profile_protocol
 from seqpoint.profiling._protocol import run_worker as run_worker
 from seqpoint.profiling._protocol import split_repeats as split_repeats
+from seqpoint.profiling._retarget import category_rooflines
 from seqpoint.profiling._shipping import ShippedWorkload as ShippedWorkload
 from seqpoint.profiling._shipping import ship_workload as ship_workload
 from seqpoint.profiling._startup import DEFAULT_BLOCK as DEFAULT_BLOCK
@@ -52,6 +53,7 @@ __all__ = [
     "EndTurn",
     "GPUSpec",
     "ProfileConfig",
+    "category_rooflines",
     "count_point",
     "counting_coverage",
     "cpu_roofline",

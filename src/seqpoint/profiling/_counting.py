@@ -53,13 +53,16 @@ class Cost:
     """Operation category to FLOPs."""
     category_bytes: dict[str, float] = dataclasses.field(default_factory=dict)
     """Operation category to bytes."""
+    category_roofline: dict[str, float] = dataclasses.field(default_factory=dict)
+    """``<gpu>/<category>`` to roofline seconds, for the GPUs a count splits (``count_step(split=)``)."""
 
     def add(self, other: Cost, scale: float = 1.0) -> None:
         self.flops += scale * other.flops
         self.bytes += scale * other.bytes
         self.ops += scale * other.ops
         for d, o in ((self.roofline, other.roofline), (self.category_flops, other.category_flops),
-                     (self.category_bytes, other.category_bytes)):
+                     (self.category_bytes, other.category_bytes),
+                     (self.category_roofline, other.category_roofline)):
             for k, v in o.items():
                 d[k] = d.get(k, 0.0) + scale * v
 
@@ -153,6 +156,7 @@ class _Counter(AbstractContextManager[object], Protocol):
 
     cost: Cost
     peaks: dict[str, Peak]
+    split: frozenset[str]
     trace: list[TraceRow] | None
 
     def redirect(self, trace: list[TraceRow] | None = None) -> AbstractContextManager[Cost]: ...
@@ -173,13 +177,12 @@ def _dtype(workload: Workload) -> str:
 
 
 def device_peaks(workload: Workload, devices: Iterable[str]) -> dict[str, Peak]:
-    """The roofline devices among ``devices`` that are device files (paths ending ``.toml``;
-    a shipped GPU's key is in every count already), by key, at the workload's dtype."""
+    """``(peak FLOP/s, bytes/s)`` of each of ``devices`` (a shipped GPU's key or a device
+    file, a path ending ``.toml``), by key, at the workload's dtype."""
     peaks = {}
     for d in devices:
-        if d.endswith(".toml"):
-            key, spec = resolve_device(d)
-            peaks[key] = (spec.flops_for(_dtype(workload)), spec.bandwidth)
+        key, spec = resolve_device(d)
+        peaks[key] = (spec.flops_for(_dtype(workload)), spec.bandwidth)
     return peaks
 
 
@@ -201,6 +204,7 @@ def _make_counter(peaks: dict[str, Peak]) -> _Counter:
             super().__init__()
             self.cost = Cost()
             self.peaks = peaks
+            self.split: frozenset[str] = frozenset()
             self.trace: list[TraceRow] | None = None
 
         @contextmanager
@@ -244,7 +248,11 @@ def _make_counter(peaks: dict[str, Peak]) -> _Counter:
             c.category_flops[cat] = c.category_flops.get(cat, 0.0) + flops
             c.category_bytes[cat] = c.category_bytes.get(cat, 0.0) + nbytes
             for g, (pf, bw) in self.peaks.items():
-                c.roofline[g] = c.roofline.get(g, 0.0) + max(flops / pf, nbytes / bw)
+                t = max(flops / pf, nbytes / bw)
+                c.roofline[g] = c.roofline.get(g, 0.0) + t
+                if g in self.split:
+                    key = f"{g}/{cat}"
+                    c.category_roofline[key] = c.category_roofline.get(key, 0.0) + t
             if self.trace is not None:
                 self.trace.append(TraceRow(name, Cost(flops=flops, bytes=float(nbytes), ops=1.0,
                                                       category_flops={cat: flops},
@@ -315,7 +323,7 @@ def _patch_rnns(model: nn.Module, counter: _Counter) -> Callable[[], None]:
             batch = x.shape[0] if _m.batch_first else x.shape[1]
             key = (id(_m), batch, x.shape[2], x.dtype, x.requires_grad,
                    # a counter with other roofline devices needs their times; a traced one the parts
-                   *sorted(counter.peaks.items()), counter.trace is not None)
+                   *sorted(counter.peaks.items()), *sorted(counter.split), counter.trace is not None)
             if key not in memo:
                 c1, ops1 = measure(_m, _orig, 1, batch, x.shape[2], x.dtype)
                 c2, ops2 = measure(_m, _orig, 2, batch, x.shape[2], x.dtype)
@@ -356,7 +364,7 @@ def _memoize_optimizer(clone: TorchWorkload, counter: _Counter) -> Callable[[], 
     def step(*args: object, **kwargs: object) -> None:
         key = (*(id(p) for g in opt.param_groups for p in g["params"] if p.grad is not None),
                # a counter with other roofline devices needs their times too
-               *sorted(counter.peaks.items()))
+               *sorted(counter.peaks.items()), *sorted(counter.split))
         if key not in memo:
             with counter.redirect() as cost:
                 real_step(*args, **kwargs)
@@ -374,16 +382,17 @@ def _memoize_optimizer(clone: TorchWorkload, counter: _Counter) -> Callable[[], 
 
 def count_step(
     workload: Workload, signature: Signature, *, rnn_shortcut: bool = True,
-    devices: Mapping[str, Peak] | None = None,
+    devices: Mapping[str, Peak] | None = None, split: Iterable[str] = (),
     trace: list[TraceRow] | None = None, shape: BatchShape | None = None,
 ) -> Cost:
     """Cost of one training step of ``workload`` on ``signature`` (see :func:`count_point`);
     ``shape`` is the point's real batch, for a workload that takes one. ``devices`` and
-    ``trace`` as for ``_make_counter``."""
+    ``trace`` as for ``_make_counter``; the roofline of the devices in ``split`` is also
+    kept per operation category (:attr:`Cost.category_roofline`)."""
     _register_missing_meta_kernels()
-    peaks = roofline_peaks(workload, devices)
+    peaks, split = roofline_peaks(workload, devices), frozenset(split)
     counter = _make_counter(peaks)
-    counter.trace = trace
+    counter.split, counter.trace = split, trace
     batch_of = signature if shape is None else shape
     traced = 0 if trace is None else len(trace)
     clone = meta_clone(workload) if isinstance(workload, TorchWorkload) else None
@@ -405,7 +414,7 @@ def count_step(
             if trace is not None:
                 del trace[traced:]  # the failed attempt's operators
             counter = _make_counter(peaks)
-            counter.trace = trace
+            counter.split, counter.trace = split, trace
         finally:
             undo_rnn()
             undo_opt()

@@ -60,6 +60,9 @@ class GPUSpec:
     """SM boost clock, MHz (None when the file does not give it)."""
     memory_clock_mhz: float | None = None
     """Memory clock, MHz (None when the file does not give it)."""
+    cuda_names: tuple[str, ...] = ()
+    """What ``torch.cuda.get_device_name()`` (and ``nvidia-smi --query-gpu=name``) call this
+    GPU: how a measurement's device is matched to its file."""
     sources: dict[str, str] = field(default_factory=dict)
     """Field name to where its value comes from (data sheet or whitepaper and year)."""
 
@@ -92,7 +95,7 @@ def _parse(text: str, where: str) -> GPUSpec:
         data: dict[str, Any] = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"Device file {where} is not valid TOML ({exc}); fix that line.") from None
-    known = ("name", *_NUMBERS, *_TABLES, "sources")
+    known = ("name", *_NUMBERS, *_TABLES, "cuda_names", "sources")
     for k in data:
         if k not in known:
             raise ConfigError(f"Device file {where}: unknown field {k!r}; the fields are {', '.join(known)}.")
@@ -119,10 +122,15 @@ def _parse(text: str, where: str) -> GPUSpec:
     sources = data.get("sources", {})
     if not isinstance(sources, dict) or not all(isinstance(v, str) for v in sources.values()):
         raise ConfigError(f"Device file {where}: [sources] must map field names to strings (bandwidth = \"...\").")
+    names = data.get("cuda_names", [])
+    if not isinstance(names, list) or not all(isinstance(n, str) and n for n in names):
+        raise ConfigError(f"Device file {where}: cuda_names must be a list of the GPU's names as "
+                          "torch.cuda.get_device_name() gives them (cuda_names = [\"NVIDIA H100 80GB HBM3\"]).")
     clocks = {k: float(data[k]) for k in _OPTIONAL if k in data}
     return GPUSpec(name=data["name"], tensor_flops=tables["tensor_flops"], cuda_flops=tables["cuda_flops"],
                    bandwidth=float(data["bandwidth"]), memory_gb=float(data["memory_gb"]),
                    l2_mb=float(data["l2_mb"]), sm_count=data["sm_count"], sources=dict(sources),
+                   cuda_names=tuple(names),
                    boost_clock_mhz=clocks.get("boost_clock_mhz"), memory_clock_mhz=clocks.get("memory_clock_mhz"))
 
 
@@ -159,6 +167,11 @@ def resolve_device(device: str) -> tuple[str, GPUSpec]:
                           "(cpu, " + ", ".join(GPU_SPECS) + ") and use only letters, digits, '-', '_' "
                           "and '.'; rename the file.")
     return key, read_device(device)
+
+
+def gpu_named(cuda_name: str) -> str | None:
+    """The key of the shipped GPU whose ``cuda_names`` hold ``cuda_name``, else None."""
+    return next((k for k, spec in GPU_SPECS.items() if cuda_name in spec.cuda_names), None)
 
 
 def _shipped() -> dict[str, GPUSpec]:

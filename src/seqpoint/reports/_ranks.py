@@ -1,5 +1,6 @@
-"""The data-parallel tables of a report: a rank schedule's projection (slowest rank,
-all-reduce and their shares) and the DDP validation (projected against two measured runs)."""
+"""The tables of a run projected beyond its profile: a rank schedule's projection (slowest
+rank, all-reduce and their shares), the DDP validation (projected against two measured
+runs), and the run projected onto another GPU (per category, with its bracket)."""
 
 from __future__ import annotations
 
@@ -8,12 +9,14 @@ from typing import Protocol
 
 from rich.console import Console
 
-from seqpoint.projection import RankProjection
-from seqpoint.reports._format import fmt_duration, fmt_pct
+from seqpoint.measurements._metrics import breakdown_of
+from seqpoint.projection import DeviceProjection, RankProjection
+from seqpoint.reports._format import fmt_duration, fmt_pct, fmt_ratio
 from seqpoint.reports._tables import Rows, render
 from seqpoint.validation._compare import TruthComparison
 
-__all__ = ["DDPValidationView", "ddp_validation_table", "print_rank_projection", "rank_projection_table"]
+__all__ = ["DDPValidationView", "ddp_validation_table", "device_projection_table", "print_device_projection",
+           "print_rank_projection", "rank_projection_table"]
 
 
 class DDPValidationView(Protocol):
@@ -55,3 +58,29 @@ def ddp_validation_table(result: DDPValidationView) -> Rows:
             *([f"measured run {i + 1}", fmt_duration(t)] for i, t in enumerate(truth.runs_s)),
             ["error (projected vs mean measured)", fmt_pct(truth.error)],
             ["noise floor (run 1 vs run 2)", "n/a" if math.isnan(truth.noise_floor) else fmt_pct(truth.noise_floor)]]
+
+
+def device_projection_table(dp: DeviceProjection, profiled: dict[str, float]) -> Rows:
+    """Rows: each category's projected seconds on the profiled device and on the other one
+    (``profiled``: the profiled run's ``breakdown_s`` totals), then the run's totals."""
+    target = breakdown_of(dp.projection.totals)
+    rows = [["", dp.profiled_on, dp.device, "ratio"]]
+    for cat, sec in sorted(breakdown_of(profiled).items(), key=lambda kv: -kv[1]):
+        on = target.get(cat, 0.0)
+        rows.append([cat, fmt_duration(sec), fmt_duration(on), f"{on / sec:.3f}"])
+    lo, hi = dp.interval
+    slo, shi = dp.speedup_interval
+    rows += [["whole run", fmt_duration(dp.profiled_total), f"{fmt_duration(dp.total)}  ({fmt_duration(lo)} … "
+              f"{fmt_duration(hi)})", f"{dp.total / dp.profiled_total:.3f}"],
+             [f"speedup on {dp.device}", "", f"{fmt_ratio(dp.speedup)}  ({fmt_ratio(slo)} … {fmt_ratio(shi)})", ""]]
+    return rows
+
+
+def print_device_projection(console: Console, dp: DeviceProjection, profiled: dict[str, float]) -> None:
+    """Print the run projected onto another GPU, and what its interval assumes."""
+    console.print(render(device_projection_table(dp, profiled),
+                         title=f"Projected onto {dp.device} from the SeqPoints profiled on {dp.profiled_on}"))
+    console.print(f"Each category scaled by its operators' roofline on the two devices; "
+                  f"{dp.kept_share:.1%} of the profiled steps (outside the operators) kept as measured. "
+                  "The interval takes every category as bound by compute or by memory: an operator bound "
+                  "by neither (launch latency, a cache-resident kernel) can fall outside it.")

@@ -19,7 +19,7 @@ from seqpoint.measurements._metrics import (
 )
 from seqpoint.projection import Speedup, student_quantile
 from seqpoint.reports._format import fmt_count, fmt_duration, fmt_pct, fmt_ratio, fmt_saving
-from seqpoint.reports._ranks import print_rank_projection
+from seqpoint.reports._ranks import print_device_projection, print_rank_projection
 from seqpoint.reports._tables import (
     Fmt,
     baselines_table,
@@ -106,6 +106,8 @@ def print_run(console: Console, result: RunRecord) -> None:
     bd = breakdown_of(proj.totals)
     if bd:
         console.print(render(breakdown_table(bd), title="Projected operation breakdown"))
+    if result.device_projection is not None:
+        print_device_projection(console, result.device_projection, proj.totals)
 
 
 def steps_text(result: RunRecord) -> str:

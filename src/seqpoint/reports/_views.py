@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from seqpoint.measurements import Measurements, StepWindow
-from seqpoint.projection import Projection, RankProjection
+from seqpoint.projection import DeviceProjection, Projection, RankProjection
 from seqpoint.schedule import IterationSchedule, ScheduleSummary
 from seqpoint.selection import SeqPoints
 from seqpoint.validation import FullRun, ProfilingSaving
@@ -104,6 +104,8 @@ class RunRecord(ProjectedRun):
     data_parallel: RankProjection | None = None
     """A data-parallel run's projection: each step its slowest rank plus the all-reduce
     (:attr:`projection` then sums every rank's work, one rank row per iteration)."""
+    device_projection: DeviceProjection | None = None
+    """The run projected onto ``[projection] device``, a GPU it was not profiled on."""
 
 
 @dataclass(kw_only=True)

@@ -9,6 +9,7 @@ Names imported here but not in ``__all__`` are internal helpers the tests and be
 reach (``with_window``, ``model_cost``, ``sweep_from_dict``, ...), not a promised API.
 """
 
+from seqpoint.workflows._campaign import profiled_device as profiled_device
 from seqpoint.workflows._campaign import with_window as with_window
 from seqpoint.workflows._config import RunConfig, apply_overrides, load_config
 from seqpoint.workflows._config import parse_set as parse_set  # the --set grammar, for tests

@@ -6,16 +6,18 @@ measurements, each written to the run folder as soon as its stage finishes
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable
+import warnings
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, fields, replace
+from typing import Any
 
 from rich.console import Console
 
 from seqpoint.cache import MeasurementCache
-from seqpoint.exceptions import ConfigError
+from seqpoint.exceptions import ConfigError, SeqPointWarning
 from seqpoint.measurements import Measurements, environment_manifest, write_measurements
 from seqpoint.profiling import profile_points
-from seqpoint.projection import RankProjection, ScheduleModel
+from seqpoint.projection import DeviceProjection, RankProjection, ScheduleModel
 from seqpoint.schedule import IterationSchedule, write_schedule
 from seqpoint.selection import SeqPoint, SeqPoints, write_seqpoints
 from seqpoint.validation import ProfilingSaving, reduction_factor
@@ -34,8 +36,8 @@ from seqpoint.workflows._stages import (
 )
 from seqpoint.workloads import CountsParameters, Signature, Workload
 
-__all__ = ["Campaign", "CampaignPlan", "check_data_parallel", "plan_campaign", "project_data_parallel",
-           "select_points", "start_campaign", "with_window"]
+__all__ = ["Campaign", "CampaignPlan", "check_data_parallel", "check_device_projection", "plan_campaign",
+           "project_data_parallel", "project_onto_device", "select_points", "start_campaign", "with_window"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -284,3 +286,51 @@ def project_data_parallel(c: Campaign) -> RankProjection | None:
     return project_ranks(c.ranks, c.seqpoints, c.measurements, allreduce_s=sec.allreduce_s,
                          gradient_bytes=gradient_bytes, interconnect=sec.interconnect,
                          context=c.model)
+
+
+def check_device_projection(cfg: RunConfig) -> None:
+    """A projection onto another device scales measured seconds per operation category:
+    refuse a profile that measures neither."""
+    if cfg.projection.device is not None and (
+            cfg.profile.timer == "instructions" or not {"time", "breakdown"} <= cfg.profile.families):
+        raise ConfigError(f"[projection] device = {cfg.projection.device!r} scales each SeqPoint's measured seconds "
+                          "per operation category: profile with a clock timer (wall or cuda) and [profile] metrics "
+                          "that include \"time\" and \"breakdown\".")
+
+
+def profiled_device(environment: Mapping[str, Any]) -> str:
+    """The roofline device a measurement environment names: ``cpu``, or the shipped GPU whose
+    ``cuda_names`` hold its CUDA device's name (ConfigError for a GPU none names)."""
+    from seqpoint.profiling._gpus import gpu_named
+
+    if environment.get("device_type") != "cuda":
+        return "cpu"
+    name = str(environment.get("device", ""))
+    if (key := gpu_named(name)) is None:
+        raise ConfigError(f"The SeqPoints were measured on {name!r}, which no shipped device file names in its "
+                          "cuda_names: set [projection] profiled_on to a shipped GPU or to a device file of "
+                          "yours (see seqpoint/data/devices/h100.toml).")
+    return key
+
+
+def project_onto_device(c: Campaign) -> DeviceProjection | None:
+    """``c``'s run projected onto ``[projection] device`` from the SeqPoints' measured time per
+    operation category and the two devices' rooflines (None without a device)."""
+    sec = c.config.projection
+    if sec.device is None:
+        return None
+    from seqpoint.profiling import category_rooflines, cpu_roofline, device_key, device_peaks
+    from seqpoint.projection import project_device
+
+    source = sec.profiled_on or profiled_device(c.measurements.environment)
+    peaks = device_peaks(c.workload, [d for d in (source, sec.device) if d != "cpu"])
+    if source == "cpu":
+        peaks["cpu"] = cpu_roofline()
+        warnings.warn(f"The SeqPoints were profiled on a CPU: projecting them onto {sec.device} assumes each "
+                      "operation category runs at the same fraction of its roofline on both (this CPU's measured "
+                      f"{peaks['cpu'][0] / 1e9:.0f} GFLOP/s and {peaks['cpu'][1] / 1e9:.0f} GB/s), which a CPU and a "
+                      "GPU rarely share: profile on a GPU for a projection to trust.", SeqPointWarning, stacklevel=2)
+    sigs = {m.signature for m in c.measurements.measurements if m.ok}
+    return project_device(c.schedule, c.seqpoints, c.measurements, category_rooflines(c.workload, sigs, peaks),
+                          profiled_on=device_key(source), device=device_key(sec.device), peaks=peaks,
+                          method=sec.method, confidence=sec.confidence, context=c.model)

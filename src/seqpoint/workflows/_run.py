@@ -16,7 +16,13 @@ from seqpoint.measurements._metrics import time_metric, unit_of
 from seqpoint.projection import Projection
 from seqpoint.reports._views import RunRecord
 from seqpoint.schedule import summarize
-from seqpoint.workflows._campaign import Campaign, project_data_parallel, start_campaign
+from seqpoint.workflows._campaign import (
+    Campaign,
+    check_device_projection,
+    project_data_parallel,
+    project_onto_device,
+    start_campaign,
+)
 from seqpoint.workflows._config import RunConfig, flat_keys
 from seqpoint.workflows._folder import RunFolder
 from seqpoint.workflows._stages import signature_shapes
@@ -45,6 +51,7 @@ class RunResult(RunRecord):
             "uncounted_operators": self.uncounted,
             "projection": self.projection.to_dict(),
             "data_parallel": None if self.data_parallel is None else self.data_parallel.to_dict(),
+            "device_projection": None if self.device_projection is None else self.device_projection.to_dict(),
             "summary": self.summary.to_dict(),
             "workload": self.measurements.workload,
         }
@@ -58,6 +65,7 @@ def run(
     from seqpoint.projection import project
     from seqpoint.reports._pages import write_run_report
 
+    check_device_projection(cfg)  # before anything is measured
     folder = RunFolder.new(cfg.name, cfg.report.out, command="run")
     c = start_campaign(cfg, folder, progress=progress, console=console)
     sec = c.config.projection
@@ -73,7 +81,7 @@ def run(
         steps_per_point=cfg.profile.point_steps(),
         campaign_steps=(cfg.profile.processes, cfg.profile.warmup, cfg.profile.protocol_steps(),
                         cfg.profile.window_steps),
-        uncounted=_coverage(c), data_parallel=project_data_parallel(c),
+        uncounted=_coverage(c), data_parallel=project_data_parallel(c), device_projection=project_onto_device(c),
     )
     folder.write_json("result.json", result.to_dict())
     if cfg.report.plots or cfg.report.html:

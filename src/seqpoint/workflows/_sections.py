@@ -148,6 +148,18 @@ class BatchingSection:
                 resolve_shard(self.policy, self.shard)
 
 
+#: A roofline device: ``cpu`` (this machine, measured), a shipped GPU or a device file.
+_DEVICE = Predicate(lambda v: isinstance(v, str) and (v in ("cpu", *GPU_SPECS) or v.endswith(".toml")),
+                    f"one of 'cpu', {', '.join(map(repr, GPU_SPECS))} or a device file (a path ending .toml)")
+
+
+def _read_device_file(section: str, device: str | None) -> None:
+    """Read and check a device file named in ``[section]`` (a shipped key is known already)."""
+    if device is not None and device.endswith(".toml"):
+        with in_section(section):
+            resolve_device(device)
+
+
 @dataclass(frozen=True, kw_only=True)
 class SelectionSection:
     """How SeqPoints are chosen."""
@@ -178,9 +190,7 @@ class SelectionSection:
 
     _section_constraints: ClassVar[dict[str, list[Constraint]]] = {
         "proxy": [_STR],
-        "proxy_device": [Predicate(lambda v: isinstance(v, str) and (v in ("cpu", *GPU_SPECS) or v.endswith(".toml")),
-                                   f"one of 'cpu', {', '.join(map(repr, GPU_SPECS))} or a device file (a path "
-                                   "ending .toml)")],
+        "proxy_device": [_DEVICE],
         "pilot_points": [Interval(int, 2, 50)],
         "method": [_STR],
         "max_error": [Interval(float, 0, 1, closed="neither", word="a fraction"), None],
@@ -196,9 +206,7 @@ class SelectionSection:
 
     def __post_init__(self) -> None:
         _check("selection", self, self._section_constraints)
-        if self.proxy_device.endswith(".toml"):
-            with in_section("selection"):
-                resolve_device(self.proxy_device)  # a device file is read and checked here
+        _read_device_file("selection", self.proxy_device)
         from seqpoint.selection import COST_MODELS
 
         if self.proxy not in COST_MODELS and self.proxy not in ("auto", *MODEL_PROXIES):
@@ -335,16 +343,33 @@ class ProjectionSection:
     allreduce_s: float | None = None
     """Data-parallel runs: a measured all-reduce of the gradients, seconds per step (in
     place of ``interconnect``)."""
+    device: str | None = None
+    """Also project the run onto this GPU (a shipped one, ``GPU_SPECS``, or a device file):
+    each SeqPoint's measured time per operation category scaled by the category's roofline
+    on the two devices (``seqpoint.projection.project_device``)."""
+    profiled_on: str | None = None
+    """The device the SeqPoints are profiled on, for ``device``: ``cpu``, a shipped GPU or a
+    device file (unset: the GPU the measurements name, by the device files' ``cuda_names``)."""
 
     _section_constraints: ClassVar[dict[str, list[Constraint]]] = {
         "method": [Options(("weighted", "interpolated"))],
         "confidence": [Interval(float, 0, 1, closed="neither", word="a number")],
         "interconnect": [_STR, Interval(float, 0, None, closed="neither", word="a number"), None],
         "allreduce_s": [Interval(float, 0, None), None],
+        "device": [_DEVICE, None],
+        "profiled_on": [_DEVICE, None],
     }
 
     def __post_init__(self) -> None:
         _check("projection", self, self._section_constraints)
+        if self.device == "cpu":
+            raise ConfigError("[projection] device = \"cpu\": project onto a GPU (a shipped one: "
+                              f"{', '.join(GPU_SPECS)}; or a device file, a path ending .toml).")
+        if self.profiled_on is not None and self.device is None:
+            raise ConfigError("[projection] profiled_on names the device of the SeqPoints for a projection onto "
+                              "another one: set device too (e.g. device = \"h200\"), or leave profiled_on out.")
+        for d in (self.device, self.profiled_on):
+            _read_device_file("projection", d)
         if self.interconnect is not None and self.allreduce_s is not None:
             raise ConfigError("[projection]: give either interconnect or allreduce_s (a measured all-reduce), "
                               "not both.")

@@ -1,0 +1,54 @@
+"""``[projection] device``: a run profiled here projected onto a GPU, per operation category,
+from the profiled device's and the GPU's rooflines."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+pytest.importorskip("torch")
+
+from seqpoint.exceptions import ConfigError, SeqPointWarning
+from seqpoint.profiling import GPU_SPECS
+from seqpoint.workflows import ProjectionSection, profiled_device, run
+
+
+def test_a_run_is_projected_onto_another_gpu_category_by_category(tmp_path, tiny_config) -> None:
+    cfg = tiny_config(tmp_path, projection=ProjectionSection(device="h200", profiled_on="h100"))
+    cfg = dataclasses.replace(cfg, profile=dataclasses.replace(cfg.profile, metrics=("time", "breakdown")))
+    res = run(cfg, progress=False)
+    dp = res.device_projection
+    assert dp is not None and (dp.profiled_on, dp.device) == ("h100", "h200")
+    # fp32: the same CUDA-core peak on both, 1.43x the bandwidth on the H200.
+    memory = GPU_SPECS["h100"].bandwidth / GPU_SPECS["h200"].bandwidth
+    totals = res.projection.totals
+    moved = 0
+    for key, seconds in dp.projection.totals.items():
+        if key.startswith("breakdown_s.") and totals[key] > 0:
+            ratio = seconds / totals[key]
+            assert memory - 1e-9 <= ratio <= 1 + 1e-9, key
+            moved += ratio < 1
+    assert moved >= 3  # the convolutions, recurrent layers and optimizer at least
+    assert dp.interval[0] <= dp.total <= dp.interval[1]
+    assert dp.profiled_total == pytest.approx(totals[dp.metric])
+    assert 1.0 < dp.speedup < 1 / memory
+    saved = json.loads((tmp_path / "run" / "result.json").read_text())["device_projection"]
+    assert saved["total"] == pytest.approx(dp.total) and saved["profiled_on"] == "h100"
+
+    # Profiled on this CPU (the default here): projected, with the assumption said.
+    cpu = dataclasses.replace(cfg, projection=ProjectionSection(device="h200"))
+    with pytest.warns(SeqPointWarning, match="profiled on a CPU"):
+        mine = run(cpu, progress=False)
+    assert mine.device_projection is not None and mine.device_projection.profiled_on == "cpu"
+    assert mine.device_projection.total < mine.device_projection.profiled_total
+
+
+def test_the_profiled_gpu_is_named_by_its_device_file() -> None:
+    assert profiled_device({"device_type": "cpu", "device": "AMD EPYC"}) == "cpu"
+    assert profiled_device({"device_type": "cuda", "device": "NVIDIA H100 80GB HBM3"}) == "h100"
+    assert profiled_device({"device_type": "cuda", "device": "NVIDIA H100 PCIe"}) == "h100-pcie"
+    assert profiled_device({"device_type": "cuda", "device": "NVIDIA H200"}) == "h200"
+    with pytest.raises(ConfigError, match="set \\[projection\\] profiled_on"):
+        profiled_device({"device_type": "cuda", "device": "NVIDIA GH200 480GB"})

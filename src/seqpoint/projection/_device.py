@@ -112,8 +112,7 @@ def _scale(m: Measurement, ratios: Mapping[str, float], bracket: float | None) -
     if "breakdown_total_s" in metrics:
         metrics["breakdown_total_s"] = sum(moved.values()) + sum(v for c, v in m.breakdown_s.items() if c not in moved)
     samples = {k: [x * r for x in v] if timed(k) else v for k, v in m.samples.items()}
-    return (replace(m, metrics=metrics, samples=samples, breakdown_s={**m.breakdown_s, **moved}), r,
-            kept * base / step)
+    return replace(m, metrics=metrics, samples=samples, breakdown_s={**m.breakdown_s, **moved}), r, kept
 
 
 def project_device(

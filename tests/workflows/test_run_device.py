@@ -12,7 +12,7 @@ pytest.importorskip("torch")
 
 from seqpoint.exceptions import ConfigError, SeqPointWarning
 from seqpoint.profiling import GPU_SPECS
-from seqpoint.workflows import ProjectionSection, profiled_device, run
+from seqpoint.workflows import ProjectionSection, mlflow_metrics, profiled_device, run
 
 
 def test_a_run_is_projected_onto_another_gpu_category_by_category(tmp_path, tiny_config) -> None:
@@ -36,6 +36,8 @@ def test_a_run_is_projected_onto_another_gpu_category_by_category(tmp_path, tiny
     assert 1.0 < dp.speedup < 1 / memory
     saved = json.loads((tmp_path / "run" / "result.json").read_text())["device_projection"]
     assert saved["total"] == pytest.approx(dp.total) and saved["profiled_on"] == "h100"
+    logged = mlflow_metrics(res)
+    assert logged[f"device.h200.{dp.metric}"] == dp.total and logged["device.h200.speedup"] == dp.speedup
 
     # Profiled on this CPU (the default here): projected, with the assumption said.
     cpu = dataclasses.replace(cfg, projection=ProjectionSection(device="h200"))

@@ -143,7 +143,8 @@ def mlflow_params(result: RunResult) -> dict[str, str]:
 def mlflow_metrics(result: RunResult) -> dict[str, float]:
     """Totals (``projected.<metric>``; the breakdown is ``projected.breakdown_s.<category>``),
     interval bounds (``interval_low.<metric>``/``interval_high.<metric>``), the reduction
-    factor, and the run's size."""
+    factor, the run's size, and with ``[projection] device`` the run there
+    (``device.<key>.<metric>``, its interval and speedup)."""
     projection = result.projection
     out: dict[str, float] = {
         "reduction_factor": float(result.reduction),
@@ -155,6 +156,9 @@ def mlflow_metrics(result: RunResult) -> dict[str, float]:
     for metric, (lo, hi) in projection.interval.items():
         out[f"interval_low.{metric}"] = float(lo)
         out[f"interval_high.{metric}"] = float(hi)
+    if (dp := result.device_projection) is not None:
+        out.update({f"device.{dp.device}.{dp.metric}": dp.total, f"device.{dp.device}.interval_low": dp.interval[0],
+                    f"device.{dp.device}.interval_high": dp.interval[1], f"device.{dp.device}.speedup": dp.speedup})
     return out
 
 

@@ -15,7 +15,8 @@ Run (the two halves on the two cores, the clock section afterwards on a quiet ma
     python benchmarks/bench_instructions.py --cases ds2-librispeech,gnmt-wmt-bucket --json A.json
     python benchmarks/bench_instructions.py --cases bert-wiki-packed,gnmt-m30k-bucket --json B.json
     python benchmarks/bench_instructions.py --timer wall --json C.json
-    python benchmarks/bench_instructions.py --render A.json B.json C.json
+    python benchmarks/bench_instructions.py --scale --cases bert-wiki-grouped,gnmt-m30k-bucket --json D.json
+    python benchmarks/bench_instructions.py --render A.json B.json C.json D.json
 """
 
 from __future__ import annotations
@@ -88,7 +89,7 @@ def measure(case: Any, timer: str, out: Path, cache: Path) -> dict[str, Any]:
                      in_sequence_overhead=steady.in_sequence_overhead, cold=cold, cold_share=cold / truth.projected_s,
                      cold_truth=cold_truth, cold_error_of_run=(cold - cold_truth) / truth.measured_s)
     if timer == "instructions":
-        entry["count_reduction"] = count_reduction(res, cfg)
+        entry["count_reduction"] = count_reduction(res.truth.measured_s, res.measurements, cfg)
     return entry
 
 
@@ -106,22 +107,43 @@ def pair(case: Any, label: str, out: Path, cache: Path, timer: str = "instructio
             "held": m.held_by(sp.interval), "wall_s": time.perf_counter() - t0}
 
 
-def count_reduction(res: Any, cfg: Any) -> float:
-    """The full run's instructions over every profiling step's, counted as the reduction
-    factor counts steps (warm-up at its first-step count, repeats, each worker's start-up
-    and drift checks at the check point's count): under callgrind, time follows the count."""
+def count_reduction(total: float, measurements: Any, cfg: Any) -> float:
+    """``total`` (the run's instructions) over every profiling step's, counted as the
+    reduction factor counts steps (warm-up at its first-step count, repeats, each worker's
+    start-up and drift checks at the check point's count): under callgrind, time follows the count."""
     steps = cfg.profile.point_steps()
     spent = 0.0
-    for m in res.measurements.measurements:
+    for m in measurements.measurements:
         spent += m.metrics["instructions_first"] + (steps.warmup - 1 + steps.repeats) * m.metrics["instructions"]
-    spent += cfg.profile.protocol_steps() * res.measurements.measurements[0].metrics["instructions"]
-    return res.truth.measured_s / spent
+    spent += cfg.profile.protocol_steps() * measurements.measurements[0].metrics["instructions"]
+    return total / spent
+
+
+def at_scale(case: Any, out: Path, cache: Path) -> dict[str, Any]:
+    """The count reduction of ``case``'s full-size validation run (``run_config`` without
+    --quick), too long to count in full here: its instructions are the projection's, from
+    the k = 10 SeqPoints counted under callgrind (within 0.1% where a full run was counted)."""
+    from seqpoint.workflows import run
+
+    cfg = run_config(case, dataclasses.replace(Scale.make(False), k_measured=K), out, cache)
+    counted = case_config(case, "instructions", out, cache)
+    cfg = dataclasses.replace(cfg, profile=counted.profile)
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SeqPointWarning)
+        res = run(cfg, progress=False)
+    total = res.projection.totals["run_instructions"]
+    return {"case": case.name, "scale": "full-size validation run", "n_iterations": len(res.schedule),
+            "k": len(res.seqpoints), "projected": total, "interval": list(res.projection.interval["run_instructions"]),
+            "count_reduction": count_reduction(total, res.measurements, cfg), "step_reduction": res.reduction,
+            "wall_s": time.perf_counter() - t0}
 
 
 def render(entries: list[dict[str, Any]]) -> str:
     """The RESULTS.md table: each case's counted errors beside its clock errors."""
     pairs = [e for e in entries if "pair" in e]
-    by = {(e["case"], e["timer"]): e for e in entries if "pair" not in e}
+    scaled = [e for e in entries if "scale" in e]
+    by = {(e["case"], e["timer"]): e for e in entries if "pair" not in e and "scale" not in e}
     pct = lambda x: "n/a" if x is None else f"{100 * x:+.3f}%"  # noqa: E731
     lines = ["| case | iterations (signatures) | SeqPoint k=10 | first-N | best other baseline | steady selection | "
              "cold term: share / its error | in-sequence overhead | count reduction | clock error (floor) | "
@@ -140,6 +162,12 @@ def render(entries: list[dict[str, Any]]) -> str:
             f"{100 * e.get('cold_share', float('nan')):.2f}% / {pct(e.get('cold_error_of_run'))}",
             pct(e.get("in_sequence_overhead")), f"{e['count_reduction']:.2f}×",
             clock, "—" if w is None else pct(w.get("in_sequence_overhead"))]) + " |")
+    if scaled:
+        lines += ["", "| case, full-size validation run | iterations | projected instructions (interval) | "
+                  "count reduction | step reduction |", "|---|---|---|---|---|"]
+        lines += [f"| {e['case']} | {e['n_iterations']:,} | {e['projected'] / 1e9:.2f} G ({e['interval'][0] / 1e9:.2f} … "
+                  f"{e['interval'][1] / 1e9:.2f}) | {e['count_reduction']:.1f}× | {e['step_reduction']:.1f}× |"
+                  for e in scaled]
     if pairs:
         lines += ["", "| case | pair | projected | measured (counted full runs) | error | interval holds |",
                   "|---|---|---|---|---|---|"]
@@ -154,6 +182,8 @@ def main() -> None:
     ap.add_argument("--timer", default="instructions", choices=("instructions", "wall"))
     ap.add_argument("--pairs", help="comma-separated PAIRS labels' first words (hidden, micro_batches, fp32, "
                     "lamb) to count on the case of --cases instead of validating it")
+    ap.add_argument("--scale", action="store_true", help="count only the SeqPoints of each case's full-size run "
+                    "and report its count reduction (the run's count projected)")
     ap.add_argument("--json", type=Path, help="write the entries here (after every case)")
     ap.add_argument("--render", nargs="*", type=Path, help="print the table of these JSON files and stop")
     args = ap.parse_args()
@@ -180,8 +210,9 @@ def main() -> None:
             # In a fresh process that sees ALLOCATOR_ENV, as the paper table validates: glibc's
             # default mmap churn makes this process's steps up to 2x slower than the full runs'.
             with child_env(ALLOCATOR_ENV):
-                entry = in_fresh_process(measure, known[name], args.timer, Path(tmp) / "out",
-                                         Path(tmp) / "cache.sqlite")
+                entry = (in_fresh_process(at_scale, known[name], Path(tmp) / "out", Path(tmp) / "cache.sqlite")
+                         if args.scale else in_fresh_process(measure, known[name], args.timer, Path(tmp) / "out",
+                                                             Path(tmp) / "cache.sqlite"))
             entries.append(entry)
             print(json.dumps(entry), flush=True)
             if args.json:

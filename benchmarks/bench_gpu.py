@@ -211,17 +211,17 @@ def gpu_tests(timeout_s: float) -> dict[str, Any]:
             "failures": [ln for ln in lines if ln.startswith(("FAILED", "ERROR"))]}
 
 
-def load(out: Path) -> dict[str, Any]:
-    """What an earlier call wrote to ``out``, else an empty record."""
-    path = out / JSON_NAME
+def load(out: Path, name: str = JSON_NAME) -> dict[str, Any]:
+    """What an earlier call wrote to ``out / name``, else an empty record."""
+    path = out / name
     return json.loads(path.read_text()) if path.exists() else {"rows": [], "not_run": {}}
 
 
-def save(out: Path, record: dict[str, Any]) -> None:
-    """Write the record whole, atomically (a kill mid-write keeps the last one)."""
-    tmp = out / (JSON_NAME + ".tmp")
+def save(out: Path, record: dict[str, Any], name: str = JSON_NAME) -> None:
+    """Write the record whole to ``out / name``, atomically (a kill mid-write keeps the last one)."""
+    tmp = out / (name + ".tmp")
     tmp.write_text(json.dumps(record, indent=1))
-    os.replace(tmp, out / JSON_NAME)
+    os.replace(tmp, out / name)
 
 
 def render(record: dict[str, Any], command: str) -> str:

@@ -3,8 +3,9 @@
 Prints the machine (``nvidia-smi``, driver, torch, CUDA, cuDNN), runs the ``gpu``-marked
 tests, then validates the paper table's cases row by row within ``--budget-s``: DeepSpeech2
 on LibriSpeech (SortaGrad), GNMT on the WMT sample (buckets) and BERT on WikiText-2
-(``group_by_length``), in fp32 and bf16 autocast, at the ``small`` preset and then the
-``paper`` preset as far as the budget goes. Each row: the measured subset run in full twice
+(``group_by_length``), in fp32 and bf16 autocast, at the ``small`` preset, then DS2 ``small``
+again with ``torch.backends.cudnn.benchmark`` on, then the ``paper`` preset as far as the
+budget goes. Each row: the measured subset run in full twice
 (their spread is the noise floor), the projection from 10 SeqPoints with its interval,
 first-10 beside it, the steady-state selection error, the cold-step term's share and the
 profiling reduction in steps and in wall clock. The timer is ``cuda`` (CUDA events) on
@@ -15,9 +16,11 @@ Each row runs in a fresh child process, killed when the budget runs out, and is 
 whose time (from the same case's other dtype, else the slowest row so far) would overrun
 the budget is not started, and the JSON and ``OUT/RESULTS-rows.md`` name it.
 
-``torch.backends.cudnn.benchmark`` on/off for DS2 is not measured: no workload config
-field sets it (``grep -rn cudnn src/seqpoint/workloads`` finds none), and the full runs
-are fresh processes, which start with torch's default (off). The JSON records that.
+``torch.backends.cudnn.benchmark`` on/off for DS2: the default rows run with it off (the
+workload setting ``cudnn_benchmark`` is false, torch's default); the rows keyed
+``ds2-librispeech-small/<dtype>/cudnn-benchmark`` set ``cudnn_benchmark = true``, which the
+profiling workers and the full runs' fresh processes apply too (per-shape autotuning is the
+cost a shape's first step pays: compare the cold share and the errors of the two rows).
 
 Preparation, here (the device image has no pydantic and no network; the versions are those
 of the project's venv, ``pip show pydantic pydantic-core``)::
@@ -82,30 +85,38 @@ K, K_QUICK = 10, 3
 QUICK_BATCHES = 8
 JSON_NAME, ROWS_NAME = "bench_gpu.json", "RESULTS-rows.md"
 NVIDIA_QUERY = "name,memory.total,clocks.max.sm,clocks.max.mem,power.limit"
-CUDNN_NOTE = ("not measured: no workload config field sets torch.backends.cudnn.benchmark, and the full runs "
-              "are fresh processes at torch's default (off)")
+#: Cases measured again with ``cudnn_benchmark = true`` (after the ``small`` rows), and the key's suffix.
+CUDNN_CASES, CUDNN_SUFFIX = ("ds2-librispeech",), "cudnn-benchmark"
+CUDNN_NOTE = ("off in the default rows (torch's default); on in the rows keyed .../cudnn-benchmark "
+              "(workload setting cudnn_benchmark = true, applied in every profiling and full-run process)")
 
 
-def plan(names: tuple[str, ...], quick: bool) -> dict[str, tuple[Case, str]]:
-    """Row key (``case/dtype``) → (case, dtype), in running order: ``tiny`` on --quick, else
-    every ``small`` row, then the ``paper`` preset on the small rows' schedules."""
+def plan(names: tuple[str, ...], quick: bool) -> dict[str, tuple[Case, str, bool]]:
+    """Row key (``case/dtype``, ``case/dtype/cudnn-benchmark``) → (case, dtype, cudnn_benchmark),
+    in running order: ``tiny`` on --quick, else every ``small`` row, then the
+    :data:`CUDNN_CASES` among ``names`` with ``cudnn_benchmark`` on (on --quick too), then the
+    ``paper`` preset on the small rows' schedules."""
     tiny = {c.name: c for c in CASES}
     small = {c.name: c for c in SMALL_CASES}
     presets: list[dict[str, Case]] = [tiny] if quick else [small, {
         k: dataclasses.replace(c, name=k.replace("-small", "-paper"), title=c.title.replace("[small]", "[paper]"),
                                workload=c.workload.replace(":small", ":paper")) for k, c in small.items()}]
-    rows: dict[str, tuple[Case, str]] = {}
-    for cases in presets:
+    rows: dict[str, tuple[Case, str, bool]] = {}
+    for i, cases in enumerate(presets):
         for name in names:
             case = cases[name if quick else f"{name}-small"]
-            rows.update({f"{case.name}/{dtype}": (case, dtype) for dtype in DTYPES})
+            rows.update({f"{case.name}/{dtype}": (case, dtype, False) for dtype in DTYPES})
+        if i == 0:
+            for name in (n for n in names if n in CUDNN_CASES):
+                case = cases[name if quick else f"{name}-small"]
+                rows.update({f"{case.name}/{dtype}/{CUDNN_SUFFIX}": (case, dtype, True) for dtype in DTYPES})
     return rows
 
 
-def row_config(case: Case, dtype: str, device: str, quick: bool, work: Path) -> Any:
-    """The ``RunConfig`` of one row: the paper table's, at k = 10, on ``device`` in ``dtype``,
-    timed by CUDA events on a GPU (the wall clock on a CPU), with the first-N baseline only;
-    its run folder and cache under ``work``."""
+def row_config(case: Case, dtype: str, device: str, quick: bool, work: Path, cudnn_benchmark: bool = False) -> Any:
+    """The ``RunConfig`` of one row: the paper table's, at k = 10, on ``device`` in ``dtype``
+    (with the workload setting ``cudnn_benchmark``), timed by CUDA events on a GPU (the wall
+    clock on a CPU), with the first-N baseline only; its run folder and cache under ``work``."""
     from seqpoint.workflows import ValidationSection
 
     scale = dataclasses.replace(Scale.make(quick), k_measured=K_QUICK if quick else K, runs=2)
@@ -116,13 +127,14 @@ def row_config(case: Case, dtype: str, device: str, quick: bool, work: Path) -> 
         profile = dataclasses.replace(profile, warmup=1, repeats=2)
         lengths = dataclasses.replace(lengths, max_samples=QUICK_BATCHES * int(case.params.get("batch_size", 8)))
         batching = dataclasses.replace(batching, epochs=1)
-    workload = dataclasses.replace(cfg.workload, set={**cfg.workload.set, "dtype": dtype, "device": device})
-    return dataclasses.replace(cfg, name=f"gpu-{case.name}-{dtype}", lengths=lengths, batching=batching,
+    extra = {"cudnn_benchmark": True} if cudnn_benchmark else {}
+    workload = dataclasses.replace(cfg.workload, set={**cfg.workload.set, "dtype": dtype, "device": device, **extra})
+    return dataclasses.replace(cfg, name=f"gpu-{case.name}-{dtype}{'-' + CUDNN_SUFFIX if cudnn_benchmark else ''}", lengths=lengths, batching=batching,
                                workload=workload, profile=profile,
                                validation=ValidationSection(runs=2, baselines=("first",)))
 
 
-def measure(key: str, case: Case, dtype: str, device: str, quick: bool) -> dict[str, Any]:
+def measure(key: str, case: Case, dtype: str, device: str, quick: bool, cudnn_benchmark: bool = False) -> dict[str, Any]:
     """One row validated: the figures of the table, as plain data. Its run folder goes to a
     temporary folder: only a few files, two folders deep, come back from the device's $OUT."""
     from seqpoint.exceptions import SeqPointWarning
@@ -133,7 +145,7 @@ def measure(key: str, case: Case, dtype: str, device: str, quick: bool) -> dict[
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="bench-gpu-") as work, warnings.catch_warnings():
         warnings.simplefilter("ignore", SeqPointWarning)
-        cfg = row_config(case, dtype, device, quick, Path(work))
+        cfg = row_config(case, dtype, device, quick, Path(work), cudnn_benchmark)
         res = validate(cfg, progress=False, ks=(cfg.selection.n_points,), exact=False)
     truth, steady, first = res.truth, res.steady, res.baselines.get("first")
     # Wall-clock reduction: the measured run over the seconds its points' profiling steps
@@ -146,7 +158,7 @@ def measure(key: str, case: Case, dtype: str, device: str, quick: bool) -> dict[
     cold_s = float(res.projection.totals.get(COLD_TIME, 0.0))
     return {
         "key": key, "case": case.name, "workload": case.workload, "title": case.title, "dtype": dtype,
-        "device": device, "timer": cfg.profile.timer, "n_iterations": len(res.schedule), "k": len(res.seqpoints),
+        "cudnn_benchmark": cudnn_benchmark, "device": device, "timer": cfg.profile.timer, "n_iterations": len(res.schedule), "k": len(res.seqpoints),
         "n_signatures": int(res.schedule.unique_signatures()[0].shape[0]),
         "measured_s": truth.measured_s, "runs_s": list(truth.runs_s), "noise_floor": truth.noise_floor,
         "projected_s": truth.projected_s, "interval_s": list(truth.interval_s), "error": truth.error,
@@ -199,17 +211,17 @@ def gpu_tests(timeout_s: float) -> dict[str, Any]:
             "failures": [ln for ln in lines if ln.startswith(("FAILED", "ERROR"))]}
 
 
-def load(out: Path) -> dict[str, Any]:
-    """What an earlier call wrote to ``out``, else an empty record."""
-    path = out / JSON_NAME
+def load(out: Path, name: str = JSON_NAME) -> dict[str, Any]:
+    """What an earlier call wrote to ``out / name``, else an empty record."""
+    path = out / name
     return json.loads(path.read_text()) if path.exists() else {"rows": [], "not_run": {}}
 
 
-def save(out: Path, record: dict[str, Any]) -> None:
-    """Write the record whole, atomically (a kill mid-write keeps the last one)."""
-    tmp = out / (JSON_NAME + ".tmp")
+def save(out: Path, record: dict[str, Any], name: str = JSON_NAME) -> None:
+    """Write the record whole to ``out / name``, atomically (a kill mid-write keeps the last one)."""
+    tmp = out / (name + ".tmp")
     tmp.write_text(json.dumps(record, indent=1))
-    os.replace(tmp, out / JSON_NAME)
+    os.replace(tmp, out / name)
 
 
 def render(record: dict[str, Any], command: str) -> str:
@@ -226,7 +238,8 @@ def render(record: dict[str, Any], command: str) -> str:
              f"SeqPoint k={ks} (interval holds) | first-{ks} | steady selection | cold share | reduction steps / wall |", "|---|---|---|---|---|---|---|---|---|"]
     for r in record["rows"]:
         wall = "—" if r["reduction_wall"] is None else f"{r['reduction_wall']:.1f}×"
-        lines.append(f"| {r['case']} | {r['dtype']} | {r['n_iterations']} ({r['n_signatures']}) | "
+        case = f"{r['case']} + cudnn.benchmark" if r.get("cudnn_benchmark") else r["case"]
+        lines.append(f"| {case} | {r['dtype']} | {r['n_iterations']} ({r['n_signatures']}) | "
                      f"{r['measured_s']:.3f} s ({100 * r['noise_floor']:.2f}%) | {pct(r['error'])} "
                      f"({'yes' if r['interval_holds'] else 'no'}) | {pct(r['first_error'])} | "
                      f"{pct(r['selection_error'])} | {100 * r['cold_share']:.2f}% | "
@@ -238,8 +251,8 @@ def render(record: dict[str, Any], command: str) -> str:
 
 def run_row(args: argparse.Namespace) -> None:
     """The child: measure one row and append it to the JSON."""
-    case, dtype = plan(CASE_NAMES, args.quick)[args.row]
-    row = measure(args.row, case, dtype, args.device, args.quick)
+    case, dtype, cudnn = plan(CASE_NAMES, args.quick)[args.row]
+    row = measure(args.row, case, dtype, args.device, args.quick, cudnn)
     record = load(args.out)
     record["rows"] = [r for r in record["rows"] if r["key"] != row["key"]] + [row]
     record["not_run"].pop(row["key"], None)
@@ -273,7 +286,7 @@ def main() -> None:
         record["gpu_tests"] = gpu_tests(timeout_s=max(30.0, min(180.0, left() / 3)))
     save(args.out, record)
     done = {r["key"]: r for r in record["rows"]}
-    for key, (case, _dtype) in plan(names, args.quick).items():
+    for key, (case, _dtype, _cudnn) in plan(names, args.quick).items():
         if key in done:
             print(f"{key}: already measured, skipped", flush=True)
             continue

@@ -3,16 +3,43 @@ arguments, writing the JSON and the RESULTS rows, resuming) shows on a CPU."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "benchmarks" / "bench_gpu.py"
+
+
+def _script() -> object:
+    spec = importlib.util.spec_from_file_location("bench_gpu", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_plan_measures_ds2_again_with_cudnn_benchmark(tmp_path: Path) -> None:
+    bench: Any = _script()
+    rows = bench.plan(("ds2-librispeech", "gnmt-wmt-bucket"), False)
+    small = [k for k in rows if "-paper/" not in k]
+    assert small == ["ds2-librispeech-small/fp32", "ds2-librispeech-small/bf16", "gnmt-wmt-bucket-small/fp32",
+                     "gnmt-wmt-bucket-small/bf16", "ds2-librispeech-small/fp32/cudnn-benchmark",
+                     "ds2-librispeech-small/bf16/cudnn-benchmark"]
+    assert [k for k in rows if k.endswith("cudnn-benchmark")] == small[-2:]  # small preset only
+    case, dtype, cudnn = rows["ds2-librispeech-small/bf16/cudnn-benchmark"]
+    cfg = bench.row_config(case, dtype, "cuda", False, tmp_path, cudnn)
+    assert cfg.workload.set["cudnn_benchmark"] is True and cfg.workload.set["dtype"] == "bf16"
+    assert cfg.name.endswith("-cudnn-benchmark")
+    case, dtype, cudnn = rows["ds2-librispeech-small/bf16"]
+    assert not cudnn and "cudnn_benchmark" not in bench.row_config(case, dtype, "cuda", False, tmp_path).workload.set
+    assert list(bench.plan(("ds2-librispeech",), True))[-1] == "ds2-librispeech/bf16/cudnn-benchmark"
 
 
 def _dry_run(out: Path) -> str:

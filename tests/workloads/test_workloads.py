@@ -182,6 +182,29 @@ def test_threads_setting_is_applied() -> None:
     torch.set_num_threads(1)
 
 
+def test_cudnn_benchmark_setting_is_applied_and_reset() -> None:
+    # The flag is process-wide: each workload built sets it to its own config's value, and
+    # sets it again before each batch, so a workload built in between does not leak into it.
+    on = load_workload("deepspeech2:tiny", {"cudnn_benchmark": True})
+    assert torch.backends.cudnn.benchmark is True
+    off = load_workload("deepspeech2:tiny", {})
+    assert torch.backends.cudnn.benchmark is False
+    on.make_batch(SIGS["deepspeech2:tiny"])
+    assert torch.backends.cudnn.benchmark is True
+    off.make_batch(SIGS["deepspeech2:tiny"])
+    assert torch.backends.cudnn.benchmark is False
+    # On and off are cached apart; off keeps the keys cached before the field existed.
+    assert on.config.to_dict()["cudnn_benchmark"] is True and "cudnn_benchmark" not in off.config.to_dict()
+    assert dataclasses.replace(on.config, cudnn_benchmark=False).to_dict() == off.config.to_dict()
+
+
+def test_cudnn_benchmark_must_be_a_bool() -> None:
+    with pytest.raises(ConfigError, match=r"^The 'cudnn_benchmark' parameter of GNMTConfig must be a bool\. Got 1\.$"):
+        GNMTConfig(cudnn_benchmark=1)  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="'cudnn_benchmark' parameter of BertConfig must be a bool"):
+        load_workload("bert:tiny", {"cudnn_benchmark": "maybe"})
+
+
 def test_compile_with_eager_backend() -> None:
     wl = load_workload("bert:tiny", {"compile": "true", "compile_backend": "eager"})
     batch = wl.make_batch((2, 8, 0))

@@ -59,6 +59,8 @@ class WorkloadConfig(Validated):
     """Wrap the model in ``torch.compile``."""
     compile_backend: str = "inductor"
     """``torch.compile`` backend (``inductor``, ``aot_eager``, ``eager``)."""
+    cudnn_benchmark: bool = False
+    """Set ``torch.backends.cudnn.benchmark``: cuDNN autotunes its kernels on each new input shape (a cost the shape's first step pays). The flag is process-wide: every workload sets it to its own value when built and before each batch. Only cuDNN reads it, so a CPU run is unaffected."""
     micro_batches: int = 1
     """Split each batch into this many micro-batches and accumulate gradients; a batch with fewer samples runs ``min(micro_batches, batch_size)`` (one sample each) and a ``SeqPointWarning`` says so once per workload."""
     optimizer: str = "adamw"
@@ -80,11 +82,17 @@ class WorkloadConfig(Validated):
         "micro_batches": [Interval(int, 1)],
         "seed": [Interval(int, 0)],
         "compile": [Boolean("a bool")],
+        "cudnn_benchmark": [Boolean("a bool")],
         "lr": [Interval(float, 0, None, closed="neither")],
     }
 
     def to_dict(self) -> dict[str, object]:
-        return to_dict(self)
+        """The fields as plain data (part of every cache key), without ``cudnn_benchmark`` when
+        False, so keys cached before the field existed still match."""
+        out = to_dict(self)
+        if not out.get("cudnn_benchmark", True):
+            del out["cudnn_benchmark"]
+        return out
 
 
 def check_signature(signature: object, *, workload: str) -> Dims:
@@ -137,6 +145,7 @@ class TorchWorkload:
             raise ConfigError(f"{self.name}: device 'cuda' was asked for but torch sees no CUDA device "
                               f"(torch {torch.__version__}); use device=cpu.")
         self.apply_threads()
+        self.apply_cudnn_benchmark()
         self.device = torch.device(config.device)
         gen_state = torch.random.get_rng_state()
         try:
@@ -209,7 +218,9 @@ class TorchWorkload:
         """``build(gen)``, ``gen`` seeded by the workload's seed and ``key``, moved to the device."""
         import torch
 
-        self.apply_threads()  # torch's thread count is process-wide; another workload may have changed it
+        # torch's thread count and cuDNN's autotuning flag are process-wide; another workload may have changed them
+        self.apply_threads()
+        self.apply_cudnn_benchmark()
         self._micro_batch_count(batch_size)  # warn here, outside any timed step, when it is clipped
         gen = torch.Generator(device="cpu")
         gen.manual_seed(signature_seed(self.config.seed, key))
@@ -274,6 +285,13 @@ class TorchWorkload:
 
         if self.config.threads > 0 and torch.get_num_threads() != self.config.threads:
             torch.set_num_threads(self.config.threads)
+
+    def apply_cudnn_benchmark(self) -> None:
+        """Set torch's (process-wide) ``torch.backends.cudnn.benchmark`` to the config's
+        ``cudnn_benchmark``: the config decides, whatever an earlier workload set."""
+        import torch
+
+        torch.backends.cudnn.benchmark = bool(self.config.cudnn_benchmark)
 
     def counting_clone(self) -> TorchWorkload:
         """The same workload on the meta device (no storage), for counting FLOPs and bytes."""

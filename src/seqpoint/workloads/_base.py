@@ -59,6 +59,9 @@ class WorkloadConfig(Validated):
     """Wrap the model in ``torch.compile``."""
     compile_backend: str = "inductor"
     """``torch.compile`` backend (``inductor``, ``aot_eager``, ``eager``)."""
+    compile_dynamic: bool | None = None
+    """``torch.compile(dynamic=...)``: None recompiles a new shape as static, then as dynamic once
+    a size changes (torch's default); True compiles dynamic shapes from the first step; False never."""
     micro_batches: int = 1
     """Split each batch into this many micro-batches and accumulate gradients; a batch with fewer samples runs ``min(micro_batches, batch_size)`` (one sample each) and a ``SeqPointWarning`` says so once per workload."""
     optimizer: str = "adamw"
@@ -80,6 +83,7 @@ class WorkloadConfig(Validated):
         "micro_batches": [Interval(int, 1)],
         "seed": [Interval(int, 0)],
         "compile": [Boolean("a bool")],
+        "compile_dynamic": [Boolean("a bool"), None],
         "lr": [Interval(float, 0, None, closed="neither")],
     }
 
@@ -153,7 +157,7 @@ class TorchWorkload:
         # warning reaches the user once per workload, not once per step or per clone.
         self._warned: set[str] = set()
         if config.compile:
-            self._forward = torch.compile(self.model, backend=config.compile_backend)
+            self._forward = torch.compile(self.model, backend=config.compile_backend, dynamic=config.compile_dynamic)
         self._autocast_dtype = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}[config.dtype]
         fp16 = config.dtype == "fp16" and config.device != "meta"
         self._scaler = torch.amp.GradScaler(config.device) if fp16 else None

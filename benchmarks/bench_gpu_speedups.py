@@ -122,7 +122,8 @@ def truth(res: Any) -> dict[str, Any]:
     steady = float(totals.get(STEADY_TIME, float("nan")))
     return {"n_iterations": len(res.schedule), "k": len(res.seqpoints),
             "n_signatures": int(res.schedule.unique_signatures()[0].shape[0]),
-            "measured_s": t.measured_s, "runs_s": list(t.runs_s), "noise_floor": t.noise_floor,
+            "measured_s": t.measured_s, "runs_s": list(t.runs_s),
+            "noise_floor": t.noise_floor if t.noise_floor == t.noise_floor else None,  # NaN with one run
             "projected_s": t.projected_s, "interval_s": list(t.interval_s), "error": t.error,
             "interval_holds": bool(t.within), "run_time_s": float(totals.get(RUN_TIME, float("nan"))),
             "steady_s": steady, "steady_error": (steady - t.measured_s) / t.measured_s,
@@ -139,14 +140,14 @@ def pair_row(case: Case, what: str, device: str, quick: bool, work: Path) -> dic
     res = speedup_configs(a, b, validate=True, progress=False)
     sp, m = res.speedup, res.measured
     assert m is not None  # validate=True
-    mean = lambda xs: sum(xs) / len(xs)  # noqa: E731
     return {"label": CHANGES[what], "change": change(case, what), "n_iterations": res.n_iterations,
             "k": len(res.seqpoints), "metric": sp.metric, "projected": sp.value, "interval": list(sp.interval),
             "steady_projected": sp.steady_value, "measured": m.value, "runs_a_s": list(m.runs_a_s),
             "runs_b_s": list(m.runs_b_s), "noise_floor": m.noise_floor, "error": m.error_of(sp.value),
             "interval_holds": m.held_by(sp.interval),
             "agrees_within_error": m.agrees_with(sp.value, sp.interval, sp.confidence),
-            "error_a": sp.total_a / mean(m.runs_a_s) - 1, "error_b": sp.total_b / mean(m.runs_b_s) - 1,
+            "error_a": sp.total_a * len(m.runs_a_s) / sum(m.runs_a_s) - 1,
+            "error_b": sp.total_b * len(m.runs_b_s) / sum(m.runs_b_s) - 1,
             "steady_measured": None, "steady_measured_note": "the full runs give run totals only"}
 
 
@@ -219,8 +220,7 @@ def quiet_torch_stderr() -> None:
 
     import torch  # noqa: F401  (sets the handlers up)
 
-    for name in [n for n in logging.root.manager.loggerDict if n.startswith("torch")]:
-        log = logging.getLogger(name)
+    for log in [logging.getLogger(n) for n in logging.root.manager.loggerDict if n.startswith("torch")]:
         for h in [h for h in log.handlers if type(h) is logging.StreamHandler]:
             log.removeHandler(h)
 
@@ -269,6 +269,7 @@ def render(record: dict[str, Any], command: str) -> str:
     m, rows = record.get("machine", {}), record["rows"]
     pct = lambda x: "—" if x is None else f"{100 * x:+.2f}%"  # noqa: E731
     yes = lambda x: "—" if x is None else ("yes" if x else "no")  # noqa: E731
+    floor = lambda x: "—" if x is None else f"{100 * x:.2f}%"  # noqa: E731
     lines = [f"Device {m.get('device')}, driver {m.get('driver')}, torch {m.get('torch')}, CUDA {m.get('cuda')}; "
              f"seqpoint {m.get('git_commit')}; {m.get('created_utc')}.", f"Command: `{command}`.", "",
              "| case | pair | iterations (k) | projected (interval) | steady-only projected | measured (noise floor) "
@@ -276,7 +277,7 @@ def render(record: dict[str, Any], command: str) -> str:
     lines += [f"| {r['case']} | {r['label']} | {r['n_iterations']} ({r['k']}) | {r['projected']:.4f}× "
               f"({r['interval'][0]:.4f}–{r['interval'][1]:.4f}) | "
               f"{'—' if r['steady_projected'] is None else format(r['steady_projected'], '.4f') + '×'} | "
-              f"{r['measured']:.4f}× ({100 * r['noise_floor']:.2f}%) | {pct(r['error'])} | "
+              f"{r['measured']:.4f}× ({floor(r['noise_floor'])}) | {pct(r['error'])} | "
               f"{yes(r['interval_holds'])} | {pct(r['error_a'])} / {pct(r['error_b'])} |"
               for r in rows if r["kind"] == "pair"]
     eager = {r["case"]: r["measured_s"] for r in rows if r["kind"] == "breakdown" and r["dtype"] == "fp32"}
@@ -291,7 +292,7 @@ def render(record: dict[str, Any], command: str) -> str:
         ex = ", ".join(f"{e['steps']} / {e['excess_s']:.2f} s" for e in r["spikes"])
         ratio = f"{eager[r['case']] / r['measured_s']:.3f}×" if r["case"] in eager else "—"
         lines.append(f"| {r['case']} | {r['mode']} ({r['backend']}) | {r['measured_s']:.3f} s "
-                     f"({100 * r['noise_floor']:.2f}%) | {pct(r['error'])} ({yes(r['interval_holds'])}) | "
+                     f"({floor(r['noise_floor'])}) | {pct(r['error'])} ({yes(r['interval_holds'])}) | "
                      f"{pct(r['steady_error'])} | {r['cold_s']:.3f} s / {r['unexplained_s']:.3f} s | {counts} | {ex} | "
                      f"{ratio} |")
     lines += ["", "| case | dtype | run error (interval holds) | category: projected / measured share | "

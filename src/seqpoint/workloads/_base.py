@@ -60,8 +60,9 @@ class WorkloadConfig(Validated):
     compile_backend: str = "inductor"
     """``torch.compile`` backend (``inductor``, ``aot_eager``, ``eager``)."""
     compile_dynamic: bool | None = None
-    """``torch.compile(dynamic=...)``: None recompiles a new shape as static, then as dynamic once
-    a size changes (torch's default); True compiles dynamic shapes from the first step; False never."""
+    """``torch.compile(dynamic=...)``: None (torch's default) compiles the first shape static and
+    recompiles as dynamic once a size changes; True dynamic from the first step; False static,
+    one compilation per shape."""
     micro_batches: int = 1
     """Split each batch into this many micro-batches and accumulate gradients; a batch with fewer samples runs ``min(micro_batches, batch_size)`` (one sample each) and a ``SeqPointWarning`` says so once per workload."""
     optimizer: str = "adamw"

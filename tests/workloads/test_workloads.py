@@ -211,6 +211,24 @@ def test_compile_with_eager_backend() -> None:
     assert math.isfinite(wl.step(batch))
 
 
+def test_compile_dynamic_reaches_torch_compile() -> None:
+    from torch._dynamo.utils import counters
+
+    lengths = (16, 24, 32, 40)
+    frames = {}
+    for dynamic in ("true", "false"):
+        wl = load_workload("bert:tiny", {"compile": "true", "compile_backend": "eager", "compile_dynamic": dynamic})
+        assert wl.config.compile_dynamic is (dynamic == "true")
+        torch._dynamo.reset()
+        counters.clear()
+        for n in lengths:
+            assert math.isfinite(wl.step(wl.make_batch((2, n, 0))))
+        frames[dynamic] = counters["frames"]["total"]
+    # Static shapes trace every new length again; dynamic ones at most once more (torch
+    # specialises a size that equals another, "duck sizing", and retraces when it parts).
+    assert frames["false"] == len(lengths) and frames["true"] < len(lengths)
+
+
 def test_presets_exist_with_paper_sizes() -> None:
     for name in WORKLOADS.names():
         assert {"tiny", "small", "paper"} <= set(WORKLOADS.get(name).Config.PRESETS)
@@ -259,6 +277,7 @@ def test_load_workload_overrides_are_typed() -> None:
         ),
         ("bert:tiny", {"lr": "fast"}, "'lr' parameter of BertConfig must be a number"),
         ("bert:tiny", {"compile": "maybe"}, "'compile' parameter of BertConfig must be a bool"),
+        ("bert:tiny", {"compile_dynamic": "maybe"}, "'compile_dynamic' parameter of BertConfig must be a bool"),
         (
             "bert:tiny",
             {"dtype": "fp8"},

@@ -59,6 +59,10 @@ class WorkloadConfig(Validated):
     """Wrap the model in ``torch.compile``."""
     compile_backend: str = "inductor"
     """``torch.compile`` backend (``inductor``, ``aot_eager``, ``eager``)."""
+    compile_dynamic: bool | None = None
+    """``torch.compile(dynamic=...)``: None (torch's default) compiles the first shape static and
+    recompiles as dynamic once a size changes; True dynamic from the first step; False static,
+    one compilation per shape."""
     cudnn_benchmark: bool = False
     """Set ``torch.backends.cudnn.benchmark``: cuDNN autotunes its kernels on each new input shape (a cost the shape's first step pays). The flag is process-wide: every workload sets it to its own value when built and before each batch. Only cuDNN reads it, so a CPU run is unaffected."""
     micro_batches: int = 1
@@ -82,16 +86,18 @@ class WorkloadConfig(Validated):
         "micro_batches": [Interval(int, 1)],
         "seed": [Interval(int, 0)],
         "compile": [Boolean("a bool")],
+        "compile_dynamic": [Boolean("a bool"), None],
         "cudnn_benchmark": [Boolean("a bool")],
         "lr": [Interval(float, 0, None, closed="neither")],
     }
 
     def to_dict(self) -> dict[str, object]:
-        """The fields as plain data (part of every cache key), without ``cudnn_benchmark`` when
-        False, so keys cached before the field existed still match."""
+        """The fields as plain data (part of every cache key), without ``compile_dynamic`` and
+        ``cudnn_benchmark`` at their defaults, so keys cached before they existed still match."""
         out = to_dict(self)
-        if not out.get("cudnn_benchmark", True):
-            del out["cudnn_benchmark"]
+        for name, default in (("compile_dynamic", None), ("cudnn_benchmark", False)):
+            if name in out and out[name] is default:
+                del out[name]
         return out
 
 
@@ -162,7 +168,7 @@ class TorchWorkload:
         # warning reaches the user once per workload, not once per step or per clone.
         self._warned: set[str] = set()
         if config.compile:
-            self._forward = torch.compile(self.model, backend=config.compile_backend)
+            self._forward = torch.compile(self.model, backend=config.compile_backend, dynamic=config.compile_dynamic)
         self._autocast_dtype = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}[config.dtype]
         fp16 = config.dtype == "fp16" and config.device != "meta"
         self._scaler = torch.amp.GradScaler(config.device) if fp16 else None

@@ -67,7 +67,7 @@ def _coerce(cls: type, key: str, raw: object, annotation: object) -> object:
     where = f"The {key!r} parameter of {cls.__name__}"
     # A string means what it means as a --set value (TOML): "2" is 2, "1.5" and "two" are not ints.
     value = parse_value(raw) if isinstance(raw, str) else raw
-    if annotation is bool:
+    if annotation is bool or annotation == bool | None:  # None is the default, not a value to give
         if isinstance(raw, bool):
             return raw
         text = str(raw).strip().lower()

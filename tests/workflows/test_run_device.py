@@ -1,5 +1,6 @@
 """``[projection] device``: a run profiled here projected onto a GPU, per operation category,
-from the profiled device's and the GPU's rooflines."""
+from the profiled device's and the GPU's rooflines; and what the projection of a run on a
+device with one-time compilation (torch.compile) leaves out, said."""
 
 from __future__ import annotations
 
@@ -54,3 +55,11 @@ def test_the_profiled_gpu_is_named_by_its_device_file() -> None:
     assert profiled_device({"device_type": "cuda", "device": "NVIDIA H200"}) == "h200"
     with pytest.raises(ConfigError, match="set \\[projection\\] profiled_on"):
         profiled_device({"device_type": "cuda", "device": "NVIDIA GH200 480GB"})
+
+
+def test_a_compiled_workload_is_told_what_its_projection_leaves_out(tmp_path, bert_config) -> None:
+    cfg = bert_config(tmp_path, "workload.set.compile=true", "workload.set.compile_backend=eager",
+                      "lengths.max_samples=24", "selection.n_points=1")
+    with pytest.warns(SeqPointWarning, match="the projection leaves their seconds out"):
+        res = run(cfg, progress=False)
+    assert res.projection.totals["time_s"] > 0

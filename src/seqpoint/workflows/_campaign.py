@@ -179,6 +179,7 @@ def plan_campaign(cfg: RunConfig, folder: RunFolder, *, subset: bool = False, ta
         check_data_parallel(cfg, schedule)  # before anything is measured
         ranks, schedule = schedule, schedule.rank_rows()
     workload = make_workload(cfg.workload)
+    _warn_compile(workload)
     cache = open_cache(cfg.profile)
     seqpoints = select_points(cfg, schedule, workload, cache)
     write_seqpoints(seqpoints, folder.file("seqpoints.json"))
@@ -258,6 +259,18 @@ def with_window(
     window = profile_window(workload, sigs if shapes is None else shapes, start=int(schedule.iteration[0]),
                             timer=profile.timer)
     return replace(measurements, window=window)
+
+
+def _warn_compile(workload: Workload) -> None:
+    """Say what a projection of a ``torch.compile``d workload leaves out."""
+    config = getattr(workload, "config", None)
+    if getattr(config, "compile", False):
+        warnings.warn(
+            f"{workload.name} is compiled (torch.compile): a profiling worker compiles during its start-up, before "
+            "any measured step, while the run pays its compilations (its first shape, and recompiles until dynamic "
+            "shapes cover the rest) in its first steps, so the projection leaves their seconds out. "
+            "compile_dynamic = true compiles once; benchmarks/bench_gpu_speedups.py measures the gap.",
+            SeqPointWarning, stacklevel=3)
 
 
 def check_data_parallel(cfg: RunConfig, schedule: IterationSchedule) -> None:

@@ -21,7 +21,6 @@ Run (the two halves on the two cores, the clock section afterwards on a quiet ma
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import sys
@@ -35,16 +34,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _paper_cases import ALLOCATOR_ENV, BASELINES, CASES, Scale, run_config
 from _paper_measured import child_env, in_fresh_process
+from _results import bench_parser, header, quick_mode, write_section
 from seqpoint.exceptions import SeqPointWarning
 from seqpoint.measurements._metrics import derived_of, step_metric
 from seqpoint.workflows import ProfileSection, ValidationSection, speedup_configs, validate
 
 K = 10
 #: Speedup pairs counted on a BERT case (threads 1 -> 2 cannot be: valgrind runs one thread at a time).
-PAIRS = {"hidden 32 -> 64, ffn 64 -> 128": {"hidden": 64, "ffn": 128}, "micro_batches 1 -> 2": {"micro_batches": 2},
+PAIRS: dict[str, dict[str, Any]] = {"hidden 32 -> 64, ffn 64 -> 128": {"hidden": 64, "ffn": 128}, "micro_batches 1 -> 2": {"micro_batches": 2},
          "fp32 -> bf16 autocast": {"dtype": "bf16"}, "lamb -> adamw": {"optimizer": "adamw"}}
 #: Samples of the measured schedule where the --quick size is too long to count here.
 SAMPLES = {"bert-wiki-grouped": 200}
+#: The --quick smoke run (``make bench-quick``): this case on this many samples (12 iterations).
+QUICK_CASE, QUICK_SAMPLES = "bert-wiki-grouped", 48
 
 
 def case_config(case: Any, timer: str, out: Path, cache: Path) -> Any:
@@ -57,7 +59,7 @@ def case_config(case: Any, timer: str, out: Path, cache: Path) -> Any:
                if counted else dataclasses.replace(cfg.profile, metrics=("time",)))
     lengths = cfg.lengths
     if case.name in SAMPLES:
-        lengths = dataclasses.replace(lengths, max_samples=SAMPLES[case.name])
+        lengths = dataclasses.replace(lengths, max_samples=QUICK_SAMPLES if quick_mode() else SAMPLES[case.name])
     return dataclasses.replace(cfg, lengths=lengths, profile=profile,
                                validation=ValidationSection(runs=1 if counted else 2, baselines=BASELINES))
 
@@ -177,7 +179,7 @@ def render(entries: list[dict[str, Any]]) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = bench_parser(__doc__, f"smoke run: {QUICK_CASE} on {QUICK_SAMPLES} samples, counted (minutes)")
     ap.add_argument("--cases", help="comma-separated case names (default: every tiny case)")
     ap.add_argument("--timer", default="instructions", choices=("instructions", "wall"))
     ap.add_argument("--pairs", help="comma-separated PAIRS labels' first words (hidden, micro_batches, fp32, "
@@ -188,9 +190,14 @@ def main() -> None:
     ap.add_argument("--render", nargs="*", type=Path, help="print the table of these JSON files and stop")
     args = ap.parse_args()
     if args.render is not None:
-        print(render([e for p in args.render for e in json.loads(p.read_text())]))
+        table = render([e for p in args.render for e in json.loads(p.read_text())])
+        print(table)
+        write_section("instructions", header("The paper table in instructions: the rows of the runs rendered")
+                      + f"- runs rendered: {', '.join(map(str, args.render))}\n\n" + table)
         return
     names = [n.strip() for n in args.cases.split(",")] if args.cases else [c.name for c in CASES]
+    if args.quick and not args.cases:
+        names = [QUICK_CASE]
     known = {c.name: c for c in CASES}
     if bad := [n for n in names if n not in known]:
         raise SystemExit(f"Unknown case(s) {', '.join(bad)}; valid: {', '.join(known)}.")
@@ -217,6 +224,9 @@ def main() -> None:
             print(json.dumps(entry), flush=True)
             if args.json:
                 args.json.write_text(json.dumps(entries, indent=1))
+    if not args.json:  # a run into --json files is written by --render, with the others
+        write_section("instructions", header("The paper table in instructions: rows of this run") + "\n"
+                      + render(entries))
 
 
 if __name__ == "__main__":

@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _paper_cases import ALLOCATOR_ENV, BASELINES, CASES, Scale, run_config
 from _paper_measured import child_env, in_fresh_process
-from _results import bench_parser, header, quick_mode, write_section
+from _results import bench_parser, header, write_section
 from seqpoint.exceptions import SeqPointWarning
 from seqpoint.measurements._metrics import derived_of, step_metric
 from seqpoint.workflows import ProfileSection, ValidationSection, speedup_configs, validate
@@ -49,24 +49,25 @@ SAMPLES = {"bert-wiki-grouped": 200}
 QUICK_CASE, QUICK_SAMPLES = "bert-wiki-grouped", 48
 
 
-def case_config(case: Any, timer: str, out: Path, cache: Path) -> Any:
+def case_config(case: Any, timer: str, out: Path, cache: Path, samples: int | None = None) -> Any:
     """The paper table's --quick config of ``case`` at k = 10, under ``timer``: counted, one
     warm-up and one repeat (counts repeat within 0.2%) and one full run; timed, the paper
-    table's harness and two full runs (their spread is the noise floor)."""
+    table's harness and two full runs (their spread is the noise floor); ``samples`` of the
+    measured schedule (default: the --quick size, or :data:`SAMPLES`)."""
     cfg = run_config(case, dataclasses.replace(Scale.make(True), k_measured=K), out, cache)
     counted = timer == "instructions"
     profile = (ProfileSection(timer=timer, warmup=1, repeats=1, drift_steps=1, metrics=("time",), cache=str(cache))
                if counted else dataclasses.replace(cfg.profile, metrics=("time",)))
     lengths = cfg.lengths
-    if case.name in SAMPLES:
-        lengths = dataclasses.replace(lengths, max_samples=QUICK_SAMPLES if quick_mode() else SAMPLES[case.name])
+    if n := samples or SAMPLES.get(case.name):
+        lengths = dataclasses.replace(lengths, max_samples=n)
     return dataclasses.replace(cfg, lengths=lengths, profile=profile,
                                validation=ValidationSection(runs=1 if counted else 2, baselines=BASELINES))
 
 
-def measure(case: Any, timer: str, out: Path, cache: Path) -> dict[str, Any]:
-    """One case validated under ``timer``: the figures of the table."""
-    cfg = case_config(case, timer, out, cache)
+def measure(case: Any, timer: str, out: Path, cache: Path, samples: int | None = None) -> dict[str, Any]:
+    """One case validated under ``timer`` (on ``samples``, as for :func:`case_config`): the figures of the table."""
+    cfg = case_config(case, timer, out, cache, samples)
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SeqPointWarning)
@@ -95,9 +96,10 @@ def measure(case: Any, timer: str, out: Path, cache: Path) -> dict[str, Any]:
     return entry
 
 
-def pair(case: Any, label: str, out: Path, cache: Path, timer: str = "instructions") -> dict[str, Any]:
+def pair(case: Any, label: str, out: Path, cache: Path, samples: int | None = None,
+         timer: str = "instructions") -> dict[str, Any]:
     """The projected speedup of ``PAIRS[label]`` on ``case`` against the two counted full runs."""
-    a = case_config(case, timer, out, cache)
+    a = case_config(case, timer, out, cache, samples)
     b = dataclasses.replace(a, workload=dataclasses.replace(a.workload, set={**a.workload.set, **PAIRS[label]}))
     t0 = time.perf_counter()
     with warnings.catch_warnings():
@@ -186,6 +188,8 @@ def main() -> None:
                     "lamb) to count on the case of --cases instead of validating it")
     ap.add_argument("--scale", action="store_true", help="count only the SeqPoints of each case's full-size run "
                     "and report its count reduction (the run's count projected)")
+    ap.add_argument("--samples", type=int, help="samples of each case's measured schedule (default: the paper "
+                    "table's --quick size, or SAMPLES)")
     ap.add_argument("--json", type=Path, help="write the entries here (after every case)")
     ap.add_argument("--render", nargs="*", type=Path, help="print the table of these JSON files and stop")
     args = ap.parse_args()
@@ -198,6 +202,7 @@ def main() -> None:
     names = [n.strip() for n in args.cases.split(",")] if args.cases else [c.name for c in CASES]
     if args.quick and not args.cases:
         names = [QUICK_CASE]
+    samples = args.samples or (QUICK_SAMPLES if args.quick else None)
     known = {c.name: c for c in CASES}
     if bad := [n for n in names if n not in known]:
         raise SystemExit(f"Unknown case(s) {', '.join(bad)}; valid: {', '.join(known)}.")
@@ -208,7 +213,7 @@ def main() -> None:
             for label in labels:
                 with child_env(ALLOCATOR_ENV):
                     entries.append(in_fresh_process(pair, known[names[0]], label, Path(tmp) / "out",
-                                                    Path(tmp) / "cache.sqlite"))
+                                                    Path(tmp) / "cache.sqlite", samples))
                 print(json.dumps(entries[-1]), flush=True)
                 if args.json:
                     args.json.write_text(json.dumps(entries, indent=1))
@@ -219,7 +224,7 @@ def main() -> None:
             with child_env(ALLOCATOR_ENV):
                 entry = (in_fresh_process(at_scale, known[name], Path(tmp) / "out", Path(tmp) / "cache.sqlite")
                          if args.scale else in_fresh_process(measure, known[name], args.timer, Path(tmp) / "out",
-                                                             Path(tmp) / "cache.sqlite"))
+                                                             Path(tmp) / "cache.sqlite", samples))
             entries.append(entry)
             print(json.dumps(entry), flush=True)
             if args.json:

@@ -224,6 +224,28 @@ def save(out: Path, record: dict[str, Any], name: str = JSON_NAME) -> None:
     os.replace(tmp, out / name)
 
 
+def add_row(out: Path, row: dict[str, Any], key: str = "key", name: str = JSON_NAME) -> None:
+    """Put ``row`` in the record at ``out / name`` (in place of an earlier one of its ``key``)."""
+    record = load(out, name)
+    record["rows"] = [r for r in record["rows"] if r[key] != row[key]] + [row]
+    record["not_run"].pop(row[key], None)
+    save(out, record, name)
+
+
+def run_child(cmd: list[str], timeout_s: float, env: dict[str, str] | None = None) -> int | None:
+    """Run ``cmd`` (with ``env``, else this environment and ALLOCATOR_ENV) in a process group of
+    its own, killed whole (its workers and full runs too) after ``timeout_s``: its exit status,
+    None when killed. A group, not a session: the device machine ends a command's processes
+    with it, and a new session would outlive it."""
+    child = subprocess.Popen(cmd, env=env or {**os.environ, **ALLOCATOR_ENV}, process_group=0)
+    try:
+        return child.wait(timeout=max(timeout_s, 1.0))
+    except subprocess.TimeoutExpired:
+        os.killpg(child.pid, signal.SIGKILL)
+        child.wait()
+        return None
+
+
 def render(record: dict[str, Any], command: str) -> str:
     """The RESULTS.md section's header lines and table rows."""
     m = record.get("machine", {})
@@ -252,11 +274,7 @@ def render(record: dict[str, Any], command: str) -> str:
 def run_row(args: argparse.Namespace) -> None:
     """The child: measure one row and append it to the JSON."""
     case, dtype, cudnn = plan(CASE_NAMES, args.quick)[args.row]
-    row = measure(args.row, case, dtype, args.device, args.quick, cudnn)
-    record = load(args.out)
-    record["rows"] = [r for r in record["rows"] if r["key"] != row["key"]] + [row]
-    record["not_run"].pop(row["key"], None)
-    save(args.out, record)
+    add_row(args.out, measure(args.row, case, dtype, args.device, args.quick, cudnn))
 
 
 def main() -> None:
@@ -299,15 +317,7 @@ def main() -> None:
             continue
         cmd = [sys.executable, __file__, "--row", key, "--out", str(args.out), "--device", args.device,
                *(["--quick"] if args.quick else [])]
-        # A process group of its own (not a session: the device machine ends a command's
-        # processes with it, and a new session would outlive it), killed whole at the budget.
-        child = subprocess.Popen(cmd, env={**os.environ, **ALLOCATOR_ENV}, process_group=0)
-        try:
-            rc = child.wait(timeout=left())
-        except subprocess.TimeoutExpired:
-            os.killpg(child.pid, signal.SIGKILL)  # the row and its full-run processes
-            child.wait()
-            rc = None
+        rc = run_child(cmd, left())
         record = load(args.out)
         done = {r["key"]: r for r in record["rows"]}
         if key in done:

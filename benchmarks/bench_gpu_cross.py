@@ -59,8 +59,6 @@ import math
 import os
 import re
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -71,8 +69,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _paper_cases import ALLOCATOR_ENV, CASES, SMALL_CASES, Case
-from bench_gpu import ROOT, load, machine, row_config, save
+from _paper_cases import CASES, SMALL_CASES, Case
+from bench_gpu import ROOT, add_row, load, machine, row_config, run_child, save
 
 CASE_NAMES = ("bert-wiki-grouped", "gnmt-wmt-bucket")
 #: The dtype on a GPU; the CPU dry run runs fp32 (bf16 autocast on a CPU is ~5x slower).
@@ -157,10 +155,7 @@ def run_case(args: argparse.Namespace) -> None:
     """The child: measure one case and append it to the GPU folder's JSON."""
     record = load(args.out, JSON_NAME)
     row = measure(args.case, cases(args.quick)[args.case], args, args.out, record.get("machine", {}))
-    record = load(args.out, JSON_NAME)
-    record["rows"] = [r for r in record["rows"] if r["name"] != row["name"]] + [row]
-    record["not_run"].pop(row["name"], None)
-    save(args.out, record, JSON_NAME)
+    add_row(args.out, row, "name", JSON_NAME)
 
 
 def measure_all(args: argparse.Namespace) -> None:
@@ -189,13 +184,7 @@ def measure_all(args: argparse.Namespace) -> None:
         cmd = [sys.executable, __file__, "--case", name, "--out", str(gpu_dir), "--device", args.device,
                *(["--quick"] if args.quick else []), *(["--max-samples", str(args.max_samples)] if args.max_samples
                                                       else [])]
-        child = subprocess.Popen(cmd, env={**os.environ, **ALLOCATOR_ENV}, process_group=0)  # see bench_gpu.py
-        try:
-            rc = child.wait(timeout=max(left(), 1.0))
-        except subprocess.TimeoutExpired:
-            os.killpg(child.pid, signal.SIGKILL)
-            child.wait()
-            rc = None
+        rc = run_child(cmd, left())
         record = load(gpu_dir, JSON_NAME)
         row = next((r for r in record["rows"] if r["name"] == name), None)
         if row is None:

@@ -46,12 +46,9 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import os
 import re
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -63,7 +60,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _paper_cases import ALLOCATOR_ENV, CASES, SMALL_CASES, Case
-from bench_gpu import ROOT, machine, row_config
+from bench_gpu import ROOT, add_row, machine, row_config, run_child
+from bench_gpu import load as load_record
+from bench_gpu import save as save_record
 
 JSON_NAME, ROWS_NAME = "bench_gpu_speedups.json", "RESULTS-rows.md"
 #: The pairs' changes (the hidden one is the preset's widths doubled, see :func:`change`).
@@ -253,15 +252,12 @@ KINDS: dict[str, Callable[..., dict[str, Any]]] = {"pair": pair_row, "breakdown"
 
 def load(out: Path) -> dict[str, Any]:
     """What an earlier call wrote to ``out``, else an empty record."""
-    path = out / JSON_NAME
-    return json.loads(path.read_text()) if path.exists() else {"rows": [], "not_run": {}}
+    return load_record(out, JSON_NAME)
 
 
 def save(out: Path, record: dict[str, Any]) -> None:
     """Write the record whole, atomically (a kill mid-write keeps the last one)."""
-    tmp = out / (JSON_NAME + ".tmp")
-    tmp.write_text(json.dumps(record, indent=1))
-    os.replace(tmp, out / JSON_NAME)
+    save_record(out, record, JSON_NAME)
 
 
 def render(record: dict[str, Any], command: str) -> str:
@@ -319,10 +315,7 @@ def run_row(args: argparse.Namespace) -> None:
         row = KINDS[kind](case, variant, args.device, args.quick, Path(work))
     row = {"key": args.row, "kind": kind, "case": case.name, "workload": case.workload, "device": args.device,
            "timer": "cuda" if args.device == "cuda" else "wall", **row, "row_wall_s": time.perf_counter() - t0}
-    record = load(args.out)
-    record["rows"] = [r for r in record["rows"] if r["key"] != row["key"]] + [row]
-    record["not_run"].pop(row["key"], None)
-    save(args.out, record)
+    add_row(args.out, row, name=JSON_NAME)
 
 
 def main() -> None:
@@ -371,15 +364,7 @@ def main() -> None:
             row_dir.mkdir()
         cmd = [sys.executable, __file__, "--row", key, "--out", str(args.out), "--device", args.device,
                *(["--quick"] if args.quick else [])]
-        # A process group of its own (not a session: the device machine ends a command's
-        # processes with it, and a new session would outlive it), killed whole at the budget.
-        child = subprocess.Popen(cmd, env=env, process_group=0)
-        try:
-            rc = child.wait(timeout=max(left(), 1.0))
-        except subprocess.TimeoutExpired:
-            os.killpg(child.pid, signal.SIGKILL)  # the row and its workers and full-run processes
-            child.wait()
-            rc = None
+        rc = run_child(cmd, left(), env)
         record = load(args.out)
         row = next((r for r in record["rows"] if r["key"] == key), None)
         if row is not None:

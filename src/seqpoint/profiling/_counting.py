@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from seqpoint.profiling._categories import CATEGORIES, categorize
 from seqpoint.profiling._gpus import GPU_SPECS, resolve_device
+from seqpoint.profiling._probe import cpu_roofline
 from seqpoint.profiling._state import meta_clone, state_of
 from seqpoint.workloads import BatchShape, Signature, TorchWorkload, Workload
 
@@ -177,10 +178,14 @@ def _dtype(workload: Workload) -> str:
 
 
 def device_peaks(workload: Workload, devices: Iterable[str]) -> dict[str, Peak]:
-    """``(peak FLOP/s, bytes/s)`` of each of ``devices`` (a shipped GPU's key or a device
-    file, a path ending ``.toml``), by key, at the workload's dtype."""
+    """``(peak FLOP/s, bytes/s)`` of each of ``devices`` (``cpu``: this process's CPU threads,
+    measured by :func:`cpu_roofline`; a shipped GPU's key; or a device file, a path ending
+    ``.toml``), by key, at the workload's dtype."""
     peaks = {}
     for d in devices:
+        if d == "cpu":
+            peaks["cpu"] = cpu_roofline()
+            continue
         key, spec = resolve_device(d)
         peaks[key] = (spec.flops_for(_dtype(workload)), spec.bandwidth)
     return peaks

@@ -108,11 +108,12 @@ def _scale(m: Measurement, ratios: Mapping[str, float], bracket: float | None) -
     def timed(name: str) -> bool:
         return name.startswith(STEADY_TIME) and not name.endswith(_UNITLESS)
 
+    breakdown = {**m.breakdown_s, **moved}
     metrics = {k: v * r if timed(k) else v for k, v in m.metrics.items()}
     if "breakdown_total_s" in metrics:
-        metrics["breakdown_total_s"] = sum(moved.values()) + sum(v for c, v in m.breakdown_s.items() if c not in moved)
+        metrics["breakdown_total_s"] = sum(breakdown.values())
     samples = {k: [x * r for x in v] if timed(k) else v for k, v in m.samples.items()}
-    return replace(m, metrics=metrics, samples=samples, breakdown_s={**m.breakdown_s, **moved}), r, kept
+    return replace(m, metrics=metrics, samples=samples, breakdown_s=breakdown), r, kept
 
 
 def project_device(

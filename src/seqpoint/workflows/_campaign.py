@@ -16,6 +16,7 @@ from rich.console import Console
 from seqpoint.cache import MeasurementCache
 from seqpoint.exceptions import ConfigError, SeqPointWarning
 from seqpoint.measurements import Measurements, environment_manifest, write_measurements
+from seqpoint.measurements._metrics import INSTRUCTIONS
 from seqpoint.profiling import profile_points
 from seqpoint.projection import DeviceProjection, RankProjection, ScheduleModel
 from seqpoint.schedule import IterationSchedule, write_schedule
@@ -305,7 +306,7 @@ def check_device_projection(cfg: RunConfig) -> None:
     """A projection onto another device scales measured seconds per operation category:
     refuse a profile that measures neither."""
     if cfg.projection.device is not None and (
-            cfg.profile.timer == "instructions" or not {"time", "breakdown"} <= cfg.profile.families):
+            cfg.profile.timer == INSTRUCTIONS or not {"time", "breakdown"} <= cfg.profile.families):
         raise ConfigError(f"[projection] device = {cfg.projection.device!r} scales each SeqPoint's measured seconds "
                           "per operation category: profile with a clock timer (wall or cuda) and [profile] metrics "
                           "that include \"time\" and \"breakdown\".")
@@ -332,13 +333,12 @@ def project_onto_device(c: Campaign) -> DeviceProjection | None:
     sec = c.config.projection
     if sec.device is None:
         return None
-    from seqpoint.profiling import category_rooflines, cpu_roofline, device_key, device_peaks
+    from seqpoint.profiling import category_rooflines, device_key, device_peaks
     from seqpoint.projection import project_device
 
     source = sec.profiled_on or profiled_device(c.measurements.environment)
-    peaks = device_peaks(c.workload, [d for d in (source, sec.device) if d != "cpu"])
+    peaks = device_peaks(c.workload, [source, sec.device])
     if source == "cpu":
-        peaks["cpu"] = cpu_roofline()
         warnings.warn(f"The SeqPoints were profiled on a CPU: projecting them onto {sec.device} assumes each "
                       "operation category runs at the same fraction of its roofline on both (this CPU's measured "
                       f"{peaks['cpu'][0] / 1e9:.0f} GFLOP/s and {peaks['cpu'][1] / 1e9:.0f} GB/s), which a CPU and a "

@@ -61,6 +61,9 @@ def test_cpu_dry_run_writes_each_kind_of_row_and_resumes(tmp_path: Path) -> None
     assert all(p["compiles"] >= 2 and p["recompiles"] >= 1 and p["compile_s"] > 0 for p in comp["full_run_processes"])
     assert comp["profiling_process"]["compiles"] >= 1 and len(comp["spikes"]) == 1
     assert comp["unexplained_s"] == pytest.approx(comp["measured_s"] - comp["run_time_s"])
+    # The recompile a full run pays after its start-up is projected once (compile_s).
+    assert comp["compile_graphs"] >= 1 and comp["compile_s"] > 0
+    assert comp["run_time_s"] == pytest.approx(comp["steady_s"] + comp["cold_s"] + comp["compile_s"])
 
     table = (out / "RESULTS-rows.md").read_text()
     assert "| bert-wiki-grouped | fp32 -> bf16 autocast |" in table

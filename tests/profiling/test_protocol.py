@@ -240,3 +240,18 @@ def test_between_runs_in_the_gaps_between_workers(bert: Any) -> None:
     three = dataclasses.replace(P2, processes=3, repeats=3)
     profile_protocol(bert, POINTS, three, None, run=run, between=lambda p: order.append(f"between {p}"))
     assert order == ["worker", "between 0", "worker", "between 1", "worker"]
+
+
+def test_the_workers_compilations_are_summarised(bert: Any, campaign: tuple[Any, MeasurementCache]) -> None:
+    assert campaign[0].compile == {}  # eager: nothing compiled in either worker
+    fake, paid = _fake_worker(0.010, 0.010), iter([(3.0, 2), (5.0, 3), (4.0, 2), None, (0.0, 0)])
+
+    def run(task: WorkerTask) -> WorkerResult:
+        return dataclasses.replace(fake(task), compiled=next(paid))
+
+    three = dataclasses.replace(P2, processes=3, repeats=3)
+    _, proto = profile_protocol(bert, POINTS, three, None, run=run)
+    assert proto["compile"] == {"seconds": 4.0, "graphs": 2, "processes": 3.0, "spread_s": 2.0}
+    # A worker where nothing compiled says nothing; one that compiled only at start-up, 0 s.
+    _, proto = profile_protocol(bert, POINTS, P2, None, run=run)
+    assert proto["compile"] == {"seconds": 0.0, "graphs": 0, "processes": 1.0, "spread_s": 0.0}

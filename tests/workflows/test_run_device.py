@@ -57,9 +57,28 @@ def test_the_profiled_gpu_is_named_by_its_device_file() -> None:
         profiled_device({"device_type": "cuda", "device": "NVIDIA GH200 480GB"})
 
 
-def test_a_compiled_workload_is_told_what_its_projection_leaves_out(tmp_path, bert_config) -> None:
+def test_a_compiled_workload_pays_its_compilations_once_in_the_projection(tmp_path, bert_config) -> None:
+    import torch
+
+    torch._dynamo.reset()  # another test's graphs of the same model would be reused here
     cfg = bert_config(tmp_path, "workload.set.compile=true", "workload.set.compile_backend=eager",
-                      "lengths.max_samples=24", "selection.n_points=1")
-    with pytest.warns(SeqPointWarning, match="the projection leaves their seconds out"):
-        res = run(cfg, progress=False)
-    assert res.projection.totals["time_s"] > 0
+                      "lengths.max_samples=24", "selection.n_points=2", "profile.use_cache=true")
+    res = run(cfg, progress=False)
+    compiled = res.measurements.compile
+    # The start-up's shape compiles static (the start-up's, as in a full run); the next
+    # shape recompiles with dynamic sizes: that is the run's.
+    assert compiled["graphs"] >= 1 and compiled["seconds"] > 0 and compiled["processes"] == 1
+    proj = res.projection
+    term, totals = proj.compile_term, proj.totals
+    assert totals["compile_s"] == term["total_s"] == compiled["seconds"]
+    assert totals["run_time_s"] == pytest.approx(totals["time_s"] + totals["first_occurrence_s"] + totals["compile_s"])
+    lo, hi = proj.interval["run_time_s"]
+    assert hi - lo >= 2 * term["halfwidth_s"] >= 2 * compiled["seconds"] / compiled["graphs"]
+    saved = json.loads((tmp_path / "run" / "measurements.json").read_text())
+    assert saved["compile"] == compiled
+    assert json.loads((tmp_path / "run" / "result.json").read_text())["projection"]["compile_term"] == term
+
+    # Every point from the cache: nothing compiled here, and the run is told so.
+    with pytest.warns(SeqPointWarning, match="compilations are not in the projection.*use_cache = false"):
+        again = run(cfg, progress=False)
+    assert not again.measurements.compile and "compile_s" not in again.projection.totals

@@ -31,7 +31,7 @@ def read_measurements(path: str | Path) -> Measurements:
                                                times_s=tuple(w.times_s))
     return Measurements(workload=model.workload, config=model.config, environment=model.environment,
                         measurements=tuple(Measurement(**m.model_dump()) for m in model.measurements),
-                        protocol=model.protocol, window=window)
+                        protocol=model.protocol, window=window, compile=model.compile)
 
 
 def parse_measurement(payload: str | dict[str, object], *, source: str, fix: str) -> Measurement:

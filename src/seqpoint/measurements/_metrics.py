@@ -17,7 +17,7 @@ import numpy as np
 
 from seqpoint.measurements._records import Measurement
 
-__all__ = ["BREAKDOWN_PREFIX", "CATEGORIES", "COLD_TIME", "DERIVED", "FIRST_STEP_TIME", "INSTRUCTIONS",
+__all__ = ["BREAKDOWN_PREFIX", "CATEGORIES", "COLD_TIME", "COMPILE_TIME", "DERIVED", "FIRST_STEP_TIME", "INSTRUCTIONS",
            "ONEDNN_CACHE_CAPACITY", "ONEDNN_NEW", "ONEDNN_SHARED", "PROCESSES", "RUN_TIME", "STEADY_TIME",
            "breakdown_key", "breakdown_of", "derived_of", "first_of", "is_peak", "is_projectable", "is_spread",
            "per_process_key", "projectable_values", "shapes_held", "standard_error", "steady_metric", "step_metric",
@@ -36,6 +36,8 @@ FIRST_STEP_TIME = "time_s_first"
 COLD_TIME = "first_occurrence_s"
 #: Projected seconds of the whole run: steady state plus cold steps.
 RUN_TIME = "run_time_s"
+#: Projected seconds torch.compile costs the run once (part of ``run_time_s``; a compiled workload only).
+COMPILE_TIME = "compile_s"
 #: User-space instructions of one steady-state step, counted under callgrind (the
 #: ``instructions`` timer; valgrind hides AVX-512, so the AVX2 code path is what is counted).
 INSTRUCTIONS = "instructions"

@@ -85,6 +85,10 @@ class Measurements:
     """How a campaign with worker processes measured (``processes``, the drift check); else empty."""
     window: StepWindow | None = None
     """A timed in-sequence window of the run (the cold-step calibration), if recorded."""
+    compile: dict[str, float] = field(default_factory=dict)
+    """What ``torch.compile`` cost a process that measured the points, once: ``seconds``,
+    ``graphs``, ``processes``, ``spread_s`` (``compile_summary``); empty for an eager workload
+    or when every point came from the cache."""
 
     @property
     def complete(self) -> bool:
@@ -99,4 +103,6 @@ class Measurements:
             out["protocol"] = self.protocol
         if self.window is not None:
             out["window"] = self.window.to_dict()
+        if self.compile:
+            out["compile"] = dict(self.compile)
         return out

@@ -63,6 +63,7 @@ class MeasurementsSchema(BaseModel):
     measurements: list[MeasurementSchema]
     protocol: dict[str, Any] = {}
     window: StepWindowSchema | None = None
+    compile: dict[str, float] = {}
 
     @model_validator(mode="after")
     def _same_metrics_at_every_ok_point(self) -> MeasurementsSchema:

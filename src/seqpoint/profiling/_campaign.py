@@ -18,7 +18,13 @@ from seqpoint.profiling._memory import MemoryCheck
 from seqpoint.profiling._plan import CampaignKey, Plan, Points, Unit, plan_points
 from seqpoint.profiling._point import profile_point
 from seqpoint.profiling._protocol import WorkerResult, WorkerTask, fresh_worker, profile_protocol
-from seqpoint.profiling._startup import campaign_decoy, startup_state
+from seqpoint.profiling._startup import (
+    campaign_decoy,
+    compile_clock,
+    compile_summary,
+    recompiled,
+    startup_state,
+)
 from seqpoint.workloads import Workload
 
 if TYPE_CHECKING:
@@ -87,7 +93,8 @@ def profile_points(
     Measurements
         One measurement per point, in input order (failed points included with their
         status); points with the same signature (and real lengths) are measured once.
-        With ``config.processes > 1`` the drift report is ``Measurements.protocol``.
+        With ``config.processes > 1`` the drift report is ``Measurements.protocol``; with a
+        ``torch.compile``d workload, what compiling cost is ``Measurements.compile``.
 
     Notes
     -----
@@ -116,6 +123,7 @@ def measure_plan(
     refusal = MemoryCheck(workload).refusal
     done = dict(plan.cached)
     protocol: dict[str, Any] = {}
+    compiled_before, stepped = compile_clock(), False
     # With processes > 1 the time comes from fresh workers first; every other metric (not a
     # matter of process speed) is measured once, here, and merged with it.
     times: dict[Unit, Measurement] = {}
@@ -143,6 +151,7 @@ def measure_plan(
                     here = config if timed_m is None or rest is None else rest
                     if here.stepped:
                         startup_state(workload, decoy, campaign)
+                        stepped = True
                     m = profile_point(workload, sig, here, iteration=p.point.iteration,
                                       weight=p.point.weight, shape=p.shape)
                     if timed_m is not None and m.ok:
@@ -152,6 +161,11 @@ def measure_plan(
                 plan.store(p.unit, m)
                 done[p.unit] = m
             advance(1, None)
+    # torch.compile's recompiles after the start-up: the workers' (fresh processes, as a run is),
+    # else this process's during the campaign; unknown when no step ran here (every point cached)
+    compiled = protocol.pop("compile", None)
+    if compiled is None:
+        compiled = compile_summary([recompiled(workload, compiled_before) if stepped else None])
     key = plan.key
     return Measurements(workload=key.workload, config=key.config, environment=key.environment,
-                        measurements=plan.assemble(done), protocol=protocol)
+                        measurements=plan.assemble(done), protocol=protocol, compile=compiled)

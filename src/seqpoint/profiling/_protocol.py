@@ -25,9 +25,11 @@ from seqpoint.profiling._failures import failed_measurement, guarded
 from seqpoint.profiling._fresh import in_fresh_process
 from seqpoint.profiling._shipping import ShippedWorkload, ship_workload
 from seqpoint.profiling._startup import (
+    compile_summary,
     interleave_block,
     onednn_cache_capacity,
     onednn_metrics,
+    recompiled,
     startup_state,
 )
 from seqpoint.profiling._timers import in_callgrind, step_timer, time_stats
@@ -98,6 +100,9 @@ class WorkerResult:
     """oneDNN primitives a new shape creates and those it shares (None: not counted)."""
     capacity: int = 1024
     """Entries of oneDNN's primitive cache in the worker."""
+    compiled: tuple[float, int] | None = None
+    """torch.compile's seconds and graphs after the worker's start-up (``recompiled``): a fresh
+    process recompiles as a run does; None where nothing compiled."""
 
 
 def run_worker(task: WorkerTask) -> WorkerResult:
@@ -169,7 +174,7 @@ def run_worker(task: WorkerTask) -> WorkerResult:
     end = [step(check, True) for _ in range(task.drift_steps)]
     return WorkerResult(times=times, first=first, failed=failed, start_s=start, end_s=end,
                         primitives=None if state is None else state.primitives,
-                        capacity=onednn_cache_capacity())
+                        capacity=onednn_cache_capacity(), compiled=recompiled(workload))
 
 
 def _drift(start: list[float], end: list[float]) -> dict[str, Any]:
@@ -205,8 +210,9 @@ def profile_protocol(
     ``label`` names the campaign in a drift warning.
 
     Returns each point's Measurement with the ``time`` metrics only, and the protocol's
-    report (``processes``, ``interleave``, ``repeats_per_process``, ``check``, and per
-    process ``drift``: ``start_s``, ``end_s``, ``drift``, ``noise``, ``above_noise``).
+    report (``processes``, ``interleave``, ``repeats_per_process``, ``check``, per process
+    ``drift``: ``start_s``, ``end_s``, ``drift``, ``noise``, ``above_noise``; and ``compile``,
+    :func:`compile_summary` of the workers).
     """
     shipped = (ship_workload(workload, what="[profile] timer = \"instructions\"", fix="use a clock timer (wall)")
                if in_callgrind(config.timer) else ship_workload(workload))
@@ -236,7 +242,7 @@ def profile_protocol(
             m.metrics.update(onednn)
     protocol = {
         "processes": config.processes, "interleave": config.interleave, "repeats_per_process": shares,
-        "check": list(check), "drift": drifts,
+        "check": list(check), "drift": drifts, "compile": compile_summary([r.compiled for r in results]),
     }
     return out, protocol
 

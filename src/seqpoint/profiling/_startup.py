@@ -4,6 +4,8 @@ measured point, what each workload object has run in this process, oneDNN's prim
 from __future__ import annotations
 
 import os
+import statistics
+import sys
 from collections.abc import Iterable, Sequence
 
 from seqpoint.measurements._metrics import (
@@ -18,8 +20,8 @@ from seqpoint.profiling._stdio import fd_redirected
 from seqpoint.profiling._timers import workload_device
 from seqpoint.workloads import Signature, Workload
 
-__all__ = ["DEFAULT_BLOCK", "STARTUP_STEPS", "campaign_decoy", "interleave_block", "onednn_cache_capacity",
-           "onednn_metrics", "startup_state"]
+__all__ = ["DEFAULT_BLOCK", "STARTUP_STEPS", "campaign_decoy", "compile_clock", "compile_summary", "interleave_block",
+           "onednn_cache_capacity", "onednn_metrics", "recompiled", "startup_state"]
 
 #: Steps of the start-up shape before the first measured point.
 _STARTUP_STEPS = 3
@@ -53,6 +55,7 @@ def _run_startup(workload: Workload, state: StartupState, decoy: Sequence[int] |
         batch = workload.make_batch(start)
         for _ in range(_STARTUP_STEPS):
             workload.step(batch)
+        state.compiled = compile_clock()
         probe = _probe_signature(start, {tuple(p[:3]) for p in points})
         if probe is not None:
             state.primitives = count_onednn_primitives(workload, probe)
@@ -144,3 +147,37 @@ def count_onednn_primitives(workload: Workload, signature: Signature) -> tuple[i
         log.seek(0)
         text = log.read().decode(errors="replace")
     return text.count("create:cache_miss"), text.count("create:cache_hit")
+
+
+def compile_clock() -> tuple[float, int]:
+    """torch.compile's seconds so far in this process (torch's own ``total_wall_time``: dynamo's
+    frames and the backward graphs compiled at their first backward) and the graphs it
+    compiled; ``(0.0, 0)`` where nothing imported dynamo."""
+    utils = sys.modules.get("torch._dynamo.utils")
+    if utils is None:
+        return 0.0, 0
+    return float(utils.calculate_time_spent().get("total_wall_time", 0.0)), int(utils.counters["stats"]["unique_graphs"])
+
+
+def recompiled(workload: Workload, since: tuple[float, int] = (0.0, 0)) -> tuple[float, int] | None:
+    """torch.compile's seconds and graphs in this process after ``since`` (a ``compile_clock``
+    reading) and after ``workload``'s start-up shape compiled: what a run pays after its own
+    start-up (recompiles until dynamic shapes cover its shapes). None where nothing compiled."""
+    now = compile_clock()
+    if not now[1]:
+        return None
+    kept = state_of(workload)
+    base = max(since, kept.startup.compiled if kept is not None and kept.startup is not None else (0.0, 0))
+    return now[0] - base[0], now[1] - base[1]  # both readings only grow: the later one is the base
+
+
+def compile_summary(per_process: Sequence[tuple[float, int] | None]) -> dict[str, float]:
+    """What torch.compile cost the processes that measured a campaign after their start-up,
+    from each one's ``recompiled``: the median ``seconds`` and ``graphs``, the ``processes``
+    and the seconds' ``spread_s``; empty where none compiled (an eager workload)."""
+    compiled = [p for p in per_process if p is not None]
+    if not compiled:
+        return {}
+    seconds = [s for s, _ in compiled]
+    return {"seconds": statistics.median(seconds), "graphs": statistics.median(g for _, g in compiled),
+            "processes": float(len(compiled)), "spread_s": max(seconds) - min(seconds)}

@@ -23,6 +23,9 @@ class StartupState:
     """Signatures stepped in this process: their first step is no longer cold."""
     primitives: tuple[int, int] | None = None
     """oneDNN primitives one step of a new shape creates and those it reuses (None: not counted)."""
+    compiled: tuple[float, int] = (0.0, 0)
+    """torch.compile's seconds and graphs in this process once the start-up shape's steps ran
+    (``compile_clock``): that first compile belongs to the start-up, as in a validated full run."""
 
 
 @dataclasses.dataclass(eq=False)

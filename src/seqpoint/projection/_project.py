@@ -26,6 +26,7 @@ from seqpoint.measurements import (
     standard_error,
 )
 from seqpoint.measurements._metrics import (
+    COMPILE_TIME,
     DERIVED,
     INSTRUCTIONS,
     breakdown_key,
@@ -74,13 +75,16 @@ class Projection:
     (met again after oneDNN's primitive cache dropped them); empty without a cold term."""
     cold_term: dict[str, Any] = field(default_factory=dict)
     """The cold-step term of ``run_time_s`` (:meth:`ColdTerm.to_dict`); empty without one."""
+    compile_term: dict[str, float] = field(default_factory=dict)
+    """torch.compile's one-off term of ``run_time_s`` (``compile_s``): ``total_s``,
+    ``halfwidth_s``, ``graphs``, ``processes`` (``Measurements.compile``); empty for an eager run."""
     processes: int = 0
     """Worker processes whose own run totals bound the noise of ``time_s`` from below
     (Student's t, ``processes − 1`` degrees of freedom); 0 when fewer than two."""
     in_run_gap: float = 0.0
     """Seconds added to each side of ``run_time_s``'s interval: ``|r − 1|`` × the steady
     state, ``r`` the window's in-run ratio; 0 without a window or with ``in_run_correction``.
-    With ``representation`` and ``noise`` it adds up to the half-width."""
+    With ``representation``, ``noise`` and ``compile_term``'s it adds up to the half-width."""
     in_run_ratio: float | None = None
     """The window's in-run ratio ``r`` (its warm steps' time over the points' fitted time);
     None without a window, a cold-step term or a warm step."""
@@ -97,6 +101,7 @@ class Projection:
     def to_dict(self) -> dict[str, object]:
         """The ``seqpoint project --json`` shape (plus extra keys)."""
         optional = {"cold_steps": dict(self.cold_steps), "cold_term": dict(self.cold_term),
+                    "compile_term": dict(self.compile_term),
                     "processes": self.processes, "in_run_gap": self.in_run_gap, "in_run_ratio": self.in_run_ratio,
                     "process_totals": {k: list(v) for k, v in self.process_totals.items()}}
         return {
@@ -136,6 +141,21 @@ class _Totals:
         if step in self.process_totals:
             self.process_totals[run_name] = tuple(t * in_run + fo for t in self.process_totals[step])
 
+    def add_compile(self, compiled: dict[str, float]) -> dict[str, float]:
+        """Add ``compile_s`` (torch.compile's one-off seconds in a process that measured) to
+        ``run_time_s``, ± the processes' spread and one graph's compile (a run may compile one
+        graph more or fewer than they did); returns the term."""
+        s, graphs = compiled["seconds"], compiled.get("graphs", 1.0)
+        hw = compiled.get("spread_s", 0.0) + s / max(graphs, 1.0)
+        self.add(COMPILE_TIME, s, 0.0, hw)
+        run = derived_of(STEADY_TIME)[1]
+        lo, hi = self.interval[run]
+        self.totals[run] += s  # its half-width widens the interval alone, as in_run_gap does
+        self.interval[run] = nonnegative_interval(lo + s - hw, hi + s + hw)
+        if run in self.process_totals:
+            self.process_totals[run] = tuple(t + s for t in self.process_totals[run])
+        return {"total_s": s, "halfwidth_s": hw, "graphs": graphs, "processes": compiled.get("processes", 1.0)}
+
 
 def nonnegative_interval(lo: float, hi: float) -> tuple[float, float]:
     """``(lo, hi)`` with ``lo`` cut at 0: no run total is below zero."""
@@ -158,6 +178,8 @@ def project(
     measurements : Measurements or iterable of Measurement
         One per SeqPoint, matched by signature. Points not ``ok`` are projected from the
         others and the result is ``complete=False``.
+        A ``torch.compile``d workload's ``Measurements.compile`` adds ``compile_s``, its
+        one-off compilations, to ``run_time_s``.
     method : {"weighted", "interpolated"}
         Projection (see the module docstring).
     metrics : iterable of str, optional
@@ -219,6 +241,8 @@ def project(
         if r is not None and not in_run_correction:
             gap = abs(r - 1.0) * out.totals[step]
         out.add_cold(term, r if in_run_correction and r is not None else 1.0, gap, step)
+    compiled = getattr(measurements, "compile", None)
+    compile_term = out.add_compile(compiled) if compiled and term is not None and step == STEADY_TIME else {}
     return Projection(
         n_iterations=len(schedule), method=method, totals=out.totals, interval=out.interval,
         complete=bool(ok.all()), n_points=int(ok.sum()), confidence=confidence,
@@ -226,7 +250,8 @@ def project(
         representation=out.representation, noise=out.noise, processes=processes, in_run_gap=gap,
         in_run_ratio=r, process_totals=out.process_totals,
         cold_steps=term.counts if term is not None else {},
-        cold_term=term.to_dict(out.totals[derived_of(step)[1]]) if term is not None and step is not None else {})
+        cold_term=term.to_dict(out.totals[derived_of(step)[1]]) if term is not None and step is not None else {},
+        compile_term=compile_term)
 
 
 def per_process_values(ok: Sequence[Measurement], name: str) -> NDArray[np.float64] | None:

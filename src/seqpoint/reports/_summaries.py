@@ -61,6 +61,9 @@ def print_run(console: Console, result: RunRecord) -> None:
         how = (f"  ({term['share']:.1%} of the run; from the {term['method'].replace('_', ' ')})"
                if term.get("share") is not None else "")
         table.add_row(label, fmt(proj.totals[cold_name]) + how)
+    if compiled := proj.compile_term:
+        table.add_row(f"  of which torch.compile ({compiled['graphs']:.0f} graphs)",
+                      f"{fmt(compiled['total_s'])}  (once, as a fresh process compiles them)")
     table.add_row("95% interval", f"{fmt(lo)} … {fmt(hi)}  "
                   f"(± {proj.relative_halfwidth(metric):.2%})")
     total = abs(proj.totals[metric])
@@ -76,6 +79,9 @@ def print_run(console: Console, result: RunRecord) -> None:
         if metric == derived_of(step)[1] and proj.in_run_gap:
             table.add_row("  + in-run gap", f"± {proj.in_run_gap / total:.2%}  (the in-sequence window's warm "
                           "steps against the isolated points)")
+        if metric == derived_of(step)[1] and proj.compile_term:
+            table.add_row("  + torch.compile", f"± {proj.compile_term['halfwidth_s'] / total:.2%}  (the processes' "
+                          "spread and one graph more or fewer)")
         if step == STEADY_TIME:
             table.add_row("  not in it", "the machine's speed changing after profiling (validate measures it)")
     if "flops" in proj.totals:

@@ -140,6 +140,7 @@ class CampaignPlan(_Chosen):
         measured = profile_on(cfg, self.workload, order, cache=self.cache, progress=progress,
                               console=console, end_turn=end_turn, label=label,
                               between=None if between is None else functools.partial(between, schedule))
+        _warn_compile(self.workload, measured, cfg.profile.timer)
         is_point = [isinstance(item, SeqPoint) for item in order]
         by_iteration = {m.iteration: m for m, point in zip(measured.measurements, is_point, strict=True) if point}
         measurements = replace(measured, measurements=tuple(by_iteration[p.iteration] for p in seqpoints.points))
@@ -180,7 +181,6 @@ def plan_campaign(cfg: RunConfig, folder: RunFolder, *, subset: bool = False, ta
         check_data_parallel(cfg, schedule)  # before anything is measured
         ranks, schedule = schedule, schedule.rank_rows()
     workload = make_workload(cfg.workload)
-    _warn_compile(workload)
     cache = open_cache(cfg.profile)
     seqpoints = select_points(cfg, schedule, workload, cache)
     write_seqpoints(seqpoints, folder.file("seqpoints.json"))
@@ -262,16 +262,15 @@ def with_window(
     return replace(measurements, window=window)
 
 
-def _warn_compile(workload: Workload) -> None:
-    """Say what a projection of a ``torch.compile``d workload leaves out."""
-    config = getattr(workload, "config", None)
-    if getattr(config, "compile", False):
-        warnings.warn(
-            f"{workload.name} is compiled (torch.compile): a profiling worker compiles during its start-up, before "
-            "any measured step, while the run pays its compilations (its first shape, and recompiles until dynamic "
-            "shapes cover the rest) in its first steps, so the projection leaves their seconds out. "
-            "compile_dynamic = true compiles once; benchmarks/bench_gpu_speedups.py measures the gap.",
-            SeqPointWarning, stacklevel=3)
+def _warn_compile(workload: Workload, measured: Measurements, timer: str) -> None:
+    """Say when a ``torch.compile``d workload's one-off compilations are left out of the projection."""
+    if not getattr(getattr(workload, "config", None), "compile", False) or (measured.compile and timer != INSTRUCTIONS):
+        return
+    why = ("the instructions timer counts steps, not the compilations (collection is off while a worker "
+           "starts up); time them with timer = \"wall\"" if timer == INSTRUCTIONS else
+           "no point was stepped in this campaign (each came from the cache); set [profile] use_cache = false")
+    warnings.warn(f"{workload.name} is compiled (torch.compile), but its compilations are not in the projection: "
+                  f"{why}.", SeqPointWarning, stacklevel=3)
 
 
 def check_data_parallel(cfg: RunConfig, schedule: IterationSchedule) -> None:

@@ -57,7 +57,8 @@ def test_two_cpu_dry_runs_compare_as_h100_and_h200(tmp_path: Path) -> None:
     # (b): B's run from A's measurements; at k = 2 its own projection is what it scales.
     b = case["b"]
     lo, hi = b["interval_s"]
-    assert all(math.isfinite(x) for x in (b["projected_s"], lo, hi)) and 0 < lo <= b["projected_s"] <= hi
+    # a noisy k = 2 interval's low end is cut at 0 (no run takes less)
+    assert all(math.isfinite(x) for x in (b["projected_s"], lo, hi)) and 0 <= lo <= b["projected_s"] <= hi
     assert b["profiled_total_s"] == pytest.approx(row["projected_s"], rel=1e-9)
     # (c): the same compute and more bandwidth: the roofline gets faster by at most the bandwidth ratio.
     bandwidth = GPU_SPECS["h200"].bandwidth / GPU_SPECS["h100"].bandwidth

@@ -74,7 +74,10 @@ def print_histogram(console: Console, schedule: IterationSchedule, points: SeqPo
 def print_seqpoints(console: Console, points: SeqPoints, measurements: Measurements | None = None) -> None:
     """Table of the chosen points (with their measured time when given)."""
     title = f"{len(points)} SeqPoints ({points.method}) for {points.n_iterations:,} iterations"
-    console.print(render(points_table(points, measurements), title=title, left=0))
+    table = render(points_table(points, measurements), title=title, left=0)
+    if isinstance(cost := points.meta.get("params", {}).get("cost"), str):
+        table.caption = f"grouped on the cost proxy {cost}"
+    console.print(table)
 
 
 def print_selection(console: Console, points: SeqPoints, *, method: str) -> None:

@@ -79,6 +79,6 @@ def test_a_compiled_workload_pays_its_compilations_once_in_the_projection(tmp_pa
     assert json.loads((tmp_path / "run" / "result.json").read_text())["projection"]["compile_term"] == term
 
     # Every point from the cache: nothing compiled here, and the run is told so.
-    with pytest.warns(SeqPointWarning, match="compilations are not in the projection.*use_cache = false"):
+    with pytest.warns(SeqPointWarning, match="compilations are not in the projection.*use_cache = false and executor"):
         again = run(cfg, progress=False)
     assert not again.measurements.compile and "compile_s" not in again.projection.totals

@@ -268,7 +268,8 @@ def _warn_compile(workload: Workload, measured: Measurements, timer: str) -> Non
         return
     why = ("the instructions timer counts steps, not the compilations (collection is off while a worker "
            "starts up); time them with timer = \"wall\"" if timer == INSTRUCTIONS else
-           "no point was stepped in this campaign (each came from the cache); set [profile] use_cache = false")
+           "no point was stepped here (each came from the cache, or ran on Ray, whose workers do not report "
+           "it); set [profile] use_cache = false and executor = \"local\"")
     warnings.warn(f"{workload.name} is compiled (torch.compile), but its compilations are not in the projection: "
                   f"{why}.", SeqPointWarning, stacklevel=3)
 

@@ -20,8 +20,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from seqpoint.exceptions import ConfigError
+from seqpoint.profiling._basis import features
 from seqpoint.profiling._counting import roofline_peaks
-from seqpoint.profiling._fit import Devices, FitFailed, Traced, count, features, fit
+from seqpoint.profiling._fit import Devices, FitFailed, Traced, count, fit
 from seqpoint.profiling._state import state_of
 from seqpoint.workloads import BatchShape, TorchWorkload, Workload
 

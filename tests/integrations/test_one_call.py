@@ -24,7 +24,7 @@ def test_project_trainer_against_two_recorded_runs_gives_the_noise_floor(hf, tmp
     assert v.measured_runs_s == (first.total_time_s, second.total_time_s)
     assert len(result.schedule) == len(first.to_schedule()) and len(result.seqpoints) <= 4
     lo, hi = result.interval_s
-    assert 0 < lo <= result.projected_s <= hi
+    assert 0 <= lo <= result.projected_s <= hi  # a loaded machine's wide interval is cut at 0
     assert result.profiling_wall_s > 0 and result.break_even == pytest.approx(
         result.profiling_wall_s / result.projected_s * len(result.schedule))
     text = result.summary()

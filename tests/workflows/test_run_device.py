@@ -82,3 +82,7 @@ def test_a_compiled_workload_pays_its_compilations_once_in_the_projection(tmp_pa
     with pytest.warns(SeqPointWarning, match="compilations are not in the projection.*use_cache = false and executor"):
         again = run(cfg, progress=False)
     assert not again.measurements.compile and "compile_s" not in again.projection.totals
+
+    # An eager workload after it, in the same process: nothing compiled for it, no term.
+    eager = run(bert_config(tmp_path / "eager", "lengths.max_samples=24", "selection.n_points=2"), progress=False)
+    assert eager.measurements.compile == {} and "compile_s" not in eager.projection.totals

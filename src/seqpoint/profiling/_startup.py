@@ -162,9 +162,10 @@ def compile_clock() -> tuple[float, int]:
 def recompiled(workload: Workload, since: tuple[float, int] = (0.0, 0)) -> tuple[float, int] | None:
     """torch.compile's seconds and graphs in this process after ``since`` (a ``compile_clock``
     reading) and after ``workload``'s start-up shape compiled: what a run pays after its own
-    start-up (recompiles until dynamic shapes cover its shapes). None where nothing compiled."""
+    start-up (recompiles until dynamic shapes cover its shapes). None where nothing compiled
+    after ``since`` (an eager workload, whatever else this process compiled before)."""
     now = compile_clock()
-    if not now[1]:
+    if now[1] <= since[1]:
         return None
     kept = state_of(workload)
     base = max(since, kept.startup.compiled if kept is not None and kept.startup is not None else (0.0, 0))

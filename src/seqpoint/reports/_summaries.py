@@ -62,7 +62,8 @@ def print_run(console: Console, result: RunRecord) -> None:
                if term.get("share") is not None else "")
         table.add_row(label, fmt(proj.totals[cold_name]) + how)
     if compiled := proj.compile_term:
-        table.add_row(f"  of which torch.compile ({compiled['graphs']:.0f} graphs)",
+        graphs = round(compiled["graphs"])
+        table.add_row(f"  of which torch.compile ({graphs} graph{'' if graphs == 1 else 's'})",
                       f"{fmt(compiled['total_s'])}  (once, as a fresh process compiles them)")
     table.add_row("95% interval", f"{fmt(lo)} … {fmt(hi)}  "
                   f"(± {proj.relative_halfwidth(metric):.2%})")

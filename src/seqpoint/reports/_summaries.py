@@ -64,7 +64,7 @@ def print_run(console: Console, result: RunRecord) -> None:
     if compiled := proj.compile_term:
         graphs = round(compiled["graphs"])
         table.add_row(f"  of which torch.compile ({graphs} graph{'' if graphs == 1 else 's'})",
-                      f"{fmt(compiled['total_s'])}  (once, as a fresh process compiles them)")
+                      f"{fmt(compiled['total_s'])}  (once: the recompiles after the start-up shape)")
     table.add_row("95% interval", f"{fmt(lo)} … {fmt(hi)}  "
                   f"(± {proj.relative_halfwidth(metric):.2%})")
     total = abs(proj.totals[metric])

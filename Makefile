@@ -11,7 +11,8 @@ venv: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	# torch is pinned to the CPU build (see pyproject.toml); the rest come from the extras.
+	# This project's own install pins the CPU build of torch; the package's extras take any torch >= 2.4,
+	# so a GPU user's CUDA torch stays.
 	$(BIN)/pip install --quiet "torch==2.13.0"
 	$(BIN)/pip install --quiet -e ".[torch,dev]"
 	touch $(STAMP)

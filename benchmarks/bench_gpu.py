@@ -66,7 +66,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import types
 import warnings
 from pathlib import Path
 from typing import Any
@@ -139,14 +138,14 @@ def measure(key: str, case: Case, dtype: str, device: str, quick: bool, cudnn_be
     temporary folder: only a few files, two folders deep, come back from the device's $OUT."""
     from seqpoint.exceptions import SeqPointWarning
     from seqpoint.measurements import STEADY_TIME
-    from seqpoint.measurements._metrics import COLD_TIME, FIRST_STEP_TIME
+    from seqpoint.measurements.metrics import COLD_TIME, FIRST_STEP_TIME
     from seqpoint.workflows import validate
 
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="bench-gpu-") as work, warnings.catch_warnings():
         warnings.simplefilter("ignore", SeqPointWarning)
         cfg = row_config(case, dtype, device, quick, Path(work), cudnn_benchmark)
-        res = validate(cfg, progress=False, ks=(cfg.selection.n_points,), exact=False)
+        res = validate(cfg, ks=(cfg.selection.n_points,), exact=False)
     truth, steady, first = res.truth, res.steady, res.baselines.get("first")
     # Wall-clock reduction: the measured run over the seconds its points' profiling steps
     # took (a cold first step, then the steady time for every other step of the point).
@@ -183,9 +182,8 @@ def machine(device: str) -> dict[str, Any]:
         info["driver"] = subprocess.run(drv, capture_output=True, text=True, timeout=30, check=True).stdout.strip()
     except (OSError, subprocess.SubprocessError) as exc:
         info["nvidia_smi"] = f"skipped: nvidia-smi not available ({exc.__class__.__name__})"
-    import torch
 
-    env = environment_manifest(types.SimpleNamespace(device=torch.device(device)))
+    env = environment_manifest(device)
     info.update({k: env.get(k) for k in ("device", "torch", "cuda", "cudnn", "python", "seqpoint", "git_commit",
                                           "cpu_count", "created_utc")})
     print(info["nvidia_smi"])

@@ -62,7 +62,6 @@ import shutil
 import sys
 import tempfile
 import time
-import types
 import warnings
 from pathlib import Path
 from typing import Any
@@ -136,7 +135,7 @@ def measure(name: str, case: Case, args: argparse.Namespace, gpu_dir: Path, info
     with tempfile.TemporaryDirectory(prefix="bench-cross-") as work, warnings.catch_warnings():
         warnings.simplefilter("ignore", SeqPointWarning)
         cfg = case_config(case, args.device, args.quick, Path(work), args.max_samples)
-        res = validate(cfg, progress=False, ks=(cfg.selection.n_points,), exact=False)
+        res = validate(cfg, ks=(cfg.selection.n_points,), exact=False)
         for f in RUN_FILES:
             shutil.copy2(res.folder.path / f, dest / f)
     truth = res.truth
@@ -160,13 +159,12 @@ def run_case(args: argparse.Namespace) -> None:
 
 def measure_all(args: argparse.Namespace) -> None:
     """Every case in a child process within the budget, into ``OUT/<device key>/``."""
-    import torch
 
     from seqpoint.measurements import environment_fingerprint
 
     start = time.monotonic()
     left = lambda: args.budget_s - (time.monotonic() - start)  # noqa: E731
-    key = folder_key(environment_fingerprint(types.SimpleNamespace(device=torch.device(args.device))))
+    key = folder_key(environment_fingerprint(args.device))
     gpu_dir = args.out / key
     gpu_dir.mkdir(parents=True, exist_ok=True)
     record = load(gpu_dir, JSON_NAME)

@@ -93,7 +93,7 @@ def change(case: Case, what: str) -> dict[str, Any]:
     if what != "hidden":
         simple: dict[str, dict[str, Any]] = {"bf16": {"dtype": "bf16"}, "micro_batches": {"micro_batches": 2}}
         return simple[what]
-    from seqpoint.workloads._loading import workload_config
+    from seqpoint.workloads import workload_config
 
     cfg = workload_config(case.workload)
     return {f: 2 * getattr(cfg, f) for f in ("hidden", "ffn") if hasattr(cfg, f)}
@@ -115,7 +115,7 @@ def config(case: Case, device: str, quick: bool, work: Path, *, metrics: tuple[s
 
 def truth(res: Any) -> dict[str, Any]:
     """A validation's projection against its measured full runs."""
-    from seqpoint.measurements._metrics import COLD_TIME, COMPILE_TIME, RUN_TIME, STEADY_TIME
+    from seqpoint.measurements.metrics import COLD_TIME, COMPILE_TIME, RUN_TIME, STEADY_TIME
 
     t, totals = res.truth, res.projection.totals
     steady = float(totals.get(STEADY_TIME, float("nan")))
@@ -137,7 +137,7 @@ def pair_row(case: Case, what: str, device: str, quick: bool, work: Path) -> dic
     a = config(case, device, quick, work)
     b = dataclasses.replace(a, workload=dataclasses.replace(a.workload, set={**a.workload.set,
                                                                              **change(case, what)}))
-    res = speedup_configs(a, b, validate=True, progress=False)
+    res = speedup_configs(a, b, validate=True)
     sp, m = res.speedup, res.measured
     assert m is not None  # validate=True
     return {"label": CHANGES[what], "change": change(case, what), "n_iterations": res.n_iterations,
@@ -162,11 +162,11 @@ def breakdown_row(case: Case, dtype: str, device: str, quick: bool, work: Path) 
     import numpy as np
 
     from seqpoint.cache import MeasurementCache
-    from seqpoint.measurements._metrics import breakdown_of
+    from seqpoint.measurements.metrics import breakdown_of
     from seqpoint.workflows import validate
 
     cfg = config(case, device, quick, work, metrics=("time", "breakdown"), steady_truth=True, dtype=dtype)
-    res = validate(cfg, progress=False, ks=(cfg.selection.n_points,), exact=False)
+    res = validate(cfg, ks=(cfg.selection.n_points,), exact=False)
     by_sig = {e.measurement.signature: e.measurement for e in MeasurementCache(cfg.profile.cache).list()}
     sigs, counts, _ = res.schedule.unique_signatures()
     found = [by_sig.get(tuple(int(v) for v in row)) for row in sigs]
@@ -232,7 +232,7 @@ def compile_row(case: Case, mode: str, device: str, quick: bool, work: Path) -> 
     quiet_torch_stderr()
     backend = "eager" if quick else "inductor"
     cfg = config(case, device, quick, work, compile_backend=backend, **COMPILE_MODES[mode])
-    res = validate(cfg, progress=False, ks=(cfg.selection.n_points,), exact=False)
+    res = validate(cfg, ks=(cfg.selection.n_points,), exact=False)
     log = dynamo_log(Path(os.environ["TORCH_LOGS_OUT"]))
     procs, mine = [p for p in log if p["pid"] != os.getpid()], [p for p in log if p["pid"] == os.getpid()]
     # With one worker process the SeqPoints are timed here, in this process; else in fresh workers.

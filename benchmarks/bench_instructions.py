@@ -36,7 +36,7 @@ from _paper_cases import ALLOCATOR_ENV, BASELINES, CASES, Scale, run_config
 from _paper_measured import child_env, in_fresh_process
 from _results import bench_parser, header, write_section
 from seqpoint.exceptions import SeqPointWarning
-from seqpoint.measurements._metrics import derived_of, step_metric
+from seqpoint.measurements.metrics import derived_of, step_metric
 from seqpoint.workflows import ProfileSection, ValidationSection, speedup_configs, validate
 
 K = 10

@@ -31,7 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _results import bench_parser, figure_path, header, write_section
 from seqpoint.batching import replay
 from seqpoint.exceptions import SeqPointWarning
-from seqpoint.projection import ScheduleModel, project_cost, relative_error
+from seqpoint.measurements.metrics import relative_error
+from seqpoint.projection import ScheduleModel, project_cost
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import SeqPointSelector, make_selector
 from seqpoint.traces import bundled_lengths

@@ -110,7 +110,7 @@ def _child(*args: str) -> None:
 def measure_job(job: str, tmp: Path, *, runs: int, repeats: int, processes: int, cold_window: int,
                 n_points: int) -> dict[str, Any]:
     """Recorded runs and projections of ``job``, alternating; the projections judged at the end."""
-    from seqpoint.validation import read_trace
+    from seqpoint.schedule import read_trace
 
     traces: list[Path] = []
     projections: list[dict[str, Any]] = []

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from seqpoint import Reporter
 from seqpoint.cli import main
 from seqpoint.exceptions import InputError
 
@@ -91,3 +94,26 @@ def read_error(tmp_path: Path) -> Callable[[Callable[[Path], object], object, st
         return text
 
     return check
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class RecordingReporter(Reporter):
+    """A silent reporter that keeps what a campaign reports: each worker's line and each bar's
+    title (its labelled and hooked copies share the list)."""
+
+    progress: bool = False
+    seen: list[str] = dataclasses.field(default_factory=list)
+
+    def note(self, line: str) -> None:
+        self.seen.append(line)
+
+    @contextlib.contextmanager
+    def bar(self, title: str, total: int, *, transient: bool = False) -> Iterator[Any]:
+        self.seen.append(title)
+        yield lambda n, description: None
+
+
+@pytest.fixture
+def recorder() -> RecordingReporter:
+    """What a campaign reported, in order (:class:`RecordingReporter`)."""
+    return RecordingReporter()

@@ -39,7 +39,7 @@ def test_entry_points_are_the_stages_own_functions() -> None:
 def test_import_seqpoint_loads_no_stage() -> None:
     code = "import sys, seqpoint; print(sorted(m.split('.')[1] for m in sys.modules if m.startswith('seqpoint.')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "['_version', 'exceptions']"
+    assert out.stdout.strip() == "['_live', '_version', 'exceptions']"  # foundation modules, no stage
 
 
 def test_the_four_stages_on_toy_inputs() -> None:

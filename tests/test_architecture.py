@@ -23,7 +23,7 @@ DOC = ROOT / "docs" / "architecture.md"
 BASE = frozenset({"exceptions", "_version", "_params", "_registry", "_config", "_jsonio", "_live", "_rng", "_signature"})
 NUMPY_CORE = ("traces", "schedule", "measurements", "batching", "selection", "cache", "projection")
 #: Packages whose work needs an optional extra, which they import only inside functions.
-LAZY_EXTRAS = ("workloads", "profiling", "validation", "executors", "integrations", "workflows", "reports",
+LAZY_EXTRAS = ("workloads", "profiling", "clocks", "validation", "executors", "integrations", "workflows", "reports",
                "testing")
 
 
@@ -201,10 +201,60 @@ def test_no_type_checking_imports_of_seqpoint() -> None:
     assert offenders == []
 
 
-def test_tests_import_no_private_module() -> None:
-    """Tests reach seqpoint as users do: through package namespaces, never a ``_module``
-    (a test of an internal imports it from its package, where it is not in ``__all__``)."""
-    private = re.compile(r"seqpoint(\.[a-z_]+)*\._[a-z]")
-    hits = [f"{p.relative_to(ROOT)}:{i}" for p in (ROOT / "tests").rglob("*.py")
-            for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if private.search(line)]
+def _private(dotted: str) -> bool:
+    """``seqpoint.<pkg>._x...``: a private module below a package (the top-level foundation
+    modules, ``seqpoint._x``, are every package's)."""
+    parts = dotted.split(".")
+    return parts[0] == "seqpoint" and any(p.startswith("_") and not p.startswith("__") for p in parts[2:])
+
+
+def _references(path: Path) -> list[tuple[int, str, str | None]]:
+    """``(line, module, name)`` of every seqpoint import in ``path``, and every string that
+    names a seqpoint module path (``monkeypatch.setattr("seqpoint.x._y.f", ...)``) as a module."""
+    out: list[tuple[int, str, str | None]] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("seqpoint"):
+            out += [(node.lineno, node.module or "", a.name) for a in node.names]
+        elif isinstance(node, ast.Import):
+            out += [(node.lineno, a.name, None) for a in node.names if a.name.startswith("seqpoint")]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("seqpoint."):
+            out.append((node.lineno, node.value, None))
+    return out
+
+
+def _all_of(module: str) -> set[str] | None:
+    """The ``__all__`` of a package's ``__init__`` (None for a module that is not a package)."""
+    init = SRC.parent.joinpath(*module.split("."), "__init__.py")
+    if not init.is_file():
+        return None
+    for node in ast.parse(init.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "__all__" for t in node.targets):
+            return set(ast.literal_eval(node.value))
+    return set()
+
+
+def test_no_package_imports_another_packages_private_module() -> None:
+    """A package's face is its ``__init__``: what crosses is in its ``__all__`` (or a public module)."""
+    bad = []
+    for path in SRC.rglob("*.py"):
+        me = _package(_module_name(path))
+        for line, module, name in _references(path):
+            if _package(module) == me:
+                continue
+            if _private(module) or (name is not None and _private(f"{module}.{name}")):
+                bad.append(f"{path.relative_to(ROOT)}:{line} {module}{'' if name is None else '.' + name}")
+            elif name is not None and (names := _all_of(module)) is not None and name not in names \
+                    and not SRC.parent.joinpath(*module.split("."), name).with_suffix(".py").is_file() \
+                    and not SRC.parent.joinpath(*module.split("."), name, "__init__.py").is_file():
+                bad.append(f"{path.relative_to(ROOT)}:{line} {module}.{name} is not in its __all__")
+    assert bad == []
+
+
+def test_tests_reference_no_private_module() -> None:
+    """Tests reach seqpoint as users do: through package namespaces, never a ``_module`` (not in an
+    import, not in a monkeypatched path); the top-level foundation modules are private too."""
+    hits = [f"{p.relative_to(ROOT)}:{line} {module}" for p in (ROOT / "tests").rglob("*.py")
+            for line, module, name in _references(p)
+            if any(x.startswith("_") and not x.startswith("__") for x in module.split(".")[1:])
+            or (name is not None and name.startswith("_") and not name.startswith("__"))]
     assert hits == []

@@ -17,6 +17,7 @@ and :mod:`seqpoint.testing` has toy inputs for tests.
 torch, pyarrow and matplotlib only by the stages that use them.
 """
 
+from seqpoint._live import Reporter
 from seqpoint._version import __version__
 from seqpoint.exceptions import (
     AdjustedInputWarning,
@@ -34,6 +35,7 @@ __all__ = [
     "ConfigError",
     "InputError",
     "NotFittedError",
+    "Reporter",
     "SeqPointError",
     "SeqPointWarning",
     "__version__",

@@ -16,7 +16,7 @@ from typing import Any, ClassVar, Literal, TypeGuard
 
 from seqpoint.exceptions import ConfigError
 
-__all__ = ["Boolean", "Constraint", "Interval", "Options", "Predicate", "TypeOf", "Validated", "check_params",
+__all__ = ["Boolean", "Constraint", "Interval", "Options", "Predicate", "TypeOf", "Validated", "bounded", "check_params",
            "validate_params"]
 
 
@@ -109,6 +109,14 @@ def TypeOf(types: type | tuple[type, ...], word: str) -> Predicate:
 
 
 Constraint = Interval | Options | Predicate | None
+
+
+def bounded(kind: type, low: float, high: float, *, word: str | None = None) -> Predicate:
+    """A constraint "an int >= 1 and <= 16,777,216": ``Interval(kind, low, high)`` whose
+    message keeps the lower bound first (as the unbounded one reads) and spells the limit."""
+    lower = Interval(kind, low, word=word).describe()
+    shown = f"{int(high):,}" if float(high).is_integer() else f"{high:g}"
+    return Predicate(Interval(kind, low, high, word=word).accepts, f"{lower} and <= {shown}")
 
 
 def check_params(owner: str, constraints: Mapping[str, Collection[Constraint]], values: Mapping[str, object]) -> None:

@@ -124,18 +124,19 @@ def test_a_warning_is_one_stderr_line(
 ) -> None:
     import warnings
 
-    from seqpoint.cli import _app
+    from seqpoint.cli import app
     from seqpoint.exceptions import AdjustedInputWarning
 
-    def command(**_: object) -> int:
+    def command() -> None:
         if category == "seqpoint":
             warnings.warn("batch_size 0 was raised to 1", AdjustedInputWarning, stacklevel=1)
         else:
             warnings.warn("a library's deprecation", FutureWarning, stacklevel=1)
-        return 0
 
-    monkeypatch.setattr(_app, "app", command)
-    code, err = run(["anything"], capsys)
+    # a hidden command of the real app, for this test only
+    monkeypatch.setattr(app, "registered_commands", list(app.registered_commands))
+    app.command("warns-for-a-test", hidden=True)(command)
+    code, err = run(["warns-for-a-test"], capsys)
     assert code == 0
     line = one_line(err)
     assert line.startswith(expected)

@@ -232,11 +232,13 @@ def test_set_takes_the_profile_keys_of_its_flags(seqpoints, tmp_path, cli) -> No
     metrics = read_measurements(tmp_path / "m.json").measurements[0].metrics
     assert "bytes" in metrics and "flops" not in metrics
     assert (tmp_path / "c2.sqlite").exists()
-    code, _, err = cli(_flops(seqpoints, tmp_path / "m.json", "--set", "profile.processes=2"))
+    # every [profile] key, as a run config's (processes, cold_window, executor ...); no other section's
+    code, _, err = cli(_flops(seqpoints, tmp_path / "m.json", "--set", "selection.n_points=3"))
     assert code == 2 and len(err.strip().splitlines()) == 1
-    assert ("--set 'profile.processes=2': seqpoint profile takes the keys workload.set.KEY, profile.warmup, "
-            "profile.repeats, profile.timer, profile.metrics, profile.kineto_dir, profile.cache, "
-            "profile.use_cache") in err
+    assert ("--set 'selection.n_points=3': seqpoint profile takes the keys of [workload], [profile] but "
+            "workload.name, which its arguments give") in err
+    code, _, err = cli(_flops(seqpoints, tmp_path / "m.json", "--set", "profile.processes=9"))
+    assert code == 2 and "The 'processes' parameter (9) spreads the 'repeats' (5) over processes" in err
 
 
 @pytest.mark.parametrize(
@@ -260,7 +262,7 @@ def test_a_bad_set_value_gets_the_tomls_message(seqpoints, tmp_path, cli, item, 
     config.write_text('[lengths]\nsource = "l.csv"\n' + toml)
     with pytest.raises(ConfigError) as exc:
         load_config(config)
-    assert lines[0] == f"seqpoint: error: {str(exc.value).removeprefix(f'{config}: ')}"
+    assert lines[0] == f"seqpoint: error: --set overrides: {str(exc.value).removeprefix(f'{config}: ')}"
 
 
 @pytest.fixture(autouse=True)

@@ -163,8 +163,7 @@ def test_bad_input_subprocess_one_line_exit_2(case: str, tmp_path: Path) -> None
 def test_format_trace_reads_a_recorded_run_as_its_schedule(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from seqpoint.schedule import read_schedule
-    from seqpoint.validation import RunTrace, write_trace
+    from seqpoint.schedule import RunTrace, read_schedule, write_trace
 
     trace = RunTrace(
         iteration=[0, 0, 1, 1], epoch=[0, 0, 0, 1], micro_batch=[0, 1, 0, 1],

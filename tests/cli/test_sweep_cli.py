@@ -86,7 +86,7 @@ def test_unreachable_ray_address_is_one_line_and_exit_2(
 def test_executor_flags_are_checked(tmp_path: Path, cli: Cli) -> None:
     path = _write(tmp_path)
     code, _, err = cli(["sweep", str(path), "--executor", "dask"])
-    assert code == 2 and "Unknown executor 'dask'. Valid executors: local, ray." in err
+    assert code == 2 and "Unknown executor 'dask'. Valid executors: local, ray, submitit." in err
     code, _, err = cli(["sweep", str(path), "--executor", "local", "--num-cpus", "2"])
     assert code == 2 and "add --executor ray" in err
 

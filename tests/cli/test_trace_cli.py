@@ -12,8 +12,8 @@ import pytest
 
 from seqpoint.cli import main
 from seqpoint.measurements import Measurement, Measurements, write_measurements
+from seqpoint.schedule import RunTrace, write_trace
 from seqpoint.selection import SeqPointSelector, read_seqpoints, read_simpoints, write_seqpoints
-from seqpoint.validation import RunTrace, write_trace
 
 pytest.importorskip("torch")
 
@@ -125,7 +125,7 @@ def test_first_n_needs_a_trace_and_a_rank_picks_one_of_a_data_parallel_trace(tmp
 
 def test_speedup_from_two_measurement_files(tmp_path: Path, cli: Cli) -> None:
     trace = _trace(tmp_path / "a.csv", 1.0)
-    from seqpoint.validation import read_trace
+    from seqpoint.schedule import read_trace
 
     sched = read_trace(trace).to_schedule()
     points = SeqPointSelector(n_points=3).fit(sched).to_seqpoints(sched)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from seqpoint.exceptions import ConfigError
-from seqpoint.executors import Executor, Job, LocalExecutor, RayExecutor, job_resources
+from seqpoint.executors import Executor, Job, LocalExecutor, RayExecutor, task_resources
 from seqpoint.profiling import ProfileConfig, profile_points
 from seqpoint.workloads import load_workload
 
@@ -18,7 +18,7 @@ def test_local_executor_is_profile_points() -> None:
         Job(workload="deepspeech2:tiny", config=FLOPS, points=pts),
         Job(workload="deepspeech2:tiny", overrides={"rnn_hidden": "48"}, config=FLOPS, points=pts[:1]),
     ]
-    got = LocalExecutor().profile(jobs, progress=False)
+    got = LocalExecutor().profile(jobs)
     assert isinstance(LocalExecutor(), Executor)
     assert [len(ms.measurements) for ms in got] == [3, 1]
     want = profile_points(load_workload("deepspeech2:tiny"), pts, FLOPS, progress=False)
@@ -27,20 +27,23 @@ def test_local_executor_is_profile_points() -> None:
     assert got[1].measurements[0].metrics["flops"] != got[0].measurements[0].metrics["flops"]
 
 
-def test_job_resources_follow_the_workload_config() -> None:
-    assert job_resources(Job(workload="bert:tiny")) == {"num_cpus": 1.0}
-    assert job_resources(Job(workload="bert:tiny", overrides={"threads": "3"})) == {"num_cpus": 3.0}
-    assert job_resources(Job(workload="bert:tiny", overrides={"threads": 0})) == {"num_cpus": 1.0}
+def test_task_resources_follow_the_workload_config() -> None:
+    assert task_resources(Job(workload="bert:tiny")) == ("cpu", 1)
+    assert task_resources(Job(workload="bert:tiny", overrides={"threads": "3"})) == ("cpu", 3)
+    assert task_resources(Job(workload="bert:tiny", overrides={"threads": 0})) == ("cpu", 1)
     cuda = Job(workload="gnmt:tiny", overrides={"device": "cuda", "threads": 4})
-    assert job_resources(cuda) == {"num_cpus": 1.0, "num_gpus": 1.0}
-    assert job_resources(Job(workload="pkg.mod:fn", overrides={"threads": 2})) == {"num_cpus": 2.0}
+    assert task_resources(cuda) == ("cuda", 1)
+    assert task_resources(Job(workload="pkg.mod:fn", overrides={"threads": 2})) == ("cpu", 2)
+    # a device decided inside the user's factory is said by the job
+    assert task_resources(Job(workload="pkg.mod:fn", device="cuda")) == ("cuda", 1)
+    assert task_resources(Job(workload=load_workload("bert:tiny", {"threads": 2}))) == ("cpu", 2)
 
 
-def test_job_resources_reject_bad_settings() -> None:
+def test_task_resources_reject_bad_settings() -> None:
     with pytest.raises(ConfigError, match="Unknown preset 'huge' of workload 'bert'"):
-        job_resources(Job(workload="bert:huge"))
+        task_resources(Job(workload="bert:huge"))
     with pytest.raises(ConfigError, match="Unknown workload setting 'hiden'"):
-        job_resources(Job(workload="bert:tiny", overrides={"hiden": 1}))
+        task_resources(Job(workload="bert:tiny", overrides={"hiden": 1}))
 
 
 @pytest.mark.parametrize(
@@ -60,7 +63,7 @@ def test_ray_executor_checks_its_parameters(kwargs: dict[str, object], message: 
 def test_unreachable_address_is_one_clear_line() -> None:
     job = Job(workload="deepspeech2:tiny", config=FLOPS, points=[(2, 20, 0)])
     with pytest.raises(ConfigError, match=r"Cannot reach a Ray cluster at '127.0.0.1:1' \(.*\); check the address") as err:
-        RayExecutor(address="127.0.0.1:1").profile([job], progress=False)
+        RayExecutor(address="127.0.0.1:1").profile([job])
     assert "\n" not in str(err.value)
     with pytest.raises(ConfigError, match="The Ray address 'headnode' is not host:port"):
-        RayExecutor(address="headnode").profile([job], progress=False)
+        RayExecutor(address="headnode").profile([job])

@@ -48,8 +48,8 @@ def test_sweep_matches_serial_and_second_run_reads_the_cache(tmp_path: Path) -> 
     ]
     cache = MeasurementCache(tmp_path / "c.sqlite")
     ex = RayExecutor()
-    got = ex.profile(jobs, cache=cache, progress=False)
-    want = LocalExecutor().profile(jobs, progress=False)
+    got = ex.profile(jobs, cache=cache)
+    want = LocalExecutor().profile(jobs)
     assert _flops(got) == _flops(want)
     for g, w in zip(got, want, strict=True):
         assert (g.workload, g.config, g.environment) == (w.workload, w.config, w.environment)
@@ -61,7 +61,7 @@ def test_sweep_matches_serial_and_second_run_reads_the_cache(tmp_path: Path) -> 
 
     # a second run (a driver that already knows the fingerprints) launches no task at all
     same = ex  # a driver that already probed knows the keys
-    assert same.profile(jobs, cache=cache, progress=False) == got
+    assert same.profile(jobs, cache=cache) == got
     assert same.last_stats is not None
     assert (same.last_stats.cached, same.last_stats.tasks, same.last_stats.probes) == (5, 0, 0)
 
@@ -70,9 +70,9 @@ def test_cache_written_by_the_serial_path_is_read_by_ray(tmp_path: Path) -> None
     jobs = [Job(workload="deepspeech2:tiny", overrides={"rnn_hidden": 48}, config=FLOPS,
                 points=POINTS)]
     cache = MeasurementCache(tmp_path / "c.sqlite")
-    want = LocalExecutor().profile(jobs, cache=cache, progress=False)
+    want = LocalExecutor().profile(jobs, cache=cache)
     ex = RayExecutor()
-    assert ex.profile(jobs, cache=cache, progress=False) == want
+    assert ex.profile(jobs, cache=cache) == want
     assert ex.last_stats is not None
     assert (ex.last_stats.cached, ex.last_stats.measured, ex.last_stats.tasks) == (3, 0, 0)
     assert ex.last_stats.probes == 1
@@ -87,11 +87,11 @@ def _dying_job(marker: Path, die_at: str) -> Job:
 def test_a_killed_worker_is_retried_and_the_sweep_completes(tmp_path: Path) -> None:
     marker = tmp_path / "died"
     ex = RayExecutor()
-    got = ex.profile([_dying_job(marker, "2,33,0")], progress=False)
+    got = ex.profile([_dying_job(marker, "2,33,0")])
     assert marker.exists()  # the worker did die once
     assert [m.status for m in got[0].measurements] == ["ok", "ok", "ok"]
     # the same user workload in this process (the marker now spares it)
-    want = LocalExecutor().profile([_dying_job(marker, "2,33,0")], progress=False)
+    want = LocalExecutor().profile([_dying_job(marker, "2,33,0")])
     assert _flops(got) == _flops(want)
 
 
@@ -101,14 +101,14 @@ def test_a_task_that_keeps_dying_fails_its_points_and_the_rest_is_cached(tmp_pat
     # Points run largest first: (3, 40), (2, 33), then (2, 24), where the worker dies.
     job = _dying_job(marker, "2,24,0")
     ex = RayExecutor(max_retries=0)
-    got = ex.profile([job], cache=cache, progress=False)
+    got = ex.profile([job], cache=cache)
     statuses = {m.iteration: m.status for m in got[0].measurements}
     assert statuses == {1: "error", 5: "ok", 8: "ok"}
     lost = next(m for m in got[0].measurements if m.iteration == 1)
     assert "died" in lost.message.lower() or "crash" in lost.message.lower()
     assert len(cache) == 2  # each finished point was cached as it arrived
 
-    resumed = ex.profile([job], cache=cache, progress=False)  # the marker stops the death
+    resumed = ex.profile([job], cache=cache)  # the marker stops the death
     assert [m.status for m in resumed[0].measurements] == ["ok", "ok", "ok"]
     assert ex.last_stats is not None
     assert (ex.last_stats.cached, ex.last_stats.measured) == (2, 1)
@@ -117,15 +117,15 @@ def test_a_task_that_keeps_dying_fails_its_points_and_the_rest_is_cached(tmp_pat
 def test_a_job_larger_than_the_cluster_is_refused() -> None:
     job = Job(workload="bert:tiny", overrides={"threads": 4}, config=FLOPS, points=[(1, 8, 0)])
     with pytest.raises(ConfigError, match="needs 4 CPUs per task but the Ray cluster has 2"):
-        RayExecutor().profile([job], progress=False)
+        RayExecutor().profile([job])
 
 
 def test_a_workload_that_does_not_load_is_bad_input(tmp_path: Path) -> None:
     job = Job(workload="no_such_module:build", config=FLOPS, points=[(1, 8, 0)])
     with pytest.raises(ConfigError, match="cannot import module 'no_such_module'"):
         RayExecutor().profile([job], cache=MeasurementCache(tmp_path / "c.sqlite"),
-                              progress=False)
+                              )
     # without a cache nothing is probed: the task records the failure on its points
-    got = RayExecutor().profile([job], progress=False)
+    got = RayExecutor().profile([job])
     assert got[0].measurements[0].status == "error"
     assert "cannot import module 'no_such_module'" in got[0].measurements[0].message

@@ -55,9 +55,9 @@ def _steps(log: Path) -> dict[tuple[int, ...], set[float]]:
 
 def test_ray_workers_build_the_serial_paths_batches_from_the_real_lengths(tmp_path: Path) -> None:
     serial_log, ray_log = tmp_path / "serial.jsonl", tmp_path / "ray.jsonl"
-    want = LocalExecutor().profile([_job(serial_log)], progress=False)[0]
+    want = LocalExecutor().profile([_job(serial_log)])[0]
     ex = RayExecutor()
-    got = ex.profile([_job(ray_log)], progress=False)[0]  # no cache: the probe says it takes lengths
+    got = ex.profile([_job(ray_log)])[0]  # no cache: the probe says it takes lengths
     assert ex.last_stats is not None and ex.last_stats.measured == 2  # (12, 3) once, (12, 7) once
     assert [m.iteration for m in got.measurements] == [0, 4, 9]
     assert all(m.ok for m in got.measurements)
@@ -74,17 +74,17 @@ def test_ray_and_the_serial_path_hit_each_others_cache_rows(tmp_path: Path) -> N
     log = tmp_path / "steps.jsonl"
     cache = MeasurementCache(tmp_path / "c.sqlite")
     ex = RayExecutor()
-    got = ex.profile([_job(log)], cache=cache, progress=False)[0]
+    got = ex.profile([_job(log)], cache=cache)[0]
     assert ex.last_stats is not None and ex.last_stats.measured == 2
     assert len(cache) == 2  # one row per distinct batch, keyed by its lengths
     lines = log.read_text()
-    serial = LocalExecutor().profile([_job(log)], cache=cache, progress=False)[0]
+    serial = LocalExecutor().profile([_job(log)], cache=cache)[0]
     assert serial == got and log.read_text() == lines  # every point from Ray's rows, no step
 
     other = MeasurementCache(tmp_path / "d.sqlite")
-    first = LocalExecutor().profile([_job(log)], cache=other, progress=False)[0]
+    first = LocalExecutor().profile([_job(log)], cache=other)[0]
     assert len(other) == 2
     again = RayExecutor()
-    assert again.profile([_job(log)], cache=other, progress=False)[0] == first
+    assert again.profile([_job(log)], cache=other)[0] == first
     assert again.last_stats is not None
     assert (again.last_stats.cached, again.last_stats.measured, again.last_stats.tasks) == (2, 0, 0)

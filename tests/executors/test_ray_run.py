@@ -68,4 +68,4 @@ def test_an_unknown_executor_is_one_line(cli: Cli, config: Path) -> None:
     code, out, err = cli(["run", str(config), "--set", "profile.executor=dask"])
     assert code == 2 and out == ""
     assert len(err.strip().splitlines()) == 1
-    assert "The 'executor' parameter of [profile] must be one of 'local', 'ray'. Got 'dask'." in err
+    assert "The 'executor' parameter of [profile] must be one of 'local', 'ray', 'submitit'. Got 'dask'." in err

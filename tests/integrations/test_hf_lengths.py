@@ -47,7 +47,7 @@ def test_group_by_length_with_dropout_and_masking_is_exact_over_three_epochs(hf,
         np.testing.assert_array_equal(schedule.rows.row(i)[0], real)
     # The callback records the same rows, and they survive the trace file.
     assert trace.rows is not None and trace.to_schedule().rows.equals(schedule.rows)
-    from seqpoint.validation import read_trace
+    from seqpoint.schedule import read_trace
 
     assert read_trace(tmp_path / "trace.csv").rows.equals(schedule.rows)
     # Epochs differ: the seeds are per epoch, not one order replayed three times.
@@ -116,7 +116,7 @@ def test_plain_loop_recorder_keeps_the_mask_lengths_and_targets(tmp_path):
     import torch
 
     from seqpoint.integrations import record
-    from seqpoint.validation import read_trace
+    from seqpoint.schedule import read_trace
 
     with record(tmp_path / "t.parquet", encoder_decoder=True) as rec:
         for lens, tl in (([3, 5], [2, 4]), ([6], [1])):

@@ -122,20 +122,15 @@ def test_the_llm_config_counts_its_packed_rows_as_they_run():
     pytest.importorskip("transformers")
     from seqpoint.profiling import count_point, exact_totals
     from seqpoint.selection import basis_components
-    from seqpoint.workflows import (
-        build_schedule,
-        load_config,
-        load_lengths,
-        make_workload,
-        signature_shapes,
-    )
+    from seqpoint.workflows import build_schedule, load_config, load_lengths, signature_shapes
+    from seqpoint.workloads import WorkloadRecipe
 
     cfg = load_config("configs/llm-wikitext-packing.toml")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SeqPointWarning)
         schedule = build_schedule(cfg.batching, load_lengths(cfg.lengths)).head(3)
     assert schedule.is_packed and "dense_quadratic" in basis_components(schedule)[0]
-    wl = make_workload(cfg.workload)
+    wl = WorkloadRecipe.of(cfg.workload.name, cfg.workload.set).build()
     shapes = signature_shapes(wl, schedule)
     assert shapes is not None and all(s.row_of is not None for s in shapes)
     exact = exact_totals(wl, schedule, shapes=shapes)

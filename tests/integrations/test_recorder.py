@@ -3,7 +3,7 @@ import pytest
 
 from seqpoint.exceptions import AssumedInputWarning, InputError
 from seqpoint.integrations import Shape, read_batch, record
-from seqpoint.validation import read_trace
+from seqpoint.schedule import read_trace
 
 torch = pytest.importorskip("torch")
 

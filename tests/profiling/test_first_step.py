@@ -1,20 +1,24 @@
-import copy
-
 import pytest
 
 pytest.importorskip("torch")
 
-from seqpoint.profiling import ProfileConfig, campaign_decoy, profile_points, startup_state
+from seqpoint.profiling import (
+    ProfileConfig,
+    Profiler,
+    campaign_decoy,
+    profile_points,
+    startup_state,
+)
 from seqpoint.workloads import load_workload
 
 
 def test_first_step_of_new_shape_recorded_once(capfd):
-    w = load_workload("deepspeech2:tiny", overrides={"threads": 1})
+    profiler = Profiler(load_workload("deepspeech2:tiny", overrides={"threads": 1}))
     cfg = ProfileConfig(warmup=1, repeats=2, metrics=("time", "breakdown"))
-    first = profile_points(w, [(2, 40, 0), (2, 56, 0)], cfg, progress=False)
+    first = profiler.measure([(2, 40, 0), (2, 56, 0)], cfg)
     assert all("time_s_first" in m.metrics for m in first.measurements)
     assert all(m.metrics["time_s_first"] > 0 for m in first.measurements)
-    again = profile_points(w, [(2, 40, 0)], cfg, progress=False)
+    again = profiler.measure([(2, 40, 0)], cfg)
     # the shape was already run in this process: its first step is not cold any more
     assert "time_s_first" not in again.measurements[0].metrics
     # kineto's start/stop lines are kept off stderr
@@ -64,31 +68,35 @@ def test_start_up_runs_on_the_campaign_decoy_before_the_first_point():
 
 def test_start_up_waits_for_a_point_that_is_measured():
     w = _Counting()
-    profile_points(w, [], ProfileConfig(warmup=1, repeats=1), progress=False)
+    profiler = Profiler(w)
+    profiler.measure([], ProfileConfig(warmup=1, repeats=1))
     assert w.stepped == []
-    startup_state(w, (2, 5, 0))
+    startup_state(w, profiler.state, (2, 5, 0))
     assert w.stepped == [(2, 5, 0)] * 3 + [(2, 4, 0)]
-    startup_state(w, (2, 7, 0))  # once per workload object
+    startup_state(w, profiler.state, (2, 7, 0))  # once per profiler
     assert len(w.stepped) == 4
 
 
-def test_start_up_state_belongs_to_one_workload_object():
-    a, b = _Counting(), _Counting()
-    state = startup_state(a, (2, 5, 0))
-    assert state is startup_state(a) and state is not startup_state(b, (2, 5, 0))
-    state.seen.add((2, 40, 0))
-    assert (2, 40, 0) in startup_state(a).seen and not startup_state(b).seen
-    # a copy carries the attribute but is another object: it starts afresh
-    c = copy.copy(a)
-    assert startup_state(c) is not state and not startup_state(c).seen
+def test_what_a_workload_ran_belongs_to_its_profiler():
+    w, cfg = _Counting(), ProfileConfig(warmup=1, repeats=1)
+    one = Profiler(w)
+    first = one.measure([(2, 40, 0)], cfg).measurements[0]
+    again = one.measure([(2, 40, 0)], cfg).measurements[0]
+    # one profiler: the start-up ran once, and the shape it stepped is warm the second time
+    assert w.stepped.count((2, 39, 0)) == 3 and "time_s_first" in first.metrics
+    assert "time_s_first" not in again.metrics
+    # another profiler of the same object knows nothing of it: start-up again, the shape cold
+    other = Profiler(w).measure([(2, 40, 0)], cfg).measurements[0]
+    assert w.stepped.count((2, 39, 0)) == 6 and "time_s_first" in other.metrics
+    # nothing was written onto the workload
+    assert set(vars(w)) == {"stepped"}
 
 
 def test_a_seen_shape_has_no_cold_first_step():
     w = _Counting()
-    startup_state(w).seen.add((2, 40, 0))
-    ms = profile_points(
-        w, [(2, 40, 0), (2, 48, 0)], ProfileConfig(warmup=1, repeats=1), progress=False
-    )
+    profiler = Profiler(w)
+    startup_state(w, profiler.state).seen.add((2, 40, 0))
+    ms = profiler.measure([(2, 40, 0), (2, 48, 0)], ProfileConfig(warmup=1, repeats=1))
     assert "time_s_first" not in ms.measurements[0].metrics
     assert "time_s_first" in ms.measurements[1].metrics
 

@@ -8,19 +8,21 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from seqpoint import Reporter  # noqa: E402
 from seqpoint.cache import MeasurementCache  # noqa: E402
+from seqpoint.clocks import TIMERS  # noqa: E402
 from seqpoint.exceptions import ConfigError  # noqa: E402
 from seqpoint.measurements import CATEGORIES, CPU_ISA, environment_fingerprint  # noqa: E402
 from seqpoint.profiling import (  # noqa: E402
-    TIMERS,
     ProfileConfig,
+    Profiler,
     canonical_op_name,
     categorize,
     profile_point,
     profile_points,
 )
 from seqpoint.selection import SeqPoint, SeqPoints  # noqa: E402
-from seqpoint.workloads import load_workload  # noqa: E402
+from seqpoint.workloads import describe, load_workload  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -188,20 +190,16 @@ def test_progress_bar_renders(ds2, capsys) -> None:
     from rich.console import Console
 
     con = Console(force_terminal=True, width=100)
-    profile_points(
-        ds2, [(2, 40, 0)], ProfileConfig(warmup=0, repeats=1), progress=True, console=con
-    )
+    Profiler(ds2, reporter=Reporter(console=con)).measure([(2, 40, 0)], ProfileConfig(warmup=0, repeats=1))
     assert "1/1" in capsys.readouterr().out
     # piped (not a terminal): no bar, whose last frame was all a log kept of it
-    profile_points(
-        ds2, [(2, 41, 0)], ProfileConfig(warmup=0, repeats=1), progress=True,
-        console=Console(force_terminal=False, width=100),
-    )
+    piped = Reporter(console=Console(force_terminal=False, width=100))
+    Profiler(ds2, reporter=piped).measure([(2, 41, 0)], ProfileConfig(warmup=0, repeats=1))
     assert capsys.readouterr().out == ""
 
 
 def test_environment_fingerprint(ds2) -> None:
-    env = environment_fingerprint(ds2)
+    env = environment_fingerprint(describe(ds2).device)
     assert {"python", "torch", "seqpoint", "device", "device_type", "threads", "machine"} <= set(
         env
     )

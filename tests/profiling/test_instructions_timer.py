@@ -10,14 +10,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from seqpoint.clocks import read_summary  # noqa: E402
 from seqpoint.exceptions import ConfigError  # noqa: E402
-from seqpoint.profiling import (  # noqa: E402
-    STARTUP_STEPS,
-    ProfileConfig,
-    profile_point,
-    profile_points,
-    read_summary,
-)
+from seqpoint.profiling import STARTUP_STEPS, ProfileConfig, profile_point, profile_points  # noqa: E402
 from seqpoint.testing import ToyWorkload  # noqa: E402
 
 DUMP = """version: 1

@@ -9,6 +9,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from seqpoint import Reporter  # noqa: E402
 from seqpoint.cache import MeasurementCache  # noqa: E402
 from seqpoint.exceptions import ConfigError  # noqa: E402
 from seqpoint.measurements import per_process_key, standard_error  # noqa: E402
@@ -17,6 +18,7 @@ from seqpoint.profiling import (  # noqa: E402
     STARTUP_STEPS,
     DriftWarning,
     ProfileConfig,
+    Profiler,
     ShippedWorkload,
     WorkerResult,
     WorkerTask,
@@ -24,8 +26,8 @@ from seqpoint.profiling import (  # noqa: E402
     profile_points,
     profile_protocol,
     run_worker,
+    ship_workload,
     split_repeats,
-    startup_state,
 )
 from seqpoint.validation import reduction_factor  # noqa: E402
 from seqpoint.workloads import WorkloadRecipe, load_workload  # noqa: E402
@@ -39,10 +41,15 @@ def bert() -> Any:
     return load_workload("bert:tiny", {"threads": 1})
 
 
+#: What the campaign fixture's reporter saw after each worker process.
+AFTER_WORKER: list[str] = []
+
+
 @pytest.fixture(scope="module")
 def campaign(bert: Any, tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, MeasurementCache]:
     cache = MeasurementCache(tmp_path_factory.mktemp("c") / "m.sqlite")
-    return profile_points(bert, POINTS, P2, cache=cache, progress=False), cache
+    hooked = Reporter(progress=False).hooked(lambda p, last: AFTER_WORKER.append(f"{p}{' last' if last else ''}"))
+    return Profiler(bert, cache=cache, reporter=hooked).measure(POINTS, P2), cache
 
 
 def test_default_config_keeps_its_cache_key_and_step_count() -> None:
@@ -137,7 +144,8 @@ def test_interleaving_blocks_fit_onednns_primitive_cache() -> None:
 
 def test_a_worker_interleaves_block_by_block(monkeypatch: pytest.MonkeyPatch) -> None:
     order: list[tuple[int, ...]] = []
-    points = tuple((2, 8 + 8 * i, 0) for i in range(5))
+    # oneDNN's primitives are not counted (no start-up shape): blocks of DEFAULT_BLOCK points
+    points = tuple((2, 8 + 8 * i, 0) for i in range(DEFAULT_BLOCK + 1))
 
     class Recorder:
         def make_batch(self, sig: tuple[int, ...]) -> tuple[int, ...]:
@@ -147,25 +155,21 @@ def test_a_worker_interleaves_block_by_block(monkeypatch: pytest.MonkeyPatch) ->
             order.append(batch)
 
     recorder = Recorder()
-    # 10 oneDNN primitives per shape in a cache of 20 entries: blocks of 2 points.
-    startup_state(recorder).primitives = (10, 0)
-    monkeypatch.setenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "20")
     monkeypatch.setattr(ShippedWorkload, "build", lambda self: recorder)
     task = WorkerTask(workload=ShippedWorkload(name="x"), points=points, decoy=None, warmup=1, repeats=2,
                       drift_steps=1, timer="wall", interleave=True, max_seconds=0.0)
     out = run_worker(task)
-    a, b, c, d, e = points
-    assert order == [a, a,  # the check point warmed, then its start check
-                     b, a, b, a, b,  # block 1: b warmed, then 2 rounds over (a, b)
-                     c, d, c, d, c, d,  # block 2
-                     e, e, e,  # block 3
-                     a, a]  # the check re-warmed, then its end check
+    first, last = points[:DEFAULT_BLOCK], points[DEFAULT_BLOCK]
+    assert order == [first[0], first[0],  # the check point warmed, then its start check
+                     *first[1:], *first, *first,  # block 1: the others warmed, then 2 rounds over it
+                     last, last, last,  # block 2: warmed, 2 rounds
+                     first[0], first[0]]  # the check re-warmed, then its end check
     assert [len(t) for t in out.times] == [2] * len(points)
     assert len(order) == len(points) * (1 + 2) + task.drift_steps * 2 + 1
 
 
 def _fake_worker(start: float, end: float) -> Any:
-    def run(task: WorkerTask) -> WorkerResult:
+    def run(p: int, task: WorkerTask) -> WorkerResult:
         times = [[0.01 * (i + 1)] * task.repeats for i in range(len(task.points))]
         return WorkerResult(times=times, first={i: 0.02 for i in range(len(task.points))}, failed={},
                             start_s=[start, start * 1.001], end_s=[end, end * 1.001])
@@ -176,7 +180,7 @@ def test_drift_above_the_noise_warns(bert: Any) -> None:
     # one warning for both workers, not one each
     with pytest.warns(DriftWarning, match=r"^Worker processes 1/2 \(\+20\.\d\d%, noise ±\d+\.\d\d%\) and "
                       r"2/2 \(\+20\.\d\d%, noise ±\d+\.\d\d%\) drifted on the check point") as record:
-        ms, proto = profile_protocol(bert, POINTS, P2, None, run=_fake_worker(0.010, 0.012))
+        ms, proto = profile_protocol(ship_workload(bert), POINTS, P2, None, run=_fake_worker(0.010, 0.012))
     assert len([w for w in record if issubclass(w.category, DriftWarning)]) == 1
     assert all(d["above_noise"] for d in proto["drift"])
     assert ms[POINTS[1]].metrics["time_s"] == pytest.approx(0.02)
@@ -187,25 +191,25 @@ def test_only_the_workers_that_drifted_are_named(bert: Any) -> None:
     steady, drifting = _fake_worker(0.010, 0.010), _fake_worker(0.010, 0.012)
     calls: list[int] = []
 
-    def run(task: WorkerTask) -> dict[str, Any]:
+    def run(p: int, task: WorkerTask) -> dict[str, Any]:
         calls.append(1)
-        return (drifting if len(calls) == 2 else steady)(task)
+        return (drifting if len(calls) == 2 else steady)(p, task)
 
     with pytest.warns(DriftWarning, match=r"^Worker process 2/2 \(\+20\.\d\d%, noise ±\d+\.\d\d%\) drifted on .* while it measured"):
-        profile_protocol(bert, POINTS, P2, None, run=run)
+        profile_protocol(ship_workload(bert), POINTS, P2, None, run=run)
 
 
 def test_a_drift_warning_names_the_campaign(bert: Any) -> None:
     # speedup's A and B run the same workload: the warning says which configuration drifted
     with pytest.warns(DriftWarning, match=r"Worker processes 1/2 \(.*\) and 2/2 \(.*\) of B bert:tiny drifted"):
-        profile_protocol(bert, POINTS, P2, None, run=_fake_worker(0.010, 0.012), label="B bert:tiny")
+        profile_protocol(ship_workload(bert), POINTS, P2, None, run=_fake_worker(0.010, 0.012), label="B bert:tiny")
 
 
 def test_stop_workers_kills_a_worker_another_thread_waits_on() -> None:
     import threading
     import time
 
-    from seqpoint.profiling import in_fresh_process, stop_workers
+    from seqpoint.clocks import in_fresh_process, stop_workers
 
     failed: list[BaseException] = []
 
@@ -228,30 +232,21 @@ def test_stop_workers_kills_a_worker_another_thread_waits_on() -> None:
     assert failed and "worker process failed" in str(failed[0])
 
 
-def test_between_runs_in_the_gaps_between_workers(bert: Any) -> None:
-    # validate times its full runs here: after every worker but the last, in order.
-    order: list[str] = []
-    fake = _fake_worker(0.01, 0.01)
-
-    def run(task: WorkerTask) -> dict[str, Any]:
-        order.append("worker")
-        return fake(task)
-
-    three = dataclasses.replace(P2, processes=3, repeats=3)
-    profile_protocol(bert, POINTS, three, None, run=run, between=lambda p: order.append(f"between {p}"))
-    assert order == ["worker", "between 0", "worker", "between 1", "worker"]
+def test_the_reporters_hooks_run_after_every_worker(campaign: tuple[Any, MeasurementCache]) -> None:
+    # validate times its full runs there (after every worker but the last), speedup hands the turn over
+    assert AFTER_WORKER == ["0", "1 last"]
 
 
 def test_the_workers_compilations_are_summarised(bert: Any, campaign: tuple[Any, MeasurementCache]) -> None:
     assert campaign[0].compile == {}  # eager: nothing compiled in either worker
     fake, paid = _fake_worker(0.010, 0.010), iter([(3.0, 2), (5.0, 3), (4.0, 2), None, (0.0, 0)])
 
-    def run(task: WorkerTask) -> WorkerResult:
-        return dataclasses.replace(fake(task), compiled=next(paid))
+    def run(p: int, task: WorkerTask) -> WorkerResult:
+        return dataclasses.replace(fake(p, task), compiled=next(paid))
 
     three = dataclasses.replace(P2, processes=3, repeats=3)
-    _, proto = profile_protocol(bert, POINTS, three, None, run=run)
+    _, proto = profile_protocol(ship_workload(bert), POINTS, three, None, run=run)
     assert proto["compile"] == {"seconds": 4.0, "graphs": 2, "processes": 3.0, "spread_s": 2.0}
     # A worker where nothing compiled says nothing; one that compiled only at start-up, 0 s.
-    _, proto = profile_protocol(bert, POINTS, P2, None, run=run)
+    _, proto = profile_protocol(ship_workload(bert), POINTS, P2, None, run=run)
     assert proto["compile"] == {"seconds": 0.0, "graphs": 0, "processes": 1.0, "spread_s": 0.0}

@@ -21,13 +21,13 @@ from _tiny_workload import Tiny, TinyConfig  # noqa: E402  # importable by the w
 
 from seqpoint.exceptions import ConfigError  # noqa: E402
 from seqpoint.measurements import per_process_key  # noqa: E402
-from seqpoint.profiling import ProfileConfig, profile_points, profile_window  # noqa: E402
+from seqpoint.profiling import ProfileConfig, Profiler, profile_points  # noqa: E402
 from seqpoint.selection import SeqPoint, SeqPoints  # noqa: E402
 from seqpoint.workloads import (  # noqa: E402
     BatchShape,
     UserWorkload,
     WorkloadConfig,
-    load_workload,
+    WorkloadRecipe,
     workload_recipe,
 )
 
@@ -80,16 +80,17 @@ def test_a_file_workload_that_imports_its_sibling_is_rebuilt_in_each_worker(tmp_
     monkeypatch.setattr(sys, "path", list(sys.path))
     monkeypatch.delitem(sys.modules, "tiny_common", raising=False)
     log = tmp_path / "seen.jsonl"
-    wl = load_workload(f"{folder / 'case_b.py'}:build", {"threads": 1, "log": str(log)})
-    # The recipe is kept by seqpoint, not written on the user's object (source_files was before).
-    assert set(vars(wl)) - set(vars(Tiny(TinyConfig()))) == {"source_files"}
-    recipe = workload_recipe(wl)
-    assert recipe is not None and recipe.spec == f"{folder / 'case_b.py'}:build"
-    _check(profile_points(wl, _points(), P2, progress=False), log)
+    recipe = WorkloadRecipe.of(f"{folder / 'case_b.py'}:build", {"threads": 1, "log": str(log)})
+    wl = recipe.build()
+    # Its builder keeps the recipe (a Campaign does): nothing is written onto the user's object.
+    assert set(vars(wl)) == set(vars(Tiny(TinyConfig())))
+    assert recipe.spec == f"{folder / 'case_b.py'}:build" and recipe.source_files == (str(folder / "case_b.py"),)
+    profiler = Profiler(wl, recipe=recipe)
+    _check(profiler.measure(_points(), P2), log)
     # The step window rebuilds it too, with each step's lengths.
     log.unlink()
     shapes = [BatchShape.of((2, 12, 0), [12, 5]), BatchShape.of((2, 12, 0), [4, 4])]
-    window = profile_window(wl, shapes)
+    window = profiler.window(shapes, start=0, timer="wall")
     assert window.signatures == ((2, 12, 0), (2, 12, 0)) and len(window.times_s) == 2
     assert [got for pid, got in _seen(log).items() if pid != os.getpid()] == [[[12, 5], [4, 4]]]
 
@@ -161,7 +162,8 @@ def test_a_workload_class_of_a_module_loaded_from_a_file_travels_by_value(tmp_pa
     script) is in sys.modules under a name no worker can import: its classes go by value."""
     import importlib.util
 
-    from seqpoint.profiling import in_fresh_process, ship_workload
+    from seqpoint.clocks import in_fresh_process
+    from seqpoint.profiling import ship_workload
 
     path = tmp_path / "users_job.py"
     path.write_text("class Job:\n    name = 'job'\n    config = {}\n    def make_batch(self, sig):\n"

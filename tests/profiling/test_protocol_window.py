@@ -8,7 +8,7 @@ pytest.importorskip("torch")
 
 from seqpoint.exceptions import ConfigError
 from seqpoint.measurements import Measurements
-from seqpoint.profiling import ProfileConfig, profile_points, profile_window
+from seqpoint.profiling import ProfileConfig, Profiler, profile_points
 from seqpoint.projection import project
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import SeqPoint, SeqPoints
@@ -20,7 +20,7 @@ def test_window_times_every_step_and_calibrates_the_projection() -> None:
     lengths = [16, 24, 16, 32, 24, 16, 40, 32]
     schedule = IterationSchedule.from_columns({"batch_size": [2] * 8, "seq_len": lengths})
     sigs = [(2, sl, 0) for sl in lengths]
-    window = profile_window(w, sigs[:6], start=0)
+    window = Profiler(w).window(sigs[:6], start=0, timer="wall")
     assert window.signatures == tuple(sigs[:6]) and len(window.times_s) == 6
     assert all(t > 0 for t in window.times_s)
     pts = SeqPoints(method="t", n_iterations=8, points=tuple(
@@ -45,4 +45,4 @@ def test_a_window_of_a_workload_that_does_not_pickle_is_one_line() -> None:
             self.lock = threading.Lock()
 
     with pytest.raises(ConfigError, match=r"^A step window .* Mine does not pickle .*cold_window = 0\)\.$"):
-        profile_window(Mine(), [(2, 8, 0)])  # type: ignore[arg-type]
+        Profiler(Mine()).window([(2, 8, 0)], start=0, timer="wall")  # type: ignore[arg-type]

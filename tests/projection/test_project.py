@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from seqpoint.exceptions import ConfigError, InputError
 from seqpoint.measurements import Measurement, Measurements
+from seqpoint.measurements.metrics import relative_error
 from seqpoint.projection import (
     ScheduleModel,
     fitted_costs,
@@ -19,7 +20,6 @@ from seqpoint.projection import (
     project,
     project_cost,
     project_speedup,
-    relative_error,
     student_quantile,
 )
 from seqpoint.schedule import IterationSchedule

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from seqpoint.traces import _text, count_whitespace_tokens
+from seqpoint.traces import count_whitespace_tokens
 
 ALPHABET = st.sampled_from(
     [*list("ab é漢"), "\t", "\n", "\r", "\x0b", "\x0c", "\x1c", "\x85", "\xa0", "\u2003", "\u2028", "\u3000", "\u200b", "“", "\u205f", "\u1680", "\u202f"]
@@ -25,8 +25,7 @@ def test_counts_equal_str_split(text: str) -> None:
     assert count_whitespace_tokens(text.encode()).tolist() == reference(text)
 
 
-def test_chunk_boundaries(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_chunk_boundaries() -> None:
     # Tiny blocks force many chunk cuts, including lines longer than a block.
-    monkeypatch.setattr(_text, "_CHUNK", 7)
     text = "one two three\n\nfour\u00a0five six seven eight nine\nx\n" * 5 + "tail"
-    assert count_whitespace_tokens(text.encode()).tolist() == reference(text)
+    assert count_whitespace_tokens(text.encode(), chunk=7).tolist() == reference(text)

@@ -26,13 +26,13 @@ def oom_config(tmp_path, tiny_config):
 
 
 def _limit_below_longest(oom_config):
-    lens = sorted(p.seq_len for p in run(oom_config(10**9), progress=False).seqpoints.points)
+    lens = sorted(p.seq_len for p in run(oom_config(10**9)).seqpoints.points)
     return lens[-2]  # every point but the longest fits
 
 
 def test_oom_at_longest_point_is_recorded_and_projection_marked_incomplete(tmp_path, oom_config):
     limit = _limit_below_longest(oom_config)
-    res = run(oom_config(limit), progress=False)
+    res = run(oom_config(limit))
     longest = max(res.seqpoints.points, key=lambda p: p.seq_len)
     assert longest.seq_len > limit
     statuses = {m.seq_len: m.status for m in res.measurements.measurements}
@@ -48,10 +48,10 @@ def test_oom_at_longest_point_is_recorded_and_projection_marked_incomplete(tmp_p
 
 def test_rerun_measures_only_what_failed(oom_config):
     limit = _limit_below_longest(oom_config)
-    first = run(oom_config(limit), progress=False)
+    first = run(oom_config(limit))
     ok_before = {m.seq_len: m.metrics for m in first.measurements.measurements if m.ok}
     assert len(ok_before) == len(first.seqpoints) - 1
-    again = run(oom_config(limit), progress=False)
+    again = run(oom_config(limit))
     for m in again.measurements.measurements:
         if m.ok:
             assert m.metrics == ok_before[m.seq_len]  # from the cache, not measured again

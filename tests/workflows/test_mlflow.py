@@ -29,7 +29,7 @@ def result(tmp_path_factory, tiny_config):
                       profile=ProfileSection(warmup=1, repeats=2, metrics=("time", "breakdown"),
                                              cache=str(tmp / "cache.sqlite")),
                       report=ReportSection(out=str(tmp / "run"), plots=False, html=False))
-    return run(cfg, progress=False)
+    return run(cfg)
 
 
 def test_params_and_metrics_are_flat(result) -> None:

@@ -8,6 +8,7 @@ import pytest
 pytest.importorskip("torch")
 
 from seqpoint.exceptions import SeqPointWarning
+from seqpoint.executors import LocalExecutor
 from seqpoint.projection import project
 from seqpoint.schedule import read_schedule
 from seqpoint.workflows import (
@@ -31,7 +32,7 @@ def _cfg(tiny_config):
 
 def test_run_writes_folder_and_projects(tmp_path, _cfg):
     cfg = _cfg(tmp_path)
-    res = run(cfg, progress=False)
+    res = run(cfg)
     out = tmp_path / "run"
     for name in ("config.toml", "schedule.csv", "seqpoints.json", "measurements.json",
                  "projection.json", "environment.json", "report.html", "result.json"):
@@ -44,13 +45,13 @@ def test_run_writes_folder_and_projects(tmp_path, _cfg):
     assert lo <= proj["projected"]["time_s"] <= hi
     assert res.reduction == pytest.approx(12 / (3 * 3))
     # a rerun hits the cache: identical measurements
-    again = run(cfg, progress=False)
+    again = run(cfg)
     assert again.measurements.to_dict()["measurements"] == res.measurements.to_dict()["measurements"]
 
 
 def test_validate_exact_flops_and_baselines(tmp_path, _cfg):
     cfg = _cfg(tmp_path, selection=SelectionSection(n_points=6))
-    res = validate(cfg, progress=False, ks=(1, 2, 6))
+    res = validate(cfg, ks=(1, 2, 6))
     assert res.full.iteration_s.shape == (2, 12)
     assert np.isfinite(res.full.noise_floor)
     # k equal to the 6 unique signatures: the FLOP projection is exact
@@ -68,7 +69,7 @@ def test_validate_exact_flops_and_baselines(tmp_path, _cfg):
 def test_validate_holds_the_full_runs_to_an_interval_that_counts_the_machine_s_drift(tmp_path, _cfg):
     import dataclasses
 
-    res = validate(_cfg(tmp_path), progress=False, ks=(1, 3), exact=False)
+    res = validate(_cfg(tmp_path), ks=(1, 3), exact=False)
     # The drift check point (the first SeqPoint) is timed again at the end of each full run.
     assert res.full.check_s.shape == (2, 3) and np.all(res.full.check_s > 0)
     drift = res.truth.drift
@@ -103,42 +104,46 @@ def test_validate_times_full_runs_between_the_workers(tmp_path, _cfg):
                              cache=str(tmp_path / "cache.sqlite"))
     cfg = _cfg(tmp_path, profile=profile,
                validation=ValidationSection(runs=2, baselines=("first",), steady_truth=False))
-    res = validate(cfg, progress=False, ks=(1, 3), exact=False)
+    res = validate(cfg, ks=(1, 3), exact=False)
     assert res.full.iteration_s.shape == (2, 12) and res.full.interleaved == 2
     saved = json.loads((tmp_path / "run" / "full_run.json").read_text())
     assert saved["interleaved"] == 2 and len(saved["totals_s"]) == 2
     assert json.loads((tmp_path / "run" / "validation.json").read_text())["runs_interleaved"] == 2
     # Everything cached: nothing is timed by the workers, so both runs come after.
-    again = validate(cfg, progress=False, ks=(1, 3), exact=False)
+    again = validate(cfg, ks=(1, 3), exact=False)
     assert again.full.interleaved == 0 and again.full.n_runs == 2
 
 
-def test_validate_times_the_steady_truth_in_the_seqpoints_workers(tmp_path, monkeypatch, _cfg):
+class _Watched(LocalExecutor):
+    """The local executor, keeping the points of every job it measures."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.jobs: list[list[tuple[int, ...]]] = []
+
+    def profile(self, jobs, **kw):
+        self.jobs += [[tuple(getattr(p, "signature", p)) for p in getattr(j.points, "points", j.points)] for j in jobs]
+        return super().profile(jobs, **kw)
+
+
+def test_validate_times_the_steady_truth_in_the_seqpoints_workers(tmp_path, recorder, _cfg):
     # The steady-state truth's signatures go to the same measurement (the same worker
     # processes, with the full runs between them) as the SeqPoints, not to a later one.
-    from seqpoint.workflows import _campaign
-
-    calls = []
-    real = _campaign.profile_points
-
-    orders = []
-
-    def spy(workload, points, config, **kw):
-        points = list(getattr(points, "points", points))
-        calls.append((len(points), kw.get("between") is not None))
-        orders.append([tuple(getattr(p, "signature", p)) for p in points])
-        return real(workload, points, config, **kw)
-
-    monkeypatch.setattr(_campaign, "profile_points", spy)
     profile = ProfileSection(warmup=1, repeats=2, processes=2, metrics=("time",), use_cache=False)
     cfg = _cfg(tmp_path, profile=profile, validation=ValidationSection(runs=2, baselines=("first",)))
-    res = validate(cfg, progress=False, ks=(1, 3), exact=False)
-    assert calls[0] == (6, True)  # 3 SeqPoints and the 3 other signatures, between the workers
+    watched = _Watched()
+    res = validate(cfg, ks=(1, 3), exact=False, reporter=recorder, executor=watched)
+    assert len(watched.jobs) == 1 and len(watched.jobs[0]) == 6  # 3 SeqPoints and the 3 other signatures
     # The first SeqPoint (the drift check point) first, then every signature in order, so
     # each SeqPoint is timed beside the shapes it stands for.
-    assert orders[0][0] == res.seqpoints.points[0].signature and orders[0][1:] == sorted(orders[0][1:])
+    order = watched.jobs[0]
+    assert order[0] == res.seqpoints.points[0].signature and order[1:] == sorted(order[1:])
+    # the full runs between the two workers, each its own fresh process; nothing measured after
+    workers = [i for i, line in enumerate(recorder.seen) if ": worker " in line]
+    runs = [i for i, line in enumerate(recorder.seen) if line.startswith("full run")]
+    assert len(workers) == 2 and "6 points" in recorder.seen[workers[0]]
+    assert len(runs) == 2 and workers[0] < runs[0] < runs[1] < workers[1]
     assert [m.iteration for m in res.measurements.measurements] == [p.iteration for p in res.seqpoints.points]
-    assert calls[1:] == []  # the baseline's points are among every signature: nothing more to measure
     assert res.full.interleaved == 2 and res.steady.n_signatures == 6
     assert np.isfinite(res.steady.selection_error) and res.steady.total_s > 0
     saved = json.loads((tmp_path / "run" / "measurements.json").read_text())
@@ -151,7 +156,7 @@ def test_speedup_threads_same_points(tmp_path, _cfg):
     a = _cfg(tmp_path, profile=profile)
     b = _cfg(tmp_path, workload=WorkloadSection(name="deepspeech2:tiny", set={"threads": 1, "dtype": "bf16"}),
              profile=profile)
-    res = speedup_configs(a, b, progress=False)
+    res = speedup_configs(a, b)
     # both get the run's first steps timed in sequence (B did not before: its whole run was
     # projected with another cold-step calibration than A's)
     assert res.measurements_a.window is not None and res.measurements_b.window is not None
@@ -180,25 +185,18 @@ def test_speedup_threads_same_points(tmp_path, _cfg):
     assert saved_sp["speedup"] == pytest.approx(res.speedup.value) and saved_sp["metric"] == "run_time_s"
 
 
-def test_speedup_with_worker_processes_alternates_a_and_b(tmp_path, monkeypatch, _cfg):
-    from seqpoint.profiling import _campaign
+def test_speedup_with_worker_processes_alternates_a_and_b(tmp_path, monkeypatch, recorder, _cfg):
+    def order():
+        return [line.split()[1] for line in recorder.seen if ": worker " in line]
 
-    order = []
-    real = _campaign.fresh_worker
-
-    def spy(task):
-        order.append(task.workload.recipe.overrides["dtype"])
-        return real(task)
-
-    monkeypatch.setattr(_campaign, "fresh_worker", spy)
     profile = ProfileSection(warmup=1, repeats=2, processes=2, metrics=("time", "flops"), use_cache=False)
     a = _cfg(tmp_path, workload=WorkloadSection(name="deepspeech2:tiny", set={"threads": 1, "dtype": "fp32"}),
              profile=profile)
     b = _cfg(tmp_path, workload=WorkloadSection(name="deepspeech2:tiny", set={"threads": 1, "dtype": "bf16"}),
              profile=profile)
-    res = speedup_configs(a, b, progress=False)
+    res = speedup_configs(a, b, reporter=recorder)
     # A's and B's workers took turns (A1 B1 B2 A2), not A's two and then B's two.
-    assert order == ["fp32", "bf16", "bf16", "fp32"]
+    assert order() == ["A", "B", "B", "A"]
     for ms in (res.measurements_a, res.measurements_b):
         assert ms.protocol["processes"] == 2
         assert all(m.ok and m.metrics["processes"] == 2.0 and m.metrics["flops"] > 0 for m in ms.measurements)
@@ -219,12 +217,12 @@ def test_speedup_with_worker_processes_alternates_a_and_b(tmp_path, monkeypatch,
     assert res.in_turn and json.loads((tmp_path / "run" / "speedup.json").read_text())["in_turn"] is True
 
     monkeypatch.setattr(seqpoint.profiling, "take_turns", no_turns)
-    order.clear()
+    recorder.seen.clear()
     serial_b = _cfg(tmp_path, workload=b.workload, profile=ProfileSection(warmup=1, repeats=2, metrics=("time",),
                                                                            use_cache=False))
     with pytest.warns(SeqPointWarning, match=r"Only A has \[profile\] processes > 1 .* not in turn"):
-        mixed = speedup_configs(a, serial_b, progress=False)
-    assert order == ["fp32", "fp32"] and mixed.measurements_b.protocol == {} and not mixed.in_turn
+        mixed = speedup_configs(a, serial_b, reporter=recorder)
+    assert order() == ["A", "A"] and mixed.measurements_b.protocol == {} and not mixed.in_turn
     saved_sp = json.loads((tmp_path / "run" / "speedup.json").read_text())
     assert saved_sp["in_turn"] is False and saved_sp["run_folder"] == str(tmp_path / "run")
 
@@ -237,29 +235,22 @@ def test_speedup_with_worker_processes_alternates_a_and_b(tmp_path, monkeypatch,
                                                                         metrics=("time",), use_cache=False))
     with pytest.warns(SeqPointWarning, match=r"processes = 2 and B 3.*B's last 1 run\(s\) alone"), \
             pytest.raises(RuntimeError, match="stop here"):
-        speedup_configs(a, three, progress=False)
+        speedup_configs(a, three)
 
 
-def test_speedup_validate_times_both_full_runs_in_alternating_rounds(tmp_path, monkeypatch, _cfg):
-    from seqpoint.workflows import _speedup
+def test_speedup_validate_times_both_full_runs_in_alternating_rounds(tmp_path, recorder, _cfg):
+    def order():
+        return [line for line in recorder.seen if line.startswith("full run")]
 
-    order = []
-    real = _speedup.timed_full_runs
-
-    def spy(cfg, schedule, runs, **kw):
-        order.append((cfg.workload.set["dtype"], len(schedule), runs))
-        return real(cfg, schedule, runs, **kw)
-
-    monkeypatch.setattr(_speedup, "timed_full_runs", spy)
     profile = ProfileSection(warmup=1, repeats=2, metrics=("time",), use_cache=False)
     a = _cfg(tmp_path, workload=WorkloadSection(name="deepspeech2:tiny", set={"threads": 1, "dtype": "fp32"}),
              profile=profile, validation=ValidationSection(runs=2, epochs=1))
     b = _cfg(tmp_path, workload=WorkloadSection(name="deepspeech2:tiny", set={"threads": 1, "dtype": "bf16"}),
              profile=profile, validation=a.validation)
-    res = speedup_configs(a, b, validate=True, progress=False)
+    res = speedup_configs(a, b, validate=True, reporter=recorder)
     # Projected on the validation part (1 of 2 epochs), which both ran in full: a b, then b a.
     assert res.n_iterations == 6 and sum(p.weight for p in res.seqpoints.points) == 6
-    assert order == [("fp32", 6, 1), ("bf16", 6, 1), ("bf16", 6, 1), ("fp32", 6, 1)]
+    assert order() == [f"full run {r}/2 of {t} (fresh process)" for r, t in ((1, "A"), (1, "B"), (2, "B"), (2, "A"))]
     m = res.measured
     assert m is not None and m.n_rounds == 2 and all(t > 0 for t in (*m.runs_a_s, *m.runs_b_s))
     saved = json.loads((tmp_path / "run" / "speedup.json").read_text())
@@ -270,9 +261,9 @@ def test_speedup_validate_times_both_full_runs_in_alternating_rounds(tmp_path, m
     runs = json.loads((tmp_path / "run" / "full_runs.json").read_text())
     assert runs == {"runs_a_s": list(m.runs_a_s), "runs_b_s": list(m.runs_b_s)}
     # without validate nothing runs in full and the whole run is projected
-    order.clear()
-    plain = speedup_configs(a, b, progress=False)
-    assert order == [] and plain.measured is None and plain.n_iterations == 12
+    recorder.seen.clear()
+    plain = speedup_configs(a, b, reporter=recorder)
+    assert order() == [] and plain.measured is None and plain.n_iterations == 12
 
 
 def test_speedup_rejects_different_runs(tmp_path, _cfg):
@@ -283,12 +274,12 @@ def test_speedup_rejects_different_runs(tmp_path, _cfg):
     proj = ProjectionSection(allreduce_s=0.001)
     with pytest.raises(ConfigError, match=r"world_size = 2 is data-parallel.*validate_ddp"):
         speedup_configs(_cfg(tmp_path, batching=ddp, projection=proj), _cfg(tmp_path, batching=ddp, projection=proj),
-                        validate=True, progress=False)
+                        validate=True)
 
     a = _cfg(tmp_path)
     b = _cfg(tmp_path, batching=BatchingSection(policy="fixed", params={"batch_size": 16}))
     with pytest.raises(ConfigError, match=r"differ in \[batching\]"):
-        speedup_configs(a, b, progress=False)
+        speedup_configs(a, b)
 
     # B's [validation] and [report] are A's: an override of them on B is refused, a config
     # B file whose sections differ gets a warning (neither is silently not used)
@@ -298,10 +289,10 @@ def test_speedup_rejects_different_runs(tmp_path, _cfg):
     path_a.write_text(a.to_toml())
     for override in ("validation.runs=3", f"report.out={tmp_path / 'b'}"):
         with pytest.raises(ConfigError, match=r"--set-b .*from A.*set it in A's config file"):
-            speedup_between(path_a, None, ["workload.set.threads=2", override], progress=False)
+            speedup_between(path_a, None, ["workload.set.threads=2", override])
     b = _cfg(tmp_path, validation=ValidationSection(runs=3))
     with pytest.warns(SeqPointWarning, match=r"B's \[validation\] differs from A's and is not used"):
-        speedup_configs(a, b, progress=False)
+        speedup_configs(a, b)
 
 
 def _cli(*args, env_cache):

@@ -17,7 +17,7 @@ def test_cold_window_calibrates_and_is_counted(tmp_path: Path, bert_config) -> N
     def cfg(window: int) -> RunConfig:
         return bert_config(tmp_path / f"w{window}", f"profile.cold_window={window}", name="w")
 
-    plain, windowed = run(cfg(0), progress=False), run(cfg(8), progress=False)
+    plain, windowed = run(cfg(0)), run(cfg(8))
     assert plain.projection.cold_term["method"] == "first_step"
     term = windowed.projection.cold_term
     assert term["method"] == "window" and term["samples"] >= 1 and 0 <= term["share"] < 1
@@ -33,22 +33,30 @@ def test_cold_window_is_bounded() -> None:
         ProfileSection(cold_window=-1)
 
 
-def test_the_window_steps_a_workload_that_takes_lengths_with_the_real_ones(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_window_steps_a_workload_that_takes_lengths_with_the_real_ones() -> None:
     import numpy as np
 
+    from seqpoint.executors import LocalExecutor
     from seqpoint.measurements import Measurements, StepWindow
+    from seqpoint.profiling import Profiler
     from seqpoint.schedule import IterationSchedule, RowLengths
-    from seqpoint.workflows import with_window
+    from seqpoint.workflows import Campaign, RunConfig
     from seqpoint.workloads import BatchShape
 
     got: list[list[object]] = []
 
-    def fake_window(workload: object, steps: list[object], *, start: int, timer: str) -> StepWindow:
-        got.append(list(steps))
-        sigs = tuple(s.signature if isinstance(s, BatchShape) else s for s in steps)  # type: ignore[attr-defined]
-        return StepWindow(start=start, signatures=sigs, times_s=(1.0,) * len(sigs))
+    class Windowless(Profiler):
+        """A profiler that keeps the window's steps instead of timing them."""
 
-    monkeypatch.setattr("seqpoint.profiling.profile_window", fake_window)
+        def window(self, steps, *, start, timer):  # type: ignore[no-untyped-def]
+            got.append(list(steps))
+            sigs = tuple(s.signature if isinstance(s, BatchShape) else s for s in steps)
+            return StepWindow(start=start, signatures=sigs, times_s=(1.0,) * len(sigs))
+
+    class Local(LocalExecutor):
+        def profiler(self, job, **kw):  # type: ignore[no-untyped-def, override]
+            return Windowless(job.workload)
+
     schedule = IterationSchedule.from_columns({"batch_size": [2, 2, 2], "seq_len": [8, 6, 8]}).with_rows(
         RowLengths(offsets=np.array([0, 2, 4, 6]), lengths=np.array([8, 3, 6, 6, 5, 8])))
 
@@ -58,9 +66,9 @@ def test_the_window_steps_a_workload_that_takes_lengths_with_the_real_ones(monke
     class Signatures:
         name = "sigs"
 
-    empty = Measurements(workload="w")
-    window = with_window(ProfileSection(cold_window=2), Takes(), schedule, empty).window  # type: ignore[arg-type]
+    cfg, empty = RunConfig(profile=ProfileSection(cold_window=2)), Measurements(workload="w")
+    window = Campaign(cfg, schedule=schedule, workload=Takes(), executor=Local()).with_window(empty).window  # type: ignore[arg-type]
     assert window is not None and window.signatures == ((2, 8, 0), (2, 6, 0))
     assert [s.lengths.tolist() for s in got[0]] == [[8, 3], [6, 6]]  # type: ignore[attr-defined]
-    with_window(ProfileSection(cold_window=2), Signatures(), schedule, empty)  # type: ignore[arg-type]
+    Campaign(cfg, schedule=schedule, workload=Signatures(), executor=Local()).with_window(empty)  # type: ignore[arg-type]
     assert got[1] == [(2, 8, 0), (2, 6, 0)]

@@ -31,7 +31,7 @@ def _cfg(bert_config) -> Callable[..., RunConfig]:
 
 
 def test_run_projects_slowest_rank_plus_allreduce(tmp_path: Path, _cfg) -> None:
-    res = run(_cfg(tmp_path, interconnect="pcie4"), progress=False)
+    res = run(_cfg(tmp_path, interconnect="pcie4"))
     written = read_schedule(res.folder.file("schedule.csv"))
     assert written.world_size == 2 and written.rank is not None
     # Selection saw every rank's batch as an iteration of its own.
@@ -50,7 +50,7 @@ def test_run_projects_slowest_rank_plus_allreduce(tmp_path: Path, _cfg) -> None:
 
 def test_run_without_allreduce_is_refused_before_profiling(tmp_path: Path, _cfg) -> None:
     with pytest.raises(ConfigError, match=r"interconnect .* or allreduce_s"):
-        run(_cfg(tmp_path), progress=False)
+        run(_cfg(tmp_path))
     assert not (tmp_path / "run").exists() or not any((tmp_path / "run").rglob("measurements.json"))
 
 

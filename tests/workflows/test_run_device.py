@@ -19,7 +19,7 @@ from seqpoint.workflows import ProjectionSection, mlflow_metrics, profiled_devic
 def test_a_run_is_projected_onto_another_gpu_category_by_category(tmp_path, tiny_config) -> None:
     cfg = tiny_config(tmp_path, projection=ProjectionSection(device="h200", profiled_on="h100"))
     cfg = dataclasses.replace(cfg, profile=dataclasses.replace(cfg.profile, metrics=("time", "breakdown")))
-    res = run(cfg, progress=False)
+    res = run(cfg)
     dp = res.device_projection
     assert dp is not None and (dp.profiled_on, dp.device) == ("h100", "h200")
     # fp32: the same CUDA-core peak on both, 1.43x the bandwidth on the H200.
@@ -43,7 +43,7 @@ def test_a_run_is_projected_onto_another_gpu_category_by_category(tmp_path, tiny
     # Profiled on this CPU (the default here): projected, with the assumption said.
     cpu = dataclasses.replace(cfg, projection=ProjectionSection(device="h200"))
     with pytest.warns(SeqPointWarning, match="profiled on a CPU"):
-        mine = run(cpu, progress=False)
+        mine = run(cpu)
     assert mine.device_projection is not None and mine.device_projection.profiled_on == "cpu"
     assert mine.device_projection.total < mine.device_projection.profiled_total
 
@@ -63,7 +63,7 @@ def test_a_compiled_workload_pays_its_compilations_once_in_the_projection(tmp_pa
     torch._dynamo.reset()  # another test's graphs of the same model would be reused here
     cfg = bert_config(tmp_path, "workload.set.compile=true", "workload.set.compile_backend=eager",
                       "lengths.max_samples=24", "selection.n_points=2", "profile.use_cache=true")
-    res = run(cfg, progress=False)
+    res = run(cfg)
     compiled = res.measurements.compile
     # The start-up's shape compiles static (the start-up's, as in a full run); the next
     # shape recompiles with dynamic sizes: that is the run's.
@@ -80,9 +80,9 @@ def test_a_compiled_workload_pays_its_compilations_once_in_the_projection(tmp_pa
 
     # Every point from the cache: nothing compiled here, and the run is told so.
     with pytest.warns(SeqPointWarning, match="compilations are not in the projection.*use_cache = false and executor"):
-        again = run(cfg, progress=False)
+        again = run(cfg)
     assert not again.measurements.compile and "compile_s" not in again.projection.totals
 
     # An eager workload after it, in the same process: nothing compiled for it, no term.
-    eager = run(bert_config(tmp_path / "eager", "lengths.max_samples=24", "selection.n_points=2"), progress=False)
+    eager = run(bert_config(tmp_path / "eager", "lengths.max_samples=24", "selection.n_points=2"))
     assert eager.measurements.compile == {} and "compile_s" not in eager.projection.totals

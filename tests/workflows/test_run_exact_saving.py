@@ -34,7 +34,7 @@ def _cfg(tiny_config):
 
 
 def test_run_reports_exact_totals_and_savings(tmp_path, _cfg) -> None:
-    res = run(_cfg(tmp_path, SelectionSection(n_points=3)), progress=False)
+    res = run(_cfg(tmp_path, SelectionSection(n_points=3)))
     from seqpoint.profiling import count_point
 
     out = json.loads((tmp_path / "run" / "result.json").read_text())
@@ -83,7 +83,7 @@ def test_run_reports_exact_totals_and_savings(tmp_path, _cfg) -> None:
 
 def test_run_selects_with_the_model_proxy(tmp_path, _cfg) -> None:
     res = run(_cfg(tmp_path, SelectionSection(n_points=3, proxy="model", proxy_device="h100")),
-              progress=False)
+              )
     meta = json.loads((tmp_path / "run" / "seqpoints.json").read_text())
     assert "model(roofline h100)" in json.dumps(meta)
     assert sum(p.weight for p in res.seqpoints.points) == len(res.schedule)

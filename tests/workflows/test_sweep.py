@@ -114,7 +114,7 @@ def test_local_sweep_records_a_failed_configuration_and_goes_on(tmp_path: Path, 
                   {"name": "tight", "set": {"workload.set.limit": "0"}}],
     }
     spec = sweep_from_dict(data)
-    res = sweep(spec, LocalExecutor(), out=tmp_path / "run", progress=False)
+    res = sweep(spec, LocalExecutor(), out=tmp_path / "run")
     base, same, tight = res.configs
     assert base.projection is not None and base.complete
     assert base.speedup is not None and base.speedup.value == pytest.approx(1.0)
@@ -141,7 +141,7 @@ def test_local_sweep_records_a_failed_configuration_and_goes_on(tmp_path: Path, 
     assert "Sweep" in (out / "report.html").read_text()
 
     # a second run reads the ok points from the cache; failed points are measured again
-    again = sweep(spec, LocalExecutor(), out=tmp_path / "run2", progress=False)
+    again = sweep(spec, LocalExecutor(), out=tmp_path / "run2")
     assert (again.stats.measured, again.stats.cached) == (2, 2)
     assert again.configs[0].measurements == res.configs[0].measurements
 

@@ -10,8 +10,8 @@ import pytest
 from seqpoint.exceptions import InputError
 from seqpoint.integrations import record
 from seqpoint.measurements import write_measurements
+from seqpoint.schedule import read_trace
 from seqpoint.selection import SeqPointSelector, write_seqpoints
-from seqpoint.validation import read_trace
 from seqpoint.workflows import speedup_from_files, validate_trace
 
 torch = pytest.importorskip("torch")

@@ -9,7 +9,7 @@ import pytest
 
 from seqpoint.exceptions import ConfigError
 from seqpoint.workflows import RunFolder
-from seqpoint.workloads import check_user_code, load_workload
+from seqpoint.workloads import WorkloadRecipe, check_user_code, load_workload
 
 MODULE = """
 from seqpoint.workloads import load_workload
@@ -40,7 +40,9 @@ def test_working_folder_is_not_imported_implicitly(tmp_path: Path, monkeypatch) 
     # Naming the file loads it explicitly.
     wl = load_workload("cwd_wl.py:make", {"threads": 1})
     assert wl.name == "cwd_wl:make"
-    assert getattr(wl, "source_files", None) == (str(tmp_path / "cwd_wl.py"),)
+    assert not hasattr(wl, "source_files")  # nothing is written onto the user's object
+    # the file is part of the workload's code through its recipe (the cache key hashes it)
+    assert WorkloadRecipe.of("cwd_wl.py:make").source_files == (str(tmp_path / "cwd_wl.py"),)
 
 
 @pytest.mark.parametrize(

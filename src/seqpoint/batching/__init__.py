@@ -23,6 +23,7 @@ from seqpoint.batching._bucketing import estimate_duration_buckets as estimate_d
 from seqpoint.batching._bucketing import group_by_bucket as group_by_bucket
 from seqpoint.batching._group_by_length import length_grouped_indices as length_grouped_indices
 from seqpoint.batching._packing import pack_rows as pack_rows
+from seqpoint.batching._ranks import resolve_shard
 from seqpoint.batching._sampler import from_batch_sampler
 from seqpoint.batching._search import largest_fitting as largest_fitting
 from seqpoint.batching._token_budget import batch_by_size as batch_by_size
@@ -35,4 +36,5 @@ __all__ = [
     "from_batch_sampler",
     "make_policy",
     "replay",
+    "resolve_shard",
 ]

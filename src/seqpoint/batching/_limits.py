@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from seqpoint._params import Interval, Predicate
+from seqpoint._params import Interval, Predicate, bounded
 from seqpoint.traces import MAX_LENGTH
 
 __all__ = [
@@ -31,14 +31,6 @@ MAX_WORLD_SIZE = 1 << 16
 
 #: Samples times epochs of one replay (memory guard: ~8 bytes per index, a few arrays).
 MAX_REPLAY_SAMPLES = 200_000_000
-
-
-def bounded(kind: type, low: float, high: float, *, word: str | None = None) -> Predicate:
-    """A constraint "an int >= 1 and <= 16,777,216": ``Interval(kind, low, high)`` whose
-    message keeps the lower bound first (as the unbounded one reads) and spells the limit."""
-    lower = Interval(kind, low, word=word).describe()
-    shown = f"{int(high):,}" if float(high).is_integer() else f"{high:g}"
-    return Predicate(Interval(kind, low, high, word=word).accepts, f"{lower} and <= {shown}")
 
 
 #: The constraints of the common parameters, as policies list them.

@@ -11,6 +11,7 @@ from rich.table import Table
 
 from seqpoint.cache import MeasurementCache
 from seqpoint.cli._app import TYPER_OPTIONS, app, console
+from seqpoint.cli._options import AsJson, QuietTables, print_json
 
 __all__ = ["cache_app"]
 
@@ -24,10 +25,19 @@ _Workload = Annotated[str | None, typer.Option("--workload", "-w", help="Only th
 
 
 @cache_app.command("list")
-def cache_list(cache: _CachePath = None, workload: _Workload = None) -> None:
+def cache_list(cache: _CachePath = None, workload: _Workload = None, as_json: AsJson = False,
+               quiet: QuietTables = False) -> None:
     """List cached measurements."""
     store = MeasurementCache(cache)
     rows = store.list(workload)
+    if as_json:
+        print_json({"cache": str(store.path), "measurements": [
+            {"workload": e.workload, "signature": list(e.signature), "status": e.status,
+             "time_s": e.measurement.metrics.get("time_s"), "created": e.created, "key": e.key} for e in rows]})
+        return
+    if quiet:
+        console.print(f"{len(rows)} measurements in {store.path}", markup=False, soft_wrap=True)
+        return
     table = Table(title="measurement cache")
     for col in ("workload", "signature", "status", "time_s", "written", "key"):
         table.add_column(col)
@@ -46,11 +56,15 @@ def cache_list(cache: _CachePath = None, workload: _Workload = None) -> None:
 
 
 @cache_app.command("clear")
-def cache_clear(cache: _CachePath = None, workload: _Workload = None) -> None:
+def cache_clear(cache: _CachePath = None, workload: _Workload = None, as_json: AsJson = False,
+                quiet: QuietTables = False) -> None:
     """Delete cached measurements (all, or one workload's)."""
     store = MeasurementCache(cache)
     n = store.clear(workload)
-    console.print(f"deleted {n} measurements from {store.path}", markup=False)
+    if as_json:
+        print_json({"cache": str(store.path), "deleted": n})
+    elif not quiet:
+        console.print(f"deleted {n} measurements from {store.path}", markup=False)
 
 
 @cache_app.command("export")
@@ -58,8 +72,14 @@ def cache_export(
     output: Annotated[Path, typer.Option("-o", "--output", help="JSON file to write.")],
     cache: _CachePath = None,
     workload: _Workload = None,
+    as_json: AsJson = False,
+    quiet: QuietTables = False,
 ) -> None:
     """Export cached measurements as JSON."""
     store = MeasurementCache(cache)
     path = store.export(output, workload)
-    console.print(f"wrote {len(store.list(workload))} measurements to {path}", markup=False)
+    n = len(store.list(workload))
+    if as_json:
+        print_json({"output": str(path), "n_measurements": n})
+    elif not quiet:
+        console.print(f"wrote {n} measurements to {path}", markup=False)

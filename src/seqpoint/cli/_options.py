@@ -7,20 +7,45 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Annotated, Any, Protocol
+from typing import Annotated, Protocol
 
 import typer
 
-from seqpoint._config import parse_set
+from seqpoint._live import Reporter
 from seqpoint.cli._app import console, err_console
 from seqpoint.exceptions import ConfigError
+from seqpoint.workflows import RunConfig
 
-__all__ = ["AsJson", "OldOut", "Quiet", "RunFolder", "Sets", "UserCode", "deprecated",
-           "lay_sets", "pick_output", "print_json", "print_result", "print_warnings"]
+__all__ = [
+    "Address",
+    "AsJson",
+    "ExecutorName",
+    "OldOut",
+    "Quiet",
+    "QuietTables",
+    "RunFolder",
+    "Sets",
+    "UserCode",
+    "deprecated",
+    "pick_output",
+    "print_json",
+    "print_result",
+    "print_warnings",
+    "reporter",
+    "with_executor",
+    "with_sets",
+]
 
 AsJson = Annotated[bool, typer.Option("--json", help="Print the result as one JSON object on stdout, "
                                                      "and nothing else there.")]
-Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")]
+Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars or notes.")]
+#: ``-q`` of a command that draws no progress: it prints what it wrote and nothing more.
+QuietTables = Annotated[bool, typer.Option("--quiet", "-q", help="No tables: print only what was written.")]
+ExecutorName = Annotated[str | None, typer.Option(
+    "--executor", help="Where the points are measured: local (this machine), ray, or submitit (Slurm jobs; "
+                       "local subprocesses without Slurm); default [profile] executor.")]
+Address = Annotated[str | None, typer.Option(
+    "--address", help="Ray cluster address (host:port, ray://host:port or auto); implies --executor ray.")]
 UserCode = Annotated[bool, typer.Option("--allow-user-code", help=(
     "Allow a [workload] name of module:function, which imports and runs that module with "
     "your rights (a path/to/file.py:function is allowed without it)."))]
@@ -53,15 +78,16 @@ def pick_output(output: Path | None, out: Path | None) -> tuple[Path | None, lis
     return out, [deprecated("--out", "-o/--output")]
 
 
-def lay_sets(data: dict[str, dict[str, Any]], items: Iterable[str] | None, *, bare: str,
-             command: str) -> list[str]:
-    """Lay ``--set section.key=value`` items over ``data`` (the run config's sections as the
-    command's flags fill them, TOML-shaped) and return the deprecation notes. The caller
-    builds the sections from ``data``, so a value gets the TOML's own check and message; an
-    old bare ``KEY=VALUE`` goes to ``bare.KEY``, with a note. ``command`` names the command
-    in errors.
-    """
-    notes = []
+def with_sets(cfg: RunConfig, items: Iterable[str] | None, *, sections: tuple[str, ...], bare: str,
+              command: str, given: tuple[str, ...] = ()) -> tuple[RunConfig, list[str]]:
+    """``cfg`` (the run config as the command's flags fill it) with ``--set section.key=value``
+    laid over it, checked as a TOML file is, and the deprecation notes; ``command`` takes the
+    keys of ``sections`` only (a key of another section would be accepted and not used), but not
+    the keys its arguments give (``given``), and an old bare ``KEY=VALUE`` goes to ``bare.KEY``,
+    with a note."""
+    from seqpoint.workflows import apply_overrides
+
+    notes, dotted = [], []
     for item in items or ():
         key, sep, _ = item.partition("=")
         if not sep or not key.strip():
@@ -70,22 +96,40 @@ def lay_sets(data: dict[str, dict[str, Any]], items: Iterable[str] | None, *, ba
         if "." not in key:
             notes.append(deprecated(f"--set {item}", f"--set {bare}.{item.strip()}"))
             item = f"{bare}.{item.strip()}"
-        ((dotted, value),) = parse_set([item]).items()
-        *parents, leaf = dotted.split(".")
-        node: object = data
-        for part in parents:
-            node = node.get(part) if isinstance(node, dict) else None
-        if not isinstance(node, dict) or not leaf or (len(parents) == 1 and leaf not in node):
-            keys = [f"{s}.{k}{'.KEY' if isinstance(v, dict) else ''}" for s, sec in data.items()
-                    for k, v in sec.items()]
-            raise ConfigError(f"--set {item!r}: seqpoint {command} takes the keys {', '.join(keys)} "
-                              "(section.key=value, as in a run config).")
-        node[leaf] = value
-    return notes
+        if not all(part.strip() for part in item.partition("=")[0].split(".")):
+            raise ConfigError(f"--set {item!r} must look like section.key=value (e.g. --set {bare}.KEY=VALUE).")
+        if item.split(".", 1)[0].strip() not in sections or item.partition("=")[0].strip() in given:
+            but = f" but {', '.join(given)}, which its arguments give" if given else ""
+            raise ConfigError(f"--set {item!r}: seqpoint {command} takes the keys of "
+                              f"{', '.join(f'[{s}]' for s in sections)}{but} (section.key=value, as in a run config).")
+        dotted.append(item)
+    return (apply_overrides(cfg, dotted) if dotted else cfg), notes
+
+
+def with_executor(cfg: RunConfig, executor: str | None, address: str | None) -> RunConfig:
+    """``cfg`` with ``--executor`` and ``--address`` as its ``[profile] executor`` and ``address``
+    (an address alone means Ray), checked as the TOML's keys are."""
+    import dataclasses
+
+    from seqpoint.workflows import ProfileSection
+
+    if executor is None and address is None:
+        return cfg
+
+    name = executor or ("ray" if address is not None else cfg.profile.executor)
+    fields = {f.name: getattr(cfg.profile, f.name) for f in dataclasses.fields(cfg.profile)}
+    fields.update(executor=name, address=address if address is not None else (
+        cfg.profile.address if name == "ray" else None))
+    return dataclasses.replace(cfg, profile=ProfileSection(**fields))
 
 
 class _HasDict(Protocol):
     def to_dict(self) -> dict[str, object]: ...
+
+
+def reporter(quiet: bool, as_json: bool = False) -> Reporter:
+    """Progress bars and notes on the command line's console, off with ``-q`` or ``--json``."""
+    return Reporter(console=console, progress=not (quiet or as_json))
 
 
 def print_json(result: dict[str, object] | _HasDict) -> None:

@@ -9,21 +9,25 @@ missing or malformed SEQPOINTS file).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
 from seqpoint.cli._app import app, console, fail
 from seqpoint.cli._options import (
+    Address,
     AsJson,
+    ExecutorName,
     Quiet,
     UserCode,
     deprecated,
-    lay_sets,
     print_json,
     print_warnings,
+    reporter,
+    with_executor,
+    with_sets,
 )
-from seqpoint.reports._terminal import print_measurements
+from seqpoint.reports import print_measurements
 
 __all__ = ["profile"]
 
@@ -38,7 +42,7 @@ def profile(
     set_: Annotated[list[str] | None, typer.Option(
         "--set", help="A run config key, section.key=value: workload.set.KEY (a workload setting: "
                       "workload.set.dtype=bf16, workload.set.threads=2, workload.set.time_strides=[2,2] ...) "
-                      "or a [profile] key a flag sets (profile.repeats=3, ...); repeatable.")] = None,
+                      "or any [profile] key (profile.processes=3, profile.cold_window=20, ...); repeatable.")] = None,
     metric: Annotated[list[str] | None, typer.Option(
         "--metric", "-m",
         help="time, flops, bytes, breakdown, memory, roofline:<gpu> (v100, a100, h100, h200, ... or a device file .toml; repeatable; default time).")] = None,
@@ -51,6 +55,8 @@ def profile(
         "--cache", help="Measurement cache (default $SEQPOINT_CACHE or ~/.cache/seqpoint).")] = None,
     no_cache: Annotated[bool, typer.Option(
         "--no-cache", help="Measure everything; read and write no cache.")] = False,
+    executor: ExecutorName = None,
+    address: Address = None,
     as_json: AsJson = False,
     quiet: Quiet = False,
     progress: Annotated[bool | None, typer.Option(
@@ -61,38 +67,30 @@ def profile(
                              "its weight in the metadata (for HTA, TensorBoard, Perfetto).")] = None,
 ) -> None:
     """Profile the SeqPoints on a workload and write MEASUREMENTS.json."""
-    from seqpoint.cache import MeasurementCache
     from seqpoint.measurements import write_measurements
-    from seqpoint.profiling import profile_points
     from seqpoint.selection import read_seqpoints
-    from seqpoint.workflows import ProfileSection, WorkloadSection
-    from seqpoint.workloads import check_user_code, load_workload
+    from seqpoint.workflows import Campaign, ProfileSection, RunConfig, WorkloadSection
+    from seqpoint.workloads import check_user_code
 
     if cache is not None and no_cache:
         fail("--cache and --no-cache exclude each other; give one.")
-    # The flags fill the run config's [workload] set and [profile]; --set lays the same keys
-    # over them, and the sections check the result as they check a TOML file. The harness
-    # default records time only; a run config's [profile] records more by default.
-    data: dict[str, dict[str, Any]] = {
-        "workload": {"set": {}},
-        "profile": {"warmup": warmup, "repeats": repeats, "timer": timer,
-                    "metrics": tuple(metric) if metric else ("time",),
-                    "kineto_dir": None if kineto_dir is None else str(kineto_dir),
-                    "cache": None if cache is None else str(cache), "use_cache": not no_cache},
-    }
-    old = lay_sets(data, set_, bare="workload.set", command="profile")
+    # The flags fill the run config's [workload] and [profile]; --set lays any of their keys
+    # over them, checked as a TOML file is. The harness default records time only; a run
+    # config's [profile] records more by default.
+    cfg = RunConfig(workload=WorkloadSection(name=workload), profile=ProfileSection(
+        warmup=warmup, repeats=repeats, timer=timer, metrics=tuple(metric) if metric else ("time",),
+        kineto_dir=None if kineto_dir is None else str(kineto_dir), cache=None if cache is None else str(cache),
+        use_cache=not no_cache))
+    cfg, old = with_sets(cfg, set_, sections=("workload", "profile"), bare="workload.set", command="profile",
+                         given=("workload.name",))
+    cfg = with_executor(cfg, executor, address)
     if progress is not None:
         old.append(deprecated("--no-progress", "-q/--quiet") if not progress else
                    "--progress is deprecated; progress shows unless -q/--quiet")
     check_user_code(workload, allowed=allow_user_code)
     points = read_seqpoints(seqpoints)
-    wanted = WorkloadSection(name=workload, **data["workload"])
-    settings = ProfileSection(**data["profile"])
-    wl = load_workload(wanted.name, wanted.set)
     print_warnings(old)
-    store = MeasurementCache(settings.cache) if settings.use_cache else None
-    ms = profile_points(wl, points, settings.harness, cache=store, console=console,
-                        progress=not (quiet or as_json or progress is False))
+    ms = Campaign(cfg, reporter=reporter(quiet or progress is False, as_json)).measure(points)
     write_measurements(ms, output)
 
     failed = [m for m in ms.measurements if not m.ok]

@@ -7,15 +7,10 @@ from typing import Annotated
 
 import typer
 
-from seqpoint.cli._app import app, console, fail
-from seqpoint.cli._options import AsJson, Quiet, print_json, print_warnings
-from seqpoint.measurements import read_measurements
-from seqpoint.projection import INTERCONNECTS, project, project_ranks
-from seqpoint.projection._match import match_measurements, seqpoint_rows
-from seqpoint.reports._ranks import print_rank_projection
-from seqpoint.reports._terminal import print_projection
-from seqpoint.schedule import read_schedule
-from seqpoint.selection import read_seqpoints
+from seqpoint.cli._app import app, console
+from seqpoint.cli._options import AsJson, QuietTables, print_json, print_warnings
+from seqpoint.projection import INTERCONNECTS
+from seqpoint.reports import print_projection, print_rank_projection
 
 __all__ = ["project_command"]
 
@@ -26,7 +21,7 @@ def project_command(
     seqpoints: Annotated[Path, typer.Argument(help="SEQPOINTS.json from 'seqpoint select'.")],
     measurements: Annotated[Path, typer.Argument(help="MEASUREMENTS.json from 'seqpoint profile'.")],
     as_json: AsJson = False,
-    quiet: Quiet = False,
+    quiet: QuietTables = False,
     method: Annotated[str, typer.Option("--method", help="weighted (the paper's) or interpolated.")] = "weighted",
     interconnect: Annotated[str | None, typer.Option(
         "--interconnect", help="Data-parallel schedules: the all-reduce's link, a name "
@@ -44,31 +39,12 @@ def project_command(
     slowest rank plus the gradient all-reduce (--interconnect with --gradient-bytes, or
     --allreduce-s), with the straggler and communication shares.
     """
-    from seqpoint.workflows import ProjectionSection
+    from seqpoint.workflows import ProjectionSection, project_files
 
     # The flags are [projection]'s keys: the section checks them with the TOML's message.
     sec = ProjectionSection(method=method, interconnect=None if interconnect is None else _link(interconnect),
                             allreduce_s=allreduce_s)
-    ranked = read_schedule(schedule)
-    sched = ranked.rank_rows()
-    points = read_seqpoints(seqpoints)
-    meas = read_measurements(measurements)
-    # Which files disagree, said before projecting.
-    seqpoint_rows(sched, points, context=f"{seqpoints} does not fit {schedule}")
-    match_measurements(points, meas, context=f"{measurements} does not fit {seqpoints}")
-    result = project(sched, points, meas, method=sec.method, confidence=sec.confidence)
-    dp = None
-    given = [flag for flag, v in (("--interconnect", interconnect), ("--gradient-bytes", gradient_bytes),
-                                  ("--allreduce-s", allreduce_s)) if v is not None]
-    if given and ranked.world_size <= 1:
-        fail(f"{', '.join(given)} {'applies' if len(given) == 1 else 'apply'} to data-parallel schedules "
-             f"(a rank column), and {schedule} has none: drop them, or write the schedule with world_size > 1.")
-    if ranked.world_size > 1:
-        if allreduce_s is None and (interconnect is None or gradient_bytes is None):
-            fail(f"{schedule} is data-parallel ({ranked.world_size} ranks): give --allreduce-s "
-                 "(measured) or --interconnect NAME with --gradient-bytes N for the all-reduce.")
-        dp = project_ranks(ranked, points, meas, allreduce_s=sec.allreduce_s,
-                           gradient_bytes=gradient_bytes, interconnect=sec.interconnect)
+    result, dp = project_files(schedule, seqpoints, measurements, sec, gradient_bytes=gradient_bytes)
     if not result.complete:
         print_warnings([f"SeqPoint(s) at iteration(s) {', '.join(map(str, result.failed))} failed; "
                         "projected from the other points (result marked incomplete)."])
@@ -77,6 +53,13 @@ def project_command(
         if dp is not None:
             out["data_parallel"] = dp.to_dict()
         print_json(out)
+        return
+    if quiet:  # the one figure: the run's time (else its first total)
+        from seqpoint.measurements.metrics import time_metric
+
+        metric = time_metric(result.totals) if any(k.startswith(("run_", "time_s", "instructions"))
+                                                   for k in result.totals) else next(iter(result.totals))
+        console.print(f"{metric} {result.totals[metric]:.6g}", markup=False)
         return
     print_projection(console, result)
     if dp is not None:

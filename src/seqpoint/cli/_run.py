@@ -10,9 +10,12 @@ from typing import Annotated
 
 import typer
 
+from seqpoint import workflows  # called through the module: tests stand in for a workflow there
 from seqpoint.cli._app import app, console
 from seqpoint.cli._options import (
+    Address,
     AsJson,
+    ExecutorName,
     OldOut,
     Quiet,
     RunFolder,
@@ -21,33 +24,34 @@ from seqpoint.cli._options import (
     pick_output,
     print_result,
     print_warnings,
+    reporter,
+    with_executor,
 )
 from seqpoint.exceptions import ConfigError, SeqPointWarning
-from seqpoint.reports._summaries import (
+from seqpoint.reports import (
+    print_histogram,
     print_run,
+    print_seqpoints,
     print_speedup,
     print_trace_validation,
     print_validation,
 )
-from seqpoint.reports._terminal import print_histogram, print_seqpoints
 from seqpoint.selection import read_seqpoints
-from seqpoint.workflows import RunConfig, apply_overrides, load_config, run, validate
-from seqpoint.workflows._demo import run_demo
-from seqpoint.workflows._speedup import speedup_between
-from seqpoint.workflows._trace import speedup_from_files, validate_config_on_traces
+from seqpoint.workflows import RunConfig, apply_overrides, demo_configs, load_config
 from seqpoint.workloads import check_user_code
 
 __all__ = ["demo", "run_cmd", "speedup", "validate_cmd"]
 
 
 def _load(config: Path, overrides: list[str] | None, output: Path | None, *, allow_user_code: bool,
-          out: Path | None = None) -> RunConfig:
-    """The config with its --set overrides and -o/--output ([report] out); the old ``--out``
-    is warned about once the config has been checked."""
+          out: Path | None = None, executor: str | None = None, address: str | None = None) -> RunConfig:
+    """The config with its --set overrides, --executor/--address and -o/--output ([report] out);
+    the old ``--out`` is warned about once the config has been checked."""
     output, old = pick_output(output, out)
     cfg = load_config(config)
     if overrides:
         cfg = apply_overrides(cfg, overrides)
+    cfg = with_executor(cfg, executor, address)
     if output is not None:
         cfg = dataclasses.replace(cfg, report=dataclasses.replace(cfg.report, out=str(output)))
     check_user_code(cfg.workload.name, allowed=allow_user_code)
@@ -61,6 +65,8 @@ def run_cmd(
     overrides: Sets = None,
     output: RunFolder = None,
     out: OldOut = None,
+    executor: ExecutorName = None,
+    address: Address = None,
     as_json: AsJson = False,
     quiet: Quiet = False,
     allow_user_code: UserCode = False,
@@ -68,12 +74,13 @@ def run_cmd(
                                          "run folder to MLflow (needs seqpoint[mlflow]).")] = False,
 ) -> None:
     """Lengths → schedule → SeqPoints → profile (cached) → projected run, in a run folder."""
-    cfg = _load(config, overrides, output, out=out, allow_user_code=allow_user_code)
+    cfg = _load(config, overrides, output, out=out, allow_user_code=allow_user_code, executor=executor,
+                address=address)
     for item in overrides or ():
         if item.split(".", 1)[0].strip() == "validation":
             warnings.warn(f"--set {item!r}: [validation] is read by seqpoint validate, not by run; here it "
                           "only goes into the run folder's config.toml.", SeqPointWarning, stacklevel=1)
-    result = run(cfg, progress=not (quiet or as_json), console=console, log_mlflow=mlflow)
+    result = workflows.run(cfg, reporter=reporter(quiet, as_json), log_mlflow=mlflow)
 
     def show() -> None:
         print_histogram(console, result.schedule, result.seqpoints, unit=result.unit)
@@ -90,6 +97,8 @@ def validate_cmd(
     output: RunFolder = None,
     out: OldOut = None,
     no_exact: Annotated[bool, typer.Option("--no-exact", help="Skip exact FLOP totals.")] = False,
+    executor: ExecutorName = None,
+    address: Address = None,
     as_json: AsJson = False,
     quiet: Quiet = False,
     allow_user_code: UserCode = False,
@@ -110,15 +119,15 @@ def validate_cmd(
     if first_n is not None and not trace:
         raise ConfigError("--first-n sets the first-N estimate of a recorded run, read with --trace only; "
                           "leave it out or add --trace.")
-    cfg = _load(config, overrides, output, out=out, allow_user_code=allow_user_code)
+    cfg = _load(config, overrides, output, out=out, allow_user_code=allow_user_code, executor=executor,
+                address=address)
     if trace:
-        checked, folder = validate_config_on_traces(
-            cfg, [str(t) for t in trace], **({} if first_n is None else {"first_n": first_n}),
-            progress=not (quiet or as_json), console=console)
+        checked, folder = workflows.validate_config_on_traces(
+            cfg, [str(t) for t in trace], first_n=10 if first_n is None else first_n, reporter=reporter(quiet, as_json))
         print_result(checked, as_json, lambda: print_trace_validation(console, checked),
                      lambda: folder.path)
         return
-    result = validate(cfg, progress=not (quiet or as_json), console=console, exact=not no_exact)
+    result = workflows.validate(cfg, reporter=reporter(quiet, as_json), exact=not no_exact)
 
     def show() -> None:
         print_seqpoints(console, result.seqpoints, result.measurements)
@@ -139,6 +148,8 @@ def speedup(
         "-o", "--output", help="A's run folder, where the speedup is written ([report] out of A; "
                                "default runs/NAME-TIME).")] = None,
     out: OldOut = None,
+    executor: ExecutorName = None,
+    address: Address = None,
     as_json: AsJson = False,
     quiet: Quiet = False,
     allow_user_code: UserCode = False,
@@ -164,7 +175,7 @@ def speedup(
         if check:
             raise ConfigError("--validate runs both configurations in full and needs CONFIG_A; "
                               "--files measures nothing. Give one or the other.")
-        sp = speedup_from_files(*files)
+        sp = workflows.speedup_from_files(*files)
         print_result(sp, as_json, lambda: print_speedup(console, sp, n_points=len(read_seqpoints(files[1]))))
         return
     if config_a is None:
@@ -177,8 +188,13 @@ def speedup(
     if set_b:
         check_user_code(apply_overrides(b, set_b, option="--set-b").workload.name, allowed=allow_user_code)
     print_warnings(old)
-    result = speedup_between(config_a, config_b, set_b or [], validate=check, set_a=set_a,
-                             progress=not (quiet or as_json), console=console)
+    from seqpoint.executors import make_executor
+
+    measured_on = None  # both configurations on the one executor given, else each on its [profile]'s
+    if executor is not None or address is not None:
+        measured_on = make_executor(executor or "ray", address=address)
+    result = workflows.speedup_between(config_a, config_b, set_b or [], validate=check, set_a=set_a,
+                                       reporter=reporter(quiet, as_json), executor=measured_on)
     print_result(result, as_json, lambda: print_speedup(console, result.speedup, n_points=len(result.seqpoints),
                                                         measured=result.measured), lambda: result.folder.path)
 
@@ -192,4 +208,26 @@ def demo(
     """The bundled default: DeepSpeech2-tiny on LibriSpeech, projected and validated (CPU, minutes)."""
     output, old = pick_output(output, out)
     print_warnings(old)
-    raise typer.Exit(run_demo(console, out=output, progress=not quiet))
+    root = output or workflows.RunFolder.new("demo").path
+    whole, subset = demo_configs(root)
+    console.rule("[bold]seqpoint demo")
+    console.print(
+        "DeepSpeech2-style model ([bold]deepspeech2:tiny[/], CPU, 1 thread) on LibriSpeech "
+        "train-clean-100 (28,539 utterances, 10 ms frames), SortaGrad then shuffled epochs, "
+        "batch 32, 10 epochs. The SeqPoints are timed in 3 fresh worker processes, in turn, "
+        "with a drift check.\n"
+    )
+    result = workflows.run(whole, reporter=reporter(quiet))
+    print_histogram(console, result.schedule, result.seqpoints, unit=result.unit)
+    print_seqpoints(console, result.seqpoints, result.measurements)
+    print_run(console, result)
+    console.rule("[bold]Is it right? A measured full run of a small subset")
+    console.print(
+        "3,000 random utterances, batch 16, 2 epochs (SortaGrad + shuffled): every iteration "
+        "is trained, twice, and compared with the projection from 10 SeqPoints and with "
+        "today's practice (first-N, random-N, mean/median length, SimPoint-style, stratified).\n"
+    )
+    check = workflows.validate(subset, reporter=reporter(quiet))
+    print_validation(console, check)
+    console.print(f"\nReports: [bold]{result.folder.path / 'report.html'}[/] and "
+                  f"[bold]{check.folder.path / 'report.html'}[/]")

@@ -5,15 +5,15 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
-from seqpoint._params import check_params
+from seqpoint._params import bounded, check_params
 from seqpoint.cli._app import app, console
-from seqpoint.cli._options import AsJson, Quiet, lay_sets, print_result, print_warnings
+from seqpoint.cli._options import AsJson, QuietTables, print_result, print_warnings, with_sets
 from seqpoint.exceptions import ConfigError, SeqPointWarning
-from seqpoint.reports._terminal import print_schedule
+from seqpoint.reports import print_schedule
 from seqpoint.schedule import IterationSchedule, summarize, write_schedule
 
 __all__ = ["schedule"]
@@ -33,21 +33,23 @@ def _check_output(output: Path) -> None:
             raise ConfigError("Writing .parquet needs pyarrow (pip install pyarrow); or use .csv.") from None
 
 
-def _report(sched: IterationSchedule, output: Path, *, bins: int, title: str, as_json: bool,
+def _report(sched: IterationSchedule, output: Path, *, bins: int, title: str, as_json: bool, quiet: bool,
             **facts: object) -> None:
-    """The schedule's summary: a table, or with ``--json`` one object (``output``, the
-    command's ``facts`` and the summary's fields: ``n_iterations``, ``n_epochs``,
-    ``n_unique_signatures``, ``padding_ratio``, ...)."""
+    """The schedule's summary: a table (with ``-q`` only the file written), or with ``--json`` one
+    object (``output``, the command's ``facts`` and the summary's fields: ``n_iterations``,
+    ``n_epochs``, ``n_unique_signatures``, ``padding_ratio``, ...)."""
     summary = summarize(sched, bins=bins)
+    if quiet and not as_json:
+        console.print(f"wrote {output}", markup=False)
+        return
     print_result({"output": str(output), **facts, **summary.to_dict()}, as_json,
                  lambda: print_schedule(console, sched, summary, show_tgt=bool(sched.tgt_len.any()), title=title))
 
 
 def _trace_schedule(source: str, output: Path, *, policy: str | None, rank: int | None, bins: int,
-                    as_json: bool) -> None:
+                    as_json: bool, quiet: bool) -> None:
     """``--format trace``: a recorded run's micro-batches, one schedule row each."""
-    from seqpoint.batching._limits import bounded
-    from seqpoint.validation import read_trace
+    from seqpoint.schedule import read_trace
 
     if policy is not None:
         raise ConfigError("--policy does not apply to --format trace: a recorded run is already "
@@ -58,7 +60,7 @@ def _trace_schedule(source: str, output: Path, *, policy: str | None, rank: int 
     sched = trace.to_schedule(rank=rank)
     write_schedule(sched, output)
     _report(sched, output, bins=bins, title=f"schedule of the recorded run {source} → {output}",
-            as_json=as_json, policy=None, world_size=sched.world_size, rank=rank)
+            as_json=as_json, quiet=quiet, policy=None, world_size=sched.world_size, rank=rank)
 
 
 @app.command("schedule")
@@ -113,17 +115,22 @@ def schedule(
         "--shard", help="How ranks split an epoch: samples (DistributedSampler) or batches "
                         "(round-robin); default by policy.")] = None,
     as_json: AsJson = False,
-    quiet: Quiet = False,
+    quiet: QuietTables = False,
 ) -> None:
     """Replay a batching policy over per-sample lengths (or read a recorded run trace) and
     write the iteration schedule."""
     from seqpoint.batching import POLICIES
-    from seqpoint.batching._limits import bounded
-    from seqpoint.workflows import BatchingSection, LengthsSection, build_schedule, load_lengths
+    from seqpoint.workflows import (
+        BatchingSection,
+        LengthsSection,
+        RunConfig,
+        build_schedule,
+        load_lengths,
+    )
 
     _check_output(output)
     if format == "trace":
-        _trace_schedule(lengths, output, policy=policy, rank=rank, bins=bins, as_json=as_json)
+        _trace_schedule(lengths, output, policy=policy, rank=rank, bins=bins, as_json=as_json, quiet=quiet)
         return
     if policy is None:
         raise ConfigError("Missing option '--policy': name a batching policy, or give --format trace "
@@ -144,17 +151,16 @@ def schedule(
         raise ConfigError(f"{flag} does not apply to policy {policy!r}; its parameters are {', '.join(fields)}.")
     reader_options = {"scale": scale, "sample_rate": sample_rate, "tokenizer": tokenizer,
                       "extra_tokens": extra_tokens, "count_column": count_column}
-    # The flags fill the run config's [lengths] and [batching]; --set lays the same keys over
-    # them, and the sections check the result as they check a TOML file.
-    data: dict[str, dict[str, Any]] = {
-        "lengths": {"format": format, "column": column, "tgt": None if tgt is None else str(tgt),
-                    "params": {k: v for k, v in reader_options.items() if v is not None}},
-        "batching": {"epochs": epochs, "seed": seed, "params": params, "world_size": world_size,
-                     "rank": rank, "shard": shard},
-    }
-    old = lay_sets(data, set_, bare="batching.params", command="schedule")
-    source = LengthsSection(source=lengths, **data["lengths"])
-    batching = BatchingSection(policy=policy, **data["batching"])
+    # The flags fill the run config's [lengths] and [batching]; --set lays any of their keys
+    # over them, and the sections check the result as they check a TOML file.
+    cfg = RunConfig(
+        lengths=LengthsSection(source=lengths, format=format, column=column, tgt=None if tgt is None else str(tgt),
+                               params={k: v for k, v in reader_options.items() if v is not None}),
+        batching=BatchingSection(policy=policy, epochs=epochs, seed=seed, params=params, world_size=world_size,
+                                 rank=rank, shard=shard))
+    cfg, old = with_sets(cfg, set_, sections=("lengths", "batching"), bare="batching.params", command="schedule",
+                         given=("lengths.source", "batching.policy", "batching.schedule"))
+    source, batching = cfg.lengths, cfg.batching
     print_warnings(old)
 
     with warnings.catch_warnings(record=True) as caught:
@@ -166,5 +172,5 @@ def schedule(
 
     ranks, size = batching.rank, batching.world_size
     where = f", rank {ranks} of {size}" if ranks is not None else (f", {size} ranks" if size > 1 else "")
-    _report(sched, output, bins=bins, as_json=as_json, policy=policy, world_size=size, rank=ranks,
+    _report(sched, output, bins=bins, as_json=as_json, quiet=quiet, policy=policy, world_size=size, rank=ranks,
             title=f"{policy} schedule of {lens.n_samples} samples ({lens.unit}{where}) → {output}")

@@ -9,9 +9,16 @@ from typing import Annotated
 import typer
 
 from seqpoint.cli._app import app, console, fail
-from seqpoint.cli._options import AsJson, Quiet, deprecated, print_json, print_warnings
+from seqpoint.cli._options import (
+    AsJson,
+    QuietTables,
+    UserCode,
+    deprecated,
+    print_json,
+    print_warnings,
+)
 from seqpoint.exceptions import SeqPointWarning
-from seqpoint.reports._terminal import print_selection
+from seqpoint.reports import print_selection
 from seqpoint.schedule import read_schedule
 from seqpoint.selection import write_seqpoints
 
@@ -37,11 +44,23 @@ def select(
     simpoints: Annotated[Path | None, typer.Option(
         "--simpoints", help="Also write STEM.simpoints and STEM.weights in SimPoint 3.0's format "
                             "(interval = iteration), for simulators.")] = None,
+    workload: Annotated[str | None, typer.Option(
+        "--workload", "-w", help="The workload the points will be profiled on (as for 'seqpoint profile'): "
+                                 "the default proxy then adds its exact FLOPs and bytes per signature to the "
+                                 "grouping, as 'seqpoint run' does (counted on the meta device, no step run).")] = None,
+    allow_user_code: UserCode = False,
     as_json: AsJson = False,
-    quiet: Quiet = False,
+    quiet: QuietTables = False,
 ) -> None:
     """Choose the iterations to profile and their weights; write SEQPOINTS.json."""
-    from seqpoint.workflows import SelectionSection, choose_points
+    from seqpoint.workflows import (
+        Campaign,
+        RunConfig,
+        SelectionSection,
+        WorkloadSection,
+        choose_points,
+    )
+    from seqpoint.workloads import check_user_code
 
     if (n_points is None) == (max_error is None):
         fail("Give exactly one of -k N and --max-error FRACTION.")
@@ -54,10 +73,13 @@ def select(
     # Without a workload, auto (the default) is the attention formula.
     chosen = proxy or cost
     sec = SelectionSection(method=method, n_points=n_points, max_error=max_error, seed=seed,
-                           proxy="attention" if chosen in (None, "auto") else chosen, params={} if grouping is None else {"grouping": grouping})
-    if sec.model_proxy:
-        fail(f"--proxy {sec.proxy} is the profiled model's cost, which needs a workload: set [selection] "
-             "proxy in a run config for seqpoint run, or give a formula (attention, tokens, ...).")
+                           proxy="attention" if chosen in (None, "auto") and workload is None else chosen or "auto",
+                           params={} if grouping is None else {"grouping": grouping})
+    if sec.model_proxy and workload is None:
+        fail(f"--proxy {sec.proxy} is the profiled model's cost, which needs a workload: add --workload NAME, "
+             "or give a formula (attention, tokens, ...).")
+    if workload is not None:
+        check_user_code(workload, allowed=allow_user_code)
     # A data-parallel schedule is selected on its rank rows (every rank's batch an
     # iteration of its own); `seqpoint project` reads it back the same way.
     sched = read_schedule(schedule).rank_rows()
@@ -65,7 +87,10 @@ def select(
         fail(f"-k {n_points} exceeds the {len(sched)} iterations of {schedule}; choose k <= {len(sched)}.")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", SeqPointWarning)
-        _, points = choose_points(sec, sched)
+        if workload is None:
+            _, points = choose_points(sec, sched)
+        else:
+            points = Campaign(RunConfig(selection=sec, workload=WorkloadSection(name=workload)), schedule=sched).seqpoints
     # The old flag is said once the input is checked, as the other deprecated flags.
     print_warnings([*([deprecated("--cost", "--proxy")] if cost is not None else []),
                     *(w.message for w in caught)])
@@ -83,5 +108,6 @@ def select(
         return
     if written:
         console.print(f"wrote {', '.join(written)} (SimPoint format)", markup=False)
-    print_selection(console, points, method=method)
+    if not quiet:
+        print_selection(console, points, method=method)
     console.print(f"wrote {output}")

@@ -7,9 +7,12 @@ from typing import Annotated
 
 import typer
 
+from seqpoint import workflows  # called through the module: tests stand in for a workflow there
 from seqpoint.cli._app import app, console
 from seqpoint.cli._options import (
+    Address,
     AsJson,
+    ExecutorName,
     OldOut,
     Quiet,
     RunFolder,
@@ -17,9 +20,10 @@ from seqpoint.cli._options import (
     pick_output,
     print_result,
     print_warnings,
+    reporter,
 )
-from seqpoint.reports._sweep import print_sweep
-from seqpoint.workflows import load_sweep, run_sweep
+from seqpoint.reports import print_sweep
+from seqpoint.workflows import load_sweep
 from seqpoint.workloads import check_user_code
 
 __all__ = ["sweep_cmd"]
@@ -29,12 +33,8 @@ __all__ = ["sweep_cmd"]
 def sweep_cmd(
     sweep_file: Annotated[Path, typer.Argument(help="Sweep TOML: a base run config and a grid "
                                                     "of overrides (see configs/sweep-*.toml).")],
-    executor: Annotated[str | None, typer.Option(
-        "--executor", help="local (serial, this process) or ray; default ray with --address, "
-                           "else the base's [profile] executor.")] = None,
-    address: Annotated[str | None, typer.Option(
-        "--address", help="Ray cluster address (host:port, ray://host:port or auto); "
-                          "default: start a local Ray.")] = None,
+    executor: ExecutorName = None,
+    address: Address = None,
     num_cpus: Annotated[int | None, typer.Option(
         "--num-cpus", min=1, help="CPUs of the local Ray (default: all).")] = None,
     output: RunFolder = None,
@@ -50,6 +50,6 @@ def sweep_cmd(
         check_user_code(entry.config.workload.name, allowed=allow_user_code)
     print_warnings(old)
     name = executor or ("ray" if address is not None else None)
-    result = run_sweep(sweep_file, executor=name, address=address, num_cpus=num_cpus, out=output,
-                       progress=not (quiet or as_json), console=console)
+    result = workflows.run_sweep(sweep_file, executor=name, address=address, num_cpus=num_cpus, out=output,
+                       reporter=reporter(quiet, as_json))
     print_result(result, as_json, lambda: print_sweep(console, result), lambda: result.folder.path)

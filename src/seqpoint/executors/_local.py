@@ -3,22 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
+from seqpoint._live import Reporter
 from seqpoint.cache import MeasurementCache
 from seqpoint.exceptions import ConfigError
 from seqpoint.executors._tasks import Job, SweepStats
 from seqpoint.measurements import Measurements
-from seqpoint.profiling._campaign import measure_plan
-from seqpoint.profiling._plan import CampaignKey, plan_points
-
-if TYPE_CHECKING:  # rich is loaded only where a bar is drawn
-    from rich.console import Console
+from seqpoint.profiling import Profiler, plan_points
+from seqpoint.workloads import Workload
 
 __all__ = ["EXECUTORS", "Executor", "LocalExecutor", "make_executor"]
 
-#: Executor names of ``[profile] executor`` and ``seqpoint sweep --executor``.
-EXECUTORS = ("local", "ray")
+#: Executor names of ``[profile] executor`` and ``--executor``.
+EXECUTORS = ("local", "ray", "submitit")
 
 
 @runtime_checkable
@@ -28,44 +26,54 @@ class Executor(Protocol):
     last_stats: SweepStats | None
     """What the last :meth:`profile` call did."""
 
-    def profile(self, jobs: Sequence[Job], *, cache: MeasurementCache | None = None, progress: bool = True,
-                console: Console | None = None) -> list[Measurements]:
+    def profile(self, jobs: Sequence[Job], *, cache: MeasurementCache | None = None,
+                reporter: Reporter | None = None) -> list[Measurements]:
         """One :class:`~seqpoint.measurements.Measurements` per job, in job order.
 
         Parameters
         ----------
         jobs : sequence of Job
         cache : MeasurementCache, optional
-            Read first (cached pairs are not measured again) and written with each
-            point measured ok as soon as it finishes, so an interrupted sweep resumes.
-        progress : bool
-            Show a rich progress bar.
-        console : rich Console, optional
-            Where the bar is drawn.
+            Read first (cached pairs are not measured again) and written with each point
+            measured ok as soon as it finishes, so an interrupted sweep resumes.
+        reporter : Reporter, optional
+            Progress bars and notes (default: silent).
         """
         ...
 
 
 class LocalExecutor:
-    """Profile every job serially in this process: each job's workload is built here, planned
-    (:func:`~seqpoint.profiling.plan_points`) and measured as ``profile_points`` does."""
+    """Profile every job serially in this process, each workload through one
+    :class:`~seqpoint.profiling.Profiler` kept for the executor's life (a job's workload is built
+    once from its recipe; its start-up runs once; the shapes it stepped stay warm)."""
 
     def __init__(self) -> None:
         self.last_stats: SweepStats | None = None
+        self._profilers: dict[object, Profiler] = {}
 
-    def profile(self, jobs: Sequence[Job], *, cache: MeasurementCache | None = None, progress: bool = True,
-                console: Console | None = None) -> list[Measurements]:
+    def profiler(self, job: Job, *, reporter: Reporter | None = None,
+                 cache: MeasurementCache | None = None) -> Profiler:
+        """The profiler of ``job``'s workload (built here from its recipe the first time)."""
+        recipe = job.recipe()
+        key: object = (recipe.spec, repr(sorted(recipe.overrides.items()))) if recipe is not None else id(job.workload)
+        kept = self._profilers.get(key)
+        if kept is None:
+            built: Workload = recipe.build() if recipe is not None else job.workload  # type: ignore[assignment]
+            kept = self._profilers[key] = Profiler(built, recipe=recipe)
+        kept.cache, kept.reporter = cache, reporter or Reporter(progress=False)
+        return kept
+
+    def profile(self, jobs: Sequence[Job], *, cache: MeasurementCache | None = None,
+                reporter: Reporter | None = None) -> list[Measurements]:
         """One Measurements per job, in job order (see :meth:`Executor.profile`)."""
-        from seqpoint.workloads import load_workload
-
         out: list[Measurements] = []
         pairs = cached = measured = tasks = 0
         for job in jobs:
-            workload = load_workload(job.workload, dict(job.overrides))
-            plan = plan_points(job.points, CampaignKey.of(workload, code=cache is not None), job.config, cache)
+            profiler = self.profiler(job, reporter=reporter, cache=cache)
+            plan = plan_points(job.points, profiler.key(), job.config, cache)
             pairs, cached = pairs + len(plan.cached) + len(plan.todo), cached + len(plan.cached)
             measured, tasks = measured + len(plan.todo), tasks + bool(plan.todo)
-            out.append(measure_plan(workload, plan, progress=progress, console=console))
+            out.append(profiler.run(plan))
         self.last_stats = SweepStats(pairs=pairs, cached=cached, measured=measured, tasks=tasks, probes=0)
         return out
 
@@ -74,6 +82,7 @@ def make_executor(name: str, *, address: str | None = None, num_cpus: int | None
     """The executor called ``name`` (``address`` and ``num_cpus`` are Ray's, see
     :class:`~seqpoint.executors.RayExecutor`)."""
     from seqpoint.executors._ray import RayExecutor
+    from seqpoint.executors._submitit import SubmititExecutor
 
     if name not in EXECUTORS:
         raise ConfigError(f"Unknown executor {name!r}. Valid executors: {', '.join(EXECUTORS)}.")
@@ -81,4 +90,4 @@ def make_executor(name: str, *, address: str | None = None, num_cpus: int | None
         return RayExecutor(address=address, num_cpus=num_cpus)
     if address is not None or num_cpus is not None:
         raise ConfigError("--address and --num-cpus apply to the Ray executor; add --executor ray.")
-    return LocalExecutor()
+    return SubmititExecutor() if name == "submitit" else LocalExecutor()

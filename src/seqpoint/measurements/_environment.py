@@ -15,7 +15,7 @@ from typing import Any
 
 from seqpoint._version import __version__
 
-__all__ = ["CPU_ISA", "cpu_isa", "cpu_name", "environment_fingerprint", "environment_manifest", "workload_device_type"]
+__all__ = ["CPU_ISA", "cpu_isa", "cpu_name", "environment_fingerprint", "environment_manifest"]
 
 
 def _cpuinfo(*keys: str) -> str | None:
@@ -42,20 +42,14 @@ def cpu_isa() -> str:
     return " ".join(f for f in CPU_ISA if f in flags)
 
 
-def workload_device_type(workload: object) -> str:
-    """``cpu`` or ``cuda``: the ``device`` of a workload or its config (duck-typed), else ``cpu``."""
-    device = getattr(workload, "device", None)
-    return getattr(device, "type", None) or str(getattr(getattr(workload, "config", None), "device", "cpu"))
-
-
-def environment_fingerprint(workload: object = None, *, harness: int | None = None) -> dict[str, Any]:
+def environment_fingerprint(device: str = "cpu", *, harness: int | None = None) -> dict[str, Any]:
     """What a measurement depends on besides the workload config and the signature: every key
     is part of the cache key.
 
     Parameters
     ----------
-    workload : Workload, optional
-        Its device decides ``device_type`` and ``device``; default the CPU.
+    device : str
+        Where the workload's steps run (``cpu``, ``cuda``, ``cuda:1``: ``WorkloadFacts.device``).
     harness : int, optional
         The profiling harness's method version (a changed method reuses no cache row).
 
@@ -68,14 +62,14 @@ def environment_fingerprint(workload: object = None, *, harness: int | None = No
     """
     import torch
 
-    dtype = workload_device_type(workload)
+    kind = device.partition(":")[0]
     env: dict[str, Any] = {"python": platform.python_version(), "torch": torch.__version__, "seqpoint": __version__,
-                           "machine": platform.machine(), "device_type": dtype, "threads": torch.get_num_threads()}
+                           "machine": platform.machine(), "device_type": kind, "threads": torch.get_num_threads()}
     if harness is not None:
         env["harness"] = harness
-    if dtype == "cuda":
-        env.update(device=torch.cuda.get_device_name(getattr(workload, "device", None)),
-                   cuda=torch.version.cuda, cudnn=torch.backends.cudnn.version())
+    if kind == "cuda":
+        env.update(device=torch.cuda.get_device_name(device), cuda=torch.version.cuda,
+                   cudnn=torch.backends.cudnn.version())
     else:
         env.update(device=cpu_name(), cpu_isa=cpu_isa())
     return env
@@ -96,11 +90,11 @@ def _git_commit() -> str | None:
     return out.stdout.strip() or None
 
 
-def environment_manifest(workload: object = None) -> dict[str, Any]:
-    """The fingerprint plus provenance (``git_commit``, ``platform``, ``processor``,
+def environment_manifest(device: str = "cpu") -> dict[str, Any]:
+    """The fingerprint of ``device`` plus provenance (``git_commit``, ``platform``, ``processor``,
     ``cpu_count``, ``numpy``, ``created_utc``) for a run folder; torch keys None without torch."""
     if "torch" in sys.modules or _version("torch") is not None:
-        env = environment_fingerprint(workload)
+        env = environment_fingerprint(device)
         import torch
 
         env["cuda_available"] = bool(torch.cuda.is_available())

@@ -9,8 +9,8 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from seqpoint._jsonio import MAX_COUNT, MAX_LENGTH
-from seqpoint.measurements._metrics import is_projectable
 from seqpoint.measurements._records import Status
+from seqpoint.measurements.metrics import is_projectable
 
 __all__ = ["MeasurementSchema", "MeasurementsSchema", "StepWindowSchema"]
 

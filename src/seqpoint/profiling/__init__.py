@@ -1,21 +1,18 @@
 """Stage 5: profile training iterations. Importing this package does not import torch.
 
-One point is measured by :func:`profile_point` (warm-up, timed repeats, counts, the
-operation-category breakdown, peak memory); a campaign of SeqPoints by
-:func:`profile_points` (cache first, one measurement per signature; with
-``ProfileConfig(processes=P)`` the repeats are spread over P fresh worker processes with
-a drift check, and two campaigns' workers alternate under :func:`take_turns`). Counted
-metrics (FLOPs, bytes) come from :func:`count_point` and, for a whole schedule,
-:func:`exact_totals`.
+A :class:`Profiler` measures the points of one workload (warm-up, timed repeats, counts, the
+operation-category breakdown, peak memory): the cache first, one measurement per signature;
+with ``ProfileConfig(processes=P)`` the repeats are spread over P fresh worker processes
+with a drift check, and two campaigns' workers alternate under :func:`take_turns`.
+:func:`profile_points` is one call of it. Counted metrics (FLOPs, bytes) come from
+:func:`count_point` and, for a whole schedule, :func:`exact_totals`. Every executor runs a
+profiler's :class:`Plan` (what is cached, what is left, one :class:`CampaignKey`).
 
-Every executor runs the campaign engine of ``_plan`` and ``_campaign``; every timing goes
-through :data:`TIMERS` (:func:`step_timer` for a step) and every fresh process through
-:func:`in_fresh_process`. The names imported ``as`` themselves are for the tests.
+The names imported ``as`` themselves are the harness's parts, for its tests.
 """
 
 from seqpoint.profiling._attention_flops import flop_registry as flop_registry
-from seqpoint.profiling._callgrind import read_summary as read_summary
-from seqpoint.profiling._campaign import profile_points
+from seqpoint.profiling._campaign import Profiler, profile_points
 from seqpoint.profiling._categories import canonical_op_name as canonical_op_name
 from seqpoint.profiling._categories import categorize as categorize
 from seqpoint.profiling._config import STARTUP_STEPS as STARTUP_STEPS
@@ -25,9 +22,15 @@ from seqpoint.profiling._counting import count_step as count_step
 from seqpoint.profiling._coverage import counting_coverage
 from seqpoint.profiling._coverage import uncounted_operators as uncounted_operators
 from seqpoint.profiling._exact import exact_signature_costs, exact_totals
-from seqpoint.profiling._fresh import in_fresh_process, stop_workers
-from seqpoint.profiling._gpus import GPU_SPECS as GPU_SPECS
-from seqpoint.profiling._gpus import GPUSpec, device_key, read_device
+from seqpoint.profiling._gpus import (
+    GPU_SPECS,
+    GPUSpec,
+    device_key,
+    gpu_named,
+    read_device,
+    resolve_device,
+)
+from seqpoint.profiling._plan import CampaignKey, Pending, Plan, plan_points
 from seqpoint.profiling._point import profile_point
 from seqpoint.profiling._probe import cpu_roofline
 from seqpoint.profiling._protocol import DriftWarning
@@ -37,22 +40,25 @@ from seqpoint.profiling._protocol import profile_protocol as profile_protocol
 from seqpoint.profiling._protocol import run_worker as run_worker
 from seqpoint.profiling._protocol import split_repeats as split_repeats
 from seqpoint.profiling._retarget import category_rooflines
-from seqpoint.profiling._shipping import ShippedWorkload as ShippedWorkload
-from seqpoint.profiling._shipping import ship_workload as ship_workload
+from seqpoint.profiling._shipping import ShippedWorkload, ship_workload
 from seqpoint.profiling._startup import DEFAULT_BLOCK as DEFAULT_BLOCK
 from seqpoint.profiling._startup import campaign_decoy as campaign_decoy
 from seqpoint.profiling._startup import interleave_block as interleave_block
 from seqpoint.profiling._startup import startup_state as startup_state
-from seqpoint.profiling._timers import TIMERS, step_timer
+from seqpoint.profiling._state import WorkloadState as WorkloadState
 from seqpoint.profiling._turns import EndTurn, take_turns
-from seqpoint.profiling._window import profile_window
 
 __all__ = [
-    "TIMERS",
+    "GPU_SPECS",
+    "CampaignKey",
     "DriftWarning",
     "EndTurn",
     "GPUSpec",
+    "Pending",
+    "Plan",
     "ProfileConfig",
+    "Profiler",
+    "ShippedWorkload",
     "category_rooflines",
     "count_point",
     "counting_coverage",
@@ -61,12 +67,12 @@ __all__ = [
     "device_peaks",
     "exact_signature_costs",
     "exact_totals",
-    "in_fresh_process",
+    "gpu_named",
+    "plan_points",
     "profile_point",
     "profile_points",
-    "profile_window",
     "read_device",
-    "step_timer",
-    "stop_workers",
+    "resolve_device",
+    "ship_workload",
     "take_turns",
 ]

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from seqpoint.measurements import CATEGORIES
 from seqpoint.profiling._categories import categorize
 from seqpoint.profiling._stdio import native_stderr_silenced
-from seqpoint.workloads import Workload
+from seqpoint.workloads import Trains, Workload
 
 if TYPE_CHECKING:
     import torch
@@ -41,15 +41,10 @@ def state_bytes(workload: Workload, batch: object) -> int:
                 seen.add(st.data_ptr())
                 total += st.nbytes()
 
-    model = getattr(workload, "model", None)
-    if model is not None:
-        for p in model.parameters():
-            add(p)
-        for b in model.buffers():
-            add(b)
-    opt = getattr(workload, "optimizer", None)
-    if opt is not None:
-        for state in opt.state.values():
+    if isinstance(workload, Trains):
+        for t in (*workload.model.parameters(), *workload.model.buffers()):
+            add(t)
+        for state in workload.optimizer.state.values():
             for t in tree_leaves(state):
                 add(t)
     for t in tree_leaves(batch):

@@ -1,23 +1,27 @@
-"""A profiling campaign in this process: a plan's pending units measured and cached
-(:func:`measure_plan`, what every executor runs), and :func:`profile_points`."""
+"""A profiling campaign over one workload (:class:`Profiler`): what the cache holds and what is
+left, measured here or in fresh worker processes, each point cached as it finishes. The
+profiler owns what it learns about its workload in this process (the start-up it ran, the
+shapes it stepped), so nothing is kept on the workload or in a table of the module."""
 
 from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import Any
 
-from seqpoint._live import live_bar
+from seqpoint._live import Reporter
 from seqpoint._rng import keeps_rngs
 from seqpoint.cache import MeasurementCache
-from seqpoint.measurements import Measurement, Measurements
+from seqpoint.clocks import in_callgrind
+from seqpoint.measurements import Measurement, Measurements, StepWindow
 from seqpoint.profiling._config import ProfileConfig
-from seqpoint.profiling._failures import failed_measurement, name_of
+from seqpoint.profiling._failures import failed_measurement
 from seqpoint.profiling._memory import MemoryCheck
 from seqpoint.profiling._plan import CampaignKey, Plan, Points, Unit, plan_points
 from seqpoint.profiling._point import profile_point
 from seqpoint.profiling._protocol import WorkerResult, WorkerTask, fresh_worker, profile_protocol
+from seqpoint.profiling._shipping import ShippedWorkload, ship_workload
 from seqpoint.profiling._startup import (
     campaign_decoy,
     compile_clock,
@@ -25,123 +29,115 @@ from seqpoint.profiling._startup import (
     recompiled,
     startup_state,
 )
-from seqpoint.workloads import Workload
+from seqpoint.profiling._state import WorkloadState
+from seqpoint.profiling._window import profile_window
+from seqpoint.workloads import (
+    BatchShape,
+    Signature,
+    Workload,
+    WorkloadFacts,
+    WorkloadRecipe,
+    describe,
+)
 
-if TYPE_CHECKING:
-    from rich.console import Console
-
-__all__ = ["measure_plan", "profile_points"]
-
-
-def _announcing(label: str, processes: int, n_points: int, *, announce: bool, console: Console | None,
-                end_turn: Callable[[], None] | None) -> Callable[[WorkerTask], WorkerResult]:
-    """The protocol's runner: a fresh worker process, one printed line after it (a worker runs
-    for minutes with nothing else on the screen), then ``end_turn``."""
-    from rich import get_console
-
-    done = [0]
-
-    def run(task: WorkerTask) -> WorkerResult:
-        t0 = time.perf_counter()
-        result = fresh_worker(task)
-        done[0] += 1
-        if announce:
-            steps = f"{task.repeats} timed step{'' if task.repeats == 1 else 's'}"
-            (console or get_console()).print(
-                f"[bold]time[/] {label}: worker {done[0]}/{processes}, {n_points} points × {steps}, "
-                f"{time.perf_counter() - t0:.1f} s", highlight=False)
-        if end_turn is not None:
-            end_turn()
-        return result
-
-    return run
+__all__ = ["Profiler", "profile_points"]
 
 
-def profile_points(
-    workload: Workload, points: Points, config: ProfileConfig | None = None, *,
-    cache: MeasurementCache | None = None, progress: bool = True, console: Console | None = None,
-    between: Callable[[int], None] | None = None, end_turn: Callable[[], None] | None = None,
-    label: str | None = None,
-) -> Measurements:
-    """Measure a campaign of points; finished points survive an interruption.
+class Profiler:
+    """Measures points of one workload, in this process or in fresh worker processes.
 
     Parameters
     ----------
     workload : Workload
-    points : SeqPoints, or an iterable of SeqPoint-like objects and signature tuples
-        (mixed: ``validate`` times every other signature in the SeqPoints' campaign)
-    config : ProfileConfig, optional
     cache : MeasurementCache, optional
-        Looked up first; each point measured ok is written as soon as it finishes, so
-        a campaign that is killed resumes and measures only what is missing.
-    progress : bool
-        Show a rich progress bar.
-    console : rich.console.Console, optional
-        Where the progress bar is drawn (default: rich's console on stdout).
-    between : callable, optional
-        With ``config.processes > 1``: ``between(p)`` after worker process ``p`` (0-based)
-        of every worker but the last, to time other work in the same stretch of time
-        (``validate``'s full runs). Not called when every point is cached.
-    end_turn : callable, optional
-        With ``config.processes > 1``: called after each worker process (the one
-        :func:`~seqpoint.profiling.take_turns` gives, so that campaigns' workers alternate).
-    label : str, optional
-        What the progress display calls the campaign (default: the workload's name).
-
-    Returns
-    -------
-    Measurements
-        One measurement per point, in input order (failed points included with their
-        status); points with the same signature (and real lengths) are measured once.
-        With ``config.processes > 1`` the drift report is ``Measurements.protocol``; with a
-        ``torch.compile``d workload, what compiling cost is ``Measurements.compile``.
+        Looked up first; each point measured ok is written as soon as it finishes, so a
+        campaign that is killed resumes and measures only what is missing.
+    reporter : Reporter, optional
+        Progress bars, the line after each worker process and its hooks (default: silent).
+    recipe : WorkloadRecipe, optional
+        How a worker process builds the same workload (``load_workload(spec, overrides)``);
+        without one a reference workload is rebuilt from its name and config, anything else
+        travels pickled.
 
     Notes
     -----
-    The global random states (torch's CPU and CUDA, numpy's, Python's) are restored on
-    return, so profiling inside a training process leaves the run's draws unchanged.
+    A profiler remembers which shapes its workload stepped in this process (their first step
+    is no longer cold) and runs the process start-up once: make one per workload and keep it.
     """
-    config = config or ProfileConfig()
-    plan = plan_points(points, CampaignKey.of(workload, code=cache is not None), config, cache)
-    return measure_plan(workload, plan, progress=progress, console=console, between=between,
-                        end_turn=end_turn, label=label)
 
+    def __init__(self, workload: Workload, *, cache: MeasurementCache | None = None,
+                 reporter: Reporter | None = None, recipe: WorkloadRecipe | None = None) -> None:
+        self.workload = workload
+        self.facts: WorkloadFacts = describe(workload)
+        self.cache = cache
+        self.reporter = reporter or Reporter(progress=False)
+        self.recipe = recipe
+        self.state = WorkloadState()
 
-@keeps_rngs
-def measure_plan(
-    workload: Workload, plan: Plan, *, progress: bool = True, console: Console | None = None,
-    between: Callable[[int], None] | None = None, end_turn: Callable[[], None] | None = None,
-    label: str | None = None,
-) -> Measurements:
-    """Measure ``plan``'s pending units on ``workload`` (with ``processes > 1`` or the
-    ``instructions`` timer, their time in fresh worker processes first), cache each as it finishes, and assemble the campaign
-    (arguments as for :func:`profile_points`)."""
-    assert plan.key is not None, "a plan measured here knows its key"
-    config, todo, campaign = plan.config, plan.todo, plan.signatures
-    decoy = campaign_decoy(campaign)
-    name = label or name_of(workload)
-    refusal = MemoryCheck(workload).refusal
-    done = dict(plan.cached)
-    protocol: dict[str, Any] = {}
-    compiled_before, stepped = compile_clock(), False
-    # With processes > 1 the time comes from fresh workers first; every other metric (not a
-    # matter of process speed) is measured once, here, and merged with it.
-    times: dict[Unit, Measurement] = {}
-    if config.in_workers:
-        timed = {p.unit: p.unit[0] if p.shape is None else p.shape for p in todo if refusal(p.unit[0]) is None}
-        if timed:
-            run = _announcing(name, config.processes, len(timed), announce=progress, console=console,
-                              end_turn=end_turn)
-            got, protocol = profile_protocol(workload, list(timed.values()), config, decoy, between=between,
-                                             run=run, label=label)
-            times = {unit: got[point] for unit, point in timed.items()}
-    others = tuple(m for m in config.metrics if m != "time")
-    rest = dataclasses.replace(config, metrics=others, processes=1) if times and others else None
-    with live_bar(name, len(todo), console, progress) as advance:
-        for p in todo:
-            sig = p.unit[0]
-            advance(0, f"{name} {sig}")
-            if p.unit not in done:
+    @property
+    def name(self) -> str:
+        """What progress and warnings call the campaign: the reporter's label, else the workload's name."""
+        return self.reporter.label or self.facts.name
+
+    def key(self) -> CampaignKey:
+        """The cache key's inputs of this workload in this process (without the code hash when
+        nothing is cached)."""
+        files = () if self.recipe is None else self.recipe.source_files
+        return CampaignKey.of(self.workload, self.facts, code=self.cache is not None, source_files=files)
+
+    def plan(self, points: Points, config: ProfileConfig | None = None) -> Plan:
+        """What each point is measured as, what the cache holds, what is left."""
+        return plan_points(points, self.key(), config or ProfileConfig(), self.cache)
+
+    def measure(self, points: Points, config: ProfileConfig | None = None) -> Measurements:
+        """Measure a campaign of points (see :func:`profile_points`)."""
+        return self.run(self.plan(points, config))
+
+    def shipped(self, what: str = "[profile] processes > 1", fix: str = "set [profile] processes = 1") -> ShippedWorkload:
+        """The workload as a worker process gets it (ConfigError naming ``what`` and ``fix`` when
+        it neither has a recipe nor pickles)."""
+        return ship_workload(self.workload, recipe=self.recipe, what=what, fix=fix)
+
+    def point(self, signature: Sequence[int], config: ProfileConfig | None = None, *, iteration: int = -1,
+              weight: float | None = None, shape: BatchShape | None = None) -> Measurement:
+        """One point measured in this process (:func:`profile_point`), its first step cold
+        only when this profiler's workload has not stepped its shape yet."""
+        return profile_point(self.workload, signature, config, iteration=iteration, weight=weight, shape=shape,
+                             state=self.state, facts=self.facts)
+
+    def window(self, steps: Sequence[Signature | BatchShape], *, start: int, timer: str) -> StepWindow:
+        """Every step of ``steps`` timed in order in one fresh process (:func:`profile_window`)."""
+        shipped = self.shipped("A step window ([profile] cold_window)",
+                               "calibrate the cold term from the points' first steps (cold_window = 0)")
+        return profile_window(shipped, steps, start=start, timer=timer)
+
+    @keeps_rngs
+    def run(self, plan: Plan) -> Measurements:
+        """Measure ``plan``'s pending units (with ``processes > 1`` or the ``instructions`` timer,
+        their time in fresh worker processes first), cache each as it finishes, and assemble
+        the campaign. The global random states are restored on return."""
+        assert plan.key is not None, "a plan measured here knows its key"
+        config, todo = plan.config, plan.todo
+        decoy = campaign_decoy(plan.signatures)
+        refusal = MemoryCheck(self.workload, self.facts).refusal
+        done = dict(plan.cached)
+        protocol: dict[str, Any] = {}
+        compiled_before, stepped = compile_clock(), False
+        # With processes > 1 the time comes from fresh workers first; every other metric (not a
+        # matter of process speed) is measured once, here, and merged with it.
+        times: dict[Unit, Measurement] = {}
+        if config.in_workers:
+            timed = {p.unit: p.unit[0] if p.shape is None else p.shape for p in todo if refusal(p.unit[0]) is None}
+            if timed:
+                got, protocol = profile_protocol(self.shipped_for(config), list(timed.values()), config, decoy,
+                                                 run=self._announcing(len(timed), config), label=self.reporter.label)
+                times = {unit: got[point] for unit, point in timed.items()}
+        others = tuple(m for m in config.metrics if m != "time")
+        rest = dataclasses.replace(config, metrics=others, processes=1) if times and others else None
+        with self.reporter.bar(f"[bold]profile[/] {self.name}", len(todo)) as advance:
+            for p in todo:
+                sig = p.unit[0]
+                advance(0, f"[bold]profile[/] {self.name} {sig}")
                 timed_m = times.get(p.unit)
                 if timed_m is not None and (rest is None or not timed_m.ok):
                     m = timed_m
@@ -150,22 +146,72 @@ def measure_plan(
                 else:
                     here = config if timed_m is None or rest is None else rest
                     if here.stepped:
-                        startup_state(workload, decoy, campaign)
+                        startup_state(self.workload, self.state, decoy, plan.signatures)
                         stepped = True
-                    m = profile_point(workload, sig, here, iteration=p.point.iteration,
-                                      weight=p.point.weight, shape=p.shape)
+                    m = self.point(sig, here, iteration=p.point.iteration, weight=p.point.weight, shape=p.shape)
                     if timed_m is not None and m.ok:
                         m = dataclasses.replace(timed_m, metrics={**m.metrics, **timed_m.metrics},
                                                 breakdown_s=dict(m.breakdown_s),
                                                 samples={**m.samples, **timed_m.samples})
                 plan.store(p.unit, m)
                 done[p.unit] = m
-            advance(1, None)
-    # torch.compile's recompiles after the start-up: the workers' (fresh processes, as a run is),
-    # else this process's during the campaign; unknown when no step ran here (every point cached)
-    compiled = protocol.pop("compile", None)
-    if compiled is None:
-        compiled = compile_summary([recompiled(workload, compiled_before) if stepped else None])
-    key = plan.key
-    return Measurements(workload=key.workload, config=key.config, environment=key.environment,
-                        measurements=plan.assemble(done), protocol=protocol, compile=compiled)
+                advance(1, None)
+        # torch.compile's recompiles after the start-up: the workers' (fresh processes, as a run is),
+        # else this process's during the campaign; unknown when no step ran here (every point cached)
+        compiled = protocol.pop("compile", None)
+        if compiled is None:
+            compiled = compile_summary([recompiled(self.state, compiled_before) if stepped else None])
+        key = plan.key
+        return Measurements(workload=key.workload, config=key.config, environment=key.environment,
+                            measurements=plan.assemble(done), protocol=protocol, compile=compiled)
+
+    def shipped_for(self, config: ProfileConfig) -> ShippedWorkload:
+        """The workload as the protocol's workers get it, with the message its timer needs."""
+        if in_callgrind(config.timer):
+            return self.shipped('[profile] timer = "instructions"', "use a clock timer (wall)")
+        return self.shipped()
+
+    def _announcing(self, n_points: int, config: ProfileConfig) -> Callable[[int, WorkerTask], WorkerResult]:
+        """The protocol's runner: a fresh worker process, then the reporter's line and hooks."""
+
+        def run(p: int, task: WorkerTask) -> WorkerResult:
+            t0 = time.perf_counter()
+            result = fresh_worker(task)
+            steps = f"{task.repeats} timed step{'' if task.repeats == 1 else 's'}"
+            self.reporter.worker_done(p, p == config.processes - 1,
+                                      f"[bold]time[/] {self.name}: worker {p + 1}/{config.processes}, "
+                                      f"{n_points} points × {steps}, {time.perf_counter() - t0:.1f} s")
+            return result
+
+        return run
+
+
+def profile_points(workload: Workload, points: Points, config: ProfileConfig | None = None, *,
+                   cache: MeasurementCache | None = None, progress: bool = True) -> Measurements:
+    """Measure a campaign of points on ``workload``; finished points survive an interruption.
+
+    Parameters
+    ----------
+    workload : Workload
+    points : SeqPoints, or an iterable of SeqPoint-like objects and signature tuples
+    config : ProfileConfig, optional
+    cache : MeasurementCache, optional
+        Looked up first; each point measured ok is written as soon as it finishes.
+    progress : bool
+        Show a rich progress bar.
+
+    Returns
+    -------
+    Measurements
+        One measurement per point, in input order (failed points included with their
+        status); points with the same signature (and real lengths) are measured once. With
+        ``config.processes > 1`` the drift report is ``Measurements.protocol``; with a
+        ``torch.compile``d workload, what compiling cost is ``Measurements.compile``.
+
+    Notes
+    -----
+    One call is one :class:`Profiler`: its process start-up runs again on the next call. The
+    global random states are restored on return, so profiling inside a training process leaves
+    the run's draws unchanged.
+    """
+    return Profiler(workload, cache=cache, reporter=Reporter(progress=progress)).measure(points, config)

@@ -10,12 +10,11 @@ from typing import Any, ClassVar, NamedTuple
 
 from seqpoint._config import to_dict
 from seqpoint._params import Boolean, Constraint, Interval, Predicate, TypeOf, validate_params
+from seqpoint.clocks import COUNTED_ISA, TIMERS, in_callgrind
 from seqpoint.exceptions import ConfigError
-from seqpoint.measurements._metrics import INSTRUCTIONS
-from seqpoint.profiling._callgrind import COUNTED_ISA
+from seqpoint.measurements.metrics import INSTRUCTIONS
 from seqpoint.profiling._gpus import GPU_SPECS, read_device, resolve_device
 from seqpoint.profiling._startup import STARTUP_STEPS
-from seqpoint.profiling._timers import TIMERS, in_callgrind
 
 __all__ = ["HARNESS_VERSION", "METRICS", "PROTOCOL_FIELDS", "STARTUP_STEPS", "PointSteps", "ProfileConfig"]
 

@@ -10,7 +10,7 @@ from typing import TypeVar
 
 from seqpoint._signature import signature_fields
 from seqpoint.measurements import Measurement, Status
-from seqpoint.workloads import Workload
+from seqpoint.workloads import Trains, Workload
 
 __all__ = ["cleanup_after_failure", "failed_measurement", "guarded", "is_oom", "name_of"]
 
@@ -45,9 +45,8 @@ def is_oom(exc: BaseException) -> bool:
 def cleanup_after_failure(workload: Workload) -> None:
     """Free what a failed step left behind (gradients, cached device blocks), without which
     the next, smaller point could fail for want of that memory."""
-    opt = getattr(workload, "optimizer", None)
-    if opt is not None:
-        opt.zero_grad(set_to_none=True)
+    if isinstance(workload, Trains):
+        workload.optimizer.zero_grad(set_to_none=True)
     gc.collect()
     torch = sys.modules.get("torch")
     if torch is not None and torch.cuda.is_available():

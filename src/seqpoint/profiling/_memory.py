@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from seqpoint.workloads import CountsOnMeta, Signature, TorchWorkload, Workload
+from seqpoint.workloads import CountsOnMeta, Signature, TorchWorkload, Workload, WorkloadFacts
 
 __all__ = ["MemoryCheck", "available_memory", "step_memory_lower_bound"]
 
@@ -59,8 +59,9 @@ def step_memory_lower_bound(clone: TorchWorkload, signature: Signature) -> int:
 class MemoryCheck:
     """Refuses the points of one campaign that cannot fit (the meta-device clone built on first use)."""
 
-    def __init__(self, workload: Workload) -> None:
+    def __init__(self, workload: Workload, facts: WorkloadFacts) -> None:
         self._workload = workload
+        self._device = facts.device
         self._clone: Workload | None = None
         self._tried = False
 
@@ -70,7 +71,7 @@ class MemoryCheck:
         workload = self._workload
         if not isinstance(workload, CountsOnMeta):
             return None
-        device = str(getattr(workload, "device", "cpu"))
+        device = self._device
         limit = available_memory(device)
         if limit is None:
             return None

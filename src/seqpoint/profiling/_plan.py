@@ -16,8 +16,17 @@ from seqpoint._config import to_dict
 from seqpoint.cache import MeasurementCache
 from seqpoint.measurements import Measurement, Status, environment_fingerprint
 from seqpoint.profiling._config import HARNESS_VERSION, ProfileConfig
-from seqpoint.profiling._failures import failed_measurement, name_of
-from seqpoint.workloads import BatchShape, SetsThreads, Signature, Workload, takes_batch_shape
+from seqpoint.profiling._failures import failed_measurement
+from seqpoint.workloads import (
+    BatchShape,
+    SetsThreads,
+    Signature,
+    Trains,
+    Workload,
+    WorkloadFacts,
+    describe,
+    takes_batch_shape,
+)
 
 __all__ = ["CampaignKey", "Pending", "Plan", "Point", "Points", "Unit", "as_points", "plan_points"]
 
@@ -95,19 +104,17 @@ def _module_digest(module: str) -> str | None:
     return None if path is None else _digest(path)
 
 
-def workload_code_hash(workload: Workload) -> str:
+def workload_code_hash(workload: Workload, source_files: Iterable[str] = ()) -> str:
     """A hash of the code that defines ``workload`` (the source files of its classes, its
-    model's module classes and its ``source_files``; its parameters' names, shapes and
-    dtypes), keyed by module name so the same code keys alike in every checkout."""
+    model's module classes and ``source_files``; its parameters' names, shapes and dtypes),
+    keyed by module name so the same code keys alike in every checkout."""
     modules: set[str] = {c.__module__ for c in type(workload).__mro__}
-    model = getattr(workload, "model", None)
-    named, submodules = getattr(model, "named_parameters", None), getattr(model, "modules", None)
     shapes: list[list[Any]] = []
-    if callable(named) and callable(submodules):
-        modules |= {type(m).__module__ for m in submodules()}
-        shapes = [[n, list(p.shape), str(p.dtype)] for n, p in named()]
+    if isinstance(workload, Trains):
+        modules |= {type(m).__module__ for m in workload.model.modules()}
+        shapes = [[n, list(p.shape), str(p.dtype)] for n, p in workload.model.named_parameters()]
     files = {m: d for m in sorted(modules) if (d := _module_digest(m)) is not None}
-    for path in sorted(str(p) for p in getattr(workload, "source_files", ()) or ()):
+    for path in sorted(set(source_files)):
         files[f"file:{path.rsplit('/', 1)[-1]}"] = _digest(path) or "unreadable"
     return hashlib.sha256(repr((sorted(files.items()), shapes)).encode()).hexdigest()
 
@@ -140,13 +147,16 @@ class CampaignKey:
     """The workload takes a BatchShape: its points' real lengths are part of the key."""
 
     @classmethod
-    def of(cls, workload: Workload, *, code: bool = True) -> CampaignKey:
-        """The key of ``workload`` in this process (its thread count applied first)."""
+    def of(cls, workload: Workload, facts: WorkloadFacts | None = None, *, code: bool = True,
+           source_files: Iterable[str] = ()) -> CampaignKey:
+        """The key of ``workload`` in this process (its thread count applied first);
+        ``source_files`` join the code hash (a user factory's file, from its recipe)."""
         if isinstance(workload, SetsThreads):
             workload.apply_threads()
-        return cls(workload=name_of(workload), config=_config_dict(workload),
-                   environment=environment_fingerprint(workload, harness=HARNESS_VERSION),
-                   code=workload_code_hash(workload) if code else "",
+        facts = facts or describe(workload)
+        return cls(workload=facts.name, config=_config_dict(workload),
+                   environment=environment_fingerprint(facts.device, harness=HARNESS_VERSION),
+                   code=workload_code_hash(workload, (*facts.source_files, *source_files)) if code else "",
                    takes_shape=takes_batch_shape(workload))
 
     def cache_key(self, cache: MeasurementCache, config: ProfileConfig, unit: Unit) -> str:

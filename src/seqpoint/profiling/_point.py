@@ -8,18 +8,18 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from seqpoint._signature import signature_fields
+from seqpoint.clocks import step_timer, time_stats
 from seqpoint.exceptions import SeqPointError
 from seqpoint.measurements import Measurement
-from seqpoint.measurements._metrics import first_of, step_metric
+from seqpoint.measurements.metrics import first_of, step_metric
 from seqpoint.profiling._breakdown import profile_breakdown, state_bytes
 from seqpoint.profiling._config import ProfileConfig
 from seqpoint.profiling._counting import count_point
 from seqpoint.profiling._failures import guarded, name_of
 from seqpoint.profiling._gpus import device_key
 from seqpoint.profiling._startup import onednn_cache_capacity, onednn_metrics, startup_state
-from seqpoint.profiling._state import StartupState
-from seqpoint.profiling._timers import step_timer, time_stats, workload_device
-from seqpoint.workloads import BatchShape, Signature, Workload
+from seqpoint.profiling._state import StartupState, WorkloadState
+from seqpoint.workloads import BatchShape, Signature, Workload, WorkloadFacts, describe
 
 __all__ = ["kineto_trace_path", "profile_point"]
 
@@ -42,12 +42,12 @@ def _counted(workload: Workload, signature: Signature, config: ProfileConfig,
 
 
 def _timed(workload: Workload, signature: Signature, batch: object, config: ProfileConfig,
-           state: StartupState | None) -> tuple[dict[str, float], list[float]]:
+           state: StartupState, devices: Sequence[str]) -> tuple[dict[str, float], list[float]]:
     """Warm-up and timed repeats: ``time_s`` statistics (and ``time_s_first`` when cold)."""
     metrics: dict[str, float] = {}
-    clock = step_timer(config.timer, workload)
+    clock = step_timer(config.timer, devices)
     step = step_metric(config.timer)
-    cold = state is not None and signature not in state.seen
+    cold = signature not in state.seen
     warm_left = config.warmup
     if cold and warm_left:
         # The first step of a never-seen shape pays one-time costs (kernel and primitive
@@ -62,8 +62,7 @@ def _timed(workload: Workload, signature: Signature, batch: object, config: Prof
         if config.max_seconds_per_point and sum(times) >= config.max_seconds_per_point:
             break
     metrics.update(time_stats(times, step))
-    if state is not None:
-        metrics.update(onednn_metrics(state.primitives, onednn_cache_capacity()))
+    metrics.update(onednn_metrics(state.primitives, onednn_cache_capacity()))
     return metrics, times
 
 
@@ -76,7 +75,7 @@ def kineto_trace_path(kineto_dir: str | Path, iteration: int, signature: Sequenc
 
 def _measure(
     workload: Workload, signature: Signature, config: ProfileConfig, iteration: int,
-    weight: float | None, shape: BatchShape | None = None,
+    weight: float | None, shape: BatchShape | None, kept: WorkloadState, facts: WorkloadFacts,
 ) -> _Measured:
     import torch
 
@@ -88,44 +87,54 @@ def _measure(
         metrics.update(_counted(workload, signature, config, shape))
     if not config.stepped:
         return metrics, breakdown, samples
-    state = startup_state(workload)
+    state = startup_state(workload, kept)
     batch = workload.make_batch(signature if shape is None else shape)  # type: ignore[arg-type]
     if "time" in families:
-        timed, times = _timed(workload, signature, batch, config, state)
+        timed, times = _timed(workload, signature, batch, config, state, facts.devices)
         metrics.update(timed)
         samples[step_metric(config.timer)] = times
     elif config.warmup:
         for _ in range(config.warmup):
             workload.step(batch)
-    if state is not None:
-        state.seen.add(signature)
-    device = workload_device(workload)
-    host_memory = "memory" in families and device.type != "cuda"
+    state.seen.add(signature)
+    host_memory = "memory" in families and not facts.on_cuda
     trace = None if config.kineto_dir is None else kineto_trace_path(config.kineto_dir, iteration, signature)
     if "breakdown" in families or host_memory or trace is not None:
         meta: dict[str, object] = {"seqpoint_iteration": iteration, "seqpoint_signature": list(signature),
                                    "seqpoint_workload": name_of(workload)}
         if weight is not None:
             meta["seqpoint_weight"] = float(weight)
-        per_cat, total, peak = profile_breakdown(workload, batch, device, config.breakdown_steps, host_memory,
+        per_cat, total, peak = profile_breakdown(workload, batch, torch.device(facts.device), config.breakdown_steps,
+                                                 host_memory,
                                                  chrome_trace=trace, trace_metadata=meta)
         if "breakdown" in families:
             breakdown.update(per_cat)
             metrics["breakdown_total_s"] = total
         if host_memory:
             metrics["peak_mem_bytes"] = float(state_bytes(workload, batch) + peak)
-    if "memory" in families and device.type == "cuda":
-        torch.cuda.synchronize(device)
-        torch.cuda.reset_peak_memory_stats(device)
-        workload.step(batch)
-        torch.cuda.synchronize(device)
-        metrics["peak_mem_bytes"] = float(torch.cuda.max_memory_allocated(device))
+    if "memory" in families and facts.on_cuda:
+        metrics.update(_cuda_memory(workload, batch, facts.device))
     return metrics, breakdown, samples
+
+
+def _cuda_memory(workload: Workload, batch: object, device: str) -> dict[str, float]:
+    """The step's own peak: its allocations above what was alive before it (another model, a
+    trained optimizer) plus its own resident state, and the allocator's reserved peak."""
+    import torch
+
+    torch.cuda.synchronize(device)
+    alive = torch.cuda.memory_allocated(device)
+    torch.cuda.reset_peak_memory_stats(device)
+    workload.step(batch)
+    torch.cuda.synchronize(device)
+    own = torch.cuda.max_memory_allocated(device) - alive + state_bytes(workload, batch)
+    return {"peak_mem_bytes": float(own), "peak_reserved_bytes": float(torch.cuda.max_memory_reserved(device))}
 
 
 def profile_point(
     workload: Workload, signature: Sequence[int], config: ProfileConfig | None = None, *,
     iteration: int = -1, weight: float | None = None, shape: BatchShape | None = None,
+    state: WorkloadState | None = None, facts: WorkloadFacts | None = None,
 ) -> Measurement:
     """Measure one training step of ``signature``.
 
@@ -144,15 +153,20 @@ def profile_point(
     shape : BatchShape, optional
         The iteration's real per-sequence lengths, passed to ``make_batch`` instead of
         the signature (only for a workload with ``takes_batch_shape``).
+    state, facts : optional
+        What the workload's profiler knows of it (the shapes it stepped: their first step
+        is not cold again) and its facts; without them the process start-up runs first and
+        every shape is new (a :class:`~seqpoint.profiling.Profiler` keeps both).
 
     Returns
     -------
     Measurement
         ``metrics``: ``time_s`` (median, seconds), ``time_s_iqr``, ``time_s_min``,
         ``time_s_max``, ``time_s_std``, ``repeats``; ``time_s_first`` (the first step of
-        a shape this workload object never ran, when ``warmup >= 1``); the oneDNN
+        a shape this workload's profiler never stepped, when ``warmup >= 1``); the oneDNN
         primitive counts on a CPU; ``flops``; ``bytes``, ``ops``; ``roofline_<gpu>_s``;
-        ``peak_mem_bytes``; ``breakdown_total_s``. With ``config.kineto_dir`` the
+        ``peak_mem_bytes`` (the step's own: its state and activations; on CUDA also
+        ``peak_reserved_bytes``, the allocator's); ``breakdown_total_s``. With ``config.kineto_dir`` the
         profiled steps are also written as a chrome trace (:func:`kineto_trace_path`).
         ``breakdown_s``: seconds per step per operation category. ``samples["time_s"]``:
         the timed repeats. A step that runs out of memory gives ``status="oom"``, one
@@ -160,7 +174,8 @@ def profile_point(
     """
     config = config or ProfileConfig()
     sig = tuple(int(v) for v in signature)
-    out = guarded(workload, sig, lambda: _measure(workload, sig, config, int(iteration), weight, shape),
+    kept, facts = state or WorkloadState(), facts or describe(workload)
+    out = guarded(workload, sig, lambda: _measure(workload, sig, config, int(iteration), weight, shape, kept, facts),
                   reraise=(SeqPointError,))
     if isinstance(out, Measurement):
         return dataclasses.replace(out, iteration=int(iteration))

@@ -17,13 +17,13 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from seqpoint._signature import signature_fields
+from seqpoint.clocks import in_callgrind, in_fresh_process, step_timer, time_stats
 from seqpoint.exceptions import SeqPointWarning
 from seqpoint.measurements import STEADY_TIME, Measurement, per_process_key
-from seqpoint.measurements._metrics import PROCESSES, first_of, step_metric
+from seqpoint.measurements.metrics import PROCESSES, first_of, step_metric
 from seqpoint.profiling._config import ProfileConfig
 from seqpoint.profiling._failures import failed_measurement, guarded
-from seqpoint.profiling._fresh import in_fresh_process
-from seqpoint.profiling._shipping import ShippedWorkload, ship_workload
+from seqpoint.profiling._shipping import ShippedWorkload
 from seqpoint.profiling._startup import (
     compile_summary,
     interleave_block,
@@ -32,8 +32,8 @@ from seqpoint.profiling._startup import (
     recompiled,
     startup_state,
 )
-from seqpoint.profiling._timers import in_callgrind, step_timer, time_stats
-from seqpoint.workloads import BatchShape, Signature, Workload
+from seqpoint.profiling._state import WorkloadState
+from seqpoint.workloads import BatchShape, Signature, describe
 
 __all__ = ["DriftWarning", "WorkerResult", "WorkerTask", "fresh_worker", "profile_protocol", "run_worker",
            "split_repeats"]
@@ -108,10 +108,11 @@ class WorkerResult:
 def run_worker(task: WorkerTask) -> WorkerResult:
     """Measure ``task`` in this process (the body of one worker process)."""
     workload = task.workload.build()
-    clock = step_timer(task.timer, workload)
+    clock = step_timer(task.timer, describe(workload).devices)
     points = list(task.points)
     sigs = [_signature(p) for p in points]
-    state = startup_state(workload, task.decoy, sigs)
+    kept = WorkloadState()
+    state = startup_state(workload, kept, task.decoy, sigs)
     times: list[list[float]] = [[] for _ in points]
     first: dict[int, float] = {}
     failed: dict[int, Measurement] = {}
@@ -158,7 +159,7 @@ def run_worker(task: WorkerTask) -> WorkerResult:
     start = [step(check, True) for _ in range(task.drift_steps)]
     # Round-robin over blocks of points whose oneDNN primitives fit its cache together:
     # over more shapes, every timed step would re-create its evicted primitives (cold).
-    size = interleave_block(state.primitives if state is not None else None, onednn_cache_capacity())
+    size = interleave_block(state.primitives, onednn_cache_capacity())
     width = size if task.interleave else 1
     for lo in range(0, len(points), width):
         block = range(lo, min(lo + width, len(points)))
@@ -168,13 +169,11 @@ def run_worker(task: WorkerTask) -> WorkerResult:
         for _ in range(task.repeats):
             for i in block:
                 timed_repeats(i)
-    if state is not None:
-        state.seen.update(sigs)
+    state.seen.update(sigs)
     step(check, False)  # its primitives may have been evicted since the start check
     end = [step(check, True) for _ in range(task.drift_steps)]
     return WorkerResult(times=times, first=first, failed=failed, start_s=start, end_s=end,
-                        primitives=None if state is None else state.primitives,
-                        capacity=onednn_cache_capacity(), compiled=recompiled(workload))
+                        primitives=state.primitives, capacity=onednn_cache_capacity(), compiled=recompiled(kept))
 
 
 def _drift(start: list[float], end: list[float]) -> dict[str, Any]:
@@ -200,28 +199,21 @@ def _time_metrics(times: list[float], per_process: list[float], firsts: list[flo
 
 
 def profile_protocol(
-    workload: Workload, points: Sequence[WorkerPoint], config: ProfileConfig, decoy: Signature | None, *,
-    run: Callable[[WorkerTask], WorkerResult] | None = None, between: Callable[[int], None] | None = None,
-    label: str | None = None,
+    shipped: ShippedWorkload, points: Sequence[WorkerPoint], config: ProfileConfig, decoy: Signature | None, *,
+    run: Callable[[int, WorkerTask], WorkerResult] | None = None, label: str | None = None,
 ) -> tuple[dict[WorkerPoint, Measurement], dict[str, Any]]:
     """Time ``points`` (distinct, in campaign order) in ``config.processes`` workers, each
-    starting up on ``decoy``. ``run`` runs one :class:`WorkerTask` (default:
-    :func:`fresh_worker`); ``between(p)`` runs after worker ``p`` of all but the last;
-    ``label`` names the campaign in a drift warning.
+    starting up on ``decoy``. ``run(p, task)`` runs worker ``p``'s :class:`WorkerTask`
+    (default: :func:`fresh_worker`); ``label`` names the campaign in a drift warning.
 
     Returns each point's Measurement with the ``time`` metrics only, and the protocol's
     report (``processes``, ``interleave``, ``repeats_per_process``, ``check``, per process
     ``drift``: ``start_s``, ``end_s``, ``drift``, ``noise``, ``above_noise``; and ``compile``,
     :func:`compile_summary` of the workers).
     """
-    shipped = (ship_workload(workload, what="[profile] timer = \"instructions\"", fix="use a clock timer (wall)")
-               if in_callgrind(config.timer) else ship_workload(workload))
     shares = split_repeats(config.repeats, config.processes)
-    runner = run or fresh_worker
     results = []
     for p, share in enumerate(shares):
-        if p and between is not None:
-            between(p - 1)
         task = WorkerTask(
             workload=shipped, points=tuple(points), decoy=decoy,
             warmup=config.warmup, repeats=share, drift_steps=config.drift_steps, timer=config.timer,
@@ -229,7 +221,7 @@ def profile_protocol(
             # a count is not seconds: the time budget does not apply to it
             max_seconds=0.0 if in_callgrind(config.timer) else config.max_seconds_per_point / config.processes,
         )
-        results.append(runner(task))
+        results.append(fresh_worker(task) if run is None else run(p, task))
     drifts = [_drift(r.start_s, r.end_s) for r in results]
     check = _signature(points[0])
     if not in_callgrind(config.timer):  # a count's change is not the machine's speed

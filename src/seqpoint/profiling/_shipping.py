@@ -33,9 +33,7 @@ class ShippedWorkload:
     def build(self) -> Workload:
         """The workload, in this process: rebuilt from its recipe or unpickled."""
         if self.recipe is not None:
-            from seqpoint.workloads import load_workload
-
-            return load_workload(self.recipe.spec, self.recipe.overrides)
+            return self.recipe.build()
         workload: Workload = pickle.loads(self.pickled)
         return workload
 
@@ -87,12 +85,14 @@ def _dumps(workload: Workload) -> bytes:
 
 
 def ship_workload(
-    workload: Workload, *, what: str = "[profile] processes > 1", fix: str = "set [profile] processes = 1"
+    workload: Workload, *, recipe: WorkloadRecipe | None = None, what: str = "[profile] processes > 1",
+    fix: str = "set [profile] processes = 1",
 ) -> ShippedWorkload:
-    """What a worker process needs to get ``workload``: its recipe, or the object pickled; a
-    one-line ConfigError naming ``what`` sends it and ``fix`` when neither works."""
+    """What a worker process needs to get ``workload``: ``recipe`` (the one it was built from),
+    a reference workload's own (:func:`~seqpoint.workloads.workload_recipe`), or the object
+    pickled; a one-line ConfigError naming ``what`` sends it and ``fix`` when none works."""
     name = name_of(workload)
-    recipe = workload_recipe(workload)
+    recipe = recipe or workload_recipe(workload)
     if recipe is not None:
         return ShippedWorkload(name=name, recipe=recipe)
     try:

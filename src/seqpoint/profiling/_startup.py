@@ -8,17 +8,16 @@ import statistics
 import sys
 from collections.abc import Iterable, Sequence
 
-from seqpoint.measurements._metrics import (
+from seqpoint.measurements.metrics import (
     ONEDNN_CACHE_CAPACITY,
     ONEDNN_NEW,
     ONEDNN_SHARED,
     shapes_held,
 )
 from seqpoint.profiling._failures import guarded
-from seqpoint.profiling._state import StartupState, state_of
+from seqpoint.profiling._state import StartupState, WorkloadState
 from seqpoint.profiling._stdio import fd_redirected
-from seqpoint.profiling._timers import workload_device
-from seqpoint.workloads import Signature, Workload
+from seqpoint.workloads import Signature, Workload, describe
 
 __all__ = ["DEFAULT_BLOCK", "STARTUP_STEPS", "campaign_decoy", "compile_clock", "compile_summary", "interleave_block",
            "onednn_cache_capacity", "onednn_metrics", "recompiled", "startup_state"]
@@ -29,15 +28,12 @@ _STARTUP_STEPS = 3
 STARTUP_STEPS = _STARTUP_STEPS + 1
 
 
-def startup_state(workload: Workload, decoy: Sequence[int] | None = None,
-                  points: Iterable[Sequence[int]] = ()) -> StartupState | None:
-    """The start-up state of ``workload``, running the start-up the first time: a few steps
-    of ``decoy`` (default: its ``warmup_signature``) absorb the process's one-time costs, and
-    one step of a second shape, none of ``points``, counts oneDNN's primitives. None for a
-    workload that cannot be weakly referenced."""
-    kept = state_of(workload)
-    if kept is None:
-        return None
+def startup_state(workload: Workload, kept: WorkloadState, decoy: Sequence[int] | None = None,
+                  points: Iterable[Sequence[int]] = ()) -> StartupState:
+    """The start-up state of ``workload`` in ``kept`` (its profiler's), running the start-up
+    the first time: a few steps of ``decoy`` (default: its ``warmup_signature``) absorb the
+    process's one-time costs, and one step of a second shape, none of ``points``, counts
+    oneDNN's primitives."""
     if kept.startup is None:
         kept.startup = StartupState()
         _run_startup(workload, kept.startup, decoy, points)
@@ -46,7 +42,7 @@ def startup_state(workload: Workload, decoy: Sequence[int] | None = None,
 
 def _run_startup(workload: Workload, state: StartupState, decoy: Sequence[int] | None,
                  points: Iterable[Sequence[int]]) -> None:
-    decoy = decoy if decoy is not None else getattr(workload, "warmup_signature", None)
+    decoy = decoy if decoy is not None else describe(workload).warmup_signature
     if decoy is None:
         return
     start = tuple(int(v) for v in decoy)
@@ -135,7 +131,7 @@ def count_onednn_primitives(workload: Workload, signature: Signature) -> tuple[i
 
     import torch
 
-    if workload_device(workload).type != "cpu" or not torch.backends.mkldnn.is_available():
+    if describe(workload).device_type != "cpu" or not torch.backends.mkldnn.is_available():
         return None
     batch = workload.make_batch(signature)
     with tempfile.TemporaryFile() as log:
@@ -159,16 +155,16 @@ def compile_clock() -> tuple[float, int]:
     return float(utils.calculate_time_spent().get("total_wall_time", 0.0)), int(utils.counters["stats"]["unique_graphs"])
 
 
-def recompiled(workload: Workload, since: tuple[float, int] = (0.0, 0)) -> tuple[float, int] | None:
+def recompiled(kept: WorkloadState, since: tuple[float, int] = (0.0, 0)) -> tuple[float, int] | None:
     """torch.compile's seconds and graphs in this process after ``since`` (a ``compile_clock``
-    reading) and after ``workload``'s start-up shape compiled: what a run pays after its own
-    start-up (recompiles until dynamic shapes cover its shapes). None where nothing compiled
-    after ``since`` (an eager workload, whatever else this process compiled before)."""
+    reading) and after the start-up shape (of the workload whose state is ``kept``) compiled:
+    what a run pays after its own start-up (recompiles until dynamic shapes cover its shapes).
+    None where nothing compiled after ``since`` (an eager workload, whatever else this process
+    compiled before)."""
     now = compile_clock()
     if now[1] <= since[1]:
         return None
-    kept = state_of(workload)
-    base = max(since, kept.startup.compiled if kept is not None and kept.startup is not None else (0.0, 0))
+    base = max(since, kept.startup.compiled if kept.startup is not None else (0.0, 0))
     return now[0] - base[0], now[1] - base[1]  # both readings only grow: the later one is the base
 
 

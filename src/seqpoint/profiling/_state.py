@@ -1,7 +1,6 @@
-"""What seqpoint learns about a workload object while it profiles it, kept beside the object,
-never on it (:func:`state_of`): its start-up runs once, its meta-device clone is built once,
-the shapes it stepped stay warm. Keyed by the object's identity and dropped with it (a weak
-reference), so a copy (a pickled workload in a worker process) starts afresh.
+"""What seqpoint learns about a workload object while it profiles it (:class:`WorkloadState`),
+owned by its :class:`~seqpoint.profiling.Profiler`, never kept on the object: its start-up runs
+once, the shapes it stepped stay warm, its meta-device clone is built once.
 """
 
 from __future__ import annotations

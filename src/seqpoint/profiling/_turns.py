@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from seqpoint._rng import rngs_kept
-from seqpoint.profiling._fresh import stop_workers
+from seqpoint.clocks import stop_workers
 
 __all__ = ["EndTurn", "take_turns"]
 

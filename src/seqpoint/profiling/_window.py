@@ -8,13 +8,13 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 
+from seqpoint.clocks import TIMERS, in_callgrind, in_fresh_process, step_timer
 from seqpoint.exceptions import ConfigError
 from seqpoint.measurements import StepWindow
-from seqpoint.profiling._fresh import in_fresh_process
-from seqpoint.profiling._shipping import ShippedWorkload, ship_workload
+from seqpoint.profiling._shipping import ShippedWorkload
 from seqpoint.profiling._startup import campaign_decoy, startup_state
-from seqpoint.profiling._timers import TIMERS, in_callgrind, step_timer
-from seqpoint.workloads import BatchShape, Signature, Workload
+from seqpoint.profiling._state import WorkloadState
+from seqpoint.workloads import BatchShape, Signature, describe
 
 __all__ = ["profile_window", "time_window"]
 
@@ -24,8 +24,8 @@ def time_window(workload: ShippedWorkload, steps: Sequence[Signature | BatchShap
     """A worker's body: build the workload and time one step of each of ``steps``, in order,
     after the process start-up on ``decoy``."""
     built = workload.build()
-    clock = step_timer(timer, built)
-    startup_state(built, decoy, [s.signature if isinstance(s, BatchShape) else s for s in steps])
+    clock = step_timer(timer, describe(built).devices)
+    startup_state(built, WorkloadState(), decoy, [s.signature if isinstance(s, BatchShape) else s for s in steps])
     out = []
     for item in steps:
         step = functools.partial(built.step, built.make_batch(item))  # type: ignore[arg-type]  # a BatchShape only to a workload that takes one
@@ -34,18 +34,19 @@ def time_window(workload: ShippedWorkload, steps: Sequence[Signature | BatchShap
 
 
 def profile_window(
-    workload: Workload,
+    workload: ShippedWorkload,
     signatures: Sequence[Sequence[int] | BatchShape],
     *,
     start: int = 0,
     timer: str = "wall",
 ) -> StepWindow:
-    """Time every step of a stretch of the run, in order, in one fresh process.
+    """Time every step of a stretch of the run, in order, in one fresh process
+    (``Profiler.window``).
 
     Parameters
     ----------
-    workload : Workload
-        Rebuilt in the fresh process from its ``load_workload`` spec, or sent pickled.
+    workload : ShippedWorkload
+        Rebuilt in the fresh process from its recipe, or unpickled.
     signatures : sequence of tuple of int or BatchShape
         The signatures of iterations ``start, start + 1, ...`` of the schedule; for a
         workload that takes one, each iteration's BatchShape with its real lengths.
@@ -57,16 +58,13 @@ def profile_window(
     Returns
     -------
     StepWindow
-        One time per step, seconds. A workload with no recipe that does not pickle raises
-        ConfigError.
+        One time per step, seconds.
     """
     steps = [s if isinstance(s, BatchShape) else tuple(int(v) for v in s) for s in signatures]
     sigs = [s.signature if isinstance(s, BatchShape) else s for s in steps]
-    shipped = ship_workload(workload, what="A step window ([profile] cold_window)",
-                            fix="calibrate the cold term from the points' first steps (cold_window = 0)")
     TIMERS.get(timer)
     if in_callgrind(timer):
         raise ConfigError(f"A step window records seconds; the {timer!r} timer counts instructions. Use a clock "
                           "timer (wall, cpu, cuda), or the points' first steps for the cold-step term.")
-    times = in_fresh_process(time_window, shipped, steps, campaign_decoy(sigs), timer)
+    times = in_fresh_process(time_window, workload, steps, campaign_decoy(sigs), timer)
     return StepWindow(start=int(start), signatures=tuple(sigs), times_s=tuple(float(t) for t in times))

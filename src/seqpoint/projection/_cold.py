@@ -16,7 +16,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from seqpoint.exceptions import AdjustedInputWarning, InputError
 from seqpoint.measurements import STEADY_TIME, Measurement, StepWindow
-from seqpoint.measurements._metrics import (
+from seqpoint.measurements.metrics import (
     ONEDNN_CACHE_CAPACITY,
     ONEDNN_NEW,
     ONEDNN_SHARED,

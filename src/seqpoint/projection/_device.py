@@ -28,7 +28,7 @@ import numpy as np
 from seqpoint._signature import Signature
 from seqpoint.exceptions import ConfigError
 from seqpoint.measurements import STEADY_TIME, Measurement, Measurements
-from seqpoint.measurements._metrics import time_metric
+from seqpoint.measurements.metrics import time_metric
 from seqpoint.projection._match import match_measurements
 from seqpoint.projection._model import ScheduleModel
 from seqpoint.projection._project import Projection, project

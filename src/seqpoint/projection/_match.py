@@ -13,7 +13,7 @@ from seqpoint.measurements import Measurement, Measurements
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import SeqPoints
 
-__all__ = ["match_measurements", "seqpoint_rows"]
+__all__ = ["check_fit", "match_measurements", "seqpoint_rows"]
 
 
 def seqpoint_rows(schedule: IterationSchedule, seqpoints: SeqPoints, *, context: str = "") -> NDArray[np.int64]:
@@ -76,3 +76,12 @@ def match_measurements(seqpoints: SeqPoints, measurements: Measurements | Iterab
 
 def _mismatch(context: str, message: str) -> InputError:
     return InputError(f"{context}. {message}" if context else message)
+
+
+def check_fit(schedule: IterationSchedule, seqpoints: SeqPoints, measurements: Measurements | None = None, *,
+              names: tuple[str, str, str] = ("the schedule", "the SeqPoints", "the measurements")) -> None:
+    """One InputError naming the two files that disagree (``names``: the schedule's, the
+    SeqPoints' and the measurements'), said before anything is projected."""
+    seqpoint_rows(schedule, seqpoints, context=f"{names[1]} does not fit {names[0]}")
+    if measurements is not None:
+        match_measurements(seqpoints, measurements, context=f"{names[2]} does not fit {names[1]}")

@@ -17,11 +17,10 @@ from numpy.typing import NDArray
 from seqpoint._params import Options, check_params
 from seqpoint.exceptions import InputError
 from seqpoint.measurements import STEADY_TIME, Measurement, Measurements
-from seqpoint.measurements._metrics import projectable_values
+from seqpoint.measurements.metrics import projectable_values
 from seqpoint.projection._match import match_measurements, seqpoint_rows
 from seqpoint.schedule import IterationSchedule, SignatureTable, signature_table
-from seqpoint.selection import SeqPoints, basis_components, cost_proxy, weighted_projection
-from seqpoint.selection._seqpoint_selector import signature_proxy
+from seqpoint.selection import SeqPoints, basis_components, signature_proxy, weighted_projection
 
 __all__ = ["METHODS", "PointProjector", "ScheduleModel", "check_method", "fitted_costs", "model_for"]
 
@@ -72,7 +71,7 @@ class ScheduleModel:
         """Collapse ``schedule`` to its signatures and evaluate the model's features."""
         table = signature_table(schedule)
         counts = table.counts.astype(np.float64)
-        proxy = signature_proxy(cost_proxy("attention"), schedule, table, owner="project")
+        proxy = signature_proxy("attention", schedule, table, owner="project")
         names, comps = basis_components(table.as_schedule())
         feats = comps[:, [names.index("iteration"), names.index("tokens"), names.index("quadratic")]]
         scale = np.max(np.abs(feats), axis=0)

@@ -25,7 +25,7 @@ from seqpoint.measurements import (
     per_process_key,
     standard_error,
 )
-from seqpoint.measurements._metrics import (
+from seqpoint.measurements.metrics import (
     COMPILE_TIME,
     DERIVED,
     INSTRUCTIONS,

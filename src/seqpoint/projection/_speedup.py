@@ -10,7 +10,7 @@ import numpy as np
 from seqpoint._params import Options, check_params
 from seqpoint.exceptions import InputError
 from seqpoint.measurements import STEADY_TIME, Measurement, Measurements
-from seqpoint.measurements._metrics import BREAKDOWN_PREFIX, derived_of, steady_metric
+from seqpoint.measurements.metrics import BREAKDOWN_PREFIX, derived_of, steady_metric
 from seqpoint.projection._intervals import confidence_quantile, process_noise
 from seqpoint.projection._model import ScheduleModel, check_method, model_for
 from seqpoint.projection._project import Projection, nonnegative_interval, project

@@ -5,10 +5,9 @@ signed relative error and the geometric mean of absolute errors that report it."
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import overload
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
 from seqpoint.exceptions import InputError
 from seqpoint.projection._match import seqpoint_rows
@@ -16,7 +15,7 @@ from seqpoint.projection._model import PointProjector, ScheduleModel, check_meth
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import BaseSelector, SeqPoints, weighted_projection
 
-__all__ = ["geomean_abs_error", "project_cost", "relative_error"]
+__all__ = ["geomean_abs_error", "project_cost"]
 
 
 def project_cost(schedule: IterationSchedule, selection: BaseSelector | SeqPoints,
@@ -64,32 +63,6 @@ def project_cost(schedule: IterationSchedule, selection: BaseSelector | SeqPoint
     model = model_for(schedule, context)
     proj = PointProjector(model, model.table.inverse[rows], weights, np.ones(rows.shape[0], dtype=bool))
     return proj.total(values[rows], method)
-
-
-@overload
-def relative_error(pred: float, true: float) -> float: ...
-@overload
-def relative_error(pred: ArrayLike, true: ArrayLike) -> NDArray[np.float64]: ...
-
-
-def relative_error(pred: ArrayLike, true: ArrayLike) -> float | NDArray[np.float64]:
-    """Signed relative error ``(pred − true) / true`` (0.01 is 1% too high).
-
-    Parameters
-    ----------
-    pred, true : float or array_like
-        Projected and true values (broadcast together); ``true`` must be non-zero.
-
-    Returns
-    -------
-    float or ndarray
-        A float for scalar inputs, else an array of the broadcast shape.
-    """
-    t = np.asarray(true, dtype=np.float64)
-    if np.any(t == 0):
-        raise InputError("relative_error needs non-zero true values; got a true value of 0.")
-    out = (np.asarray(pred, dtype=np.float64) - t) / t
-    return float(out) if out.ndim == 0 else out
 
 
 def geomean_abs_error(errors: ArrayLike) -> float:

@@ -1,23 +1,49 @@
-"""Stage 9: reports — terminal tables, PNG plots and a self-contained HTML page.
+"""Stage 9: every terminal table, plot and HTML page. Reports read results as typed records of
+their own (:class:`RunRecord`, :class:`ValidationRecord`, :class:`TraceRecord`, which the
+workflows' results extend) and protocols of the rest, never the workflows.
 
-Every table, plot and page of seqpoint is written here. Reports read stage results
-(schedules, SeqPoints, measurements, projections, full runs) and the typed records of
-:mod:`._views`; they never import the workflows or the command line, which call them.
-The names imported ``as`` themselves are for the tests; they are not in ``__all__``.
-"""
+The names imported ``as`` themselves are parts of the pages, for their tests."""
 
-from seqpoint.reports._format import fmt_duration as fmt_duration
-from seqpoint.reports._format import fmt_pct as fmt_pct
+from seqpoint.reports._format import fmt_duration, fmt_pct
 from seqpoint.reports._format import fmt_ratio as fmt_ratio
 from seqpoint.reports._html import Section, write_html_report
+from seqpoint.reports._pages import write_run_report, write_validation_report
 from seqpoint.reports._plots import plot_breakdown, plot_error_vs_k
 from seqpoint.reports._plots import plot_cost_vs_length as plot_cost_vs_length
 from seqpoint.reports._plots import plot_length_histogram as plot_length_histogram
-from seqpoint.reports._ranks import ddp_validation_table, rank_projection_table
-from seqpoint.reports._summaries import print_run as print_run
-from seqpoint.reports._sweep import plot_sweep
+from seqpoint.reports._ranks import (
+    ddp_validation_table,
+    print_rank_projection,
+    rank_projection_table,
+)
+from seqpoint.reports._summaries import (
+    print_run,
+    print_speedup,
+    print_trace_validation,
+    print_validation,
+)
+from seqpoint.reports._sweep import plot_sweep, print_sweep, write_sweep_csv, write_sweep_report
 from seqpoint.reports._tables import render
-from seqpoint.reports._views import RunRecord as RunRecord
+from seqpoint.reports._terminal import (
+    print_histogram,
+    print_measurements,
+    print_projection,
+    print_schedule,
+    print_selection,
+    print_seqpoints,
+)
+from seqpoint.reports._views import (
+    Baseline,
+    ExactCheck,
+    RunRecord,
+    SteadyTruth,
+    TraceRecord,
+    ValidationRecord,
+)
 
-__all__ = ["Section", "ddp_validation_table", "plot_breakdown", "plot_error_vs_k", "plot_sweep",
-           "rank_projection_table", "render", "write_html_report"]
+__all__ = ["Baseline", "ExactCheck", "RunRecord", "Section", "SteadyTruth", "TraceRecord", "ValidationRecord",
+           "ddp_validation_table", "fmt_duration", "fmt_pct", "plot_breakdown", "plot_error_vs_k", "plot_sweep",
+           "print_histogram", "print_measurements", "print_projection", "print_rank_projection", "print_run",
+           "print_schedule", "print_selection", "print_seqpoints", "print_speedup", "print_sweep",
+           "print_trace_validation", "print_validation", "rank_projection_table", "render", "write_html_report",
+           "write_run_report", "write_sweep_csv", "write_sweep_report", "write_validation_report"]

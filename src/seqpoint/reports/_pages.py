@@ -8,7 +8,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from seqpoint.measurements import STEADY_TIME
-from seqpoint.measurements._metrics import breakdown_of, steady_metric, time_metric, unit_of
+from seqpoint.measurements.metrics import breakdown_of, steady_metric, time_metric, unit_of
 from seqpoint.reports._format import fmt_duration, fmt_pct, fmt_saving
 from seqpoint.reports._html import Section, write_html_report
 from seqpoint.reports._plots import (

@@ -9,11 +9,11 @@ from typing import Protocol
 
 from rich.console import Console
 
-from seqpoint.measurements._metrics import breakdown_of
+from seqpoint.measurements.metrics import breakdown_of
 from seqpoint.projection import DeviceProjection, RankProjection
 from seqpoint.reports._format import fmt_duration, fmt_pct, fmt_ratio
 from seqpoint.reports._tables import Rows, render
-from seqpoint.validation._compare import TruthComparison
+from seqpoint.validation import TruthComparison
 
 __all__ = ["DDPValidationView", "ddp_validation_table", "device_projection_table", "print_device_projection",
            "print_rank_projection", "rank_projection_table"]

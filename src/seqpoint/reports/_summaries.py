@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.table import Table
 
 from seqpoint.measurements import STEADY_TIME
-from seqpoint.measurements._metrics import (
+from seqpoint.measurements.metrics import (
     BREAKDOWN_PREFIX,
     INSTRUCTIONS,
     RUN_TIME,
@@ -31,8 +31,7 @@ from seqpoint.reports._tables import (
     render,
 )
 from seqpoint.reports._views import RunRecord, TraceRecord, ValidationRecord
-from seqpoint.validation import MeasuredSpeedup, ProfilingSaving
-from seqpoint.validation._compare import TruthComparison
+from seqpoint.validation import MeasuredSpeedup, ProfilingSaving, TruthComparison
 
 __all__ = ["print_run", "print_speedup", "print_trace_validation", "print_validation"]
 

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 from rich.console import Console
 from rich.table import Table
 
-from seqpoint.measurements._metrics import breakdown_of
+from seqpoint.measurements.metrics import breakdown_of
 from seqpoint.projection import Projection, Speedup
 from seqpoint.reports._format import fmt_count, fmt_duration
 from seqpoint.reports._html import Section, write_html_report

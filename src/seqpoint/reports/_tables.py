@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from rich.table import Table
 
 from seqpoint.measurements import STEADY_TIME, Measurements
-from seqpoint.measurements._metrics import (
+from seqpoint.measurements.metrics import (
     BREAKDOWN_PREFIX,
     COLD_TIME,
     is_spread,

@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.table import Table
 
 from seqpoint.measurements import STEADY_TIME, Measurements
-from seqpoint.measurements._metrics import steady_metric
+from seqpoint.measurements.metrics import steady_metric
 from seqpoint.projection import Projection
 from seqpoint.reports._format import fmt_count
 from seqpoint.reports._tables import fmt_metric, points_table, projection_table, render

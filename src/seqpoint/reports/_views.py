@@ -9,11 +9,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from seqpoint.measurements import Measurements, StepWindow
+from seqpoint.measurements.metrics import relative_error
 from seqpoint.projection import DeviceProjection, Projection, RankProjection
 from seqpoint.schedule import IterationSchedule, ScheduleSummary
 from seqpoint.selection import SeqPoints
-from seqpoint.validation import FullRun, ProfilingSaving
-from seqpoint.validation._compare import Drift, ErrorCurve, TruthComparison
+from seqpoint.validation import Drift, ErrorCurve, FullRun, ProfilingSaving, TruthComparison
 
 __all__ = ["Baseline", "ExactCheck", "ProjectedRun", "RunRecord", "SteadyTruth", "TraceRecord", "ValidationRecord"]
 
@@ -45,7 +45,7 @@ class ExactCheck:
 
     @property
     def error(self) -> float:
-        return (self.projected - self.exact) / self.exact
+        return relative_error(self.projected, self.exact)
 
     def to_dict(self) -> dict[str, float]:
         return {"exact": self.exact, "projected": self.projected, "error": self.error}
@@ -170,4 +170,4 @@ class TraceRecord:
     @property
     def first_n_error(self) -> float:
         """Signed relative error of the first-N estimate against the mean recorded run."""
-        return self.first_n_s / self.truth.measured_s - 1.0
+        return relative_error(self.first_n_s, self.truth.measured_s)

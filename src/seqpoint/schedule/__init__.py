@@ -1,29 +1,34 @@
-"""Stage 3: the IterationSchedule, one row per training iteration. ``round_up`` and
-``rows_path``, imported ``as`` themselves, are plumbing for the other stages."""
+"""Stage 3: the IterationSchedule, one row per training iteration, and the run trace of a
+recorded run (:class:`RunTrace`: one row per micro-batch, with its measured time), which reads
+as a schedule."""
 
 from seqpoint._signature import Signature
 from seqpoint.schedule._io import read_schedule, write_schedule
 from seqpoint.schedule._rows import RowLengths
 from seqpoint.schedule._rows import rows_path as rows_path
-from seqpoint.schedule._schedule import COLUMNS, IterationSchedule, from_batches
-from seqpoint.schedule._schedule import round_up as round_up
+from seqpoint.schedule._schedule import COLUMNS, IterationSchedule, from_batches, round_up
 from seqpoint.schedule._signatures import (
     ScheduleSummary,
     SignatureTable,
     signature_table,
     summarize,
 )
+from seqpoint.schedule._trace import RunTrace, read_trace, write_trace
 
 __all__ = [
     "COLUMNS",
     "IterationSchedule",
     "RowLengths",
+    "RunTrace",
     "ScheduleSummary",
     "Signature",
     "SignatureTable",
     "from_batches",
     "read_schedule",
+    "read_trace",
+    "round_up",
     "signature_table",
     "summarize",
     "write_schedule",
+    "write_trace",
 ]

@@ -44,10 +44,13 @@ GROUPINGS = ("optimal", "sl_bins")
 WEIGHTINGS = ("calibrated", "counts")
 
 
-def signature_proxy(proxy: CostProxy, schedule: IterationSchedule, table: SignatureTable, *,
+def signature_proxy(proxy: str | CostProxy, schedule: IterationSchedule, table: SignatureTable, *,
                     owner: str) -> FloatArray:
     """Proxy value of every unique signature, shape ``(n_unique,)``: a ``per_signature`` proxy
-    runs once per signature, any other on the whole schedule, averaged per signature."""
+    runs once per signature, any other on the whole schedule, averaged per signature; a name is
+    one of :data:`COST_MODELS`."""
+    if isinstance(proxy, str):
+        proxy = cost_proxy(proxy, owner=owner)
     if getattr(proxy, "per_signature", False):
         return evaluate_proxy(proxy, table.as_schedule(), owner=owner)
     full = evaluate_proxy(proxy, schedule, owner=owner)

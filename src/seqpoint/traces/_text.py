@@ -61,10 +61,11 @@ def _count_block(buf: NDArray[np.uint8]) -> IntArray:
     return counts
 
 
-def count_whitespace_tokens(data: bytes) -> IntArray:
+def count_whitespace_tokens(data: bytes, *, chunk: int = _CHUNK) -> IntArray:
     """Tokens of ``str.split()`` on every line of UTF-8 ``data``, shape ``(n_lines,)``, int64.
 
-    Lines end at ``\\n`` (a final line without one counts); the count runs on the raw bytes
+    Lines end at ``\\n`` (a final line without one counts); the count runs on the raw bytes,
+    ``chunk`` bytes of whole lines at a time (a line longer than that is one pass of its own),
     and decodes only lines holding non-ASCII whitespace.
     """
     if not data:
@@ -75,7 +76,7 @@ def count_whitespace_tokens(data: bytes) -> IntArray:
     lo = 0
     n = len(data)
     while lo < n:
-        hi = min(lo + _CHUNK, n)
+        hi = min(lo + chunk, n)
         if hi < n:
             cut = data.rfind(b"\n", lo, hi)
             hi = cut + 1 if cut >= lo else data.find(b"\n", hi) + 1

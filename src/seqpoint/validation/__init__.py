@@ -1,27 +1,40 @@
-"""Stage 8: validation against the ground truth (full runs, exact totals, baselines).
+"""Stage 8: validation against the ground truth: full runs in fresh processes (the clocks the
+harness uses too, never the harness itself), the one record of a projection against measured
+runs, the measured speedup of two configurations, error against k, the reduction factor.
 
-The names imported ``as`` themselves are for the CLI, the workflows, the integrations and
-the tests; they are not in ``__all__``.
-"""
+The names imported ``as`` themselves are for the tests."""
 
-from seqpoint.validation._compare import MeasuredSpeedup, error_vs_k, noise_floor
-from seqpoint.validation._ddp import DDPRun as DDPRun
-from seqpoint.validation._ddp import run_ddp as run_ddp
+from seqpoint.validation._compare import (
+    Drift,
+    ErrorCurve,
+    MeasuredSpeedup,
+    TruthComparison,
+    error_vs_k,
+    noise_floor,
+)
+from seqpoint.validation._ddp import DDPRun, run_ddp
 from seqpoint.validation._full_run import FullRun, run_full_fresh
 from seqpoint.validation._full_run import FullRunError as FullRunError
-from seqpoint.validation._saving import ProfilingSaving, reduction_factor
-from seqpoint.validation._saving import profiling_saving as profiling_saving
-from seqpoint.validation._trace import RunTrace, read_trace
-from seqpoint.validation._trace import write_trace as write_trace
+from seqpoint.validation._saving import (
+    ProfilingSaving,
+    break_even,
+    profiling_saving,
+    reduction_factor,
+)
 
 __all__ = [
+    "DDPRun",
+    "Drift",
+    "ErrorCurve",
     "FullRun",
     "MeasuredSpeedup",
     "ProfilingSaving",
-    "RunTrace",
+    "TruthComparison",
+    "break_even",
     "error_vs_k",
     "noise_floor",
-    "read_trace",
+    "profiling_saving",
     "reduction_factor",
+    "run_ddp",
     "run_full_fresh",
 ]

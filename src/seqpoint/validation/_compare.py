@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from seqpoint.exceptions import InputError
-from seqpoint.measurements._metrics import time_metric
+from seqpoint.measurements.metrics import relative_error, time_metric
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import make_selector, weighted_projection
 
@@ -111,7 +111,7 @@ class TruthComparison:
     @property
     def error(self) -> float:
         """Signed relative error ``(projected − measured) / measured``."""
-        return (self.projected_s - self.measured_s) / self.measured_s
+        return relative_error(self.projected_s, self.measured_s)
 
     @property
     def within(self) -> bool:
@@ -206,7 +206,7 @@ class MeasuredSpeedup:
 
     def error_of(self, projected: float) -> float:
         """Relative error of a projected speedup against this one."""
-        return (projected - self.value) / self.value
+        return relative_error(projected, self.value)
 
     def to_dict(self) -> dict[str, Any]:
         return {"speedup": self.value, "runs_a_s": list(self.runs_a_s), "runs_b_s": list(self.runs_b_s),
@@ -267,6 +267,6 @@ def error_vs_k(
             sel.fit(schedule)
             est = weighted_projection(c, sel.points_, sel.weights_)
             used.append(int(k))
-            errs.append((est - truth) / truth)
+            errs.append(relative_error(est, truth))
         out[method] = ErrorCurve(method=method, ks=tuple(used), errors=tuple(errs))
     return out

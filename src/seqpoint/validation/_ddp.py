@@ -3,7 +3,7 @@
 Every rank is a fresh gloo process of one thread that builds the workload with the same
 seed, wraps it in ``DistributedDataParallel`` and steps its own batch of each iteration;
 ranks meet at a barrier before each step, and a step lasts as long as its slowest rank.
-Steps are timed by :data:`seqpoint.profiling.TIMERS` (``cpu`` stays put on a loaded machine).
+Steps are timed by :data:`seqpoint.clocks.TIMERS` (``cpu`` stays put on a loaded machine).
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ def _rank_run(
     import torch.distributed as dist
     from torch.nn.parallel import DistributedDataParallel
 
-    from seqpoint.profiling import TIMERS
+    from seqpoint.clocks import TIMERS
     from seqpoint.workloads import TorchWorkload, load_workload
 
     torch.set_num_threads(1)
@@ -104,7 +104,7 @@ def _rank_run(
         start = workload.make_batch(tuple(workload.warmup_signature))
         for _ in range(warmup):
             workload.step(start)
-        clock, device = TIMERS.get(timer)(), torch.device("cpu")
+        clock, device = TIMERS.get(timer)(), ("cpu",)
 
         def timed(fn: Callable[[], object]) -> float:
             dist.barrier()  # every rank starts together; what came before is untimed
@@ -147,7 +147,7 @@ def run_ddp(spec: str, overrides: dict[str, Any], rank_signatures: Sequence[Sequ
     every micro-batch all-reduces. Raises ConfigError for an empty schedule or ranks of
     unequal length, FullRunError (one line) when a rank fails, dies or ``timeout_s`` passes.
     """
-    from seqpoint.profiling._fresh import in_fresh_process, stop_workers
+    from seqpoint.clocks import in_fresh_process, stop_workers
 
     check_params("run_ddp", {"timer": [Options(("wall", "cpu"))]}, {"timer": timer})
     sigs = [[tuple(int(v) for v in s) for s in rank] for rank in rank_signatures]

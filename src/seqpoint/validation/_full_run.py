@@ -13,7 +13,7 @@ from numpy.typing import NDArray
 
 from seqpoint.exceptions import SeqPointError
 from seqpoint.measurements import STEADY_TIME
-from seqpoint.measurements._metrics import INSTRUCTIONS
+from seqpoint.measurements.metrics import INSTRUCTIONS
 from seqpoint.schedule import IterationSchedule
 from seqpoint.validation._compare import noise_floor
 
@@ -111,31 +111,31 @@ def _fresh_run(spec: str, overrides: dict[str, Any], signatures: list[tuple[int,
     """One run in the fresh process: every step's seconds (or instructions), the run's wall
     time, and ``check_steps`` steps of ``check`` after the run (its shape warm by then).
 
-    Only ``step`` is measured (``timer_name`` of :data:`seqpoint.profiling.TIMERS`): batch
+    Only ``step`` is measured (``timer_name`` of :data:`seqpoint.clocks.TIMERS`): batch
     construction stands in for the data loader, which a projection does not model.
     """
-    from seqpoint.profiling import TIMERS
-    from seqpoint.profiling._timers import workload_device
-    from seqpoint.workloads import load_workload
+    from seqpoint.clocks import step_timer
+    from seqpoint.workloads import describe, load_workload
 
     workload = load_workload(spec, overrides=overrides)
-    start = tuple(getattr(workload, "warmup_signature", signatures[0]))
+    facts = describe(workload)
+    start = facts.warmup_signature or signatures[0]
     while start in signatures:  # start-up steps on a shape the run does not meet
         start = (start[0], start[1] + 1, *start[2:])
     batch = workload.make_batch(start)
     for _ in range(warmup):
         workload.step(batch)
-    timer, device = TIMERS.get(timer_name)(), workload_device(workload)
+    clock = step_timer(timer_name, facts.devices)
     times = []
     t_run = time.perf_counter()
     for sig in signatures:
         batch = workload.make_batch(sig)
-        times.append(timer(lambda: workload.step(batch), device))  # noqa: B023 - called at once
+        times.append(clock(lambda: workload.step(batch)))  # noqa: B023 - called at once
     wall = time.perf_counter() - t_run
     checked = []
     if check is not None and check_steps:
         batch = workload.make_batch(check)
-        checked = [timer(lambda: workload.step(batch), device) for _ in range(check_steps)]
+        checked = [clock(lambda: workload.step(batch)) for _ in range(check_steps)]
     return times, wall, checked
 
 
@@ -163,7 +163,7 @@ def run_full_fresh(
 
     A real training run starts in a fresh process, so every shape is new to it the
     first time it appears and the allocator starts empty; running each repetition in
-    its own process (:func:`seqpoint.profiling.in_fresh_process`, as the profiling's
+    its own process (:func:`seqpoint.clocks.in_fresh_process`, as the profiling's
     workers) makes the repetitions identical, so their spread is the noise floor.
 
     Parameters
@@ -174,7 +174,7 @@ def run_full_fresh(
     warmup : int
         Steps of a shape that is not in the schedule, absorbing process start-up.
     timer : str
-        A name of :data:`seqpoint.profiling.TIMERS`; ``instructions`` runs each process
+        A name of :data:`seqpoint.clocks.TIMERS`; ``instructions`` runs each process
         under callgrind and counts every step (:attr:`FullRun.metric` ``instructions``).
     check, check_steps : tuple, int
         A signature of the run (``validate`` gives its drift check point) timed
@@ -189,7 +189,7 @@ def run_full_fresh(
         dies (its exit code, e.g. -9 when killed for memory). It is a ``RuntimeError``
         and a :class:`~seqpoint.exceptions.SeqPointError`.
     """
-    from seqpoint.profiling._fresh import in_fresh_process
+    from seqpoint.clocks import in_fresh_process
 
     counted = timer == INSTRUCTIONS
     signatures = [tuple(int(v) for v in row) for row in schedule.signature_matrix()]

@@ -1,132 +1,227 @@
-"""The stage sequence, composed once: lengths → schedule → workload and cache → SeqPoints →
-measurements, each written to the run folder as soon as its stage finishes
-(:func:`start_campaign`, or its two halves :func:`plan_campaign` and
-:meth:`CampaignPlan.measure`)."""
+"""A run configuration's campaign (:class:`Campaign`), owned by its caller: the config tree,
+the run's schedule, the workload with its facts, the executor and the profiler that keeps
+what it learnt, the cache and one reporter. ``run``, ``validate``, ``speedup``, ``sweep``,
+``project_job`` and every command build one and call its stages, each writing its file to
+the run folder as soon as it ends."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import warnings
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, fields, replace
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from rich.console import Console
-
+from seqpoint._live import Reporter
 from seqpoint.cache import MeasurementCache
 from seqpoint.exceptions import ConfigError, SeqPointWarning
+from seqpoint.executors import Executor, Job, LocalExecutor, make_executor
 from seqpoint.measurements import Measurements, environment_manifest, write_measurements
-from seqpoint.measurements._metrics import INSTRUCTIONS
-from seqpoint.profiling import profile_points
-from seqpoint.projection import DeviceProjection, RankProjection, ScheduleModel
+from seqpoint.measurements.metrics import FIRST_STEP_TIME, INSTRUCTIONS, STEADY_TIME
+from seqpoint.profiling import Profiler, gpu_named
+from seqpoint.projection import DeviceProjection, Projection, RankProjection, ScheduleModel
 from seqpoint.schedule import IterationSchedule, write_schedule
 from seqpoint.selection import SeqPoint, SeqPoints, write_seqpoints
-from seqpoint.validation import ProfilingSaving, reduction_factor
-from seqpoint.validation._saving import profiling_saving
+from seqpoint.validation import ProfilingSaving, profiling_saving, reduction_factor
 from seqpoint.workflows._config import RunConfig
 from seqpoint.workflows._folder import RunFolder
-from seqpoint.workflows._sections import ProfileSection
 from seqpoint.workflows._stages import (
     batch_shapes,
+    build_schedule,
     choose_points,
-    make_workload,
+    load_lengths,
     model_cost,
-    open_cache,
-    run_schedule,
+    read_run_schedule,
     validation_schedule,
 )
-from seqpoint.workloads import CountsParameters, Signature, Workload
+from seqpoint.workloads import (
+    CountsParameters,
+    Signature,
+    Workload,
+    WorkloadFacts,
+    WorkloadRecipe,
+    describe,
+    workload_config,
+)
 
-__all__ = ["Campaign", "CampaignPlan", "check_data_parallel", "check_device_projection", "plan_campaign",
-           "project_data_parallel", "project_onto_device", "select_points", "start_campaign", "with_window"]
-
-
-@dataclass(frozen=True, eq=False)
-class _Chosen:
-    """What a campaign has before and after its measurements: the run (or the part of it a
-    validation executes), its SeqPoints, the configuration measured, its built workload and
-    cache (None when ``[profile] use_cache`` is off), and the unit of sequence lengths."""
-
-    config: RunConfig
-    folder: RunFolder
-    schedule: IterationSchedule
-    seqpoints: SeqPoints
-    unit: str
-    workload: Workload
-    cache: MeasurementCache | None
-    ranks: IterationSchedule | None
-    """A data-parallel run's schedule (``rank`` column); :attr:`schedule` is then its rank
-    rows, every rank's batch an iteration of its own, which selection and profiling see."""
+__all__ = ["Campaign", "check_data_parallel", "check_device_projection", "profiled_device",
+           "project_data_parallel", "project_onto_device"]
 
 
-@dataclass(frozen=True, eq=False)
-class Campaign(_Chosen):
-    """SeqPoints of one run measured on one configuration, and where they were written."""
+class Campaign:
+    """One run configuration measured on its SeqPoints.
 
-    measurements: Measurements
-    """Measurements of :attr:`seqpoints`."""
-    others: Measurements | None = None
-    """With ``start_campaign(every_signature=True)``: every signature of the schedule that
-    no SeqPoint has, timed in the same worker processes as the SeqPoints."""
+    Parameters
+    ----------
+    config : RunConfig
+    reporter : Reporter, optional
+        Progress bars, notes and the hooks after each worker process (default: silent).
+    executor : Executor or str, optional
+        Where points are measured (default: ``[profile] executor``, with its ``address``).
+    folder : RunFolder, optional
+        Where each stage writes its file (``config.toml``, ``schedule.csv``, ``seqpoints.json``,
+        ``environment.json``, ``measurements.json``; ``*_<tag>`` with a ``tag``); None writes none.
+    schedule : IterationSchedule, optional
+        The run, in place of the config's (a recorded run, a replay of the user's sampler).
+    workload : Workload, optional
+        The built workload, in place of building ``[workload]`` (a Trainer's step).
+    subset : bool
+        Keep only the part of the run ``[validation]`` executes in full.
+    tag : str
+        Suffix of this configuration's files (a speedup's ``a`` and ``b``).
+    """
+
+    def __init__(self, config: RunConfig, *, reporter: Reporter | None = None,
+                 executor: Executor | str | None = None, folder: RunFolder | None = None,
+                 schedule: IterationSchedule | None = None, workload: Workload | None = None,
+                 subset: bool = False, tag: str = "") -> None:
+        self.config, self.folder, self.tag = config, folder, tag
+        self.reporter = reporter or Reporter(progress=False)
+        self._executor = executor
+        self._given = schedule
+        self._subset = subset
+        self._workload = workload
+        self._writes_run = True  # the run's schedule and SeqPoints (not a speedup's B, which shares them)
+        self.measurements: Measurements | None = None
+        """The SeqPoints' measurements, once :meth:`measure_seqpoints` ran."""
+        self.others: Measurements | None = None
+        """With ``measure_seqpoints(every_signature=True)``: every other signature of the run."""
+        self._write(f"config{self._suffix}.toml", config.to_toml())
+
+    # -- what the campaign holds -----------------------------------------------------
+    @property
+    def _suffix(self) -> str:
+        return f"_{self.tag}" if self.tag else ""
+
+    def _write(self, name: str, text: str) -> None:
+        if self.folder is not None:
+            self.folder.write_text(name, text)
+
+    @functools.cached_property
+    def _run(self) -> tuple[IterationSchedule, str, IterationSchedule | None]:
+        """The schedule selection and profiling see, its length unit, and a data-parallel run's
+        every-rank schedule (None for a single process)."""
+        if self._given is not None:
+            schedule, unit = self._given, str(self._given.meta.get("unit", "tokens"))
+        elif self.config.batching.schedule is not None:
+            schedule = read_run_schedule(self.config.batching.schedule)
+            if self.config.batching.rank is not None:
+                schedule = schedule.for_rank(self.config.batching.rank)
+            unit = str(schedule.meta.get("unit", "tokens"))
+        else:
+            lengths = load_lengths(self.config.lengths)
+            schedule, unit = build_schedule(self.config.batching, lengths), lengths.unit
+        if self._subset:
+            schedule = validation_schedule(self.config, schedule)
+        if self.folder is not None and self._writes_run:
+            write_schedule(schedule, self.folder.file("schedule.csv"))
+        if schedule.rank is None:
+            return schedule, unit, None
+        check_data_parallel(self.config, schedule)  # before anything is measured
+        return schedule.rank_rows(), unit, schedule
+
+    @property
+    def schedule(self) -> IterationSchedule:
+        """The run's iterations (a data-parallel run's rank rows: every rank's batch an iteration)."""
+        return self._run[0]
+
+    @property
+    def unit(self) -> str:
+        """The unit of its sequence lengths."""
+        return self._run[1]
+
+    @property
+    def ranks(self) -> IterationSchedule | None:
+        """A data-parallel run's schedule (``rank`` column); None for one process."""
+        return self._run[2]
 
     @functools.cached_property
     def model(self) -> ScheduleModel:
         """The schedule's projection model, built once for every projection of this run."""
         return ScheduleModel.from_schedule(self.schedule)
 
-    @property
-    def reduction(self) -> float:
-        """Iterations of the run over training steps executed to profile its SeqPoints."""
-        p = self.config.profile
-        return reduction_factor(len(self.schedule), len(self.seqpoints), **p.point_steps()._asdict(),
-                                overhead=p.protocol_steps() + p.window_steps)
+    @functools.cached_property
+    def recipe(self) -> WorkloadRecipe | None:
+        """How a worker builds ``[workload]`` (None for a workload given built)."""
+        sec = self.config.workload
+        return None if self._workload is not None else WorkloadRecipe.of(sec.name, sec.set)
 
-    def saving(self, run_s: float = float("nan")) -> ProfilingSaving:
-        """The saving in steps, wall clock (against ``run_s``) and tokens (see
-        :func:`~seqpoint.validation._saving.profiling_saving`)."""
-        from seqpoint.measurements import STEADY_TIME
-        from seqpoint.measurements._metrics import FIRST_STEP_TIME
+    @functools.cached_property
+    def workload(self) -> Workload:
+        """The workload, built once (imports torch): the local executor's own, which it measures."""
+        return self._workload if self._workload is not None else self.profiler.workload
 
-        steps = self.config.profile.point_steps()
-        metrics = {m.iteration: m.metrics for m in self.measurements.measurements}
-        row_of = {int(it): r for r, it in enumerate(self.schedule.iteration.tolist())}
-        padded, points = self.schedule.padded_tokens, self.seqpoints.points
-        step_s = [metrics.get(p.iteration, {}).get(STEADY_TIME, float("nan")) for p in points]
-        first_s = [metrics.get(p.iteration, {}).get(FIRST_STEP_TIME, float("nan")) for p in points]
-        tokens = [float(padded[row_of[p.iteration]]) for p in points]
-        timed = self.config.profile.stepped
-        return profiling_saving(padded, tokens, **steps._asdict(), run_s=run_s,
-                                point_step_s=step_s if timed else None,
-                                point_first_s=first_s if timed else None)
+    @functools.cached_property
+    def facts(self) -> WorkloadFacts:
+        """Its facts (device, precision, threads), resolved once."""
+        return describe(self.workload)
 
-    def measure(
-        self, points: SeqPoints | Iterable[SeqPoint] | Iterable[Signature], *,
-        progress: bool = False, console: Console | None = None,
-    ) -> Measurements:
-        """Other points (a baseline's, every signature) on this workload, through the cache."""
-        return profile_on(self.config, self.workload, points, cache=self.cache, progress=progress,
-                          console=console)
+    @functools.cached_property
+    def cache(self) -> MeasurementCache | None:
+        """The measurement cache of ``[profile]``, or None when disabled."""
+        sec = self.config.profile
+        return MeasurementCache(sec.cache) if sec.use_cache else None
 
+    @functools.cached_property
+    def executor(self) -> Executor:
+        """Where points are measured."""
+        given, sec = self._executor, self.config.profile
+        if given is None or isinstance(given, str):
+            return make_executor(given or sec.executor, address=sec.address)
+        return given
 
-@dataclass(frozen=True, eq=False)
-class CampaignPlan(_Chosen):
-    """A run's SeqPoints chosen and its workload built, not yet measured
-    (:func:`plan_campaign`); :meth:`measure` makes it a :class:`Campaign`, and
-    :meth:`under` the same points' plan under another configuration."""
+    @functools.cached_property
+    def profiler(self) -> Profiler:
+        """The profiler of the workload in this process (the local executor's own; with another
+        executor, the one that counts and selects here)."""
+        ex = self.executor if isinstance(self.executor, LocalExecutor) else LocalExecutor()
+        return ex.profiler(self.job(()), reporter=self.reporter, cache=self.cache)
 
-    tag: str = ""
-    """Suffix of the per-configuration files."""
+    def job(self, points: SeqPoints | list[SeqPoint | Signature] | tuple[()]) -> Job:
+        """What the executor measures: ``points`` on this campaign's workload and ``[profile]``."""
+        recipe = self.recipe
+        return Job(workload=self._workload if recipe is None else recipe.spec,  # type: ignore[arg-type]
+                   overrides={} if recipe is None else recipe.overrides, config=self.config.profile.harness,
+                   points=points, device=None if recipe is not None else self.facts.device)
 
-    def measure(
-        self, *, progress: bool = True, console: Console | None = None,
-        between: Callable[[IterationSchedule, int], None] | None = None,
-        every_signature: bool = False, end_turn: Callable[[], None] | None = None, label: str | None = None,
-    ) -> Campaign:
-        """Measure the SeqPoints (``between`` and ``every_signature`` as for
-        :func:`start_campaign`; ``end_turn`` is called after each of the protocol's worker
-        processes, as :func:`~seqpoint.profiling.take_turns` gives it; ``label`` names the
-        campaign in the progress display) and write ``measurements.json``."""
-        cfg, schedule, seqpoints = self.config, self.schedule, self.seqpoints
+    # -- the stages -----------------------------------------------------------------
+    @functools.cached_property
+    def seqpoints(self) -> SeqPoints:
+        """The SeqPoints of ``[selection]`` (with ``proxy`` ``model`` or ``model+pilot``, or
+        ``auto`` on a reference workload, its exact costs; the pilot timed through this campaign)."""
+        sec, schedule = self.config.selection, self.schedule
+        cost = (model_cost(sec, schedule, self.workload, measure=self.measure, timer=self.config.profile.timer)
+                if sec.model_proxy else None)
+        points = choose_points(sec, schedule, cost=cost)[1]
+        if self.folder is not None and self._writes_run:
+            write_seqpoints(points, self.folder.file("seqpoints.json"))
+            self.folder.write_json("environment.json", environment_manifest(self._device()))
+        return points
+
+    def _declared(self, field: str) -> Any:
+        """A field of the workload's config (``device``, ``compile``) without building it: the
+        built workload's fact once it is built, else the registered config's, else the override."""
+        built = self._workload is not None or "workload" in self.__dict__
+        if built:
+            return {"device": self.facts.device, "compile": self.facts.compiled}[field]
+        sec = self.config.workload
+        cfg = workload_config(sec.name, sec.set)
+        return getattr(cfg, field) if cfg is not None else sec.set.get(field, {"device": "cpu"}.get(field))
+
+    def _device(self) -> str:
+        return str(self._declared("device"))
+
+    def measure(self, points: SeqPoints | Iterable[SeqPoint | Signature]) -> Measurements:
+        """``points`` measured on the executor through the cache (any points: a baseline's, a
+        pilot's, every signature)."""
+        listed: SeqPoints | list[SeqPoint | Signature] = points if isinstance(points, SeqPoints) else list(points)
+        return self.executor.profile([self.job(listed)], cache=self.cache, reporter=self.reporter)[0]
+
+    def measure_seqpoints(self, *, every_signature: bool = False) -> Measurements:
+        """Measure the SeqPoints (``every_signature`` also times every signature no SeqPoint has,
+        among them: :attr:`others`, ``validate``'s steady-state truth), add the cold-step
+        window of ``[profile] cold_window``, and write ``measurements.json``."""
+        seqpoints, schedule = self.seqpoints, self.schedule
         order: list[SeqPoint | Signature] = list(seqpoints.points)
         if every_signature:
             mine = {p.signature for p in seqpoints.points}
@@ -137,141 +232,89 @@ class CampaignPlan(_Chosen):
             # SeqPoint and the shapes it stands for alike (placed first, DeepSpeech2 tiny's
             # SeqPoints read 0.5-1.5% cheaper than the steady truth; in this order +0.2%).
             order = [order[0], *sorted([*order[1:], *others], key=_signature_of)]
-        measured = profile_on(cfg, self.workload, order, cache=self.cache, progress=progress,
-                              console=console, end_turn=end_turn, label=label,
-                              between=None if between is None else functools.partial(between, schedule))
-        _warn_compile(self.workload, measured, cfg.profile.timer)
+        measured = self.measure(order)
+        self._warn_compile(measured)
         is_point = [isinstance(item, SeqPoint) for item in order]
         by_iteration = {m.iteration: m for m, point in zip(measured.measurements, is_point, strict=True) if point}
-        measurements = replace(measured, measurements=tuple(by_iteration[p.iteration] for p in seqpoints.points))
-        others_ms = None
+        ms = dataclasses.replace(measured, measurements=tuple(by_iteration[p.iteration] for p in seqpoints.points))
         if every_signature:
-            others_ms = replace(measured, measurements=tuple(
+            self.others = dataclasses.replace(measured, measurements=tuple(
                 m for m, point in zip(measured.measurements, is_point, strict=True) if not point))
-        if cfg.profile.window_steps:
-            measurements = with_window(cfg.profile, self.workload, schedule, measurements)
-        write_measurements(measurements, self.folder.file(f"measurements{_suffix(self.tag)}.json"))
-        chosen = {f.name: getattr(self, f.name) for f in fields(_Chosen)}
-        return Campaign(**chosen, measurements=measurements, others=others_ms)
+        if self.config.profile.window_steps:
+            ms = self.with_window(ms)
+        if self.folder is not None:
+            write_measurements(ms, self.folder.file(f"measurements{self._suffix}.json"))
+        self.measurements = ms
+        return ms
 
-    def under(self, cfg: RunConfig, *, tag: str) -> CampaignPlan:
-        """The same schedule and SeqPoints, to be measured under ``cfg``'s workload and
-        profile (built here, so a bad config fails before anything is measured); writes
-        ``config_<tag>.toml``, and its :meth:`measure` ``measurements_<tag>.json``."""
-        self.folder.write_text(f"config_{tag}.toml", cfg.to_toml())
-        return replace(self, config=cfg, workload=make_workload(cfg.workload), cache=open_cache(cfg.profile),
-                       tag=tag)
+    def with_window(self, measurements: Measurements) -> Measurements:
+        """``measurements`` with the run's first ``[profile] cold_window`` steps timed in sequence
+        (the cold-step term's ``window`` calibration); a workload that takes a BatchShape steps
+        each with the schedule's real lengths."""
+        profile, schedule = self.config.profile, self.schedule
+        sigs = [tuple(int(v) for v in row) for row in schedule.signature_matrix()[: profile.cold_window]]
+        shapes = batch_shapes(self.workload, schedule, range(len(sigs)))
+        window = self.profiler.window(sigs if shapes is None else shapes, start=int(schedule.iteration[0]),
+                                      timer=profile.timer)
+        return dataclasses.replace(measurements, window=window)
 
+    def project(self, measurements: Measurements | None = None) -> Projection:
+        """The whole run projected from the SeqPoints' measurements (``[projection]``)."""
+        from seqpoint.projection import project
 
-def plan_campaign(cfg: RunConfig, folder: RunFolder, *, subset: bool = False, tag: str = "",
-                  schedule: IterationSchedule | None = None) -> CampaignPlan:
-    """The stages of ``cfg`` up to the SeqPoints, writing ``config.toml``, ``schedule.csv``,
-    ``seqpoints.json`` and ``environment.json`` (``subset`` and ``tag`` as for
-    :func:`start_campaign`); ``schedule`` (a recorded run's) replaces the config's."""
-    folder.write_text(f"config{_suffix(tag)}.toml", cfg.to_toml())
-    if schedule is None:
-        schedule, unit = run_schedule(cfg)
-    else:
-        unit = str(schedule.meta.get("unit", "tokens"))
-    if subset:
-        schedule = validation_schedule(cfg, schedule)
-    write_schedule(schedule, folder.file("schedule.csv"))
-    ranks = None
-    if schedule.rank is not None:
-        check_data_parallel(cfg, schedule)  # before anything is measured
-        ranks, schedule = schedule, schedule.rank_rows()
-    workload = make_workload(cfg.workload)
-    cache = open_cache(cfg.profile)
-    seqpoints = select_points(cfg, schedule, workload, cache)
-    write_seqpoints(seqpoints, folder.file("seqpoints.json"))
-    folder.write_json("environment.json", environment_manifest(workload))
-    return CampaignPlan(config=cfg, folder=folder, schedule=schedule, seqpoints=seqpoints, unit=unit,
-                        workload=workload, cache=cache, ranks=ranks, tag=tag)
+        sec = self.config.projection
+        ms = measurements or self.measurements or self.measure_seqpoints()
+        return project(self.schedule, self.seqpoints, ms, method=sec.method, confidence=sec.confidence,
+                       context=self.model)
 
+    def under(self, config: RunConfig, *, tag: str) -> Campaign:
+        """The same run and SeqPoints measured under ``config``'s workload and profile (checked
+        here, so a bad config fails before anything is measured); writes ``config_<tag>.toml``,
+        and its measurements ``measurements_<tag>.json``."""
+        other = Campaign(config, reporter=self.reporter, executor=self._executor, folder=self.folder,
+                         schedule=self._given, subset=self._subset, tag=tag)
+        other._writes_run = False
+        other.__dict__.update(_run=self._run, seqpoints=self.seqpoints, model=self.model)
+        return other
 
-def select_points(cfg: RunConfig, schedule: IterationSchedule, workload: Workload,
-                  cache: MeasurementCache | None) -> SeqPoints:
-    """The SeqPoints of ``[selection]`` on ``schedule``; with ``cost`` ``model`` or
-    ``model+pilot``, the model proxy of ``workload`` (timing its pilot through ``cache``)."""
-    cost = None
-    if cfg.selection.model_proxy:
-        # The model proxy needs the workload (and, with a pilot, the harness) first.
-        cost = model_cost(cfg.selection, schedule, workload, profile=cfg.profile, cache=cache)
-    return choose_points(cfg.selection, schedule, cost=cost)[1]
+    # -- what the campaign cost -------------------------------------------------------
+    @property
+    def reduction(self) -> float:
+        """Iterations of the run over training steps executed to profile its SeqPoints."""
+        p = self.config.profile
+        return reduction_factor(len(self.schedule), len(self.seqpoints), **p.point_steps()._asdict(),
+                                overhead=p.protocol_steps() + p.window_steps)
 
+    def saving(self, run_s: float = float("nan")) -> ProfilingSaving:
+        """The saving in steps, wall clock (against ``run_s``) and tokens (see
+        :func:`~seqpoint.validation.profiling_saving`)."""
+        assert self.measurements is not None, "measure the SeqPoints first"
+        steps = self.config.profile.point_steps()
+        metrics = {m.iteration: m.metrics for m in self.measurements.measurements}
+        row_of = {int(it): r for r, it in enumerate(self.schedule.iteration.tolist())}
+        padded, points = self.schedule.padded_tokens, self.seqpoints.points
+        step_s = [metrics.get(p.iteration, {}).get(STEADY_TIME, float("nan")) for p in points]
+        first_s = [metrics.get(p.iteration, {}).get(FIRST_STEP_TIME, float("nan")) for p in points]
+        tokens = [float(padded[row_of[p.iteration]]) for p in points]
+        timed = self.config.profile.stepped
+        return profiling_saving(padded, tokens, **steps._asdict(), run_s=run_s,
+                                point_step_s=step_s if timed else None, point_first_s=first_s if timed else None)
 
-def start_campaign(
-    cfg: RunConfig, folder: RunFolder, *, subset: bool = False, tag: str = "",
-    progress: bool = True, console: Console | None = None,
-    between: Callable[[IterationSchedule, int], None] | None = None,
-    every_signature: bool = False,
-) -> Campaign:
-    """Run the stages of ``cfg`` up to the SeqPoints' measurements, writing ``folder``'s
-    ``config.toml``, ``schedule.csv``, ``seqpoints.json``, ``environment.json`` and
-    ``measurements.json`` (``*_<tag>`` with a ``tag``, a speedup's ``a``) as each stage ends.
-
-    ``subset`` keeps the part of the run ``[validation]`` executes in full; ``between(schedule,
-    p)`` runs after the protocol's worker process ``p`` of every worker but the last (where
-    ``validate`` times its full runs); ``every_signature`` also times every signature no
-    SeqPoint has, among them (:attr:`Campaign.others`, ``validate``'s steady-state truth).
-    """
-    plan = plan_campaign(cfg, folder, subset=subset, tag=tag)
-    return plan.measure(progress=progress, console=console, between=between, every_signature=every_signature)
-
-
-def profile_on(
-    cfg: RunConfig, workload: Workload, points: SeqPoints | Iterable[SeqPoint | Signature], *,
-    cache: MeasurementCache | None, progress: bool, console: Console | None,
-    between: Callable[[int], None] | None = None, end_turn: Callable[[], None] | None = None,
-    label: str | None = None,
-) -> Measurements:
-    """``points`` measured on ``[profile] executor``: here, or on Ray, whose workers build
-    ``[workload]`` themselves (nothing runs between them: ``validate`` then times its full
-    runs after the campaign)."""
-    if cfg.profile.executor == "local":
-        return profile_points(workload, points, cfg.profile.harness, cache=cache, progress=progress,
-                              console=console, between=between, end_turn=end_turn, label=label)
-    from seqpoint.executors import Job, RayExecutor
-
-    job = Job(workload=cfg.workload.name, overrides=dict(cfg.workload.set), config=cfg.profile.harness,
-              points=points if isinstance(points, SeqPoints) else list(points))
-    with RayExecutor(address=cfg.profile.address) as executor:
-        return executor.profile([job], cache=cache, progress=progress, console=console)[0]
-
-
-def _suffix(tag: str) -> str:
-    return f"_{tag}" if tag else ""
+    def _warn_compile(self, measured: Measurements) -> None:
+        """Say when a ``torch.compile``d workload's one-off compilations are left out of the projection."""
+        timer = self.config.profile.timer
+        if not self._declared("compile") or (measured.compile and timer != INSTRUCTIONS):
+            return
+        why = ("the instructions timer counts steps, not the compilations (collection is off while a worker "
+               "starts up); time them with timer = \"wall\"" if timer == INSTRUCTIONS else
+               "no point was stepped here (each came from the cache, or ran on another executor, whose workers "
+               "do not report it); set [profile] use_cache = false and executor = \"local\"")
+        warnings.warn(f"{self.config.workload.name} is compiled (torch.compile), but its compilations are not in "
+                      f"the projection: {why}.", SeqPointWarning, stacklevel=3)
 
 
 def _signature_of(item: SeqPoint | Signature) -> Signature:
     return item.signature if isinstance(item, SeqPoint) else item
-
-
-def with_window(
-    profile: ProfileSection, workload: Workload, schedule: IterationSchedule, measurements: Measurements,
-) -> Measurements:
-    """``measurements`` with the run's first ``[profile] cold_window`` steps timed in
-    sequence (the cold-step term's ``window`` calibration); a workload that takes a
-    BatchShape steps each with the schedule's real lengths."""
-    from seqpoint.profiling import profile_window
-
-    sigs = [tuple(int(v) for v in row) for row in schedule.signature_matrix()[: profile.cold_window]]
-    shapes = batch_shapes(workload, schedule, range(len(sigs)))
-    window = profile_window(workload, sigs if shapes is None else shapes, start=int(schedule.iteration[0]),
-                            timer=profile.timer)
-    return replace(measurements, window=window)
-
-
-def _warn_compile(workload: Workload, measured: Measurements, timer: str) -> None:
-    """Say when a ``torch.compile``d workload's one-off compilations are left out of the projection."""
-    if not getattr(getattr(workload, "config", None), "compile", False) or (measured.compile and timer != INSTRUCTIONS):
-        return
-    why = ("the instructions timer counts steps, not the compilations (collection is off while a worker "
-           "starts up); time them with timer = \"wall\"" if timer == INSTRUCTIONS else
-           "no point was stepped here (each came from the cache, or ran on Ray, whose workers do not report "
-           "it); set [profile] use_cache = false and executor = \"local\"")
-    warnings.warn(f"{workload.name} is compiled (torch.compile), but its compilations are not in the projection: "
-                  f"{why}.", SeqPointWarning, stacklevel=3)
 
 
 def check_data_parallel(cfg: RunConfig, schedule: IterationSchedule) -> None:
@@ -284,9 +327,9 @@ def check_data_parallel(cfg: RunConfig, schedule: IterationSchedule) -> None:
 
 
 def project_data_parallel(c: Campaign) -> RankProjection | None:
-    """The data-parallel projection of ``c`` (slowest rank plus all-reduce per step), or
-    None for a single-process run."""
-    if c.ranks is None:
+    """The data-parallel projection of ``c`` (slowest rank plus all-reduce per step), or None for
+    a single-process run."""
+    if c.ranks is None or c.measurements is None:
         return None
     from seqpoint.projection import project_ranks
 
@@ -294,12 +337,11 @@ def project_data_parallel(c: Campaign) -> RankProjection | None:
     gradient_bytes = None
     if sec.interconnect is not None:
         if not isinstance(c.workload, CountsParameters):
-            raise ConfigError(f"Workload {c.workload.name} does not say its parameter count (n_parameters()), "
+            raise ConfigError(f"Workload {c.facts.name} does not say its parameter count (n_parameters()), "
                               "so its gradient bytes are unknown; set [projection] allreduce_s instead.")
         gradient_bytes = 4 * int(c.workload.n_parameters())  # gradients stay fp32 under autocast
     return project_ranks(c.ranks, c.seqpoints, c.measurements, allreduce_s=sec.allreduce_s,
-                         gradient_bytes=gradient_bytes, interconnect=sec.interconnect,
-                         context=c.model)
+                         gradient_bytes=gradient_bytes, interconnect=sec.interconnect, context=c.model)
 
 
 def check_device_projection(cfg: RunConfig) -> None:
@@ -315,8 +357,6 @@ def check_device_projection(cfg: RunConfig) -> None:
 def profiled_device(environment: Mapping[str, Any]) -> str:
     """The roofline device a measurement environment names: ``cpu``, or the shipped GPU whose
     ``cuda_names`` hold its CUDA device's name (ConfigError for a GPU none names)."""
-    from seqpoint.profiling._gpus import gpu_named
-
     if environment.get("device_type") != "cuda":
         return "cpu"
     name = str(environment.get("device", ""))
@@ -331,7 +371,7 @@ def project_onto_device(c: Campaign) -> DeviceProjection | None:
     """``c``'s run projected onto ``[projection] device`` from the SeqPoints' measured time per
     operation category and the two devices' rooflines (None without a device)."""
     sec = c.config.projection
-    if sec.device is None:
+    if sec.device is None or c.measurements is None:
         return None
     from seqpoint.profiling import category_rooflines, device_key, device_peaks
     from seqpoint.projection import project_device

@@ -9,23 +9,19 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from rich.console import Console
-
+from seqpoint._live import Reporter
 from seqpoint.exceptions import ConfigError
 from seqpoint.measurements import Measurements
 from seqpoint.projection import RankProjection, project_ranks
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import SeqPoints
-from seqpoint.validation._compare import TruthComparison
-from seqpoint.validation._ddp import DDPRun, run_ddp
-from seqpoint.workflows._campaign import profile_on
+from seqpoint.validation import DDPRun, TruthComparison, run_ddp
+from seqpoint.workflows._campaign import Campaign
 from seqpoint.workflows._config import RunConfig
 from seqpoint.workflows._stages import (
     build_schedule,
     choose_points,
     load_lengths,
-    make_workload,
-    open_cache,
     validation_schedule,
 )
 
@@ -83,8 +79,8 @@ def ddp_schedule(cfg: RunConfig) -> IterationSchedule:
 
 
 def validate_ddp(
-    cfg: RunConfig, *, runs: int = 2, interconnect: str | float | None = None, progress: bool = False,
-    console: Console | None = None, timeout_s: float = 600.0,
+    cfg: RunConfig, *, runs: int = 2, interconnect: str | float | None = None, reporter: Reporter | None = None,
+    timeout_s: float = 600.0,
 ) -> DDPValidation:
     """Project a data-parallel run from its SeqPoints and compare with the real run.
 
@@ -99,7 +95,7 @@ def validate_ddp(
         Project the all-reduce from the gradient bytes over this interconnect (a name in
         :data:`~seqpoint.projection.INTERCONNECTS` or bytes per second) instead of the
         all-reduce timed alone on the gloo ranks.
-    progress, console
+    reporter : Reporter, optional
         Progress display of the profiling.
     timeout_s : float
         Limit of the real runs, seconds.
@@ -111,9 +107,7 @@ def validate_ddp(
     sched = ddp_schedule(cfg)
     flat = sched.rank_rows()
     _, points = choose_points(cfg.selection, flat)
-    workload = make_workload(cfg.workload)
-    measurements = profile_on(cfg, workload, points, cache=open_cache(cfg.profile), progress=progress,
-                              console=console)
+    measurements = Campaign(cfg, reporter=reporter, schedule=flat).measure(points)
     w = sched.world_size
     sigs = [list(zip(one.batch_size.tolist(), one.seq_len.tolist(), one.tgt_len.tolist(), strict=True))
             for one in (sched.for_rank(r) for r in range(w))]

@@ -7,13 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-
-from seqpoint.reports._summaries import print_run, print_validation
-from seqpoint.reports._terminal import print_histogram, print_seqpoints
 from seqpoint.workflows._config import RunConfig
-from seqpoint.workflows._folder import RunFolder
-from seqpoint.workflows._run import run
 from seqpoint.workflows._sections import (
     BatchingSection,
     LengthsSection,
@@ -23,9 +17,8 @@ from seqpoint.workflows._sections import (
     ValidationSection,
     WorkloadSection,
 )
-from seqpoint.workflows._validate import validate
 
-__all__ = ["demo_configs", "run_demo"]
+__all__ = ["demo_configs"]
 
 
 def demo_configs(out: str | Path) -> tuple[RunConfig, RunConfig]:
@@ -56,32 +49,3 @@ def demo_configs(out: str | Path) -> tuple[RunConfig, RunConfig]:
         **common,
     )
     return whole, subset
-
-
-def run_demo(console: Console, *, out: str | Path | None = None, progress: bool = True) -> int:
-    """Run the demo, print every stage, and return the exit status."""
-    root = Path(out) if out else RunFolder.new("demo").path
-    whole, subset = demo_configs(root)
-    console.rule("[bold]seqpoint demo")
-    console.print(
-        "DeepSpeech2-style model ([bold]deepspeech2:tiny[/], CPU, 1 thread) on LibriSpeech "
-        "train-clean-100 (28,539 utterances, 10 ms frames), SortaGrad then shuffled epochs, "
-        "batch 32, 10 epochs. The SeqPoints are timed in 3 fresh worker processes, in turn, "
-        "with a drift check.\n"
-    )
-    result = run(whole, progress=progress, console=console)
-    print_histogram(console, result.schedule, result.seqpoints, unit=result.unit)
-    print_seqpoints(console, result.seqpoints, result.measurements)
-    print_run(console, result)
-
-    console.rule("[bold]Is it right? A measured full run of a small subset")
-    console.print(
-        "3,000 random utterances, batch 16, 2 epochs (SortaGrad + shuffled): every iteration "
-        "is trained, twice, and compared with the projection from 10 SeqPoints and with "
-        "today's practice (first-N, random-N, mean/median length, SimPoint-style, stratified).\n"
-    )
-    check = validate(subset, progress=progress, console=console)
-    print_validation(console, check)
-    console.print(f"\nReports: [bold]{result.folder.path / 'report.html'}[/] and "
-                  f"[bold]{check.folder.path / 'report.html'}[/]")
-    return 0

@@ -11,16 +11,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from seqpoint._live import Reporter
 from seqpoint.exceptions import InputError
+from seqpoint.executors import Executor
 from seqpoint.measurements import Measurements
-from seqpoint.measurements._metrics import time_metric
+from seqpoint.measurements.metrics import time_metric
 from seqpoint.projection import Projection
-from seqpoint.schedule import IterationSchedule
+from seqpoint.reports import fmt_duration, fmt_pct
+from seqpoint.schedule import IterationSchedule, RunTrace, read_trace
 from seqpoint.selection import SeqPoints
-from seqpoint.validation import RunTrace, read_trace
-from seqpoint.validation._saving import break_even
+from seqpoint.validation import break_even
 from seqpoint.workflows._trace import TraceValidation, validate_trace
-from seqpoint.workloads import Workload
+from seqpoint.workloads import Workload, describe
 
 __all__ = ["JobProjection", "project_job"]
 
@@ -80,8 +82,6 @@ class JobProjection:
 
     def summary(self) -> str:
         """What a user reads: the projection, its interval, the break-even and the check."""
-        from seqpoint.reports._format import fmt_duration, fmt_pct
-
         lo, hi = self.interval_s
         where = f"{self.processes} worker processes" if self.processes > 1 else "this process"
         half = (hi - lo) / 2 / self.projected_s if self.projected_s > 0 else math.nan
@@ -112,6 +112,7 @@ class JobProjection:
 def project_job(
     schedule: IterationSchedule | RunTrace | str | Path, workload: Workload | str, *, traces: Traces | None = None,
     n_points: int = 10, processes: int = 1, cold_window: int = 0, first_n: int = 10, progress: bool = False,
+    executor: Executor | str = "local",
 ) -> JobProjection:
     """Project a job's whole run from SeqPoints, and check it against recorded runs.
 
@@ -140,6 +141,9 @@ def project_job(
         Steps of the first trace the first-N estimate averages.
     progress : bool, default False
         Show progress bars.
+    executor : Executor or str, default "local"
+        Where the SeqPoints are measured: ``local`` (this machine), ``ray``, ``submitit``
+        (Slurm, or local subprocesses without it), or an executor object.
 
     Returns
     -------
@@ -147,28 +151,28 @@ def project_job(
         ``print(result)`` shows the projection, its interval, what profiling cost against
         one run (the break-even run length) and, with traces, the error and noise floor.
     """
-    from seqpoint.profiling import profile_points
     from seqpoint.projection import project
-    from seqpoint.workflows._campaign import with_window
-    from seqpoint.workflows._sections import ProfileSection, SelectionSection
-    from seqpoint.workflows._stages import choose_points, read_run_schedule
-    from seqpoint.workloads import load_workload
+    from seqpoint.workflows._campaign import Campaign
+    from seqpoint.workflows._config import RunConfig
+    from seqpoint.workflows._sections import ProfileSection, SelectionSection, WorkloadSection
+    from seqpoint.workflows._stages import read_run_schedule
 
     sched = read_run_schedule(schedule)
-    wl = load_workload(workload) if isinstance(workload, str) else workload
-    if not isinstance(wl, Workload):
-        lacks = [a for a in ("name", "config", "make_batch", "step") if not hasattr(wl, a)]
-        raise InputError(f"project_job needs a workload or a workload spec; a {type(wl).__name__} lacks "
+    if not isinstance(workload, str | Workload):
+        lacks = [a for a in ("name", "config", "make_batch", "step") if not hasattr(workload, a)]
+        raise InputError(f"project_job needs a workload or a workload spec; a {type(workload).__name__} lacks "
                          f"{', '.join(lacks)} (seqpoint.workloads.Workload).")
     runs = None if traces is None else [t if isinstance(t, RunTrace) else read_trace(t) for t in traces]
     # Three timed steps a worker: with one or two, a worker's median is one noisy step.
-    section = ProfileSection(metrics=("time",), processes=processes, repeats=max(5, 3 * processes),
-                             cold_window=cold_window, use_cache=False)
-    _, points = choose_points(SelectionSection(n_points=n_points), sched)
+    cfg = RunConfig(selection=SelectionSection(n_points=n_points, proxy="attention"),
+                    workload=WorkloadSection(name=workload if isinstance(workload, str) else describe(workload).name),
+                    profile=ProfileSection(metrics=("time",), processes=processes, repeats=max(5, 3 * processes),
+                                           cold_window=cold_window, use_cache=False))
+    c = Campaign(cfg, reporter=Reporter(progress=progress), executor=executor, schedule=sched,
+                 workload=None if isinstance(workload, str) else workload)
+    points = c.seqpoints
     start = time.perf_counter()
-    measured = profile_points(wl, points, section.harness, progress=progress)
-    if section.window_steps:
-        measured = with_window(section, wl, sched, measured)
+    measured = c.measure_seqpoints()
     spent = time.perf_counter() - start
     checked = None
     if runs:

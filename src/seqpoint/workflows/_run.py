@@ -9,19 +9,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from rich.console import Console
-
+from seqpoint._live import Reporter
 from seqpoint.exceptions import ConfigError
-from seqpoint.measurements._metrics import time_metric, unit_of
+from seqpoint.executors import Executor
+from seqpoint.measurements.metrics import relative_error, time_metric, unit_of
 from seqpoint.projection import Projection
-from seqpoint.reports._views import RunRecord
+from seqpoint.reports import RunRecord
 from seqpoint.schedule import summarize
 from seqpoint.workflows._campaign import (
     Campaign,
     check_device_projection,
     project_data_parallel,
     project_onto_device,
-    start_campaign,
 )
 from seqpoint.workflows._config import RunConfig, flat_keys
 from seqpoint.workflows._folder import RunFolder
@@ -57,26 +56,24 @@ class RunResult(RunRecord):
         }
 
 
-def run(
-    cfg: RunConfig, *, progress: bool = True, console: Console | None = None, log_mlflow: bool = False
-) -> RunResult:
+def run(cfg: RunConfig, *, reporter: Reporter | None = None, executor: Executor | str | None = None,
+        log_mlflow: bool = False) -> RunResult:
     """Run the whole pipeline of ``cfg`` and write its run folder (and report, per ``[report]``);
-    with ``log_mlflow``, then log it to MLflow (:func:`log_to_mlflow`, needs mlflow)."""
-    from seqpoint.projection import project
-    from seqpoint.reports._pages import write_run_report
+    ``executor`` measures the SeqPoints (default ``[profile] executor``); with ``log_mlflow``,
+    then log it to MLflow (:func:`log_to_mlflow`, needs mlflow)."""
+    from seqpoint.reports import write_run_report
 
     check_device_projection(cfg)  # before anything is measured
     folder = RunFolder.new(cfg.name, cfg.report.out, command="run")
-    c = start_campaign(cfg, folder, progress=progress, console=console)
-    sec = c.config.projection
-    projection = project(c.schedule, c.seqpoints, c.measurements, method=sec.method, confidence=sec.confidence,
-                         context=c.model)
+    c = Campaign(cfg, reporter=reporter, executor=executor, folder=folder)
+    measurements = c.measure_seqpoints()
+    projection = c.project()
     folder.write_json("projection.json", projection.to_dict())
     metric = time_metric(projection.totals)  # in instructions with that timer: no wall-clock saving
     run_s = projection.totals.get(metric, float("nan")) if unit_of(metric) == "s" else float("nan")
     result = RunResult(
         config=cfg, folder=folder, schedule=c.schedule, summary=summarize(c.schedule),
-        seqpoints=c.seqpoints, measurements=c.measurements, projection=projection,
+        seqpoints=c.seqpoints, measurements=measurements, projection=projection,
         reduction=c.reduction, unit=c.unit, saving=c.saving(run_s), exact=_exact(c, projection),
         steps_per_point=cfg.profile.point_steps(),
         campaign_steps=(cfg.profile.processes, cfg.profile.warmup, cfg.profile.protocol_steps(),
@@ -100,10 +97,8 @@ def _exact(c: Campaign, projection: Projection) -> dict[str, Any] | None:
 
     ex = exact_totals(c.workload, c.schedule, shapes=signature_shapes(c.workload, c.schedule))
     out = ex.to_dict()
-    out["projection_error"] = {
-        k: (projection.totals[k] - v) / v for k, v in ex.totals.items()
-        if k in projection.totals and v > 0
-    }
+    out["projection_error"] = {k: relative_error(projection.totals[k], v) for k, v in ex.totals.items()
+                               if k in projection.totals and v > 0}
     return out
 
 

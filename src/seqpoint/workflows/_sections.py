@@ -13,12 +13,20 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from seqpoint._jsonio import MAX_LENGTH
-from seqpoint._params import Boolean, Constraint, Interval, Options, Predicate, TypeOf, check_params
+from seqpoint._params import (
+    Boolean,
+    Constraint,
+    Interval,
+    Options,
+    Predicate,
+    TypeOf,
+    bounded,
+    check_params,
+)
 from seqpoint.exceptions import ConfigError
 from seqpoint.executors import EXECUTORS
-from seqpoint.measurements._metrics import INSTRUCTIONS
-from seqpoint.profiling import GPU_SPECS, ProfileConfig
-from seqpoint.profiling._gpus import resolve_device
+from seqpoint.measurements.metrics import INSTRUCTIONS
+from seqpoint.profiling import GPU_SPECS, ProfileConfig, resolve_device
 from seqpoint.traces import FORMATS
 
 __all__ = ["BatchingSection", "LengthsSection", "ProfileSection", "ProjectionSection", "ReportSection",
@@ -35,15 +43,7 @@ _NAMES = TypeOf((tuple, list), "a list of names")
 MAX_EPOCHS = 10_000
 
 
-def _bounded_int(high: int, *, low: int = 1) -> Predicate:
-    """An int >= ``low`` with a stated ceiling, worded so the lower bound reads first."""
-    return Predicate(
-        lambda v: isinstance(v, int) and not isinstance(v, bool) and low <= v <= high,
-        f"an int >= {low} (at most {high:,})",
-    )
-
-
-_EPOCHS = _bounded_int(MAX_EPOCHS)
+_EPOCHS = bounded(int, 1, MAX_EPOCHS)
 _PATH = Predicate(lambda v: isinstance(v, str) and v != "" and "\x00" not in v, "a non-empty path without NUL characters")
 
 
@@ -129,15 +129,14 @@ class BatchingSection:
         "seed": [Interval(int, 0)],
         "params": [_TABLE],
         "schedule": [_STR, None],
-        "world_size": [_bounded_int(1 << 16)],
+        "world_size": [bounded(int, 1, 1 << 16)],
         "rank": [Interval(int, 0), None],
         "shard": [_STR, None],
     }
 
     def __post_init__(self) -> None:
         _check("batching", self, self._section_constraints)
-        from seqpoint.batching import make_policy
-        from seqpoint.batching._ranks import resolve_shard
+        from seqpoint.batching import make_policy, resolve_shard
 
         if self.rank is not None and self.rank >= self.world_size:
             raise ConfigError(f"[batching]: rank = {self.rank} is not below world_size = {self.world_size}; "
@@ -263,11 +262,13 @@ class WorkloadSection:
 
     def __post_init__(self) -> None:
         _check("workload", self, self._section_constraints)
-        from seqpoint.workloads._loading import workload_config
+        from seqpoint.workloads import WORKLOADS, workload_config
 
         with in_section("workload"):
             # A reference workload's config (torch-free); a user's module:function is
             # imported only when the run builds it.
+            if ":" not in self.name:
+                WORKLOADS.get(self.name)  # an unknown name lists the valid ones
             workload_config(self.name, self.set)
 
 
@@ -286,8 +287,8 @@ class ProfileSection(ProfileConfig):
     """Calibrate the cold-step term from the run's first ``cold_window`` iterations timed in
     sequence (costs that many steps); 0: from the SeqPoints' first steps."""
     executor: str = "local"
-    """Where the SeqPoints are measured: ``local`` (this process) or ``ray`` (a Ray cluster;
-    this process alone uses the cache)."""
+    """Where the SeqPoints are measured: ``local`` (this machine), ``ray`` (a Ray cluster) or
+    ``submitit`` (Slurm jobs, local subprocesses without Slurm); this process alone uses the cache."""
     address: str | None = None
     """With ``executor = "ray"``: the cluster (``host:port``, ``ray://host:port``, ``auto``);
     unset starts (or joins) a local Ray."""
@@ -295,7 +296,7 @@ class ProfileSection(ProfileConfig):
     _section_constraints: ClassVar[dict[str, list[Constraint]]] = {
         "cache": [_PATH, None],
         "use_cache": [Boolean("true or false")],
-        "cold_window": [_bounded_int(100_000, low=0)],
+        "cold_window": [bounded(int, 0, 100_000)],
         "executor": [Options(EXECUTORS)],
         "address": [_STR, None],
     }
@@ -404,7 +405,7 @@ class ValidationSection:
     _section_constraints: ClassVar[dict[str, list[Constraint]]] = {
         "epochs": [_EPOCHS, None],
         "max_iterations": [Interval(int, 1, MAX_LENGTH), None],
-        "runs": [_bounded_int(1000)],
+        "runs": [bounded(int, 1, 1000)],
         "baselines": [_NAMES],
         "steady_truth": [Boolean("true or false")],
         "between_workers": [Boolean("true or false")],

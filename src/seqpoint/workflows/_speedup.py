@@ -8,16 +8,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-
+from seqpoint._live import Reporter
 from seqpoint.exceptions import ConfigError, SeqPointWarning
+from seqpoint.executors import Executor
 from seqpoint.measurements import Measurements
-from seqpoint.measurements._metrics import INSTRUCTIONS
+from seqpoint.measurements.metrics import INSTRUCTIONS
 from seqpoint.projection import Speedup
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import SeqPoints
 from seqpoint.validation import MeasuredSpeedup
-from seqpoint.workflows._campaign import Campaign, CampaignPlan, plan_campaign
+from seqpoint.workflows._campaign import Campaign
 from seqpoint.workflows._config import RunConfig, apply_overrides, load_config
 from seqpoint.workflows._folder import RunFolder
 from seqpoint.workflows._validate import timed_full_runs
@@ -75,14 +75,16 @@ def _same_run(a: RunConfig, b: RunConfig) -> None:
 
 
 def speedup_configs(
-    a: RunConfig, b: RunConfig, *, validate: bool = False, progress: bool = True,
-    console: Console | None = None,
+    a: RunConfig, b: RunConfig, *, validate: bool = False, reporter: Reporter | None = None,
+    executor: Executor | str | None = None,
 ) -> SpeedupResult:
-    """Measure A and B on the SeqPoints of their shared run and project the speedup. With
-    ``validate`` the run is A's ``[validation]`` part, then run in full under both, in
-    ``[validation] runs`` rounds (a b, b a, ...), for the measured speedup and its noise floor."""
+    """Measure A and B on the SeqPoints of their shared run (on ``executor``, default A's
+    ``[profile] executor``) and project the speedup. With ``validate`` the run is A's
+    ``[validation]`` part, then run in full under both, in ``[validation] runs`` rounds
+    (a b, b a, ...), for the measured speedup and its noise floor."""
     from seqpoint.projection import project_speedup
 
+    reporter = reporter or Reporter(progress=False)
     _same_run(a, b)
     if (a.profile.timer == INSTRUCTIONS) != (b.profile.timer == INSTRUCTIONS):
         raise ConfigError("A speedup compares A and B in one unit, but one of them has "
@@ -92,17 +94,18 @@ def speedup_configs(
                           f"{a.batching.world_size} is data-parallel: check each configuration against "
                           "torch.distributed runs with seqpoint.workflows.validate_ddp instead.")
     folder = RunFolder.new(a.name + "-speedup", a.report.out, command="speedup")
-    plan = plan_campaign(a, folder, subset=validate, tag="a")
-    ca, cb = _measure_both(plan, b, progress=progress, console=console)
+    ca = Campaign(a, reporter=reporter, executor=executor, folder=folder, subset=validate, tag="a")
+    ca.seqpoints  # noqa: B018 - chosen (and written) before B's config is checked and anything measured
+    cb = ca.under(b, tag="b")
+    ma, mb = _measure_both(ca, cb)
     # The whole run (cold steps included) when both have first steps, as the sweep compares.
-    sp = project_speedup(ca.schedule, ca.seqpoints, ca.measurements, cb.measurements)
-    result = SpeedupResult(config_a=a, config_b=b, seqpoints=ca.seqpoints,
-                           measurements_a=ca.measurements, measurements_b=cb.measurements,
-                           speedup=sp, folder=folder, n_iterations=len(ca.schedule),
+    sp = project_speedup(ca.schedule, ca.seqpoints, ma, mb)
+    result = SpeedupResult(config_a=a, config_b=b, seqpoints=ca.seqpoints, measurements_a=ma,
+                           measurements_b=mb, speedup=sp, folder=folder, n_iterations=len(ca.schedule),
                            in_turn=_in_turn(a, b))
     folder.write_json("speedup.json", result.to_dict())  # the projection, before the full runs
     if validate:
-        result.measured = _measured(a, b, ca.schedule, folder, progress=progress, console=console)
+        result.measured = _measured(a, b, ca.schedule, folder, reporter=reporter)
         folder.write_json("speedup.json", result.to_dict())
     return result
 
@@ -112,21 +115,23 @@ def _in_turn(a: RunConfig, b: RunConfig) -> bool:
     return a.profile.processes > 1 and b.profile.processes > 1
 
 
-def _measure_both(
-    plan: CampaignPlan, b: RunConfig, *, progress: bool, console: Console | None,
-) -> tuple[Campaign, Campaign]:
-    """A's and B's measurements of ``plan``'s SeqPoints. With ``[profile] processes > 1``
-    in both, their worker processes take turns, A1 B1 B2 A2 A3 B3 ..., so a drift of the
-    machine's speed reaches both; else A, then B."""
+def _measure_both(ca: Campaign, cb: Campaign) -> tuple[Measurements, Measurements]:
+    """A's and B's measurements of the shared SeqPoints. With ``[profile] processes > 1`` in
+    both, their worker processes take turns, A1 B1 B2 A2 A3 B3 ..., so a drift of the machine's
+    speed reaches both; else A, then B."""
     from seqpoint.profiling import EndTurn, take_turns
 
-    def job(p: CampaignPlan, label: str) -> Callable[[EndTurn | None], Campaign]:
-        return lambda end_turn: p.measure(progress=progress, console=console, end_turn=end_turn,
-                                          label=f"{label} {p.workload.name}")
+    def job(c: Campaign, label: str) -> Callable[[EndTurn | None], Measurements]:
+        def measure(end_turn: EndTurn | None) -> Measurements:
+            reporter = c.reporter.labelled(f"{label} {c.config.workload.name}")
+            c.reporter = reporter if end_turn is None else reporter.hooked(lambda _p, _last: end_turn())
+            return c.measure_seqpoints()
 
-    jobs = [job(plan, "A"), job(plan.under(b, tag="b"), "B")]
-    pa, pb = plan.config.profile.processes, b.profile.processes
-    if _in_turn(plan.config, b):
+        return measure
+
+    jobs = [job(ca, "A"), job(cb, "B")]
+    pa, pb = ca.config.profile.processes, cb.config.profile.processes
+    if _in_turn(ca.config, cb.config):
         if pa != pb:
             more = "A" if pa > pb else "B"
             warnings.warn(
@@ -134,8 +139,8 @@ def _measure_both(
                 f"go, and {more}'s last {abs(pa - pb)} run(s) alone; give both the same number.",
                 SeqPointWarning, stacklevel=3,
             )
-        ca, cb = take_turns(jobs)
-        return ca, cb
+        ma, mb = take_turns(jobs)
+        return ma, mb
     if pa > 1 or pb > 1:
         warnings.warn(
             f"Only {'A' if pa > 1 else 'B'} has [profile] processes > 1 (A {pa}, B {pb}): A is measured, "
@@ -146,8 +151,7 @@ def _measure_both(
 
 
 def _measured(
-    a: RunConfig, b: RunConfig, schedule: IterationSchedule, folder: RunFolder, *, progress: bool,
-    console: Console | None,
+    a: RunConfig, b: RunConfig, schedule: IterationSchedule, folder: RunFolder, *, reporter: Reporter,
 ) -> MeasuredSpeedup:
     """``schedule`` run in full under a and b, in alternating rounds of fresh processes (counted
     under callgrind with the ``instructions`` timer); ``full_runs.json`` holds what has been
@@ -157,8 +161,8 @@ def _measured(
     for r in range(rounds):
         for tag in ("a", "b") if r % 2 == 0 else ("b", "a"):
             cfg = a if tag == "a" else b
-            run = timed_full_runs(cfg, schedule, 1, progress=progress, console=console,
-                             label=f"full run {r + 1}/{rounds} of {tag.upper()} (fresh process)")
+            run = timed_full_runs(cfg, schedule, 1, reporter=reporter,
+                                  label=f"full run {r + 1}/{rounds} of {tag.upper()} (fresh process)")
             times[tag].append(run.total_s)
             folder.write_json("full_runs.json", {"runs_a_s": times["a"], "runs_b_s": times["b"]})
     return MeasuredSpeedup(tuple(times["a"]), tuple(times["b"]))
@@ -166,7 +170,7 @@ def _measured(
 
 def speedup_between(
     config_a: Path, config_b: Path | None, set_b: list[str], *, validate: bool = False,
-    progress: bool = True, console: Console | None = None, set_a: list[str] | None = None,
+    reporter: Reporter | None = None, executor: Executor | str | None = None, set_a: list[str] | None = None,
 ) -> SpeedupResult:
     """Speedup of ``config_b`` (or ``config_a`` with ``set_b`` overrides) over ``config_a``;
     ``set_a`` overrides A first (and so B too, where B is A with ``set_b``)."""
@@ -183,4 +187,4 @@ def speedup_between(
                               "so an override of them on B would not be used; set it in A's config file.")
     if set_b:
         b = apply_overrides(b, set_b, option="--set-b")
-    return speedup_configs(a, b, validate=validate, progress=progress, console=console)
+    return speedup_configs(a, b, validate=validate, reporter=reporter, executor=executor)

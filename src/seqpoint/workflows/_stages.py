@@ -1,25 +1,24 @@
-"""The stages of a run, each from its config section: lengths, schedule, points, measurements."""
+"""The stages of a run that need only their config section: lengths, schedule, points, and the
+model cost proxy (:class:`~seqpoint.workflows.Campaign` composes them)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
 
 import seqpoint.workflows._sections as sections
-from seqpoint.cache import MeasurementCache
 from seqpoint.exceptions import ConfigError, InputError
-from seqpoint.schedule import IterationSchedule
+from seqpoint.measurements import Measurements
+from seqpoint.schedule import IterationSchedule, RunTrace
 from seqpoint.selection import BaseSelector, CostProxy, SeqPoints
 from seqpoint.traces import Lengths
-from seqpoint.validation import RunTrace
 from seqpoint.workflows._config import RunConfig
 from seqpoint.workloads import BatchShape, TorchWorkload, Workload, takes_batch_shape
 
-__all__ = ["batch_shapes", "build_schedule", "choose_points", "load_lengths", "make_workload",
-           "model_cost", "open_cache", "read_run_schedule", "run_schedule", "signature_shapes",
-           "validation_schedule"]
+__all__ = ["batch_shapes", "build_schedule", "choose_points", "load_lengths", "model_cost", "read_run_schedule",
+           "signature_shapes", "validation_schedule"]
 
 
 def load_lengths(sec: sections.LengthsSection) -> Lengths:
@@ -52,8 +51,7 @@ def build_schedule(sec: sections.BatchingSection, lengths: Lengths) -> Iteration
 def read_run_schedule(run: IterationSchedule | RunTrace | str | Path) -> IterationSchedule:
     """The run as a schedule: a schedule, a run trace's micro-batches, or a file of either (a
     file that is neither gets the schedule's message, which says what a schedule needs)."""
-    from seqpoint.schedule import read_schedule
-    from seqpoint.validation import read_trace
+    from seqpoint.schedule import read_schedule, read_trace
 
     if isinstance(run, IterationSchedule):
         return run
@@ -66,19 +64,6 @@ def read_run_schedule(run: IterationSchedule | RunTrace | str | Path) -> Iterati
             return read_trace(run).to_schedule()
         except InputError:
             raise as_schedule from None
-
-
-def run_schedule(cfg: RunConfig) -> tuple[IterationSchedule, str]:
-    """The run's schedule and its length unit: ``[batching] schedule`` when it names a file
-    (a user's own sampler, recorded or replayed elsewhere), else ``policy`` replayed over
-    ``[lengths]``."""
-    if cfg.batching.schedule is not None:
-        schedule = read_run_schedule(cfg.batching.schedule)
-        if cfg.batching.rank is not None:
-            schedule = schedule.for_rank(cfg.batching.rank)
-        return schedule, str(schedule.meta.get("unit", "tokens"))
-    lengths = load_lengths(cfg.lengths)
-    return build_schedule(cfg.batching, lengths), lengths.unit
 
 
 def validation_schedule(cfg: RunConfig, schedule: IterationSchedule, *, renumber: bool = True) -> IterationSchedule:
@@ -133,16 +118,16 @@ def signature_shapes(workload: Workload, schedule: IterationSchedule) -> list[Ba
 
 def model_cost(
     sec: sections.SelectionSection, schedule: IterationSchedule, workload: Workload, *,
-    profile: sections.ProfileSection | None = None, cache: MeasurementCache | None = None,
+    measure: Callable[[list[tuple[int, ...]]], Measurements] | None = None, timer: str = "wall",
 ) -> CostProxy | None:
     """The cost proxy of ``[selection] proxy`` where the workload is known, carrying its exact
     FLOPs and bytes per signature as basis components (the bound and the calibrated weights
     then cover their run totals). ``auto`` groups on ``attention`` (None, the formula alone,
     for a user workload, which would be counted on one real step per signature); ``model``
     on every signature's roofline time on ``proxy_device``; ``model+pilot`` rescales that
-    along the range by the measured step times of ``pilot_points`` signatures (through
-    ``profile`` and ``cache``)."""
-    from seqpoint.profiling import device_key, device_peaks, exact_signature_costs, profile_points
+    along the range by the measured step times of ``pilot_points`` signatures (``measure``,
+    the campaign's, in ``timer``'s unit)."""
+    from seqpoint.profiling import device_key, device_peaks, exact_signature_costs
     from seqpoint.selection import COST_MODELS, PilotTable, SignatureCosts
 
     if sec.proxy == "auto" and not isinstance(workload, TorchWorkload):
@@ -163,30 +148,16 @@ def model_cost(
         name = f"model(roofline {sec.proxy_device}) + exact flops, bytes"
     model = SignatureCosts(costs=dict(zip(rows, np.asarray(time).tolist(), strict=True)), name=name,
                            components=exact)
-    if sec.proxy != "model+pilot" or profile is None:
+    if sec.proxy != "model+pilot" or measure is None:
         return model
-    from seqpoint.measurements._metrics import step_metric
+    from seqpoint.measurements.metrics import step_metric
 
     # Pilot signatures at evenly spaced quantiles of the model cost cover its range.
     order = np.argsort(time, kind="stable")
     picks = np.unique(np.round(np.linspace(0, len(order) - 1, min(sec.pilot_points, len(order)))))
-    pilot = [rows[int(order[int(i)])] for i in picks]
-    ms = profile_points(workload, pilot, profile.harness, cache=cache, progress=False)
-    step = step_metric(profile.timer)  # seconds, or instructions: either ranks the shapes' costs
+    ms = measure([rows[int(order[int(i)])] for i in picks])
+    step = step_metric(timer)  # seconds, or instructions: either ranks the shapes' costs
     timed = {m.signature: m.metrics[step] for m in ms.measurements if m.ok and m.metrics.get(step, 0) > 0}
     if not timed:
         return model
     return PilotTable(costs=timed, base=model)
-
-
-def make_workload(sec: sections.WorkloadSection) -> Workload:
-    """Build the workload of ``[workload]`` (imports torch)."""
-    from seqpoint.workloads import load_workload
-
-    return load_workload(sec.name, overrides=dict(sec.set))
-
-
-def open_cache(sec: sections.ProfileSection) -> MeasurementCache | None:
-    """The measurement cache of ``[profile]``, or None when disabled."""
-    return MeasurementCache(sec.cache) if sec.use_cache else None
-

@@ -16,8 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-
+from seqpoint._live import Reporter
 from seqpoint.exceptions import InputError
 from seqpoint.executors import Executor, Job, LocalExecutor, RayExecutor, SweepStats, make_executor
 from seqpoint.measurements import (
@@ -26,12 +25,13 @@ from seqpoint.measurements import (
     environment_manifest,
     write_measurements,
 )
-from seqpoint.measurements._metrics import INSTRUCTIONS, RUN_TIME, derived_of
-from seqpoint.projection import Projection, ScheduleModel, Speedup
-from seqpoint.schedule import IterationSchedule, write_schedule
+from seqpoint.measurements.metrics import INSTRUCTIONS, RUN_TIME, derived_of
+from seqpoint.projection import Projection, Speedup
+from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import SeqPoints, write_seqpoints
+from seqpoint.workflows._campaign import Campaign
 from seqpoint.workflows._folder import RunFolder
-from seqpoint.workflows._stages import choose_points, open_cache, run_schedule
+from seqpoint.workflows._stages import choose_points
 from seqpoint.workflows._sweep_config import SweepConfig, SweepEntry, load_sweep
 
 __all__ = ["ConfigResult", "SweepResult", "run_sweep", "sweep"]
@@ -95,7 +95,7 @@ class SweepResult:
     """Time metric projected and compared (``run_time_s`` or ``time_s``, ``run_instructions`` or
     ``instructions`` with that timer); None without one every configuration has."""
     executor: str
-    """``local`` or ``ray``."""
+    """``local``, ``ray`` or ``submitit``."""
     stats: SweepStats
     """What the executor did (pairs, cached, measured, tasks, probes)."""
     failed: int
@@ -125,7 +125,7 @@ class SweepResult:
 
 def run_sweep(
     path: str | Path, *, executor: str | None = None, address: str | None = None, num_cpus: int | None = None,
-    out: str | Path | None = None, progress: bool = True, console: Console | None = None,
+    out: str | Path | None = None, reporter: Reporter | None = None,
 ) -> SweepResult:
     """Load the sweep file at ``path`` and run it on ``executor`` (default: the base's ``[profile]
     executor`` and ``address``); Ray connects before the schedule is replayed (an unreachable
@@ -135,15 +135,15 @@ def run_sweep(
         executor, address = spec.base.profile.executor, address or spec.base.profile.address
     ex = make_executor(executor, address=address, num_cpus=num_cpus)
     if not isinstance(ex, RayExecutor):
-        return sweep(spec, ex, out=out, progress=progress, console=console)
+        return sweep(spec, ex, out=out, reporter=reporter)
     with ex:
         ex.connect()
-        return sweep(spec, ex, out=out, progress=progress, console=console)
+        return sweep(spec, ex, out=out, reporter=reporter)
 
 
 def sweep(
     spec: SweepConfig, executor: Executor | None = None, *, out: str | Path | None = None,
-    progress: bool = True, console: Console | None = None,
+    reporter: Reporter | None = None,
 ) -> SweepResult:
     """Measure every configuration of ``spec`` on the base's SeqPoints and project each.
 
@@ -159,24 +159,23 @@ def sweep(
         configuration, ``sweep.json``, ``sweep.csv`` and, per ``[report]``, ``sweep.png``
         and ``report.html``.
     """
-    from seqpoint.reports._sweep import plot_sweep, write_sweep_csv, write_sweep_report
+    from seqpoint.reports import plot_sweep, write_sweep_csv, write_sweep_report
 
     executor = executor or LocalExecutor()
     base = spec.base
     folder = RunFolder.new(spec.name, str(out) if out is not None else base.report.out, command="sweep")
-    folder.write_text("config.toml", base.to_toml())
+    c = Campaign(base, reporter=reporter, executor=executor, folder=folder)
     folder.write_json("sweep_spec.json", spec.to_dict())
-    schedule, _ = run_schedule(base)
-    write_schedule(schedule, folder.file("schedule.csv"))
+    schedule = c.schedule
+    # The formula proxy of [selection], no workload: the configurations differ in theirs.
     _, seqpoints = choose_points(base.selection, schedule)
     write_seqpoints(seqpoints, folder.file("seqpoints.json"))
     folder.write_json("environment.json", environment_manifest())
 
     entries = spec.configurations
     jobs, job_of = _jobs(entries, seqpoints)
-    cache = open_cache(base.profile)
     t0 = time.perf_counter()
-    results = executor.profile(jobs, cache=cache, progress=progress, console=console)
+    results = executor.profile(jobs, cache=c.cache, reporter=c.reporter)
     wall_s = time.perf_counter() - t0
     failed = sum(len({m.signature for m in ms.measurements if not m.ok}) for ms in results)
     stats = executor.last_stats or SweepStats(pairs=0, cached=0, measured=0, tasks=0, probes=0)
@@ -184,10 +183,10 @@ def sweep(
     measured = [results[j] for j in job_of]
     for i, (entry, ms) in enumerate(zip(entries, measured, strict=True)):
         write_measurements(ms, folder.file(f"measurements_{_slug(i, entry.name)}.json"))
-    configs, metric = _project_all(schedule, seqpoints, entries, measured)
+    configs, metric = _project_all(c, seqpoints, entries, measured)
     result = SweepResult(
         spec=spec, folder=folder, schedule=schedule, seqpoints=seqpoints, configs=configs,
-        time_metric=metric, executor="ray" if isinstance(executor, RayExecutor) else "local",
+        time_metric=metric, executor=_name_of(executor),
         stats=stats, failed=failed, wall_s=wall_s,
     )
     folder.write_json("sweep.json", result.to_dict())
@@ -219,14 +218,19 @@ def _jobs(entries: Sequence[SweepEntry], seqpoints: SeqPoints) -> tuple[list[Job
     return jobs, job_of
 
 
+def _name_of(executor: Executor) -> str:
+    from seqpoint.executors import SubmititExecutor
+
+    return "ray" if isinstance(executor, RayExecutor) else "submitit" if isinstance(executor, SubmititExecutor) else "local"
+
+
 def _project_all(
-    schedule: IterationSchedule, seqpoints: SeqPoints, entries: Sequence[SweepEntry],
-    measured: Sequence[Measurements],
+    c: Campaign, seqpoints: SeqPoints, entries: Sequence[SweepEntry], measured: Sequence[Measurements],
 ) -> tuple[tuple[ConfigResult, ...], str | None]:
     """Project each configuration on one schedule model, and its speedup over the base."""
     from seqpoint.projection import project, project_speedup
 
-    model = ScheduleModel.from_schedule(schedule)
+    schedule, model = c.schedule, c.model
     projections: list[Projection | None] = []
     for entry, ms in zip(entries, measured, strict=True):
         sec = entry.config.projection

@@ -10,17 +10,17 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from rich.console import Console
 
+from seqpoint._live import Reporter
 from seqpoint.exceptions import ConfigError, InputError
+from seqpoint.executors import Executor
 from seqpoint.measurements import Measurements, read_measurements
-from seqpoint.measurements._metrics import time_metric
-from seqpoint.projection import Speedup
-from seqpoint.reports._views import TraceRecord
-from seqpoint.schedule import IterationSchedule
+from seqpoint.measurements.metrics import time_metric
+from seqpoint.projection import Projection, RankProjection, Speedup
+from seqpoint.reports import TraceRecord
+from seqpoint.schedule import IterationSchedule, RunTrace, read_trace
 from seqpoint.selection import SeqPoints, read_seqpoints
-from seqpoint.validation import RunTrace, read_trace
-from seqpoint.workflows._campaign import plan_campaign
+from seqpoint.workflows._campaign import Campaign
 from seqpoint.workflows._config import RunConfig
 from seqpoint.workflows._folder import RunFolder
 from seqpoint.workflows._sections import (
@@ -31,7 +31,7 @@ from seqpoint.workflows._sections import (
 )
 from seqpoint.workflows._stages import read_run_schedule
 
-__all__ = ["TraceValidation", "speedup_from_files", "validate_config_on_traces", "validate_trace"]
+__all__ = ["TraceValidation", "project_files", "speedup_from_files", "validate_config_on_traces", "validate_trace"]
 
 #: Columns that fix a micro-batch's shape, compared to tell two runs' schedules apart.
 _SHAPE = ("batch_size", "seq_len", "tgt_len")
@@ -126,8 +126,7 @@ def speedup_from_files(
     (objects or files; ``schedule`` may be a run trace), ``metric`` as for
     :func:`~seqpoint.projection.project_speedup`. Raises InputError when a set lacks a
     SeqPoint's iteration."""
-    from seqpoint.projection import project_speedup
-    from seqpoint.projection._match import seqpoint_rows
+    from seqpoint.projection import check_fit, project_speedup
 
     def named(given: object, label: str) -> str:
         return label if isinstance(given, (IterationSchedule, SeqPoints, Measurements)) else str(given)
@@ -136,8 +135,7 @@ def speedup_from_files(
     pts = seqpoints if isinstance(seqpoints, SeqPoints) else read_seqpoints(seqpoints)
     a = meas_a if isinstance(meas_a, Measurements) else read_measurements(meas_a)
     b = meas_b if isinstance(meas_b, Measurements) else read_measurements(meas_b)
-    seqpoint_rows(sched, pts, context=f"{named(seqpoints, 'The SeqPoints')} does not fit "
-                                      f"{named(schedule, 'the schedule')}")
+    check_fit(sched, pts, names=(named(schedule, "the schedule"), named(seqpoints, "The SeqPoints"), ""))
     wanted = {p.iteration for p in pts.points}
     for name, given, ms in (("A", meas_a, a), ("B", meas_b, b)):
         have = {m.iteration for m in ms.measurements}
@@ -151,9 +149,38 @@ def speedup_from_files(
     return project_speedup(sched, pts, a, b, metric=metric)
 
 
+def project_files(
+    schedule: str | Path, seqpoints: str | Path, measurements: str | Path, projection: ProjectionSection,
+    *, gradient_bytes: int | None = None,
+) -> tuple[Projection, RankProjection | None]:
+    """``seqpoint project``: the run of three files projected (``[projection]``), and a data-parallel
+    schedule's run with its all-reduce (``allreduce_s``, or ``interconnect`` with ``gradient_bytes``).
+    InputError names the files that disagree, or what a data-parallel schedule lacks."""
+    from seqpoint.projection import check_fit, project, project_ranks
+    from seqpoint.schedule import read_schedule
+
+    ranked = read_schedule(schedule)
+    sched, points, meas = ranked.rank_rows(), read_seqpoints(seqpoints), read_measurements(measurements)
+    check_fit(sched, points, meas, names=(str(schedule), str(seqpoints), str(measurements)))
+    result = project(sched, points, meas, method=projection.method, confidence=projection.confidence)
+    given = [k for k, v in (("--interconnect", projection.interconnect), ("--gradient-bytes", gradient_bytes),
+                            ("--allreduce-s", projection.allreduce_s)) if v is not None]
+    if ranked.world_size <= 1:
+        if given:
+            raise InputError(f"{', '.join(given)} {'applies' if len(given) == 1 else 'apply'} to data-parallel "
+                             f"schedules (a rank column), and {schedule} has none: drop them, or write the schedule "
+                             "with world_size > 1.")
+        return result, None
+    if projection.allreduce_s is None and (projection.interconnect is None or gradient_bytes is None):
+        raise InputError(f"{schedule} is data-parallel ({ranked.world_size} ranks): give the all-reduce's measured "
+                         "seconds (--allreduce-s) or its link (--interconnect NAME with --gradient-bytes N).")
+    return result, project_ranks(ranked, points, meas, allreduce_s=projection.allreduce_s,
+                                 gradient_bytes=gradient_bytes, interconnect=projection.interconnect)
+
+
 def validate_config_on_traces(
-    cfg: RunConfig, traces: Sequence[str | Path], *, first_n: int = 10,
-    progress: bool = True, console: Console | None = None,
+    cfg: RunConfig, traces: Sequence[str | Path], *, first_n: int = 10, reporter: Reporter | None = None,
+    executor: Executor | str | None = None,
 ) -> tuple[TraceValidation, RunFolder]:
     """``seqpoint validate CONFIG --trace T [--trace T2]``: SeqPoints of the first trace's
     micro-batches (``[batching] rank`` picks a rank) measured per the config and checked by
@@ -172,9 +199,11 @@ def validate_config_on_traces(
                          f"with [batching] world_size = {ranks} and rank = R (--set batching.world_size={ranks} "
                          "--set batching.rank=R).")
     folder = RunFolder.new(cfg.name + "-trace", cfg.report.out, command="validate --trace")
-    c = plan_campaign(cfg, folder, schedule=first.to_schedule(rank)).measure(progress=progress, console=console)
-    result = validate_trace(c.schedule, c.seqpoints, c.measurements, [first, *traces[1:]], first_n=first_n, rank=rank,
-                            method=cfg.projection.method, confidence=cfg.projection.confidence)
+    c = Campaign(cfg, reporter=reporter, executor=executor, folder=folder,
+                 schedule=first.to_schedule(rank))
+    measurements = c.measure_seqpoints()
+    result = validate_trace(c.schedule, c.seqpoints, measurements, [first, *traces[1:]], first_n=first_n,
+                            rank=rank, method=cfg.projection.method, confidence=cfg.projection.confidence)
     folder.write_json("trace_validation.json", result.to_dict())
     return result, folder
 

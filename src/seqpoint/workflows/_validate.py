@@ -11,30 +11,28 @@ step, in the projection's unit (instructions): a truth without a clock's noise.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from rich.console import Console
 
-from seqpoint._live import shows_live
-from seqpoint.measurements._metrics import INSTRUCTIONS, step_metric, time_metric
+from seqpoint._live import Reporter
+from seqpoint.executors import Executor
+from seqpoint.measurements import Measurements
+from seqpoint.measurements.metrics import INSTRUCTIONS, relative_error, step_metric, time_metric
 from seqpoint.projection import Projection
-from seqpoint.reports._views import Baseline, ExactCheck, SteadyTruth, ValidationRecord
+from seqpoint.reports import Baseline, ExactCheck, SteadyTruth, ValidationRecord
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import weighted_projection
-from seqpoint.validation import FullRun, error_vs_k, run_full_fresh
-from seqpoint.validation._compare import ErrorCurve
-from seqpoint.workflows._campaign import Campaign, plan_campaign
+from seqpoint.validation import ErrorCurve, FullRun, error_vs_k, run_full_fresh
+from seqpoint.workflows._campaign import Campaign
 from seqpoint.workflows._config import RunConfig
 from seqpoint.workflows._folder import RunFolder
 from seqpoint.workflows._stages import choose_points, signature_shapes
 from seqpoint.workloads import Workload
 
-__all__ = ["EXACT_METRICS", "ValidationResult", "exact_costs", "interleave_plan", "validate"]
+__all__ = ["EXACT_METRICS", "ValidationResult", "exact_costs", "interleave_plan", "timed_full_runs", "validate"]
 
 #: Deterministic metrics validated against exact totals (from ``count_point``).
 EXACT_METRICS = ("flops", "roofline_h100_s")
@@ -65,72 +63,59 @@ class ValidationResult(ValidationRecord):
         }
 
 
-@contextmanager
-def progress_bar(enabled: bool, console: Console | None, label: str, total: int) -> Iterator[Callable[..., None]]:
-    """A transient progress bar; yields ``advance(n=1)``. None where the output is neither a
-    terminal nor a notebook: a transient bar leaves only an empty line there."""
-    if not enabled or not shows_live(console):
-        yield lambda n=1: None
-        return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
-
-    with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
-                  TimeRemainingColumn(), console=console, transient=True) as bar:
-        task = bar.add_task(label, total=total)
-        yield lambda n=1: bar.advance(task, n)
-
-
 def exact_costs(
     workload: Workload, schedule: IterationSchedule, metrics: tuple[str, ...] = EXACT_METRICS,
-    *, progress: bool = False, console: Console | None = None,
+    *, reporter: Reporter | None = None,
 ) -> dict[str, NDArray[np.float64]]:
     """Per-iteration exact deterministic metrics of every unique signature: counted, or a
     per-operator fit verified on held-out signatures (see ``seqpoint.profiling.exact_totals``)."""
     from seqpoint.profiling import exact_signature_costs
 
     sig, _, inverse = schedule.unique_signatures()
-    with progress_bar(progress, console, "exact FLOPs per signature", sig.shape[0]) as tick:
-        per_sig = exact_signature_costs(workload, sig, progress=tick, shapes=signature_shapes(workload, schedule))[0]
+    with (reporter or Reporter(progress=False)).bar("exact FLOPs per signature", sig.shape[0], transient=True) as tick:
+        per_sig = exact_signature_costs(workload, sig, progress=lambda: tick(1, None),
+                                        shapes=signature_shapes(workload, schedule))[0]
     return {m: np.asarray(per_sig[m], dtype=np.float64)[inverse] for m in metrics}
 
 
 def validate(
-    cfg: RunConfig, *, progress: bool = True, console: Console | None = None,
+    cfg: RunConfig, *, reporter: Reporter | None = None, executor: Executor | str | None = None,
     ks: tuple[int, ...] | None = None, exact: bool = True,
 ) -> ValidationResult:
-    """Compare the SeqPoint projection and baselines with full runs of ``cfg``'s schedule."""
-    from seqpoint.projection import project
-    from seqpoint.reports._pages import write_validation_report
+    """Compare the SeqPoint projection and baselines with full runs of ``cfg``'s schedule; the
+    SeqPoints are measured on ``executor`` (default ``[profile] executor``; the full runs go
+    between the local protocol's worker processes, else after the campaign)."""
+    from seqpoint.reports import write_validation_report
 
+    reporter = reporter or Reporter(progress=False)
     folder = RunFolder.new(cfg.name + "-validate", cfg.report.out, command="validate")
     runs: list[FullRun] = []
     plan = interleave_plan(cfg.validation.runs, cfg.profile.processes) if cfg.validation.between_workers else {}
-
-    chosen = plan_campaign(cfg, folder, subset=True)
+    c = Campaign(cfg, reporter=reporter, executor=executor, folder=folder, subset=True)
     # The drift check point (the first SeqPoint) is timed again at the end of every full run.
-    check = chosen.seqpoints.points[0].signature
+    check = c.seqpoints.points[0].signature
 
-    def between(schedule: IterationSchedule, p: int) -> None:
+    def between(p: int, last: bool) -> None:
         """The full runs due after worker process ``p``, each in a fresh process."""
-        for _ in range(plan.get(p, 0)):
-            runs.append(timed_full_runs(cfg, schedule, 1, progress=progress, console=console, check=check,
-                                   label=f"full run {len(runs) + 1}/{cfg.validation.runs} "
-                                         "(fresh process, between the workers)"))
+        for _ in range(0 if last else plan.get(p, 0)):
+            runs.append(timed_full_runs(cfg, c.schedule, 1, reporter=reporter, check=check,
+                                        label=f"full run {len(runs) + 1}/{cfg.validation.runs} "
+                                              "(fresh process, between the workers)"))
 
-    c = chosen.measure(progress=progress, console=console, between=between if plan else None,
-                       every_signature=cfg.validation.steady_truth)
+    if plan:
+        c.reporter = reporter.hooked(between)
+    measurements = c.measure_seqpoints(every_signature=cfg.validation.steady_truth)
+    c.reporter = reporter
     schedule, seqpoints = c.schedule, c.seqpoints
-    projection = project(schedule, seqpoints, c.measurements, method=cfg.projection.method,
-                         confidence=cfg.projection.confidence, context=c.model)
+    projection = c.project()
     interleaved = len(runs)
     if interleaved < cfg.validation.runs:
-        runs.append(timed_full_runs(cfg, schedule, cfg.validation.runs - interleaved, progress=progress,
-                                    console=console, check=check))
+        runs.append(timed_full_runs(cfg, schedule, cfg.validation.runs - interleaved, reporter=reporter, check=check))
     full = FullRun.stack(runs, interleaved=interleaved)
     folder.write_json("full_run.json", {**full.to_dict(), "per_iteration_s": full.iteration_s.tolist()})
     step = step_metric(cfg.profile.timer)  # time_s, or instructions: the full runs' unit
-    steady = _steady_truth(c, projection, full.total_s, step)
-    baselines = _baselines(c, full.total_s, steady, step)
+    steady = _steady_truth(c, measurements, projection, full.total_s, step)
+    baselines = _baselines(c, measurements, full.total_s, steady, step)
 
     methods = ("seqpoint", *cfg.validation.baselines)
     ks = ks or tuple(range(1, 21))
@@ -139,7 +124,7 @@ def validate(
     exact_res: dict[str, ExactCheck] = {}
     curves_exact: dict[str, ErrorCurve] = {}
     if exact:
-        costs = exact_costs(c.workload, schedule, progress=progress, console=console)
+        costs = exact_costs(c.workload, schedule, reporter=reporter)
         for metric, per_it in costs.items():
             total = float(per_it.sum())
             proj = projection.totals.get(metric)
@@ -151,7 +136,7 @@ def validate(
 
     result = ValidationResult(
         config=cfg, folder=folder, schedule=schedule, seqpoints=seqpoints,
-        measurements=c.measurements, projection=projection, full=full, baselines=baselines,
+        measurements=measurements, projection=projection, full=full, baselines=baselines,
         exact=exact_res, steady=steady, curves_time=curves_time, curves_exact=curves_exact,
         unit=c.unit, reduction=c.reduction,
     )
@@ -182,7 +167,7 @@ def interleave_plan(runs: int, processes: int) -> dict[int, int]:
 
 
 def timed_full_runs(
-    cfg: RunConfig, schedule: IterationSchedule, runs: int, *, progress: bool, console: Console | None,
+    cfg: RunConfig, schedule: IterationSchedule, runs: int, *, reporter: Reporter,
     label: str | None = None, check: tuple[int, ...] | None = None,
 ) -> FullRun:
     """The schedule trained in full ``runs`` times, each in a fresh process (under callgrind,
@@ -190,27 +175,30 @@ def timed_full_runs(
     how = ", counted under callgrind" if cfg.profile.timer == INSTRUCTIONS else ""
     title = label or f"full run x{runs} (fresh processes{how})"
     # on_progress(run, steps done) comes before (0) and after (every step) each run.
-    with progress_bar(progress, console, title, runs * len(schedule)) as advance:
+    with reporter.bar(title, runs * len(schedule), transient=True) as advance:
         return run_full_fresh(cfg.workload.name, dict(cfg.workload.set), schedule, runs=runs,
-                              timer=cfg.profile.timer, check=check, on_progress=lambda _run, done: advance(done))
+                              timer=cfg.profile.timer, check=check,
+                              on_progress=lambda _run, done: advance(done, None))
 
 
-def _steady_truth(c: Campaign, projection: Projection, truth: float, step: str) -> SteadyTruth | None:
+def _steady_truth(c: Campaign, measurements: Measurements, projection: Projection, truth: float,
+                  step: str) -> SteadyTruth | None:
     """Every unique signature measured by the same harness, in the SeqPoints' worker
     processes; its gap to the full run is the in-sequence overhead (``step``: the unit)."""
     if c.others is None:
         return None
-    by_sig = {m.signature: m for m in (*c.measurements.measurements, *c.others.measurements)}
+    by_sig = {m.signature: m for m in (*measurements.measurements, *c.others.measurements)}
     sig, counts, _ = c.schedule.unique_signatures()
     every = [by_sig.get(tuple(int(v) for v in row)) for row in sig]
     if not all(m is not None and m.ok for m in every):
         return None
     total = float(np.array([m.metrics[step] for m in every if m is not None]) @ counts)
-    return SteadyTruth(total_s=total, selection_error=(projection.totals[step] - total) / total,
+    return SteadyTruth(total_s=total, selection_error=relative_error(projection.totals[step], total),
                        in_sequence_overhead=truth / total - 1.0, n_signatures=int(sig.shape[0]))
 
 
-def _baselines(c: Campaign, truth: float, steady: SteadyTruth | None, step: str) -> dict[str, Baseline]:
+def _baselines(c: Campaign, measurements: Measurements, truth: float, steady: SteadyTruth | None,
+               step: str) -> dict[str, Baseline]:
     """Each baseline's points at the SeqPoints' budget, profiled by the same harness: the
     signatures not measured yet (SeqPoints, the steady-state truth) all in one campaign, so
     a worker process starts once, not once per baseline."""
@@ -218,14 +206,14 @@ def _baselines(c: Campaign, truth: float, steady: SteadyTruth | None, step: str)
 
     chosen = {m: choose_points(c.config.selection, c.schedule, method=m, n_points=len(c.seqpoints))[1]
               for m in c.config.validation.baselines}
-    known = {m.signature: m for m in (*c.measurements.measurements,
+    known = {m.signature: m for m in (*measurements.measurements,
                                       *(() if c.others is None else c.others.measurements))}
     needed = sorted({p.signature for pts in chosen.values() for p in pts.points} - known.keys())
     if needed:
         known.update((m.signature, m) for m in c.measure(needed).measurements)
     out: dict[str, Baseline] = {}
     for method, pts in chosen.items():
-        ms = replace(c.measurements, measurements=tuple(replace(known[p.signature], iteration=p.iteration)
+        ms = replace(measurements, measurements=tuple(replace(known[p.signature], iteration=p.iteration)
                                                         for p in pts.points))
         total = float("nan")
         if all(m.ok for m in ms.measurements):
@@ -234,7 +222,7 @@ def _baselines(c: Campaign, truth: float, steady: SteadyTruth | None, step: str)
             # costs from, e.g., the 10 shortest iterations to every shape of the run.)
             total = float(project(c.schedule, pts, ms, method="weighted",
                                   metrics=[step], context=c.model).totals[step])
-        out[method] = Baseline(k=len(pts), projected_s=total, error=(total - truth) / truth,
+        out[method] = Baseline(k=len(pts), projected_s=total, error=relative_error(total, truth),
                                selection_error=None if steady is None or total != total
-                               else (total - steady.total_s) / steady.total_s)
+                               else relative_error(total, steady.total_s))
     return out

@@ -14,19 +14,22 @@ from seqpoint.workloads._contract import (
     WrapsForward,
     check_workload,
 )
+from seqpoint.workloads._facts import Trains, WorkloadFacts, describe
 from seqpoint.workloads._loading import (
     WORKLOADS,
     WorkloadRecipe,
+    check_user_code,
     load_workload,
+    workload_config,
     workload_recipe,
 )
-from seqpoint.workloads._loading import check_user_code as check_user_code
-from seqpoint.workloads._shape import BatchShape, takes_batch_shape
+from seqpoint.workloads._shape import BatchShape, as_batch_shape, takes_batch_shape
 from seqpoint.workloads._user import UserWorkload
 
 __all__ = ["WORKLOADS", "BatchShape", "CountsOnMeta", "CountsParameters", "SetsThreads",
-           "Signature", "TorchWorkload", "UserWorkload", "Workload", "WorkloadConfig",
-           "WorkloadRecipe", "WrapsForward", "check_workload", "load_workload", "takes_batch_shape",
+           "Signature", "TorchWorkload", "Trains", "UserWorkload", "Workload", "WorkloadConfig",
+           "WorkloadFacts", "WorkloadRecipe", "WrapsForward", "as_batch_shape", "check_user_code",
+           "check_workload", "describe", "load_workload", "takes_batch_shape", "workload_config",
            "workload_recipe"]
 
 

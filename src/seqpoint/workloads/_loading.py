@@ -12,7 +12,6 @@ import importlib.util
 import sys
 import types
 import typing
-import weakref
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -128,17 +127,39 @@ def check_user_code(spec: str, *, allowed: bool) -> None:
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class WorkloadRecipe:
-    """What :func:`~seqpoint.workloads.load_workload` builds a workload from:
-    ``load_workload(recipe.spec, recipe.overrides)`` builds it again."""
+    """What a workload is built from, in this process or another: :meth:`build` builds it."""
 
     spec: str
     """``name[:preset]``, ``module:function`` or ``/abs/path/to/file.py:function``."""
     overrides: dict[str, Any]
     """The config fields (or factory keyword arguments) it was given."""
 
+    @classmethod
+    def of(cls, spec: str, overrides: Mapping[str, Override] | None = None) -> WorkloadRecipe:
+        """The recipe of ``load_workload(spec, overrides)``, a file named by its full path so
+        that a worker process in another folder builds the same workload."""
+        name, _, fn = spec.partition(":")
+        if name.endswith(".py"):
+            spec = f"{Path(name).resolve()}:{fn}"
+        return cls(spec=spec, overrides=dict(overrides or {}))
 
-#: ``id(workload)`` → (a weak reference to it, its recipe): entries leave with their workload.
-_BUILT: dict[int, tuple[weakref.ref[object], WorkloadRecipe]] = {}
+    def build(self) -> Workload:
+        """The workload (:func:`load_workload`)."""
+        return load_workload(self.spec, self.overrides)
+
+    @property
+    def source_files(self) -> tuple[str, ...]:
+        """The file of a user workload's factory (part of its code: the cache key hashes it)."""
+        module, _, fn = self.spec.partition(":")
+        if not fn or module in WORKLOADS:
+            return ()
+        if module.endswith(".py"):
+            return (module,)
+        with contextlib.suppress(ImportError, ValueError):
+            found = importlib.util.find_spec(module)
+            if found is not None and found.origin and found.origin.endswith(".py"):
+                return (found.origin,)
+        return ()
 
 
 def load_workload(spec: str, overrides: Mapping[str, Override] | None = None) -> Workload:
@@ -161,36 +182,21 @@ def load_workload(spec: str, overrides: Mapping[str, Override] | None = None) ->
     Returns
     -------
     Workload
-        Its spec and overrides are recorded (:func:`workload_recipe`) so that a worker
-        process builds the same workload.
+        A worker process builds the same one from ``WorkloadRecipe.of(spec, overrides)``.
     """
     overrides = dict(overrides or {})
     name, _, preset = spec.partition(":")
     cfg = workload_config(spec, overrides)
     if cfg is not None:
-        wl: Workload = WORKLOADS.get(name)(cfg, preset=preset or None)
-    else:
-        if not preset:
-            WORKLOADS.get(name)  # raises, listing the valid names
-        wl = _load_user(name, preset, overrides)
-        # A worker process rebuilds it from the same file (by its full path) or module.
-        spec = f"{Path(name).resolve() if name.endswith('.py') else name}:{preset}"
-    # Recorded beside the workload (never on it) so that a worker process builds the same one;
-    # an object without weak references is not recorded: it travels pickled.
-    key = id(wl)
-    with contextlib.suppress(TypeError):
-        _BUILT[key] = (weakref.ref(wl, lambda _: _BUILT.pop(key, None)),
-                       WorkloadRecipe(spec=spec, overrides=overrides))
-    return wl
+        return WORKLOADS.get(name)(cfg, preset=preset or None)
+    if not preset:
+        WORKLOADS.get(name)  # raises, listing the valid names
+    return _load_user(name, preset, overrides)
 
 
 def workload_recipe(workload: Workload) -> WorkloadRecipe | None:
-    """The recipe that rebuilds ``workload`` in another process: what :func:`load_workload` built
-    it from (a file by its full path); for a reference workload built directly, its name and
-    full config; None for anything else, which travels pickled."""
-    entry = _BUILT.get(id(workload))
-    if entry is not None and entry[0]() is workload:
-        return entry[1]
+    """The recipe that rebuilds a reference workload built directly (its name and full
+    config); None for anything else, which travels pickled unless its builder kept its recipe."""
     name = str(getattr(workload, "name", ""))
     family = name.partition(":")[0]
     config: object = getattr(workload, "config", None)
@@ -263,11 +269,6 @@ def _load_user(module: str, function: str, overrides: dict[str, Any]) -> Workloa
     if not isinstance(wl, Workload):
         raise ConfigError(f"Workload {module}:{function} returned {type(wl).__name__}, which lacks "
                           "name/config/make_batch/step.")
-    source = getattr(mod, "__file__", None)
-    if source and not hasattr(wl, "source_files"):
-        # The factory's file is part of the workload's code (the cache key hashes it).
-        with contextlib.suppress(AttributeError, TypeError):
-            wl.source_files = (source,)  # type: ignore[attr-defined]
     return wl
 
 

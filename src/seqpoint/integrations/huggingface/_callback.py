@@ -20,8 +20,7 @@ from transformers import TrainerCallback, TrainerControl, TrainerState, Training
 from seqpoint.exceptions import InputError
 from seqpoint.integrations._recorder import trace_of, trace_path
 from seqpoint.integrations._shapes import ShapeFn, ShapeReader, ShapeReading
-from seqpoint.validation import RunTrace
-from seqpoint.validation._trace import write_trace
+from seqpoint.schedule import RunTrace, write_trace
 
 if TYPE_CHECKING:
     import torch

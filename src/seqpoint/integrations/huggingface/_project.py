@@ -8,10 +8,8 @@ from typing import TYPE_CHECKING
 
 from seqpoint.integrations.huggingface._replay import schedule_from_trainer
 from seqpoint.integrations.huggingface._workload import workload_from_trainer
-from seqpoint.schedule import IterationSchedule
-from seqpoint.validation import RunTrace, read_trace
-from seqpoint.workflows import project_job
-from seqpoint.workflows._job import JobProjection
+from seqpoint.schedule import IterationSchedule, RunTrace, read_trace
+from seqpoint.workflows import JobProjection, project_job
 
 if TYPE_CHECKING:
     from transformers import Trainer

@@ -15,8 +15,7 @@ from numpy.typing import NDArray
 from seqpoint.exceptions import AssumedInputWarning
 from seqpoint.integrations.huggingface._collate import Collation
 from seqpoint.integrations.huggingface._lengths import check_trainer
-from seqpoint.workloads import BatchShape, Signature
-from seqpoint.workloads._shape import as_batch_shape
+from seqpoint.workloads import BatchShape, Signature, as_batch_shape
 
 if TYPE_CHECKING:
     import torch

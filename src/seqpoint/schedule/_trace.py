@@ -30,9 +30,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from seqpoint.exceptions import AdjustedInputWarning, InputError
-from seqpoint.schedule import IterationSchedule, RowLengths, rows_path
-from seqpoint.schedule._rows import read_rows, write_rows
-from seqpoint.schedule._schedule import set_columns
+from seqpoint.schedule._rows import RowLengths, read_rows, rows_path, write_rows
+from seqpoint.schedule._schedule import IterationSchedule, set_columns
 
 __all__ = ["TRACE_COLUMNS", "RunTrace", "read_trace", "write_trace"]
 

@@ -12,15 +12,18 @@ own names (``instructions``, ``instructions_first``, ..., derived ``run_instruct
 from __future__ import annotations
 
 from collections.abc import Container, Mapping
+from typing import overload
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
+from seqpoint.exceptions import InputError
 from seqpoint.measurements._records import Measurement
 
 __all__ = ["BREAKDOWN_PREFIX", "CATEGORIES", "COLD_TIME", "COMPILE_TIME", "DERIVED", "FIRST_STEP_TIME", "INSTRUCTIONS",
            "ONEDNN_CACHE_CAPACITY", "ONEDNN_NEW", "ONEDNN_SHARED", "PROCESSES", "RUN_TIME", "STEADY_TIME",
            "breakdown_key", "breakdown_of", "derived_of", "first_of", "is_peak", "is_projectable", "is_spread",
-           "per_process_key", "projectable_values", "shapes_held", "standard_error", "steady_metric", "step_metric",
+           "per_process_key", "projectable_values", "relative_error", "shapes_held", "standard_error", "steady_metric", "step_metric",
            "time_metric", "unit_of"]
 
 #: Operation categories of the "Demystifying BERT" study, in the order reports show them.
@@ -172,3 +175,29 @@ def standard_error(m: Measurement, name: str) -> float:
         return between
     iqr = m.metrics.get(f"{name}_iqr")  # the interquartile range of its repeats
     return 0.0 if iqr is None else float(iqr) / 1.349
+
+
+@overload
+def relative_error(pred: float, true: float) -> float: ...
+@overload
+def relative_error(pred: ArrayLike, true: ArrayLike) -> NDArray[np.float64]: ...
+
+
+def relative_error(pred: ArrayLike, true: ArrayLike) -> float | NDArray[np.float64]:
+    """Signed relative error ``(pred − true) / true`` (0.01 is 1% too high).
+
+    Parameters
+    ----------
+    pred, true : float or array_like
+        Projected and true values (broadcast together); ``true`` must be non-zero.
+
+    Returns
+    -------
+    float or ndarray
+        A float for scalar inputs, else an array of the broadcast shape.
+    """
+    t = np.asarray(true, dtype=np.float64)
+    if np.any(t == 0):
+        raise InputError("relative_error needs non-zero true values; got a true value of 0.")
+    out = (np.asarray(pred, dtype=np.float64) - t) / t
+    return float(out) if out.ndim == 0 else out

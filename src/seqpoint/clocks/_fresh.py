@@ -8,7 +8,7 @@ import threading
 from collections.abc import Callable
 from typing import TypeVar, cast
 
-from seqpoint.profiling._callgrind import CALLGRIND_DIR_ENV, callgrind_command
+from seqpoint.clocks._callgrind import CALLGRIND_DIR_ENV, callgrind_command
 
 __all__ = ["in_fresh_process", "stop_workers"]
 
@@ -47,7 +47,7 @@ def in_fresh_process(fn: Callable[..., T], *args: object, callgrind: bool = Fals
             env[CALLGRIND_DIR_ENV] = tmp
         job, result = Path(tmp) / "job.pkl", Path(tmp) / "result.pkl"
         job.write_bytes(pickle.dumps((list(sys.path), pickle.dumps((fn, args)))))
-        code = "from seqpoint.profiling._fresh import _child_main; _child_main()"
+        code = "from seqpoint.clocks._fresh import _child_main; _child_main()"
         with subprocess.Popen([*prefix, sys.executable, "-c", code, str(job), str(result)], env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as proc:
             with _LOCK:

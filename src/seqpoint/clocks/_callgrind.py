@@ -20,14 +20,10 @@ import mmap
 import os
 import platform
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from seqpoint.exceptions import ConfigError
-
-if TYPE_CHECKING:
-    import torch
 
 __all__ = ["CALLGRIND_DIR_ENV", "COUNTED_ISA", "callgrind_command", "count_instructions", "read_summary"]
 
@@ -91,13 +87,13 @@ def read_summary(text: str) -> float:
     raise ValueError("A callgrind dump has no 'summary: <count>' line; was the worker run under callgrind?")
 
 
-def count_instructions(fn: Callable[[], object], device: torch.device) -> float:
+def count_instructions(fn: Callable[[], object], devices: Sequence[str]) -> float:
     """Instructions executed in user space by one call of ``fn`` (the ``instructions`` timer's
     body): callgrind collects around the call and dumps; the count is read from that dump,
     which is then removed. ConfigError outside a worker started under callgrind."""
     import torch
 
-    del device  # a CPU count: nothing to synchronise (callgrind sees no GPU work)
+    del devices  # a CPU workload's count: nothing to synchronise
     out = os.environ.get(CALLGRIND_DIR_ENV)
     if not out:
         raise ConfigError("The 'instructions' timer counts only in a worker process started under callgrind; "

@@ -2,8 +2,7 @@ import numpy as np
 import pytest
 
 from seqpoint.exceptions import AdjustedInputWarning, InputError
-from seqpoint.schedule import COLUMNS, RowLengths
-from seqpoint.validation import RunTrace, read_trace, write_trace
+from seqpoint.schedule import COLUMNS, RowLengths, RunTrace, read_trace, write_trace
 
 
 def _trace(rank=None):

@@ -1,0 +1,121 @@
+"""Timers of one training step: ``wall``, ``cpu`` (thread CPU time), ``cuda`` (events) and
+``instructions`` (a count under callgrind, not seconds: ``step_metric`` names what a timer
+measures). A timer synchronises every device the step runs on before and after it."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from typing import Protocol
+
+from seqpoint._registry import Registry
+from seqpoint.clocks._callgrind import count_instructions
+from seqpoint.exceptions import ConfigError
+from seqpoint.measurements import STEADY_TIME
+from seqpoint.measurements.metrics import INSTRUCTIONS
+
+__all__ = ["TIMERS", "Timer", "in_callgrind", "step_timer", "time_stats"]
+
+
+class Timer(Protocol):
+    """Times one call of ``fn`` whose work runs on ``devices`` (``cpu``, ``cuda:0``, ...), in
+    seconds (``instructions``: in instructions)."""
+
+    def __call__(self, fn: Callable[[], object], devices: Sequence[str]) -> float: ...
+
+
+#: Timers by name.
+TIMERS: Registry[Callable[[], Timer]] = Registry("timer")
+
+
+def step_timer(name: str, devices: Sequence[str]) -> Callable[[Callable[[], object]], float]:
+    """The timer ``name`` of :data:`TIMERS` bound to a step's ``devices`` (``WorkloadFacts.devices``,
+    the first where it runs): ``clock(fn)`` is the seconds of one call of ``fn``. Raises
+    ConfigError for an unknown timer (listing the valid ones) or ``cuda`` without CUDA."""
+    timer = TIMERS.get(name)()
+    return lambda fn: timer(fn, devices)
+
+
+def in_callgrind(timer: str) -> bool:
+    """True for a timer that counts only in a worker process started under callgrind."""
+    return timer == INSTRUCTIONS
+
+
+def time_stats(times: list[float], name: str = STEADY_TIME) -> dict[str, float]:
+    """``time_s`` (the median), its min, max, interquartile range and standard deviation, and
+    ``repeats``, of timed repeats (seconds); ``name`` is the step metric (``instructions``)."""
+    ordered = sorted(times)
+    q = statistics.quantiles(times, n=4, method="inclusive") if len(times) >= 2 else [0.0, 0.0, 0.0]
+    return {name: statistics.median(times), f"{name}_min": ordered[0],
+            f"{name}_max": ordered[-1], f"{name}_iqr": q[2] - q[0],
+            f"{name}_std": statistics.stdev(times) if len(times) >= 2 else 0.0,
+            "repeats": float(len(times))}
+
+
+def _sync(devices: Sequence[str]) -> None:
+    """Wait for every CUDA device of the step (a model spread over GPUs runs its optimizer's
+    tail on all of them)."""
+    cuda = [d for d in devices if d.startswith("cuda")]
+    if cuda:
+        import torch
+
+        for d in cuda:
+            torch.cuda.synchronize(d)
+
+
+def _clocked(clock: Callable[[], float]) -> Timer:
+    """A timer reading ``clock`` around the call, with a CUDA synchronisation on both ends."""
+
+    def timer(fn: Callable[[], object], devices: Sequence[str]) -> float:
+        _sync(devices)
+        t0 = clock()
+        fn()
+        _sync(devices)
+        return clock() - t0
+
+    return timer
+
+
+@TIMERS.register("wall")
+def _wall() -> Timer:
+    """Wall-clock time (``time.perf_counter``)."""
+    return _clocked(time.perf_counter)
+
+
+@TIMERS.register("cpu")
+def _cpu() -> Timer:
+    """CPU time of the calling thread (``time.thread_time``): not intra-op worker threads, so the
+    main thread's share when ``threads > 1``. A CPU workload's only: on a GPU it would count the
+    host's busy wait for the device."""
+    return _clocked(time.thread_time)
+
+
+@TIMERS.register("cuda")
+def _cuda() -> Timer:
+    """GPU time between two CUDA events recorded on the step's device's current stream (one GPU:
+    a model spread over several is timed with ``wall``, which waits for all of them)."""
+    import torch
+
+    if not torch.cuda.is_available():
+        raise ConfigError("The 'cuda' timer needs a CUDA device; torch sees none. Use --timer wall.")
+
+    def timer(fn: Callable[[], object], devices: Sequence[str]) -> float:
+        device = devices[0]
+        with torch.cuda.device(device):
+            stream = torch.cuda.current_stream(device)
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record(stream)
+            fn()
+            end.record(stream)
+            end.synchronize()
+        return float(start.elapsed_time(end)) / 1000.0
+
+    return timer
+
+
+@TIMERS.register(INSTRUCTIONS)
+def _instructions() -> Timer:
+    """User-space instructions of the step, counted under callgrind in a worker process (the
+    AVX2 code path: valgrind hides AVX-512); a count, stored as ``instructions``, not seconds."""
+    return count_instructions

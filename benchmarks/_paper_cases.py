@@ -1,4 +1,5 @@
-"""The cases of the paper table: one workload on one data set under one batching policy.
+"""The cases of the paper table: one workload on one data set under one batching policy,
+and how the benchmarks that time them start their processes.
 
 Every case is replayed twice: a *deterministic* schedule (the whole bundled data set,
 several epochs; only its unique signatures are counted, so it can be large) and a
@@ -13,7 +14,12 @@ them with measured schedules cut so that one full run takes about 1-3 minutes.
 
 from __future__ import annotations
 
+import contextlib
+import multiprocessing as mp
+import os
 import warnings
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -22,6 +28,7 @@ import numpy as np
 
 from seqpoint.batching import replay
 from seqpoint.exceptions import SeqPointWarning
+from seqpoint.profiling import ProfileConfig, profile_points
 from seqpoint.schedule import IterationSchedule
 from seqpoint.traces import Lengths, read_lengths
 from seqpoint.workflows import (
@@ -34,6 +41,7 @@ from seqpoint.workflows import (
     ValidationSection,
     WorkloadSection,
 )
+from seqpoint.workloads import load_workload
 
 #: Every selector compared at equal budget (the SeqPoint one first).
 METHODS = ("seqpoint", "first", "random", "stride", "mean", "median", "mode", "simpoint", "stratified")
@@ -46,8 +54,8 @@ EXACT_METRICS = ("flops", "roofline_h100_s", "roofline_v100_s")
 #: Training steps the harness executes per profiled point (warm-up + repeats).
 WARMUP, REPEATS = 2, 5
 BASE = {"threads": 1}
-#: glibc keeps freed memory instead of returning it to the OS between steps (the values
-#: of ``bench_in_sequence.py``). Without it, mmap/munmap churn makes the same step of a
+#: glibc keeps freed memory instead of returning it to the OS between steps (measured by the
+#: retired ``bench_in_sequence.py``: benchmarks/history). Without it, mmap/munmap churn makes the same step of a
 #: larger shape swing by up to 2× from one step to the next (28-58 ms for bert:tiny at
 #: 8 x 300 tokens, against a steady 29 ms with it); PyTorch's CPU tuning guides recommend
 #: a caching allocator (jemalloc, tcmalloc) for the same reason.
@@ -182,6 +190,36 @@ def harness(processes: int) -> dict[str, int]:
     """The timing harness of every measured section (``ProfileConfig`` keywords): WARMUP and
     REPEATS, the repeats spread over ``processes`` worker processes (at least one each)."""
     return {"warmup": WARMUP, "repeats": max(REPEATS, processes), "processes": processes}
+
+
+@contextlib.contextmanager
+def child_env(env: dict[str, str]) -> Iterator[None]:
+    """Processes started inside see ``env`` (glibc reads ``MALLOC_*`` at start-up)."""
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def in_fresh_process(fn: Any, *args: Any) -> Any:
+    """``fn(*args)`` in a new (spawned) Python process; its result comes back pickled."""
+    with ProcessPoolExecutor(max_workers=1, mp_context=mp.get_context("spawn")) as pool:
+        return pool.submit(fn, *args).result()
+
+
+def profile_child(spec: str, overrides: dict[str, Any], points: Any, processes: int = 1) -> list[dict[str, Any]]:
+    """The SeqPoints timed (no cache) by the paper table's harness, in this process or ``processes`` workers."""
+    with warnings.catch_warnings():  # the spread of these timings is the caller's figure
+        warnings.simplefilter("ignore", SeqPointWarning)
+        ms = profile_points(load_workload(spec, overrides=overrides), points,
+                            ProfileConfig(**harness(processes), metrics=("time",)), progress=False)
+    return [m.to_dict() for m in ms.measurements]
 
 
 def lengths_subset(source: str, n: int | None, seed: int = 0) -> Lengths:

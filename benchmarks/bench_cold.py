@@ -43,8 +43,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _paper_cases import ALLOCATOR_ENV
-from _paper_measured import child_env, in_fresh_process
+from _paper_cases import ALLOCATOR_ENV, child_env, in_fresh_process
 from _results import bench_parser, measurements_from_dict
 from seqpoint.exceptions import SeqPointWarning
 from seqpoint.measurements import Measurements

@@ -32,8 +32,15 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _paper_cases import ALLOCATOR_ENV, BASELINES, CASES, Scale, run_config
-from _paper_measured import child_env, in_fresh_process
+from _paper_cases import (
+    ALLOCATOR_ENV,
+    BASELINES,
+    CASES,
+    Scale,
+    child_env,
+    in_fresh_process,
+    run_config,
+)
 from _results import bench_parser, header, write_section
 from seqpoint.exceptions import SeqPointWarning
 from seqpoint.measurements._metrics import derived_of, step_metric

@@ -26,7 +26,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _paper_measured import in_fresh_process
+from _paper_cases import in_fresh_process
 from seqpoint.exceptions import SeqPointWarning
 from seqpoint.workflows import (
     BatchingSection,

@@ -38,8 +38,14 @@ from typing import Any
 
 import numpy as np
 
-from _paper_cases import ALLOCATOR_ENV, Case, select_cases, validation_subset
-from _paper_measured import child_env, in_fresh_process
+from _paper_cases import (
+    ALLOCATOR_ENV,
+    Case,
+    child_env,
+    in_fresh_process,
+    select_cases,
+    validation_subset,
+)
 from _results import MACHINE, bench_parser, command_line, header, write_section
 from seqpoint.exceptions import SeqPointWarning
 from seqpoint.measurements import STEADY_TIME

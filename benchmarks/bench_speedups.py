@@ -63,8 +63,15 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _paper_cases import ALLOCATOR_ENV, CASES, Case, harness, validation_subset
-from _paper_measured import child_env, in_fresh_process
+from _paper_cases import (
+    ALLOCATOR_ENV,
+    CASES,
+    Case,
+    child_env,
+    harness,
+    in_fresh_process,
+    validation_subset,
+)
 from _results import (
     MACHINE,
     bench_parser,

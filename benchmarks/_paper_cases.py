@@ -66,44 +66,28 @@ ALLOCATOR_ENV = {"MALLOC_MMAP_THRESHOLD_": "33554432", "MALLOC_TRIM_THRESHOLD_":
 class Pair:
     """A configuration pair a -> b for a speedup: b is the case's workload plus ``change``."""
 
-    label: str
-    """How the table names the change."""
-    change: dict[str, Any]
-    """Workload config overrides of configuration b."""
+    label: str  # How the table names the change
+    change: dict[str, Any]  # Workload config overrides of configuration b
 
 
 @dataclass(frozen=True, kw_only=True)
 class Case:
     """One row of the paper table."""
 
-    name: str
-    """Short id (``--cases``)."""
-    title: str
-    """Workload, data and policy in words."""
-    workload: str
-    """``name:preset`` of the reference workload."""
-    source: str
-    """``bundled:NAME`` lengths."""
-    policy: str
-    """Batching policy."""
-    params: dict[str, Any]
-    """Policy parameters."""
-    det_epochs: int
-    """Epochs of the deterministic schedule."""
-    det_samples_quick: int | None
-    """Samples of the deterministic schedule under --quick (None: all)."""
-    val_samples: int | None
-    """Samples of the measured schedule (None: all)."""
-    val_epochs: int
-    """Epochs of the measured schedule."""
-    val_samples_quick: int
-    """Samples of the measured schedule under --quick."""
-    pairs: tuple[Pair, ...] = ()
-    """Speedup pairs measured on this case (one case per workload has them)."""
-    quick_measured: bool = False
-    """Also measured under --quick."""
-    overrides: dict[str, Any] = field(default_factory=lambda: dict(BASE))
-    """Workload config of configuration a."""
+    name: str  # Short id (``--cases``)
+    title: str  # Workload, data and policy in words
+    workload: str  # ``name:preset`` of the reference workload
+    source: str  # ``bundled:NAME`` lengths
+    policy: str  # Batching policy
+    params: dict[str, Any]  # Policy parameters
+    det_epochs: int  # Epochs of the deterministic schedule
+    det_samples_quick: int | None  # Samples of the deterministic schedule under --quick (None: all)
+    val_samples: int | None  # Samples of the measured schedule (None: all)
+    val_epochs: int  # Epochs of the measured schedule
+    val_samples_quick: int  # Samples of the measured schedule under --quick
+    pairs: tuple[Pair, ...] = ()  # Speedup pairs measured on this case (one case per workload has them)
+    quick_measured: bool = False  # Also measured under --quick
+    overrides: dict[str, Any] = field(default_factory=lambda: dict(BASE))  # Workload config of configuration a
 
 
 _THREADS = Pair(label="threads 1 -> 2", change={"threads": 2})
@@ -157,24 +141,15 @@ CASES: tuple[Case, ...] = (
 class Scale:
     """How much of everything a mode runs."""
 
-    quick: bool
-    """--quick: smaller schedules, fewer k, seeds, cases and pairs."""
-    ks: tuple[int, ...]
-    """Budgets k of the error curves."""
-    seeds: int
-    """Seeds averaged for randomised selectors."""
-    runs: int
-    """Identical full runs per measured configuration (2 = noise floor)."""
-    k_measured: int
-    """SeqPoints (and baseline budget) of the measured section."""
-    pairs_per_workload: int
-    """Speedup pairs measured per workload."""
-    spread_processes: int
-    """Fresh processes that profile the SeqPoints again (spread of the projection)."""
-    default_allocator: bool
-    """Also validate every measured case with glibc's default allocator settings."""
-    processes: int = 1
-    """Worker processes that time each SeqPoint (``[profile] processes``; 1: serial)."""
+    quick: bool  # --quick: smaller schedules, fewer k, seeds, cases and pairs
+    ks: tuple[int, ...]  # Budgets k of the error curves
+    seeds: int  # Seeds averaged for randomised selectors
+    runs: int  # Identical full runs per measured configuration (2 = noise floor)
+    k_measured: int  # SeqPoints (and baseline budget) of the measured section
+    pairs_per_workload: int  # Speedup pairs measured per workload
+    spread_processes: int  # Fresh processes that profile the SeqPoints again (spread of the projection)
+    default_allocator: bool  # Also validate every measured case with glibc's default allocator settings
+    processes: int = 1  # Worker processes that time each SeqPoint (``[profile] processes``; 1: serial)
 
     @classmethod
     def make(cls, quick: bool, processes: int = 1) -> Scale:
@@ -270,20 +245,13 @@ def validation_subset(case: Case, quick: bool = False) -> tuple[RunConfig, Itera
 class PaperRun:
     """A paper-scale run, synthesised by resampling a bundled length distribution."""
 
-    title: str
-    """What it stands for."""
-    source: str
-    """Bundled lengths resampled (with replacement)."""
-    n_samples: int
-    """Samples of the synthesised data set."""
-    policy: str
-    """Batching policy."""
-    params: dict[str, Any]
-    """Policy parameters."""
-    epochs: int
-    """Training epochs."""
-    note: str
-    """Where the sizes come from."""
+    title: str  # What it stands for
+    source: str  # Bundled lengths resampled (with replacement)
+    n_samples: int  # Samples of the synthesised data set
+    policy: str  # Batching policy
+    params: dict[str, Any]  # Policy parameters
+    epochs: int  # Training epochs
+    note: str  # Where the sizes come from
 
 
 PAPER_RUNS: tuple[PaperRun, ...] = (

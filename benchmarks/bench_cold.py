@@ -24,9 +24,9 @@ Usage::
     .venv/bin/python benchmarks/bench_cold.py [--quick] [--repeats 5] [--runs 2]
         [--window 200] [--processes 3] [--allocator keep|default] [--no-demo] [--render]
 
-``--allocator default`` runs every process with glibc's own settings, as ``make demo``
-does on a user's machine; ``keep`` (the default) tells glibc to keep freed memory, as the
-paper table does (``ALLOCATOR_ENV``).
+``--allocator default`` (the default) runs every process with glibc's own settings, as
+``make demo`` does on a user's machine, which is what the README's figure is; ``keep`` tells
+glibc to keep freed memory, as the paper table does (``ALLOCATOR_ENV``).
 """
 
 from __future__ import annotations
@@ -189,8 +189,8 @@ def main() -> None:
     ap.add_argument("--window", type=int, default=200, help="iterations of the in-sequence window")
     ap.add_argument("--processes", type=int, default=3,
                     help="also project from the multi-process protocol with P processes (0: skip)")
-    ap.add_argument("--allocator", choices=("keep", "default"), default="keep",
-                    help="glibc's malloc settings of every timing process (default: keep freed memory)")
+    ap.add_argument("--allocator", choices=("keep", "default"), default="default",
+                    help="glibc's malloc settings of every timing process (default: glibc's own; keep: keep freed memory)")
     ap.add_argument("--no-demo", dest="demo", action="store_false",
                     help="skip the demo's own workflow in each repeat")
     ap.add_argument("--render", action="store_true", help="rewrite the RESULTS.md section from the stored JSON")

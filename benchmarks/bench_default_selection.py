@@ -34,6 +34,7 @@ import json
 import sys
 import time
 import warnings
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -171,8 +172,9 @@ def render(stored: dict[str, Any]) -> str:
         f"Worst |error| over the {len(rows)} runs, before → after: " + ", ".join(
             f"{label} {100 * b:.3f}% → {100 * a:.3f}%" for label, (b, a) in zip(("FLOPs", "bytes", "H100 roofline"),
                                                                               worst.values(), strict=True))
-        + f". FLOPs within 0.1% after: {met} of {len(rows)}. The same selections in measured time: "
-        "`bench_proxy.py`'s `auto (default)` column."])
+        + f". FLOPs within 0.1% after: {met} of {len(rows)}. Rows measured on " + ", ".join(
+            f"{d} ({n})" for d, n in Counter(r["date"] for r in stored["cases"].values()).items())
+        + ". The same selections in measured time: `bench_proxy.py`'s `auto (default)` column."])
 
 
 def main() -> None:
@@ -191,7 +193,7 @@ def main() -> None:
                 for c in select_cases(cases, args.presets)] if cases != "none" else []
         runs += unseen_sets(args.unseen) if args.unseen is not None else []
         for run in runs:
-            r = stored["cases"][run.name] = measure(run)
+            r = stored["cases"][run.name] = {**measure(run), "date": time.strftime("%Y-%m-%d")}
             print(f"{run.name}: " + ", ".join(f"{c} FLOPs {100 * r['candidates'][c]['flops']:+.4f}%"
                                               for c in CANDIDATES), flush=True)
         stored["meta"] = {"date": time.strftime("%Y-%m-%d"), "command": command_line(), "machine": MACHINE}

@@ -1,4 +1,7 @@
-"""Run every benchmark (stage benchmarks, then the paper table), one after another.
+"""Run every benchmark, one after another (the GPU commands, ``bench_gpu*.py``, need a device).
+
+The counting ones come first, the longest (the paper table, the instruction counts under
+valgrind) last.
 
 Each script runs in its own process, rewrites its own section of benchmarks/RESULTS.md
 and prints its figures; this prints how long each took and fails if any failed.

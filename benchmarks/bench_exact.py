@@ -60,6 +60,17 @@ def row(spec: str, r: dict[str, Any]) -> str:
             f"| {r['max_rel_diff']:.1e} ({r.get('checks', 20)}) | {r['note']} | {r['date']} |")
 
 
+def render(stored: dict[str, Any], n: int) -> str:
+    """The RESULTS.md section of the stored rows, with their date, commands and machine."""
+    rows = [stored[s] for s in CASES if s in stored]
+    run = {"date": max(r["date"] for r in rows), "machine": rows[-1].get("machine", MACHINE),
+           "command": "`; `".join(dict.fromkeys(r["command"] for r in rows))} if rows else None
+    return "\n".join([header(f"Exact totals of {n:,} unique signatures", run).rstrip(), "",
+                      "| workload | method | signatures counted | seconds (wall) | seconds (CPU) "
+                      "| counting all (s, extrapolated) | max rel. diff vs count_point (signatures) | note | measured |",
+                      "|---|---|---|---|---|---|---|---|---|", *(row(s, stored[s]) for s in CASES if s in stored)])
+
+
 def main() -> None:
     ap = bench_parser(__doc__, quick="1,000 signatures, tiny presets")
     ap.add_argument("--workloads", help=f"comma-separated subset of: {', '.join(CASES)} (default: all)")
@@ -107,16 +118,7 @@ def main() -> None:
               flush=True)
         path.parent.mkdir(exist_ok=True)
         path.write_text(json.dumps(stored, indent=1) + "\n")
-    rows = [stored[s] for s in CASES if s in stored]
-    run = {"date": max(r["date"] for r in rows), "machine": rows[-1].get("machine", MACHINE),
-           "command": "`; `".join(dict.fromkeys(r["command"] for r in rows))} if rows else None
-    lines = [header(f"Exact totals of {n:,} unique signatures", run).rstrip(), "",
-             "| workload | method | signatures counted | seconds (wall) | seconds (CPU) "
-             "| counting all (s, extrapolated) | max rel. diff vs count_point (signatures) | note | measured |",
-             "|---|---|---|---|---|---|---|---|---|"]
-    lines += [row(s, stored[s]) for s in CASES if s in stored]
-    write_section("bench_exact", "\n".join(lines))
-
+    write_section("bench_exact", render(stored, n))
 
 if __name__ == "__main__":
     main()

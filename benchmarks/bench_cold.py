@@ -251,24 +251,16 @@ def main() -> None:
                 print(f"[full run {len(fulls)}/{args.runs}] {fulls[-1].total_s:.1f} s", flush=True)
     full = FullRun(iteration_s=np.vstack([f.iteration_s for f in fulls]),
                    wall_s=np.concatenate([f.wall_s for f in fulls]))
-    truth = full.total_s
-    print(f"full run: {truth:.1f} s (runs {[round(float(t), 1) for t in full.totals_s]} s, "
-          f"noise floor {100 * full.noise_floor:.2f}%)", flush=True)
-    summary = summarise(runs, truth)
-    for key, s in summary.items():
-        errs = ", ".join(f"{100 * e:+.2f}%" for e in s["errors"])
-        print(f"  {key:32s} errors {errs}; spread {100 * s['spread']:.2f}%; "
-              f"interval holds truth {sum(s['within_interval'])}/{len(s['within_interval'])}")
     out = {
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "command": command_line(), "machine": MACHINE,
         "quick": args.quick,
         "allocator": args.allocator, "n_iterations": len(schedule), "n_points": len(points.points), "window": window_n,
-        "full": full.to_dict(), "full_run_s": full_s, "order": order, "repeats": runs, "summary": summary,
+        "full": full.to_dict(), "full_run_s": full_s, "order": order, "repeats": runs, "summary": summarise(runs, full.total_s),
         "wall_s": time.perf_counter() - t_start,
     }
     RESULTS.mkdir(exist_ok=True)
     path.write_text(json.dumps(out, indent=1) + "\n")
-    print(f"wrote {path}; RESULTS.md section written: {write_section(name, render(out))}")
+    print(render(out), f"\nwrote {path}; RESULTS.md section written: {write_section(name, render(out))}")
 
 
 if __name__ == "__main__":

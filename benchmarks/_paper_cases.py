@@ -1,4 +1,5 @@
-"""The cases of the paper table: one workload on one data set under one batching policy.
+"""The cases of the paper table: one workload on one data set under one batching policy,
+and how the benchmarks that time them start their processes.
 
 Every case is replayed twice: a *deterministic* schedule (the whole bundled data set,
 several epochs; only its unique signatures are counted, so it can be large) and a
@@ -13,7 +14,12 @@ them with measured schedules cut so that one full run takes about 1-3 minutes.
 
 from __future__ import annotations
 
+import contextlib
+import multiprocessing as mp
+import os
 import warnings
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -22,6 +28,7 @@ import numpy as np
 
 from seqpoint.batching import replay
 from seqpoint.exceptions import SeqPointWarning
+from seqpoint.profiling import ProfileConfig, profile_points
 from seqpoint.schedule import IterationSchedule
 from seqpoint.traces import Lengths, read_lengths
 from seqpoint.workflows import (
@@ -34,6 +41,7 @@ from seqpoint.workflows import (
     ValidationSection,
     WorkloadSection,
 )
+from seqpoint.workloads import load_workload
 
 #: Every selector compared at equal budget (the SeqPoint one first).
 METHODS = ("seqpoint", "first", "random", "stride", "mean", "median", "mode", "simpoint", "stratified")
@@ -46,8 +54,8 @@ EXACT_METRICS = ("flops", "roofline_h100_s", "roofline_v100_s")
 #: Training steps the harness executes per profiled point (warm-up + repeats).
 WARMUP, REPEATS = 2, 5
 BASE = {"threads": 1}
-#: glibc keeps freed memory instead of returning it to the OS between steps (the values
-#: of ``bench_in_sequence.py``). Without it, mmap/munmap churn makes the same step of a
+#: glibc keeps freed memory instead of returning it to the OS between steps (measured by the
+#: retired ``bench_in_sequence.py``: benchmarks/history). Without it, mmap/munmap churn makes the same step of a
 #: larger shape swing by up to 2× from one step to the next (28-58 ms for bert:tiny at
 #: 8 x 300 tokens, against a steady 29 ms with it); PyTorch's CPU tuning guides recommend
 #: a caching allocator (jemalloc, tcmalloc) for the same reason.
@@ -58,44 +66,28 @@ ALLOCATOR_ENV = {"MALLOC_MMAP_THRESHOLD_": "33554432", "MALLOC_TRIM_THRESHOLD_":
 class Pair:
     """A configuration pair a -> b for a speedup: b is the case's workload plus ``change``."""
 
-    label: str
-    """How the table names the change."""
-    change: dict[str, Any]
-    """Workload config overrides of configuration b."""
+    label: str  # How the table names the change
+    change: dict[str, Any]  # Workload config overrides of configuration b
 
 
 @dataclass(frozen=True, kw_only=True)
 class Case:
     """One row of the paper table."""
 
-    name: str
-    """Short id (``--cases``)."""
-    title: str
-    """Workload, data and policy in words."""
-    workload: str
-    """``name:preset`` of the reference workload."""
-    source: str
-    """``bundled:NAME`` lengths."""
-    policy: str
-    """Batching policy."""
-    params: dict[str, Any]
-    """Policy parameters."""
-    det_epochs: int
-    """Epochs of the deterministic schedule."""
-    det_samples_quick: int | None
-    """Samples of the deterministic schedule under --quick (None: all)."""
-    val_samples: int | None
-    """Samples of the measured schedule (None: all)."""
-    val_epochs: int
-    """Epochs of the measured schedule."""
-    val_samples_quick: int
-    """Samples of the measured schedule under --quick."""
-    pairs: tuple[Pair, ...] = ()
-    """Speedup pairs measured on this case (one case per workload has them)."""
-    quick_measured: bool = False
-    """Also measured under --quick."""
-    overrides: dict[str, Any] = field(default_factory=lambda: dict(BASE))
-    """Workload config of configuration a."""
+    name: str  # Short id (``--cases``)
+    title: str  # Workload, data and policy in words
+    workload: str  # ``name:preset`` of the reference workload
+    source: str  # ``bundled:NAME`` lengths
+    policy: str  # Batching policy
+    params: dict[str, Any]  # Policy parameters
+    det_epochs: int  # Epochs of the deterministic schedule
+    det_samples_quick: int | None  # Samples of the deterministic schedule under --quick (None: all)
+    val_samples: int | None  # Samples of the measured schedule (None: all)
+    val_epochs: int  # Epochs of the measured schedule
+    val_samples_quick: int  # Samples of the measured schedule under --quick
+    pairs: tuple[Pair, ...] = ()  # Speedup pairs measured on this case (one case per workload has them)
+    quick_measured: bool = False  # Also measured under --quick
+    overrides: dict[str, Any] = field(default_factory=lambda: dict(BASE))  # Workload config of configuration a
 
 
 _THREADS = Pair(label="threads 1 -> 2", change={"threads": 2})
@@ -149,24 +141,15 @@ CASES: tuple[Case, ...] = (
 class Scale:
     """How much of everything a mode runs."""
 
-    quick: bool
-    """--quick: smaller schedules, fewer k, seeds, cases and pairs."""
-    ks: tuple[int, ...]
-    """Budgets k of the error curves."""
-    seeds: int
-    """Seeds averaged for randomised selectors."""
-    runs: int
-    """Identical full runs per measured configuration (2 = noise floor)."""
-    k_measured: int
-    """SeqPoints (and baseline budget) of the measured section."""
-    pairs_per_workload: int
-    """Speedup pairs measured per workload."""
-    spread_processes: int
-    """Fresh processes that profile the SeqPoints again (spread of the projection)."""
-    default_allocator: bool
-    """Also validate every measured case with glibc's default allocator settings."""
-    processes: int = 1
-    """Worker processes that time each SeqPoint (``[profile] processes``; 1: serial)."""
+    quick: bool  # --quick: smaller schedules, fewer k, seeds, cases and pairs
+    ks: tuple[int, ...]  # Budgets k of the error curves
+    seeds: int  # Seeds averaged for randomised selectors
+    runs: int  # Identical full runs per measured configuration (2 = noise floor)
+    k_measured: int  # SeqPoints (and baseline budget) of the measured section
+    pairs_per_workload: int  # Speedup pairs measured per workload
+    spread_processes: int  # Fresh processes that profile the SeqPoints again (spread of the projection)
+    default_allocator: bool  # Also validate every measured case with glibc's default allocator settings
+    processes: int = 1  # Worker processes that time each SeqPoint (``[profile] processes``; 1: serial)
 
     @classmethod
     def make(cls, quick: bool, processes: int = 1) -> Scale:
@@ -182,6 +165,36 @@ def harness(processes: int) -> dict[str, int]:
     """The timing harness of every measured section (``ProfileConfig`` keywords): WARMUP and
     REPEATS, the repeats spread over ``processes`` worker processes (at least one each)."""
     return {"warmup": WARMUP, "repeats": max(REPEATS, processes), "processes": processes}
+
+
+@contextlib.contextmanager
+def child_env(env: dict[str, str]) -> Iterator[None]:
+    """Processes started inside see ``env`` (glibc reads ``MALLOC_*`` at start-up)."""
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def in_fresh_process(fn: Any, *args: Any) -> Any:
+    """``fn(*args)`` in a new (spawned) Python process; its result comes back pickled."""
+    with ProcessPoolExecutor(max_workers=1, mp_context=mp.get_context("spawn")) as pool:
+        return pool.submit(fn, *args).result()
+
+
+def profile_child(spec: str, overrides: dict[str, Any], points: Any, processes: int = 1) -> list[dict[str, Any]]:
+    """The SeqPoints timed (no cache) by the paper table's harness, in this process or ``processes`` workers."""
+    with warnings.catch_warnings():  # the spread of these timings is the caller's figure
+        warnings.simplefilter("ignore", SeqPointWarning)
+        ms = profile_points(load_workload(spec, overrides=overrides), points,
+                            ProfileConfig(**harness(processes), metrics=("time",)), progress=False)
+    return [m.to_dict() for m in ms.measurements]
 
 
 def lengths_subset(source: str, n: int | None, seed: int = 0) -> Lengths:
@@ -220,32 +233,25 @@ def run_config(case: Case, scale: Scale, out: Path, cache: Path) -> RunConfig:
 
 def validation_subset(case: Case, quick: bool = False) -> tuple[RunConfig, IterationSchedule]:
     """``case``'s ``RunConfig`` (no cache, no output) and the schedule that ``validate`` runs in full."""
-    from seqpoint.workflows._stages import run_schedule, validation_schedule
+    from seqpoint.workflows import Campaign
 
     cfg = run_config(case, Scale.make(quick), Path("."), Path("unused-cache.sqlite"))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SeqPointWarning)
-        return cfg, validation_schedule(cfg, run_schedule(cfg)[0])
+        return cfg, Campaign(cfg, subset=True).schedule
 
 
 @dataclass(frozen=True, kw_only=True)
 class PaperRun:
     """A paper-scale run, synthesised by resampling a bundled length distribution."""
 
-    title: str
-    """What it stands for."""
-    source: str
-    """Bundled lengths resampled (with replacement)."""
-    n_samples: int
-    """Samples of the synthesised data set."""
-    policy: str
-    """Batching policy."""
-    params: dict[str, Any]
-    """Policy parameters."""
-    epochs: int
-    """Training epochs."""
-    note: str
-    """Where the sizes come from."""
+    title: str  # What it stands for
+    source: str  # Bundled lengths resampled (with replacement)
+    n_samples: int  # Samples of the synthesised data set
+    policy: str  # Batching policy
+    params: dict[str, Any]  # Policy parameters
+    epochs: int  # Training epochs
+    note: str  # Where the sizes come from
 
 
 PAPER_RUNS: tuple[PaperRun, ...] = (

@@ -1,56 +1,38 @@
-"""Sections that time real training steps: projection against measured full runs (with
-their noise floor), projected against measured speedups, and the operation breakdown.
+"""The paper table's timed sections: projection against measured full runs (with their
+noise floor), the operation breakdown, and projected against measured speedups.
 
-``seqpoint.workflows.validate`` does the measured-time validation of a case: it profiles
-the SeqPoints and every baseline's points at the same budget, runs the whole schedule
-``runs`` times in fresh processes (their spread is the noise floor) and compares.
+``seqpoint.workflows.validate`` validates a case: it profiles the SeqPoints and every
+baseline's points at the same budget, runs the whole schedule ``runs`` times in fresh
+processes (their spread is the noise floor) and compares. A speedup pair a -> b profiles
+each configuration on the same SeqPoints in a fresh process of its own (every shape is new
+to it, as in its full run), in two rounds (a, b, a, b) because a process's speed differs
+from the next one's; measured, it is the ratio of full-run totals, a's from ``validate``.
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
-import multiprocessing as mp
-import os
-import subprocess
-import sys
-import tempfile
 import time
 import warnings
-from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from _paper_cases import Case, Scale, harness, run_config
+from _paper_cases import Case, Pair, Scale, in_fresh_process, profile_child, run_config
 from seqpoint.cache import MeasurementCache
 from seqpoint.exceptions import SeqPointWarning
 from seqpoint.measurements import Measurement
-from seqpoint.profiling import ProfileConfig, profile_points
-from seqpoint.projection import project
+from seqpoint.profiling import profile_points
+from seqpoint.projection import project, project_speedup
+from seqpoint.validation import MeasuredSpeedup, run_full_fresh
 from seqpoint.workflows import validate
 from seqpoint.workloads import load_workload
+
+ROUNDS = 2
 
 
 def _short(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}".strip().splitlines()[0][:240]
-
-
-@contextlib.contextmanager
-def child_env(env: dict[str, str]) -> Iterator[None]:
-    """Processes started inside see ``env`` (glibc reads ``MALLOC_*`` at start-up)."""
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    try:
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 def _validate_child(case: Case, scale: Scale, out: Path, cache: Path,
@@ -59,7 +41,7 @@ def _validate_child(case: Case, scale: Scale, out: Path, cache: Path,
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SeqPointWarning)
-        res = validate(cfg, progress=False, ks=scale.ks, exact=False)
+        res = validate(cfg, ks=scale.ks, exact=False)
     entry = res.to_dict()
     entry["validate_s"] = time.perf_counter() - t0
     entry["title"] = case.title
@@ -123,22 +105,6 @@ def breakdown(case: Case, cfg: Any, res: Any) -> dict[str, Any]:
             "failed": sum(not m.ok for m in ms.measurements)}
 
 
-def profile_child(spec: str, overrides: dict[str, Any], points: Any, processes: int = 1) -> list[dict[str, Any]]:
-    """The SeqPoints timed (no cache) by the paper table's harness, in this process or ``processes`` workers."""
-    pc = ProfileConfig(**harness(processes), metrics=("time",))
-    with warnings.catch_warnings():  # as in _validate_child: the spread is the row's own figure
-        warnings.simplefilter("ignore", SeqPointWarning)
-        ms = profile_points(load_workload(spec, overrides=overrides), points, pc, progress=False)
-    return [m.to_dict() for m in ms.measurements]
-
-
-def in_fresh_process(fn: Any, *args: Any) -> Any:
-    """``fn(*args)`` in a new (spawned) Python process; its result comes back pickled."""
-    ctx = mp.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=1, mp_context=ctx) as pool:
-        return pool.submit(fn, *args).result()
-
-
 def projection_spread(case: Case, res: Any, processes: int, workers: int = 1) -> dict[str, Any]:
     """The SeqPoints profiled again in ``processes`` fresh processes: how far apart are
     the projected run times? (With glibc's default allocator settings a process was seen
@@ -155,38 +121,74 @@ def projection_spread(case: Case, res: Any, processes: int, workers: int = 1) ->
             "errors": [(x - truth) / truth for x in totals]}
 
 
-_COMPILE_PROBE = """
-import json, sys, time
-from seqpoint.workloads import load_workload
-out = {}
-for label in sys.argv[1:]:
-    w = load_workload("bert:tiny", overrides={"threads": 1, "compile": label != "eager"})
-    firsts, steady = [], []
-    for sig in ((8, 200, 0), (8, 150, 0), (8, 100, 0)):
-        b = w.make_batch(sig)
-        t0 = time.perf_counter(); w.step(b); firsts.append(time.perf_counter() - t0)
-        t0 = time.perf_counter(); w.step(b); steady.append(time.perf_counter() - t0)
-    out[label] = {"first_step_s": firsts, "second_step_s": steady}
-print(json.dumps(out))
-"""
+def _profile(case: Case, res: Any, overrides: dict[str, Any], processes: int) -> tuple[list[Measurement], Any]:
+    rows = in_fresh_process(profile_child, case.workload, dict(overrides), res.seqpoints, processes)
+    ms = [Measurement.from_dict(r) for r in rows]
+    bad = [m for m in ms if not m.ok]
+    if bad:
+        raise RuntimeError(f"{len(bad)} point(s) failed: {bad[0].message}")
+    return ms, project(res.schedule, res.seqpoints, ms)
 
 
-def compile_probe(timeout_s: float = 400.0) -> dict[str, Any]:
-    """First and second step of three shapes of ``bert:tiny``, eager and ``torch.compile``d.
+def _metric(projections: list[Any]) -> str:
+    """``run_time_s`` (steady state plus cold steps) when every projection has it."""
+    return "run_time_s" if all("run_time_s" in p.totals for p in projections) else "time_s"
 
-    Compiled twice in fresh processes sharing a new, empty inductor cache: ``compiled``
-    is a cold compile (what a fresh machine pays), ``compiled_warm`` reuses that cache.
-    """
+
+def speedup_pair(case: Case, scale: Scale, res: Any, pair: Pair) -> dict[str, Any]:
+    """Projected (from the SeqPoints) against measured (full runs) speedup of a -> b."""
     t0 = time.perf_counter()
-    result: dict[str, Any] = {}
-    with tempfile.TemporaryDirectory(prefix="inductor-") as cache:
-        env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": cache}
+    over_b = {**case.overrides, **pair.change}
+    rounds = [(_profile(case, res, case.overrides, scale.processes), _profile(case, res, over_b, scale.processes))
+              for _ in range(ROUNDS)]
+    pa = [a[1] for a, _ in rounds]
+    pb = [b[1] for _, b in rounds]
+    metric = _metric(pa + pb)
+    ta = np.array([p.totals[metric] for p in pa])
+    tb = np.array([p.totals[metric] for p in pb])
+    value = float(ta.mean() / tb.mean())
+    # The ratio of the rounds' mean totals (project_speedup sees one round): the interval
+    # adds both totals' relative half-widths and the rounds' spread.
+    rel = np.mean([p.relative_halfwidth(metric) for p in pa]) + np.mean([p.relative_halfwidth(metric) for p in pb])
+    per_round = ta / tb
+    half = value * rel + float(per_round.max() - per_round.min()) / 2
+    steady = float(np.mean([project_speedup(res.schedule, res.seqpoints, a[0], b[0]).value
+                            for a, b in rounds]))
+    fa = res.full
+    fb = run_full_fresh(case.workload, dict(over_b), res.schedule, runs=scale.runs)
+    # Only its pairing-free noise floor: a's runs here were not timed beside b's.
+    paired = MeasuredSpeedup(tuple(fa.totals_s), tuple(fb.totals_s))
+    measured = float(fa.total_s / fb.total_s)
+    lo, hi = value - half, value + half
+    return {
+        "label": pair.label, "change": pair.change, "metric": metric, "projected": value,
+        "interval": [lo, hi], "per_round": per_round.tolist(),
+        "projected_a_s": ta.tolist(), "projected_b_s": tb.tolist(),
+        "steady_projected": steady, "steady_error": (steady - measured) / measured,
+        "measured": measured, "error": (value - measured) / measured,
+        # Spread of a/b over every pairing of a's and b's identical runs.
+        "noise_floor": paired.noise_floor,
+        "noise_a": fa.noise_floor, "noise_b": fb.noise_floor,
+        "measured_a_s": fa.total_s, "measured_b_s": fb.total_s,
+        "within_interval": bool(lo <= measured <= hi), "seconds": time.perf_counter() - t0,
+    }
+
+
+def speedups(case: Case, scale: Scale, res: Any) -> list[dict[str, Any]]:
+    """Every pair of ``case`` (up to the mode's cap); a pair that cannot run says why."""
+    out = []
+    for pair in case.pairs[: scale.pairs_per_workload]:
         try:
-            for labels in (("eager", "compiled"), ("compiled_warm",)):
-                proc = subprocess.run([sys.executable, "-c", _COMPILE_PROBE, *labels], capture_output=True,
-                                      text=True, timeout=timeout_s, check=True, env=env)
-                result.update(json.loads(proc.stdout.strip().splitlines()[-1]))
-        except (subprocess.SubprocessError, ValueError, IndexError) as exc:
-            result["error_message"] = _short(exc)
-    result["seconds"] = time.perf_counter() - t0
-    return result
+            out.append(speedup_pair(case, scale, res, pair))
+        except Exception as exc:  # a configuration this CPU cannot run is reported, not fatal
+            out.append({"label": pair.label, "change": pair.change, "error_message": _short(exc)})
+        print(f"    speedup {pair.label}: {_fmt_pair(out[-1])}", flush=True)
+    return out
+
+
+def _fmt_pair(p: dict[str, Any]) -> str:
+    if "error_message" in p:
+        return f"not run ({p['error_message']})"
+    rounds = ", ".join(f"{x:.4f}" for x in p["per_round"])
+    return (f"projected {p['projected']:.4f} (rounds: {rounds}), measured {p['measured']:.4f}, "
+            f"error {100 * p['error']:+.2f}% (noise floor {100 * p['noise_floor']:.2f}%)")

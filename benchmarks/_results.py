@@ -2,8 +2,8 @@
 
 Each benchmark owns the text between ``<!-- BEGIN <topic> -->`` and ``<!-- END <topic> -->``;
 running it again replaces that section and leaves the others alone. A ``--quick`` run
-writes ``<topic>_quick`` and ``*_quick.png`` figures instead, so a smoke run never
-replaces the full results.
+writes ``<topic>_quick`` into ``RESULTS.quick.md`` instead, so a smoke run never replaces
+the full results.
 """
 
 from __future__ import annotations
@@ -15,14 +15,15 @@ import platform
 import shlex
 import sys
 from pathlib import Path
+from typing import Any
 
-from seqpoint.measurements import Measurements, read_measurements
-from seqpoint.measurements._environment import cpu_isa, cpu_name
+from seqpoint.measurements import Measurements, environment_manifest, read_measurements
 
 RESULTS = Path(__file__).with_name("RESULTS.md")
 #: The machine a section was measured on: its CPU model and the instruction-set features
 #: that decide oneDNN's kernels (the same model name came with different ones).
-MACHINE = (f"{os.cpu_count()}-core {platform.machine()} CPU ({cpu_name()}; {cpu_isa() or 'features unknown'}), "
+_CPU = environment_manifest("cpu")
+MACHINE = (f"{os.cpu_count()}-core {platform.machine()} CPU ({_CPU['device']}; {_CPU['cpu_isa'] or 'features unknown'}), "
            f"Python {platform.python_version()[:4]}, torch 2.13.0 CPU")
 _HEADER = "# Benchmark results\n\nEach section is written by the script it names; rerun the script to refresh it.\n"
 
@@ -45,22 +46,24 @@ def quick_mode() -> bool:
     return "--quick" in sys.argv[1:]
 
 
-def figure_path(path: Path) -> Path:
-    """``path``, or ``<stem>_quick<suffix>`` under ``--quick``."""
-    return path.with_name(f"{path.stem}_quick{path.suffix}") if quick_mode() else path
-
-
-def header(title: str) -> str:
-    """Section heading with date, machine and command."""
-    today = _dt.date.today().isoformat()
+def header(title: str, run: dict[str, Any] | None = None) -> str:
+    """Section heading with date, machine and command: this run's, or those a stored ``run``
+    recorded (``date``, ``command``, ``machine`` keys) when its results are rendered again."""
     if quick_mode():
         title = f"{title} (--quick smoke run)"
-    return (
-        f"## {title}\n\n"
-        f"- date: {today}\n"
-        f"- machine: {MACHINE}\n"
-        f"- command: `{command_line()}`\n"
-    )
+    run = run or {"date": _dt.date.today().isoformat(), "command": command_line()}
+    lines = [f"## {title}", "", f"- date: {run['date']}", f"- machine: {run.get('machine', MACHINE)}",
+             f"- command: `{run['command']}`"]
+    if run["command"] != command_line():
+        lines.append(f"- rendered from its stored results by `{command_line()}`")
+    return "\n".join(lines) + "\n"
+
+
+def table(head: list[str], rows: list[list[str]], text_cols: int = 1) -> list[str]:
+    """A markdown table: the first ``text_cols`` columns left-aligned, the rest right-aligned."""
+    sep = ["---" if i < text_cols else "---:" for i in range(len(head))]
+    return ["| " + " | ".join(head) + " |", "| " + " | ".join(sep) + " |",
+            *("| " + " | ".join(r) + " |" for r in rows), ""]
 
 
 def write_section(topic: str, body: str, path: Path = RESULTS) -> Path:

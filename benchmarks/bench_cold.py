@@ -16,16 +16,17 @@ and, with ``--processes P``, the SeqPoints timed by the multi-process protocol
 workflow (``seqpoint.workflows.run`` on the demo's config, every metric it measures,
 an empty cache of its own) in a fresh process: the headline that ``seqpoint demo``
 prints, against the same full runs. Results go to ``benchmarks/results/bench_cold.json``
-(``bench_cold_quick.json`` under ``--quick``: a 600-utterance, 2-epoch subset).
+(``bench_cold_quick.json`` under ``--quick``: a 600-utterance, 2-epoch subset) and to the
+RESULTS.md section of the same name; ``--render`` rewrites the section from the JSON.
 
 Usage::
 
     .venv/bin/python benchmarks/bench_cold.py [--quick] [--repeats 5] [--runs 2]
-        [--window 200] [--processes 3] [--allocator keep|default] [--no-demo]
+        [--window 200] [--processes 3] [--allocator keep|default] [--no-demo] [--render]
 
-``--allocator default`` runs every process with glibc's own settings, as ``make demo``
-does on a user's machine; ``keep`` (the default) tells glibc to keep freed memory, as the
-paper table does (``ALLOCATOR_ENV``).
+``--allocator default`` (the default) runs every process with glibc's own settings, as
+``make demo`` does on a user's machine, which is what the README's figure is; ``keep`` tells
+glibc to keep freed memory, as the paper table does (``ALLOCATOR_ENV``).
 """
 
 from __future__ import annotations
@@ -43,18 +44,30 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _paper_cases import ALLOCATOR_ENV
-from _paper_measured import child_env, in_fresh_process
-from _results import bench_parser, measurements_from_dict
+from _paper_cases import ALLOCATOR_ENV, child_env, in_fresh_process
+from _results import (
+    MACHINE,
+    bench_parser,
+    command_line,
+    header,
+    measurements_from_dict,
+    table,
+    write_section,
+)
 from seqpoint.exceptions import SeqPointWarning
 from seqpoint.measurements import Measurements
-from seqpoint.profiling import ProfileConfig, profile_points, profile_window
+from seqpoint.profiling import ProfileConfig, Profiler, profile_points
 from seqpoint.projection import project
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import SeqPoints
 from seqpoint.validation import FullRun, run_full_fresh
-from seqpoint.workflows import build_schedule, choose_points, demo_configs, load_lengths
-from seqpoint.workflows._validate import interleave_plan
+from seqpoint.workflows import (
+    build_schedule,
+    choose_points,
+    demo_configs,
+    interleave_plan,
+    load_lengths,
+)
 from seqpoint.workloads import load_workload
 
 RESULTS = Path(__file__).with_name("results")
@@ -96,7 +109,7 @@ def profile_child(spec: str, overrides: dict[str, Any], points: SeqPoints, confi
         ms = profile_points(workload, points, config, progress=False)
     profile_s = time.perf_counter() - t0
     t0 = time.perf_counter()
-    window = profile_window(workload, window_sigs, start=0, timer=config.timer)
+    window = Profiler(workload).window(window_sigs, start=0, timer=config.timer)
     window_s = time.perf_counter() - t0
     full = Measurements(workload=ms.workload, config=ms.config, environment=ms.environment,
                         measurements=ms.measurements, protocol=ms.protocol, window=window)
@@ -117,7 +130,7 @@ def demo_child(quick: bool) -> dict[str, Any]:
         t0 = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", SeqPointWarning)
-            p = run(whole, progress=False).projection
+            p = run(whole).projection
         seconds = time.perf_counter() - t0
     return {"headline": {"projected_s": p.totals["run_time_s"], "interval_s": list(p.interval["run_time_s"]),
                          "steady_s": p.totals["time_s"], "cold_term": p.cold_term},
@@ -150,6 +163,30 @@ def summarise(repeats: list[dict[str, Any]], truth: float) -> dict[str, Any]:
     return out
 
 
+def render(out: dict[str, Any]) -> str:
+    """The RESULTS.md section of a stored run: each way of projecting against the full runs."""
+    full = out["full"]
+    rows = []
+    for key, s in out["summary"].items():
+        timed, cold = key.split("/")
+        timed, cold = ("`seqpoint demo`'s workflow", "first step") if timed == "demo" else (timed, cold)
+        rows.append([timed, cold.replace("_", " "), ", ".join(f"{x:.1f}" for x in s["projected_s"]),
+                     ", ".join(f"{100 * e:+.2f}%" for e in s["errors"]), f"{100 * s['spread']:.2f}%",
+                     f"{sum(s['within_interval'])} of {len(s['within_interval'])}"])
+    allocator = "glibc's default malloc settings" if out["allocator"] == "default" else "glibc keeping freed memory"
+    return "\n".join([
+        header(f"The demo's whole {out['n_iterations']:,}-iteration run: projections against full runs timed "
+               "beside them (issue 14)", out).rstrip(), "",
+        f"`seqpoint demo`'s whole run ({out['n_points']} SeqPoints) in full {len(full['totals_s'])} times, each in a fresh "
+        f"process between the projections: **{full['total_s']:.1f} s** ({', '.join(f'{t:.1f}' for t in full['totals_s'])} s; "
+        f"noise floor {100 * full['noise_floor']:.2f}%). Each projection is a fresh process with no "
+        "cache: the SeqPoints timed serially or by worker processes, the cold-step term from the points' first "
+        f"steps or a {out['window']}-step in-sequence window, and the demo's own workflow (`seqpoint.workflows."
+        f"run` on its config, the headline `seqpoint demo` prints). Every process runs with {allocator}.", "",
+        *table(["SeqPoints timed", "cold term from", "projected (s)", "errors", "spread", "interval holds the truth"],
+               rows, 2)])
+
+
 def main() -> None:
     ap = bench_parser(__doc__, quick="a 600-utterance, 2-epoch subset, 2 repeats")
     ap.add_argument("--repeats", type=int, default=5, help="fresh-process projections (default 5)")
@@ -157,11 +194,17 @@ def main() -> None:
     ap.add_argument("--window", type=int, default=200, help="iterations of the in-sequence window")
     ap.add_argument("--processes", type=int, default=3,
                     help="also project from the multi-process protocol with P processes (0: skip)")
-    ap.add_argument("--allocator", choices=("keep", "default"), default="keep",
-                    help="glibc's malloc settings of every timing process (default: keep freed memory)")
+    ap.add_argument("--allocator", choices=("keep", "default"), default="default",
+                    help="glibc's malloc settings of every timing process (default: glibc's own; keep: keep freed memory)")
     ap.add_argument("--no-demo", dest="demo", action="store_false",
                     help="skip the demo's own workflow in each repeat")
+    ap.add_argument("--render", action="store_true", help="rewrite the RESULTS.md section from the stored JSON")
     args = ap.parse_args()
+    name = "bench_cold" + ("_default_allocator" if args.allocator == "default" else "")
+    path = RESULTS / (name + ("_quick.json" if args.quick else ".json"))
+    if args.render:
+        print(f"RESULTS.md section written: {write_section(name, render(json.loads(path.read_text())))}")
+        return
     env = ALLOCATOR_ENV if args.allocator == "keep" else {}
     repeats = 2 if args.quick else args.repeats
     window_n = min(args.window, 20) if args.quick else args.window
@@ -213,25 +256,16 @@ def main() -> None:
                 print(f"[full run {len(fulls)}/{args.runs}] {fulls[-1].total_s:.1f} s", flush=True)
     full = FullRun(iteration_s=np.vstack([f.iteration_s for f in fulls]),
                    wall_s=np.concatenate([f.wall_s for f in fulls]))
-    truth = full.total_s
-    print(f"full run: {truth:.1f} s (runs {[round(float(t), 1) for t in full.totals_s]} s, "
-          f"noise floor {100 * full.noise_floor:.2f}%)", flush=True)
-    summary = summarise(runs, truth)
-    for key, s in summary.items():
-        errs = ", ".join(f"{100 * e:+.2f}%" for e in s["errors"])
-        print(f"  {key:32s} errors {errs}; spread {100 * s['spread']:.2f}%; "
-              f"interval holds truth {sum(s['within_interval'])}/{len(s['within_interval'])}")
     out = {
-        "date": time.strftime("%Y-%m-%d"), "command": " ".join(sys.argv), "quick": args.quick,
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "command": command_line(), "machine": MACHINE,
+        "quick": args.quick,
         "allocator": args.allocator, "n_iterations": len(schedule), "n_points": len(points.points), "window": window_n,
-        "full": full.to_dict(), "full_run_s": full_s, "order": order, "repeats": runs, "summary": summary,
+        "full": full.to_dict(), "full_run_s": full_s, "order": order, "repeats": runs, "summary": summarise(runs, full.total_s),
         "wall_s": time.perf_counter() - t_start,
     }
     RESULTS.mkdir(exist_ok=True)
-    name = "bench_cold" + ("_default_allocator" if args.allocator == "default" else "")
-    path = RESULTS / (name + ("_quick.json" if args.quick else ".json"))
     path.write_text(json.dumps(out, indent=1) + "\n")
-    print(f"wrote {path}")
+    print(render(out), f"\nwrote {path}; RESULTS.md section written: {write_section(name, render(out))}")
 
 
 if __name__ == "__main__":

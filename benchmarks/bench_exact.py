@@ -9,9 +9,10 @@ relative difference over every metric), and the counting time is extrapolated fr
 Wall and CPU seconds are both printed: on a shared machine the wall time is an upper bound.
 
 Usage: ``.venv/bin/python benchmarks/bench_exact.py [--quick] [--workloads bert:tiny,...]
-[--checks 20]`` (``--quick``: 1,000 signatures, ``tiny`` presets only, 5 checks). Rows go to
+[--checks 20] [--render]`` (``--quick``: 1,000 signatures, ``tiny`` presets only, 5 checks). Rows go to
 ``benchmarks/results/bench_exact.json`` with the date and command of the run that measured
-them; a run of some ``--workloads`` replaces their rows and keeps the others.
+them; a run of some ``--workloads`` replaces their rows and keeps the others, and
+``--render`` rewrites the RESULTS.md section from the stored rows alone.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from _results import bench_parser, command_line, header, write_section
+from _results import MACHINE, bench_parser, command_line, header, write_section
 from seqpoint.profiling import count_point, exact_totals
 from seqpoint.schedule import IterationSchedule
 from seqpoint.workloads import load_workload
@@ -59,15 +60,27 @@ def row(spec: str, r: dict[str, Any]) -> str:
             f"| {r['max_rel_diff']:.1e} ({r.get('checks', 20)}) | {r['note']} | {r['date']} |")
 
 
+def render(stored: dict[str, Any], n: int) -> str:
+    """The RESULTS.md section of the stored rows, with their date, commands and machine."""
+    rows = [stored[s] for s in CASES if s in stored]
+    run = {"date": max(r["date"] for r in rows), "machine": rows[-1].get("machine", MACHINE),
+           "command": "`; `".join(dict.fromkeys(r["command"] for r in rows))} if rows else None
+    return "\n".join([header(f"Exact totals of {n:,} unique signatures", run).rstrip(), "",
+                      "| workload | method | signatures counted | seconds (wall) | seconds (CPU) "
+                      "| counting all (s, extrapolated) | max rel. diff vs count_point (signatures) | note | measured |",
+                      "|---|---|---|---|---|---|---|---|---|", *(row(s, stored[s]) for s in CASES if s in stored)])
+
+
 def main() -> None:
     ap = bench_parser(__doc__, quick="1,000 signatures, tiny presets")
     ap.add_argument("--workloads", help=f"comma-separated subset of: {', '.join(CASES)} (default: all)")
     ap.add_argument("--checks", type=int, default=20,
                     help="signatures counted with count_point to check the totals against (default: 20)")
+    ap.add_argument("--render", action="store_true", help="rewrite the RESULTS.md section from the stored rows")
     args = ap.parse_args()
     if args.checks < 1:
         raise SystemExit(f"--checks must be an int >= 1. Got {args.checks}.")
-    names = args.workloads.split(",") if args.workloads else list(CASES)
+    names = [] if args.render else args.workloads.split(",") if args.workloads else list(CASES)
     unknown = [w for w in names if w not in CASES]
     if unknown:
         raise SystemExit(f"--workloads: unknown {', '.join(unknown)}; choose from {', '.join(CASES)}")
@@ -99,19 +112,13 @@ def main() -> None:
         stored[spec] = {"method": ex.method, "counted": ex.counted, "seconds": seconds, "cpu_s": cpu,
                         "checks": int(checks),
                         "count_all_s": per_count * n, "max_rel_diff": worst, "note": ex.note,
-                        "date": dt.date.today().isoformat(), "command": command_line()}
+                        "date": dt.date.today().isoformat(), "command": command_line(), "machine": MACHINE}
         print(f"{spec}: {ex.method}, {ex.counted} counted, {seconds:.1f} s ({cpu:.1f} s CPU) "
               f"(counting all ≈ {per_count * n:.0f} s), max rel. diff {worst:.1e} on {checks} signatures {ex.note}",
               flush=True)
         path.parent.mkdir(exist_ok=True)
         path.write_text(json.dumps(stored, indent=1) + "\n")
-    lines = [header(f"Exact totals of {n:,} unique signatures"), "",
-             "| workload | method | signatures counted | seconds (wall) | seconds (CPU) "
-             "| counting all (s, extrapolated) | max rel. diff vs count_point (signatures) | note | measured |",
-             "|---|---|---|---|---|---|---|---|---|"]
-    lines += [row(s, stored[s]) for s in CASES if s in stored]
-    write_section("bench_exact", "\n".join(lines))
-
+    write_section("bench_exact", render(stored, n))
 
 if __name__ == "__main__":
     main()

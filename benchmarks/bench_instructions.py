@@ -32,8 +32,15 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _paper_cases import ALLOCATOR_ENV, BASELINES, CASES, Scale, run_config
-from _paper_measured import child_env, in_fresh_process
+from _paper_cases import (
+    ALLOCATOR_ENV,
+    BASELINES,
+    CASES,
+    Scale,
+    child_env,
+    in_fresh_process,
+    run_config,
+)
 from _results import bench_parser, header, write_section
 from seqpoint.exceptions import SeqPointWarning
 from seqpoint.measurements.metrics import derived_of, step_metric
@@ -71,7 +78,7 @@ def measure(case: Any, timer: str, out: Path, cache: Path, samples: int | None =
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SeqPointWarning)
-        res = validate(cfg, progress=False, ks=(K,), exact=False)
+        res = validate(cfg, ks=(K,), exact=False)
     wall = time.perf_counter() - t0
     step = step_metric(timer)
     cold_name = derived_of(step)[0]
@@ -104,7 +111,7 @@ def pair(case: Any, label: str, out: Path, cache: Path, samples: int | None = No
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SeqPointWarning)
-        res = speedup_configs(a, b, validate=True, progress=False)
+        res = speedup_configs(a, b, validate=True)
     sp, m = res.speedup, res.measured
     return {"case": case.name, "pair": label, "metric": sp.metric, "projected": sp.value,
             "interval": list(sp.interval), "measured": m.value, "error": m.error_of(sp.value),
@@ -135,7 +142,7 @@ def at_scale(case: Any, out: Path, cache: Path) -> dict[str, Any]:
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SeqPointWarning)
-        res = run(cfg, progress=False)
+        res = run(cfg)
     total = res.projection.totals["run_instructions"]
     return {"case": case.name, "scale": "full-size validation run", "n_iterations": len(res.schedule),
             "k": len(res.seqpoints), "projected": total, "interval": list(res.projection.interval["run_instructions"]),

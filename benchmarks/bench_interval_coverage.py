@@ -7,16 +7,18 @@ empty cache, as a user running ``seqpoint validate`` on a shared machine would. 
 keeps the projection's own interval (the points' noise and the selection), the interval
 ``validate`` holds the full runs to (grown by the machine's drift since profiling, read on
 the check point re-timed after each full run), and whether each holds the measured mean.
+Rows go to ``benchmarks/results/bench_interval_coverage.json`` after every repeat, and the
+RESULTS.md section is written from them (``--render``: from the stored rows alone).
 
 Usage::
 
-    .venv/bin/python benchmarks/bench_interval_coverage.py [--repeats 10] [--json OUT]
+    .venv/bin/python benchmarks/bench_interval_coverage.py [--repeats 10] [--quick] [--render]
 """
 
 from __future__ import annotations
 
-import argparse
 import json
+import statistics
 import sys
 import tempfile
 import time
@@ -26,7 +28,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _paper_measured import in_fresh_process
+from _paper_cases import in_fresh_process
+from _results import MACHINE, bench_parser, command_line, header, table, write_section
 from seqpoint.exceptions import SeqPointWarning
 from seqpoint.workflows import (
     BatchingSection,
@@ -39,27 +42,30 @@ from seqpoint.workflows import (
     validate,
 )
 
+RESULTS = Path(__file__).with_name("results")
 
-def config(root: Path, seed: int) -> RunConfig:
+
+def config(root: Path, seed: int, quick: bool = False) -> RunConfig:
     """1,280 WikiText-2 lines (a seeded subset) in ``group_by_length`` batches of 8: 160
-    iterations of ``bert:small`` at one thread; ``[profile]`` as a user leaves it."""
+    iterations of ``bert:small`` (``bert:tiny`` on --quick) at one thread; ``[profile]`` as a
+    user leaves it."""
     return RunConfig(
         name="coverage",
         lengths=LengthsSection(source="bundled:wikitext-2-valid", max_samples=1280, seed=seed),
         batching=BatchingSection(policy="group_by_length", params={"batch_size": 8}, seed=seed),
-        workload=WorkloadSection(name="bert:small", set={"threads": 1}),
+        workload=WorkloadSection(name="bert:tiny" if quick else "bert:small", set={"threads": 1}),
         profile=ProfileSection(cache=str(root / "cache.sqlite")),
         validation=ValidationSection(baselines=(), steady_truth=False),
         report=ReportSection(out=str(root / "out"), plots=False, html=False),
     )
 
 
-def one(repeat: int, seed: int = 0) -> dict[str, Any]:
+def one(repeat: int, quick: bool) -> dict[str, Any]:
     """One validation, in this (fresh) process, with an empty cache."""
     with tempfile.TemporaryDirectory(prefix="coverage-") as tmp, warnings.catch_warnings():
         warnings.simplefilter("ignore", SeqPointWarning)
         t0 = time.perf_counter()
-        res = validate(config(Path(tmp), seed), progress=False, exact=False, ks=(10,))
+        res = validate(config(Path(tmp), 0, quick), exact=False, ks=(10,))
     truth, drift = res.truth, res.truth.drift
     metric = res.to_dict()["projected_metric"]
     lo, hi = res.projection.interval[metric]
@@ -71,23 +77,54 @@ def one(repeat: int, seed: int = 0) -> dict[str, Any]:
             "drift_se": None if drift is None else drift.standard_error, "wall_s": time.perf_counter() - t0}
 
 
+def render(stored: dict[str, Any]) -> str:
+    """The RESULTS.md section of the stored rows."""
+    rows, own, printed = [], [], []
+    for r in stored["rows"]:
+        (lo, hi), (plo, phi) = r["own_interval_s"], r["interval_s"]
+        own.append((hi - lo) / 2 / r["projected_s"])
+        printed.append((phi - plo) / 2 / r["projected_s"])
+        drift = "—" if r["drift"] is None else f"{100 * r['drift']:+.1f}% ± {100 * r['drift_se']:.1f}%"
+        rows.append([str(r["repeat"] + 1), f"{r['measured_s']:.1f} s", f"{100 * r['noise_floor']:.2f}%",
+                     f"{r['projected_s']:.1f} s", f"{100 * r['error']:+.2f}%", drift, f"{lo:.1f} … {hi:.1f} s",
+                     "yes" if r["own_holds"] else "**no**", f"{plo:.1f} … {phi:.1f} s", "yes" if r["holds"] else "**no**"])
+    n, med = len(rows), (statistics.median(printed), statistics.median(own))
+    return "\n".join([
+        header("The printed interval against repeated validations, with the drift check (issue 34, item 7)",
+               stored["meta"]).rstrip(), "",
+        f"`seqpoint validate` on one config ({stored['meta']['workload']}, `group_by_length` B=8, "
+        f"{stored['rows'][0]['n_iterations']} iterations of WikiText-2, default `[profile]`, two full runs), each "
+        "repeat in a fresh process with an empty cache. *Own interval*: the projection's (selection and the "
+        "points' noise); *printed*: the one `validate` holds the full runs to, grown by the drift the check "
+        "point reads after each full run.", "",
+        *table(["repeat", "measured (mean of 2)", "noise floor", "projected", "error", "drift on the check point",
+                "own interval", "holds", "printed interval", "holds"], rows),
+        f"The printed interval held the measured run in **{sum(r['holds'] for r in stored['rows'])} of {n}** "
+        f"(the projection's own: {sum(r['own_holds'] for r in stored['rows'])} of {n}); median half-width "
+        f"±{100 * med[0]:.0f}% (own ±{100 * med[1]:.0f}%)."])
+
+
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = bench_parser(__doc__, quick="one repeat on bert:tiny (minutes)")
     ap.add_argument("--repeats", type=int, default=10)
-    ap.add_argument("--json", type=Path)
+    ap.add_argument("--render", action="store_true", help="rewrite the RESULTS.md section from the stored rows")
     args = ap.parse_args()
-    rows = []
-    for r in range(args.repeats):
-        rows.append(in_fresh_process(one, r))
-        row = rows[-1]
-        print(f"{r + 1}/{args.repeats}: error {100 * row['error']:+.2f}% (floor {100 * row['noise_floor']:.2f}%), "
-              f"drift {100 * (row['drift'] or 0):+.2f}% ± {100 * (row['drift_se'] or 0):.2f}%, "
-              f"own interval {'holds' if row['own_holds'] else 'misses'}, "
-              f"with drift {'holds' if row['holds'] else 'misses'} ({row['wall_s']:.0f} s)", flush=True)
-        if args.json:
-            args.json.write_text(json.dumps(rows, indent=1))
-    print(f"held: {sum(r['holds'] for r in rows)} of {len(rows)} "
-          f"(the projection's own interval: {sum(r['own_holds'] for r in rows)})")
+    path = RESULTS / ("bench_interval_coverage_quick.json" if args.quick else "bench_interval_coverage.json")
+    if args.render:
+        stored = json.loads(path.read_text())
+    else:
+        stored = {"meta": {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "command": command_line(),
+                           "machine": MACHINE, "workload": "`bert:tiny`" if args.quick else "`bert:small`"},
+                  "rows": []}
+        for r in range(1 if args.quick else args.repeats):
+            stored["rows"].append(in_fresh_process(one, r, args.quick))
+            row = stored["rows"][-1]
+            print(f"{r + 1}: error {100 * row['error']:+.2f}% (floor {100 * row['noise_floor']:.2f}%), drift "
+                  f"{100 * (row['drift'] or 0):+.2f}% ± {100 * (row['drift_se'] or 0):.2f}%, own interval "
+                  f"{'holds' if row['own_holds'] else 'misses'}, with drift {'holds' if row['holds'] else 'misses'} "
+                  f"({row['wall_s']:.0f} s)", flush=True)
+            path.write_text(json.dumps(stored, indent=1))
+    print(f"RESULTS.md section written: {write_section('interval_coverage', render(stored))}")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Steady-state selection error at k = 10: the fixed cost proxy against the model proxy (issue 14, item 2).
+"""Steady-state selection error at k = 10 by cost proxy, the default ``auto`` among them (issue 14, item 2).
 
 For each measured case of the paper table (its validation subset: the same schedule,
 workload and allocator settings that ``paper_table.py`` validates), every unique signature
@@ -11,16 +11,18 @@ The truth is ``Σ over all iterations`` of those times; each proxy's SeqPoints p
 ``Σ weight_i × time(point_i)`` from the *same* times, so the only error left is the
 selection's. Compared: the fixed proxy (``attention``: tokens + attention/(6·768)),
 ``model`` (roofline time of the model's exact FLOPs and bytes on this CPU, from the
-probe), ``model`` on the H100 roofline, and ``model+pilot`` (the CPU model rescaled by 5
-signatures' times, taken from the same measurements). The noise floor printed beside is
+probe), ``model`` on the H100 roofline, ``model+pilot`` (the CPU model rescaled by 5
+signatures' times, taken from the same measurements) and the default ``auto`` (attention
+grouping with the exact FLOPs and bytes as basis components, counted on the meta device:
+the default selection in measured time, issue 34). The noise floor printed beside is
 the median relative IQR of the per-signature step times: how well one point's time is
 known. Each case is timed ``--runs`` times (each a fresh process), so the run-to-run
 spread of the selection error shows how much of it is timing noise.
 
 The step times, iteration counts and model proxies of every signature are kept in
 ``results/bench_proxy.json.gz``; ``--replay`` selects again from them with the current
-code, without timing (seconds), so a change to the selector can be judged on the same
-times, and on a second run it was not tuned on.
+code, without timing (the exact costs of ``auto`` are counted: seconds a case), so a change
+to the selector can be judged on the same times, and on a second run it was not tuned on.
 
 Usage: ``.venv/bin/python benchmarks/bench_proxy.py [--quick] [--cases a,b] [--presets tiny]
 [--runs 2] [--replay]`` (``--quick``: 2 cases, the paper table's quick subsets, 1 + 3 steps
@@ -38,18 +40,25 @@ from typing import Any
 
 import numpy as np
 
-from _paper_cases import ALLOCATOR_ENV, Case, select_cases, validation_subset
-from _paper_measured import child_env, in_fresh_process
+from _paper_cases import (
+    ALLOCATOR_ENV,
+    Case,
+    child_env,
+    in_fresh_process,
+    select_cases,
+    validation_subset,
+)
 from _results import MACHINE, bench_parser, command_line, header, write_section
 from seqpoint.exceptions import SeqPointWarning
 from seqpoint.measurements import STEADY_TIME
 from seqpoint.profiling import ProfileConfig, profile_points
 from seqpoint.selection import PilotTable, SignatureCosts, weighted_projection
-from seqpoint.workflows._sections import SelectionSection
-from seqpoint.workflows._stages import choose_points, make_workload, model_cost
+from seqpoint.workflows import SelectionSection, choose_points, model_cost
+from seqpoint.workloads import WorkloadRecipe
 
 #: Proxies compared, in table order.
-PROXIES = ("fixed (attention)", "model (cpu roofline)", "model (h100 roofline)", "model+pilot (cpu, 5 signatures)")
+PROXIES = ("fixed (attention)", "model (cpu roofline)", "model (h100 roofline)", "model+pilot (cpu, 5 signatures)",
+           "auto (default)")
 QUICK_CASES = "gnmt-wmt-tokens,bert-wiki-grouped"
 RESULTS_DIR = Path(__file__).with_name("results")
 
@@ -58,7 +67,7 @@ def measure_case(case: Case, quick: bool, processes: int) -> dict[str, Any]:
     """Every unique signature of ``case``'s validation subset timed in isolation, with its
     iteration count and model proxies (run in a fresh process)."""
     cfg, schedule = validation_subset(case, quick)
-    wl = make_workload(cfg.workload)
+    wl = WorkloadRecipe.of(cfg.workload.name, cfg.workload.set).build()
     sigs, _, inverse = schedule.unique_signatures()
     rows = [tuple(int(v) for v in r) for r in sigs.tolist()]
     # With processes > 1 the repeats are spread over fresh workers that run the signatures
@@ -103,8 +112,12 @@ def selection_errors(case: Case, data: dict[str, Any], quick: bool) -> dict[str,
     step = dict(zip(rows, data["step_s"], strict=True))
     truth = float(np.dot(data["counts"], data["step_s"]))
     errors = {}
-    for label, proxy in proxies_of(data).items():
-        # The case's own [selection] (the paper table's SeqPoints with the fixed proxy).
+    proxies = proxies_of(data)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SeqPointWarning)
+        proxies[PROXIES[4]] = model_cost(cfg.selection, schedule, WorkloadRecipe.of(cfg.workload.name, cfg.workload.set).build())
+    for label, proxy in proxies.items():
+        # The case's own [selection] (the paper table's SeqPoints, `attention` with no cost).
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", SeqPointWarning)
             _, points = choose_points(cfg.selection, schedule, cost=proxy)
@@ -125,8 +138,8 @@ def render(runs: list[list[dict[str, Any]]], meta: dict[str, Any], data: Path, p
     processes = last[0].get("processes", 1)
     how = (f"by {processes} fresh worker processes running the signatures round-robin" if processes > 1
            else "one after another in one fresh process")
-    title = (f"Steady-state selection error at k = 10: fixed against model cost proxy ({presets} presets"
-             + (")" if processes > 1 else ", timed serially)"))
+    title = f"Steady-state selection error at k = 10 by cost proxy ({presets} presets" + (
+        ")" if processes > 1 else ", timed serially)")
 
     def met(label: str, run: list[dict[str, Any]]) -> int:
         return sum(abs(r["errors"][label]) <= 0.005 for r in run)
@@ -134,9 +147,8 @@ def render(runs: list[list[dict[str, Any]]], meta: dict[str, Any], data: Path, p
     def cell(case: str, label: str) -> str:
         return ", ".join(f"{100 * r['errors'][label]:+.3f}%" for run in runs for r in run if r["case"] == case)
 
-    top = (header(title) if not meta else
-           f"## {title}\n\n- date: {meta['date']}\n- machine: {MACHINE}\n- command: `{meta['command']}` "
-           f"({meta['when']}){'' if meta['command'] == command_line() else ', rendered again by `--replay`'}\n")
+    top = header(title, {**meta, "date": f"{meta['date']} {meta['when']}"} if meta else None).rstrip()
+    errors = [abs(r["errors"][label]) for run in runs for r in run for label in PROXIES[::4]]
     lines = [top, "",
              "Each case's validation subset (as in the paper table); every unique signature timed in "
              f"isolation {how}, so truth and projection use the same step times and the error is the "
@@ -150,7 +162,10 @@ def render(runs: list[list[dict[str, Any]]], meta: dict[str, Any], data: Path, p
               + " | ".join(cell(r["case"], label) for label in PROXIES) + " |" for r in last]
     lines += ["", "Within 0.5% (the issue's goal), per run: "
               + "; ".join(f"{label} " + ", ".join(f"{met(label, run)} of {len(run)}" for run in runs)
-                          for label in PROXIES) + "."]
+                          for label in PROXIES) + ".",
+              "", f"The default against the old one (`auto` against `attention`), over the {len(errors) // 2} case × "
+              f"run: mean |error| {100 * np.mean(errors[1::2]):.3f}% against {100 * np.mean(errors[::2]):.3f}%, "
+              f"worst {100 * max(errors[1::2]):.3f}% against {100 * max(errors[::2]):.3f}%."]
     return "\n".join(lines)
 
 
@@ -187,7 +202,7 @@ def main() -> None:
                       flush=True)
             runs.append(run)
         path.parent.mkdir(exist_ok=True)
-        meta = {"date": time.strftime("%Y-%m-%d", start), "command": command_line(),
+        meta = {"date": time.strftime("%Y-%m-%d", start), "command": command_line(), "machine": MACHINE,
                 "when": f"{time.strftime('%H:%M', start)}–{time.strftime('%H:%M', time.gmtime())} UTC"}
         path.write_bytes(gzip.compress(json.dumps({"meta": meta, "runs": runs}, separators=(",", ":")).encode(),
                                        mtime=0))

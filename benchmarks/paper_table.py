@@ -37,11 +37,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _paper_cases import ALL_CASES, ALLOCATOR_ENV, PRESETS, Case, Scale, select_cases
+from _paper_cases import ALL_CASES, ALLOCATOR_ENV, PRESETS, Case, Scale, child_env, select_cases
 from _paper_exact import Counter, exact_case, paper_scale
-from _paper_measured import child_env, compile_probe, measured_case, measured_case_brief
-from _paper_render import json_name, plots, render, section_name
-from _paper_speedups import speedups
+from _paper_measured import measured_case, measured_case_brief, speedups
+from _paper_render import plots, render
 from _results import MACHINE, command_line, write_section
 
 RESULTS_DIR = Path(__file__).with_name("results")
@@ -69,8 +68,6 @@ def run(cases: tuple[Case, ...], scale: Scale, previous: dict[str, Any] | None) 
     data: dict[str, Any] = {"cases": dict(keep["cases"]) if keep else {}}
     if keep:
         data["paper_scale"] = keep.get("paper_scale", [])
-        if "compile_probe" in keep:
-            data["compile_probe"] = keep["compile_probe"]
     section_s: dict[str, float] = {}
 
     t0 = time.perf_counter()
@@ -125,12 +122,6 @@ def run(cases: tuple[Case, ...], scale: Scale, previous: dict[str, Any] | None) 
                 _checkpoint(data)
         section_s["default allocator"] = time.perf_counter() - t0
 
-    if not scale.quick and any(c.pairs for c in cases):
-        t0 = time.perf_counter()
-        data["compile_probe"] = compile_probe()
-        _log(f"[compile] {data['compile_probe']}")
-        section_s["compile probe"] = time.perf_counter() - t0
-
     # Which run measured which rows: the entries of cases not run here are kept.
     history = [r for r in (keep or {}).get("meta", {}).get("history", []) if set(r["cases_run"]) - set(c.name for c in cases)]
     history.append({"date": dt.date.today().isoformat(), "command": command_line(), "processes": scale.processes,
@@ -154,9 +145,7 @@ def publish(data: dict[str, Any]) -> None:
     """Write the RESULTS.md section and the figures from ``data``."""
     for path in plots(data):
         _log(f"figure: {path}")
-    section = section_name(bool(data["meta"]["quick"]))
-    write_section(section, render(data))
-    _log(f"RESULTS.md section '{section}' written")
+    _log(f"RESULTS.md section written: {write_section('paper_table', render(data))}")
 
 
 def main() -> None:
@@ -173,7 +162,7 @@ def main() -> None:
                     help="re-render RESULTS.md and the figures from results/paper_table.json "
                          "(with --quick: from results/paper_table_quick.json)")
     args = ap.parse_args()
-    json_path = RESULTS_DIR / json_name(args.quick)
+    json_path = RESULTS_DIR / ("paper_table_quick.json" if args.quick else "paper_table.json")
     previous = _load(json_path)
     if args.render_only:
         if previous is None:

@@ -1,4 +1,7 @@
-"""Run every benchmark (stage benchmarks, then the paper table), one after another.
+"""Run every benchmark, one after another (the GPU commands, ``bench_gpu*.py``, need a device).
+
+The counting ones come first, the longest (the paper table, the instruction counts under
+valgrind) last.
 
 Each script runs in its own process, rewrites its own section of benchmarks/RESULTS.md
 and prints its figures; this prints how long each took and fails if any failed.
@@ -18,9 +21,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 BENCHMARKS = (
-    "bench_batching", "bench_selection", "bench_profiling", "bench_in_sequence", "bench_in_run", "bench_fuzz",
-    "bench_sweep", "bench_user_jobs", "bench_exact", "bench_proxy", "bench_truth_order", "bench_ddp", "bench_scale",
-    "bench_cold", "bench_speedup_gap", "bench_speedups", "bench_shape_history", "paper_table", "bench_instructions",
+    "bench_exact", "bench_default_selection", "bench_proxy", "bench_scale", "bench_ddp", "bench_user_jobs",
+    "bench_interval_coverage", "bench_cold", "bench_speedups", "paper_table", "bench_instructions",
 )
 
 

@@ -6,7 +6,8 @@ operation-category breakdown, peak memory); a campaign of SeqPoints by
 ``ProfileConfig(processes=P)`` the repeats are spread over P fresh worker processes with
 a drift check, and two campaigns' workers alternate under :func:`take_turns`). Counted
 metrics (FLOPs, bytes) come from :func:`count_point` and, for a whole schedule,
-:func:`exact_totals`.
+:func:`exact_totals`. :func:`kineto_breakdown` reads a user's own Kineto trace (torch-free)
+and gives its device time by operation category, as the breakdown of a CUDA point does.
 
 Every executor runs the campaign engine of ``_plan`` and ``_campaign``; every timing goes
 through :data:`TIMERS` (:func:`step_timer` for a step) and every fresh process through
@@ -18,6 +19,7 @@ from seqpoint.profiling._callgrind import read_summary as read_summary
 from seqpoint.profiling._campaign import profile_points
 from seqpoint.profiling._categories import canonical_op_name as canonical_op_name
 from seqpoint.profiling._categories import categorize as categorize
+from seqpoint.profiling._categories import kernel_category as kernel_category
 from seqpoint.profiling._config import STARTUP_STEPS as STARTUP_STEPS
 from seqpoint.profiling._config import ProfileConfig
 from seqpoint.profiling._counting import count_point, device_peaks
@@ -28,6 +30,7 @@ from seqpoint.profiling._exact import exact_signature_costs, exact_totals
 from seqpoint.profiling._fresh import in_fresh_process, stop_workers
 from seqpoint.profiling._gpus import GPU_SPECS as GPU_SPECS
 from seqpoint.profiling._gpus import GPUSpec, device_key, read_device
+from seqpoint.profiling._kineto import KernelRow, KinetoBreakdown, kineto_breakdown
 from seqpoint.profiling._point import profile_point
 from seqpoint.profiling._probe import cpu_roofline
 from seqpoint.profiling._protocol import DriftWarning
@@ -52,6 +55,8 @@ __all__ = [
     "DriftWarning",
     "EndTurn",
     "GPUSpec",
+    "KernelRow",
+    "KinetoBreakdown",
     "ProfileConfig",
     "category_rooflines",
     "count_point",
@@ -62,6 +67,7 @@ __all__ = [
     "exact_signature_costs",
     "exact_totals",
     "in_fresh_process",
+    "kineto_breakdown",
     "profile_point",
     "profile_points",
     "profile_window",

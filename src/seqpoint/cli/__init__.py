@@ -6,7 +6,7 @@ the order of the pipeline.
 """
 
 # isort: off
-from seqpoint.cli import _schedule, _select, _profile, _project, _run, _sweep, _cache  # noqa: F401
+from seqpoint.cli import _schedule, _select, _profile, _project, _breakdown, _run, _sweep, _cache  # noqa: F401
 from seqpoint.cli._app import app, main
 
 # isort: on

@@ -26,10 +26,11 @@ __all__ = ["BREAKDOWN_PREFIX", "CATEGORIES", "COLD_TIME", "COMPILE_TIME", "DERIV
            "per_process_key", "projectable_values", "relative_error", "shapes_held", "standard_error", "steady_metric", "step_metric",
            "time_metric", "unit_of"]
 
-#: Operation categories of the "Demystifying BERT" study, in the order reports show them.
+#: Operation categories of the "Demystifying BERT" study, in the order reports show them, and
+#: ``communication`` (collectives: NCCL kernels, ``c10d`` operators).
 CATEGORIES: tuple[str, ...] = ("gemm", "batched_gemm", "convolution", "rnn", "softmax", "layer_norm", "batch_norm",
-                               "activation", "dropout", "elementwise", "reduction", "loss", "optimizer", "copy",
-                               "other")
+                               "activation", "dropout", "elementwise", "reduction", "loss", "optimizer",
+                               "communication", "copy", "other")
 
 #: Median seconds of one steady-state training step.
 STEADY_TIME = "time_s"

@@ -7,6 +7,8 @@ with a drift check, and two campaigns' workers alternate under :func:`take_turns
 :func:`profile_points` is one call of it. Counted metrics (FLOPs, bytes) come from
 :func:`count_point` and, for a whole schedule, :func:`exact_totals`. Every executor runs a
 profiler's :class:`Plan` (what is cached, what is left, one :class:`CampaignKey`).
+:func:`kineto_breakdown` reads a user's own Kineto trace (torch-free) and gives its device time
+by operation category, as the breakdown of a CUDA point does.
 
 The names imported ``as`` themselves are the harness's parts, for its tests.
 """
@@ -15,6 +17,7 @@ from seqpoint.profiling._attention_flops import flop_registry as flop_registry
 from seqpoint.profiling._campaign import Profiler, profile_points
 from seqpoint.profiling._categories import canonical_op_name as canonical_op_name
 from seqpoint.profiling._categories import categorize as categorize
+from seqpoint.profiling._categories import kernel_category as kernel_category
 from seqpoint.profiling._config import STARTUP_STEPS as STARTUP_STEPS
 from seqpoint.profiling._config import ProfileConfig
 from seqpoint.profiling._counting import count_point, device_peaks
@@ -30,6 +33,7 @@ from seqpoint.profiling._gpus import (
     read_device,
     resolve_device,
 )
+from seqpoint.profiling._kineto import KernelRow, KinetoBreakdown, kineto_breakdown
 from seqpoint.profiling._plan import CampaignKey, Pending, Plan, plan_points
 from seqpoint.profiling._point import profile_point
 from seqpoint.profiling._probe import cpu_roofline
@@ -54,6 +58,8 @@ __all__ = [
     "DriftWarning",
     "EndTurn",
     "GPUSpec",
+    "KernelRow",
+    "KinetoBreakdown",
     "Pending",
     "Plan",
     "ProfileConfig",
@@ -68,6 +74,7 @@ __all__ = [
     "exact_signature_costs",
     "exact_totals",
     "gpu_named",
+    "kineto_breakdown",
     "plan_points",
     "profile_point",
     "profile_points",

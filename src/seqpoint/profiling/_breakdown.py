@@ -1,16 +1,19 @@
-"""Where a step's time goes: torch.profiler attribution of operators to the categories of
+"""Where a step's time goes: torch.profiler attribution of operators (on a CPU) or kernels (on
+CUDA, through the Kineto trace reader) to the categories of
 :data:`~seqpoint.measurements.CATEGORIES`, and the bytes a step keeps resident."""
 
 from __future__ import annotations
 
 import itertools
 import json
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from seqpoint.measurements import CATEGORIES
-from seqpoint.profiling._categories import categorize
+from seqpoint.profiling._categories import categorize, context_category
+from seqpoint.profiling._kineto import kineto_breakdown
 from seqpoint.profiling._stdio import native_stderr_silenced
 from seqpoint.workloads import Trains, Workload
 
@@ -19,10 +22,6 @@ if TYPE_CHECKING:
     from torch.autograd.profiler_util import FunctionEvent
 
 __all__ = ["profile_breakdown", "state_bytes"]
-
-#: Operators of a recurrent layer's forward: everything under them is ``rnn``.
-_RNN_OPS = frozenset({"aten::lstm", "aten::gru", "aten::rnn_tanh", "aten::rnn_relu"})
-
 
 def state_bytes(workload: Workload, batch: object) -> int:
     """Bytes of parameters, optimizer state and the batch (the step's resident memory), each
@@ -59,14 +58,8 @@ def _context(ev: FunctionEvent, cache: dict[int, str | None]) -> str | None:
         return cache[key]
     found: str | None = None
     p = ev.cpu_parent
-    while p is not None:
-        n = p.name
-        if n.startswith(("Optimizer.step", "Optimizer.zero_grad")):
-            found = "optimizer"
-            break
-        if n in _RNN_OPS:
-            found = "rnn"
-            break
+    while p is not None and found is None:
+        found = context_category(p.name)
         p = p.cpu_parent
     cache[key] = found
     return found
@@ -104,11 +97,13 @@ def profile_breakdown(
     """``(seconds per category, total seconds, peak bytes)`` per step of ``steps`` steps of
     ``batch`` under torch.profiler (categories without time left out).
 
-    Each operator's self time (CPU time, or kernel time on ``cuda``) goes to its category;
-    operators inside an optimizer step go to ``optimizer`` and those inside a recurrent
-    layer's forward to ``rnn``. Host peak memory (``with_memory``) is the high-water mark
-    of the profiler's allocation events. ``chrome_trace`` also exports the steps as a
-    Kineto trace (input shapes recorded) with ``trace_metadata`` as its top-level keys.
+    On a CPU each operator's self CPU time goes to its category; operators inside an
+    optimizer step go to ``optimizer`` and those inside a recurrent layer's forward to
+    ``rnn``. On ``cuda`` every kernel's time goes to a category, by the rules of
+    :func:`~seqpoint.profiling.kineto_breakdown` on the steps' Kineto trace. Host peak memory
+    (``with_memory``) is the high-water mark of the profiler's allocation events.
+    ``chrome_trace`` also exports the steps as a Kineto trace (input shapes recorded) with
+    ``trace_metadata`` as its top-level keys.
     """
     from torch.autograd import DeviceType
     from torch.profiler import ProfilerActivity, profile
@@ -121,15 +116,21 @@ def profile_breakdown(
         chrome_trace.parent.mkdir(parents=True, exist_ok=True)
         prof.export_chrome_trace(str(chrome_trace))
     per_cat = dict.fromkeys(CATEGORIES, 0.0)
+    if on_cuda:  # one reader of kernels: a user's trace and a profiled step are attributed alike
+        with tempfile.TemporaryDirectory() as tmp:
+            path = chrome_trace or Path(tmp) / "steps.json"
+            if chrome_trace is None:
+                prof.export_chrome_trace(str(path))
+            per_cat.update({c: s / steps for c, s in kineto_breakdown(path).categories.items()})
     mem_events: list[tuple[int, int]] = []
     context_cache: dict[int, str | None] = {}
-    for ev in prof.events():
+    for ev in prof.events() if with_memory or not on_cuda else ():
         if ev.name == "[memory]":
             mem_events.append((int(ev.time_range.start), int(ev.cpu_memory_usage + ev.device_memory_usage)))
             continue
-        if ev.device_type != DeviceType.CPU or not ev.name.startswith(_ATTRIBUTED):
+        if on_cuda or ev.device_type != DeviceType.CPU or not ev.name.startswith(_ATTRIBUTED):
             continue
-        t_us = ev.self_device_time_total if on_cuda else ev.self_cpu_time_total
+        t_us = ev.self_cpu_time_total
         if t_us <= 0:
             continue
         cat = _context(ev, context_cache) or categorize(ev.name)

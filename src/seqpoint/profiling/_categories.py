@@ -1,8 +1,11 @@
-"""Operation categories of the "Demystifying BERT" study, from operator names (torch-free).
+"""Operation categories of the "Demystifying BERT" study, from operator and kernel names (torch-free).
 
 :func:`categorize` maps an ATen operator name (``aten::addmm``), an autograd node name
-(``AddmmBackward0``, ``autograd::engine::evaluate_function: AddmmBackward0``) or an
-optimizer range (``Optimizer.step#LAMB.step``) to one of :data:`CATEGORIES`.
+(``AddmmBackward0``, ``autograd::engine::evaluate_function: AddmmBackward0``), an
+optimizer range (``Optimizer.step#LAMB.step``), a collective (``c10d::allreduce_``) or an
+inductor kernel (``triton_per_fused__softmax_add_0``) to one of :data:`CATEGORIES`;
+:func:`kernel_category` does the same for a GPU kernel's own name, and :func:`context_category`
+names the enclosing ranges that own every operator under them.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ import re
 
 from seqpoint.measurements import CATEGORIES
 
-__all__ = ["CATEGORIES", "canonical_op_name", "categorize"]
+__all__ = ["CATEGORIES", "canonical_op_name", "categorize", "context_category", "kernel_category"]
 
 #: Operator names (canonical, see :func:`canonical_op_name`) of each category.
 _NAMES: dict[str, str] = {
@@ -84,21 +87,56 @@ _EXACT: dict[str, str] = {n: category for category, names in _NAMES.items() for 
 
 # "category: regex" lines; order matters: the first pattern that matches a canonical name wins.
 _PATTERNS = tuple((category, re.compile(pattern)) for category, pattern in (line.split(": ") for line in """
+communication: ^nccl|allreduce|all_reduce|allgather|all_gather|reduce_scatter|alltoall|all_to_all
 optimizer: ^optimizer|_foreach_|_fused_adam|_fused_sgd|lamb|adam
 rnn: lstm|gru|rnn
 convolution: conv
-batched_gemm: attention|bmm
-gemm: gemm|matmul|^mm|addmm|linear
+batched_gemm: attention|attn|bmm
+gemm: (?<!fb)gemm|matmul|^mm|addmm|linear
 softmax: softmax
 batch_norm: batch_norm
 layer_norm: norm
 dropout: dropout
 activation: gelu|relu|tanh|sigmoid|silu
 loss: loss
-reduction: reduce|sum$|mean$
-copy: copy|cat$|index|gather|scatter|embedding|view|stack
+reduction: reduce|sum$|mean$|(max|avg)_pool
+copy: copy|cat$|index|gather|scatter|embedding|view|stack|quantiz
 """.strip().splitlines()))
 
+# A kernel's own name, for a kernel no categorised operator launched (case-insensitive; first
+# match wins): cuBLAS, CUTLASS, xmma, nvjet and rocBLAS (Cijk_) GEMMs, cuDNN and ATen kernels.
+_KERNELS = tuple((category, re.compile(pattern, re.IGNORECASE)) for category, pattern in (
+    line.split(": ") for line in r"""
+communication: ^nccl
+copy: ^memcpy|^memset
+rnn: lstm|gru_|rnn
+convolution: conv(?!ert)|implicit_gemm|fprop|dgrad|wgrad|winograd|scudnn|nchwtonhwc|nhwctonchw|fft
+batched_gemm: flash|fmha|attention|attn|sdpa|bmm
+gemm: (?<!fb)gemm|gemv|cublas|cutlass|xmma|nvjet|cijk_|matmul|epilogue::|splitkreduce
+softmax: softmax
+layer_norm: layer_?norm|rms_?norm|gammabeta|rowwisemoments
+batch_norm: bn_fw|bn_bw|batch_?norm
+loss: loss|ctc
+dropout: dropout|bernoulli
+optimizer: adam|lamb(?!da)|sgd|adagrad|multi_tensor_apply
+activation: gelu|relu|silu|tanh|sigmoid|threshold
+reduction: reduce|(max|avg|average)_?pool|cub::
+copy: copy|fill|cat|gather|scatter|index|embedding|transpose|permute|distribution|quantiz
+elementwise: elementwise|functor
+""".strip().splitlines()))
+
+# Inductor's generated kernels name the operators they fuse: triton_{poi,red,per,tem}_fused_<ops>_<n>.
+_FUSED = re.compile(r"^triton_[a-z]+_fused_(.+)_\d+$")
+# Which operator names a fused kernel: the heaviest of its operators, in this order.
+_FUSED_ORDER = ("gemm", "batched_gemm", "convolution", "rnn", "softmax", "layer_norm", "batch_norm", "loss",
+                "dropout", "activation", "reduction", "optimizer", "elementwise", "copy", "communication",
+                "other")
+
+#: Forward operators of a recurrent layer: every operator and kernel under them is ``rnn``.
+_RNN_OPS = frozenset({"aten::lstm", "aten::gru", "aten::rnn_tanh", "aten::rnn_relu"})
+
+_COLLECTIVE = re.compile(r"_?c10d\w*::|nccl:|gloo:")
+_NAMESPACE = re.compile(r"^\w+::(?=[\w.]+$)")  # fbgemm::permute_pooled_embs, not torch::autograd::CppNode<...>
 _BACKWARD = re.compile(r"Backward\d*$")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
@@ -117,10 +155,11 @@ def canonical_op_name(name: str) -> str:
         return n.lower()
     if _BACKWARD.search(n):
         return _CAMEL.sub("_", _BACKWARD.sub("", n)).lower()
-    for prefix in ("aten::", "aten.", "prims::", "prims.", "torch.ops.aten."):
+    for prefix in ("aten.", "prims.", "torch.ops.aten."):
         if n.startswith(prefix):
             n = n[len(prefix) :]
             break
+    n = _NAMESPACE.sub("", n)
     if "." in n and not n.startswith("optimizer"):
         n = n.split(".", 1)[0]  # drop an overload name (addmm.default)
     return n.lower()
@@ -129,7 +168,11 @@ def canonical_op_name(name: str) -> str:
 def categorize(op_name: str) -> str:
     """Category of an operator (``aten::gelu``, ``GeluBackward0``, ``Optimizer.step#LAMB.step``):
     one of :data:`CATEGORIES`, ``other`` when unknown."""
+    if _COLLECTIVE.match(op_name):
+        return "communication"
     n = canonical_op_name(op_name)
+    if fused := _FUSED.match(n):
+        return _fused_category(fused.group(1))
     if n.startswith("_foreach_"):
         return "optimizer"
     if n in _EXACT:
@@ -141,3 +184,36 @@ def categorize(op_name: str) -> str:
             return category
     return "other"
 
+
+def _fused_category(ops: str) -> str:
+    """The category of a fused kernel's operators (``add_native_layer_norm`` → ``layer_norm``):
+    the longest known operator names read left to right, the heaviest category wins."""
+    words, found, i = ops.split("_"), ["other"], 0
+    while i < len(words):
+        j = next((j for j in range(len(words), i + 1, -1) if "_".join(words[i:j]) in _EXACT), i + 1)
+        found.append(categorize("_".join(words[i:j])))
+        i = j
+    return min(found, key=_FUSED_ORDER.index)
+
+
+def kernel_category(kernel_name: str) -> str:
+    """Category of a GPU kernel by its name alone (``ampere_sgemm_128x64_nn`` → ``gemm``,
+    ``ncclKernel_AllReduce_RING_LL_Sum_float`` → ``communication``, ``Memcpy HtoD`` →
+    ``copy``, ``triton_red_fused__softmax_0`` → ``softmax``); ``other`` when unknown."""
+    if _FUSED.match(kernel_name):
+        return categorize(kernel_name)
+    name, depth = kernel_name, 0
+    for i in range(len(name) - 1, -1, -1) if name.endswith(")") else ():
+        depth += {")": 1, "(": -1}.get(name[i], 0)
+        if depth == 0:  # the parameter list's types (cudnn::reduced_divisor ...) say nothing
+            name = name[:i]
+            break
+    return next((c for c, pattern in _KERNELS if pattern.search(name)), "other")
+
+
+def context_category(name: str) -> str | None:
+    """``optimizer`` for an optimizer step's range, ``rnn`` for a recurrent layer's forward:
+    ranges that own every operator and kernel under them; None for any other name."""
+    if name.startswith(("Optimizer.step", "Optimizer.zero_grad")):
+        return "optimizer"
+    return "rnn" if name in _RNN_OPS else None

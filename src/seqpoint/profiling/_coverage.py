@@ -1,10 +1,12 @@
 """Does the FLOP count see every operator that takes time? A check of one real step.
 
 A timed operator nobody counts makes every FLOP total silently short (a Conformer's came out
-11.2% short). An ATen operator is **uncounted** when it takes at least ``min_share`` of the
+11.2% short). An operator is **uncounted** when it takes at least ``min_share`` of the
 step's operator time; is compute-heavy (``gemm``, ``batched_gemm``, ``convolution``, ``rnn``
 for a user workload, or ``attention`` in its name); has no FLOP formula, nor has any operator
-that called it; and is not composite (the counter sees what it decomposes into).
+that called it; and is not composite (the counter sees what it decomposes into). On a CPU the
+operators are ATen's, timed by self CPU time; on CUDA they are every operator that launches
+kernels (``flash_attn::``, ``xformers::`` too), timed by its kernels' device time.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from seqpoint.exceptions import SeqPointWarning
 from seqpoint.profiling._attention_flops import flop_registry
 from seqpoint.profiling._breakdown import run_profiled
 from seqpoint.profiling._categories import categorize
-from seqpoint.workloads import Signature, TorchWorkload, Workload
+from seqpoint.workloads import Signature, TorchWorkload, Workload, describe
 
 __all__ = ["COMPUTE_CATEGORIES", "MIN_SHARE", "UncountedOperator", "counting_coverage", "uncounted_operators"]
 
@@ -62,7 +64,7 @@ def uncounted_operators(
     min_share: float = MIN_SHARE, include_rnn: bool = False,
     registry: Mapping[Any, Any] | None = None,
 ) -> list[UncountedOperator]:
-    """The module's rule applied to ``op_seconds`` (``aten::name`` to self seconds per step),
+    """The module's rule applied to ``op_seconds`` (operator name to self seconds per step),
     largest share first. ``covered``: operators a caller with a FLOP formula covers;
     ``include_rnn`` counts ``rnn`` as compute; ``registry`` defaults to ``flop_registry()``."""
     reg = flop_registry() if registry is None else registry
@@ -72,7 +74,7 @@ def uncounted_operators(
     out = []
     for name, sec in op_seconds.items():
         share = sec / total if total > 0 else 0.0
-        if share < min_share or not name.startswith("aten::"):
+        if share < min_share:
             continue
         if categorize(name) not in cats and "attention" not in name:
             continue
@@ -88,20 +90,26 @@ def counting_coverage(
 ) -> list[UncountedOperator]:
     """Profile ``steps`` real steps of ``signature`` (after one warm-up) and report the timed
     compute operators no FLOP formula covers (each with a SeqPointWarning when ``warn``)."""
+    from torch.autograd import DeviceType
     from torch.profiler import ProfilerActivity, profile
 
     reg = flop_registry() if registry is None else registry
     names = {p.__name__ for p in reg}
     batch = workload.make_batch(tuple(int(v) for v in signature))
     workload.step(batch)
-    prof = profile(activities=[ProfilerActivity.CPU])
+    on_cuda = describe(workload).on_cuda
+    prof = profile(activities=[ProfilerActivity.CPU, *([ProfilerActivity.CUDA] if on_cuda else [])])
     run_profiled(prof, workload, batch, steps)
     seconds: dict[str, float] = {}
     covered: dict[str, bool] = {}
     for ev in prof.events():
-        if not ev.name.startswith("aten::") or ev.self_cpu_time_total <= 0:
+        t_us = ev.self_device_time_total if on_cuda else ev.self_cpu_time_total
+        # A CPU wrapper's self time is overhead, so a CPU ranks ATen operators only; inductor's
+        # triton_* ranges launch kernels of operators the count sees on the meta device.
+        if (ev.device_type != DeviceType.CPU or t_us <= 0 or ev.name.startswith("triton_")
+                or not (on_cuda or ev.name.startswith("aten::"))):
             continue
-        seconds[ev.name] = seconds.get(ev.name, 0.0) + ev.self_cpu_time_total * 1e-6 / steps
+        seconds[ev.name] = seconds.get(ev.name, 0.0) + t_us * 1e-6 / steps
         parent, up = ev.cpu_parent, False
         while parent is not None and not up:
             up = _covered(parent.name, names)

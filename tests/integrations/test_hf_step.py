@@ -2,6 +2,8 @@
 
 import pytest
 
+from seqpoint.exceptions import InputError
+
 pytestmark = [pytest.mark.filterwarnings("ignore::UserWarning"),
               pytest.mark.filterwarnings("ignore::FutureWarning")]
 
@@ -44,3 +46,76 @@ def test_callback_keeps_the_seconds_between_steps_apart(hf, tmp_path):
     trainer.add_callback(cb)
     trainer.train()
     assert cb.trace.meta["between_steps_s"] > 0
+
+
+def test_a_trained_trainers_workload_pickles_once_at_about_its_models_size(hf, tmp_path):
+    """After train() the trainer holds AdamW's moments, accelerate's prepared objects and a
+    recorded callback: the workload ships without them (issue 46 rows 1 and 2)."""
+    import pickle
+
+    import numpy as np
+
+    from seqpoint.integrations.huggingface import SeqPointCallback, workload_from_trainer
+
+    trainer = _trainer(hf, tmp_path)
+    trainer.add_callback(cb := SeqPointCallback(tmp_path / "trace.csv"))
+    trainer.train()
+    assert trainer.optimizer.state  # the trained moments, twice the model
+    data = pickle.dumps(workload_from_trainer(trainer))
+    model_bytes = sum({t.data_ptr(): t.numel() * t.element_size() for t in trainer.model.state_dict().values()}.values())
+    assert len(data) < 1.5 * model_bytes
+    copy = pickle.loads(data)
+    assert copy.trainer.callback_handler is None and copy.trainer.accelerator is not trainer.accelerator
+    assert np.isfinite(copy.step(copy.make_batch((2, 16, 0))))
+    assert np.array_equal(pickle.loads(pickle.dumps(cb)).trace.time_s, cb.trace.time_s)
+
+
+def test_the_trainer_workload_reads_no_deprecated_transformers_name(hf, tmp_path):
+    """project_trainer builds its workload with workload_from_trainer, which read the model's
+    deprecated is_gradient_checkpointing (a FutureWarning on every call)."""
+    import warnings
+
+    from seqpoint.integrations.huggingface import workload_from_trainer
+
+    for checkpointing in (False, True):
+        trainer = _trainer(hf, tmp_path, activation_checkpointing=checkpointing)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", FutureWarning)
+            warnings.simplefilter("error", DeprecationWarning)
+            wl = workload_from_trainer(trainer)
+        assert wl.config["activation_checkpointing"] is checkpointing
+
+
+def test_the_step_runs_through_an_accelerator_and_optimizer_of_its_own(hf, tmp_path):
+    """train() steps an optimizer its accelerator prepared (under fp16 on a GPU: through a
+    GradScaler, tested in test_hf_gpu.py); the copy's are its own, the user's untouched."""
+    from accelerate.optimizer import AcceleratedOptimizer
+
+    from seqpoint.integrations.huggingface import workload_from_trainer
+
+    trainer = _trainer(hf, tmp_path, fp16=True)  # on a CPU accelerate makes no GradScaler, nor does train()
+    wl = workload_from_trainer(trainer)
+    assert isinstance(wl.optimizer, AcceleratedOptimizer) and wl.trainer.accelerator is not trainer.accelerator
+    assert wl.trainer.accelerator.scaler is None
+    for _ in range(2):
+        wl.step(wl.make_batch((2, 16, 0)))
+    assert (wl.steps, wl.skipped_steps, wl.scheduler.last_epoch) == (2, 0, 2)
+    assert trainer.optimizer is None
+
+
+@pytest.mark.parametrize("state,match", [
+    ("n_gpu", r"sees 2 GPUs in one process.*CUDA_VISIBLE_DEVICES=0.*torchrun"),
+    ("is_deepspeed_enabled", r"runs under DeepSpeed.*on one GPU with a trainer made without DeepSpeed"),
+    ("is_fsdp_enabled", r"runs under FSDP.*on one GPU with a trainer made without FSDP"),
+])
+def test_trainers_that_run_on_several_devices_are_refused(hf, tmp_path, monkeypatch, state, match):
+    """The attributes are the ones transformers sets (args._n_gpu behind args.n_gpu; the
+    trainer's flags from its accelerator's state): neither DataParallel, DeepSpeed nor FSDP
+    can be built on a CPU."""
+    from seqpoint.integrations.huggingface import project_trainer, workload_from_trainer
+
+    trainer = _trainer(hf, tmp_path)
+    monkeypatch.setattr(*((trainer.args, "_n_gpu", 2) if state == "n_gpu" else (trainer, state, True)))
+    for call in (workload_from_trainer, project_trainer):
+        with pytest.raises(InputError, match=match):
+            call(trainer)

@@ -41,7 +41,8 @@ def project_trainer(trainer: Trainer, *, traces: Sequence[RunTrace | str | Path]
         ``print(result)`` shows the projection, its interval, the profiling cost and, with
         traces, the error against them.
     """
+    workload = workload_from_trainer(trainer)  # first: a trainer it refuses is refused before the replay
     runs = None if traces is None else [t if isinstance(t, RunTrace) else read_trace(t) for t in traces]
     schedule: RunTrace | IterationSchedule = runs[0] if runs else schedule_from_trainer(trainer)
-    return project_job(schedule, workload_from_trainer(trainer), traces=runs, n_points=n_points,
+    return project_job(schedule, workload, traces=runs, n_points=n_points,
                        processes=processes, cold_window=cold_window, first_n=first_n, progress=progress)

@@ -6,7 +6,12 @@ import pytest
 lhotse = pytest.importorskip("lhotse")
 
 from lhotse import AudioSource, CutSet, MonoCut, Recording, SupervisionSegment  # noqa: E402
-from lhotse.dataset import BucketingSampler, CutPairsSampler, DynamicBucketingSampler, SimpleCutSampler  # noqa: E402
+from lhotse.dataset import (  # noqa: E402
+    BucketingSampler,
+    CutPairsSampler,
+    DynamicBucketingSampler,
+    SimpleCutSampler,
+)
 from lhotse.utils import compute_num_frames  # noqa: E402
 
 from seqpoint.exceptions import AssumedInputWarning, ConfigError, InputError  # noqa: E402
@@ -125,3 +130,39 @@ def test_targets_come_from_target_fn_or_a_pair_sampler_else_a_warning_says_they_
     halves = CutSet.from_cuts([_cut(i, 0.5 + i / 2) for i in range(4)])  # the same ids, half as long
     pairs = schedule_from_sampler(CutPairsSampler(cuts, halves, max_cuts=2))
     assert pairs.rows.tgt_lengths.tolist() == [50, 100, 150, 200] and pairs.tgt_len.tolist() == [100, 200]
+
+
+def test_a_recorded_run_the_replay_disagrees_with_is_refused_before_profiling(tmp_path):
+    """lhotse rounds frames; a job whose features count them with ceil records one more: the
+    one-call answer says so before any step is profiled, and how to make them agree."""
+    import math
+
+    from seqpoint.integrations import Shape, record
+    from seqpoint.validation import read_trace
+    from seqpoint.workflows import check_traces, project_job
+
+    cuts = CutSet.from_cuts([_cut(i, d) for i, d in enumerate([2.0, 1.5, 1.0049, 0.5])])
+    with record(tmp_path / "run.csv", shape_fn=lambda f: Shape(len(f), max(f), lengths=f)) as rec:
+        for batch in SimpleCutSampler(cuts, max_cuts=2):
+            with rec.step([math.ceil(round(c.duration * 16000) / 160) for c in batch]):
+                pass
+
+    class Step:
+        name, config, steps = "counting", {}, 0
+
+        def make_batch(self, signature):
+            return signature
+
+        def step(self, batch):
+            self.steps += 1
+            return 0.0
+
+    step = Step()
+    replay = schedule_from_sampler(SimpleCutSampler(cuts, max_cuts=2))
+    with pytest.raises(InputError, match=r"Trace 1 of 1 is not a run of this schedule: micro-batch 1 has seq_len 101, "
+                                         r"the schedule 100; the schedule is a lhotse replay: replay with "
+                                         r"schedule_from_sampler\(\.\.\., rounding='ceil' or 'floor'\)"):
+        project_job(replay, step, traces=[tmp_path / "run.csv"], n_points=2)
+    assert step.steps == 0
+    ceil = schedule_from_sampler(SimpleCutSampler(cuts, max_cuts=2), rounding="ceil")
+    check_traces(ceil, [read_trace(tmp_path / "run.csv")])  # they agree

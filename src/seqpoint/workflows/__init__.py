@@ -41,6 +41,7 @@ from seqpoint.workflows._stages import validation_schedule as validation_schedul
 from seqpoint.workflows._sweep import run_sweep, sweep
 from seqpoint.workflows._sweep_config import load_sweep
 from seqpoint.workflows._sweep_config import sweep_from_dict as sweep_from_dict
+from seqpoint.workflows._trace import check_traces
 from seqpoint.workflows._trace import speedup_from_files as speedup_from_files
 from seqpoint.workflows._trace import validate_trace as validate_trace
 from seqpoint.workflows._validate import interleave_plan as interleave_plan
@@ -61,6 +62,7 @@ __all__ = [
     "WorkloadSection",
     "apply_overrides",
     "build_schedule",
+    "check_traces",
     "choose_points",
     "load_config",
     "load_lengths",

@@ -19,7 +19,7 @@ from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import SeqPoints
 from seqpoint.validation import RunTrace, read_trace
 from seqpoint.validation._saving import break_even
-from seqpoint.workflows._trace import TraceValidation, validate_trace
+from seqpoint.workflows._trace import TraceValidation, check_traces, validate_trace
 from seqpoint.workloads import Workload
 
 __all__ = ["JobProjection", "project_job"]
@@ -161,6 +161,7 @@ def project_job(
         raise InputError(f"project_job needs a workload or a workload spec; a {type(wl).__name__} lacks "
                          f"{', '.join(lacks)} (seqpoint.workloads.Workload).")
     runs = None if traces is None else [t if isinstance(t, RunTrace) else read_trace(t) for t in traces]
+    check_traces(sched, runs or [])  # before any step: a run of another schedule is refused now, not after profiling
     # Three timed steps a worker: with one or two, a worker's median is one noisy step.
     section = ProfileSection(metrics=("time",), processes=processes, repeats=max(5, 3 * processes),
                              cold_window=cold_window, use_cache=False)

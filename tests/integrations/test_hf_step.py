@@ -14,7 +14,7 @@ def _trainer(hf, tmp_path, **kw):
     tok = hf.tokenizer()
     args = transformers.TrainingArguments(
         output_dir=str(tmp_path / "out"), per_device_train_batch_size=8, num_train_epochs=1,
-        report_to=[], save_strategy="no", logging_strategy="no", use_cpu=True, seed=0,
+        report_to=[], save_strategy="no", logging_strategy="no", use_cpu=kw.pop("use_cpu", True), seed=0,
         disable_tqdm=True, **kw)
     return transformers.Trainer(model=hf.bert(), args=args, train_dataset=hf.dataset(n=40),
                                 data_collator=transformers.DataCollatorForLanguageModeling(tok),
@@ -88,7 +88,7 @@ def test_the_trainer_workload_reads_no_deprecated_transformers_name(hf, tmp_path
 
 def test_the_step_runs_through_an_accelerator_and_optimizer_of_its_own(hf, tmp_path):
     """train() steps an optimizer its accelerator prepared (under fp16 on a GPU: through a
-    GradScaler, tested in test_hf_gpu.py); the copy's are its own, the user's untouched."""
+    GradScaler: the gpu test below); the copy's are its own, the user's untouched."""
     from accelerate.optimizer import AcceleratedOptimizer
 
     from seqpoint.integrations.huggingface import workload_from_trainer
@@ -119,3 +119,65 @@ def test_trainers_that_run_on_several_devices_are_refused(hf, tmp_path, monkeypa
     for call in (workload_from_trainer, project_trainer):
         with pytest.raises(InputError, match=match):
             call(trainer)
+
+
+@pytest.mark.gpu
+def test_an_fp16_step_on_cuda_scales_with_its_own_grad_scaler_and_says_when_it_skips(hf, tmp_path):
+    import torch
+
+    from seqpoint.exceptions import SeqPointWarning
+    from seqpoint.integrations.huggingface import workload_from_trainer
+
+    trainer = _trainer(hf, tmp_path, use_cpu=False, fp16=True, max_grad_norm=1.0)
+    wl = workload_from_trainer(trainer)
+    scaler = wl.trainer.accelerator.scaler
+    assert scaler is not None and scaler is not trainer.accelerator.scaler and wl.optimizer.scaler is scaler
+    batch = wl.make_batch((4, 32, 0))
+    for _ in range(3):  # a fresh scale may skip some of these too: the count below says how many
+        wl.step(batch)
+    before = [p.detach().clone() for p in wl.model.parameters()]
+    scaler.update(new_scale=2.0**127)  # the next loss times the scale overflows
+    with pytest.warns(SeqPointWarning, match=rf"inf/NaN gradients in {wl.skipped_steps + 1} of the 4 steps run so far"):
+        wl.step(batch)
+    assert all(torch.equal(a, p) for a, p in zip(before, wl.model.parameters(), strict=True))
+    assert scaler.get_scale() == 2.0**126 and trainer.accelerator.scaler.get_scale() == 2.0**16  # the user's: untouched
+    scaler.update(new_scale=1024.0)
+    wl.step(batch)
+    assert not all(torch.equal(a, p) for a, p in zip(before, wl.model.parameters(), strict=True))
+
+
+@pytest.mark.gpu
+def test_recording_on_cuda_waits_for_the_device_nowhere_and_the_callback_pickles(hf, tmp_path):
+    """The shapes are read from host copies made without blocking (no sync a micro-batch), and
+    no CUDA event outlives on_train_end (issue 46 rows 1, 27)."""
+    import linecache
+    import pickle
+    import warnings
+
+    import numpy as np
+    import torch
+
+    from seqpoint.integrations.huggingface import (
+        SeqPointCallback,
+        schedule_from_trainer,
+        workload_from_trainer,
+    )
+
+    trainer = _trainer(hf, tmp_path, use_cpu=False)
+    schedule = schedule_from_trainer(trainer)
+    trainer.add_callback(cb := SeqPointCallback(tmp_path / "trace.csv"))
+    torch.cuda.set_sync_debug_mode("warn")
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            trainer.train()
+    finally:
+        torch.cuda.set_sync_debug_mode("default")
+    waits = [f"{w.filename}:{w.lineno}" for w in caught if "synchroniz" in str(w.message) and "seqpoint" in w.filename
+             and "cuda.synchronize()" not in linecache.getline(w.filename, w.lineno)]  # the one at on_train_end
+    assert not waits
+    assert cb.trace.rows is not None and cb.trace.rows.equals(schedule.rows)
+    assert np.array_equal(cb.trace.seq_len, schedule.seq_len) and np.all(cb.trace.time_s > 0)
+    assert np.array_equal(pickle.loads(pickle.dumps(cb)).trace.time_s, cb.trace.time_s)
+    copy = pickle.loads(pickle.dumps(workload_from_trainer(trainer)))
+    assert np.isfinite(copy.step(copy.make_batch((int(schedule.batch_size[0]), int(schedule.seq_len[0]), 0))))

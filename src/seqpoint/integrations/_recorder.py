@@ -24,8 +24,7 @@ from typing import NoReturn
 from seqpoint.exceptions import InputError
 from seqpoint.integrations._shapes import BatchShape, ShapeFn, ShapeReader, ShapeReading
 from seqpoint.schedule import RowLengths
-from seqpoint.validation import RunTrace
-from seqpoint.validation._trace import write_trace
+from seqpoint.validation import RunTrace, write_trace
 
 __all__ = ["Recorder", "record", "row_lengths", "trace_of", "trace_path"]
 

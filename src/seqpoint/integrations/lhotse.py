@@ -55,7 +55,7 @@ def _check_duration(cut: Cut) -> None:
 
 
 #: How a cut's samples become frames of ``frame_shift``: lhotse's ``compute_num_frames`` rounds.
-ROUNDINGS = ("round", "ceil", "floor")
+_ROUNDINGS = ("round", "ceil", "floor")
 
 
 def _frames(cut: Cut, frame_shift: float, sampling_rate: int | None, rounding: str) -> int:
@@ -150,7 +150,7 @@ def schedule_from_sampler(sampler: CutSampler, epochs: int = 1, frame_shift: flo
     check_params(
         "schedule_from_sampler",
         {"epochs": [Interval(int, 1)], "frame_shift": [Interval(float, 0, closed="neither")],
-         "sampling_rate": [Interval(int, 1), None], "rounding": [Options(ROUNDINGS)],
+         "sampling_rate": [Interval(int, 1), None], "rounding": [Options(_ROUNDINGS)],
          "target_fn": [Predicate(callable, "a callable cut -> int"), None]},
         {"epochs": epochs, "frame_shift": frame_shift, "sampling_rate": sampling_rate, "rounding": rounding,
          "target_fn": target_fn},

@@ -17,6 +17,7 @@ from seqpoint.workflows._ddp import ddp_schedule as ddp_schedule
 from seqpoint.workflows._ddp import validate_ddp
 from seqpoint.workflows._demo import demo_configs as demo_configs
 from seqpoint.workflows._folder import RunFolder
+from seqpoint.workflows._job import JobProjection as JobProjection
 from seqpoint.workflows._job import project_job
 from seqpoint.workflows._run import RunResult, run
 from seqpoint.workflows._run import log_to_mlflow as log_to_mlflow

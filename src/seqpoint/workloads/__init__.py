@@ -22,6 +22,7 @@ from seqpoint.workloads._loading import (
 )
 from seqpoint.workloads._loading import check_user_code as check_user_code
 from seqpoint.workloads._shape import BatchShape, takes_batch_shape
+from seqpoint.workloads._shape import as_batch_shape as as_batch_shape
 from seqpoint.workloads._user import UserWorkload
 
 __all__ = ["WORKLOADS", "BatchShape", "CountsOnMeta", "CountsParameters", "SetsThreads",

@@ -22,8 +22,7 @@ from transformers import TrainerCallback, TrainerControl, TrainerState, Training
 from seqpoint.exceptions import InputError
 from seqpoint.integrations._recorder import trace_of, trace_path
 from seqpoint.integrations._shapes import VALUE_KEYS, ShapeFn, ShapeReader, ShapeReading
-from seqpoint.validation import RunTrace
-from seqpoint.validation._trace import write_trace
+from seqpoint.validation import RunTrace, write_trace
 
 if TYPE_CHECKING:
     import torch

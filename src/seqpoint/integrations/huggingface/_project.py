@@ -10,8 +10,7 @@ from seqpoint.integrations.huggingface._replay import schedule_from_trainer
 from seqpoint.integrations.huggingface._workload import workload_from_trainer
 from seqpoint.schedule import IterationSchedule
 from seqpoint.validation import RunTrace, read_trace
-from seqpoint.workflows import project_job
-from seqpoint.workflows._job import JobProjection
+from seqpoint.workflows import JobProjection, project_job
 
 if TYPE_CHECKING:
     from transformers import Trainer

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import functools
 import math
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -16,8 +15,7 @@ from numpy.typing import NDArray
 from seqpoint.exceptions import AssumedInputWarning, SeqPointWarning
 from seqpoint.integrations.huggingface._collate import Collation
 from seqpoint.integrations.huggingface._lengths import check_trainer
-from seqpoint.workloads import BatchShape, Signature
-from seqpoint.workloads._shape import as_batch_shape
+from seqpoint.workloads import BatchShape, Signature, as_batch_shape
 
 if TYPE_CHECKING:
     import torch
@@ -37,11 +35,12 @@ class TrainerWorkload:
     :func:`workload_from_trainer`).
 
     ``trainer.training_step``, clipping to ``max_grad_norm``, the optimizer and scheduler
-    steps and ``zero_grad``, on a copy of the model prepared as ``train()`` prepares it and an
-    optimizer and scheduler made for the copy: the user's states are never touched. Inputs
+    steps and ``zero_grad`` (:meth:`step`), on a copy of the model prepared as ``train()``
+    prepares it, with an optimizer, scheduler and accelerator made for the copy (``trainer``
+    here is a copy of the user's holding them): the user's states are never touched. Inputs
     are synthetic ids padded as the collator pads the SeqPoint's real lengths, under the
     trainer's autocast; which tensors a batch has is learnt by running the collator once. It
-    pickles without the datasets, so worker processes rebuild it.
+    pickles as the trainer's model and arguments, so worker processes rebuild it.
     """
 
     def __init__(self, trainer: Any, *, seed: int = 0, _keys: frozenset[str] | None = None) -> None:
@@ -57,6 +56,9 @@ class TrainerWorkload:
         optimizer = trainer.create_optimizer(self.model)
         self.scheduler = trainer.create_scheduler(10**9, optimizer=optimizer)
         self.optimizer = trainer.optimizer = trainer.accelerator.prepare_optimizer(optimizer)
+        # training_step reads the accumulation count train() sets per step; a profiled step is
+        # one micro-batch of a one-micro-batch step.
+        trainer.current_gradient_accumulation_steps = 1
         #: Steps run, and those whose optimizer the GradScaler skipped (inf/NaN grads).
         self.steps = self.skipped_steps = 0
         model_config = getattr(self.model, "config", None)
@@ -235,10 +237,7 @@ class TrainerWorkload:
         """
         acc = self.trainer.accelerator
         scale = None if acc.scaler is None else acc.scaler.get_scale()  # between timed steps the device is idle
-        # training_step reads the accumulation count train() sets per step; a profiled
-        # step is one micro-batch of a one-micro-batch step.
-        with _lent(self.trainer, "current_gradient_accumulation_steps", 1):
-            loss = self.trainer.training_step(self.model, batch)
+        loss = self.trainer.training_step(self.model, batch)
         acc.clip_grad_norm_(self.model.parameters(), self.max_grad_norm if self.max_grad_norm > 0 else math.inf)
         self.optimizer.step()
         if not acc.optimizer_step_was_skipped:
@@ -290,18 +289,3 @@ def _own_trainer(trainer: Any, *, accelerator: bool = True) -> Any:
     else:
         own.accelerator = own.gather_function = None
     return own
-
-
-@contextlib.contextmanager
-def _lent(obj: object, name: str, value: object) -> Iterator[None]:
-    """``obj.name`` set to ``value`` inside the block, then restored (deleted if it was absent)."""
-    missing = object()
-    saved = getattr(obj, name, missing)
-    setattr(obj, name, value)
-    try:
-        yield
-    finally:
-        if saved is missing:
-            delattr(obj, name)
-        else:
-            setattr(obj, name, saved)

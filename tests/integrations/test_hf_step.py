@@ -57,7 +57,7 @@ def test_a_trained_trainers_workload_pickles_once_at_about_its_models_size(hf, t
 
     from seqpoint.integrations.huggingface import SeqPointCallback, workload_from_trainer
 
-    trainer = _trainer(hf, tmp_path)
+    trainer = _trainer(hf, tmp_path, max_steps=2)
     trainer.add_callback(cb := SeqPointCallback(tmp_path / "trace.csv"))
     trainer.train()
     assert trainer.optimizer.state  # the trained moments, twice the model

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeAlias
 
@@ -45,7 +46,7 @@ class _HostCopy:
                 # Only the tensors the default reader reads the values of travel, the others as shapes.
                 wanted = every_value or key in VALUE_KEYS
                 return value.to("cpu", non_blocking=True) if wanted else torch.empty(value.shape, device="meta")
-            if isinstance(value, dict):
+            if isinstance(value, Mapping):  # a BatchEncoding too
                 return {k: host(v, k) for k, v in value.items()}
             return type(value)(host(v) for v in value) if isinstance(value, (list, tuple)) else value
 

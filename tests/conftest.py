@@ -1,4 +1,5 @@
-"""Helpers several test packages share: the CLI run in-process, and a local Ray session."""
+"""Helpers several test packages share: the CLI run in-process, a local Ray session, and
+tests marked ``gpu`` skipped when torch sees no CUDA device."""
 
 from __future__ import annotations
 
@@ -19,6 +20,14 @@ from seqpoint.exceptions import InputError
 SRC = Path(__file__).resolve().parents[1] / "src"
 
 CliResult = tuple[int, str, str]
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.get_closest_marker("gpu") is not None:
+        import torch
+
+        if not torch.cuda.is_available():
+            pytest.skip("needs a CUDA device")
 
 
 @pytest.fixture

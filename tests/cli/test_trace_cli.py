@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 
 from seqpoint.cli import main
 from seqpoint.measurements import Measurement, Measurements, write_measurements
-from seqpoint.schedule import RunTrace, write_trace
+from seqpoint.schedule import RunTrace, read_trace, write_trace
 from seqpoint.selection import SeqPointSelector, read_seqpoints, read_simpoints, write_seqpoints
 
 pytest.importorskip("torch")
@@ -99,6 +100,16 @@ def test_what_trace_validation_would_ignore_is_refused(tmp_path: Path, cli: Cli,
     trace = _trace(tmp_path / "a.csv", 1.0)
     code, _, err = cli(["validate", str(_trace_config(tmp_path, tail)), "--trace", str(trace), *extra])
     assert code == 2 and len(err.strip().splitlines()) == 1 and named in err, err
+    assert not (tmp_path / "c.sqlite").exists()  # refused before anything was measured
+
+
+def test_a_trace_of_another_schedule_is_refused_before_anything_is_measured(tmp_path: Path, cli: Cli) -> None:
+    t1 = _trace(tmp_path / "a.csv", 1.0)
+    run = read_trace(t1)
+    other = write_trace(dataclasses.replace(run, seq_len=run.seq_len + (np.arange(len(run)) == 5)), tmp_path / "b.csv")
+    code, _, err = cli(["validate", str(_trace_config(tmp_path)), "--trace", str(t1), "--trace", str(other)])
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert f"Trace 2 of 2 is not a run of this schedule: micro-batch 5 has seq_len {run.seq_len[5] + 1}, " in err
     assert not (tmp_path / "c.sqlite").exists()  # refused before anything was measured
 
 

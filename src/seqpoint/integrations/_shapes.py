@@ -10,10 +10,12 @@ from typing import Any, NamedTuple, Protocol, TypeGuard
 
 from seqpoint.exceptions import InputError
 
-__all__ = ["INPUT_KEYS", "BatchShape", "Shape", "ShapeFn", "ShapeReader", "ShapeReading", "read_batch"]
+__all__ = ["INPUT_KEYS", "VALUE_KEYS", "BatchShape", "Shape", "ShapeFn", "ShapeReader", "ShapeReading", "read_batch"]
 
 #: Keys of the model input in a dict batch, tried in order (text, then speech, then embeddings).
 INPUT_KEYS: tuple[str, ...] = ("input_ids", "input_values", "input_features", "inputs_embeds", "x", "src")
+#: The tensors of a dict batch whose values :func:`read_batch` reads (of the others, the shape).
+VALUE_KEYS: frozenset[str] = frozenset({"attention_mask", "position_ids", "labels"})
 
 
 class BatchShape(NamedTuple):

@@ -2,22 +2,24 @@
 
 :func:`schedule_from_sampler` iterates a copy of the user's real sampler over the cuts'
 metadata (no audio is read) and maps each mini-batch to what the acoustic model sees:
-cuts → ``batch_size``, most frames → ``seq_len``, all frames → ``tokens``, Σ frames² →
-``sum_sq_len``, frames by lhotse's ``compute_num_frames``.
+cuts → ``batch_size``, most frames → ``seq_len``, every cut's frames → the schedule's
+per-row lengths (``rows``), Σ frames² → ``sum_sq_len``; targets (a pair sampler's target
+cuts, or ``target_fn``'s tokens) → ``tgt_len`` and the rows' target lengths.
 """
 
 from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Iterable, Iterator
+import warnings
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from seqpoint._params import Interval, check_params
-from seqpoint.exceptions import InputError
-from seqpoint.schedule import IterationSchedule
+from seqpoint._params import Interval, Options, Predicate, check_params
+from seqpoint.exceptions import AssumedInputWarning, InputError
+from seqpoint.schedule import IterationSchedule, RowLengths
 
 if TYPE_CHECKING:
     from lhotse.cut import Cut
@@ -52,9 +54,11 @@ def _check_duration(cut: Cut) -> None:
                          f"(got {duration!r}), so its frames cannot be counted; {_WAY_OUT}.")
 
 
-def _frames(cut: Cut, frame_shift: float, sampling_rate: int | None) -> int:
-    from lhotse.utils import compute_num_frames
+#: How a cut's samples become frames of ``frame_shift``: lhotse's ``compute_num_frames`` rounds.
+_ROUNDINGS = ("round", "ceil", "floor")
 
+
+def _frames(cut: Cut, frame_shift: float, sampling_rate: int | None, rounding: str) -> int:
     try:
         rate = cut.sampling_rate
     except AttributeError:
@@ -64,33 +68,51 @@ def _frames(cut: Cut, frame_shift: float, sampling_rate: int | None) -> int:
             f"lhotse cut {cut.id!r} has no recording or features, so it has no sampling rate; "
             "pass sampling_rate=HZ to schedule_from_sampler."
         )
-    return int(compute_num_frames(cut.duration, frame_shift, rate))
+    samples, hop = round(cut.duration * rate), round(frame_shift * rate)
+    return {"round": (samples + hop // 2) // hop, "ceil": -(-samples // hop), "floor": samples // hop}[rounding]
 
 
-def _replay(sampler: CutSampler, first_epoch: int, epochs: int, frame_shift: float,
-            sampling_rate: int | None) -> list[tuple[int, int, int, int, int]]:
-    rows: list[tuple[int, int, int, int, int]] = []
+#: One replayed mini-batch: its epoch, every cut's frames, and every target's length (or None).
+_Batch = tuple[int, list[int], list[int] | None]
+
+
+def _replay(sampler: CutSampler, first_epoch: int, epochs: int, frames: Callable[[Cut], int],
+            target_fn: Callable[[Cut], int] | None) -> list[_Batch]:
+    rows: list[_Batch] = []
+    texts = False  # whether some cut has a transcript that no target was counted for
     for e in range(epochs):
         if hasattr(sampler, "set_epoch"):
             sampler.set_epoch(first_epoch + e)
         for batch in sampler:
-            # Samplers over several CutSets (e.g. CutPairsSampler) yield a tuple; the
-            # first holds the inputs.
+            # A pair sampler (CutPairsSampler) yields (source cuts, target cuts).
             cuts = batch[0] if isinstance(batch, tuple) else batch
             if not hasattr(cuts, "__iter__") or isinstance(cuts, (str, bytes)):
                 raise InputError(f"The sampler yielded {type(batch).__name__}, not a CutSet; "
                                  "schedule_from_sampler replays lhotse cut samplers.")
+            cuts = list(cuts)
             for cut in cuts:
                 _check_duration(cut)
-            frames = np.array([_frames(c, frame_shift, sampling_rate) for c in cuts], dtype=np.int64)
-            if frames.size:
-                rows.append((e, frames.size, int(frames.max()), int(frames.sum()),
-                             int((frames * frames).sum())))
+            targets = None
+            if target_fn is not None:
+                targets = [int(target_fn(c)) for c in cuts]
+            elif isinstance(batch, tuple) and len(batch) > 1:
+                targets = [frames(c) for c in batch[1]]
+            else:
+                texts = texts or any(getattr(sup, "text", None) for c in cuts for sup in getattr(c, "supervisions", ()))
+            if cuts:
+                rows.append((e, [frames(c) for c in cuts], targets))
+    if texts:
+        warnings.warn(
+            "schedule_from_sampler: the cuts carry transcripts, but without target_fn every target counts "
+            "as 0 tokens (tgt_len 0, tgt_lengths 0); pass target_fn=lambda cut: <tokens of its transcript> "
+            "for a model whose loss reads them (CTC, attention decoder, transducer).",
+            AssumedInputWarning, stacklevel=3)
     return rows
 
 
 def schedule_from_sampler(sampler: CutSampler, epochs: int = 1, frame_shift: float = 0.01, *,
-                          sampling_rate: int | None = None) -> IterationSchedule:
+                          sampling_rate: int | None = None, rounding: str = "round",
+                          target_fn: Callable[[Cut], int] | None = None) -> IterationSchedule:
     """Replay a real lhotse sampler as an :class:`~seqpoint.schedule.IterationSchedule`.
 
     Parameters
@@ -105,11 +127,20 @@ def schedule_from_sampler(sampler: CutSampler, epochs: int = 1, frame_shift: flo
         Feature frame shift in seconds.
     sampling_rate : int, optional
         Sampling rate for cuts that carry none.
+    rounding : {"round", "ceil", "floor"}, default "round"
+        How a cut's samples become frames: ``round`` as lhotse's ``compute_num_frames``;
+        ``ceil`` or ``floor`` for features that count frames so (a recorded run that differs
+        by one frame says which).
+    target_fn : callable, optional
+        ``cut -> int``: the target length of a cut (tokens of its transcript). Without it a
+        pair sampler's targets are its target cuts' frames, and other targets count as 0
+        (an ``AssumedInputWarning`` says so when the cuts carry transcripts).
 
     Returns
     -------
     IterationSchedule
-        One row per mini-batch of this rank; ``tgt_len`` is 0.
+        One row per mini-batch of this rank, with every cut's frames (and target length)
+        in ``rows``; ``tokens`` counts the frames and target tokens.
 
     Raises
     ------
@@ -119,8 +150,10 @@ def schedule_from_sampler(sampler: CutSampler, epochs: int = 1, frame_shift: flo
     check_params(
         "schedule_from_sampler",
         {"epochs": [Interval(int, 1)], "frame_shift": [Interval(float, 0, closed="neither")],
-         "sampling_rate": [Interval(int, 1), None]},
-        {"epochs": epochs, "frame_shift": frame_shift, "sampling_rate": sampling_rate},
+         "sampling_rate": [Interval(int, 1), None], "rounding": [Options(_ROUNDINGS)],
+         "target_fn": [Predicate(callable, "a callable cut -> int"), None]},
+        {"epochs": epochs, "frame_shift": frame_shift, "sampling_rate": sampling_rate, "rounding": rounding,
+         "target_fn": target_fn},
     )
     try:
         replay = copy.deepcopy(sampler)
@@ -128,7 +161,8 @@ def schedule_from_sampler(sampler: CutSampler, epochs: int = 1, frame_shift: flo
         replay = sampler
     first_epoch = int(getattr(replay, "epoch", 0))
     try:
-        rows = _replay(replay, first_epoch, epochs, frame_shift, sampling_rate)
+        rows = _replay(replay, first_epoch, epochs,
+                       lambda cut: _frames(cut, frame_shift, sampling_rate, rounding), target_fn)
     except TypeError:
         # lhotse compares or adds durations while bucketing; None durations fail there
         # with a bare TypeError, so name the cut instead.
@@ -140,12 +174,16 @@ def schedule_from_sampler(sampler: CutSampler, epochs: int = 1, frame_shift: flo
             sampler.set_epoch(first_epoch)
     if not rows:
         raise InputError("The lhotse sampler yielded no batch; check max_duration/max_cuts and drop_last.")
-    data = np.array(rows, dtype=np.int64)
-    meta = {"source": "lhotse", "sampler": type(sampler).__name__, "frame_shift": frame_shift,
+    data = np.array([(e, len(f), max(f), max(t or [0]), sum(f) + sum(t or []), sum(n * n for n in f))
+                     for e, f, t in rows], dtype=np.int64)
+    targets = [t for *_, t in rows if t is not None]
+    meta = {"source": "lhotse", "sampler": type(sampler).__name__, "frame_shift": frame_shift, "rounding": rounding,
             "first_epoch": first_epoch, "epochs": epochs, "world_size": int(getattr(sampler, "world_size", 1)),
             "rank": int(getattr(sampler, "rank", 0))}
-    return IterationSchedule.from_columns(
-        {"epoch": data[:, 0], "batch_size": data[:, 1], "seq_len": data[:, 2],
-         "tokens": data[:, 3], "sum_sq_len": data[:, 4]},
+    schedule = IterationSchedule.from_columns(
+        {"epoch": data[:, 0], "batch_size": data[:, 1], "seq_len": data[:, 2], "tgt_len": data[:, 3],
+         "tokens": data[:, 4], "sum_sq_len": data[:, 5]},
         meta=meta,
     )
+    rows_lengths = RowLengths.from_lists([f for _, f, _ in rows], targets if len(targets) == len(rows) else None)
+    return schedule.with_rows(rows_lengths)

@@ -38,6 +38,7 @@ from seqpoint.workflows._sweep_config import load_sweep
 from seqpoint.workflows._sweep_config import sweep_from_dict as sweep_from_dict
 from seqpoint.workflows._trace import (
     TraceValidation,
+    check_traces,
     project_files,
     speedup_from_files,
     validate_config_on_traces,
@@ -66,6 +67,7 @@ __all__ = [
     "WorkloadSection",
     "apply_overrides",
     "build_schedule",
+    "check_traces",
     "choose_points",
     "demo_configs",
     "load_config",

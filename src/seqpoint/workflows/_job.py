@@ -21,7 +21,7 @@ from seqpoint.reports import fmt_duration, fmt_pct
 from seqpoint.schedule import IterationSchedule, RunTrace, read_trace
 from seqpoint.selection import SeqPoints
 from seqpoint.validation import break_even
-from seqpoint.workflows._trace import TraceValidation, validate_trace
+from seqpoint.workflows._trace import TraceValidation, check_traces, validate_trace
 from seqpoint.workloads import Workload, describe
 
 __all__ = ["JobProjection", "project_job"]
@@ -163,6 +163,7 @@ def project_job(
         raise InputError(f"project_job needs a workload or a workload spec; a {type(workload).__name__} lacks "
                          f"{', '.join(lacks)} (seqpoint.workloads.Workload).")
     runs = None if traces is None else [t if isinstance(t, RunTrace) else read_trace(t) for t in traces]
+    check_traces(sched, runs or [])  # before any step: a run of another schedule is refused now, not after profiling
     # Three timed steps a worker: with one or two, a worker's median is one noisy step.
     cfg = RunConfig(selection=SelectionSection(n_points=n_points, proxy="attention"),
                     workload=WorkloadSection(name=workload if isinstance(workload, str) else describe(workload).name),

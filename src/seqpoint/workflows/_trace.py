@@ -31,7 +31,8 @@ from seqpoint.workflows._sections import (
 )
 from seqpoint.workflows._stages import read_run_schedule
 
-__all__ = ["TraceValidation", "project_files", "speedup_from_files", "validate_config_on_traces", "validate_trace"]
+__all__ = ["TraceValidation", "check_traces", "project_files", "speedup_from_files", "validate_config_on_traces",
+           "validate_trace"]
 
 #: Columns that fix a micro-batch's shape, compared to tell two runs' schedules apart.
 _SHAPE = ("batch_size", "seq_len", "tgt_len")
@@ -72,7 +73,26 @@ def _check_same_schedule(schedule: IterationSchedule, trace: RunTrace, which: st
         if diff.size:
             i = int(diff[0])
             raise InputError(f"{which} is not a run of this schedule: micro-batch {i} has {col} "
-                             f"{int(getattr(got, col)[i])}, the schedule {int(getattr(schedule, col)[i])}; {_SAME}")
+                             f"{int(getattr(got, col)[i])}, the schedule {int(getattr(schedule, col)[i])}; "
+                             f"{_agree(schedule, col)}")
+
+
+def check_traces(schedule: IterationSchedule, traces: Sequence[RunTrace]) -> None:
+    """Raise InputError unless every trace is a run of ``schedule``, naming the first micro-batch
+    that differs, both values and how to make them agree; cheap, so it runs before any
+    profiling (``project_job``, ``validate --trace``)."""
+    for i, run in enumerate(traces):
+        _check_same_schedule(schedule, run, f"Trace {i + 1} of {len(traces)}")
+
+
+def _agree(schedule: IterationSchedule, col: str) -> str:
+    """How to make a replay agree with a recorded run that differs in ``col``."""
+    if schedule.meta.get("source") == "lhotse" and col != "batch_size":
+        fix = (f"replay with schedule_from_sampler(..., rounding='ceil' or 'floor') if your features count frames "
+               f"otherwise than {schedule.meta.get('rounding', 'round')!r}" if col == "seq_len" else
+               "replay with schedule_from_sampler(..., target_fn=...) counting each cut's target as your model does")
+        return f"the schedule is a lhotse replay: {fix}, or give the recorded trace as the schedule."
+    return _SAME
 
 
 def validate_trace(
@@ -106,8 +126,7 @@ def validate_trace(
         schedule = schedule_or_trace
     else:
         schedule = _as_trace(schedule_or_trace).to_schedule(rank)
-    for i, run in enumerate(runs):
-        _check_same_schedule(schedule, run, f"Trace {i + 1} of {len(runs)}")
+    check_traces(schedule, runs)
     projection = project(schedule, seqpoints, measurements, method=method, confidence=confidence)
     steps = runs[0].step_times_s()
     first = float(steps[:first_n].mean() * steps.size)
@@ -198,11 +217,13 @@ def validate_config_on_traces(
         raise InputError(f"Trace {traces[0]} holds ranks {first.ranks}, each running its own schedule; pick one "
                          f"with [batching] world_size = {ranks} and rank = R (--set batching.world_size={ranks} "
                          "--set batching.rank=R).")
+    runs = [first, *map(_as_trace, traces[1:])]
+    check_traces(first.to_schedule(rank), [t.for_rank(rank) if rank is not None else t for t in runs])
     folder = RunFolder.new(cfg.name + "-trace", cfg.report.out, command="validate --trace")
     c = Campaign(cfg, reporter=reporter, executor=executor, folder=folder,
                  schedule=first.to_schedule(rank))
     measurements = c.measure_seqpoints()
-    result = validate_trace(c.schedule, c.seqpoints, measurements, [first, *traces[1:]], first_n=first_n,
+    result = validate_trace(c.schedule, c.seqpoints, measurements, runs, first_n=first_n,
                             rank=rank, method=cfg.projection.method, confidence=cfg.projection.confidence)
     folder.write_json("trace_validation.json", result.to_dict())
     return result, folder

@@ -4,14 +4,17 @@ Each micro-batch's shape is read where the model sees it (a forward pre-hook), a
 time runs between ``train()``'s boundaries: ``on_step_begin`` → ``on_substep_end`` (each
 accumulated micro-batch) → ``on_step_end`` (after clipping, optimizer and scheduler): the
 step ``workload_from_trainer`` profiles. Data loading before and logging after a step
-are kept apart in the trace's meta (``between_steps_s``). On a GPU the boundaries are
-CUDA events read once at the end (no added synchronization); on a CPU ``perf_counter``.
+are kept apart in the trace's meta (``between_steps_s``). On a GPU nothing waits for the
+device: the boundaries are CUDA events, and the inputs the shape is read from are copied
+to pinned host memory without blocking, each read once its copy is done (at the latest at
+``on_train_end``, which turns the events into seconds); on a CPU ``perf_counter``.
 """
 
 from __future__ import annotations
 
 import math
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeAlias
 
@@ -19,7 +22,7 @@ from transformers import TrainerCallback, TrainerControl, TrainerState, Training
 
 from seqpoint.exceptions import InputError
 from seqpoint.integrations._recorder import trace_of, trace_path
-from seqpoint.integrations._shapes import ShapeFn, ShapeReader, ShapeReading
+from seqpoint.integrations._shapes import VALUE_KEYS, ShapeFn, ShapeReader, ShapeReading
 from seqpoint.schedule import RunTrace, write_trace
 
 if TYPE_CHECKING:
@@ -29,6 +32,28 @@ if TYPE_CHECKING:
 Mark: TypeAlias = "float | torch.cuda.Event"
 
 __all__ = ["SeqPointCallback"]
+
+
+class _HostCopy:
+    """A micro-batch's inputs on their way to the host (``non_blocking``: reading a CUDA tensor
+    would wait for the device at every micro-batch of the user's run); read once ``done``."""
+
+    def __init__(self, batch: object, every_value: bool) -> None:
+        import torch
+
+        def host(value: object, key: object = None) -> object:
+            if isinstance(value, torch.Tensor) and value.is_cuda:
+                # Only the tensors the default reader reads the values of travel, the others as shapes.
+                wanted = every_value or key in VALUE_KEYS
+                return value.to("cpu", non_blocking=True) if wanted else torch.empty(value.shape, device="meta")
+            if isinstance(value, Mapping):  # a BatchEncoding too
+                return {k: host(v, k) for k, v in value.items()}
+            return type(value)(host(v) for v in value) if isinstance(value, (list, tuple)) else value
+
+        self.batch: object = host(batch)
+        self.done = torch.cuda.Event()
+        self.done.record()
+        self.reading: ShapeReading | None = None
 
 
 def _seconds(start: Mark, end: Mark) -> float:
@@ -67,8 +92,9 @@ class SeqPointCallback(TrainerCallback):  # type: ignore[misc]
         self._reset()
 
     def _reset(self) -> None:
-        self._rows: list[tuple[int, int, int, ShapeReading | None, Mark, Mark]] = []
-        self._reading: ShapeReading | None = None
+        self._rows: list[tuple[int, int, int, ShapeReading | _HostCopy | None, Mark, Mark]] = []
+        self._reading: ShapeReading | _HostCopy | None = None
+        self._copies: list[_HostCopy] = []  # not read yet, oldest first
         self._in_step = False
         self._micro = 0
         self._epoch = 0
@@ -94,7 +120,19 @@ class SeqPointCallback(TrainerCallback):  # type: ignore[misc]
         # second call inside a custom compute_loss).
         if not self._in_step or self._reading is not None or not module.training:
             return
-        self._reading = self._read(dict(kwargs) if kwargs else (args[0] if args else {}))
+        batch = dict(kwargs) if kwargs else (args[0] if args else {})
+        if not self._cuda:
+            self._reading = self._read(batch)
+            return
+        self._read_copies(wait=False)
+        self._reading = copy = _HostCopy(batch, every_value=self.shape_fn is not None)
+        self._copies.append(copy)
+
+    def _read_copies(self, *, wait: bool) -> None:
+        """Read the host copies that are done (all, after a synchronization, with ``wait``)."""
+        while self._copies and (wait or self._copies[0].done.query()):
+            copy = self._copies.pop(0)
+            copy.reading, copy.batch = self._read(copy.batch), None
 
     def _close_micro_batch(self) -> None:
         end = self._mark()
@@ -142,10 +180,12 @@ class SeqPointCallback(TrainerCallback):  # type: ignore[misc]
             import torch
 
             torch.cuda.synchronize()
+            self._read_copies(wait=True)
         world = int(getattr(args, "world_size", 1) or 1)
         rank = int(getattr(args, "process_index", 0) or 0)
         rows = []
-        for step, epoch, micro, reading, start, end in self._rows:
+        for step, epoch, micro, read, start, end in self._rows:
+            reading = read.reading if isinstance(read, _HostCopy) else read
             if reading is None:
                 raise InputError(
                     f"SeqPointCallback saw no forward call of the model in optimizer step {step}; "
@@ -158,6 +198,7 @@ class SeqPointCallback(TrainerCallback):  # type: ignore[misc]
                 "between_steps_s": sum(_seconds(a, b) for a, b in self._gaps)}
         self.trace = trace_of(rows, meta, rank if world > 1 else None)
         self.written_to = write_trace(self.trace, self._path_for(rank, world))
+        self._reset()  # no CUDA event is kept: the callback pickles with its trainer
 
     def _path_for(self, rank: int, world: int) -> Path:
         if "{rank}" in str(self.path):

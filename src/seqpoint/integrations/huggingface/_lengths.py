@@ -56,14 +56,29 @@ def _item_lengths(dataset: Any, name: str) -> IntArray | None:
     return np.array([v if isinstance(v, (int, np.integer)) else len(v) for v in values], dtype=np.int64)
 
 
-def check_trainer(trainer: Trainer) -> None:
-    """Raise unless ``trainer`` looks like a ``transformers.Trainer`` (not its model or args)."""
+def check_trainer(trainer: Trainer, *, step: bool = False) -> None:
+    """Raise unless ``trainer`` looks like a ``transformers.Trainer`` (not its model or args)
+    and, with ``step``, its training step runs on one device as ``train()`` runs it."""
     missing = [a for a in ("args", "model", "train_dataset", "data_collator") if not hasattr(trainer, a)]
     if missing:
         raise InputError(
             f"Expected a transformers.Trainer, got a {type(trainer).__name__} (it has no "
             f"{', '.join(missing)}): pass the Trainer itself, e.g. schedule_from_trainer(trainer)."
         )
+    if not step:
+        return
+    gpus = int(getattr(trainer.args, "n_gpu", 1) or 1)
+    if gpus > 1:
+        raise InputError(
+            f"The trainer sees {gpus} GPUs in one process, so train() wraps the model in DataParallel and "
+            f"each micro-batch is {gpus} devices' batches, which one profiled step cannot run: profile with one "
+            "GPU visible (CUDA_VISIBLE_DEVICES=0), or launch the job with torchrun (one process a GPU).")
+    for flag, name in (("is_deepspeed_enabled", "DeepSpeed"), ("is_fsdp_enabled", "FSDP")):
+        if getattr(trainer, flag, False):
+            raise InputError(
+                f"The trainer runs under {name}, whose engine owns the step (and would step the real model), "
+                f"so a copy of it cannot be profiled: profile the job on one GPU with a trainer made without {name} "
+                "(the same model and arguments otherwise).")
 
 
 def read_lengths(trainer: Trainer, *, with_target: bool = False) -> Lengths:

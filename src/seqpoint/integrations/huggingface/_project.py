@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from seqpoint.executors import Executor
 from seqpoint.integrations.huggingface._replay import schedule_from_trainer
 from seqpoint.integrations.huggingface._workload import workload_from_trainer
 from seqpoint.schedule import IterationSchedule, RunTrace, read_trace
@@ -19,7 +20,7 @@ __all__ = ["project_trainer"]
 
 def project_trainer(trainer: Trainer, *, traces: Sequence[RunTrace | str | Path] | None = None, n_points: int = 10,
                     processes: int = 1, cold_window: int = 0, first_n: int = 10,
-                    progress: bool = False) -> JobProjection:
+                    progress: bool = False, executor: Executor | str = "local") -> JobProjection:
     """``trainer.train()``'s whole run projected from SeqPoints of the trainer's own step.
 
     Parameters
@@ -30,8 +31,8 @@ def project_trainer(trainer: Trainer, *, traces: Sequence[RunTrace | str | Path]
         Runs recorded with :class:`SeqPointCallback`: the first one's micro-batches are the
         schedule, and the projection is checked against their mean (two or more give the
         noise floor). Without traces the run is replayed (:func:`schedule_from_trainer`).
-    n_points, processes, cold_window, first_n, progress
-        As for :func:`seqpoint.workflows.project_job`.
+    n_points, processes, cold_window, first_n, progress, executor
+        As for :func:`seqpoint.workflows.project_job` (a remote executor gets the trainer's step pickled).
 
     Returns
     -------
@@ -39,7 +40,9 @@ def project_trainer(trainer: Trainer, *, traces: Sequence[RunTrace | str | Path]
         ``print(result)`` shows the projection, its interval, the profiling cost and, with
         traces, the error against them.
     """
+    workload = workload_from_trainer(trainer)  # first: a trainer it refuses is refused before the replay
     runs = None if traces is None else [t if isinstance(t, RunTrace) else read_trace(t) for t in traces]
     schedule: RunTrace | IterationSchedule = runs[0] if runs else schedule_from_trainer(trainer)
-    return project_job(schedule, workload_from_trainer(trainer), traces=runs, n_points=n_points,
-                       processes=processes, cold_window=cold_window, first_n=first_n, progress=progress)
+    return project_job(schedule, workload, traces=runs, n_points=n_points,
+                       processes=processes, cold_window=cold_window, first_n=first_n, progress=progress,
+                       executor=executor)

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import functools
+import math
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from seqpoint.exceptions import AssumedInputWarning
+from seqpoint.exceptions import AssumedInputWarning, SeqPointWarning
 from seqpoint.integrations.huggingface._collate import Collation
 from seqpoint.integrations.huggingface._lengths import check_trainer
 from seqpoint.workloads import BatchShape, Signature, as_batch_shape
@@ -35,26 +35,32 @@ class TrainerWorkload:
     :func:`workload_from_trainer`).
 
     ``trainer.training_step``, clipping to ``max_grad_norm``, the optimizer and scheduler
-    steps and ``zero_grad``, on a copy of the model prepared as ``train()`` prepares it and an
-    optimizer and scheduler made for the copy: the user's states are never touched. Inputs
+    steps and ``zero_grad`` (:meth:`step`), on a copy of the model prepared as ``train()``
+    prepares it, with an optimizer, scheduler and accelerator made for the copy (``trainer``
+    here is a copy of the user's holding them): the user's states are never touched. Inputs
     are synthetic ids padded as the collator pads the SeqPoint's real lengths, under the
     trainer's autocast; which tensors a batch has is learnt by running the collator once. It
-    pickles without the datasets, so worker processes rebuild it.
+    pickles as the trainer's model and arguments, so worker processes rebuild it.
     """
 
     def __init__(self, trainer: Any, *, seed: int = 0, _keys: frozenset[str] | None = None) -> None:
-        self.trainer = trainer
+        self._keys = self._collator_keys(trainer) if _keys is None else _keys
+        self.trainer = trainer = _own_trainer(trainer)
         self.model = copy.deepcopy(trainer.model)
         self.model.train()
         args = trainer.args
         checkpointing = self._as_train_prepares(args)
-        # create_optimizer and create_scheduler fill the trainer's slots only while they are
-        # None: borrow them. The schedule's length shapes only the learning-rate curve, not
-        # the step's cost; a long one keeps the rate above zero however many steps run.
-        with _lent(trainer, "optimizer", None):
-            self.optimizer = trainer.create_optimizer(self.model)
-        with _lent(trainer, "lr_scheduler", None):
-            self.scheduler = trainer.create_scheduler(10**9, optimizer=self.optimizer)
+        # As train(): the scheduler over the optimizer, which the accelerator then prepares (its
+        # step goes through the accelerator's GradScaler under fp16). The schedule's length shapes
+        # only the learning-rate curve, not the step's cost; a long one keeps the rate above zero.
+        optimizer = trainer.create_optimizer(self.model)
+        self.scheduler = trainer.create_scheduler(10**9, optimizer=optimizer)
+        self.optimizer = trainer.optimizer = trainer.accelerator.prepare_optimizer(optimizer)
+        # training_step reads the accumulation count train() sets per step; a profiled step is
+        # one micro-batch of a one-micro-batch step.
+        trainer.current_gradient_accumulation_steps = 1
+        #: Steps run, and those whose optimizer the GradScaler skipped (inf/NaN grads).
+        self.steps = self.skipped_steps = 0
         model_config = getattr(self.model, "config", None)
         self.name = f"hf:{type(self.model).__name__}"
         self.max_grad_norm = float(getattr(args, "max_grad_norm", 0.0) or 0.0)
@@ -77,7 +83,6 @@ class TrainerWorkload:
             pad = getattr(model_config, "pad_token_id", None)
         self.pad_id = int(pad or 0)
         self.padding_side = str(getattr(processing, "padding_side", "right") or "right")
-        self._keys = self._collator_keys(trainer) if _keys is None else _keys
         self._packing = "position_ids" in self._keys and "attention_mask" not in self._keys
         if args.bf16 or args.fp16:
             # accelerate autocasts the forward only (not the backward or the optimizer).
@@ -90,8 +95,11 @@ class TrainerWorkload:
         on = getattr(args, "activation_checkpointing", None)
         if on is None:  # transformers before activation_checkpointing
             on = getattr(args, "gradient_checkpointing", False)
-        already = bool(getattr(self.model, "is_activation_checkpointing", False)
-                       or getattr(self.model, "is_gradient_checkpointing", False))
+        # Each name where the model has it: reading is_gradient_checkpointing where
+        # is_activation_checkpointing exists is a transformers FutureWarning.
+        already = getattr(self.model, "is_activation_checkpointing", None)
+        if already is None:  # transformers before activation_checkpointing
+            already = getattr(self.model, "is_gradient_checkpointing", False)
         if on and not already:
             kwargs = dict(getattr(args, "activation_checkpointing_kwargs", None)
                           or getattr(args, "gradient_checkpointing_kwargs", None) or {})
@@ -109,12 +117,10 @@ class TrainerWorkload:
         return bool(on or already)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # A worker rebuilds it from the trainer: the datasets stay behind (the collator's
-        # keys travel instead), and the model copy, optimizer and scheduler are made anew.
-        light = copy.copy(self.trainer)
-        # What the worker's copy creates anew (the trained optimizer's state is twice the model).
-        light.train_dataset = light.eval_dataset = light.optimizer = light.lr_scheduler = None
-        light.model_wrapped = light.model
+        # A worker rebuilds it from the trainer's model and arguments, pickled once: the
+        # collator's keys travel instead of the datasets, and the worker makes its own model
+        # copy, optimizer, scheduler and accelerator (whose process-wide state holds weakrefs).
+        light = _own_trainer(self.trainer, accelerator=False)
         return (functools.partial(TrainerWorkload, seed=self.seed, _keys=self._keys), (light,))
 
     def _collator_keys(self, trainer: Any) -> frozenset[str]:
@@ -219,29 +225,36 @@ class TrainerWorkload:
             return pos < lengths[:, None]
         return pos >= width - lengths[:, None]
 
-    def _training_step(self, batch: Batch) -> torch.Tensor:
-        """``trainer.training_step`` on the copy (forward, loss, backward); the loss."""
-        trainer = self.trainer
-        if not hasattr(trainer, "training_step"):  # a trainer-like object without one
-            loss = trainer.compute_loss(self.model, batch)
-            loss.backward()
-            return loss.detach()
-        # training_step reads the accumulation count train() sets per step; a profiled
-        # step is one micro-batch of a one-micro-batch step.
-        with _lent(trainer, "current_gradient_accumulation_steps", 1):
-            return trainer.training_step(self.model, batch)
-
     def step(self, batch: Batch) -> float:
-        """One optimizer step on ``batch``, as ``train()`` runs it; returns the loss."""
-        import torch
+        """One optimizer step on ``batch`` as ``train()`` runs it, through the workload's own
+        accelerator; returns the loss.
 
-        loss = self._training_step(batch)
-        if self.max_grad_norm > 0:
-            torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.max_grad_norm)
+        ``trainer.training_step`` (forward, loss, backward), the gradient norm (clipped to
+        ``max_grad_norm`` when set; ``train()`` takes it either way), the optimizer and scheduler
+        steps and ``zero_grad``. Under fp16 on a GPU the workload's own GradScaler scales the
+        loss, unscales, steps and updates; a step it finds inf/NaN grads in skips the optimizer
+        (and the scheduler, as ``train()`` does), and a ``SeqPointWarning`` counts such steps.
+        """
+        acc = self.trainer.accelerator
+        scale = None if acc.scaler is None else acc.scaler.get_scale()  # between timed steps the device is idle
+        loss = self.trainer.training_step(self.model, batch)
+        acc.clip_grad_norm_(self.model.parameters(), self.max_grad_norm if self.max_grad_norm > 0 else math.inf)
         self.optimizer.step()
-        self.scheduler.step()
+        if not acc.optimizer_step_was_skipped:
+            self.scheduler.step()
         self.model.zero_grad(set_to_none=True)
-        return float(loss)
+        value = float(loss)
+        self.steps += 1
+        # The scale drops when the scaler found inf/NaN grads: a fused optimizer skips on the
+        # device, which accelerate's optimizer_step_was_skipped does not see.
+        if scale is not None and acc.scaler.get_scale() < scale:
+            self.skipped_steps += 1
+            warnings.warn(
+                f"{self.name}: fp16 loss scaling found inf/NaN gradients in {self.skipped_steps} of the {self.steps} "
+                "steps run so far, which skipped the optimizer update as train() does while its GradScaler lowers "
+                "the scale: a timed step among them costs less than a steady-state step (a fresh scale does this "
+                "in its first steps; [profile] warmup steps keep them untimed).", SeqPointWarning, stacklevel=2)
+        return value
 
 
 def workload_from_trainer(trainer: Any, *, seed: int = 0) -> TrainerWorkload:
@@ -259,20 +272,20 @@ def workload_from_trainer(trainer: Any, *, seed: int = 0) -> TrainerWorkload:
     TrainerWorkload
         Profile, cache and project it like a built-in workload.
     """
-    check_trainer(trainer)
+    check_trainer(trainer, step=True)
     return TrainerWorkload(trainer, seed=seed)
 
 
-@contextlib.contextmanager
-def _lent(obj: object, name: str, value: object) -> Iterator[None]:
-    """``obj.name`` set to ``value`` inside the block, then restored (deleted if it was absent)."""
-    missing = object()
-    saved = getattr(obj, name, missing)
-    setattr(obj, name, value)
-    try:
-        yield
-    finally:
-        if saved is missing:
-            delattr(obj, name)
-        else:
-            setattr(obj, name, saved)
+def _own_trainer(trainer: Any, *, accelerator: bool = True) -> Any:
+    """A shallow copy of ``trainer`` with what a step needs: no datasets, optimizer, scheduler
+    or callbacks (a trained optimizer's state is twice the model), and an accelerator of its
+    own (``accelerator``; else none, for pickling), so a step never touches the user's
+    states, GradScaler included."""
+    own = copy.copy(trainer)
+    own.train_dataset = own.eval_dataset = own.optimizer = own.lr_scheduler = own.callback_handler = None
+    own.model_wrapped = own.model
+    if accelerator:
+        own.create_accelerator_and_postprocess()
+    else:
+        own.accelerator = own.gather_function = None
+    return own

@@ -20,14 +20,12 @@ from seqpoint.profiling._categories import canonical_op_name as canonical_op_nam
 from seqpoint.profiling._categories import categorize as categorize
 from seqpoint.profiling._config import STARTUP_STEPS as STARTUP_STEPS
 from seqpoint.profiling._config import ProfileConfig
-from seqpoint.profiling._counting import count_point, device_peaks
+from seqpoint.profiling._counting import count_point, device_targets
 from seqpoint.profiling._counting import count_step as count_step
 from seqpoint.profiling._coverage import counting_coverage
 from seqpoint.profiling._coverage import uncounted_operators as uncounted_operators
 from seqpoint.profiling._exact import exact_signature_costs, exact_totals
 from seqpoint.profiling._fresh import in_fresh_process, stop_workers
-from seqpoint.profiling._gpus import GPU_SPECS as GPU_SPECS
-from seqpoint.profiling._gpus import GPUSpec, device_key, read_device
 from seqpoint.profiling._point import profile_point
 from seqpoint.profiling._probe import cpu_roofline
 from seqpoint.profiling._protocol import DriftWarning
@@ -36,7 +34,7 @@ from seqpoint.profiling._protocol import WorkerTask as WorkerTask
 from seqpoint.profiling._protocol import profile_protocol as profile_protocol
 from seqpoint.profiling._protocol import run_worker as run_worker
 from seqpoint.profiling._protocol import split_repeats as split_repeats
-from seqpoint.profiling._retarget import category_rooflines
+from seqpoint.profiling._retarget import category_models
 from seqpoint.profiling._shipping import ShippedWorkload as ShippedWorkload
 from seqpoint.profiling._shipping import ship_workload as ship_workload
 from seqpoint.profiling._startup import DEFAULT_BLOCK as DEFAULT_BLOCK
@@ -51,21 +49,18 @@ __all__ = [
     "TIMERS",
     "DriftWarning",
     "EndTurn",
-    "GPUSpec",
     "ProfileConfig",
-    "category_rooflines",
+    "category_models",
     "count_point",
     "counting_coverage",
     "cpu_roofline",
-    "device_key",
-    "device_peaks",
+    "device_targets",
     "exact_signature_costs",
     "exact_totals",
     "in_fresh_process",
     "profile_point",
     "profile_points",
     "profile_window",
-    "read_device",
     "step_timer",
     "stop_workers",
     "take_turns",

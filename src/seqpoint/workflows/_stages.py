@@ -142,7 +142,8 @@ def model_cost(
     on every signature's roofline time on ``proxy_device``; ``model+pilot`` rescales that
     along the range by the measured step times of ``pilot_points`` signatures (through
     ``profile`` and ``cache``)."""
-    from seqpoint.profiling import device_key, device_peaks, exact_signature_costs, profile_points
+    from seqpoint.devices import device_key
+    from seqpoint.profiling import device_targets, exact_signature_costs, profile_points
     from seqpoint.selection import COST_MODELS, PilotTable, SignatureCosts
 
     if sec.proxy == "auto" and not isinstance(workload, TorchWorkload):
@@ -150,7 +151,7 @@ def model_cost(
     sigs, _, inverse = schedule.unique_signatures()
     devices = None
     if sec.proxy != "auto":
-        devices = device_peaks(workload, [sec.proxy_device])
+        devices = device_targets(workload, [sec.proxy_device])
     per_sig, *_ = exact_signature_costs(workload, np.asarray(sigs, dtype=np.int64), devices=devices,
                                         shapes=signature_shapes(workload, schedule))
     rows = [tuple(int(v) for v in r) for r in sigs.tolist()]

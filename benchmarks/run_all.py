@@ -20,7 +20,8 @@ HERE = Path(__file__).resolve().parent
 BENCHMARKS = (
     "bench_batching", "bench_selection", "bench_profiling", "bench_in_sequence", "bench_in_run", "bench_fuzz",
     "bench_sweep", "bench_user_jobs", "bench_exact", "bench_proxy", "bench_truth_order", "bench_ddp", "bench_scale",
-    "bench_cold", "bench_speedup_gap", "bench_speedups", "bench_shape_history", "paper_table", "bench_instructions",
+    "bench_cold", "bench_speedup_gap", "bench_speedups", "bench_shape_history", "bench_device_model", "paper_table",
+    "bench_instructions",
 )
 
 

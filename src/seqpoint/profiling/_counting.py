@@ -100,8 +100,8 @@ def run_dtype(workload: Workload) -> str:
 def roofline_targets(workload: Workload, devices: Mapping[str, Target] | None) -> dict[str, Target]:
     """The roofline bound of every GPU of ``GPU_SPECS`` that runs the workload's dtype, and
     ``devices``, by key."""
-    low = run_dtype(workload) if run_dtype(workload) in ("bf16", "fp16") else "fp32"
-    return {**{g: Target.of(s) for g, s in GPU_SPECS.items() if s.supports(low)}, **(devices or {})}
+    dtype = run_dtype(workload)
+    return {**{g: Target.of(s) for g, s in GPU_SPECS.items() if s.supports(dtype)}, **(devices or {})}
 
 
 def device_targets(workload: Workload, devices: Iterable[str], *, model: bool = False) -> dict[str, Target]:

@@ -16,8 +16,8 @@ Here, once both folders came back, ``--compare DIR_A DIR_B`` (on the CPU) prints
 the RESULTS.md rows, per case: (a) the projected A → B whole-run speedup from the SeqPoints
 profiled on both (ratio of the two projections) against the measured one (ratio of the
 measured full runs); (b) B's run projected from A's measurements alone
-(``seqpoint.projection.project_device``: category rooflines counted on a CPU workload of
-the same config, the two device files' peaks) against B's measured run, with its interval;
+(``seqpoint.projection.project_device``: each category's device-model time counted on a CPU
+workload of the same config, on the two device files) against B's measured run, with its interval;
 (c) the roofline alone (``roofline_<B>_s`` over the whole schedule, exact counts) against
 B's measured run. ``--as h100,h200`` names the folders' devices: the dry run's are ``cpu``,
 and a GPU that no device file's ``cuda_names`` holds gets its name as a folder
@@ -198,7 +198,8 @@ def measure_all(args: argparse.Namespace) -> None:
 def compare_case(a: dict[str, Any], b: dict[str, Any], dir_a: Path, dir_b: Path, keys: tuple[str, str]) -> dict[str, Any]:
     """Rows (a), (b) and (c) of one case measured in both folders."""
     from seqpoint.measurements import read_measurements
-    from seqpoint.profiling import category_rooflines, device_key, device_peaks, exact_totals
+    from seqpoint.devices import device_key
+    from seqpoint.profiling import category_models, device_targets, exact_totals
     from seqpoint.projection import project_device
     from seqpoint.schedule import read_schedule
     from seqpoint.selection import read_seqpoints
@@ -214,10 +215,10 @@ def compare_case(a: dict[str, Any], b: dict[str, Any], dir_a: Path, dir_b: Path,
         math.isclose(p.weight, q.weight, rel_tol=1e-6) for p, q in zip(seqpoints.points, points_b, strict=True))
     same_schedule = (run_a / "schedule.csv").read_bytes() == (run_b / "schedule.csv").read_bytes()
     workload = load_workload(a["workload"], {**a["workload_set"], "device": "cpu"})  # counted on meta clones
-    peaks = device_peaks(workload, [ka, kb])
     sigs = {m.signature for m in meas.measurements if m.ok}
-    dev = project_device(schedule, seqpoints, meas, category_rooflines(workload, sigs, peaks),
-                         profiled_on=ka, device=kb, peaks=peaks)
+    dev = project_device(schedule, seqpoints, meas,
+                         category_models(workload, sigs, device_targets(workload, [ka, kb], model=True)),
+                         profiled_on=ka, device=kb)
     exact = exact_totals(workload, schedule, shapes=signature_shapes(workload, schedule))
     roof_a, roof_b = exact.totals[f"roofline_{ka}_s"], exact.totals[f"roofline_{kb}_s"]
     measured = a["measured_s"] / b["measured_s"]

@@ -22,7 +22,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 BENCHMARKS = (
     "bench_exact", "bench_default_selection", "bench_proxy", "bench_scale", "bench_ddp", "bench_user_jobs",
-    "bench_interval_coverage", "bench_cold", "bench_speedups", "paper_table", "bench_instructions",
+    "bench_interval_coverage", "bench_cold", "bench_speedups", "bench_device_model", "paper_table", "bench_instructions",
 )
 
 

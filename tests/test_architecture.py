@@ -21,7 +21,7 @@ DOC = ROOT / "docs" / "architecture.md"
 
 #: Foundation modules every package may import ("_base" in the doc's table).
 BASE = frozenset({"exceptions", "_version", "_params", "_registry", "_config", "_jsonio", "_live", "_rng", "_signature"})
-NUMPY_CORE = ("traces", "schedule", "measurements", "batching", "selection", "cache", "projection")
+NUMPY_CORE = ("traces", "schedule", "measurements", "devices", "batching", "selection", "cache", "projection")
 #: Packages whose work needs an optional extra, which they import only inside functions.
 LAZY_EXTRAS = ("workloads", "profiling", "clocks", "validation", "executors", "integrations", "workflows", "reports",
                "testing")

@@ -30,7 +30,7 @@ def _script(*args: str | Path, check: bool = True) -> subprocess.CompletedProces
 @pytest.mark.slow
 def test_two_cpu_dry_runs_compare_as_h100_and_h200(tmp_path: Path) -> None:
     pytest.importorskip("torch")
-    from seqpoint.profiling import GPU_SPECS
+    from seqpoint.devices import GPU_SPECS
 
     folders = []
     for name in ("a", "b"):

@@ -11,6 +11,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from seqpoint.devices import Target  # noqa: E402
 from seqpoint.exceptions import ConfigError  # noqa: E402
 from seqpoint.profiling import count_point, exact_totals  # noqa: E402
 from seqpoint.schedule import IterationSchedule  # noqa: E402
@@ -96,7 +97,7 @@ def test_small_runs_are_counted_and_totals_are_exact() -> None:
     wl = load_workload("bert:tiny")
     sched = IterationSchedule.from_columns(
         {"batch_size": [2, 2, 3, 2], "seq_len": [20, 40, 20, 20], "tgt_len": [0, 0, 0, 0]})
-    ex = exact_totals(wl, sched, devices={"cpu": (1e11, 2e10)})
+    ex = exact_totals(wl, sched, devices={"cpu": Target.flat(1e11, 2e10)})
     assert ex.method == "count" and ex.counted == 3
     per = [count_point(wl, s) for s in [(2, 20, 0), (2, 40, 0), (3, 20, 0), (2, 20, 0)]]
     assert ex.totals["flops"] == sum(p["flops"] for p in per)

@@ -217,7 +217,7 @@ def test_environment_fingerprint(ds2) -> None:
         ({"timer": "sundial"}, "Unknown timer 'sundial'. Valid names: cpu, cuda, instructions, wall"),
         ({"metrics": ("speed",)}, "Unknown metric 'speed'. Valid metrics: time, flops"),
         ({"metrics": ("roofline",)}, "Unknown metric 'roofline'"),
-        ({"metrics": ("roofline:b200",)}, "Unknown GPU 'b200' in metric 'roofline:b200'"),
+        ({"metrics": ("roofline:b300",)}, "Unknown GPU 'b300' in metric 'roofline:b300'"),
         ({"metrics": ()}, "must be a non-empty tuple"),
         (
             {"max_seconds_per_point": -1},

@@ -71,6 +71,8 @@ def allreduce_s(world_size: int, gradient_bytes: int, interconnect: str | float)
 def test_ring_allreduce_over_a_named_interconnect() -> None:
     assert allreduce_s(4, 1000, 1.0) == pytest.approx(1500.0)  # a ring sends 2 (n - 1) / n of the bytes
     assert allreduce_s(2, 10**9, "nvlink4") == pytest.approx(1e9 / INTERCONNECTS["nvlink4"])
+    # NVLink 3 (A100): 300 GB/s each way, two thirds of NVLink 4's 450
+    assert allreduce_s(2, 3 * 10**9, "nvlink3") == pytest.approx(0.01) == allreduce_s(2, 4.5e9, "nvlink4")
     assert allreduce_s(8, 10**9, 1e9) == pytest.approx(1.75)
     sched = rank_schedule()
     points, ms = every_signature(sched.rank_rows())

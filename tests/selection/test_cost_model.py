@@ -115,7 +115,7 @@ def test_selection_section_checks_the_proxy_and_reads_its_old_names() -> None:
     with pytest.raises(ConfigError, match="needs method = 'seqpoint' or 'stratified'"):
         SelectionSection(proxy="tokens", method="random")
     with pytest.raises(ConfigError, match="proxy_device"):
-        SelectionSection(proxy="model", proxy_device="b200")
+        SelectionSection(proxy="model", proxy_device="b300")
     assert SelectionSection(proxy="tokens").selector_params()["cost"] == "tokens"
     # One name on flag and TOML: the old ones are read, with a warning each.
     base = {"lengths": {"source": "bundled:wikitext-2-valid"}}

@@ -281,7 +281,7 @@ def test_load_workload_overrides_are_typed() -> None:
         (
             "bert:tiny",
             {"dtype": "fp8"},
-            "'dtype' parameter of BertConfig must be one of fp32, bf16, fp16",
+            "'dtype' parameter of BertConfig must be one of fp32, tf32, bf16, fp16",
         ),
         (
             "bert:tiny",

@@ -45,7 +45,7 @@ def profile(
                       "or any [profile] key (profile.processes=3, profile.cold_window=20, ...); repeatable.")] = None,
     metric: Annotated[list[str] | None, typer.Option(
         "--metric", "-m",
-        help="time, flops, bytes, breakdown, memory, roofline:<gpu> (v100, a100, h100, h200, ... or a device file .toml; repeatable; default time).")] = None,
+        help="time, flops, bytes, breakdown, memory, roofline:<gpu> (the bound) or model:<gpu> (the device model) on v100, a100, h100, h200, b200, ... or a device file .toml; repeatable; default time.")] = None,
     warmup: Annotated[int, typer.Option("--warmup", help="Untimed steps per point.")] = 2,
     repeats: Annotated[int, typer.Option("--repeats", help="Timed steps per point (median reported).")] = 5,
     timer: Annotated[str, typer.Option(

@@ -20,19 +20,11 @@ from seqpoint.profiling._categories import categorize as categorize
 from seqpoint.profiling._categories import kernel_category as kernel_category
 from seqpoint.profiling._config import STARTUP_STEPS as STARTUP_STEPS
 from seqpoint.profiling._config import ProfileConfig
-from seqpoint.profiling._counting import count_point, device_peaks
+from seqpoint.profiling._counting import count_point, device_targets
 from seqpoint.profiling._counting import count_step as count_step
 from seqpoint.profiling._coverage import counting_coverage
 from seqpoint.profiling._coverage import uncounted_operators as uncounted_operators
 from seqpoint.profiling._exact import exact_signature_costs, exact_totals
-from seqpoint.profiling._gpus import (
-    GPU_SPECS,
-    GPUSpec,
-    device_key,
-    gpu_named,
-    read_device,
-    resolve_device,
-)
 from seqpoint.profiling._kineto import KernelRow, KinetoBreakdown, kineto_breakdown
 from seqpoint.profiling._plan import CampaignKey, Pending, Plan, plan_points
 from seqpoint.profiling._point import profile_point
@@ -43,7 +35,7 @@ from seqpoint.profiling._protocol import WorkerTask as WorkerTask
 from seqpoint.profiling._protocol import profile_protocol as profile_protocol
 from seqpoint.profiling._protocol import run_worker as run_worker
 from seqpoint.profiling._protocol import split_repeats as split_repeats
-from seqpoint.profiling._retarget import category_rooflines
+from seqpoint.profiling._retarget import category_models
 from seqpoint.profiling._shipping import ShippedWorkload, ship_workload
 from seqpoint.profiling._startup import DEFAULT_BLOCK as DEFAULT_BLOCK
 from seqpoint.profiling._startup import campaign_decoy as campaign_decoy
@@ -53,11 +45,9 @@ from seqpoint.profiling._state import WorkloadState as WorkloadState
 from seqpoint.profiling._turns import EndTurn, take_turns
 
 __all__ = [
-    "GPU_SPECS",
     "CampaignKey",
     "DriftWarning",
     "EndTurn",
-    "GPUSpec",
     "KernelRow",
     "KinetoBreakdown",
     "Pending",
@@ -65,21 +55,17 @@ __all__ = [
     "ProfileConfig",
     "Profiler",
     "ShippedWorkload",
-    "category_rooflines",
+    "category_models",
     "count_point",
     "counting_coverage",
     "cpu_roofline",
-    "device_key",
-    "device_peaks",
+    "device_targets",
     "exact_signature_costs",
     "exact_totals",
-    "gpu_named",
     "kineto_breakdown",
     "plan_points",
     "profile_point",
     "profile_points",
-    "read_device",
-    "resolve_device",
     "ship_workload",
     "take_turns",
 ]

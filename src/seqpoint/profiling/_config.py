@@ -11,19 +11,23 @@ from typing import Any, ClassVar, NamedTuple
 from seqpoint._config import to_dict
 from seqpoint._params import Boolean, Constraint, Interval, Predicate, TypeOf, validate_params
 from seqpoint.clocks import COUNTED_ISA, TIMERS, in_callgrind
+from seqpoint.devices import GPU_SPECS, MODEL, read_device, resolve_device
 from seqpoint.exceptions import ConfigError
 from seqpoint.measurements.metrics import INSTRUCTIONS
-from seqpoint.profiling._gpus import GPU_SPECS, read_device, resolve_device
 from seqpoint.profiling._startup import STARTUP_STEPS
 
 __all__ = ["HARNESS_VERSION", "METRICS", "PROTOCOL_FIELDS", "STARTUP_STEPS", "PointSteps", "ProfileConfig"]
 
 #: Bumped when what the harness measures changes, so cached measurements of an older method
-#: are not reused (2: a campaign-sized start-up decoy; 3: oneDNN primitive counts).
-HARNESS_VERSION = 3
+#: are not reused (2: a campaign-sized start-up decoy; 3: oneDNN primitive counts; 4: bytes at the
+#: autocast dtype, fused attention, rnn and optimizer categories in counts).
+HARNESS_VERSION = 4
 
-#: Metric families ``--metric`` accepts (``roofline:<gpu>`` for each GPU of GPU_SPECS or a device file).
-METRICS: tuple[str, ...] = ("time", "flops", "bytes", "breakdown", "memory", "roofline")
+#: Metric families ``--metric`` accepts (``roofline:<gpu>``, the bound, and ``model:<gpu>``, the
+#: device model's time, for each GPU of GPU_SPECS or a device file).
+METRICS: tuple[str, ...] = ("time", "flops", "bytes", "breakdown", "memory", "roofline", "model")
+#: The families that name a GPU.
+_ON_GPU = ("roofline", "model")
 
 #: Families whose measurement runs real training steps (the others count on a meta clone).
 STEPPED: frozenset[str] = frozenset({"time", "breakdown", "memory"})
@@ -59,8 +63,8 @@ class ProfileConfig:
     step's user-space instructions under callgrind (the AVX2 code path) in worker processes,
     stored as ``instructions``, not seconds."""
     metrics: tuple[str, ...] = ("time",)
-    """Any of ``time``, ``flops``, ``bytes``, ``roofline:<gpu>`` (a key of ``GPU_SPECS`` or a
-    device file, a path ending ``.toml``), ``breakdown``, ``memory``."""
+    """Any of ``time``, ``flops``, ``bytes``, ``roofline:<gpu>`` and ``model:<gpu>`` (a key of
+    ``GPU_SPECS`` or a device file, a path ending ``.toml``), ``breakdown``, ``memory``."""
     max_seconds_per_point: float = 0.0
     """Stop repeating a point once its timed steps took this long (0: no limit; >= 1 repeat)."""
     breakdown_steps: int = 1
@@ -106,10 +110,11 @@ class ProfileConfig:
             )
         for m in self.metrics:
             family, _, gpu = m.partition(":") if isinstance(m, str) else (m, "", "")
-            if family not in METRICS or (family == "roofline") != bool(gpu):
+            if family not in METRICS or (family in _ON_GPU) != bool(gpu):
                 raise ConfigError(
                     f"Unknown metric {m!r}. Valid metrics: time, flops, bytes, breakdown, memory, "
-                    f"{', '.join('roofline:' + g for g in GPU_SPECS)}, roofline:<device file.toml>."
+                    f"{', '.join('roofline:' + g for g in GPU_SPECS)}, roofline:<device file.toml>, "
+                    "model:<gpu or device file.toml>."
                 )
             if gpu and not gpu.endswith(".toml") and gpu.lower() not in GPU_SPECS:
                 raise ConfigError(
@@ -121,7 +126,7 @@ class ProfileConfig:
 
     @property
     def families(self) -> frozenset[str]:
-        """The metric families asked for (``roofline:h100`` is ``roofline``)."""
+        """The metric families asked for (``roofline:h100`` is ``roofline``, ``model:h100`` ``model``)."""
         return frozenset(m.partition(":")[0] for m in self.metrics)
 
     @property
@@ -160,11 +165,14 @@ class ProfileConfig:
         """The fields as plain data (part of every cache key), without ``kineto_dir`` when None
         nor the protocol fields with ``processes = 1``, so keys cached before them still match;
         with the ``instructions`` timer, the instruction set the counted code ran (``counted_isa``);
-        with a device file in ``metrics``, what it holds (``device_files``), so an edit re-measures."""
+        with a device file in ``metrics``, what it holds (``device_files``), so an edit re-measures;
+        with a ``model:`` metric, the device model's constants (``device_model``)."""
         out = to_dict(self)
         files = [g for g in (m.partition(":")[2] for m in self.metrics) if g.endswith(".toml")]
         if files:
             out["device_files"] = {g: to_dict(read_device(g)) for g in files}
+        if "model" in self.families:
+            out["device_model"] = to_dict(MODEL)
         if self.timer == INSTRUCTIONS:
             out["counted_isa"] = COUNTED_ISA
         if out["kineto_dir"] is None:

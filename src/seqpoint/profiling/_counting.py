@@ -1,10 +1,16 @@
-"""Deterministic cost of one training step without arithmetic: FLOPs, bytes, op counts,
-roofline times.
+"""Deterministic cost of one training step without arithmetic: FLOPs, bytes, operators,
+kernels, and the step's time on GPUs (the roofline bound and the device model).
 
 The step runs on the meta device under a dispatch mode that sees every ATen operator after
 autograd: FLOPs from ``torch.utils.flop_counter``'s formulas; bytes are what each operator
-reads and writes (views and allocations move nothing); an operator's roofline time on a GPU
-is ``max(flops / peak, bytes / bandwidth)``. A recurrent layer over ``T`` steps costs
+reads and writes (views and allocations move nothing), at the dtype it runs at on a GPU
+(``bf16``/``fp16``: autocast's casts are applied, as its op lists say); each operator is one
+kernel, at the precision it runs (TF32 where cuBLAS or cuDNN use it), timed on each device by
+``seqpoint.devices`` (``max(flops / peak, bytes / bandwidth)`` for the bound). As on a GPU,
+``scaled_dot_product_attention`` is one fused operator, and a recurrent layer's pointwise
+operators are fused into its matrix products' kernels (cuDNN): the device model charges them
+nothing. Operators of a recurrent layer and of the optimizer step are of its category (``rnn``,
+``optimizer``), as the measured breakdown has them. A recurrent layer over ``T`` steps costs
 exactly ``c(1) + (T - 1) (c(2) - c(1))`` from two short runs; the optimizer step, the same
 whatever the signature, is counted once per parameter set.
 """
@@ -12,16 +18,21 @@ whatever the signature, is counted once per parameter set.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import math
 import threading
 import weakref
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import AbstractContextManager, contextmanager
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING
 
-from seqpoint.profiling._categories import CATEGORIES, categorize
-from seqpoint.profiling._gpus import GPU_SPECS, resolve_device
+from seqpoint.devices import GPU_SPECS, MODEL, ROOFLINE, Target, resolve_device
+from seqpoint.profiling._counter import (
+    Cost,
+    Counter,
+    Parts,
+    TraceRow,
+    make_counter,
+    on_gpu,
+)
 from seqpoint.profiling._probe import cpu_roofline
 from seqpoint.profiling._state import meta_clone, state_of
 from seqpoint.workloads import BatchShape, Signature, TorchWorkload, Workload
@@ -29,91 +40,15 @@ from seqpoint.workloads import BatchShape, Signature, TorchWorkload, Workload
 if TYPE_CHECKING:
     import torch
     from torch import nn
-    from torch._ops import OpOverload
     from torch.library import Library
 
-__all__ = ["Cost", "Peak", "TraceRow", "count_point", "count_step", "device_peaks", "roofline_peaks"]
-
-#: A roofline device: ``(peak FLOP/s, bytes/s)``.
-Peak = tuple[float, float]
-
-
-@dataclasses.dataclass
-class Cost:
-    """Additive cost of a run of operators."""
-
-    flops: float = 0.0
-    """Floating-point operations (a multiply-add is 2)."""
-    bytes: float = 0.0
-    """Bytes read plus bytes written, summed over operators."""
-    ops: float = 0.0
-    """Operators executed (views and allocations excluded)."""
-    roofline: dict[str, float] = dataclasses.field(default_factory=dict)
-    """GPU name to roofline seconds."""
-    category_flops: dict[str, float] = dataclasses.field(default_factory=dict)
-    """Operation category to FLOPs."""
-    category_bytes: dict[str, float] = dataclasses.field(default_factory=dict)
-    """Operation category to bytes."""
-    category_roofline: dict[str, float] = dataclasses.field(default_factory=dict)
-    """``<gpu>/<category>`` to roofline seconds, for the GPUs a count splits (``count_step(split=)``)."""
-
-    def add(self, other: Cost, scale: float = 1.0) -> None:
-        self.flops += scale * other.flops
-        self.bytes += scale * other.bytes
-        self.ops += scale * other.ops
-        for d, o in ((self.roofline, other.roofline), (self.category_flops, other.category_flops),
-                     (self.category_bytes, other.category_bytes),
-                     (self.category_roofline, other.category_roofline)):
-            for k, v in o.items():
-                d[k] = d.get(k, 0.0) + scale * v
-
-    def metrics(self) -> dict[str, float]:
-        """As Measurement metrics: ``flops``, ``bytes``, ``ops``, ``roofline_<gpu>_s``,
-        ``flops_<category>``, ``bytes_<category>``."""
-        out = {"flops": self.flops, "bytes": self.bytes, "ops": self.ops}
-        for g, v in sorted(self.roofline.items()):
-            out[f"roofline_{g}_s"] = v
-        for c in CATEGORIES:
-            if self.category_flops.get(c):
-                out[f"flops_{c}"] = self.category_flops[c]
-            if self.category_bytes.get(c):
-                out[f"bytes_{c}"] = self.category_bytes[c]
-        return out
-
-
-@dataclasses.dataclass(frozen=True)
-class TraceRow:
-    """One operator or memoized block of a traced step (what ``_exact`` fits)."""
-
-    label: str
-    """Operator name, or the block's label."""
-    cost: Cost
-    """Its cost (a block's: already multiplied by :attr:`scale`)."""
-    is_op: bool
-    """An operator (its roofline follows from its FLOPs and bytes), not a block."""
-    dims: tuple[int, ...] = ()
-    """Every dimension of the operator's tensors; a recurrent block's step count."""
-    scale: float = 1.0
-    """Times a block's unit cost was added (a recurrent layer's steps after the first)."""
-    parts: tuple[tuple[float, float, float], ...] | None = None
-    """A block's operators as ``(coefficient, flops, bytes)``: its roofline time is
-    ``scale * sum(coefficient * max(flops / peak, bytes / bandwidth))``; None when unknown."""
-
-
-_Parts = tuple[tuple[float, float, float], ...] | None
+__all__ = ["Cost", "TraceRow", "count_point", "count_step", "device_targets", "roofline_targets", "run_dtype"]
 
 #: A recurrent layer's cost by (layer, batch, width, dtype, ...), kept per model for as long
 #: as the model lives: the same for every signature of that batch, and the slowest part of
 #: counting a step (two runs of the layer per call).
-_rnn_memo: weakref.WeakKeyDictionary[nn.Module, dict[tuple[object, ...], tuple[Cost, Cost, _Parts, _Parts]]] = (
+_rnn_memo: weakref.WeakKeyDictionary[nn.Module, dict[tuple[object, ...], tuple[Cost, Cost, Parts, Parts]]] = (
     weakref.WeakKeyDictionary())
-
-#: Operators that move no data: allocations, views' metadata, size queries.
-_SKIP_NAMES = frozenset({
-    "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "lift_fresh",
-    "_local_scalar_dense", "detach", "resize_", "set_", "size", "stride", "sym_size", "sym_stride",
-    "is_contiguous", "numel", "dim", "storage_offset", "sym_numel",
-})
 
 # Process-wide on purpose: a torch.library registration changes the ATen dispatcher for
 # the whole process, so it is made once (under a lock) and kept alive. The kernels are pure
@@ -152,123 +87,41 @@ def _register_missing_meta_kernels() -> None:
         _meta_lib = lib  # keep the registrations alive
 
 
-class _Counter(AbstractContextManager[object], Protocol):
-    """The dispatch mode :func:`_make_counter` builds (its class needs torch at import)."""
-
-    cost: Cost
-    peaks: dict[str, Peak]
-    split: frozenset[str]
-    trace: list[TraceRow] | None
-
-    def redirect(self, trace: list[TraceRow] | None = None) -> AbstractContextManager[Cost]: ...
-
-    def add_block(self, label: str, cost: Cost, scale: float = 1.0, *, dims: tuple[int, ...] = (),
-                  parts: tuple[tuple[float, float, float], ...] | None = None) -> None: ...
-
-
-def roofline_peaks(workload: Workload, devices: Mapping[str, Peak] | None) -> dict[str, Peak]:
-    """Every GPU of ``GPU_SPECS`` at the workload's dtype, and ``devices``, by name."""
-    dtype = _dtype(workload)
-    return {**{g: (s.flops_for(dtype), s.bandwidth) for g, s in GPU_SPECS.items()}, **(devices or {})}
-
-
-def _dtype(workload: Workload) -> str:
-    dtype = getattr(getattr(workload, "config", None), "dtype", "fp32")
+def run_dtype(workload: Workload) -> str:
+    """The precision a workload's step runs at: its config's ``dtype`` (``fp32``, ``tf32``,
+    ``bf16``, ``fp16``), or a Hugging Face Trainer's ``bf16``/``fp16`` flags."""
+    config = getattr(workload, "config", None)
+    if isinstance(config, Mapping):
+        return next((d for d in ("bf16", "fp16", "tf32") if config.get(d)), "fp32")
+    dtype = getattr(config, "dtype", "fp32")
     return dtype if isinstance(dtype, str) else "fp32"
 
 
-def device_peaks(workload: Workload, devices: Iterable[str]) -> dict[str, Peak]:
-    """``(peak FLOP/s, bytes/s)`` of each of ``devices`` (``cpu``: this process's CPU threads,
-    measured by :func:`cpu_roofline`; a shipped GPU's key; or a device file, a path ending
-    ``.toml``), by key, at the workload's dtype."""
-    peaks = {}
+def roofline_targets(workload: Workload, devices: Mapping[str, Target] | None) -> dict[str, Target]:
+    """The roofline bound of every GPU of ``GPU_SPECS`` that runs the workload's dtype, and
+    ``devices``, by key."""
+    dtype = run_dtype(workload)
+    return {**{g: Target.of(s) for g, s in GPU_SPECS.items() if s.supports(dtype)}, **(devices or {})}
+
+
+def device_targets(workload: Workload, devices: Iterable[str], *, model: bool = False) -> dict[str, Target]:
+    """Each of ``devices`` (``cpu``: this process's CPU threads, measured by
+    :func:`cpu_roofline`, always their bound; a shipped GPU's key; or a device file, a path
+    ending ``.toml``) as the roofline bound, or with ``model`` the device model, by key.
+    ConfigError for a GPU that lacks the workload's dtype (bf16 on a V100)."""
+    dtype = run_dtype(workload)
+    out = {}
     for d in devices:
         if d == "cpu":
-            peaks["cpu"] = cpu_roofline()
+            out["cpu"] = Target.flat(*cpu_roofline())
             continue
         key, spec = resolve_device(d)
-        peaks[key] = (spec.flops_for(_dtype(workload)), spec.bandwidth)
-    return peaks
+        spec.peak(dtype)  # refuses bf16 on a GPU without it
+        out[key] = Target.of(spec, MODEL if model else ROOFLINE)
+    return out
 
 
-def _make_counter(peaks: dict[str, Peak]) -> _Counter:
-    """A dispatch mode that adds every operator's cost to its ``cost``; with ``trace`` set to
-    a list, every operator and memoized block (a recurrent layer, the optimizer step) is also
-    appended as a :class:`TraceRow`, what ``_exact`` fits per operator. ``peaks`` are
-    the roofline devices (:func:`roofline_peaks`)."""
-    import torch
-    from torch.utils._python_dispatch import TorchDispatchMode
-    from torch.utils._pytree import tree_leaves
-
-    from seqpoint.profiling._attention_flops import flop_registry
-
-    registry = flop_registry()
-
-    class Counter(TorchDispatchMode):
-        def __init__(self) -> None:
-            super().__init__()
-            self.cost = Cost()
-            self.peaks = peaks
-            self.split: frozenset[str] = frozenset()
-            self.trace: list[TraceRow] | None = None
-
-        @contextmanager
-        def redirect(self, trace: list[TraceRow] | None = None) -> Iterator[Cost]:
-            """Count into a fresh cost (and ``trace``) for the block's duration."""
-            saved, saved_trace = self.cost, self.trace
-            self.cost, self.trace = Cost(), trace
-            try:
-                yield self.cost
-            finally:
-                self.cost, self.trace = saved, saved_trace
-
-        def add_block(self, label: str, cost: Cost, scale: float = 1.0, *, dims: tuple[int, ...] = (),
-                      parts: tuple[tuple[float, float, float], ...] | None = None) -> None:
-            """Add a memoized block's cost (``scale`` times); ``dims`` and ``parts`` as in
-            :class:`TraceRow`."""
-            self.cost.add(cost, scale)
-            if self.trace is not None:
-                row = Cost()
-                row.add(cost, scale)
-                self.trace.append(TraceRow(label, row, False, dims, scale, parts))
-
-        def __torch_dispatch__(
-            self, func: OpOverload, types: object, args: tuple[object, ...] = (),
-            kwargs: dict[str, object] | None = None,
-        ) -> object:
-            kwargs = kwargs or {}
-            out = func(*args, **kwargs)
-            name = func._overloadpacket.__name__
-            if func.is_view or name in _SKIP_NAMES:
-                return out
-            packet = func._overloadpacket
-            flops = float(registry[packet](*args, **kwargs, out_val=out)) if packet in registry else 0.0
-            tensors = [t for t in tree_leaves((args, kwargs, out)) if isinstance(t, torch.Tensor)]
-            nbytes = sum(t.numel() * t.element_size() for t in tensors)
-            c = self.cost
-            cat = categorize(name)
-            c.flops += flops
-            c.bytes += nbytes
-            c.ops += 1
-            c.category_flops[cat] = c.category_flops.get(cat, 0.0) + flops
-            c.category_bytes[cat] = c.category_bytes.get(cat, 0.0) + nbytes
-            for g, (pf, bw) in self.peaks.items():
-                t = max(flops / pf, nbytes / bw)
-                c.roofline[g] = c.roofline.get(g, 0.0) + t
-                if g in self.split:
-                    key = f"{g}/{cat}"
-                    c.category_roofline[key] = c.category_roofline.get(key, 0.0) + t
-            if self.trace is not None:
-                self.trace.append(TraceRow(name, Cost(flops=flops, bytes=float(nbytes), ops=1.0,
-                                                      category_flops={cat: flops},
-                                                      category_bytes={cat: float(nbytes)}), True,
-                                           tuple(int(d) for t in tensors for d in t.shape)))
-            return out
-
-    return Counter()
-
-
-def _patch_rnns(model: nn.Module, counter: _Counter) -> Callable[[], None]:
+def _patch_rnns(model: nn.Module, counter: Counter) -> Callable[[], None]:
     """Route every recurrent layer of ``model`` through the affine-in-length shortcut."""
     import torch
     from torch import nn
@@ -300,19 +153,23 @@ def _patch_rnns(model: nn.Module, counter: _Counter) -> Callable[[], None]:
         x = torch.empty(shape, device="meta", dtype=dtype, requires_grad=True)
         # A traced step keeps the block's operators: its roofline is theirs, summed.
         ops: list[TraceRow] | None = [] if counter.trace is not None else None
-        with counter.redirect(ops) as cost:
-            y, _ = orig(x)
-            torch.autograd.backward([y], [torch.empty_like(y)])
+        context, counter.context = counter.context, "rnn"
+        try:
+            with counter.redirect(ops) as cost:
+                y, _ = orig(x)
+                torch.autograd.backward([y], [torch.empty_like(y)])
+        finally:
+            counter.context = context
         for p, g in zip(m.parameters(), saved, strict=True):
             p.grad = g
         return cost, ops
 
-    def parts(*runs: tuple[float, list[TraceRow] | None]) -> _Parts:
-        rows: list[tuple[float, float, float]] = []
+    def parts(*runs: tuple[float, list[TraceRow] | None]) -> Parts:
+        rows: list[tuple[float, float, float, str | None]] = []
         for coef, ops in runs:
             if ops is None or not all(r.is_op for r in ops):
                 return None  # not traced, or a nested block: its roofline is fitted as is
-            rows += [(coef, r.cost.flops, r.cost.bytes) for r in ops]
+            rows += [(coef, r.cost.flops, r.cost.bytes, r.precision) for r in ops]
         return tuple(rows)
 
     for module in model.modules():
@@ -326,9 +183,8 @@ def _patch_rnns(model: nn.Module, counter: _Counter) -> Callable[[], None]:
                 return _orig(x, hx)
             steps = x.shape[1] if _m.batch_first else x.shape[0]
             batch = x.shape[0] if _m.batch_first else x.shape[1]
-            key = (id(_m), batch, x.shape[2], x.dtype, x.requires_grad,
-                   # a counter with other roofline devices needs their times; a traced one the parts
-                   *sorted(counter.peaks.items()), *sorted(counter.split), counter.trace is not None)
+            # a counter with other devices needs their times; a traced one the parts
+            key = (id(_m), batch, x.shape[2], x.dtype, x.requires_grad, counter.autocast, *counter.key())
             if key not in memo:
                 c1, ops1 = measure(_m, _orig, 1, batch, x.shape[2], x.dtype)
                 c2, ops2 = measure(_m, _orig, 2, batch, x.shape[2], x.dtype)
@@ -358,55 +214,81 @@ def _patch_rnns(model: nn.Module, counter: _Counter) -> Callable[[], None]:
     return undo
 
 
-def _memoize_optimizer(clone: TorchWorkload, counter: _Counter) -> Callable[[], None]:
-    """Count the optimizer step once per set of parameters with gradients and reuse it: the
-    same whatever the signature, and the slowest part of a meta-device run."""
+def _scope(clone: TorchWorkload, counter: Counter) -> Callable[[], None]:
+    """Count the optimizer step once per set of parameters with gradients and reuse it (the
+    same whatever the signature, and the slowest part of a meta-device run), its operators
+    of category ``optimizer``; mark the forward pass (``loss``), where autocast casts."""
     opt = clone.optimizer
     kept = state_of(clone)
     memo: dict[tuple[object, ...], Cost] = kept.optimizer_cost if kept is not None else {}
     real_step: Callable[..., object] = opt.step
+    real_loss = clone.loss
 
     def step(*args: object, **kwargs: object) -> None:
-        key = (*(id(p) for g in opt.param_groups for p in g["params"] if p.grad is not None),
-               # a counter with other roofline devices needs their times too
-               *sorted(counter.peaks.items()), *sorted(counter.split))
+        key = (*(id(p) for g in opt.param_groups for p in g["params"] if p.grad is not None), *counter.key())
         if key not in memo:
-            with counter.redirect() as cost:
-                real_step(*args, **kwargs)
+            counter.context = "optimizer"
+            try:
+                with counter.redirect() as cost:
+                    real_step(*args, **kwargs)
+            finally:
+                counter.context = None
             memo[key] = cost
         counter.add_block("optimizer", memo[key])
         return None
 
+    def loss(batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        import torch
+
+        counter.autocast, counter.cast = True, {}
+        # The meta device ignores a CPU autocast; torch's own checks (nn.LSTM's input dtype) then
+        # allow the mixed dtypes the counter's emulated autocast makes.
+        low = run_dtype(clone) in ("bf16", "fp16")
+        try:
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=low):
+                return real_loss(batch)
+        finally:
+            counter.autocast = False
+
     opt.step = step  # type: ignore[method-assign,assignment]
+    clone.loss = loss  # type: ignore[method-assign]
 
     def undo() -> None:
-        del opt.step
+        del opt.step, clone.loss
 
     return undo
 
 
 def count_step(
     workload: Workload, signature: Signature, *, rnn_shortcut: bool = True,
-    devices: Mapping[str, Peak] | None = None, split: Iterable[str] = (),
-    trace: list[TraceRow] | None = None, shape: BatchShape | None = None,
+    devices: Mapping[str, Target] | None = None, models: Mapping[str, Target] | None = None,
+    split: Iterable[str] = (), trace: list[TraceRow] | None = None, shape: BatchShape | None = None,
 ) -> Cost:
     """Cost of one training step of ``workload`` on ``signature`` (see :func:`count_point`);
-    ``shape`` is the point's real batch, for a workload that takes one. ``devices`` and
-    ``trace`` as for ``_make_counter``; the roofline of the devices in ``split`` is also
-    kept per operation category (:attr:`Cost.category_roofline`)."""
+    ``shape`` is the point's real batch, for a workload that takes one. ``devices`` are extra
+    roofline devices (beside every shipped GPU), ``models`` the devices the device model times
+    (``roofline_<key>`` and ``model_<key>`` in :attr:`Cost.times`); the times of the stems in
+    ``split`` are also kept per operation category; ``trace`` as for ``make_counter``."""
     _register_missing_meta_kernels()
-    peaks, split = roofline_peaks(workload, devices), frozenset(split)
-    counter = _make_counter(peaks)
-    counter.split, counter.trace = split, trace
+    targets = {**{f"roofline_{k}": t for k, t in roofline_targets(workload, devices).items()},
+               **{f"model_{k}": t for k, t in (models or {}).items()}}
+    dtype, split = run_dtype(workload), frozenset(split)
+
+    def new_counter() -> Counter:
+        counter = make_counter(targets, dtype)
+        counter.split, counter.trace = split, trace
+        return counter
+
     batch_of = signature if shape is None else shape
     traced = 0 if trace is None else len(trace)
     clone = meta_clone(workload) if isinstance(workload, TorchWorkload) else None
+    counter = new_counter()
     if clone is not None:
         undo_rnn = _patch_rnns(clone.model, counter) if rnn_shortcut else (lambda: None)
-        undo_opt = _memoize_optimizer(clone, counter)
+        undo_scope = _scope(clone, counter)
         try:
             meta_batch = clone.make_batch(batch_of)  # type: ignore[arg-type]
-            with counter:
+            with on_gpu(counter, dtype), counter:
                 clone.step(meta_batch)
             return counter.cost
         except (RuntimeError, NotImplementedError) as exc:
@@ -418,13 +300,13 @@ def count_step(
                 kept.meta_fails = True
             if trace is not None:
                 del trace[traced:]  # the failed attempt's operators
-            counter = _make_counter(peaks)
-            counter.split, counter.trace = split, trace
+            counter = new_counter()
         finally:
             undo_rnn()
-            undo_opt()
+            undo_scope()
     # A user workload, or one that cannot run on the meta device: count one real step
-    # (after one uncounted step that lets a lazily built optimizer state exist).
+    # (after one uncounted step that lets a lazily built optimizer state exist); its own
+    # autocast, if any, casts for real.
     batch = workload.make_batch(batch_of)  # type: ignore[arg-type]
     workload.step(batch)
     with counter:
@@ -433,7 +315,7 @@ def count_step(
 
 
 def count_point(workload: Workload, signature: Signature, *, shape: BatchShape | None = None,
-                devices: Iterable[str] = ()) -> dict[str, float]:
+                devices: Iterable[str] = (), models: Iterable[str] = ()) -> dict[str, float]:
     """Deterministic metrics of one training step, computed without arithmetic.
 
     Parameters
@@ -448,21 +330,19 @@ def count_point(workload: Workload, signature: Signature, *, shape: BatchShape |
     devices : iterable of str, optional
         Device files (paths ending ``.toml``, see ``read_device``) to add a roofline time for,
         as ``roofline_<file name>_s``.
+    models : iterable of str, optional
+        GPUs (shipped keys or device files) the device model times the step on, as
+        ``model_<key>_s``.
 
     Returns
     -------
     dict of str to float
-        ``flops``; ``bytes`` (read + written, unfused); ``ops`` (operators);
-        ``roofline_<gpu>_s`` for every GPU in ``GPU_SPECS`` (seconds, at the peak of the
-        workload's dtype); ``flops_<category>`` / ``bytes_<category>`` per category.
-
-    Notes
-    -----
-    Counting follows the operators eager PyTorch runs for the model's CPU/meta path.
-    Under ``bf16``/``fp16`` the FLOPs are the same and the roofline uses the tensor-core
-    peak, but bytes are counted at the weights' dtype (fp32): meta tensors have no
-    autocast, so the byte count is an upper bound for mixed precision.
+        ``flops``; ``bytes`` (read + written, unfused, at the dtype each operator runs at);
+        ``ops`` (operators); ``roofline_<gpu>_s`` for every GPU in ``GPU_SPECS`` that runs the
+        workload's dtype (seconds, the bound); ``model_<gpu>_s`` for ``models``;
+        ``flops_<category>`` / ``bytes_<category>`` per category.
     """
     metrics = count_step(workload, tuple(int(v) for v in signature), shape=shape,
-                         devices=device_peaks(workload, devices)).metrics()
+                         devices=device_targets(workload, devices),
+                         models=device_targets(workload, models, model=True)).metrics()
     return {k: float(v) for k, v in metrics.items() if not (isinstance(v, float) and math.isnan(v))}

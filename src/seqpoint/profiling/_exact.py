@@ -19,9 +19,10 @@ from typing import Any, Literal, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
+from seqpoint.devices import Target
 from seqpoint.exceptions import ConfigError
 from seqpoint.profiling._basis import features
-from seqpoint.profiling._counting import roofline_peaks
+from seqpoint.profiling._counting import roofline_targets
 from seqpoint.profiling._fit import Devices, FitFailed, Traced, count, fit
 from seqpoint.profiling._state import state_of
 from seqpoint.workloads import BatchShape, TorchWorkload, Workload
@@ -69,8 +70,8 @@ class ExactTotals:
     """Held-out signatures the fit reproduced exactly (0 when counted)."""
     max_residual: float = 0.0
     """Largest relative residual of the fit on the held-out signatures."""
-    devices: dict[str, tuple[float, float]] = field(default_factory=dict)
-    """Extra roofline devices, name to ``(peak FLOP/s, bytes/s)``."""
+    devices: dict[str, Target] = field(default_factory=dict)
+    """Extra roofline devices, by name."""
 
     def per_iteration(self, metric: str) -> FloatArray:
         """``metric`` of every iteration, shape ``(n_iterations,)``."""
@@ -127,7 +128,7 @@ def _signature_costs(
     if method not in ("auto", "count", "fit"):
         raise ConfigError(f"The 'method' parameter of exact_totals must be 'auto', 'count' or 'fit'. Got {method!r}.")
     devs = dict(devices or {})
-    peaks = roofline_peaks(workload, devs)
+    peaks = roofline_targets(workload, devs)
     tick = progress or (lambda: None)
     if method == "count" or not isinstance(workload, TorchWorkload) or len(signatures) <= MIN_FIT:
         if method == "fit":
@@ -196,7 +197,7 @@ def exact_totals(
         error when it does not verify); ``auto`` tries the fit on runs with over 120 unique signatures and
         counts when it does not verify.
     devices : mapping of str to (float, float), optional
-        Extra roofline devices, name to ``(peak FLOP/s, bytes/s)``, beside ``GPU_SPECS``.
+        Extra roofline devices by name (``device_targets``), beside ``GPU_SPECS``.
     seed : int
         Seed of the choice of fitted and held-out signatures.
     progress : callable, optional

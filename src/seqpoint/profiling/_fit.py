@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
+from seqpoint.devices import Target
 from seqpoint.profiling._basis import Length, floor_forms
 from seqpoint.profiling._counting import Cost, TraceRow, count_step
 from seqpoint.workloads import BatchShape, Workload
@@ -30,7 +31,9 @@ __all__ = ["Devices", "FitFailed", "Traced", "count", "fit"]
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
-Devices = Mapping[str, tuple[float, float]]
+#: An operator's roofline term: its FLOPs and bytes columns and its precision.
+_Term = tuple[int, int, str | None]
+Devices = Mapping[str, Target]
 
 #: Held-out signatures the fit must reproduce exactly.
 N_CHECK = 8
@@ -52,7 +55,7 @@ def _row_values(row: TraceRow) -> dict[str, float]:
     out = {k: v for k, v in row.cost.metrics().items() if not (drop and k.startswith("roofline_"))}
     if row.parts is not None:
         out[_SCALE] = row.scale
-        for p, (_, f, b) in enumerate(row.parts):
+        for p, (_, f, b, _) in enumerate(row.parts):
             out[f"{_PART}{p}.flops"], out[f"{_PART}{p}.bytes"] = f, b
     return out
 
@@ -269,8 +272,8 @@ class _Model:
     """Metric names, in the order of :attr:`sums`' columns."""
     sums: FloatArray
     """How many times each column adds to each metric, shape ``(n_columns, n_metrics)``."""
-    pairs: list[tuple[IntArray, IntArray, FloatArray, int | None]]
-    """Roofline terms: FLOPs and bytes columns, their weight, and the column scaling them."""
+    pairs: list[tuple[IntArray, IntArray, FloatArray, list[str | None], int | None]]
+    """Roofline terms: FLOPs and bytes columns, their weight and precision, and the column scaling them."""
     peaks: Devices
 
     @classmethod
@@ -283,27 +286,27 @@ class _Model:
             if not k.startswith((_PART, _SCALE)):
                 sums[of_col[j], metrics.index(k)] += 1.0
         zero: int = coef.shape[1]  # an operator without a FLOPs (or bytes) column reads this zero column
-        terms: dict[tuple[int, int], float] = {}
-        pairs: list[tuple[IntArray, IntArray, FloatArray, int | None]] = []
+        terms: dict[_Term, float] = {}
+        pairs: list[tuple[IntArray, IntArray, FloatArray, list[str | None], int | None]] = []
         for i, row in enumerate(rows):
             if row.is_op:
-                op: tuple[int, int] = (col_of.get((i, "flops"), zero), col_of.get((i, "bytes"), zero))
+                op: _Term = (col_of.get((i, "flops"), zero), col_of.get((i, "bytes"), zero), row.precision)
                 terms[op] = terms.get(op, 0.0) + 1.0
             elif row.parts is not None:
                 # A block's roofline: its scale times its operators', each at max(flops/peak, bytes/bandwidth).
-                part: dict[tuple[int, int], float] = {}
-                for p, (c, _, _) in enumerate(row.parts):
-                    fb: tuple[int, int] = (col_of[(i, f"{_PART}{p}.flops")], col_of[(i, f"{_PART}{p}.bytes")])
+                part: dict[_Term, float] = {}
+                for p, (c, _, _, precision) in enumerate(row.parts):
+                    fb: _Term = (col_of[(i, f"{_PART}{p}.flops")], col_of[(i, f"{_PART}{p}.bytes")], precision)
                     part[fb] = part.get(fb, 0.0) + c
                 pairs.append((*cls._split(part), col_of[(i, _SCALE)]))
         pairs.insert(0, (*cls._split(terms), None))
         return cls(coef, integer, metrics, sums, pairs, dict(peaks))
 
     @staticmethod
-    def _split(terms: dict[tuple[int, int], float]) -> tuple[IntArray, IntArray, FloatArray]:
+    def _split(terms: dict[_Term, float]) -> tuple[IntArray, IntArray, FloatArray, list[str | None]]:
         keys = list(terms)
-        return (np.array([f for f, _ in keys], dtype=np.int64), np.array([b for _, b in keys], dtype=np.int64),
-                np.array([terms[k] for k in keys]))
+        return (np.array([k[0] for k in keys], dtype=np.int64), np.array([k[1] for k in keys], dtype=np.int64),
+                np.array([terms[k] for k in keys]), [k[2] for k in keys])
 
     def evaluate(self, d: FloatArray) -> dict[str, FloatArray]:
         """Every metric of every row of the design ``d``."""
@@ -317,9 +320,10 @@ class _Model:
             summed = vals[:, :-1] @ self.sums
             for m, k in enumerate(self.metrics):
                 out[k][lo:lo + CHUNK] = summed[:, m]
-            for g, (pf, bw) in self.peaks.items():
-                for f_cols, b_cols, weight, s_col in self.pairs:
-                    per = np.maximum(vals[:, f_cols] / pf, vals[:, b_cols] / bw) @ weight
+            for g, target in self.peaks.items():
+                for f_cols, b_cols, weight, precisions, s_col in self.pairs:
+                    pf = np.array([target.peak(p) for p in precisions])
+                    per = np.maximum(vals[:, f_cols] / pf, vals[:, b_cols] / target.bandwidth) @ weight
                     # Blocks without known operators carry their fitted roofline in ``sums``.
                     out[f"roofline_{g}_s"][lo:lo + CHUNK] += per if s_col is None else vals[:, s_col] * per
         return out

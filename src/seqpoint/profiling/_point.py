@@ -9,6 +9,7 @@ from pathlib import Path
 
 from seqpoint._signature import signature_fields
 from seqpoint.clocks import step_timer, time_stats
+from seqpoint.devices import device_key
 from seqpoint.exceptions import SeqPointError
 from seqpoint.measurements import Measurement
 from seqpoint.measurements.metrics import first_of, step_metric
@@ -16,7 +17,6 @@ from seqpoint.profiling._breakdown import profile_breakdown, state_bytes
 from seqpoint.profiling._config import ProfileConfig
 from seqpoint.profiling._counting import count_point
 from seqpoint.profiling._failures import guarded, name_of
-from seqpoint.profiling._gpus import device_key
 from seqpoint.profiling._startup import onednn_cache_capacity, onednn_metrics, startup_state
 from seqpoint.profiling._state import StartupState, WorkloadState
 from seqpoint.workloads import BatchShape, Signature, Workload, WorkloadFacts, describe
@@ -29,15 +29,16 @@ _Measured = tuple[dict[str, float], dict[str, float], dict[str, list[float]]]
 
 def _counted(workload: Workload, signature: Signature, config: ProfileConfig,
              shape: BatchShape | None) -> dict[str, float]:
-    """The deterministic metrics asked for (``flops``, ``bytes``, ``roofline_<gpu>_s``)."""
+    """The deterministic metrics asked for (``flops``, ``bytes``, ``roofline_<gpu>_s``, ``model_<gpu>_s``)."""
     gpus = [m.partition(":")[2] for m in config.metrics if m.startswith("roofline:")]
-    counts = count_point(workload, signature, shape=shape, devices=gpus)
+    models = [m.partition(":")[2] for m in config.metrics if m.startswith("model:")]
+    counts = count_point(workload, signature, shape=shape, devices=gpus, models=models)
     keys: list[str] = []
     if "flops" in config.families:
         keys += ["flops", *(k for k in counts if k.startswith("flops_"))]
     if "bytes" in config.families:
         keys += ["bytes", "ops", *(k for k in counts if k.startswith("bytes_"))]
-    keys += [f"roofline_{device_key(g)}_s" for g in gpus]
+    keys += [f"roofline_{device_key(g)}_s" for g in gpus] + [f"model_{device_key(g)}_s" for g in models]
     return {k: counts[k] for k in keys}
 
 
@@ -83,7 +84,7 @@ def _measure(
     breakdown: dict[str, float] = {}
     samples: dict[str, list[float]] = {}
     families = config.families
-    if families & {"flops", "bytes", "roofline"}:
+    if families & {"flops", "bytes", "roofline", "model"}:
         metrics.update(_counted(workload, signature, config, shape))
     if not config.stepped:
         return metrics, breakdown, samples

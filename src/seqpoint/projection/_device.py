@@ -1,19 +1,16 @@
 """Projection of a run onto a GPU it was not profiled on: each SeqPoint's per-category step
-time scaled by what the category's roofline says the other device does to it.
+time scaled by what the device model (``seqpoint.devices``) says the other device does to it.
 
 For a SeqPoint, category ``c`` (gemm, softmax, ...) measured ``t_c`` seconds on the
-profiled (source) device; its operators' roofline time, ``Σ max(FLOPs / peak, bytes /
-bandwidth)`` over the category's operators, is ``R_c`` there and ``R'_c`` on the target.
-Each category is assumed to run at the same fraction of its roofline on both devices, so it
-takes ``t_c · R'_c / R_c`` on the target; the step's time outside the categories (the host's
-gaps between kernels, Python) is kept as measured. The cold first steps are scaled like their
-steady steps.
+profiled (source) device; the device model's time of its operators (counted FLOPs and bytes
+at the precision each runs, the fraction of peak its kind reaches, its kernels' fixed cost)
+is ``M_c`` there and ``M'_c`` on the target, so it takes ``t_c · M'_c / M_c`` on the target;
+the step's time outside the categories (the host's gaps between kernels, Python) is kept as
+measured. The cold first steps are scaled like their steady steps.
 
-How far that can be trusted: an operator bound by compute on both devices scales by the
-ratio of peak FLOP/s, one bound by memory by the ratio of bandwidths, and every mix lies
-between the two. The interval takes every category at either end of that bracket (around
-the projection's own interval at each end): an operator whose time neither bound sets (a
-launch-bound tiny kernel, a cache-resident one) can fall outside it.
+How far that can be trusted: the model's own error on ratios between GPUs, measured on a
+GPU whose per-operation table its fit did not use (``MODEL.ratio_error``), taken on every
+category at once, around the projection's own interval at each end.
 """
 
 from __future__ import annotations
@@ -26,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from seqpoint._signature import Signature
+from seqpoint.devices import MODEL
 from seqpoint.exceptions import ConfigError
 from seqpoint.measurements import STEADY_TIME, Measurement, Measurements
 from seqpoint.measurements.metrics import time_metric
@@ -37,8 +35,6 @@ from seqpoint.selection import SeqPoints
 
 __all__ = ["DeviceProjection", "project_device"]
 
-#: ``(peak FLOP/s, bytes/s)`` of a roofline device.
-Peak = tuple[float, float]
 #: Spread statistics of a time that are counts or ratios, not seconds.
 _UNITLESS = ("_n", "_repeats", "_cv")
 
@@ -48,7 +44,7 @@ class DeviceProjection:
     """A run profiled on one device, projected onto another."""
 
     profiled_on: str
-    """The device the SeqPoints were profiled on (its roofline key)."""
+    """The device the SeqPoints were profiled on (its key)."""
     device: str
     """The device projected onto."""
     metric: str
@@ -59,8 +55,8 @@ class DeviceProjection:
     """The run on :attr:`device`: every time total and ``breakdown_s.<category>``, the
     interval of its sampling and noise alone."""
     interval: tuple[float, float]
-    """:attr:`metric`'s interval on the target, with every category at either end of its
-    compute/memory bracket."""
+    """:attr:`metric`'s interval on the target, with every category's ratio off by the
+    model's error on ratios either way."""
     kept_share: float
     """Share of the source's steady time outside the categories, kept as measured."""
 
@@ -88,20 +84,20 @@ class DeviceProjection:
                 "kept_share": self.kept_share, "projection": self.projection.to_dict()}
 
 
-def _category_ratios(rooflines: Mapping[str, Mapping[str, float]], source: str, target: str) -> dict[str, float]:
-    """Category → target over source roofline seconds, for categories with a source roofline."""
-    src, tgt = rooflines.get(source, {}), rooflines.get(target, {})
+def _category_ratios(modeled: Mapping[str, Mapping[str, float]], source: str, target: str) -> dict[str, float]:
+    """Category → target over source modeled seconds, for categories with a source time."""
+    src, tgt = modeled.get(source, {}), modeled.get(target, {})
     return {c: tgt.get(c, 0.0) / s for c, s in src.items() if s > 0}
 
 
-def _scale(m: Measurement, ratios: Mapping[str, float], bracket: float | None) -> tuple[Measurement, float, float]:
-    """``m`` on the target: each category's seconds times its ratio (``bracket`` in place of
-    every ratio, for the interval's ends), the rest of the step kept; the step's time
-    metrics and samples scaled by the step's ratio. Returns it, that ratio and the share kept."""
+def _scale(m: Measurement, ratios: Mapping[str, float], off: float) -> tuple[Measurement, float, float]:
+    """``m`` on the target: each category's seconds times its ratio (times ``off``, for the
+    interval's ends), the rest of the step kept; the step's time metrics and samples scaled
+    by the step's ratio. Returns it, that ratio and the share kept."""
     step = m.metrics[STEADY_TIME]
     measured = sum(m.breakdown_s.values())
     base = max(measured, step)  # a CPU profiler's overhead can make the categories outlast the step
-    moved = {c: v * (ratios[c] if bracket is None else bracket) for c, v in m.breakdown_s.items() if c in ratios}
+    moved = {c: v * ratios[c] * off for c, v in m.breakdown_s.items() if c in ratios}
     kept = 1.0 - sum(m.breakdown_s[c] for c in moved) / base
     r = kept + sum(moved.values()) / base
 
@@ -118,8 +114,8 @@ def _scale(m: Measurement, ratios: Mapping[str, float], bracket: float | None) -
 
 def project_device(
     schedule: IterationSchedule, seqpoints: SeqPoints, measurements: Measurements,
-    rooflines: Mapping[Signature, Mapping[str, Mapping[str, float]]], *, profiled_on: str, device: str,
-    peaks: Mapping[str, Peak], method: str = "weighted", confidence: float = 0.95,
+    modeled: Mapping[Signature, Mapping[str, Mapping[str, float]]], *, profiled_on: str, device: str,
+    ratio_error: float = MODEL.ratio_error, method: str = "weighted", confidence: float = 0.95,
     context: ScheduleModel | None = None,
 ) -> DeviceProjection:
     """Project a run profiled on ``profiled_on`` onto ``device`` (see the module docstring).
@@ -129,14 +125,13 @@ def project_device(
     schedule, seqpoints, measurements
         As for :func:`project`; the SeqPoints' steps measured in seconds with their
         operation-category breakdown (``[profile] metrics`` with ``breakdown``).
-    rooflines : mapping
-        Per SeqPoint signature, device → category → roofline seconds of the category's
-        operators (``seqpoint.profiling.category_rooflines``).
+    modeled : mapping
+        Per SeqPoint signature, device → category → the device model's seconds of the
+        category's operators (``seqpoint.profiling.category_models``).
     profiled_on, device : str
-        Roofline device keys in ``rooflines`` and ``peaks``: the one profiled on, the one
-        projected onto.
-    peaks : mapping
-        ``(peak FLOP/s, bytes/s)`` of both devices at the workload's dtype.
+        Device keys in ``modeled``: the one profiled on, the one projected onto.
+    ratio_error : float
+        Relative error of a modeled ratio between two devices: the interval's band.
     method, confidence, context
         As for :func:`project`.
 
@@ -153,14 +148,12 @@ def project_device(
     if not all(m.breakdown_s for _, m in pairs):
         raise ConfigError("Projecting onto another device needs each SeqPoint's time per operation category: "
                           "add \"breakdown\" to [profile] metrics.")
-    (fs, bs), (ft, bt) = peaks[profiled_on], peaks[device]
-    bracket = sorted((fs / ft, bs / bt))
-    ratios = [_category_ratios(rooflines[m.signature], profiled_on, device) for _, m in pairs]
+    ratios = [_category_ratios(modeled[m.signature], profiled_on, device) for _, m in pairs]
     # each point's share of the run's steady time: what the window's and the kept share's averages weigh by
     w = np.array([wt * m.metrics[STEADY_TIME] for wt, m in pairs])
     w /= w.sum()
 
-    def on_target(end: float | None) -> tuple[Projection, float]:
+    def on_target(end: float) -> tuple[Projection, float]:
         scaled = [_scale(m, r, end) for (_, m), r in zip(pairs, ratios, strict=True)]
         meas = replace(measurements, measurements=tuple(s[0] for s in scaled))
         if measurements.window is not None:  # the cold-step window's steps, by the points' mean ratio
@@ -172,8 +165,8 @@ def project_device(
     kwargs: dict[str, Any] = {"method": method, "confidence": confidence, "context": context}
     src = project(schedule, seqpoints, measurements, **kwargs)
     metric = time_metric(src.totals)
-    mid, kept = on_target(None)
-    low, high = on_target(bracket[0])[0], on_target(bracket[1])[0]
+    mid, kept = on_target(1.0)
+    low, high = on_target(1.0 - ratio_error)[0], on_target(1.0 + ratio_error)[0]
     interval = (min(low.interval[metric][0], mid.interval[metric][0]),
                 max(high.interval[metric][1], mid.interval[metric][1]))
     return DeviceProjection(profiled_on=profiled_on, device=device, metric=metric, profiled_total=src.totals[metric],

@@ -3,7 +3,7 @@
 ``weighted`` is the SeqPoint paper's ``Σ_i weight_i · value_i``; ``interpolated`` sums the
 cost model of :class:`ScheduleModel` over every iteration (exact for a cost linear in
 tokens, and when every signature is measured); peak metrics take the fitted maximum. The
-interval is in :mod:`._intervals`; ``first_occurrence_s`` and ``run_time_s`` (steady state
+interval is in :mod:`._intervals` (a device model's ``model_<gpu>_s`` adds the model's own error); ``first_occurrence_s`` and ``run_time_s`` (steady state
 plus cold steps, :mod:`._cold`) are derived from ``time_s`` (``first_occurrence_instructions``
 and ``run_instructions`` from ``instructions``, the same way)."""
 
@@ -17,6 +17,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from seqpoint._params import Options, check_params
+from seqpoint.devices import model_band
 from seqpoint.exceptions import InputError
 from seqpoint.measurements import (
     STEADY_TIME,
@@ -229,7 +230,7 @@ def project(
             if name == steady_metric(names):
                 processes = per_process.shape[0]
         out.add(name, total, estimator.representation(vals, total, peak=peak),
-                estimator.noise(vals, se, peak=peak, per_process=per_process))
+                estimator.noise(vals, se, peak=peak, per_process=per_process), model_band(name) * abs(total))
     term = None
     step = steady_metric(out.totals)  # time_s, or instructions with that timer
     if step is not None and want_cold and not (cold == "window" and window is None):

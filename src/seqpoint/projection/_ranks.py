@@ -22,8 +22,9 @@ from seqpoint.selection import SeqPoints
 
 __all__ = ["INTERCONNECTS", "RankProjection", "project_ranks"]
 
-#: Bus bandwidth of one direction, bytes per second, of named interconnects (nominal
-#: figures; measure yours and pass the number where it matters).
+#: Bus bandwidth of one direction, bytes per second, of named interconnects: nominal figures
+#: (NCCL's measured bus bandwidth can be lower, or higher with NVLink SHARP on NVSwitch);
+#: measure yours with nccl-tests and pass the number where it matters.
 INTERCONNECTS: dict[str, float] = {
     # gloo over the loopback device on a CPU host: memory copies and TCP, about 1 GB/s.
     "gloo-loopback": 1.0e9,
@@ -31,6 +32,8 @@ INTERCONNECTS: dict[str, float] = {
     "pcie4": 25.0e9,
     # PCIe 5.0 x16.
     "pcie5": 50.0e9,
+    # NVLink 3 (A100 SXM): 600 GB/s both directions, 300 GB/s each way.
+    "nvlink3": 300.0e9,
     # NVLink 4 (H100 SXM): 900 GB/s both directions, 450 GB/s each way.
     "nvlink4": 450.0e9,
     # InfiniBand HDR / NDR, one port: 200 and 400 Gb/s.

@@ -80,7 +80,7 @@ def print_device_projection(console: Console, dp: DeviceProjection, profiled: di
     """Print the run projected onto another GPU, and what its interval assumes."""
     console.print(render(device_projection_table(dp, profiled),
                          title=f"Projected onto {dp.device} from the SeqPoints profiled on {dp.profiled_on}"))
-    console.print(f"Each category scaled by its operators' roofline on the two devices; "
+    console.print(f"Each category scaled by the device model's time of its operators on the two devices; "
                   f"{dp.kept_share:.1%} of the profiled steps (outside the operators) kept as measured. "
-                  "The interval takes every category as bound by compute or by memory: an operator bound "
-                  "by neither (launch latency, a cache-resident kernel) can fall outside it.")
+                  "The interval takes every category's ratio off by the model's measured error on ratios "
+                  "between GPUs, either way.")

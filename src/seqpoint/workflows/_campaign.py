@@ -18,7 +18,8 @@ from seqpoint.exceptions import ConfigError, SeqPointWarning
 from seqpoint.executors import Executor, Job, LocalExecutor, make_executor
 from seqpoint.measurements import Measurements, environment_manifest, write_measurements
 from seqpoint.measurements.metrics import FIRST_STEP_TIME, INSTRUCTIONS, STEADY_TIME
-from seqpoint.profiling import Profiler, gpu_named
+from seqpoint.devices import gpu_named
+from seqpoint.profiling import Profiler
 from seqpoint.projection import DeviceProjection, Projection, RankProjection, ScheduleModel
 from seqpoint.schedule import IterationSchedule, write_schedule
 from seqpoint.selection import SeqPoint, SeqPoints, write_seqpoints
@@ -355,7 +356,7 @@ def check_device_projection(cfg: RunConfig) -> None:
 
 
 def profiled_device(environment: Mapping[str, Any]) -> str:
-    """The roofline device a measurement environment names: ``cpu``, or the shipped GPU whose
+    """The device a measurement environment names: ``cpu``, or the shipped GPU whose
     ``cuda_names`` hold its CUDA device's name (ConfigError for a GPU none names)."""
     if environment.get("device_type") != "cuda":
         return "cpu"
@@ -369,21 +370,24 @@ def profiled_device(environment: Mapping[str, Any]) -> str:
 
 def project_onto_device(c: Campaign) -> DeviceProjection | None:
     """``c``'s run projected onto ``[projection] device`` from the SeqPoints' measured time per
-    operation category and the two devices' rooflines (None without a device)."""
+    operation category and the device model's time of each category on the two GPUs (None
+    without a device)."""
     sec = c.config.projection
     if sec.device is None or c.measurements is None:
         return None
-    from seqpoint.profiling import category_rooflines, device_key, device_peaks
+    from seqpoint.devices import device_key
+    from seqpoint.profiling import category_models, device_targets
     from seqpoint.projection import project_device
 
     source = sec.profiled_on or profiled_device(c.measurements.environment)
-    peaks = device_peaks(c.workload, [source, sec.device])
+    targets = device_targets(c.workload, [source, sec.device], model=True)
     if source == "cpu":
-        warnings.warn(f"The SeqPoints were profiled on a CPU: projecting them onto {sec.device} assumes each "
-                      "operation category runs at the same fraction of its roofline on both (this CPU's measured "
-                      f"{peaks['cpu'][0] / 1e9:.0f} GFLOP/s and {peaks['cpu'][1] / 1e9:.0f} GB/s), which a CPU and a "
-                      "GPU rarely share: profile on a GPU for a projection to trust.", SeqPointWarning, stacklevel=2)
+        warnings.warn(f"The SeqPoints were profiled on a CPU: projecting them onto {sec.device} takes each operation "
+                      "category's CPU time at its roofline on this CPU (measured: "
+                      f"{targets['cpu'].peak('fp32') / 1e9:.0f} GFLOP/s, {targets['cpu'].bandwidth / 1e9:.0f} GB/s) "
+                      "to the device model's time on the GPU, which a CPU rarely matches: profile on a GPU for a "
+                      "projection to trust.", SeqPointWarning, stacklevel=2)
     sigs = {m.signature for m in c.measurements.measurements if m.ok}
-    return project_device(c.schedule, c.seqpoints, c.measurements, category_rooflines(c.workload, sigs, peaks),
-                          profiled_on=device_key(source), device=device_key(sec.device), peaks=peaks,
-                          method=sec.method, confidence=sec.confidence, context=c.model)
+    modeled = category_models(c.workload, sigs, targets)
+    return project_device(c.schedule, c.seqpoints, c.measurements, modeled, profiled_on=device_key(source),
+                          device=device_key(sec.device), method=sec.method, confidence=sec.confidence, context=c.model)

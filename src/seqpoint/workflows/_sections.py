@@ -23,10 +23,11 @@ from seqpoint._params import (
     bounded,
     check_params,
 )
+from seqpoint.devices import GPU_SPECS, resolve_device
 from seqpoint.exceptions import ConfigError
 from seqpoint.executors import EXECUTORS
 from seqpoint.measurements.metrics import INSTRUCTIONS
-from seqpoint.profiling import GPU_SPECS, ProfileConfig, resolve_device
+from seqpoint.profiling import ProfileConfig
 from seqpoint.traces import FORMATS
 
 __all__ = ["BatchingSection", "LengthsSection", "ProfileSection", "ProjectionSection", "ReportSection",
@@ -147,7 +148,7 @@ class BatchingSection:
                 resolve_shard(self.policy, self.shard)
 
 
-#: A roofline device: ``cpu`` (this machine, measured), a shipped GPU or a device file.
+#: A device: ``cpu`` (this machine, measured), a shipped GPU or a device file.
 _DEVICE = Predicate(lambda v: isinstance(v, str) and (v in ("cpu", *GPU_SPECS) or v.endswith(".toml")),
                     f"one of 'cpu', {', '.join(map(repr, GPU_SPECS))} or a device file (a path ending .toml)")
 
@@ -346,8 +347,8 @@ class ProjectionSection:
     place of ``interconnect``)."""
     device: str | None = None
     """Also project the run onto this GPU (a shipped one, ``GPU_SPECS``, or a device file):
-    each SeqPoint's measured time per operation category scaled by the category's roofline
-    on the two devices (``seqpoint.projection.project_device``)."""
+    each SeqPoint's measured time per operation category scaled by the device model's time of
+    the category on the two devices (``seqpoint.projection.project_device``)."""
     profiled_on: str | None = None
     """The device the SeqPoints are profiled on, for ``device``: ``cpu``, a shipped GPU or a
     device file (unset: the GPU the measurements name, by the device files' ``cuda_names``)."""

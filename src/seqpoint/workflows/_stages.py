@@ -127,7 +127,8 @@ def model_cost(
     on every signature's roofline time on ``proxy_device``; ``model+pilot`` rescales that
     along the range by the measured step times of ``pilot_points`` signatures (``measure``,
     the campaign's, in ``timer``'s unit)."""
-    from seqpoint.profiling import device_key, device_peaks, exact_signature_costs
+    from seqpoint.devices import device_key
+    from seqpoint.profiling import device_targets, exact_signature_costs
     from seqpoint.selection import COST_MODELS, PilotTable, SignatureCosts
 
     if sec.proxy == "auto" and not isinstance(workload, TorchWorkload):
@@ -135,7 +136,7 @@ def model_cost(
     sigs, _, inverse = schedule.unique_signatures()
     devices = None
     if sec.proxy != "auto":
-        devices = device_peaks(workload, [sec.proxy_device])
+        devices = device_targets(workload, [sec.proxy_device])
     per_sig, *_ = exact_signature_costs(workload, np.asarray(sigs, dtype=np.int64), devices=devices,
                                         shapes=signature_shapes(workload, schedule))
     rows = [tuple(int(v) for v in r) for r in sigs.tolist()]

@@ -23,7 +23,7 @@ __all__ = ["Signature", "TorchWorkload", "Workload", "WorkloadConfig", "check_si
 #: A checked signature: ``(batch_size, seq_len, tgt_len, sum_sq_len or None)``.
 Dims = tuple[int, int, int, int | None]
 
-DTYPES = ("fp32", "bf16", "fp16")
+DTYPES = ("fp32", "tf32", "bf16", "fp16")
 DEVICES = ("cpu", "cuda")
 OPTIMIZERS = ("sgd", "adam", "adamw", "lamb")
 
@@ -50,7 +50,8 @@ class WorkloadConfig(Validated):
     """Fields every reference workload shares (subclasses add the model's own)."""
 
     dtype: str = "fp32"
-    """``fp32``, or ``bf16`` / ``fp16`` autocast (fp16 adds a gradient scaler)."""
+    """``fp32``; ``tf32`` (fp32 tensors, TF32 math in matrix products and convolutions on CUDA,
+    fp32 on a CPU); or ``bf16`` / ``fp16`` autocast (fp16 adds a gradient scaler)."""
     threads: int = 1
     """CPU threads for torch (``torch.set_num_threads``); 0 leaves torch's default."""
     device: str = "cpu"
@@ -169,7 +170,10 @@ class TorchWorkload:
         self._warned: set[str] = set()
         if config.compile:
             self._forward = torch.compile(self.model, backend=config.compile_backend, dynamic=config.compile_dynamic)
-        self._autocast_dtype = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}[config.dtype]
+        if config.dtype == "bf16" and config.device == "cuda" and not torch.cuda.is_bf16_supported(False):
+            raise ConfigError(f"{self.name}: dtype 'bf16' on a {torch.cuda.get_device_name()}, which has no bf16 "
+                              "arithmetic (torch would emulate it, slower than fp32); use dtype fp16 or fp32.")
+        self._autocast_dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(config.dtype)
         fp16 = config.dtype == "fp16" and config.device != "meta"
         self._scaler = torch.amp.GradScaler(config.device) if fp16 else None
 
@@ -255,6 +259,19 @@ class TorchWorkload:
         by the part's share of the samples: the gradient and the returned loss are the whole
         batch's. Batch norm sees each micro-batch alone, as in real gradient accumulation.
         """
+        import torch
+
+        if self.config.dtype == "tf32" and self.device.type == "cuda":
+            # TF32 for this step only: the flags are process-wide, the caller's are restored
+            saved = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+            torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = True
+            try:
+                return self._step(batch)
+            finally:
+                torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
+        return self._step(batch)
+
+    def _step(self, batch: dict[str, torch.Tensor]) -> float:
         total = self._batch_size(batch)
         n_parts = self._micro_batch_count(total)
         parts = [batch] if n_parts == 1 else self._split(batch, n_parts)

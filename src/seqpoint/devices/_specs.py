@@ -1,9 +1,9 @@
-"""Roofline GPUs: the device description files (TOML) shipped in ``seqpoint/data/devices``
-and a user's own, read into :class:`GPUSpec` (torch-free).
+"""GPUs: the device description files (TOML) shipped in ``seqpoint/data/devices`` and a
+user's own, read into :class:`GPUSpec` (torch-free).
 
 A file gives a GPU's dense (no sparsity) peak FLOP/s per dtype on tensor and CUDA cores,
 its memory bandwidth and size, L2 size, SM count and clocks, and a ``[sources]`` table
-that says where each value comes from. Its key (``roofline_<key>_s``, ``roofline:<key>``,
+that says where each value comes from. Its key (``roofline_<key>_s``, ``model:<key>``,
 ``[selection] proxy_device``) is the file's name without ``.toml``.
 """
 
@@ -20,18 +20,18 @@ from typing import Any
 
 from seqpoint.exceptions import ConfigError
 
-__all__ = ["GPU_SPECS", "GPUSpec", "device_key", "read_device", "resolve_device"]
+__all__ = ["GPU_SPECS", "PRECISIONS", "GPUSpec", "device_key", "gpu_named", "read_device", "resolve_device"]
 
-#: Dtypes a ``tensor_flops`` or ``cuda_flops`` table may give.
-DTYPES = ("fp32", "tf32", "bf16", "fp16")
+#: Precisions an operator runs at, and the dtypes a ``tensor_flops`` or ``cuda_flops`` table may give.
+PRECISIONS = ("fp32", "tf32", "bf16", "fp16")
 #: Numeric fields of a device file: what each is, for the message when one is missing or bad.
 _NUMBERS = {"bandwidth": "the memory bandwidth in bytes/s (bandwidth = 3.35e12)",
             "memory_gb": "the memory size in GB (memory_gb = 80)",
-            "l2_mb": "the L2 cache size in MB (l2_mb = 50)",
+            "l2_mb": "the L2 cache size in MB (l2_mb = 50), or leave it out",
             "sm_count": "the number of SMs, an int (sm_count = 132)",
             "boost_clock_mhz": "the SM boost clock in MHz (boost_clock_mhz = 1980), or leave it out",
             "memory_clock_mhz": "the memory clock in MHz, or leave it out"}
-_OPTIONAL = ("boost_clock_mhz", "memory_clock_mhz")
+_OPTIONAL = ("l2_mb", "boost_clock_mhz", "memory_clock_mhz")
 #: The peaks the roofline needs: fp32 on CUDA cores, and fp16 on tensor cores (bf16 falls back to it).
 _TABLES = {"tensor_flops": ("fp16", "dense tensor-core FLOP/s per dtype ([tensor_flops] fp16 = 989.4e12)"),
            "cuda_flops": ("fp32", "CUDA-core FLOP/s per dtype ([cuda_flops] fp32 = 67e12)")}
@@ -52,8 +52,8 @@ class GPUSpec:
     """Memory bandwidth, bytes/s."""
     memory_gb: float
     """Memory size, GB."""
-    l2_mb: float
-    """L2 cache size, MB."""
+    l2_mb: float | None = None
+    """L2 cache size, MB (None when the vendor does not publish it)."""
     sm_count: int
     """Streaming multiprocessors."""
     boost_clock_mhz: float | None = None
@@ -66,17 +66,22 @@ class GPUSpec:
     sources: dict[str, str] = field(default_factory=dict)
     """Field name to where its value comes from (data sheet or whitepaper and year)."""
 
-    @property
-    def peak_flops(self) -> dict[str, float]:
-        """Roofline peak FLOP/s per workload dtype: ``fp32`` on CUDA cores (no TF32),
-        ``bf16``/``fp16`` on tensor cores."""
-        return {"fp32": self.cuda_flops["fp32"],
-                **{d: self.tensor_flops[d] for d in ("bf16", "fp16") if d in self.tensor_flops}}
+    def peak(self, precision: str) -> float:
+        """Peak FLOP/s of an operator at ``precision``: ``fp32`` on CUDA cores; ``tf32`` on
+        tensor cores (CUDA cores without them: Volta runs TF32-allowed math in fp32);
+        ``bf16``/``fp16`` on tensor cores, else CUDA cores. ConfigError for a precision the
+        GPU has neither (bf16 on a V100, which would run it emulated)."""
+        if precision == "fp32" or (precision == "tf32" and "tf32" not in self.tensor_flops):
+            return self.cuda_flops["fp32"]
+        peak = self.tensor_flops.get(precision) or self.cuda_flops.get(precision)
+        if peak is None:
+            raise ConfigError(f"The {self.name} has no {precision} arithmetic (its device file gives none): project a "
+                              f"{precision} run onto a GPU that has it, or use dtype = \"fp16\" or \"fp32\".")
+        return peak
 
-    def flops_for(self, dtype: str) -> float:
-        """Peak FLOP/s for a workload dtype (falls back to fp16 when bf16 is unsupported)."""
-        peaks = self.peak_flops
-        return peaks.get(dtype, peaks["fp16"])
+    def supports(self, precision: str) -> bool:
+        """Whether the GPU runs ``precision`` natively (see :meth:`peak`)."""
+        return precision in ("fp32", "tf32") or precision in self.tensor_flops or precision in self.cuda_flops
 
 
 def _bad(where: str, name: str, what: str, got: object = None) -> ConfigError:
@@ -112,8 +117,8 @@ def _parse(text: str, where: str) -> GPUSpec:
         if not isinstance(table, dict):
             raise _bad(where, k, what, table)
         for dtype, v in table.items():
-            if dtype not in DTYPES:
-                raise ConfigError(f"Device file {where}: unknown dtype {k}.{dtype}; give any of {', '.join(DTYPES)}.")
+            if dtype not in PRECISIONS:
+                raise ConfigError(f"Device file {where}: unknown dtype {k}.{dtype}; give any of {', '.join(PRECISIONS)}.")
             if not _positive(v):
                 raise _bad(where, f"{k}.{dtype}", what, v)
         if needed not in table:
@@ -126,12 +131,12 @@ def _parse(text: str, where: str) -> GPUSpec:
     if not isinstance(names, list) or not all(isinstance(n, str) and n for n in names):
         raise ConfigError(f"Device file {where}: cuda_names must be a list of the GPU's names as "
                           "torch.cuda.get_device_name() gives them (cuda_names = [\"NVIDIA H100 80GB HBM3\"]).")
-    clocks = {k: float(data[k]) for k in _OPTIONAL if k in data}
+    optional = {k: float(data[k]) for k in _OPTIONAL if k in data}
     return GPUSpec(name=data["name"], tensor_flops=tables["tensor_flops"], cuda_flops=tables["cuda_flops"],
                    bandwidth=float(data["bandwidth"]), memory_gb=float(data["memory_gb"]),
-                   l2_mb=float(data["l2_mb"]), sm_count=data["sm_count"], sources=dict(sources),
-                   cuda_names=tuple(names),
-                   boost_clock_mhz=clocks.get("boost_clock_mhz"), memory_clock_mhz=clocks.get("memory_clock_mhz"))
+                   sm_count=data["sm_count"], sources=dict(sources), cuda_names=tuple(names),
+                   l2_mb=optional.get("l2_mb"), boost_clock_mhz=optional.get("boost_clock_mhz"),
+                   memory_clock_mhz=optional.get("memory_clock_mhz"))
 
 
 def read_device(path: str | os.PathLike[str]) -> GPUSpec:
@@ -149,8 +154,8 @@ def read_device(path: str | os.PathLike[str]) -> GPUSpec:
 
 
 def device_key(device: str) -> str:
-    """The name a roofline device's metric carries (``roofline_<key>_s``): a shipped GPU's key,
-    or a device file's name without ``.toml``."""
+    """The name a device's metrics carry (``roofline_<key>_s``, ``model_<key>_s``): a shipped
+    GPU's key, or a device file's name without ``.toml``."""
     return Path(device).stem.lower() if device.endswith(".toml") else device.lower()
 
 
@@ -181,6 +186,6 @@ def _shipped() -> dict[str, GPUSpec]:
             for f in files}
 
 
-#: The shipped roofline GPUs by key (``v100``, ``a100`` (80 GB SXM), ``a100-40gb``, ``h100``
-#: (SXM5), ``h100-pcie``, ``h200``, ``l4``), read from ``seqpoint/data/devices``.
+#: The shipped GPUs by key (``v100``, ``v100-32gb``, ``a40``, ``a100`` (80 GB SXM), ``a100-40gb``,
+#: ``h100`` (SXM5), ``h100-pcie``, ``h200``, ``b200``, ``l4``), read from ``seqpoint/data/devices``.
 GPU_SPECS: dict[str, GPUSpec] = _shipped()

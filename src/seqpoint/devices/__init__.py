@@ -1,0 +1,18 @@
+"""GPUs seqpoint knows (device description files) and the device model that times a counted
+step on them (torch-free): :class:`GPUSpec` and :data:`GPU_SPECS`, :func:`resolve_device`;
+:class:`DeviceModel` (:data:`MODEL`, fitted on per-operation tables, and :data:`ROOFLINE`,
+the bound) and :class:`Target`, a device as counting times it."""
+
+from seqpoint.devices._model import MODEL, ROOFLINE, DeviceModel, Target, model_band
+from seqpoint.devices._specs import (
+           GPU_SPECS,
+           PRECISIONS,
+           GPUSpec,
+           device_key,
+           gpu_named,
+           read_device,
+           resolve_device,
+)
+
+__all__ = ["GPU_SPECS", "MODEL", "PRECISIONS", "ROOFLINE", "DeviceModel", "GPUSpec", "Target", "device_key",
+           "gpu_named", "model_band", "read_device", "resolve_device"]

@@ -197,8 +197,8 @@ def measure_all(args: argparse.Namespace) -> None:
 
 def compare_case(a: dict[str, Any], b: dict[str, Any], dir_a: Path, dir_b: Path, keys: tuple[str, str]) -> dict[str, Any]:
     """Rows (a), (b) and (c) of one case measured in both folders."""
-    from seqpoint.measurements import read_measurements
     from seqpoint.devices import device_key
+    from seqpoint.measurements import read_measurements
     from seqpoint.profiling import category_models, device_targets, exact_totals
     from seqpoint.projection import project_device
     from seqpoint.schedule import read_schedule

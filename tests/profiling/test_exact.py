@@ -13,7 +13,7 @@ torch = pytest.importorskip("torch")
 
 from seqpoint.devices import Target  # noqa: E402
 from seqpoint.exceptions import ConfigError  # noqa: E402
-from seqpoint.profiling import count_point, exact_totals  # noqa: E402
+from seqpoint.profiling import Profiler, count_point, exact_totals  # noqa: E402
 from seqpoint.schedule import IterationSchedule  # noqa: E402
 from seqpoint.workloads import load_workload  # noqa: E402
 
@@ -107,16 +107,17 @@ def test_small_runs_are_counted_and_totals_are_exact() -> None:
         exact_totals(wl, sched, method="guess")  # type: ignore[arg-type]
 
 
-def test_one_workload_counts_its_signatures_once() -> None:
+def test_one_profilers_state_counts_its_signatures_once() -> None:
     # the selection's exact costs and the run's exact totals ask for the same signatures
     wl = load_workload("bert:tiny")
+    state = Profiler(wl).state
     sched = IterationSchedule.from_columns({"batch_size": [2, 3, 2], "seq_len": [20, 20, 40], "tgt_len": [0, 0, 0]})
     ticks: list[int] = []
-    first = exact_totals(wl, sched, progress=lambda: ticks.append(1))
-    again = exact_totals(wl, sched, progress=lambda: ticks.append(1))
+    first = exact_totals(wl, sched, progress=lambda: ticks.append(1), state=state)
+    again = exact_totals(wl, sched, progress=lambda: ticks.append(1), state=state)
     assert len(ticks) == 3  # counted on the first call only
     assert again.totals == first.totals and again.counted == first.counted == 3
     again.per_signature["flops"][0] = -1.0  # a caller's copy: what is kept stays exact
-    assert exact_totals(wl, sched).totals == first.totals
-    exact_totals(load_workload("bert:tiny"), sched, progress=lambda: ticks.append(1))
-    assert len(ticks) == 6  # another workload object counts afresh
+    assert exact_totals(wl, sched, state=state).totals == first.totals
+    exact_totals(wl, sched, progress=lambda: ticks.append(1))
+    assert len(ticks) == 6  # without the state it counts afresh: nothing is kept in the module

@@ -19,4 +19,4 @@ def test_point_past_the_memory_is_refused_and_the_campaign_goes_on() -> None:
     assert ok.status == "ok"
     assert big.status == "oom"
     assert "counted on the meta device" in (big.message or "")
-    assert "GiB available on cpu" in (big.message or "")
+    assert "GiB free on cpu" in (big.message or "")

@@ -41,7 +41,7 @@ from seqpoint.profiling._startup import DEFAULT_BLOCK as DEFAULT_BLOCK
 from seqpoint.profiling._startup import campaign_decoy as campaign_decoy
 from seqpoint.profiling._startup import interleave_block as interleave_block
 from seqpoint.profiling._startup import startup_state as startup_state
-from seqpoint.profiling._state import WorkloadState as WorkloadState
+from seqpoint.profiling._state import WorkloadState
 from seqpoint.profiling._turns import EndTurn, take_turns
 
 __all__ = [
@@ -55,6 +55,7 @@ __all__ = [
     "ProfileConfig",
     "Profiler",
     "ShippedWorkload",
+    "WorkloadState",
     "category_models",
     "count_point",
     "counting_coverage",

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from seqpoint.profiling._state import meta_clone
+from seqpoint.profiling._state import WorkloadState, meta_clone
 from seqpoint.workloads import TorchWorkload, Workload
 
 __all__ = ["Length", "features", "floor_forms"]
@@ -26,7 +26,8 @@ MIN_STEPS = 4
 LOOKUP_FROM, N_PROBE = 2000, 256
 _QUOTES = "[]'\""
 
-def features(workload: Workload, sigs: IntArray, seed: int = 0) -> tuple[FloatArray, list[str]] | None:
+def features(workload: Workload, sigs: IntArray, seed: int = 0,
+             state: WorkloadState | None = None) -> tuple[FloatArray, list[str]] | None:
     """Every dimension of every batch tensor, per signature, and its name (None when the
     layout varies).
 
@@ -36,7 +37,7 @@ def features(workload: Workload, sigs: IntArray, seed: int = 0) -> tuple[FloatAr
     import torch
     from torch.utils._pytree import keystr, tree_flatten_with_path
 
-    clone = meta_clone(workload) if isinstance(workload, TorchWorkload) else None
+    clone = meta_clone(workload, state or WorkloadState()) if isinstance(workload, TorchWorkload) else None
     source: Workload = workload if clone is None else clone  # its own batches have the same dimensions
     names: list[str] = []
 

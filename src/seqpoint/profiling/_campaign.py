@@ -119,7 +119,10 @@ class Profiler:
         assert plan.key is not None, "a plan measured here knows its key"
         config, todo = plan.config, plan.todo
         decoy = campaign_decoy(plan.signatures)
-        refusal = MemoryCheck(self.workload, self.facts).refusal
+        # A CUDA workload timed in workers: the parent makes no CUDA context (an exclusive-process
+        # GPU would refuse the workers), and each worker records its own out-of-memory points.
+        parent_free = not (config.in_workers and self.facts.on_cuda)
+        refusal = MemoryCheck(self.workload, self.facts, self.state).refusal if parent_free else (lambda _: None)
         done = dict(plan.cached)
         protocol: dict[str, Any] = {}
         compiled_before, stepped = compile_clock(), False

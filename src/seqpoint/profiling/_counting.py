@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import math
 import threading
-import weakref
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
 
@@ -34,7 +33,7 @@ from seqpoint.profiling._counter import (
     on_gpu,
 )
 from seqpoint.profiling._probe import cpu_roofline
-from seqpoint.profiling._state import meta_clone, state_of
+from seqpoint.profiling._state import WorkloadState, meta_clone
 from seqpoint.workloads import BatchShape, Signature, TorchWorkload, Workload
 
 if TYPE_CHECKING:
@@ -43,12 +42,6 @@ if TYPE_CHECKING:
     from torch.library import Library
 
 __all__ = ["Cost", "TraceRow", "count_point", "count_step", "device_targets", "roofline_targets", "run_dtype"]
-
-#: A recurrent layer's cost by (layer, batch, width, dtype, ...), kept per model for as long
-#: as the model lives: the same for every signature of that batch, and the slowest part of
-#: counting a step (two runs of the layer per call).
-_rnn_memo: weakref.WeakKeyDictionary[nn.Module, dict[tuple[object, ...], tuple[Cost, Cost, Parts, Parts]]] = (
-    weakref.WeakKeyDictionary())
 
 # Process-wide on purpose: a torch.library registration changes the ATen dispatcher for
 # the whole process, so it is made once (under a lock) and kept alive. The kernels are pure
@@ -121,12 +114,12 @@ def device_targets(workload: Workload, devices: Iterable[str], *, model: bool = 
     return out
 
 
-def _patch_rnns(model: nn.Module, counter: Counter) -> Callable[[], None]:
+def _patch_rnns(model: nn.Module, counter: Counter,
+                memo: dict[tuple[object, ...], tuple[Cost, Cost, Parts, Parts]]) -> Callable[[], None]:
     """Route every recurrent layer of ``model`` through the affine-in-length shortcut."""
     import torch
     from torch import nn
 
-    memo = _rnn_memo.setdefault(model, {})
     patched: list[nn.Module] = []
 
     class StandIn(torch.autograd.Function):
@@ -214,13 +207,11 @@ def _patch_rnns(model: nn.Module, counter: Counter) -> Callable[[], None]:
     return undo
 
 
-def _scope(clone: TorchWorkload, counter: Counter) -> Callable[[], None]:
+def _scope(clone: TorchWorkload, counter: Counter, memo: dict[tuple[object, ...], Cost]) -> Callable[[], None]:
     """Count the optimizer step once per set of parameters with gradients and reuse it (the
     same whatever the signature, and the slowest part of a meta-device run), its operators
     of category ``optimizer``; mark the forward pass (``loss``), where autocast casts."""
     opt = clone.optimizer
-    kept = state_of(clone)
-    memo: dict[tuple[object, ...], Cost] = kept.optimizer_cost if kept is not None else {}
     real_step: Callable[..., object] = opt.step
     real_loss = clone.loss
 
@@ -263,6 +254,7 @@ def count_step(
     workload: Workload, signature: Signature, *, rnn_shortcut: bool = True,
     devices: Mapping[str, Target] | None = None, models: Mapping[str, Target] | None = None,
     split: Iterable[str] = (), trace: list[TraceRow] | None = None, shape: BatchShape | None = None,
+    state: WorkloadState | None = None,
 ) -> Cost:
     """Cost of one training step of ``workload`` on ``signature`` (see :func:`count_point`);
     ``shape`` is the point's real batch, for a workload that takes one. ``devices`` are extra
@@ -281,11 +273,12 @@ def count_step(
 
     batch_of = signature if shape is None else shape
     traced = 0 if trace is None else len(trace)
-    clone = meta_clone(workload) if isinstance(workload, TorchWorkload) else None
+    state = state if state is not None else WorkloadState()
+    clone = meta_clone(workload, state) if isinstance(workload, TorchWorkload) else None
     counter = new_counter()
     if clone is not None:
-        undo_rnn = _patch_rnns(clone.model, counter) if rnn_shortcut else (lambda: None)
-        undo_scope = _scope(clone, counter)
+        undo_rnn = _patch_rnns(clone.model, counter, state.rnn_costs) if rnn_shortcut else (lambda: None)
+        undo_scope = _scope(clone, counter, state.optimizer_cost)
         try:
             meta_batch = clone.make_batch(batch_of)  # type: ignore[arg-type]
             with on_gpu(counter, dtype), counter:
@@ -296,8 +289,7 @@ def count_step(
             # cannot run on the meta device: it is counted on a real step below.
             if "meta" not in str(exc):
                 raise
-            if (kept := state_of(workload)) is not None:
-                kept.meta_fails = True
+            state.meta_fails = True
             if trace is not None:
                 del trace[traced:]  # the failed attempt's operators
             counter = new_counter()
@@ -315,7 +307,8 @@ def count_step(
 
 
 def count_point(workload: Workload, signature: Signature, *, shape: BatchShape | None = None,
-                devices: Iterable[str] = (), models: Iterable[str] = ()) -> dict[str, float]:
+                devices: Iterable[str] = (), models: Iterable[str] = (),
+                state: WorkloadState | None = None) -> dict[str, float]:
     """Deterministic metrics of one training step, computed without arithmetic.
 
     Parameters
@@ -333,6 +326,9 @@ def count_point(workload: Workload, signature: Signature, *, shape: BatchShape |
     models : iterable of str, optional
         GPUs (shipped keys or device files) the device model times the step on, as
         ``model_<key>_s``.
+    state : WorkloadState, optional
+        What counting keeps of the workload between calls (its meta-device clone, its
+        optimizer's and recurrent layers' costs): a :class:`~seqpoint.profiling.Profiler`'s.
 
     Returns
     -------
@@ -344,5 +340,5 @@ def count_point(workload: Workload, signature: Signature, *, shape: BatchShape |
     """
     metrics = count_step(workload, tuple(int(v) for v in signature), shape=shape,
                          devices=device_targets(workload, devices),
-                         models=device_targets(workload, models, model=True)).metrics()
+                         models=device_targets(workload, models, model=True), state=state).metrics()
     return {k: float(v) for k, v in metrics.items() if not (isinstance(v, float) and math.isnan(v))}

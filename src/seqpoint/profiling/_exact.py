@@ -24,7 +24,7 @@ from seqpoint.exceptions import ConfigError
 from seqpoint.profiling._basis import features
 from seqpoint.profiling._counting import roofline_targets
 from seqpoint.profiling._fit import Devices, FitFailed, Traced, count, fit
-from seqpoint.profiling._state import state_of
+from seqpoint.profiling._state import WorkloadState
 from seqpoint.workloads import BatchShape, TorchWorkload, Workload
 
 __all__ = ["ExactTotals", "exact_signature_costs", "exact_totals"]
@@ -84,8 +84,8 @@ class ExactTotals:
                 "max_residual": self.max_residual, "seconds": self.seconds, "note": self.note}
 
 
-def _count_all(workload: Workload, sigs: IntArray, devices: Devices,
-               tick: Callable[[], None], shapes: Sequence[BatchShape | None] | None = None,
+def _count_all(workload: Workload, sigs: IntArray, devices: Devices, tick: Callable[[], None],
+               shapes: Sequence[BatchShape | None] | None, state: WorkloadState,
                known: Mapping[int, dict[str, float]] | None = None) -> dict[str, FloatArray]:
     """Metrics of every signature, counted (or taken from ``known``, by row)."""
     rows = []
@@ -93,7 +93,7 @@ def _count_all(workload: Workload, sigs: IntArray, devices: Devices,
         if known is not None and i in known:
             rows.append(known[i])
         else:
-            rows.append(count(workload, sig, devices, shape=None if shapes is None else shapes[i]).metrics())
+            rows.append(count(workload, sig, devices, shape=None if shapes is None else shapes[i], state=state).metrics())
         tick()
     names = sorted({k for r in rows for k in r})
     return {k: np.array([r.get(k, 0.0) for r in rows]) for k in names}
@@ -102,20 +102,21 @@ def _count_all(workload: Workload, sigs: IntArray, devices: Devices,
 def exact_signature_costs(
     workload: Workload, signatures: IntArray, *, method: Method = "auto",
     devices: Devices | None = None, seed: int = 0, progress: Callable[[], None] | None = None,
-    shapes: Sequence[BatchShape | None] | None = None,
+    shapes: Sequence[BatchShape | None] | None = None, state: WorkloadState | None = None,
 ) -> tuple[dict[str, FloatArray], str, int, str, int, float]:
     """Exact metrics of every row of ``signatures`` (arguments as for :func:`exact_totals`):
     ``(per-signature metrics, method used, signatures counted, note, checked, max residual)``.
 
-    Kept per workload object: the selection's exact costs and the run's exact totals ask
+    Kept in ``state`` (a profiler's): the selection's exact costs and the run's exact totals ask
     for the same signatures, which are counted once. Real batches (``shapes``) are not kept."""
-    kept = state_of(workload) if shapes is None else None
+    state = state if state is not None else WorkloadState()
+    kept = state if shapes is None else None
     sigs = np.asarray(signatures)
     key = (sigs.dtype.str, sigs.shape, sigs.tobytes(), method, tuple(sorted((devices or {}).items())), seed)
     if kept is not None and key in kept.exact_costs:
         per_sig, *rest = kept.exact_costs[key]
         return ({k: v.copy() for k, v in per_sig.items()}, *rest)
-    result = _signature_costs(workload, signatures, method, devices, seed, progress, shapes)
+    result = _signature_costs(workload, signatures, method, devices, seed, progress, shapes, state)
     if kept is not None:
         kept.exact_costs[key] = result
     return result
@@ -123,7 +124,7 @@ def exact_signature_costs(
 
 def _signature_costs(
     workload: Workload, signatures: IntArray, method: Method, devices: Devices | None, seed: int,
-    progress: Callable[[], None] | None, shapes: Sequence[BatchShape | None] | None,
+    progress: Callable[[], None] | None, shapes: Sequence[BatchShape | None] | None, state: WorkloadState,
 ) -> tuple[dict[str, FloatArray], str, int, str, int, float]:
     if method not in ("auto", "count", "fit"):
         raise ConfigError(f"The 'method' parameter of exact_totals must be 'auto', 'count' or 'fit'. Got {method!r}.")
@@ -134,13 +135,13 @@ def _signature_costs(
         if method == "fit":
             raise ConfigError("exact_totals(method='fit') needs a reference (torch) workload and "
                               f"more than {MIN_FIT} unique signatures; use method='count'.")
-        return _count_all(workload, signatures, devs, tick, shapes), "count", len(signatures), "", 0, 0.0
-    described = features(workload, signatures, seed)
+        return _count_all(workload, signatures, devs, tick, shapes, state), "count", len(signatures), "", 0, 0.0
+    described = features(workload, signatures, seed, state)
     if described is None:
         if method == "fit":
             raise ConfigError("exact_totals(method='fit'): the batch's tensors differ in number or "
                               "rank between signatures; use method='count'.")
-        return (_count_all(workload, signatures, devs, tick, shapes), "count", len(signatures),
+        return (_count_all(workload, signatures, devs, tick, shapes, state), "count", len(signatures),
                 "fit not used: the batch's tensors differ between signatures", 0, 0.0)
     # A dimension of 0 or 1 changes which operators run (a reshape becomes a view, a
     # gather of nothing is skipped): each such regime is fitted, or counted, on its own.
@@ -153,7 +154,7 @@ def _signature_costs(
         rows = np.flatnonzero(which.reshape(-1) == g)
         part: dict[str, FloatArray] | None = None
         part_shapes = None if shapes is None else [shapes[int(r)] for r in rows]
-        traced = Traced(workload, signatures[rows], devs, part_shapes)
+        traced = Traced(workload, signatures[rows], devs, part_shapes, state)
         try:
             # A regime too small to be worth a fit is counted (None).
             if (fitted := fit(traced, feat[rows], names, peaks, seed)) is not None:
@@ -168,7 +169,7 @@ def _signature_costs(
             notes.append(f"fit not used: {exc}")
         if part is None:
             # The signatures the failed fit counted are not counted again.
-            part = _count_all(workload, signatures[rows], devs, tick, part_shapes, traced.metrics)
+            part = _count_all(workload, signatures[rows], devs, tick, part_shapes, state, traced.metrics)
             counted += len(rows)
             used.add("count")
         for k, v in part.items():
@@ -179,7 +180,7 @@ def _signature_costs(
 def exact_totals(
     workload: Workload, schedule: Run, *, method: Method = "auto",
     devices: Devices | None = None, seed: int = 0, progress: Callable[[], None] | None = None,
-    shapes: Sequence[BatchShape | None] | None = None,
+    shapes: Sequence[BatchShape | None] | None = None, state: WorkloadState | None = None,
 ) -> ExactTotals:
     """Exact FLOPs, bytes, operators and roofline times of every iteration of ``schedule``.
 
@@ -207,6 +208,9 @@ def exact_totals(
         ``schedule.unique_signatures()`` order), counted as the step runs it; exact when the
         cost depends on the lengths through the signature only (not for a kernel that
         skips each row's padding).
+    state : WorkloadState, optional
+        What counting keeps between calls (a :class:`~seqpoint.profiling.Profiler`'s): the same
+        signatures are counted once for the selection and the run's totals.
 
     Returns
     -------
@@ -217,7 +221,7 @@ def exact_totals(
     sigs, counts, inverse = schedule.unique_signatures()
     sigs = np.asarray(sigs, dtype=np.int64)
     per_sig, used, counted, note, checked, residual = exact_signature_costs(
-        workload, sigs, method=method, devices=devices, seed=seed, progress=progress, shapes=shapes)
+        workload, sigs, method=method, devices=devices, seed=seed, progress=progress, shapes=shapes, state=state)
     weights = np.asarray(counts, dtype=np.float64)
     totals = {k: float(weights @ v) for k, v in per_sig.items()}
     return ExactTotals(totals=totals, per_signature=per_sig, signatures=sigs,

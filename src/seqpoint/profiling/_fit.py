@@ -25,6 +25,7 @@ from numpy.typing import NDArray
 from seqpoint.devices import Target
 from seqpoint.profiling._basis import Length, floor_forms
 from seqpoint.profiling._counting import Cost, TraceRow, count_step
+from seqpoint.profiling._state import WorkloadState
 from seqpoint.workloads import BatchShape, Workload
 
 __all__ = ["Devices", "FitFailed", "Traced", "count", "fit"]
@@ -89,9 +90,9 @@ def _spread(sigs: IntArray, feat: FloatArray, n: int, rng: np.random.Generator) 
     return np.unique(np.asarray(chosen, dtype=np.int64))
 
 
-def count(workload: Workload, sig: Sequence[int], devices: Devices,
-          trace: list[TraceRow] | None = None, shape: BatchShape | None = None) -> Cost:
-    return count_step(workload, tuple(int(v) for v in sig), devices=devices, trace=trace, shape=shape)
+def count(workload: Workload, sig: Sequence[int], devices: Devices, trace: list[TraceRow] | None = None,
+          shape: BatchShape | None = None, state: WorkloadState | None = None) -> Cost:
+    return count_step(workload, tuple(int(v) for v in sig), devices=devices, trace=trace, shape=shape, state=state)
 
 
 class FitFailed(Exception):
@@ -106,6 +107,7 @@ class Traced:
     sigs: IntArray
     devices: Devices
     shapes: Sequence[BatchShape | None] | None
+    state: WorkloadState
     traces: dict[int, list[TraceRow]] = field(default_factory=dict)
     metrics: dict[int, dict[str, float]] = field(default_factory=dict)
 
@@ -114,7 +116,7 @@ class Traced:
             if r not in self.traces:
                 tr: list[TraceRow] = []
                 cost = count(self.workload, self.sigs[r], self.devices, tr,
-                             shape=None if self.shapes is None else self.shapes[r])
+                             shape=None if self.shapes is None else self.shapes[r], state=self.state)
                 self.traces[r], self.metrics[r] = tr, cost.metrics()
 
     def dims(self, rows: Sequence[int]) -> IntArray | None:

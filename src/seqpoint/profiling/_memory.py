@@ -1,32 +1,31 @@
 """Refuse points that cannot fit: a lower bound of a step's memory, counted on the meta device.
 
 Allocating a shape far past the machine's memory can take the process (or the machine) down
-instead of raising, so a point whose lower bound (parameters, their gradients, two optimizer
-moments and the input batch, counted on the meta-device clone) exceeds the memory there is
-recorded as ``oom`` without running. It never refuses a point that fits.
+instead of raising, so a point whose lower bound (parameters, their gradients, the optimizer's
+own copies of them and the input batch, counted on the meta-device clone) exceeds the memory
+free for it is recorded as ``oom`` without running. It never refuses a point that fits.
 """
 
 from __future__ import annotations
 
 import os
 
+from seqpoint.profiling._state import WorkloadState, meta_clone
 from seqpoint.workloads import CountsOnMeta, Signature, TorchWorkload, Workload, WorkloadFacts
 
 __all__ = ["MemoryCheck", "available_memory", "step_memory_lower_bound"]
 
-#: Copies of the parameters a training step holds: weights, gradients, two optimizer moments.
-STATE_COPIES = 4
-
 
 def available_memory(device: str) -> int | None:
-    """Bytes a step may use on ``device``: CUDA device memory, else available RAM (None if unknown)."""
+    """Bytes a step may use on ``device``: CUDA memory free plus what this process's allocator
+    holds (it reuses that), else available RAM (None if unknown)."""
     if device.startswith("cuda"):
         import torch
 
         if not torch.cuda.is_available():
             return None
         index = torch.device(device).index or 0
-        return int(torch.cuda.mem_get_info(index)[1])
+        return int(torch.cuda.mem_get_info(index)[0] + torch.cuda.memory_reserved(index))
     try:
         with open("/proc/meminfo") as fh:
             for line in fh:
@@ -50,46 +49,48 @@ def _tensor_bytes(obj: object) -> int:
     return 0
 
 
+def state_copies(optimizer: object) -> int:
+    """Copies of the parameters a step holds at least: weights and gradients, plus the
+    optimizer's state per parameter (SGD's momentum buffer, Adam's and LAMB's two moments)."""
+    name = type(optimizer).__name__.lower()
+    if name.startswith(("adam", "lamb")):
+        return 4
+    groups = getattr(optimizer, "param_groups", [{}])
+    return 3 if name == "sgd" and any(g.get("momentum", 0) for g in groups) else 2
+
+
 def step_memory_lower_bound(clone: TorchWorkload, signature: Signature) -> int:
     """Bytes one training step of ``signature`` holds at least, from a meta-device ``clone``."""
     params = sum(_tensor_bytes(p) for p in clone.model.parameters())
-    return STATE_COPIES * params + _tensor_bytes(clone.make_batch(signature))
+    return state_copies(clone.optimizer) * params + _tensor_bytes(clone.make_batch(signature))
 
 
 class MemoryCheck:
-    """Refuses the points of one campaign that cannot fit (the meta-device clone built on first use)."""
+    """Refuses the points of one campaign that cannot fit (on the meta-device clone of ``state``)."""
 
-    def __init__(self, workload: Workload, facts: WorkloadFacts) -> None:
-        self._workload = workload
-        self._device = facts.device
-        self._clone: Workload | None = None
-        self._tried = False
+    def __init__(self, workload: Workload, facts: WorkloadFacts, state: WorkloadState) -> None:
+        self._workload, self._device, self._state = workload, facts.device, state
 
     def refusal(self, signature: Signature) -> str | None:
         """The ``oom`` message for a point that cannot fit, or None when it may (or when
         nothing is known: a workload without a meta-device clone refuses nothing)."""
         workload = self._workload
-        if not isinstance(workload, CountsOnMeta):
+        if not isinstance(workload, CountsOnMeta) or not isinstance(workload, TorchWorkload):
             return None
-        device = self._device
-        limit = available_memory(device)
+        limit = available_memory(self._device)
         if limit is None:
             return None
         try:
-            if not self._tried:
-                self._tried = True
-                self._clone = workload.counting_clone()
-            if not isinstance(self._clone, TorchWorkload):
+            clone = meta_clone(workload, self._state)
+            if clone is None:
                 return None
-            need = step_memory_lower_bound(self._clone, signature)
+            need = step_memory_lower_bound(clone, signature)
         # The meta device lacks a kernel (NotImplementedError) or a value (RuntimeError), or
         # the clone rejects the shape (ValueError): the real step runs and reports its own.
         except (RuntimeError, NotImplementedError, ValueError):
             return None
         if need <= limit:
             return None
-        return (
-            f"not run: a step of {signature} needs at least {need / 2**30:.1f} GiB (parameters, "
-            f"gradients, optimizer state and inputs, counted on the meta device), more than the "
-            f"{limit / 2**30:.1f} GiB available on {device}."
-        )
+        return (f"not run: a step of {signature} needs at least {need / 2**30:.1f} GiB (parameters, gradients, "
+                f"optimizer state and inputs, counted on the meta device), more than the {limit / 2**30:.1f} GiB "
+                f"free on {self._device}.")

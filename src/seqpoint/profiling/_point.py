@@ -28,11 +28,11 @@ _Measured = tuple[dict[str, float], dict[str, float], dict[str, list[float]]]
 
 
 def _counted(workload: Workload, signature: Signature, config: ProfileConfig,
-             shape: BatchShape | None) -> dict[str, float]:
+             shape: BatchShape | None, state: WorkloadState) -> dict[str, float]:
     """The deterministic metrics asked for (``flops``, ``bytes``, ``roofline_<gpu>_s``, ``model_<gpu>_s``)."""
     gpus = [m.partition(":")[2] for m in config.metrics if m.startswith("roofline:")]
     models = [m.partition(":")[2] for m in config.metrics if m.startswith("model:")]
-    counts = count_point(workload, signature, shape=shape, devices=gpus, models=models)
+    counts = count_point(workload, signature, shape=shape, devices=gpus, models=models, state=state)
     keys: list[str] = []
     if "flops" in config.families:
         keys += ["flops", *(k for k in counts if k.startswith("flops_"))]
@@ -85,7 +85,7 @@ def _measure(
     samples: dict[str, list[float]] = {}
     families = config.families
     if families & {"flops", "bytes", "roofline", "model"}:
-        metrics.update(_counted(workload, signature, config, shape))
+        metrics.update(_counted(workload, signature, config, shape, kept))
     if not config.stepped:
         return metrics, breakdown, samples
     state = startup_state(workload, kept)

@@ -6,12 +6,11 @@ once, the shapes it stepped stay warm, its meta-device clone is built once.
 from __future__ import annotations
 
 import dataclasses
-import weakref
 from typing import Any
 
 from seqpoint.workloads import Signature, TorchWorkload
 
-__all__ = ["StartupState", "WorkloadState", "meta_clone", "state_of"]
+__all__ = ["StartupState", "WorkloadState", "meta_clone"]
 
 
 @dataclasses.dataclass(eq=False)
@@ -41,36 +40,16 @@ class WorkloadState:
     """Counted cost (a ``_counting.Cost``) of its optimizer step, by the parameters' shapes."""
     exact_costs: dict[tuple[object, ...], Any] = dataclasses.field(default_factory=dict)
     """Exact per-signature costs (``_exact.exact_signature_costs``'s result), by its arguments."""
+    rnn_costs: dict[tuple[object, ...], Any] = dataclasses.field(default_factory=dict)
+    """A recurrent layer's counted cost by (layer, batch, width, dtype, ...): the same for every
+    signature of that batch, and the slowest part of counting a step."""
 
 
-#: id of a live workload object -> (a weak reference to it, its state).
-_STATES: dict[int, tuple[weakref.ref[object], WorkloadState]] = {}
-
-
-def state_of(workload: object) -> WorkloadState | None:
-    """The state of ``workload`` in this process (created empty the first time); None for an
-    object that cannot be weakly referenced (its steps are then not told apart)."""
-    key = id(workload)
-    found = _STATES.get(key)
-    if found is not None and found[0]() is workload:
-        return found[1]
-    try:
-        ref = weakref.ref(workload, lambda _, key=key: _STATES.pop(key, None))  # type: ignore[misc]
-    except TypeError:
-        return None
-    state = WorkloadState()
-    _STATES[key] = (ref, state)
-    return state
-
-
-def meta_clone(workload: TorchWorkload) -> TorchWorkload | None:
-    """The workload's meta-device clone, built once per object; None once its model has
+def meta_clone(workload: TorchWorkload, state: WorkloadState) -> TorchWorkload | None:
+    """The workload's meta-device clone, built once per ``state``; None once its model has
     failed to run there."""
-    kept = state_of(workload)
-    if kept is None:
-        return workload.counting_clone()
-    if kept.meta_fails:
+    if state.meta_fails:
         return None
-    if kept.counting_clone is None:
-        kept.counting_clone = workload.counting_clone()
-    return kept.counting_clone
+    if state.counting_clone is None:
+        state.counting_clone = workload.counting_clone()
+    return state.counting_clone

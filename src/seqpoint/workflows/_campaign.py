@@ -14,11 +14,11 @@ from typing import Any
 
 from seqpoint._live import Reporter
 from seqpoint.cache import MeasurementCache
+from seqpoint.devices import gpu_named
 from seqpoint.exceptions import ConfigError, SeqPointWarning
 from seqpoint.executors import Executor, Job, LocalExecutor, make_executor
 from seqpoint.measurements import Measurements, environment_manifest, write_measurements
 from seqpoint.measurements.metrics import FIRST_STEP_TIME, INSTRUCTIONS, STEADY_TIME
-from seqpoint.devices import gpu_named
 from seqpoint.profiling import Profiler
 from seqpoint.projection import DeviceProjection, Projection, RankProjection, ScheduleModel
 from seqpoint.schedule import IterationSchedule, write_schedule
@@ -191,8 +191,8 @@ class Campaign:
         """The SeqPoints of ``[selection]`` (with ``proxy`` ``model`` or ``model+pilot``, or
         ``auto`` on a reference workload, its exact costs; the pilot timed through this campaign)."""
         sec, schedule = self.config.selection, self.schedule
-        cost = (model_cost(sec, schedule, self.workload, measure=self.measure, timer=self.config.profile.timer)
-                if sec.model_proxy else None)
+        cost = (model_cost(sec, schedule, self.workload, measure=self.measure, timer=self.config.profile.timer,
+                           state=self.profiler.state) if sec.model_proxy else None)
         points = choose_points(sec, schedule, cost=cost)[1]
         if self.folder is not None and self._writes_run:
             write_seqpoints(points, self.folder.file("seqpoints.json"))
@@ -388,6 +388,6 @@ def project_onto_device(c: Campaign) -> DeviceProjection | None:
                       "to the device model's time on the GPU, which a CPU rarely matches: profile on a GPU for a "
                       "projection to trust.", SeqPointWarning, stacklevel=2)
     sigs = {m.signature for m in c.measurements.measurements if m.ok}
-    modeled = category_models(c.workload, sigs, targets)
+    modeled = category_models(c.workload, sigs, targets, state=c.profiler.state)
     return project_device(c.schedule, c.seqpoints, c.measurements, modeled, profiled_on=device_key(source),
                           device=device_key(sec.device), method=sec.method, confidence=sec.confidence, context=c.model)

@@ -95,7 +95,7 @@ def _exact(c: Campaign, projection: Projection) -> dict[str, Any] | None:
         return None
     from seqpoint.profiling import exact_totals
 
-    ex = exact_totals(c.workload, c.schedule, shapes=signature_shapes(c.workload, c.schedule))
+    ex = exact_totals(c.workload, c.schedule, shapes=signature_shapes(c.workload, c.schedule), state=c.profiler.state)
     out = ex.to_dict()
     out["projection_error"] = {k: relative_error(projection.totals[k], v) for k, v in ex.totals.items()
                                if k in projection.totals and v > 0}

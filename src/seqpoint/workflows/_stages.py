@@ -11,6 +11,7 @@ import numpy as np
 import seqpoint.workflows._sections as sections
 from seqpoint.exceptions import ConfigError, InputError
 from seqpoint.measurements import Measurements
+from seqpoint.profiling import WorkloadState
 from seqpoint.schedule import IterationSchedule, RunTrace
 from seqpoint.selection import BaseSelector, CostProxy, SeqPoints
 from seqpoint.traces import Lengths
@@ -119,6 +120,7 @@ def signature_shapes(workload: Workload, schedule: IterationSchedule) -> list[Ba
 def model_cost(
     sec: sections.SelectionSection, schedule: IterationSchedule, workload: Workload, *,
     measure: Callable[[list[tuple[int, ...]]], Measurements] | None = None, timer: str = "wall",
+    state: WorkloadState | None = None,
 ) -> CostProxy | None:
     """The cost proxy of ``[selection] proxy`` where the workload is known, carrying its exact
     FLOPs and bytes per signature as basis components (the bound and the calibrated weights
@@ -126,7 +128,7 @@ def model_cost(
     for a user workload, which would be counted on one real step per signature); ``model``
     on every signature's roofline time on ``proxy_device``; ``model+pilot`` rescales that
     along the range by the measured step times of ``pilot_points`` signatures (``measure``,
-    the campaign's, in ``timer``'s unit)."""
+    the campaign's, in ``timer``'s unit); ``state`` keeps the counts (a profiler's)."""
     from seqpoint.devices import device_key
     from seqpoint.profiling import device_targets, exact_signature_costs
     from seqpoint.selection import COST_MODELS, PilotTable, SignatureCosts
@@ -138,7 +140,7 @@ def model_cost(
     if sec.proxy != "auto":
         devices = device_targets(workload, [sec.proxy_device])
     per_sig, *_ = exact_signature_costs(workload, np.asarray(sigs, dtype=np.int64), devices=devices,
-                                        shapes=signature_shapes(workload, schedule))
+                                        shapes=signature_shapes(workload, schedule), state=state)
     rows = [tuple(int(v) for v in r) for r in sigs.tolist()]
     exact = {m: dict(zip(rows, per_sig[m].tolist(), strict=True)) for m in ("flops", "bytes")}
     if sec.proxy == "auto":

@@ -21,6 +21,7 @@ from seqpoint._live import Reporter
 from seqpoint.executors import Executor
 from seqpoint.measurements import Measurements
 from seqpoint.measurements.metrics import INSTRUCTIONS, relative_error, step_metric, time_metric
+from seqpoint.profiling import WorkloadState
 from seqpoint.projection import Projection
 from seqpoint.reports import Baseline, ExactCheck, SteadyTruth, ValidationRecord
 from seqpoint.schedule import IterationSchedule
@@ -65,16 +66,17 @@ class ValidationResult(ValidationRecord):
 
 def exact_costs(
     workload: Workload, schedule: IterationSchedule, metrics: tuple[str, ...] = EXACT_METRICS,
-    *, reporter: Reporter | None = None,
+    *, reporter: Reporter | None = None, state: WorkloadState | None = None,
 ) -> dict[str, NDArray[np.float64]]:
     """Per-iteration exact deterministic metrics of every unique signature: counted, or a
-    per-operator fit verified on held-out signatures (see ``seqpoint.profiling.exact_totals``)."""
+    per-operator fit verified on held-out signatures (see ``seqpoint.profiling.exact_totals``);
+    ``state`` keeps the counts (the campaign's profiler's)."""
     from seqpoint.profiling import exact_signature_costs
 
     sig, _, inverse = schedule.unique_signatures()
     with (reporter or Reporter(progress=False)).bar("exact FLOPs per signature", sig.shape[0], transient=True) as tick:
         per_sig = exact_signature_costs(workload, sig, progress=lambda: tick(1, None),
-                                        shapes=signature_shapes(workload, schedule))[0]
+                                        shapes=signature_shapes(workload, schedule), state=state)[0]
     return {m: np.asarray(per_sig[m], dtype=np.float64)[inverse] for m in metrics}
 
 
@@ -124,7 +126,7 @@ def validate(
     exact_res: dict[str, ExactCheck] = {}
     curves_exact: dict[str, ErrorCurve] = {}
     if exact:
-        costs = exact_costs(c.workload, schedule, reporter=reporter)
+        costs = exact_costs(c.workload, schedule, reporter=reporter, state=c.profiler.state)
         for metric, per_it in costs.items():
             total = float(per_it.sum())
             proj = projection.totals.get(metric)

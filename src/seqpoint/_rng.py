@@ -27,9 +27,9 @@ def rngs_kept() -> Iterator[None]:
     except ImportError:
         torch = None  # type: ignore[assignment]
     cpu = torch.get_rng_state() if torch is not None else None
-    # As torch.random.fork_rng does: reading the CUDA states initialises CUDA, which also
-    # applies a manual_seed the user queued before, so the saved state is the real one.
-    cuda = torch.cuda.get_rng_state_all() if torch is not None and torch.cuda.is_available() else None
+    # Only where this process already uses CUDA: reading the states initialises CUDA (a context
+    # on the GPU, for a CPU campaign too), and a CUDA generator not yet made draws nothing to keep.
+    cuda = torch.cuda.get_rng_state_all() if torch is not None and torch.cuda.is_initialized() else None
     try:
         yield
     finally:

@@ -164,7 +164,7 @@ def test_campaign_with_seqpoints_keeps_iterations_and_dedups(ds2) -> None:
     assert [m.iteration for m in ms.measurements] == [1, 4]
     assert w.steps == 3 + 1 + 2  # start-up (decoy, primitive count), then the shared signature once
     assert ms.workload == "deepspeech2:tiny" and ms.config["rnn_hidden"] == 16
-    assert ms.environment["threads"] == 1
+    assert ms.environment["process"]["threads"] == 1
 
 
 def test_cache_hit_on_second_run_measures_nothing(ds2, tmp_path) -> None:
@@ -200,9 +200,8 @@ def test_progress_bar_renders(ds2, capsys) -> None:
 
 def test_environment_fingerprint(ds2) -> None:
     env = environment_fingerprint(describe(ds2).device)
-    assert {"python", "torch", "seqpoint", "device", "device_type", "threads", "machine"} <= set(
-        env
-    )
+    assert {"python", "torch", "seqpoint", "device", "device_type", "process", "machine"} <= set(env)
+    assert {"threads", "interop_threads", "matmul_precision", "deterministic"} <= set(env["process"])
     assert env["torch"] == torch.__version__ and env["device_type"] == "cpu"
     # The CPU's kernel-deciding features are part of the key, in CPU_ISA's order.
     isa = env["cpu_isa"].split()

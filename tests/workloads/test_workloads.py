@@ -182,24 +182,43 @@ def test_threads_setting_is_applied() -> None:
     torch.set_num_threads(1)
 
 
-def test_cudnn_benchmark_setting_is_applied_and_reset() -> None:
-    # The flag is process-wide: each workload built sets it to its own config's value, and
-    # sets it again before each batch, so a workload built in between does not leak into it.
-    on = load_workload("deepspeech2:tiny", {"cudnn_benchmark": True})
-    assert torch.backends.cudnn.benchmark is True
-    off = load_workload("deepspeech2:tiny", {})
-    assert torch.backends.cudnn.benchmark is False
-    on.make_batch(SIGS["deepspeech2:tiny"])
-    assert torch.backends.cudnn.benchmark is True
-    off.make_batch(SIGS["deepspeech2:tiny"])
-    assert torch.backends.cudnn.benchmark is False
-    # On and off are cached apart; off keeps the keys cached before the field existed.
-    assert on.config.to_dict()["cudnn_benchmark"] is True and "cudnn_benchmark" not in off.config.to_dict()
-    assert dataclasses.replace(on.config, cudnn_benchmark=False).to_dict() == off.config.to_dict()
+def test_cudnn_benchmark_is_the_steps_own_and_the_processs_is_kept() -> None:
+    # A user's process set benchmark = True; building and stepping workloads leaves it so.
+    was = torch.backends.cudnn.benchmark
+    torch.backends.cudnn.benchmark = True
+    try:
+        seen: list[bool] = []
+        on, off, inherit = (load_workload("deepspeech2:tiny", {} if v is None else {"cudnn_benchmark": v})
+                            for v in (True, False, None))
+        assert torch.backends.cudnn.benchmark is True  # building sets nothing
+        for wl in (on, off, inherit):
+            real = wl.model.forward
+            wl.model.forward = lambda *a, real=real, **k: (seen.append(torch.backends.cudnn.benchmark), real(*a, **k))[1]
+            wl.step(wl.make_batch(SIGS["deepspeech2:tiny"]))
+            assert torch.backends.cudnn.benchmark is True  # the process's flag back after each step
+        assert seen == [True, False, True]  # its own during the step; None: the process's
+        # cached apart; the default (None) keeps the keys cached before the field existed
+        assert on.config.to_dict()["cudnn_benchmark"] is True and off.config.to_dict()["cudnn_benchmark"] is False
+        assert "cudnn_benchmark" not in inherit.config.to_dict()
+    finally:
+        torch.backends.cudnn.benchmark = was
+
+
+def test_building_a_workload_leaves_every_generator_as_found() -> None:
+    torch.manual_seed(123)
+    expected = torch.rand(3)
+    torch.manual_seed(123)
+    load_workload("bert:tiny", {"seed": 7})  # seeds the CPU generator for its weights only
+    assert torch.equal(torch.rand(3), expected)
+    if torch.cuda.is_available():
+        torch.cuda.manual_seed_all(5)
+        cuda = torch.cuda.get_rng_state_all()
+        load_workload("bert:tiny", {"device": "cuda", "seed": 7})
+        assert all(torch.equal(a, b) for a, b in zip(torch.cuda.get_rng_state_all(), cuda, strict=True))
 
 
 def test_cudnn_benchmark_must_be_a_bool() -> None:
-    with pytest.raises(ConfigError, match=r"^The 'cudnn_benchmark' parameter of GNMTConfig must be a bool\. Got 1\.$"):
+    with pytest.raises(ConfigError, match=r"^The 'cudnn_benchmark' parameter of GNMTConfig must be a bool or None\. Got 1\.$"):
         GNMTConfig(cudnn_benchmark=1)  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="'cudnn_benchmark' parameter of BertConfig must be a bool"):
         load_workload("bert:tiny", {"cudnn_benchmark": "maybe"})

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from seqpoint._version import __version__
+from seqpoint.measurements._process import ProcessState
 
 __all__ = ["CPU_ISA", "cpu_isa", "cpu_name", "environment_fingerprint", "environment_manifest"]
 
@@ -42,7 +43,29 @@ def cpu_isa() -> str:
     return " ".join(f for f in CPU_ISA if f in flags)
 
 
-def environment_fingerprint(device: str = "cpu", *, harness: int | None = None) -> dict[str, Any]:
+#: What ``nvidia-smi`` says of a GPU that decides a step's speed, by its query field.
+GPU_FIELDS = {"name": "device", "driver_version": "driver", "compute_mode": "compute_mode",
+              "power.limit": "power_limit_w", "clocks.max.sm": "max_sm_clock_mhz", "ecc.mode.current": "ecc",
+              "mig.mode.current": "mig"}
+
+
+def gpu_facts(device: str = "cuda") -> dict[str, str]:
+    """``nvidia-smi``'s facts of the GPU ``device`` names (through ``CUDA_VISIBLE_DEVICES``), keyed
+    as :data:`GPU_FIELDS` says; empty without ``nvidia-smi``. Reading them creates no CUDA context."""
+    index = int(device.partition(":")[2] or 0)
+    visible = [v.strip() for v in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if v.strip()]
+    gpu = visible[index] if index < len(visible) else str(index)
+    try:
+        out = subprocess.run(["nvidia-smi", f"--query-gpu={','.join(GPU_FIELDS)}", "--format=csv,noheader",
+                              "-i", gpu], capture_output=True, text=True, timeout=20, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    values = [v.strip() for v in out.strip().splitlines()[0].split(",")] if out.strip() else []
+    return dict(zip(GPU_FIELDS.values(), values, strict=False))
+
+
+def environment_fingerprint(device: str = "cpu", *, harness: int | None = None,
+                            process: ProcessState | None = None) -> dict[str, Any]:
     """What a measurement depends on besides the workload config and the signature: every key
     is part of the cache key.
 
@@ -52,26 +75,35 @@ def environment_fingerprint(device: str = "cpu", *, harness: int | None = None) 
         Where the workload's steps run (``cpu``, ``cuda``, ``cuda:1``: ``WorkloadFacts.device``).
     harness : int, optional
         The profiling harness's method version (a changed method reuses no cache row).
+    process : ProcessState, optional
+        The measuring process's state (default: this process's now).
 
     Returns
     -------
     dict
         ``python``, ``torch``, ``seqpoint``, ``machine``, ``device`` (CPU or GPU model),
-        ``device_type``, ``threads``, ``harness``; ``cpu_isa`` on a CPU, ``cuda`` and
-        ``cudnn`` on a GPU.
+        ``device_type``, ``process`` (:meth:`ProcessState.to_dict`; without the CPU threads on a
+        GPU, which time its kernels, not the host's), ``harness``; ``cpu_isa`` on a CPU; ``cuda``,
+        ``cudnn`` and :func:`gpu_facts` (driver, power limit, clocks, ECC, MIG) on a GPU.
     """
     import torch
 
     kind = device.partition(":")[0]
+    state = (process or ProcessState.capture()).to_dict()
     env: dict[str, Any] = {"python": platform.python_version(), "torch": torch.__version__, "seqpoint": __version__,
-                           "machine": platform.machine(), "device_type": kind, "threads": torch.get_num_threads()}
+                           "machine": platform.machine(), "device_type": kind}
     if harness is not None:
         env["harness"] = harness
     if kind == "cuda":
-        env.update(device=torch.cuda.get_device_name(device), cuda=torch.version.cuda,
-                   cudnn=torch.backends.cudnn.version())
+        for key in ("threads", "interop_threads"):
+            state.pop(key)
+        facts = gpu_facts(device)
+        env.update(cuda=torch.version.cuda, cudnn=torch.backends.cudnn.version(), **facts)
+        if "device" not in env:  # no nvidia-smi: torch's name (which opens the driver)
+            env["device"] = torch.cuda.get_device_name(device)
     else:
         env.update(device=cpu_name(), cpu_isa=cpu_isa())
+    env["process"] = state
     return env
 
 
@@ -90,11 +122,11 @@ def _git_commit() -> str | None:
     return out.stdout.strip() or None
 
 
-def environment_manifest(device: str = "cpu") -> dict[str, Any]:
+def environment_manifest(device: str = "cpu", *, process: ProcessState | None = None) -> dict[str, Any]:
     """The fingerprint of ``device`` plus provenance (``git_commit``, ``platform``, ``processor``,
     ``cpu_count``, ``numpy``, ``created_utc``) for a run folder; torch keys None without torch."""
     if "torch" in sys.modules or _version("torch") is not None:
-        env = environment_fingerprint(device)
+        env = environment_fingerprint(device, process=process)
         import torch
 
         env["cuda_available"] = bool(torch.cuda.is_available())

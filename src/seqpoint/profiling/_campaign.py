@@ -14,7 +14,7 @@ from seqpoint._live import Reporter
 from seqpoint._rng import keeps_rngs
 from seqpoint.cache import MeasurementCache
 from seqpoint.clocks import in_callgrind
-from seqpoint.measurements import Measurement, Measurements, StepWindow
+from seqpoint.measurements import Measurement, Measurements, ProcessState, StepWindow
 from seqpoint.profiling._config import ProfileConfig
 from seqpoint.profiling._failures import failed_measurement
 from seqpoint.profiling._memory import MemoryCheck
@@ -33,6 +33,7 @@ from seqpoint.profiling._state import WorkloadState
 from seqpoint.profiling._window import profile_window
 from seqpoint.workloads import (
     BatchShape,
+    SetsThreads,
     Signature,
     Workload,
     WorkloadFacts,
@@ -93,6 +94,13 @@ class Profiler:
         """Measure a campaign of points (see :func:`profile_points`)."""
         return self.run(self.plan(points, config))
 
+    def process(self) -> ProcessState:
+        """This process's state as the workload runs in it (its threads set first): what every
+        worker and window process runs in."""
+        if isinstance(self.workload, SetsThreads):
+            self.workload.apply_threads()
+        return ProcessState.capture()
+
     def shipped(self, what: str = "[profile] processes > 1", fix: str = "set [profile] processes = 1") -> ShippedWorkload:
         """The workload as a worker process gets it (ConfigError naming ``what`` and ``fix`` when
         it neither has a recipe nor pickles)."""
@@ -109,7 +117,7 @@ class Profiler:
         """Every step of ``steps`` timed in order in one fresh process (:func:`profile_window`)."""
         shipped = self.shipped("A step window ([profile] cold_window)",
                                "calibrate the cold term from the points' first steps (cold_window = 0)")
-        return profile_window(shipped, steps, start=start, timer=timer)
+        return profile_window(shipped, steps, start=start, timer=timer, process=self.process())
 
     @keeps_rngs
     def run(self, plan: Plan) -> Measurements:
@@ -133,7 +141,8 @@ class Profiler:
             timed = {p.unit: p.unit[0] if p.shape is None else p.shape for p in todo if refusal(p.unit[0]) is None}
             if timed:
                 got, protocol = profile_protocol(self.shipped_for(config), list(timed.values()), config, decoy,
-                                                 run=self._announcing(len(timed), config), label=self.reporter.label)
+                                                 run=self._announcing(len(timed), config), label=self.reporter.label,
+                                                 process=self.process())
                 times = {unit: got[point] for unit, point in timed.items()}
         others = tuple(m for m in config.metrics if m != "time")
         rest = dataclasses.replace(config, metrics=others, processes=1) if times and others else None

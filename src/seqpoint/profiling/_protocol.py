@@ -19,7 +19,13 @@ from typing import Any
 from seqpoint._signature import signature_fields
 from seqpoint.clocks import in_callgrind, in_fresh_process, step_timer, time_stats
 from seqpoint.exceptions import SeqPointWarning
-from seqpoint.measurements import STEADY_TIME, Measurement, per_process_key
+from seqpoint.measurements import (
+    STEADY_TIME,
+    Measurement,
+    ProcessState,
+    ProcessStateError,
+    per_process_key,
+)
 from seqpoint.measurements.metrics import PROCESSES, first_of, step_metric
 from seqpoint.profiling._config import ProfileConfig
 from seqpoint.profiling._failures import failed_measurement, guarded
@@ -80,6 +86,9 @@ class WorkerTask:
     """Round-robin over the points (else point after point)."""
     max_seconds: float
     """Stop a point's repeats once they took this long in this process (0: no limit)."""
+    process: ProcessState | None = None
+    """The measuring campaign's process state: applied before the workload is built, and the
+    worker refused when its own differs once the workload runs (None: as the worker finds it)."""
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -103,16 +112,25 @@ class WorkerResult:
     compiled: tuple[float, int] | None = None
     """torch.compile's seconds and graphs after the worker's start-up (``recompiled``): a fresh
     process recompiles as a run does; None where nothing compiled."""
+    refused: str = ""
+    """Why the worker measured nothing: its process state differs from the campaign's."""
 
 
 def run_worker(task: WorkerTask) -> WorkerResult:
     """Measure ``task`` in this process (the body of one worker process)."""
+    if task.process is not None:
+        task.process.apply()
     workload = task.workload.build()
     clock = step_timer(task.timer, describe(workload).devices)
     points = list(task.points)
     sigs = [_signature(p) for p in points]
     kept = WorkloadState()
     state = startup_state(workload, kept, task.decoy, sigs)
+    if task.process is not None:  # once the workload has set what it sets (its threads, its flags)
+        try:
+            ProcessState.capture().check(task.process, where="A worker process")
+        except ProcessStateError as exc:
+            return WorkerResult(times=[[] for _ in points], first={}, failed={}, start_s=[], end_s=[], refused=str(exc))
     times: list[list[float]] = [[] for _ in points]
     first: dict[int, float] = {}
     failed: dict[int, Measurement] = {}
@@ -201,10 +219,12 @@ def _time_metrics(times: list[float], per_process: list[float], firsts: list[flo
 def profile_protocol(
     shipped: ShippedWorkload, points: Sequence[WorkerPoint], config: ProfileConfig, decoy: Signature | None, *,
     run: Callable[[int, WorkerTask], WorkerResult] | None = None, label: str | None = None,
+    process: ProcessState | None = None,
 ) -> tuple[dict[WorkerPoint, Measurement], dict[str, Any]]:
     """Time ``points`` (distinct, in campaign order) in ``config.processes`` workers, each
     starting up on ``decoy``. ``run(p, task)`` runs worker ``p``'s :class:`WorkerTask`
-    (default: :func:`fresh_worker`); ``label`` names the campaign in a drift warning.
+    (default: :func:`fresh_worker`); ``label`` names the campaign in a drift warning; every worker
+    runs in ``process`` (a ProcessStateError when one cannot).
 
     Returns each point's Measurement with the ``time`` metrics only, and the protocol's
     report (``processes``, ``interleave``, ``repeats_per_process``, ``check``, per process
@@ -220,8 +240,11 @@ def profile_protocol(
             interleave=config.interleave,
             # a count is not seconds: the time budget does not apply to it
             max_seconds=0.0 if in_callgrind(config.timer) else config.max_seconds_per_point / config.processes,
+            process=process,
         )
         results.append(fresh_worker(task) if run is None else run(p, task))
+        if results[-1].refused:
+            raise ProcessStateError(results[-1].refused)
     drifts = [_drift(r.start_s, r.end_s) for r in results]
     check = _signature(points[0])
     if not in_callgrind(config.timer):  # a count's change is not the machine's speed

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from seqpoint.clocks import TIMERS, in_callgrind, in_fresh_process, step_timer
 from seqpoint.exceptions import ConfigError
-from seqpoint.measurements import StepWindow
+from seqpoint.measurements import ProcessState, ProcessStateError, StepWindow
 from seqpoint.profiling._shipping import ShippedWorkload
 from seqpoint.profiling._startup import campaign_decoy, startup_state
 from seqpoint.profiling._state import WorkloadState
@@ -20,12 +20,16 @@ __all__ = ["profile_window", "time_window"]
 
 
 def time_window(workload: ShippedWorkload, steps: Sequence[Signature | BatchShape],
-                decoy: Signature | None, timer: str) -> list[float]:
-    """A worker's body: build the workload and time one step of each of ``steps``, in order,
-    after the process start-up on ``decoy``."""
+                decoy: Signature | None, timer: str, process: ProcessState | None = None) -> list[float]:
+    """A worker's body: build the workload (in ``process``'s state) and time one step of each of
+    ``steps``, in order, after the process start-up on ``decoy``."""
+    if process is not None:
+        process.apply()
     built = workload.build()
     clock = step_timer(timer, describe(built).devices)
     startup_state(built, WorkloadState(), decoy, [s.signature if isinstance(s, BatchShape) else s for s in steps])
+    if process is not None:
+        ProcessState.capture().check(process, where="The step window's process")
     out = []
     for item in steps:
         step = functools.partial(built.step, built.make_batch(item))  # type: ignore[arg-type]  # a BatchShape only to a workload that takes one
@@ -39,6 +43,7 @@ def profile_window(
     *,
     start: int = 0,
     timer: str = "wall",
+    process: ProcessState | None = None,
 ) -> StepWindow:
     """Time every step of a stretch of the run, in order, in one fresh process
     (``Profiler.window``).
@@ -54,6 +59,8 @@ def profile_window(
         Schedule iteration of the first step (recorded; the projection checks it).
     timer : str
         Timer name (``wall``, ``cpu``, ``cuda``).
+    process : ProcessState, optional
+        The state the process runs in (``Profiler.process``).
 
     Returns
     -------
@@ -66,5 +73,10 @@ def profile_window(
     if in_callgrind(timer):
         raise ConfigError(f"A step window records seconds; the {timer!r} timer counts instructions. Use a clock "
                           "timer (wall, cpu, cuda), or the points' first steps for the cold-step term.")
-    times = in_fresh_process(time_window, workload, steps, campaign_decoy(sigs), timer)
+    try:
+        times = in_fresh_process(time_window, workload, steps, campaign_decoy(sigs), timer, process)
+    except RuntimeError as exc:  # a refused process state is the user's to fix: one line, as the workers'
+        if "ProcessStateError: " in str(exc):
+            raise ProcessStateError(str(exc).split("ProcessStateError: ", 1)[1]) from None
+        raise
     return StepWindow(start=int(start), signatures=tuple(sigs), times_s=tuple(float(t) for t in times))

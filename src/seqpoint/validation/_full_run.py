@@ -12,7 +12,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from seqpoint.exceptions import SeqPointError
-from seqpoint.measurements import STEADY_TIME
+from seqpoint.measurements import STEADY_TIME, ProcessState, ProcessStateError
 from seqpoint.measurements.metrics import INSTRUCTIONS
 from seqpoint.schedule import IterationSchedule
 from seqpoint.validation._compare import noise_floor
@@ -106,8 +106,8 @@ class FullRunError(SeqPointError, RuntimeError):
 
 
 def _fresh_run(spec: str, overrides: dict[str, Any], signatures: list[tuple[int, ...]], warmup: int,
-               timer_name: str = "wall", check: tuple[int, ...] | None = None,
-               check_steps: int = 0) -> tuple[list[float], float, list[float]]:  # pragma: no cover - fresh process
+               timer_name: str = "wall", check: tuple[int, ...] | None = None, check_steps: int = 0,
+               process: ProcessState | None = None) -> tuple[list[float], float, list[float]]:  # pragma: no cover
     """One run in the fresh process: every step's seconds (or instructions), the run's wall
     time, and ``check_steps`` steps of ``check`` after the run (its shape warm by then).
 
@@ -117,6 +117,8 @@ def _fresh_run(spec: str, overrides: dict[str, Any], signatures: list[tuple[int,
     from seqpoint.clocks import step_timer
     from seqpoint.workloads import describe, load_workload
 
+    if process is not None:
+        process.apply()
     workload = load_workload(spec, overrides=overrides)
     facts = describe(workload)
     start = facts.warmup_signature or signatures[0]
@@ -125,6 +127,8 @@ def _fresh_run(spec: str, overrides: dict[str, Any], signatures: list[tuple[int,
     batch = workload.make_batch(start)
     for _ in range(warmup):
         workload.step(batch)
+    if process is not None:  # the workload has set what it sets: the rest must be the projection's
+        ProcessState.capture().check(process, where="A full run's process")
     clock = step_timer(timer_name, facts.devices)
     times = []
     t_run = time.perf_counter()
@@ -158,6 +162,7 @@ def run_full_fresh(
     check: tuple[int, ...] | None = None,
     check_steps: int = 3,
     on_progress: Callable[[int, int], None] | None = None,
+    process: ProcessState | None = None,
 ) -> FullRun:
     """Execute the schedule in order, each run in a fresh process, and time every step.
 
@@ -181,6 +186,9 @@ def run_full_fresh(
         ``check_steps`` times at the end of each run (:attr:`FullRun.check_s`).
     on_progress : callable, optional
         ``on_progress(run, steps_done)`` before and after each run.
+    process : ProcessState, optional
+        The state every run's process runs in (the projection's: ``Profiler.process``); a
+        ProcessStateError when one cannot.
 
     Raises
     ------
@@ -200,9 +208,11 @@ def run_full_fresh(
         if on_progress is not None:
             on_progress(r, 0)
         try:
-            times[r], walls[r], checks[r] = in_fresh_process(_fresh_run, spec, overrides, signatures, warmup,
-                                                             timer, check, check_steps, callgrind=counted)
+            times[r], walls[r], checks[r] = in_fresh_process(_fresh_run, spec, overrides, signatures, warmup, timer,
+                                                             check, check_steps, process, callgrind=counted)
         except RuntimeError as exc:
+            if "ProcessStateError: " in str(exc):
+                raise ProcessStateError(str(exc).split("ProcessStateError: ", 1)[1]) from None
             raise fresh_failure(f"The fresh process of full run {r + 1} of {spec}", exc) from None
         if on_progress is not None:
             on_progress(r, len(signatures))

@@ -105,7 +105,7 @@ def speedup_configs(
                            in_turn=_in_turn(a, b))
     folder.write_json("speedup.json", result.to_dict())  # the projection, before the full runs
     if validate:
-        result.measured = _measured(a, b, ca.schedule, folder, reporter=reporter)
+        result.measured = _measured(ca, cb, ca.schedule, folder, reporter=reporter)
         folder.write_json("speedup.json", result.to_dict())
     return result
 
@@ -150,18 +150,16 @@ def _measure_both(ca: Campaign, cb: Campaign) -> tuple[Measurements, Measurement
     return jobs[0](None), jobs[1](None)
 
 
-def _measured(
-    a: RunConfig, b: RunConfig, schedule: IterationSchedule, folder: RunFolder, *, reporter: Reporter,
-) -> MeasuredSpeedup:
+def _measured(ca: Campaign, cb: Campaign, schedule: IterationSchedule, folder: RunFolder, *,
+              reporter: Reporter) -> MeasuredSpeedup:
     """``schedule`` run in full under a and b, in alternating rounds of fresh processes (counted
     under callgrind with the ``instructions`` timer); ``full_runs.json`` holds what has been
     measured after every run."""
-    rounds = a.validation.runs
+    rounds = ca.config.validation.runs
     times: dict[str, list[float]] = {"a": [], "b": []}
     for r in range(rounds):
         for tag in ("a", "b") if r % 2 == 0 else ("b", "a"):
-            cfg = a if tag == "a" else b
-            run = timed_full_runs(cfg, schedule, 1, reporter=reporter,
+            run = timed_full_runs(ca if tag == "a" else cb, schedule, 1, reporter=reporter,
                                   label=f"full run {r + 1}/{rounds} of {tag.upper()} (fresh process)")
             times[tag].append(run.total_s)
             folder.write_json("full_runs.json", {"runs_a_s": times["a"], "runs_b_s": times["b"]})

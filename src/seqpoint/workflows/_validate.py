@@ -100,7 +100,7 @@ def validate(
     def between(p: int, last: bool) -> None:
         """The full runs due after worker process ``p``, each in a fresh process."""
         for _ in range(0 if last else plan.get(p, 0)):
-            runs.append(timed_full_runs(cfg, c.schedule, 1, reporter=reporter, check=check,
+            runs.append(timed_full_runs(c, c.schedule, 1, reporter=reporter, check=check,
                                         label=f"full run {len(runs) + 1}/{cfg.validation.runs} "
                                               "(fresh process, between the workers)"))
 
@@ -112,7 +112,7 @@ def validate(
     projection = c.project()
     interleaved = len(runs)
     if interleaved < cfg.validation.runs:
-        runs.append(timed_full_runs(cfg, schedule, cfg.validation.runs - interleaved, reporter=reporter, check=check))
+        runs.append(timed_full_runs(c, schedule, cfg.validation.runs - interleaved, reporter=reporter, check=check))
     full = FullRun.stack(runs, interleaved=interleaved)
     folder.write_json("full_run.json", {**full.to_dict(), "per_iteration_s": full.iteration_s.tolist()})
     step = step_metric(cfg.profile.timer)  # time_s, or instructions: the full runs' unit
@@ -169,17 +169,18 @@ def interleave_plan(runs: int, processes: int) -> dict[int, int]:
 
 
 def timed_full_runs(
-    cfg: RunConfig, schedule: IterationSchedule, runs: int, *, reporter: Reporter,
+    c: Campaign, schedule: IterationSchedule, runs: int, *, reporter: Reporter,
     label: str | None = None, check: tuple[int, ...] | None = None,
 ) -> FullRun:
     """The schedule trained in full ``runs`` times, each in a fresh process (under callgrind,
-    counted, with the ``instructions`` timer)."""
+    counted, with the ``instructions`` timer), in the process state ``c``'s SeqPoints ran in."""
+    cfg = c.config
     how = ", counted under callgrind" if cfg.profile.timer == INSTRUCTIONS else ""
     title = label or f"full run x{runs} (fresh processes{how})"
     # on_progress(run, steps done) comes before (0) and after (every step) each run.
     with reporter.bar(title, runs * len(schedule), transient=True) as advance:
         return run_full_fresh(cfg.workload.name, dict(cfg.workload.set), schedule, runs=runs,
-                              timer=cfg.profile.timer, check=check,
+                              timer=cfg.profile.timer, check=check, process=c.profiler.process(),
                               on_progress=lambda _run, done: advance(done, None))
 
 

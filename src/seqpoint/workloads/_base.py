@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import re
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from seqpoint._config import to_dict
@@ -55,7 +56,7 @@ class WorkloadConfig(Validated):
     threads: int = 1
     """CPU threads for torch (``torch.set_num_threads``); 0 leaves torch's default."""
     device: str = "cpu"
-    """``cpu`` or ``cuda``."""
+    """``cpu``, ``cuda`` (the current GPU: ``CUDA_VISIBLE_DEVICES`` picks it) or ``cuda:N``."""
     compile: bool = False
     """Wrap the model in ``torch.compile``."""
     compile_backend: str = "inductor"
@@ -64,8 +65,11 @@ class WorkloadConfig(Validated):
     """``torch.compile(dynamic=...)``: None (torch's default) compiles the first shape static and
     recompiles as dynamic once a size changes; True dynamic from the first step; False static,
     one compilation per shape."""
-    cudnn_benchmark: bool = False
-    """Set ``torch.backends.cudnn.benchmark``: cuDNN autotunes its kernels on each new input shape (a cost the shape's first step pays). The flag is process-wide: every workload sets it to its own value when built and before each batch. Only cuDNN reads it, so a CPU run is unaffected."""
+    cudnn_benchmark: bool | None = None
+    """``torch.backends.cudnn.benchmark`` during the workload's steps (cuDNN autotunes its kernels
+    on each new input shape, a cost the shape's first step pays): None runs with the process's
+    own flag; True or False sets it for each step and puts the process's back after. Only cuDNN
+    reads it, so a CPU run is unaffected."""
     micro_batches: int = 1
     """Split each batch into this many micro-batches and accumulate gradients; a batch with fewer samples runs ``min(micro_batches, batch_size)`` (one sample each) and a ``SeqPointWarning`` says so once per workload."""
     optimizer: str = "adamw"
@@ -81,14 +85,15 @@ class WorkloadConfig(Validated):
     _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
         "dtype": [Options(DTYPES, quote=False)],
         # "meta" is the counting clones' device, not one a user asks for.
-        "device": [Options(DEVICES, quote=False), Predicate(lambda v: v == "meta", "")],
+        "device": [Options(DEVICES, quote=False), Predicate(lambda v: isinstance(v, str) and re.fullmatch(
+            r"cuda:\d+", v) is not None, "cuda:N"), Predicate(lambda v: v == "meta", "")],
         "optimizer": [Options(OPTIMIZERS, quote=False)],
         "threads": [Interval(int, 0)],
         "micro_batches": [Interval(int, 1)],
         "seed": [Interval(int, 0)],
         "compile": [Boolean("a bool")],
         "compile_dynamic": [Boolean("a bool"), None],
-        "cudnn_benchmark": [Boolean("a bool")],
+        "cudnn_benchmark": [Boolean("a bool"), None],
         "lr": [Interval(float, 0, None, closed="neither")],
     }
 
@@ -96,7 +101,7 @@ class WorkloadConfig(Validated):
         """The fields as plain data (part of every cache key), without ``compile_dynamic`` and
         ``cudnn_benchmark`` at their defaults, so keys cached before they existed still match."""
         out = to_dict(self)
-        for name, default in (("compile_dynamic", None), ("cudnn_benchmark", False)):
+        for name, default in (("compile_dynamic", None), ("cudnn_benchmark", None)):
             if name in out and out[name] is default:
                 del out[name]
         return out
@@ -148,17 +153,17 @@ class TorchWorkload:
         self.config = config
         self.preset = preset
         self.name = f"{self.family}:{preset}" if preset else self.family
-        if config.device == "cuda" and not torch.cuda.is_available():
+        if config.device.startswith("cuda") and not torch.cuda.is_available():
             raise ConfigError(f"{self.name}: device 'cuda' was asked for but torch sees no CUDA device "
                               f"(torch {torch.__version__}); use device=cpu.")
         self.apply_threads()
-        self.apply_cudnn_benchmark()
         self.device = torch.device(config.device)
         gen_state = torch.random.get_rng_state()
         try:
-            # Weights come from the workload's own seed, not from whatever the caller did
-            # with the global generator; its state is restored afterwards.
-            torch.manual_seed(config.seed)
+            # Weights come from the workload's own seed, not from whatever the caller did with
+            # the global generator; only the CPU generator is seeded (the model is built there)
+            # and it is restored after: a CUDA generator is never touched.
+            torch.default_generator.manual_seed(config.seed)
             self.model = self._build_model().to(self.device)
         finally:
             torch.random.set_rng_state(gen_state)
@@ -170,12 +175,13 @@ class TorchWorkload:
         self._warned: set[str] = set()
         if config.compile:
             self._forward = torch.compile(self.model, backend=config.compile_backend, dynamic=config.compile_dynamic)
-        if config.dtype == "bf16" and config.device == "cuda" and not torch.cuda.is_bf16_supported(False):
+        if config.dtype == "bf16" and self.device.type == "cuda" and not torch.cuda.is_bf16_supported(False):
             raise ConfigError(f"{self.name}: dtype 'bf16' on a {torch.cuda.get_device_name()}, which has no bf16 "
                               "arithmetic (torch would emulate it, slower than fp32); use dtype fp16 or fp32.")
         self._autocast_dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(config.dtype)
-        fp16 = config.dtype == "fp16" and config.device != "meta"
-        self._scaler = torch.amp.GradScaler(config.device) if fp16 else None
+        fp16 = config.dtype == "fp16" and self.device.type != "meta"
+        self._scaler = torch.amp.GradScaler(self.device.type) if fp16 else None
+        self.steps = self.skipped_steps = 0  # fp16: steps whose gradients overflowed skip the optimizer
 
     # -- subclass hooks ------------------------------------------------------------
     def _build_model(self) -> torch.nn.Module:
@@ -228,9 +234,8 @@ class TorchWorkload:
         """``build(gen)``, ``gen`` seeded by the workload's seed and ``key``, moved to the device."""
         import torch
 
-        # torch's thread count and cuDNN's autotuning flag are process-wide; another workload may have changed them
+        # torch's thread count is process-wide; another workload may have changed it
         self.apply_threads()
-        self.apply_cudnn_benchmark()
         self._micro_batch_count(batch_size)  # warn here, outside any timed step, when it is clipped
         gen = torch.Generator(device="cpu")
         gen.manual_seed(signature_seed(self.config.seed, key))
@@ -259,17 +264,31 @@ class TorchWorkload:
         by the part's share of the samples: the gradient and the returned loss are the whole
         batch's. Batch norm sees each micro-batch alone, as in real gradient accumulation.
         """
-        import torch
-
-        if self.config.dtype == "tf32" and self.device.type == "cuda":
-            # TF32 for this step only: the flags are process-wide, the caller's are restored
-            saved = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
-            torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = True
+        with self._flags():
             try:
                 return self._step(batch)
-            finally:
-                torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
-        return self._step(batch)
+            except BaseException:
+                if self._scaler is not None:  # a failed step leaves its optimizer unscaled: start clean
+                    self._scaler = type(self._scaler)(self.device.type, init_scale=self._scaler.get_scale())
+                raise
+
+    @contextlib.contextmanager
+    def _flags(self) -> Iterator[None]:
+        """The process-wide flags of this workload's step (TF32 for ``tf32`` on CUDA, cuDNN's
+        autotuning when the config says), the caller's put back after."""
+        import torch
+
+        cudnn, matmul = torch.backends.cudnn, torch.backends.cuda.matmul
+        saved = matmul.allow_tf32, cudnn.allow_tf32, cudnn.benchmark
+        if self.config.dtype == "tf32" and self.device.type == "cuda":
+            matmul.allow_tf32 = cudnn.allow_tf32 = True
+        if self.config.cudnn_benchmark is not None:
+            cudnn.benchmark = self.config.cudnn_benchmark
+        try:
+            yield
+        finally:
+            if (matmul.allow_tf32, cudnn.allow_tf32, cudnn.benchmark) != saved:
+                matmul.allow_tf32, cudnn.allow_tf32, cudnn.benchmark = saved
 
     def _step(self, batch: dict[str, torch.Tensor]) -> float:
         total = self._batch_size(batch)
@@ -281,9 +300,13 @@ class TorchWorkload:
             scaled = loss * (self._batch_size(part) / total) if len(parts) > 1 else loss
             (scaled if self._scaler is None else self._scaler.scale(scaled)).backward()
             losses.append(scaled.detach())
+        self.steps += 1
         if self._scaler is not None:
+            scale = self._scaler.get_scale()
             self._scaler.step(self.optimizer)
             self._scaler.update()
+            if self._scaler.get_scale() < scale:  # the gradients overflowed: the optimizer was skipped
+                self._skipped()
         else:
             self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
@@ -309,12 +332,13 @@ class TorchWorkload:
         if self.config.threads > 0 and torch.get_num_threads() != self.config.threads:
             torch.set_num_threads(self.config.threads)
 
-    def apply_cudnn_benchmark(self) -> None:
-        """Set torch's (process-wide) ``torch.backends.cudnn.benchmark`` to the config's
-        ``cudnn_benchmark``: the config decides, whatever an earlier workload set."""
-        import torch
-
-        torch.backends.cudnn.benchmark = bool(self.config.cudnn_benchmark)
+    def _skipped(self) -> None:
+        self.skipped_steps += 1
+        if "skipped" not in self._warned:
+            self._warned.add("skipped")
+            warnings.warn(f"{self.name}: an fp16 step's gradients overflowed and its optimizer step was skipped, as "
+                          "train() skips it (GradScaler): such a step costs less than the others; the count is "
+                          "the workload's skipped_steps. Warned once per workload.", SeqPointWarning, stacklevel=4)
 
     def counting_clone(self) -> TorchWorkload:
         """The same workload on the meta device (no storage), for counting FLOPs and bytes."""

@@ -8,11 +8,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from numpy.typing import NDArray
+
+from seqpoint._signature import IntArray
 
 __all__ = ["unique_rows"]
-
-IntArray = NDArray[np.int64]
 
 # Counting with bincount beats sorting while the key range stays within a few times
 # the number of rows; the cap bounds the temporary count array (8 bytes per slot).

@@ -71,15 +71,9 @@ def _write_csv(data: np.ndarray, path: Path, names: list[str]) -> None:
 
 
 def read_schedule(path: str | Path) -> IterationSchedule:
-    """Read and check a schedule written by :func:`write_schedule` (or any CSV with the
-    contract header and integer rows).
-
-    Raises
-    ------
-    InputError
-        The file is missing, not UTF-8, or breaks the schedule contract; one line naming
-        the file, the line or row, and the fix.
-    """
+    """Read and check a schedule written by :func:`write_schedule` (or any CSV with the contract
+    header and integer rows); a missing, non-UTF-8 or bad file is one InputError line naming the
+    file, the line or row, and the fix."""
     from seqpoint.schedule._schema import check_columns, check_meta
 
     path = Path(path)

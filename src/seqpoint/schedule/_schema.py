@@ -13,14 +13,13 @@ from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict
 
 from seqpoint._jsonio import MAX_COUNT, MAX_LENGTH, validate
+from seqpoint._signature import IntArray
 from seqpoint.exceptions import InputError
 from seqpoint.schedule._schedule import RANK_COLUMN, rank_layout_error
 
 __all__ = ["ScheduleMetaSchema", "check_columns", "check_meta"]
 
 _FIX = "write the schedule again with 'seqpoint schedule'"
-
-IntArray = NDArray[np.int64]
 
 #: Column → (lowest, highest) value a file may hold.
 _BOUNDS: dict[str, tuple[int, int]] = {

@@ -6,39 +6,28 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 import numpy as np
-from numpy.typing import NDArray
 
+from seqpoint._signature import IntArray
 from seqpoint.schedule._collapse import unique_rows
 from seqpoint.schedule._schedule import SIGNATURE_COLUMNS, IterationSchedule
 
 __all__ = ["ScheduleSummary", "SignatureTable", "signature_table", "summarize"]
 
-IntArray = NDArray[np.int64]
-
 
 @dataclass(frozen=True, eq=False)
 class SignatureTable:
-    """Unique signatures of a schedule, with counts and the iteration-to-signature map.
-
-    Attributes
-    ----------
-    columns : tuple of str
-        Names of the signature columns (``batch_size, seq_len, tgt_len[, sum_sq_len]``).
-    signatures : ndarray of shape (n_unique, n_columns)
-        Unique signature rows, sorted lexicographically.
-    counts : ndarray of shape (n_unique,)
-        Iterations with each signature; sums to ``n_iterations``.
-    inverse : ndarray of shape (n_iterations,)
-        Index into ``signatures`` of every iteration.
-    packed : bool
-        True when ``sum_sq_len`` is part of the signature.
-    """
+    """Unique signatures of a schedule, with counts and the iteration-to-signature map."""
 
     columns: tuple[str, ...]
+    """Names of the signature columns (``batch_size, seq_len, tgt_len[, sum_sq_len]``)."""
     signatures: IntArray
+    """Unique signature rows, sorted lexicographically, shape ``(n_unique, n_columns)``."""
     counts: IntArray
+    """Iterations with each signature, shape ``(n_unique,)``; sums to ``n_iterations``."""
     inverse: IntArray
+    """Index into ``signatures`` of every iteration, shape ``(n_iterations,)``."""
     packed: bool
+    """True when ``sum_sq_len`` is part of the signature."""
 
     def __len__(self) -> int:
         return int(self.counts.shape[0])
@@ -58,8 +47,7 @@ class SignatureTable:
         return unique_rows([self.column(c) for c in SIGNATURE_COLUMNS])[2]
 
     def first_rows(self, which: IntArray) -> IntArray:
-        """Row position of the first iteration of each distinct signature index in ``which``,
-        shape ``(k,)``."""
+        """Row position of the first iteration of each distinct signature index in ``which``."""
         which = np.asarray(which, dtype=np.int64)
         lookup = np.full(len(self), -1, dtype=np.int64)
         lookup[which] = np.arange(which.shape[0], dtype=np.int64)

@@ -11,13 +11,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from seqpoint._params import Interval, Predicate, check_params
+from seqpoint._signature import IntArray
 from seqpoint.exceptions import AdjustedInputWarning, ConfigError, InputError
 from seqpoint.traces._files import check_text, normalize_newlines, read_bytes
 from seqpoint.traces._lengths import Lengths
 
 __all__ = ["count_whitespace_tokens", "read_parallel_lengths", "read_text_lengths", "split_lines"]
-
-IntArray = NDArray[np.int64]
 
 #: Largest ``extra_tokens`` (special tokens added per line); keeps lengths far below int64.
 MAX_EXTRA_TOKENS = 1_000_000
@@ -62,12 +61,9 @@ def _count_block(buf: NDArray[np.uint8]) -> IntArray:
 
 
 def count_whitespace_tokens(data: bytes, *, chunk: int = _CHUNK) -> IntArray:
-    """Tokens of ``str.split()`` on every line of UTF-8 ``data``, shape ``(n_lines,)``, int64.
-
-    Lines end at ``\\n`` (a final line without one counts); the count runs on the raw bytes,
-    ``chunk`` bytes of whole lines at a time (a line longer than that is one pass of its own),
-    and decodes only lines holding non-ASCII whitespace.
-    """
+    """Tokens of ``str.split()`` on every line of UTF-8 ``data`` (a final line without ``\\n``
+    counts), shape ``(n_lines,)``: counted on the raw bytes, ``chunk`` bytes of whole lines at a
+    time, decoding only lines that hold non-ASCII whitespace."""
     if not data:
         return np.zeros(0, dtype=np.int64)
     if not data.endswith(b"\n"):

@@ -5,11 +5,9 @@ from __future__ import annotations
 from seqpoint._params import Interval, Predicate, bounded
 from seqpoint.traces import MAX_LENGTH
 
-__all__ = [
-    "BATCH_SIZE", "BUCKETS", "DURATION", "EPOCHS", "LENGTH", "MAX_BATCH_SIZE", "MAX_BUCKETS",
-    "MAX_DURATION", "MAX_EPOCHS", "MAX_LENGTH", "MAX_REPLAY_SAMPLES", "MAX_TOKENS",
-    "MAX_WORLD_SIZE", "TOKENS", "WORLD_SIZE", "bounded",
-]
+__all__ = ["BATCH_SIZE", "BUCKETS", "DURATION", "EPOCHS", "LENGTH", "MAX_BATCH_SIZE", "MAX_BUCKETS", "MAX_DURATION",
+           "MAX_EPOCHS", "MAX_LENGTH", "MAX_REPLAY_SAMPLES", "MAX_TOKENS", "MAX_WORLD_SIZE", "TOKENS", "WORLD_SIZE",
+           "bounded"]
 
 #: Samples per batch (2^24); a batch of 16 million sequences is far past any real one.
 MAX_BATCH_SIZE = 1 << 24
@@ -32,7 +30,6 @@ MAX_WORLD_SIZE = 1 << 16
 #: Samples times epochs of one replay (memory guard: ~8 bytes per index, a few arrays).
 MAX_REPLAY_SAMPLES = 200_000_000
 
-
 #: The constraints of the common parameters, as policies list them.
 BATCH_SIZE = bounded(int, 1, MAX_BATCH_SIZE)
 TOKENS = bounded(int, 1, MAX_TOKENS)
@@ -40,7 +37,4 @@ BUCKETS = bounded(int, 1, MAX_BUCKETS)
 LENGTH = bounded(int, 1, MAX_LENGTH)
 EPOCHS = bounded(int, 1, MAX_EPOCHS)
 WORLD_SIZE = bounded(int, 1, MAX_WORLD_SIZE)
-DURATION = Predicate(
-    Interval(float, 0, MAX_DURATION, closed="right").accepts,
-    f"a number > 0 and <= {MAX_DURATION:g}",
-)
+DURATION = Predicate(Interval(float, 0, MAX_DURATION, closed="right").accepts, f"a number > 0 and <= {MAX_DURATION:g}")

@@ -9,9 +9,10 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
 from seqpoint._params import Constraint, check_params
+from seqpoint._signature import IntArray
 from seqpoint.batching._base import BatchPlan, as_lengths, permute_batches
 from seqpoint.batching._limits import EPOCHS, LENGTH
 from seqpoint.batching._ranks import with_ranks
@@ -21,10 +22,7 @@ from seqpoint.traces import Lengths
 
 __all__ = ["from_batch_sampler", "rank_samplers"]
 
-_SAMPLER_CONSTRAINTS: dict[str, list[Constraint]] = {
-    "epochs": [EPOCHS],
-    "pad_to_multiple_of": [LENGTH],
-}
+_SAMPLER_CONSTRAINTS: dict[str, list[Constraint]] = {"epochs": [EPOCHS], "pad_to_multiple_of": [LENGTH]}
 
 
 def _set_epoch(batch_sampler: object, epoch: int) -> None:
@@ -66,7 +64,7 @@ def rank_samplers(batch_sampler: Any, *, all_ranks: bool = False) -> list[Any]:
     return [batch_sampler]
 
 
-def _epoch_batches(batch_sampler: Iterable[Iterable[int]], e: int, n: int, rank: str) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+def _epoch_batches(batch_sampler: Iterable[Iterable[int]], e: int, n: int, rank: str) -> tuple[IntArray, IntArray]:
     """One epoch of a sampler: its indices and batch sizes, checked against ``n`` samples."""
     batches = [b.tolist() if hasattr(b, "tolist") else list(b) for b in iter(batch_sampler)]
     size = np.fromiter((len(b) for b in batches), dtype=np.int64, count=len(batches))
@@ -83,9 +81,7 @@ def _epoch_batches(batch_sampler: Iterable[Iterable[int]], e: int, n: int, rank:
     return order, size
 
 
-def _interleave(
-    per_rank: list[tuple[NDArray[np.int64], NDArray[np.int64]]], e: int
-) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+def _interleave(per_rank: list[tuple[IntArray, IntArray]], e: int) -> tuple[IntArray, IntArray]:
     """Join the ranks' batches of one epoch step-major, rank-minor."""
     counts = [s.shape[0] for _, s in per_rank]
     if len(set(counts)) != 1:
@@ -136,7 +132,7 @@ def from_batch_sampler(
     samplers = rank_samplers(batch_sampler, all_ranks=all_ranks)
     w = len(samplers)
 
-    def cut(e: int) -> tuple[NDArray[np.int64], NDArray[np.int64], int]:
+    def cut(e: int) -> tuple[IntArray, IntArray, int]:
         per_rank = []
         for r, sampler in enumerate(samplers):
             if set_epoch:
@@ -148,8 +144,6 @@ def from_batch_sampler(
     plan = BatchPlan.per_epoch(epochs, cut)
     if plan.n_batches == 0:
         raise InputError("The batch sampler yielded no batch; check its dataset and batch size.")
-    sched = plan.to_schedule(
-        lens, pad_to_multiple_of=pad_to_multiple_of, policy="batch_sampler",
-        params={"sampler": type(samplers[0]).__name__}, epochs=epochs, seed=None,
-    )
+    sched = plan.to_schedule(lens, pad_to_multiple_of=pad_to_multiple_of, policy="batch_sampler",
+                             params={"sampler": type(samplers[0]).__name__}, epochs=epochs, seed=None)
     return sched if w == 1 else with_ranks(sched, w)

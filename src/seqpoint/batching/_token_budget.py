@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
-from numpy.typing import NDArray
 
 from seqpoint._params import Boolean, Constraint
+from seqpoint._signature import IntArray
 from seqpoint.batching._base import POLICIES, BatchingPolicy, BatchPlan, permute_batches
 from seqpoint.batching._limits import BATCH_SIZE, LENGTH, TOKENS
 from seqpoint.batching._search import chase, largest_fitting
@@ -18,31 +18,13 @@ from seqpoint.traces import Lengths
 
 __all__ = ["TokenBudgetPolicy", "batch_by_size"]
 
-IntArray = NDArray[np.int64]
 
-
-def batch_by_size(
-    num_tokens: IntArray, *, max_tokens: int | None, max_sentences: int | None = None,
-    required_batch_size_multiple: int = 1,
-) -> IntArray:
-    """Batch sizes that fairseq's ``batch_by_size`` gives for samples in this order: each the
-    longest run with ``count * max(num_tokens) <= max_tokens`` and ``count <= max_sentences``,
-    trimmed to a multiple of ``required_batch_size_multiple`` when larger.
-
-    Parameters
-    ----------
-    num_tokens : ndarray of shape (n,), int64
-        Size of every sample in batching order (fairseq: ``max(src, tgt)``).
-    max_tokens, max_sentences : int or None
-        Budgets; at least one must be given.
-    required_batch_size_multiple : int
-        fairseq ``--required-batch-size-multiple`` (``bsz_mult``).
-
-    Returns
-    -------
-    ndarray of shape (n_batches,), int64
-        Consecutive batch sizes summing to ``n``.
-    """
+def batch_by_size(num_tokens: IntArray, *, max_tokens: int | None, max_sentences: int | None = None,
+                  required_batch_size_multiple: int = 1) -> IntArray:
+    """Consecutive batch sizes (summing to ``n``) that fairseq's ``batch_by_size`` gives for
+    samples of sizes ``num_tokens`` (fairseq: ``max(src, tgt)``) in this order: each the longest
+    run with ``count * max(num_tokens) <= max_tokens`` and ``count <= max_sentences`` (at least
+    one budget given), trimmed to a multiple of ``required_batch_size_multiple`` when larger."""
     n = num_tokens.shape[0]
     left = n - np.arange(n, dtype=np.int64)
     if max_sentences is not None:
@@ -84,10 +66,8 @@ class TokenBudgetPolicy(BatchingPolicy):
     """Padded lengths are rounded up to a multiple of this (batching uses raw lengths, as fairseq)."""
 
     _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
-        "max_tokens": [TOKENS, None], "batch_size": [BATCH_SIZE, None],
-        "required_batch_size_multiple": [BATCH_SIZE], "shuffle": [Boolean()],
-        "drop_long": [Boolean()], "pad_to_multiple_of": [LENGTH],
-    }
+        "max_tokens": [TOKENS, None], "batch_size": [BATCH_SIZE, None], "required_batch_size_multiple": [BATCH_SIZE],
+        "shuffle": [Boolean()], "drop_long": [Boolean()], "pad_to_multiple_of": [LENGTH]}
 
     def _check(self) -> None:
         if self.max_tokens is None and self.batch_size is None:

@@ -46,9 +46,7 @@ def _where(workload: str | None) -> tuple[str, tuple[str, ...]]:
 def default_cache_path() -> Path:
     """``$SEQPOINT_CACHE`` when set, else ``~/.cache/seqpoint/measurements.sqlite``."""
     env = os.environ.get("SEQPOINT_CACHE")
-    if env:
-        return Path(env).expanduser()
-    return Path.home() / ".cache" / "seqpoint" / "measurements.sqlite"
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "seqpoint" / "measurements.sqlite"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -70,15 +68,8 @@ class CacheEntry:
 
 
 class MeasurementCache:
-    """SQLite cache of measurements.
-
-    Parameters
-    ----------
-    path : str or Path, optional
-        Database file; default :func:`default_cache_path`. Its folder is created.
-    timeout_s : float
-        How long a writer waits for another process's lock before failing, seconds.
-    """
+    """SQLite cache of measurements in ``path`` (default :func:`default_cache_path`; its folder is
+    created); a writer waits ``timeout_s`` seconds for another process's lock before failing."""
 
     def __init__(self, path: str | Path | None = None, *, timeout_s: float = 60.0) -> None:
         self.path = Path(path) if path is not None else default_cache_path()

@@ -43,23 +43,11 @@ def cpu_isa() -> str:
 
 
 def environment_fingerprint(device: str = "cpu", *, harness: int | None = None) -> dict[str, Any]:
-    """What a measurement depends on besides the workload config and the signature: every key
-    is part of the cache key.
-
-    Parameters
-    ----------
-    device : str
-        Where the workload's steps run (``cpu``, ``cuda``, ``cuda:1``: ``WorkloadFacts.device``).
-    harness : int, optional
-        The profiling harness's method version (a changed method reuses no cache row).
-
-    Returns
-    -------
-    dict
-        ``python``, ``torch``, ``seqpoint``, ``machine``, ``device`` (CPU or GPU model),
-        ``device_type``, ``threads``, ``harness``; ``cpu_isa`` on a CPU, ``cuda`` and
-        ``cudnn`` on a GPU.
-    """
+    """What a measurement depends on besides the workload config and the signature, every key part
+    of the cache key: ``python``, ``torch``, ``seqpoint``, ``machine``, ``device`` (the CPU or GPU
+    model of ``device``, where the steps run: ``cpu``, ``cuda:1``), ``device_type``, ``threads``,
+    ``harness`` (the profiling method's version: a changed method reuses no cache row);
+    ``cpu_isa`` on a CPU, ``cuda`` and ``cudnn`` on a GPU."""
     import torch
 
     kind = device.partition(":")[0]

@@ -11,17 +11,15 @@ from functools import cached_property
 from statistics import NormalDist
 
 import numpy as np
-from numpy.typing import NDArray
 
 from seqpoint._params import Interval, check_params
+from seqpoint._signature import FloatArray
 from seqpoint.exceptions import InputError
 from seqpoint.projection._model import PointProjector
 from seqpoint.selection import SeqPoints, basis_error
 
 __all__ = ["IntervalEstimator", "confidence_quantile", "leave_one_out_error", "process_noise", "roughness",
            "student_quantile"]
-
-FloatArray = NDArray[np.float64]
 
 
 def confidence_quantile(confidence: float, owner: str) -> float:
@@ -31,21 +29,10 @@ def confidence_quantile(confidence: float, owner: str) -> float:
 
 
 def student_quantile(confidence: float, df: int) -> float:
-    """Two-sided quantile of Student's t: ``t`` with ``P(|T| <= t) = confidence``.
-
-    Parameters
-    ----------
-    confidence : float
-        Two-sided level, in (0, 1).
-    df : int
-        Degrees of freedom, >= 1 (``P − 1`` for ``P`` worker processes).
-
-    Returns
-    -------
-    float
-        12.706 at ``df = 1``, 4.303 at 2 (95%); 1.960 as ``df`` grows. Exact: the coverage
-        is a finite series in ``sin θ``, ``cos θ`` (Abramowitz & Stegun 26.7.3-4), bisected.
-    """
+    """Two-sided quantile of Student's t with ``df >= 1`` degrees of freedom (``P − 1`` for ``P``
+    worker processes): ``t`` with ``P(|T| <= t) = confidence``, e.g. 12.706 at ``df = 1``, 4.303 at 2
+    (95%), 1.960 as ``df`` grows. Exact: the coverage is a finite series in ``sin θ``, ``cos θ``
+    (Abramowitz & Stegun 26.7.3-4), bisected."""
     check_params("student_quantile", {"confidence": [Interval(float, 0, 1, closed="neither")],
                                       "df": [Interval(int, 1)]}, {"confidence": confidence, "df": df})
 
@@ -97,14 +84,11 @@ def sensitivity(proj: PointProjector, method: str) -> FloatArray:
 
 
 def roughness(proj: PointProjector, values_ok: FloatArray) -> float:
-    """Standard error of the representatives' deviation from their groups' cost.
-
-    A point matches its group only as far as the cost is smooth in the signature. The
-    relative residual ``ρ`` of the least-squares fit on up to three features (``n − p``
-    degrees of freedom), or the smaller leave-one-out error (:func:`leave_one_out_error`),
-    scales ``sqrt(Σ_j (w_j·v_j)²)``. 0 without degrees of freedom or when every signature of
-    the run is measured.
-    """
+    """Standard error of the representatives' deviation from their groups' cost (a point matches
+    its group only as far as the cost is smooth in the signature): the relative residual ``ρ`` of
+    the least-squares fit on up to three features (``n − p`` degrees of freedom), or the smaller
+    :func:`leave_one_out_error`, times ``sqrt(Σ_j (w_j·v_j)²)``. 0 without degrees of freedom or
+    when every signature of the run is measured."""
     model, sig = proj.model, proj.sig_ok
     distinct = np.unique(sig).shape[0]
     p = min(distinct, 3)
@@ -159,18 +143,14 @@ def selection_bound(seqpoints: SeqPoints) -> float:
     if value is None:
         return 0.0
     if isinstance(value, bool) or not isinstance(value, int | float) or not np.isfinite(value) or value < 0:
-        raise InputError(
-            f"The SeqPoints' meta['estimated_error'] must be a finite number >= 0 (a fraction) or absent. "
-            f"Got {value!r}; write the file again with 'seqpoint select' or delete the key."
-        )
+        raise InputError(f"The SeqPoints' meta['estimated_error'] must be a finite number >= 0 (a fraction) or "
+                         f"absent. Got {value!r}; write the file again with 'seqpoint select' or delete the key.")
     return float(value)
 
 
 class IntervalEstimator:
-    """Half-widths of the intervals of one projection (one method, one set of points).
-
-    ``confidence`` (checked by the caller) and its normal quantile ``z`` scale them.
-    """
+    """Half-widths of the intervals of one projection (one method, one set of points), scaled by
+    ``confidence`` (checked by the caller) and its normal quantile ``z``."""
 
     def __init__(self, proj: PointProjector, seqpoints: SeqPoints, method: str, confidence: float,
                  z: float) -> None:
@@ -202,9 +182,8 @@ class IntervalEstimator:
         """``(P,)``: the total projected from each worker process's own ``(P, points)`` values."""
         return per_process @ self._weights
 
-    def noise(
-        self, values_ok: FloatArray, se: FloatArray, *, peak: bool, per_process: FloatArray | None = None
-    ) -> float:
+    def noise(self, values_ok: FloatArray, se: FloatArray, *, peak: bool, per_process: FloatArray | None = None
+              ) -> float:
         """Noise half-width from ``se`` and, when given, the ``(P, points)`` values each worker
         process measured (:func:`process_noise`)."""
         points = self.point_noise(values_ok, se, peak=peak)

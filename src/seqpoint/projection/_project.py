@@ -171,10 +171,8 @@ def project(
 
     Parameters
     ----------
-    schedule : IterationSchedule
-        The run the SeqPoints were chosen from (their iterations and signatures are checked).
-    seqpoints : SeqPoints
-        Points and weights.
+    schedule, seqpoints : IterationSchedule, SeqPoints
+        The run and the points chosen from it (their iterations and signatures are checked).
     measurements : Measurements or iterable of Measurement
         One per SeqPoint, matched by signature. Points not ``ok`` are projected from the
         others and the result is ``complete=False``.

@@ -87,18 +87,13 @@ def project_speedup(
 
     Parameters
     ----------
-    schedule : IterationSchedule
-        The run.
-    seqpoints : SeqPoints
-        The points both sets measured.
     meas_a, meas_b : Measurements or iterable of Measurement
-        Baseline (a) and new (b) configuration.
+        Baseline (a) and new (b) configuration, measured on ``seqpoints`` of ``schedule``.
     metric : str
         Metric to compare; ``auto`` compares ``run_time_s`` (with each configuration's
         cold-step term) when both sets measured their first steps, else ``time_s``.
         Per-category speedups cover the ``breakdown_s`` categories of both sets.
     method : {"weighted", "interpolated"}
-        Projection method.
     confidence : float
         Confidence level in (0, 1).
     context : ScheduleModel, optional

@@ -6,19 +6,16 @@ import inspect
 from typing import Any, ClassVar, Self
 
 import numpy as np
-from numpy.typing import NDArray
 
 from seqpoint._params import Constraint, Interval, check_params
 from seqpoint._registry import Registry
+from seqpoint._signature import FloatArray, IntArray
 from seqpoint.exceptions import ConfigError, NotFittedError
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection._cost import describe_cost
 from seqpoint.selection._seqpoints import SeqPoint, SeqPoints
 
 __all__ = ["SELECTORS", "BaseSelector", "make_selector"]
-
-IntArray = NDArray[np.int64]
-FloatArray = NDArray[np.float64]
 
 #: Selectors by their command-line name (``seqpoint select --method NAME``).
 SELECTORS: Registry[type[BaseSelector]] = Registry("selection method")
@@ -130,10 +127,6 @@ class BaseSelector:
         """Store ``rows`` as the points, each standing for ``n / k`` iterations; returns ``self``."""
         self._set_result(n, rows, np.full(rows.shape[0], n / rows.shape[0]), labels)
         return self
-
-    def fit_predict(self, schedule: IterationSchedule) -> IntArray:
-        """Fit and return ``labels_``."""
-        return self.fit(schedule).labels_  # type: ignore[no-any-return]
 
     def _meta_params(self) -> dict[str, object]:
         out: dict[str, object] = {k: v if v is None or isinstance(v, str | int | float | bool) else repr(v)

@@ -9,9 +9,9 @@ from collections.abc import Callable
 from typing import ClassVar
 
 import numpy as np
-from numpy.typing import NDArray
 
 from seqpoint._params import Constraint, Interval
+from seqpoint._signature import FloatArray, IntArray
 from seqpoint.exceptions import ConfigError
 from seqpoint.schedule import IterationSchedule, SignatureTable, signature_table
 from seqpoint.selection._base import SELECTORS, BaseSelector
@@ -19,9 +19,6 @@ from seqpoint.selection._cost import CostProxy, PilotTable, cost_proxy
 from seqpoint.selection._seqpoint_selector import signature_proxy
 
 __all__: list[str] = []  # the selectors are reached through SELECTORS
-
-IntArray = NDArray[np.int64]
-FloatArray = NDArray[np.float64]
 
 
 def _block_labels(n: int, k: int) -> IntArray:
@@ -37,16 +34,9 @@ def _nearest_labels(n: int, rows: IntArray) -> IntArray:
 
 @SELECTORS.register("first")
 class FirstSelector(BaseSelector):
-    """The first ``k`` iterations, each weighted ``n/k`` (today's profiler practice);
+    """The first ``k = n_points`` iterations, each weighted ``n/k`` (today's profiler practice);
     ``labels_`` splits the run into ``k`` contiguous blocks of about ``n/k`` iterations.
-
-    Parameters
-    ----------
-    n_points : int
-        Iterations profiled ``k`` (>= 1, <= n_iterations).
-    random_state : int or None
-        Unused (deterministic); accepted for a uniform interface.
-    """
+    ``random_state`` is unused (deterministic), accepted for a uniform interface."""
 
     name = "first"
 

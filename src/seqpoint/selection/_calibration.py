@@ -7,13 +7,12 @@ when no positive weights can reach a component."""
 from __future__ import annotations
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
+from seqpoint._signature import FloatArray
 from seqpoint.exceptions import InputError
 
 __all__ = ["calibrate_weights"]
-
-FloatArray = NDArray[np.float64]
 
 # exp() overflows float64 beyond ~709; a weight ratio of e^700 is already degenerate.
 _MAX_EXPONENT = 700.0

@@ -11,28 +11,21 @@ from dataclasses import dataclass, field
 from typing import ClassVar, Protocol
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
 from seqpoint._params import Constraint, Interval, Validated
 from seqpoint._registry import Registry
-from seqpoint._signature import SIGNATURE_FIELDS, Signature
+from seqpoint._signature import SIGNATURE_FIELDS, FloatArray, IntArray, Signature
 from seqpoint.exceptions import ConfigError, InputError
 from seqpoint.schedule import IterationSchedule, signature_table
 
-__all__ = [
-    "COST_MODELS", "CostProxy", "PilotTable", "SignatureCosts", "basis_components", "basis_error",
-    "cost_proxy", "describe_cost", "evaluate_proxy", "weighted_projection",
-]
-
-FloatArray = NDArray[np.float64]
+__all__ = ["COST_MODELS", "CostProxy", "PilotTable", "SignatureCosts", "basis_components", "basis_error", "cost_proxy",
+           "describe_cost", "evaluate_proxy", "weighted_projection"]
 
 
 class CostProxy(Protocol):
-    """Anything that maps a schedule to one cost value per iteration.
-
-    A proxy class with ``per_signature = True`` depends on the signature only, so it is
-    evaluated once per unique signature (:func:`signature_proxy`).
-    """
+    """Anything that maps a schedule to one cost value per iteration; a proxy class with
+    ``per_signature = True`` depends on the signature only, so it runs once per unique signature."""
 
     def __call__(self, schedule: IterationSchedule) -> FloatArray: ...
 
@@ -167,11 +160,11 @@ class SignatureCosts(_PerSignature):
         table = signature_table(schedule)
         return self._values(self.costs, table.signatures)[table.inverse]
 
-    def component_values(self, signatures: NDArray[np.int64]) -> FloatArray:
+    def component_values(self, signatures: IntArray) -> FloatArray:
         """Every one of :attr:`components` at ``signatures`` (m, width), shape ``(m, J)``."""
         return np.stack([self._values(c, signatures) for c in self.components.values()], axis=1)
 
-    def _values(self, costs: Mapping[Signature, float], signatures: NDArray[np.int64]) -> FloatArray:
+    def _values(self, costs: Mapping[Signature, float], signatures: IntArray) -> FloatArray:
         sigs = list(map(tuple, signatures.tolist()))
         missing = [sig for sig in sigs if sig not in costs]
         if missing:
@@ -219,16 +212,9 @@ def evaluate_proxy(proxy: CostProxy, schedule: IterationSchedule, *, owner: str)
 
 
 def basis_components(schedule: IterationSchedule) -> tuple[tuple[str, ...], FloatArray]:
-    """Elementary cost components every iteration's cost is (close to) a non-negative mix of.
-
-    Returns
-    -------
-    names : tuple of str
-        ``iteration``, ``sequences``, ``tokens``, ``quadratic``, ``steps``, and
-        ``dense_quadratic`` for a packed schedule.
-    values : ndarray of shape (n_iterations, n_components)
-        Component values per iteration.
-    """
+    """Elementary cost components every iteration's cost is (close to) a non-negative mix of: their
+    names (``iteration``, ``sequences``, ``tokens``, ``quadratic``, ``steps``, and ``dense_quadratic``
+    for a packed schedule) and values, shape ``(n_iterations, n_components)``."""
     b = schedule.batch_size.astype(np.float64)
     names: tuple[str, ...] = ("iteration", "sequences", "tokens", "quadratic", "steps")
     columns = [np.ones_like(b), b, schedule.padded_tokens.astype(np.float64), _quadratic(schedule),
@@ -243,38 +229,20 @@ def basis_components(schedule: IterationSchedule) -> tuple[tuple[str, ...], Floa
 
 
 def basis_error(weights: ArrayLike, components: ArrayLike, totals: ArrayLike) -> float:
-    """Worst relative error of weighted points on the elementary cost components,
-    ``max_j |Σ_i weights_i · components_ij − totals_j| / totals_j`` (a fraction; 0 without
-    components): the SeqPoint selector's ``estimated_error_``, which bounds any non-negative
-    combination of them.
-
-    Parameters
-    ----------
-    weights : array_like of shape (k,)
-        Iterations each point stands for.
-    components : array_like of shape (k, J)
-        Basis components at the points (rows of :func:`basis_components`).
-    totals : array_like of shape (J,)
-        Run total of every component; > 0.
-    """
+    """Worst relative error of points of ``weights`` (k,) on the elementary cost components
+    ``components`` (k, J; rows of :func:`basis_components`) whose run totals are ``totals`` (J,;
+    > 0): ``max_j |Σ_i weights_i · components_ij − totals_j| / totals_j`` (a fraction; 0 without
+    components), the SeqPoint selector's ``estimated_error_``, which bounds any non-negative
+    combination of them."""
     t = np.asarray(totals, dtype=np.float64)
     projected = np.asarray(weights, dtype=np.float64) @ np.asarray(components, dtype=np.float64)
     return float(np.max(np.abs(projected - t) / t)) if t.size else 0.0
 
 
 def weighted_projection(cost: ArrayLike, points: ArrayLike | None, weights: ArrayLike) -> float:
-    """The SeqPoint paper's projection of the run total, ``Σ_i weight_i × cost[point_i]``.
-
-    Parameters
-    ----------
-    cost : array_like of shape (n_iterations,) or (k,)
-        Cost of every iteration (indexed by ``points``), or of every point when
-        ``points`` is None.
-    points : array_like of int, shape (k,), or None
-        Row of every point in ``cost``; None when ``cost`` holds the points' values.
-    weights : array_like of shape (k,)
-        Iterations each point stands for.
-    """
+    """The SeqPoint paper's projection of the run total, ``Σ_i weights_i × cost[points_i]``:
+    ``cost`` of every iteration (n_iterations,) and ``points`` (k,) the rows of the points, or
+    ``cost`` of every point (k,) and ``points`` None."""
     values = np.asarray(cost, dtype=np.float64)
     values = values if points is None else values[np.asarray(points, dtype=np.int64)]
     return float(np.dot(np.asarray(weights, dtype=np.float64), values))

@@ -7,15 +7,11 @@ from collections.abc import Callable
 from typing import Protocol
 
 import numpy as np
-from numpy.typing import NDArray
 
-__all__ = [
-    "MAX_REFINE_K", "Grouping", "KMeans1D", "OptimalGrouping", "SLBinGrouping",
-    "choose_representatives", "group_means", "nearest_centroid", "smallest_k",
-]
+from seqpoint._signature import FloatArray, IntArray
 
-IntArray = NDArray[np.int64]
-FloatArray = NDArray[np.float64]
+__all__ = ["MAX_REFINE_K", "Grouping", "KMeans1D", "OptimalGrouping", "SLBinGrouping", "choose_representatives",
+           "group_means", "nearest_centroid", "smallest_k"]
 
 #: Largest k refined by a k-means in component space (one k-means per k tried).
 MAX_REFINE_K = 64

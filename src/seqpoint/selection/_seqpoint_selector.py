@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from typing import ClassVar, NamedTuple
 
 import numpy as np
-from numpy.typing import NDArray
 
 from seqpoint._params import Constraint, Interval, Options
+from seqpoint._signature import FloatArray, IntArray
 from seqpoint.exceptions import AdjustedInputWarning
 from seqpoint.schedule import IterationSchedule, SignatureTable, signature_table
 from seqpoint.selection._base import SELECTORS, BaseSelector
@@ -36,9 +36,6 @@ from seqpoint.selection._grouping import (
 from seqpoint.selection._simpoint import weighted_kmeans
 
 __all__ = ["SeqPointSelector", "signature_proxy"]
-
-IntArray = NDArray[np.int64]
-FloatArray = NDArray[np.float64]
 
 GROUPINGS = ("optimal", "sl_bins")
 WEIGHTINGS = ("calibrated", "counts")

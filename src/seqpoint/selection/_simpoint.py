@@ -6,17 +6,14 @@ from __future__ import annotations
 from typing import ClassVar
 
 import numpy as np
-from numpy.typing import NDArray
 
 from seqpoint._params import Constraint, Interval, Options
+from seqpoint._signature import FloatArray, IntArray
 from seqpoint.schedule import IterationSchedule, signature_table
 from seqpoint.selection._base import SELECTORS, BaseSelector
 from seqpoint.selection._grouping import group_means
 
 __all__ = ["weighted_kmeans"]
-
-IntArray = NDArray[np.int64]
-FloatArray = NDArray[np.float64]
 
 
 def _sq_dist(x: FloatArray, centers: FloatArray) -> FloatArray:

@@ -62,8 +62,9 @@ class BatchPlan:
                     epochs: int, seed: int | None) -> IterationSchedule:
         """The schedule of these batches over ``lens``, with :meth:`meta` as its provenance."""
         self.check_int64(lens, pad_to_multiple_of=pad_to_multiple_of)
-        sched = from_batches(self.order, self.offsets, self.epoch, lens.src, lens.tgt, pad_to_multiple_of=pad_to_multiple_of,
-                             meta=self.meta(lens, policy=policy, params=params, epochs=epochs, seed=seed))
+        meta = self.meta(lens, policy=policy, params=params, epochs=epochs, seed=seed)
+        sched = from_batches(self.order, self.offsets, self.epoch, lens.src, lens.tgt,
+                             pad_to_multiple_of=pad_to_multiple_of, meta=meta)
         # Each row's real lengths, for workloads that build masks or varlen batches.
         return sched.with_rows(RowLengths.from_order(self.order, self.offsets, lens.src, lens.tgt))
 
@@ -177,7 +178,8 @@ class BatchingPolicy(Validated):
         keep_all = dataclasses.replace(self, drop_last=False)  # type: ignore[type-var]
         full = keep_all.plan(lens, epochs=int(epochs), seed=int(seed))
         parts, dropped = deal_samples(full.order, full.offsets, full.epoch, world_size=int(world_size),
-                                      batch_size=int(self.batch_size), drop_last=drop_last)  # type: ignore[attr-defined]
+                                      batch_size=int(self.batch_size),  # type: ignore[attr-defined]
+                                      drop_last=drop_last)
         plan = BatchPlan.concat(parts, dropped)
         return with_ranks(self._schedule(plan, lens, epochs, seed), int(world_size), shard=mode)
 

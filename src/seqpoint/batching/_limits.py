@@ -37,4 +37,5 @@ BUCKETS = bounded(int, 1, MAX_BUCKETS)
 LENGTH = bounded(int, 1, MAX_LENGTH)
 EPOCHS = bounded(int, 1, MAX_EPOCHS)
 WORLD_SIZE = bounded(int, 1, MAX_WORLD_SIZE)
-DURATION = Predicate(Interval(float, 0, MAX_DURATION, closed="right").accepts, f"a number > 0 and <= {MAX_DURATION:g}")
+DURATION = Predicate(Interval(float, 0, MAX_DURATION, closed="right").accepts,
+                     f"a number > 0 and <= {MAX_DURATION:g}")

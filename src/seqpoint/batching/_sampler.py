@@ -46,9 +46,7 @@ def rank_samplers(batch_sampler: Any, *, all_ranks: bool = False) -> list[Any]:
     """The per-rank batch samplers ``batch_sampler`` stands for: a list of samplers is one
     per rank; with ``all_ranks`` a batch sampler over a ``DistributedSampler`` is copied once
     per ``num_replicas`` rank; anything else is a single process."""
-    if isinstance(batch_sampler, list | tuple) and batch_sampler and not any(
-        _is_batch(x) for x in batch_sampler
-    ):
+    if isinstance(batch_sampler, list | tuple) and batch_sampler and not any(_is_batch(x) for x in batch_sampler):
         return list(batch_sampler)
     inner = getattr(batch_sampler, "sampler", None) if all_ranks else None
     replicas = getattr(inner, "num_replicas", None)
@@ -93,10 +91,9 @@ def _interleave(per_rank: list[tuple[IntArray, IntArray]], e: int) -> tuple[IntA
     return permute_batches(order, sizes, step_major)
 
 
-def from_batch_sampler(
-    batch_sampler: Iterable[Iterable[int]], lengths: Lengths | ArrayLike, *, epochs: int = 1,
-    pad_to_multiple_of: int = 1, set_epoch: bool = True, all_ranks: bool = False,
-) -> IterationSchedule:
+def from_batch_sampler(batch_sampler: Iterable[Iterable[int]], lengths: Lengths | ArrayLike, *, epochs: int = 1,
+                       pad_to_multiple_of: int = 1, set_epoch: bool = True, all_ranks: bool = False
+                       ) -> IterationSchedule:
     """Build the schedule by iterating a real batch sampler over sample indices.
 
     Parameters

@@ -74,7 +74,8 @@ class SortedPolicy(BatchingPolicy):
     """Padded lengths are rounded up to a multiple of this."""
 
     _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
-        "batch_size": [BATCH_SIZE], "descending": [Boolean()], "drop_last": [Boolean()], "pad_to_multiple_of": [LENGTH]}
+        "batch_size": [BATCH_SIZE], "descending": [Boolean()], "drop_last": [Boolean()],
+        "pad_to_multiple_of": [LENGTH]}
 
     def plan(self, lengths: Lengths, *, epochs: int = 1, seed: int = 0) -> BatchPlan:
         order = length_order(lengths, descending=self.descending)

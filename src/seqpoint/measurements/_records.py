@@ -38,9 +38,8 @@ class Measurement(SignatureFields):
     def from_dict(cls, d: dict[str, Any]) -> Measurement:
         """A measurement as :meth:`to_dict` wrote it, unchecked (:func:`parse_measurement` checks)."""
         sum_sq = d.get("sum_sq_len")
-        return cls(iteration=int(d.get("iteration", -1)), batch_size=int(d["batch_size"]),
-                   seq_len=int(d["seq_len"]), tgt_len=int(d.get("tgt_len", 0)),
-                   sum_sq_len=None if sum_sq is None else int(sum_sq),
+        return cls(iteration=int(d.get("iteration", -1)), batch_size=int(d["batch_size"]), seq_len=int(d["seq_len"]),
+                   tgt_len=int(d.get("tgt_len", 0)), sum_sq_len=None if sum_sq is None else int(sum_sq),
                    status=d.get("status", "ok"), message=str(d.get("message", "")),
                    metrics={k: float(v) for k, v in d.get("metrics", {}).items()},
                    breakdown_s={k: float(v) for k, v in d.get("breakdown_s", {}).items()},

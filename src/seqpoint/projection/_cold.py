@@ -55,10 +55,9 @@ class ColdTerm:
 
     def to_dict(self, total: float | None = None) -> dict[str, object]:
         """The term as plain data; with the run's projected ``total``, its ``share`` of it."""
-        out: dict[str, object] = {
-            "total_s": self.total, "halfwidth_s": self.halfwidth, "method": self.method,
-            "relative_extra": self.relative_extra, "samples": self.samples, "steps": dict(self.counts),
-        }
+        out: dict[str, object] = {"total_s": self.total, "halfwidth_s": self.halfwidth, "method": self.method,
+                                  "relative_extra": self.relative_extra, "samples": self.samples,
+                                  "steps": dict(self.counts)}
         if self.in_run_ratio is not None:
             out["in_run_ratio"] = self.in_run_ratio
         if total:
@@ -66,7 +65,8 @@ class ColdTerm:
         return out
 
 
-def window_extra(window: StepWindow, table: SignatureTable, fitted: FloatArray) -> tuple[FloatArray, float | None] | None:
+def window_extra(window: StepWindow, table: SignatureTable, fitted: FloatArray
+                 ) -> tuple[FloatArray, float | None] | None:
     """What a timed window says of cold steps, against ``fitted`` (the points' steady seconds
     of every signature of ``table``): ``t / (steady · r) − 1`` of every step whose shape is new
     in the window (a fresh process), and ``r``, the median ``t / steady`` of its warm steps
@@ -95,7 +95,8 @@ def window_rows(window: StepWindow, table_inverse: IntArray, signatures: IntArra
         expected = tuple(int(v) for v in signatures[row])
         if tuple(sig[:ncol]) + (0,) * max(0, ncol - len(sig)) != expected:
             raise InputError(f"The measurements' step window has signature {tuple(sig)} at iteration "
-                             f"{window.start + i}, but the schedule has {expected}; record the window on this schedule.")
+                             f"{window.start + i}, but the schedule has {expected}; record the window on this "
+                             "schedule.")
     return rows
 
 

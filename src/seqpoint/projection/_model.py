@@ -63,9 +63,8 @@ class ScheduleModel:
 
     def check_schedule(self, schedule: IterationSchedule) -> None:
         """Raise InputError unless this model was built from ``schedule`` (or an equal one)."""
-        if self.schedule is not schedule and not (
-            self.schedule.is_packed == schedule.is_packed and self.schedule.equals(schedule)
-        ):
+        if self.schedule is not schedule and not (self.schedule.is_packed == schedule.is_packed
+                                                  and self.schedule.equals(schedule)):
             raise InputError("The projection context was built from another schedule; "
                              "build it with ScheduleModel.from_schedule(schedule) for this one.")
 

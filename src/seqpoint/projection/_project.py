@@ -162,11 +162,9 @@ def nonnegative_interval(lo: float, hi: float) -> tuple[float, float]:
     return max(lo, 0.0), max(hi, 0.0)
 
 
-def project(
-    schedule: IterationSchedule, seqpoints: SeqPoints, measurements: Measurements | Iterable[Measurement], *,
-    method: str = "weighted", metrics: Iterable[str] | None = None, confidence: float = 0.95,
-    context: ScheduleModel | None = None, cold: str = "auto", in_run_correction: bool = False,
-) -> Projection:
+def project(schedule: IterationSchedule, seqpoints: SeqPoints, measurements: Measurements | Iterable[Measurement], *,
+            method: str = "weighted", metrics: Iterable[str] | None = None, confidence: float = 0.95,
+            context: ScheduleModel | None = None, cold: str = "auto", in_run_correction: bool = False) -> Projection:
     """Project run totals of measured metrics from the SeqPoints' measurements.
 
     Parameters
@@ -242,12 +240,11 @@ def project(
     compiled = getattr(measurements, "compile", None)
     compile_term = out.add_compile(compiled) if compiled and term is not None and step == STEADY_TIME else {}
     return Projection(
-        n_iterations=len(schedule), method=method, totals=out.totals, interval=out.interval,
-        complete=bool(ok.all()), n_points=int(ok.sum()), confidence=confidence,
+        n_iterations=len(schedule), method=method, totals=out.totals, interval=out.interval, complete=bool(ok.all()),
+        n_points=int(ok.sum()), confidence=confidence,
         failed=tuple(p.iteration for p, good in zip(seqpoints.points, ok, strict=True) if not good),
-        representation=out.representation, noise=out.noise, processes=processes, in_run_gap=gap,
-        in_run_ratio=r, process_totals=out.process_totals,
-        cold_steps=term.counts if term is not None else {},
+        representation=out.representation, noise=out.noise, processes=processes, in_run_gap=gap, in_run_ratio=r,
+        process_totals=out.process_totals, cold_steps=term.counts if term is not None else {},
         cold_term=term.to_dict(out.totals[derived_of(step)[1]]) if term is not None and step is not None else {},
         compile_term=compile_term)
 

@@ -15,20 +15,6 @@ from seqpoint.schedule._signatures import (
 )
 from seqpoint.schedule._trace import RunTrace, read_trace, write_trace
 
-__all__ = [
-    "COLUMNS",
-    "IterationSchedule",
-    "RowLengths",
-    "RunTrace",
-    "ScheduleSummary",
-    "Signature",
-    "SignatureTable",
-    "from_batches",
-    "read_schedule",
-    "read_trace",
-    "round_up",
-    "signature_table",
-    "summarize",
-    "write_schedule",
-    "write_trace",
-]
+__all__ = ["COLUMNS", "IterationSchedule", "RowLengths", "RunTrace", "ScheduleSummary", "Signature",
+           "SignatureTable", "from_batches", "read_schedule", "read_trace", "round_up", "signature_table",
+           "summarize", "write_schedule", "write_trace"]

@@ -259,11 +259,9 @@ def rank_layout_error(iteration: IntArray, rank: IntArray, world_size: int | Non
     return None
 
 
-def from_batches(
-    order: NDArray[np.integer], offsets: NDArray[np.integer], batch_epoch: NDArray[np.integer],
-    src_lengths: NDArray[np.integer], tgt_lengths: NDArray[np.integer] | None = None, *,
-    pad_to_multiple_of: int = 1, meta: dict[str, Any] | None = None,
-) -> IterationSchedule:
+def from_batches(order: NDArray[np.integer], offsets: NDArray[np.integer], batch_epoch: NDArray[np.integer],
+                 src_lengths: NDArray[np.integer], tgt_lengths: NDArray[np.integer] | None = None, *,
+                 pad_to_multiple_of: int = 1, meta: dict[str, Any] | None = None) -> IterationSchedule:
     """The schedule of batches given as sample indices ``order`` (all epochs, as the run consumes
     them) cut at ``offsets``: batch ``b`` is ``order[offsets[b]:offsets[b + 1]]`` (strictly
     increasing from 0) of epoch ``batch_epoch[b]``, over per-sample ``src_lengths`` (and

@@ -23,10 +23,9 @@ _FIX = "write the schedule again with 'seqpoint schedule'"
 
 #: Column → (lowest, highest) value a file may hold.
 _BOUNDS: dict[str, tuple[int, int]] = {
-    "iteration": (0, MAX_LENGTH), "epoch": (0, MAX_LENGTH), "batch_size": (1, MAX_LENGTH),
-    "seq_len": (1, MAX_LENGTH), "tgt_len": (0, MAX_LENGTH), "tokens": (0, MAX_COUNT),
-    "padded_tokens": (1, MAX_COUNT), "sum_sq_len": (0, MAX_COUNT),
-}
+    "iteration": (0, MAX_LENGTH), "epoch": (0, MAX_LENGTH), "batch_size": (1, MAX_LENGTH), "seq_len": (1, MAX_LENGTH),
+    "tgt_len": (0, MAX_LENGTH), "tokens": (0, MAX_COUNT), "padded_tokens": (1, MAX_COUNT),
+    "sum_sq_len": (0, MAX_COUNT)}
 
 
 class ScheduleMetaSchema(BaseModel):

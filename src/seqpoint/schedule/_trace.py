@@ -173,9 +173,8 @@ def write_trace(trace: RunTrace, path: str | Path) -> Path:
             fh.write(",".join(cols) + "\n")
             for i in range(len(trace)):
                 # repr-exact floats keep a written trace equal to the one read back.
-                fh.write(",".join(
-                    repr(float(cols[c][i])) if c == "time_s" else str(int(cols[c][i])) for c in cols
-                ) + "\n")
+                fh.write(",".join(repr(float(cols[c][i])) if c == "time_s" else str(int(cols[c][i])) for c in cols)
+                         + "\n")
         _meta_path(path).write_text(json.dumps(trace.meta, indent=2, default=str))
     write_rows(trace.rows, path)
     return path

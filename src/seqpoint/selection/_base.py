@@ -57,9 +57,7 @@ class BaseSelector:
 
     #: What each constructor parameter may be; subclasses add their own.
     _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
-        "random_state": [None, Interval(int, 0)],
-        "n_points": [Interval(int, 1)],
-    }
+        "random_state": [None, Interval(int, 0)], "n_points": [Interval(int, 1)]}
     #: Parameters of which exactly one is given, the other None (``n_points``/``max_error``).
     _one_of: ClassVar[tuple[str, ...]] = ()
 

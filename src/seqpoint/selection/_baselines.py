@@ -171,14 +171,10 @@ class StratifiedSelector(BaseSelector):
     name = "stratified"
 
     _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
-        **BaseSelector._parameter_constraints,
-        "n_strata": [None, Interval(int, 1)],
-    }
+        **BaseSelector._parameter_constraints, "n_strata": [None, Interval(int, 1)]}
 
-    def __init__(
-        self, *, n_points: int | None = 10, n_strata: int | None = None,
-        cost: str | CostProxy | PilotTable = "attention", random_state: int | None = 0,
-    ) -> None:
+    def __init__(self, *, n_points: int | None = 10, n_strata: int | None = None,
+                 cost: str | CostProxy | PilotTable = "attention", random_state: int | None = 0) -> None:
         super().__init__(n_points=n_points, random_state=random_state)
         self.n_strata = n_strata
         self.cost = cost

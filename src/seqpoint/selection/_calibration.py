@@ -18,10 +18,8 @@ __all__ = ["calibrate_weights"]
 _MAX_EXPONENT = 700.0
 
 
-def calibrate_weights(
-    components: ArrayLike, design: ArrayLike, totals: ArrayLike, *, ridge: float = 1e-8,
-    max_iter: int = 100,
-) -> FloatArray:
+def calibrate_weights(components: ArrayLike, design: ArrayLike, totals: ArrayLike, *, ridge: float = 1e-8,
+                      max_iter: int = 100) -> FloatArray:
     """Weights (k,) closest to ``design`` (k,) whose ``components`` (k, J) reproduce ``totals`` (J,).
 
     Solves ``min_w KL(w ‖ d)`` subject to ``Σ w = Σ d``, ``w > 0`` and ``components.T @ w =

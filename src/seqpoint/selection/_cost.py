@@ -19,8 +19,8 @@ from seqpoint._signature import SIGNATURE_FIELDS, FloatArray, IntArray, Signatur
 from seqpoint.exceptions import ConfigError, InputError
 from seqpoint.schedule import IterationSchedule, signature_table
 
-__all__ = ["COST_MODELS", "CostProxy", "PilotTable", "SignatureCosts", "basis_components", "basis_error", "cost_proxy",
-           "describe_cost", "evaluate_proxy", "weighted_projection"]
+__all__ = ["COST_MODELS", "CostProxy", "PilotTable", "SignatureCosts", "basis_components", "basis_error",
+           "cost_proxy", "describe_cost", "evaluate_proxy", "weighted_projection"]
 
 
 class CostProxy(Protocol):

@@ -96,11 +96,8 @@ class KMeans1D:
             best = j[first]
             cur[mid], opt[mid] = segmin, best
             left, right = mid - 1 >= ilo, mid + 1 <= ihi
-            ilo, ihi, jlo, jhi = (
-                np.concatenate([ilo[left], mid[right] + 1]),
-                np.concatenate([mid[left] - 1, ihi[right]]),
-                np.concatenate([jlo[left], best[right]]), np.concatenate([best[left], jhi[right]]),
-            )
+            ilo, ihi = np.concatenate([ilo[left], mid[right] + 1]), np.concatenate([mid[left] - 1, ihi[right]])
+            jlo, jhi = np.concatenate([jlo[left], best[right]]), np.concatenate([best[left], jhi[right]])
         self._D.append(cur)
         self._opt.append(opt)
 
@@ -184,9 +181,8 @@ class SLBinGrouping:
         return None
 
 
-def choose_representatives(
-    group: IntArray, n_groups: int, proxy: FloatArray, counts: FloatArray, basis: FloatArray
-) -> IntArray:
+def choose_representatives(group: IntArray, n_groups: int, proxy: FloatArray, counts: FloatArray, basis: FloatArray
+                           ) -> IntArray:
     """Signature index of every group's representative, shape ``(n_groups,)``.
 
     It minimises ``|W_g·proxy[r] − Σ_g counts·proxy|``; among signatures within 1e-9 of

@@ -177,11 +177,9 @@ class SeqPointSelector(BaseSelector):
 
     name = "seqpoint"
 
-    def __init__(
-        self, *, n_points: int | None = None, max_error: float | None = None,
-        grouping: str = "optimal", cost: str | CostProxy | PilotTable = "attention",
-        weights: str = "calibrated", random_state: int | None = 0,
-    ) -> None:
+    def __init__(self, *, n_points: int | None = None, max_error: float | None = None, grouping: str = "optimal",
+                 cost: str | CostProxy | PilotTable = "attention", weights: str = "calibrated",
+                 random_state: int | None = 0) -> None:
         super().__init__(n_points=n_points, random_state=random_state)
         self.max_error = max_error
         self.grouping = grouping
@@ -191,8 +189,7 @@ class SeqPointSelector(BaseSelector):
     _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
         **BaseSelector._parameter_constraints,
         "max_error": [Interval(float, 0, 1, closed="neither", note="a fraction: 0.001 is 0.1%")],
-        "grouping": [Options(GROUPINGS)], "weights": [Options(WEIGHTINGS)],
-    }
+        "grouping": [Options(GROUPINGS)], "weights": [Options(WEIGHTINGS)]}
     _one_of: ClassVar[tuple[str, ...]] = ("n_points", "max_error")
 
     def fit(self, schedule: IterationSchedule) -> SeqPointSelector:
@@ -200,10 +197,8 @@ class SeqPointSelector(BaseSelector):
         self._check_common(schedule)
         owner = type(self).__name__
         sigs = _Signatures.of(schedule, cost_proxy(self.cost, owner=owner), owner=owner)
-        grouping: Grouping = (
-            OptimalGrouping(sigs.proxy, sigs.counts) if self.grouping == "optimal"
-            else SLBinGrouping(sigs.table.column("seq_len"), sigs.counts)
-        )
+        grouping: Grouping = (OptimalGrouping(sigs.proxy, sigs.counts) if self.grouping == "optimal"
+                              else SLBinGrouping(sigs.table.column("seq_len"), sigs.counts))
         varying = int(np.sum(np.ptp(sigs.table.signatures, axis=0) > 0))
         refine = self.grouping == "optimal" and varying > 1
         evaluate = _Evaluator(sigs, grouping, refine=refine, rng=self._rng)

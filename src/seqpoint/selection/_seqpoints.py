@@ -48,8 +48,7 @@ class SeqPoint(SignatureFields):
                 object.__setattr__(self, name, tuple(int(v) for v in value))
 
     @classmethod
-    def from_row(cls, schedule: IterationSchedule, r: int, weight: float, *,
-                 lengths: bool = True) -> SeqPoint:
+    def from_row(cls, schedule: IterationSchedule, r: int, weight: float, *, lengths: bool = True) -> SeqPoint:
         """Schedule row ``r`` as a point of ``weight``, with its real lengths when recorded."""
         fields: dict[str, Any] = {c: int(getattr(schedule, c)[r]) for c in schedule.signature_columns()}
         if lengths and schedule.rows is not None:
@@ -94,10 +93,8 @@ class SeqPoints:
         return len(self.points)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "method": self.method, "n_iterations": self.n_iterations,
-            "points": [p.to_dict() for p in self.points], "meta": self.meta,
-        }
+        return {"method": self.method, "n_iterations": self.n_iterations,
+                "points": [p.to_dict() for p in self.points], "meta": self.meta}
 
 
 def write_seqpoints(points: SeqPoints, path: str | Path) -> Path:

@@ -20,10 +20,8 @@ def _sq_dist(x: FloatArray, centers: FloatArray) -> FloatArray:
     return np.sum((x[:, None, :] - centers[None, :, :]) ** 2, axis=2)  # type: ignore[no-any-return]
 
 
-def weighted_kmeans(
-    x: FloatArray, w: FloatArray, k: int, rng: np.random.Generator, *, n_init: int = 3,
-    max_iter: int = 100,
-) -> tuple[IntArray, FloatArray, float]:
+def weighted_kmeans(x: FloatArray, w: FloatArray, k: int, rng: np.random.Generator, *, n_init: int = 3,
+                    max_iter: int = 100) -> tuple[IntArray, FloatArray, float]:
     """Weighted k-means of points ``x`` (m, d) with weights ``w`` (m,) into ``1 <= k <= m``
     clusters (k-means++ seeding, Lloyd iterations), best of ``n_init``: labels (m,), centres
     (k, d) and the inertia (weighted sum of squared distances)."""
@@ -103,14 +101,10 @@ class SimPointSelector(BaseSelector):
     name = "simpoint"
 
     _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
-        **BaseSelector._parameter_constraints, "choose_k": [Options(("bic", "fixed"))],
-        "n_init": [Interval(int, 1)],
-    }
+        **BaseSelector._parameter_constraints, "choose_k": [Options(("bic", "fixed"))], "n_init": [Interval(int, 1)]}
 
-    def __init__(
-        self, *, n_points: int | None = 10, choose_k: str = "bic", n_init: int = 3,
-        random_state: int | None = 0,
-    ) -> None:
+    def __init__(self, *, n_points: int | None = 10, choose_k: str = "bic", n_init: int = 3,
+                 random_state: int | None = 0) -> None:
         super().__init__(n_points=n_points, random_state=random_state)
         self.choose_k = choose_k
         self.n_init = n_init

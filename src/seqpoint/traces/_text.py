@@ -32,9 +32,7 @@ def _unicode_space_starts(buf: NDArray[np.uint8]) -> NDArray[np.intp]:
     hit = (buf >= 0x1C) & (buf <= 0x1F)
     hit |= (buf == 0xC2) & ((nxt == 0x85) | (nxt == 0xA0))
     hit |= (buf == 0xE1) & (nxt == 0x9A) & (nx2 == 0x80)
-    hit |= (buf == 0xE2) & (nxt == 0x80) & (
-        (nx2 <= 0x8A) | (nx2 == 0xA8) | (nx2 == 0xA9) | (nx2 == 0xAF)
-    )
+    hit |= (buf == 0xE2) & (nxt == 0x80) & ((nx2 <= 0x8A) | (nx2 == 0xA8) | (nx2 == 0xA9) | (nx2 == 0xAF))
     hit |= (buf == 0xE2) & (nxt == 0x81) & (nx2 == 0x9F)
     hit |= (buf == 0xE3) & (nxt == 0x80) & (nx2 == 0x80)
     return np.flatnonzero(hit)
@@ -192,9 +190,9 @@ def read_text_lengths(path: str | Path, *, tokenizer: object = None, add_special
 
 
 def read_parallel_lengths(src_path: str | Path, tgt_path: str | Path, *, tokenizer: object = None,
-                          tgt_tokenizer: object = None, add_special_tokens: bool = True,
-                          extra_tokens: int = 0, skip_empty: bool = True,
-                          _data: Sequence[bytes] | None = None, _source: str | None = None) -> Lengths:
+                          tgt_tokenizer: object = None, add_special_tokens: bool = True, extra_tokens: int = 0,
+                          skip_empty: bool = True, _data: Sequence[bytes] | None = None, _source: str | None = None
+                          ) -> Lengths:
     """Token counts of line-aligned parallel text (line i of source translates line i of
     target); ``tgt_tokenizer`` defaults to ``tokenizer`` (options:
     :func:`~seqpoint.traces.read_lengths`)."""

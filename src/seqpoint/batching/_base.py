@@ -88,9 +88,8 @@ class BatchPlan:
         sq = np.add.reduceat(src * src, starts) if starts.size else np.zeros(1)
         worst = max(float(sq.max()), float(sizes.max()) * padded)
         if worst >= 2.0**62:
-            raise InputError(f"{lens.source}: a batch would hold {worst:.3g} squared or padded "
-                             "tokens, past 64-bit counters (2^62); use smaller batches or shorter "
-                             f"lengths (lengths <= {MAX_LENGTH:,}).")
+            raise InputError(f"{lens.source}: a batch would hold {worst:.3g} squared or padded tokens, past 64-bit "
+                             f"counters (2^62); use smaller batches or shorter lengths (lengths <= {MAX_LENGTH:,}).")
 
     @staticmethod
     def per_epoch(epochs: int, cut: Callable[[int], tuple[IntArray, IntArray, int]]) -> BatchPlan:
@@ -118,10 +117,9 @@ _RUN_CONSTRAINTS: dict[str, list[Constraint]] = {"epochs": [EPOCHS], "seed": [bo
 def _check_run(epochs: int, seed: int, n_samples: int, world_size: int) -> None:
     check_params("", _RUN_CONSTRAINTS, {"epochs": epochs, "seed": seed, "world_size": world_size})
     if n_samples * epochs > MAX_REPLAY_SAMPLES:
-        raise ConfigError(f"{epochs} epochs of {n_samples:,} samples are {n_samples * epochs:,} "
-                          f"sample draws, more than the replay limit of {MAX_REPLAY_SAMPLES:,} (a "
-                          "memory guard); use fewer epochs (the schedule of one epoch repeats its "
-                          "shape mix) or a subset of samples.")
+        raise ConfigError(f"{epochs} epochs of {n_samples:,} samples are {n_samples * epochs:,} sample draws, "
+                          f"more than the replay limit of {MAX_REPLAY_SAMPLES:,} (a memory guard); use fewer "
+                          "epochs (the schedule of one epoch repeats its shape mix) or a subset of samples.")
 
 
 class BatchingPolicy(Validated):
@@ -141,28 +139,22 @@ class BatchingPolicy(Validated):
 
     def replay(self, lengths: Lengths | ArrayLike, *, epochs: int = 1, seed: int = 0, world_size: int = 1,
                shard: str | None = None) -> IterationSchedule:
-        """Replay the policy over ``lengths`` and return the schedule of batch shapes.
+        """Replay the policy over ``lengths`` and return the schedule of batch shapes: one row per
+        batch, ``meta`` holding the policy, parameters, epochs, seed and the samples dropped.
 
         Parameters
         ----------
         lengths : Lengths or array-like of shape (n_samples,)
             Per-sample lengths (tokens or frames).
-        epochs : int
-            Passes over the data; each epoch draws its own random stream from ``seed``.
-        seed : int
-            Run seed; the same seed gives the identical schedule.
+        epochs, seed : int
+            Passes over the data, each drawing its own random stream from the run ``seed`` (the
+            same seed gives the identical schedule).
         world_size : int
-            Data-parallel ranks; above 1 the schedule has a ``rank`` column and
-            ``world_size`` rows per iteration.
+            Data-parallel ranks; above 1 the schedule has a ``rank`` column and ``world_size``
+            rows per iteration.
         shard : {"samples", "batches"}, optional
             ``DistributedSampler``-style sample dealing or round-robin whole batches;
             default ``samples`` for ``fixed``, ``sorted``, ``sortagrad``, else ``batches``.
-
-        Returns
-        -------
-        IterationSchedule
-            One row per batch; ``meta`` holds the policy, parameters, epochs, seed and the
-            samples dropped.
         """
         lens = as_lengths(lengths)
         _check_run(epochs, seed, lens.n_samples, world_size)
@@ -194,9 +186,8 @@ class BatchingPolicy(Validated):
 
     def _check_nonempty(self, plan: BatchPlan, lens: Lengths) -> None:
         if plan.n_batches == 0:
-            raise InputError(f"Policy {self.name!r} produced no batch from {lens.n_samples} "
-                             f"samples ({lens.source}): every sample was dropped. Use a smaller "
-                             "batch or drop_last=False.")
+            raise InputError(f"Policy {self.name!r} produced no batch from {lens.n_samples} samples "
+                             f"({lens.source}): every sample was dropped. Use a smaller batch or drop_last=False.")
 
 
 class ConsecutivePolicy(BatchingPolicy):

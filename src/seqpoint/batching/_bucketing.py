@@ -147,10 +147,9 @@ class DynamicBucketPolicy(BatchingPolicy):
         if budget is not None:
             too_long = int((dur > budget).sum())
             if too_long:
-                warnings.warn(f"{too_long} sample(s) of {lengths.source} are longer than "
-                              f"max_duration={self.max_duration:g}; each forms a batch of one "
-                              "above the budget (lhotse warns likewise).",
-                              AdjustedInputWarning, stacklevel=4)
+                warnings.warn(f"{too_long} sample(s) of {lengths.source} are longer than max_duration="
+                              f"{self.max_duration:g}; each forms a batch of one above the budget (lhotse warns "
+                              "likewise).", AdjustedInputWarning, stacklevel=4)
         bucket_max = np.zeros(int(bucket.max()) + 1, dtype=np.int64)
         np.maximum.at(bucket_max, bucket, dur)
         cap = n if self.max_cuts is None else self.max_cuts

@@ -133,8 +133,7 @@ class PackingPolicy(BatchingPolicy):
             keep = rows.piece_row < kept  # pieces are in row order: a prefix
             cols["piece_len"].append(rows.piece_len[keep])
             cols["row_of"].append(rows.piece_row[keep] % self.batch_size)
-            cols["pieces"].append(np.bincount(rows.piece_row[keep] // self.batch_size,
-                                              minlength=starts.shape[0]))
+            cols["pieces"].append(np.bincount(rows.piece_row[keep] // self.batch_size, minlength=starts.shape[0]))
         empty = BatchPlan.concat([], dropped)
         if not cols["batch_size"]:
             self._check_nonempty(empty, lens)

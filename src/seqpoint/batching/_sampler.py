@@ -73,9 +73,8 @@ def _epoch_batches(batch_sampler: Iterable[Iterable[int]], e: int, n: int, rank:
     if order.shape[0] and (order.min() < 0 or order.max() >= n):
         pos = int(np.flatnonzero((order < 0) | (order >= n))[0])
         batch = int(np.searchsorted(np.cumsum(size), pos, side="right"))
-        raise InputError(f"The batch sampler{rank} yielded index {int(order[pos])} (epoch {e}, "
-                         f"batch {batch}) but the lengths cover {n} samples (0..{n - 1}); give the "
-                         "lengths of the sampler's dataset.")
+        raise InputError(f"The batch sampler{rank} yielded index {int(order[pos])} (epoch {e}, batch {batch}) but "
+                         f"the lengths cover {n} samples (0..{n - 1}); give the lengths of the sampler's dataset.")
     return order, size
 
 
@@ -83,9 +82,8 @@ def _interleave(per_rank: list[tuple[IntArray, IntArray]], e: int) -> tuple[IntA
     """Join the ranks' batches of one epoch step-major, rank-minor."""
     counts = [s.shape[0] for _, s in per_rank]
     if len(set(counts)) != 1:
-        raise InputError(f"The ranks' batch samplers yielded {counts} batches in epoch {e}; "
-                         "data-parallel ranks step together, so every rank needs as many batches "
-                         "(pad or drop as DistributedSampler does).")
+        raise InputError(f"The ranks' batch samplers yielded {counts} batches in epoch {e}; data-parallel ranks step "
+                         "together, so every rank needs as many batches (pad or drop as DistributedSampler does).")
     step_major = np.arange(len(per_rank) * counts[0]).reshape(len(per_rank), -1).T.reshape(-1)
     order, sizes = (np.concatenate(parts) for parts in zip(*per_rank, strict=True))
     return permute_batches(order, sizes, step_major)
@@ -94,7 +92,10 @@ def _interleave(per_rank: list[tuple[IntArray, IntArray]], e: int) -> tuple[IntA
 def from_batch_sampler(batch_sampler: Iterable[Iterable[int]], lengths: Lengths | ArrayLike, *, epochs: int = 1,
                        pad_to_multiple_of: int = 1, set_epoch: bool = True, all_ranks: bool = False
                        ) -> IterationSchedule:
-    """Build the schedule by iterating a real batch sampler over sample indices.
+    """Build the schedule by iterating a real batch sampler over sample indices: one row per
+    yielded batch, ``meta["policy"] == "batch_sampler"``; with several ranks, a ``rank`` column
+    and ``world_size`` rows per iteration (rank ``r``'s ``i``-th batch of an epoch is its row of
+    the epoch's ``i``-th step).
 
     Parameters
     ----------
@@ -106,22 +107,15 @@ def from_batch_sampler(batch_sampler: Iterable[Iterable[int]], lengths: Lengths 
     lengths : Lengths or array-like of shape (n_samples,)
         Length of every index the sampler can yield.
     epochs : int
-        Times the sampler is iterated; ``set_epoch(e)`` is called first on the sampler and
-        on its ``.sampler`` where they have one (so ``DistributedSampler`` reshuffles).
+        Times the sampler is iterated.
     pad_to_multiple_of : int
         Padded lengths are rounded up to a multiple of this.
     set_epoch : bool
-        Call ``set_epoch`` before each epoch.
+        Call ``set_epoch(e)`` before each epoch on the sampler and on its ``.sampler`` where
+        they have one (so ``DistributedSampler`` reshuffles).
     all_ranks : bool
         A batch sampler over a ``DistributedSampler`` stands for every one of its
         ``num_replicas`` ranks (see :func:`rank_samplers`), not only its own rank.
-
-    Returns
-    -------
-    IterationSchedule
-        One row per yielded batch; ``meta["policy"] == "batch_sampler"``. With several
-        ranks, a ``rank`` column and ``world_size`` rows per iteration (rank ``r``'s
-        ``i``-th batch of the epoch is its row of the epoch's ``i``-th step).
     """
     lens = as_lengths(lengths)
     check_params("", _SAMPLER_CONSTRAINTS, {"epochs": epochs, "pad_to_multiple_of": pad_to_multiple_of})

@@ -76,9 +76,8 @@ class TokenBudgetPolicy(BatchingPolicy):
     def ordered_indices(self, lengths: Lengths, seed: int) -> IntArray:
         """fairseq ``LanguagePairDataset.ordered_indices`` under ``numpy_seed(seed)``."""
         n = lengths.n_samples
-        indices = np.arange(n, dtype=np.int64)
-        if self.shuffle:
-            indices = np.random.RandomState(seed).permutation(n).astype(np.int64)
+        indices = (np.random.RandomState(seed).permutation(n).astype(np.int64) if self.shuffle
+                   else np.arange(n, dtype=np.int64))
         if lengths.tgt is not None:
             indices = indices[np.argsort(lengths.tgt[indices], kind="mergesort")]
         return indices[np.argsort(lengths.src[indices], kind="mergesort")]
@@ -92,11 +91,10 @@ class TokenBudgetPolicy(BatchingPolicy):
             if long.any():
                 worst = int(np.argmax(ntok))
                 if not self.drop_long:
-                    raise InputError(f"Sample {worst} of {lengths.source} has {int(ntok[worst])} "
-                                     "tokens (max of source and target), more than "
-                                     f"max_tokens={self.max_tokens}; raise max_tokens to at least "
-                                     f"{int(ntok[worst])} or drop such samples with drop_long=True "
-                                     "(CLI: --set batching.params.drop_long=true).")
+                    raise InputError(f"Sample {worst} of {lengths.source} has {int(ntok[worst])} tokens (max "
+                                     f"of source and target), more than max_tokens={self.max_tokens}; raise "
+                                     f"max_tokens to at least {int(ntok[worst])} or drop such samples with "
+                                     "drop_long=True (CLI: --set batching.params.drop_long=true).")
                 dropped = int(long.sum())
                 warnings.warn(f"Dropped {dropped} sample(s) of {lengths.source} longer than "
                               f"max_tokens={self.max_tokens} (the longest: sample {worst}, "

@@ -92,9 +92,8 @@ class MeasurementCache:
         deadline = time.monotonic() + grace_s
         while self.path.is_file() and self.path.stat().st_size == 0:
             if time.monotonic() >= deadline:
-                raise InputError(f"Cache {self.path} is an empty file, not a seqpoint measurement cache; "
-                                 "delete it (seqpoint creates the cache itself) or give another path "
-                                 "with --cache.")
+                raise InputError(f"Cache {self.path} is an empty file, not a seqpoint measurement cache; delete "
+                                 "it (seqpoint creates the cache itself) or give another path with --cache.")
             time.sleep(0.05)
 
     @contextmanager

@@ -160,8 +160,8 @@ def first_occurrence(proj: PointProjector, ok_meas: Sequence[Measurement], z: fl
     n_first = per_shape.shape[0]  # every shape of the table occurs in the run once first
     counts = {"first": n_first, "evicted": int(cold.sum()) - n_first}
     return ColdTerm(total=max(centre, 0.0) * cold_total, halfwidth=z * se * cold_total, counts=counts,
-                    method="first_step" if window is None else "window", relative_extra=centre,
-                    samples=int(k), in_run_ratio=ratio)
+                    method="first_step" if window is None else "window", relative_extra=centre, samples=int(k),
+                    in_run_ratio=ratio)
 
 
 def _primitive_cache(ok_meas: Sequence[Measurement]) -> dict[str, int]:

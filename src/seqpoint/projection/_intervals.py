@@ -53,10 +53,7 @@ def student_quantile(confidence: float, df: int) -> float:
     lo, hi = 0.0, math.pi / 2
     for _ in range(200):
         mid = (lo + hi) / 2
-        if covered(mid) < confidence:
-            lo = mid
-        else:
-            hi = mid
+        lo, hi = (mid, hi) if covered(mid) < confidence else (lo, mid)
         if hi - lo < 1e-15:
             break
     return math.sqrt(df) * math.tan((lo + hi) / 2)
@@ -66,9 +63,7 @@ def process_noise(totals: FloatArray, confidence: float) -> float:
     """Half-width ``t(P − 1) · std(totals) / √P`` from ``totals``, shape ``(P,)``: the run total
     projected from each worker process's own values (0 with fewer than two processes)."""
     p = totals.shape[0]
-    if p < 2:
-        return 0.0
-    return student_quantile(confidence, p - 1) * float(totals.std(ddof=1)) / math.sqrt(p)
+    return student_quantile(confidence, p - 1) * float(totals.std(ddof=1)) / math.sqrt(p) if p >= 2 else 0.0
 
 
 def rms_relative(values: FloatArray, fit: FloatArray, dof: int) -> float:
@@ -174,9 +169,7 @@ class IntervalEstimator:
         """Noise half-width from the points' standard errors ``se`` alone (independent)."""
         if peak:
             return self.z * float(se[int(np.argmax(values_ok))])
-        if not np.any(se > 0):
-            return 0.0
-        return self.z * float(np.sqrt(np.sum((self._weights * se) ** 2)))
+        return self.z * float(np.sqrt(np.sum((self._weights * se) ** 2))) if np.any(se > 0) else 0.0
 
     def process_totals(self, per_process: FloatArray) -> FloatArray:
         """``(P,)``: the total projected from each worker process's own ``(P, points)`` values."""

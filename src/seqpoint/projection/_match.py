@@ -37,9 +37,8 @@ def seqpoint_rows(schedule: IterationSchedule, seqpoints: SeqPoints, *, context:
         want = p.signature if (schedule.is_packed and p.sum_sq_len is not None) else p.signature[:3]
         have = tuple(int(getattr(schedule, c)[r]) for c in SIGNATURE_FIELDS[: len(want)])
         if have != want:
-            raise _mismatch(context, f"SeqPoint {i} (iteration {p.iteration}) has signature {want} but the "
-                                     f"schedule's iteration {p.iteration} has {have}; the SeqPoints belong to "
-                                     "another schedule.")
+            raise _mismatch(context, f"SeqPoint {i} (iteration {p.iteration}) has signature {want} but the schedule's "
+                                     f"iteration {p.iteration} has {have}; the SeqPoints belong to another schedule.")
     return rows
 
 

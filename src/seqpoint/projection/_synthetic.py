@@ -52,6 +52,4 @@ def geomean_abs_error(errors: ArrayLike) -> float:
         raise InputError("geomean_abs_error needs at least one error; got an empty array.")
     if not np.all(np.isfinite(e)):
         raise InputError("geomean_abs_error got a non-finite error; check the projections.")
-    if np.any(e == 0):
-        return 0.0
-    return float(np.exp(np.mean(np.log(e))))
+    return 0.0 if np.any(e == 0) else float(np.exp(np.mean(np.log(e))))

@@ -120,9 +120,8 @@ def _read_parquet(path: Path) -> tuple[dict[str, np.ndarray], object]:
     for c in [*COLUMNS, RANK_COLUMN] if RANK_COLUMN in table.column_names else COLUMNS:
         column = table.column(c)
         if not pa.types.is_integer(column.type):
-            raise InputError(f"{path}: column {c!r} has type {column.type}; every schedule column "
-                             "must be an integer. Write the schedule again with 'seqpoint "
-                             "schedule'.")
+            raise InputError(f"{path}: column {c!r} has type {column.type}; every schedule column must be an "
+                             "integer. Write the schedule again with 'seqpoint schedule'.")
         if column.null_count:
             raise InputError(f"{path}: column {c!r} has {column.null_count} empty value(s); every row needs a value.")
         arr = column.to_numpy()

@@ -45,9 +45,8 @@ class RowLengths:
             object.__setattr__(self, name, np.ascontiguousarray(arr, dtype=np.int64))
         off, n = self.offsets, self.lengths.shape[0]
         if off.shape[0] < 1 or off[0] != 0 or off[-1] != n or np.any(np.diff(off) < 0):
-            raise InputError("RowLengths.offsets must start at 0, never decrease and end at the "
-                             f"number of lengths ({n}). Got {off.shape[0]} offsets ending at "
-                             f"{int(off[-1]) if off.size else None}.")
+            raise InputError(f"RowLengths.offsets must start at 0, never decrease and end at the number of lengths "
+                             f"({n}). Got {off.shape[0]} offsets ending at {int(off[-1]) if off.size else None}.")
         if np.any(self.lengths < 0) or (self.tgt_lengths is not None and np.any(self.tgt_lengths < 0)):
             raise InputError("RowLengths lengths must be >= 0.")
         if self.tgt_lengths is not None and self.tgt_lengths.shape[0] != n:
@@ -99,9 +98,7 @@ class RowLengths:
 
     def packed_row_of(self, i: int) -> IntArray | None:
         """The packed row of each sequence of iteration ``i``, or None (see ``row_of``)."""
-        if self.row_of is None:
-            return None
-        return self.row_of[int(self.offsets[i]):int(self.offsets[i + 1])]
+        return None if self.row_of is None else self.row_of[int(self.offsets[i]):int(self.offsets[i + 1])]
 
     def take(self, rows: ArrayLike) -> RowLengths:
         """The rows of the given iterations (indices or boolean mask), in that order."""

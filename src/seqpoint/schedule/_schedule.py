@@ -31,9 +31,7 @@ SIGNATURE_COLUMNS: tuple[str, ...] = SIGNATURE_FIELDS[:3]
 
 def round_up(x: IntArray, multiple: int) -> IntArray:
     """Round every element of ``x`` up to a multiple of ``multiple`` (1 leaves it as is)."""
-    if multiple <= 1:
-        return x
-    return -(-x // multiple) * multiple
+    return x if multiple <= 1 else -(-x // multiple) * multiple
 
 
 def set_columns(obj: object, names: Sequence[str], *, what: str, dtypes: Mapping[str, type] | None = None) -> int:
@@ -50,8 +48,7 @@ def set_columns(obj: object, names: Sequence[str], *, what: str, dtypes: Mapping
         if n is None:
             n = arr.shape[0]
         elif arr.shape[0] != n:
-            raise InputError(f"{what} column {name!r} has {arr.shape[0]} rows; expected {n} like "
-                             "'iteration'.")
+            raise InputError(f"{what} column {name!r} has {arr.shape[0]} rows; expected {n} like 'iteration'.")
         object.__setattr__(obj, name, arr)
     return n or 0
 
@@ -88,8 +85,7 @@ class IterationSchedule:
     def __post_init__(self) -> None:
         if set_columns(self, (*COLUMNS, RANK_COLUMN), what="Schedule") == 0:
             raise InputError("The schedule is empty: the batching produced no iteration.")
-        for name, why in (("batch_size", "every batch needs a sequence"),
-                          ("seq_len", "lengths must be positive")):
+        for name, why in (("batch_size", "every batch needs a sequence"), ("seq_len", "lengths must be positive")):
             low = np.flatnonzero(getattr(self, name) < 1)
             if low.size:
                 raise InputError(f"Schedule row {int(low[0])} has {name} < 1; {why}.")
@@ -151,9 +147,7 @@ class IterationSchedule:
     @property
     def world_size(self) -> int:
         """Data-parallel ranks (1 for a single-process schedule)."""
-        if self.rank is None:
-            return 1
-        return int(self.meta.get("world_size", int(self.rank.max()) + 1))
+        return 1 if self.rank is None else int(self.meta.get("world_size", int(self.rank.max()) + 1))
 
     @property
     def n_steps(self) -> int:
@@ -164,8 +158,7 @@ class IterationSchedule:
         """The rows of one rank (in ``0..world_size-1``) as a single-process schedule."""
         w = self.world_size
         if not 0 <= rank < w:
-            raise ConfigError(f"Rank {rank} is not below the world size {w}; give a rank in "
-                              f"0..{w - 1}.")
+            raise ConfigError(f"Rank {rank} is not below the world size {w}; give a rank in 0..{w - 1}.")
         if self.rank is None:
             return self
         idx = np.flatnonzero(self.rank == rank)

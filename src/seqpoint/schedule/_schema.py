@@ -51,8 +51,7 @@ def check_columns(cols: Mapping[str, IntArray], *, source: str, row_label: Calla
 
     def fail(rows: NDArray[np.bool_], what: str) -> None:
         i = int(np.flatnonzero(rows)[0])
-        raise InputError(f"{source}: {row_label(i)} (iteration {int(cols['iteration'][i])}): "
-                         f"{what}; {_FIX}.")
+        raise InputError(f"{source}: {row_label(i)} (iteration {int(cols['iteration'][i])}): {what}; {_FIX}.")
 
     for name, (low, high) in _BOUNDS.items():
         bad = (cols[name] < low) | (cols[name] > high)

@@ -41,7 +41,6 @@ class FirstSelector(BaseSelector):
     name = "first"
 
     def fit(self, schedule: IterationSchedule) -> FirstSelector:
-        """Choose the first ``n_points`` iterations; returns ``self``."""
         n, k = self._check_common(schedule), int(self.n_points)  # type: ignore[arg-type]
         return self._equal_weights(n, np.arange(k, dtype=np.int64), _block_labels(n, k))
 
@@ -54,7 +53,6 @@ class StrideSelector(BaseSelector):
     name = "stride"
 
     def fit(self, schedule: IterationSchedule) -> StrideSelector:
-        """Choose ``n_points`` evenly spaced iterations; returns ``self``."""
         n, k = self._check_common(schedule), int(self.n_points)  # type: ignore[arg-type]
         rows = ((2 * np.arange(k, dtype=np.int64) + 1) * n) // (2 * k)
         return self._equal_weights(n, rows, _block_labels(n, k))
@@ -71,7 +69,6 @@ class RandomSelector(BaseSelector):
     name = "random"
 
     def fit(self, schedule: IterationSchedule) -> RandomSelector:
-        """Draw ``n_points`` iterations; returns ``self``."""
         n, k = self._check_common(schedule), int(self.n_points)  # type: ignore[arg-type]
         rows = np.sort(self._rng().choice(n, size=k, replace=False)).astype(np.int64)
         return self._equal_weights(n, rows, _nearest_labels(n, rows))
@@ -86,7 +83,6 @@ class _TypicalSignatureSelector(BaseSelector):
         raise NotImplementedError
 
     def fit(self, schedule: IterationSchedule) -> _TypicalSignatureSelector:
-        """Choose iterations of the typical signature; returns ``self``."""
         n, k = self._check_common(schedule), int(self.n_points)  # type: ignore[arg-type]
         table = signature_table(schedule)
         rows_all = np.flatnonzero(table.inverse == self._target(table))
@@ -149,24 +145,12 @@ class ModeSelector(_TypicalSignatureSelector):
 
 @SELECTORS.register("stratified")
 class StratifiedSelector(BaseSelector):
-    """Stratified random sampling: signatures sorted by the cost proxy are cut into
-    ``n_strata`` strata of about equal iteration counts; each gets one random iteration, the
-    rest go by Neyman allocation (``N_h · S_h``), each weighted ``N_h / n_h``.
-    ``estimated_error_`` is the relative half-width of the 95% interval of the proxy total,
-    ``1.96·sqrt(Σ N_h²(1 − n_h/N_h) S_h²/n_h) / T``.
-
-    Parameters
-    ----------
-    n_points : int
-        Samples ``k`` (>= 1, <= n_iterations).
-    n_strata : int or None
-        Strata (>= 1, <= n_points); default ``max(1, k // 2)``, so most strata get two
-        samples and a variance estimate.
-    cost : str, callable or PilotTable
-        Cost proxy that defines the strata (as for :class:`SeqPointSelector`).
-    random_state : int or None
-        Seed of the draw.
-    """
+    """Stratified random sampling: signatures sorted by the cost proxy (``cost``, as for
+    :class:`SeqPointSelector`) are cut into ``n_strata`` strata of about equal iteration counts
+    (default ``max(1, k // 2)``, so most get two samples and a variance estimate); each gets one
+    random iteration, the rest of the ``k = n_points`` samples go by Neyman allocation
+    (``N_h · S_h``), each weighted ``N_h / n_h``. ``estimated_error_`` is the relative half-width
+    of the 95% interval of the proxy total, ``1.96·sqrt(Σ N_h²(1 − n_h/N_h) S_h²/n_h) / T``."""
 
     name = "stratified"
 
@@ -180,7 +164,6 @@ class StratifiedSelector(BaseSelector):
         self.cost = cost
 
     def fit(self, schedule: IterationSchedule) -> StratifiedSelector:
-        """Draw the stratified sample; returns ``self``."""
         n, k = self._check_common(schedule), int(self.n_points)  # type: ignore[arg-type]
         if self.n_strata is not None and self.n_strata > k:
             raise ConfigError("The 'n_strata' parameter of StratifiedSelector must be <= n_points "

@@ -33,9 +33,8 @@ def calibrate_weights(components: ArrayLike, design: ArrayLike, totals: ArrayLik
     d = np.asarray(design, dtype=np.float64)
     t = np.asarray(totals, dtype=np.float64)
     if x_raw.ndim != 2 or d.shape != (x_raw.shape[0],) or t.shape != (x_raw.shape[1],):
-        raise InputError("calibrate_weights needs components of shape (k, J), design of shape "
-                         f"(k,) and totals of shape (J,). Got {x_raw.shape}, {d.shape} and "
-                         f"{t.shape}.")
+        raise InputError("calibrate_weights needs components of shape (k, J), design of shape (k,) and totals "
+                         f"of shape (J,). Got {x_raw.shape}, {d.shape} and {t.shape}.")
     if d.size == 0 or not np.all(np.isfinite(d)) or np.any(d <= 0):
         raise InputError("calibrate_weights needs at least one design weight, all finite and > 0.")
     if not np.all(np.isfinite(t)) or np.any(t <= 0):

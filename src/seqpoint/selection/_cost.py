@@ -181,9 +181,8 @@ def cost_proxy(spec: str | CostProxy | PilotTable | None = None, *, owner: str =
         return COST_MODELS.get("attention" if spec is None else spec)()
     if callable(spec):
         return spec
-    raise ConfigError(f"The 'cost' parameter of {owner} must be a cost model name "
-                      f"({', '.join(COST_MODELS.names())}), a callable f(schedule) or a "
-                      f"PilotTable. Got {spec!r}.")
+    raise ConfigError(f"The 'cost' parameter of {owner} must be a cost model name ({', '.join(COST_MODELS.names())}), "
+                      f"a callable f(schedule) or a PilotTable. Got {spec!r}.")
 
 
 def describe_cost(spec: str | CostProxy | PilotTable | None) -> str:

@@ -153,8 +153,6 @@ class SeqPointSelector(BaseSelector):
     max_error : float or None
         Target relative error in (0, 1): the smallest ``k`` whose ``estimated_error_`` is at
         most this is used.
-    grouping : {"optimal", "sl_bins"}
-        How signatures are grouped.
     cost : str, callable or PilotTable
         Cost proxy: a name in ``COST_MODELS`` (default ``attention``), a callable
         ``f(schedule) -> ndarray of shape (n_iterations,)`` or a :class:`PilotTable`.
@@ -166,8 +164,6 @@ class SeqPointSelector(BaseSelector):
 
     Fitted attributes (besides those of :class:`BaseSelector`)
     -----------------------------------------------------------
-    estimated_error_ : float
-        Worst relative basis error of the count weights (fraction, >= 0).
     calibrated_error_ : float
         Worst relative basis error of the returned ``weights_`` (fraction,
         ``<= estimated_error_``; equal when the counts are kept).
@@ -193,7 +189,6 @@ class SeqPointSelector(BaseSelector):
     _one_of: ClassVar[tuple[str, ...]] = ("n_points", "max_error")
 
     def fit(self, schedule: IterationSchedule) -> SeqPointSelector:
-        """Choose SeqPoints for ``schedule``; returns ``self``."""
         self._check_common(schedule)
         owner = type(self).__name__
         sigs = _Signatures.of(schedule, cost_proxy(self.cost, owner=owner), owner=owner)
@@ -202,10 +197,8 @@ class SeqPointSelector(BaseSelector):
         varying = int(np.sum(np.ptp(sigs.table.signatures, axis=0) > 0))
         refine = self.grouping == "optimal" and varying > 1
         evaluate = _Evaluator(sigs, grouping, refine=refine, rng=self._rng)
-        if self.n_points is not None:
-            best = evaluate(self._capped_k(grouping))
-        else:
-            best = self._search(evaluate, grouping, refine=refine)
+        best = (evaluate(self._capped_k(grouping)) if self.n_points is not None
+                else self._search(evaluate, grouping, refine=refine))
         weights, self.calibrated_error_ = self._weights(sigs, best)
         self._set_result(len(schedule), sigs.table.first_rows(best.reps), weights,
                          best.groups[sigs.table.inverse], estimated_error=best.error)
@@ -233,11 +226,9 @@ class SeqPointSelector(BaseSelector):
         found = smallest_k(attempt, grouping.k_cap, doubling=refine)
         best = tried[found] if found else min(tried.values(), key=lambda c: c.error)
         if best.error > target:
-            warnings.warn(f"No k reaches max_error={self.max_error:g} with "
-                          f"grouping={self.grouping!r}; the best has estimated error "
-                          f"{best.error:.3g} with {best.reps.shape[0]} SeqPoints. Use "
-                          "grouping='optimal' to reach any target.",
-                          AdjustedInputWarning, stacklevel=3)
+            warnings.warn(f"No k reaches max_error={self.max_error:g} with grouping={self.grouping!r}; the best has "
+                          f"estimated error {best.error:.3g} with {best.reps.shape[0]} SeqPoints. Use "
+                          "grouping='optimal' to reach any target.", AdjustedInputWarning, stacklevel=3)
         return best
 
     def _weights(self, sigs: _Signatures, best: _Candidate) -> tuple[FloatArray, float]:

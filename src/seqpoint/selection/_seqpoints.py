@@ -85,9 +85,8 @@ class SeqPoints:
             raise InputError("A SeqPoints set needs at least one point.")
         total = sum(p.weight for p in self.points)
         if abs(total - self.n_iterations) > 1e-6 * max(1, self.n_iterations):
-            raise InputError(f"SeqPoint weights sum to {total:g} but n_iterations is "
-                             f"{self.n_iterations}; weights must count the iterations each point "
-                             "represents.")
+            raise InputError(f"SeqPoint weights sum to {total:g} but n_iterations is {self.n_iterations}; weights "
+                             "must count the iterations each point represents.")
 
     def __len__(self) -> int:
         return len(self.points)

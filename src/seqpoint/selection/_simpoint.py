@@ -80,22 +80,11 @@ def bic_score(x: FloatArray, w: FloatArray, labels: IntArray, centers: FloatArra
 class SimPointSelector(BaseSelector):
     """SimPoint-style: k-means over standardised signatures, ``k`` chosen by BIC.
 
-    With ``choose_k="bic"``, ``n_points`` is the largest ``k`` tried and the smallest
-    ``k`` whose BIC reaches 90% of the range of scores is kept (``n_points_`` may be
-    smaller than ``n_points``); with ``"fixed"``, exactly ``min(n_points, n_unique)``.
-    Each cluster is represented by the iteration whose signature is nearest its
-    centroid, weighted by the cluster's iteration count.
-
-    Parameters
-    ----------
-    n_points : int
-        Maximum (``bic``) or exact (``fixed``) number of points, >= 1.
-    choose_k : {"bic", "fixed"}
-        How ``k`` is chosen.
-    n_init : int
-        k-means restarts per ``k`` (>= 1); the lowest inertia wins.
-    random_state : int or None
-        Seed of the k-means++ seeding.
+    With ``choose_k="bic"``, ``n_points`` is the largest ``k`` tried and the smallest ``k`` whose
+    BIC reaches 90% of the range of scores is kept (``n_points_`` may be smaller); with
+    ``"fixed"``, exactly ``min(n_points, n_unique)``. Each cluster is represented by the iteration
+    whose signature is nearest its centroid, weighted by the cluster's iteration count. Each ``k``
+    takes the lowest-inertia k-means of ``n_init`` restarts, seeded (k-means++) by ``random_state``.
     """
 
     name = "simpoint"
@@ -110,7 +99,6 @@ class SimPointSelector(BaseSelector):
         self.n_init = n_init
 
     def fit(self, schedule: IterationSchedule) -> SimPointSelector:
-        """Cluster the signatures and choose points; returns ``self``."""
         n = self._check_common(schedule)
         table = signature_table(schedule)
         w = table.counts.astype(np.float64)

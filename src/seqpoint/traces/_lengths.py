@@ -40,9 +40,8 @@ def check_lengths(values: ArrayLike, *, source: str, locate: Callable[[int], str
         frac = arr != np.floor(arr)
         if frac.any():
             i = int(np.flatnonzero(frac)[0])
-            raise InputError(f"{source} {locate(i)}: {what} {float(arr[i]):g} is not an integer; "
-                             "lengths are counts (tokens or frames). Convert units with a scale "
-                             "(e.g. --scale or --sample-rate).")
+            raise InputError(f"{source} {locate(i)}: {what} {float(arr[i]):g} is not an integer; lengths are "
+                             "counts (tokens or frames). Convert units with a scale (e.g. --scale or --sample-rate).")
     elif arr.dtype == np.uint64:
         # Values of 2^63 and above would wrap to negatives in int64.
         arr = np.minimum(arr, np.uint64(limit) + np.uint64(1)).astype(np.int64)

@@ -123,10 +123,9 @@ def _token_counts(tokenizer: Any, lines: list[str], special: bool) -> IntArray:
     elif callable(tokenizer):
         encoded = [tokenizer(x) for x in lines]
     else:
-        raise ConfigError(f"Unsupported tokenizer {type(tokenizer).__name__}: give a "
-                          "tokenizers.Tokenizer, a transformers tokenizer, a sentencepiece processor, "
-                          "a path to tokenizer.json or .model, or a function mapping a string to a "
-                          "list of tokens.")
+        raise ConfigError(f"Unsupported tokenizer {type(tokenizer).__name__}: give a tokenizers.Tokenizer, a "
+                          "transformers tokenizer, a sentencepiece processor, a path to tokenizer.json or .model, "
+                          "or a function mapping a string to a list of tokens.")
     return np.fromiter((len(x) for x in encoded), dtype=np.int64, count=len(lines))
 
 

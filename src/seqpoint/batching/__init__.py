@@ -1,10 +1,8 @@
 """Stage 2: batching replay, turning per-sample lengths into the exact schedule of batches.
-
 Every policy is a frozen keyword-only dataclass registered in :data:`POLICIES`; its
 ``replay(lengths, epochs=..., seed=..., world_size=...)`` returns an IterationSchedule, replayed
 with vectorised numpy over lengths only (10 million samples in about a second; docs/scaling.md
-for data-parallel replay). The libraries' internals imported ``as`` themselves are for the tests.
-"""
+for data-parallel replay). The libraries' internals imported ``as`` themselves are for the tests."""
 
 # Importing a policy's module registers it in POLICIES, where make_policy and replay find it.
 from seqpoint.batching import _simple  # noqa: F401

@@ -1,8 +1,7 @@
-"""Data-parallel replay: every rank's batch of every step (``world_size`` rows per step,
-ranks in order), dealt as real samplers deal them: ``samples`` as torch's
-``DistributedSampler`` under a ``BatchSampler`` (:func:`deal_samples`), ``batches``
-round-robin as accelerate's ``BatchSamplerShard`` (:func:`deal_batches`); docs/scaling.md
-tables both."""
+"""Data-parallel replay: every rank's batch of every step (``world_size`` rows per step, ranks in
+order), dealt as real samplers deal them: ``samples`` as torch's ``DistributedSampler`` under a
+``BatchSampler`` (:func:`deal_samples`), ``batches`` round-robin as accelerate's ``BatchSamplerShard``
+(:func:`deal_batches`); docs/scaling.md tables both."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""The measurement cache: one SQLite row per measurement (torch-free).
-
-Rows are keyed by a full sha256 of everything a measurement depends on. WAL mode, a busy
-timeout and one transaction per row: a campaign killed at any moment keeps every finished
-point, and several processes can write one cache at once.
-"""
+"""The measurement cache: one SQLite row per measurement, keyed by a full sha256 of everything it
+depends on. WAL mode, a busy timeout and one transaction per row: a campaign killed at any moment
+keeps every finished point, and several processes can write one cache at once."""
 
 from __future__ import annotations
 

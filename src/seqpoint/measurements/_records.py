@@ -95,13 +95,8 @@ class Measurements:
         return all(m.ok for m in self.measurements)
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"workload": self.workload, "config": self.config, "environment": self.environment,
-                               "measurements": [m.to_dict() for m in self.measurements]}
         # Written only when present, so a serial campaign's file is as before.
-        if self.protocol:
-            out["protocol"] = self.protocol
-        if self.window is not None:
-            out["window"] = self.window.to_dict()
-        if self.compile:
-            out["compile"] = dict(self.compile)
-        return out
+        optional = {"protocol": self.protocol, "window": None if self.window is None else self.window.to_dict(),
+                    "compile": dict(self.compile)}
+        return {"workload": self.workload, "config": self.config, "environment": self.environment,
+                "measurements": [m.to_dict() for m in self.measurements], **{k: v for k, v in optional.items() if v}}

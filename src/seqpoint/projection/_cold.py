@@ -1,8 +1,7 @@
-"""Cold steps: a step meeting a tensor shape first, or again after oneDNN's LRU primitive
-cache dropped it, pays primitive creation and kernel selection. :func:`cold_steps` finds
-them; :func:`first_occurrence` projects their extra time from the points' cold first steps
-or, better (one cold sample per point swung the demo's term from 81 s to 4.1 min), from a
-timed in-sequence window of the run (:func:`window_extra`)."""
+"""Cold steps: a step meeting a tensor shape first, or again after oneDNN's LRU primitive cache
+dropped it, pays primitive creation and kernel selection. :func:`cold_steps` finds them;
+:func:`first_occurrence` projects their extra time from the points' cold first steps or, better
+(one cold sample per point is noisy), from a timed in-sequence window of the run (:func:`window_extra`)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """The interval of a projection, estimated without a full run: ``total ± (representation + noise)``,
 representation ``max(|T_weighted − T_interpolated|, b·|T|/(1 − b), z·σ_rough)`` and noise the
 points' standard errors propagated (:func:`sensitivity`), at least Student's ``t`` times the
-spread of ``P >= 2`` worker processes' totals. docs/projection.md explains and calibrates it.
-"""
+spread of ``P >= 2`` worker processes' totals. docs/projection.md explains and calibrates it."""
 
 from __future__ import annotations
 

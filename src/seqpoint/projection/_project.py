@@ -1,11 +1,9 @@
 """Project whole-run totals of any metric from per-SeqPoint measurements, with an interval.
-
-``weighted`` is the SeqPoint paper's ``Σ_i weight_i · value_i``; ``interpolated`` sums the
-cost model of :class:`ScheduleModel` over every iteration (exact for a cost linear in
-tokens, and when every signature is measured); peak metrics take the fitted maximum. The
-interval is in :mod:`._intervals`; ``first_occurrence_s`` and ``run_time_s`` (steady state
-plus cold steps, :mod:`._cold`) are derived from ``time_s`` (``first_occurrence_instructions``
-and ``run_instructions`` from ``instructions``, the same way)."""
+``weighted`` is the SeqPoint paper's ``Σ_i weight_i · value_i``; ``interpolated`` sums the cost
+model of :class:`ScheduleModel` over every iteration (exact for a cost linear in tokens, and when
+every signature is measured); peak metrics take the fitted maximum. The interval is in
+:mod:`._intervals`; ``first_occurrence_s`` and ``run_time_s`` (steady state plus cold steps,
+:mod:`._cold`) derive from ``time_s``, as ``*_instructions`` from ``instructions``."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""Stage 3: the IterationSchedule, one row per training iteration, and the run trace of a
-recorded run (:class:`RunTrace`: one row per micro-batch, with its measured time), which reads
-as a schedule."""
+"""Stage 3: the IterationSchedule, one row per training iteration, and the run trace of a recorded run
+(:class:`RunTrace`: one row per micro-batch, with its measured time), which reads as a schedule."""
 
 from seqpoint._signature import Signature
 from seqpoint.schedule._io import read_schedule, write_schedule

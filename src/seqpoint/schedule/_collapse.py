@@ -1,7 +1,6 @@
 """Fast collapse of signature columns to their unique rows, counts and inverse map:
 ``np.unique(axis=0)`` takes seconds on 10M rows, so the columns are packed into one int64
-key (mixed radix, same lexicographic order) and counted without a sort when its range is small.
-"""
+key (mixed radix, same lexicographic order) and counted without a sort when its range is small."""
 
 from __future__ import annotations
 

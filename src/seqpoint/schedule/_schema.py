@@ -1,8 +1,7 @@
-"""The contract of a schedule file, checked once column by column (vectorised): the bounds
-of :data:`_BOUNDS`, iterations strictly increasing (or the rank layout), epochs
-non-decreasing, ``tokens <= padded_tokens = batch_size * (seq_len + tgt_len)``; and the
-``.meta.json`` sidecar by a pydantic schema (imported only by the readers).
-"""
+"""The contract of a schedule file, checked once column by column (vectorised): the bounds of
+:data:`_BOUNDS`, iterations strictly increasing (or the rank layout), epochs non-decreasing,
+``tokens <= padded_tokens = batch_size * (seq_len + tgt_len)``; and the ``.meta.json`` sidecar by
+a pydantic schema (imported only by the readers)."""
 
 from __future__ import annotations
 

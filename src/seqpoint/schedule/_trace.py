@@ -20,6 +20,7 @@ from numpy.typing import NDArray
 
 from seqpoint._signature import FloatArray, IntArray
 from seqpoint.exceptions import AdjustedInputWarning, InputError
+from seqpoint.schedule._io import meta_path
 from seqpoint.schedule._rows import RowLengths, read_rows, rows_path, write_rows
 from seqpoint.schedule._schedule import IterationSchedule, set_columns
 
@@ -150,10 +151,6 @@ class RunTrace:
                 f"ranks={self.ranks}, total_time_s={self.total_time_s:.4g})")
 
 
-def _meta_path(path: Path) -> Path:
-    return path.with_name(path.name + ".meta.json")
-
-
 def write_trace(trace: RunTrace, path: str | Path) -> Path:
     """Write ``trace`` to ``.csv`` (plus a ``.meta.json`` sidecar) or ``.parquet``."""
     path = Path(path)
@@ -175,7 +172,7 @@ def write_trace(trace: RunTrace, path: str | Path) -> Path:
                 # repr-exact floats keep a written trace equal to the one read back.
                 fh.write(",".join(repr(float(cols[c][i])) if c == "time_s" else str(int(cols[c][i])) for c in cols)
                          + "\n")
-        _meta_path(path).write_text(json.dumps(trace.meta, indent=2, default=str))
+        meta_path(path).write_text(json.dumps(trace.meta, indent=2, default=str))
     write_rows(trace.rows, path)
     return path
 
@@ -219,7 +216,7 @@ def read_trace(path: str | Path) -> RunTrace:
     for lineno, row in rows:
         for c, at in where.items():
             values[c].append(_cell(path, lineno, c, row[at].strip() if at < len(row) else ""))
-    meta_file = _meta_path(path)
+    meta_file = meta_path(path)
     meta = json.loads(meta_file.read_text()) if meta_file.is_file() else {}
     rank = values.pop("rank", None)
     lengths = _fitting_rows(path, values, lambda i: f"line {rows[i][0]}")

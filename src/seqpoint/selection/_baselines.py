@@ -1,7 +1,6 @@
-"""Baseline selectors people use today (``first`` is torch.profiler's practice), with the
-SeqPoint interface: ``k`` iterations extrapolated by ``n/k``, a typical signature times
-``n``, or stratified sampling with a confidence interval.
-"""
+"""Baseline selectors people use today (``first`` is torch.profiler's practice), with the SeqPoint
+interface: ``k`` iterations extrapolated by ``n/k``, a typical signature times ``n``, or
+stratified sampling with a confidence interval."""
 
 from __future__ import annotations
 
@@ -75,9 +74,8 @@ class RandomSelector(BaseSelector):
 
 
 class _TypicalSignatureSelector(BaseSelector):
-    """Up to ``k`` iterations of one typical signature, spread over the run, each weighted
-    ``n/k``; ``labels_`` splits the run into contiguous blocks. Parameters as for
-    :class:`FirstSelector`."""
+    """Up to ``k`` iterations of one typical signature, spread over the run, each weighted ``n/k``;
+    ``labels_`` splits the run into contiguous blocks. Parameters as for :class:`FirstSelector`."""
 
     def _target(self, table: SignatureTable) -> int:
         raise NotImplementedError

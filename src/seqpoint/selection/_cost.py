@@ -229,10 +229,9 @@ def basis_components(schedule: IterationSchedule) -> tuple[tuple[str, ...], Floa
 
 def basis_error(weights: ArrayLike, components: ArrayLike, totals: ArrayLike) -> float:
     """Worst relative error of points of ``weights`` (k,) on the elementary cost components
-    ``components`` (k, J; rows of :func:`basis_components`) whose run totals are ``totals`` (J,;
-    > 0): ``max_j |Σ_i weights_i · components_ij − totals_j| / totals_j`` (a fraction; 0 without
-    components), the SeqPoint selector's ``estimated_error_``, which bounds any non-negative
-    combination of them."""
+    ``components`` (k, J; rows of :func:`basis_components`) whose run totals are ``totals`` (J,; > 0):
+    ``max_j |Σ_i weights_i · components_ij − totals_j| / totals_j`` (a fraction; 0 without components),
+    the SeqPoint selector's ``estimated_error_``, which bounds any non-negative combination of them."""
     t = np.asarray(totals, dtype=np.float64)
     projected = np.asarray(weights, dtype=np.float64) @ np.asarray(components, dtype=np.float64)
     return float(np.max(np.abs(projected - t) / t)) if t.size else 0.0

@@ -30,11 +30,10 @@ class Grouping(Protocol):
 
 
 class KMeans1D:
-    """Optimal weighted 1-D k-means of sorted values ``x`` (m,) with positive weights ``w``
-    (m,): ``k`` contiguous groups with the least weighted within-group sum of squares, for
-    every ``k <= max_k``. The DP ``D[l][i] = min_j D[l-1][j] + SSE(j, i)`` has monotone
-    optimal splits, so each layer is divide and conquer (Wang & Song 2011), one numpy pass
-    per recursion depth."""
+    """Optimal weighted 1-D k-means of sorted values ``x`` (m,) with positive weights ``w`` (m,): ``k``
+    contiguous groups with the least weighted within-group sum of squares, for every ``k <= max_k``. The
+    DP ``D[l][i] = min_j D[l-1][j] + SSE(j, i)`` has monotone optimal splits, so each layer is divide
+    and conquer (Wang & Song 2011), one numpy pass per recursion depth."""
 
     def __init__(self, x: FloatArray, w: FloatArray) -> None:
         x = np.asarray(x, dtype=np.float64)

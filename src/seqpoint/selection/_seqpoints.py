@@ -59,12 +59,9 @@ class SeqPoint(SignatureFields):
         return cls(iteration=int(schedule.iteration[r]), weight=float(weight), **fields)
 
     def to_dict(self) -> dict[str, object]:
-        d = super().to_dict()
-        for name in _PER_SEQUENCE:  # the last fields: popped, put back when set, in order
-            del d[name]
-            if (value := getattr(self, name)) is not None:
-                d[name] = list(value)
-        return d
+        # The per-sequence fields (the last ones) only when set, as lists.
+        return {k: list(getattr(self, k)) if k in _PER_SEQUENCE else v for k, v in super().to_dict().items()
+                if v is not None or k not in _PER_SEQUENCE}
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -192,9 +192,8 @@ def read_parallel_lengths(src_path: str | Path, tgt_path: str | Path, *, tokeniz
                           tgt_tokenizer: object = None, add_special_tokens: bool = True, extra_tokens: int = 0,
                           skip_empty: bool = True, _data: Sequence[bytes] | None = None, _source: str | None = None
                           ) -> Lengths:
-    """Token counts of line-aligned parallel text (line i of source translates line i of
-    target); ``tgt_tokenizer`` defaults to ``tokenizer`` (options:
-    :func:`~seqpoint.traces.read_lengths`)."""
+    """Token counts of line-aligned parallel text (line i of source translates line i of target);
+    ``tgt_tokenizer`` defaults to ``tokenizer`` (options: :func:`~seqpoint.traces.read_lengths`)."""
     source = _source or f"{src_path} + {tgt_path}"
     datas = (read_bytes(src_path), read_bytes(tgt_path)) if _data is None else _data
     src, tgt = _counted(datas, [str(src_path), str(tgt_path)],

@@ -48,20 +48,16 @@ def default_cache_path() -> Path:
 
 @dataclass(frozen=True, kw_only=True)
 class CacheEntry:
-    """One cached row, as :meth:`MeasurementCache.list` returns it."""
+    """One cached row, as :meth:`MeasurementCache.list` returns it: its full sha256 key, the workload
+    name (``deepspeech2:tiny``), signature and status of the measurement, and the Unix time the row
+    was written."""
 
     key: str
-    """Full sha256 key."""
     workload: str
-    """Workload name (``deepspeech2:tiny``)."""
     signature: Signature
-    """``(batch_size, seq_len, tgt_len[, sum_sq_len])``."""
     status: str
-    """Measurement status."""
     created: float
-    """Unix time the row was written."""
     measurement: Measurement
-    """The cached measurement."""
 
 
 class MeasurementCache:

@@ -84,7 +84,6 @@ class RowLengths:
 
     @property
     def n_iterations(self) -> int:
-        """Iterations (rows of the schedule) covered."""
         return len(self)
 
     def row(self, i: int) -> tuple[IntArray, IntArray | None]:

@@ -120,12 +120,10 @@ class IterationSchedule:
 
     @property
     def n_iterations(self) -> int:
-        """Number of iterations (rows)."""
         return len(self)
 
     @property
     def n_epochs(self) -> int:
-        """Number of distinct epochs."""
         return int(np.unique(self.epoch).shape[0])
 
     @property

@@ -69,30 +69,22 @@ def signature_table(schedule: IterationSchedule) -> SignatureTable:
 
 @dataclass(frozen=True, kw_only=True)
 class ScheduleSummary:
-    """Headline numbers of a schedule."""
+    """Headline numbers of a schedule: iterations, epochs, distinct cost signatures, real and padded
+    tokens over the run, the share of padding, the padded ``seq_len``'s range and mean over
+    iterations, the batch size's range, and the ``seq_len`` histogram."""
 
     n_iterations: int
-    """Iterations in the run."""
     n_epochs: int
-    """Distinct epochs."""
     n_unique_signatures: int
-    """Distinct cost signatures ``(batch_size, seq_len, tgt_len[, sum_sq_len])``."""
     tokens: int
-    """Real tokens over the run."""
     padded_tokens: int
-    """Tokens computed on, padding included."""
     padding_ratio: float
-    """Share of computed tokens that are padding, ``1 - tokens/padded_tokens``."""
+    """``1 - tokens/padded_tokens``."""
     seq_len_min: int
-    """Shortest padded seq_len."""
     seq_len_mean: float
-    """Mean padded seq_len over iterations."""
     seq_len_max: int
-    """Longest padded seq_len."""
     batch_size_min: int
-    """Smallest batch."""
     batch_size_max: int
-    """Largest batch."""
     hist_edges: list[float]
     """Edges of the seq_len histogram (``n_bins + 1`` values)."""
     hist_counts: list[int]

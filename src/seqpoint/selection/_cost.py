@@ -115,15 +115,13 @@ class PilotTable(_PerSignature):
                 raise ConfigError(f"PilotTable signature {sig!r} must be (batch_size, seq_len, "
                                   "tgt_len[, sum_sq_len]).")
             if not np.isfinite(cost) or cost <= 0:
-                raise ConfigError(f"PilotTable cost of signature {sig!r} must be a finite number > "
-                                  f"0. Got {cost!r}.")
+                raise ConfigError(f"PilotTable cost of signature {sig!r} must be a finite number > 0. Got {cost!r}.")
 
     def __call__(self, schedule: IterationSchedule) -> FloatArray:
         packed = schedule.is_packed
         width = 4 if packed else 3
         if packed and any(len(k) < 4 for k in self.costs):
-            raise InputError("The schedule is packed, so PilotTable signatures need sum_sq_len as "
-                             "a fourth entry.")
+            raise InputError("The schedule is packed, so PilotTable signatures need sum_sq_len as a fourth entry.")
         measured = {tuple(int(v) for v in k[:width]): float(c) for k, c in self.costs.items()}
         table_sig = np.array(list(measured), dtype=np.int64).reshape(-1, width)
         cost = np.array(list(measured.values()), dtype=np.float64)
@@ -145,8 +143,8 @@ class PilotTable(_PerSignature):
 
 @dataclass(frozen=True, kw_only=True)
 class SignatureCosts(_PerSignature):
-    """A cost for every signature of the run, computed elsewhere (the model proxy: the
-    roofline time of the profiled model's exact FLOPs and bytes), for every signature."""
+    """A cost for every signature of the run, computed elsewhere (the model proxy: the roofline
+    time of the profiled model's exact FLOPs and bytes)."""
 
     costs: Mapping[Signature, float]
     """Signature ``(batch_size, seq_len, tgt_len[, sum_sq_len])`` to its cost (>= 0)."""

@@ -22,14 +22,13 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
+from seqpoint._signature import FloatArray, IntArray
 from seqpoint.profiling._basis import Length, floor_forms
 from seqpoint.profiling._counting import Cost, TraceRow, count_step
 from seqpoint.workloads import BatchShape, Workload
 
 __all__ = ["Devices", "FitFailed", "Traced", "count", "fit"]
 
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
 Devices = Mapping[str, tuple[float, float]]
 
 #: Held-out signatures the fit must reproduce exactly.

@@ -102,12 +102,11 @@ class BatchPlan:
         """Join per-epoch ``(order, batch_sizes, epoch)`` pieces into one plan."""
         empty = np.zeros(0, dtype=np.int64)
         sizes = np.concatenate([p[1] for p in parts]) if parts else empty
-        return BatchPlan(
-            order=np.concatenate([p[0] for p in parts]).astype(np.int64, copy=False) if parts else empty,
-            offsets=np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
-            epoch=np.repeat(np.array([p[2] for p in parts], dtype=np.int64),
-                            np.array([len(p[1]) for p in parts], dtype=np.int64)),
-            dropped=np.asarray(dropped, dtype=np.int64))
+        epoch = np.repeat(np.array([p[2] for p in parts], dtype=np.int64),
+                          np.array([len(p[1]) for p in parts], dtype=np.int64))
+        return BatchPlan(order=np.concatenate([p[0] for p in parts]).astype(np.int64, copy=False) if parts else empty,
+                         offsets=np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64), epoch=epoch,
+                         dropped=np.asarray(dropped, dtype=np.int64))
 
 
 _RUN_CONSTRAINTS: dict[str, list[Constraint]] = {"epochs": [EPOCHS], "seed": [bounded(int, 0, 2**63 - 1)],

@@ -100,10 +100,9 @@ def summarize(schedule: IterationSchedule, *, bins: int = 20) -> ScheduleSummary
     tokens = int(schedule.tokens.sum())
     padded = int(schedule.padded_tokens.sum())
     counts, edges = np.histogram(schedule.seq_len, bins=bins)
+    sl, bs = schedule.seq_len, schedule.batch_size
     return ScheduleSummary(
         n_iterations=len(schedule), n_epochs=schedule.n_epochs, n_unique_signatures=int(sig.shape[0]), tokens=tokens,
-        padded_tokens=padded, padding_ratio=1.0 - tokens / padded if padded else 0.0,
-        seq_len_min=int(schedule.seq_len.min()), seq_len_mean=float(schedule.seq_len.mean()),
-        seq_len_max=int(schedule.seq_len.max()), batch_size_min=int(schedule.batch_size.min()),
-        batch_size_max=int(schedule.batch_size.max()), hist_edges=[float(e) for e in edges],
-        hist_counts=[int(c) for c in counts])
+        padded_tokens=padded, padding_ratio=1.0 - tokens / padded if padded else 0.0, seq_len_min=int(sl.min()),
+        seq_len_mean=float(sl.mean()), seq_len_max=int(sl.max()), batch_size_min=int(bs.min()),
+        batch_size_max=int(bs.max()), hist_edges=[float(e) for e in edges], hist_counts=[int(c) for c in counts])

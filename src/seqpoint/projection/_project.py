@@ -170,10 +170,9 @@ def project(schedule: IterationSchedule, seqpoints: SeqPoints, measurements: Mea
     schedule, seqpoints : IterationSchedule, SeqPoints
         The run and the points chosen from it (their iterations and signatures are checked).
     measurements : Measurements or iterable of Measurement
-        One per SeqPoint, matched by signature. Points not ``ok`` are projected from the
-        others and the result is ``complete=False``.
-        A ``torch.compile``d workload's ``Measurements.compile`` adds ``compile_s``, its
-        one-off compilations, to ``run_time_s``.
+        One per SeqPoint, matched by signature; points not ``ok`` are projected from the others
+        (``complete=False``). A compiled workload's ``Measurements.compile`` adds its one-off
+        compilations, ``compile_s``, to ``run_time_s``.
     method : {"weighted", "interpolated"}
         Projection (see the module docstring).
     metrics : iterable of str, optional
@@ -182,7 +181,7 @@ def project(schedule: IterationSchedule, seqpoints: SeqPoints, measurements: Mea
     confidence : float
         Confidence level of the interval, in (0, 1).
     context : ScheduleModel, optional
-        The schedule's model, shared by several projections of it; built here when omitted.
+        The schedule's model, shared by several projections of it.
     cold : {"auto", "first_step", "window"}
         Calibration of the cold-step term: each point's cold first step, or the timed
         in-sequence window ``measurements.window`` (``auto``: the window when there is one).

@@ -87,14 +87,14 @@ def project_speedup(schedule: IterationSchedule, seqpoints: SeqPoints, meas_a: M
     meas_a, meas_b : Measurements or iterable of Measurement
         Baseline (a) and new (b) configuration, measured on ``seqpoints`` of ``schedule``.
     metric : str
-        Metric to compare; ``auto`` compares ``run_time_s`` (with each configuration's
-        cold-step term) when both sets measured their first steps, else ``time_s``.
-        Per-category speedups cover the ``breakdown_s`` categories of both sets.
+        Metric to compare; ``auto``: ``run_time_s`` (with each configuration's cold-step term)
+        when both sets measured their first steps, else ``time_s``. Per-category speedups cover
+        the ``breakdown_s`` categories of both sets.
     method : {"weighted", "interpolated"}
     confidence : float
         Confidence level in (0, 1).
     context : ScheduleModel, optional
-        The schedule's model, shared by the four projections; built here when omitted.
+        The schedule's model, shared by the four projections.
     noise : {"independent", "pairs"}
         ``independent`` (default): the two totals' relative noise combined in quadrature.
         ``pairs``: both sets spread over the same ``P >= 2`` worker processes; a's worker

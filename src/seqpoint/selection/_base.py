@@ -44,8 +44,7 @@ class BaseSelector:
     labels_ : ndarray of shape (n_iterations,)
         Index into ``points_`` of the point that represents every iteration.
     n_points_ : int
-        Number of points chosen (``k``; can be below ``n_points`` when the schedule
-        has fewer distinct signatures, or for BIC-chosen SimPoint).
+        Points chosen, ``k`` (below ``n_points`` with fewer distinct signatures, or by BIC).
     estimated_error_ : float or None
         The selector's own estimate of the relative projection error (fraction), if any.
     n_iterations_ : int

@@ -151,8 +151,7 @@ class SeqPointSelector(BaseSelector):
     n_points : int or None
         Number of SeqPoints ``k`` (>= 1). Exactly one of ``n_points`` and ``max_error``.
     max_error : float or None
-        Target relative error in (0, 1): the smallest ``k`` whose ``estimated_error_`` is at
-        most this is used.
+        Target relative error in (0, 1): the smallest ``k`` whose ``estimated_error_`` is at most it.
     cost : str, callable or PilotTable
         Cost proxy: a name in ``COST_MODELS`` (default ``attention``), a callable
         ``f(schedule) -> ndarray of shape (n_iterations,)`` or a :class:`PilotTable`.
@@ -165,8 +164,7 @@ class SeqPointSelector(BaseSelector):
     Fitted attributes (besides those of :class:`BaseSelector`)
     -----------------------------------------------------------
     calibrated_error_ : float
-        Worst relative basis error of the returned ``weights_`` (fraction,
-        ``<= estimated_error_``; equal when the counts are kept).
+        Worst relative basis error of ``weights_`` (``<= estimated_error_``; equal when counts are kept).
     proxy_values_ : ndarray of shape (n_unique,)
         Cost proxy of every unique signature.
     """

@@ -9,9 +9,17 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import TypedDict
 
+import numpy as np
+from numpy.typing import NDArray
+
 from seqpoint.exceptions import InputError
 
-__all__ = ["SIGNATURE_FIELDS", "Signature", "SignatureDict", "SignatureFields", "make_signature", "signature_fields"]
+__all__ = ["SIGNATURE_FIELDS", "FloatArray", "IntArray", "Signature", "SignatureDict", "SignatureFields",
+           "make_signature", "signature_fields"]
+
+#: The int64 and float64 arrays every layer passes around.
+IntArray = NDArray[np.int64]
+FloatArray = NDArray[np.float64]
 
 #: ``(batch_size, seq_len, tgt_len[, sum_sq_len])``: the shape that fixes an iteration's cost.
 Signature = tuple[int, ...]

@@ -293,7 +293,7 @@ def test_from_array_and_lengths_helpers() -> None:
     assert sub.src.tolist() == [9, 4] and sub.tgt is not None and sub.tgt.tolist() == [3, 1]
     d = lens.describe()
     assert d["src"] == {"total": 15, "min": 2, "mean": 5.0, "max": 9}
-    assert len(lens) == lens.n_samples == 3 and lens.is_parallel
+    assert len(lens) == lens.n_samples == 3 and lens.tgt is not None
 
 
 @pytest.mark.parametrize(

@@ -1,13 +1,8 @@
 """Stage 2: batching replay, turning per-sample lengths into the exact schedule of batches.
-
 Every policy is a frozen keyword-only dataclass registered in :data:`POLICIES`; its
-``replay(lengths, epochs=..., seed=...)`` returns an
-:class:`~seqpoint.schedule.IterationSchedule`. Policies see lengths only and are
-replayed with vectorised numpy, so 10 million samples take about a second.
-``world_size=N`` gives a data-parallel schedule, every rank's batch of every step
-(docs/scaling.md says how each policy deals an epoch over ranks). The ports of the
-libraries' batching internals, imported ``as`` themselves, are for the fidelity tests.
-"""
+``replay(lengths, epochs=..., seed=..., world_size=...)`` returns an IterationSchedule, replayed
+with vectorised numpy over lengths only (10 million samples in about a second; docs/scaling.md
+for data-parallel replay). The libraries' internals imported ``as`` themselves are for the tests."""
 
 # Importing a policy's module registers it in POLICIES, where make_policy and replay find it.
 from seqpoint.batching import _simple  # noqa: F401
@@ -28,13 +23,5 @@ from seqpoint.batching._sampler import from_batch_sampler
 from seqpoint.batching._search import largest_fitting as largest_fitting
 from seqpoint.batching._token_budget import batch_by_size as batch_by_size
 
-__all__ = [
-    "POLICIES",
-    "BatchingPolicy",
-    "epoch_rng",
-    "epoch_seed",
-    "from_batch_sampler",
-    "make_policy",
-    "replay",
-    "resolve_shard",
-]
+__all__ = ["POLICIES", "BatchingPolicy", "epoch_rng", "epoch_seed", "from_batch_sampler", "make_policy", "replay",
+           "resolve_shard"]

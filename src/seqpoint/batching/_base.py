@@ -8,23 +8,20 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
 from seqpoint._config import to_dict
 from seqpoint._params import Constraint, Validated, check_params
 from seqpoint._registry import Registry
+from seqpoint._signature import IntArray
 from seqpoint.batching._limits import EPOCHS, MAX_LENGTH, MAX_REPLAY_SAMPLES, WORLD_SIZE, bounded
 from seqpoint.batching._ranks import deal_batches, deal_samples, resolve_shard, with_ranks
 from seqpoint.exceptions import ConfigError, InputError
 from seqpoint.schedule import IterationSchedule, RowLengths, from_batches
 from seqpoint.traces import Lengths, from_array
 
-__all__ = [
-    "POLICIES", "BatchPlan", "BatchingPolicy", "as_lengths", "epoch_rng", "epoch_seed",
-    "make_policy", "replay",
-]
-
-IntArray = NDArray[np.int64]
+__all__ = ["POLICIES", "BatchPlan", "BatchingPolicy", "as_lengths", "epoch_rng", "epoch_seed", "make_policy",
+           "replay"]
 
 
 def epoch_rng(seed: int, epoch: int) -> np.random.Generator:
@@ -55,38 +52,28 @@ class BatchPlan:
 
     @property
     def n_batches(self) -> int:
-        """Number of batches."""
         return int(self.epoch.shape[0])
 
     def batches(self) -> list[IntArray]:
         """All batches as a list of index arrays (for tests and small runs)."""
         return np.split(self.order, self.offsets[1:-1])
 
-    def to_schedule(
-        self, lens: Lengths, *, pad_to_multiple_of: int, policy: str, params: dict[str, Any],
-        epochs: int, seed: int | None,
-    ) -> IterationSchedule:
+    def to_schedule(self, lens: Lengths, *, pad_to_multiple_of: int, policy: str, params: dict[str, Any],
+                    epochs: int, seed: int | None) -> IterationSchedule:
         """The schedule of these batches over ``lens``, with :meth:`meta` as its provenance."""
         self.check_int64(lens, pad_to_multiple_of=pad_to_multiple_of)
-        sched = from_batches(
-            self.order, self.offsets, self.epoch, lens.src, lens.tgt,
-            pad_to_multiple_of=pad_to_multiple_of,
-            meta=self.meta(lens, policy=policy, params=params, epochs=epochs, seed=seed),
-        )
+        meta = self.meta(lens, policy=policy, params=params, epochs=epochs, seed=seed)
+        sched = from_batches(self.order, self.offsets, self.epoch, lens.src, lens.tgt,
+                             pad_to_multiple_of=pad_to_multiple_of, meta=meta)
         # Each row's real lengths, for workloads that build masks or varlen batches.
-        rows = RowLengths.from_order(self.order, self.offsets, lens.src, lens.tgt)
-        return sched.with_rows(rows)
+        return sched.with_rows(RowLengths.from_order(self.order, self.offsets, lens.src, lens.tgt))
 
-    def meta(
-        self, lens: Lengths, *, policy: str, params: dict[str, Any], epochs: int, seed: int | None
-    ) -> dict[str, Any]:
+    def meta(self, lens: Lengths, *, policy: str, params: dict[str, Any], epochs: int, seed: int | None
+             ) -> dict[str, Any]:
         """Provenance of a replay (policy, params, epochs, seed, samples dropped, source)."""
-        return {
-            "policy": policy, "params": params, "epochs": int(epochs),
-            "seed": None if seed is None else int(seed), "n_samples": lens.n_samples,
-            "dropped": int(self.dropped.sum()), "dropped_per_epoch": [int(x) for x in self.dropped],
-            "lengths_source": lens.source, "unit": lens.unit,
-        }
+        return {"policy": policy, "params": params, "epochs": int(epochs), "seed": None if seed is None else int(seed),
+                "n_samples": lens.n_samples, "dropped": int(self.dropped.sum()),
+                "dropped_per_epoch": [int(x) for x in self.dropped], "lengths_source": lens.source, "unit": lens.unit}
 
     def check_int64(self, lens: Lengths, *, pad_to_multiple_of: int) -> None:
         """Refuse batches whose ``padded_tokens`` or ``sum_sq_len`` would overflow int64."""
@@ -101,9 +88,8 @@ class BatchPlan:
         sq = np.add.reduceat(src * src, starts) if starts.size else np.zeros(1)
         worst = max(float(sq.max()), float(sizes.max()) * padded)
         if worst >= 2.0**62:
-            raise InputError(f"{lens.source}: a batch would hold {worst:.3g} squared or padded "
-                             "tokens, past 64-bit counters (2^62); use smaller batches or shorter "
-                             f"lengths (lengths <= {MAX_LENGTH:,}).")
+            raise InputError(f"{lens.source}: a batch would hold {worst:.3g} squared or padded tokens, past 64-bit "
+                             f"counters (2^62); use smaller batches or shorter lengths (lengths <= {MAX_LENGTH:,}).")
 
     @staticmethod
     def per_epoch(epochs: int, cut: Callable[[int], tuple[IntArray, IntArray, int]]) -> BatchPlan:
@@ -116,27 +102,23 @@ class BatchPlan:
         """Join per-epoch ``(order, batch_sizes, epoch)`` pieces into one plan."""
         empty = np.zeros(0, dtype=np.int64)
         sizes = np.concatenate([p[1] for p in parts]) if parts else empty
-        return BatchPlan(
-            order=np.concatenate([p[0] for p in parts]).astype(np.int64, copy=False) if parts else empty,
-            offsets=np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
-            epoch=np.repeat(np.array([p[2] for p in parts], dtype=np.int64),
-                            np.array([len(p[1]) for p in parts], dtype=np.int64)),
-            dropped=np.asarray(dropped, dtype=np.int64),
-        )
+        epoch = np.repeat(np.array([p[2] for p in parts], dtype=np.int64),
+                          np.array([len(p[1]) for p in parts], dtype=np.int64))
+        return BatchPlan(order=np.concatenate([p[0] for p in parts]).astype(np.int64, copy=False) if parts else empty,
+                         offsets=np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64), epoch=epoch,
+                         dropped=np.asarray(dropped, dtype=np.int64))
 
 
-_RUN_CONSTRAINTS: dict[str, list[Constraint]] = {
-    "epochs": [EPOCHS], "seed": [bounded(int, 0, 2**63 - 1)], "world_size": [WORLD_SIZE],
-}
+_RUN_CONSTRAINTS: dict[str, list[Constraint]] = {"epochs": [EPOCHS], "seed": [bounded(int, 0, 2**63 - 1)],
+                                                 "world_size": [WORLD_SIZE]}
 
 
 def _check_run(epochs: int, seed: int, n_samples: int, world_size: int) -> None:
     check_params("", _RUN_CONSTRAINTS, {"epochs": epochs, "seed": seed, "world_size": world_size})
     if n_samples * epochs > MAX_REPLAY_SAMPLES:
-        raise ConfigError(f"{epochs} epochs of {n_samples:,} samples are {n_samples * epochs:,} "
-                          f"sample draws, more than the replay limit of {MAX_REPLAY_SAMPLES:,} (a "
-                          "memory guard); use fewer epochs (the schedule of one epoch repeats its "
-                          "shape mix) or a subset of samples.")
+        raise ConfigError(f"{epochs} epochs of {n_samples:,} samples are {n_samples * epochs:,} sample draws, "
+                          f"more than the replay limit of {MAX_REPLAY_SAMPLES:,} (a memory guard); use fewer "
+                          "epochs (the schedule of one epoch repeats its shape mix) or a subset of samples.")
 
 
 class BatchingPolicy(Validated):
@@ -146,7 +128,6 @@ class BatchingPolicy(Validated):
     name: ClassVar[str] = ""
     pad_to_multiple_of: int
 
-    # ------------------------------------------------------------------ interface
     def to_dict(self) -> dict[str, Any]:
         """Parameters as plain data (what :func:`make_policy` takes back)."""
         return to_dict(self)
@@ -155,32 +136,24 @@ class BatchingPolicy(Validated):
         """Sample indices of every batch over ``epochs`` epochs (no shapes yet)."""
         raise NotImplementedError
 
-    def replay(
-        self, lengths: Lengths | ArrayLike, *, epochs: int = 1, seed: int = 0,
-        world_size: int = 1, shard: str | None = None,
-    ) -> IterationSchedule:
-        """Replay the policy over ``lengths`` and return the schedule of batch shapes.
+    def replay(self, lengths: Lengths | ArrayLike, *, epochs: int = 1, seed: int = 0, world_size: int = 1,
+               shard: str | None = None) -> IterationSchedule:
+        """Replay the policy over ``lengths`` and return the schedule of batch shapes: one row per
+        batch, ``meta`` holding the policy, parameters, epochs, seed and the samples dropped.
 
         Parameters
         ----------
         lengths : Lengths or array-like of shape (n_samples,)
             Per-sample lengths (tokens or frames).
-        epochs : int
-            Passes over the data; each epoch draws its own random stream from ``seed``.
-        seed : int
-            Run seed; the same seed gives the identical schedule.
+        epochs, seed : int
+            Passes over the data, each drawing its own random stream from the run ``seed`` (the
+            same seed gives the identical schedule).
         world_size : int
-            Data-parallel ranks; above 1 the schedule has a ``rank`` column and
-            ``world_size`` rows per iteration.
+            Data-parallel ranks; above 1 the schedule has a ``rank`` column and ``world_size``
+            rows per iteration.
         shard : {"samples", "batches"}, optional
             ``DistributedSampler``-style sample dealing or round-robin whole batches;
             default ``samples`` for ``fixed``, ``sorted``, ``sortagrad``, else ``batches``.
-
-        Returns
-        -------
-        IterationSchedule
-            One row per batch; ``meta`` holds the policy, parameters, epochs, seed and the
-            samples dropped.
         """
         lens = as_lengths(lengths)
         _check_run(epochs, seed, lens.n_samples, world_size)
@@ -195,10 +168,9 @@ class BatchingPolicy(Validated):
         # own drop_last applies after the dealing, on each rank's stream.
         keep_all = dataclasses.replace(self, drop_last=False)  # type: ignore[type-var]
         full = keep_all.plan(lens, epochs=int(epochs), seed=int(seed))
-        parts, dropped = deal_samples(
-            full.order, full.offsets, full.epoch, world_size=int(world_size),
-            batch_size=int(self.batch_size), drop_last=drop_last,  # type: ignore[attr-defined]
-        )
+        parts, dropped = deal_samples(full.order, full.offsets, full.epoch, world_size=int(world_size),
+                                      batch_size=int(self.batch_size),  # type: ignore[attr-defined]
+                                      drop_last=drop_last)
         plan = BatchPlan.concat(parts, dropped)
         return with_ranks(self._schedule(plan, lens, epochs, seed), int(world_size), shard=mode)
 
@@ -213,9 +185,8 @@ class BatchingPolicy(Validated):
 
     def _check_nonempty(self, plan: BatchPlan, lens: Lengths) -> None:
         if plan.n_batches == 0:
-            raise InputError(f"Policy {self.name!r} produced no batch from {lens.n_samples} "
-                             f"samples ({lens.source}): every sample was dropped. Use a smaller "
-                             "batch or drop_last=False.")
+            raise InputError(f"Policy {self.name!r} produced no batch from {lens.n_samples} samples "
+                             f"({lens.source}): every sample was dropped. Use a smaller batch or drop_last=False.")
 
 
 class ConsecutivePolicy(BatchingPolicy):
@@ -249,10 +220,8 @@ def make_policy(name: str, **params: Any) -> BatchingPolicy:
     return cls(**params)
 
 
-def replay(
-    lengths: Lengths | ArrayLike, policy: str | BatchingPolicy = "fixed", *, epochs: int = 1,
-    seed: int = 0, world_size: int = 1, shard: str | None = None, **params: Any,
-) -> IterationSchedule:
+def replay(lengths: Lengths | ArrayLike, policy: str | BatchingPolicy = "fixed", *, epochs: int = 1, seed: int = 0,
+           world_size: int = 1, shard: str | None = None, **params: Any) -> IterationSchedule:
     """Replay a batching policy given by name (plus parameters) or as an object
     (see :meth:`BatchingPolicy.replay`).
 
@@ -272,9 +241,7 @@ def replay(
     return pol.replay(lengths, epochs=epochs, seed=seed, world_size=world_size, shard=shard)
 
 
-def cut_consecutive(
-    order: IntArray, batch_size: int, drop_last: bool
-) -> tuple[IntArray, IntArray, int]:
+def cut_consecutive(order: IntArray, batch_size: int, drop_last: bool) -> tuple[IntArray, IntArray, int]:
     """Cut ``order`` into consecutive batches: ``(order, sizes, dropped)``, the final partial
     batch dropped from ``order`` when ``drop_last``."""
     full, rem = divmod(int(order.shape[0]), batch_size)

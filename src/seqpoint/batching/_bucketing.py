@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
-from numpy.typing import NDArray
 
 from seqpoint._params import Boolean, Constraint
+from seqpoint._signature import IntArray
 from seqpoint.batching._base import POLICIES, BatchingPolicy, BatchPlan, epoch_rng, permute_batches
 from seqpoint.batching._limits import BATCH_SIZE, BUCKETS, DURATION, LENGTH
 from seqpoint.batching._search import chase, largest_fitting
@@ -17,8 +17,6 @@ from seqpoint.exceptions import AdjustedInputWarning, ConfigError, InputError
 from seqpoint.traces import Lengths
 
 __all__ = ["BucketPolicy", "DynamicBucketPolicy", "estimate_duration_buckets", "group_by_bucket"]
-
-IntArray = NDArray[np.int64]
 
 
 def group_by_bucket(rng: np.random.Generator, bucket: IntArray) -> tuple[IntArray, IntArray]:
@@ -55,12 +53,11 @@ class BucketPolicy(BatchingPolicy):
     """Padded lengths are rounded up to a multiple of this."""
 
     _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
-        "batch_size": [BATCH_SIZE], "num_buckets": [BUCKETS], "max_len": [LENGTH, None],
-        "drop_last": [Boolean()], "pad_to_multiple_of": [LENGTH],
-    }
+        "batch_size": [BATCH_SIZE], "num_buckets": [BUCKETS], "max_len": [LENGTH, None], "drop_last": [Boolean()],
+        "pad_to_multiple_of": [LENGTH]}
 
     def bucket_ids(self, lengths: Lengths) -> IntArray:
-        """Bucket of every sample, shape (n_samples,)."""
+        """Bucket of every sample."""
         max_len = self.max_len if self.max_len is not None else int(lengths.num_tokens().max())
         width = -(-max_len // self.num_buckets)
         ids = lengths.src // width
@@ -131,8 +128,7 @@ class DynamicBucketPolicy(BatchingPolicy):
 
     _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
         "max_duration": [DURATION, None], "max_cuts": [BATCH_SIZE, None], "num_buckets": [BUCKETS],
-        "drop_last": [Boolean()], "pad_to_multiple_of": [LENGTH],
-    }
+        "drop_last": [Boolean()], "pad_to_multiple_of": [LENGTH]}
 
     def _check(self) -> None:
         if self.max_duration is None and self.max_cuts is None:
@@ -151,10 +147,9 @@ class DynamicBucketPolicy(BatchingPolicy):
         if budget is not None:
             too_long = int((dur > budget).sum())
             if too_long:
-                warnings.warn(f"{too_long} sample(s) of {lengths.source} are longer than "
-                              f"max_duration={self.max_duration:g}; each forms a batch of one "
-                              "above the budget (lhotse warns likewise).",
-                              AdjustedInputWarning, stacklevel=4)
+                warnings.warn(f"{too_long} sample(s) of {lengths.source} are longer than max_duration="
+                              f"{self.max_duration:g}; each forms a batch of one above the budget (lhotse warns "
+                              "likewise).", AdjustedInputWarning, stacklevel=4)
         bucket_max = np.zeros(int(bucket.max()) + 1, dtype=np.int64)
         np.maximum.at(bucket_max, bucket, dur)
         cap = n if self.max_cuts is None else self.max_cuts

@@ -6,9 +6,9 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
-from numpy.typing import NDArray
 
 from seqpoint._params import Boolean, Constraint, Options
+from seqpoint._signature import IntArray
 from seqpoint.batching._base import POLICIES, ConsecutivePolicy, epoch_rng, epoch_seed
 from seqpoint.batching._limits import BATCH_SIZE, LENGTH, MAX_BATCH_SIZE, bounded
 from seqpoint.exceptions import ConfigError
@@ -16,12 +16,9 @@ from seqpoint.traces import Lengths
 
 __all__ = ["GroupByLengthPolicy", "length_grouped_indices"]
 
-IntArray = NDArray[np.int64]
 
-
-def length_grouped_indices(
-    lengths: IntArray, perm: IntArray, batch_size: int, mega_batch_mult: int | None = None
-) -> IntArray:
+def length_grouped_indices(lengths: IntArray, perm: IntArray, batch_size: int, mega_batch_mult: int | None = None
+                           ) -> IntArray:
     """``transformers.trainer_pt_utils.get_length_grouped_indices`` given its permutation:
     megabatches sorted by decreasing length (stable), the longest head swapped to position 0."""
     n = lengths.shape[0]
@@ -72,9 +69,7 @@ class GroupByLengthPolicy(ConsecutivePolicy):
 
     _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
         "batch_size": [BATCH_SIZE], "mega_batch_mult": [bounded(int, 1, MAX_BATCH_SIZE), None],
-        "generator": [Options(("numpy", "torch"))], "drop_last": [Boolean()],
-        "pad_to_multiple_of": [LENGTH],
-    }
+        "generator": [Options(("numpy", "torch"))], "drop_last": [Boolean()], "pad_to_multiple_of": [LENGTH]}
 
     def permutation(self, n: int, seed: int, epoch: int) -> IntArray:
         """The epoch's random permutation of ``range(n)``."""

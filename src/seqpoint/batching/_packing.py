@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
-from numpy.typing import NDArray
 
 from seqpoint._params import Boolean, Constraint
+from seqpoint._signature import IntArray
 from seqpoint.batching._base import POLICIES, BatchingPolicy, BatchPlan, epoch_rng
 from seqpoint.batching._limits import BATCH_SIZE, LENGTH
 from seqpoint.exceptions import AdjustedInputWarning
@@ -18,28 +18,21 @@ from seqpoint.traces import Lengths
 
 __all__ = ["PackedRows", "PackingPolicy", "pack_rows"]
 
-IntArray = NDArray[np.int64]
-
 
 @dataclass(frozen=True, eq=False)
 class PackedRows:
-    """Rows of one packed token stream (int64 arrays).
-
-    Attributes
-    ----------
-    fill, sum_sq : ndarray of shape (n_rows,)
-        Real tokens, and the sum of squared document-piece lengths, of every row.
-    first_row : ndarray of shape (n_docs,)
-        Row holding each document's first token.
-    piece_len, piece_row : ndarray of shape (n_pieces,)
-        Length and row of every document piece, in stream order.
-    """
+    """Rows of one packed token stream (int64 arrays)."""
 
     fill: IntArray
+    """Real tokens of every row, shape ``(n_rows,)``."""
     sum_sq: IntArray
+    """Sum of squared document-piece lengths of every row."""
     first_row: IntArray
+    """Row holding each document's first token, shape ``(n_docs,)``."""
     piece_len: IntArray
+    """Length of every document piece in stream order, shape ``(n_pieces,)``."""
     piece_row: IntArray
+    """Row of every document piece."""
 
 
 def pack_rows(doc_lengths: IntArray, max_seq_len: int) -> PackedRows:
@@ -92,9 +85,8 @@ class PackingPolicy(BatchingPolicy):
     """Row length is rounded up to a multiple of this."""
 
     _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
-        "max_seq_len": [LENGTH], "batch_size": [BATCH_SIZE], "shuffle": [Boolean()],
-        "drop_last": [Boolean()], "pad_to_multiple_of": [LENGTH],
-    }
+        "max_seq_len": [LENGTH], "batch_size": [BATCH_SIZE], "shuffle": [Boolean()], "drop_last": [Boolean()],
+        "pad_to_multiple_of": [LENGTH]}
 
     def _epoch_rows(self, lens: Lengths, seed: int, e: int) -> tuple[IntArray, PackedRows]:
         n = lens.n_samples
@@ -124,9 +116,7 @@ class PackingPolicy(BatchingPolicy):
             warnings.warn(f"Packing ignores the target lengths of {lens.source}; rows hold source "
                           "tokens only.", AdjustedInputWarning, stacklevel=3)
         cols: dict[str, list[IntArray]] = {
-            k: []
-            for k in ("epoch", "batch_size", "tokens", "sum_sq_len", "pieces", "piece_len", "row_of")
-        }
+            k: [] for k in ("epoch", "batch_size", "tokens", "sum_sq_len", "pieces", "piece_len", "row_of")}
         dropped, dropped_tokens = [], 0
         for e in range(int(epochs)):
             _order, rows = self._epoch_rows(lens, int(seed), e)
@@ -143,8 +133,7 @@ class PackingPolicy(BatchingPolicy):
             keep = rows.piece_row < kept  # pieces are in row order: a prefix
             cols["piece_len"].append(rows.piece_len[keep])
             cols["row_of"].append(rows.piece_row[keep] % self.batch_size)
-            cols["pieces"].append(np.bincount(rows.piece_row[keep] // self.batch_size,
-                                              minlength=starts.shape[0]))
+            cols["pieces"].append(np.bincount(rows.piece_row[keep] // self.batch_size, minlength=starts.shape[0]))
         empty = BatchPlan.concat([], dropped)
         if not cols["batch_size"]:
             self._check_nonempty(empty, lens)

@@ -1,22 +1,19 @@
-"""Data-parallel replay: every rank's batch of every step (``world_size`` rows per step,
-ranks in order), dealt as real samplers deal them: ``samples`` as torch's
-``DistributedSampler`` under a ``BatchSampler`` (:func:`deal_samples`), ``batches``
-round-robin as accelerate's ``BatchSamplerShard`` (:func:`deal_batches`); docs/scaling.md
-tables both."""
+"""Data-parallel replay: every rank's batch of every step (``world_size`` rows per step, ranks in
+order), dealt as real samplers deal them: ``samples`` as torch's ``DistributedSampler`` under a
+``BatchSampler`` (:func:`deal_samples`), ``batches`` round-robin as accelerate's ``BatchSamplerShard``
+(:func:`deal_batches`); docs/scaling.md tables both."""
 
 from __future__ import annotations
 
 import dataclasses
 
 import numpy as np
-from numpy.typing import NDArray
 
+from seqpoint._signature import IntArray
 from seqpoint.exceptions import ConfigError, InputError
 from seqpoint.schedule import IterationSchedule
 
 __all__ = ["SHARD_MODES", "deal_batches", "deal_samples", "resolve_shard", "with_ranks"]
-
-IntArray = NDArray[np.int64]
 
 #: How an epoch is split over ranks (see the module docstring).
 SHARD_MODES: tuple[str, ...] = ("samples", "batches")
@@ -40,10 +37,8 @@ def resolve_shard(policy: str, shard: str | None) -> str:
     return shard
 
 
-def deal_samples(
-    order: IntArray, offsets: IntArray, epoch: IntArray, *, world_size: int, batch_size: int,
-    drop_last: bool,
-) -> tuple[list[tuple[IntArray, IntArray, int]], list[int]]:
+def deal_samples(order: IntArray, offsets: IntArray, epoch: IntArray, *, world_size: int, batch_size: int,
+                 drop_last: bool) -> tuple[list[tuple[IntArray, IntArray, int]], list[int]]:
     """Deal every epoch's sample order (a plan without ``drop_last``) over ranks as
     ``DistributedSampler`` + ``BatchSampler``: per epoch ``(order, sizes, epoch)`` step-major,
     rank-minor, and the samples of each epoch no rank sees."""
@@ -100,8 +95,6 @@ def with_ranks(schedule: IterationSchedule, world_size: int, **meta: int | str) 
     n = len(schedule)
     assert n % world_size == 0, "every step needs one row per rank"
     idx = np.arange(n, dtype=np.int64)
-    labelled = dataclasses.replace(
-        schedule, iteration=idx // world_size, rank=idx % world_size,
-        meta={**schedule.meta, "world_size": int(world_size), **meta},
-    )
+    labelled = dataclasses.replace(schedule, iteration=idx // world_size, rank=idx % world_size,
+                                   meta={**schedule.meta, "world_size": int(world_size), **meta})
     return labelled.with_rows(schedule.rows)  # replace() does not carry the per-row lengths

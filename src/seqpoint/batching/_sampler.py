@@ -9,9 +9,10 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
 from seqpoint._params import Constraint, check_params
+from seqpoint._signature import IntArray
 from seqpoint.batching._base import BatchPlan, as_lengths, permute_batches
 from seqpoint.batching._limits import EPOCHS, LENGTH
 from seqpoint.batching._ranks import with_ranks
@@ -21,10 +22,7 @@ from seqpoint.traces import Lengths
 
 __all__ = ["from_batch_sampler", "rank_samplers"]
 
-_SAMPLER_CONSTRAINTS: dict[str, list[Constraint]] = {
-    "epochs": [EPOCHS],
-    "pad_to_multiple_of": [LENGTH],
-}
+_SAMPLER_CONSTRAINTS: dict[str, list[Constraint]] = {"epochs": [EPOCHS], "pad_to_multiple_of": [LENGTH]}
 
 
 def _set_epoch(batch_sampler: object, epoch: int) -> None:
@@ -48,9 +46,7 @@ def rank_samplers(batch_sampler: Any, *, all_ranks: bool = False) -> list[Any]:
     """The per-rank batch samplers ``batch_sampler`` stands for: a list of samplers is one
     per rank; with ``all_ranks`` a batch sampler over a ``DistributedSampler`` is copied once
     per ``num_replicas`` rank; anything else is a single process."""
-    if isinstance(batch_sampler, list | tuple) and batch_sampler and not any(
-        _is_batch(x) for x in batch_sampler
-    ):
+    if isinstance(batch_sampler, list | tuple) and batch_sampler and not any(_is_batch(x) for x in batch_sampler):
         return list(batch_sampler)
     inner = getattr(batch_sampler, "sampler", None) if all_ranks else None
     replicas = getattr(inner, "num_replicas", None)
@@ -66,7 +62,7 @@ def rank_samplers(batch_sampler: Any, *, all_ranks: bool = False) -> list[Any]:
     return [batch_sampler]
 
 
-def _epoch_batches(batch_sampler: Iterable[Iterable[int]], e: int, n: int, rank: str) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+def _epoch_batches(batch_sampler: Iterable[Iterable[int]], e: int, n: int, rank: str) -> tuple[IntArray, IntArray]:
     """One epoch of a sampler: its indices and batch sizes, checked against ``n`` samples."""
     batches = [b.tolist() if hasattr(b, "tolist") else list(b) for b in iter(batch_sampler)]
     size = np.fromiter((len(b) for b in batches), dtype=np.int64, count=len(batches))
@@ -77,31 +73,29 @@ def _epoch_batches(batch_sampler: Iterable[Iterable[int]], e: int, n: int, rank:
     if order.shape[0] and (order.min() < 0 or order.max() >= n):
         pos = int(np.flatnonzero((order < 0) | (order >= n))[0])
         batch = int(np.searchsorted(np.cumsum(size), pos, side="right"))
-        raise InputError(f"The batch sampler{rank} yielded index {int(order[pos])} (epoch {e}, "
-                         f"batch {batch}) but the lengths cover {n} samples (0..{n - 1}); give the "
-                         "lengths of the sampler's dataset.")
+        raise InputError(f"The batch sampler{rank} yielded index {int(order[pos])} (epoch {e}, batch {batch}) but "
+                         f"the lengths cover {n} samples (0..{n - 1}); give the lengths of the sampler's dataset.")
     return order, size
 
 
-def _interleave(
-    per_rank: list[tuple[NDArray[np.int64], NDArray[np.int64]]], e: int
-) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+def _interleave(per_rank: list[tuple[IntArray, IntArray]], e: int) -> tuple[IntArray, IntArray]:
     """Join the ranks' batches of one epoch step-major, rank-minor."""
     counts = [s.shape[0] for _, s in per_rank]
     if len(set(counts)) != 1:
-        raise InputError(f"The ranks' batch samplers yielded {counts} batches in epoch {e}; "
-                         "data-parallel ranks step together, so every rank needs as many batches "
-                         "(pad or drop as DistributedSampler does).")
+        raise InputError(f"The ranks' batch samplers yielded {counts} batches in epoch {e}; data-parallel ranks step "
+                         "together, so every rank needs as many batches (pad or drop as DistributedSampler does).")
     step_major = np.arange(len(per_rank) * counts[0]).reshape(len(per_rank), -1).T.reshape(-1)
     order, sizes = (np.concatenate(parts) for parts in zip(*per_rank, strict=True))
     return permute_batches(order, sizes, step_major)
 
 
-def from_batch_sampler(
-    batch_sampler: Iterable[Iterable[int]], lengths: Lengths | ArrayLike, *, epochs: int = 1,
-    pad_to_multiple_of: int = 1, set_epoch: bool = True, all_ranks: bool = False,
-) -> IterationSchedule:
-    """Build the schedule by iterating a real batch sampler over sample indices.
+def from_batch_sampler(batch_sampler: Iterable[Iterable[int]], lengths: Lengths | ArrayLike, *, epochs: int = 1,
+                       pad_to_multiple_of: int = 1, set_epoch: bool = True, all_ranks: bool = False
+                       ) -> IterationSchedule:
+    """Build the schedule by iterating a real batch sampler over sample indices: one row per
+    yielded batch, ``meta["policy"] == "batch_sampler"``; with several ranks, a ``rank`` column
+    and ``world_size`` rows per iteration (rank ``r``'s ``i``-th batch of an epoch is its row of
+    the epoch's ``i``-th step).
 
     Parameters
     ----------
@@ -113,22 +107,15 @@ def from_batch_sampler(
     lengths : Lengths or array-like of shape (n_samples,)
         Length of every index the sampler can yield.
     epochs : int
-        Times the sampler is iterated; ``set_epoch(e)`` is called first on the sampler and
-        on its ``.sampler`` where they have one (so ``DistributedSampler`` reshuffles).
+        Times the sampler is iterated.
     pad_to_multiple_of : int
         Padded lengths are rounded up to a multiple of this.
     set_epoch : bool
-        Call ``set_epoch`` before each epoch.
+        Call ``set_epoch(e)`` before each epoch on the sampler and on its ``.sampler`` where
+        they have one (so ``DistributedSampler`` reshuffles).
     all_ranks : bool
         A batch sampler over a ``DistributedSampler`` stands for every one of its
         ``num_replicas`` ranks (see :func:`rank_samplers`), not only its own rank.
-
-    Returns
-    -------
-    IterationSchedule
-        One row per yielded batch; ``meta["policy"] == "batch_sampler"``. With several
-        ranks, a ``rank`` column and ``world_size`` rows per iteration (rank ``r``'s
-        ``i``-th batch of the epoch is its row of the epoch's ``i``-th step).
     """
     lens = as_lengths(lengths)
     check_params("", _SAMPLER_CONSTRAINTS, {"epochs": epochs, "pad_to_multiple_of": pad_to_multiple_of})
@@ -136,7 +123,7 @@ def from_batch_sampler(
     samplers = rank_samplers(batch_sampler, all_ranks=all_ranks)
     w = len(samplers)
 
-    def cut(e: int) -> tuple[NDArray[np.int64], NDArray[np.int64], int]:
+    def cut(e: int) -> tuple[IntArray, IntArray, int]:
         per_rank = []
         for r, sampler in enumerate(samplers):
             if set_epoch:
@@ -148,8 +135,6 @@ def from_batch_sampler(
     plan = BatchPlan.per_epoch(epochs, cut)
     if plan.n_batches == 0:
         raise InputError("The batch sampler yielded no batch; check its dataset and batch size.")
-    sched = plan.to_schedule(
-        lens, pad_to_multiple_of=pad_to_multiple_of, policy="batch_sampler",
-        params={"sampler": type(samplers[0]).__name__}, epochs=epochs, seed=None,
-    )
+    sched = plan.to_schedule(lens, pad_to_multiple_of=pad_to_multiple_of, policy="batch_sampler",
+                             params={"sampler": type(samplers[0]).__name__}, epochs=epochs, seed=None)
     return sched if w == 1 else with_ranks(sched, w)

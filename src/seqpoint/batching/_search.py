@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import numpy as np
-from numpy.typing import NDArray
+
+from seqpoint._signature import IntArray
 
 __all__ = ["chase", "largest_fitting"]
 
-IntArray = NDArray[np.int64]
 
-
-def largest_fitting(
-    values: IntArray, limit: IntArray, budget: int, extra: int, lower: IntArray | None = None
-) -> IntArray:
+def largest_fitting(values: IntArray, limit: IntArray, budget: int, extra: int, lower: IntArray | None = None
+                    ) -> IntArray:
     """For every start ``s``, the largest ``k <= limit[s]`` with ``(k + extra) * max(values[s:s+k])
     <= budget`` (0 if none): a binary search for all starts at once over a sparse table of range
     maxima. ``extra`` 0 is fairseq's rule, 1 lhotse's ``close_to_exceeding``; ``lower`` holds

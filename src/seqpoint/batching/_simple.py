@@ -6,9 +6,9 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
-from numpy.typing import NDArray
 
 from seqpoint._params import Boolean, Constraint, Interval, Options
+from seqpoint._signature import IntArray
 from seqpoint.batching._base import (
     POLICIES,
     BatchingPolicy,
@@ -23,8 +23,6 @@ from seqpoint.batching._limits import BATCH_SIZE, LENGTH
 from seqpoint.traces import Lengths
 
 __all__ = ["FixedPolicy", "SortaGradPolicy", "SortedPolicy"]
-
-IntArray = NDArray[np.int64]
 
 
 @POLICIES.register("fixed")
@@ -48,9 +46,7 @@ class FixedPolicy(ConsecutivePolicy):
     """Padded lengths are rounded up to a multiple of this (tensor-core friendly shapes)."""
 
     _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
-        "batch_size": [BATCH_SIZE], "drop_last": [Boolean()], "shuffle": [Boolean()],
-        "pad_to_multiple_of": [LENGTH],
-    }
+        "batch_size": [BATCH_SIZE], "drop_last": [Boolean()], "shuffle": [Boolean()], "pad_to_multiple_of": [LENGTH]}
 
     def epoch_order(self, lengths: Lengths, seed: int, epoch: int) -> IntArray:
         n = lengths.n_samples
@@ -79,8 +75,7 @@ class SortedPolicy(BatchingPolicy):
 
     _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
         "batch_size": [BATCH_SIZE], "descending": [Boolean()], "drop_last": [Boolean()],
-        "pad_to_multiple_of": [LENGTH],
-    }
+        "pad_to_multiple_of": [LENGTH]}
 
     def plan(self, lengths: Lengths, *, epochs: int = 1, seed: int = 0) -> BatchPlan:
         order = length_order(lengths, descending=self.descending)
@@ -114,16 +109,12 @@ class SortaGradPolicy(BatchingPolicy):
     """Padded lengths are rounded up to a multiple of this."""
 
     _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
-        "batch_size": [BATCH_SIZE], "sorted_epochs": [Interval(int, 0)],
-        "shuffle": [Options(("batches", "samples"))], "drop_last": [Boolean()],
-        "pad_to_multiple_of": [LENGTH],
-    }
+        "batch_size": [BATCH_SIZE], "sorted_epochs": [Interval(int, 0)], "shuffle": [Options(("batches", "samples"))],
+        "drop_last": [Boolean()], "pad_to_multiple_of": [LENGTH]}
 
     def plan(self, lengths: Lengths, *, epochs: int = 1, seed: int = 0) -> BatchPlan:
         n = lengths.n_samples
-        s_order, s_sizes, s_drop = cut_consecutive(
-            length_order(lengths), self.batch_size, self.drop_last
-        )
+        s_order, s_sizes, s_drop = cut_consecutive(length_order(lengths), self.batch_size, self.drop_last)
 
         def cut(e: int) -> tuple[IntArray, IntArray, int]:
             if e < self.sorted_epochs:

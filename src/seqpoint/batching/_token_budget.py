@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
-from numpy.typing import NDArray
 
 from seqpoint._params import Boolean, Constraint
+from seqpoint._signature import IntArray
 from seqpoint.batching._base import POLICIES, BatchingPolicy, BatchPlan, permute_batches
 from seqpoint.batching._limits import BATCH_SIZE, LENGTH, TOKENS
 from seqpoint.batching._search import chase, largest_fitting
@@ -18,31 +18,13 @@ from seqpoint.traces import Lengths
 
 __all__ = ["TokenBudgetPolicy", "batch_by_size"]
 
-IntArray = NDArray[np.int64]
 
-
-def batch_by_size(
-    num_tokens: IntArray, *, max_tokens: int | None, max_sentences: int | None = None,
-    required_batch_size_multiple: int = 1,
-) -> IntArray:
-    """Batch sizes that fairseq's ``batch_by_size`` gives for samples in this order: each the
-    longest run with ``count * max(num_tokens) <= max_tokens`` and ``count <= max_sentences``,
-    trimmed to a multiple of ``required_batch_size_multiple`` when larger.
-
-    Parameters
-    ----------
-    num_tokens : ndarray of shape (n,), int64
-        Size of every sample in batching order (fairseq: ``max(src, tgt)``).
-    max_tokens, max_sentences : int or None
-        Budgets; at least one must be given.
-    required_batch_size_multiple : int
-        fairseq ``--required-batch-size-multiple`` (``bsz_mult``).
-
-    Returns
-    -------
-    ndarray of shape (n_batches,), int64
-        Consecutive batch sizes summing to ``n``.
-    """
+def batch_by_size(num_tokens: IntArray, *, max_tokens: int | None, max_sentences: int | None = None,
+                  required_batch_size_multiple: int = 1) -> IntArray:
+    """Consecutive batch sizes (summing to ``n``) that fairseq's ``batch_by_size`` gives for
+    samples of sizes ``num_tokens`` (fairseq: ``max(src, tgt)``) in this order: each the longest
+    run with ``count * max(num_tokens) <= max_tokens`` and ``count <= max_sentences`` (at least
+    one budget given), trimmed to a multiple of ``required_batch_size_multiple`` when larger."""
     n = num_tokens.shape[0]
     left = n - np.arange(n, dtype=np.int64)
     if max_sentences is not None:
@@ -84,10 +66,8 @@ class TokenBudgetPolicy(BatchingPolicy):
     """Padded lengths are rounded up to a multiple of this (batching uses raw lengths, as fairseq)."""
 
     _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
-        "max_tokens": [TOKENS, None], "batch_size": [BATCH_SIZE, None],
-        "required_batch_size_multiple": [BATCH_SIZE], "shuffle": [Boolean()],
-        "drop_long": [Boolean()], "pad_to_multiple_of": [LENGTH],
-    }
+        "max_tokens": [TOKENS, None], "batch_size": [BATCH_SIZE, None], "required_batch_size_multiple": [BATCH_SIZE],
+        "shuffle": [Boolean()], "drop_long": [Boolean()], "pad_to_multiple_of": [LENGTH]}
 
     def _check(self) -> None:
         if self.max_tokens is None and self.batch_size is None:
@@ -96,9 +76,8 @@ class TokenBudgetPolicy(BatchingPolicy):
     def ordered_indices(self, lengths: Lengths, seed: int) -> IntArray:
         """fairseq ``LanguagePairDataset.ordered_indices`` under ``numpy_seed(seed)``."""
         n = lengths.n_samples
-        indices = np.arange(n, dtype=np.int64)
-        if self.shuffle:
-            indices = np.random.RandomState(seed).permutation(n).astype(np.int64)
+        indices = (np.random.RandomState(seed).permutation(n).astype(np.int64) if self.shuffle
+                   else np.arange(n, dtype=np.int64))
         if lengths.tgt is not None:
             indices = indices[np.argsort(lengths.tgt[indices], kind="mergesort")]
         return indices[np.argsort(lengths.src[indices], kind="mergesort")]
@@ -112,11 +91,10 @@ class TokenBudgetPolicy(BatchingPolicy):
             if long.any():
                 worst = int(np.argmax(ntok))
                 if not self.drop_long:
-                    raise InputError(f"Sample {worst} of {lengths.source} has {int(ntok[worst])} "
-                                     "tokens (max of source and target), more than "
-                                     f"max_tokens={self.max_tokens}; raise max_tokens to at least "
-                                     f"{int(ntok[worst])} or drop such samples with drop_long=True "
-                                     "(CLI: --set batching.params.drop_long=true).")
+                    raise InputError(f"Sample {worst} of {lengths.source} has {int(ntok[worst])} tokens (max "
+                                     f"of source and target), more than max_tokens={self.max_tokens}; raise "
+                                     f"max_tokens to at least {int(ntok[worst])} or drop such samples with "
+                                     "drop_long=True (CLI: --set batching.params.drop_long=true).")
                 dropped = int(long.sum())
                 warnings.warn(f"Dropped {dropped} sample(s) of {lengths.source} longer than "
                               f"max_tokens={self.max_tokens} (the longest: sample {worst}, "

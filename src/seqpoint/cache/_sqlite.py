@@ -1,9 +1,6 @@
-"""The measurement cache: one SQLite row per measurement (torch-free).
-
-Rows are keyed by a full sha256 of everything a measurement depends on. WAL mode, a busy
-timeout and one transaction per row: a campaign killed at any moment keeps every finished
-point, and several processes can write one cache at once.
-"""
+"""The measurement cache: one SQLite row per measurement, keyed by a full sha256 of everything it
+depends on. WAL mode, a busy timeout and one transaction per row: a campaign killed at any moment
+keeps every finished point, and several processes can write one cache at once."""
 
 from __future__ import annotations
 
@@ -46,39 +43,26 @@ def _where(workload: str | None) -> tuple[str, tuple[str, ...]]:
 def default_cache_path() -> Path:
     """``$SEQPOINT_CACHE`` when set, else ``~/.cache/seqpoint/measurements.sqlite``."""
     env = os.environ.get("SEQPOINT_CACHE")
-    if env:
-        return Path(env).expanduser()
-    return Path.home() / ".cache" / "seqpoint" / "measurements.sqlite"
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "seqpoint" / "measurements.sqlite"
 
 
 @dataclass(frozen=True, kw_only=True)
 class CacheEntry:
-    """One cached row, as :meth:`MeasurementCache.list` returns it."""
+    """One cached row, as :meth:`MeasurementCache.list` returns it: its full sha256 key, the workload
+    name (``deepspeech2:tiny``), signature and status of the measurement, and the Unix time the row
+    was written."""
 
     key: str
-    """Full sha256 key."""
     workload: str
-    """Workload name (``deepspeech2:tiny``)."""
     signature: Signature
-    """``(batch_size, seq_len, tgt_len[, sum_sq_len])``."""
     status: str
-    """Measurement status."""
     created: float
-    """Unix time the row was written."""
     measurement: Measurement
-    """The cached measurement."""
 
 
 class MeasurementCache:
-    """SQLite cache of measurements.
-
-    Parameters
-    ----------
-    path : str or Path, optional
-        Database file; default :func:`default_cache_path`. Its folder is created.
-    timeout_s : float
-        How long a writer waits for another process's lock before failing, seconds.
-    """
+    """SQLite cache of measurements in ``path`` (default :func:`default_cache_path`; its folder is
+    created); a writer waits ``timeout_s`` seconds for another process's lock before failing."""
 
     def __init__(self, path: str | Path | None = None, *, timeout_s: float = 60.0) -> None:
         self.path = Path(path) if path is not None else default_cache_path()
@@ -101,9 +85,8 @@ class MeasurementCache:
         deadline = time.monotonic() + grace_s
         while self.path.is_file() and self.path.stat().st_size == 0:
             if time.monotonic() >= deadline:
-                raise InputError(f"Cache {self.path} is an empty file, not a seqpoint measurement cache; "
-                                 "delete it (seqpoint creates the cache itself) or give another path "
-                                 "with --cache.")
+                raise InputError(f"Cache {self.path} is an empty file, not a seqpoint measurement cache; delete "
+                                 "it (seqpoint creates the cache itself) or give another path with --cache.")
             time.sleep(0.05)
 
     @contextmanager

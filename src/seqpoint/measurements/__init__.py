@@ -1,10 +1,6 @@
 """The torch-free data layer: measurement records, metric names, the environment fingerprint.
-
-``profiling`` writes these records; ``cache``, ``projection``, ``workflows`` and
-``reports`` read them. Nothing here imports torch at import time. The names imported ``as``
-themselves (the one signature declaration every record carries, the CPU features) are for
-the tests; they are not in ``__all__``.
-"""
+``profiling`` writes these records; ``cache``, ``projection``, ``workflows`` and ``reports`` read
+them. The names imported ``as`` themselves are for the tests."""
 
 from seqpoint._signature import SIGNATURE_FIELDS as SIGNATURE_FIELDS
 from seqpoint._signature import SignatureFields as SignatureFields

@@ -38,9 +38,8 @@ class Measurement(SignatureFields):
     def from_dict(cls, d: dict[str, Any]) -> Measurement:
         """A measurement as :meth:`to_dict` wrote it, unchecked (:func:`parse_measurement` checks)."""
         sum_sq = d.get("sum_sq_len")
-        return cls(iteration=int(d.get("iteration", -1)), batch_size=int(d["batch_size"]),
-                   seq_len=int(d["seq_len"]), tgt_len=int(d.get("tgt_len", 0)),
-                   sum_sq_len=None if sum_sq is None else int(sum_sq),
+        return cls(iteration=int(d.get("iteration", -1)), batch_size=int(d["batch_size"]), seq_len=int(d["seq_len"]),
+                   tgt_len=int(d.get("tgt_len", 0)), sum_sq_len=None if sum_sq is None else int(sum_sq),
                    status=d.get("status", "ok"), message=str(d.get("message", "")),
                    metrics={k: float(v) for k, v in d.get("metrics", {}).items()},
                    breakdown_s={k: float(v) for k, v in d.get("breakdown_s", {}).items()},
@@ -96,13 +95,8 @@ class Measurements:
         return all(m.ok for m in self.measurements)
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"workload": self.workload, "config": self.config, "environment": self.environment,
-                               "measurements": [m.to_dict() for m in self.measurements]}
         # Written only when present, so a serial campaign's file is as before.
-        if self.protocol:
-            out["protocol"] = self.protocol
-        if self.window is not None:
-            out["window"] = self.window.to_dict()
-        if self.compile:
-            out["compile"] = dict(self.compile)
-        return out
+        optional = {"protocol": self.protocol, "window": None if self.window is None else self.window.to_dict(),
+                    "compile": dict(self.compile)}
+        return {"workload": self.workload, "config": self.config, "environment": self.environment,
+                "measurements": [m.to_dict() for m in self.measurements], **{k: v for k, v in optional.items() if v}}

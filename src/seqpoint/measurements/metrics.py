@@ -185,18 +185,8 @@ def relative_error(pred: ArrayLike, true: ArrayLike) -> NDArray[np.float64]: ...
 
 
 def relative_error(pred: ArrayLike, true: ArrayLike) -> float | NDArray[np.float64]:
-    """Signed relative error ``(pred − true) / true`` (0.01 is 1% too high).
-
-    Parameters
-    ----------
-    pred, true : float or array_like
-        Projected and true values (broadcast together); ``true`` must be non-zero.
-
-    Returns
-    -------
-    float or ndarray
-        A float for scalar inputs, else an array of the broadcast shape.
-    """
+    """Signed relative error ``(pred − true) / true`` (0.01 is 1% too high) of values broadcast
+    together, ``true`` non-zero: a float for scalars, else an array."""
     t = np.asarray(true, dtype=np.float64)
     if np.any(t == 0):
         raise InputError("relative_error needs non-zero true values; got a true value of 0.")

@@ -9,15 +9,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import NDArray
 
+from seqpoint._signature import FloatArray, IntArray
 from seqpoint.profiling._state import WorkloadState, meta_clone
 from seqpoint.workloads import TorchWorkload, Workload
 
 __all__ = ["Length", "features", "floor_forms"]
-
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
 
 #: Fewest distinct values of a length inside the model before its rounding is inferred.
 MIN_STEPS = 4

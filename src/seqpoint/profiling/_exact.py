@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 import numpy as np
-from numpy.typing import NDArray
 
+from seqpoint._signature import FloatArray, IntArray
 from seqpoint.devices import Target
 from seqpoint.exceptions import ConfigError
 from seqpoint.profiling._basis import features
@@ -29,8 +29,6 @@ from seqpoint.workloads import BatchShape, TorchWorkload, Workload
 
 __all__ = ["ExactTotals", "exact_signature_costs", "exact_totals"]
 
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
 Method = Literal["auto", "count", "fit"]
 
 #: Fewest signatures worth a fit (a fit counts about 2·(basis size) + N_CHECK of them).

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
+from seqpoint._signature import FloatArray, IntArray
 from seqpoint.devices import Target
 from seqpoint.profiling._basis import Length, floor_forms
 from seqpoint.profiling._counting import Cost, TraceRow, count_step
@@ -30,8 +31,6 @@ from seqpoint.workloads import BatchShape, Workload
 
 __all__ = ["Devices", "FitFailed", "Traced", "count", "fit"]
 
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
 #: An operator's roofline term: its FLOPs and bytes columns and its precision.
 _Term = tuple[int, int, str | None]
 Devices = Mapping[str, Target]

@@ -1,9 +1,6 @@
-"""Stage 7: project whole-run totals, speedups and their error from SeqPoint measurements.
-
-Build a :class:`ScheduleModel` once per schedule and pass it as ``context=`` when
-projecting the same run several times (both methods, two configurations); every
-function builds its own when it is omitted.
-"""
+"""Stage 7: project whole-run totals, speedups and their error from SeqPoint measurements. A
+:class:`ScheduleModel` built once per schedule and passed as ``context=`` serves several
+projections of one run (both methods, two configurations); each function builds one without."""
 
 from seqpoint.projection._cold import cold_steps
 from seqpoint.projection._device import DeviceProjection, project_device

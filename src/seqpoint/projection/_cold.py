@@ -1,8 +1,7 @@
-"""Cold steps: a step meeting a tensor shape first, or again after oneDNN's LRU primitive
-cache dropped it, pays primitive creation and kernel selection. :func:`cold_steps` finds
-them; :func:`first_occurrence` projects their extra time from the points' cold first steps
-or, better (one cold sample per point swung the demo's term from 81 s to 4.1 min), from a
-timed in-sequence window of the run (:func:`window_extra`)."""
+"""Cold steps: a step meeting a tensor shape first, or again after oneDNN's LRU primitive cache
+dropped it, pays primitive creation and kernel selection. :func:`cold_steps` finds them;
+:func:`first_occurrence` projects their extra time from the points' cold first steps or, better
+(one cold sample per point is noisy), from a timed in-sequence window of the run (:func:`window_extra`)."""
 
 from __future__ import annotations
 
@@ -14,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from seqpoint._signature import FloatArray, IntArray
 from seqpoint.exceptions import AdjustedInputWarning, InputError
 from seqpoint.measurements import STEADY_TIME, Measurement, StepWindow
 from seqpoint.measurements.metrics import (
@@ -54,10 +54,9 @@ class ColdTerm:
 
     def to_dict(self, total: float | None = None) -> dict[str, object]:
         """The term as plain data; with the run's projected ``total``, its ``share`` of it."""
-        out: dict[str, object] = {
-            "total_s": self.total, "halfwidth_s": self.halfwidth, "method": self.method,
-            "relative_extra": self.relative_extra, "samples": self.samples, "steps": dict(self.counts),
-        }
+        out: dict[str, object] = {"total_s": self.total, "halfwidth_s": self.halfwidth, "method": self.method,
+                                  "relative_extra": self.relative_extra, "samples": self.samples,
+                                  "steps": dict(self.counts)}
         if self.in_run_ratio is not None:
             out["in_run_ratio"] = self.in_run_ratio
         if total:
@@ -65,8 +64,8 @@ class ColdTerm:
         return out
 
 
-def window_extra(window: StepWindow, table: SignatureTable,
-                 fitted: NDArray[np.float64]) -> tuple[NDArray[np.float64], float | None] | None:
+def window_extra(window: StepWindow, table: SignatureTable, fitted: FloatArray
+                 ) -> tuple[FloatArray, float | None] | None:
     """What a timed window says of cold steps, against ``fitted`` (the points' steady seconds
     of every signature of ``table``): ``t / (steady · r) − 1`` of every step whose shape is new
     in the window (a fresh process), and ``r``, the median ``t / steady`` of its warm steps
@@ -83,8 +82,7 @@ def window_extra(window: StepWindow, table: SignatureTable,
     return rel, ratio
 
 
-def window_rows(window: StepWindow, table_inverse: NDArray[np.int64],
-                signatures: NDArray[np.int64]) -> NDArray[np.int64]:
+def window_rows(window: StepWindow, table_inverse: IntArray, signatures: IntArray) -> IntArray:
     """Signature-table index of every window step; InputError unless it is a stretch of this schedule."""
     stop = window.start + len(window.times_s)
     if stop > table_inverse.shape[0]:
@@ -95,14 +93,13 @@ def window_rows(window: StepWindow, table_inverse: NDArray[np.int64],
     for i, (row, sig) in enumerate(zip(rows.tolist(), window.signatures, strict=True)):
         expected = tuple(int(v) for v in signatures[row])
         if tuple(sig[:ncol]) + (0,) * max(0, ncol - len(sig)) != expected:
-            raise InputError(
-                f"The measurements' step window has signature {tuple(sig)} at iteration "
-                f"{window.start + i}, but the schedule has {expected}; record the window on this schedule."
-            )
+            raise InputError(f"The measurements' step window has signature {tuple(sig)} at iteration "
+                             f"{window.start + i}, but the schedule has {expected}; record the window on this "
+                             "schedule.")
     return rows
 
 
-def _steady(ok_meas: Sequence[Measurement], step: str) -> NDArray[np.float64] | None:
+def _steady(ok_meas: Sequence[Measurement], step: str) -> FloatArray | None:
     """The points' steady ``step`` metric (times), or None unless every point has one."""
     if not ok_meas or not all(step in m.metrics for m in ok_meas):
         return None
@@ -162,8 +159,8 @@ def first_occurrence(proj: PointProjector, ok_meas: Sequence[Measurement], z: fl
     n_first = per_shape.shape[0]  # every shape of the table occurs in the run once first
     counts = {"first": n_first, "evicted": int(cold.sum()) - n_first}
     return ColdTerm(total=max(centre, 0.0) * cold_total, halfwidth=z * se * cold_total, counts=counts,
-                    method="first_step" if window is None else "window", relative_extra=centre,
-                    samples=int(k), in_run_ratio=ratio)
+                    method="first_step" if window is None else "window", relative_extra=centre, samples=int(k),
+                    in_run_ratio=ratio)
 
 
 def _primitive_cache(ok_meas: Sequence[Measurement]) -> dict[str, int]:
@@ -175,28 +172,13 @@ def _primitive_cache(ok_meas: Sequence[Measurement]) -> dict[str, int]:
     return {"per_shape": new, "shared": shared, "capacity": cap}
 
 
-def cold_steps(
-    shapes: ArrayLike, *, per_shape: int = 0, shared: int = 0, capacity: int = 0
-) -> NDArray[np.bool_]:
-    """Which steps of a run meet their shape cold: first occurrences and cache misses.
-
-    oneDNN keeps every shape's primitives in one LRU cache of ``capacity`` entries; each
-    step uses ``per_shape`` entries of its own and ``shared`` ones. A step whose shape was
-    last used ``d`` distinct shapes ago is evicted when ``shared + per_shape · (d + 1) >
-    capacity``. With ``per_shape = 0`` (GPU, no counts) only first occurrences are cold.
-
-    Parameters
-    ----------
-    shapes : array_like of int, shape (n_iterations,)
-        Shape id of every step, in run order.
-    per_shape, shared, capacity : int
-        Entries new per shape, entries shared by all shapes, cache capacity.
-
-    Returns
-    -------
-    ndarray of bool, shape (n_iterations,)
-        True where the step is cold.
-    """
+def cold_steps(shapes: ArrayLike, *, per_shape: int = 0, shared: int = 0, capacity: int = 0) -> NDArray[np.bool_]:
+    """Which steps of a run, given the shape id of every step in run order (n_iterations,), meet
+    their shape cold (True): first occurrences and cache misses. oneDNN keeps every shape's
+    primitives in one LRU cache of ``capacity`` entries; each step uses ``per_shape`` entries of its
+    own and ``shared`` ones. A step whose shape was last used ``d`` distinct shapes ago is evicted
+    when ``shared + per_shape · (d + 1) > capacity``. With ``per_shape = 0`` (GPU, no counts) only
+    first occurrences are cold."""
     seq = np.asarray(shapes, dtype=np.int64).reshape(-1)
     cold = np.zeros(seq.shape[0], dtype=bool)
     if per_shape <= 0 or capacity <= 0:

@@ -1,8 +1,7 @@
 """The interval of a projection, estimated without a full run: ``total ± (representation + noise)``,
 representation ``max(|T_weighted − T_interpolated|, b·|T|/(1 − b), z·σ_rough)`` and noise the
 points' standard errors propagated (:func:`sensitivity`), at least Student's ``t`` times the
-spread of ``P >= 2`` worker processes' totals. docs/projection.md explains and calibrates it.
-"""
+spread of ``P >= 2`` worker processes' totals. docs/projection.md explains and calibrates it."""
 
 from __future__ import annotations
 
@@ -11,17 +10,15 @@ from functools import cached_property
 from statistics import NormalDist
 
 import numpy as np
-from numpy.typing import NDArray
 
 from seqpoint._params import Interval, check_params
+from seqpoint._signature import FloatArray
 from seqpoint.exceptions import InputError
 from seqpoint.projection._model import PointProjector
 from seqpoint.selection import SeqPoints, basis_error
 
 __all__ = ["IntervalEstimator", "confidence_quantile", "leave_one_out_error", "process_noise", "roughness",
            "student_quantile"]
-
-FloatArray = NDArray[np.float64]
 
 
 def confidence_quantile(confidence: float, owner: str) -> float:
@@ -31,21 +28,10 @@ def confidence_quantile(confidence: float, owner: str) -> float:
 
 
 def student_quantile(confidence: float, df: int) -> float:
-    """Two-sided quantile of Student's t: ``t`` with ``P(|T| <= t) = confidence``.
-
-    Parameters
-    ----------
-    confidence : float
-        Two-sided level, in (0, 1).
-    df : int
-        Degrees of freedom, >= 1 (``P − 1`` for ``P`` worker processes).
-
-    Returns
-    -------
-    float
-        12.706 at ``df = 1``, 4.303 at 2 (95%); 1.960 as ``df`` grows. Exact: the coverage
-        is a finite series in ``sin θ``, ``cos θ`` (Abramowitz & Stegun 26.7.3-4), bisected.
-    """
+    """Two-sided quantile of Student's t with ``df >= 1`` degrees of freedom (``P − 1`` for ``P``
+    worker processes): ``t`` with ``P(|T| <= t) = confidence``, e.g. 12.706 at ``df = 1``, 4.303 at 2
+    (95%), 1.960 as ``df`` grows. Exact: the coverage is a finite series in ``sin θ``, ``cos θ``
+    (Abramowitz & Stegun 26.7.3-4), bisected."""
     check_params("student_quantile", {"confidence": [Interval(float, 0, 1, closed="neither")],
                                       "df": [Interval(int, 1)]}, {"confidence": confidence, "df": df})
 
@@ -66,10 +52,7 @@ def student_quantile(confidence: float, df: int) -> float:
     lo, hi = 0.0, math.pi / 2
     for _ in range(200):
         mid = (lo + hi) / 2
-        if covered(mid) < confidence:
-            lo = mid
-        else:
-            hi = mid
+        lo, hi = (mid, hi) if covered(mid) < confidence else (lo, mid)
         if hi - lo < 1e-15:
             break
     return math.sqrt(df) * math.tan((lo + hi) / 2)
@@ -79,9 +62,7 @@ def process_noise(totals: FloatArray, confidence: float) -> float:
     """Half-width ``t(P − 1) · std(totals) / √P`` from ``totals``, shape ``(P,)``: the run total
     projected from each worker process's own values (0 with fewer than two processes)."""
     p = totals.shape[0]
-    if p < 2:
-        return 0.0
-    return student_quantile(confidence, p - 1) * float(totals.std(ddof=1)) / math.sqrt(p)
+    return student_quantile(confidence, p - 1) * float(totals.std(ddof=1)) / math.sqrt(p) if p >= 2 else 0.0
 
 
 def rms_relative(values: FloatArray, fit: FloatArray, dof: int) -> float:
@@ -97,14 +78,11 @@ def sensitivity(proj: PointProjector, method: str) -> FloatArray:
 
 
 def roughness(proj: PointProjector, values_ok: FloatArray) -> float:
-    """Standard error of the representatives' deviation from their groups' cost.
-
-    A point matches its group only as far as the cost is smooth in the signature. The
-    relative residual ``ρ`` of the least-squares fit on up to three features (``n − p``
-    degrees of freedom), or the smaller leave-one-out error (:func:`leave_one_out_error`),
-    scales ``sqrt(Σ_j (w_j·v_j)²)``. 0 without degrees of freedom or when every signature of
-    the run is measured.
-    """
+    """Standard error of the representatives' deviation from their groups' cost (a point matches
+    its group only as far as the cost is smooth in the signature): the relative residual ``ρ`` of
+    the least-squares fit on up to three features (``n − p`` degrees of freedom), or the smaller
+    :func:`leave_one_out_error`, times ``sqrt(Σ_j (w_j·v_j)²)``. 0 without degrees of freedom or
+    when every signature of the run is measured."""
     model, sig = proj.model, proj.sig_ok
     distinct = np.unique(sig).shape[0]
     p = min(distinct, 3)
@@ -159,18 +137,14 @@ def selection_bound(seqpoints: SeqPoints) -> float:
     if value is None:
         return 0.0
     if isinstance(value, bool) or not isinstance(value, int | float) or not np.isfinite(value) or value < 0:
-        raise InputError(
-            f"The SeqPoints' meta['estimated_error'] must be a finite number >= 0 (a fraction) or absent. "
-            f"Got {value!r}; write the file again with 'seqpoint select' or delete the key."
-        )
+        raise InputError(f"The SeqPoints' meta['estimated_error'] must be a finite number >= 0 (a fraction) or "
+                         f"absent. Got {value!r}; write the file again with 'seqpoint select' or delete the key.")
     return float(value)
 
 
 class IntervalEstimator:
-    """Half-widths of the intervals of one projection (one method, one set of points).
-
-    ``confidence`` (checked by the caller) and its normal quantile ``z`` scale them.
-    """
+    """Half-widths of the intervals of one projection (one method, one set of points), scaled by
+    ``confidence`` (checked by the caller) and its normal quantile ``z``."""
 
     def __init__(self, proj: PointProjector, seqpoints: SeqPoints, method: str, confidence: float,
                  z: float) -> None:
@@ -194,17 +168,14 @@ class IntervalEstimator:
         """Noise half-width from the points' standard errors ``se`` alone (independent)."""
         if peak:
             return self.z * float(se[int(np.argmax(values_ok))])
-        if not np.any(se > 0):
-            return 0.0
-        return self.z * float(np.sqrt(np.sum((self._weights * se) ** 2)))
+        return self.z * float(np.sqrt(np.sum((self._weights * se) ** 2))) if np.any(se > 0) else 0.0
 
     def process_totals(self, per_process: FloatArray) -> FloatArray:
         """``(P,)``: the total projected from each worker process's own ``(P, points)`` values."""
         return per_process @ self._weights
 
-    def noise(
-        self, values_ok: FloatArray, se: FloatArray, *, peak: bool, per_process: FloatArray | None = None
-    ) -> float:
+    def noise(self, values_ok: FloatArray, se: FloatArray, *, peak: bool, per_process: FloatArray | None = None
+              ) -> float:
         """Noise half-width from ``se`` and, when given, the ``(P, points)`` values each worker
         process measured (:func:`process_noise`)."""
         points = self.point_noise(values_ok, se, peak=peak)

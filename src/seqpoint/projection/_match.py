@@ -22,11 +22,8 @@ def seqpoint_rows(schedule: IterationSchedule, seqpoints: SeqPoints, *, context:
     ``context`` names the files that disagree ("sp.json does not fit s.csv")."""
     n = len(schedule)
     if seqpoints.n_iterations != n:
-        raise _mismatch(
-            context,
-            f"The SeqPoints were chosen for {seqpoints.n_iterations} iterations but the schedule "
-            f"has {n}; run 'seqpoint select' on this schedule.",
-        )
+        raise _mismatch(context, f"The SeqPoints were chosen for {seqpoints.n_iterations} iterations but the "
+                                 f"schedule has {n}; run 'seqpoint select' on this schedule.")
     order = np.argsort(schedule.iteration, kind="stable")
     sorted_ids = schedule.iteration[order]
     pos = np.searchsorted(sorted_ids, np.array([p.iteration for p in seqpoints.points], dtype=np.int64))
@@ -34,20 +31,14 @@ def seqpoint_rows(schedule: IterationSchedule, seqpoints: SeqPoints, *, context:
     lo, hi = int(sorted_ids[0]), int(sorted_ids[-1])
     for i, (p, q) in enumerate(zip(seqpoints.points, pos.tolist(), strict=True)):
         if q >= n or sorted_ids[q] != p.iteration:
-            raise _mismatch(
-                context,
-                f"SeqPoint {i} has iteration {p.iteration}, which is not in the schedule "
-                f"(iterations {lo}..{hi}); the SeqPoints belong to another schedule.",
-            )
+            raise _mismatch(context, f"SeqPoint {i} has iteration {p.iteration}, which is not in the schedule "
+                                     f"(iterations {lo}..{hi}); the SeqPoints belong to another schedule.")
         r = rows[i] = int(order[q])
         want = p.signature if (schedule.is_packed and p.sum_sq_len is not None) else p.signature[:3]
         have = tuple(int(getattr(schedule, c)[r]) for c in SIGNATURE_FIELDS[: len(want)])
         if have != want:
-            raise _mismatch(
-                context,
-                f"SeqPoint {i} (iteration {p.iteration}) has signature {want} but the schedule's "
-                f"iteration {p.iteration} has {have}; the SeqPoints belong to another schedule.",
-            )
+            raise _mismatch(context, f"SeqPoint {i} (iteration {p.iteration}) has signature {want} but the schedule's "
+                                     f"iteration {p.iteration} has {have}; the SeqPoints belong to another schedule.")
     return rows
 
 
@@ -65,11 +56,8 @@ def match_measurements(seqpoints: SeqPoints, measurements: Measurements | Iterab
     for i, p in enumerate(seqpoints.points):
         found = by_sig.get(p.signature)
         if found is None:
-            raise _mismatch(
-                context,
-                f"The {source} have no entry for SeqPoint {i} (iteration {p.iteration}, signature "
-                f"{p.signature}); profile the SeqPoints with 'seqpoint profile'.",
-            )
+            raise _mismatch(context, f"The {source} have no entry for SeqPoint {i} (iteration {p.iteration}, "
+                                     f"signature {p.signature}); profile the SeqPoints with 'seqpoint profile'.")
         out.append(found)
     return out
 

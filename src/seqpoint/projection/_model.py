@@ -1,10 +1,5 @@
-"""The interpolated cost model of a schedule, and totals of one metric from the points.
-
-:class:`ScheduleModel` is the signature-level view every projection of a schedule shares;
-its :meth:`~ScheduleModel.interpolate` (a least-squares fit on ``1``, tokens and the
-attention term, plus the residuals interpolated along the cost proxy) passes through
-every measured point. :class:`PointProjector` turns one metric's values into run totals.
-"""
+"""The interpolated cost model of a schedule (:class:`ScheduleModel`, the signature-level view
+every projection of it shares), and totals of one metric from the points (:class:`PointProjector`)."""
 
 from __future__ import annotations
 
@@ -15,6 +10,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from seqpoint._params import Options, check_params
+from seqpoint._signature import FloatArray, IntArray
 from seqpoint.exceptions import InputError
 from seqpoint.measurements import STEADY_TIME, Measurement, Measurements
 from seqpoint.measurements.metrics import projectable_values
@@ -23,9 +19,6 @@ from seqpoint.schedule import IterationSchedule, SignatureTable, signature_table
 from seqpoint.selection import SeqPoints, basis_components, signature_proxy, weighted_projection
 
 __all__ = ["METHODS", "PointProjector", "ScheduleModel", "check_method", "fitted_costs", "model_for"]
-
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
 
 #: Projection methods accepted by :func:`project` and ``seqpoint project --method``.
 METHODS: tuple[str, ...] = ("weighted", "interpolated")
@@ -38,33 +31,21 @@ def check_method(method: str, owner: str) -> None:
 
 @dataclass(frozen=True, eq=False)
 class ScheduleModel:
-    """Signature-level view of a schedule shared by all projections of it.
-
-    Attributes
-    ----------
-    schedule : IterationSchedule
-        The run it was built from.
-    table : SignatureTable
-        Unique signatures, counts and the iteration-to-signature map.
-    counts : ndarray of shape (m,)
-        Iterations with every signature (float).
-    proxy : ndarray of shape (m,)
-        ``attention`` cost proxy of every signature.
-    features : ndarray of shape (m, 3)
-        ``1``, padded tokens and the attention term, each column scaled to max 1.
-    basis : ndarray of shape (m, J)
-        Elementary cost components with a non-zero run total.
-    basis_totals : ndarray of shape (J,)
-        Run total of every kept component.
-    """
+    """Signature-level view of a schedule shared by all projections of it (``m`` signatures)."""
 
     schedule: IterationSchedule
+    """The run it was built from."""
     table: SignatureTable
     counts: FloatArray
+    """Iterations with every signature, shape ``(m,)``."""
     proxy: FloatArray
+    """``attention`` cost proxy of every signature."""
     features: FloatArray
+    """``1``, padded tokens and the attention term, each column scaled to max 1, shape ``(m, 3)``."""
     basis: FloatArray
+    """Elementary cost components with a non-zero run total, shape ``(m, J)``."""
     basis_totals: FloatArray
+    """Run total of every kept component, shape ``(J,)``."""
 
     @classmethod
     def from_schedule(cls, schedule: IterationSchedule) -> ScheduleModel:
@@ -82,15 +63,15 @@ class ScheduleModel:
 
     def check_schedule(self, schedule: IterationSchedule) -> None:
         """Raise InputError unless this model was built from ``schedule`` (or an equal one)."""
-        if self.schedule is not schedule and not (
-            self.schedule.is_packed == schedule.is_packed and self.schedule.equals(schedule)
-        ):
+        if self.schedule is not schedule and not (self.schedule.is_packed == schedule.is_packed
+                                                  and self.schedule.equals(schedule)):
             raise InputError("The projection context was built from another schedule; "
                              "build it with ScheduleModel.from_schedule(schedule) for this one.")
 
     def interpolate(self, sig: IntArray, values: FloatArray) -> FloatArray:
-        """Fitted value of every signature, shape ``(n_unique,)``, from ``values`` (shape ``(k,)``)
-        measured at signature indices ``sig`` (shape ``(k,)``, repeats allowed)."""
+        """Fitted value of every signature, shape ``(m,)``, from ``values`` (k,) measured at signature
+        indices ``sig`` (k,; repeats allowed): a least-squares fit on ``1``, tokens and the attention
+        term plus the residuals interpolated along the proxy, through every measured point."""
         distinct = np.unique(sig).shape[0]
         if distinct == 1:
             # One measured signature (possibly several points): scale along the proxy.
@@ -115,19 +96,9 @@ class ScheduleModel:
 
 
 class PointProjector:
-    """Totals of one metric from its values at the ok points (linear in those values).
-
-    Parameters
-    ----------
-    model : ScheduleModel
-        The run's model.
-    sig : ndarray of int, shape (k,)
-        Signature index of every SeqPoint.
-    weights : ndarray of shape (k,)
-        Weight of every SeqPoint.
-    ok : ndarray of bool, shape (k,)
-        Points measured successfully; the others are projected from them.
-    """
+    """Totals of one metric from its values at the ok points (linear in those values): ``sig``,
+    ``weights`` and ``ok`` (k,) are every SeqPoint's signature index, weight and success (failed
+    points are projected from the others)."""
 
     def __init__(self, model: ScheduleModel, sig: IntArray, weights: FloatArray, ok: NDArray[np.bool_]) -> None:
         self.model, self.sig, self.weights, self.ok = model, sig, weights, ok
@@ -154,29 +125,9 @@ class PointProjector:
 
 def fitted_costs(schedule: IterationSchedule, seqpoints: SeqPoints, measurements: Measurements | Iterable[Measurement],
                  metric: str = STEADY_TIME, *, context: ScheduleModel | None = None) -> FloatArray:
-    """The interpolated projection's cost model evaluated at every iteration.
-
-    The curve the ``interpolated`` method sums, through every ok measured point; reports plot
-    it against ``seq_len`` beside the points.
-
-    Parameters
-    ----------
-    schedule : IterationSchedule
-        The run.
-    seqpoints : SeqPoints
-        The measured points.
-    measurements : Measurements or iterable of Measurement
-        One per SeqPoint, matched by signature.
-    metric : str
-        Metric to fit.
-    context : ScheduleModel, optional
-        The schedule's model, when already built.
-
-    Returns
-    -------
-    ndarray of shape (n_iterations,)
-        Fitted ``metric`` of every iteration (e.g. seconds per step for ``time_s``).
-    """
+    """The ``interpolated`` method's cost model of ``metric`` at every iteration, shape
+    ``(n_iterations,)`` (seconds per step for ``time_s``), through every ok measured point: the curve
+    reports plot against ``seq_len``. ``measurements`` are matched to the points by signature."""
     rows = seqpoint_rows(schedule, seqpoints)
     matched = match_measurements(seqpoints, measurements)
     ok = np.array([m.ok and metric in projectable_values(m) for m in matched], dtype=bool)

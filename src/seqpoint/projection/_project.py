@@ -1,11 +1,10 @@
 """Project whole-run totals of any metric from per-SeqPoint measurements, with an interval.
-
-``weighted`` is the SeqPoint paper's ``Σ_i weight_i · value_i``; ``interpolated`` sums the
-cost model of :class:`ScheduleModel` over every iteration (exact for a cost linear in
-tokens, and when every signature is measured); peak metrics take the fitted maximum. The
-interval is in :mod:`._intervals` (a device model's ``model_<gpu>_s`` adds the model's own error); ``first_occurrence_s`` and ``run_time_s`` (steady state
-plus cold steps, :mod:`._cold`) are derived from ``time_s`` (``first_occurrence_instructions``
-and ``run_instructions`` from ``instructions``, the same way)."""
+``weighted`` is the SeqPoint paper's ``Σ_i weight_i · value_i``; ``interpolated`` sums the cost
+model of :class:`ScheduleModel` over every iteration (exact for a cost linear in tokens, and when
+every signature is measured); peak metrics take the fitted maximum. The interval is in
+:mod:`._intervals` (a device model's ``model_<gpu>_s`` adds the model's own error);
+``first_occurrence_s`` and ``run_time_s`` (steady state plus cold steps, :mod:`._cold`) derive from
+``time_s``, as ``*_instructions`` from ``instructions``."""
 
 from __future__ import annotations
 
@@ -163,24 +162,19 @@ def nonnegative_interval(lo: float, hi: float) -> tuple[float, float]:
     return max(lo, 0.0), max(hi, 0.0)
 
 
-def project(
-    schedule: IterationSchedule, seqpoints: SeqPoints, measurements: Measurements | Iterable[Measurement], *,
-    method: str = "weighted", metrics: Iterable[str] | None = None, confidence: float = 0.95,
-    context: ScheduleModel | None = None, cold: str = "auto", in_run_correction: bool = False,
-) -> Projection:
+def project(schedule: IterationSchedule, seqpoints: SeqPoints, measurements: Measurements | Iterable[Measurement], *,
+            method: str = "weighted", metrics: Iterable[str] | None = None, confidence: float = 0.95,
+            context: ScheduleModel | None = None, cold: str = "auto", in_run_correction: bool = False) -> Projection:
     """Project run totals of measured metrics from the SeqPoints' measurements.
 
     Parameters
     ----------
-    schedule : IterationSchedule
-        The run the SeqPoints were chosen from (their iterations and signatures are checked).
-    seqpoints : SeqPoints
-        Points and weights.
+    schedule, seqpoints : IterationSchedule, SeqPoints
+        The run and the points chosen from it (their iterations and signatures are checked).
     measurements : Measurements or iterable of Measurement
-        One per SeqPoint, matched by signature. Points not ``ok`` are projected from the
-        others and the result is ``complete=False``.
-        A ``torch.compile``d workload's ``Measurements.compile`` adds ``compile_s``, its
-        one-off compilations, to ``run_time_s``.
+        One per SeqPoint, matched by signature; points not ``ok`` are projected from the others
+        (``complete=False``). A compiled workload's ``Measurements.compile`` adds its one-off
+        compilations, ``compile_s``, to ``run_time_s``.
     method : {"weighted", "interpolated"}
         Projection (see the module docstring).
     metrics : iterable of str, optional
@@ -189,7 +183,7 @@ def project(
     confidence : float
         Confidence level of the interval, in (0, 1).
     context : ScheduleModel, optional
-        The schedule's model, shared by several projections of it; built here when omitted.
+        The schedule's model, shared by several projections of it.
     cold : {"auto", "first_step", "window"}
         Calibration of the cold-step term: each point's cold first step, or the timed
         in-sequence window ``measurements.window`` (``auto``: the window when there is one).
@@ -245,12 +239,11 @@ def project(
     compiled = getattr(measurements, "compile", None)
     compile_term = out.add_compile(compiled) if compiled and term is not None and step == STEADY_TIME else {}
     return Projection(
-        n_iterations=len(schedule), method=method, totals=out.totals, interval=out.interval,
-        complete=bool(ok.all()), n_points=int(ok.sum()), confidence=confidence,
+        n_iterations=len(schedule), method=method, totals=out.totals, interval=out.interval, complete=bool(ok.all()),
+        n_points=int(ok.sum()), confidence=confidence,
         failed=tuple(p.iteration for p, good in zip(seqpoints.points, ok, strict=True) if not good),
-        representation=out.representation, noise=out.noise, processes=processes, in_run_gap=gap,
-        in_run_ratio=r, process_totals=out.process_totals,
-        cold_steps=term.counts if term is not None else {},
+        representation=out.representation, noise=out.noise, processes=processes, in_run_gap=gap, in_run_ratio=r,
+        process_totals=out.process_totals, cold_steps=term.counts if term is not None else {},
         cold_term=term.to_dict(out.totals[derived_of(step)[1]]) if term is not None and step is not None else {},
         compile_term=compile_term)
 

@@ -64,21 +64,18 @@ class Speedup:
         return (self.interval[1] - self.value) / abs(self.value) if self.value else 0.0
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "metric": self.metric, "speedup": self.value, "interval": list(self.interval),
-            "per_category": dict(self.per_category), "total_a": self.total_a, "total_b": self.total_b,
-            "method": self.method, "complete": self.complete, "confidence": self.confidence,
-            "steady_speedup": self.steady_value, "representation": self.representation, "noise": self.noise,
-            **({"pairs": self.pairs} if self.pairs else {}),
-            **({"in_run_gap": self.in_run_gap} if self.in_run_gap else {}),
-        }
+        return {"metric": self.metric, "speedup": self.value, "interval": list(self.interval),
+                "per_category": dict(self.per_category), "total_a": self.total_a, "total_b": self.total_b,
+                "method": self.method, "complete": self.complete, "confidence": self.confidence,
+                "steady_speedup": self.steady_value, "representation": self.representation, "noise": self.noise,
+                **({"pairs": self.pairs} if self.pairs else {}),
+                **({"in_run_gap": self.in_run_gap} if self.in_run_gap else {})}
 
 
-def project_speedup(
-    schedule: IterationSchedule, seqpoints: SeqPoints, meas_a: Measurements | Iterable[Measurement],
-    meas_b: Measurements | Iterable[Measurement], *, metric: str = "auto", method: str = "weighted",
-    confidence: float = 0.95, context: ScheduleModel | None = None, noise: str = "independent",
-) -> Speedup:
+def project_speedup(schedule: IterationSchedule, seqpoints: SeqPoints, meas_a: Measurements | Iterable[Measurement],
+                    meas_b: Measurements | Iterable[Measurement], *, metric: str = "auto", method: str = "weighted",
+                    confidence: float = 0.95, context: ScheduleModel | None = None, noise: str = "independent",
+                    ) -> Speedup:
     """Project the speedup ``T_a / T_b`` of a whole run from two measurement sets.
 
     Both sets are projected on the same SeqPoints; representation errors largely cancel in
@@ -87,22 +84,17 @@ def project_speedup(
 
     Parameters
     ----------
-    schedule : IterationSchedule
-        The run.
-    seqpoints : SeqPoints
-        The points both sets measured.
     meas_a, meas_b : Measurements or iterable of Measurement
-        Baseline (a) and new (b) configuration.
+        Baseline (a) and new (b) configuration, measured on ``seqpoints`` of ``schedule``.
     metric : str
-        Metric to compare; ``auto`` compares ``run_time_s`` (with each configuration's
-        cold-step term) when both sets measured their first steps, else ``time_s``.
-        Per-category speedups cover the ``breakdown_s`` categories of both sets.
+        Metric to compare; ``auto``: ``run_time_s`` (with each configuration's cold-step term)
+        when both sets measured their first steps, else ``time_s``. Per-category speedups cover
+        the ``breakdown_s`` categories of both sets.
     method : {"weighted", "interpolated"}
-        Projection method.
     confidence : float
         Confidence level in (0, 1).
     context : ScheduleModel, optional
-        The schedule's model, shared by the four projections; built here when omitted.
+        The schedule's model, shared by the four projections.
     noise : {"independent", "pairs"}
         ``independent`` (default): the two totals' relative noise combined in quadrature.
         ``pairs``: both sets spread over the same ``P >= 2`` worker processes; a's worker

@@ -21,43 +21,22 @@ __all__ = ["geomean_abs_error", "project_cost"]
 def project_cost(schedule: IterationSchedule, selection: BaseSelector | SeqPoints,
                  cost: Callable[[IterationSchedule], ArrayLike] | ArrayLike, *, method: str = "weighted",
                  context: ScheduleModel | None = None) -> float:
-    """Project the run total of a cost known for every iteration (synthetic benchmarks).
-
-    Parameters
-    ----------
-    schedule : IterationSchedule
-        The run.
-    selection : fitted selector or SeqPoints
-        The points and weights.
-    cost : callable or array_like of shape (n_iterations,)
-        ``cost(schedule)`` or the per-iteration costs themselves; only the chosen
-        iterations' values are used, as if they had been measured.
-    method : {"weighted", "interpolated"}
-        Projection.
-    context : ScheduleModel, optional
-        The schedule's model, shared by several ``interpolated`` projections of it.
-
-    Returns
-    -------
-    float
-        Projected run total; compare with ``cost.sum()``.
-    """
+    """Project the run total of a cost known for every iteration (synthetic benchmarks) from the
+    points and weights of ``selection`` (a fitted selector or SeqPoints): ``cost`` is
+    ``cost(schedule)`` or the costs themselves, shape ``(n_iterations,)``, of which only the
+    points' are used, as if measured. Compare the result with ``cost.sum()``."""
     check_method(method, "project_cost")
     values = np.asarray(cost(schedule) if callable(cost) else cost, dtype=np.float64)
     if values.shape != (len(schedule),):
-        raise InputError(
-            f"project_cost needs one cost per iteration, shape ({len(schedule)},). Got {values.shape}."
-        )
+        raise InputError(f"project_cost needs one cost per iteration, shape ({len(schedule)},). Got {values.shape}.")
     if isinstance(selection, SeqPoints):
         rows = seqpoint_rows(schedule, selection)
         weights = np.array([p.weight for p in selection.points], dtype=np.float64)
     else:
         rows, weights = selection.points_, selection.weights_
         if selection.n_iterations_ != len(schedule):
-            raise InputError(
-                f"The selector was fitted on {selection.n_iterations_} iterations but the schedule has "
-                f"{len(schedule)}; pass the fitted schedule."
-            )
+            raise InputError(f"The selector was fitted on {selection.n_iterations_} iterations but the schedule "
+                             f"has {len(schedule)}; pass the fitted schedule.")
     if method == "weighted":
         return weighted_projection(values, rows, weights)
     model = model_for(schedule, context)
@@ -66,19 +45,11 @@ def project_cost(schedule: IterationSchedule, selection: BaseSelector | SeqPoint
 
 
 def geomean_abs_error(errors: ArrayLike) -> float:
-    """Geometric mean of ``|errors|`` (how the SeqPoint paper summarises errors).
-
-    Parameters
-    ----------
-    errors : array_like of shape (n,)
-        Relative errors; signs are ignored. An exact (zero) error makes the geometric
-        mean 0.
-    """
+    """Geometric mean of ``|errors|``, shape ``(n,)`` (how the SeqPoint paper summarises relative
+    errors); an exact (zero) error makes it 0."""
     e = np.abs(np.asarray(errors, dtype=np.float64)).ravel()
     if e.size == 0:
         raise InputError("geomean_abs_error needs at least one error; got an empty array.")
     if not np.all(np.isfinite(e)):
         raise InputError("geomean_abs_error got a non-finite error; check the projections.")
-    if np.any(e == 0):
-        return 0.0
-    return float(np.exp(np.mean(np.log(e))))
+    return 0.0 if np.any(e == 0) else float(np.exp(np.mean(np.log(e))))

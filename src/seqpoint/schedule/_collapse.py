@@ -1,18 +1,16 @@
 """Fast collapse of signature columns to their unique rows, counts and inverse map:
 ``np.unique(axis=0)`` takes seconds on 10M rows, so the columns are packed into one int64
-key (mixed radix, same lexicographic order) and counted without a sort when its range is small.
-"""
+key (mixed radix, same lexicographic order) and counted without a sort when its range is small."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 import numpy as np
-from numpy.typing import NDArray
+
+from seqpoint._signature import IntArray
 
 __all__ = ["unique_rows"]
-
-IntArray = NDArray[np.int64]
 
 # Counting with bincount beats sorting while the key range stays within a few times
 # the number of rows; the cap bounds the temporary count array (8 bytes per slot).

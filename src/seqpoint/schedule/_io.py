@@ -18,7 +18,7 @@ from seqpoint.exceptions import AdjustedInputWarning, InputError
 from seqpoint.schedule._rows import read_rows, rows_path, write_rows
 from seqpoint.schedule._schedule import COLUMNS, RANK_COLUMN, IterationSchedule
 
-__all__ = ["read_schedule", "write_schedule"]
+__all__ = ["meta_path", "read_schedule", "write_schedule"]
 
 _HEADER = ",".join(COLUMNS)
 _INTEGERS = "every schedule value must be an integer."
@@ -26,7 +26,8 @@ _INTEGERS = "every schedule value must be an integer."
 _NOT_INTEGER_TEXT = re.compile(r"[^0-9,+\- \t\n]")
 
 
-def _meta_path(path: Path) -> Path:
+def meta_path(path: Path) -> Path:
+    """The ``<file>.meta.json`` sidecar of a schedule or trace file."""
     return path.with_name(path.name + ".meta.json")
 
 
@@ -55,7 +56,7 @@ def write_schedule(schedule: IterationSchedule, path: str | Path) -> Path:
             raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
         raise
     if schedule.meta:
-        write_text(json.dumps(schedule.meta, indent=2, default=str), _meta_path(path))
+        write_text(json.dumps(schedule.meta, indent=2, default=str), meta_path(path))
     write_rows(schedule.rows, path)
     return path
 
@@ -71,15 +72,9 @@ def _write_csv(data: np.ndarray, path: Path, names: list[str]) -> None:
 
 
 def read_schedule(path: str | Path) -> IterationSchedule:
-    """Read and check a schedule written by :func:`write_schedule` (or any CSV with the
-    contract header and integer rows).
-
-    Raises
-    ------
-    InputError
-        The file is missing, not UTF-8, or breaks the schedule contract; one line naming
-        the file, the line or row, and the fix.
-    """
+    """Read and check a schedule written by :func:`write_schedule` (or any CSV with the contract
+    header and integer rows); a missing, non-UTF-8 or bad file is one InputError line naming the
+    file, the line or row, and the fix."""
     from seqpoint.schedule._schema import check_columns, check_meta
 
     path = Path(path)
@@ -95,7 +90,7 @@ def read_schedule(path: str | Path) -> IterationSchedule:
     else:
         cols, row_label = _read_csv(path)
         check_columns(cols, source=str(path), row_label=row_label)
-        meta_file = _meta_path(path)
+        meta_file = meta_path(path)
         source = str(meta_file)
         meta = read_json(meta_file, what="Schedule sidecar", made_by="seqpoint schedule") if meta_file.is_file() else {}
     rank = cols.pop(RANK_COLUMN, None)
@@ -126,9 +121,8 @@ def _read_parquet(path: Path) -> tuple[dict[str, np.ndarray], object]:
     for c in [*COLUMNS, RANK_COLUMN] if RANK_COLUMN in table.column_names else COLUMNS:
         column = table.column(c)
         if not pa.types.is_integer(column.type):
-            raise InputError(f"{path}: column {c!r} has type {column.type}; every schedule column "
-                             "must be an integer. Write the schedule again with 'seqpoint "
-                             "schedule'.")
+            raise InputError(f"{path}: column {c!r} has type {column.type}; every schedule column must be an "
+                             "integer. Write the schedule again with 'seqpoint schedule'.")
         if column.null_count:
             raise InputError(f"{path}: column {c!r} has {column.null_count} empty value(s); every row needs a value.")
         arr = column.to_numpy()

@@ -10,11 +10,11 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from seqpoint._signature import IntArray
 from seqpoint.exceptions import InputError
 
 __all__ = ["RowLengths", "read_rows", "rows_path", "write_rows"]
 
-IntArray = NDArray[np.int64]
 _Row = Sequence[int] | NDArray[np.integer]
 _ARRAYS = ("offsets", "lengths", "tgt_lengths", "row_of")
 
@@ -22,25 +22,17 @@ _ARRAYS = ("offsets", "lengths", "tgt_lengths", "row_of")
 @dataclass(frozen=True, eq=False)
 class RowLengths:
     """Real (unpadded) length of every sequence of every iteration: iteration ``i`` holds
-    ``lengths[offsets[i]:offsets[i + 1]]`` (a padded batch's samples, a packed row's documents).
-
-    Attributes
-    ----------
-    offsets : ndarray of shape (n_iterations + 1,), int64
-        Starts of each iteration's sequences; ``offsets[0] == 0``, non-decreasing.
-    lengths : ndarray of shape (n_sequences,), int64
-        Source length of every sequence, tokens or frames.
-    tgt_lengths : ndarray of shape (n_sequences,), int64, or None
-        Target length of every sequence (encoder-decoder models), else None.
-    row_of : ndarray of shape (n_sequences,), int64, or None
-        Packed batches only: the row (``0..batch_size-1``) holding each document piece,
-        non-decreasing within an iteration; None when every sequence is its own row.
-    """
+    ``lengths[offsets[i]:offsets[i + 1]]`` (a padded batch's samples, a packed row's documents)."""
 
     offsets: IntArray
+    """Starts of each iteration's sequences, shape ``(n_iterations + 1,)``: from 0, non-decreasing."""
     lengths: IntArray
+    """Source length of every sequence, shape ``(n_sequences,)``, tokens or frames."""
     tgt_lengths: IntArray | None = None
+    """Target length of every sequence (encoder-decoder models), else None."""
     row_of: IntArray | None = None
+    """Packed batches only: the row (``0..batch_size-1``) holding each document piece,
+    non-decreasing within an iteration; None when every sequence is its own row."""
 
     def __post_init__(self) -> None:
         for name in _ARRAYS:
@@ -53,9 +45,8 @@ class RowLengths:
             object.__setattr__(self, name, np.ascontiguousarray(arr, dtype=np.int64))
         off, n = self.offsets, self.lengths.shape[0]
         if off.shape[0] < 1 or off[0] != 0 or off[-1] != n or np.any(np.diff(off) < 0):
-            raise InputError("RowLengths.offsets must start at 0, never decrease and end at the "
-                             f"number of lengths ({n}). Got {off.shape[0]} offsets ending at "
-                             f"{int(off[-1]) if off.size else None}.")
+            raise InputError(f"RowLengths.offsets must start at 0, never decrease and end at the number of lengths "
+                             f"({n}). Got {off.shape[0]} offsets ending at {int(off[-1]) if off.size else None}.")
         if np.any(self.lengths < 0) or (self.tgt_lengths is not None and np.any(self.tgt_lengths < 0)):
             raise InputError("RowLengths lengths must be >= 0.")
         if self.tgt_lengths is not None and self.tgt_lengths.shape[0] != n:
@@ -71,17 +62,15 @@ class RowLengths:
                                  f"({n}), non-decreasing within each iteration.")
 
     @classmethod
-    def from_order(cls, order: NDArray[np.integer], offsets: NDArray[np.integer],
-                   src_lengths: NDArray[np.integer], tgt_lengths: NDArray[np.integer] | None = None,
-                   ) -> RowLengths:
+    def from_order(cls, order: NDArray[np.integer], offsets: NDArray[np.integer], src_lengths: NDArray[np.integer],
+                   tgt_lengths: NDArray[np.integer] | None = None) -> RowLengths:
         """The rows of batches given as sample indices ``order`` cut at ``offsets``."""
         idx = np.asarray(order, dtype=np.int64)
         tgt = None if tgt_lengths is None else np.asarray(tgt_lengths, dtype=np.int64)[idx]
         return cls(np.asarray(offsets, dtype=np.int64), np.asarray(src_lengths, dtype=np.int64)[idx], tgt)
 
     @classmethod
-    def from_lists(cls, lengths: Sequence[_Row], tgt_lengths: Sequence[_Row] | None = None
-                   ) -> RowLengths:
+    def from_lists(cls, lengths: Sequence[_Row], tgt_lengths: Sequence[_Row] | None = None) -> RowLengths:
         """From one sequence of lengths per iteration (and optionally of target lengths)."""
         def flat(rows: Sequence[_Row]) -> IntArray:
             return np.concatenate([np.asarray(x, dtype=np.int64) for x in rows]) if rows else np.zeros(0, np.int64)
@@ -95,7 +84,6 @@ class RowLengths:
 
     @property
     def n_iterations(self) -> int:
-        """Iterations (rows of the schedule) covered."""
         return len(self)
 
     def row(self, i: int) -> tuple[IntArray, IntArray | None]:
@@ -109,9 +97,7 @@ class RowLengths:
 
     def packed_row_of(self, i: int) -> IntArray | None:
         """The packed row of each sequence of iteration ``i``, or None (see ``row_of``)."""
-        if self.row_of is None:
-            return None
-        return self.row_of[int(self.offsets[i]):int(self.offsets[i + 1])]
+        return None if self.row_of is None else self.row_of[int(self.offsets[i]):int(self.offsets[i + 1])]
 
     def take(self, rows: ArrayLike) -> RowLengths:
         """The rows of the given iterations (indices or boolean mask), in that order."""

@@ -10,21 +10,17 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from seqpoint._signature import SIGNATURE_FIELDS
+from seqpoint._signature import SIGNATURE_FIELDS, IntArray
 from seqpoint.exceptions import ConfigError, InputError
 from seqpoint.schedule._collapse import unique_rows
 from seqpoint.schedule._rows import RowLengths
 
-__all__ = [
-    "COLUMNS", "RANK_COLUMN", "SIGNATURE_COLUMNS", "IterationSchedule", "from_batches",
-    "rank_layout_error", "round_up", "set_columns",
-]
+__all__ = ["COLUMNS", "RANK_COLUMN", "SIGNATURE_COLUMNS", "IterationSchedule", "from_batches",
+           "rank_layout_error", "round_up", "set_columns"]
 
 #: Column order of the schedule, as in the CSV header of the command-line contract.
-COLUMNS: tuple[str, ...] = (
-    "iteration", "epoch", "batch_size", "seq_len", "tgt_len", "tokens", "padded_tokens",
-    "sum_sq_len",
-)
+COLUMNS: tuple[str, ...] = ("iteration", "epoch", "batch_size", "seq_len", "tgt_len", "tokens",
+                            "padded_tokens", "sum_sq_len")
 
 #: The optional column of a data-parallel schedule, written after :data:`COLUMNS`.
 RANK_COLUMN = "rank"
@@ -32,19 +28,13 @@ RANK_COLUMN = "rank"
 #: The tuple that fixes an iteration's cost for padded batches.
 SIGNATURE_COLUMNS: tuple[str, ...] = SIGNATURE_FIELDS[:3]
 
-IntArray = NDArray[np.int64]
-
 
 def round_up(x: IntArray, multiple: int) -> IntArray:
     """Round every element of ``x`` up to a multiple of ``multiple`` (1 leaves it as is)."""
-    if multiple <= 1:
-        return x
-    return -(-x // multiple) * multiple
+    return x if multiple <= 1 else -(-x // multiple) * multiple
 
 
-def set_columns(
-    obj: object, names: Sequence[str], *, what: str, dtypes: Mapping[str, type] | None = None
-) -> int:
+def set_columns(obj: object, names: Sequence[str], *, what: str, dtypes: Mapping[str, type] | None = None) -> int:
     """Make each named attribute of a frozen dataclass (None ones skipped) a contiguous 1-D
     array of as many rows as the first; return the rows. ``what`` names the table in errors."""
     n: int | None = None
@@ -58,63 +48,44 @@ def set_columns(
         if n is None:
             n = arr.shape[0]
         elif arr.shape[0] != n:
-            raise InputError(f"{what} column {name!r} has {arr.shape[0]} rows; expected {n} like "
-                             "'iteration'.")
+            raise InputError(f"{what} column {name!r} has {arr.shape[0]} rows; expected {n} like 'iteration'.")
         object.__setattr__(obj, name, arr)
     return n or 0
 
 
 @dataclass(frozen=True, eq=False)
 class IterationSchedule:
-    """Exact sequence of batch shapes a training run sees, one row per iteration.
-
-    Every column is an int64 array of shape ``(n_iterations,)``.
-
-    Attributes
-    ----------
-    iteration : ndarray
-        Global iteration index, 0-based, increasing.
-    epoch : ndarray
-        Epoch the iteration belongs to, 0-based.
-    batch_size : ndarray
-        Sequences (samples, or packed rows) in the batch.
-    seq_len : ndarray
-        Padded source length of the batch, tokens or frames.
-    tgt_len : ndarray
-        Padded target length (encoder-decoder models); 0 for single-sequence models.
-    tokens : ndarray
-        Real (unpadded) source plus target tokens in the batch.
-    padded_tokens : ndarray
-        ``batch_size * (seq_len + tgt_len)``: tokens the model actually computes on.
-    sum_sq_len : ndarray
-        Sum of the sequences' (packed: documents') squared real source lengths.
-    meta : dict
-        Free-form provenance (policy, parameters, source); saved beside the data.
-    rank : ndarray or None
-        Data-parallel rank of every row (``world_size`` rows per iteration, ranks in
-        order); None for a single-process run.
-    rows : RowLengths or None
-        Real length of every sequence of every iteration, when the source knows them.
-    """
+    """Exact sequence of batch shapes a training run sees, one row per iteration; every
+    column is an int64 array of shape ``(n_iterations,)``."""
 
     iteration: IntArray
+    """Global iteration index, 0-based, increasing."""
     epoch: IntArray
+    """Epoch of the iteration, 0-based."""
     batch_size: IntArray
+    """Sequences (samples, or packed rows) in the batch."""
     seq_len: IntArray
+    """Padded source length of the batch, tokens or frames."""
     tgt_len: IntArray
+    """Padded target length (encoder-decoder models); 0 for single-sequence models."""
     tokens: IntArray
+    """Real (unpadded) source plus target tokens in the batch."""
     padded_tokens: IntArray
+    """``batch_size * (seq_len + tgt_len)``: tokens the model actually computes on."""
     sum_sq_len: IntArray
+    """Sum of the sequences' (packed: documents') squared real source lengths."""
     meta: dict[str, Any] = field(default_factory=dict)
+    """Free-form provenance (policy, parameters, source); saved beside the data."""
     rank: IntArray | None = None
-    # Set with with_rows(), so IterationSchedule(**cols) never carries stale rows.
+    """Data-parallel rank of every row (``world_size`` rows per iteration, ranks in order)."""
     rows: RowLengths | None = field(default=None, init=False, repr=False, compare=False)
+    """Real length of every sequence of every iteration, when known; set with :meth:`with_rows`,
+    so ``IterationSchedule(**cols)`` never carries stale rows."""
 
     def __post_init__(self) -> None:
         if set_columns(self, (*COLUMNS, RANK_COLUMN), what="Schedule") == 0:
             raise InputError("The schedule is empty: the batching produced no iteration.")
-        for name, why in (("batch_size", "every batch needs a sequence"),
-                          ("seq_len", "lengths must be positive")):
+        for name, why in (("batch_size", "every batch needs a sequence"), ("seq_len", "lengths must be positive")):
             low = np.flatnonzero(getattr(self, name) < 1)
             if low.size:
                 raise InputError(f"Schedule row {int(low[0])} has {name} < 1; {why}.")
@@ -126,9 +97,7 @@ class IterationSchedule:
                 raise InputError(f"Schedule {problem}.")
 
     @classmethod
-    def from_columns(
-        cls, columns: Mapping[str, Any], meta: dict[str, Any] | None = None
-    ) -> IterationSchedule:
+    def from_columns(cls, columns: Mapping[str, Any], meta: dict[str, Any] | None = None) -> IterationSchedule:
         """Build from columns; only ``batch_size`` and ``seq_len`` are required (``iteration``
         ``0..n-1``, ``epoch``/``tgt_len`` 0, ``tokens = padded_tokens``, ``sum_sq_len = b·s²``)."""
         for req in ("batch_size", "seq_len"):
@@ -151,12 +120,10 @@ class IterationSchedule:
 
     @property
     def n_iterations(self) -> int:
-        """Number of iterations (rows)."""
         return len(self)
 
     @property
     def n_epochs(self) -> int:
-        """Number of distinct epochs."""
         return int(np.unique(self.epoch).shape[0])
 
     @property
@@ -178,9 +145,7 @@ class IterationSchedule:
     @property
     def world_size(self) -> int:
         """Data-parallel ranks (1 for a single-process schedule)."""
-        if self.rank is None:
-            return 1
-        return int(self.meta.get("world_size", int(self.rank.max()) + 1))
+        return 1 if self.rank is None else int(self.meta.get("world_size", int(self.rank.max()) + 1))
 
     @property
     def n_steps(self) -> int:
@@ -191,8 +156,7 @@ class IterationSchedule:
         """The rows of one rank (in ``0..world_size-1``) as a single-process schedule."""
         w = self.world_size
         if not 0 <= rank < w:
-            raise ConfigError(f"Rank {rank} is not below the world size {w}; give a rank in "
-                              f"0..{w - 1}.")
+            raise ConfigError(f"Rank {rank} is not below the world size {w}; give a rank in 0..{w - 1}.")
         if self.rank is None:
             return self
         idx = np.flatnonzero(self.rank == rank)
@@ -246,11 +210,8 @@ class IterationSchedule:
         return self.take(self.epoch < int(self.epoch.min()) + first)
 
     def __repr__(self) -> str:
-        return (
-            f"IterationSchedule(n_iterations={len(self)}, n_epochs={self.n_epochs}, "
-            f"seq_len=[{int(self.seq_len.min())}..{int(self.seq_len.max())}], "
-            f"meta={self.meta!r})"
-        )
+        return (f"IterationSchedule(n_iterations={len(self)}, n_epochs={self.n_epochs}, "
+                f"seq_len=[{int(self.seq_len.min())}..{int(self.seq_len.max())}], meta={self.meta!r})")
 
     def equals(self, other: IterationSchedule) -> bool:
         """Column-wise equality, ``rank`` included (meta ignored)."""
@@ -289,26 +250,13 @@ def rank_layout_error(iteration: IntArray, rank: IntArray, world_size: int | Non
     return None
 
 
-def from_batches(
-    order: NDArray[np.integer], offsets: NDArray[np.integer], batch_epoch: NDArray[np.integer],
-    src_lengths: NDArray[np.integer], tgt_lengths: NDArray[np.integer] | None = None, *,
-    pad_to_multiple_of: int = 1, meta: dict[str, Any] | None = None,
-) -> IterationSchedule:
-    """Build the schedule of batches given as a flat index order cut at ``offsets``.
-
-    Parameters
-    ----------
-    order : ndarray of shape (n_assigned,)
-        Sample indices in the order the run consumes them, all epochs concatenated.
-    offsets : ndarray of shape (n_batches + 1,)
-        Batch ``b`` is ``order[offsets[b]:offsets[b + 1]]``; strictly increasing, starting at 0.
-    batch_epoch : ndarray of shape (n_batches,)
-        Epoch of every batch.
-    src_lengths, tgt_lengths : ndarray of shape (n_samples,)
-        Source (and optional target) length of every sample, tokens or frames.
-    pad_to_multiple_of : int
-        Padded lengths are rounded up to a multiple of this.
-    """
+def from_batches(order: NDArray[np.integer], offsets: NDArray[np.integer], batch_epoch: NDArray[np.integer],
+                 src_lengths: NDArray[np.integer], tgt_lengths: NDArray[np.integer] | None = None, *,
+                 pad_to_multiple_of: int = 1, meta: dict[str, Any] | None = None) -> IterationSchedule:
+    """The schedule of batches given as sample indices ``order`` (all epochs, as the run consumes
+    them) cut at ``offsets``: batch ``b`` is ``order[offsets[b]:offsets[b + 1]]`` (strictly
+    increasing from 0) of epoch ``batch_epoch[b]``, over per-sample ``src_lengths`` (and
+    ``tgt_lengths``), padded lengths rounded up to a multiple of ``pad_to_multiple_of``."""
     order = np.asarray(order, dtype=np.int64)
     offsets = np.asarray(offsets, dtype=np.int64)
     starts = offsets[:-1]

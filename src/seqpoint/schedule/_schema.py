@@ -1,8 +1,7 @@
-"""The contract of a schedule file, checked once column by column (vectorised): the bounds
-of :data:`_BOUNDS`, iterations strictly increasing (or the rank layout), epochs
-non-decreasing, ``tokens <= padded_tokens = batch_size * (seq_len + tgt_len)``; and the
-``.meta.json`` sidecar by a pydantic schema (imported only by the readers).
-"""
+"""The contract of a schedule file, checked once column by column (vectorised): the bounds of
+:data:`_BOUNDS`, iterations strictly increasing (or the rank layout), epochs non-decreasing,
+``tokens <= padded_tokens = batch_size * (seq_len + tgt_len)``; and the ``.meta.json`` sidecar by
+a pydantic schema (imported only by the readers)."""
 
 from __future__ import annotations
 
@@ -13,6 +12,7 @@ from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict
 
 from seqpoint._jsonio import MAX_COUNT, MAX_LENGTH, validate
+from seqpoint._signature import IntArray
 from seqpoint.exceptions import InputError
 from seqpoint.schedule._schedule import RANK_COLUMN, rank_layout_error
 
@@ -20,14 +20,11 @@ __all__ = ["ScheduleMetaSchema", "check_columns", "check_meta"]
 
 _FIX = "write the schedule again with 'seqpoint schedule'"
 
-IntArray = NDArray[np.int64]
-
 #: Column → (lowest, highest) value a file may hold.
 _BOUNDS: dict[str, tuple[int, int]] = {
-    "iteration": (0, MAX_LENGTH), "epoch": (0, MAX_LENGTH), "batch_size": (1, MAX_LENGTH),
-    "seq_len": (1, MAX_LENGTH), "tgt_len": (0, MAX_LENGTH), "tokens": (0, MAX_COUNT),
-    "padded_tokens": (1, MAX_COUNT), "sum_sq_len": (0, MAX_COUNT),
-}
+    "iteration": (0, MAX_LENGTH), "epoch": (0, MAX_LENGTH), "batch_size": (1, MAX_LENGTH), "seq_len": (1, MAX_LENGTH),
+    "tgt_len": (0, MAX_LENGTH), "tokens": (0, MAX_COUNT), "padded_tokens": (1, MAX_COUNT),
+    "sum_sq_len": (0, MAX_COUNT)}
 
 
 class ScheduleMetaSchema(BaseModel):
@@ -53,8 +50,7 @@ def check_columns(cols: Mapping[str, IntArray], *, source: str, row_label: Calla
 
     def fail(rows: NDArray[np.bool_], what: str) -> None:
         i = int(np.flatnonzero(rows)[0])
-        raise InputError(f"{source}: {row_label(i)} (iteration {int(cols['iteration'][i])}): "
-                         f"{what}; {_FIX}.")
+        raise InputError(f"{source}: {row_label(i)} (iteration {int(cols['iteration'][i])}): {what}; {_FIX}.")
 
     for name, (low, high) in _BOUNDS.items():
         bad = (cols[name] < low) | (cols[name] > high)

@@ -6,39 +6,28 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 import numpy as np
-from numpy.typing import NDArray
 
+from seqpoint._signature import IntArray
 from seqpoint.schedule._collapse import unique_rows
 from seqpoint.schedule._schedule import SIGNATURE_COLUMNS, IterationSchedule
 
 __all__ = ["ScheduleSummary", "SignatureTable", "signature_table", "summarize"]
 
-IntArray = NDArray[np.int64]
-
 
 @dataclass(frozen=True, eq=False)
 class SignatureTable:
-    """Unique signatures of a schedule, with counts and the iteration-to-signature map.
-
-    Attributes
-    ----------
-    columns : tuple of str
-        Names of the signature columns (``batch_size, seq_len, tgt_len[, sum_sq_len]``).
-    signatures : ndarray of shape (n_unique, n_columns)
-        Unique signature rows, sorted lexicographically.
-    counts : ndarray of shape (n_unique,)
-        Iterations with each signature; sums to ``n_iterations``.
-    inverse : ndarray of shape (n_iterations,)
-        Index into ``signatures`` of every iteration.
-    packed : bool
-        True when ``sum_sq_len`` is part of the signature.
-    """
+    """Unique signatures of a schedule, with counts and the iteration-to-signature map."""
 
     columns: tuple[str, ...]
+    """Names of the signature columns (``batch_size, seq_len, tgt_len[, sum_sq_len]``)."""
     signatures: IntArray
+    """Unique signature rows, sorted lexicographically, shape ``(n_unique, n_columns)``."""
     counts: IntArray
+    """Iterations with each signature, shape ``(n_unique,)``; sums to ``n_iterations``."""
     inverse: IntArray
+    """Index into ``signatures`` of every iteration, shape ``(n_iterations,)``."""
     packed: bool
+    """True when ``sum_sq_len`` is part of the signature."""
 
     def __len__(self) -> int:
         return int(self.counts.shape[0])
@@ -58,8 +47,7 @@ class SignatureTable:
         return unique_rows([self.column(c) for c in SIGNATURE_COLUMNS])[2]
 
     def first_rows(self, which: IntArray) -> IntArray:
-        """Row position of the first iteration of each distinct signature index in ``which``,
-        shape ``(k,)``."""
+        """Row position of the first iteration of each distinct signature index in ``which``."""
         which = np.asarray(which, dtype=np.int64)
         lookup = np.full(len(self), -1, dtype=np.int64)
         lookup[which] = np.arange(which.shape[0], dtype=np.int64)
@@ -81,30 +69,22 @@ def signature_table(schedule: IterationSchedule) -> SignatureTable:
 
 @dataclass(frozen=True, kw_only=True)
 class ScheduleSummary:
-    """Headline numbers of a schedule."""
+    """Headline numbers of a schedule: iterations, epochs, distinct cost signatures, real and padded
+    tokens over the run, the share of padding, the padded ``seq_len``'s range and mean over
+    iterations, the batch size's range, and the ``seq_len`` histogram."""
 
     n_iterations: int
-    """Iterations in the run."""
     n_epochs: int
-    """Distinct epochs."""
     n_unique_signatures: int
-    """Distinct cost signatures ``(batch_size, seq_len, tgt_len[, sum_sq_len])``."""
     tokens: int
-    """Real tokens over the run."""
     padded_tokens: int
-    """Tokens computed on, padding included."""
     padding_ratio: float
-    """Share of computed tokens that are padding, ``1 - tokens/padded_tokens``."""
+    """``1 - tokens/padded_tokens``."""
     seq_len_min: int
-    """Shortest padded seq_len."""
     seq_len_mean: float
-    """Mean padded seq_len over iterations."""
     seq_len_max: int
-    """Longest padded seq_len."""
     batch_size_min: int
-    """Smallest batch."""
     batch_size_max: int
-    """Largest batch."""
     hist_edges: list[float]
     """Edges of the seq_len histogram (``n_bins + 1`` values)."""
     hist_counts: list[int]
@@ -120,12 +100,9 @@ def summarize(schedule: IterationSchedule, *, bins: int = 20) -> ScheduleSummary
     tokens = int(schedule.tokens.sum())
     padded = int(schedule.padded_tokens.sum())
     counts, edges = np.histogram(schedule.seq_len, bins=bins)
+    sl, bs = schedule.seq_len, schedule.batch_size
     return ScheduleSummary(
-        n_iterations=len(schedule), n_epochs=schedule.n_epochs,
-        n_unique_signatures=int(sig.shape[0]), tokens=tokens, padded_tokens=padded,
-        padding_ratio=1.0 - tokens / padded if padded else 0.0,
-        seq_len_min=int(schedule.seq_len.min()), seq_len_mean=float(schedule.seq_len.mean()),
-        seq_len_max=int(schedule.seq_len.max()), batch_size_min=int(schedule.batch_size.min()),
-        batch_size_max=int(schedule.batch_size.max()), hist_edges=[float(e) for e in edges],
-        hist_counts=[int(c) for c in counts],
-    )
+        n_iterations=len(schedule), n_epochs=schedule.n_epochs, n_unique_signatures=int(sig.shape[0]), tokens=tokens,
+        padded_tokens=padded, padding_ratio=1.0 - tokens / padded if padded else 0.0, seq_len_min=int(sl.min()),
+        seq_len_mean=float(sl.mean()), seq_len_max=int(sl.max()), batch_size_min=int(bs.min()),
+        batch_size_max=int(bs.max()), hist_edges=[float(e) for e in edges], hist_counts=[int(c) for c in counts])

@@ -1,19 +1,8 @@
-"""Run traces: the shapes and times of a real training run, one row per micro-batch.
-
-A run trace is the ground truth a projection is checked against. It is written by the
-integrations (``SeqPointCallback`` for a Hugging Face ``Trainer``, ``record`` for a plain
-loop) and read back as an :class:`~seqpoint.schedule.IterationSchedule` (one schedule row
-per micro-batch) plus the time of every optimizer step.
-
-File format (CSV or Parquet; CSV gets a ``.meta.json`` sidecar like schedules)::
-
-    iteration,epoch,micro_batch,batch_size,seq_len,tgt_len,tokens,sum_sq_len,time_s[,rank]
-
-``iteration`` counts optimizer steps, ``micro_batch`` counts the micro-batches of one step
-(gradient accumulation), ``time_s`` is the micro-batch's share of its step's wall time
-(the rows of a step sum to the step's time) and the optional ``rank`` column holds the
-data-parallel rank of a multi-process trace.
-"""
+"""Run traces: the shapes and times of a real training run, one row per micro-batch, the ground
+truth of a projection. The integrations write them (``SeqPointCallback``, ``record``); they read
+back as a schedule (one row per micro-batch) plus every optimizer step's time. A file is CSV
+(with a ``.meta.json`` sidecar) or Parquet with the columns :data:`TRACE_COLUMNS` (``rank``
+last in a multi-process trace)."""
 
 from __future__ import annotations
 
@@ -29,70 +18,46 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from seqpoint._signature import FloatArray, IntArray
 from seqpoint.exceptions import AdjustedInputWarning, InputError
+from seqpoint.schedule._io import meta_path
 from seqpoint.schedule._rows import RowLengths, read_rows, rows_path, write_rows
 from seqpoint.schedule._schedule import IterationSchedule, set_columns
 
 __all__ = ["TRACE_COLUMNS", "RunTrace", "read_trace", "write_trace"]
 
 #: Columns of a run trace file, in order (``rank`` may follow).
-TRACE_COLUMNS: tuple[str, ...] = (
-    "iteration",
-    "epoch",
-    "micro_batch",
-    "batch_size",
-    "seq_len",
-    "tgt_len",
-    "tokens",
-    "sum_sq_len",
-    "time_s",
-)
+TRACE_COLUMNS: tuple[str, ...] = ("iteration", "epoch", "micro_batch", "batch_size", "seq_len", "tgt_len",
+                                  "tokens", "sum_sq_len", "time_s")
 
 _FIX = "a run trace is written by seqpoint.integrations (SeqPointCallback or record)"
-
-IntArray = NDArray[np.int64]
-FloatArray = NDArray[np.float64]
 
 
 @dataclass(frozen=True, eq=False)
 class RunTrace:
-    """Shapes and times of a recorded training run, one row per micro-batch.
-
-    Every integer column is an int64 array of shape ``(n_rows,)``; ``time_s`` is float64.
-
-    Attributes
-    ----------
-    iteration : ndarray
-        Optimizer step the micro-batch belongs to, 0-based, non-decreasing per rank.
-    epoch : ndarray
-        Epoch of the micro-batch, 0-based.
-    micro_batch : ndarray
-        Index of the micro-batch within its optimizer step (0 without accumulation).
-    batch_size, seq_len, tgt_len, tokens, sum_sq_len : ndarray
-        The shape the model saw, as in :class:`~seqpoint.schedule.IterationSchedule`.
-    time_s : ndarray
-        Seconds of the micro-batch; the rows of a step sum to the step's time.
-    rank : ndarray or None
-        Data-parallel rank of each row; None for a single-process trace.
-    meta : dict
-        Provenance (recorder, device, model); ``packed`` marks padding-free packing.
-    rows : RowLengths or None
-        Each micro-batch's real sequence lengths, when the recorder could read them
-        (an attention mask or packed ``position_ids``); saved as ``<file>.rows.npz``.
-    """
+    """Shapes and times of a recorded training run, one row per micro-batch: int64 columns of
+    shape ``(n_rows,)``, ``time_s`` float64; the shape columns as in :class:`IterationSchedule`."""
 
     iteration: IntArray
+    """Optimizer step the micro-batch belongs to, 0-based, non-decreasing per rank."""
     epoch: IntArray
+    """Epoch of the micro-batch, 0-based."""
     micro_batch: IntArray
+    """Index of the micro-batch within its optimizer step (0 without accumulation)."""
     batch_size: IntArray
     seq_len: IntArray
     tgt_len: IntArray
     tokens: IntArray
     sum_sq_len: IntArray
     time_s: FloatArray
+    """Seconds of the micro-batch; the rows of a step sum to the step's time."""
     rank: IntArray | None = None
+    """Data-parallel rank of each row; None for a single-process trace."""
     meta: dict[str, Any] = field(default_factory=dict)
+    """Provenance (recorder, device, model); ``packed`` marks padding-free packing."""
     rows: RowLengths | None = field(default=None, repr=False)
+    """Each micro-batch's real sequence lengths, when the recorder could read them (an attention
+    mask or packed ``position_ids``); saved as ``<file>.rows.npz``."""
 
     def __post_init__(self) -> None:
         n = set_columns(self, (*TRACE_COLUMNS, "rank"), what="Trace", dtypes={"time_s": np.float64})
@@ -111,7 +76,6 @@ class RunTrace:
             raise InputError(f"Trace row {int(bad[0])} has time_s {float(self.time_s[bad[0]])}; "
                              "times must be finite and >= 0.")
 
-    # ------------------------------------------------------------------ construction
     @classmethod
     def from_rows(cls, rows: Sequence[Mapping[str, float]], meta: dict[str, Any] | None = None,
                   lengths: RowLengths | None = None) -> RunTrace:
@@ -123,7 +87,6 @@ class RunTrace:
         rank = np.asarray([r["rank"] for r in rows], dtype=np.int64) if "rank" in rows[0] else None
         return cls(**cols, rank=rank, meta=dict(meta or {}), rows=lengths)
 
-    # ------------------------------------------------------------------ views
     def __len__(self) -> int:
         return int(self.iteration.shape[0])
 
@@ -148,44 +111,25 @@ class RunTrace:
         return RunTrace(**cols, meta=dict(self.meta), rows=kept)
 
     def to_schedule(self, rank: int | None = None) -> IterationSchedule:
-        """The micro-batches as an :class:`~seqpoint.schedule.IterationSchedule`.
-
-        One schedule row per micro-batch, in trace order, iteration ids ``0..n-1``; the
-        meta keeps the optimizer step (``optimizer_step``) and micro-batch index
-        (``micro_batch``) of every row.
-
-        Parameters
-        ----------
-        rank : int, optional
-            Rank to take from a data-parallel trace; required when it holds several.
-        """
+        """The micro-batches of ``rank`` (required when the trace holds several) as a schedule:
+        one row per micro-batch, in trace order, iteration ids ``0..n-1``; the meta keeps every
+        row's optimizer step (``optimizer_step``) and ``micro_batch``."""
         if rank is None and len(self.ranks) > 1:
-            raise InputError(
-                f"The trace holds ranks {self.ranks}; pick one with rank=R "
-                "(each rank runs its own schedule)."
-            )
+            raise InputError(f"The trace holds ranks {self.ranks}; pick one with rank=R "
+                             "(each rank runs its own schedule).")
         t = self.for_rank(self.ranks[0] if rank is None else rank)
         meta = {**t.meta, "source": "trace", "optimizer_step": t.iteration.tolist(),
                 "micro_batch": t.micro_batch.tolist()}
         if t.rows is not None:
             meta["packed"] = t.rows.flattened(t.batch_size)
         return IterationSchedule(
-            iteration=np.arange(len(t), dtype=np.int64),
-            epoch=t.epoch,
-            batch_size=t.batch_size,
-            seq_len=t.seq_len,
-            tgt_len=t.tgt_len,
-            tokens=t.tokens,
-            padded_tokens=t.batch_size * (t.seq_len + t.tgt_len),
-            sum_sq_len=t.sum_sq_len,
-            meta=meta,
-        ).with_rows(t.rows)
+            iteration=np.arange(len(t), dtype=np.int64), epoch=t.epoch, batch_size=t.batch_size, seq_len=t.seq_len,
+            tgt_len=t.tgt_len, tokens=t.tokens, padded_tokens=t.batch_size * (t.seq_len + t.tgt_len),
+            sum_sq_len=t.sum_sq_len, meta=meta).with_rows(t.rows)
 
     def step_times_s(self) -> FloatArray:
-        """Seconds of every optimizer step (the sum of its micro-batches).
-
-        For a data-parallel trace a step lasts as long as its slowest rank.
-        """
+        """Seconds of every optimizer step (the sum of its micro-batches; with several ranks,
+        the slowest rank's)."""
         steps, inverse = np.unique(self.iteration, return_inverse=True)
         inverse = inverse.reshape(-1)
         if self.rank is None:
@@ -203,15 +147,8 @@ class RunTrace:
         return float(self.step_times_s().sum())
 
     def __repr__(self) -> str:
-        return (
-            f"RunTrace(n_rows={len(self)}, n_steps={np.unique(self.iteration).size}, "
-            f"ranks={self.ranks}, total_time_s={self.total_time_s:.4g})"
-        )
-
-
-# ---------------------------------------------------------------------- files
-def _meta_path(path: Path) -> Path:
-    return path.with_name(path.name + ".meta.json")
+        return (f"RunTrace(n_rows={len(self)}, n_steps={np.unique(self.iteration).size}, "
+                f"ranks={self.ranks}, total_time_s={self.total_time_s:.4g})")
 
 
 def write_trace(trace: RunTrace, path: str | Path) -> Path:
@@ -233,10 +170,9 @@ def write_trace(trace: RunTrace, path: str | Path) -> Path:
             fh.write(",".join(cols) + "\n")
             for i in range(len(trace)):
                 # repr-exact floats keep a written trace equal to the one read back.
-                fh.write(",".join(
-                    repr(float(cols[c][i])) if c == "time_s" else str(int(cols[c][i])) for c in cols
-                ) + "\n")
-        _meta_path(path).write_text(json.dumps(trace.meta, indent=2, default=str))
+                fh.write(",".join(repr(float(cols[c][i])) if c == "time_s" else str(int(cols[c][i])) for c in cols)
+                         + "\n")
+        meta_path(path).write_text(json.dumps(trace.meta, indent=2, default=str))
     write_rows(trace.rows, path)
     return path
 
@@ -244,20 +180,13 @@ def write_trace(trace: RunTrace, path: str | Path) -> Path:
 def _check_header(path: Path, names: list[str], where: str) -> None:
     missing = [c for c in TRACE_COLUMNS if c not in names]
     if missing:
-        raise InputError(
-            f"{path}: {where} lacks column(s) {', '.join(missing)}; a run trace has the columns "
-            f"{','.join(TRACE_COLUMNS)}[,rank] ({_FIX})."
-        )
+        raise InputError(f"{path}: {where} lacks column(s) {', '.join(missing)}; a run trace has the columns "
+                         f"{','.join(TRACE_COLUMNS)}[,rank] ({_FIX}).")
 
 
 def read_trace(path: str | Path) -> RunTrace:
-    """Read a run trace written by :func:`write_trace` (CSV or Parquet).
-
-    Raises
-    ------
-    InputError
-        One line naming the file, the line and column of a bad value, and the fix.
-    """
+    """Read a run trace written by :func:`write_trace` (CSV or Parquet); a bad value is one
+    InputError line naming the file, its line and column, and the fix."""
     path = Path(path)
     if not path.is_file():
         raise InputError(f"Run trace {path} does not exist; {_FIX}.")
@@ -287,7 +216,7 @@ def read_trace(path: str | Path) -> RunTrace:
     for lineno, row in rows:
         for c, at in where.items():
             values[c].append(_cell(path, lineno, c, row[at].strip() if at < len(row) else ""))
-    meta_file = _meta_path(path)
+    meta_file = meta_path(path)
     meta = json.loads(meta_file.read_text()) if meta_file.is_file() else {}
     rank = values.pop("rank", None)
     lengths = _fitting_rows(path, values, lambda i: f"line {rows[i][0]}")

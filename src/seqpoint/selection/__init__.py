@@ -1,10 +1,7 @@
-"""Stage 4: choose SeqPoints (and baselines) from a schedule.
-
-Every selector follows the scikit-learn estimator contract (``fit(schedule)`` returns
-``self``; ``points_``, ``weights_``, ``labels_``) and is registered in :data:`SELECTORS`
-under its command-line name; :func:`make_selector` builds one by name. The names imported
-``as`` themselves are the selector's internals, for the tests; they are not in ``__all__``.
-"""
+"""Stage 4: choose SeqPoints (and baselines) from a schedule. Every selector follows the
+scikit-learn estimator contract (``fit(schedule)`` returns ``self``; ``points_``, ``weights_``,
+``labels_``) and is registered in :data:`SELECTORS` under its command-line name, which
+:func:`make_selector` takes. The names imported ``as`` themselves are for the tests."""
 
 # Importing a selector's module registers it in SELECTORS, where make_selector finds it.
 from seqpoint.selection import _baselines, _simpoint  # noqa: F401

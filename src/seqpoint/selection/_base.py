@@ -6,19 +6,16 @@ import inspect
 from typing import Any, ClassVar, Self
 
 import numpy as np
-from numpy.typing import NDArray
 
 from seqpoint._params import Constraint, Interval, check_params
 from seqpoint._registry import Registry
+from seqpoint._signature import FloatArray, IntArray
 from seqpoint.exceptions import ConfigError, NotFittedError
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection._cost import describe_cost
 from seqpoint.selection._seqpoints import SeqPoint, SeqPoints
 
 __all__ = ["SELECTORS", "BaseSelector", "make_selector"]
-
-IntArray = NDArray[np.int64]
-FloatArray = NDArray[np.float64]
 
 #: Selectors by their command-line name (``seqpoint select --method NAME``).
 SELECTORS: Registry[type[BaseSelector]] = Registry("selection method")
@@ -47,8 +44,7 @@ class BaseSelector:
     labels_ : ndarray of shape (n_iterations,)
         Index into ``points_`` of the point that represents every iteration.
     n_points_ : int
-        Number of points chosen (``k``; can be below ``n_points`` when the schedule
-        has fewer distinct signatures, or for BIC-chosen SimPoint).
+        Points chosen, ``k`` (below ``n_points`` with fewer distinct signatures, or by BIC).
     estimated_error_ : float or None
         The selector's own estimate of the relative projection error (fraction), if any.
     n_iterations_ : int
@@ -60,9 +56,7 @@ class BaseSelector:
 
     #: What each constructor parameter may be; subclasses add their own.
     _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
-        "random_state": [None, Interval(int, 0)],
-        "n_points": [Interval(int, 1)],
-    }
+        "random_state": [None, Interval(int, 0)], "n_points": [Interval(int, 1)]}
     #: Parameters of which exactly one is given, the other None (``n_points``/``max_error``).
     _one_of: ClassVar[tuple[str, ...]] = ()
 
@@ -130,10 +124,6 @@ class BaseSelector:
         """Store ``rows`` as the points, each standing for ``n / k`` iterations; returns ``self``."""
         self._set_result(n, rows, np.full(rows.shape[0], n / rows.shape[0]), labels)
         return self
-
-    def fit_predict(self, schedule: IterationSchedule) -> IntArray:
-        """Fit and return ``labels_``."""
-        return self.fit(schedule).labels_  # type: ignore[no-any-return]
 
     def _meta_params(self) -> dict[str, object]:
         out: dict[str, object] = {k: v if v is None or isinstance(v, str | int | float | bool) else repr(v)

@@ -1,7 +1,6 @@
-"""Baseline selectors people use today (``first`` is torch.profiler's practice), with the
-SeqPoint interface: ``k`` iterations extrapolated by ``n/k``, a typical signature times
-``n``, or stratified sampling with a confidence interval.
-"""
+"""Baseline selectors people use today (``first`` is torch.profiler's practice), with the SeqPoint
+interface: ``k`` iterations extrapolated by ``n/k``, a typical signature times ``n``, or
+stratified sampling with a confidence interval."""
 
 from __future__ import annotations
 
@@ -9,9 +8,9 @@ from collections.abc import Callable
 from typing import ClassVar
 
 import numpy as np
-from numpy.typing import NDArray
 
 from seqpoint._params import Constraint, Interval
+from seqpoint._signature import FloatArray, IntArray
 from seqpoint.exceptions import ConfigError
 from seqpoint.schedule import IterationSchedule, SignatureTable, signature_table
 from seqpoint.selection._base import SELECTORS, BaseSelector
@@ -19,9 +18,6 @@ from seqpoint.selection._cost import CostProxy, PilotTable, cost_proxy
 from seqpoint.selection._seqpoint_selector import signature_proxy
 
 __all__: list[str] = []  # the selectors are reached through SELECTORS
-
-IntArray = NDArray[np.int64]
-FloatArray = NDArray[np.float64]
 
 
 def _block_labels(n: int, k: int) -> IntArray:
@@ -37,21 +33,13 @@ def _nearest_labels(n: int, rows: IntArray) -> IntArray:
 
 @SELECTORS.register("first")
 class FirstSelector(BaseSelector):
-    """The first ``k`` iterations, each weighted ``n/k`` (today's profiler practice);
+    """The first ``k = n_points`` iterations, each weighted ``n/k`` (today's profiler practice);
     ``labels_`` splits the run into ``k`` contiguous blocks of about ``n/k`` iterations.
-
-    Parameters
-    ----------
-    n_points : int
-        Iterations profiled ``k`` (>= 1, <= n_iterations).
-    random_state : int or None
-        Unused (deterministic); accepted for a uniform interface.
-    """
+    ``random_state`` is unused (deterministic), accepted for a uniform interface."""
 
     name = "first"
 
     def fit(self, schedule: IterationSchedule) -> FirstSelector:
-        """Choose the first ``n_points`` iterations; returns ``self``."""
         n, k = self._check_common(schedule), int(self.n_points)  # type: ignore[arg-type]
         return self._equal_weights(n, np.arange(k, dtype=np.int64), _block_labels(n, k))
 
@@ -64,7 +52,6 @@ class StrideSelector(BaseSelector):
     name = "stride"
 
     def fit(self, schedule: IterationSchedule) -> StrideSelector:
-        """Choose ``n_points`` evenly spaced iterations; returns ``self``."""
         n, k = self._check_common(schedule), int(self.n_points)  # type: ignore[arg-type]
         rows = ((2 * np.arange(k, dtype=np.int64) + 1) * n) // (2 * k)
         return self._equal_weights(n, rows, _block_labels(n, k))
@@ -81,22 +68,19 @@ class RandomSelector(BaseSelector):
     name = "random"
 
     def fit(self, schedule: IterationSchedule) -> RandomSelector:
-        """Draw ``n_points`` iterations; returns ``self``."""
         n, k = self._check_common(schedule), int(self.n_points)  # type: ignore[arg-type]
         rows = np.sort(self._rng().choice(n, size=k, replace=False)).astype(np.int64)
         return self._equal_weights(n, rows, _nearest_labels(n, rows))
 
 
 class _TypicalSignatureSelector(BaseSelector):
-    """Up to ``k`` iterations of one typical signature, spread over the run, each weighted
-    ``n/k``; ``labels_`` splits the run into contiguous blocks. Parameters as for
-    :class:`FirstSelector`."""
+    """Up to ``k`` iterations of one typical signature, spread over the run, each weighted ``n/k``;
+    ``labels_`` splits the run into contiguous blocks. Parameters as for :class:`FirstSelector`."""
 
     def _target(self, table: SignatureTable) -> int:
         raise NotImplementedError
 
     def fit(self, schedule: IterationSchedule) -> _TypicalSignatureSelector:
-        """Choose iterations of the typical signature; returns ``self``."""
         n, k = self._check_common(schedule), int(self.n_points)  # type: ignore[arg-type]
         table = signature_table(schedule)
         rows_all = np.flatnonzero(table.inverse == self._target(table))
@@ -159,42 +143,25 @@ class ModeSelector(_TypicalSignatureSelector):
 
 @SELECTORS.register("stratified")
 class StratifiedSelector(BaseSelector):
-    """Stratified random sampling: signatures sorted by the cost proxy are cut into
-    ``n_strata`` strata of about equal iteration counts; each gets one random iteration, the
-    rest go by Neyman allocation (``N_h · S_h``), each weighted ``N_h / n_h``.
-    ``estimated_error_`` is the relative half-width of the 95% interval of the proxy total,
-    ``1.96·sqrt(Σ N_h²(1 − n_h/N_h) S_h²/n_h) / T``.
-
-    Parameters
-    ----------
-    n_points : int
-        Samples ``k`` (>= 1, <= n_iterations).
-    n_strata : int or None
-        Strata (>= 1, <= n_points); default ``max(1, k // 2)``, so most strata get two
-        samples and a variance estimate.
-    cost : str, callable or PilotTable
-        Cost proxy that defines the strata (as for :class:`SeqPointSelector`).
-    random_state : int or None
-        Seed of the draw.
-    """
+    """Stratified random sampling: signatures sorted by the cost proxy (``cost``, as for
+    :class:`SeqPointSelector`) are cut into ``n_strata`` strata of about equal iteration counts
+    (default ``max(1, k // 2)``, so most get two samples and a variance estimate); each gets one
+    random iteration, the rest of the ``k = n_points`` samples go by Neyman allocation
+    (``N_h · S_h``), each weighted ``N_h / n_h``. ``estimated_error_`` is the relative half-width
+    of the 95% interval of the proxy total, ``1.96·sqrt(Σ N_h²(1 − n_h/N_h) S_h²/n_h) / T``."""
 
     name = "stratified"
 
     _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
-        **BaseSelector._parameter_constraints,
-        "n_strata": [None, Interval(int, 1)],
-    }
+        **BaseSelector._parameter_constraints, "n_strata": [None, Interval(int, 1)]}
 
-    def __init__(
-        self, *, n_points: int | None = 10, n_strata: int | None = None,
-        cost: str | CostProxy | PilotTable = "attention", random_state: int | None = 0,
-    ) -> None:
+    def __init__(self, *, n_points: int | None = 10, n_strata: int | None = None,
+                 cost: str | CostProxy | PilotTable = "attention", random_state: int | None = 0) -> None:
         super().__init__(n_points=n_points, random_state=random_state)
         self.n_strata = n_strata
         self.cost = cost
 
     def fit(self, schedule: IterationSchedule) -> StratifiedSelector:
-        """Draw the stratified sample; returns ``self``."""
         n, k = self._check_common(schedule), int(self.n_points)  # type: ignore[arg-type]
         if self.n_strata is not None and self.n_strata > k:
             raise ConfigError("The 'n_strata' parameter of StratifiedSelector must be <= n_points "

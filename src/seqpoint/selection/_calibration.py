@@ -7,22 +7,19 @@ when no positive weights can reach a component."""
 from __future__ import annotations
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
+from seqpoint._signature import FloatArray
 from seqpoint.exceptions import InputError
 
 __all__ = ["calibrate_weights"]
-
-FloatArray = NDArray[np.float64]
 
 # exp() overflows float64 beyond ~709; a weight ratio of e^700 is already degenerate.
 _MAX_EXPONENT = 700.0
 
 
-def calibrate_weights(
-    components: ArrayLike, design: ArrayLike, totals: ArrayLike, *, ridge: float = 1e-8,
-    max_iter: int = 100,
-) -> FloatArray:
+def calibrate_weights(components: ArrayLike, design: ArrayLike, totals: ArrayLike, *, ridge: float = 1e-8,
+                      max_iter: int = 100) -> FloatArray:
     """Weights (k,) closest to ``design`` (k,) whose ``components`` (k, J) reproduce ``totals`` (J,).
 
     Solves ``min_w KL(w ‖ d)`` subject to ``Σ w = Σ d``, ``w > 0`` and ``components.T @ w =
@@ -36,9 +33,8 @@ def calibrate_weights(
     d = np.asarray(design, dtype=np.float64)
     t = np.asarray(totals, dtype=np.float64)
     if x_raw.ndim != 2 or d.shape != (x_raw.shape[0],) or t.shape != (x_raw.shape[1],):
-        raise InputError("calibrate_weights needs components of shape (k, J), design of shape "
-                         f"(k,) and totals of shape (J,). Got {x_raw.shape}, {d.shape} and "
-                         f"{t.shape}.")
+        raise InputError("calibrate_weights needs components of shape (k, J), design of shape (k,) and totals "
+                         f"of shape (J,). Got {x_raw.shape}, {d.shape} and {t.shape}.")
     if d.size == 0 or not np.all(np.isfinite(d)) or np.any(d <= 0):
         raise InputError("calibrate_weights needs at least one design weight, all finite and > 0.")
     if not np.all(np.isfinite(t)) or np.any(t <= 0):

@@ -11,28 +11,21 @@ from dataclasses import dataclass, field
 from typing import ClassVar, Protocol
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
 from seqpoint._params import Constraint, Interval, Validated
 from seqpoint._registry import Registry
-from seqpoint._signature import SIGNATURE_FIELDS, Signature
+from seqpoint._signature import SIGNATURE_FIELDS, FloatArray, IntArray, Signature
 from seqpoint.exceptions import ConfigError, InputError
 from seqpoint.schedule import IterationSchedule, signature_table
 
-__all__ = [
-    "COST_MODELS", "CostProxy", "PilotTable", "SignatureCosts", "basis_components", "basis_error",
-    "cost_proxy", "describe_cost", "evaluate_proxy", "weighted_projection",
-]
-
-FloatArray = NDArray[np.float64]
+__all__ = ["COST_MODELS", "CostProxy", "PilotTable", "SignatureCosts", "basis_components", "basis_error",
+           "cost_proxy", "describe_cost", "evaluate_proxy", "weighted_projection"]
 
 
 class CostProxy(Protocol):
-    """Anything that maps a schedule to one cost value per iteration.
-
-    A proxy class with ``per_signature = True`` depends on the signature only, so it is
-    evaluated once per unique signature (:func:`signature_proxy`).
-    """
+    """Anything that maps a schedule to one cost value per iteration; a proxy class with
+    ``per_signature = True`` depends on the signature only, so it runs once per unique signature."""
 
     def __call__(self, schedule: IterationSchedule) -> FloatArray: ...
 
@@ -122,15 +115,13 @@ class PilotTable(_PerSignature):
                 raise ConfigError(f"PilotTable signature {sig!r} must be (batch_size, seq_len, "
                                   "tgt_len[, sum_sq_len]).")
             if not np.isfinite(cost) or cost <= 0:
-                raise ConfigError(f"PilotTable cost of signature {sig!r} must be a finite number > "
-                                  f"0. Got {cost!r}.")
+                raise ConfigError(f"PilotTable cost of signature {sig!r} must be a finite number > 0. Got {cost!r}.")
 
     def __call__(self, schedule: IterationSchedule) -> FloatArray:
         packed = schedule.is_packed
         width = 4 if packed else 3
         if packed and any(len(k) < 4 for k in self.costs):
-            raise InputError("The schedule is packed, so PilotTable signatures need sum_sq_len as "
-                             "a fourth entry.")
+            raise InputError("The schedule is packed, so PilotTable signatures need sum_sq_len as a fourth entry.")
         measured = {tuple(int(v) for v in k[:width]): float(c) for k, c in self.costs.items()}
         table_sig = np.array(list(measured), dtype=np.int64).reshape(-1, width)
         cost = np.array(list(measured.values()), dtype=np.float64)
@@ -152,8 +143,8 @@ class PilotTable(_PerSignature):
 
 @dataclass(frozen=True, kw_only=True)
 class SignatureCosts(_PerSignature):
-    """A cost for every signature of the run, computed elsewhere (the model proxy: the
-    roofline time of the profiled model's exact FLOPs and bytes), for every signature."""
+    """A cost for every signature of the run, computed elsewhere (the model proxy: the roofline
+    time of the profiled model's exact FLOPs and bytes)."""
 
     costs: Mapping[Signature, float]
     """Signature ``(batch_size, seq_len, tgt_len[, sum_sq_len])`` to its cost (>= 0)."""
@@ -167,11 +158,11 @@ class SignatureCosts(_PerSignature):
         table = signature_table(schedule)
         return self._values(self.costs, table.signatures)[table.inverse]
 
-    def component_values(self, signatures: NDArray[np.int64]) -> FloatArray:
+    def component_values(self, signatures: IntArray) -> FloatArray:
         """Every one of :attr:`components` at ``signatures`` (m, width), shape ``(m, J)``."""
         return np.stack([self._values(c, signatures) for c in self.components.values()], axis=1)
 
-    def _values(self, costs: Mapping[Signature, float], signatures: NDArray[np.int64]) -> FloatArray:
+    def _values(self, costs: Mapping[Signature, float], signatures: IntArray) -> FloatArray:
         sigs = list(map(tuple, signatures.tolist()))
         missing = [sig for sig in sigs if sig not in costs]
         if missing:
@@ -188,9 +179,8 @@ def cost_proxy(spec: str | CostProxy | PilotTable | None = None, *, owner: str =
         return COST_MODELS.get("attention" if spec is None else spec)()
     if callable(spec):
         return spec
-    raise ConfigError(f"The 'cost' parameter of {owner} must be a cost model name "
-                      f"({', '.join(COST_MODELS.names())}), a callable f(schedule) or a "
-                      f"PilotTable. Got {spec!r}.")
+    raise ConfigError(f"The 'cost' parameter of {owner} must be a cost model name ({', '.join(COST_MODELS.names())}), "
+                      f"a callable f(schedule) or a PilotTable. Got {spec!r}.")
 
 
 def describe_cost(spec: str | CostProxy | PilotTable | None) -> str:
@@ -219,16 +209,9 @@ def evaluate_proxy(proxy: CostProxy, schedule: IterationSchedule, *, owner: str)
 
 
 def basis_components(schedule: IterationSchedule) -> tuple[tuple[str, ...], FloatArray]:
-    """Elementary cost components every iteration's cost is (close to) a non-negative mix of.
-
-    Returns
-    -------
-    names : tuple of str
-        ``iteration``, ``sequences``, ``tokens``, ``quadratic``, ``steps``, and
-        ``dense_quadratic`` for a packed schedule.
-    values : ndarray of shape (n_iterations, n_components)
-        Component values per iteration.
-    """
+    """Elementary cost components every iteration's cost is (close to) a non-negative mix of: their
+    names (``iteration``, ``sequences``, ``tokens``, ``quadratic``, ``steps``, and ``dense_quadratic``
+    for a packed schedule) and values, shape ``(n_iterations, n_components)``."""
     b = schedule.batch_size.astype(np.float64)
     names: tuple[str, ...] = ("iteration", "sequences", "tokens", "quadratic", "steps")
     columns = [np.ones_like(b), b, schedule.padded_tokens.astype(np.float64), _quadratic(schedule),
@@ -243,38 +226,19 @@ def basis_components(schedule: IterationSchedule) -> tuple[tuple[str, ...], Floa
 
 
 def basis_error(weights: ArrayLike, components: ArrayLike, totals: ArrayLike) -> float:
-    """Worst relative error of weighted points on the elementary cost components,
-    ``max_j |Σ_i weights_i · components_ij − totals_j| / totals_j`` (a fraction; 0 without
-    components): the SeqPoint selector's ``estimated_error_``, which bounds any non-negative
-    combination of them.
-
-    Parameters
-    ----------
-    weights : array_like of shape (k,)
-        Iterations each point stands for.
-    components : array_like of shape (k, J)
-        Basis components at the points (rows of :func:`basis_components`).
-    totals : array_like of shape (J,)
-        Run total of every component; > 0.
-    """
+    """Worst relative error of points of ``weights`` (k,) on the elementary cost components
+    ``components`` (k, J; rows of :func:`basis_components`) whose run totals are ``totals`` (J,; > 0):
+    ``max_j |Σ_i weights_i · components_ij − totals_j| / totals_j`` (a fraction; 0 without components),
+    the SeqPoint selector's ``estimated_error_``, which bounds any non-negative combination of them."""
     t = np.asarray(totals, dtype=np.float64)
     projected = np.asarray(weights, dtype=np.float64) @ np.asarray(components, dtype=np.float64)
     return float(np.max(np.abs(projected - t) / t)) if t.size else 0.0
 
 
 def weighted_projection(cost: ArrayLike, points: ArrayLike | None, weights: ArrayLike) -> float:
-    """The SeqPoint paper's projection of the run total, ``Σ_i weight_i × cost[point_i]``.
-
-    Parameters
-    ----------
-    cost : array_like of shape (n_iterations,) or (k,)
-        Cost of every iteration (indexed by ``points``), or of every point when
-        ``points`` is None.
-    points : array_like of int, shape (k,), or None
-        Row of every point in ``cost``; None when ``cost`` holds the points' values.
-    weights : array_like of shape (k,)
-        Iterations each point stands for.
-    """
+    """The SeqPoint paper's projection of the run total, ``Σ_i weights_i × cost[points_i]``:
+    ``cost`` of every iteration (n_iterations,) and ``points`` (k,) the rows of the points, or
+    ``cost`` of every point (k,) and ``points`` None."""
     values = np.asarray(cost, dtype=np.float64)
     values = values if points is None else values[np.asarray(points, dtype=np.int64)]
     return float(np.dot(np.asarray(weights, dtype=np.float64), values))

@@ -7,15 +7,11 @@ from collections.abc import Callable
 from typing import Protocol
 
 import numpy as np
-from numpy.typing import NDArray
 
-__all__ = [
-    "MAX_REFINE_K", "Grouping", "KMeans1D", "OptimalGrouping", "SLBinGrouping",
-    "choose_representatives", "group_means", "nearest_centroid", "smallest_k",
-]
+from seqpoint._signature import FloatArray, IntArray
 
-IntArray = NDArray[np.int64]
-FloatArray = NDArray[np.float64]
+__all__ = ["MAX_REFINE_K", "Grouping", "KMeans1D", "OptimalGrouping", "SLBinGrouping", "choose_representatives",
+           "group_means", "nearest_centroid", "smallest_k"]
 
 #: Largest k refined by a k-means in component space (one k-means per k tried).
 MAX_REFINE_K = 64
@@ -34,11 +30,10 @@ class Grouping(Protocol):
 
 
 class KMeans1D:
-    """Optimal weighted 1-D k-means of sorted values ``x`` (m,) with positive weights ``w``
-    (m,): ``k`` contiguous groups with the least weighted within-group sum of squares, for
-    every ``k <= max_k``. The DP ``D[l][i] = min_j D[l-1][j] + SSE(j, i)`` has monotone
-    optimal splits, so each layer is divide and conquer (Wang & Song 2011), one numpy pass
-    per recursion depth."""
+    """Optimal weighted 1-D k-means of sorted values ``x`` (m,) with positive weights ``w`` (m,): ``k``
+    contiguous groups with the least weighted within-group sum of squares, for every ``k <= max_k``. The
+    DP ``D[l][i] = min_j D[l-1][j] + SSE(j, i)`` has monotone optimal splits, so each layer is divide
+    and conquer (Wang & Song 2011), one numpy pass per recursion depth."""
 
     def __init__(self, x: FloatArray, w: FloatArray) -> None:
         x = np.asarray(x, dtype=np.float64)
@@ -100,11 +95,8 @@ class KMeans1D:
             best = j[first]
             cur[mid], opt[mid] = segmin, best
             left, right = mid - 1 >= ilo, mid + 1 <= ihi
-            ilo, ihi, jlo, jhi = (
-                np.concatenate([ilo[left], mid[right] + 1]),
-                np.concatenate([mid[left] - 1, ihi[right]]),
-                np.concatenate([jlo[left], best[right]]), np.concatenate([best[left], jhi[right]]),
-            )
+            ilo, ihi = np.concatenate([ilo[left], mid[right] + 1]), np.concatenate([mid[left] - 1, ihi[right]])
+            jlo, jhi = np.concatenate([jlo[left], best[right]]), np.concatenate([best[left], jhi[right]])
         self._D.append(cur)
         self._opt.append(opt)
 
@@ -188,9 +180,8 @@ class SLBinGrouping:
         return None
 
 
-def choose_representatives(
-    group: IntArray, n_groups: int, proxy: FloatArray, counts: FloatArray, basis: FloatArray
-) -> IntArray:
+def choose_representatives(group: IntArray, n_groups: int, proxy: FloatArray, counts: FloatArray, basis: FloatArray
+                           ) -> IntArray:
     """Signature index of every group's representative, shape ``(n_groups,)``.
 
     It minimises ``|W_g·proxy[r] − Σ_g counts·proxy|``; among signatures within 1e-9 of

@@ -59,7 +59,6 @@ class SeqPointsSchema(BaseModel):
     def _weights_count_the_run(self) -> SeqPointsSchema:
         total = sum(p.weight for p in self.points)
         if abs(total - self.n_iterations) > 1e-6 * max(1, self.n_iterations):
-            raise ValueError(f"SeqPoint weights sum to {total:g} but n_iterations is "
-                             f"{self.n_iterations}; weights must count the iterations each point "
-                             "represents")
+            raise ValueError(f"SeqPoint weights sum to {total:g} but n_iterations is {self.n_iterations}; weights "
+                             "must count the iterations each point represents")
         return self

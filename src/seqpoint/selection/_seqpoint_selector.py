@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from typing import ClassVar, NamedTuple
 
 import numpy as np
-from numpy.typing import NDArray
 
 from seqpoint._params import Constraint, Interval, Options
+from seqpoint._signature import FloatArray, IntArray
 from seqpoint.exceptions import AdjustedInputWarning
 from seqpoint.schedule import IterationSchedule, SignatureTable, signature_table
 from seqpoint.selection._base import SELECTORS, BaseSelector
@@ -36,9 +36,6 @@ from seqpoint.selection._grouping import (
 from seqpoint.selection._simpoint import weighted_kmeans
 
 __all__ = ["SeqPointSelector", "signature_proxy"]
-
-IntArray = NDArray[np.int64]
-FloatArray = NDArray[np.float64]
 
 GROUPINGS = ("optimal", "sl_bins")
 WEIGHTINGS = ("calibrated", "counts")
@@ -154,10 +151,7 @@ class SeqPointSelector(BaseSelector):
     n_points : int or None
         Number of SeqPoints ``k`` (>= 1). Exactly one of ``n_points`` and ``max_error``.
     max_error : float or None
-        Target relative error in (0, 1): the smallest ``k`` whose ``estimated_error_`` is at
-        most this is used.
-    grouping : {"optimal", "sl_bins"}
-        How signatures are grouped.
+        Target relative error in (0, 1): the smallest ``k`` whose ``estimated_error_`` is at most it.
     cost : str, callable or PilotTable
         Cost proxy: a name in ``COST_MODELS`` (default ``attention``), a callable
         ``f(schedule) -> ndarray of shape (n_iterations,)`` or a :class:`PilotTable`.
@@ -169,22 +163,17 @@ class SeqPointSelector(BaseSelector):
 
     Fitted attributes (besides those of :class:`BaseSelector`)
     -----------------------------------------------------------
-    estimated_error_ : float
-        Worst relative basis error of the count weights (fraction, >= 0).
     calibrated_error_ : float
-        Worst relative basis error of the returned ``weights_`` (fraction,
-        ``<= estimated_error_``; equal when the counts are kept).
+        Worst relative basis error of ``weights_`` (``<= estimated_error_``; equal when counts are kept).
     proxy_values_ : ndarray of shape (n_unique,)
         Cost proxy of every unique signature.
     """
 
     name = "seqpoint"
 
-    def __init__(
-        self, *, n_points: int | None = None, max_error: float | None = None,
-        grouping: str = "optimal", cost: str | CostProxy | PilotTable = "attention",
-        weights: str = "calibrated", random_state: int | None = 0,
-    ) -> None:
+    def __init__(self, *, n_points: int | None = None, max_error: float | None = None, grouping: str = "optimal",
+                 cost: str | CostProxy | PilotTable = "attention", weights: str = "calibrated",
+                 random_state: int | None = 0) -> None:
         super().__init__(n_points=n_points, random_state=random_state)
         self.max_error = max_error
         self.grouping = grouping
@@ -194,26 +183,20 @@ class SeqPointSelector(BaseSelector):
     _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
         **BaseSelector._parameter_constraints,
         "max_error": [Interval(float, 0, 1, closed="neither", note="a fraction: 0.001 is 0.1%")],
-        "grouping": [Options(GROUPINGS)], "weights": [Options(WEIGHTINGS)],
-    }
+        "grouping": [Options(GROUPINGS)], "weights": [Options(WEIGHTINGS)]}
     _one_of: ClassVar[tuple[str, ...]] = ("n_points", "max_error")
 
     def fit(self, schedule: IterationSchedule) -> SeqPointSelector:
-        """Choose SeqPoints for ``schedule``; returns ``self``."""
         self._check_common(schedule)
         owner = type(self).__name__
         sigs = _Signatures.of(schedule, cost_proxy(self.cost, owner=owner), owner=owner)
-        grouping: Grouping = (
-            OptimalGrouping(sigs.proxy, sigs.counts) if self.grouping == "optimal"
-            else SLBinGrouping(sigs.table.column("seq_len"), sigs.counts)
-        )
+        grouping: Grouping = (OptimalGrouping(sigs.proxy, sigs.counts) if self.grouping == "optimal"
+                              else SLBinGrouping(sigs.table.column("seq_len"), sigs.counts))
         varying = int(np.sum(np.ptp(sigs.table.signatures, axis=0) > 0))
         refine = self.grouping == "optimal" and varying > 1
         evaluate = _Evaluator(sigs, grouping, refine=refine, rng=self._rng)
-        if self.n_points is not None:
-            best = evaluate(self._capped_k(grouping))
-        else:
-            best = self._search(evaluate, grouping, refine=refine)
+        best = (evaluate(self._capped_k(grouping)) if self.n_points is not None
+                else self._search(evaluate, grouping, refine=refine))
         weights, self.calibrated_error_ = self._weights(sigs, best)
         self._set_result(len(schedule), sigs.table.first_rows(best.reps), weights,
                          best.groups[sigs.table.inverse], estimated_error=best.error)
@@ -241,11 +224,9 @@ class SeqPointSelector(BaseSelector):
         found = smallest_k(attempt, grouping.k_cap, doubling=refine)
         best = tried[found] if found else min(tried.values(), key=lambda c: c.error)
         if best.error > target:
-            warnings.warn(f"No k reaches max_error={self.max_error:g} with "
-                          f"grouping={self.grouping!r}; the best has estimated error "
-                          f"{best.error:.3g} with {best.reps.shape[0]} SeqPoints. Use "
-                          "grouping='optimal' to reach any target.",
-                          AdjustedInputWarning, stacklevel=3)
+            warnings.warn(f"No k reaches max_error={self.max_error:g} with grouping={self.grouping!r}; the best has "
+                          f"estimated error {best.error:.3g} with {best.reps.shape[0]} SeqPoints. Use "
+                          "grouping='optimal' to reach any target.", AdjustedInputWarning, stacklevel=3)
         return best
 
     def _weights(self, sigs: _Signatures, best: _Candidate) -> tuple[FloatArray, float]:

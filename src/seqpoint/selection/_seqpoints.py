@@ -48,8 +48,7 @@ class SeqPoint(SignatureFields):
                 object.__setattr__(self, name, tuple(int(v) for v in value))
 
     @classmethod
-    def from_row(cls, schedule: IterationSchedule, r: int, weight: float, *,
-                 lengths: bool = True) -> SeqPoint:
+    def from_row(cls, schedule: IterationSchedule, r: int, weight: float, *, lengths: bool = True) -> SeqPoint:
         """Schedule row ``r`` as a point of ``weight``, with its real lengths when recorded."""
         fields: dict[str, Any] = {c: int(getattr(schedule, c)[r]) for c in schedule.signature_columns()}
         if lengths and schedule.rows is not None:
@@ -60,12 +59,9 @@ class SeqPoint(SignatureFields):
         return cls(iteration=int(schedule.iteration[r]), weight=float(weight), **fields)
 
     def to_dict(self) -> dict[str, object]:
-        d = super().to_dict()
-        for name in _PER_SEQUENCE:  # the last fields: popped, put back when set, in order
-            del d[name]
-            if (value := getattr(self, name)) is not None:
-                d[name] = list(value)
-        return d
+        # The per-sequence fields (the last ones) only when set, as lists.
+        return {k: list(getattr(self, k)) if k in _PER_SEQUENCE else v for k, v in super().to_dict().items()
+                if v is not None or k not in _PER_SEQUENCE}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -86,18 +82,15 @@ class SeqPoints:
             raise InputError("A SeqPoints set needs at least one point.")
         total = sum(p.weight for p in self.points)
         if abs(total - self.n_iterations) > 1e-6 * max(1, self.n_iterations):
-            raise InputError(f"SeqPoint weights sum to {total:g} but n_iterations is "
-                             f"{self.n_iterations}; weights must count the iterations each point "
-                             "represents.")
+            raise InputError(f"SeqPoint weights sum to {total:g} but n_iterations is {self.n_iterations}; weights "
+                             "must count the iterations each point represents.")
 
     def __len__(self) -> int:
         return len(self.points)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "method": self.method, "n_iterations": self.n_iterations,
-            "points": [p.to_dict() for p in self.points], "meta": self.meta,
-        }
+        return {"method": self.method, "n_iterations": self.n_iterations,
+                "points": [p.to_dict() for p in self.points], "meta": self.meta}
 
 
 def write_seqpoints(points: SeqPoints, path: str | Path) -> Path:

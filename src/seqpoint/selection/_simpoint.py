@@ -6,27 +6,22 @@ from __future__ import annotations
 from typing import ClassVar
 
 import numpy as np
-from numpy.typing import NDArray
 
 from seqpoint._params import Constraint, Interval, Options
+from seqpoint._signature import FloatArray, IntArray
 from seqpoint.schedule import IterationSchedule, signature_table
 from seqpoint.selection._base import SELECTORS, BaseSelector
 from seqpoint.selection._grouping import group_means
 
 __all__ = ["weighted_kmeans"]
 
-IntArray = NDArray[np.int64]
-FloatArray = NDArray[np.float64]
-
 
 def _sq_dist(x: FloatArray, centers: FloatArray) -> FloatArray:
     return np.sum((x[:, None, :] - centers[None, :, :]) ** 2, axis=2)  # type: ignore[no-any-return]
 
 
-def weighted_kmeans(
-    x: FloatArray, w: FloatArray, k: int, rng: np.random.Generator, *, n_init: int = 3,
-    max_iter: int = 100,
-) -> tuple[IntArray, FloatArray, float]:
+def weighted_kmeans(x: FloatArray, w: FloatArray, k: int, rng: np.random.Generator, *, n_init: int = 3,
+                    max_iter: int = 100) -> tuple[IntArray, FloatArray, float]:
     """Weighted k-means of points ``x`` (m, d) with weights ``w`` (m,) into ``1 <= k <= m``
     clusters (k-means++ seeding, Lloyd iterations), best of ``n_init``: labels (m,), centres
     (k, d) and the inertia (weighted sum of squared distances)."""
@@ -85,41 +80,25 @@ def bic_score(x: FloatArray, w: FloatArray, labels: IntArray, centers: FloatArra
 class SimPointSelector(BaseSelector):
     """SimPoint-style: k-means over standardised signatures, ``k`` chosen by BIC.
 
-    With ``choose_k="bic"``, ``n_points`` is the largest ``k`` tried and the smallest
-    ``k`` whose BIC reaches 90% of the range of scores is kept (``n_points_`` may be
-    smaller than ``n_points``); with ``"fixed"``, exactly ``min(n_points, n_unique)``.
-    Each cluster is represented by the iteration whose signature is nearest its
-    centroid, weighted by the cluster's iteration count.
-
-    Parameters
-    ----------
-    n_points : int
-        Maximum (``bic``) or exact (``fixed``) number of points, >= 1.
-    choose_k : {"bic", "fixed"}
-        How ``k`` is chosen.
-    n_init : int
-        k-means restarts per ``k`` (>= 1); the lowest inertia wins.
-    random_state : int or None
-        Seed of the k-means++ seeding.
+    With ``choose_k="bic"``, ``n_points`` is the largest ``k`` tried and the smallest ``k`` whose
+    BIC reaches 90% of the range of scores is kept (``n_points_`` may be smaller); with
+    ``"fixed"``, exactly ``min(n_points, n_unique)``. Each cluster is represented by the iteration
+    whose signature is nearest its centroid, weighted by the cluster's iteration count. Each ``k``
+    takes the lowest-inertia k-means of ``n_init`` restarts, seeded (k-means++) by ``random_state``.
     """
 
     name = "simpoint"
 
     _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
-        **BaseSelector._parameter_constraints, "choose_k": [Options(("bic", "fixed"))],
-        "n_init": [Interval(int, 1)],
-    }
+        **BaseSelector._parameter_constraints, "choose_k": [Options(("bic", "fixed"))], "n_init": [Interval(int, 1)]}
 
-    def __init__(
-        self, *, n_points: int | None = 10, choose_k: str = "bic", n_init: int = 3,
-        random_state: int | None = 0,
-    ) -> None:
+    def __init__(self, *, n_points: int | None = 10, choose_k: str = "bic", n_init: int = 3,
+                 random_state: int | None = 0) -> None:
         super().__init__(n_points=n_points, random_state=random_state)
         self.choose_k = choose_k
         self.n_init = n_init
 
     def fit(self, schedule: IterationSchedule) -> SimPointSelector:
-        """Cluster the signatures and choose points; returns ``self``."""
         n = self._check_common(schedule)
         table = signature_table(schedule)
         w = table.counts.astype(np.float64)

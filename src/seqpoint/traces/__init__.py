@@ -1,8 +1,5 @@
-"""Stage 1: per-sample sequence lengths from files, arrays and bundled real data sets.
-
-Nothing here loads audio or builds tensors: a length source is one integer per sample
-(tokens or 10 ms frames), plus a target length for encoder-decoder data.
-"""
+"""Stage 1: per-sample sequence lengths (tokens or 10 ms frames, plus target lengths for
+encoder-decoder data) from files, arrays and bundled real data sets; no audio, no tensors."""
 
 from seqpoint.traces._bundled import BUNDLED, bundled_lengths
 from seqpoint.traces._dispatch import FORMATS, infer_format, read_lengths

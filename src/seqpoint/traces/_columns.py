@@ -15,10 +15,8 @@ from seqpoint._params import Constraint, Interval, check_params
 from seqpoint.exceptions import ConfigError, InputError, SeqPointWarning
 from seqpoint.traces._lengths import Lengths, check_lengths
 
-__all__ = [
-    "COUNT_COLUMNS", "LENGTH_COLUMNS", "check_scale", "count_column_of", "csv_header", "csv_rows",
-    "data_line", "norm_name", "scaled_lengths", "shown", "warn_ignored",
-]
+__all__ = ["COUNT_COLUMNS", "LENGTH_COLUMNS", "check_scale", "count_column_of", "csv_header", "csv_rows", "data_line",
+           "norm_name", "scaled_lengths", "shown", "warn_ignored"]
 
 #: Column names tried, in order, when a CSV reader is given no column.
 LENGTH_COLUMNS: tuple[str, ...] = ("length", "len", "lengths", "num_frames", "n_frames", "frames", "num_tokens",
@@ -72,8 +70,7 @@ def scaled_lengths(raw: NDArray[np.float64], scale: float, *, source: str, col: 
 
 _SCALE_CONSTRAINTS: dict[str, list[Constraint]] = {
     "sample_rate": [Interval(float, 0, None, closed="neither", word="a number"), None],
-    "scale": [Interval(float, 0, None, closed="neither", word="a finite number")],
-}
+    "scale": [Interval(float, 0, None, closed="neither", word="a finite number")]}
 
 
 def check_scale(scale: float, sample_rate: float | None, frames_per_second: float) -> float:

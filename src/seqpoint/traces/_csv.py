@@ -110,8 +110,7 @@ def read_numpy_lengths(path: str | Path, *, unit: str = "tokens") -> Lengths:
         key = "src" if "src" in names else "lengths" if "lengths" in names else None
         if key is None:
             if len(names) != 1:
-                raise InputError(f"{source} holds arrays {names}; name the source lengths 'src' "
-                                 "(and 'tgt').")
+                raise InputError(f"{source} holds arrays {names}; name the source lengths 'src' (and 'tgt').")
             key = names[0]
         src = loaded[key]
         tgt = loaded["tgt"] if "tgt" in names else None

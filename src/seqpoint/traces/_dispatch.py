@@ -23,9 +23,8 @@ __all__ = ["FORMATS", "infer_format", "read_lengths"]
 FORMATS: tuple[str, ...] = ("csv", "histogram", "jsonl", "numpy", "parallel", "text")
 
 _READERS: dict[str, Callable[..., Lengths]] = {
-    "csv": read_csv_lengths, "histogram": read_histogram, "jsonl": read_jsonl_lengths,
-    "numpy": read_numpy_lengths, "parallel": read_parallel_lengths, "text": read_text_lengths,
-}
+    "csv": read_csv_lengths, "histogram": read_histogram, "jsonl": read_jsonl_lengths, "numpy": read_numpy_lengths,
+    "parallel": read_parallel_lengths, "text": read_text_lengths}
 
 
 def infer_format(path: str | Path, *, tgt: str | Path | None = None) -> str:

@@ -46,9 +46,8 @@ def decompress(data: bytes, *, name: str, limit: int = MAX_FILE_BYTES) -> bytes:
                 raise EOFError("compressed file ended before the end-of-stream marker was reached")
             rest = d.unused_data
     except (OSError, EOFError, zlib.error) as exc:
-        raise InputError(f"{name} starts like a gzip file but cannot be decompressed ({exc}); the "
-                         "file is truncated or corrupt: re-create it or give the uncompressed "
-                         "file.") from None
+        raise InputError(f"{name} starts like a gzip file but cannot be decompressed ({exc}); the file is "
+                         "truncated or corrupt: re-create it or give the uncompressed file.") from None
     return b"".join(out)
 
 
@@ -69,9 +68,7 @@ def check_text(data: bytes, name: str) -> None:
 
 def normalize_newlines(data: bytes) -> bytes:
     """Turn CRLF and lone CR (old Mac) line ends into ``\\n``, as Python's universal newlines."""
-    if b"\r" not in data:
-        return data
-    return _LONE_CR.sub(b"\n", data.replace(b"\r\n", b"\n"))
+    return _LONE_CR.sub(b"\n", data.replace(b"\r\n", b"\n")) if b"\r" in data else data
 
 
 def _read_stream(p: Path, *, text: bool) -> bytes:

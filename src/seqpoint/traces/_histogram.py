@@ -41,10 +41,9 @@ def _histogram_columns(header: list[str], source: str, column: str | None,
 
     count = pick(count_column, "--count-column") if count_column else count_column_of(names)
     if count is None:
-        raise InputError(f"{source}: a histogram needs a count column "
-                         f"({', '.join(COUNT_COLUMNS[:6])}, ...) besides the lengths, as in "
-                         f"'length,count' or 'src,tgt,count'. Got {shown(names)}; name it with "
-                         "--count-column NAME.")
+        raise InputError(f"{source}: a histogram needs a count column ({', '.join(COUNT_COLUMNS[:6])}, ...) "
+                         f"besides the lengths, as in 'length,count' or 'src,tgt,count'. Got {shown(names)}; "
+                         "name it with --count-column NAME.")
     count = count.strip()
     if column is not None:
         src = pick(column, "--column")
@@ -104,9 +103,9 @@ def read_histogram(path: str | Path, *, column: str | None = None, count_column:
     if total == 0:
         raise InputError(f"{source}: every count is 0, so the histogram holds no samples.")
     if total > MAX_HISTOGRAM_SAMPLES:
-        raise InputError(f"{source}: the counts add up to {total:,} samples, more than the limit "
-                         f"of {MAX_HISTOGRAM_SAMPLES:,}; scale the counts down (the schedule's "
-                         "shape distribution stays the same).")
+        raise InputError(f"{source}: the counts add up to {total:,} samples, more than the limit of "
+                         f"{MAX_HISTOGRAM_SAMPLES:,}; scale the counts down (the schedule's shape distribution "
+                         "stays the same).")
     src = check_lengths(table[:, 0], source=source, locate=locate, what=src_col)
     tgt = None
     if tgt_col is not None:

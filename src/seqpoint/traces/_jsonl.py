@@ -36,9 +36,9 @@ def _jsonl_python(text: str, key: str, source: str) -> NDArray[np.float64]:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
             if not out and _one_document(text):
-                raise InputError(f"{source} is one JSON document, not JSON lines: a manifest holds one JSON "
-                                 'object per line (e.g. {"duration": 3.2}); write each record on a line of '
-                                 "its own.") from None
+                raise InputError(f"{source} is one JSON document, not JSON lines: a manifest holds one "
+                                 'JSON object per line (e.g. {"duration": 3.2}); write each record on a line '
+                                 "of its own.") from None
             raise InputError(f"{source} line {i + 1}: not valid JSON ({exc.msg}).") from None
         except RecursionError:
             raise InputError(f"{source} line {i + 1}: JSON nested too deeply for a manifest.") from None
@@ -64,9 +64,7 @@ def _max_nesting(data: bytes) -> int:
     """Upper bound of the bracket nesting of ``data`` (brackets inside strings count too)."""
     buf = np.frombuffer(data, dtype=np.uint8)
     step = np.isin(buf, (0x5B, 0x7B)).astype(np.int8) - np.isin(buf, (0x5D, 0x7D)).astype(np.int8)
-    if not step.any():
-        return 0
-    return int(np.cumsum(step, dtype=np.int64).max())
+    return int(np.cumsum(step, dtype=np.int64).max()) if step.any() else 0
 
 
 def _jsonl_column(data: bytes, text: str, key: str, source: str) -> NDArray[np.float64]:

@@ -6,13 +6,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
+from seqpoint._signature import IntArray
 from seqpoint.exceptions import InputError
 
 __all__ = ["MAX_LENGTH", "Lengths", "check_lengths", "from_array"]
-
-IntArray = NDArray[np.int64]
 
 #: Largest sequence length accepted (tokens or frames): below 2^31 a batch's ``padded_tokens``
 #: and ``sum_sq_len`` stay well inside int64.
@@ -41,9 +40,8 @@ def check_lengths(values: ArrayLike, *, source: str, locate: Callable[[int], str
         frac = arr != np.floor(arr)
         if frac.any():
             i = int(np.flatnonzero(frac)[0])
-            raise InputError(f"{source} {locate(i)}: {what} {float(arr[i]):g} is not an integer; "
-                             "lengths are counts (tokens or frames). Convert units with a scale "
-                             "(e.g. --scale or --sample-rate).")
+            raise InputError(f"{source} {locate(i)}: {what} {float(arr[i]):g} is not an integer; lengths are "
+                             "counts (tokens or frames). Convert units with a scale (e.g. --scale or --sample-rate).")
     elif arr.dtype == np.uint64:
         # Values of 2^63 and above would wrap to negatives in int64.
         arr = np.minimum(arr, np.uint64(limit) + np.uint64(1)).astype(np.int64)
@@ -66,24 +64,16 @@ def check_lengths(values: ArrayLike, *, source: str, locate: Callable[[int], str
 
 @dataclass(frozen=True, eq=False)
 class Lengths:
-    """Per-sample sequence lengths of a data set, in one unit.
-
-    Attributes
-    ----------
-    src : ndarray of shape (n_samples,), int64
-        Source (or only) sequence length of every sample, >= 1.
-    tgt : ndarray of shape (n_samples,), int64, or None
-        Target length of every sample for encoder-decoder data, >= 1; None otherwise.
-    source : str
-        Where the lengths came from (path, ``bundled:NAME``, ``"array"``) and how.
-    unit : str
-        Unit of the lengths: ``"tokens"`` or ``"frames"`` (10 ms audio frames).
-    """
+    """Per-sample sequence lengths of a data set, in one unit."""
 
     src: IntArray
+    """Source (or only) length of every sample, shape ``(n_samples,)``, int64, >= 1."""
     tgt: IntArray | None = None
+    """Target length of every sample for encoder-decoder data (>= 1); None otherwise."""
     source: str = "array"
+    """Where the lengths came from (path, ``bundled:NAME``, ``"array"``) and how."""
     unit: str = "tokens"
+    """``"tokens"`` or ``"frames"`` (10 ms audio frames)."""
 
     def __post_init__(self) -> None:
         src = check_lengths(self.src, source=self.source, what="source length")
@@ -100,13 +90,7 @@ class Lengths:
 
     @property
     def n_samples(self) -> int:
-        """Number of samples."""
         return len(self)
-
-    @property
-    def is_parallel(self) -> bool:
-        """True when target lengths are present."""
-        return self.tgt is not None
 
     def num_tokens(self) -> IntArray:
         """Per-sample size used by token budgets: ``max(src, tgt)`` (fairseq's ``num_tokens``)."""
@@ -135,15 +119,8 @@ class Lengths:
 
 def from_array(src: ArrayLike, tgt: ArrayLike | None = None, *, source: str = "array",
                unit: str = "tokens") -> Lengths:
-    """Wrap in-memory lengths (numpy arrays, lists, torch tensors) as :class:`Lengths`.
-
-    Parameters
-    ----------
-    src, tgt : array-like of shape (n_samples,)
-        Source lengths (integral, >= 1), and target lengths for encoder-decoder data.
-    source, unit : str
-        Provenance and unit recorded on the result.
-    """
+    """Wrap in-memory lengths (numpy arrays, lists, torch tensors) of shape ``(n_samples,)``,
+    integral and >= 1, as :class:`Lengths` (``tgt``: target lengths of encoder-decoder data)."""
     return Lengths(src=_to_numpy(src), tgt=None if tgt is None else _to_numpy(tgt), source=source, unit=unit)
 
 

@@ -11,13 +11,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from seqpoint._params import Interval, Predicate, check_params
+from seqpoint._signature import IntArray
 from seqpoint.exceptions import AdjustedInputWarning, ConfigError, InputError
 from seqpoint.traces._files import check_text, normalize_newlines, read_bytes
 from seqpoint.traces._lengths import Lengths
 
 __all__ = ["count_whitespace_tokens", "read_parallel_lengths", "read_text_lengths", "split_lines"]
-
-IntArray = NDArray[np.int64]
 
 #: Largest ``extra_tokens`` (special tokens added per line); keeps lengths far below int64.
 MAX_EXTRA_TOKENS = 1_000_000
@@ -33,9 +32,7 @@ def _unicode_space_starts(buf: NDArray[np.uint8]) -> NDArray[np.intp]:
     hit = (buf >= 0x1C) & (buf <= 0x1F)
     hit |= (buf == 0xC2) & ((nxt == 0x85) | (nxt == 0xA0))
     hit |= (buf == 0xE1) & (nxt == 0x9A) & (nx2 == 0x80)
-    hit |= (buf == 0xE2) & (nxt == 0x80) & (
-        (nx2 <= 0x8A) | (nx2 == 0xA8) | (nx2 == 0xA9) | (nx2 == 0xAF)
-    )
+    hit |= (buf == 0xE2) & (nxt == 0x80) & ((nx2 <= 0x8A) | (nx2 == 0xA8) | (nx2 == 0xA9) | (nx2 == 0xAF))
     hit |= (buf == 0xE2) & (nxt == 0x81) & (nx2 == 0x9F)
     hit |= (buf == 0xE3) & (nxt == 0x80) & (nx2 == 0x80)
     return np.flatnonzero(hit)
@@ -62,12 +59,9 @@ def _count_block(buf: NDArray[np.uint8]) -> IntArray:
 
 
 def count_whitespace_tokens(data: bytes, *, chunk: int = _CHUNK) -> IntArray:
-    """Tokens of ``str.split()`` on every line of UTF-8 ``data``, shape ``(n_lines,)``, int64.
-
-    Lines end at ``\\n`` (a final line without one counts); the count runs on the raw bytes,
-    ``chunk`` bytes of whole lines at a time (a line longer than that is one pass of its own),
-    and decodes only lines holding non-ASCII whitespace.
-    """
+    """Tokens of ``str.split()`` on every line of UTF-8 ``data`` (a final line without ``\\n``
+    counts), shape ``(n_lines,)``: counted on the raw bytes, ``chunk`` bytes of whole lines at a
+    time, decoding only lines that hold non-ASCII whitespace."""
     if not data:
         return np.zeros(0, dtype=np.int64)
     if not data.endswith(b"\n"):
@@ -129,10 +123,9 @@ def _token_counts(tokenizer: Any, lines: list[str], special: bool) -> IntArray:
     elif callable(tokenizer):
         encoded = [tokenizer(x) for x in lines]
     else:
-        raise ConfigError(f"Unsupported tokenizer {type(tokenizer).__name__}: give a "
-                          "tokenizers.Tokenizer, a transformers tokenizer, a sentencepiece processor, "
-                          "a path to tokenizer.json or .model, or a function mapping a string to a "
-                          "list of tokens.")
+        raise ConfigError(f"Unsupported tokenizer {type(tokenizer).__name__}: give a tokenizers.Tokenizer, a "
+                          "transformers tokenizer, a sentencepiece processor, a path to tokenizer.json or .model, "
+                          "or a function mapping a string to a list of tokens.")
     return np.fromiter((len(x) for x in encoded), dtype=np.int64, count=len(lines))
 
 
@@ -196,12 +189,11 @@ def read_text_lengths(path: str | Path, *, tokenizer: object = None, add_special
 
 
 def read_parallel_lengths(src_path: str | Path, tgt_path: str | Path, *, tokenizer: object = None,
-                          tgt_tokenizer: object = None, add_special_tokens: bool = True,
-                          extra_tokens: int = 0, skip_empty: bool = True,
-                          _data: Sequence[bytes] | None = None, _source: str | None = None) -> Lengths:
-    """Token counts of line-aligned parallel text (line i of source translates line i of
-    target); ``tgt_tokenizer`` defaults to ``tokenizer`` (options:
-    :func:`~seqpoint.traces.read_lengths`)."""
+                          tgt_tokenizer: object = None, add_special_tokens: bool = True, extra_tokens: int = 0,
+                          skip_empty: bool = True, _data: Sequence[bytes] | None = None, _source: str | None = None
+                          ) -> Lengths:
+    """Token counts of line-aligned parallel text (line i of source translates line i of target);
+    ``tgt_tokenizer`` defaults to ``tokenizer`` (options: :func:`~seqpoint.traces.read_lengths`)."""
     source = _source or f"{src_path} + {tgt_path}"
     datas = (read_bytes(src_path), read_bytes(tgt_path)) if _data is None else _data
     src, tgt = _counted(datas, [str(src_path), str(tgt_path)],

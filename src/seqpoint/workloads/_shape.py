@@ -10,12 +10,12 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from seqpoint._signature import IntArray
 from seqpoint.exceptions import InputError
 from seqpoint.workloads._base import Signature, check_signature
 
 __all__ = ["BatchShape", "as_batch_shape", "takes_batch_shape"]
 
-IntArray = NDArray[np.int64]
 Ints = Sequence[int] | NDArray[np.integer]
 
 

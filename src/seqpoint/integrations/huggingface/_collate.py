@@ -15,15 +15,13 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 import numpy as np
-from numpy.typing import NDArray
 
+from seqpoint._signature import IntArray
 from seqpoint.exceptions import InputError
 from seqpoint.integrations._shapes import BatchShape, ShapeReader, ShapeReading
 from seqpoint.schedule import round_up
 
 __all__ = ["Collation", "PaddingRule", "known_rule"]
-
-IntArray = NDArray[np.int64]
 
 
 def _unwrap(collator: object) -> object:

@@ -10,16 +10,14 @@ from collections.abc import Sized
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
-from numpy.typing import NDArray
 
+from seqpoint._signature import IntArray
 from seqpoint.exceptions import InputError
 
 if TYPE_CHECKING:
     from transformers import Trainer
 
 __all__ = ["Lengths", "check_trainer", "read_lengths"]
-
-IntArray = NDArray[np.int64]
 
 _WAY_OUT = (
     "record the real run instead with trainer.add_callback(SeqPointCallback('trace.csv')) "

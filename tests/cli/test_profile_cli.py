@@ -285,3 +285,13 @@ def _failing_module(tmp_path, monkeypatch):
         "    return Failing()\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
+
+
+def test_a_timer_that_cannot_time_the_workloads_device_exits_2(seqpoints, tmp_path, capsys) -> None:
+    """--timer cuda on a CPU workload: one line naming both and the timer to use, nothing measured."""
+    code = _run(["profile", str(seqpoints), "-w", "deepspeech2:tiny", "--timer", "cuda", "--no-progress",
+                 "-o", str(tmp_path / "m.json")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "Traceback" not in err[0]
+    assert "The 'cuda' timer times GPU work, and deepspeech2:tiny runs on cpu; use timer = \"wall\"" in err[0]
+    assert not (tmp_path / "m.json").exists()

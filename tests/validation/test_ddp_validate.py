@@ -67,3 +67,19 @@ def test_rank_beyond_world_size_in_the_config_is_one_line() -> None:
         BatchingSection(policy="fixed", world_size=2, rank=2)
     with pytest.raises(ConfigError, match="world_size"):
         BatchingSection(policy="fixed", world_size=0)
+
+
+def test_a_gpu_workload_is_refused_before_anything_runs(tmp_path) -> None:
+    """Audit row 20: the ranks are gloo CPU processes; a CUDA workload's ranks would share cuda:0
+    and time a CPU all-reduce. Refused by name, before profiling (which would run on the GPU)."""
+    import dataclasses
+
+    from seqpoint.validation import run_ddp
+
+    cfg = _cfg(tmp_path)
+    cfg = dataclasses.replace(cfg, workload=WorkloadSection(name="deepspeech2:tiny", set={"device": "cuda:0"}),
+                              profile=dataclasses.replace(cfg.profile, timer="wall"))
+    with pytest.raises(ConfigError, match=r"gloo processes on the CPU, and deepspeech2:tiny runs on cuda:0"):
+        validate_ddp(cfg)
+    with pytest.raises(ConfigError, match="runs on cuda"):
+        run_ddp("gnmt:tiny", {"device": "cuda"}, [[(2, 8, 8)], [(2, 8, 8)]])

@@ -4,6 +4,8 @@ import sys
 import numpy as np
 import pytest
 
+from seqpoint.exceptions import ConfigError
+
 pytest.importorskip("torch")
 
 from seqpoint.schedule import IterationSchedule
@@ -21,10 +23,27 @@ def test_fresh_process_runs_time_every_iteration():
     assert seen and seen[-1][0] == 1
 
 
-def test_fresh_process_failure_is_reported():
+def test_a_childs_bad_input_is_the_parents_config_error():
+    """The child's ConfigError comes back as one: the user's one line, not a worker crash."""
     s = IterationSchedule.from_columns({"batch_size": [2], "seq_len": [40]})
-    with pytest.raises(RuntimeError, match=r"failed \(exit 1\): .*no_such_field"):
+    with pytest.raises(ConfigError, match=r"^Unknown workload setting 'no_such_field'"):
         run_full_fresh("deepspeech2:tiny", {"no_such_field": 1}, s, runs=1)
+
+
+def test_a_childs_failure_names_its_last_error_line():
+    """A crash keeps its exit code and its last ``XxxError:`` line, even when advice follows it
+    (CUDA appends "... CUDA_LAUNCH_BLOCKING=1" after the error)."""
+    from seqpoint.clocks._fresh import _failure
+
+    tail = ("Traceback (most recent call last):\n  File 'x.py', line 1\n"
+            "torch.AcceleratorError: CUDA error: an illegal memory access was encountered\n"
+            "For debugging consider passing CUDA_LAUNCH_BLOCKING=1\n")
+    err = _failure(1, tail)
+    assert type(err) is RuntimeError
+    assert str(err) == ("A worker process failed (exit 1): torch.AcceleratorError: "
+                        "CUDA error: an illegal memory access was encountered")
+    assert str(_failure(-9, "")) == "A worker process failed (exit -9): no message"
+    assert isinstance(_failure(1, "seqpoint.exceptions.ConfigError: use --threads 2\n"), ConfigError)
 
 
 # --- scripts, and children that die ------------------------------------

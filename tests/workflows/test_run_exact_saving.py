@@ -87,3 +87,23 @@ def test_run_selects_with_the_model_proxy(tmp_path, _cfg) -> None:
     meta = json.loads((tmp_path / "run" / "seqpoints.json").read_text())
     assert "model(roofline h100)" in json.dumps(meta)
     assert sum(p.weight for p in res.seqpoints.points) == len(res.schedule)
+
+
+def test_the_model_proxy_ranks_on_the_workloads_own_device(tmp_path, _cfg, monkeypatch) -> None:
+    """Audit row 31: a GPU workload's model proxy is not this CPU's roofline. A CPU workload's
+    default is ``cpu``; a GPU's, the shipped GPU its name maps to through ``cuda_names``, and a
+    GPU no device file names falls back to ``cpu`` with a warning saying so."""
+    import dataclasses
+
+    from seqpoint.exceptions import SeqPointWarning
+    from seqpoint.workflows import Campaign
+
+    c = Campaign(_cfg(tmp_path, SelectionSection(n_points=3, proxy="model")))
+    assert c.config.selection.proxy_device is None and c._proxy_device() == "cpu"
+    c.__dict__["facts"] = dataclasses.replace(c.facts, device="cuda:0", devices=("cuda:0",))
+    env = {"device": "NVIDIA H100 80GB HBM3"}
+    monkeypatch.setattr(c.profiler, "key", lambda: type("Key", (), {"environment": env})())
+    assert c._proxy_device() == "h100"
+    env["device"] = "NVIDIA Future GPU"
+    with pytest.warns(SeqPointWarning, match=r"'NVIDIA Future GPU', which no shipped device file names"):
+        assert c._proxy_device() == "cpu"

@@ -3,12 +3,14 @@ and the ones still running killed from another thread (:func:`stop_workers`)."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import threading
 from collections.abc import Callable
 from typing import TypeVar, cast
 
 from seqpoint.clocks._callgrind import CALLGRIND_DIR_ENV, callgrind_command
+from seqpoint.exceptions import ConfigError
 
 __all__ = ["in_fresh_process", "stop_workers"]
 
@@ -46,7 +48,13 @@ def in_fresh_process(fn: Callable[..., T], *args: object, callgrind: bool = Fals
             prefix = callgrind_command(tmp)
             env[CALLGRIND_DIR_ENV] = tmp
         job, result = Path(tmp) / "job.pkl", Path(tmp) / "result.pkl"
-        job.write_bytes(pickle.dumps((list(sys.path), pickle.dumps((fn, args)))))
+        with job.open("wb") as fh:  # the path first (the call's classes import through it), the call once
+            pickle.dump(list(sys.path), fh)
+            pickle.dump((fn, args), fh, protocol=pickle.HIGHEST_PROTOCOL)
+        # torch.compile's caches (inductor's FX graphs and kernels, Triton's) are the child's own and
+        # empty: each process compiles as a job starting on a fresh machine does, whatever ran before.
+        for var, sub in (("TORCHINDUCTOR_CACHE_DIR", "inductor"), ("TRITON_CACHE_DIR", "triton")):
+            env.setdefault(var, str(Path(tmp) / sub))  # unless the user chose the caches their runs use
         code = "from seqpoint.clocks._fresh import _child_main; _child_main()"
         with subprocess.Popen([*prefix, sys.executable, "-c", code, str(job), str(result)], env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as proc:
@@ -61,15 +69,29 @@ def in_fresh_process(fn: Callable[..., T], *args: object, callgrind: bool = Fals
                 with _LOCK:
                     _RUNNING.discard(proc)
         if proc.returncode != 0 or not result.exists():
-            tail = err.decode(errors="replace").strip().splitlines()
-            raise RuntimeError(f"A worker process failed (exit {proc.returncode}): "
-                               f"{tail[-1] if tail else 'no message'}")
+            raise _failure(proc.returncode, err.decode(errors="replace"))
         return cast("T", pickle.loads(result.read_bytes()))
 
 
 #: Worker processes running now (from any thread), for :func:`stop_workers`.
 _RUNNING: set[subprocess.Popen[bytes]] = set()
 _LOCK = threading.Lock()
+
+
+#: A traceback's last line, ``module.Error: message`` (what a child's stderr ends its failure with
+#: unless CUDA appends its advice, "... CUDA_LAUNCH_BLOCKING=1", after it).
+_ERROR_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Lost))(?::\s*(.*))?$")
+
+
+def _failure(code: int, stderr: str) -> Exception:
+    """The parent's error for a child that failed: its own ConfigError (bad input the user fixes)
+    as one; else a RuntimeError with its exit code and its last error line."""
+    lines = stderr.strip().splitlines()
+    found = next((m for line in reversed(lines) if (m := _ERROR_LINE.match(line.strip()))), None)
+    if found is not None and found.group(1).endswith("ConfigError"):
+        return ConfigError(found.group(2) or found.group(1))
+    why = found.group(0) if found is not None else (lines[-1] if lines else "no message")
+    return RuntimeError(f"A worker process failed (exit {code}): {why}")
 
 
 def stop_workers() -> None:
@@ -87,7 +109,8 @@ def _child_main() -> None:
     import sys
     from pathlib import Path
 
-    path, call = pickle.loads(Path(sys.argv[1]).read_bytes())
-    sys.path[:] = [*path, *(p for p in sys.path if p not in path)]
-    fn, args = pickle.loads(call)
+    with open(sys.argv[1], "rb") as fh:
+        path = pickle.load(fh)
+        sys.path[:] = [*path, *(p for p in sys.path if p not in path)]
+        fn, args = pickle.load(fh)
     Path(sys.argv[2]).write_bytes(pickle.dumps(fn(*args)))

@@ -15,7 +15,7 @@ from seqpoint.exceptions import ConfigError
 from seqpoint.measurements import STEADY_TIME
 from seqpoint.measurements.metrics import INSTRUCTIONS
 
-__all__ = ["TIMERS", "Timer", "in_callgrind", "step_timer", "time_stats"]
+__all__ = ["TIMERS", "Timer", "check_timer", "in_callgrind", "step_timer", "time_stats"]
 
 
 class Timer(Protocol):
@@ -35,6 +35,22 @@ def step_timer(name: str, devices: Sequence[str]) -> Callable[[Callable[[], obje
     ConfigError for an unknown timer (listing the valid ones) or ``cuda`` without CUDA."""
     timer = TIMERS.get(name)()
     return lambda fn: timer(fn, devices)
+
+
+def check_timer(timer: str, device: str, *, workload: str = "the workload") -> None:
+    """ConfigError when timer ``timer`` cannot time a step on ``device`` (a workload's device:
+    ``cpu``, ``cuda``, ``cuda:1``), naming both and the timer to use."""
+    on_cuda = device.startswith("cuda")
+    if timer == INSTRUCTIONS and on_cuda:
+        raise ConfigError(f"The 'instructions' timer counts a step's host instructions under callgrind, which "
+                          f"cannot follow {workload} on {device} (its kernels run on the GPU); use timer = \"cuda\" "
+                          "or \"wall\".")
+    if timer == "cuda" and not on_cuda:
+        raise ConfigError(f"The 'cuda' timer times GPU work, and {workload} runs on {device}; use timer = \"wall\" "
+                          "(or \"instructions\" for a count).")
+    if timer == "cpu" and on_cuda:
+        raise ConfigError(f"The 'cpu' timer counts the host thread's CPU time, which on {device} is mostly the busy "
+                          f"wait for the GPU; use timer = \"cuda\" or \"wall\" for {workload}.")
 
 
 def in_callgrind(timer: str) -> bool:

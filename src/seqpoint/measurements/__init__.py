@@ -9,10 +9,10 @@ from seqpoint._signature import signature_fields as signature_fields
 from seqpoint.measurements._environment import CPU_ISA as CPU_ISA
 from seqpoint.measurements._environment import environment_fingerprint, environment_manifest
 from seqpoint.measurements._io import parse_measurement, read_measurements, write_measurements
-from seqpoint.measurements._process import ProcessState, ProcessStateError
+from seqpoint.measurements._process import ProcessState
 from seqpoint.measurements._records import Measurement, Measurements, Status, StepWindow
 from seqpoint.measurements.metrics import CATEGORIES, STEADY_TIME, per_process_key, standard_error
 
-__all__ = ["CATEGORIES", "STEADY_TIME", "Measurement", "Measurements", "ProcessState", "ProcessStateError", "Status",
+__all__ = ["CATEGORIES", "STEADY_TIME", "Measurement", "Measurements", "ProcessState", "Status",
            "StepWindow", "environment_fingerprint", "environment_manifest", "parse_measurement", "per_process_key",
            "read_measurements", "standard_error", "write_measurements"]

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from seqpoint._version import __version__
-from seqpoint.measurements._process import ProcessState
+from seqpoint.measurements._process import THREAD_ENV, ProcessState
 
 __all__ = ["CPU_ISA", "cpu_isa", "cpu_name", "environment_fingerprint", "environment_manifest"]
 
@@ -90,6 +90,8 @@ def environment_fingerprint(device: str = "cpu", *, harness: int | None = None,
 
     kind = device.partition(":")[0]
     state = (process or ProcessState.capture()).to_dict()
+    for var in THREAD_ENV:  # their effect is ``threads`` (a Ray task's OMP_NUM_THREADS=1 under set_num_threads(1) is not)
+        state.pop(f"env.{var}", None)
     env: dict[str, Any] = {"python": platform.python_version(), "torch": torch.__version__, "seqpoint": __version__,
                            "machine": platform.machine(), "device_type": kind}
     if harness is not None:

@@ -15,10 +15,12 @@ from typing import Any
 
 from seqpoint.exceptions import ConfigError
 
-__all__ = ["ProcessState", "ProcessStateError"]
+__all__ = ["ProcessState"]
 
+#: The variables that only set a thread pool's default size: torch's pool is ``threads``.
+THREAD_ENV = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 #: Environment variables read when threads and allocators start (a child inherits them).
-ENV = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "PYTORCH_CUDA_ALLOC_CONF",
+ENV = (*THREAD_ENV, "PYTORCH_CUDA_ALLOC_CONF",
        "PYTORCH_ALLOC_CONF", "CUBLAS_WORKSPACE_CONFIG", "ONEDNN_PRIMITIVE_CACHE_CAPACITY", "MALLOC_ARENA_MAX",
        "MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_")
 #: torch flags a step's kernels depend on, by their attribute path below ``torch``: the
@@ -33,10 +35,6 @@ FLAGS = ("backends.fp32_precision", "backends.cuda.matmul.fp32_precision", "back
          "backends.cudnn.deterministic", "backends.cudnn.enabled", "backends.mkldnn.enabled")
 #: Older torch, without ``fp32_precision``: what TF32 is decided by.
 LEGACY = ("backends.cuda.matmul.allow_tf32", "backends.cudnn.allow_tf32")
-
-
-class ProcessStateError(ConfigError):
-    """A worker process's state differs from the state it was given."""
 
 
 def _read(torch: Any, path: str) -> Any:
@@ -104,10 +102,11 @@ class ProcessState:
                 if mine.get(k) != theirs.get(k)]
 
     def check(self, given: ProcessState, *, where: str) -> None:
-        """ProcessStateError when this process's state is not the ``given`` one: its steps
-        would run at another speed than the run's (and be timed as if they did not)."""
+        """ConfigError when this process's state is not the ``given`` one: its steps would run at
+        another speed than the run's (and be timed as if they did not). Raised in a worker, it
+        reaches the campaign as the same one line."""
         if diff := self.differences(given):
-            raise ProcessStateError(
+            raise ConfigError(
                 f"{where} runs with another process state than the process it measures for "
                 f"({'; '.join(diff)}): its steps would be timed at another speed, so it is refused. "
                 "Set these before building the workload, or let the workload set them (its config's threads, "

@@ -7,16 +7,17 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from seqpoint._live import Reporter
 from seqpoint._rng import keeps_rngs
 from seqpoint.cache import MeasurementCache
-from seqpoint.clocks import in_callgrind
+from seqpoint.clocks import check_timer, in_callgrind
+from seqpoint.exceptions import ConfigError
 from seqpoint.measurements import Measurement, Measurements, ProcessState, StepWindow
 from seqpoint.profiling._config import ProfileConfig
-from seqpoint.profiling._failures import failed_measurement
+from seqpoint.profiling._failures import CudaLost, failed_measurement
 from seqpoint.profiling._memory import MemoryCheck
 from seqpoint.profiling._plan import CampaignKey, Plan, Points, Unit, plan_points
 from seqpoint.profiling._point import profile_point
@@ -24,6 +25,7 @@ from seqpoint.profiling._protocol import WorkerResult, WorkerTask, fresh_worker,
 from seqpoint.profiling._shipping import ShippedWorkload, ship_workload
 from seqpoint.profiling._startup import (
     campaign_decoy,
+    check_recompiles,
     compile_clock,
     compile_summary,
     recompiled,
@@ -113,8 +115,21 @@ class Profiler:
         return profile_point(self.workload, signature, config, iteration=iteration, weight=weight, shape=shape,
                              state=self.state, facts=self.facts)
 
+    def check_shared_gpu(self, environment: Mapping[str, Any], what: str) -> None:
+        """ConfigError when ``what`` would start processes on a GPU that takes one process at a
+        time (``EXCLUSIVE_PROCESS`` compute mode, as many Slurm clusters set): this one holds it."""
+        mode = str(environment.get("compute_mode", ""))
+        if mode.lower().startswith("exclusive"):
+            raise ConfigError(
+                f"{environment.get('device', 'The GPU')} is in {mode} compute mode: one process at a time, and this "
+                f"one holds it, so {what} (fresh processes on it) would fail. Set [profile] processes = 1 and "
+                "cold_window = 0, measure on an executor whose tasks each own the GPU (--executor ray or submitit), "
+                "or ask for the Default compute mode.")
+
     def window(self, steps: Sequence[Signature | BatchShape], *, start: int, timer: str) -> StepWindow:
         """Every step of ``steps`` timed in order in one fresh process (:func:`profile_window`)."""
+        if self.facts.on_cuda:
+            self.check_shared_gpu(self.key().environment, "[profile] cold_window")
         shipped = self.shipped("A step window ([profile] cold_window)",
                                "calibrate the cold term from the points' first steps (cold_window = 0)")
         return profile_window(shipped, steps, start=start, timer=timer, process=self.process())
@@ -126,6 +141,12 @@ class Profiler:
         the campaign. The global random states are restored on return."""
         assert plan.key is not None, "a plan measured here knows its key"
         config, todo = plan.config, plan.todo
+        if config.stepped:
+            check_timer(config.timer, self.facts.device, workload=self.facts.name)
+            if self.facts.compiled:
+                check_recompiles(self.workload, len(plan.signatures))
+        if config.in_workers and self.facts.on_cuda:
+            self.check_shared_gpu(plan.key.environment, f"[profile] processes = {config.processes}")
         decoy = campaign_decoy(plan.signatures)
         # A CUDA workload timed in workers: the parent makes no CUDA context (an exclusive-process
         # GPU would refuse the workers), and each worker records its own out-of-memory points.
@@ -146,21 +167,28 @@ class Profiler:
                 times = {unit: got[point] for unit, point in timed.items()}
         others = tuple(m for m in config.metrics if m != "time")
         rest = dataclasses.replace(config, metrics=others, processes=1) if times and others else None
+        lost = ""  # the CUDA context, once a failure lost it: no more point runs in this process
         with self.reporter.bar(f"[bold]profile[/] {self.name}", len(todo)) as advance:
             for p in todo:
                 sig = p.unit[0]
                 advance(0, f"[bold]profile[/] {self.name} {sig}")
                 timed_m = times.get(p.unit)
-                if timed_m is not None and (rest is None or not timed_m.ok):
+                if lost:
+                    m = failed_measurement(sig, f"not run: {lost}")
+                elif timed_m is not None and (rest is None or not timed_m.ok):
                     m = timed_m
                 elif timed_m is None and (why := refusal(sig)) is not None:
                     m = failed_measurement(sig, why, status="oom")
                 else:
                     here = config if timed_m is None or rest is None else rest
-                    if here.stepped:
-                        startup_state(self.workload, self.state, decoy, plan.signatures)
-                        stepped = True
-                    m = self.point(sig, here, iteration=p.point.iteration, weight=p.point.weight, shape=p.shape)
+                    try:
+                        if here.stepped:
+                            startup_state(self.workload, self.state, decoy, plan.signatures)
+                            stepped = True
+                        m = self.point(sig, here, iteration=p.point.iteration, weight=p.point.weight, shape=p.shape)
+                    except CudaLost as exc:  # in the start-up's steps or the point's
+                        lost = str(exc)
+                        m = failed_measurement(sig, lost)
                     if timed_m is not None and m.ok:
                         m = dataclasses.replace(timed_m, metrics={**m.metrics, **timed_m.metrics},
                                                 breakdown_s=dict(m.breakdown_s),

@@ -12,7 +12,7 @@ from seqpoint._signature import signature_fields
 from seqpoint.measurements import Measurement, Status
 from seqpoint.workloads import Trains, Workload
 
-__all__ = ["cleanup_after_failure", "failed_measurement", "guarded", "is_oom", "name_of"]
+__all__ = ["CudaLost", "cleanup_after_failure", "cuda_lost", "failed_measurement", "guarded", "is_oom", "name_of"]
 
 
 def name_of(workload: Workload) -> str:
@@ -30,16 +30,32 @@ def failed_measurement(signature: Sequence[int], why: BaseException | str, *,
     return Measurement(**signature_fields(signature), status=status, message=(why.strip().splitlines() or [""])[0][:500])
 
 
+#: What an allocation that failed says, in the words of the CPU allocator, oneDNN, cuBLAS and cuDNN.
+_OOM_WORDS = ("out of memory", "can't allocate memory", "failed to allocate", "cublas_status_alloc_failed",
+              "cudnn_status_alloc_failed")
+
+
 def is_oom(exc: BaseException) -> bool:
     """True for out-of-memory errors: ``MemoryError``, ``torch.OutOfMemoryError`` and a
-    ``RuntimeError`` saying an allocation failed (oneDNN and the CPU allocator word it so)."""
+    ``RuntimeError`` saying an allocation failed (:data:`_OOM_WORDS`)."""
     torch = sys.modules.get("torch")  # a torch error needs torch imported
     if isinstance(exc, MemoryError) or (torch is not None and isinstance(exc, torch.OutOfMemoryError)):
         return True
     msg = str(exc).lower()
-    return isinstance(exc, RuntimeError) and (
-        "out of memory" in msg or "can't allocate memory" in msg or "failed to allocate" in msg
-    )
+    return isinstance(exc, RuntimeError) and any(w in msg for w in _OOM_WORDS)
+
+
+def cuda_lost() -> str | None:
+    """Why this process can run no more CUDA work (a sticky error: an illegal address, a device-side
+    assert poisons the context), or None when it can (or never used CUDA)."""
+    torch = sys.modules.get("torch")
+    if torch is None or not torch.cuda.is_initialized():
+        return None
+    try:
+        torch.cuda.synchronize()
+    except RuntimeError as exc:
+        return (str(exc).strip().splitlines() or ["a CUDA error"])[0]
+    return None
 
 
 def cleanup_after_failure(workload: Workload) -> None:
@@ -56,14 +72,23 @@ def cleanup_after_failure(workload: Workload) -> None:
 T = TypeVar("T")
 
 
+class CudaLost(RuntimeError):
+    """The process's CUDA context is lost: its later points cannot be measured here."""
+
+
 def guarded(workload: Workload, signature: Sequence[int], fn: Callable[[], T], *,
             reraise: tuple[type[BaseException], ...] = ()) -> T | Measurement:
     """``fn()`` (a step of ``workload``), or the record of its failure at ``signature`` after
-    freeing what the failed step left; ``reraise`` goes through (seqpoint's own errors)."""
+    freeing what the failed step left; ``reraise`` goes through (seqpoint's own errors).
+    Raises CudaLost when the failure left the process's CUDA context unusable."""
     try:
         return fn()
     except reraise:
         raise
     except Exception as exc:  # a user's step may raise anything: the point records it, the campaign goes on
-        cleanup_after_failure(workload)
-        return failed_measurement(signature, exc)
+        failed = failed_measurement(signature, exc)
+    # Freed after the except block: its traceback holds the failed step's activations.
+    if (lost := cuda_lost()) is not None:
+        raise CudaLost(f"the process's CUDA context was lost at {tuple(signature)} ({failed.message}; then: {lost})")
+    cleanup_after_failure(workload)
+    return failed

@@ -18,17 +18,16 @@ from typing import Any
 
 from seqpoint._signature import signature_fields
 from seqpoint.clocks import in_callgrind, in_fresh_process, step_timer, time_stats
-from seqpoint.exceptions import SeqPointWarning
+from seqpoint.exceptions import SeqPointError, SeqPointWarning
 from seqpoint.measurements import (
     STEADY_TIME,
     Measurement,
     ProcessState,
-    ProcessStateError,
     per_process_key,
 )
 from seqpoint.measurements.metrics import PROCESSES, first_of, step_metric
 from seqpoint.profiling._config import ProfileConfig
-from seqpoint.profiling._failures import failed_measurement, guarded
+from seqpoint.profiling._failures import CudaLost, failed_measurement, guarded
 from seqpoint.profiling._shipping import ShippedWorkload
 from seqpoint.profiling._startup import (
     compile_summary,
@@ -112,25 +111,26 @@ class WorkerResult:
     compiled: tuple[float, int] | None = None
     """torch.compile's seconds and graphs after the worker's start-up (``recompiled``): a fresh
     process recompiles as a run does; None where nothing compiled."""
-    refused: str = ""
-    """Why the worker measured nothing: its process state differs from the campaign's."""
 
 
 def run_worker(task: WorkerTask) -> WorkerResult:
     """Measure ``task`` in this process (the body of one worker process)."""
     if task.process is not None:
         task.process.apply()
-    workload = task.workload.build()
-    clock = step_timer(task.timer, describe(workload).devices)
     points = list(task.points)
     sigs = [_signature(p) for p in points]
     kept = WorkloadState()
-    state = startup_state(workload, kept, task.decoy, sigs)
+    try:
+        workload = task.workload.build()
+        state = startup_state(workload, kept, task.decoy, sigs)
+    except SeqPointError:
+        raise
+    except Exception as exc:  # a model too large for the device, a start-up that lost the CUDA context:
+        return WorkerResult(times=[[] for _ in points], first={}, failed={i: failed_measurement(s, exc)  # every
+                            for i, s in enumerate(sigs)}, start_s=[], end_s=[])  # point fails, not the campaign
+    clock = step_timer(task.timer, describe(workload).devices)
     if task.process is not None:  # once the workload has set what it sets (its threads, its flags)
-        try:
-            ProcessState.capture().check(task.process, where="A worker process")
-        except ProcessStateError as exc:
-            return WorkerResult(times=[[] for _ in points], first={}, failed={}, start_s=[], end_s=[], refused=str(exc))
+        ProcessState.capture().check(task.process, where="A worker process")
     times: list[list[float]] = [[] for _ in points]
     first: dict[int, float] = {}
     failed: dict[int, Measurement] = {}
@@ -150,7 +150,11 @@ def run_worker(task: WorkerTask) -> WorkerResult:
             workload.step(batch)
             return 0.0
 
-        out = guarded(workload, sigs[i], run)  # a failure is the point's status; the others go on
+        try:
+            out = guarded(workload, sigs[i], run)  # a failure is the point's status; the others go on
+        except CudaLost as lost:  # no more CUDA work in this process: every point left says why
+            failed.update({j: failed_measurement(sigs[j], str(lost)) for j in range(len(points)) if j not in failed})
+            return 0.0
         if isinstance(out, Measurement):
             failed[i] = out
             batches.pop(i, None)
@@ -224,7 +228,7 @@ def profile_protocol(
     """Time ``points`` (distinct, in campaign order) in ``config.processes`` workers, each
     starting up on ``decoy``. ``run(p, task)`` runs worker ``p``'s :class:`WorkerTask`
     (default: :func:`fresh_worker`); ``label`` names the campaign in a drift warning; every worker
-    runs in ``process`` (a ProcessStateError when one cannot).
+    runs in ``process`` (a ConfigError when one cannot).
 
     Returns each point's Measurement with the ``time`` metrics only, and the protocol's
     report (``processes``, ``interleave``, ``repeats_per_process``, ``check``, per process
@@ -243,8 +247,6 @@ def profile_protocol(
             process=process,
         )
         results.append(fresh_worker(task) if run is None else run(p, task))
-        if results[-1].refused:
-            raise ProcessStateError(results[-1].refused)
     drifts = [_drift(r.start_s, r.end_s) for r in results]
     check = _signature(points[0])
     if not in_callgrind(config.timer):  # a count's change is not the machine's speed

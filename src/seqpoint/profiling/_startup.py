@@ -6,8 +6,10 @@ from __future__ import annotations
 import os
 import statistics
 import sys
+import warnings
 from collections.abc import Iterable, Sequence
 
+from seqpoint.exceptions import SeqPointWarning
 from seqpoint.measurements.metrics import (
     ONEDNN_CACHE_CAPACITY,
     ONEDNN_NEW,
@@ -19,7 +21,7 @@ from seqpoint.profiling._state import StartupState, WorkloadState
 from seqpoint.profiling._stdio import fd_redirected
 from seqpoint.workloads import Signature, Workload, describe
 
-__all__ = ["DEFAULT_BLOCK", "STARTUP_STEPS", "campaign_decoy", "compile_clock", "compile_summary", "interleave_block",
+__all__ = ["DEFAULT_BLOCK", "STARTUP_STEPS", "campaign_decoy", "check_recompiles", "compile_clock", "compile_summary", "interleave_block",
            "onednn_cache_capacity", "onednn_metrics", "recompiled", "startup_state"]
 
 #: Steps of the start-up shape before the first measured point.
@@ -153,6 +155,22 @@ def compile_clock() -> tuple[float, int]:
     if utils is None:
         return 0.0, 0
     return float(utils.calculate_time_spent().get("total_wall_time", 0.0)), int(utils.counters["stats"]["unique_graphs"])
+
+
+def check_recompiles(workload: Workload, shapes: int) -> None:
+    """Warn when a ``compile_dynamic = False`` workload meets more shapes in one process than
+    dynamo compiles graphs for (``recompile_limit``): past it, the steps run eager, so the
+    later points would be timed as another program than a compiled run's."""
+    if getattr(getattr(workload, "config", None), "compile_dynamic", None) is not False:
+        return
+    import torch._dynamo
+
+    limit = getattr(torch._dynamo.config, "recompile_limit", None) or torch._dynamo.config.cache_size_limit
+    if shapes + 1 > limit:  # and the start-up's shape
+        warnings.warn(f"{describe(workload).name} compiles each shape statically (compile_dynamic = false), and a "
+                      f"process meets {shapes + 1} shapes, more than torch._dynamo.config.recompile_limit = {limit}: "
+                      "the shapes past it run eager. Set compile_dynamic = true (or none), or raise the limit.",
+                      SeqPointWarning, stacklevel=3)
 
 
 def recompiled(kept: WorkloadState, since: tuple[float, int] = (0.0, 0)) -> tuple[float, int] | None:

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from seqpoint.clocks import TIMERS, in_callgrind, in_fresh_process, step_timer
 from seqpoint.exceptions import ConfigError
-from seqpoint.measurements import ProcessState, ProcessStateError, StepWindow
+from seqpoint.measurements import ProcessState, StepWindow
 from seqpoint.profiling._shipping import ShippedWorkload
 from seqpoint.profiling._startup import campaign_decoy, startup_state
 from seqpoint.profiling._state import WorkloadState
@@ -73,10 +73,5 @@ def profile_window(
     if in_callgrind(timer):
         raise ConfigError(f"A step window records seconds; the {timer!r} timer counts instructions. Use a clock "
                           "timer (wall, cpu, cuda), or the points' first steps for the cold-step term.")
-    try:
-        times = in_fresh_process(time_window, workload, steps, campaign_decoy(sigs), timer, process)
-    except RuntimeError as exc:  # a refused process state is the user's to fix: one line, as the workers'
-        if "ProcessStateError: " in str(exc):
-            raise ProcessStateError(str(exc).split("ProcessStateError: ", 1)[1]) from None
-        raise
+    times = in_fresh_process(time_window, workload, steps, campaign_decoy(sigs), timer, process)
     return StepWindow(start=int(start), signatures=tuple(sigs), times_s=tuple(float(t) for t in times))

@@ -12,7 +12,7 @@ from seqpoint.validation._compare import (
     error_vs_k,
     noise_floor,
 )
-from seqpoint.validation._ddp import DDPRun, run_ddp
+from seqpoint.validation._ddp import DDPRun, check_ddp_device, run_ddp
 from seqpoint.validation._full_run import FullRun, run_full_fresh
 from seqpoint.validation._full_run import FullRunError as FullRunError
 from seqpoint.validation._saving import (
@@ -31,6 +31,7 @@ __all__ = [
     "ProfilingSaving",
     "TruthComparison",
     "break_even",
+    "check_ddp_device",
     "error_vs_k",
     "noise_floor",
     "profiling_saving",

@@ -23,7 +23,7 @@ from seqpoint._params import Options, check_params
 from seqpoint.exceptions import ConfigError
 from seqpoint.validation._full_run import FullRun, FullRunError, fresh_failure
 
-__all__ = ["DDPRun", "run_ddp"]
+__all__ = ["DDPRun", "check_ddp_device", "run_ddp"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -135,6 +135,19 @@ def _rank_run(
         dist.destroy_process_group()
 
 
+def check_ddp_device(spec: str, overrides: dict[str, Any]) -> None:
+    """ConfigError for a workload on a GPU: these ranks are gloo processes on the CPU, whose
+    all-reduce and steps are not a GPU run's (NCCL, one device per rank)."""
+    from seqpoint.workloads import workload_config
+
+    declared = workload_config(spec, overrides)
+    if declared is not None and declared.device != "cpu":
+        raise ConfigError(f"The data-parallel validation runs its ranks as gloo processes on the CPU, and {spec} "
+                          f"runs on {declared.device}: its all-reduce and step times would not be a GPU run's. "
+                          "Validate with device = \"cpu\", or project the GPU run (seqpoint run with [batching] "
+                          "world_size) and check it against your own recorded run (seqpoint validate --trace).")
+
+
 def run_ddp(spec: str, overrides: dict[str, Any], rank_signatures: Sequence[Sequence[Sequence[int]]], *,
             runs: int = 1, warmup: int = 2, allreduce_repeats: int = 5, timeout_s: float = 600.0,
             timer: str = "wall") -> DDPRun:
@@ -150,6 +163,7 @@ def run_ddp(spec: str, overrides: dict[str, Any], rank_signatures: Sequence[Sequ
     from seqpoint.clocks import in_fresh_process, stop_workers
 
     check_params("run_ddp", {"timer": [Options(("wall", "cpu"))]}, {"timer": timer})
+    check_ddp_device(spec, overrides)
     sigs = [[tuple(int(v) for v in s) for s in rank] for rank in rank_signatures]
     world_size = len(sigs)
     if world_size < 1 or not sigs[0]:

@@ -12,7 +12,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from seqpoint.exceptions import SeqPointError
-from seqpoint.measurements import STEADY_TIME, ProcessState, ProcessStateError
+from seqpoint.measurements import STEADY_TIME, ProcessState
 from seqpoint.measurements.metrics import INSTRUCTIONS
 from seqpoint.schedule import IterationSchedule
 from seqpoint.validation._compare import noise_floor
@@ -188,7 +188,7 @@ def run_full_fresh(
         ``on_progress(run, steps_done)`` before and after each run.
     process : ProcessState, optional
         The state every run's process runs in (the projection's: ``Profiler.process``); a
-        ProcessStateError when one cannot.
+        ConfigError when one cannot.
 
     Raises
     ------
@@ -211,8 +211,6 @@ def run_full_fresh(
             times[r], walls[r], checks[r] = in_fresh_process(_fresh_run, spec, overrides, signatures, warmup, timer,
                                                              check, check_steps, process, callgrind=counted)
         except RuntimeError as exc:
-            if "ProcessStateError: " in str(exc):
-                raise ProcessStateError(str(exc).split("ProcessStateError: ", 1)[1]) from None
             raise fresh_failure(f"The fresh process of full run {r + 1} of {spec}", exc) from None
         if on_progress is not None:
             on_progress(r, len(signatures))

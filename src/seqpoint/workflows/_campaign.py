@@ -191,6 +191,8 @@ class Campaign:
         """The SeqPoints of ``[selection]`` (with ``proxy`` ``model`` or ``model+pilot``, or
         ``auto`` on a reference workload, its exact costs; the pilot timed through this campaign)."""
         sec, schedule = self.config.selection, self.schedule
+        if sec.model_proxy and sec.proxy_device is None:
+            sec = dataclasses.replace(sec, proxy_device=self._proxy_device())
         cost = (model_cost(sec, schedule, self.workload, measure=self.measure, timer=self.config.profile.timer,
                            state=self.profiler.state) if sec.model_proxy else None)
         points = choose_points(sec, schedule, cost=cost)[1]
@@ -198,6 +200,19 @@ class Campaign:
             write_seqpoints(points, self.folder.file("seqpoints.json"))
             self.folder.write_json("environment.json", environment_manifest(self._device()))
         return points
+
+    def _proxy_device(self) -> str:
+        """``[selection] proxy_device`` by default: the shipped GPU the workload runs on, else
+        ``cpu`` (with a warning for a GPU no device file names)."""
+        if not self.facts.on_cuda:
+            return "cpu"
+        name = str(self.profiler.key().environment.get("device", ""))
+        if (key := gpu_named(name)) is not None:
+            return key
+        warnings.warn(f"[selection] proxy_device: the workload runs on {name!r}, which no shipped device file names "
+                      "in its cuda_names, so the model proxy ranks iterations by this machine's CPU roofline; set "
+                      "proxy_device to the GPU's key or a device file of yours.", SeqPointWarning, stacklevel=2)
+        return "cpu"
 
     def _declared(self, field: str) -> Any:
         """A field of the workload's config (``device``, ``compile``) without building it: the

@@ -42,6 +42,16 @@ class RunConfig:
     report: sections.ReportSection = field(default_factory=sections.ReportSection)
     """[report]"""
 
+    def __post_init__(self) -> None:
+        from seqpoint.clocks import check_timer
+        from seqpoint.workloads import workload_config
+
+        # A registered workload's device is known now: a timer that cannot time it is refused
+        # before anything runs (a user workload's, once it is built).
+        declared = workload_config(self.workload.name, self.workload.set)
+        if declared is not None and "time" in self.profile.families:
+            check_timer(self.profile.timer, declared.device, workload=self.workload.name)
+
     def describe_run(self) -> str:
         """Where the run's batches come from, for headings: ``source · policy``, or the file."""
         if self.batching.schedule is not None:

@@ -15,7 +15,7 @@ from seqpoint.measurements import Measurements
 from seqpoint.projection import RankProjection, project_ranks
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import SeqPoints
-from seqpoint.validation import DDPRun, TruthComparison, run_ddp
+from seqpoint.validation import DDPRun, TruthComparison, check_ddp_device, run_ddp
 from seqpoint.workflows._campaign import Campaign
 from seqpoint.workflows._config import RunConfig
 from seqpoint.workflows._stages import (
@@ -69,6 +69,7 @@ def ddp_schedule(cfg: RunConfig) -> IterationSchedule:
     """``[batching]`` replayed with its ``world_size`` over ``[lengths]`` (every rank's row
     of each step), cut to the part ``[validation]`` executes."""
     sec = cfg.batching
+    check_ddp_device(cfg.workload.name, dict(cfg.workload.set))
     if sec.world_size < 2:
         raise ConfigError("The data-parallel validation needs [batching] world_size >= 2 "
                           f"(got {sec.world_size}); e.g. --set batching.world_size=2.")

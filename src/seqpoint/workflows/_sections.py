@@ -181,16 +181,17 @@ class SelectionSection:
     or ``model+pilot`` (that, rescaled by ``pilot_points`` measured step times); ``auto``
     is ``attention``, and for ``seqpoint`` with a built-in workload, the weights also
     reproduce its exact FLOPs and bytes, as with ``model``."""
-    proxy_device: str = "cpu"
+    proxy_device: str | None = None
     """Roofline device of the model proxy: ``cpu`` (this machine, measured by a tiny
     probe), a shipped GPU (``GPU_SPECS``: ``v100``, ``a100``, ``h100``, ``h200``, ...) or a
-    device file (a path ending ``.toml``)."""
+    device file (a path ending ``.toml``); default the device the workload runs on (its GPU
+    by the device files' ``cuda_names``, else ``cpu``)."""
     pilot_points: int = 5
     """Signatures timed for ``model+pilot``, spread over the range of the model cost."""
 
     _section_constraints: ClassVar[dict[str, list[Constraint]]] = {
         "proxy": [_STR],
-        "proxy_device": [_DEVICE],
+        "proxy_device": [_DEVICE, None],
         "pilot_points": [Interval(int, 2, 50)],
         "method": [_STR],
         "max_error": [Interval(float, 0, 1, closed="neither", word="a fraction"), None],

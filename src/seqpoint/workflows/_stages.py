@@ -136,9 +136,10 @@ def model_cost(
     if sec.proxy == "auto" and not isinstance(workload, TorchWorkload):
         return None
     sigs, _, inverse = schedule.unique_signatures()
+    proxy_device = sec.proxy_device or "cpu"  # the campaign resolves None to the workload's device
     devices = None
     if sec.proxy != "auto":
-        devices = device_targets(workload, [sec.proxy_device])
+        devices = device_targets(workload, [proxy_device])
     per_sig, *_ = exact_signature_costs(workload, np.asarray(sigs, dtype=np.int64), devices=devices,
                                         shapes=signature_shapes(workload, schedule), state=state)
     rows = [tuple(int(v) for v in r) for r in sigs.tolist()]
@@ -147,8 +148,8 @@ def model_cost(
         time = COST_MODELS.get("attention")()(schedule.take(np.unique(inverse, return_index=True)[1]))
         name = "attention + exact flops, bytes"
     else:
-        time = per_sig[f"roofline_{device_key(sec.proxy_device)}_s"]
-        name = f"model(roofline {sec.proxy_device}) + exact flops, bytes"
+        time = per_sig[f"roofline_{device_key(proxy_device)}_s"]
+        name = f"model(roofline {proxy_device}) + exact flops, bytes"
     model = SignatureCosts(costs=dict(zip(rows, np.asarray(time).tolist(), strict=True)), name=name,
                            components=exact)
     if sec.proxy != "model+pilot" or measure is None:

@@ -175,6 +175,8 @@ def timed_full_runs(
     """The schedule trained in full ``runs`` times, each in a fresh process (under callgrind,
     counted, with the ``instructions`` timer), in the process state ``c``'s SeqPoints ran in."""
     cfg = c.config
+    if c.facts.on_cuda:
+        c.profiler.check_shared_gpu(c.profiler.key().environment, "validate's full runs")
     how = ", counted under callgrind" if cfg.profile.timer == INSTRUCTIONS else ""
     title = label or f"full run x{runs} (fresh processes{how})"
     # on_progress(run, steps done) comes before (0) and after (every step) each run.

@@ -131,6 +131,36 @@ def signature_seed(seed: int, signature: Signature) -> int:
     return int(ss.generate_state(1, dtype=np.uint64)[0] >> 1)
 
 
+#: The first cuDNN whose RNNs take bf16 (9.13): before it, a CUDA RNN runs bf16 only as fp16.
+CUDNN_BF16_RNN = 91300
+
+
+def autocast_rnn(rnn: torch.nn.RNNBase, forward: Callable[..., Any], x: torch.Tensor, hx: Any) -> Any:
+    """``forward(x, hx)`` of ``rnn`` in the autocast dtype. A CPU RNN runs in its input's dtype
+    (fed fp32 under bf16 autocast, oneDNN fails to create its primitive); a CUDA one under bf16
+    autocast would run in fp16 (torch's ``_cudnn_rnn`` autocast rule is fp16 whatever the dtype),
+    so it runs with autocast off, on bf16 copies of its weights, where cuDNN takes bf16, and with
+    a warning that it is fp16 where cuDNN does not."""
+    import torch
+
+    device = x.device.type
+    if not (x.is_floating_point() and torch.amp.is_autocast_available(device) and torch.is_autocast_enabled(device)):
+        return forward(x, hx)  # no autocast (and none on meta, a counting clone)
+    dtype = torch.get_autocast_dtype(device)
+    x = x.to(dtype)
+    if device != "cuda" or dtype != torch.bfloat16:
+        return forward(x, hx)
+    if (torch.backends.cudnn.version() or 0) < CUDNN_BF16_RNN:
+        warnings.warn(f"cuDNN {torch.backends.cudnn.version()} runs RNNs in bf16 only as fp16 (before 9.13): "
+                      f"this {type(rnn).__name__} is timed in fp16.", SeqPointWarning, stacklevel=2)
+        return forward(x, hx)
+    params = {name: p.to(dtype) for name, p in rnn.named_parameters()}  # the cast autocast does for a Linear
+    hx = None if hx is None else tuple(h.to(dtype) for h in hx) if isinstance(hx, tuple) else hx.to(dtype)
+    with torch.autocast(device, enabled=False), warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="RNN module weights are not part of single contiguous")
+        return torch.func.functional_call(rnn, params, (x, hx))
+
+
 class TorchWorkload:
     """Shared machinery of the reference workloads.
 

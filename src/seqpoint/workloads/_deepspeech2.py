@@ -12,7 +12,7 @@ import dataclasses
 from typing import TYPE_CHECKING, ClassVar
 
 from seqpoint._params import Constraint, Interval, Options, Predicate
-from seqpoint.workloads._base import Dims, TorchWorkload, WorkloadConfig
+from seqpoint.workloads._base import Dims, TorchWorkload, WorkloadConfig, autocast_rnn
 
 if TYPE_CHECKING:
     import torch
@@ -123,7 +123,7 @@ class DeepSpeech2(TorchWorkload):
             def forward(self, spectrogram: torch.Tensor, targets: torch.Tensor, target_lengths: torch.Tensor) -> torch.Tensor:
                 x = self.conv(spectrogram)  # (B, C, F', T')
                 x = x.flatten(1, 2).permute(2, 0, 1).contiguous()  # (T', B, C*F')
-                x, _ = self.rnn(x)
+                x, _ = autocast_rnn(self.rnn, self.rnn, x, None)
                 logits = self.fc(x).float()  # CTC in fp32 under autocast
                 log_probs = logits.log_softmax(-1)
                 t, b = log_probs.shape[0], log_probs.shape[1]

@@ -15,7 +15,7 @@ import dataclasses
 from typing import TYPE_CHECKING, ClassVar
 
 from seqpoint._params import Constraint, Interval
-from seqpoint.workloads._base import Dims, TorchWorkload, WorkloadConfig
+from seqpoint.workloads._base import Dims, TorchWorkload, WorkloadConfig, autocast_rnn
 
 if TYPE_CHECKING:
     import torch
@@ -75,19 +75,10 @@ class GNMT(TorchWorkload):
         State = tuple[torch.Tensor, torch.Tensor]
 
         class LSTM(nn.LSTM):
-            """``nn.LSTM`` that takes its input in the autocast dtype: torch's CPU LSTM fed an fp32
-            input under bf16 autocast fails to create its oneDNN primitive, while fed the autocast
-            dtype (as DeepSpeech2's convolutions give it) it runs in that dtype, as intended."""
+            """``nn.LSTM`` in the autocast dtype (:func:`autocast_rnn`)."""
 
             def forward(self, x: torch.Tensor, hx: State | None = None) -> tuple[torch.Tensor, State]:  # type: ignore[override]
-                device = x.device.type
-                if (
-                    x.is_floating_point()
-                    and torch.amp.is_autocast_available(device)  # not on meta (counting)
-                    and torch.is_autocast_enabled(device)
-                ):
-                    x = x.to(torch.get_autocast_dtype(device))
-                return super().forward(x, hx)
+                return autocast_rnn(self, super().forward, x, hx)  # type: ignore[no-any-return]
 
         class Attention(nn.Module):
             """Normalised Bahdanau attention (Salimans & Kingma weight normalisation of v)."""

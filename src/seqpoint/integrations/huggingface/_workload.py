@@ -114,6 +114,10 @@ class TrainerWorkload:
 
             self.model = torch.compile(self.model, backend=args.torch_compile_backend or "inductor",
                                        mode=args.torch_compile_mode)
+            if args.torch_compile_mode in ("reduce-overhead", "max-autotune"):
+                warnings.warn(f"torch_compile_mode = {args.torch_compile_mode!r} replays CUDA graphs: a step's time is the "
+                              "replay's, as in train(), but a replayed kernel has no launching op, so the breakdown files "
+                              "it by its kernel name alone.", SeqPointWarning, stacklevel=2)
         return bool(on or already)
 
     def __reduce__(self) -> tuple[Any, ...]:

@@ -22,19 +22,6 @@ from seqpoint.validation._saving import (
     reduction_factor,
 )
 
-__all__ = [
-    "DDPRun",
-    "Drift",
-    "ErrorCurve",
-    "FullRun",
-    "MeasuredSpeedup",
-    "ProfilingSaving",
-    "TruthComparison",
-    "break_even",
-    "error_vs_k",
-    "noise_floor",
-    "profiling_saving",
-    "reduction_factor",
-    "run_ddp",
-    "run_full_fresh",
-]
+__all__ = ["DDPRun", "Drift", "ErrorCurve", "FullRun", "MeasuredSpeedup", "ProfilingSaving", "TruthComparison",
+           "break_even", "error_vs_k", "noise_floor", "profiling_saving", "reduction_factor", "run_ddp",
+           "run_full_fresh"]

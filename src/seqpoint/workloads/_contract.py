@@ -1,7 +1,6 @@
-"""What a workload owes (the :class:`~seqpoint.workloads.Workload` Protocol) and the small
-runtime-checkable Protocols of the optional abilities the harness uses, checked with
-``isinstance``; :func:`check_workload` says which a workload has. What seqpoint learns
-about a workload stays in its own side table (``seqpoint.profiling``), never on the object."""
+"""The runtime-checkable Protocols of a workload's optional abilities, and
+:func:`check_workload`, which checks the :class:`~seqpoint.workloads.Workload` contract and
+says which abilities a workload has."""
 
 from __future__ import annotations
 
@@ -41,8 +40,7 @@ class SetsThreads(Protocol):
 
 @runtime_checkable
 class WrapsForward(Protocol):
-    """Its step calls the model through a forward it lets the caller replace (a
-    ``DistributedDataParallel`` wrapper, for a data-parallel run)."""
+    """Its step calls the model through a forward the caller may replace (a DDP wrapper)."""
 
     model: torch.nn.Module
 
@@ -55,19 +53,8 @@ ABILITIES: dict[str, type] = {"counts_on_meta": CountsOnMeta, "counts_parameters
 
 
 def check_workload(workload: object) -> tuple[str, ...]:
-    """Check that ``workload`` satisfies the Workload contract; return its optional abilities.
-
-    Returns
-    -------
-    tuple of str
-        The names of :data:`ABILITIES` it has, plus ``takes_batch_shape`` when its
-        ``make_batch`` takes each point's real lengths.
-
-    Raises
-    ------
-    ConfigError
-        A required member is missing (named, with the contract).
-    """
+    """The names of the :data:`ABILITIES` ``workload`` has (and ``takes_batch_shape`` when its
+    ``make_batch`` takes real lengths); ConfigError naming what it lacks of the Workload contract."""
     lacks = [m for m in ("name", "config", "make_batch", "step") if not hasattr(workload, m)]
     if lacks or not isinstance(workload, Workload):
         raise ConfigError(

@@ -27,17 +27,10 @@ class UserWorkload(TorchWorkload):
     ``compute_loss(self, model, batch)``. dtype, threads, device, ``torch.compile``,
     micro-batches and the optimizer are :class:`~seqpoint.workloads.TorchWorkload`'s; every
     tensor is split along dim 0 for micro-batches (override ``_split`` otherwise). Load it
-    with ``--workload path/to/file.py:ClassName`` or build ``ClassName(config)``.
-
-    Parameters
-    ----------
-    config : WorkloadConfig, optional
-        An instance of ``Config`` (default: ``Config()``).
-    preset : str, optional
-        A name shown after the class name.
+    with ``--workload path/to/file.py:ClassName`` or build ``ClassName(config)`` (default
+    ``Config()``; ``preset``: a name shown after the class name).
     """
 
-    #: The harness passes a :class:`BatchShape` with the iteration's real lengths.
     takes_batch_shape: ClassVar[bool] = True
 
     def __init_subclass__(cls, **kwargs: object) -> None:
@@ -53,7 +46,6 @@ class UserWorkload(TorchWorkload):
             )
         super().__init__(cfg, preset=preset)
 
-    # -- what a user writes ----------------------------------------------------------
     def build_model(self) -> torch.nn.Module:
         """The model to train (called once, under ``torch.manual_seed(config.seed)``)."""
         raise NotImplementedError(f"{type(self).__name__} must define build_model(self)")
@@ -62,7 +54,6 @@ class UserWorkload(TorchWorkload):
         """The batch tensors (on the CPU) of ``shape``; draw random values from ``gen``."""
         raise NotImplementedError(f"{type(self).__name__} must define build_batch(self, shape, gen)")
 
-    # -- the machinery ----------------------------------------------------------------
     def _build_model(self) -> torch.nn.Module:
         return self.build_model()
 

@@ -59,10 +59,7 @@ _ROUNDINGS = ("round", "ceil", "floor")
 
 
 def _frames(cut: Cut, frame_shift: float, sampling_rate: int | None, rounding: str) -> int:
-    try:
-        rate = cut.sampling_rate
-    except AttributeError:
-        rate = sampling_rate
+    rate = getattr(cut, "sampling_rate", sampling_rate)
     if rate is None:
         raise InputError(
             f"lhotse cut {cut.id!r} has no recording or features, so it has no sampling rate; "
@@ -113,39 +110,26 @@ def _replay(sampler: CutSampler, first_epoch: int, epochs: int, frames: Callable
 def schedule_from_sampler(sampler: CutSampler, epochs: int = 1, frame_shift: float = 0.01, *,
                           sampling_rate: int | None = None, rounding: str = "round",
                           target_fn: Callable[[Cut], int] | None = None) -> IterationSchedule:
-    """Replay a real lhotse sampler as an :class:`~seqpoint.schedule.IterationSchedule`.
+    """Replay a real lhotse sampler as an :class:`~seqpoint.schedule.IterationSchedule`: one row
+    per mini-batch of this rank, every cut's frames (and target length) in ``rows``; InputError
+    when a cut has no duration, or the sampler yields something other than cuts.
 
     Parameters
     ----------
     sampler : lhotse.dataset.sampling.base.CutSampler
-        Any lhotse sampler yielding ``CutSet`` batches (``DynamicBucketingSampler``,
-        ``SimpleCutSampler`` ...), with its own world size, rank, seed, shuffle and
-        drop_last. It is copied first; the user's sampler is untouched.
+        Any sampler yielding ``CutSet`` batches, with its own world size, rank, seed, shuffle
+        and drop_last; it is copied first, the user's untouched.
     epochs : int, default 1
         Epochs to replay from the sampler's current epoch (``set_epoch`` before each).
     frame_shift : float, default 0.01
-        Feature frame shift in seconds.
-    sampling_rate : int, optional
-        Sampling rate for cuts that carry none.
+        Feature frame shift in seconds (``sampling_rate``: for cuts that carry none).
     rounding : {"round", "ceil", "floor"}, default "round"
-        How a cut's samples become frames: ``round`` as lhotse's ``compute_num_frames``;
-        ``ceil`` or ``floor`` for features that count frames so (a recorded run that differs
-        by one frame says which).
+        How samples become frames: ``round`` as lhotse's ``compute_num_frames``; ``ceil`` or
+        ``floor`` for features that count so (a recorded run one frame off says which).
     target_fn : callable, optional
-        ``cut -> int``: the target length of a cut (tokens of its transcript). Without it a
-        pair sampler's targets are its target cuts' frames, and other targets count as 0
-        (an ``AssumedInputWarning`` says so when the cuts carry transcripts).
-
-    Returns
-    -------
-    IterationSchedule
-        One row per mini-batch of this rank, with every cut's frames (and target length)
-        in ``rows``; ``tokens`` counts the frames and target tokens.
-
-    Raises
-    ------
-    InputError
-        When a cut has no duration, or the sampler yields something other than cuts.
+        ``cut -> int``, tokens of its transcript. Without it a pair sampler's targets are its
+        target cuts' frames, and others count 0 (an ``AssumedInputWarning`` says so when the
+        cuts carry transcripts).
     """
     check_params(
         "schedule_from_sampler",

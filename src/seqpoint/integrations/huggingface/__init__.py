@@ -9,10 +9,8 @@
 """
 
 from seqpoint.integrations.huggingface._callback import SeqPointCallback
-from seqpoint.integrations.huggingface._project import project_trainer
-from seqpoint.integrations.huggingface._replay import schedule_from_trainer
-from seqpoint.integrations.huggingface._seeding import SeededSampler
-from seqpoint.integrations.huggingface._workload import workload_from_trainer
+from seqpoint.integrations.huggingface._replay import SeededSampler, schedule_from_trainer
+from seqpoint.integrations.huggingface._workload import project_trainer, workload_from_trainer
 
 __all__ = ["SeededSampler", "SeqPointCallback", "project_trainer", "schedule_from_trainer",
            "workload_from_trainer"]

@@ -64,24 +64,12 @@ def _seconds(start: Mark, end: Mark) -> float:
 
 
 class SeqPointCallback(TrainerCallback):  # type: ignore[misc]
-    """Write every micro-batch's shape and time of ``trainer.train()`` to a run trace.
-
-    Parameters
-    ----------
-    path : str or Path
-        ``.csv`` or ``.parquet`` run trace, written at ``on_train_end``. In a data-parallel
-        run each process writes its own (``{rank}`` in the name is replaced, else
-        ``.rank<R>`` is added before the suffix) with a ``rank`` column.
-    shape_fn : callable, optional
-        ``model_inputs -> Shape(...)`` (:class:`~seqpoint.integrations.Shape`) for inputs the
-        default reader (:func:`~seqpoint.integrations.read_batch`) cannot read exactly.
-
-    Attributes
-    ----------
-    trace : RunTrace or None
-        The recorded trace after training.
-    written_to : Path or None
-        Where the trace was written.
+    """Write every micro-batch's shape and time of ``trainer.train()`` to a ``.csv`` or
+    ``.parquet`` run trace at ``path`` at ``on_train_end`` (then in :attr:`trace`, and where in
+    :attr:`written_to`). In a data-parallel run each process writes its own, with a ``rank``
+    column: ``{rank}`` in the name is replaced, else ``.rank<R>`` goes before the suffix.
+    ``shape_fn`` (``model_inputs -> Shape(...)``) reads inputs the default reader
+    (:func:`~seqpoint.integrations.read_batch`) cannot read exactly.
     """
 
     def __init__(self, path: str | Path, *, shape_fn: ShapeFn | None = None) -> None:
@@ -96,9 +84,7 @@ class SeqPointCallback(TrainerCallback):  # type: ignore[misc]
         self._reading: ShapeReading | _HostCopy | None = None
         self._copies: list[_HostCopy] = []  # not read yet, oldest first
         self._in_step = False
-        self._micro = 0
-        self._epoch = 0
-        self._step = 0
+        self._micro = self._epoch = self._step = 0
         self._start: Mark = 0.0
         self._last_end: Mark | None = None
         self._gaps: list[tuple[Mark, Mark]] = []

@@ -1,11 +1,6 @@
-"""The shape of each micro-batch, from the trainer's own collator run on its dataset rows.
-
-:class:`Collation` fetches rows and collates them as ``train()``'s DataLoader does, and
-reads the result as :class:`SeqPointCallback` reads the model's inputs, whatever the
-collator is. Collating costs about 5 ms a micro-batch, so for transformers' own
-collators (the exact classes) a padding rule of the lengths gives the shapes, checked
-against the collator on a sample (:func:`rule_holds`).
-"""
+"""The shape of each micro-batch, from the trainer's own collator run on its dataset rows
+(:class:`Collation`), or, as collating costs about 5 ms a micro-batch, for transformers' own
+collators from a padding rule of the lengths checked against the collator (:func:`rule_holds`)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""Per-sample lengths of a Trainer's dataset, for its sampler and the collator's padding rule.
-
-Lengths are read from one column (``length`` or the model input, ``input_ids``), through
-Arrow for a ``datasets.Dataset`` so no other column is loaded and nothing is tokenized.
-"""
+"""Per-sample lengths of a Trainer's dataset, for its sampler and the collator's padding rule,
+read from one column (through Arrow for a ``datasets.Dataset``), tokenizing nothing."""
 
 from __future__ import annotations
 

@@ -11,16 +11,14 @@ from seqpoint.reports._pages import write_run_report, write_validation_report
 from seqpoint.reports._plots import plot_breakdown, plot_error_vs_k
 from seqpoint.reports._plots import plot_cost_vs_length as plot_cost_vs_length
 from seqpoint.reports._plots import plot_length_histogram as plot_length_histogram
-from seqpoint.reports._ranks import (
+from seqpoint.reports._summaries import (
     ddp_validation_table,
     print_rank_projection,
-    rank_projection_table,
-)
-from seqpoint.reports._summaries import (
     print_run,
     print_speedup,
     print_trace_validation,
     print_validation,
+    rank_projection_table,
 )
 from seqpoint.reports._sweep import plot_sweep, print_sweep, write_sweep_csv, write_sweep_report
 from seqpoint.reports._tables import render

@@ -1,6 +1,5 @@
-"""PNG plots of a run: length histogram with SeqPoints, cost against length, error
-against k, and operation breakdown. matplotlib is imported only here, with the Agg backend.
-"""
+"""PNG plots of a run: length histogram with SeqPoints, cost against length, error against k,
+and operation breakdown (matplotlib, with the Agg backend)."""
 
 from __future__ import annotations
 
@@ -62,13 +61,9 @@ def plot_cost_vs_length(seq_len: ArrayLike, cost: ArrayLike, path: str | Path, *
                         fit: tuple[ArrayLike, ArrayLike] | None = None, fit_groups: ArrayLike | None = None,
                         reference: tuple[ArrayLike, ArrayLike] | None = None, unit: str = "tokens",
                         ylabel: str = "time per iteration (s)") -> Path:
-    """Measured cost of each SeqPoint against its length, with the fitted curve (``ylabel``
-    names the cost and its unit).
-
-    ``fit`` is ``(x, y)`` of the interpolated cost model, drawn as one line per value
-    of ``fit_groups`` (e.g. batch size); ``reference`` is an optional ``(x, y)``
-    scatter of ground-truth iterations (e.g. a full validation run).
-    """
+    """Measured cost of each SeqPoint against its length; ``fit`` is ``(x, y)`` of the cost model,
+    one line per value of ``fit_groups`` (batch size), and ``reference`` an ``(x, y)`` scatter
+    of ground-truth iterations (a full run)."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7, 4))
     if reference is not None:
@@ -94,11 +89,8 @@ def plot_cost_vs_length(seq_len: ArrayLike, cost: ArrayLike, path: str | Path, *
 def plot_error_vs_k(curves: Mapping[str, tuple[Sequence[int], Sequence[float]]], path: str | Path, *,
                     noise_floor: float | None = None, title: str = "Projection error against profiled iterations",
                     ylabel: str = "|relative error| of projected total") -> Path:
-    """Absolute relative error (fraction) against k for each method, log scale.
-
-    ``curves`` maps a method name to ``(ks, errors)``; ``noise_floor`` is drawn as a
-    horizontal band, the smallest error a time measurement can resolve.
-    """
+    """Absolute relative error against k of each method (``curves``: name -> ``(ks, errors)``),
+    log scale, with ``noise_floor`` as a horizontal line."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7, 4.2))
     for name, (ks, errs) in curves.items():
@@ -118,11 +110,8 @@ def plot_error_vs_k(curves: Mapping[str, tuple[Sequence[int], Sequence[float]]],
 
 def plot_breakdown(series: Mapping[str, Mapping[str, float]], path: str | Path, *,
                    title: str = "Operation breakdown of the whole run", as_share: bool = True) -> Path:
-    """Grouped horizontal bars per operation category, one bar per series.
-
-    ``series`` maps a label (e.g. "projected", "measured") to category -> seconds.
-    With ``as_share`` each series is normalised to shares of its total.
-    """
+    """Grouped horizontal bars per operation category, one per series (label -> category ->
+    seconds), each normalised to shares of its total with ``as_share``."""
     plt = _pyplot()
     cats = sorted({c for s in series.values() for c in s}, key=lambda c: -max(
         (s.get(c, 0.0) for s in series.values()), default=0.0))
@@ -132,8 +121,7 @@ def plot_breakdown(series: Mapping[str, Mapping[str, float]], path: str | Path, 
     y = np.arange(len(cats))
     for i, (label, values) in enumerate(series.items()):
         total = sum(values.values()) or 1.0
-        vals = [values.get(c, 0.0) / (total if as_share else 1.0) for c in cats]
-        vals = [v * 100 for v in vals] if as_share else vals
+        vals = [values.get(c, 0.0) / total * 100 if as_share else values.get(c, 0.0) for c in cats]
         ax.barh(y + i * height, vals, height=height, label=label)
     ax.set_yticks(y + height * (n - 1) / 2, cats)
     ax.invert_yaxis()

@@ -1,8 +1,5 @@
-"""The speedup matrix of a sweep: terminal table, CSV, bar chart and HTML page.
-
-Reads a sweep through :class:`SweepView` (the workflows' ``SweepResult`` satisfies it
-structurally), so reports never import the workflows or the executors.
-"""
+"""The speedup matrix of a sweep: terminal table, CSV, bar chart and HTML page, read through
+:class:`SweepView` (which the workflows' ``SweepResult`` satisfies)."""
 
 from __future__ import annotations
 
@@ -29,8 +26,6 @@ __all__ = ["plot_sweep", "print_sweep", "write_sweep_csv", "write_sweep_report"]
 
 
 class SweepConfigView(Protocol):
-    """One configuration of a sweep, as the reports read it."""
-
     @property
     def name(self) -> str: ...
     @property
@@ -46,8 +41,6 @@ class SweepConfigView(Protocol):
 
 
 class SweepView(Protocol):
-    """A sweep, as the reports read it."""
-
     @property
     def configs(self) -> Sequence[SweepConfigView]: ...
     @property
@@ -63,7 +56,7 @@ class SweepView(Protocol):
 
 
 def _time(c: SweepConfigView, metric: str | None) -> tuple[float, float, float]:
-    """Projected time and interval of ``metric`` (NaN where there is none)."""
+    """Projected ``metric`` and its interval (NaN where there is none)."""
     p = c.projection
     if p is None or metric is None or metric not in p.totals:
         return math.nan, math.nan, math.nan
@@ -78,7 +71,6 @@ def _overrides_text(overrides: Mapping[str, Any]) -> str:
 
 
 def _top_categories(p: Projection | None) -> str:
-    """The three largest breakdown categories and their shares."""
     bd = breakdown_of(p.totals) if p is not None else {}
     total = sum(bd.values())
     if not bd or total <= 0:
@@ -87,8 +79,7 @@ def _top_categories(p: Projection | None) -> str:
 
 
 def sweep_table(result: SweepView) -> list[list[str]]:
-    """Rows of the speedup matrix (header first): name, overrides, projected time ± its
-    half-width, speedup over the base with its interval, FLOPs, top categories, status."""
+    """Rows of the speedup matrix (header first)."""
     rows = [["configuration", "overrides", "projected time", "speedup", "FLOPs",
              "top categories", "status"]]
     for c in result.configs:
@@ -113,8 +104,8 @@ def _stats_line(result: SweepView) -> str:
 
 
 def print_sweep(console: Console, result: SweepView) -> None:
-    """The speedup matrix (without the overrides, which the names stand for) and the
-    executor's figures; a status column only when some configuration is incomplete."""
+    """The speedup matrix without the overrides (the names stand for them), a status column only
+    when some configuration is incomplete, and the executor's figures."""
     head, *body = sweep_table(result)
     keep = [0, 2, 3, 4, 5] + ([6] if any(row[6] != "ok" for row in body) else [])
     table = Table(title=f"Sweep: {len(body)} configurations on {len(result.seqpoints)} SeqPoints "

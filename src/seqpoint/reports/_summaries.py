@@ -5,7 +5,6 @@ projected onto another GPU."""
 from __future__ import annotations
 
 import math
-from typing import Protocol
 
 from rich.console import Console
 from rich.table import Table
@@ -36,9 +35,8 @@ from seqpoint.reports._tables import (
 from seqpoint.reports._views import RunRecord, TraceRecord, ValidationRecord
 from seqpoint.validation import MeasuredSpeedup, ProfilingSaving, TruthComparison
 
-__all__ = ["DDPValidationView", "ddp_validation_table", "device_projection_table", "print_device_projection",
-           "print_rank_projection", "print_run", "print_speedup", "print_trace_validation", "print_validation",
-           "rank_projection_table"]
+__all__ = ["device_projection_table", "print_device_projection", "print_rank_projection", "print_run",
+           "print_speedup", "print_trace_validation", "print_validation", "rank_projection_table"]
 
 
 def print_run(console: Console, result: RunRecord) -> None:
@@ -274,13 +272,6 @@ def print_trace_validation(console: Console, result: TraceRecord) -> None:
                       + (f"; in-run ratio {ratio:.3f} (a step in the run against alone)" if ratio else "") + ".")
 
 
-class DDPValidationView(Protocol):
-    @property
-    def projection(self) -> RankProjection: ...
-    @property
-    def truth(self) -> TruthComparison: ...
-
-
 def _share(fraction: float) -> str:
     return f"{fraction:.1%}"
 
@@ -301,15 +292,6 @@ def rank_projection_table(proj: RankProjection) -> Rows:
 def print_rank_projection(console: Console, proj: RankProjection) -> None:
     console.print(render(rank_projection_table(proj),
                          title=f"data-parallel run: {proj.world_size} ranks, {proj.n_steps:,} steps"))
-
-
-def ddp_validation_table(result: DDPValidationView) -> Rows:
-    """Rows: projected against each measured run, the error and the noise floor."""
-    truth = result.truth
-    return [["", "time"], ["projected (max over ranks + all-reduce)", fmt_duration(result.projection.total_s)],
-            *([f"measured run {i + 1}", fmt_duration(t)] for i, t in enumerate(truth.runs_s)),
-            ["error (projected vs mean measured)", fmt_pct(truth.error)],
-            ["noise floor (run 1 vs run 2)", "n/a" if math.isnan(truth.noise_floor) else fmt_pct(truth.noise_floor)]]
 
 
 def device_projection_table(dp: DeviceProjection, profiled: dict[str, float]) -> Rows:

@@ -152,14 +152,13 @@ def _num(v: float) -> str:
 
 def plot_sweep(result: SweepView, path: str | Path) -> Path:
     """Bar chart of each configuration's projected time with its interval, speedup on top."""
-    plt = _pyplot()
     metric = result.time_metric
     names = [c.name for c in result.configs]
     times = [_time(c, metric) for c in result.configs]
     vals = [t if math.isfinite(t) else 0.0 for t, _, _ in times]
     err = [[max(t - lo, 0.0) if math.isfinite(t) else 0.0 for t, lo, _ in times],
            [max(hi - t, 0.0) if math.isfinite(t) else 0.0 for t, _, hi in times]]
-    fig, ax = plt.subplots(figsize=(max(5.0, 0.9 * len(names) + 2), 4.2))
+    fig, ax = _pyplot().subplots(figsize=(max(5.0, 0.9 * len(names) + 2), 4.2))
     colors = ["#9e9ac8" if i == 0 else "#3182bd" for i in range(len(names))]
     bars = ax.bar(range(len(names)), vals, yerr=err, capsize=4, color=colors)
     for bar, c in zip(bars, result.configs, strict=True):
@@ -168,8 +167,8 @@ def plot_sweep(result: SweepView, path: str | Path) -> Path:
                     xytext=(0, 8), textcoords="offset points", ha="center", fontsize=8)
     ax.set_xticks(range(len(names)), names, rotation=30 if len(names) > 3 else 0,
                   ha="right" if len(names) > 3 else "center", fontsize=8)
-    ax.set_ylabel(f"projected {metric or 'time'} (s)")
-    ax.set_title("Projected whole-run time per configuration (speedup over base on top)")
+    ax.set(ylabel=f"projected {metric or 'time'} (s)",
+           title="Projected whole-run time per configuration (speedup over base on top)")
     ax.margins(y=0.15)
     return _save(fig, path)
 

@@ -1,7 +1,6 @@
-"""Reading the shape that fixes a batch's cost from the batch itself (tensors, dicts, lists),
-the :class:`Shape` a user's ``shape_fn`` returns where the batch cannot say it, and the
-one :class:`ShapeReader` of the recorder, the Trainer callback and the Trainer replay.
-Duck-typed (a tensor has ``shape`` and ``tolist``): no torch import."""
+"""Reading the shape that fixes a batch's cost from the batch itself (duck-typed: no torch
+import), or from the :class:`Shape` a user's ``shape_fn`` returns; one :class:`ShapeReader`
+for the recorder, the Trainer callback and the Trainer replay."""
 
 from __future__ import annotations
 

@@ -1,11 +1,7 @@
-"""lhotse samplers replayed as an IterationSchedule (lhotse is imported only when called).
-
-:func:`schedule_from_sampler` iterates a copy of the user's real sampler over the cuts'
-metadata (no audio is read) and maps each mini-batch to what the acoustic model sees:
-cuts → ``batch_size``, most frames → ``seq_len``, every cut's frames → the schedule's
-per-row lengths (``rows``), Σ frames² → ``sum_sq_len``; targets (a pair sampler's target
-cuts, or ``target_fn``'s tokens) → ``tgt_len`` and the rows' target lengths.
-"""
+"""lhotse samplers replayed as an IterationSchedule (lhotse is imported only when called): a
+copy of the user's real sampler iterated over the cuts' metadata (no audio is read), each
+mini-batch mapped to what the acoustic model sees: cuts → ``batch_size``, most frames →
+``seq_len``, every cut's frames → ``rows``, Σ frames² → ``sum_sq_len``, targets → ``tgt_len``."""
 
 from __future__ import annotations
 
@@ -110,9 +106,9 @@ def _replay(sampler: CutSampler, first_epoch: int, epochs: int, frames: Callable
 def schedule_from_sampler(sampler: CutSampler, epochs: int = 1, frame_shift: float = 0.01, *,
                           sampling_rate: int | None = None, rounding: str = "round",
                           target_fn: Callable[[Cut], int] | None = None) -> IterationSchedule:
-    """Replay a real lhotse sampler as an :class:`~seqpoint.schedule.IterationSchedule`: one row
-    per mini-batch of this rank, every cut's frames (and target length) in ``rows``; InputError
-    when a cut has no duration, or the sampler yields something other than cuts.
+    """Replay a real lhotse sampler as an :class:`~seqpoint.schedule.IterationSchedule`, one row
+    per mini-batch of this rank; InputError when a cut has no duration, or the sampler yields
+    something other than cuts.
 
     Parameters
     ----------

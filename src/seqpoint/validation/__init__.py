@@ -1,8 +1,7 @@
 """Stage 8: validation against the ground truth: full runs in fresh processes (the clocks the
 harness uses too, never the harness itself), the one record of a projection against measured
-runs, the measured speedup of two configurations, error against k, the reduction factor.
-
-The names imported ``as`` themselves are for the tests."""
+runs, the measured speedup of two configurations, error against k, the reduction factor. The
+names imported ``as`` themselves are for the tests."""
 
 from seqpoint.validation._compare import (
     Drift,

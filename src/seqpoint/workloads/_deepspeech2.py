@@ -1,10 +1,7 @@
-"""DeepSpeech2 (Amodei et al., 2016): the SeqPoint paper's speech-recognition model.
-
-Two 2-D convolutions over spectrogram frames (10 ms each), bidirectional GRU or LSTM
-layers, a linear layer to the characters and the CTC loss. ``seq_len`` is frames; the
-transcript is ``tgt_len`` characters, else ``seq_len // frames_per_char``, clipped so CTC
-stays feasible on the strided output.
-"""
+"""DeepSpeech2 (Amodei et al., 2016), the SeqPoint paper's speech-recognition model: two 2-D
+convolutions over spectrogram frames (10 ms each), bidirectional GRU or LSTM layers, a linear
+layer to the characters and the CTC loss. ``seq_len`` is frames; the transcript is ``tgt_len``
+characters, else ``seq_len // frames_per_char``, clipped so CTC stays feasible."""
 
 from __future__ import annotations
 

@@ -135,6 +135,5 @@ def takes_batch_shape(workload: object) -> bool:
 
 def as_batch_shape(shape_or_signature: BatchShape | Sequence[int], *, workload: str) -> BatchShape:
     """A :class:`BatchShape` as is, or the full-length shape of a bare signature."""
-    if isinstance(shape_or_signature, BatchShape):
-        return shape_or_signature
-    return BatchShape.of(shape_or_signature, workload=workload)
+    s = shape_or_signature
+    return s if isinstance(s, BatchShape) else BatchShape.of(s, workload=workload)

@@ -1,14 +1,10 @@
 """``SeqPointCallback``: record a real ``trainer.train()`` as a run trace.
 
-Each micro-batch's shape is read where the model sees it (a forward pre-hook), and its
-time runs between ``train()``'s boundaries: ``on_step_begin`` → ``on_substep_end`` (each
-accumulated micro-batch) → ``on_step_end`` (after clipping, optimizer and scheduler): the
-step ``workload_from_trainer`` profiles. Data loading before and logging after a step
-are kept apart in the trace's meta (``between_steps_s``). On a GPU nothing waits for the
-device: the boundaries are CUDA events, and the inputs the shape is read from are copied
-to pinned host memory without blocking, each read once its copy is done (at the latest at
-``on_train_end``, which turns the events into seconds); on a CPU ``perf_counter``.
-"""
+Each micro-batch's shape is read where the model sees it (a forward pre-hook), and its time
+runs between ``train()``'s boundaries, ``on_step_begin`` → ``on_substep_end`` → ``on_step_end``:
+the step ``workload_from_trainer`` profiles; the time between steps goes to the trace's meta
+(``between_steps_s``). On a GPU nothing waits for the device: the boundaries are CUDA events,
+and the inputs are copied to the host without blocking, each read once its copy is done."""
 
 from __future__ import annotations
 

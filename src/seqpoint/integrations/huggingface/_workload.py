@@ -216,9 +216,7 @@ class TrainerWorkload:
         import torch
 
         pos = torch.arange(width)[None, :]
-        if self.padding_side == "right":
-            return pos < lengths[:, None]
-        return pos >= width - lengths[:, None]
+        return pos < lengths[:, None] if self.padding_side == "right" else pos >= width - lengths[:, None]
 
     def step(self, batch: Batch) -> float:
         """One optimizer step on ``batch`` as ``train()`` runs it, through the workload's own

@@ -7,11 +7,9 @@
                 loss.backward()
                 opt.step(); opt.zero_grad()
 
-``rec.step(batch)`` times exactly the block around one optimizer step; with gradient
-accumulation, time each micro-batch with ``rec.micro_batch(batch)`` and call
-``rec.end_step()`` after the optimizer step. On CUDA the block is synchronized before and
-after, so the GPU work is timed, not only the launches.
-"""
+``rec.step(batch)`` times the block around one optimizer step (synchronized on CUDA, so the
+GPU work is timed); with gradient accumulation, time each micro-batch with
+``rec.micro_batch(batch)`` and call ``rec.end_step()`` after the optimizer step."""
 
 from __future__ import annotations
 
@@ -98,15 +96,13 @@ class Recorder:
 
 class record:  # lower case: it reads as a function, `with record(path) as rec:`
     """Record a plain training loop into a ``.csv`` or ``.parquet`` run trace at ``path``, written
-    when the block exits (also when the loop raises after at least one step).
+    when the block exits (also when the loop raises after a step): ``with record(path) as rec:``
+    gives the :class:`Recorder`; wrap each optimizer step in ``with rec.step(batch):``.
 
-    ``with record(path) as rec:`` gives the :class:`Recorder`; wrap each optimizer step in
-    ``with rec.step(batch):``. One block per object. ``shape_fn`` (``batch -> Shape(...)``,
-    see :class:`~seqpoint.integrations.Shape`) reads batches the default reader
-    (:func:`~seqpoint.integrations.read_batch`) cannot read exactly, such as speech features
-    with a lengths tensor; the default reader warns once when it must assume, and with
-    ``encoder_decoder`` reads a dict batch's ``labels`` as the target. ``meta``: extra
-    provenance for the trace's sidecar.
+    ``shape_fn`` (``batch -> Shape(...)``) reads batches the default reader
+    (:func:`~seqpoint.integrations.read_batch`, which warns once when it must assume) cannot read
+    exactly; ``encoder_decoder`` reads a dict batch's ``labels`` as the target; ``meta`` is extra
+    provenance for the trace's sidecar. One block per object.
     """
 
     def __init__(self, path: str | Path, *, shape_fn: ShapeFn | None = None, encoder_decoder: bool = False,

@@ -128,11 +128,9 @@ def _from_mapping(batch: Mapping[str, object], encoder_decoder: bool) -> ShapeRe
     if key is None:
         key = next((k for k, v in tensors.items() if len(v.shape) >= 2), None)
     if key is None:
-        raise InputError(
-            f"Cannot read a batch shape from a dict with keys {sorted(batch)}: none is a tensor "
-            f"named {', '.join(INPUT_KEYS)}; pass shape_fn=... returning "
-            "seqpoint.integrations.Shape(batch_size, seq_len, lengths=...)."
-        )
+        raise InputError(f"Cannot read a batch shape from a dict with keys {sorted(batch)}: none is a tensor "
+                         f"named {', '.join(INPUT_KEYS)}; pass shape_fn=... returning "
+                         "seqpoint.integrations.Shape(batch_size, seq_len, lengths=...).")
     bs, sl = _rows(tensors[key])
     mask = tensors.get("attention_mask")
     mask = mask if mask is not None and len(mask.shape) == 2 else None
@@ -189,10 +187,8 @@ def read_batch(batch: object, *, encoder_decoder: bool = False) -> ShapeReading:
         return _from_mapping(batch, encoder_decoder)
     if isinstance(batch, Sequence) and not isinstance(batch, (str, bytes)) and batch:
         return read_batch(batch[0], encoder_decoder=encoder_decoder)
-    raise InputError(
-        f"Cannot read a batch shape from {type(batch).__name__}; pass shape_fn=... returning "
-        "seqpoint.integrations.Shape(batch_size, seq_len, lengths=...)."
-    )
+    raise InputError(f"Cannot read a batch shape from {type(batch).__name__}; pass shape_fn=... returning "
+                     "seqpoint.integrations.Shape(batch_size, seq_len, lengths=...).")
 
 
 def shape_from_fn(value: object) -> ShapeReading:

@@ -57,10 +57,8 @@ _ROUNDINGS = ("round", "ceil", "floor")
 def _frames(cut: Cut, frame_shift: float, sampling_rate: int | None, rounding: str) -> int:
     rate = getattr(cut, "sampling_rate", sampling_rate)
     if rate is None:
-        raise InputError(
-            f"lhotse cut {cut.id!r} has no recording or features, so it has no sampling rate; "
-            "pass sampling_rate=HZ to schedule_from_sampler."
-        )
+        raise InputError(f"lhotse cut {cut.id!r} has no recording or features, so it has no sampling rate; "
+                         "pass sampling_rate=HZ to schedule_from_sampler.")
     samples, hop = round(cut.duration * rate), round(frame_shift * rate)
     return {"round": (samples + hop // 2) // hop, "ceil": -(-samples // hop), "floor": samples // hop}[rounding]
 

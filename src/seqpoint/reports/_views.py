@@ -86,18 +86,15 @@ class RunRecord(ProjectedRun):
     steps_per_point: tuple[int, int, int] = (0, 0, 0)
     """``(warm-up, timed, profiled)`` training steps the harness ran for one point."""
     campaign_steps: tuple[int, int, int, int] = (1, 0, 0, 0)
-    """``(worker processes, warm-up steps per point in each, their start-up and drift-check
-    steps, cold-step window steps)``: what the campaign ran (counted in :attr:`reduction`)."""
+    """``(worker processes, warm-up steps per point in each, their start-up and drift-check steps,
+    cold-step window steps)``, counted in :attr:`reduction`."""
     saving: ProfilingSaving | None = None
     exact: dict[str, Any] | None = None
-    """Exact deterministic totals of the whole run (``ExactTotals.to_dict()`` and the
-    projection's ``projection_error`` per metric), when measured."""
+    """``ExactTotals.to_dict()`` of the whole run and the projection's ``projection_error`` per metric."""
     uncounted: list[dict[str, str | float]] | None = None
-    """Timed compute operators with no FLOP formula (``name``, ``share``, ``seconds``),
-    checked on the heaviest SeqPoint when FLOPs were measured."""
+    """Timed compute operators with no FLOP formula (``name``, ``share``, ``seconds``)."""
     data_parallel: RankProjection | None = None
-    """A data-parallel run's projection: each step its slowest rank plus the all-reduce
-    (:attr:`projection` then sums every rank's work, one rank row per iteration)."""
+    """Each step its slowest rank plus the all-reduce (:attr:`projection` then sums every rank's work)."""
     device_projection: DeviceProjection | None = None
     """The run projected onto ``[projection] device``, a GPU it was not profiled on."""
 
@@ -117,8 +114,7 @@ class ValidationRecord(ProjectedRun):
 
     @property
     def drift(self) -> Drift | None:
-        """The machine's drift between profiling and the full runs, read on the drift check
-        point (the first SeqPoint, timed again at the end of each run); None without it."""
+        """The machine's drift since profiling, on the first SeqPoint timed again after each run."""
         first = self.measurements.measurements[0] if self.measurements.measurements else None
         profiled = None if first is None or not first.ok else first.samples.get(self.full.metric)
         if not self.full.check_s.size or not profiled:
@@ -148,8 +144,7 @@ class TraceRecord:
     first_n_s: float
     """First-N estimate from the first trace: mean of its first ``first_n`` step times × steps."""
     window: StepWindow | None = None
-    """The run's first micro-batches timed in sequence (``[profile] cold_window``), which
-    calibrated the cold-step term and measured the in-run gap; None without one."""
+    """The run's first micro-batches timed in sequence (``[profile] cold_window``)."""
 
     @property
     def truth(self) -> TruthComparison:

@@ -31,18 +31,15 @@ def break_even(profiling_s: float, run_s: float, n_iterations: int) -> float:
 
 @dataclass(frozen=True, kw_only=True)
 class ProfilingSaving:
-    """Profiling saving in executed steps, in wall-clock time and in tokens (NaN: no time measured)."""
+    """Profiling saving: the run's iterations over the steps executed to profile the points, its
+    seconds (``run_s``) over theirs (``profiling_s``) and its padded tokens over theirs (NaN: no
+    time measured)."""
 
     steps: float
-    """Iterations of the run over training steps executed to profile the points."""
     wall_clock: float
-    """Run seconds over profiling seconds."""
     tokens: float
-    """Padded tokens of the run over padded tokens of the profiling steps."""
     profiling_s: float
-    """Seconds the profiling steps take."""
     run_s: float
-    """Seconds of the run the saving is measured against."""
     n_iterations: int = 0
 
     @property

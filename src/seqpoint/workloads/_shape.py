@@ -47,24 +47,18 @@ class BatchShape:
         src = np.full(b, s, dtype=np.int64) if lengths is None else np.array(lengths, dtype=np.int64)
         tgt = np.full(src.shape[0], t, dtype=np.int64) if tgt_lengths is None else np.array(tgt_lengths, dtype=np.int64)
         if src.ndim != 1 or src.size == 0 or tgt.shape != src.shape:
-            raise InputError(
-                f"The lengths of a {workload} batch must be one non-empty list (and tgt_lengths as "
-                f"many). Got {src.shape[0] if src.ndim == 1 else src.shape} and {tgt.shape}."
-            )
+            raise InputError(f"The lengths of a {workload} batch must be one non-empty list (and tgt_lengths as "
+                             f"many). Got {src.shape[0] if src.ndim == 1 else src.shape} and {tgt.shape}.")
         if src.min() < 0 or src.max() > s or tgt.min() < 0 or tgt.max() > max(t, 0):
-            raise InputError(
-                f"The lengths of a {workload} batch must lie in [0, seq_len={s}] (targets in "
-                f"[0, tgt_len={t}]). Got {src.min()}..{src.max()} and {tgt.min()}..{tgt.max()}."
-            )
+            raise InputError(f"The lengths of a {workload} batch must lie in [0, seq_len={s}] (targets in "
+                             f"[0, tgt_len={t}]). Got {src.min()}..{src.max()} and {tgt.min()}..{tgt.max()}.")
         rows = None if row_of is None else np.array(row_of, dtype=np.int64)
         if rows is not None:
             fill = np.bincount(rows, weights=src, minlength=b) if rows.size and rows.min() >= 0 else None
             if (rows.shape != src.shape or fill is None or fill.shape[0] != b
                     or np.any(np.diff(rows) < 0) or fill.max() > s):
-                raise InputError(
-                    f"The row_of of a packed {workload} batch must give each of its {src.shape[0]} "
-                    f"documents a row in 0..{b - 1}, in order, with at most seq_len={s} tokens a row."
-                )
+                raise InputError(f"The row_of of a packed {workload} batch must give each of its {src.shape[0]} "
+                                 f"documents a row in 0..{b - 1}, in order, with at most seq_len={s} tokens a row.")
         return cls(b, s, t, q, src, tgt, exact, rows)
 
     @property

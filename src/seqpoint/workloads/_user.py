@@ -41,9 +41,7 @@ class UserWorkload(TorchWorkload):
     def __init__(self, config: WorkloadConfig | None = None, *, preset: str | None = None) -> None:
         cfg = self.Config() if config is None else config
         if not isinstance(cfg, self.Config):
-            raise ConfigError(
-                f"{type(self).__name__} takes a {self.Config.__name__} config. Got {type(cfg).__name__}."
-            )
+            raise ConfigError(f"{type(self).__name__} takes a {self.Config.__name__} config. Got {type(cfg).__name__}.")
         super().__init__(cfg, preset=preset)
 
     def build_model(self) -> torch.nn.Module:

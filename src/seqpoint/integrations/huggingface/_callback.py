@@ -169,10 +169,8 @@ class SeqPointCallback(TrainerCallback):  # type: ignore[misc]
         for step, epoch, micro, read, start, end in self._rows:
             reading = read.reading if isinstance(read, _HostCopy) else read
             if reading is None:
-                raise InputError(
-                    f"SeqPointCallback saw no forward call of the model in optimizer step {step}; "
-                    "the trainer must call the model it was given (pass shape_fn for custom loops)."
-                )
+                raise InputError(f"SeqPointCallback saw no forward call of the model in optimizer step {step}; "
+                                 "the trainer must call the model it was given (pass shape_fn for custom loops).")
             rows.append((step, epoch, micro, reading, _seconds(start, end)))
         meta = {"recorder": "SeqPointCallback", "device": str(args.device),
                 "gradient_accumulation_steps": int(args.gradient_accumulation_steps),

@@ -25,11 +25,13 @@ from seqpoint.integrations._recorder import row_lengths
 from seqpoint.integrations._shapes import ShapeReading
 from seqpoint.integrations.huggingface._collate import (
     Collation,
+    Lengths,
     PaddingRule,
+    check_trainer,
     known_rule,
+    read_lengths,
     rule_holds,
 )
-from seqpoint.integrations.huggingface._lengths import Lengths, check_trainer, read_lengths
 from seqpoint.schedule import IterationSchedule
 
 if TYPE_CHECKING:
@@ -214,15 +216,9 @@ def schedule_from_trainer(
     One row per micro-batch, in ``train()`` order, with its real per-sample lengths in ``rows``;
     ``meta["optimizer_step"]`` and ``meta["micro_batch"]`` place each row, ``meta["collator"]``
     names the collator and ``meta["shapes"]`` says how its shapes were read (``collator`` or
-    ``padding rule``). InputError for an ``IterableDataset``, a length-grouping sampler without
-    lengths (record the run with :class:`SeqPointCallback` instead), or a failing collator.
-
-    Shapes are what the trainer's collator returns for the rows, read as
-    :class:`SeqPointCallback` reads the model's inputs; for transformers' own collators they
-    follow from the lengths by the padding rule, checked on 16 micro-batches. The global RNGs
-    are left as found. A sampler without a generator of its own draws epoch ``e``'s order after
-    the model's draws of epoch ``e - 1``, which a replay cannot know: a ``SeqPointWarning`` says
-    so; with :class:`SeededSampler` among the callbacks every epoch is exact.
+    ``padding rule``: transformers' own collators' rule, checked on 16 micro-batches). The global
+    RNGs are left as found. InputError for an ``IterableDataset``, a length-grouping sampler
+    without lengths (record the run with :class:`SeqPointCallback` instead), or a failing collator.
     """
     check_trainer(trainer)
     encoder_decoder = bool(getattr(getattr(trainer.model, "config", None), "is_encoder_decoder", False))
@@ -268,9 +264,7 @@ def _schedule(batches: list[MicroBatch], readings: list[ShapeReading], trainer: 
             "gradient_accumulation_steps": int(trainer.args.gradient_accumulation_steps), "world_size": ws,
             "rank": rk, "optimizer_step": data[:, 1].tolist(), "micro_batch": data[:, 2].tolist(),
             "packed": rows is not None and rows.flattened(data[:, 3])}
-    schedule = IterationSchedule.from_columns(
-        {"epoch": data[:, 0], "batch_size": data[:, 3], "seq_len": data[:, 4],
-         "tgt_len": data[:, 5], "tokens": data[:, 6], "sum_sq_len": data[:, 7]},
-        meta=meta,
-    )
+    schedule = IterationSchedule.from_columns({"epoch": data[:, 0], "batch_size": data[:, 3], "seq_len": data[:, 4],
+                                              "tgt_len": data[:, 5], "tokens": data[:, 6], "sum_sq_len": data[:, 7]},
+                                              meta=meta)
     return schedule if rows is None else schedule.with_rows(rows)

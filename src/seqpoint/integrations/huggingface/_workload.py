@@ -17,8 +17,7 @@ from numpy.typing import NDArray
 from seqpoint._rng import rngs_kept
 from seqpoint.exceptions import AssumedInputWarning, SeqPointWarning
 from seqpoint.executors import Executor
-from seqpoint.integrations.huggingface._collate import Collation
-from seqpoint.integrations.huggingface._lengths import check_trainer
+from seqpoint.integrations.huggingface._collate import Collation, check_trainer
 from seqpoint.integrations.huggingface._replay import schedule_from_trainer
 from seqpoint.schedule import IterationSchedule, RunTrace, read_trace
 from seqpoint.workflows import JobProjection, project_job

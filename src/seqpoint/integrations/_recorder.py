@@ -38,9 +38,8 @@ def _synchronize() -> None:
 
 
 class Recorder:
-    """Collects the shape and time of every (micro-)batch of a loop; ``shape_fn`` and
-    ``encoder_decoder`` as for :func:`record`, ``epoch`` that of the first step (change it
-    with :meth:`set_epoch`)."""
+    """Collects the shape and time of every (micro-)batch of a loop (parameters as for
+    :func:`record`; ``epoch``: the first step's, changed with :meth:`set_epoch`)."""
 
     def __init__(self, shape_fn: ShapeFn | None = None, *, encoder_decoder: bool = False, epoch: int = 0) -> None:
         self._read = ShapeReader(shape_fn, encoder_decoder=encoder_decoder, who="seqpoint.integrations.record")

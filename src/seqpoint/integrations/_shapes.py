@@ -94,8 +94,7 @@ def _flattened_documents(position_ids: object) -> list[int] | None:
     if not pos or pos[0] != 0:
         return None
     starts = [i for i, p in enumerate(pos) if p == 0]
-    ends = [*starts[1:], len(pos)]
-    return [e - s for s, e in zip(starts, ends, strict=True)]
+    return [e - s for s, e in zip(starts, [*starts[1:], len(pos)], strict=True)]
 
 
 def _reading(bs: int, sl: int, lengths: list[int], tgt_len: int = 0, target_tokens: int = 0,

@@ -23,10 +23,8 @@ if TYPE_CHECKING:
 
 __all__ = ["schedule_from_sampler"]
 
-_WAY_OUT = (
-    "give every cut a duration (e.g. CutSet.from_manifests with recordings), or record a real "
-    "run with seqpoint.integrations.record and read the trace"
-)
+_WAY_OUT = ("give every cut a duration (e.g. CutSet.from_manifests with recordings), or record a real "
+            "run with seqpoint.integrations.record and read the trace")
 
 
 def _source_cuts(sampler: object) -> Iterator[Cut]:
@@ -125,14 +123,12 @@ def schedule_from_sampler(sampler: CutSampler, epochs: int = 1, frame_shift: flo
         target cuts' frames, and others count 0 (an ``AssumedInputWarning`` says so when the
         cuts carry transcripts).
     """
-    check_params(
-        "schedule_from_sampler",
-        {"epochs": [Interval(int, 1)], "frame_shift": [Interval(float, 0, closed="neither")],
-         "sampling_rate": [Interval(int, 1), None], "rounding": [Options(_ROUNDINGS)],
-         "target_fn": [Predicate(callable, "a callable cut -> int"), None]},
-        {"epochs": epochs, "frame_shift": frame_shift, "sampling_rate": sampling_rate, "rounding": rounding,
-         "target_fn": target_fn},
-    )
+    check_params("schedule_from_sampler",
+                 {"epochs": [Interval(int, 1)], "frame_shift": [Interval(float, 0, closed="neither")],
+                  "sampling_rate": [Interval(int, 1), None], "rounding": [Options(_ROUNDINGS)],
+                  "target_fn": [Predicate(callable, "a callable cut -> int"), None]},
+                 {"epochs": epochs, "frame_shift": frame_shift, "sampling_rate": sampling_rate,
+                  "rounding": rounding, "target_fn": target_fn})
     try:
         replay = copy.deepcopy(sampler)
     except TypeError:  # a CutSet over a one-shot generator cannot be copied

@@ -106,12 +106,10 @@ def print_measurements(console: Console, points: SeqPoints, measurements: Measur
         table.add_column(col, justify="right" if col != "status" else "left")
     for p, m in zip(points.points, ms.measurements, strict=True):
         time, iqr, flops = (m.metrics.get(k) for k in (step, f"{step}_iqr", "flops"))
-        table.add_row(
-            str(m.iteration), str(m.batch_size), str(m.seq_len), str(m.tgt_len), f"{p.weight:g}",
-            m.status if m.ok else f"{m.status}: {m.message[:60]}",
-            "-" if time is None else fmt(time), "-" if iqr is None else fmt(iqr),
-            "-" if flops is None else fmt_count(flops),
-        )
+        table.add_row(str(m.iteration), str(m.batch_size), str(m.seq_len), str(m.tgt_len), f"{p.weight:g}",
+                      m.status if m.ok else f"{m.status}: {m.message[:60]}",
+                      "-" if time is None else fmt(time), "-" if iqr is None else fmt(iqr),
+                      "-" if flops is None else fmt_count(flops))
     console.print(table)
 
 

@@ -43,7 +43,6 @@ class Drift:
 
     @property
     def change(self) -> float:
-        """Median later step over median profiled step, minus 1."""
         return float(np.median(self.later) / np.median(self.profiled) - 1.0)
 
     @property
@@ -66,13 +65,11 @@ class Drift:
 
 @dataclass(frozen=True, kw_only=True)
 class TruthComparison:
-    """A projected total against measured runs of the same work: full runs (``validate``),
-    recorded runs (``validate --trace``) or data-parallel runs."""
+    """A projected total against the totals of measured runs of the same work, seconds: full runs
+    (``validate``), recorded runs (``validate --trace``) or data-parallel runs."""
 
     runs_s: tuple[float, ...]
-    """Each measured run's total, seconds."""
     projected_s: float
-    """The projected total, seconds."""
     interval_s: tuple[float, float] = (float("nan"), float("nan"))
     """The interval the runs are held to (the projection's, grown by :attr:`drift`), seconds."""
     drift: Drift | None = None
@@ -104,7 +101,6 @@ class TruthComparison:
 
     @property
     def within(self) -> bool:
-        """Whether the interval holds the measured mean."""
         lo, hi = self.interval_s
         return bool(lo <= self.measured_s <= hi)
 
@@ -136,7 +132,6 @@ class MeasuredSpeedup:
 
     @classmethod
     def from_rounds(cls, rounds: Sequence[tuple[float, float]]) -> MeasuredSpeedup:
-        """From ``(a, b)`` run totals, one pair per round."""
         return cls(tuple(a for a, _ in rounds), tuple(b for _, b in rounds))
 
     @property
@@ -145,7 +140,6 @@ class MeasuredSpeedup:
 
     @property
     def value(self) -> float:
-        """Ratio of the mean runs."""
         return float(np.mean(self.runs_a_s) / np.mean(self.runs_b_s))
 
     @property
@@ -167,7 +161,6 @@ class MeasuredSpeedup:
         return float(r.std(ddof=1) / np.sqrt(r.size) / self.value)
 
     def held_by(self, interval: tuple[float, float]) -> bool:
-        """Whether ``interval`` (a projection's ``(low, high)``) contains this speedup."""
         lo, hi = interval
         return bool(lo <= self.value <= hi)
 

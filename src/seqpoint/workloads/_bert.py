@@ -53,9 +53,8 @@ class BertConfig(WorkloadConfig):
 
     def _check(self) -> None:
         if self.hidden % self.heads:
-            raise ConfigError(
-                f"The 'heads' parameter of BertConfig must divide hidden={self.hidden}. Got {self.heads}."
-            )
+            raise ConfigError(f"The 'heads' parameter of BertConfig must divide hidden={self.hidden}. "
+                              f"Got {self.heads}.")
 
     def masked_per_row(self, seq_len: int) -> int:
         """Masked (predicted) positions per row of ``seq_len`` tokens."""

@@ -25,10 +25,8 @@ __all__ = ["Collation", "Lengths", "PaddingRule", "check_trainer", "known_rule",
 
 IntArray = NDArray[np.int64]
 
-_WAY_OUT = (
-    "record the real run instead with trainer.add_callback(SeqPointCallback('trace.csv')) "
-    "and read the trace"
-)
+_WAY_OUT = ("record the real run instead with trainer.add_callback(SeqPointCallback('trace.csv')) "
+            "and read the trace")
 
 
 class Lengths(NamedTuple):
@@ -122,11 +120,9 @@ def read_lengths(trainer: Trainer, *, with_target: bool = False) -> Lengths:
     sampler = length_column if (length_column is not None and kept) else source
     if sampler is None:
         if args.train_sampling_strategy in ("group_by_length", "batch_rebalance"):
-            raise InputError(
-                f"The trainer's train_dataset has no {length_name!r} or {input_name!r} column, so "
-                f"the {args.train_sampling_strategy} sampler's lengths are unknown; add a {length_name!r} column (tokens per sample) "
-                f"or {_WAY_OUT}."
-            )
+            raise InputError(f"The trainer's train_dataset has no {length_name!r} or {input_name!r} column, so "
+                             f"the {args.train_sampling_strategy} sampler's lengths are unknown; add a "
+                             f"{length_name!r} column (tokens per sample) or {_WAY_OUT}.")
         sampler = np.zeros(len(dataset), dtype=np.int64)  # a random or sequential sampler reads len() only
     target = lengths_of("labels") if with_target and source is not None else None
     return Lengths(source, target, sampler)
@@ -167,7 +163,6 @@ class PaddingRule(NamedTuple):
         return int(round_up(np.array([longest]), self.multiple)[0])
 
     def row(self, source: IntArray, target: IntArray | None) -> BatchShape:
-        """The shape of one micro-batch of samples of these lengths."""
         tokens = int(source.sum())
         sum_sq = int((source * source).sum())
         if self.kind == "flatten":

@@ -14,8 +14,6 @@ from seqpoint.selection import SeqPoints
 
 __all__ = ["plot_breakdown", "plot_cost_vs_length", "plot_error_vs_k", "plot_length_histogram"]
 
-_DPI = 110
-
 
 def _pyplot() -> Any:
     import matplotlib
@@ -30,7 +28,7 @@ def _save(fig: Any, path: str | Path) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.tight_layout()
-    fig.savefig(path, dpi=_DPI)
+    fig.savefig(path, dpi=110)
     _pyplot().close(fig)
     return path
 

@@ -50,10 +50,9 @@ class ExactCheck:
 
 @dataclass(frozen=True, kw_only=True)
 class SteadyTruth:
-    """Every unique signature measured in isolation by the same harness, the truth an isolated
-    sampling method aims at: their times weighted by their counts (``total_s``), the signed
-    relative error of the projection's steady state against it, and the measured full run over
-    it, minus 1 (``in_sequence_overhead``)."""
+    """Every unique signature measured in isolation by the same harness (the truth an isolated
+    sampling method aims at): their count-weighted times, the projection's steady-state error
+    against them, and the measured full run over them, minus 1 (``in_sequence_overhead``)."""
 
     total_s: float
     selection_error: float

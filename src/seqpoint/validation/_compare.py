@@ -165,10 +165,9 @@ class MeasuredSpeedup:
         return bool(lo <= self.value <= hi)
 
     def agrees_with(self, projected: float, interval: tuple[float, float], confidence: float = 0.95) -> bool | None:
-        """Whether a projection and this speedup agree once the measured ratio's own error counts:
-        ``|projected − value| ≤ √(h² + (z·se·value)²)``, ``h`` the interval's wider half-width
-        about ``projected``, ``z`` the normal quantile of ``confidence``. A miss of
-        :meth:`held_by` this forgives is the truth's noise; None with one round."""
+        """Whether a projection and this speedup agree once the measured ratio's own error counts,
+        ``|projected − value| ≤ √(h² + (z·se·value)²)`` (``h`` the interval's wider half-width about
+        ``projected``): a miss of :meth:`held_by` this forgives is the truth's noise; None with one round."""
         se = self.standard_error
         if se is None:
             return None

@@ -14,9 +14,8 @@ __all__ = ["ProfilingSaving", "break_even", "profiling_saving", "reduction_facto
 
 def reduction_factor(n_iterations: int, n_points: int, *, warmup: int, repeats: int, profiled: int = 0,
                      overhead: int = 0) -> float:
-    """Iterations of the full run over training steps executed to profile the points: every
-    step a point costs (warm-up, timed, under torch.profiler) and ``overhead``, the campaign's
-    steps that belong to no point (``ProfileConfig.protocol_steps()``)."""
+    """Iterations of the full run over training steps executed to profile the points (warm-up,
+    timed, under torch.profiler) and the campaign's ``overhead`` (``ProfileConfig.protocol_steps()``)."""
     executed = n_points * (warmup + repeats + profiled) + overhead
     return n_iterations / executed if executed else float("inf")
 
@@ -58,13 +57,10 @@ def _ratio(a: float, b: float) -> float:
     return a / b if b > 0 else float("inf")
 
 
-def profiling_saving(
-    run_tokens: ArrayLike, point_tokens: ArrayLike, *, warmup: int, repeats: int,
-    profiled: int = 0, run_s: float = float("nan"), point_step_s: ArrayLike | None = None,
-    point_first_s: ArrayLike | None = None,
-) -> ProfilingSaving:
-    """The saving of profiling the points instead of running the whole run.
-
+def profiling_saving(run_tokens: ArrayLike, point_tokens: ArrayLike, *, warmup: int, repeats: int,
+                     profiled: int = 0, run_s: float = float("nan"), point_step_s: ArrayLike | None = None,
+                     point_first_s: ArrayLike | None = None) -> ProfilingSaving:
+    """The saving of profiling the points instead of running the whole run:
     ``run_tokens`` (n_iterations,) and ``point_tokens`` (k,) are padded tokens; ``warmup``,
     ``repeats`` and ``profiled`` the steps per point; ``run_s`` the run's seconds; and
     ``point_step_s`` and ``point_first_s`` (k,) each point's steady and cold first step,

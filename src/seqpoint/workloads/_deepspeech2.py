@@ -139,7 +139,6 @@ class DeepSpeech2(TorchWorkload):
         import torch
 
         batch_size, seq_len, tgt_len, _ = dims
-
         cfg = self.config
         s = self.target_length(seq_len, tgt_len)
         return {

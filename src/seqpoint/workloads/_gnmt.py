@@ -143,7 +143,6 @@ class GNMT(TorchWorkload):
         import torch
 
         batch_size, seq_len, tgt_len, _ = dims
-
         t = tgt_len if tgt_len > 0 else seq_len
         v = self.config.vocab
         tgt = torch.randint(1, v, (t + 1, batch_size), generator=gen)

@@ -1,10 +1,9 @@
 """``SeqPointCallback``: record a real ``trainer.train()`` as a run trace.
 
-Each micro-batch's shape is read where the model sees it (a forward pre-hook), and its time
-runs between ``train()``'s boundaries, ``on_step_begin`` → ``on_substep_end`` → ``on_step_end``:
-the step ``workload_from_trainer`` profiles; the time between steps goes to the trace's meta
-(``between_steps_s``). On a GPU nothing waits for the device: the boundaries are CUDA events,
-and the inputs are copied to the host without blocking, each read once its copy is done."""
+Each micro-batch's shape is read where the model sees it (a forward pre-hook), its time between
+``on_step_begin`` → ``on_substep_end`` → ``on_step_end`` (the step ``workload_from_trainer``
+profiles; the time between steps goes to the meta's ``between_steps_s``). On a GPU nothing waits
+for the device: boundaries are CUDA events, inputs are copied to the host without blocking."""
 
 from __future__ import annotations
 
@@ -65,8 +64,7 @@ class SeqPointCallback(TrainerCallback):  # type: ignore[misc]
     :attr:`written_to`). In a data-parallel run each process writes its own, with a ``rank``
     column: ``{rank}`` in the name is replaced, else ``.rank<R>`` goes before the suffix.
     ``shape_fn`` (``model_inputs -> Shape(...)``) reads inputs the default reader
-    (:func:`~seqpoint.integrations.read_batch`) cannot read exactly.
-    """
+    (:func:`~seqpoint.integrations.read_batch`) cannot read exactly."""
 
     def __init__(self, path: str | Path, *, shape_fn: ShapeFn | None = None) -> None:
         self.path = trace_path(path)
@@ -119,8 +117,7 @@ class SeqPointCallback(TrainerCallback):  # type: ignore[misc]
     def _close_micro_batch(self) -> None:
         end = self._mark()
         self._rows.append((self._step, self._epoch, self._micro, self._reading, self._start, end))
-        self._start = end
-        self._reading = None
+        self._start, self._reading = end, None
         self._micro += 1
 
     def on_train_begin(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, model: torch.nn.Module | None = None, **kwargs: object) -> None:
@@ -136,9 +133,7 @@ class SeqPointCallback(TrainerCallback):  # type: ignore[misc]
         self._epoch = math.floor((state.epoch or 0.0) + 1e-9)
 
     def on_step_begin(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: object) -> None:
-        self._in_step = True
-        self._micro = 0
-        self._reading = None
+        self._in_step, self._micro, self._reading = True, 0, None
         self._start = self._mark()
         if self._last_end is not None:
             self._gaps.append((self._last_end, self._start))

@@ -1,8 +1,7 @@
-"""The trainer's data as ``train()`` sees it: per-sample lengths of its dataset, read from one
-column (through Arrow for a ``datasets.Dataset``) without tokenizing, and the shape of each
-micro-batch, from the trainer's own collator run on its dataset rows (:class:`Collation`) or, as
-collating costs about 5 ms a micro-batch, for transformers' own collators from a padding rule of
-the lengths checked against the collator (:func:`rule_holds`)."""
+"""The trainer's data as ``train()`` sees it: its dataset's per-sample lengths, read from one
+column without tokenizing, and each micro-batch's shape, from the trainer's collator run on its
+rows (:class:`Collation`) or, as collating costs ~5 ms a micro-batch, for transformers' own
+collators from a padding rule of the lengths checked against the collator (:func:`rule_holds`)."""
 
 from __future__ import annotations
 

@@ -2,10 +2,9 @@
 dataset, prepared by accelerate and iterated as ``Trainer._run_epoch`` does; each micro-batch's
 shape is what the trainer's collator makes of its rows (:mod:`._collate`). No model runs.
 
-In one process ``LengthGroupedSampler`` (and an unseeded ``RandomSampler``) draws each epoch's
-order from the global torch generator after training drew from it (dropout, MLM masking),
-which no replay can know: the ``SeededSampler`` callback gives such a sampler its own generator
-each epoch, seeded ``(data_seed or seed) + epoch`` as accelerate does, and so does the replay."""
+An unseeded sampler in one process draws each epoch's order from the global torch generator
+after training drew from it (dropout, MLM masking), which no replay can know: ``SeededSampler``
+gives it a generator seeded ``(data_seed or seed) + epoch`` each epoch, as the replay does."""
 
 from __future__ import annotations
 
@@ -206,20 +205,17 @@ def _by_rule(rule: PaddingRule, batches: list[MicroBatch], lengths: Lengths) -> 
     return readings
 
 
-def schedule_from_trainer(
-    trainer: Trainer, *, world_size: int | None = None, rank: int | None = None
-) -> IterationSchedule:
-    """The micro-batches ``trainer.train()`` will feed the model, without running it.
-
-    ``trainer`` has a map-style ``train_dataset`` (with a ``length`` or model-input column when
-    ``group_by_length`` sorts by it); ``world_size`` and ``rank`` default to the trainer's own.
-    One row per micro-batch, in ``train()`` order, with its real per-sample lengths in ``rows``;
+def schedule_from_trainer(trainer: Trainer, *, world_size: int | None = None,
+                          rank: int | None = None) -> IterationSchedule:
+    """The micro-batches ``trainer.train()`` will feed the model, without running it: one row per
+    micro-batch, in ``train()`` order, with its real per-sample lengths in ``rows``.
     ``meta["optimizer_step"]`` and ``meta["micro_batch"]`` place each row, ``meta["collator"]``
     names the collator and ``meta["shapes"]`` says how its shapes were read (``collator`` or
-    ``padding rule``: transformers' own collators' rule, checked on 16 micro-batches). The global
+    ``padding rule``: transformers' own collators' rule, checked on 16 micro-batches). The
+    trainer has a map-style ``train_dataset`` (with a ``length`` or model-input column when
+    ``group_by_length`` sorts by it); ``world_size`` and ``rank`` default to its own. The global
     RNGs are left as found. InputError for an ``IterableDataset``, a length-grouping sampler
-    without lengths (record the run with :class:`SeqPointCallback` instead), or a failing collator.
-    """
+    without lengths (record the run with :class:`SeqPointCallback` instead), or a failing collator."""
     check_trainer(trainer)
     encoder_decoder = bool(getattr(getattr(trainer.model, "config", None), "is_encoder_decoder", False))
     rule = known_rule(trainer.data_collator, encoder_decoder=encoder_decoder)

@@ -219,10 +219,9 @@ class TrainerWorkload:
 
     def step(self, batch: Batch) -> float:
         """One optimizer step on ``batch`` as ``train()`` runs it, through the workload's own
-        accelerator: ``trainer.training_step``, the gradient norm (clipped to ``max_grad_norm``
-        when set), the optimizer and scheduler steps and ``zero_grad``; returns the loss. Under
-        fp16 a step whose grads the GradScaler finds inf/NaN skips the optimizer and scheduler,
-        as in ``train()``, and a ``SeqPointWarning`` counts such steps."""
+        accelerator (``training_step``, clipping, optimizer, scheduler, ``zero_grad``); the loss.
+        Under fp16 a step whose grads the GradScaler finds inf/NaN skips the optimizer and
+        scheduler, as in ``train()``, and a ``SeqPointWarning`` counts such steps."""
         acc = self.trainer.accelerator
         scale = None if acc.scaler is None else acc.scaler.get_scale()  # between timed steps the device is idle
         loss = self.trainer.training_step(self.model, batch)
@@ -272,9 +271,7 @@ def project_trainer(trainer: Trainer, *, traces: Sequence[RunTrace | str | Path]
                     progress: bool = False, executor: Executor | str = "local") -> JobProjection:
     """``trainer.train()``'s whole run projected from SeqPoints of the trainer's own step (its
     model copied, never trained); ``print(result)`` shows the projection, its interval, the
-    profiling cost and, with ``traces``, the error against them.
-
-    ``traces`` are runs recorded with :class:`SeqPointCallback`: the first one's micro-batches
+    profiling cost and, with ``traces``, the error against them. ``traces`` are runs recorded with :class:`SeqPointCallback`: the first one's micro-batches
     are the schedule, and the projection is checked against their mean (two or more give the
     noise floor); without them the run is replayed (:func:`schedule_from_trainer`). The other
     parameters are :func:`seqpoint.workflows.project_job`'s.
@@ -282,6 +279,5 @@ def project_trainer(trainer: Trainer, *, traces: Sequence[RunTrace | str | Path]
     workload = workload_from_trainer(trainer)  # first: a trainer it refuses is refused before the replay
     runs = None if traces is None else [t if isinstance(t, RunTrace) else read_trace(t) for t in traces]
     schedule: RunTrace | IterationSchedule = runs[0] if runs else schedule_from_trainer(trainer)
-    return project_job(schedule, workload, traces=runs, n_points=n_points,
-                       processes=processes, cold_window=cold_window, first_n=first_n, progress=progress,
-                       executor=executor)
+    return project_job(schedule, workload, traces=runs, n_points=n_points, processes=processes,
+                       cold_window=cold_window, first_n=first_n, progress=progress, executor=executor)

@@ -113,8 +113,8 @@ class LAMB(_ForeachOptimizer):
 
 
 _OPTIMIZERS: dict[str, Callable[[Sequence[torch.nn.Parameter], float], torch.optim.Optimizer]] = {
-    "sgd": SGD, "adam": Adam, "lamb": LAMB,
-    "adamw": lambda params, lr: Adam(params, lr, weight_decay=0.01, decoupled=True)}
+    "sgd": SGD, "adam": Adam,
+    "adamw": lambda params, lr: Adam(params, lr, weight_decay=0.01, decoupled=True), "lamb": LAMB}
 
 
 def make_optimizer(name: str, params: Sequence[torch.nn.Parameter], lr: float) -> torch.optim.Optimizer:

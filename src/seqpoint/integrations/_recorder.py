@@ -7,14 +7,13 @@
                 loss.backward()
                 opt.step(); opt.zero_grad()
 
-``rec.step(batch)`` times exactly the block around one optimizer step; with gradient
-accumulation, time each micro-batch with ``rec.micro_batch(batch)`` and call
-``rec.end_step()`` after the optimizer step. On CUDA the block is synchronized before and
-after, so the GPU work is timed, not only the launches.
-"""
+``rec.step(batch)`` times the block around one optimizer step (synchronized on CUDA, so the
+GPU work is timed); with gradient accumulation, time each micro-batch with
+``rec.micro_batch(batch)`` and call ``rec.end_step()`` after the optimizer step."""
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -32,8 +31,6 @@ TraceRow = tuple[int, int, int, ShapeReading, float]
 
 
 def _synchronize() -> None:
-    import sys
-
     # torch is only consulted when the user's loop already imported it.
     torch = sys.modules.get("torch")
     if torch is not None and torch.cuda.is_available() and torch.cuda.is_initialized():
@@ -41,24 +38,20 @@ def _synchronize() -> None:
 
 
 class Recorder:
-    """Collects the shape and time of every (micro-)batch of a loop; ``shape_fn`` and
-    ``encoder_decoder`` as for :func:`record`, ``epoch`` that of the first step (change it
-    with :meth:`set_epoch`)."""
+    """Collects the shape and time of every (micro-)batch of a loop (parameters as for
+    :func:`record`; ``epoch``: the first step's, changed with :meth:`set_epoch`)."""
 
     def __init__(self, shape_fn: ShapeFn | None = None, *, encoder_decoder: bool = False, epoch: int = 0) -> None:
         self._read = ShapeReader(shape_fn, encoder_decoder=encoder_decoder, who="seqpoint.integrations.record")
         self._epoch = epoch
         self._rows: list[TraceRow] = []
-        self._step = 0
-        self._micro = 0
+        self._step = self._micro = 0
         self._open = False
 
     def shape_of(self, batch: object) -> BatchShape:
-        """The shape of ``batch`` by the user's ``shape_fn`` or the default reader."""
         return self._read(batch).shape
 
     def set_epoch(self, epoch: int) -> None:
-        """Mark the following steps as belonging to ``epoch``."""
         self._epoch = epoch
 
     @contextmanager
@@ -94,7 +87,6 @@ class Recorder:
         self.end_step()
 
     def trace(self, meta: dict[str, object] | None = None) -> RunTrace:
-        """The run trace recorded so far."""
         return trace_of(self._rows, {"recorder": "seqpoint.record", **(meta or {})})
 
     def __len__(self) -> int:
@@ -102,30 +94,13 @@ class Recorder:
 
 
 class record:  # lower case: it reads as a function, `with record(path) as rec:`
-    """Record a plain training loop into a run trace written at the end of the block.
-
-    Parameters
-    ----------
-    path : str or Path
-        ``.csv`` or ``.parquet`` run trace (see :class:`~seqpoint.validation.RunTrace`).
-    shape_fn : callable, optional
-        ``batch -> Shape(...)`` for batches the default reader
-        (:func:`~seqpoint.integrations.read_batch`: tensors, dicts and lists of tensors,
-        attention masks and ``position_ids``) cannot read exactly (speech features with a
-        lengths tensor, say); see :class:`~seqpoint.integrations.Shape`. The default reader
-        warns once when it must assume.
-    encoder_decoder : bool, default False
-        Read a dict batch's ``labels`` as the decoder target (default reader only).
-    meta : dict, optional
-        Extra provenance for the trace's sidecar.
-
-    Returns
-    -------
-    record
-        ``with record(path) as rec:`` gives the :class:`Recorder`; wrap each optimizer step
-        in ``with rec.step(batch):``. One block per object. The trace is written when the
-        block exits, also when the loop raises after at least one step.
-    """
+    """Record a plain training loop into a ``.csv`` or ``.parquet`` run trace at ``path``, written
+    when the block exits (also when the loop raises after a step): ``with record(path) as rec:``
+    gives the :class:`Recorder`; wrap each optimizer step in ``with rec.step(batch):``. One block
+    per object. ``shape_fn`` (``batch -> Shape(...)``) reads batches the default reader
+    (:func:`~seqpoint.integrations.read_batch`, which warns once when it must assume) cannot read
+    exactly; ``encoder_decoder`` reads a dict batch's ``labels`` as the target; ``meta`` is extra
+    provenance for the trace's sidecar."""
 
     def __init__(self, path: str | Path, *, shape_fn: ShapeFn | None = None, encoder_decoder: bool = False,
                  meta: dict[str, object] | None = None) -> None:

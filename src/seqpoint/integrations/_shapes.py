@@ -1,14 +1,17 @@
-"""Reading the shape that fixes a batch's cost from the batch itself (tensors, dicts, lists),
-the :class:`Shape` a user's ``shape_fn`` returns where the batch cannot say it, and the
-one :class:`ShapeReader` of the recorder, the Trainer callback and the Trainer replay.
-Duck-typed (a tensor has ``shape`` and ``tolist``): no torch import."""
+"""Reading the shape that fixes a batch's cost from the batch itself (duck-typed: no torch
+import), or from the :class:`Shape` a user's ``shape_fn`` returns; one :class:`ShapeReader`
+for the recorder, the Trainer callback and the Trainer replay."""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple, Protocol, TypeGuard
 
-from seqpoint.exceptions import InputError
+import numpy as np
+
+from seqpoint.exceptions import AssumedInputWarning, InputError
+from seqpoint.schedule import RowLengths
 
 __all__ = ["INPUT_KEYS", "VALUE_KEYS", "BatchShape", "Shape", "ShapeFn", "ShapeReader", "ShapeReading", "read_batch"]
 
@@ -29,22 +32,11 @@ class BatchShape(NamedTuple):
 
 
 class Shape(NamedTuple):
-    """What a ``shape_fn`` returns: a batch's shape and, when known, every row's real length.
-
+    """What a ``shape_fn`` returns: a batch's shape and, when known, every row's real length:
     ``Shape(batch_size=8, seq_len=1200, lengths=batch["feature_lens"].tolist())`` for 8
-    utterances padded to 1,200 frames; ``tokens`` and ``sum_sq_len`` follow from the lengths
-    (every row ``seq_len`` long when ``lengths`` is None).
-
-    Attributes
-    ----------
-    batch_size : int
-        Rows of the batch (1 for a packed row).
-    seq_len : int
-        Padded source length: tokens or frames per row.
-    tgt_len : int, default 0
-        Padded target length of an encoder-decoder model.
-    lengths, tgt_lengths : sequence of int, optional
-        Real source (every document's, for a packed row) and target length of every row.
+    utterances padded to 1,200 frames (``batch_size`` 1 for a packed row, whose ``lengths`` are
+    its documents'); ``tgt_len`` is an encoder-decoder's padded target length. ``tokens`` and
+    ``sum_sq_len`` follow from the lengths (every row ``seq_len`` long when None).
     """
 
     batch_size: int
@@ -66,7 +58,6 @@ class ShapeReading(NamedTuple):
     lengths: tuple[list[int], list[int] | None] | None
     """``(lengths, tgt_lengths)`` of every sequence, or None when the batch does not say."""
     assumed: str | None
-    """What the reader assumed because the batch does not say it (None: nothing)."""
 
 
 class _Tensor(Protocol):
@@ -74,13 +65,9 @@ class _Tensor(Protocol):
 
     @property
     def shape(self) -> Sequence[int]: ...
-
     def tolist(self) -> list[Any]: ...
-
     def sum(self, dim: int) -> _Tensor: ...
-
     def __getitem__(self, index: int) -> _Tensor: ...
-
     def __ne__(self, other: object) -> _Tensor: ...  # type: ignore[override]
 
 
@@ -94,9 +81,7 @@ def _dims(t: _Tensor) -> tuple[int, ...]:
 
 def _rows(t: _Tensor) -> tuple[int, int]:
     shape = _dims(t)
-    if len(shape) == 1:  # one unbatched sequence
-        return 1, shape[0]
-    return shape[0], shape[1]
+    return (1, shape[0]) if len(shape) == 1 else (shape[0], shape[1])  # 1-D: one unbatched sequence
 
 
 def _flattened_documents(position_ids: object) -> list[int] | None:
@@ -108,8 +93,7 @@ def _flattened_documents(position_ids: object) -> list[int] | None:
     if not pos or pos[0] != 0:
         return None
     starts = [i for i, p in enumerate(pos) if p == 0]
-    ends = [*starts[1:], len(pos)]
-    return [e - s for s, e in zip(starts, ends, strict=True)]
+    return [e - s for s, e in zip(starts, [*starts[1:], len(pos)], strict=True)]
 
 
 def _reading(bs: int, sl: int, lengths: list[int], tgt_len: int = 0, target_tokens: int = 0,
@@ -129,10 +113,6 @@ def _reading(bs: int, sl: int, lengths: list[int], tgt_len: int = 0, target_toke
 
 def _fits(bs: int, sl: int, tgt_len: int, lengths: list[int], tgt_lengths: list[int] | None) -> bool:
     """Lengths that could be the rows of this shape, by ``read_schedule``'s sidecar rule."""
-    import numpy as np
-
-    from seqpoint.schedule import RowLengths
-
     if not lengths or min(lengths) < 0 or (tgt_lengths is not None and len(tgt_lengths) != len(lengths)):
         return False
     rows = RowLengths.from_lists([lengths], None if tgt_lengths is None else [tgt_lengths])
@@ -146,11 +126,9 @@ def _from_mapping(batch: Mapping[str, object], encoder_decoder: bool) -> ShapeRe
     if key is None:
         key = next((k for k, v in tensors.items() if len(v.shape) >= 2), None)
     if key is None:
-        raise InputError(
-            f"Cannot read a batch shape from a dict with keys {sorted(batch)}: none is a tensor "
-            f"named {', '.join(INPUT_KEYS)}; pass shape_fn=... returning "
-            "seqpoint.integrations.Shape(batch_size, seq_len, lengths=...)."
-        )
+        raise InputError(f"Cannot read a batch shape from a dict with keys {sorted(batch)}: none is a tensor "
+                         f"named {', '.join(INPUT_KEYS)}; pass shape_fn=... returning "
+                         "seqpoint.integrations.Shape(batch_size, seq_len, lengths=...).")
     bs, sl = _rows(tensors[key])
     mask = tensors.get("attention_mask")
     mask = mask if mask is not None and len(mask.shape) == 2 else None
@@ -188,29 +166,13 @@ def _from_mapping(batch: Mapping[str, object], encoder_decoder: bool) -> ShapeRe
 
 
 def read_batch(batch: object, *, encoder_decoder: bool = False) -> ShapeReading:
-    """The shape of a batch, read from its tensors, with what had to be assumed.
-
-    Parameters
-    ----------
-    batch : tensor, dict of tensors, or list/tuple
-        A tensor ``(batch, seq, ...)`` (1-D: one sequence); a dict whose model input is the
-        first of :data:`INPUT_KEYS` present (else its first 2-D tensor), with real lengths
-        from ``attention_mask`` or, for padding-free packing, the documents where
-        ``position_ids`` restart; or a list/tuple whose first element is the input.
-    encoder_decoder : bool, default False
-        Read ``labels`` as the decoder's target (real lengths where not -100);
-        ``decoder_input_ids`` is always the target.
-
-    Returns
-    -------
-    ShapeReading
-        ``assumed`` says what the batch did not say (no mask: every row full), for a
-        warning; ``lengths`` is None then.
-
-    Raises
-    ------
-    InputError
-        When no tensor is found; the message says to pass a ``shape_fn``.
+    """The shape of a batch, read from its tensors, with what had to be assumed (``assumed``, for
+    a warning; ``lengths`` None then); InputError, saying to pass a ``shape_fn``, without a tensor.
+    ``batch`` is a tensor ``(batch, seq, ...)`` (1-D: one sequence); a dict whose model input is
+    the first of :data:`INPUT_KEYS` present (else its first 2-D tensor), with real lengths from
+    ``attention_mask`` or, for padding-free packing, the documents where ``position_ids``
+    restart; or a list/tuple whose first element is the input. ``encoder_decoder`` reads
+    ``labels`` as the decoder's target (real where not -100); ``decoder_input_ids`` always is.
     """
     if _is_tensor(batch):
         bs, sl = _rows(batch)
@@ -221,10 +183,8 @@ def read_batch(batch: object, *, encoder_decoder: bool = False) -> ShapeReading:
         return _from_mapping(batch, encoder_decoder)
     if isinstance(batch, Sequence) and not isinstance(batch, (str, bytes)) and batch:
         return read_batch(batch[0], encoder_decoder=encoder_decoder)
-    raise InputError(
-        f"Cannot read a batch shape from {type(batch).__name__}; pass shape_fn=... returning "
-        "seqpoint.integrations.Shape(batch_size, seq_len, lengths=...)."
-    )
+    raise InputError(f"Cannot read a batch shape from {type(batch).__name__}; pass shape_fn=... returning "
+                     "seqpoint.integrations.Shape(batch_size, seq_len, lengths=...).")
 
 
 def shape_from_fn(value: object) -> ShapeReading:
@@ -271,10 +231,6 @@ class ShapeReader:
         self._warned = False
 
     def __call__(self, batch: object) -> ShapeReading:
-        import warnings
-
-        from seqpoint.exceptions import AssumedInputWarning
-
         if self.shape_fn is not None:
             return shape_from_fn(self.shape_fn(batch))
         reading = read_batch(batch, encoder_decoder=self.encoder_decoder)

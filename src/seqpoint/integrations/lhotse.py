@@ -1,11 +1,7 @@
-"""lhotse samplers replayed as an IterationSchedule (lhotse is imported only when called).
-
-:func:`schedule_from_sampler` iterates a copy of the user's real sampler over the cuts'
-metadata (no audio is read) and maps each mini-batch to what the acoustic model sees:
-cuts → ``batch_size``, most frames → ``seq_len``, every cut's frames → the schedule's
-per-row lengths (``rows``), Σ frames² → ``sum_sq_len``; targets (a pair sampler's target
-cuts, or ``target_fn``'s tokens) → ``tgt_len`` and the rows' target lengths.
-"""
+"""lhotse samplers replayed as an IterationSchedule (lhotse is imported only when called): a
+copy of the user's real sampler iterated over the cuts' metadata (no audio is read), each
+mini-batch mapped to what the acoustic model sees: cuts → ``batch_size``, most frames →
+``seq_len``, every cut's frames → ``rows``, Σ frames² → ``sum_sq_len``, targets → ``tgt_len``."""
 
 from __future__ import annotations
 
@@ -27,10 +23,8 @@ if TYPE_CHECKING:
 
 __all__ = ["schedule_from_sampler"]
 
-_WAY_OUT = (
-    "give every cut a duration (e.g. CutSet.from_manifests with recordings), or record a real "
-    "run with seqpoint.integrations.record and read the trace"
-)
+_WAY_OUT = ("give every cut a duration (e.g. CutSet.from_manifests with recordings), or record a real "
+            "run with seqpoint.integrations.record and read the trace")
 
 
 def _source_cuts(sampler: object) -> Iterator[Cut]:
@@ -59,15 +53,10 @@ _ROUNDINGS = ("round", "ceil", "floor")
 
 
 def _frames(cut: Cut, frame_shift: float, sampling_rate: int | None, rounding: str) -> int:
-    try:
-        rate = cut.sampling_rate
-    except AttributeError:
-        rate = sampling_rate
+    rate = getattr(cut, "sampling_rate", sampling_rate)
     if rate is None:
-        raise InputError(
-            f"lhotse cut {cut.id!r} has no recording or features, so it has no sampling rate; "
-            "pass sampling_rate=HZ to schedule_from_sampler."
-        )
+        raise InputError(f"lhotse cut {cut.id!r} has no recording or features, so it has no sampling rate; "
+                         "pass sampling_rate=HZ to schedule_from_sampler.")
     samples, hop = round(cut.duration * rate), round(frame_shift * rate)
     return {"round": (samples + hop // 2) // hop, "ceil": -(-samples // hop), "floor": samples // hop}[rounding]
 
@@ -113,48 +102,26 @@ def _replay(sampler: CutSampler, first_epoch: int, epochs: int, frames: Callable
 def schedule_from_sampler(sampler: CutSampler, epochs: int = 1, frame_shift: float = 0.01, *,
                           sampling_rate: int | None = None, rounding: str = "round",
                           target_fn: Callable[[Cut], int] | None = None) -> IterationSchedule:
-    """Replay a real lhotse sampler as an :class:`~seqpoint.schedule.IterationSchedule`.
+    """Replay a real lhotse sampler as an :class:`~seqpoint.schedule.IterationSchedule`, one row
+    per mini-batch of this rank; InputError when a cut has no duration, or the sampler yields
+    something other than cuts.
 
-    Parameters
-    ----------
-    sampler : lhotse.dataset.sampling.base.CutSampler
-        Any lhotse sampler yielding ``CutSet`` batches (``DynamicBucketingSampler``,
-        ``SimpleCutSampler`` ...), with its own world size, rank, seed, shuffle and
-        drop_last. It is copied first; the user's sampler is untouched.
-    epochs : int, default 1
-        Epochs to replay from the sampler's current epoch (``set_epoch`` before each).
-    frame_shift : float, default 0.01
-        Feature frame shift in seconds.
-    sampling_rate : int, optional
-        Sampling rate for cuts that carry none.
-    rounding : {"round", "ceil", "floor"}, default "round"
-        How a cut's samples become frames: ``round`` as lhotse's ``compute_num_frames``;
-        ``ceil`` or ``floor`` for features that count frames so (a recorded run that differs
-        by one frame says which).
-    target_fn : callable, optional
-        ``cut -> int``: the target length of a cut (tokens of its transcript). Without it a
-        pair sampler's targets are its target cuts' frames, and other targets count as 0
-        (an ``AssumedInputWarning`` says so when the cuts carry transcripts).
-
-    Returns
-    -------
-    IterationSchedule
-        One row per mini-batch of this rank, with every cut's frames (and target length)
-        in ``rows``; ``tokens`` counts the frames and target tokens.
-
-    Raises
-    ------
-    InputError
-        When a cut has no duration, or the sampler yields something other than cuts.
+    ``sampler`` is any sampler yielding ``CutSet`` batches, with its own world size, rank, seed,
+    shuffle and drop_last (it is copied first, the user's untouched), replayed for ``epochs``
+    from its current epoch (``set_epoch`` before each). ``frame_shift`` is the feature frame
+    shift in seconds (``sampling_rate``: for cuts that carry none); ``rounding`` how samples
+    become frames: ``round`` as lhotse's ``compute_num_frames``, ``ceil`` or ``floor`` for
+    features that count so (a recorded run one frame off says which). ``target_fn`` (``cut ->
+    int``) gives the tokens of a cut's transcript; without it a pair sampler's targets are its
+    target cuts' frames, and others count 0 (an ``AssumedInputWarning`` says so when the cuts
+    carry transcripts).
     """
-    check_params(
-        "schedule_from_sampler",
-        {"epochs": [Interval(int, 1)], "frame_shift": [Interval(float, 0, closed="neither")],
-         "sampling_rate": [Interval(int, 1), None], "rounding": [Options(_ROUNDINGS)],
-         "target_fn": [Predicate(callable, "a callable cut -> int"), None]},
-        {"epochs": epochs, "frame_shift": frame_shift, "sampling_rate": sampling_rate, "rounding": rounding,
-         "target_fn": target_fn},
-    )
+    check_params("schedule_from_sampler",
+                 {"epochs": [Interval(int, 1)], "frame_shift": [Interval(float, 0, closed="neither")],
+                  "sampling_rate": [Interval(int, 1), None], "rounding": [Options(_ROUNDINGS)],
+                  "target_fn": [Predicate(callable, "a callable cut -> int"), None]},
+                 {"epochs": epochs, "frame_shift": frame_shift, "sampling_rate": sampling_rate,
+                  "rounding": rounding, "target_fn": target_fn})
     try:
         replay = copy.deepcopy(sampler)
     except TypeError:  # a CutSet over a one-shot generator cannot be copied

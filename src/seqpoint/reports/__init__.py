@@ -1,8 +1,6 @@
-"""Stage 9: every terminal table, plot and HTML page. Reports read results as typed records of
-their own (:class:`RunRecord`, :class:`ValidationRecord`, :class:`TraceRecord`, which the
-workflows' results extend) and protocols of the rest, never the workflows.
-
-The names imported ``as`` themselves are parts of the pages, for their tests."""
+"""Stage 9: every terminal table, plot and HTML page, read from typed records of their own
+(which the workflows' results extend) and protocols, never the workflows. The names imported
+``as`` themselves are parts of the pages, for their tests."""
 
 from seqpoint.reports._format import fmt_duration, fmt_pct
 from seqpoint.reports._format import fmt_ratio as fmt_ratio
@@ -11,16 +9,13 @@ from seqpoint.reports._pages import write_run_report, write_validation_report
 from seqpoint.reports._plots import plot_breakdown, plot_error_vs_k
 from seqpoint.reports._plots import plot_cost_vs_length as plot_cost_vs_length
 from seqpoint.reports._plots import plot_length_histogram as plot_length_histogram
-from seqpoint.reports._ranks import (
-    ddp_validation_table,
-    print_rank_projection,
-    rank_projection_table,
-)
 from seqpoint.reports._summaries import (
+    print_rank_projection,
     print_run,
     print_speedup,
     print_trace_validation,
     print_validation,
+    rank_projection_table,
 )
 from seqpoint.reports._sweep import plot_sweep, print_sweep, write_sweep_csv, write_sweep_report
 from seqpoint.reports._tables import render
@@ -42,8 +37,8 @@ from seqpoint.reports._views import (
 )
 
 __all__ = ["Baseline", "ExactCheck", "RunRecord", "Section", "SteadyTruth", "TraceRecord", "ValidationRecord",
-           "ddp_validation_table", "fmt_duration", "fmt_pct", "plot_breakdown", "plot_error_vs_k", "plot_sweep",
-           "print_histogram", "print_measurements", "print_projection", "print_rank_projection", "print_run",
-           "print_schedule", "print_selection", "print_seqpoints", "print_speedup", "print_sweep",
-           "print_trace_validation", "print_validation", "rank_projection_table", "render", "write_html_report",
-           "write_run_report", "write_sweep_csv", "write_sweep_report", "write_validation_report"]
+           "fmt_duration", "fmt_pct", "plot_breakdown", "plot_error_vs_k", "plot_sweep", "print_histogram",
+           "print_measurements", "print_projection", "print_rank_projection", "print_run", "print_schedule",
+           "print_selection", "print_seqpoints", "print_speedup", "print_sweep", "print_trace_validation",
+           "print_validation", "rank_projection_table", "render", "write_html_report", "write_run_report",
+           "write_sweep_csv", "write_sweep_report", "write_validation_report"]

@@ -36,9 +36,7 @@ def fmt_ratio(x: float) -> str:
 
 
 def fmt_saving(factor: float, unit: str, *, bold: bool = False) -> str:
-    """A "less profiling" factor (bold in rich markup with ``bold``); below 1, a run too
-    short for SeqPoints to save anything, it says so: ``0.71×  (no saving: profiling took
-    1.41× the run's steps)``."""
+    """A "less profiling" factor, which says so below 1: ``0.71×  (no saving: profiling took …)``."""
     text = f"[bold]{fmt_ratio(factor)}[/]" if bold else fmt_ratio(factor)
     if math.isfinite(factor) and 0 < factor < 1:
         text += f"  (no saving: profiling took {1 / factor:.2f}× the run's {unit})"

@@ -26,18 +26,14 @@ pre{background:#f7f7f7;padding:.6em;overflow-x:auto;font-size:.85em}
 
 @dataclass
 class Section:
-    """One titled block of the report."""
+    """One titled block of the report: paragraphs of plain text (blank lines between), a table
+    (header row first), PNG files to embed and preformatted ``code`` (a config)."""
 
     title: str
-    """Heading."""
     text: str = ""
-    """Paragraph(s) of plain text (escaped; blank lines separate paragraphs)."""
     table: Sequence[Sequence[object]] | None = None
-    """Rows of cells; the first row is the header."""
     images: list[Path] = field(default_factory=list)
-    """PNG files to embed."""
     code: str = ""
-    """Preformatted text (a config, a command)."""
 
 
 def _table(rows: Sequence[Sequence[object]]) -> str:
@@ -55,10 +51,7 @@ def _image(path: Path) -> str:
 
 def write_html_report(path: str | Path, *, title: str, subtitle: str = "",
                       headline: Sequence[tuple[str, str]] = (), sections: Sequence[Section] = ()) -> Path:
-    """Write one HTML file that needs nothing beside it.
-
-    ``headline`` is a row of ``(value, caption)`` cards shown under the title.
-    """
+    """Write one HTML file that needs nothing beside it; ``headline``: ``(value, caption)`` cards."""
     parts = [
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
         f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>",

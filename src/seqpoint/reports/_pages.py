@@ -9,6 +9,7 @@ from numpy.typing import NDArray
 
 from seqpoint.measurements import STEADY_TIME
 from seqpoint.measurements.metrics import breakdown_of, steady_metric, time_metric, unit_of
+from seqpoint.projection import fitted_costs
 from seqpoint.reports._format import fmt_duration, fmt_pct, fmt_saving
 from seqpoint.reports._html import Section, write_html_report
 from seqpoint.reports._plots import (
@@ -32,26 +33,11 @@ from seqpoint.reports._views import ProjectedRun, RunRecord, ValidationRecord
 __all__ = ["write_run_report", "write_validation_report"]
 
 
-def _step(result: ProjectedRun) -> str:
-    """The run's step metric: ``time_s``, or ``instructions`` with that timer."""
-    return steady_metric(result.projection.totals) or STEADY_TIME
-
-
-def _fit_curve(result: ProjectedRun) -> tuple[NDArray[np.int64], NDArray[np.float64]] | None:
-    from seqpoint.projection import fitted_costs
-
-    try:
-        fitted = fitted_costs(result.schedule, result.seqpoints, result.measurements, _step(result))
-    except ValueError:
-        return None
-    return result.schedule.seq_len, fitted
-
-
 def _common_plots(result: ProjectedRun, folder: Path,
                   reference: tuple[NDArray[np.int64], NDArray[np.float64]] | None = None) -> list[Path]:
     unit, pts = result.unit, result.seqpoints
     ms = {m.signature: m for m in result.measurements.measurements}
-    step = _step(result)
+    step = steady_metric(result.projection.totals) or STEADY_TIME  # time_s, or instructions
     ok = [(p.seq_len, ms[p.signature].metrics[step]) for p in pts.points
           if p.signature in ms and ms[p.signature].ok and step in ms[p.signature].metrics]
     paths = [plot_length_histogram(result.schedule.seq_len, pts, folder / "length_histogram.png", unit=unit,
@@ -59,7 +45,11 @@ def _common_plots(result: ProjectedRun, folder: Path,
                                          f"the {len(pts)} SeqPoints")]
     if ok:
         xs, ys = zip(*ok, strict=True)
-        paths.append(plot_cost_vs_length(xs, ys, folder / "cost_vs_length.png", fit=_fit_curve(result),
+        try:
+            fit = result.schedule.seq_len, fitted_costs(result.schedule, pts, result.measurements, step)
+        except ValueError:
+            fit = None
+        paths.append(plot_cost_vs_length(xs, ys, folder / "cost_vs_length.png", fit=fit,
                                          fit_groups=result.schedule.batch_size, reference=reference,
                                          unit=unit, ylabel="time per iteration (s)" if step == STEADY_TIME
                                          else "instructions per iteration (AVX2 path)"))

@@ -1,6 +1,5 @@
-"""PNG plots of a run: length histogram with SeqPoints, cost against length, error
-against k, and operation breakdown. matplotlib is imported only here, with the Agg backend.
-"""
+"""PNG plots of a run: length histogram with SeqPoints, cost against length, error against k,
+and operation breakdown (matplotlib, with the Agg backend)."""
 
 from __future__ import annotations
 
@@ -14,8 +13,6 @@ from numpy.typing import ArrayLike
 from seqpoint.selection import SeqPoints
 
 __all__ = ["plot_breakdown", "plot_cost_vs_length", "plot_error_vs_k", "plot_length_histogram"]
-
-_DPI = 110
 
 
 def _pyplot() -> Any:
@@ -31,7 +28,7 @@ def _save(fig: Any, path: str | Path) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.tight_layout()
-    fig.savefig(path, dpi=_DPI)
+    fig.savefig(path, dpi=110)
     _pyplot().close(fig)
     return path
 
@@ -40,13 +37,9 @@ def plot_length_histogram(seq_len: ArrayLike, points: SeqPoints | None, path: st
                           title: str = "Sequence length of every iteration", unit: str = "tokens") -> Path:
     """Histogram of padded ``seq_len`` (shape (n_iterations,)) over iterations, with each
     SeqPoint drawn at its ``seq_len`` as a stem as high as its weight (second axis)."""
-    plt = _pyplot()
-    sl = np.asarray(seq_len)
-    fig, ax = plt.subplots(figsize=(8, 4))
-    ax.hist(sl, bins=60, color="#9ecae1", edgecolor="#3182bd", linewidth=0.5)
-    ax.set_xlabel(f"padded sequence length ({unit})")
-    ax.set_ylabel("iterations")
-    ax.set_title(title)
+    fig, ax = _pyplot().subplots(figsize=(8, 4))
+    ax.hist(np.asarray(seq_len), bins=60, color="#9ecae1", edgecolor="#3182bd", linewidth=0.5)
+    ax.set(xlabel=f"padded sequence length ({unit})", ylabel="iterations", title=title)
     if points is not None:
         ax2 = ax.twinx()
         xs, ws = [p.seq_len for p in points.points], [p.weight for p in points.points]
@@ -62,15 +55,10 @@ def plot_cost_vs_length(seq_len: ArrayLike, cost: ArrayLike, path: str | Path, *
                         fit: tuple[ArrayLike, ArrayLike] | None = None, fit_groups: ArrayLike | None = None,
                         reference: tuple[ArrayLike, ArrayLike] | None = None, unit: str = "tokens",
                         ylabel: str = "time per iteration (s)") -> Path:
-    """Measured cost of each SeqPoint against its length, with the fitted curve (``ylabel``
-    names the cost and its unit).
-
-    ``fit`` is ``(x, y)`` of the interpolated cost model, drawn as one line per value
-    of ``fit_groups`` (e.g. batch size); ``reference`` is an optional ``(x, y)``
-    scatter of ground-truth iterations (e.g. a full validation run).
-    """
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(7, 4))
+    """Measured cost of each SeqPoint against its length; ``fit`` is ``(x, y)`` of the cost model,
+    one line per value of ``fit_groups`` (batch size), and ``reference`` an ``(x, y)`` scatter
+    of ground-truth iterations (a full run)."""
+    fig, ax = _pyplot().subplots(figsize=(7, 4))
     if reference is not None:
         ax.scatter(*reference, s=6, alpha=0.35, color="#969696", label="every iteration (full run)")
     if fit is not None:
@@ -84,9 +72,7 @@ def plot_cost_vs_length(seq_len: ArrayLike, cost: ArrayLike, path: str | Path, *
             ax.plot(fx[sel][order], fy[sel][order], color="#3182bd", marker="." if sel.sum() == 1 else "",
                     label="fitted cost model" if j == 0 else None)
     ax.scatter(seq_len, cost, s=40, color="#e6550d", zorder=3, label="SeqPoints (measured)")
-    ax.set_xlabel(f"padded sequence length ({unit})")
-    ax.set_ylabel(ylabel)
-    ax.set_title("Cost against sequence length")
+    ax.set(xlabel=f"padded sequence length ({unit})", ylabel=ylabel, title="Cost against sequence length")
     ax.legend()
     return _save(fig, path)
 
@@ -94,23 +80,16 @@ def plot_cost_vs_length(seq_len: ArrayLike, cost: ArrayLike, path: str | Path, *
 def plot_error_vs_k(curves: Mapping[str, tuple[Sequence[int], Sequence[float]]], path: str | Path, *,
                     noise_floor: float | None = None, title: str = "Projection error against profiled iterations",
                     ylabel: str = "|relative error| of projected total") -> Path:
-    """Absolute relative error (fraction) against k for each method, log scale.
-
-    ``curves`` maps a method name to ``(ks, errors)``; ``noise_floor`` is drawn as a
-    horizontal band, the smallest error a time measurement can resolve.
-    """
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(7, 4.2))
+    """Absolute relative error against k of each method (``curves``: name -> ``(ks, errors)``),
+    log scale, with ``noise_floor`` as a horizontal line."""
+    fig, ax = _pyplot().subplots(figsize=(7, 4.2))
     for name, (ks, errs) in curves.items():
         e = np.maximum(np.abs(np.asarray(errs, dtype=float)), 1e-7) * 100
         style = {"linewidth": 2.5, "color": "#e6550d"} if name == "seqpoint" else {"linewidth": 1}
         ax.plot(ks, e, marker="o", markersize=3, label=name, **style)
     if noise_floor is not None and noise_floor > 0:
         ax.axhline(noise_floor * 100, color="k", linestyle="--", linewidth=1, label="noise floor")
-    ax.set_yscale("log")
-    ax.set_xlabel("profiled iterations k")
-    ax.set_ylabel(ylabel + " (%)")
-    ax.set_title(title)
+    ax.set(yscale="log", xlabel="profiled iterations k", ylabel=ylabel + " (%)", title=title)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8, ncol=2)
     return _save(fig, path)
@@ -118,26 +97,20 @@ def plot_error_vs_k(curves: Mapping[str, tuple[Sequence[int], Sequence[float]]],
 
 def plot_breakdown(series: Mapping[str, Mapping[str, float]], path: str | Path, *,
                    title: str = "Operation breakdown of the whole run", as_share: bool = True) -> Path:
-    """Grouped horizontal bars per operation category, one bar per series.
-
-    ``series`` maps a label (e.g. "projected", "measured") to category -> seconds.
-    With ``as_share`` each series is normalised to shares of its total.
-    """
-    plt = _pyplot()
+    """Grouped horizontal bars per operation category, one per series (label -> category ->
+    seconds), each normalised to shares of its total with ``as_share``."""
     cats = sorted({c for s in series.values() for c in s}, key=lambda c: -max(
         (s.get(c, 0.0) for s in series.values()), default=0.0))
     n = max(len(series), 1)
-    fig, ax = plt.subplots(figsize=(7.5, 0.45 * max(len(cats), 3) + 1.2))
+    fig, ax = _pyplot().subplots(figsize=(7.5, 0.45 * max(len(cats), 3) + 1.2))
     height = 0.8 / n
     y = np.arange(len(cats))
     for i, (label, values) in enumerate(series.items()):
         total = sum(values.values()) or 1.0
-        vals = [values.get(c, 0.0) / (total if as_share else 1.0) for c in cats]
-        vals = [v * 100 for v in vals] if as_share else vals
+        vals = [values.get(c, 0.0) / total * 100 if as_share else values.get(c, 0.0) for c in cats]
         ax.barh(y + i * height, vals, height=height, label=label)
     ax.set_yticks(y + height * (n - 1) / 2, cats)
     ax.invert_yaxis()
-    ax.set_xlabel("share of total time (%)" if as_share else "seconds")
-    ax.set_title(title)
+    ax.set(xlabel="share of total time (%)" if as_share else "seconds", title=title)
     ax.legend()
     return _save(fig, path)

@@ -1,4 +1,6 @@
-"""Terminal summaries of a projected run, a validation and a speedup."""
+"""Terminal summaries of a projected run, a validation and a speedup, and the tables of a run
+projected beyond its profile: a rank schedule's projection, the DDP validation, and the run
+projected onto another GPU."""
 
 from __future__ import annotations
 
@@ -17,11 +19,11 @@ from seqpoint.measurements.metrics import (
     steady_metric,
     time_metric,
 )
-from seqpoint.projection import Speedup, student_quantile
+from seqpoint.projection import DeviceProjection, RankProjection, Speedup, student_quantile
 from seqpoint.reports._format import fmt_count, fmt_duration, fmt_pct, fmt_ratio, fmt_saving
-from seqpoint.reports._ranks import print_device_projection, print_rank_projection
 from seqpoint.reports._tables import (
     Fmt,
+    Rows,
     baselines_table,
     breakdown_table,
     cold_steps_text,
@@ -33,7 +35,8 @@ from seqpoint.reports._tables import (
 from seqpoint.reports._views import RunRecord, TraceRecord, ValidationRecord
 from seqpoint.validation import MeasuredSpeedup, ProfilingSaving, TruthComparison
 
-__all__ = ["print_run", "print_speedup", "print_trace_validation", "print_validation"]
+__all__ = ["device_projection_table", "print_device_projection", "print_rank_projection", "print_run",
+           "print_speedup", "print_trace_validation", "print_validation", "rank_projection_table"]
 
 
 def print_run(console: Console, result: RunRecord) -> None:
@@ -117,9 +120,7 @@ def print_run(console: Console, result: RunRecord) -> None:
 
 
 def steps_text(result: RunRecord) -> str:
-    """The training steps the campaign ran, as the reduction factor counts them, and where
-    they went: each point's warm-up (every worker process warms every point up), timed
-    and profiled steps, the workers' start-up and drift checks, the cold-step window."""
+    """The training steps the campaign ran, as the reduction factor counts them, and where they went."""
     warm, timed, profiled = result.steps_per_point
     processes, each, protocol, window = result.campaign_steps
     n = len(result.seqpoints)
@@ -136,7 +137,7 @@ def steps_text(result: RunRecord) -> str:
 
 
 def saving_rows(saving: ProfilingSaving | None) -> list[tuple[str, str]]:
-    """Rows for the wall-clock and token savings beside the step count (none when absent)."""
+    """Rows for the wall-clock and token savings beside the step count."""
     if saving is None:
         return []
     rows = []
@@ -198,8 +199,8 @@ def _holds(truth: TruthComparison, fmt: Fmt = fmt_duration) -> str:
 
 def print_speedup(console: Console, speedup: Speedup, *, n_points: int,
                   measured: MeasuredSpeedup | None = None) -> None:
-    """Projected speedup of B over A, in total and per operation category; with
-    ``measured``, the speedup of their full runs and the projection's error beside it."""
+    """Projected speedup of B over A, in total and per operation category, beside the
+    ``measured`` speedup of their full runs."""
     lo, hi = speedup.interval
     what = {RUN_TIME: "whole run", STEADY_TIME: "steady state"}.get(speedup.metric, speedup.metric)
     fmt = fmt_metric(speedup.metric)
@@ -269,3 +270,51 @@ def print_trace_validation(console: Console, result: TraceRecord) -> None:
         ratio = term.get("in_run_ratio")
         console.print(f"cold steps: {term['share']:.1%} of the projection, calibrated from {source}"
                       + (f"; in-run ratio {ratio:.3f} (a step in the run against alone)" if ratio else "") + ".")
+
+
+def _share(fraction: float) -> str:
+    return f"{fraction:.1%}"
+
+
+def rank_projection_table(proj: RankProjection) -> Rows:
+    """Rows: the run's time split into balanced compute, straggler wait and all-reduce."""
+    total = proj.total_s
+    return [["part", "time", "share"],
+            ["balanced compute (mean over ranks)", fmt_duration(proj.mean_compute_s),
+             _share(proj.mean_compute_s / total if total else 0.0)],
+            ["straggler wait (max - mean)", fmt_duration(proj.compute_s - proj.mean_compute_s),
+             _share(proj.straggler_share)],
+            [f"all-reduce ({proj.allreduce_source}, {fmt_duration(proj.allreduce_s)}/step)",
+             fmt_duration(proj.communication_s), _share(proj.communication_share)],
+            ["total", fmt_duration(total), _share(1.0)]]
+
+
+def print_rank_projection(console: Console, proj: RankProjection) -> None:
+    console.print(render(rank_projection_table(proj),
+                         title=f"data-parallel run: {proj.world_size} ranks, {proj.n_steps:,} steps"))
+
+
+def device_projection_table(dp: DeviceProjection, profiled: dict[str, float]) -> Rows:
+    """Rows: each category's projected seconds on the profiled device (``profiled``: the run's
+    totals) and on the other one, then the run's totals."""
+    target = breakdown_of(dp.projection.totals)
+    rows = [["", dp.profiled_on, dp.device, "ratio"]]
+    for cat, sec in sorted(breakdown_of(profiled).items(), key=lambda kv: -kv[1]):
+        on = target.get(cat, 0.0)
+        rows.append([cat, fmt_duration(sec), fmt_duration(on), f"{on / sec:.3f}"])
+    lo, hi = dp.interval
+    slo, shi = dp.speedup_interval
+    rows += [["whole run", fmt_duration(dp.profiled_total), f"{fmt_duration(dp.total)}  ({fmt_duration(lo)} … "
+              f"{fmt_duration(hi)})", f"{dp.total / dp.profiled_total:.3f}"],
+             [f"speedup on {dp.device}", "", f"{fmt_ratio(dp.speedup)}  ({fmt_ratio(slo)} … {fmt_ratio(shi)})", ""]]
+    return rows
+
+
+def print_device_projection(console: Console, dp: DeviceProjection, profiled: dict[str, float]) -> None:
+    """Print the run projected onto another GPU, and what its interval assumes."""
+    console.print(render(device_projection_table(dp, profiled),
+                         title=f"Projected onto {dp.device} from the SeqPoints profiled on {dp.profiled_on}"))
+    console.print(f"Each category scaled by the device model's time of its operators on the two devices; "
+                  f"{dp.kept_share:.1%} of the profiled steps (outside the operators) kept as measured. "
+                  "The interval takes every category's ratio off by the model's measured error on ratios "
+                  "between GPUs, either way.")

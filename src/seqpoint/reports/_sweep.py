@@ -1,8 +1,5 @@
-"""The speedup matrix of a sweep: terminal table, CSV, bar chart and HTML page.
-
-Reads a sweep through :class:`SweepView` (the workflows' ``SweepResult`` satisfies it
-structurally), so reports never import the workflows or the executors.
-"""
+"""The speedup matrix of a sweep: terminal table, CSV, bar chart and HTML page, read through
+:class:`SweepView` (which the workflows' ``SweepResult`` satisfies)."""
 
 from __future__ import annotations
 
@@ -29,8 +26,6 @@ __all__ = ["plot_sweep", "print_sweep", "write_sweep_csv", "write_sweep_report"]
 
 
 class SweepConfigView(Protocol):
-    """One configuration of a sweep, as the reports read it."""
-
     @property
     def name(self) -> str: ...
     @property
@@ -46,8 +41,6 @@ class SweepConfigView(Protocol):
 
 
 class SweepView(Protocol):
-    """A sweep, as the reports read it."""
-
     @property
     def configs(self) -> Sequence[SweepConfigView]: ...
     @property
@@ -63,7 +56,7 @@ class SweepView(Protocol):
 
 
 def _time(c: SweepConfigView, metric: str | None) -> tuple[float, float, float]:
-    """Projected time and interval of ``metric`` (NaN where there is none)."""
+    """Projected ``metric`` and its interval (NaN where there is none)."""
     p = c.projection
     if p is None or metric is None or metric not in p.totals:
         return math.nan, math.nan, math.nan
@@ -78,7 +71,6 @@ def _overrides_text(overrides: Mapping[str, Any]) -> str:
 
 
 def _top_categories(p: Projection | None) -> str:
-    """The three largest breakdown categories and their shares."""
     bd = breakdown_of(p.totals) if p is not None else {}
     total = sum(bd.values())
     if not bd or total <= 0:
@@ -87,8 +79,7 @@ def _top_categories(p: Projection | None) -> str:
 
 
 def sweep_table(result: SweepView) -> list[list[str]]:
-    """Rows of the speedup matrix (header first): name, overrides, projected time ± its
-    half-width, speedup over the base with its interval, FLOPs, top categories, status."""
+    """Rows of the speedup matrix (header first)."""
     rows = [["configuration", "overrides", "projected time", "speedup", "FLOPs",
              "top categories", "status"]]
     for c in result.configs:
@@ -113,8 +104,8 @@ def _stats_line(result: SweepView) -> str:
 
 
 def print_sweep(console: Console, result: SweepView) -> None:
-    """The speedup matrix (without the overrides, which the names stand for) and the
-    executor's figures; a status column only when some configuration is incomplete."""
+    """The speedup matrix without the overrides (the names stand for them), a status column only
+    when some configuration is incomplete, and the executor's figures."""
     head, *body = sweep_table(result)
     keep = [0, 2, 3, 4, 5] + ([6] if any(row[6] != "ok" for row in body) else [])
     table = Table(title=f"Sweep: {len(body)} configurations on {len(result.seqpoints)} SeqPoints "
@@ -161,14 +152,13 @@ def _num(v: float) -> str:
 
 def plot_sweep(result: SweepView, path: str | Path) -> Path:
     """Bar chart of each configuration's projected time with its interval, speedup on top."""
-    plt = _pyplot()
     metric = result.time_metric
     names = [c.name for c in result.configs]
     times = [_time(c, metric) for c in result.configs]
     vals = [t if math.isfinite(t) else 0.0 for t, _, _ in times]
     err = [[max(t - lo, 0.0) if math.isfinite(t) else 0.0 for t, lo, _ in times],
            [max(hi - t, 0.0) if math.isfinite(t) else 0.0 for t, _, hi in times]]
-    fig, ax = plt.subplots(figsize=(max(5.0, 0.9 * len(names) + 2), 4.2))
+    fig, ax = _pyplot().subplots(figsize=(max(5.0, 0.9 * len(names) + 2), 4.2))
     colors = ["#9e9ac8" if i == 0 else "#3182bd" for i in range(len(names))]
     bars = ax.bar(range(len(names)), vals, yerr=err, capsize=4, color=colors)
     for bar, c in zip(bars, result.configs, strict=True):
@@ -177,8 +167,8 @@ def plot_sweep(result: SweepView, path: str | Path) -> Path:
                     xytext=(0, 8), textcoords="offset points", ha="center", fontsize=8)
     ax.set_xticks(range(len(names)), names, rotation=30 if len(names) > 3 else 0,
                   ha="right" if len(names) > 3 else "center", fontsize=8)
-    ax.set_ylabel(f"projected {metric or 'time'} (s)")
-    ax.set_title("Projected whole-run time per configuration (speedup over base on top)")
+    ax.set(ylabel=f"projected {metric or 'time'} (s)",
+           title="Projected whole-run time per configuration (speedup over base on top)")
     ax.margins(y=0.15)
     return _save(fig, path)
 

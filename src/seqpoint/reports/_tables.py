@@ -1,8 +1,5 @@
-"""The tables of a report as plain rows, so the terminal and the HTML page show the same ones.
-
-Each function returns ``rows``: a header row, then one row per item, cells already
-formatted. :func:`render` draws rows as a rich table; the HTML page takes them as they are.
-"""
+"""The tables of a report as plain rows (a header row, then formatted cells), so the terminal
+(:func:`render`) and the HTML page show the same ones."""
 
 from __future__ import annotations
 
@@ -27,12 +24,9 @@ __all__ = ["Rows", "baselines_table", "breakdown_table", "cold_steps_text", "col
            "exact_table", "overhead_causes", "points_table", "projection_table", "render"]
 
 Rows = list[list[str]]
+Fmt = Callable[[float], str]
 
 _NAN = float("nan")
-
-
-#: A formatter of one metric's values (:func:`fmt_metric`).
-Fmt = Callable[[float], str]
 
 
 def fmt_metric(metric: str) -> Fmt:
@@ -76,12 +70,8 @@ def points_table(points: SeqPoints, measurements: Measurements | None = None) ->
 
 
 def projection_table(projection: Projection, *, exact: bool = False) -> Rows:
-    """Projected total and 95% interval of each metric.
-
-    With ``exact``, every metric (spreads and per-category breakdown included) as plain
-    numbers, for ``seqpoint project``; without, the run totals in human units (the
-    breakdown has a table and a plot of its own).
-    """
+    """Projected total and 95% interval of each metric: with ``exact`` every metric as plain
+    numbers (``seqpoint project``), else the run totals in human units (no spreads or breakdown)."""
     rows = [["metric", "projected", "low (95%)", "high (95%)", "±"]]
     for metric, total in projection.totals.items():
         if not exact and (metric.startswith(BREAKDOWN_PREFIX) or is_spread(metric)):
@@ -139,8 +129,7 @@ def cold_steps_text(projection: Projection) -> str:
 
 
 def overhead_causes(interleaved: int) -> str:
-    """What the full run's excess over the steady-state truth is made of, in words
-    (``interleaved``: full runs timed between the worker processes)."""
+    """What the full run's excess over the steady-state truth is made of, in words."""
     when = ("between which they ran: that evens out a steady change but not the machine's "
             "noise" if interleaved else "which ran before them")
     return ("cold steps (first occurrences and shapes whose oneDNN primitives were evicted), "

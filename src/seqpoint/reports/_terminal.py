@@ -1,5 +1,5 @@
-"""Terminal tables of the stage commands: ``schedule``, ``select``, ``profile``, ``project``,
-and the length histogram and SeqPoints table that ``run`` and the demo print too."""
+"""Terminal tables of the stage commands (``schedule``, ``select``, ``profile``, ``project``),
+and the length histogram and SeqPoints table of ``run`` and the demo."""
 
 from __future__ import annotations
 
@@ -98,7 +98,6 @@ def print_selection(console: Console, points: SeqPoints, *, method: str) -> None
 def print_measurements(console: Console, points: SeqPoints, measurements: Measurements) -> None:
     """One row per profiled point: status, time, its spread and FLOPs (``seqpoint profile``)."""
     ms = measurements
-    # time_s, or instructions with that timer (one campaign has one)
     step = steady_metric(next((m.metrics for m in ms.measurements if m.ok), {})) or STEADY_TIME
     fmt = fmt_metric(step)
     table = Table(title=f"{ms.workload}: {len(ms.measurements)} points")
@@ -107,12 +106,10 @@ def print_measurements(console: Console, points: SeqPoints, measurements: Measur
         table.add_column(col, justify="right" if col != "status" else "left")
     for p, m in zip(points.points, ms.measurements, strict=True):
         time, iqr, flops = (m.metrics.get(k) for k in (step, f"{step}_iqr", "flops"))
-        table.add_row(
-            str(m.iteration), str(m.batch_size), str(m.seq_len), str(m.tgt_len), f"{p.weight:g}",
-            m.status if m.ok else f"{m.status}: {m.message[:60]}",
-            "-" if time is None else fmt(time), "-" if iqr is None else fmt(iqr),
-            "-" if flops is None else fmt_count(flops),
-        )
+        table.add_row(str(m.iteration), str(m.batch_size), str(m.seq_len), str(m.tgt_len), f"{p.weight:g}",
+                      m.status if m.ok else f"{m.status}: {m.message[:60]}",
+                      "-" if time is None else fmt(time), "-" if iqr is None else fmt(iqr),
+                      "-" if flops is None else fmt_count(flops))
     console.print(table)
 
 

@@ -1,7 +1,6 @@
-"""The typed records a report reads: a projected run, a validation (by full runs or
-recorded runs), and their parts. The workflows' results subclass them, adding the config and
-run folder, so reports never import the workflows. A new output is a field here and the
-lines that show it."""
+"""The typed records a report reads: a projected run, a validation (by full runs or recorded
+runs), and their parts. The workflows' results subclass them, so reports never import the
+workflows."""
 
 from __future__ import annotations
 
@@ -20,16 +19,14 @@ __all__ = ["Baseline", "ExactCheck", "ProjectedRun", "RunRecord", "SteadyTruth",
 
 @dataclass(frozen=True, kw_only=True)
 class Baseline:
-    """A baseline method's points at the SeqPoints' budget, profiled by the same harness."""
+    """A baseline method's ``k`` points at the SeqPoints' budget, profiled by the same harness:
+    its projected steady-state time (NaN when a point failed) and its signed relative error
+    against the measured full run and (when measured) the steady-state truth."""
 
     k: int
-    """Points it chose."""
     projected_s: float
-    """Its projected time (steady state, weighted), seconds; NaN when a point failed."""
     error: float
-    """Signed relative error against the measured full run."""
     selection_error: float | None = None
-    """Signed relative error against the steady-state truth, when it was measured."""
 
     def to_dict(self) -> dict[str, float]:
         out = {"k": float(self.k), "projected_s": self.projected_s, "error": self.error}
@@ -53,15 +50,13 @@ class ExactCheck:
 
 @dataclass(frozen=True, kw_only=True)
 class SteadyTruth:
-    """Every unique signature measured in isolation by the same harness: the truth an
-    isolated sampling method aims at."""
+    """Every unique signature measured in isolation by the same harness (the truth an isolated
+    sampling method aims at): their count-weighted times, the projection's steady-state error
+    against them, and the measured full run over them, minus 1 (``in_sequence_overhead``)."""
 
     total_s: float
-    """The signatures' times weighted by their counts, seconds."""
     selection_error: float
-    """Signed relative error of the projection's steady state against it."""
     in_sequence_overhead: float
-    """Measured full run over :attr:`total_s`, minus 1."""
     n_signatures: int
 
     def to_dict(self) -> dict[str, float]:
@@ -80,7 +75,6 @@ class ProjectedRun:
     reduction: float
     """Iterations of the run over training steps executed to profile it."""
     unit: str = "tokens"
-    """Unit of sequence lengths (``frames`` or ``tokens``)."""
 
 
 @dataclass(kw_only=True)
@@ -91,19 +85,15 @@ class RunRecord(ProjectedRun):
     steps_per_point: tuple[int, int, int] = (0, 0, 0)
     """``(warm-up, timed, profiled)`` training steps the harness ran for one point."""
     campaign_steps: tuple[int, int, int, int] = (1, 0, 0, 0)
-    """``(worker processes, warm-up steps per point in each, their start-up and drift-check
-    steps, cold-step window steps)``: what the campaign ran (counted in :attr:`reduction`)."""
+    """``(worker processes, warm-up steps per point in each, their start-up and drift-check steps,
+    cold-step window steps)``, counted in :attr:`reduction`."""
     saving: ProfilingSaving | None = None
-    """The saving in wall clock and tokens beside the step count."""
     exact: dict[str, Any] | None = None
-    """Exact deterministic totals of the whole run (``ExactTotals.to_dict()`` and the
-    projection's ``projection_error`` per metric), when measured."""
+    """``ExactTotals.to_dict()`` of the whole run and the projection's ``projection_error`` per metric."""
     uncounted: list[dict[str, str | float]] | None = None
-    """Timed compute operators with no FLOP formula (``name``, ``share``, ``seconds``),
-    checked on the heaviest SeqPoint when FLOPs were measured."""
+    """Timed compute operators with no FLOP formula (``name``, ``share``, ``seconds``)."""
     data_parallel: RankProjection | None = None
-    """A data-parallel run's projection: each step its slowest rank plus the all-reduce
-    (:attr:`projection` then sums every rank's work, one rank row per iteration)."""
+    """Each step its slowest rank plus the all-reduce (:attr:`projection` then sums every rank's work)."""
     device_projection: DeviceProjection | None = None
     """The run projected onto ``[projection] device``, a GPU it was not profiled on."""
 
@@ -118,14 +108,12 @@ class ValidationRecord(ProjectedRun):
     exact: dict[str, ExactCheck] = field(default_factory=dict)
     steady: SteadyTruth | None = None
     curves_time: dict[str, ErrorCurve] = field(default_factory=dict)
-    """Error against k of each method on the full run's per-iteration times."""
+    """Error against k of each method on the full run's per-iteration times (``curves_exact``: FLOPs)."""
     curves_exact: dict[str, ErrorCurve] = field(default_factory=dict)
-    """Error against k of each method on exact per-iteration FLOPs."""
 
     @property
     def drift(self) -> Drift | None:
-        """The machine's drift between profiling and the full runs, read on the drift check
-        point (the first SeqPoint, timed again at the end of each run); None without it."""
+        """The machine's drift since profiling, on the first SeqPoint timed again after each run."""
         first = self.measurements.measurements[0] if self.measurements.measurements else None
         profiled = None if first is None or not first.ok else first.samples.get(self.full.metric)
         if not self.full.check_s.size or not profiled:
@@ -145,26 +133,20 @@ class TraceRecord:
     """A projection and the first-N estimate against recorded real runs (``validate --trace``)."""
 
     n_iterations: int
-    """Micro-batches of the run (schedule rows)."""
+    """Micro-batches of the run (schedule rows); ``n_steps``: its optimizer steps."""
     n_steps: int
-    """Optimizer steps of the recorded run."""
     n_points: int
-    """SeqPoints the projection used."""
     projection: Projection
-    """The projection from the SeqPoints' measurements."""
     measured_runs_s: tuple[float, ...]
     """Total seconds of each recorded run (``RunTrace.total_time_s``)."""
     first_n: int
-    """Steps the first-N estimate averages."""
     first_n_s: float
-    """First-N estimate from the first trace: mean of its first N step times × steps."""
+    """First-N estimate from the first trace: mean of its first ``first_n`` step times × steps."""
     window: StepWindow | None = None
-    """The run's first micro-batches timed in sequence (``[profile] cold_window``), which
-    calibrated the cold-step term and measured the in-run gap; None without one."""
+    """The run's first micro-batches timed in sequence (``[profile] cold_window``)."""
 
     @property
     def truth(self) -> TruthComparison:
-        """The projection against the recorded runs."""
         return TruthComparison.of(self.projection.totals, self.projection.interval, self.measured_runs_s)
 
     @property

@@ -1,8 +1,7 @@
 """Stage 8: validation against the ground truth: full runs in fresh processes (the clocks the
 harness uses too, never the harness itself), the one record of a projection against measured
-runs, the measured speedup of two configurations, error against k, the reduction factor.
-
-The names imported ``as`` themselves are for the tests."""
+runs, the measured speedup of two configurations, error against k, the reduction factor. The
+names imported ``as`` themselves are for the tests."""
 
 from seqpoint.validation._compare import (
     Drift,
@@ -22,20 +21,6 @@ from seqpoint.validation._saving import (
     reduction_factor,
 )
 
-__all__ = [
-    "DDPRun",
-    "Drift",
-    "ErrorCurve",
-    "FullRun",
-    "MeasuredSpeedup",
-    "ProfilingSaving",
-    "TruthComparison",
-    "break_even",
-    "check_ddp_device",
-    "error_vs_k",
-    "noise_floor",
-    "profiling_saving",
-    "reduction_factor",
-    "run_ddp",
-    "run_full_fresh",
-]
+__all__ = ["DDPRun", "Drift", "ErrorCurve", "FullRun", "MeasuredSpeedup", "ProfilingSaving", "TruthComparison",
+           "break_even", "check_ddp_device", "error_vs_k", "noise_floor", "profiling_saving", "reduction_factor", "run_ddp",
+           "run_full_fresh"]

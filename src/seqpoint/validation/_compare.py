@@ -1,7 +1,5 @@
-"""Projections against the truth: a projected total against measured runs
-(:class:`TruthComparison`), a measured speedup of two configurations
-(:class:`MeasuredSpeedup`), and the error of SeqPoints and baselines against a known
-per-iteration cost (:func:`error_vs_k`)."""
+"""Projections against the truth: a total against measured runs, a measured speedup of two
+configurations, and the error of SeqPoints and baselines against a known per-iteration cost."""
 
 from __future__ import annotations
 
@@ -22,16 +20,14 @@ __all__ = ["Drift", "ErrorCurve", "MeasuredSpeedup", "TruthComparison", "error_v
 
 
 def noise_floor(values: ArrayLike) -> float:
-    """Largest relative difference between identical measurements: ``(max − min) / mean``
-    of two or more run totals (or ratios); NaN with fewer, where there is no floor to
-    measure. No error below it is meaningful."""
+    """``(max − min) / mean`` of two or more identical measurements (NaN with fewer): no error
+    below it is meaningful."""
     v = np.asarray(values, dtype=np.float64).ravel()
     return float((v.max() - v.min()) / v.mean()) if v.size >= 2 else float("nan")
 
 
 def _relative_se(values: tuple[float, ...]) -> float:
-    """Standard error of the median of ``values`` as a fraction of it (normal approximation,
-    ``1.2533 σ / √n``); 0 with one value."""
+    """Relative standard error of the median, ``1.2533 σ / √n / median``; 0 with one value."""
     v = np.asarray(values, dtype=np.float64)
     return float(1.2533 * v.std(ddof=1) / np.sqrt(v.size) / np.median(v)) if v.size >= 2 else 0.0
 
@@ -39,28 +35,24 @@ def _relative_se(values: tuple[float, ...]) -> float:
 @dataclass(frozen=True, kw_only=True)
 class Drift:
     """How much the machine's speed moved between profiling and the truth, read on one check
-    point: its profiled steps beside its steps timed at the end of each full run. A shared
-    machine slowing down by 10% in between reads here, not as the method's error."""
+    point: its profiled repeats (``profiled``, in the projection's unit) beside its steps timed
+    at the end of each full run (``later``). A machine slowing down reads here, not as error."""
 
     profiled: tuple[float, ...]
-    """The check point's profiled repeats (seconds, or the projection's unit)."""
     later: tuple[float, ...]
-    """Its steps at the end of the full runs, in the same unit."""
 
     @property
     def change(self) -> float:
-        """Median later step over median profiled step, minus 1."""
         return float(np.median(self.later) / np.median(self.profiled) - 1.0)
 
     @property
     def standard_error(self) -> float:
-        """Relative standard error of :attr:`change`, from both sides' repeats."""
+        """Relative standard error of :attr:`change`."""
         return float(np.hypot(_relative_se(self.profiled), _relative_se(self.later)))
 
     def widen(self, projected: float, interval: tuple[float, float], confidence: float) -> tuple[float, float]:
-        """``interval`` grown to also hold the projection at the later speed (scaled by
-        ``1 + change``), padded by the change's own error at ``confidence``: what the
-        measured full runs can be compared with."""
+        """``interval`` grown to hold the projection at the later speed (× ``1 + change``),
+        padded by the change's own error at ``confidence``."""
         lo, hi = interval
         scale = 1.0 + self.change
         pad = NormalDist().inv_cdf(0.5 + confidence / 2) * self.standard_error * abs(projected)
@@ -73,24 +65,20 @@ class Drift:
 
 @dataclass(frozen=True, kw_only=True)
 class TruthComparison:
-    """A projected total against measured runs of the same work: full runs (``validate``),
-    recorded runs (``validate --trace``) or data-parallel runs."""
+    """A projected total against the totals of measured runs of the same work, seconds: full runs
+    (``validate``), recorded runs (``validate --trace``) or data-parallel runs."""
 
     runs_s: tuple[float, ...]
-    """Each measured run's total, seconds."""
     projected_s: float
-    """The projected total, seconds."""
     interval_s: tuple[float, float] = (float("nan"), float("nan"))
-    """The interval the runs are held to, seconds (NaN where there is none): the
-    projection's, grown by :attr:`drift` where that was measured."""
+    """The interval the runs are held to (the projection's, grown by :attr:`drift`), seconds."""
     drift: Drift | None = None
-    """The machine's drift between profiling and the runs (None: not measured)."""
 
     @classmethod
     def of(cls, totals: Mapping[str, float], interval: Mapping[str, tuple[float, float]],
            runs_s: tuple[float, ...], *, drift: Drift | None = None, confidence: float = 0.95) -> TruthComparison:
-        """A projection's time (its :func:`~seqpoint.measurements.time_metric`) against
-        ``runs_s``; with ``drift``, its interval grown by it (:meth:`Drift.widen`)."""
+        """A projection's :func:`~seqpoint.measurements.time_metric` against ``runs_s``, its
+        interval grown by ``drift`` (:meth:`Drift.widen`)."""
         metric = time_metric(totals)
         lo, hi = float(interval[metric][0]), float(interval[metric][1])
         projected = float(totals[metric])
@@ -105,17 +93,14 @@ class TruthComparison:
 
     @property
     def noise_floor(self) -> float:
-        """:func:`noise_floor` of the runs (NaN with one)."""
         return noise_floor(self.runs_s)
 
     @property
     def error(self) -> float:
-        """Signed relative error ``(projected − measured) / measured``."""
         return relative_error(self.projected_s, self.measured_s)
 
     @property
     def within(self) -> bool:
-        """Whether the interval holds the measured mean."""
         lo, hi = self.interval_s
         return bool(lo <= self.measured_s <= hi)
 
@@ -128,17 +113,12 @@ class TruthComparison:
 
 @dataclass(frozen=True)
 class MeasuredSpeedup:
-    """``T_a / T_b`` of full runs timed in rounds (a then b, b then a, ...).
-
-    Round ``i`` holds ``runs_a_s[i]`` and ``runs_b_s[i]``, timed next to each other, so a
-    change of the machine's speed between rounds moves both; alternating the order in
-    each round cancels a steady drift.
-    """
+    """``T_a / T_b`` of full runs timed in rounds (a then b, b then a, ...): round ``i`` times
+    ``runs_a_s[i]`` and ``runs_b_s[i]`` (seconds) next to each other, so a change of the
+    machine's speed moves both, and the alternating order cancels a steady drift."""
 
     runs_a_s: tuple[float, ...]
-    """Configuration a's full-run totals, one per round, seconds."""
     runs_b_s: tuple[float, ...]
-    """Configuration b's, seconds."""
 
     def __post_init__(self) -> None:
         a, b = np.asarray(self.runs_a_s, dtype=np.float64), np.asarray(self.runs_b_s, dtype=np.float64)
@@ -152,7 +132,6 @@ class MeasuredSpeedup:
 
     @classmethod
     def from_rounds(cls, rounds: Sequence[tuple[float, float]]) -> MeasuredSpeedup:
-        """From ``(a, b)`` run totals, one pair per round."""
         return cls(tuple(a for a, _ in rounds), tuple(b for _, b in rounds))
 
     @property
@@ -161,42 +140,34 @@ class MeasuredSpeedup:
 
     @property
     def value(self) -> float:
-        """Ratio of the mean full runs."""
         return float(np.mean(self.runs_a_s) / np.mean(self.runs_b_s))
 
     @property
     def noise_floor(self) -> float:
-        """Spread of ``a/b`` over every pairing of a's and b's runs, relative to its mean
-        (0 with one round, one pairing): no speedup error below it is meaningful."""
+        """:func:`noise_floor` of ``a/b`` over every pairing of a's and b's runs (0 with one round)."""
         ratios = [x / y for x in self.runs_a_s for y in self.runs_b_s]
         return noise_floor(ratios) if len(ratios) >= 2 else 0.0
 
     @property
     def per_round(self) -> NDArray[np.float64]:
-        """Each round's own ``a/b``."""
         return np.asarray(self.runs_a_s) / np.asarray(self.runs_b_s)
 
     @property
     def standard_error(self) -> float | None:
-        """Relative standard error of the ratio, from the rounds' own ratios (None with
-        one round)."""
+        """Relative standard error of the ratio, from :attr:`per_round` (None with one round)."""
         if self.n_rounds < 2:
             return None
         r = self.per_round
         return float(r.std(ddof=1) / np.sqrt(r.size) / self.value)
 
     def held_by(self, interval: tuple[float, float]) -> bool:
-        """Whether ``interval`` (a projection's ``(low, high)``) contains this speedup."""
         lo, hi = interval
         return bool(lo <= self.value <= hi)
 
     def agrees_with(self, projected: float, interval: tuple[float, float], confidence: float = 0.95) -> bool | None:
-        """Whether a projection and this speedup agree once the measured ratio's own error
-        counts: ``|projected − value| ≤ √(h² + (z·se·value)²)``, with ``h`` the interval's
-        half-width about ``projected`` (its wider side: a low end cut at 0 does not
-        narrow it), ``se`` :attr:`standard_error` and ``z`` the normal quantile of
-        ``confidence``. A miss of :meth:`held_by` that this forgives is the truth's noise,
-        not the projection's; None with one round (no standard error)."""
+        """Whether a projection and this speedup agree once the measured ratio's own error counts,
+        ``|projected − value| ≤ √(h² + (z·se·value)²)`` (``h`` the interval's wider half-width about
+        ``projected``): a miss of :meth:`held_by` this forgives is the truth's noise; None with one round."""
         se = self.standard_error
         if se is None:
             return None
@@ -205,7 +176,6 @@ class MeasuredSpeedup:
         return bool(abs(projected - self.value) <= float(np.hypot(max(hi - projected, projected - lo), z * se * self.value)))
 
     def error_of(self, projected: float) -> float:
-        """Relative error of a projected speedup against this one."""
         return relative_error(projected, self.value)
 
     def to_dict(self) -> dict[str, Any]:
@@ -215,14 +185,12 @@ class MeasuredSpeedup:
 
 @dataclass(frozen=True, kw_only=True)
 class ErrorCurve:
-    """Relative projection error of one method for each budget k."""
+    """Signed relative projection error ``(projected - true) / true`` of one selector for each
+    budget k (profiled iterations)."""
 
     method: str
-    """Selector name."""
     ks: tuple[int, ...]
-    """Profiled iterations."""
     errors: tuple[float, ...]
-    """Signed relative error ``(projected - true) / true`` for each k."""
 
     def at(self, k: int) -> float:
         return self.errors[self.ks.index(k)]
@@ -231,28 +199,11 @@ class ErrorCurve:
         return {"method": self.method, "ks": list(self.ks), "errors": list(self.errors)}
 
 
-def error_vs_k(
-    schedule: IterationSchedule,
-    cost: ArrayLike,
-    methods: Iterable[str],
-    ks: Sequence[int],
-    *,
-    seed: int = 0,
-    params: dict[str, dict[str, Any]] | None = None,
-) -> dict[str, ErrorCurve]:
-    """Fit every selector at every k and project ``cost`` with its points and weights.
-
-    Parameters
-    ----------
-    schedule : IterationSchedule
-        The run.
-    cost : array-like of shape (n_iterations,)
-        Known cost of every iteration (exact FLOPs, or measured seconds of a full run).
-    methods : iterable of str
-        Selector names from ``seqpoint.selection.SELECTORS``.
-    ks : sequence of int
-        Budgets; a k above the number of iterations is skipped.
-    """
+def error_vs_k(schedule: IterationSchedule, cost: ArrayLike, methods: Iterable[str], ks: Sequence[int], *,
+               seed: int = 0, params: dict[str, dict[str, Any]] | None = None) -> dict[str, ErrorCurve]:
+    """Fit every selector (``methods``: names in ``seqpoint.selection.SELECTORS``) at every k in
+    ``ks`` (one above the run's iterations skipped) and project ``cost``, shape (n_iterations,):
+    the known cost of every iteration (exact FLOPs, or a full run's seconds)."""
     c = np.asarray(cost, dtype=np.float64)
     if c.shape != (len(schedule),):
         raise ValueError(f"cost must have shape ({len(schedule)},); got {c.shape}")

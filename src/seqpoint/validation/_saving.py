@@ -1,13 +1,6 @@
-"""How much profiling a projection saves, said three ways: steps, wall clock, tokens.
-
-:func:`reduction_factor` counts training steps. On a short run whose SeqPoints include
-its longest shapes the harness's steps are far dearer than the run's average one (a
-362-step Hugging Face run printed 4.5× fewer steps but saved 1.7× wall clock), so the
-wall clock (the run's time over the time of every profiling step, a cold first step at
-its own time) and the padded tokens (a time-free proxy) stand beside it. Profiling costs
-the same whatever the run's length: :func:`break_even` is the length past which it costs
-less than running the job once.
-"""
+"""How much profiling a projection saves, in steps, wall clock and tokens. Steps alone flatter a
+short run whose SeqPoints are its longest shapes (a 362-step Hugging Face run: 4.5× fewer steps,
+1.7× less wall clock), so the other two stand beside them."""
 
 from __future__ import annotations
 
@@ -21,14 +14,8 @@ __all__ = ["ProfilingSaving", "break_even", "profiling_saving", "reduction_facto
 
 def reduction_factor(n_iterations: int, n_points: int, *, warmup: int, repeats: int, profiled: int = 0,
                      overhead: int = 0) -> float:
-    """Iterations of the full run over training steps executed to profile the points.
-
-    Every step a point costs is counted (warm-up, timed repeats and the ``profiled``
-    steps run under torch.profiler for the breakdown), and ``overhead``, the steps of
-    the campaign that belong to no point (``ProfileConfig.protocol_steps()``: the
-    start-up and drift checks of every worker process), so this is the honest saving in
-    executed steps.
-    """
+    """Iterations of the full run over training steps executed to profile the points (warm-up,
+    timed, under torch.profiler) and the campaign's ``overhead`` (``ProfileConfig.protocol_steps()``)."""
     executed = n_points * (warmup + repeats + profiled) + overhead
     return n_iterations / executed if executed else float("inf")
 
@@ -43,20 +30,16 @@ def break_even(profiling_s: float, run_s: float, n_iterations: int) -> float:
 
 @dataclass(frozen=True, kw_only=True)
 class ProfilingSaving:
-    """Profiling saving in executed steps, in wall-clock time and in tokens."""
+    """Profiling saving: the run's iterations over the steps executed to profile the points, its
+    seconds (``run_s``) over theirs (``profiling_s``) and its padded tokens over theirs (NaN: no
+    time measured)."""
 
     steps: float
-    """Iterations of the run over training steps executed to profile the points."""
     wall_clock: float
-    """Run seconds over profiling seconds (NaN when no time was measured)."""
     tokens: float
-    """Padded tokens of the run over padded tokens of the profiling steps."""
     profiling_s: float
-    """Seconds the profiling steps take (NaN when no time was measured)."""
     run_s: float
-    """Seconds of the run the saving is measured against (NaN when unknown)."""
     n_iterations: int = 0
-    """Iterations of the run."""
 
     @property
     def break_even(self) -> float:
@@ -74,28 +57,14 @@ def _ratio(a: float, b: float) -> float:
     return a / b if b > 0 else float("inf")
 
 
-def profiling_saving(
-    run_tokens: ArrayLike, point_tokens: ArrayLike, *, warmup: int, repeats: int,
-    profiled: int = 0, run_s: float = float("nan"), point_step_s: ArrayLike | None = None,
-    point_first_s: ArrayLike | None = None,
-) -> ProfilingSaving:
-    """The saving of profiling the points instead of running the whole run.
-
-    Parameters
-    ----------
-    run_tokens : array_like of shape (n_iterations,)
-        Padded tokens of every iteration of the run.
-    point_tokens : array_like of shape (k,)
-        Padded tokens of every profiled point.
-    warmup, repeats, profiled : int
-        Steps the harness runs per point: warm-up (the first of them cold when
-        ``point_first_s`` is given), timed repeats, steps under torch.profiler.
-    run_s : float
-        Time of the whole run (projected or measured), seconds.
-    point_step_s : array_like of shape (k,), optional
-        Steady step time of every point, seconds (NaN where a point failed).
-    point_first_s : array_like of shape (k,), optional
-        First-step time of every point (NaN where it was not cold), seconds.
+def profiling_saving(run_tokens: ArrayLike, point_tokens: ArrayLike, *, warmup: int, repeats: int,
+                     profiled: int = 0, run_s: float = float("nan"), point_step_s: ArrayLike | None = None,
+                     point_first_s: ArrayLike | None = None) -> ProfilingSaving:
+    """The saving of profiling the points instead of running the whole run:
+    ``run_tokens`` (n_iterations,) and ``point_tokens`` (k,) are padded tokens; ``warmup``,
+    ``repeats`` and ``profiled`` the steps per point; ``run_s`` the run's seconds; and
+    ``point_step_s`` and ``point_first_s`` (k,) each point's steady and cold first step,
+    seconds (NaN where a point failed, or its first step was not cold).
     """
     run_tok = np.asarray(run_tokens, dtype=np.float64)
     pt_tok = np.asarray(point_tokens, dtype=np.float64)

@@ -1,19 +1,9 @@
-"""Stage 5a: reference training workloads (DeepSpeech2, GNMT, BERT) and user workloads.
-
-A workload is built from a frozen config and offers ``make_batch(signature)`` and
-``step(batch)`` (one full training iteration). Importing this package does not import
-torch; building a workload does.
-"""
+"""Stage 5a: reference training workloads (DeepSpeech2, GNMT, BERT) and user workloads, built
+from a frozen config, offering ``make_batch(signature)`` and ``step(batch)`` (one training
+iteration). Importing this package does not import torch; building a workload does."""
 
 from seqpoint.workloads._base import Signature, TorchWorkload, Workload, WorkloadConfig
 from seqpoint.workloads._bert import packed_document_lengths as packed_document_lengths
-from seqpoint.workloads._contract import (
-    CountsOnMeta,
-    CountsParameters,
-    SetsThreads,
-    WrapsForward,
-    check_workload,
-)
 from seqpoint.workloads._facts import Trains, WorkloadFacts, describe
 from seqpoint.workloads._loading import (
     WORKLOADS,
@@ -24,7 +14,14 @@ from seqpoint.workloads._loading import (
     workload_recipe,
 )
 from seqpoint.workloads._shape import BatchShape, as_batch_shape, takes_batch_shape
-from seqpoint.workloads._user import UserWorkload
+from seqpoint.workloads._user import (
+    CountsOnMeta,
+    CountsParameters,
+    SetsThreads,
+    UserWorkload,
+    WrapsForward,
+    check_workload,
+)
 
 __all__ = ["WORKLOADS", "BatchShape", "CountsOnMeta", "CountsParameters", "SetsThreads",
            "Signature", "TorchWorkload", "Trains", "UserWorkload", "Workload", "WorkloadConfig",

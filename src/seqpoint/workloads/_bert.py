@@ -1,11 +1,8 @@
-"""BERT pre-training (Devlin et al., 2019) with the masked-language-model loss.
-
-A post-layer-norm GELU encoder with explicit attention (the operations the "Demystifying
-BERT" study breaks out), an MLM head tied to the word embeddings at the masked positions
-only (as NVIDIA's reference), LAMB by default. ``seq_len`` is tokens per row; ``tgt_len``
-is ignored. With ``sum_sq_len`` (packed rows) each row is split into documents and
-attention gets their block-diagonal mask, which changes values, not the dense cost.
-"""
+"""BERT pre-training (Devlin et al., 2019): a post-layer-norm GELU encoder with explicit
+attention (the operations the "Demystifying BERT" study breaks out), an MLM head tied to the
+word embeddings at the masked positions only (as NVIDIA's reference), LAMB by default.
+``seq_len`` is tokens per row (``tgt_len`` ignored); with ``sum_sq_len`` (packed rows) each row
+is split into documents, and attention gets their block-diagonal mask (values, not cost)."""
 
 from __future__ import annotations
 
@@ -56,9 +53,8 @@ class BertConfig(WorkloadConfig):
 
     def _check(self) -> None:
         if self.hidden % self.heads:
-            raise ConfigError(
-                f"The 'heads' parameter of BertConfig must divide hidden={self.hidden}. Got {self.heads}."
-            )
+            raise ConfigError(f"The 'heads' parameter of BertConfig must divide hidden={self.hidden}. "
+                              f"Got {self.heads}.")
 
     def masked_per_row(self, seq_len: int) -> int:
         """Masked (predicted) positions per row of ``seq_len`` tokens."""

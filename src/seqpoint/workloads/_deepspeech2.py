@@ -1,10 +1,7 @@
-"""DeepSpeech2 (Amodei et al., 2016): the SeqPoint paper's speech-recognition model.
-
-Two 2-D convolutions over spectrogram frames (10 ms each), bidirectional GRU or LSTM
-layers, a linear layer to the characters and the CTC loss. ``seq_len`` is frames; the
-transcript is ``tgt_len`` characters, else ``seq_len // frames_per_char``, clipped so CTC
-stays feasible on the strided output.
-"""
+"""DeepSpeech2 (Amodei et al., 2016), the SeqPoint paper's speech-recognition model: two 2-D
+convolutions over spectrogram frames (10 ms each), bidirectional GRU or LSTM layers, a linear
+layer to the characters and the CTC loss. ``seq_len`` is frames; the transcript is ``tgt_len``
+characters, else ``seq_len // frames_per_char``, clipped so CTC stays feasible."""
 
 from __future__ import annotations
 
@@ -69,12 +66,11 @@ class DeepSpeech2Config(WorkloadConfig):
         return t
 
 
-# Presets. ``paper``: 2 convolutions (32 channels, strides 2x2 and 2x1 as in the DS2 paper)
-# and 5 bidirectional GRU layers of 800 units (the deepspeech.pytorch/MLPerf setting).
-# ``tiny`` uses LSTM, whose CPU kernel (oneDNN) is ~4x faster than the per-step GRU
-# loop, a time stride of 8 and one target unit per 28 frames (word-piece-like: the CPU
-# CTC kernel is quadratic in length and would otherwise dominate), so one CPU step on
-# 16 x 12 s of audio takes ~20 ms and the longest LibriSpeech batch (32 x 24.5 s) ~150 ms.
+# ``paper``: 2 convolutions (32 channels, strides 2x2 and 2x1 as in the DS2 paper) and 5
+# bidirectional GRU layers of 800 units (the deepspeech.pytorch/MLPerf setting). ``tiny`` uses
+# LSTM (oneDNN's CPU kernel is ~4x faster than the per-step GRU loop), a time stride of 8 and one
+# target unit per 28 frames (the CPU CTC kernel is quadratic in length): ~20 ms a CPU step on
+# 16 x 12 s of audio, ~150 ms on the longest LibriSpeech batch (32 x 24.5 s).
 DeepSpeech2Config.PRESETS = {
     "tiny": DeepSpeech2Config(n_features=16, conv_channels=4, conv_kernel=(3, 3), time_strides=(2, 4),
                               rnn_type="lstm", rnn_layers=1, rnn_hidden=16, frames_per_char=28,
@@ -143,7 +139,6 @@ class DeepSpeech2(TorchWorkload):
         import torch
 
         batch_size, seq_len, tgt_len, _ = dims
-
         cfg = self.config
         s = self.target_length(seq_len, tgt_len)
         return {

@@ -1,13 +1,8 @@
-"""GNMT (Wu et al., 2016): the SeqPoint paper's translation model.
-
-LSTM encoder-decoder with additive attention, as in the MLPerf GNMT reference: the
-encoder's first layer is bidirectional, deeper layers are residual; the decoder runs
-its first LSTM layer over the whole (teacher-forced) target, attends over the encoder
-outputs with normalised Bahdanau attention, and feeds ``[hidden, context]`` to every
-further layer; cross-entropy with label smoothing over the target vocabulary. The
-signature's ``seq_len`` is the source length, ``tgt_len`` the target length (the
-source length when 0). Tensors are time-major: ``(length, batch)``.
-"""
+"""GNMT (Wu et al., 2016): the SeqPoint paper's translation model, as the MLPerf reference: an
+LSTM encoder (first layer bidirectional, deeper ones residual) and decoder whose first layer
+attends over the encoder outputs (normalised Bahdanau attention) and feeds ``[hidden,
+context]`` to the others; label-smoothed cross-entropy. ``seq_len`` is the source length,
+``tgt_len`` the target's (the source's when 0); tensors are time-major, ``(length, batch)``."""
 
 from __future__ import annotations
 
@@ -139,7 +134,6 @@ class GNMT(TorchWorkload):
         import torch
 
         batch_size, seq_len, tgt_len, _ = dims
-
         t = tgt_len if tgt_len > 0 else seq_len
         v = self.config.vocab
         tgt = torch.randint(1, v, (t + 1, batch_size), generator=gen)

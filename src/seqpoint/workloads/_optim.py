@@ -1,11 +1,8 @@
-"""Optimizers of the reference workloads: SGD (momentum), Adam, AdamW and LAMB.
-
-Written with ``torch._foreach_*`` kernels, with the state allocated up front and the step
-count a Python int, so every step runs the same operations (the first included) and the
-very same step runs on the meta device, where FLOPs and bytes are counted (torch's own
-Adam reads its step counter back with ``.item()``). LAMB follows You et al. (ICLR 2020),
-Algorithm 2, as the NVIDIA BERT reference does.
-"""
+"""Optimizers of the reference workloads: SGD (momentum), Adam, AdamW and LAMB (You et al.,
+ICLR 2020, Algorithm 2, as the NVIDIA BERT reference). Written with ``torch._foreach_*``
+kernels, state allocated up front and the step count a Python int, so every step (the first
+included) runs the same operations, on the meta device too, where FLOPs and bytes are counted
+(torch's own Adam reads its step counter back with ``.item()``)."""
 
 from __future__ import annotations
 
@@ -116,15 +113,11 @@ class LAMB(_ForeachOptimizer):
 
 
 _OPTIMIZERS: dict[str, Callable[[Sequence[torch.nn.Parameter], float], torch.optim.Optimizer]] = {
-    "sgd": SGD,
-    "adam": Adam,
-    "adamw": lambda params, lr: Adam(params, lr, weight_decay=0.01, decoupled=True),
-    "lamb": LAMB,
-}
+    "sgd": SGD, "adam": Adam,
+    "adamw": lambda params, lr: Adam(params, lr, weight_decay=0.01, decoupled=True), "lamb": LAMB}
 
 
 def make_optimizer(name: str, params: Sequence[torch.nn.Parameter], lr: float) -> torch.optim.Optimizer:
-    """Build the optimizer named ``name`` (``sgd``, ``adam``, ``adamw``, ``lamb``)."""
     if name not in _OPTIMIZERS:
         raise ConfigError(f"Unknown optimizer {name!r}. Valid names: adam, adamw, lamb, sgd.")
     return _OPTIMIZERS[name](params, lr)

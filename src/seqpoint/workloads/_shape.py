@@ -21,23 +21,12 @@ Ints = Sequence[int] | NDArray[np.integer]
 
 @dataclass(frozen=True, eq=False)
 class BatchShape:
-    """One iteration's batch: its signature and the real length of every sequence.
-
-    Attributes
-    ----------
-    batch_size, seq_len, tgt_len : int
-        The signature: sequences, padded source length, padded target length (0: none).
-    sum_sq_len : int or None
-        Sum of squared document lengths of a packed row, else None.
-    lengths, tgt_lengths : ndarray of shape (n_sequences,), int64
-        Real source and target length of every sequence (``batch_size`` of them for a
-        padded batch; the documents of a packed row); targets zero when ``tgt_len`` is 0.
-    exact : bool
-        True when the lengths were recorded; False when every sequence is taken as full
-        length, the shape the built-in workloads assume.
-    row_of : ndarray of shape (n_sequences,), int64, or None
-        For packed batches, the row (``0..batch_size-1``) holding each document piece.
-    """
+    """One iteration's batch: its signature (``batch_size``, ``seq_len``, ``tgt_len`` (0: none),
+    and for packed rows ``sum_sq_len``, else None) and the real ``lengths`` and ``tgt_lengths``
+    of every sequence, int64 arrays of shape (n_sequences,): ``batch_size`` of them for a padded
+    batch, the documents of packed rows, which ``row_of`` (None: laid end to end) places in a
+    row ``0..batch_size-1``. ``exact`` is False when every sequence is taken as full length, the
+    shape the built-in workloads assume."""
 
     batch_size: int
     seq_len: int
@@ -51,37 +40,29 @@ class BatchShape:
     @classmethod
     def of(cls, signature: Sequence[int], lengths: Ints | None = None, tgt_lengths: Ints | None = None, *,
            row_of: Ints | None = None, workload: str = "workload") -> BatchShape:
-        """The shape of ``signature`` with the given lengths (full length when None); ``row_of``
-        gives a packed batch's row of each document. InputError for a negative length, one
-        longer than its padded length, or rows over ``seq_len`` tokens."""
+        """The shape of ``signature`` with the given lengths (full length when None). InputError
+        for a negative length, one longer than its padded length, or rows over ``seq_len`` tokens."""
         b, s, t, q = check_signature(tuple(signature), workload=workload)
         exact = lengths is not None
         src = np.full(b, s, dtype=np.int64) if lengths is None else np.array(lengths, dtype=np.int64)
         tgt = np.full(src.shape[0], t, dtype=np.int64) if tgt_lengths is None else np.array(tgt_lengths, dtype=np.int64)
         if src.ndim != 1 or src.size == 0 or tgt.shape != src.shape:
-            raise InputError(
-                f"The lengths of a {workload} batch must be one non-empty list (and tgt_lengths as "
-                f"many). Got {src.shape[0] if src.ndim == 1 else src.shape} and {tgt.shape}."
-            )
+            raise InputError(f"The lengths of a {workload} batch must be one non-empty list (and tgt_lengths as "
+                             f"many). Got {src.shape[0] if src.ndim == 1 else src.shape} and {tgt.shape}.")
         if src.min() < 0 or src.max() > s or tgt.min() < 0 or tgt.max() > max(t, 0):
-            raise InputError(
-                f"The lengths of a {workload} batch must lie in [0, seq_len={s}] (targets in "
-                f"[0, tgt_len={t}]). Got {src.min()}..{src.max()} and {tgt.min()}..{tgt.max()}."
-            )
+            raise InputError(f"The lengths of a {workload} batch must lie in [0, seq_len={s}] (targets in "
+                             f"[0, tgt_len={t}]). Got {src.min()}..{src.max()} and {tgt.min()}..{tgt.max()}.")
         rows = None if row_of is None else np.array(row_of, dtype=np.int64)
         if rows is not None:
             fill = np.bincount(rows, weights=src, minlength=b) if rows.size and rows.min() >= 0 else None
             if (rows.shape != src.shape or fill is None or fill.shape[0] != b
                     or np.any(np.diff(rows) < 0) or fill.max() > s):
-                raise InputError(
-                    f"The row_of of a packed {workload} batch must give each of its {src.shape[0]} "
-                    f"documents a row in 0..{b - 1}, in order, with at most seq_len={s} tokens a row."
-                )
+                raise InputError(f"The row_of of a packed {workload} batch must give each of its {src.shape[0]} "
+                                 f"documents a row in 0..{b - 1}, in order, with at most seq_len={s} tokens a row.")
         return cls(b, s, t, q, src, tgt, exact, rows)
 
     @property
     def signature(self) -> Signature:
-        """``(batch_size, seq_len, tgt_len[, sum_sq_len])``."""
         base = (self.batch_size, self.seq_len, self.tgt_len)
         return base if self.sum_sq_len is None else (*base, self.sum_sq_len)
 
@@ -101,9 +82,8 @@ class BatchShape:
         return self.row_of is not None or self.lengths.shape[0] != self.batch_size
 
     def packed_rows(self) -> list[IntArray]:
-        """The document lengths of each of the ``batch_size`` rows, in order: by the recorded
-        ``row_of``; one sequence a row when padded; else laid end to end in rows of ``seq_len``
-        (a document in the row its first token falls in)."""
+        """The document lengths of each of the ``batch_size`` rows: by ``row_of``; one sequence a
+        row when padded; else laid end to end (a document in the row its first token falls in)."""
         rows = self.row_of
         if rows is None and not self.packed:
             rows = np.arange(self.batch_size, dtype=np.int64)
@@ -129,8 +109,7 @@ class BatchShape:
         return out
 
     def real_mask(self, *, target: bool = False) -> NDArray[np.bool_]:
-        """``(n_sequences, padded length)`` booleans: True on real positions, False on the
-        padding after them (right padding): an ``attention_mask``."""
+        """``(n_sequences, padded length)``: True on real positions, an ``attention_mask`` (right padding)."""
         lens, width = (self.tgt_lengths, self.tgt_len) if target else (self.lengths, self.seq_len)
         return np.arange(width)[None, :] < lens[:, None]
 
@@ -144,13 +123,11 @@ class BatchShape:
 
 
 def takes_batch_shape(workload: object) -> bool:
-    """True when ``workload.make_batch`` accepts a :class:`BatchShape` (class attribute
-    ``takes_batch_shape = True``); the built-in workloads take signatures."""
+    """True when ``workload.make_batch`` accepts a :class:`BatchShape` (``takes_batch_shape = True``)."""
     return getattr(workload, "takes_batch_shape", False) is True
 
 
 def as_batch_shape(shape_or_signature: BatchShape | Sequence[int], *, workload: str) -> BatchShape:
     """A :class:`BatchShape` as is, or the full-length shape of a bare signature."""
-    if isinstance(shape_or_signature, BatchShape):
-        return shape_or_signature
-    return BatchShape.of(shape_or_signature, workload=workload)
+    s = shape_or_signature
+    return s if isinstance(s, BatchShape) else BatchShape.of(s, workload=workload)

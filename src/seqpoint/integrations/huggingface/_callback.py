@@ -1,14 +1,9 @@
 """``SeqPointCallback``: record a real ``trainer.train()`` as a run trace.
 
-Each micro-batch's shape is read where the model sees it (a forward pre-hook), and its
-time runs between ``train()``'s boundaries: ``on_step_begin`` → ``on_substep_end`` (each
-accumulated micro-batch) → ``on_step_end`` (after clipping, optimizer and scheduler): the
-step ``workload_from_trainer`` profiles. Data loading before and logging after a step
-are kept apart in the trace's meta (``between_steps_s``). On a GPU nothing waits for the
-device: the boundaries are CUDA events, and the inputs the shape is read from are copied
-to pinned host memory without blocking, each read once its copy is done (at the latest at
-``on_train_end``, which turns the events into seconds); on a CPU ``perf_counter``.
-"""
+Each micro-batch's shape is read where the model sees it (a forward pre-hook), its time between
+``on_step_begin`` → ``on_substep_end`` → ``on_step_end`` (the step ``workload_from_trainer``
+profiles; the time between steps goes to the meta's ``between_steps_s``). On a GPU nothing waits
+for the device: boundaries are CUDA events, inputs are copied to the host without blocking."""
 
 from __future__ import annotations
 
@@ -64,25 +59,12 @@ def _seconds(start: Mark, end: Mark) -> float:
 
 
 class SeqPointCallback(TrainerCallback):  # type: ignore[misc]
-    """Write every micro-batch's shape and time of ``trainer.train()`` to a run trace.
-
-    Parameters
-    ----------
-    path : str or Path
-        ``.csv`` or ``.parquet`` run trace, written at ``on_train_end``. In a data-parallel
-        run each process writes its own (``{rank}`` in the name is replaced, else
-        ``.rank<R>`` is added before the suffix) with a ``rank`` column.
-    shape_fn : callable, optional
-        ``model_inputs -> Shape(...)`` (:class:`~seqpoint.integrations.Shape`) for inputs the
-        default reader (:func:`~seqpoint.integrations.read_batch`) cannot read exactly.
-
-    Attributes
-    ----------
-    trace : RunTrace or None
-        The recorded trace after training.
-    written_to : Path or None
-        Where the trace was written.
-    """
+    """Write every micro-batch's shape and time of ``trainer.train()`` to a ``.csv`` or
+    ``.parquet`` run trace at ``path`` at ``on_train_end`` (then in :attr:`trace`, and where in
+    :attr:`written_to`). In a data-parallel run each process writes its own, with a ``rank``
+    column: ``{rank}`` in the name is replaced, else ``.rank<R>`` goes before the suffix.
+    ``shape_fn`` (``model_inputs -> Shape(...)``) reads inputs the default reader
+    (:func:`~seqpoint.integrations.read_batch`) cannot read exactly."""
 
     def __init__(self, path: str | Path, *, shape_fn: ShapeFn | None = None) -> None:
         self.path = trace_path(path)
@@ -96,9 +78,7 @@ class SeqPointCallback(TrainerCallback):  # type: ignore[misc]
         self._reading: ShapeReading | _HostCopy | None = None
         self._copies: list[_HostCopy] = []  # not read yet, oldest first
         self._in_step = False
-        self._micro = 0
-        self._epoch = 0
-        self._step = 0
+        self._micro = self._epoch = self._step = 0
         self._start: Mark = 0.0
         self._last_end: Mark | None = None
         self._gaps: list[tuple[Mark, Mark]] = []
@@ -137,8 +117,7 @@ class SeqPointCallback(TrainerCallback):  # type: ignore[misc]
     def _close_micro_batch(self) -> None:
         end = self._mark()
         self._rows.append((self._step, self._epoch, self._micro, self._reading, self._start, end))
-        self._start = end
-        self._reading = None
+        self._start, self._reading = end, None
         self._micro += 1
 
     def on_train_begin(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, model: torch.nn.Module | None = None, **kwargs: object) -> None:
@@ -154,9 +133,7 @@ class SeqPointCallback(TrainerCallback):  # type: ignore[misc]
         self._epoch = math.floor((state.epoch or 0.0) + 1e-9)
 
     def on_step_begin(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: object) -> None:
-        self._in_step = True
-        self._micro = 0
-        self._reading = None
+        self._in_step, self._micro, self._reading = True, 0, None
         self._start = self._mark()
         if self._last_end is not None:
             self._gaps.append((self._last_end, self._start))
@@ -187,10 +164,8 @@ class SeqPointCallback(TrainerCallback):  # type: ignore[misc]
         for step, epoch, micro, read, start, end in self._rows:
             reading = read.reading if isinstance(read, _HostCopy) else read
             if reading is None:
-                raise InputError(
-                    f"SeqPointCallback saw no forward call of the model in optimizer step {step}; "
-                    "the trainer must call the model it was given (pass shape_fn for custom loops)."
-                )
+                raise InputError(f"SeqPointCallback saw no forward call of the model in optimizer step {step}; "
+                                 "the trainer must call the model it was given (pass shape_fn for custom loops).")
             rows.append((step, epoch, micro, reading, _seconds(start, end)))
         meta = {"recorder": "SeqPointCallback", "device": str(args.device),
                 "gradient_accumulation_steps": int(args.gradient_accumulation_steps),

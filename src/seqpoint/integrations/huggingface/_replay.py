@@ -1,10 +1,10 @@
-"""``schedule_from_trainer``: replay a Trainer's own sampler, dataloader and collator.
+"""``schedule_from_trainer``: the trainer's real train sampler over a one-column stand-in of the
+dataset, prepared by accelerate and iterated as ``Trainer._run_epoch`` does; each micro-batch's
+shape is what the trainer's collator makes of its rows (:mod:`._collate`). No model runs.
 
-The trainer's real train sampler over a one-column stand-in of the dataset, prepared by
-accelerate's ``prepare_data_loader`` and iterated as ``Trainer._run_epoch`` does; each
-micro-batch's shape is what the trainer's collator makes of its rows (:mod:`._collate`).
-No model runs.
-"""
+An unseeded sampler in one process draws each epoch's order from the global torch generator
+after training drew from it (dropout, MLM masking), which no replay can know: ``SeededSampler``
+gives it a generator seeded ``(data_seed or seed) + epoch`` each epoch, as the replay does."""
 
 from __future__ import annotations
 
@@ -13,9 +13,10 @@ import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from itertools import islice
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
+from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 
 from seqpoint._rng import rngs_kept
 from seqpoint.exceptions import InputError, SeqPointWarning
@@ -23,15 +24,12 @@ from seqpoint.integrations._recorder import row_lengths
 from seqpoint.integrations._shapes import ShapeReading
 from seqpoint.integrations.huggingface._collate import (
     Collation,
+    Lengths,
     PaddingRule,
+    check_trainer,
     known_rule,
+    read_lengths,
     rule_holds,
-)
-from seqpoint.integrations.huggingface._lengths import Lengths, check_trainer, read_lengths
-from seqpoint.integrations.huggingface._seeding import (
-    global_rng_samplers,
-    has_seeded_sampler,
-    seed_samplers,
 )
 from seqpoint.schedule import IterationSchedule
 
@@ -39,7 +37,51 @@ if TYPE_CHECKING:
     from torch.utils.data import DataLoader, Dataset
     from transformers import Trainer
 
-__all__ = ["schedule_from_trainer"]
+__all__ = ["SeededSampler", "schedule_from_trainer"]
+
+#: Marks a sampler whose generator this module installed (so later epochs re-seed it).
+_MARK = "_seqpoint_seeded"
+
+
+def global_rng_samplers(loader: DataLoader[Any]) -> list[Any]:
+    """Samplers under ``loader`` that draw each epoch's order from the global torch RNG
+    (no generator of their own), or whose generator :func:`seed_samplers` installed."""
+    shard = getattr(loader, "batch_sampler", None)
+    candidates = [getattr(loader, "sampler", None), getattr(shard, "sampler", None),
+                  getattr(getattr(shard, "batch_sampler", None), "sampler", None)]
+    found: list[Any] = []
+    for s in candidates:
+        # SeedableRandomSampler makes its own seeded generator at iteration.
+        if (s is None or any(s is f for f in found) or not hasattr(s, "generator")
+                or type(s).__name__ == "SeedableRandomSampler"):
+            continue
+        if s.generator is None or getattr(s, _MARK, False):
+            found.append(s)
+    return found
+
+
+def seed_samplers(loader: DataLoader[Any], args: TrainingArguments, epoch: int) -> None:
+    """Give every global-RNG sampler of ``loader`` a generator seeded ``(data_seed or seed) + epoch``."""
+    import torch
+
+    data_seed = getattr(args, "data_seed", None)
+    seed = int(args.seed if data_seed is None else data_seed) + int(epoch)
+    for s in global_rng_samplers(loader):
+        s.generator = torch.Generator().manual_seed(seed)
+        setattr(s, _MARK, True)
+
+
+class SeededSampler(TrainerCallback):  # type: ignore[misc]
+    """Seed a global-RNG train sampler per epoch, so :func:`schedule_from_trainer` is exact in
+    every epoch: ``trainer.add_callback(SeededSampler())`` before replaying. Samplers with a
+    generator of their own are left alone."""
+
+    def on_epoch_begin(self, args: TrainingArguments, state: TrainerState, control: TrainerControl,
+                       train_dataloader: DataLoader[Any] | None = None, **kwargs: object) -> None:
+        if train_dataloader is not None:
+            # state.epoch is the whole number of epochs done when an epoch begins.
+            seed_samplers(train_dataloader, args, round(state.epoch or 0.0))
+
 
 #: One micro-batch of the replay: epoch, optimizer step, micro-batch within it, dataset indices.
 MicroBatch = tuple[int, int, int, np.ndarray]
@@ -97,8 +139,7 @@ def _micro_batches(
     on_batch: Callable[[np.ndarray], ShapeReading] | None,
 ) -> tuple[list[MicroBatch], list[ShapeReading], str, bool]:
     """The micro-batches ``train()`` draws, in order; ``on_batch(indices)`` of each, run as the
-    DataLoader collates it; the sampler's class name; whether later epochs draw from the
-    global RNG."""
+    DataLoader collates it; the sampler's class name; whether later epochs use the global RNG."""
     args = trainer.args
     gas = int(args.gradient_accumulation_steps)
     prepared, sampler = _prepared_loader(trainer, lengths.sampler.tolist(), world_size, rank)
@@ -113,7 +154,8 @@ def _micro_batches(
     else:
         max_steps = math.ceil(args.num_train_epochs * per_epoch)
         epochs = math.ceil(args.num_train_epochs)
-    seeded = has_seeded_sampler(trainer)
+    handler = getattr(trainer, "callback_handler", None)
+    seeded = any(isinstance(cb, SeededSampler) for cb in getattr(handler, "callbacks", ()))
     global_order = epochs > 1 and not seeded and bool(global_rng_samplers(prepared))
     if global_order:
         warnings.warn(
@@ -163,44 +205,17 @@ def _by_rule(rule: PaddingRule, batches: list[MicroBatch], lengths: Lengths) -> 
     return readings
 
 
-def schedule_from_trainer(
-    trainer: Trainer, *, world_size: int | None = None, rank: int | None = None
-) -> IterationSchedule:
-    """The micro-batches ``trainer.train()`` will feed the model, without running it.
-
-    Parameters
-    ----------
-    trainer : transformers.Trainer
-        A trainer with a map-style ``train_dataset`` (any collator; a ``length`` or
-        model-input column when ``group_by_length`` sorts by it).
-    world_size, rank : int, optional
-        Data-parallel size and rank to replay; default the trainer's own.
-
-    Returns
-    -------
-    IterationSchedule
-        One row per micro-batch, in ``train()`` order, with every micro-batch's real
-        per-sample lengths in ``rows``. ``meta["optimizer_step"]`` and ``meta["micro_batch"]``
-        place each row; ``meta["collator"]`` names the collator and ``meta["shapes"]`` says
-        how its shapes were read (``collator`` or ``padding rule``).
-
-    Raises
-    ------
-    InputError
-        For an ``IterableDataset``, a length-grouping sampler without lengths (record the
-        run with :class:`SeqPointCallback` instead), or a collator that fails on the rows.
-
-    Notes
-    -----
-    Shapes are what the trainer's own collator returns for the rows, read as
-    :class:`SeqPointCallback` reads the model's inputs; for transformers' own padding,
-    flattening and seq2seq collators they follow from the lengths by the padding rule,
-    checked on 16 micro-batches (about 5 ms saved per micro-batch). The global RNGs are left
-    as found. A sampler without a generator of its own draws epoch ``e``'s order after the
-    model's draws of epoch ``e - 1`` (CPU dropout), which a replay cannot know: later epochs
-    are exact only if the model draws nothing, and a ``SeqPointWarning`` says so; with
-    :class:`SeededSampler` among the callbacks every epoch is exact.
-    """
+def schedule_from_trainer(trainer: Trainer, *, world_size: int | None = None,
+                          rank: int | None = None) -> IterationSchedule:
+    """The micro-batches ``trainer.train()`` will feed the model, without running it: one row per
+    micro-batch, in ``train()`` order, with its real per-sample lengths in ``rows``.
+    ``meta["optimizer_step"]`` and ``meta["micro_batch"]`` place each row, ``meta["collator"]``
+    names the collator and ``meta["shapes"]`` says how its shapes were read (``collator`` or
+    ``padding rule``: transformers' own collators' rule, checked on 16 micro-batches). The
+    trainer has a map-style ``train_dataset`` (with a ``length`` or model-input column when
+    ``group_by_length`` sorts by it); ``world_size`` and ``rank`` default to its own. The global
+    RNGs are left as found. InputError for an ``IterableDataset``, a length-grouping sampler
+    without lengths (record the run with :class:`SeqPointCallback` instead), or a failing collator."""
     check_trainer(trainer)
     encoder_decoder = bool(getattr(getattr(trainer.model, "config", None), "is_encoder_decoder", False))
     rule = known_rule(trainer.data_collator, encoder_decoder=encoder_decoder)
@@ -245,9 +260,7 @@ def _schedule(batches: list[MicroBatch], readings: list[ShapeReading], trainer: 
             "gradient_accumulation_steps": int(trainer.args.gradient_accumulation_steps), "world_size": ws,
             "rank": rk, "optimizer_step": data[:, 1].tolist(), "micro_batch": data[:, 2].tolist(),
             "packed": rows is not None and rows.flattened(data[:, 3])}
-    schedule = IterationSchedule.from_columns(
-        {"epoch": data[:, 0], "batch_size": data[:, 3], "seq_len": data[:, 4],
-         "tgt_len": data[:, 5], "tokens": data[:, 6], "sum_sq_len": data[:, 7]},
-        meta=meta,
-    )
+    schedule = IterationSchedule.from_columns({"epoch": data[:, 0], "batch_size": data[:, 3], "seq_len": data[:, 4],
+                                              "tgt_len": data[:, 5], "tokens": data[:, 6], "sum_sq_len": data[:, 7]},
+                                              meta=meta)
     return schedule if rows is None else schedule.with_rows(rows)

@@ -1,4 +1,5 @@
-"""``workload_from_trainer``: the trainer's own training step as a seqpoint workload."""
+"""``workload_from_trainer``: the trainer's own training step as a seqpoint workload, and
+``project_trainer``: a Trainer job projected (and checked) in one call."""
 
 from __future__ import annotations
 
@@ -6,20 +7,25 @@ import copy
 import functools
 import math
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from seqpoint._rng import rngs_kept
 from seqpoint.exceptions import AssumedInputWarning, SeqPointWarning
-from seqpoint.integrations.huggingface._collate import Collation
-from seqpoint.integrations.huggingface._lengths import check_trainer
+from seqpoint.executors import Executor
+from seqpoint.integrations.huggingface._collate import Collation, check_trainer
+from seqpoint.integrations.huggingface._replay import schedule_from_trainer
+from seqpoint.schedule import IterationSchedule, RunTrace, read_trace
+from seqpoint.workflows import JobProjection, project_job
 from seqpoint.workloads import BatchShape, Signature, as_batch_shape
 
 if TYPE_CHECKING:
     import torch
-    from transformers import TrainingArguments
+    from transformers import Trainer, TrainingArguments
 
 #: A batch of the model's inputs: tensors, and the varlen maximum lengths (ints).
 Batch = dict[str, "torch.Tensor | int"]
@@ -27,21 +33,15 @@ Batch = dict[str, "torch.Tensor | int"]
 #: Keys of a packed row that follow from its documents (flash-attention varlen arguments).
 _VARLEN_KEYS = frozenset({"cu_seq_lens_q", "cu_seq_lens_k", "max_length_q", "max_length_k", "seq_idx"})
 
-__all__ = ["TrainerWorkload", "workload_from_trainer"]
+__all__ = ["TrainerWorkload", "project_trainer", "workload_from_trainer"]
 
 
 class TrainerWorkload:
-    """One optimizer step of ``trainer.train()``, as the trainer runs it (see
-    :func:`workload_from_trainer`).
-
-    ``trainer.training_step``, clipping to ``max_grad_norm``, the optimizer and scheduler
-    steps and ``zero_grad`` (:meth:`step`), on a copy of the model prepared as ``train()``
-    prepares it, with an optimizer, scheduler and accelerator made for the copy (``trainer``
-    here is a copy of the user's holding them): the user's states are never touched. Inputs
-    are synthetic ids padded as the collator pads the SeqPoint's real lengths, under the
-    trainer's autocast; which tensors a batch has is learnt by running the collator once. It
-    pickles as the trainer's model and arguments, so worker processes rebuild it.
-    """
+    """One optimizer step of ``trainer.train()`` (:meth:`step`) on a copy of the model prepared as
+    ``train()`` prepares it, with an optimizer, scheduler and accelerator made for the copy: the
+    user's states are never touched. Inputs are synthetic ids padded as the collator pads the
+    SeqPoint's real lengths (which tensors a batch has is learnt by running the collator once),
+    under the trainer's autocast. It pickles as the trainer's model and arguments."""
 
     def __init__(self, trainer: Any, *, seed: int = 0, _keys: frozenset[str] | None = None) -> None:
         self._keys = self._collator_keys(trainer) if _keys is None else _keys
@@ -91,7 +91,7 @@ class TrainerWorkload:
     def _as_train_prepares(self, args: TrainingArguments) -> bool:
         """Do to the copy what ``train()`` does before its first step: activation checkpointing
         (TRL turns it on; without it a profiled step cost 16-20% less than a recorded one) and
-        ``torch_compile``. Returns whether checkpointing is on."""
+        ``torch_compile``; whether checkpointing is on."""
         on = getattr(args, "activation_checkpointing", None)
         if on is None:  # transformers before activation_checkpointing
             on = getattr(args, "gradient_checkpointing", False)
@@ -129,8 +129,6 @@ class TrainerWorkload:
 
     def _collator_keys(self, trainer: Any) -> frozenset[str]:
         """The tensors the trainer's collator gives the model (from the dataset's first rows)."""
-        from seqpoint._rng import rngs_kept
-
         dataset = getattr(trainer, "train_dataset", None)
         if dataset is None or not hasattr(dataset, "__len__") or len(dataset) == 0:
             warnings.warn(
@@ -163,17 +161,13 @@ class TrainerWorkload:
 
         return autocast_forward
 
-    #: The harness passes each SeqPoint's real per-sample lengths (a BatchShape).
     takes_batch_shape = True
 
     def make_batch(self, signature: Signature | BatchShape) -> Batch:
-        """Token ids, attention mask and labels of shape ``(batch_size, seq_len)``.
-
-        With a :class:`~seqpoint.workloads.BatchShape` of recorded lengths, what the collator
-        builds from samples of those lengths (padding on the tokenizer's side, labels -100
-        there; for the flattening collator one packed row with restarting ``position_ids``). A
-        bare signature gives full rows.
-        """
+        """Token ids, attention mask and labels of shape ``(batch_size, seq_len)``, as the collator
+        builds them from samples of the shape's lengths (padding on the tokenizer's side, labels
+        -100 there; for the flattening collator one packed row with restarting ``position_ids``);
+        a bare signature gives full rows."""
         import torch
 
         shape = as_batch_shape(signature, workload=self.name)
@@ -225,20 +219,13 @@ class TrainerWorkload:
         import torch
 
         pos = torch.arange(width)[None, :]
-        if self.padding_side == "right":
-            return pos < lengths[:, None]
-        return pos >= width - lengths[:, None]
+        return pos < lengths[:, None] if self.padding_side == "right" else pos >= width - lengths[:, None]
 
     def step(self, batch: Batch) -> float:
         """One optimizer step on ``batch`` as ``train()`` runs it, through the workload's own
-        accelerator; returns the loss.
-
-        ``trainer.training_step`` (forward, loss, backward), the gradient norm (clipped to
-        ``max_grad_norm`` when set; ``train()`` takes it either way), the optimizer and scheduler
-        steps and ``zero_grad``. Under fp16 on a GPU the workload's own GradScaler scales the
-        loss, unscales, steps and updates; a step it finds inf/NaN grads in skips the optimizer
-        (and the scheduler, as ``train()`` does), and a ``SeqPointWarning`` counts such steps.
-        """
+        accelerator (``training_step``, clipping, optimizer, scheduler, ``zero_grad``); the loss.
+        Under fp16 a step whose grads the GradScaler finds inf/NaN skips the optimizer and
+        scheduler, as in ``train()``, and a ``SeqPointWarning`` counts such steps."""
         acc = self.trainer.accelerator
         scale = None if acc.scaler is None else acc.scaler.get_scale()  # between timed steps the device is idle
         loss = self.trainer.training_step(self.model, batch)
@@ -262,20 +249,8 @@ class TrainerWorkload:
 
 
 def workload_from_trainer(trainer: Any, *, seed: int = 0) -> TrainerWorkload:
-    """A seqpoint workload running ``trainer``'s model, optimizer and loss.
-
-    Parameters
-    ----------
-    trainer : transformers.Trainer
-        The user's trainer; its model is copied, never trained.
-    seed : int, default 0
-        Seed of the synthetic inputs.
-
-    Returns
-    -------
-    TrainerWorkload
-        Profile, cache and project it like a built-in workload.
-    """
+    """A seqpoint workload running ``trainer``'s model (copied, never trained), optimizer and
+    loss on synthetic inputs drawn from ``seed``: profile, cache and project it like a built-in one."""
     check_trainer(trainer, step=True)
     return TrainerWorkload(trainer, seed=seed)
 
@@ -293,3 +268,20 @@ def _own_trainer(trainer: Any, *, accelerator: bool = True) -> Any:
     else:
         own.accelerator = own.gather_function = None
     return own
+
+
+def project_trainer(trainer: Trainer, *, traces: Sequence[RunTrace | str | Path] | None = None, n_points: int = 10,
+                    processes: int = 1, cold_window: int = 0, first_n: int = 10,
+                    progress: bool = False, executor: Executor | str = "local") -> JobProjection:
+    """``trainer.train()``'s whole run projected from SeqPoints of the trainer's own step (its
+    model copied, never trained); ``print(result)`` shows the projection, its interval, the
+    profiling cost and, with ``traces``, the error against them. ``traces`` are runs recorded with :class:`SeqPointCallback`: the first one's micro-batches
+    are the schedule, and the projection is checked against their mean (two or more give the
+    noise floor); without them the run is replayed (:func:`schedule_from_trainer`). The other
+    parameters are :func:`seqpoint.workflows.project_job`'s.
+    """
+    workload = workload_from_trainer(trainer)  # first: a trainer it refuses is refused before the replay
+    runs = None if traces is None else [t if isinstance(t, RunTrace) else read_trace(t) for t in traces]
+    schedule: RunTrace | IterationSchedule = runs[0] if runs else schedule_from_trainer(trainer)
+    return project_job(schedule, workload, traces=runs, n_points=n_points, processes=processes,
+                       cold_window=cold_window, first_n=first_n, progress=progress, executor=executor)

@@ -73,13 +73,22 @@ def test_an_allocation_failure_in_any_librarys_words_is_out_of_memory(message: s
     assert small.ok and large.status == "oom"
 
 
+def _lose_the_context_on_failure(monkeypatch: pytest.MonkeyPatch, lost: list[str]) -> None:
+    """CUDA as a poisoned context looks to torch once ``lost`` holds the error: initialized, and
+    every synchronize raising it (this machine has no GPU to poison)."""
+    torch = pytest.importorskip("torch")
+
+    def synchronize(device: object = None) -> None:
+        raise RuntimeError(lost[0])
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: bool(lost))
+    monkeypatch.setattr(torch.cuda, "synchronize", synchronize)
+
+
 def test_a_lost_cuda_context_fails_the_points_after_it(monkeypatch: pytest.MonkeyPatch) -> None:
     """An illegal address poisons the context: every later CUDA call fails. The point that lost it
     says so, the rest are 'not run' (not a run of wrong numbers), and the campaign returns."""
-    import seqpoint.profiling._failures as failures
-
     lost: list[str] = []
-    monkeypatch.setattr(failures, "cuda_lost", lambda: lost[0] if lost else None)
+    _lose_the_context_on_failure(monkeypatch, lost)
     wl = _Steps(159, "CUDA error: an illegal memory access was encountered")  # the start-up's (4, 39) runs
     original = wl.step
 
@@ -108,9 +117,7 @@ def test_processes_on_an_exclusive_process_gpu_are_refused() -> None:
 
 def test_a_start_up_that_loses_the_cuda_context_fails_every_point(monkeypatch: pytest.MonkeyPatch) -> None:
     """The start-up's decoy (the largest point's shape, one token shorter) fails first: no point runs."""
-    import seqpoint.profiling._failures as failures
-
-    monkeypatch.setattr(failures, "cuda_lost", lambda: "CUDA error: device-side assert triggered")
+    _lose_the_context_on_failure(monkeypatch, ["CUDA error: device-side assert triggered"])
     ms = Profiler(_Steps(100, "CUDA error: device-side assert triggered")).measure([(2, 10, 0), (4, 40, 0)], _CONFIG)
     assert [m.status for m in ms.measurements] == ["error", "error"]
     assert "CUDA context was lost at (4, 39, 0)" in ms.measurements[0].message

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 pytest.importorskip("torch")
@@ -23,15 +21,3 @@ def test_point_past_the_memory_is_refused_and_the_campaign_goes_on() -> None:
     assert "counted on the meta device" in (big.message or "")
     assert "GiB free on cpu" in (big.message or "")
 
-
-@pytest.mark.parametrize(("make", "copies"), [
-    (lambda p: __import__("torch").optim.AdamW(p), 4),  # weights, gradients, two moments
-    (lambda p: __import__("torch").optim.SGD(p, lr=0.1, momentum=0.9), 3),
-    (lambda p: __import__("torch").optim.SGD(p, lr=0.1), 2),
-])
-def test_the_bound_counts_the_optimizers_copies_of_the_weights(make: Any, copies: int) -> None:
-    import torch
-
-    from seqpoint.profiling._memory import state_copies
-
-    assert state_copies(make([torch.nn.Parameter(torch.zeros(3))])) == copies

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from seqpoint.exceptions import ConfigError
-from seqpoint.validation import DDPRun, FullRunError, run_ddp
+from seqpoint.validation import DDPRun, run_ddp
 
 pytest.importorskip("torch")
 
@@ -44,5 +44,9 @@ def test_ranks_must_agree_on_the_iteration_count() -> None:
 
 
 def test_a_failing_rank_is_one_line() -> None:
-    with pytest.raises(FullRunError, match=r"Rank [01] of the data-parallel run of bert:nope failed \(exit 1\): .*ConfigError: Unknown preset"):
+    """A rank's bad input is the caller's one-line ConfigError (without torch.distributed's
+    ``[rank1]:`` prefix), not a rank crash."""
+    with pytest.raises(ConfigError, match=r"^Unknown preset 'nope' of workload 'bert'"):
         run_ddp("bert:nope", {}, [[(1, 8, 0)], [(1, 8, 0)]], timeout_s=120)
+    with pytest.raises(ConfigError, match=r"^Workload seqpoint_no_such_module:build: cannot import module"):
+        run_ddp("seqpoint_no_such_module:build", {}, [[(1, 8, 0)], [(1, 8, 0)]], timeout_s=120)

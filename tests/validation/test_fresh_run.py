@@ -30,20 +30,20 @@ def test_a_childs_bad_input_is_the_parents_config_error():
         run_full_fresh("deepspeech2:tiny", {"no_such_field": 1}, s, runs=1)
 
 
-def test_a_childs_failure_names_its_last_error_line():
+def test_a_childs_failure_names_its_last_error_line() -> None:
     """A crash keeps its exit code and its last ``XxxError:`` line, even when advice follows it
-    (CUDA appends "... CUDA_LAUNCH_BLOCKING=1" after the error)."""
-    from seqpoint.clocks._fresh import _failure
+    (CUDA appends "For debugging consider passing CUDA_LAUNCH_BLOCKING=1" after the error)."""
+    from seqpoint.clocks import in_fresh_process
 
-    tail = ("Traceback (most recent call last):\n  File 'x.py', line 1\n"
-            "torch.AcceleratorError: CUDA error: an illegal memory access was encountered\n"
-            "For debugging consider passing CUDA_LAUNCH_BLOCKING=1\n")
-    err = _failure(1, tail)
-    assert type(err) is RuntimeError
-    assert str(err) == ("A worker process failed (exit 1): torch.AcceleratorError: "
-                        "CUDA error: an illegal memory access was encountered")
-    assert str(_failure(-9, "")) == "A worker process failed (exit -9): no message"
-    assert isinstance(_failure(1, "seqpoint.exceptions.ConfigError: use --threads 2\n"), ConfigError)
+    with pytest.raises(RuntimeError) as exc:
+        in_fresh_process(exec, "raise RuntimeError('CUDA error: an illegal memory access was encountered\\n"
+                               "For debugging consider passing CUDA_LAUNCH_BLOCKING=1')")
+    assert str(exc.value) == ("A worker process failed (exit 1): RuntimeError: "
+                              "CUDA error: an illegal memory access was encountered")
+    with pytest.raises(RuntimeError, match=r"failed \(exit -9\): "):
+        in_fresh_process(exec, "import os; os.kill(os.getpid(), 9)")
+    with pytest.raises(ConfigError, match=r"^use --threads 2$"):
+        in_fresh_process(exec, "from seqpoint.exceptions import ConfigError; raise ConfigError('use --threads 2')")
 
 
 # --- scripts, and children that die ------------------------------------

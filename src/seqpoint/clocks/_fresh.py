@@ -86,8 +86,8 @@ _ERROR_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Lo
 def _failure(code: int, stderr: str) -> Exception:
     """The parent's error for a child that failed: its own ConfigError (bad input the user fixes)
     as one; else a RuntimeError with its exit code and its last error line."""
-    lines = stderr.strip().splitlines()
-    found = next((m for line in reversed(lines) if (m := _ERROR_LINE.match(line.strip()))), None)
+    lines = [re.sub(r"^\[rank\d+\]:\s*", "", line).strip() for line in stderr.strip().splitlines()]  # torchrun's prefix
+    found = next((m for line in reversed(lines) if (m := _ERROR_LINE.match(line))), None)
     if found is not None and found.group(1).endswith("ConfigError"):
         return ConfigError(found.group(2) or found.group(1))
     why = found.group(0) if found is not None else (lines[-1] if lines else "no message")

@@ -20,7 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from seqpoint._params import Options, check_params
-from seqpoint.exceptions import ConfigError
+from seqpoint.exceptions import ConfigError, SeqPointError
 from seqpoint.validation._full_run import FullRun, FullRunError, fresh_failure
 
 __all__ = ["DDPRun", "check_ddp_device", "run_ddp"]
@@ -175,14 +175,15 @@ def run_ddp(spec: str, overrides: dict[str, Any], rank_signatures: Sequence[Sequ
         )
     port = _free_port()
     results: dict[int, dict[str, Any]] = {}
-    failures: list[FullRunError] = []
+    failures: list[SeqPointError] = []
 
     def rank_main(r: int) -> None:
         try:
             results[r] = in_fresh_process(_rank_run, r, world_size, port, spec, dict(overrides), sigs[r],
                                           runs, warmup, allreduce_repeats, timer)
-        except RuntimeError as exc:
-            failures.append(fresh_failure(f"Rank {r} of the data-parallel run of {spec}", exc))
+        except (RuntimeError, ConfigError) as exc:  # a rank's bad input is the caller's one line
+            failures.append(exc if isinstance(exc, ConfigError) else
+                            fresh_failure(f"Rank {r} of the data-parallel run of {spec}", exc))
             stop_workers()  # the other ranks wait for this one in a collective
 
     threads = [threading.Thread(target=rank_main, args=(r,), daemon=True) for r in range(world_size)]

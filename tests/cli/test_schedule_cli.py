@@ -13,8 +13,11 @@ import pytest
 
 from seqpoint.cli import main
 from seqpoint.exceptions import ConfigError
-from seqpoint.schedule import COLUMNS, read_schedule
+from seqpoint.schedule import read_schedule
 from seqpoint.workflows import parse_set
+
+#: The schedule file's columns, in order: the file format.
+COLUMNS = ("iteration", "epoch", "batch_size", "seq_len", "tgt_len", "tokens", "padded_tokens", "sum_sq_len")
 
 
 def test_schedule_csv_from_bundled(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -8,8 +8,11 @@ import numpy as np
 import pytest
 
 from seqpoint.batching import replay
-from seqpoint.schedule import COLUMNS, read_schedule
+from seqpoint.schedule import read_schedule
 from seqpoint.traces import read_lengths
+
+#: The schedule file's columns, in order: the file format.
+COLUMNS = ("iteration", "epoch", "batch_size", "seq_len", "tgt_len", "tokens", "padded_tokens", "sum_sq_len")
 
 SRC = "bundled:librispeech-dev-clean"
 

@@ -7,7 +7,6 @@ from hypothesis import strategies as st
 
 from seqpoint.exceptions import InputError
 from seqpoint.schedule import (
-    COLUMNS,
     IterationSchedule,
     from_batches,
     read_schedule,
@@ -15,6 +14,9 @@ from seqpoint.schedule import (
     summarize,
     write_schedule,
 )
+
+#: The schedule file's columns, in order: the file format.
+COLUMNS = ("iteration", "epoch", "batch_size", "seq_len", "tgt_len", "tokens", "padded_tokens", "sum_sq_len")
 
 
 def test_from_batches_exact_columns():

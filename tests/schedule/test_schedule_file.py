@@ -10,7 +10,10 @@ import numpy as np
 import pytest
 
 from seqpoint.exceptions import AdjustedInputWarning, InputError
-from seqpoint.schedule import COLUMNS, IterationSchedule, read_schedule, write_schedule
+from seqpoint.schedule import IterationSchedule, read_schedule, write_schedule
+
+#: The schedule file's columns, in order: the file format.
+COLUMNS = ("iteration", "epoch", "batch_size", "seq_len", "tgt_len", "tokens", "padded_tokens", "sum_sq_len")
 
 HEADER = ",".join(COLUMNS)
 #       iteration,epoch,batch_size,seq_len,tgt_len,tokens,padded_tokens,sum_sq_len

@@ -2,7 +2,10 @@ import numpy as np
 import pytest
 
 from seqpoint.exceptions import AdjustedInputWarning, InputError
-from seqpoint.schedule import COLUMNS, RowLengths, RunTrace, read_trace, write_trace
+from seqpoint.schedule import RowLengths, RunTrace, read_trace, write_trace
+
+#: The schedule file's columns, in order: the file format.
+COLUMNS = ("iteration", "epoch", "batch_size", "seq_len", "tgt_len", "tokens", "padded_tokens", "sum_sq_len")
 
 
 def _trace(rank=None):

@@ -6,7 +6,6 @@ the bound) and :class:`Target`, a device as counting times it."""
 from seqpoint.devices._model import MODEL, ROOFLINE, DeviceModel, Target, model_band
 from seqpoint.devices._specs import (
            GPU_SPECS,
-           PRECISIONS,
            GPUSpec,
            device_key,
            gpu_named,
@@ -14,5 +13,5 @@ from seqpoint.devices._specs import (
            resolve_device,
 )
 
-__all__ = ["GPU_SPECS", "MODEL", "PRECISIONS", "ROOFLINE", "DeviceModel", "GPUSpec", "Target", "device_key",
+__all__ = ["GPU_SPECS", "MODEL", "ROOFLINE", "DeviceModel", "GPUSpec", "Target", "device_key",
            "gpu_named", "model_band", "read_device", "resolve_device"]

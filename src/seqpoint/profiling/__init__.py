@@ -25,10 +25,9 @@ from seqpoint.profiling._counting import count_step as count_step
 from seqpoint.profiling._coverage import counting_coverage
 from seqpoint.profiling._coverage import uncounted_operators as uncounted_operators
 from seqpoint.profiling._exact import exact_signature_costs, exact_totals
-from seqpoint.profiling._kineto import KernelRow, KinetoBreakdown, kineto_breakdown
+from seqpoint.profiling._kineto import KinetoBreakdown, kineto_breakdown
 from seqpoint.profiling._plan import CampaignKey, Pending, Plan, plan_points
 from seqpoint.profiling._point import profile_point
-from seqpoint.profiling._probe import cpu_roofline
 from seqpoint.profiling._protocol import DriftWarning
 from seqpoint.profiling._protocol import WorkerResult as WorkerResult
 from seqpoint.profiling._protocol import WorkerTask as WorkerTask
@@ -48,7 +47,6 @@ __all__ = [
     "CampaignKey",
     "DriftWarning",
     "EndTurn",
-    "KernelRow",
     "KinetoBreakdown",
     "Pending",
     "Plan",
@@ -59,7 +57,6 @@ __all__ = [
     "category_models",
     "count_point",
     "counting_coverage",
-    "cpu_roofline",
     "device_targets",
     "exact_signature_costs",
     "exact_totals",

@@ -5,7 +5,7 @@ from seqpoint._signature import Signature
 from seqpoint.schedule._io import read_schedule, write_schedule
 from seqpoint.schedule._rows import RowLengths
 from seqpoint.schedule._rows import rows_path as rows_path
-from seqpoint.schedule._schedule import COLUMNS, IterationSchedule, from_batches, round_up
+from seqpoint.schedule._schedule import IterationSchedule, from_batches, round_up
 from seqpoint.schedule._signatures import (
     ScheduleSummary,
     SignatureTable,
@@ -14,6 +14,6 @@ from seqpoint.schedule._signatures import (
 )
 from seqpoint.schedule._trace import RunTrace, read_trace, write_trace
 
-__all__ = ["COLUMNS", "IterationSchedule", "RowLengths", "RunTrace", "ScheduleSummary", "Signature",
+__all__ = ["IterationSchedule", "RowLengths", "RunTrace", "ScheduleSummary", "Signature",
            "SignatureTable", "from_batches", "read_schedule", "read_trace", "round_up", "signature_table",
            "summarize", "write_schedule", "write_trace"]

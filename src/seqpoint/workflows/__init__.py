@@ -15,7 +15,7 @@ from seqpoint.workflows._ddp import validate_ddp
 from seqpoint.workflows._demo import demo_configs
 from seqpoint.workflows._folder import RunFolder
 from seqpoint.workflows._job import JobProjection, project_job
-from seqpoint.workflows._run import RunResult, log_to_mlflow, run
+from seqpoint.workflows._run import log_to_mlflow, run
 from seqpoint.workflows._run import mlflow_metrics as mlflow_metrics
 from seqpoint.workflows._run import mlflow_params as mlflow_params
 from seqpoint.workflows._sections import (
@@ -28,7 +28,7 @@ from seqpoint.workflows._sections import (
     ValidationSection,
     WorkloadSection,
 )
-from seqpoint.workflows._speedup import SpeedupResult, speedup_between, speedup_configs
+from seqpoint.workflows._speedup import speedup_between, speedup_configs
 from seqpoint.workflows._stages import build_schedule, choose_points, load_lengths
 from seqpoint.workflows._stages import model_cost as model_cost
 from seqpoint.workflows._stages import signature_shapes as signature_shapes
@@ -37,15 +37,14 @@ from seqpoint.workflows._sweep import SweepResult, run_sweep, sweep
 from seqpoint.workflows._sweep_config import load_sweep
 from seqpoint.workflows._sweep_config import sweep_from_dict as sweep_from_dict
 from seqpoint.workflows._trace import (
-    TraceValidation,
     check_traces,
     project_files,
     speedup_from_files,
     validate_config_on_traces,
     validate_trace,
 )
-from seqpoint.workflows._validate import ValidationResult, validate
 from seqpoint.workflows._validate import interleave_plan as interleave_plan
+from seqpoint.workflows._validate import validate
 
 __all__ = [
     "BatchingSection",
@@ -57,12 +56,8 @@ __all__ = [
     "ReportSection",
     "RunConfig",
     "RunFolder",
-    "RunResult",
     "SelectionSection",
-    "SpeedupResult",
     "SweepResult",
-    "TraceValidation",
-    "ValidationResult",
     "ValidationSection",
     "WorkloadSection",
     "apply_overrides",

@@ -30,7 +30,7 @@ def test_caches_the_user_chose_are_kept(monkeypatch: pytest.MonkeyPatch, tmp_pat
     assert in_fresh_process(os.getenv, "TORCHINDUCTOR_CACHE_DIR") == str(tmp_path)
 
 
-def test_more_static_shapes_than_dynamo_recompiles_for_is_warned(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_more_static_shapes_than_dynamo_recompiles_for_is_warned() -> None:
     pytest.importorskip("torch")
     import torch._dynamo
 
@@ -38,12 +38,14 @@ def test_more_static_shapes_than_dynamo_recompiles_for_is_warned(monkeypatch: py
     from seqpoint.workloads import load_workload
 
     name = "recompile_limit" if hasattr(torch._dynamo.config, "recompile_limit") else "cache_size_limit"
-    monkeypatch.setattr(torch._dynamo.config, name, 2)
     points, config = [(1, 4, 0), (1, 6, 0)], ProfileConfig(warmup=0, repeats=1)
-    static = load_workload("bert:tiny", {"compile": "true", "compile_backend": "eager", "compile_dynamic": "false"})
-    with pytest.warns(SeqPointWarning, match=r"meets 3 shapes, more than torch._dynamo.config.recompile_limit = 2"):
-        Profiler(static).measure(points, config)
-    dynamic = load_workload("bert:tiny", {"compile": "true", "compile_backend": "eager"})
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", SeqPointWarning)
-        Profiler(dynamic).measure(points, config)  # one dynamic graph covers them
+    # torch's own patch: pytest's monkeypatch deletes a config entry on undo, and later compiles fail
+    with torch._dynamo.config.patch({name: 2}):
+        static = load_workload("bert:tiny", {"compile": "true", "compile_backend": "eager", "compile_dynamic": "false"})
+        with pytest.warns(SeqPointWarning, match=r"meets 3 shapes, more than torch._dynamo.config.recompile_limit = 2"):
+            Profiler(static).measure(points, config)
+        dynamic = load_workload("bert:tiny", {"compile": "true", "compile_backend": "eager"})
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", SeqPointWarning)
+            Profiler(dynamic).measure(points, config)  # one dynamic graph covers them
+    assert getattr(torch._dynamo.config, name) > 2  # restored for the tests after this one

@@ -9,6 +9,7 @@ from seqpoint.batching import _simple  # noqa: F401
 from seqpoint.batching._base import (
     POLICIES,
     BatchingPolicy,
+    BatchPlan,
     epoch_rng,
     epoch_seed,
     make_policy,
@@ -23,5 +24,5 @@ from seqpoint.batching._sampler import from_batch_sampler
 from seqpoint.batching._search import largest_fitting as largest_fitting
 from seqpoint.batching._token_budget import batch_by_size as batch_by_size
 
-__all__ = ["POLICIES", "BatchingPolicy", "epoch_rng", "epoch_seed", "from_batch_sampler", "make_policy", "replay",
+__all__ = ["POLICIES", "BatchPlan", "BatchingPolicy", "epoch_rng", "epoch_seed", "from_batch_sampler", "make_policy", "replay",
            "resolve_shard"]

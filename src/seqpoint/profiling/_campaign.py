@@ -147,11 +147,12 @@ class Profiler:
                 check_recompiles(self.workload, len(plan.signatures))
         if config.in_workers and self.facts.on_cuda:
             self.check_shared_gpu(plan.key.environment, f"[profile] processes = {config.processes}")
-        decoy = campaign_decoy(plan.signatures)
         # A CUDA workload timed in workers: the parent makes no CUDA context (an exclusive-process
         # GPU would refuse the workers), and each worker records its own out-of-memory points.
         parent_free = not (config.in_workers and self.facts.on_cuda)
         refusal = MemoryCheck(self.workload, self.facts, self.state).refusal if parent_free else (lambda _: None)
+        # The start-up steps a shape that fits: a refused point's would allocate what the check refused.
+        decoy = campaign_decoy([s for s in plan.signatures if refusal(s) is None])
         done = dict(plan.cached)
         protocol: dict[str, Any] = {}
         compiled_before, stepped = compile_clock(), False

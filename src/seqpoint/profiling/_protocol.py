@@ -195,16 +195,6 @@ def _drift(start: list[float], end: list[float]) -> dict[str, Any]:
     return {"start_s": m0, "end_s": m1, "drift": drift, "noise": noise, "above_noise": abs(drift) > noise}
 
 
-def _time_metrics(times: list[float], per_process: list[float], firsts: list[float], step: str) -> dict[str, float]:
-    """``time_s`` (the ``step`` metric's) statistics of the pooled repeats, their per-process
-    spread and the cold step."""
-    sem = statistics.stdev(per_process) / len(per_process) ** 0.5 if len(per_process) >= 2 else 0.0
-    out = {**time_stats(times, step), PROCESSES: float(len(per_process)), f"{step}_sem": sem}
-    if firsts:
-        out[first_of(step)] = statistics.median(firsts)
-    return out
-
-
 def profile_protocol(
     shipped: ShippedWorkload, points: Sequence[WorkerPoint], config: ProfileConfig, decoy: Signature | None, *,
     run: Callable[[int, WorkerTask], WorkerResult] | None = None, label: str | None = None,
@@ -223,14 +213,11 @@ def profile_protocol(
     shares = split_repeats(config.repeats, config.processes)
     results = []
     for p, share in enumerate(shares):
-        task = WorkerTask(
-            workload=shipped, points=tuple(points), decoy=decoy,
-            warmup=config.warmup, repeats=share, drift_steps=config.drift_steps, timer=config.timer,
-            interleave=config.interleave,
-            # a count is not seconds: the time budget does not apply to it
-            max_seconds=0.0 if in_callgrind(config.timer) else config.max_seconds_per_point / config.processes,
-            process=process,
-        )
+        # a count is not seconds: the time budget does not apply to it
+        budget = 0.0 if in_callgrind(config.timer) else config.max_seconds_per_point / config.processes
+        task = WorkerTask(workload=shipped, points=tuple(points), decoy=decoy, warmup=config.warmup, repeats=share,
+                          drift_steps=config.drift_steps, timer=config.timer, interleave=config.interleave,
+                          max_seconds=budget, process=process)
         results.append(fresh_worker(task) if run is None else run(p, task))
     drifts = [_drift(r.start_s, r.end_s) for r in results]
     check = _signature(points[0])
@@ -269,8 +256,9 @@ def _warn_drift(drifts: list[dict[str, Any]], check: Signature, label: str | Non
 
 
 def _combine(i: int, sig: Signature, results: list[WorkerResult], step: str) -> Measurement:
-    """The measurement of point ``i`` (of signature ``sig``) from every worker's result, in
-    the ``step`` metric (``time_s``, or ``instructions``)."""
+    """The measurement of point ``i`` (of signature ``sig``) from every worker's result, in the
+    ``step`` metric (``time_s``, or ``instructions``): the pooled repeats' statistics, their
+    per-process spread and the cold step."""
     for r in results:
         if i in r.failed:
             return r.failed[i]
@@ -279,6 +267,8 @@ def _combine(i: int, sig: Signature, results: list[WorkerResult], step: str) -> 
     firsts = [r.first[i] for r in results if i in r.first]
     if not pooled:
         return failed_measurement(sig, "no timed repeat ran")
-    samples = {step: pooled, per_process_key(step): per_process}
-    return Measurement(**signature_fields(sig), metrics=_time_metrics(pooled, per_process, firsts, step),
-                       samples=samples)
+    sem = statistics.stdev(per_process) / len(per_process) ** 0.5 if len(per_process) >= 2 else 0.0
+    metrics = {**time_stats(pooled, step), PROCESSES: float(len(per_process)), f"{step}_sem": sem}
+    if firsts:
+        metrics[first_of(step)] = statistics.median(firsts)
+    return Measurement(**signature_fields(sig), metrics=metrics, samples={step: pooled, per_process_key(step): per_process})

@@ -1,11 +1,14 @@
 """A profiling campaign over one workload (:class:`Profiler`): what the cache holds and what is
 left, measured here or in fresh worker processes, each point cached as it finishes. The
 profiler owns what it learns about its workload in this process (the start-up it ran, the
-shapes it stepped), so nothing is kept on the workload or in a table of the module."""
+shapes it stepped), so nothing is kept on the workload or in a table of the module. A timed
+window of a run (:func:`profile_window`) steps consecutive iterations in order in one fresh
+process: a shape's first step in the run's own order, which the cold-step term calibrates on."""
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -13,7 +16,7 @@ from typing import Any
 from seqpoint._live import Reporter
 from seqpoint._rng import keeps_rngs
 from seqpoint.cache import MeasurementCache
-from seqpoint.clocks import check_timer, in_callgrind
+from seqpoint.clocks import TIMERS, check_timer, in_callgrind, in_fresh_process, step_timer
 from seqpoint.exceptions import ConfigError
 from seqpoint.measurements import Measurement, Measurements, ProcessState, StepWindow
 from seqpoint.profiling._config import ProfileConfig
@@ -32,7 +35,6 @@ from seqpoint.profiling._startup import (
     startup_state,
 )
 from seqpoint.profiling._state import WorkloadState
-from seqpoint.profiling._window import profile_window
 from seqpoint.workloads import (
     BatchShape,
     SetsThreads,
@@ -49,23 +51,13 @@ __all__ = ["Profiler", "profile_points"]
 class Profiler:
     """Measures points of one workload, in this process or in fresh worker processes.
 
-    Parameters
-    ----------
-    workload : Workload
-    cache : MeasurementCache, optional
-        Looked up first; each point measured ok is written as soon as it finishes, so a
-        campaign that is killed resumes and measures only what is missing.
-    reporter : Reporter, optional
-        Progress bars, the line after each worker process and its hooks (default: silent).
-    recipe : WorkloadRecipe, optional
-        How a worker process builds the same workload (``load_workload(spec, overrides)``);
-        without one a reference workload is rebuilt from its name and config, anything else
-        travels pickled.
-
-    Notes
-    -----
-    A profiler remembers which shapes its workload stepped in this process (their first step
-    is no longer cold) and runs the process start-up once: make one per workload and keep it.
+    ``cache`` is looked up first and each point measured ok written as it finishes (a killed
+    campaign resumes with what is missing); ``reporter`` shows progress bars, the line after each
+    worker process and its hooks (default: silent); ``recipe`` is how a worker builds the same
+    workload (``load_workload(spec, overrides)``; without one a reference workload is rebuilt from
+    its name and config, anything else travels pickled). A profiler remembers which shapes its
+    workload stepped in this process (their first step is no longer cold) and runs the process
+    start-up once: make one per workload and keep it.
     """
 
     def __init__(self, workload: Workload, *, cache: MeasurementCache | None = None,
@@ -229,30 +221,44 @@ class Profiler:
 
 def profile_points(workload: Workload, points: Points, config: ProfileConfig | None = None, *,
                    cache: MeasurementCache | None = None, progress: bool = True) -> Measurements:
-    """Measure a campaign of points on ``workload``; finished points survive an interruption.
-
-    Parameters
-    ----------
-    workload : Workload
-    points : SeqPoints, or an iterable of SeqPoint-like objects and signature tuples
-    config : ProfileConfig, optional
-    cache : MeasurementCache, optional
-        Looked up first; each point measured ok is written as soon as it finishes.
-    progress : bool
-        Show a rich progress bar.
-
-    Returns
-    -------
-    Measurements
-        One measurement per point, in input order (failed points included with their
-        status); points with the same signature (and real lengths) are measured once. With
-        ``config.processes > 1`` the drift report is ``Measurements.protocol``; with a
-        ``torch.compile``d workload, what compiling cost is ``Measurements.compile``.
-
-    Notes
-    -----
-    One call is one :class:`Profiler`: its process start-up runs again on the next call. The
-    global random states are restored on return, so profiling inside a training process leaves
-    the run's draws unchanged.
+    """Measure ``points`` (SeqPoints, or SeqPoint-like objects and signature tuples) on ``workload``:
+    one Measurement per point, in input order (failed points with their status), points with the
+    same signature (and real lengths) measured once. ``cache`` is looked up first and each point
+    measured ok written as it finishes, so finished points survive an interruption; ``progress``
+    shows a rich progress bar. With ``config.processes > 1`` the drift report is
+    ``Measurements.protocol``; with a ``torch.compile``d workload, what compiling cost is
+    ``Measurements.compile``. One call is one :class:`Profiler`: its process start-up runs again
+    on the next call. The global random states are restored on return, so profiling inside a
+    training process leaves the run's draws unchanged.
     """
     return Profiler(workload, cache=cache, reporter=Reporter(progress=progress)).measure(points, config)
+
+
+def time_window(workload: ShippedWorkload, steps: Sequence[Signature | BatchShape], decoy: Signature | None,
+                timer: str, process: ProcessState | None = None) -> list[float]:
+    """A window's worker: build the workload (in ``process``'s state) and time one step of each of
+    ``steps``, in order, after the process start-up on ``decoy``."""
+    if process is not None:
+        process.apply()
+    built = workload.build()
+    clock = step_timer(timer, describe(built).devices)
+    startup_state(built, WorkloadState(), decoy, [s.signature if isinstance(s, BatchShape) else s for s in steps])
+    if process is not None:
+        ProcessState.capture().check(process, where="The step window's process")
+    # a BatchShape only to a workload that takes one
+    return [clock(functools.partial(built.step, built.make_batch(s))) for s in steps]  # type: ignore[arg-type]
+
+
+def profile_window(workload: ShippedWorkload, signatures: Sequence[Sequence[int] | BatchShape], *, start: int = 0,
+                   timer: str = "wall", process: ProcessState | None = None) -> StepWindow:
+    """Time one step of each of ``signatures`` (of schedule iterations ``start, start + 1, ...``; for
+    a workload that takes one, BatchShapes with the real lengths), in order, with a clock ``timer``,
+    in one fresh process that runs in ``process``'s state (``Profiler.window``)."""
+    steps = [s if isinstance(s, BatchShape) else tuple(int(v) for v in s) for s in signatures]
+    sigs = [s.signature if isinstance(s, BatchShape) else s for s in steps]
+    TIMERS.get(timer)
+    if in_callgrind(timer):
+        raise ConfigError(f"A step window records seconds; the {timer!r} timer counts instructions. Use a clock "
+                          "timer (wall, cpu, cuda), or the points' first steps for the cold-step term.")
+    times = in_fresh_process(time_window, workload, steps, campaign_decoy(sigs), timer, process)
+    return StepWindow(start=int(start), signatures=tuple(sigs), times_s=tuple(float(t) for t in times))

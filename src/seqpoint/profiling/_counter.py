@@ -38,24 +38,21 @@ _SDPA_ARGS = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "s
 
 @dataclasses.dataclass
 class Cost:
-    """Additive cost of a run of operators."""
+    """Additive cost of a run of operators: ``flops`` (a multiply-add is 2), ``bytes`` (read plus
+    written, summed over operators), ``ops`` (operators executed, views and allocations excluded);
+    ``times``, device time in seconds by metric stem (``roofline_<gpu>``, the bound, and
+    ``model_<gpu>``); ``category_flops``, ``category_bytes`` and ``category_kernels`` (an operator
+    each, none for one fused into another's) by operation category; ``category_times``,
+    ``<stem>/<category>`` to seconds for the device times a count splits (``count_step(split=)``)."""
 
     flops: float = 0.0
-    """Floating-point operations (a multiply-add is 2)."""
     bytes: float = 0.0
-    """Bytes read plus bytes written, summed over operators."""
     ops: float = 0.0
-    """Operators executed (views and allocations excluded)."""
     times: dict[str, float] = dataclasses.field(default_factory=dict)
-    """Device time to seconds, by metric stem: ``roofline_<gpu>`` (the bound), ``model_<gpu>``."""
     category_flops: dict[str, float] = dataclasses.field(default_factory=dict)
-    """Operation category to FLOPs."""
     category_bytes: dict[str, float] = dataclasses.field(default_factory=dict)
-    """Operation category to bytes."""
     category_kernels: dict[str, float] = dataclasses.field(default_factory=dict)
-    """Operation category to GPU kernels (an operator each; none for one fused into another's)."""
     category_times: dict[str, float] = dataclasses.field(default_factory=dict)
-    """``<stem>/<category>`` to seconds, for the device times a count splits (``count_step(split=)``)."""
 
     def add(self, other: Cost, scale: float = 1.0) -> None:
         self.flops += scale * other.flops
@@ -87,23 +84,22 @@ Parts = tuple[tuple[float, float, float, str | None], ...] | None
 
 @dataclasses.dataclass(frozen=True)
 class TraceRow:
-    """One operator or memoized block of a traced step (what ``_exact`` fits)."""
+    """One operator or memoized block of a traced step (what ``_exact`` fits): its ``label``
+    (operator name, or the block's), ``cost`` (a block's already multiplied by ``scale``, the times
+    its unit cost was added: a recurrent layer's steps after the first), whether it ``is_op`` (its
+    roofline follows from its FLOPs and bytes), ``dims`` (every dimension of the operator's tensors;
+    a recurrent block's step count), a block's ``parts`` (its operators as ``(coefficient, flops,
+    bytes, precision)``: its roofline time is ``scale * sum(coefficient * max(flops / peak, bytes /
+    bandwidth))``; None when unknown) and the ``precision`` an operator with FLOPs runs at (``fp32``,
+    ``tf32``, ``bf16``, ``fp16``)."""
 
     label: str
-    """Operator name, or the block's label."""
     cost: Cost
-    """Its cost (a block's: already multiplied by :attr:`scale`)."""
     is_op: bool
-    """An operator (its roofline follows from its FLOPs and bytes), not a block."""
     dims: tuple[int, ...] = ()
-    """Every dimension of the operator's tensors; a recurrent block's step count."""
     scale: float = 1.0
-    """Times a block's unit cost was added (a recurrent layer's steps after the first)."""
     parts: Parts = None
-    """A block's operators as ``(coefficient, flops, bytes, precision)``: its roofline time is
-    ``scale * sum(coefficient * max(flops / peak, bytes / bandwidth))``; None when unknown."""
     precision: str | None = None
-    """The precision an operator with FLOPs runs at (``fp32``, ``tf32``, ``bf16``, ``fp16``)."""
 
 
 #: Operators that move no data: allocations, views' metadata, size queries.

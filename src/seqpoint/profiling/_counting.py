@@ -24,14 +24,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from seqpoint.devices import GPU_SPECS, MODEL, ROOFLINE, Target, resolve_device
-from seqpoint.profiling._counter import (
-    Cost,
-    Counter,
-    Parts,
-    TraceRow,
-    make_counter,
-    on_gpu,
-)
+from seqpoint.profiling._counter import Cost, Counter, Parts, TraceRow, make_counter, on_gpu
 from seqpoint.profiling._probe import cpu_roofline
 from seqpoint.profiling._state import WorkloadState, meta_clone
 from seqpoint.workloads import BatchShape, Signature, TorchWorkload, Workload
@@ -68,14 +61,9 @@ def _register_missing_meta_kernels() -> None:
         def ctc_backward(grad: torch.Tensor, log_probs: torch.Tensor, *a: object) -> torch.Tensor:
             return log_probs.new_empty(log_probs.shape)
 
-        for overload, fn in (
-            ("_ctc_loss", ctc),
-            ("_ctc_loss.Tensor", ctc),
-            ("_ctc_loss_backward", ctc_backward),
-            ("_ctc_loss_backward.Tensor", ctc_backward),
-        ):
-            # a future torch may ship its own meta kernel
-            with contextlib.suppress(RuntimeError):
+        for overload, fn in (("_ctc_loss", ctc), ("_ctc_loss.Tensor", ctc), ("_ctc_loss_backward", ctc_backward),
+                             ("_ctc_loss_backward.Tensor", ctc_backward)):
+            with contextlib.suppress(RuntimeError):  # a future torch may ship its own meta kernel
                 lib.impl(overload, fn, "Meta")
         _meta_lib = lib  # keep the registrations alive
 
@@ -309,34 +297,17 @@ def count_step(
 def count_point(workload: Workload, signature: Signature, *, shape: BatchShape | None = None,
                 devices: Iterable[str] = (), models: Iterable[str] = (),
                 state: WorkloadState | None = None) -> dict[str, float]:
-    """Deterministic metrics of one training step, computed without arithmetic.
+    """Deterministic metrics of one training step of ``signature`` (``(batch_size, seq_len,
+    tgt_len[, sum_sq_len])``), computed without arithmetic: a reference workload's on a meta-device
+    clone (no memory, no arithmetic), a user workload's on one real step (with ``shape``, its real
+    lengths, when it takes them). ``state`` (a :class:`~seqpoint.profiling.Profiler`'s) keeps the
+    meta-device clone and the optimizer's and recurrent layers' costs between calls.
 
-    Parameters
-    ----------
-    workload : Workload
-        A reference workload (counted on a meta-device clone: no memory, no arithmetic)
-        or a user workload (counted on one real step).
-    signature : tuple of int
-        ``(batch_size, seq_len, tgt_len[, sum_sq_len])``.
-    shape : BatchShape, optional
-        The point's real per-sequence lengths, for a user workload that takes them.
-    devices : iterable of str, optional
-        Device files (paths ending ``.toml``, see ``read_device``) to add a roofline time for,
-        as ``roofline_<file name>_s``.
-    models : iterable of str, optional
-        GPUs (shipped keys or device files) the device model times the step on, as
-        ``model_<key>_s``.
-    state : WorkloadState, optional
-        What counting keeps of the workload between calls (its meta-device clone, its
-        optimizer's and recurrent layers' costs): a :class:`~seqpoint.profiling.Profiler`'s.
-
-    Returns
-    -------
-    dict of str to float
-        ``flops``; ``bytes`` (read + written, unfused, at the dtype each operator runs at);
-        ``ops`` (operators); ``roofline_<gpu>_s`` for every GPU in ``GPU_SPECS`` that runs the
-        workload's dtype (seconds, the bound); ``model_<gpu>_s`` for ``models``;
-        ``flops_<category>`` / ``bytes_<category>`` per category.
+    ``flops``; ``bytes`` (read + written, unfused, at the dtype each operator runs at); ``ops``
+    (operators); ``roofline_<gpu>_s`` for every GPU in ``GPU_SPECS`` that runs the workload's dtype
+    (seconds, the bound) and for each device file of ``devices`` (paths ending ``.toml``, see
+    ``read_device``) as ``roofline_<file name>_s``; ``model_<gpu>_s``, the device model's time on
+    each of ``models`` (shipped keys or device files); ``flops_<category>`` / ``bytes_<category>``.
     """
     metrics = count_step(workload, tuple(int(v) for v in signature), shape=shape,
                          devices=device_targets(workload, devices),

@@ -32,14 +32,13 @@ MIN_SHARE = 0.01
 
 @dataclass(frozen=True)
 class UncountedOperator:
-    """A timed compute operator with no FLOP formula."""
+    """A timed compute operator with no FLOP formula: its ``name``
+    (``aten::_scaled_dot_product_flash_attention_for_cpu``), self ``seconds`` per step and
+    ``share`` of the step's operator time."""
 
     name: str
-    """Operator name (``aten::_scaled_dot_product_flash_attention_for_cpu``)."""
     seconds: float
-    """Self time per step, seconds."""
     share: float
-    """Fraction of the step's operator time."""
 
     def message(self) -> str:
         return (f"{self.name} takes {100 * self.share:.1f}% of the step's operator time but has no "

@@ -43,33 +43,31 @@ class Run(Protocol):
 
 @dataclass
 class ExactTotals:
-    """Exact deterministic metrics of every unique signature of a run, and their totals."""
+    """Exact deterministic metrics of every unique signature of a run, and their totals.
+
+    ``totals``: metric (``flops``, ``bytes``, ``ops``, ``roofline_<device>_s``, ``flops_<category>``
+    ...) to its sum over every iteration; ``per_signature``: metric to its value for every unique
+    signature of ``signatures``, shape ``(n_signatures, width)``; ``inverse``: every iteration's row
+    in it, shape ``(n_iterations,)``; ``method``: ``count`` (every signature counted), ``fit``
+    (verified per-operator polynomial) or ``count+fit`` (some regimes fitted, others counted);
+    ``counted``: signatures counted on the meta device; ``seconds``: wall time spent; ``note``: why
+    the fit was not used, when it failed, and the lengths it read from the model (a transcript's, a
+    strided convolution's output); ``checked``: held-out signatures the fit reproduced exactly (0
+    when counted), ``max_residual`` its largest relative residual on them; ``devices``: extra
+    roofline devices, by name.
+    """
 
     totals: dict[str, float]
-    """Metric (``flops``, ``bytes``, ``ops``, ``roofline_<device>_s``, ``flops_<category>``...)
-    to its sum over every iteration."""
     per_signature: dict[str, FloatArray]
-    """Metric to its value for every unique signature, shape ``(n_signatures,)``."""
     signatures: IntArray
-    """Unique signatures, shape ``(n_signatures, width)``."""
     inverse: IntArray
-    """Row of every iteration's signature in :attr:`signatures`, shape ``(n_iterations,)``."""
     method: str
-    """``count`` (every signature counted), ``fit`` (verified per-operator polynomial), or
-    ``count+fit`` (some regimes of the run fitted, others counted)."""
     counted: int
-    """Signatures counted on the meta device."""
     seconds: float
-    """Wall time spent."""
     note: str = ""
-    """Why the fit was not used, when it was tried and failed; the lengths it read from the
-    model (a transcript's, a strided convolution's output), when it used some."""
     checked: int = 0
-    """Held-out signatures the fit reproduced exactly (0 when counted)."""
     max_residual: float = 0.0
-    """Largest relative residual of the fit on the held-out signatures."""
     devices: dict[str, Target] = field(default_factory=dict)
-    """Extra roofline devices, by name."""
 
     def per_iteration(self, metric: str) -> FloatArray:
         """``metric`` of every iteration, shape ``(n_iterations,)``."""
@@ -180,40 +178,21 @@ def exact_totals(
     devices: Devices | None = None, seed: int = 0, progress: Callable[[], None] | None = None,
     shapes: Sequence[BatchShape | None] | None = None, state: WorkloadState | None = None,
 ) -> ExactTotals:
-    """Exact FLOPs, bytes, operators and roofline times of every iteration of ``schedule``.
+    """Exact FLOPs, bytes, operators and roofline times of every iteration of ``schedule`` (the
+    whole run), counted on ``workload``'s step (a reference workload on the meta device, a user
+    workload on real steps): per-signature values times their counts.
 
-    Parameters
-    ----------
-    workload : Workload
-        The model whose training step is counted (a reference workload on the meta
-        device; a user workload on real steps).
-    schedule : IterationSchedule
-        The whole run.
-    method : {"auto", "count", "fit"}
-        ``count`` every unique signature; ``fit`` every operator's FLOPs and bytes as a
-        polynomial in the batch dimensions (and the lengths the model rounds from them),
-        roofline times computed from them, verified exactly on held-out signatures (an
-        error when it does not verify); ``auto`` tries the fit on runs with over 120 unique signatures and
-        counts when it does not verify.
-    devices : mapping of str to (float, float), optional
-        Extra roofline devices by name (``device_targets``), beside ``GPU_SPECS``.
-    seed : int
-        Seed of the choice of fitted and held-out signatures.
-    progress : callable, optional
-        Called once per counted signature (a progress bar's advance).
-    shapes : sequence of BatchShape, optional
-        For a workload that takes real lengths: one batch per unique signature (in
-        ``schedule.unique_signatures()`` order), counted as the step runs it; exact when the
-        cost depends on the lengths through the signature only (not for a kernel that
-        skips each row's padding).
-    state : WorkloadState, optional
-        What counting keeps between calls (a :class:`~seqpoint.profiling.Profiler`'s): the same
-        signatures are counted once for the selection and the run's totals.
-
-    Returns
-    -------
-    ExactTotals
-        Totals over every iteration (sums of per-signature values times their counts).
+    ``method``: ``count`` every unique signature; ``fit`` every operator's FLOPs and bytes as a
+    polynomial in the batch dimensions (and the lengths the model rounds from them), roofline
+    times computed from them, verified exactly on held-out signatures (an error when it does not
+    verify); ``auto`` tries the fit on runs with over 120 unique signatures and counts when it does
+    not verify. ``devices``: extra roofline devices by name (``device_targets``), beside
+    ``GPU_SPECS``; ``seed``: the choice of fitted and held-out signatures; ``progress``: called
+    once per counted signature. ``shapes``, for a workload that takes real lengths: one batch per
+    unique signature (in ``schedule.unique_signatures()`` order), counted as the step runs it;
+    exact when the cost depends on the lengths through the signature only (not for a kernel that
+    skips each row's padding). ``state`` (a :class:`~seqpoint.profiling.Profiler`'s) keeps counts
+    between calls: the selection's and the run's totals count the same signatures once.
     """
     t0 = time.perf_counter()
     sigs, counts, inverse = schedule.unique_signatures()

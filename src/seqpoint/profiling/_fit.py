@@ -262,19 +262,16 @@ def _decorrelate(raw: IntArray, names: Sequence[str]) -> tuple[FloatArray, list[
 
 @dataclass
 class _Model:
-    """The fitted per-signature metrics: polynomial columns, rounded where they count, and
-    how the metrics and roofline times are made of them."""
+    """The fitted per-signature metrics: ``coef``, the fitted columns' coefficients, shape
+    ``(n_monomials, n_columns)``, rounded where ``integer`` (counts); ``sums``, how many times each
+    column adds to each of ``metrics``, shape ``(n_columns, n_metrics)``; ``pairs``, the roofline
+    terms: FLOPs and bytes columns, their weight and precision, and the column scaling them."""
 
     coef: FloatArray
-    """Coefficients of the fitted columns, shape ``(n_monomials, n_columns)``."""
     integer: NDArray[np.bool_]
-    """Columns that are counts (rounded), shape ``(n_columns,)``."""
     metrics: list[str]
-    """Metric names, in the order of :attr:`sums`' columns."""
     sums: FloatArray
-    """How many times each column adds to each metric, shape ``(n_columns, n_metrics)``."""
     pairs: list[tuple[IntArray, IntArray, FloatArray, list[str | None], int | None]]
-    """Roofline terms: FLOPs and bytes columns, their weight and precision, and the column scaling them."""
     peaks: Devices
 
     @classmethod

@@ -40,30 +40,27 @@ _WHAT = "a Kineto trace, the JSON (or .json.gz) torch.profiler writes with expor
 
 @dataclass(frozen=True)
 class KernelRow:
-    """One kernel name's device time in one category."""
+    """One kernel ``name``'s (as the trace spells it: ``Memcpy HtoD (Pinned -> Device)`` for a copy)
+    device time in one ``category`` of :data:`~seqpoint.measurements.CATEGORIES`: ``seconds`` over
+    its ``count`` launches."""
 
     name: str
-    """The kernel's name as the trace spells it (``Memcpy HtoD (Pinned -> Device)`` for a copy)."""
     category: str
-    """One of :data:`~seqpoint.measurements.CATEGORIES`."""
     seconds: float
-    """Device time over its launches, seconds."""
     count: int
-    """Launches."""
 
 
 @dataclass(frozen=True)
 class KinetoBreakdown:
-    """A trace's device time by operation category (:func:`kineto_breakdown`)."""
+    """A trace's device time by operation category (:func:`kineto_breakdown`): ``total_s``, every
+    kernel's, memcpy's and memset's duration summed, seconds (kernels that overlap on two streams
+    count twice); ``categories``, category to seconds in :data:`~seqpoint.measurements.CATEGORIES`
+    order, those without time left out (they sum to ``total_s``); ``kernels``, one row per kernel
+    name and category, most time first."""
 
     total_s: float
-    """Kernel time: every kernel's, memcpy's and memset's duration summed, seconds (kernels
-    that overlap on two streams count twice)."""
     categories: dict[str, float]
-    """Category to seconds, in :data:`~seqpoint.measurements.CATEGORIES` order, categories
-    without time left out; they sum to :attr:`total_s`."""
     kernels: tuple[KernelRow, ...]
-    """One row per kernel name and category, most time first."""
 
     def to_dict(self) -> dict[str, object]:
         """What ``seqpoint breakdown --json`` prints."""
@@ -142,25 +139,11 @@ def _launch_categories(events: dict[str, list[Any]]) -> dict[int, str]:
 
 
 def kineto_breakdown(path: str | Path) -> KinetoBreakdown:
-    """The operation-category breakdown of the device time in a Kineto trace.
-
-    Parameters
-    ----------
-    path : str or Path
-        A trace torch.profiler wrote (``export_chrome_trace``, ``tensorboard_trace_handler``),
-        JSON or gzip-compressed JSON, with CUDA activity.
-
-    Returns
-    -------
-    KinetoBreakdown
-        Seconds per category of :data:`~seqpoint.measurements.CATEGORIES` and per kernel;
-        how each kernel is attributed is in this module's docstring.
-
-    Raises
-    ------
-    InputError
-        The file is missing, not JSON, not a Kineto trace, or holds no GPU kernel.
-    """
+    """Seconds per category of :data:`~seqpoint.measurements.CATEGORIES` and per kernel of the
+    device time in the trace at ``path`` (torch.profiler's ``export_chrome_trace`` or
+    ``tensorboard_trace_handler``, JSON or gzip-compressed JSON, with CUDA activity); how each
+    kernel is attributed is in this module's docstring. :class:`InputError` when the file is
+    missing, not JSON, not a Kineto trace, or holds no GPU kernel."""
     path = Path(path)
     events = _events(_read(path), str(path))
     launched = _launch_categories(events)

@@ -106,8 +106,7 @@ def _measure(
         if weight is not None:
             meta["seqpoint_weight"] = float(weight)
         per_cat, total, peak = profile_breakdown(workload, batch, torch.device(facts.device), config.breakdown_steps,
-                                                 host_memory,
-                                                 chrome_trace=trace, trace_metadata=meta)
+                                                 host_memory, chrome_trace=trace, trace_metadata=meta)
         if "breakdown" in families:
             breakdown.update(per_cat)
             metrics["breakdown_total_s"] = total
@@ -137,41 +136,25 @@ def profile_point(
     iteration: int = -1, weight: float | None = None, shape: BatchShape | None = None,
     state: WorkloadState | None = None, facts: WorkloadFacts | None = None,
 ) -> Measurement:
-    """Measure one training step of ``signature``.
+    """Measure one training step of ``signature`` (``(batch_size, seq_len, tgt_len[, sum_sq_len])``).
 
-    Parameters
-    ----------
-    workload : Workload
-    signature : tuple of int
-        ``(batch_size, seq_len, tgt_len[, sum_sq_len])``.
-    config : ProfileConfig, optional
-        Warm-up, repeats, timer and metrics (default: time only, 2 + 5 steps, wall).
-    iteration : int
-        Schedule iteration this signature stands for (recorded, -1 when none).
-    weight : float, optional
-        Iterations the point stands for; written into its Kineto trace's metadata
-        (``seqpoint_weight``) when ``config.kineto_dir`` is set.
-    shape : BatchShape, optional
-        The iteration's real per-sequence lengths, passed to ``make_batch`` instead of
-        the signature (only for a workload with ``takes_batch_shape``).
-    state, facts : optional
-        What the workload's profiler knows of it (the shapes it stepped: their first step
-        is not cold again) and its facts; without them the process start-up runs first and
-        every shape is new (a :class:`~seqpoint.profiling.Profiler` keeps both).
+    ``config``: warm-up, repeats, timer and metrics (default: time only, 2 + 5 steps, wall);
+    ``iteration``: the schedule iteration it stands for (recorded, -1 when none); ``weight``: the
+    iterations it stands for, written into its Kineto trace's metadata (``seqpoint_weight``);
+    ``shape``: the iteration's real lengths, passed to ``make_batch`` instead of the signature
+    (only for a workload with ``takes_batch_shape``); ``state``, ``facts``: what the workload's
+    profiler knows of it (the shapes it stepped are not cold again) and its facts; without them the
+    start-up runs first and every shape is new (a :class:`~seqpoint.profiling.Profiler` keeps both).
 
-    Returns
-    -------
-    Measurement
-        ``metrics``: ``time_s`` (median, seconds), ``time_s_iqr``, ``time_s_min``,
-        ``time_s_max``, ``time_s_std``, ``repeats``; ``time_s_first`` (the first step of
-        a shape this workload's profiler never stepped, when ``warmup >= 1``); the oneDNN
-        primitive counts on a CPU; ``flops``; ``bytes``, ``ops``; ``roofline_<gpu>_s``;
-        ``peak_mem_bytes`` (the step's own: its state and activations; on CUDA also
-        ``peak_reserved_bytes``, the allocator's); ``breakdown_total_s``. With ``config.kineto_dir`` the
-        profiled steps are also written as a chrome trace (:func:`kineto_trace_path`).
-        ``breakdown_s``: seconds per step per operation category. ``samples["time_s"]``:
-        the timed repeats. A step that runs out of memory gives ``status="oom"``, one
-        that raises gives ``status="error"``, each with the message.
+    ``metrics``: ``time_s`` (median, seconds), ``time_s_iqr``, ``time_s_min``, ``time_s_max``,
+    ``time_s_std``, ``repeats``; ``time_s_first`` (the first step of a shape the profiler never
+    stepped, when ``warmup >= 1``); the oneDNN primitive counts on a CPU; ``flops``; ``bytes``,
+    ``ops``; ``roofline_<gpu>_s``; ``peak_mem_bytes`` (the step's own: state and activations; on
+    CUDA also the allocator's ``peak_reserved_bytes``); ``breakdown_total_s``. ``breakdown_s``:
+    seconds per step per operation category; ``samples["time_s"]``: the timed repeats. With
+    ``config.kineto_dir`` the profiled steps are also written as a chrome trace
+    (:func:`kineto_trace_path`). A step that runs out of memory gives ``status="oom"``, one that
+    raises ``status="error"``, each with the message.
     """
     config = config or ProfileConfig()
     sig = tuple(int(v) for v in signature)

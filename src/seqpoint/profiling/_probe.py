@@ -19,13 +19,8 @@ def _two_figures(x: float) -> float:
 
 
 def cpu_roofline(*, repeats: int = 5) -> tuple[float, float]:
-    """``(peak FLOP/s, bandwidth bytes/s)`` of this process's CPU threads, measured.
-
-    Parameters
-    ----------
-    repeats : int
-        Timed runs of each kernel; the fastest counts (the least disturbed).
-    """
+    """``(peak FLOP/s, bandwidth bytes/s)`` of this process's CPU threads, measured: the fastest
+    (least disturbed) of ``repeats`` timed runs of each kernel."""
     import torch
 
     n = 1024

@@ -19,12 +19,7 @@ from typing import Any
 from seqpoint._signature import signature_fields
 from seqpoint.clocks import in_callgrind, in_fresh_process, step_timer, time_stats
 from seqpoint.exceptions import SeqPointError, SeqPointWarning
-from seqpoint.measurements import (
-    STEADY_TIME,
-    Measurement,
-    ProcessState,
-    per_process_key,
-)
+from seqpoint.measurements import Measurement, ProcessState, per_process_key
 from seqpoint.measurements.metrics import PROCESSES, first_of, step_metric
 from seqpoint.profiling._config import ProfileConfig
 from seqpoint.profiling._failures import CudaLost, failed_measurement, guarded
@@ -65,52 +60,43 @@ def fresh_worker(task: WorkerTask) -> WorkerResult:
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class WorkerTask:
-    """What one worker process measures (pickled to it)."""
+    """What one worker process measures (pickled to it): the ``points`` to time, in campaign order
+    (the first is the drift check point), after the start-up on ``decoy``; ``warmup`` untimed steps
+    of each (the first, cold one timed apart), ``repeats`` timed ones (stopped once they took
+    ``max_seconds``, 0: no limit), round-robin with ``interleave`` (else point after point), and
+    ``drift_steps`` of the check point at the start and at the end. ``process`` is the campaign's
+    process state: applied before the workload is built, the worker refused when its own differs
+    once the workload runs (None: as the worker finds it)."""
 
     workload: ShippedWorkload
-    """The workload: rebuilt from its recipe, or unpickled (:func:`ship_workload`)."""
     points: tuple[WorkerPoint, ...]
-    """Points to time, in campaign order (the first is the drift check point)."""
     decoy: Signature | None
-    """Start-up shape (``campaign_decoy``)."""
     warmup: int
-    """Untimed steps of every point (the first, cold one is timed apart)."""
     repeats: int
-    """Timed steps of every point in this process."""
     drift_steps: int
-    """Timed steps of the drift check at the start and at the end."""
     timer: str
-    """Timer name."""
     interleave: bool
-    """Round-robin over the points (else point after point)."""
     max_seconds: float
-    """Stop a point's repeats once they took this long in this process (0: no limit)."""
     process: ProcessState | None = None
-    """The measuring campaign's process state: applied before the workload is built, and the
-    worker refused when its own differs once the workload runs (None: as the worker finds it)."""
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class WorkerResult:
-    """What one worker process measured, by position in its task's ``points``."""
+    """What one worker process measured, by position in its task's ``points``: each one's timed
+    repeats (``times``) and cold first step (``first``), seconds, or the record of its failure
+    (``failed``); the check point's steps at the start and at the end (``start_s``, ``end_s``);
+    the oneDNN primitives a new shape creates and shares (None: not counted) and the cache's
+    ``capacity``; torch.compile's seconds and graphs after the start-up (``recompiled``: a fresh
+    process recompiles as a run does; None where nothing compiled)."""
 
     times: list[list[float]]
-    """Each point's timed repeats, seconds."""
     first: dict[int, float]
-    """Position to the point's cold first step, seconds."""
     failed: dict[int, Measurement]
-    """Position to the record of a point that failed."""
     start_s: list[float]
-    """The drift check point's steps at the start, seconds."""
     end_s: list[float]
-    """Its steps at the end, seconds."""
     primitives: tuple[int, int] | None = None
-    """oneDNN primitives a new shape creates and those it shares (None: not counted)."""
     capacity: int = 1024
-    """Entries of oneDNN's primitive cache in the worker."""
     compiled: tuple[float, int] | None = None
-    """torch.compile's seconds and graphs after the worker's start-up (``recompiled``): a fresh
-    process recompiles as a run does; None where nothing compiled."""
 
 
 def run_worker(task: WorkerTask) -> WorkerResult:
@@ -209,17 +195,6 @@ def _drift(start: list[float], end: list[float]) -> dict[str, Any]:
     return {"start_s": m0, "end_s": m1, "drift": drift, "noise": noise, "above_noise": abs(drift) > noise}
 
 
-def _time_metrics(times: list[float], per_process: list[float], firsts: list[float],
-                  step: str = STEADY_TIME) -> dict[str, float]:
-    """``time_s`` (the ``step`` metric's) statistics of the pooled repeats, their per-process
-    spread and the cold step."""
-    sem = statistics.stdev(per_process) / len(per_process) ** 0.5 if len(per_process) >= 2 else 0.0
-    out = {**time_stats(times, step), PROCESSES: float(len(per_process)), f"{step}_sem": sem}
-    if firsts:
-        out[first_of(step)] = statistics.median(firsts)
-    return out
-
-
 def profile_protocol(
     shipped: ShippedWorkload, points: Sequence[WorkerPoint], config: ProfileConfig, decoy: Signature | None, *,
     run: Callable[[int, WorkerTask], WorkerResult] | None = None, label: str | None = None,
@@ -238,14 +213,11 @@ def profile_protocol(
     shares = split_repeats(config.repeats, config.processes)
     results = []
     for p, share in enumerate(shares):
-        task = WorkerTask(
-            workload=shipped, points=tuple(points), decoy=decoy,
-            warmup=config.warmup, repeats=share, drift_steps=config.drift_steps, timer=config.timer,
-            interleave=config.interleave,
-            # a count is not seconds: the time budget does not apply to it
-            max_seconds=0.0 if in_callgrind(config.timer) else config.max_seconds_per_point / config.processes,
-            process=process,
-        )
+        # a count is not seconds: the time budget does not apply to it
+        budget = 0.0 if in_callgrind(config.timer) else config.max_seconds_per_point / config.processes
+        task = WorkerTask(workload=shipped, points=tuple(points), decoy=decoy, warmup=config.warmup, repeats=share,
+                          drift_steps=config.drift_steps, timer=config.timer, interleave=config.interleave,
+                          max_seconds=budget, process=process)
         results.append(fresh_worker(task) if run is None else run(p, task))
     drifts = [_drift(r.start_s, r.end_s) for r in results]
     check = _signature(points[0])
@@ -283,9 +255,10 @@ def _warn_drift(drifts: list[dict[str, Any]], check: Signature, label: str | Non
     )
 
 
-def _combine(i: int, sig: Signature, results: list[WorkerResult], step: str = STEADY_TIME) -> Measurement:
-    """The measurement of point ``i`` (of signature ``sig``) from every worker's result, in
-    the ``step`` metric (``time_s``, or ``instructions``)."""
+def _combine(i: int, sig: Signature, results: list[WorkerResult], step: str) -> Measurement:
+    """The measurement of point ``i`` (of signature ``sig``) from every worker's result, in the
+    ``step`` metric (``time_s``, or ``instructions``): the pooled repeats' statistics, their
+    per-process spread and the cold step."""
     for r in results:
         if i in r.failed:
             return r.failed[i]
@@ -294,6 +267,8 @@ def _combine(i: int, sig: Signature, results: list[WorkerResult], step: str = ST
     firsts = [r.first[i] for r in results if i in r.first]
     if not pooled:
         return failed_measurement(sig, "no timed repeat ran")
-    samples = {step: pooled, per_process_key(step): per_process}
-    return Measurement(**signature_fields(sig), metrics=_time_metrics(pooled, per_process, firsts, step),
-                       samples=samples)
+    sem = statistics.stdev(per_process) / len(per_process) ** 0.5 if len(per_process) >= 2 else 0.0
+    metrics = {**time_stats(pooled, step), PROCESSES: float(len(per_process)), f"{step}_sem": sem}
+    if firsts:
+        metrics[first_of(step)] = statistics.median(firsts)
+    return Measurement(**signature_fields(sig), metrics=metrics, samples={step: pooled, per_process_key(step): per_process})

@@ -21,14 +21,13 @@ __all__ = ["ShippedWorkload", "ship_workload"]
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class ShippedWorkload:
-    """A workload as a worker process receives it (pickled with its task)."""
+    """A workload as a worker process receives it (pickled with its task): its ``name``, for
+    messages, and the ``recipe`` that rebuilds it with ``load_workload`` or else the object itself
+    ``pickled`` (cloudpickle when installed)."""
 
     name: str
-    """The workload's name, for messages."""
     recipe: WorkloadRecipe | None = None
-    """Rebuild it with ``load_workload`` (None: unpickle :attr:`pickled`)."""
     pickled: bytes = b""
-    """The workload object itself, pickled (cloudpickle when installed)."""
 
     def build(self) -> Workload:
         """The workload, in this process: rebuilt from its recipe or unpickled."""

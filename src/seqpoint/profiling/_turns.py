@@ -88,29 +88,13 @@ class _Turns:
 
 
 def take_turns(jobs: Sequence[Callable[[EndTurn], T]]) -> list[T]:
-    """Run ``jobs`` one at a time, their worker processes alternating.
+    """Run ``jobs`` one at a time, their worker processes alternating; each job's result, in order.
 
-    Parameters
-    ----------
-    jobs : sequence of callables
-        Each is called with an :data:`EndTurn`, which it passes as ``end_turn`` to
-        :func:`~seqpoint.profiling.profile_points`.
-
-    Returns
-    -------
-    list
-        Each job's result, in order.
-
-    Raises
-    ------
-    BaseException
-        The first job's exception (the others stop at their next turn). On Ctrl-C the
-        running worker process is killed and every job stops at its next turn first.
-
-    Notes
-    -----
-    The random states are saved before and restored after, once: the jobs' own save and
-    restore (``profile_points``) interleave and would not nest.
+    Each job is called with an :data:`EndTurn`, which it passes as ``end_turn`` to
+    :func:`~seqpoint.profiling.profile_points`. The first job's exception is raised (the others
+    stop at their next turn); on Ctrl-C the running worker process is killed and every job stops
+    at its next turn first. The random states are saved and restored once, around all: the jobs'
+    own save and restore (``profile_points``) interleave and would not nest.
     """
     turns = _Turns(len(jobs))
     results: list[Any] = [None] * len(jobs)

@@ -61,7 +61,7 @@ class StepWindow:
     def __post_init__(self) -> None:
         if len(self.signatures) != len(self.times_s):
             raise InputError(f"A step window has {len(self.signatures)} signatures but {len(self.times_s)} "
-                             "times; record it again with seqpoint.profiling.profile_window.")
+                             "times; record it again ([profile] cold_window).")
 
     def to_dict(self) -> dict[str, object]:
         return {"start": self.start, "signatures": [list(s) for s in self.signatures],

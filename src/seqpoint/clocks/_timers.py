@@ -109,22 +109,25 @@ def _cpu() -> Timer:
 
 @TIMERS.register("cuda")
 def _cuda() -> Timer:
-    """GPU time between two CUDA events recorded on the step's device's current stream (one GPU:
-    a model spread over several is timed with ``wall``, which waits for all of them)."""
+    """GPU time between two CUDA events on the first device's current stream; a model spread over
+    several GPUs has that stream wait for every other device's before the end event, so the step
+    ends when its last device does."""
     import torch
 
     if not torch.cuda.is_available():
         raise ConfigError("The 'cuda' timer needs a CUDA device; torch sees none. Use --timer wall.")
 
     def timer(fn: Callable[[], object], devices: Sequence[str]) -> float:
-        device = devices[0]
-        with torch.cuda.device(device):
-            stream = torch.cuda.current_stream(device)
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record(stream)
-            fn()
-            end.record(stream)
-            end.synchronize()
+        cuda = [d for d in devices if d.startswith("cuda")] or list(devices[:1])
+        _sync(cuda)  # nothing of an earlier step still runs on any of them
+        first = torch.cuda.current_stream(cuda[0])
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record(first)
+        fn()
+        for d in cuda[1:]:
+            first.wait_event(torch.cuda.current_stream(d).record_event())
+        end.record(first)
+        end.synchronize()
         return float(start.elapsed_time(end)) / 1000.0
 
     return timer

@@ -67,7 +67,7 @@ def test_projection_section_checks_the_allreduce_keys(tmp_path: Path) -> None:
 def test_project_cli_on_a_rank_schedule(tmp_path: Path, cli: Cli) -> None:
     sched = tmp_path / "s.csv"
     code, _, err = cli(["schedule", "bundled:wikitext-2-valid", "--policy", "fixed", "--set",
-                        "batch_size=8", "--world-size", "2", "-o", str(sched)])
+                        "batching.params.batch_size=8", "--world-size", "2", "-o", str(sched)])
     assert code == 0, err
     sp = tmp_path / "sp.json"
     code, _, err = cli(["select", str(sched), "-k", "4", "-o", str(sp)])

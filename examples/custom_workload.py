@@ -69,7 +69,7 @@ class Tagger:
 
 
 def build(**overrides: Any) -> Tagger:
-    """Entry point named on the command line; ``--set key=value`` arrive as strings."""
+    """Entry point named on the command line; ``--set workload.set.KEY=VALUE`` arrive as strings."""
     fields = TaggerConfig.__dataclass_fields__
     typed = {k: int(v) if fields[k].type in ("int", int) else v for k, v in overrides.items()}
     return Tagger(TaggerConfig(**typed))

@@ -21,7 +21,6 @@ from seqpoint.workflows import apply_overrides, load_config
 Cli = Callable[[list[str]], tuple[int, str, str]]
 
 BUNDLED = "bundled:librispeech-dev-clean"
-OUT_WARNING = "seqpoint: warning: --out is deprecated; use -o/--output\n"
 
 
 def _error(err: str) -> str:
@@ -96,22 +95,10 @@ def test_schedule_set_takes_the_run_config_keys_of_its_flags(
     assert (tmp_path / "flags.csv").read_text() == (tmp_path / "set.csv").read_text()
 
 
-def test_schedule_bare_set_is_a_policy_parameter_with_a_warning(tmp_path: Path, cli: Cli) -> None:
-    base = ["schedule", BUNDLED, "--policy", "sorted"]
-    code, _, err = cli([*base, "--set", "batching.params.batch_size=8", "-o", str(tmp_path / "new.csv")])
-    assert code == 0 and err == ""
-    code, _, err = cli([*base, "--set", "batch_size=8", "-o", str(tmp_path / "old.csv")])
-    assert code == 0
-    assert err == ("seqpoint: warning: --set batch_size=8 is deprecated; use --set "
-                   "batching.params.batch_size=8\n")
-    assert (tmp_path / "old.csv").read_text() == (tmp_path / "new.csv").read_text()
-
-
 @pytest.mark.parametrize(
     ("item", "toml"),
     [
         ("batching.params.batch_size=0", '[batching]\npolicy = "fixed"\nparams = {batch_size = 0}\n'),
-        ("batch_size=0", '[batching]\npolicy = "fixed"\nparams = {batch_size = 0}\n'),
         ("batching.epochs=0", '[batching]\npolicy = "fixed"\nepochs = 0\n'),
         ("batching.shard=rows", '[batching]\npolicy = "fixed"\nshard = "rows"\n'),
         ("batching.rank=2", '[batching]\npolicy = "fixed"\nrank = 2\n'),
@@ -121,7 +108,6 @@ def test_schedule_bare_set_is_a_policy_parameter_with_a_warning(tmp_path: Path, 
 def test_schedule_set_bad_value_gets_the_tomls_message(
     item: str, toml: str, csv: Path, tmp_path: Path, cli: Cli
 ) -> None:
-    # A bare item with a bad value is refused in one line: no deprecation warning before it.
     code, _, err = cli(["schedule", str(csv), "--policy", "fixed", "--set", item, "-o", str(tmp_path / "s.csv")])
     assert code == 2
     assert _error(err) == "--set overrides: " + _toml_error(tmp_path, toml)
@@ -136,6 +122,7 @@ def test_schedule_set_bad_value_gets_the_tomls_message(
         ("selection.n_points=3", "--set 'selection.n_points=3': seqpoint schedule takes the keys of [lengths]"),
         ("batching.params.x.y=3", "--set overrides: key 'batching.params.x.y': 'x' is not a section or table"),
         ("batching.=3", "--set 'batching.=3' must look like section.key=value"),
+        ("batch_size=8", "--set 'batch_size=8' must look like section.key=value (e.g. --set batching.params.KEY=VALUE)."),
         ("batch_size", "--set expects section.key=value, as in a run config (e.g. --set "
                        "batching.params.KEY=VALUE). Got 'batch_size'."),
         ("=3", "--set expects section.key=value"),
@@ -232,7 +219,7 @@ COMMANDS = {
 
 
 @pytest.mark.parametrize("command", list(COMMANDS))
-@pytest.mark.parametrize("flag", ["-o", "--output", "--out"])
+@pytest.mark.parametrize("flag", ["-o", "--output"])
 def test_output_names_the_run_folder(command: str, flag: str, faked: dict[str, Path], cli: Cli,
                                      tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     argv = [a.format(**faked) for a in COMMANDS[command]]
@@ -241,19 +228,18 @@ def test_output_names_the_run_folder(command: str, flag: str, faked: dict[str, P
     code, stdout, err = cli([*argv, flag, str(folder)])
     assert code == 0, err
     assert json.loads(stdout[stdout.index("{"):]) == {"run_folder": str(folder)}  # the demo prints its intro first
-    assert err == (OUT_WARNING if flag == "--out" else "")
+    assert err == ""
 
 
-@pytest.mark.parametrize("command", list(COMMANDS))
-def test_out_with_output_or_bad_input_is_one_error_line(command: str, faked: dict[str, Path],
-                                                        tmp_path: Path, cli: Cli) -> None:
-    argv = [a.format(**faked) for a in COMMANDS[command]]
-    code, stdout, err = cli([*argv, "-o", str(tmp_path / "a"), "--out", str(tmp_path / "b")])
-    assert code == 2 and stdout == ""
-    assert _error(err) == "--out is the old name of -o/--output; give -o/--output once."
-    if command in ("run", "validate", "speedup"):
-        code, _, err = cli([*argv, "--out", str(tmp_path / "b"), "--set", "batching.epochs=0"])
-        assert code == 2 and "The 'epochs' parameter of [batching]" in _error(err)
+@pytest.mark.parametrize(("argv", "message"), [
+    (["run", "c.toml", "--out", "x"], "No such option: --out; use -o/--output. Run 'seqpoint run --help'."),
+    (["select", "s.csv", "-o", "x", "--cost", "tokens"], "No such option: --cost; use --proxy. Run 'seqpoint select --help'."),
+    (["profile", "p.json", "-o", "x", "--no-progress"], "No such option: --no-progress; use -q/--quiet."),
+    (["profile", "p.json", "-o", "x", "--progress"], "No such option: --progress; drop it: progress shows unless -q/--quiet."),
+])
+def test_an_old_flag_is_refused_naming_its_replacement(argv: list[str], message: str, cli: Cli) -> None:
+    code, stdout, err = cli(argv)
+    assert code == 2 and stdout == "" and _error(err).startswith(message)
 
 
 def test_speedup_files_writes_no_run_folder(faked: dict[str, Path], tmp_path: Path, cli: Cli) -> None:

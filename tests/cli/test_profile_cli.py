@@ -44,7 +44,7 @@ def test_profile_writes_measurements_and_uses_the_cache(seqpoints, tmp_path, cap
         "--workload",
         "deepspeech2:tiny",
         "--set",
-        "threads=1",
+        "workload.set.threads=1",
         "--metric",
         "time",
         "--metric",
@@ -53,7 +53,7 @@ def test_profile_writes_measurements_and_uses_the_cache(seqpoints, tmp_path, cap
         "2",
         "--warmup",
         "0",
-        "--no-progress",
+        "-q",
         "-o",
         str(out),
     ]
@@ -85,7 +85,7 @@ def test_no_cache_writes_no_cache(seqpoints, tmp_path) -> None:
         "--metric",
         "flops",
         "--no-cache",
-        "--no-progress",
+        "-q",
         "-o",
         str(tmp_path / "m.json"),
     ]
@@ -98,9 +98,9 @@ def test_no_cache_writes_no_cache(seqpoints, tmp_path) -> None:
     [
         (["--workload", "nope"], "Unknown workload 'nope'. Valid names: bert, deepspeech2, gnmt."),
         (["--workload", "bert:huge"], "Unknown preset 'huge' of workload 'bert'"),
-        (["--workload", "bert:tiny", "--set", "colour=red"], "Unknown workload setting 'colour'"),
+        (["--workload", "bert:tiny", "--set", "workload.set.colour=red"], "Unknown workload setting 'colour'"),
         (
-            ["--workload", "bert:tiny", "--set", "threads=many"],
+            ["--workload", "bert:tiny", "--set", "workload.set.threads=many"],
             "'threads' parameter of BertConfig must be an int",
         ),
         (["--workload", "bert:tiny", "--set", "threads"], "--set expects section.key=value"),
@@ -119,7 +119,7 @@ def test_no_cache_writes_no_cache(seqpoints, tmp_path) -> None:
 )
 def test_bad_input_is_one_line_and_exit_2(seqpoints, tmp_path, capsys, extra, message) -> None:
     code = _run(
-        ["profile", str(seqpoints), *extra, "--no-progress", "-o", str(tmp_path / "m.json")]
+        ["profile", str(seqpoints), *extra, "-q", "-o", str(tmp_path / "m.json")]
     )
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2
@@ -173,7 +173,7 @@ def test_failed_points_are_recorded_exit_0(seqpoints, tmp_path, capsys) -> None:
             "tests_cli_failing_workload:make",
             "--allow-user-code",
             "--no-cache",
-            "--no-progress",
+            "-q",
             "--repeats",
             "1",
             "--warmup",
@@ -207,24 +207,6 @@ def test_json_is_a_summary_and_nothing_else(seqpoints, tmp_path, cli) -> None:
     assert code == 0 and err == "" and "bert:tiny: 2 points" in stdout
 
 
-@pytest.mark.parametrize(
-    ("new", "old", "warning"),
-    [
-        (["--set", "workload.set.threads=1"], ["--set", "threads=1"],
-         "--set threads=1 is deprecated; use --set workload.set.threads=1"),
-        (["-q"], ["--no-progress"], "--no-progress is deprecated; use -q/--quiet"),
-        ([], ["--progress"], "--progress is deprecated; progress shows unless -q/--quiet"),
-    ],
-)
-def test_old_spellings_work_with_one_warning(seqpoints, tmp_path, cli, new, old, warning) -> None:
-    code, _, err = cli(_flops(seqpoints, tmp_path / "new.json", *new))
-    assert code == 0 and err == ""
-    code, _, err = cli(_flops(seqpoints, tmp_path / "old.json", *old))
-    assert code == 0 and err == f"seqpoint: warning: {warning}\n"
-    new_ms, old_ms = (read_measurements(tmp_path / f"{n}.json") for n in ("new", "old"))
-    assert [m.metrics for m in new_ms.measurements] == [m.metrics for m in old_ms.measurements]
-
-
 def test_set_takes_the_profile_keys_of_its_flags(seqpoints, tmp_path, cli) -> None:
     code, _, err = cli(_flops(seqpoints, tmp_path / "m.json", "--set", 'profile.metrics=["bytes"]',
                               "--set", "profile.use_cache=true", "--set", f"profile.cache={tmp_path / 'c2.sqlite'}"))
@@ -245,7 +227,6 @@ def test_set_takes_the_profile_keys_of_its_flags(seqpoints, tmp_path, cli) -> No
     ("item", "toml"),
     [
         ("workload.set.colour=red", '[workload]\nname = "bert:tiny"\nset = {colour = "red"}\n'),
-        ("colour=red", '[workload]\nname = "bert:tiny"\nset = {colour = "red"}\n'),
         ("workload.set.threads=many", '[workload]\nname = "bert:tiny"\nset = {threads = "many"}\n'),
         ("profile.repeats=0", '[profile]\nrepeats = 0\n'),
         ("profile.timer=sundial", '[profile]\ntimer = "sundial"\n'),
@@ -255,9 +236,9 @@ def test_a_bad_set_value_gets_the_tomls_message(seqpoints, tmp_path, cli, item, 
     from seqpoint.exceptions import ConfigError
     from seqpoint.workflows import load_config
 
-    code, _, err = cli(_flops(seqpoints, tmp_path / "m.json", "--set", item, "--no-progress"))
+    code, _, err = cli(_flops(seqpoints, tmp_path / "m.json", "--set", item, "-q"))
     lines = err.strip().splitlines()
-    assert code == 2 and len(lines) == 1  # an old spelling's warning is not said over an error
+    assert code == 2 and len(lines) == 1
     config = tmp_path / "c.toml"
     config.write_text('[lengths]\nsource = "l.csv"\n' + toml)
     with pytest.raises(ConfigError) as exc:
@@ -289,7 +270,7 @@ def _failing_module(tmp_path, monkeypatch):
 
 def test_a_timer_that_cannot_time_the_workloads_device_exits_2(seqpoints, tmp_path, capsys) -> None:
     """--timer cuda on a CPU workload: one line naming both and the timer to use, nothing measured."""
-    code = _run(["profile", str(seqpoints), "-w", "deepspeech2:tiny", "--timer", "cuda", "--no-progress",
+    code = _run(["profile", str(seqpoints), "-w", "deepspeech2:tiny", "--timer", "cuda", "-q",
                  "-o", str(tmp_path / "m.json")])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and "Traceback" not in err[0]

@@ -43,7 +43,7 @@ def test_schedule_parquet_token_budget_parallel(tmp_path: Path) -> None:
     out = tmp_path / "s.parquet"
     rc = main(
         ["schedule", str(src), "--tgt", str(tgt), "--policy", "token_budget", "--max-tokens", "8",
-         "--set", "shuffle=false", "-o", str(out)]
+         "--set", "batching.params.shuffle=false", "-o", str(out)]
     )
     assert rc == 0
     sched = read_schedule(out)
@@ -58,7 +58,7 @@ def test_schedule_csv_with_sample_rate_and_flags(tmp_path: Path) -> None:
     out = tmp_path / "s.csv"
     rc = main(
         ["schedule", str(lengths), "--column", "samples", "--sample-rate", "16000", "--policy", "sorted",
-         "--batch-size", "2", "--pad-to-multiple-of", "64", "--set", "descending=true", "-o", str(out)]
+         "--batch-size", "2", "--pad-to-multiple-of", "64", "--set", "batching.params.descending=true", "-o", str(out)]
     )
     assert rc == 0
     assert read_schedule(out).seq_len.tolist() == [256, 64]  # frames 200,100 | 50,10 rounded to 64

@@ -82,7 +82,6 @@ def test_select_proxy_auto_is_attention_without_a_workload(files: dict[str, Path
         (["-k", "2", "--method", "best"], "Unknown selection method 'best'. Valid names: first, mean, median, mode, random, seqpoint, simpoint, stratified, stride."),
         (["--max-error", "0.1", "--method", "first"], "max_error selects k for the 'seqpoint' method only"),
         (["-k", "2", "--proxy", "flops"], "[selection] proxy = 'flops' is not a cost proxy; use one of attention, quadratic, seq_len, tokens"),
-        (["-k", "2", "--cost", "flops"], "[selection] proxy = 'flops' is not a cost proxy; use one of attention, quadratic, seq_len, tokens"),
         (["-k", "2", "--proxy", "model"], "--proxy model is the profiled model's cost, which needs a workload"),
         (["-k", "2", "--grouping", "kmeans"], "The 'grouping' parameter of SeqPointSelector must be one of 'optimal', 'sl_bins'. Got 'kmeans'."),
         # options a method does not read are refused, not silently dropped

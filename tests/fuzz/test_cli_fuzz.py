@@ -180,7 +180,7 @@ def test_cache_fuzz(tmp_path: Path, capsys: pytest.CaptureFixture[str], body: by
 TORCH_CASES = [
     ["profile", "{sp}", "-w", "os:system", "-o", "{tmp}/m.json"],
     ["profile", "{sp}", "-w", "json:loads", "--allow-user-code", "-o", "{tmp}/m.json"],
-    ["profile", "{sp}", "-w", "bert:tiny", "--set", "threads=1000000", "-o", "{tmp}/m.json"],
+    ["profile", "{sp}", "-w", "bert:tiny", "--set", "workload.set.threads=1000000", "-o", "{tmp}/m.json"],
     ["profile", "{sp}", "-w", "nope.py:make", "-o", "{tmp}/m.json"],
     ["run", "{cfg}"],
     ["validate", "{cfg}"],

@@ -174,32 +174,25 @@ def test_config_with_cr_line_ends_reads(tmp_path: Path) -> None:
     assert load_config(path).batching.epochs == 2
 
 
-def test_lengths_subset_seed_is_the_one_seed_name_with_a_warning(tmp_path: Path) -> None:
-    from seqpoint.exceptions import SeqPointWarning
-    from seqpoint.workflows import load_config
-
+@pytest.mark.parametrize(("toml", "match"), [
+    ("[lengths]\nsubset_seed = 3\n", r"c.toml: \[lengths\] subset_seed is now \[lengths\] seed; use the new name\."),
+    ("[batching]\ninterconnect = \"pcie4\"\n", r"\[batching\] interconnect is now \[projection\] interconnect"),
+    ("[selection]\ncost = \"tokens\"\n", r"\[selection\] cost is now \[selection\] proxy"),
+    ("[selection]\nparams = {cost = \"tokens\"}\n", r"\[selection\] params.cost is now \[selection\] proxy"),
+    ("[validation]\ninterleave = false\n", r"\[validation\] interleave is now \[validation\] between_workers"),
+])
+def test_a_renamed_key_is_refused_with_its_new_name(toml: str, match: str, tmp_path: Path) -> None:
     cfg = tmp_path / "c.toml"
-    cfg.write_text('[lengths]\nsource = "bundled:wikitext-2-valid"\nmax_samples = 50\nsubset_seed = 3\n')
-    with pytest.warns(SeqPointWarning, match=r"\[lengths\] subset_seed is deprecated; it is \[lengths\] seed now"):
-        loaded = load_config(cfg)
-    assert loaded.lengths.seed == 3
-    cfg.write_text('[lengths]\nsource = "bundled:wikitext-2-valid"\nseed = 1\nsubset_seed = 3\n')
-    with pytest.raises(ConfigError, match=r"\[lengths\] subset_seed and \[lengths\] seed are both set; keep \[lengths\] seed"):
+    cfg.write_text(toml)
+    with pytest.raises(ConfigError, match=match):
         load_config(cfg)
 
 
-@pytest.mark.parametrize(("dotted", "read"), [
-    ("lengths.subset_seed=4", lambda c: c.lengths.seed == 4),
-    ("batching.interconnect=pcie4", lambda c: c.projection.interconnect == "pcie4"),
-    ("validation.interleave=false", lambda c: c.validation.between_workers is False),
-])
-def test_set_takes_a_moved_key_with_a_warning(dotted, read) -> None:
-    from seqpoint.exceptions import SeqPointWarning
-    from seqpoint.workflows import LengthsSection, RunConfig, apply_overrides
-
-    cfg = RunConfig(lengths=LengthsSection(source="bundled:wikitext-2-valid"))
-    with pytest.warns(SeqPointWarning, match=rf"--set overrides: {dotted.split('=')[0]} is deprecated; it is "):
-        assert read(apply_overrides(cfg, [dotted]))
+@pytest.mark.parametrize(("dotted", "new"), [("lengths.subset_seed=4", r"\[lengths\] seed"),
+                                             ("selection.cost_device=cpu", r"\[selection\] proxy_device")])
+def test_set_refuses_a_renamed_key_with_its_new_name(dotted: str, new: str) -> None:
+    with pytest.raises(ConfigError, match=rf"--set overrides: \[\w+\] \w+ is now {new}; use the new name"):
+        apply_overrides(RunConfig(), [dotted])
 
 
 def test_the_instructions_timer_refuses_what_it_cannot_count(tmp_path, capsys):

@@ -64,23 +64,10 @@ def test_projection_section_checks_the_allreduce_keys(tmp_path: Path) -> None:
         ProjectionSection(method="mean")
 
 
-def test_the_allreduce_keys_of_batching_moved_to_projection_with_a_warning(tmp_path: Path) -> None:
-    from seqpoint.exceptions import SeqPointWarning
-    from seqpoint.workflows import load_config
-
-    cfg = tmp_path / "c.toml"
-    cfg.write_text('[lengths]\nsource = "bundled:wikitext-2-valid"\n[batching]\nworld_size = 2\n'
-                   'interconnect = "pcie4"\n')
-    with pytest.warns(SeqPointWarning, match=r"\[batching\] interconnect is deprecated; it is \[projection\] "
-                                             "interconnect now"):
-        loaded = load_config(cfg)
-    assert loaded.projection.interconnect == "pcie4" and loaded.batching.world_size == 2
-
-
 def test_project_cli_on_a_rank_schedule(tmp_path: Path, cli: Cli) -> None:
     sched = tmp_path / "s.csv"
     code, _, err = cli(["schedule", "bundled:wikitext-2-valid", "--policy", "fixed", "--set",
-                        "batch_size=8", "--world-size", "2", "-o", str(sched)])
+                        "batching.params.batch_size=8", "--world-size", "2", "-o", str(sched)])
     assert code == 0, err
     sp = tmp_path / "sp.json"
     code, _, err = cli(["select", str(sched), "-k", "4", "-o", str(sp)])

@@ -65,9 +65,16 @@ def fail(message: str) -> None:
     raise SystemExit(2)
 
 
+#: Flags since renamed or dropped, and what to give instead.
+_OLD_FLAGS = {"--out": "use -o/--output", "--cost": "use --proxy", "--no-progress": "use -q/--quiet",
+              "--progress": "drop it: progress shows unless -q/--quiet"}
+
+
 def _usage_message(exc: Exception) -> str:
     ctx = getattr(exc, "ctx", None)
     message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+    if (old := getattr(exc, "option_name", None)) in _OLD_FLAGS:
+        message = f"No such option: {old}; {_OLD_FLAGS[old]}"
     if getattr(exc, "exit_code", 2) != 2 and ctx is None:
         return message
     name = ctx.command_path if ctx is not None else "seqpoint"

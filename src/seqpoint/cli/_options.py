@@ -1,6 +1,4 @@
-"""Options several commands share, declared once, and the old spellings they replace
-(``--out``, ``--no-progress``, a bare ``--set KEY=VALUE``): these still work and are warned
-about in one stderr line once the input is checked, so bad input stays one error line."""
+"""Options several commands share, declared once."""
 
 from __future__ import annotations
 
@@ -20,14 +18,11 @@ __all__ = [
     "Address",
     "AsJson",
     "ExecutorName",
-    "OldOut",
     "Quiet",
     "QuietTables",
     "RunFolder",
     "Sets",
     "UserCode",
-    "deprecated",
-    "pick_output",
     "print_json",
     "print_result",
     "print_warnings",
@@ -51,59 +46,39 @@ UserCode = Annotated[bool, typer.Option("--allow-user-code", help=(
     "your rights (a path/to/file.py:function is allowed without it)."))]
 RunFolder = Annotated[Path | None, typer.Option(
     "-o", "--output", help="Run folder ([report] out; default runs/NAME-TIME).")]
-#: ``-o``'s old long name on the commands that write a run folder.
-OldOut = Annotated[Path | None, typer.Option("--out", hidden=True, help="Deprecated: use -o/--output.")]
 #: ``--set`` of the commands that read a run config (run, validate).
 Sets = Annotated[list[str] | None, typer.Option("--set", help="Override a config value: section.key=value "
                                                 "(e.g. batching.epochs=2, workload.set.dtype=bf16).")]
 
 
-def deprecated(old: str, new: str) -> str:
-    """The one wording of a deprecation: ``--out is deprecated; use -o/--output``."""
-    return f"{old} is deprecated; use {new}"
-
-
 def print_warnings(notes: Iterable[object]) -> None:
-    """One stderr line per warning; an old spelling's is printed once the input is checked."""
+    """One stderr line per warning."""
     for note in notes:
         err_console.print(f"seqpoint: warning: {note}", markup=False, highlight=False, soft_wrap=True)
 
 
-def pick_output(output: Path | None, out: Path | None) -> tuple[Path | None, list[str]]:
-    """``-o/--output``, or the hidden old ``--out`` (with its deprecation note)."""
-    if out is None:
-        return output, []
-    if output is not None:
-        raise ConfigError("--out is the old name of -o/--output; give -o/--output once.")
-    return out, [deprecated("--out", "-o/--output")]
-
-
 def with_sets(cfg: RunConfig, items: Iterable[str] | None, *, sections: tuple[str, ...], bare: str,
-              command: str, given: tuple[str, ...] = ()) -> tuple[RunConfig, list[str]]:
+              command: str, given: tuple[str, ...] = ()) -> RunConfig:
     """``cfg`` (the run config as the command's flags fill it) with ``--set section.key=value``
-    laid over it, checked as a TOML file is, and the deprecation notes; ``command`` takes the
-    keys of ``sections`` only (a key of another section would be accepted and not used), but not
-    the keys its arguments give (``given``), and an old bare ``KEY=VALUE`` goes to ``bare.KEY``,
-    with a note."""
+    laid over it, checked as a TOML file is; ``command`` takes the keys of ``sections`` only (a
+    key of another section would be accepted and not used), but not the keys its arguments give
+    (``given``); ``bare`` is the section.key an error's example names."""
     from seqpoint.workflows import apply_overrides
 
-    notes, dotted = [], []
+    dotted = []
     for item in items or ():
         key, sep, _ = item.partition("=")
         if not sep or not key.strip():
             raise ConfigError(f"--set expects section.key=value, as in a run config (e.g. --set "
                               f"{bare}.KEY=VALUE). Got {item!r}.")
-        if "." not in key:
-            notes.append(deprecated(f"--set {item}", f"--set {bare}.{item.strip()}"))
-            item = f"{bare}.{item.strip()}"
-        if not all(part.strip() for part in item.partition("=")[0].split(".")):
+        if "." not in key or not all(part.strip() for part in key.split(".")):
             raise ConfigError(f"--set {item!r} must look like section.key=value (e.g. --set {bare}.KEY=VALUE).")
-        if item.split(".", 1)[0].strip() not in sections or item.partition("=")[0].strip() in given:
+        if item.split(".", 1)[0].strip() not in sections or key.strip() in given:
             but = f" but {', '.join(given)}, which its arguments give" if given else ""
             raise ConfigError(f"--set {item!r}: seqpoint {command} takes the keys of "
                               f"{', '.join(f'[{s}]' for s in sections)}{but} (section.key=value, as in a run config).")
         dotted.append(item)
-    return (apply_overrides(cfg, dotted) if dotted else cfg), notes
+    return apply_overrides(cfg, dotted) if dotted else cfg
 
 
 def with_executor(cfg: RunConfig, executor: str | None, address: str | None) -> RunConfig:

@@ -20,7 +20,6 @@ from seqpoint.cli._options import (
     ExecutorName,
     Quiet,
     UserCode,
-    deprecated,
     print_json,
     print_warnings,
     reporter,
@@ -59,8 +58,6 @@ def profile(
     address: Address = None,
     as_json: AsJson = False,
     quiet: Quiet = False,
-    progress: Annotated[bool | None, typer.Option(
-        "--progress/--no-progress", hidden=True, help="Deprecated: use -q/--quiet.")] = None,
     allow_user_code: UserCode = False,
     kineto_dir: Annotated[Path | None, typer.Option(
         "--kineto-dir", help="Write each SeqPoint's profiled step as a Kineto (chrome) trace here, with "
@@ -81,16 +78,12 @@ def profile(
         warmup=warmup, repeats=repeats, timer=timer, metrics=tuple(metric) if metric else ("time",),
         kineto_dir=None if kineto_dir is None else str(kineto_dir), cache=None if cache is None else str(cache),
         use_cache=not no_cache))
-    cfg, old = with_sets(cfg, set_, sections=("workload", "profile"), bare="workload.set", command="profile",
-                         given=("workload.name",))
+    cfg = with_sets(cfg, set_, sections=("workload", "profile"), bare="workload.set", command="profile",
+                    given=("workload.name",))
     cfg = with_executor(cfg, executor, address)
-    if progress is not None:
-        old.append(deprecated("--no-progress", "-q/--quiet") if not progress else
-                   "--progress is deprecated; progress shows unless -q/--quiet")
     check_user_code(workload, allowed=allow_user_code)
     points = read_seqpoints(seqpoints)
-    print_warnings(old)
-    ms = Campaign(cfg, reporter=reporter(quiet or progress is False, as_json)).measure(points)
+    ms = Campaign(cfg, reporter=reporter(quiet, as_json)).measure(points)
     write_measurements(ms, output)
 
     failed = [m for m in ms.measurements if not m.ok]

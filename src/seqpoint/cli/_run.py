@@ -16,14 +16,11 @@ from seqpoint.cli._options import (
     Address,
     AsJson,
     ExecutorName,
-    OldOut,
     Quiet,
     RunFolder,
     Sets,
     UserCode,
-    pick_output,
     print_result,
-    print_warnings,
     reporter,
     with_executor,
 )
@@ -44,10 +41,8 @@ __all__ = ["demo", "run_cmd", "speedup", "validate_cmd"]
 
 
 def _load(config: Path, overrides: list[str] | None, output: Path | None, *, allow_user_code: bool,
-          out: Path | None = None, executor: str | None = None, address: str | None = None) -> RunConfig:
-    """The config with its --set overrides, --executor/--address and -o/--output ([report] out);
-    the old ``--out`` is warned about once the config has been checked."""
-    output, old = pick_output(output, out)
+          executor: str | None = None, address: str | None = None) -> RunConfig:
+    """The config with its --set overrides, --executor/--address and -o/--output ([report] out)."""
     cfg = load_config(config)
     if overrides:
         cfg = apply_overrides(cfg, overrides)
@@ -55,7 +50,6 @@ def _load(config: Path, overrides: list[str] | None, output: Path | None, *, all
     if output is not None:
         cfg = dataclasses.replace(cfg, report=dataclasses.replace(cfg.report, out=str(output)))
     check_user_code(cfg.workload.name, allowed=allow_user_code)
-    print_warnings(old)
     return cfg
 
 
@@ -64,7 +58,6 @@ def run_cmd(
     config: Annotated[Path, typer.Argument(help="Run config TOML (see configs/).")],
     overrides: Sets = None,
     output: RunFolder = None,
-    out: OldOut = None,
     executor: ExecutorName = None,
     address: Address = None,
     as_json: AsJson = False,
@@ -74,7 +67,7 @@ def run_cmd(
                                          "run folder to MLflow (needs seqpoint[mlflow]).")] = False,
 ) -> None:
     """Lengths → schedule → SeqPoints → profile (cached) → projected run, in a run folder."""
-    cfg = _load(config, overrides, output, out=out, allow_user_code=allow_user_code, executor=executor,
+    cfg = _load(config, overrides, output, allow_user_code=allow_user_code, executor=executor,
                 address=address)
     for item in overrides or ():
         if item.split(".", 1)[0].strip() == "validation":
@@ -95,7 +88,6 @@ def validate_cmd(
     config: Annotated[Path, typer.Argument(help="Run config TOML; [validation] says what to run in full.")],
     overrides: Sets = None,
     output: RunFolder = None,
-    out: OldOut = None,
     no_exact: Annotated[bool, typer.Option("--no-exact", help="Skip exact FLOP totals.")] = False,
     executor: ExecutorName = None,
     address: Address = None,
@@ -119,7 +111,7 @@ def validate_cmd(
     if first_n is not None and not trace:
         raise ConfigError("--first-n sets the first-N estimate of a recorded run, read with --trace only; "
                           "leave it out or add --trace.")
-    cfg = _load(config, overrides, output, out=out, allow_user_code=allow_user_code, executor=executor,
+    cfg = _load(config, overrides, output, allow_user_code=allow_user_code, executor=executor,
                 address=address)
     if trace:
         checked, folder = workflows.validate_config_on_traces(
@@ -147,7 +139,6 @@ def speedup(
     output: Annotated[Path | None, typer.Option(
         "-o", "--output", help="A's run folder, where the speedup is written ([report] out of A; "
                                "default runs/NAME-TIME).")] = None,
-    out: OldOut = None,
     executor: ExecutorName = None,
     address: Address = None,
     as_json: AsJson = False,
@@ -167,7 +158,6 @@ def speedup(
     With [profile] processes > 1 in both, A's and B's worker processes take
     turns (A1 B1 B2 A2 ...), so a drift of the machine's speed reaches both.
     """
-    output, old = pick_output(output, out)
     if files is not None:
         if config_a is not None or config_b is not None or set_b or set_a or output is not None:
             raise ConfigError("--files takes the place of CONFIG_A, CONFIG_B, --set, --set-b and "
@@ -187,7 +177,6 @@ def speedup(
     b = _load(config_b, None, None, allow_user_code=allow_user_code) if config_b else a
     if set_b:
         check_user_code(apply_overrides(b, set_b, option="--set-b").workload.name, allowed=allow_user_code)
-    print_warnings(old)
     from seqpoint.executors import make_executor
 
     measured_on = None  # both configurations on the one executor given, else each on its [profile]'s
@@ -202,12 +191,9 @@ def speedup(
 @app.command("demo")
 def demo(
     output: Annotated[Path | None, typer.Option("-o", "--output", help="Folder for the demo's runs.")] = None,
-    out: OldOut = None,
     quiet: Quiet = False,
 ) -> None:
     """The bundled default: DeepSpeech2-tiny on LibriSpeech, projected and validated (CPU, minutes)."""
-    output, old = pick_output(output, out)
-    print_warnings(old)
     root = output or workflows.RunFolder.new("demo").path
     whole, subset = demo_configs(root)
     console.rule("[bold]seqpoint demo")

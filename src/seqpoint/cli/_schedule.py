@@ -158,10 +158,9 @@ def schedule(
                                params={k: v for k, v in reader_options.items() if v is not None}),
         batching=BatchingSection(policy=policy, epochs=epochs, seed=seed, params=params, world_size=world_size,
                                  rank=rank, shard=shard))
-    cfg, old = with_sets(cfg, set_, sections=("lengths", "batching"), bare="batching.params", command="schedule",
-                         given=("lengths.source", "batching.policy", "batching.schedule"))
+    cfg = with_sets(cfg, set_, sections=("lengths", "batching"), bare="batching.params", command="schedule",
+                    given=("lengths.source", "batching.policy", "batching.schedule"))
     source, batching = cfg.lengths, cfg.batching
-    print_warnings(old)
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", SeqPointWarning)

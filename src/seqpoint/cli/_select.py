@@ -9,14 +9,7 @@ from typing import Annotated
 import typer
 
 from seqpoint.cli._app import app, console, fail
-from seqpoint.cli._options import (
-    AsJson,
-    QuietTables,
-    UserCode,
-    deprecated,
-    print_json,
-    print_warnings,
-)
+from seqpoint.cli._options import AsJson, QuietTables, UserCode, print_json, print_warnings
 from seqpoint.exceptions import SeqPointWarning
 from seqpoint.reports import print_selection
 from seqpoint.schedule import read_schedule
@@ -38,7 +31,6 @@ def select(
     proxy: Annotated[str | None, typer.Option(
         "--proxy", help="Cost proxy for seqpoint/stratified, as [selection] proxy (auto, the default, is "
         "attention here: no workload to count).")] = None,
-    cost: Annotated[str | None, typer.Option("--cost", hidden=True, help="Deprecated: use --proxy.")] = None,
     grouping: Annotated[str | None, typer.Option(
         "--grouping", help="seqpoint grouping: optimal (default) or sl_bins.")] = None,
     simpoints: Annotated[Path | None, typer.Option(
@@ -64,16 +56,13 @@ def select(
 
     if (n_points is None) == (max_error is None):
         fail("Give exactly one of -k N and --max-error FRACTION.")
-    if cost is not None and proxy is not None:
-        fail("Give --proxy only (--cost is its deprecated name).")
     # Refused rather than accepted and not used by the method.
     if grouping is not None and method != "seqpoint":
         fail(f"--grouping applies to --method seqpoint, not {method!r}; drop it.")
     # The flags are [selection]'s keys: the section checks them with the TOML's message.
     # Without a workload, auto (the default) is the attention formula.
-    chosen = proxy or cost
     sec = SelectionSection(method=method, n_points=n_points, max_error=max_error, seed=seed,
-                           proxy="attention" if chosen in (None, "auto") and workload is None else chosen or "auto",
+                           proxy="attention" if proxy in (None, "auto") and workload is None else proxy or "auto",
                            params={} if grouping is None else {"grouping": grouping})
     if sec.model_proxy and workload is None:
         fail(f"--proxy {sec.proxy} is the profiled model's cost, which needs a workload: add --workload NAME, "
@@ -91,9 +80,7 @@ def select(
             _, points = choose_points(sec, sched)
         else:
             points = Campaign(RunConfig(selection=sec, workload=WorkloadSection(name=workload)), schedule=sched).seqpoints
-    # The old flag is said once the input is checked, as the other deprecated flags.
-    print_warnings([*([deprecated("--cost", "--proxy")] if cost is not None else []),
-                    *(w.message for w in caught)])
+    print_warnings(w.message for w in caught)
     write_seqpoints(points, output)
     written: list[str] = []
     if simpoints is not None:

@@ -13,13 +13,10 @@ from seqpoint.cli._options import (
     Address,
     AsJson,
     ExecutorName,
-    OldOut,
     Quiet,
     RunFolder,
     UserCode,
-    pick_output,
     print_result,
-    print_warnings,
     reporter,
 )
 from seqpoint.reports import print_sweep
@@ -38,17 +35,14 @@ def sweep_cmd(
     num_cpus: Annotated[int | None, typer.Option(
         "--num-cpus", min=1, help="CPUs of the local Ray (default: all).")] = None,
     output: RunFolder = None,
-    out: OldOut = None,
     as_json: AsJson = False,
     quiet: Quiet = False,
     allow_user_code: UserCode = False,
 ) -> None:
     """Profile every configuration of a sweep on shared SeqPoints; print the speedup matrix."""
-    output, old = pick_output(output, out)
     # Every configuration's workload is checked before anything is built or measured.
     for entry in load_sweep(sweep_file).configurations:
         check_user_code(entry.config.workload.name, allowed=allow_user_code)
-    print_warnings(old)
     name = executor or ("ray" if address is not None else None)
     result = workflows.run_sweep(sweep_file, executor=name, address=address, num_cpus=num_cpus, out=output,
                        reporter=reporter(quiet, as_json))

@@ -18,19 +18,12 @@ T = TypeVar("T")
 
 
 def in_fresh_process(fn: Callable[..., T], *args: object, callgrind: bool = False) -> T:
-    """``fn(*args)`` in a new Python process; arguments and result travel pickled. With
-    ``callgrind``, the process runs under valgrind's callgrind, collection off until the
-    ``instructions`` timer turns it on (ConfigError without valgrind).
-
-    The child is a plain ``python -c`` that imports ``fn`` by name (a ``multiprocessing``
-    spawn would re-run the caller's ``__main__``), with this process's ``sys.path``; the
-    result comes back through a file, not stdout, which libraries may write to.
-
-    Raises
-    ------
-    RuntimeError
-        The child failed; the message holds the last line of its stderr.
-    """
+    """``fn(*args)`` in a new Python process, arguments and result pickled; with ``callgrind``
+    under valgrind's callgrind, collection off until the ``instructions`` timer turns it on
+    (ConfigError without valgrind). The child is a plain ``python -c`` importing ``fn`` by name
+    (a ``multiprocessing`` spawn would re-run the caller's ``__main__``) with this ``sys.path``;
+    the result comes back through a file, as libraries may write to stdout. RuntimeError with
+    the last line of its stderr when the child fails."""
     import os
     import pickle
     import sys

@@ -28,17 +28,8 @@ class Executor(Protocol):
 
     def profile(self, jobs: Sequence[Job], *, cache: MeasurementCache | None = None,
                 reporter: Reporter | None = None) -> list[Measurements]:
-        """One :class:`~seqpoint.measurements.Measurements` per job, in job order.
-
-        Parameters
-        ----------
-        jobs : sequence of Job
-        cache : MeasurementCache, optional
-            Read first (cached pairs are not measured again) and written with each point
-            measured ok as soon as it finishes, so an interrupted sweep resumes.
-        reporter : Reporter, optional
-            Progress bars and notes (default: silent).
-        """
+        """One Measurements per job, in job order; ``cache`` is read first and written with each
+        point measured ok as it finishes, so an interrupted sweep resumes."""
         ...
 
 

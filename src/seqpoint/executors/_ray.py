@@ -29,26 +29,13 @@ def _ray_options(resources: Resources) -> dict[str, float]:
 class RayExecutor(RemoteExecutor):
     """Profile jobs on Ray: one fresh worker process per task, the cache on the driver.
 
-    Parameters
-    ----------
-    address : str, optional
-        An existing cluster (``host:port``, ``ray://host:port`` or ``auto``); None starts
-        a local Ray on this machine (or uses the one this process already joined).
-    num_cpus : int, optional
-        CPUs of the local Ray this executor starts (default: all); ignored with ``address``.
-    points_per_task : int, optional
-        Split a job's points into tasks of this many (more parallelism, one process
-        start-up per task); None: one task per job.
-    max_retries : int
-        Times Ray re-runs a task whose worker process died.
-
-    Notes
-    -----
-    The cache key includes the environment fingerprint of the process that measures: before
-    looking up the cache the driver runs one light probe task per distinct resource request,
-    which builds each workload on a worker and returns its fingerprint without stepping it
-    (kept for the executor's life). Nothing runs between a campaign's tasks: ``validate``
-    times its full runs after them.
+    ``address`` is an existing cluster (``host:port``, ``ray://host:port`` or ``auto``); None
+    starts a local Ray of ``num_cpus`` CPUs (default all), or uses the one already joined.
+    ``points_per_task`` splits a job's points into tasks (more parallelism, one process start-up
+    each; None: one task per job); ``max_retries`` re-runs a task whose worker died. The cache
+    key holds the fingerprint of the process that measures, so the driver first runs one light
+    probe task per resource request, which builds the workload without stepping it (kept for
+    the executor's life).
     """
 
     kind = "ray"

@@ -19,27 +19,14 @@ __all__ = ["SubmititExecutor"]
 
 
 class SubmititExecutor(RemoteExecutor):
-    """Profile jobs through submitit: on a Slurm cluster, one Slurm job per task; elsewhere, one
-    local subprocess per task (submitit's ``local`` cluster).
+    """Profile jobs through submitit: on Slurm one job per task; elsewhere one local subprocess.
 
-    Parameters
-    ----------
-    folder : path, optional
-        Where submitit writes each job's script, pickles and logs (default: a temporary folder).
-    cluster : str, optional
-        ``slurm``, ``local`` or None (submitit decides: Slurm when ``sbatch`` is found).
-    timeout_min : int
-        Each task's time limit, minutes.
-    points_per_task : int, optional
-        Split a job's points into tasks of this many; None: one task per job.
-    parameters : mapping, optional
-        More of submitit's ``update_parameters`` (``slurm_partition``, ``slurm_constraint``,
-        ``mem_gb``, ``slurm_account`` ...).
-
-    Notes
-    -----
-    A GPU task asks for one GPU (``gpus_per_node = 1``) and one CPU; a CPU task for as many CPUs
-    as its workload's threads. The driver alone reads and writes the cache.
+    ``folder`` holds each job's script, pickles and logs (default a temporary folder);
+    ``cluster`` is ``slurm``, ``local`` or None (Slurm when ``sbatch`` is found);
+    ``timeout_min`` each task's limit; ``points_per_task`` splits a job (None: one task per
+    job); ``parameters`` more of submitit's ``update_parameters`` (``slurm_partition``,
+    ``mem_gb`` ...). A GPU task asks for one GPU and one CPU, a CPU task for its workload's
+    threads. The driver alone reads and writes the cache.
     """
 
     kind = "submitit"

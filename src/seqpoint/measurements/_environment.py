@@ -66,25 +66,11 @@ def gpu_facts(device: str = "cuda") -> dict[str, str]:
 
 def environment_fingerprint(device: str = "cpu", *, harness: int | None = None,
                             process: ProcessState | None = None) -> dict[str, Any]:
-    """What a measurement depends on besides the workload config and the signature: every key
-    is part of the cache key.
-
-    Parameters
-    ----------
-    device : str
-        Where the workload's steps run (``cpu``, ``cuda``, ``cuda:1``: ``WorkloadFacts.device``).
-    harness : int, optional
-        The profiling harness's method version (a changed method reuses no cache row).
-    process : ProcessState, optional
-        The measuring process's state (default: this process's now).
-
-    Returns
-    -------
-    dict
-        ``python``, ``torch``, ``seqpoint``, ``machine``, ``device`` (CPU or GPU model),
-        ``device_type``, ``process`` (:meth:`ProcessState.to_dict`; without the CPU threads on a
-        GPU, which time its kernels, not the host's), ``harness``; ``cpu_isa`` on a CPU; ``cuda``,
-        ``cudnn`` and :func:`gpu_facts` (driver, power limit, clocks, ECC, MIG) on a GPU.
+    """What a measurement depends on besides the workload config and the signature, on ``device``
+    (``cpu``, ``cuda:1``, ...) under harness version ``harness`` and ``process`` (default this
+    process now): every key is part of the cache key. ``python``, ``torch``, ``seqpoint``,
+    ``machine``, ``device``, ``device_type``, ``process`` (without the CPU threads on a GPU),
+    ``harness``; ``cpu_isa`` on a CPU; ``cuda``, ``cudnn`` and :func:`gpu_facts` on a GPU.
     """
     import torch
 

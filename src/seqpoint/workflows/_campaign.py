@@ -52,24 +52,11 @@ __all__ = ["Campaign", "check_data_parallel", "check_device_projection", "profil
 class Campaign:
     """One run configuration measured on its SeqPoints.
 
-    Parameters
-    ----------
-    config : RunConfig
-    reporter : Reporter, optional
-        Progress bars, notes and the hooks after each worker process (default: silent).
-    executor : Executor or str, optional
-        Where points are measured (default: ``[profile] executor``, with its ``address``).
-    folder : RunFolder, optional
-        Where each stage writes its file (``config.toml``, ``schedule.csv``, ``seqpoints.json``,
-        ``environment.json``, ``measurements.json``; ``*_<tag>`` with a ``tag``); None writes none.
-    schedule : IterationSchedule, optional
-        The run, in place of the config's (a recorded run, a replay of the user's sampler).
-    workload : Workload, optional
-        The built workload, in place of building ``[workload]`` (a Trainer's step).
-    subset : bool
-        Keep only the part of the run ``[validation]`` executes in full.
-    tag : str
-        Suffix of this configuration's files (a speedup's ``a`` and ``b``).
+    ``executor`` defaults to ``[profile] executor``; ``folder`` receives each stage's file
+    (``config.toml``, ``schedule.csv``, ``seqpoints.json``, ``environment.json``,
+    ``measurements.json``; ``*_<tag>`` with a ``tag``, a speedup's ``a`` and ``b``), or none
+    when None. A ``schedule`` or built ``workload`` given takes the place of the config's (a
+    recorded run, a Trainer's step); ``subset`` keeps the part ``[validation]`` runs in full.
     """
 
     def __init__(self, config: RunConfig, *, reporter: Reporter | None = None,

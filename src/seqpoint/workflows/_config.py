@@ -70,7 +70,8 @@ class RunConfig:
     def from_dict(cls, data: dict[str, Any], *, where: str = "config") -> RunConfig:
         """Build from parsed TOML; an error names ``where`` (the file) and the section."""
         sections = get_type_hints(cls)  # the section classes, by field name
-        data = _moved_keys(data, where)
+        if old := next((k for k in flat_keys(data) if k in _RENAMED), None):
+            raise ConfigError(f"{where}: {_in_toml(old)} is now {_in_toml(_RENAMED[old])}; use the new name.")
         kwargs: dict[str, Any] = {}
         for key, value in data.items():
             if key not in sections:
@@ -88,58 +89,16 @@ class RunConfig:
         return cls(**kwargs)
 
 
-#: Keys that moved or were renamed: (old section, key) -> (new section, key). The old
-#: place keeps working, in a TOML file and in --set, with one warning.
-_MOVED = {("batching", "interconnect"): ("projection", "interconnect"),
-          ("batching", "allreduce_s"): ("projection", "allreduce_s"),
-          ("lengths", "subset_seed"): ("lengths", "seed"),
-          ("selection", "cost_device"): ("selection", "proxy_device"),
-          ("validation", "interleave"): ("validation", "between_workers")}
+#: Keys renamed or moved, old to new (``section.key``): an old one is refused with its new name.
+_RENAMED = {"batching.interconnect": "projection.interconnect", "batching.allreduce_s": "projection.allreduce_s",
+            "lengths.subset_seed": "lengths.seed", "selection.cost": "selection.proxy",
+            "selection.params.cost": "selection.proxy", "selection.cost_device": "selection.proxy_device",
+            "validation.interleave": "validation.between_workers"}
 
 
-def _warn_old(message: str) -> None:
-    import warnings
-
-    from seqpoint.exceptions import SeqPointWarning
-
-    warnings.warn(message, SeqPointWarning, stacklevel=5)
-
-
-def _renamed_proxy(section: dict[str, Any], where: str) -> dict[str, Any]:
-    """``[selection]`` with the old names of its cost proxy (``cost``, ``params.cost``) under
-    the one name, ``proxy`` (warned)."""
-    out = dict(section)
-    old_params = out.get("params")
-    if isinstance(old_params, dict) and "cost" in old_params:
-        out["params"] = {k: v for k, v in old_params.items() if k != "cost"}
-        out["proxy"] = old_params["cost"]
-        _warn_old(f"{where}: [selection] params.cost is deprecated; it is [selection] proxy now.")
-    if "cost" in out:
-        cost = out.pop("cost")
-        if cost != "fixed":
-            out["proxy"] = cost
-        _warn_old(f"{where}: [selection] cost is deprecated; it is [selection] proxy now "
-                  "(cost = \"fixed\" is the default proxy).")
-    return out
-
-
-def _moved_keys(data: dict[str, Any], where: str) -> dict[str, Any]:
-    """``data`` with every moved or renamed key in its new place (warned once each)."""
-    out = dict(data)
-    if isinstance(out.get("selection"), dict):
-        out["selection"] = _renamed_proxy(out["selection"], where)
-    for (old, key), (new, new_key) in _MOVED.items():
-        section = out.get(old)
-        if isinstance(section, dict) and key in section:
-            out[old] = {k: v for k, v in section.items() if k != key}
-            found = out.get(new)
-            target: dict[str, Any] = found if isinstance(found, dict) else {}
-            if new_key in target:
-                raise ConfigError(f"{where}: [{old}] {key} and [{new}] {new_key} are both set; "
-                                  f"keep [{new}] {new_key}.")
-            out[new] = {**target, new_key: section[key]}
-            _warn_old(f"{where}: [{old}] {key} is deprecated; it is [{new}] {new_key} now.")
-    return out
+def _in_toml(dotted: str) -> str:
+    section, _, key = dotted.partition(".")
+    return f"[{section}] {key}"
 
 
 def read_toml(path: str | Path, *, what: str = "Config file", examples: str = "configs/") -> dict[str, Any]:
@@ -192,10 +151,6 @@ def set_keys(cfg: RunConfig, values: dict[str, object], *, where: str) -> RunCon
         if not parents:
             raise ConfigError(f"{where}: key {dotted!r} must look like section.key "
                               "(e.g. workload.set.dtype).")
-        moved = _MOVED.get((parents[0], leaf)) if len(parents) == 1 else None
-        if moved is not None:
-            _warn_old(f"{where}: {dotted} is deprecated; it is {'.'.join(moved)} now.")
-            parents, leaf = [moved[0]], moved[1]
         node = data
         for p in parents:
             if p not in node or not isinstance(node[p], dict):

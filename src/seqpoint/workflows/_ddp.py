@@ -83,27 +83,12 @@ def validate_ddp(
     cfg: RunConfig, *, runs: int = 2, interconnect: str | float | None = None, reporter: Reporter | None = None,
     timeout_s: float = 600.0,
 ) -> DDPValidation:
-    """Project a data-parallel run from its SeqPoints and compare with the real run.
+    """Project a data-parallel run from its SeqPoints and compare with ``runs`` real runs (2 give
+    the noise floor), limited to ``timeout_s`` seconds each.
 
-    Parameters
-    ----------
-    cfg : RunConfig
-        The run; ``[batching] world_size`` >= 2 ranks, ``[workload]`` a reference workload
-        (``deepspeech2``, ``gnmt``, ``bert``), ``[validation] max_iterations`` the steps run.
-    runs : int
-        Real runs of the schedule (2 gives the noise floor).
-    interconnect : str or float, optional
-        Project the all-reduce from the gradient bytes over this interconnect (a name in
-        :data:`~seqpoint.projection.INTERCONNECTS` or bytes per second) instead of the
-        all-reduce timed alone on the gloo ranks.
-    reporter : Reporter, optional
-        Progress display of the profiling.
-    timeout_s : float
-        Limit of the real runs, seconds.
-
-    Returns
-    -------
-    DDPValidation
+    ``cfg`` has ``[batching] world_size`` >= 2, a reference ``[workload]`` and ``[validation]
+    max_iterations`` steps. ``interconnect`` (a name of ``INTERCONNECTS`` or bytes per second)
+    projects the all-reduce from the gradient bytes instead of timing it alone on the gloo ranks.
     """
     sched = ddp_schedule(cfg)
     flat = sched.rank_rows()

@@ -114,42 +114,15 @@ def project_job(
     n_points: int = 10, processes: int = 1, cold_window: int = 0, first_n: int = 10, progress: bool = False,
     executor: Executor | str = "local",
 ) -> JobProjection:
-    """Project a job's whole run from SeqPoints, and check it against recorded runs.
+    """Project a job's whole run from ``n_points`` SeqPoints, and check it against recorded runs.
 
-    Parameters
-    ----------
-    schedule : IterationSchedule, RunTrace or path
-        The run's micro-batches: a replay (``schedule_from_sampler``, ``from_batch_sampler``,
-        ``schedule_from_trainer``), a schedule file, or a recorded run trace.
-    workload : Workload or str
-        The training step: a workload object, or ``path/to/file.py:function``,
-        ``module:function`` or a registered ``name[:preset]``.
-    traces : sequence of RunTrace or paths, optional
-        Recorded runs of this schedule (``SeqPointCallback``, ``seqpoint.integrations.record``):
-        the projection is checked against their mean, and two or more give the noise floor.
-    n_points : int, default 10
-        SeqPoints to profile.
-    processes : int, default 1
-        Worker processes the SeqPoints are timed in (``[profile] processes``), three timed
-        steps each (five in all with one process); 3 or more carry a process's own speed
-        into the interval.
-    cold_window : int, default 0
-        Time the run's first ``cold_window`` micro-batches in sequence and calibrate the
-        cold-step term from them (``[profile] cold_window``): steps inside a run can cost
-        more than the same steps alone.
-    first_n : int, default 10
-        Steps of the first trace the first-N estimate averages.
-    progress : bool, default False
-        Show progress bars.
-    executor : Executor or str, default "local"
-        Where the SeqPoints are measured: ``local`` (this machine), ``ray``, ``submitit``
-        (Slurm, or local subprocesses without it), or an executor object.
-
-    Returns
-    -------
-    JobProjection
-        ``print(result)`` shows the projection, its interval, what profiling cost against
-        one run (the break-even run length) and, with traces, the error and noise floor.
+    ``schedule`` is the run's micro-batches (a replay, a schedule file or a run trace);
+    ``workload`` a Workload, ``path/to/file.py:function``, ``module:function`` or a registered
+    ``name[:preset]``; ``traces`` recorded runs of the schedule, whose mean checks the
+    projection (two or more give the noise floor), ``first_n`` steps of the first making the
+    first-N estimate. ``processes``, ``cold_window`` and ``executor`` are ``[profile]``'s keys.
+    ``print(result)`` shows the projection, its interval, what profiling cost against one run
+    and, with traces, the error and noise floor.
     """
     from seqpoint.projection import project
     from seqpoint.workflows._campaign import Campaign

@@ -1,8 +1,6 @@
 """The sections of a run config, each checked when it is built (so when the TOML is loaded):
 scalars by :mod:`seqpoint._params`, parameter tables by building the component they
-configure, so a bad value fails at load with its section named, not minutes later. The
-stages' sections come first, then what becomes of the measurements: ``[projection]``,
-``[validation]`` and ``[report]``."""
+configure, so a bad value fails at load with its section named, not minutes later."""
 
 from __future__ import annotations
 
@@ -34,18 +32,18 @@ __all__ = ["BatchingSection", "LengthsSection", "ProfileSection", "ProjectionSec
            "SelectionSection", "ValidationSection", "WorkloadSection"]
 
 _STR = TypeOf(str, "a str")
+_BOOL = Boolean("true or false")
+_TABLE = TypeOf(dict, "a table")
 #: Proxies that are the profiled model's own cost, not a formula of the signature.
 MODEL_PROXIES = ("model", "model+pilot")
 #: Selectors that group iterations on a cost proxy.
 _PROXY_METHODS = ("seqpoint", "stratified")
-_TABLE = TypeOf(dict, "a table")
-_NAMES = TypeOf((tuple, list), "a list of names")
 #: Most epochs a run replays or validates: beyond, the replay would run for hours.
-MAX_EPOCHS = 10_000
-
-
-_EPOCHS = bounded(int, 1, MAX_EPOCHS)
+_EPOCHS = bounded(int, 1, 10_000)
 _PATH = Predicate(lambda v: isinstance(v, str) and v != "" and "\x00" not in v, "a non-empty path without NUL characters")
+#: A device: ``cpu`` (this machine, measured), a shipped GPU or a device file.
+_DEVICE = Predicate(lambda v: isinstance(v, str) and (v in ("cpu", *GPU_SPECS) or v.endswith(".toml")),
+                    f"one of 'cpu', {', '.join(map(repr, GPU_SPECS))} or a device file (a path ending .toml)")
 
 
 @contextmanager
@@ -67,13 +65,19 @@ def _check(section: str, obj: object, constraints: dict[str, list[Constraint]]) 
     check_params(f"[{section}]", constraints, {k: getattr(obj, k) for k in constraints})
 
 
+def _read_device_file(section: str, device: str | None) -> None:
+    """Read and check a device file named in ``[section]`` (a shipped key is known already)."""
+    if device is not None and device.endswith(".toml"):
+        with in_section(section):
+            resolve_device(device)
+
+
 @dataclass(frozen=True, kw_only=True)
 class LengthsSection:
     """Where per-sample lengths come from."""
 
     source: str | None = None
-    """A file path, or ``bundled:NAME`` for data shipped with seqpoint (required unless
-    ``[batching] schedule`` names the run)."""
+    """A file path, or ``bundled:NAME`` (required unless ``[batching] schedule`` names the run)."""
     format: str | None = None
     """``csv``, ``jsonl``, ``text``, ``parallel`` or ``histogram``; inferred when unset."""
     column: str | None = None
@@ -85,20 +89,14 @@ class LengthsSection:
     max_samples: int | None = None
     """Use only the first N samples (after a seeded shuffle), for a smaller run."""
     seed: int = 0
-    """Seed of the shuffle that picks ``max_samples`` (was ``subset_seed``)."""
+    """Seed of the shuffle that picks ``max_samples``."""
 
-    _section_constraints: ClassVar[dict[str, list[Constraint]]] = {
-        "source": [_STR, None],
-        "format": [Options(FORMATS, quote=False), None],
-        "column": [_STR, None],
-        "tgt": [_STR, None],
-        "params": [_TABLE],
-        "max_samples": [Interval(int, 1), None],
-        "seed": [Interval(int, 0)],
-    }
+    _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
+        "source": [_STR, None], "format": [Options(FORMATS, quote=False), None], "column": [_STR, None],
+        "tgt": [_STR, None], "params": [_TABLE], "max_samples": [Interval(int, 1), None], "seed": [Interval(int, 0)]}
 
     def __post_init__(self) -> None:
-        _check("lengths", self, self._section_constraints)
+        _check("lengths", self, self._parameter_constraints)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -114,8 +112,7 @@ class BatchingSection:
     params: dict[str, Any] = field(default_factory=dict)
     """Policy parameters (``batch_size``, ``max_tokens``, ``num_buckets``, ...)."""
     schedule: str | None = None
-    """A schedule file (``seqpoint schedule``, ``schedule_from_trainer``, ...) or a run trace
-    to use as the run, in place of replaying ``policy`` over ``[lengths]``."""
+    """A schedule file or a run trace to use as the run, in place of replaying ``policy``."""
     world_size: int = 1
     """Data-parallel ranks: the schedule holds every rank's batch of every step."""
     rank: int | None = None
@@ -124,19 +121,13 @@ class BatchingSection:
     """How ranks split an epoch: 'samples' (DistributedSampler) or 'batches' (round-robin);
     None: the policy's default."""
 
-    _section_constraints: ClassVar[dict[str, list[Constraint]]] = {
-        "policy": [_STR],
-        "epochs": [_EPOCHS],
-        "seed": [Interval(int, 0)],
-        "params": [_TABLE],
-        "schedule": [_STR, None],
-        "world_size": [bounded(int, 1, 1 << 16)],
-        "rank": [Interval(int, 0), None],
-        "shard": [_STR, None],
-    }
+    _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
+        "policy": [_STR], "epochs": [_EPOCHS], "seed": [Interval(int, 0)], "params": [_TABLE],
+        "schedule": [_STR, None], "world_size": [bounded(int, 1, 1 << 16)], "rank": [Interval(int, 0), None],
+        "shard": [_STR, None]}
 
     def __post_init__(self) -> None:
-        _check("batching", self, self._section_constraints)
+        _check("batching", self, self._parameter_constraints)
         from seqpoint.batching import make_policy, resolve_shard
 
         if self.rank is not None and self.rank >= self.world_size:
@@ -146,18 +137,6 @@ class BatchingSection:
             make_policy(self.policy, **self.params)
             if self.shard is not None:
                 resolve_shard(self.policy, self.shard)
-
-
-#: A device: ``cpu`` (this machine, measured), a shipped GPU or a device file.
-_DEVICE = Predicate(lambda v: isinstance(v, str) and (v in ("cpu", *GPU_SPECS) or v.endswith(".toml")),
-                    f"one of 'cpu', {', '.join(map(repr, GPU_SPECS))} or a device file (a path ending .toml)")
-
-
-def _read_device_file(section: str, device: str | None) -> None:
-    """Read and check a device file named in ``[section]`` (a shipped key is known already)."""
-    if device is not None and device.endswith(".toml"):
-        with in_section(section):
-            resolve_device(device)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -175,29 +154,21 @@ class SelectionSection:
     params: dict[str, Any] = field(default_factory=dict)
     """Further selector parameters (``grouping``, ...)."""
     proxy: str = "auto"
-    """The cost proxy iterations are grouped on (``seqpoint``, ``stratified``): a formula of
-    the signature (``attention``, ``tokens``, ``quadratic``, ``seq_len``), or, for
-    ``seqpoint``, ``model`` (the model's roofline time per signature on ``proxy_device``)
-    or ``model+pilot`` (that, rescaled by ``pilot_points`` measured step times); ``auto``
-    is ``attention``, and for ``seqpoint`` with a built-in workload, the weights also
-    reproduce its exact FLOPs and bytes, as with ``model``."""
+    """The cost proxy iterations are grouped on (``seqpoint``, ``stratified``): a formula of the
+    signature (``attention``, ``tokens``, ``quadratic``, ``seq_len``), or for ``seqpoint`` ``model``
+    (the roofline time per signature on ``proxy_device``) or ``model+pilot`` (that, rescaled by
+    ``pilot_points`` measured steps); ``auto``: ``attention``, plus exact FLOPs and bytes for
+    ``seqpoint`` on a built-in workload."""
     proxy_device: str | None = None
-    """Roofline device of the model proxy: ``cpu`` (this machine, measured by a tiny
-    probe), a shipped GPU (``GPU_SPECS``: ``v100``, ``a100``, ``h100``, ``h200``, ...) or a
-    device file (a path ending ``.toml``); default the device the workload runs on (its GPU
-    by the device files' ``cuda_names``, else ``cpu``)."""
+    """Roofline device of the model proxy: ``cpu``, a shipped GPU (``GPU_SPECS``) or a device file;
+    default the device the workload runs on."""
     pilot_points: int = 5
     """Signatures timed for ``model+pilot``, spread over the range of the model cost."""
 
-    _section_constraints: ClassVar[dict[str, list[Constraint]]] = {
-        "proxy": [_STR],
-        "proxy_device": [_DEVICE, None],
-        "pilot_points": [Interval(int, 2, 50)],
-        "method": [_STR],
-        "max_error": [Interval(float, 0, 1, closed="neither", word="a fraction"), None],
-        "seed": [Interval(int, 0)],
-        "params": [_TABLE],
-    }
+    _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
+        "proxy": [_STR], "proxy_device": [_DEVICE, None], "pilot_points": [Interval(int, 2, 50)], "method": [_STR],
+        "max_error": [Interval(float, 0, 1, closed="neither", word="a fraction"), None], "seed": [Interval(int, 0)],
+        "params": [_TABLE]}
 
     @property
     def model_proxy(self) -> bool:
@@ -206,7 +177,7 @@ class SelectionSection:
         return self.proxy in MODEL_PROXIES or (self.proxy == "auto" and self.method == "seqpoint")
 
     def __post_init__(self) -> None:
-        _check("selection", self, self._section_constraints)
+        _check("selection", self, self._parameter_constraints)
         _read_device_file("selection", self.proxy_device)
         from seqpoint.selection import COST_MODELS
 
@@ -257,18 +228,14 @@ class WorkloadSection:
     set: dict[str, Any] = field(default_factory=dict)
     """Overrides of the workload's config fields (``threads``, ``dtype``, ...)."""
 
-    _section_constraints: ClassVar[dict[str, list[Constraint]]] = {
-        "name": [_STR],
-        "set": [_TABLE],
-    }
+    _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {"name": [_STR], "set": [_TABLE]}
 
     def __post_init__(self) -> None:
-        _check("workload", self, self._section_constraints)
+        _check("workload", self, self._parameter_constraints)
         from seqpoint.workloads import WORKLOADS, workload_config
 
         with in_section("workload"):
-            # A reference workload's config (torch-free); a user's module:function is
-            # imported only when the run builds it.
+            # A user's module:function is imported only when the run builds it.
             if ":" not in self.name:
                 WORKLOADS.get(self.name)  # an unknown name lists the valid ones
             workload_config(self.name, self.set)
@@ -289,37 +256,22 @@ class ProfileSection(ProfileConfig):
     """Calibrate the cold-step term from the run's first ``cold_window`` iterations timed in
     sequence (costs that many steps); 0: from the SeqPoints' first steps."""
     executor: str = "local"
-    """Where the SeqPoints are measured: ``local`` (this machine), ``ray`` (a Ray cluster) or
-    ``submitit`` (Slurm jobs, local subprocesses without Slurm); this process alone uses the cache."""
+    """Where the SeqPoints are measured: ``local``, ``ray`` or ``submitit`` (Slurm jobs, local
+    subprocesses without Slurm); this process alone uses the cache."""
     address: str | None = None
     """With ``executor = "ray"``: the cluster (``host:port``, ``ray://host:port``, ``auto``);
     unset starts (or joins) a local Ray."""
 
-    _section_constraints: ClassVar[dict[str, list[Constraint]]] = {
-        "cache": [_PATH, None],
-        "use_cache": [Boolean("true or false")],
-        "cold_window": [bounded(int, 0, 100_000)],
-        "executor": [Options(EXECUTORS)],
-        "address": [_STR, None],
-    }
-
     def __post_init__(self) -> None:
         with in_section("profile"):
-            super().__post_init__()
-        _check("profile", self, self._section_constraints)
+            super().__post_init__()  # the harness's fields, by ProfileConfig's _parameter_constraints
+        _check("profile", self, {"cache": [_PATH, None], "use_cache": [_BOOL], "cold_window": [bounded(int, 0, 100_000)],
+                                 "executor": [Options(EXECUTORS)], "address": [_STR, None]})
         if self.cold_window and self.timer == INSTRUCTIONS:
             raise ConfigError("[profile]: cold_window times steps in seconds; with timer = \"instructions\" the "
                               "cold-step term comes from the points' first steps: set cold_window = 0.")
         if self.address is not None and self.executor != "ray":
             raise ConfigError('[profile]: address is the Ray cluster\'s; set executor = "ray" too.')
-
-    def require_clock(self, what: str) -> None:
-        """ConfigError when ``what`` (a command that compares with runs recorded in seconds)
-        meets the ``instructions`` timer, whose projection is in instructions."""
-        if self.timer == INSTRUCTIONS:
-            raise ConfigError(f"{what} compares with runs recorded in seconds, but [profile] timer = "
-                              "\"instructions\" projects instructions: use a clock timer (wall) for it, or "
-                              "seqpoint validate, which counts its full runs under callgrind too.")
 
     @property
     def window_steps(self) -> int:
@@ -344,27 +296,22 @@ class ProjectionSection:
     """Data-parallel runs: the link the gradient all-reduce crosses, a name of
     ``seqpoint.projection.INTERCONNECTS`` (pcie4, nvlink4, ...) or bytes per second."""
     allreduce_s: float | None = None
-    """Data-parallel runs: a measured all-reduce of the gradients, seconds per step (in
-    place of ``interconnect``)."""
+    """Data-parallel runs: a measured all-reduce, seconds per step (in place of ``interconnect``)."""
     device: str | None = None
-    """Also project the run onto this GPU (a shipped one, ``GPU_SPECS``, or a device file):
-    each SeqPoint's measured time per operation category scaled by the device model's time of
-    the category on the two devices (``seqpoint.projection.project_device``)."""
+    """Also project the run onto this GPU (shipped or a device file): each SeqPoint's time per
+    operation category scaled by the device model (``seqpoint.projection.project_device``)."""
     profiled_on: str | None = None
     """The device the SeqPoints are profiled on, for ``device``: ``cpu``, a shipped GPU or a
     device file (unset: the GPU the measurements name, by the device files' ``cuda_names``)."""
 
-    _section_constraints: ClassVar[dict[str, list[Constraint]]] = {
+    _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
         "method": [Options(("weighted", "interpolated"))],
         "confidence": [Interval(float, 0, 1, closed="neither", word="a number")],
         "interconnect": [_STR, Interval(float, 0, None, closed="neither", word="a number"), None],
-        "allreduce_s": [Interval(float, 0, None), None],
-        "device": [_DEVICE, None],
-        "profiled_on": [_DEVICE, None],
-    }
+        "allreduce_s": [Interval(float, 0, None), None], "device": [_DEVICE, None], "profiled_on": [_DEVICE, None]}
 
     def __post_init__(self) -> None:
-        _check("projection", self, self._section_constraints)
+        _check("projection", self, self._parameter_constraints)
         if self.device == "cpu":
             raise ConfigError("[projection] device = \"cpu\": project onto a GPU (a shipped one: "
                               f"{', '.join(GPU_SPECS)}; or a device file, a path ending .toml).")
@@ -401,20 +348,15 @@ class ValidationSection:
     selection error and the in-sequence overhead that isolated profiling cannot see."""
     between_workers: bool = True
     """With ``[profile] processes > 1``, time the full runs between the protocol's worker
-    processes (P F P F P), so truth and projection meet the same machine speed; false:
-    after them (was ``interleave``)."""
+    processes (P F P F P), so truth and projection meet the same machine speed; false: after them."""
 
-    _section_constraints: ClassVar[dict[str, list[Constraint]]] = {
-        "epochs": [_EPOCHS, None],
-        "max_iterations": [Interval(int, 1, MAX_LENGTH), None],
-        "runs": [bounded(int, 1, 1000)],
-        "baselines": [_NAMES],
-        "steady_truth": [Boolean("true or false")],
-        "between_workers": [Boolean("true or false")],
-    }
+    _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
+        "epochs": [_EPOCHS, None], "max_iterations": [Interval(int, 1, MAX_LENGTH), None],
+        "runs": [bounded(int, 1, 1000)], "baselines": [TypeOf((tuple, list), "a list of names")],
+        "steady_truth": [_BOOL], "between_workers": [_BOOL]}
 
     def __post_init__(self) -> None:
-        _check("validation", self, self._section_constraints)
+        _check("validation", self, self._parameter_constraints)
         object.__setattr__(self, "baselines", tuple(self.baselines))
         from seqpoint.selection import SELECTORS
 
@@ -434,11 +376,8 @@ class ReportSection:
     html: bool = True
     """Write ``report.html``."""
 
-    _section_constraints: ClassVar[dict[str, list[Constraint]]] = {
-        "out": [_PATH, None],
-        "plots": [Boolean("true or false")],
-        "html": [Boolean("true or false")],
-    }
+    _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {"out": [_PATH, None], "plots": [_BOOL],
+                                                                      "html": [_BOOL]}
 
     def __post_init__(self) -> None:
-        _check("report", self, self._section_constraints)
+        _check("report", self, self._parameter_constraints)

@@ -145,20 +145,11 @@ def sweep(
     spec: SweepConfig, executor: Executor | None = None, *, out: str | Path | None = None,
     reporter: Reporter | None = None,
 ) -> SweepResult:
-    """Measure every configuration of ``spec`` on the base's SeqPoints and project each.
-
-    Parameters
-    ----------
-    spec : SweepConfig
-    executor : Executor, optional
-        Where the points are measured (default: :class:`~seqpoint.executors.LocalExecutor`).
-    out : path, optional
-        Run folder (default: the base's ``[report] out``, else ``runs/<name>-<time>``). It
-        gets ``config.toml`` (the base), ``sweep_spec.json``, ``schedule.csv``,
-        ``seqpoints.json``, ``environment.json``, ``measurements_<NN>-<name>.json`` per
-        configuration, ``sweep.json``, ``sweep.csv`` and, per ``[report]``, ``sweep.png``
-        and ``report.html``.
-    """
+    """Measure every configuration of ``spec`` on the base's SeqPoints (on ``executor``, default
+    local) and project each, into the run folder ``out`` (default the base's ``[report] out``):
+    ``config.toml``, ``sweep_spec.json``, ``schedule.csv``, ``seqpoints.json``,
+    ``environment.json``, ``measurements_<NN>-<name>.json``, ``sweep.json``, ``sweep.csv`` and,
+    per ``[report]``, ``sweep.png`` and ``report.html``."""
     from seqpoint.reports import plot_sweep, write_sweep_csv, write_sweep_report
 
     executor = executor or LocalExecutor()

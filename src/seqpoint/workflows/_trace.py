@@ -15,7 +15,7 @@ from seqpoint._live import Reporter
 from seqpoint.exceptions import ConfigError, InputError
 from seqpoint.executors import Executor
 from seqpoint.measurements import Measurements, read_measurements
-from seqpoint.measurements.metrics import time_metric
+from seqpoint.measurements.metrics import INSTRUCTIONS, time_metric
 from seqpoint.projection import Projection, RankProjection, Speedup
 from seqpoint.reports import TraceRecord
 from seqpoint.schedule import IterationSchedule, RunTrace, read_trace
@@ -45,44 +45,29 @@ class TraceValidation(TraceRecord):
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data (JSON) of the comparison."""
-        return {
-            "n_iterations": self.n_iterations,
-            "n_steps": self.n_steps,
-            "n_points": self.n_points,
-            **self.truth.to_dict(),
-            "projected_metric": time_metric(self.projection.totals),
-            "first_n": self.first_n,
-            "first_n_s": self.first_n_s,
-            "first_n_error": self.first_n_error,
-            "window": None if self.window is None else self.window.to_dict(),
-            "projection": self.projection.to_dict(),
-        }
+        return {"n_iterations": self.n_iterations, "n_steps": self.n_steps, "n_points": self.n_points,
+                **self.truth.to_dict(), "projected_metric": time_metric(self.projection.totals),
+                "first_n": self.first_n, "first_n_s": self.first_n_s, "first_n_error": self.first_n_error,
+                "window": None if self.window is None else self.window.to_dict(), "projection": self.projection.to_dict()}
 
 
 def _as_trace(value: RunTrace | str | Path) -> RunTrace:
     return value if isinstance(value, RunTrace) else read_trace(value)
 
 
-def _check_same_schedule(schedule: IterationSchedule, trace: RunTrace, which: str) -> None:
-    """One clear error when ``trace`` did not run ``schedule``, naming the first difference."""
-    got = trace.to_schedule()
-    if len(got) != len(schedule):
-        raise InputError(f"{which} has {len(got)} micro-batches but the schedule has {len(schedule)}; {_SAME}")
-    for col in _SHAPE:
-        diff = np.flatnonzero(getattr(got, col) != getattr(schedule, col))
-        if diff.size:
-            i = int(diff[0])
-            raise InputError(f"{which} is not a run of this schedule: micro-batch {i} has {col} "
-                             f"{int(getattr(got, col)[i])}, the schedule {int(getattr(schedule, col)[i])}; "
-                             f"{_agree(schedule, col)}")
-
-
 def check_traces(schedule: IterationSchedule, traces: Sequence[RunTrace]) -> None:
     """Raise InputError unless every trace is a run of ``schedule``, naming the first micro-batch
-    that differs, both values and how to make them agree; cheap, so it runs before any
-    profiling (``project_job``, ``validate --trace``)."""
-    for i, run in enumerate(traces):
-        _check_same_schedule(schedule, run, f"Trace {i + 1} of {len(traces)}")
+    that differs, both values and how to make them agree; cheap, so it runs before any profiling."""
+    for n, trace in enumerate(traces):
+        which, got = f"Trace {n + 1} of {len(traces)}", trace.to_schedule()
+        if len(got) != len(schedule):
+            raise InputError(f"{which} has {len(got)} micro-batches but the schedule has {len(schedule)}; {_SAME}")
+        for col in _SHAPE:
+            if (diff := np.flatnonzero(getattr(got, col) != getattr(schedule, col))).size:
+                i = int(diff[0])
+                raise InputError(f"{which} is not a run of this schedule: micro-batch {i} has {col} "
+                                 f"{int(getattr(got, col)[i])}, the schedule {int(getattr(schedule, col)[i])}; "
+                                 f"{_agree(schedule, col)}")
 
 
 def _agree(schedule: IterationSchedule, col: str) -> str:
@@ -103,13 +88,11 @@ def validate_trace(
     """Compare the projection from SeqPoints, and first-N, with recorded real runs.
 
     ``schedule_or_trace`` is the run (one row per micro-batch; a trace stands for its own
-    schedule); ``traces`` (two or more give the noise floor) are recorded runs of it. With
-    a ``window`` in ``measurements`` the cold term is calibrated from it, as in ``seqpoint
-    run``. ``first_n`` steps of the first trace make the first-N estimate; ``rank`` picks a
-    rank of data-parallel traces. Errors are signed fractions against the mean recorded
-    total. Raises InputError for a trace that is not a run of the schedule (naming the
-    first differing micro-batch) or ``first_n < 1``.
-    """
+    schedule); ``traces`` (two or more give the noise floor) are recorded runs of it; a
+    ``window`` in ``measurements`` calibrates the cold term. ``first_n`` steps of the first
+    trace make the first-N estimate; ``rank`` picks a rank of data-parallel traces. Errors are
+    signed fractions against the mean recorded total. InputError for a trace that is not a run
+    of the schedule or ``first_n < 1``."""
     from seqpoint.projection import project
 
     if isinstance(first_n, bool) or not isinstance(first_n, int) or first_n < 1:
@@ -120,12 +103,9 @@ def validate_trace(
     items = [traces] if isinstance(traces, RunTrace | str | Path) else list(traces)
     if not items:
         raise InputError("validate_trace needs at least one recorded run trace.")
-    runs = [_as_trace(t) for t in items]
-    runs = [t.for_rank(rank) if rank is not None else t for t in runs]
-    if isinstance(schedule_or_trace, IterationSchedule):
-        schedule = schedule_or_trace
-    else:
-        schedule = _as_trace(schedule_or_trace).to_schedule(rank)
+    runs = [t.for_rank(rank) if rank is not None else t for t in map(_as_trace, items)]
+    schedule = (schedule_or_trace if isinstance(schedule_or_trace, IterationSchedule)
+                else _as_trace(schedule_or_trace).to_schedule(rank))
     check_traces(schedule, runs)
     projection = project(schedule, seqpoints, measurements, method=method, confidence=confidence)
     steps = runs[0].step_times_s()
@@ -141,10 +121,9 @@ def speedup_from_files(
     schedule: IterationSchedule | str | Path, seqpoints: SeqPoints | str | Path, meas_a: Measurements | str | Path,
     meas_b: Measurements | str | Path, *, metric: str = "auto",
 ) -> Speedup:
-    """Projected speedup ``T_a / T_b`` from two measurement sets of the same SeqPoints
-    (objects or files; ``schedule`` may be a run trace), ``metric`` as for
-    :func:`~seqpoint.projection.project_speedup`. Raises InputError when a set lacks a
-    SeqPoint's iteration."""
+    """Projected speedup ``T_a / T_b`` from two measurement sets of the same SeqPoints (objects or
+    files; ``schedule`` may be a run trace), ``metric`` as for ``project_speedup``. InputError
+    when a set lacks a SeqPoint's iteration."""
     from seqpoint.projection import check_fit, project_speedup
 
     def named(given: object, label: str) -> str:
@@ -159,12 +138,9 @@ def speedup_from_files(
     for name, given, ms in (("A", meas_a, a), ("B", meas_b, b)):
         have = {m.iteration for m in ms.measurements}
         if not wanted <= have:
-            missing = sorted(wanted - have)[:5]
-            raise InputError(
-                f"Measurements {name} ({named(given, 'in memory')}) lack SeqPoint iteration(s) {missing} of "
-                f"{named(seqpoints, 'the SeqPoints')}; measure both configurations on the same SEQPOINTS.json "
-                "('seqpoint profile')."
-            )
+            raise InputError(f"Measurements {name} ({named(given, 'in memory')}) lack SeqPoint iteration(s) "
+                             f"{sorted(wanted - have)[:5]} of {named(seqpoints, 'the SeqPoints')}; measure both "
+                             "configurations on the same SEQPOINTS.json ('seqpoint profile').")
     return project_speedup(sched, pts, a, b, metric=metric)
 
 
@@ -203,13 +179,15 @@ def validate_config_on_traces(
 ) -> tuple[TraceValidation, RunFolder]:
     """``seqpoint validate CONFIG --trace T [--trace T2]``: SeqPoints of the first trace's
     micro-batches (``[batching] rank`` picks a rank) measured per the config and checked by
-    :func:`validate_trace`. A config that sets what a trace replaces is a ConfigError: a
-    user reusing ``seqpoint run``'s config could otherwise think the trace was checked
-    against it."""
+    :func:`validate_trace`. A config that sets what a trace replaces is a ConfigError, lest a
+    user reusing ``seqpoint run``'s config think the trace was checked against it."""
     if not traces:
         raise InputError("--trace needs at least one recorded run trace (seqpoint.integrations).")
     _check_trace_config(cfg)
-    cfg.profile.require_clock("seqpoint validate --trace")  # a recorded trace is in seconds
+    if cfg.profile.timer == INSTRUCTIONS:  # a recorded trace is in seconds
+        raise ConfigError("seqpoint validate --trace compares with runs recorded in seconds, but [profile] timer = "
+                          "\"instructions\" projects instructions: use a clock timer (wall) for it, or seqpoint "
+                          "validate, which counts its full runs under callgrind too.")
     rank = cfg.batching.rank
     first = _as_trace(traces[0])
     ranks = len(first.ranks)
@@ -220,23 +198,16 @@ def validate_config_on_traces(
     runs = [first, *map(_as_trace, traces[1:])]
     check_traces(first.to_schedule(rank), [t.for_rank(rank) if rank is not None else t for t in runs])
     folder = RunFolder.new(cfg.name + "-trace", cfg.report.out, command="validate --trace")
-    c = Campaign(cfg, reporter=reporter, executor=executor, folder=folder,
-                 schedule=first.to_schedule(rank))
-    measurements = c.measure_seqpoints()
-    result = validate_trace(c.schedule, c.seqpoints, measurements, runs, first_n=first_n,
-                            rank=rank, method=cfg.projection.method, confidence=cfg.projection.confidence)
+    c = Campaign(cfg, reporter=reporter, executor=executor, folder=folder, schedule=first.to_schedule(rank))
+    result = validate_trace(c.schedule, c.seqpoints, c.measure_seqpoints(), runs, first_n=first_n, rank=rank,
+                            method=cfg.projection.method, confidence=cfg.projection.confidence)
     folder.write_json("trace_validation.json", result.to_dict())
     return result, folder
 
 
-#: Sections whose keys ``validate --trace`` does not read, with their defaults, and the
-#: keys of them that it does read.
-_NOT_READ: tuple[tuple[str, object, frozenset[str]], ...] = (
-    ("lengths", LengthsSection(), frozenset()),
-    ("batching", BatchingSection(), frozenset({"world_size", "rank"})),
-    ("projection", ProjectionSection(), frozenset({"method", "confidence"})),
-    ("validation", ValidationSection(), frozenset()),
-)
+#: Sections whose keys ``validate --trace`` does not read, with their defaults, and the keys it does read.
+_NOT_READ = (("lengths", LengthsSection(), ()), ("batching", BatchingSection(), ("world_size", "rank")),
+             ("projection", ProjectionSection(), ("method", "confidence")), ("validation", ValidationSection(), ()))
 
 
 def _check_trace_config(cfg: RunConfig) -> None:
@@ -244,14 +215,11 @@ def _check_trace_config(cfg: RunConfig) -> None:
     ignored = []
     for section, default, read in _NOT_READ:
         current = getattr(cfg, section)
-        keys = [f.name for f in dataclasses.fields(current)
-                if f.name not in read and getattr(current, f.name) != getattr(default, f.name)]
-        if keys:
+        if keys := [f.name for f in dataclasses.fields(current)
+                    if f.name not in read and getattr(current, f.name) != getattr(default, f.name)]:
             ignored.append(f"[{section}] {', '.join(keys)}")
     if ignored:
-        raise ConfigError(
-            f"validate --trace does not read {'; '.join(ignored)}: the trace's micro-batches are the run and "
-            "the recorded runs the truth. Remove these from the config (--trace reads [selection], [workload], "
-            "[profile], [report] out and [batching] world_size and rank, which pick one rank of a data-parallel "
-            "trace), or leave out --trace to validate by full runs."
-        )
+        raise ConfigError(f"validate --trace does not read {'; '.join(ignored)}: the trace's micro-batches are the run "
+                          "and the recorded runs the truth. Remove these from the config (--trace reads [selection], "
+                          "[workload], [profile], [report] out and [batching] world_size and rank, which pick one "
+                          "rank of a data-parallel trace), or leave out --trace to validate by full runs.")

@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit bench bench-quick clean venv
+.PHONY: demo test lint typecheck unit test-slow bench bench-quick clean venv
 
 venv: $(STAMP)
 
@@ -27,16 +27,20 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 unit: $(STAMP)
-	$(BIN)/pytest -q -n 2
+	$(BIN)/pytest -q -n 2 -m "not slow"
+
+# The benchmarks' dry runs and the callgrind full run (minutes each); make bench runs them first.
+test-slow: $(STAMP)
+	$(BIN)/pytest -q -n 2 -m slow
 
 test: lint typecheck unit
 
 # Every benchmark in turn (batching, selection, profiling, then the paper table of issue 7,
 # which alone takes up to an hour on 2 cores); bench-quick passes --quick to each of them.
-bench: $(STAMP)
+bench: test-slow
 	$(BIN)/python benchmarks/run_all.py
 
-bench-quick: $(STAMP)
+bench-quick: test-slow
 	$(BIN)/python benchmarks/run_all.py --quick
 
 clean:

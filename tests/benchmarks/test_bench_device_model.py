@@ -15,6 +15,7 @@ pytest.importorskip("torch")
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow
 def test_the_quick_run_writes_every_published_comparison() -> None:
     done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_device_model.py"), "--quick"],
                           capture_output=True, text=True, cwd=ROOT, timeout=600, check=False)

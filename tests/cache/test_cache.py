@@ -138,7 +138,6 @@ _CAMPAIGN = textwrap.dedent(
 )
 
 
-@pytest.mark.slow
 def test_killed_campaign_resumes_and_measures_only_what_is_missing(tmp_path, monkeypatch) -> None:
     pytest.importorskip("torch")
     path = tmp_path / "m.sqlite"

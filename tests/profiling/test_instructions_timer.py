@@ -57,8 +57,7 @@ def test_without_valgrind_one_line_names_the_package(monkeypatch, tmp_path) -> N
     assert "\n" not in str(info.value)
 
 
-@pytest.mark.slow
-@pytest.mark.callgrind
+@pytest.mark.callgrind  # the one callgrind check of `make test`; the full run's is `make test-slow`'s
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
 def test_a_campaign_counts_instructions_under_callgrind() -> None:
     """The one test that really runs callgrind: a toy model, two points, a worker process."""

@@ -103,8 +103,7 @@ def test_auto_is_attention_alone_without_a_model() -> None:
     assert model_cost(SelectionSection(), _schedule(), user) is None  # type: ignore[arg-type]
 
 
-def test_selection_section_checks_the_proxy_and_reads_its_old_names() -> None:
-    from seqpoint.exceptions import SeqPointWarning
+def test_selection_section_checks_the_proxy_and_refuses_its_old_names() -> None:
     from seqpoint.workflows import RunConfig, SelectionSection
 
     with pytest.raises(ConfigError, match=r"proxy = 'roofline' is not a cost proxy; use one of attention, "
@@ -117,11 +116,9 @@ def test_selection_section_checks_the_proxy_and_reads_its_old_names() -> None:
     with pytest.raises(ConfigError, match="proxy_device"):
         SelectionSection(proxy="model", proxy_device="b300")
     assert SelectionSection(proxy="tokens").selector_params()["cost"] == "tokens"
-    # One name on flag and TOML: the old ones are read, with a warning each.
+    # One name on flag and TOML: an old one is refused with its new name.
     base = {"lengths": {"source": "bundled:wikitext-2-valid"}}
-    with pytest.warns(SeqPointWarning, match=r"\[selection\] cost is deprecated; it is \[selection\] proxy now"):
-        old = RunConfig.from_dict({**base, "selection": {"cost": "model", "cost_device": "h100"}})
-    assert (old.selection.proxy, old.selection.proxy_device) == ("model", "h100")
-    with pytest.warns(SeqPointWarning, match=r"params.cost is deprecated"):
-        old = RunConfig.from_dict({**base, "selection": {"params": {"cost": "tokens"}}})
-    assert old.selection.proxy == "tokens" and "cost" not in old.selection.params
+    with pytest.raises(ConfigError, match=r"\[selection\] cost is now \[selection\] proxy; use the new name"):
+        RunConfig.from_dict({**base, "selection": {"cost": "model", "cost_device": "h100"}})
+    with pytest.raises(ConfigError, match=r"params.cost is now \[selection\] proxy"):
+        RunConfig.from_dict({**base, "selection": {"params": {"cost": "tokens"}}})

@@ -27,11 +27,12 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 unit: $(STAMP)
-	$(BIN)/pytest -q -n 2 -m "not slow"
+	$(BIN)/pytest -q -n 2 --dist worksteal -m "not slow"
 
-# The benchmarks' dry runs and the callgrind full run (minutes each); make bench runs them first.
+# The benchmarks' dry runs, the callgrind full run and the workflows' interleaved full runs (minutes
+# each; make test keeps one smoke test of each kind); make bench runs them first.
 test-slow: $(STAMP)
-	$(BIN)/pytest -q -n 2 -m slow
+	$(BIN)/pytest -q -n 2 --dist worksteal -m slow
 
 test: lint typecheck unit
 

@@ -236,6 +236,7 @@ def test_run_warns_of_what_it_does_not_use(tmp_path: Path, cli: Cli) -> None:
     assert "(below 1: profiling the SeqPoints took more steps than this part of the run has" in " ".join(printed.split())
 
 
+@pytest.mark.slow  # full runs in fresh processes: make test-slow
 def test_speedup_validate_prints_the_measured_speedup(tmp_path: Path, cli: Cli) -> None:
     cfg = _tiny_config(tmp_path, 48, f'[validation]\nruns = 2\n[report]\nout = "{tmp_path / "run"}"\n'
                                      'plots = false\nhtml = false\n')

@@ -98,6 +98,7 @@ def test_interleave_plan_spreads_the_runs_over_the_gaps(runs, processes, plan):
     assert interleave_plan(runs, processes) == plan
 
 
+@pytest.mark.slow  # full runs in fresh processes: make test-slow
 def test_validate_times_full_runs_between_the_workers(tmp_path, _cfg):
     # 2 worker processes, 2 runs: both runs in the gap between the workers (P F F P).
     profile = ProfileSection(warmup=1, repeats=2, processes=2, metrics=("time",),
@@ -126,6 +127,7 @@ class _Watched(LocalExecutor):
         return super().profile(jobs, **kw)
 
 
+@pytest.mark.slow  # full runs in fresh processes: make test-slow
 def test_validate_times_the_steady_truth_in_the_seqpoints_workers(tmp_path, recorder, _cfg):
     # The steady-state truth's signatures go to the same measurement (the same worker
     # processes, with the full runs between them) as the SeqPoints, not to a later one.
@@ -238,6 +240,7 @@ def test_speedup_with_worker_processes_alternates_a_and_b(tmp_path, monkeypatch,
         speedup_configs(a, three)
 
 
+@pytest.mark.slow  # full runs in fresh processes: make test-slow
 def test_speedup_validate_times_both_full_runs_in_alternating_rounds(tmp_path, recorder, _cfg):
     def order():
         return [line for line in recorder.seen if line.startswith("full run")]

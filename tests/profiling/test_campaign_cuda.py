@@ -48,6 +48,30 @@ def test_workers_time_a_cuda_workload_and_the_parent_steps_nothing(spec: str) ->
     assert torch.cuda.max_memory_allocated() == held
 
 
+def test_the_parents_copy_waits_in_host_memory_while_workers_time() -> None:
+    """Row 3: while fresh workers time, the parent holds none of its copy (model, optimizer state)
+    on the GPU; after, the copy is back where it was and steps."""
+    from seqpoint import Reporter
+
+    wl = load_workload("bert:small", {**CUDA, "threads": 1})
+    wl.step(wl.make_batch((4, 64, 0)))  # the optimizer's state exists
+    torch.cuda.synchronize()
+
+    def devices() -> list[str]:
+        return [str(t.device) for t in (*wl.model.parameters(), *wl.model.buffers(),
+                                         *(v for st in wl.optimizer.state.values() for v in st.values()))
+                if torch.is_tensor(t)]
+
+    before, held, seen = devices(), torch.cuda.memory_allocated(), []
+    reporter = Reporter(progress=False, after_worker=(lambda p, last: seen.append(torch.cuda.memory_allocated()),))
+    ms = Profiler(wl, reporter=reporter).measure([(4, 64, 0)], TIMED)
+    assert ms.measurements[0].ok, ms.measurements[0].message
+    assert len(seen) == 2 and max(seen) < held / 10
+    assert torch.cuda.memory_allocated() == pytest.approx(held, rel=0.01)
+    assert devices() == before and "cuda:0" in before
+    assert wl.step(wl.make_batch((4, 64, 0))) > 0
+
+
 def test_workers_measure_at_the_campaigns_matmul_precision(high_precision: None) -> None:
     """Row 8: a fresh process starts at "highest" (IEEE fp32); the workers run at the parent's "high"."""
     ms = Profiler(load_workload("bert:tiny", CUDA)).measure([(4, 64, 0)], TIMED)

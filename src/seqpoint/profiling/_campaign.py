@@ -7,6 +7,7 @@ process: a shape's first step in the run's own order, which the cold-step term c
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import time
@@ -21,7 +22,7 @@ from seqpoint.exceptions import ConfigError
 from seqpoint.measurements import Measurement, Measurements, ProcessState, StepWindow
 from seqpoint.profiling._config import ProfileConfig
 from seqpoint.profiling._failures import CudaLost, failed_measurement
-from seqpoint.profiling._memory import MemoryCheck
+from seqpoint.profiling._memory import MemoryCheck, parked
 from seqpoint.profiling._plan import CampaignKey, Plan, Points, Unit, plan_points
 from seqpoint.profiling._point import profile_point
 from seqpoint.profiling._protocol import WorkerResult, WorkerTask, fresh_worker, profile_protocol
@@ -124,7 +125,8 @@ class Profiler:
             self.check_shared_gpu(self.key().environment, "[profile] cold_window")
         shipped = self.shipped("A step window ([profile] cold_window)",
                                "calibrate the cold term from the points' first steps (cold_window = 0)")
-        return profile_window(shipped, steps, start=start, timer=timer, process=self.process())
+        with parked(self.workload) if self.facts.on_cuda else contextlib.nullcontext():
+            return profile_window(shipped, steps, start=start, timer=timer, process=self.process())
 
     @keeps_rngs
     def run(self, plan: Plan) -> Measurements:
@@ -154,9 +156,11 @@ class Profiler:
         if config.in_workers:
             timed = {p.unit: p.unit[0] if p.shape is None else p.shape for p in todo if refusal(p.unit[0]) is None}
             if timed:
-                got, protocol = profile_protocol(self.shipped_for(config), list(timed.values()), config, decoy,
-                                                 run=self._announcing(len(timed), config), label=self.reporter.label,
-                                                 process=self.process())
+                shipped = self.shipped_for(config)  # pickled here, before the parent's copy is parked
+                with contextlib.nullcontext() if parent_free else parked(self.workload):
+                    got, protocol = profile_protocol(shipped, list(timed.values()), config, decoy,
+                                                     run=self._announcing(len(timed), config),
+                                                     label=self.reporter.label, process=self.process())
                 times = {unit: got[point] for unit, point in timed.items()}
         others = tuple(m for m in config.metrics if m != "time")
         rest = dataclasses.replace(config, metrics=others, processes=1) if times and others else None

@@ -8,12 +8,17 @@ free for it is recorded as ``oom`` without running. It never refuses a point tha
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import operator
 import os
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from seqpoint.profiling._state import WorkloadState, meta_clone
 from seqpoint.workloads import CountsOnMeta, Signature, TorchWorkload, Workload, WorkloadFacts
 
-__all__ = ["MemoryCheck", "available_memory", "step_memory_lower_bound"]
+__all__ = ["MemoryCheck", "available_memory", "parked", "step_memory_lower_bound"]
 
 
 def available_memory(device: str) -> int | None:
@@ -94,3 +99,41 @@ class MemoryCheck:
         return (f"not run: a step of {signature} needs at least {need / 2**30:.1f} GiB (parameters, gradients, "
                 f"optimizer state and inputs, counted on the meta device), more than the {limit / 2**30:.1f} GiB "
                 f"free on {self._device}.")
+
+
+@contextlib.contextmanager
+def parked(workload: Workload) -> Iterator[None]:
+    """This process's copy of a CUDA workload (its model's parameters and buffers, its optimizer's
+    state) in host memory, and the allocator's cache given back, while fresh processes time it: they
+    get the GPU's memory as a run would, not less this copy (audit row 3). Back on their devices
+    after; parameters keep their identity (the optimizer's references hold), gradients are dropped
+    (every step starts by setting them)."""
+    import torch
+
+    moved: list[tuple[Callable[[Any], None], Any, torch.device]] = []
+
+    def park(tensor: object, put: Callable[[Any], None]) -> None:
+        if isinstance(tensor, torch.Tensor) and tensor.is_cuda:
+            host = tensor.to("cpu")
+            put(host)
+            moved.append((put, host, tensor.device))
+
+    model = getattr(workload, "model", None)
+    if isinstance(model, torch.nn.Module):
+        for p in model.parameters():
+            p.grad = None
+            park(p.data, functools.partial(setattr, p, "data"))
+        for name, buf in model.named_buffers():
+            owner, _, leaf = name.rpartition(".")
+            park(buf, functools.partial(setattr, model.get_submodule(owner), leaf))
+    optimizer = getattr(workload, "optimizer", None)
+    for state in getattr(getattr(optimizer, "optimizer", optimizer), "state", {}).values():
+        for key, value in list(state.items()):
+            park(value, functools.partial(operator.setitem, state, key))
+    if moved:
+        torch.cuda.empty_cache()
+    try:
+        yield
+    finally:
+        for put, host, device in moved:
+            put(host.to(device))

@@ -51,10 +51,9 @@ def parse_value(text: str) -> object:
 
 
 def parse_set(items: Iterable[str], *, option: str = "--set") -> dict[str, Any]:
-    """Parse ``KEY=VALUE`` items, the one grammar of every ``--set`` (and ``--set-b``); later
-    items override earlier ones. VALUE is read by :func:`parse_value`; dashes in KEY become
-    underscores, a dotted KEY (``batching.epochs``) is kept whole; ``option`` names the flag
-    in errors."""
+    """Parse ``KEY=VALUE`` items, the one grammar of every ``--set`` (and ``--set-b``); later items override
+    earlier ones. VALUE is read by :func:`parse_value`; dashes in KEY become underscores, a dotted KEY
+    (``batching.epochs``) is kept whole; ``option`` names the flag in errors."""
     out: dict[str, Any] = {}
     for item in items:
         key, sep, raw = item.partition("=")

@@ -1,10 +1,6 @@
-"""The one reading boundary: text, JSON and schema validation with one error style.
-
-Every file goes through :func:`read_text` (exists, is a file, is UTF-8) and, for JSON,
-:func:`read_json`, then a pydantic schema (:func:`validate`); whatever goes wrong is one
-:class:`~seqpoint.exceptions.InputError` line ``<file>: <location>: <what>; <fix>``.
-pydantic is imported only where a file is validated.
-"""
+"""The one reading boundary: every file goes through :func:`read_text` (exists, is a file, is UTF-8) and, for
+JSON, :func:`read_json`, then a pydantic schema (:func:`validate`, pydantic imported only there); whatever goes
+wrong is one :class:`~seqpoint.exceptions.InputError` line ``<file>: <location>: <what>; <fix>``."""
 
 from __future__ import annotations
 
@@ -111,23 +107,14 @@ def read_json(path: str | Path, *, what: str, made_by: str) -> Any:
 
 #: pydantic's messages for Python input, in the words of a JSON or TOML file.
 _MESSAGES = {
-    "model_type": "must be an object (a JSON object or TOML table)",
-    "model_attributes_type": "must be an object (a JSON object or TOML table)",
-    "dict_type": "must be an object (a JSON object or TOML table)",
-    "list_type": "must be a list",
-    "int_type": "must be an integer",
-    "float_type": "must be a number",
-    "string_type": "must be a string",
-    "bool_type": "must be true or false",
-    "finite_number": "must be a finite number",
-    "missing": "is required but missing",
-    "extra_forbidden": "is not a known field (check the spelling)",
-    "greater_than_equal": "must be >= {ge}",
-    "greater_than": "must be > {gt}",
-    "less_than_equal": "must be <= {le}",
-    "less_than": "must be < {lt}",
-    "string_too_short": "must not be empty",
-    "too_short": "must have at least {min_length} item(s)",
+    **dict.fromkeys(("model_type", "model_attributes_type", "dict_type"),
+                    "must be an object (a JSON object or TOML table)"),
+    "list_type": "must be a list", "int_type": "must be an integer", "float_type": "must be a number",
+    "string_type": "must be a string", "bool_type": "must be true or false", "finite_number": "must be a finite number",
+    "missing": "is required but missing", "extra_forbidden": "is not a known field (check the spelling)",
+    "greater_than_equal": "must be >= {ge}", "greater_than": "must be > {gt}",
+    "less_than_equal": "must be <= {le}", "less_than": "must be < {lt}",
+    "string_too_short": "must not be empty", "too_short": "must have at least {min_length} item(s)",
     "too_long": "must have at most {max_length} item(s)",
 }
 

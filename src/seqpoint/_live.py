@@ -18,9 +18,8 @@ Advance = Callable[[int, "str | None"], None]
 
 
 def shows_live(console: Console | None) -> bool:
-    """True when ``console`` (None: rich's global one) is a terminal or a notebook. Elsewhere (a
-    pipe, a log file) a bar leaves only its last frame, or an empty line when transient, so
-    callers draw none there."""
+    """True when ``console`` (None: rich's global one) is a terminal or a notebook. Elsewhere (a pipe, a log
+    file) a bar leaves only its last frame, or an empty line when transient, so callers draw none there."""
     from rich import get_console
 
     out = console or get_console()
@@ -30,9 +29,8 @@ def shows_live(console: Console | None) -> bool:
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Reporter:
     """How a campaign reports: progress bars and notes on ``console`` when ``progress``, and
-    ``after_worker(p, last)`` hooks run after worker process ``p`` of a campaign measured in
-    fresh workers (``validate`` times its full runs there; ``speedup`` hands the turn to the
-    other configuration)."""
+    ``after_worker(p, last)`` hooks run after worker process ``p`` of a campaign measured in fresh workers
+    (``validate`` times its full runs there; ``speedup`` hands the turn to the other configuration)."""
 
     console: Console | None = None
     """Where bars and notes go (None: rich's console on stdout)."""

@@ -1,10 +1,7 @@
-"""Declarative parameter validation, in the spirit of scikit-learn's ``_parameter_constraints``.
-
-A component states what each parameter may be, as data; :func:`check_params` checks and
-writes seqpoint's one error format ("The 'batch_size' parameter of FixedPolicy must be
-an int >= 1. Got 0."). A value passes when any constraint of its list accepts it, and the
-message joins their descriptions in order ("an int >= 1 or None").
-"""
+"""Declarative parameter validation, in the spirit of scikit-learn's ``_parameter_constraints``: a component
+states what each parameter may be, as data; :func:`check_params` checks and writes seqpoint's one error format
+("The 'batch_size' parameter of FixedPolicy must be an int >= 1. Got 0."). A value passes when any constraint of
+its list accepts it, and the message joins their descriptions in order ("an int >= 1 or None")."""
 
 from __future__ import annotations
 
@@ -31,12 +28,9 @@ def _is_real(v: object) -> TypeGuard[float]:
 
 @dataclass(frozen=True)
 class Interval:
-    """A number in a range: ``Interval(int, 1)`` is "an int >= 1".
-
-    ``kind`` ``int`` accepts integers only (no bool, no 2.5), ``float`` any finite real;
-    ``left``/``right`` None leave a side open; ``closed`` says which bounds belong;
-    ``word`` replaces the noun ("a number") and ``note`` is said in parentheses after it.
-    """
+    """A number in a range: ``Interval(int, 1)`` is "an int >= 1". ``kind`` ``int`` accepts integers only (no
+    bool, no 2.5), ``float`` any finite real; ``left``/``right`` None leave a side open; ``closed`` says which
+    bounds belong; ``word`` replaces the noun ("a number") and ``note`` is said in parentheses after it."""
 
     kind: type
     left: float | None = None

@@ -1,9 +1,6 @@
-"""The one error vocabulary of seqpoint.
-
-Anything a user can cause raises a subclass of ``ValueError`` (or ``TypeError``) whose
-message names the bad value and says how to fix it. The CLI turns these into one line
-on stderr and exit status 2. ``assert`` is only for internal invariants.
-"""
+"""The one error vocabulary of seqpoint: anything a user can cause raises a subclass of
+``ValueError`` (or ``TypeError``) whose message names the bad value and says how to fix it; the
+CLI turns these into one line on stderr and exit status 2. ``assert`` is for internal invariants."""
 
 from __future__ import annotations
 

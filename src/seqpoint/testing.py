@@ -1,9 +1,7 @@
-"""Toy inputs for tests of seqpoint and of code built on it (like ``torch.testing``).
-
-Each is small, deterministic and exact by hand: a schedule of eight iterations, SeqPoints at
-chosen rows, measurements from a cost function, and a training step small enough to profile
-in a test. Importing this module does not import torch; the workload's methods do.
-"""
+"""Toy inputs for tests of seqpoint and of code built on it (like ``torch.testing``), each small,
+deterministic and exact by hand: a schedule of eight iterations, SeqPoints at chosen rows,
+measurements from a cost function, and a training step small enough to profile in a test.
+Importing this module does not import torch; the workload's methods do."""
 
 from __future__ import annotations
 
@@ -24,21 +22,12 @@ from seqpoint.workloads import BatchShape, UserWorkload, WorkloadConfig
 if TYPE_CHECKING:
     import torch
 
-__all__ = [
-    "ToyConfig",
-    "ToyWorkload",
-    "linear_cost",
-    "toy_measurements",
-    "toy_points",
-    "toy_schedule",
-    "varied_schedule",
-]
+__all__ = ["ToyConfig", "ToyWorkload", "linear_cost", "toy_measurements", "toy_points", "toy_schedule",
+           "varied_schedule"]
 
 
-def toy_schedule(
-    seq_len: Sequence[int] = (10, 10, 10, 20, 20, 30, 100, 100), *, batch_size: int = 1,
-    tgt_len: Sequence[int] | None = None,
-) -> IterationSchedule:
+def toy_schedule(seq_len: Sequence[int] = (10, 10, 10, 20, 20, 30, 100, 100), *, batch_size: int = 1,
+                 tgt_len: Sequence[int] | None = None) -> IterationSchedule:
     """A schedule of one iteration per ``seq_len``; by default eight iterations of batch 1:
     seq_len 10 ×3, 20 ×2, 30 ×1, 100 ×2."""
     cols: dict[str, object] = {"batch_size": [batch_size] * len(seq_len), "seq_len": list(seq_len)}
@@ -66,15 +55,13 @@ def toy_points(schedule: IterationSchedule, rows: Sequence[int], *, method: str 
 
 
 def linear_cost(point: SeqPoint) -> float:
-    """Seconds of a step linear in its padded tokens: ``0.5 + 0.01 · batch_size · (seq_len +
-    tgt_len)``."""
+    """Seconds of a step linear in its padded tokens: ``0.5 + 0.01 · batch_size · (seq_len + tgt_len)``."""
     return 0.5 + 0.01 * point.batch_size * (point.seq_len + point.tgt_len)
 
 
-def toy_measurements(
-    points: SeqPoints | Sequence[SeqPoint], cost: Callable[[SeqPoint], float] = linear_cost, *,
-    metric: str = "time_s", status: Status = "ok", workload: str = "toy", **metrics: Callable[[SeqPoint], float],
-) -> Measurements:
+def toy_measurements(points: SeqPoints | Sequence[SeqPoint], cost: Callable[[SeqPoint], float] = linear_cost, *,
+                     metric: str = "time_s", status: Status = "ok", workload: str = "toy",
+                     **metrics: Callable[[SeqPoint], float]) -> Measurements:
     """One measurement per point: ``metric`` is ``cost(point)`` and each keyword metric its
     function of the point (``time_s_iqr=lambda p: 0.0``); a failed ``status`` has no metrics."""
     pts = points.points if isinstance(points, SeqPoints) else tuple(points)

@@ -113,14 +113,6 @@ _RUN_CONSTRAINTS: dict[str, list[Constraint]] = {"epochs": [EPOCHS], "seed": [bo
                                                  "world_size": [WORLD_SIZE]}
 
 
-def _check_run(epochs: int, seed: int, n_samples: int, world_size: int) -> None:
-    check_params("", _RUN_CONSTRAINTS, {"epochs": epochs, "seed": seed, "world_size": world_size})
-    if n_samples * epochs > MAX_REPLAY_SAMPLES:
-        raise ConfigError(f"{epochs} epochs of {n_samples:,} samples are {n_samples * epochs:,} sample draws, "
-                          f"more than the replay limit of {MAX_REPLAY_SAMPLES:,} (a memory guard); use fewer "
-                          "epochs (the schedule of one epoch repeats its shape mix) or a subset of samples.")
-
-
 class BatchingPolicy(Validated):
     """Base of batching policies (frozen keyword-only dataclasses over lengths): a subclass
     sets ``name`` and :meth:`plan`; :meth:`replay` turns the plan into a schedule."""
@@ -138,25 +130,19 @@ class BatchingPolicy(Validated):
 
     def replay(self, lengths: Lengths | ArrayLike, *, epochs: int = 1, seed: int = 0, world_size: int = 1,
                shard: str | None = None) -> IterationSchedule:
-        """Replay the policy over ``lengths`` and return the schedule of batch shapes: one row per
-        batch, ``meta`` holding the policy, parameters, epochs, seed and the samples dropped.
-
-        Parameters
-        ----------
-        lengths : Lengths or array-like of shape (n_samples,)
-            Per-sample lengths (tokens or frames).
-        epochs, seed : int
-            Passes over the data, each drawing its own random stream from the run ``seed`` (the
-            same seed gives the identical schedule).
-        world_size : int
-            Data-parallel ranks; above 1 the schedule has a ``rank`` column and ``world_size``
-            rows per iteration.
-        shard : {"samples", "batches"}, optional
-            ``DistributedSampler``-style sample dealing or round-robin whole batches;
-            default ``samples`` for ``fixed``, ``sorted``, ``sortagrad``, else ``batches``.
-        """
+        """Replay the policy over ``lengths`` (Lengths or an array of shape (n_samples,), tokens or
+        frames) and return the schedule of batch shapes: one row per batch, ``meta`` holding the
+        policy, parameters, epochs, seed and the samples dropped. Each of the ``epochs`` passes
+        draws its own random stream from the run ``seed`` (the same seed gives the identical
+        schedule). Above one rank (``world_size``) the schedule has a ``rank`` column and
+        ``world_size`` rows per iteration, dealt by ``shard``: ``samples`` (``DistributedSampler``,
+        the default for ``fixed``, ``sorted``, ``sortagrad``) or ``batches`` (round-robin)."""
         lens = as_lengths(lengths)
-        _check_run(epochs, seed, lens.n_samples, world_size)
+        check_params("", _RUN_CONSTRAINTS, {"epochs": epochs, "seed": seed, "world_size": world_size})
+        if (n := lens.n_samples) * epochs > MAX_REPLAY_SAMPLES:
+            raise ConfigError(f"{epochs} epochs of {n:,} samples are {n * epochs:,} sample draws, more than the "
+                              f"replay limit of {MAX_REPLAY_SAMPLES:,} (a memory guard); use fewer epochs (the "
+                              "schedule of one epoch repeats its shape mix) or a subset of samples.")
         if world_size == 1:
             return self._replay_single(lens, epochs=int(epochs), seed=int(seed))
         mode = resolve_shard(self.name, shard)

@@ -32,12 +32,9 @@ def group_by_bucket(rng: np.random.Generator, bucket: IntArray) -> tuple[IntArra
 @POLICIES.register("bucket")
 @dataclass(frozen=True, kw_only=True)
 class BucketPolicy(BatchingPolicy):
-    """GNMT bucketing as in the MLPerf Training reference (``BucketingSampler``).
-
-    A sample's bucket is ``max(src, tgt) // ceil(max_len / num_buckets)``, clamped to the
-    last. Every epoch each bucket is shuffled and cut into batches (its remainder dropped,
-    as MLPerf does), and the batches are shuffled globally.
-    """
+    """GNMT bucketing as in the MLPerf Training reference (``BucketingSampler``): a sample's bucket is
+    ``max(src, tgt) // ceil(max_len / num_buckets)``, clamped to the last; every epoch each bucket is shuffled
+    and cut into batches (its remainder dropped, as MLPerf does), and the batches are shuffled globally."""
 
     name: ClassVar[str] = "bucket"
 
@@ -104,14 +101,11 @@ def estimate_duration_buckets(sizes: IntArray, num_buckets: int) -> IntArray:
 @POLICIES.register("dynamic_bucket")
 @dataclass(frozen=True, kw_only=True)
 class DynamicBucketPolicy(BatchingPolicy):
-    """Duration-budget batches within length buckets, like lhotse's ``DynamicBucketingSampler``.
-
-    As lhotse: buckets of equal total duration (``estimate_duration_buckets``), batches from
-    one bucket in arrival order, closed once one more sample of the longest length would
-    exceed ``max_duration`` (``(n + 1) * longest``) or at ``max_cuts``. Unlike lhotse's
-    finite shuffle buffer, each epoch is a full permutation and the batches are shuffled
-    uniformly. Lengths and ``max_duration`` share one unit (frames: 100 per second).
-    """
+    """Duration-budget batches within length buckets, like lhotse's ``DynamicBucketingSampler``: buckets of
+    equal total duration (``estimate_duration_buckets``), batches from one bucket in arrival order, closed once
+    one more sample of the longest length would exceed ``max_duration`` (``(n + 1) * longest``) or at
+    ``max_cuts``. Unlike lhotse's finite shuffle buffer, each epoch is a full permutation and the batches are
+    shuffled uniformly. Lengths and ``max_duration`` share one unit (frames: 100 per second)."""
 
     name: ClassVar[str] = "dynamic_bucket"
 
@@ -136,8 +130,7 @@ class DynamicBucketPolicy(BatchingPolicy):
                               "and/or 'max_cuts'.")
 
     def plan(self, lengths: Lengths, *, epochs: int = 1, seed: int = 0) -> BatchPlan:
-        dur = lengths.src
-        n = lengths.n_samples
+        dur, n = lengths.src, lengths.n_samples
         if self.num_buckets > 1 and self.num_buckets > n:
             raise InputError(f"num_buckets={self.num_buckets} exceeds the {n} samples of "
                              f"{lengths.source}; use fewer buckets.")

@@ -46,13 +46,10 @@ def length_grouped_indices(lengths: IntArray, perm: IntArray, batch_size: int, m
 @POLICIES.register("group_by_length")
 @dataclass(frozen=True, kw_only=True)
 class GroupByLengthPolicy(ConsecutivePolicy):
-    """Hugging Face Trainer ``group_by_length=True`` (``LengthGroupedSampler``).
-
-    Every epoch: a random permutation, megabatches of ``mega_batch_mult * batch_size``
-    sorted by decreasing length, the longest sample first, cut into batches. With
-    ``generator="torch"`` the permutation is ``torch.randperm`` seeded with
-    :func:`~seqpoint.batching.epoch_seed`, index for index what transformers gives.
-    """
+    """Hugging Face Trainer ``group_by_length=True`` (``LengthGroupedSampler``): every epoch a random
+    permutation, megabatches of ``mega_batch_mult * batch_size`` sorted by decreasing length, the longest sample
+    first, cut into batches. With ``generator="torch"`` the permutation is ``torch.randperm`` seeded with
+    :func:`~seqpoint.batching.epoch_seed`, index for index what transformers gives."""
 
     name: ClassVar[str] = "group_by_length"
 

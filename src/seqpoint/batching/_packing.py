@@ -62,13 +62,10 @@ def pack_rows(doc_lengths: IntArray, max_seq_len: int) -> PackedRows:
 @POLICIES.register("packing")
 @dataclass(frozen=True, kw_only=True)
 class PackingPolicy(BatchingPolicy):
-    """Pack shuffled documents into rows of ``max_seq_len`` tokens, ``batch_size`` rows a batch.
-
-    Documents crossing a row boundary are split (HF ``group_texts``, fairseq
-    ``TokenBlockDataset``). Every row's ``seq_len`` is ``max_seq_len``; ``sum_sq_len`` (the
-    squared piece lengths) is part of the signature (``meta["packed"]``). Target lengths
-    are ignored. ``schedule.rows`` holds the pieces, ``row_of`` naming each one's row.
-    """
+    """Pack shuffled documents into rows of ``max_seq_len`` tokens, ``batch_size`` rows a batch, splitting those
+    that cross a row boundary (HF ``group_texts``, fairseq ``TokenBlockDataset``). Every row's ``seq_len`` is
+    ``max_seq_len``; ``sum_sq_len`` (the squared piece lengths) is part of the signature (``meta["packed"]``);
+    target lengths are ignored. ``schedule.rows`` holds the pieces, ``row_of`` naming each one's row."""
 
     name: ClassVar[str] = "packing"
 

@@ -25,21 +25,10 @@ __all__ = ["from_batch_sampler", "rank_samplers"]
 _SAMPLER_CONSTRAINTS: dict[str, list[Constraint]] = {"epochs": [EPOCHS], "pad_to_multiple_of": [LENGTH]}
 
 
-def _set_epoch(batch_sampler: object, epoch: int) -> None:
-    """Call ``set_epoch`` where the sampler (or the sampler it wraps) has one."""
-    for obj in (batch_sampler, getattr(batch_sampler, "sampler", None)):
-        fn = getattr(obj, "set_epoch", None)
-        if callable(fn):
-            fn(epoch)
-
-
 def _is_batch(obj: object) -> bool:
     """True for one batch of indices (a list, tuple or 1-D array of ints, or empty)."""
-    if getattr(obj, "ndim", None) == 1:
-        return True
-    if isinstance(obj, Sequence) and not isinstance(obj, str):
-        return len(obj) == 0 or isinstance(obj[0], numbers.Integral)
-    return False
+    return getattr(obj, "ndim", None) == 1 or (isinstance(obj, Sequence) and not isinstance(obj, str)
+                                               and (len(obj) == 0 or isinstance(obj[0], numbers.Integral)))
 
 
 def rank_samplers(batch_sampler: Any, *, all_ranks: bool = False) -> list[Any]:
@@ -92,31 +81,17 @@ def _interleave(per_rank: list[tuple[IntArray, IntArray]], e: int) -> tuple[IntA
 def from_batch_sampler(batch_sampler: Iterable[Iterable[int]], lengths: Lengths | ArrayLike, *, epochs: int = 1,
                        pad_to_multiple_of: int = 1, set_epoch: bool = True, all_ranks: bool = False
                        ) -> IterationSchedule:
-    """Build the schedule by iterating a real batch sampler over sample indices: one row per
-    yielded batch, ``meta["policy"] == "batch_sampler"``; with several ranks, a ``rank`` column
-    and ``world_size`` rows per iteration (rank ``r``'s ``i``-th batch of an epoch is its row of
-    the epoch's ``i``-th step).
-
-    Parameters
-    ----------
-    batch_sampler : iterable of sequences of int, or a list of them (one per rank)
-        Anything that yields batches of dataset indices once per ``iter()``: a
-        ``torch.utils.data.BatchSampler``, a lhotse-style sampler of indices, or a plain
-        list of lists. torch is not needed. A data-parallel run: a list of per-rank batch
-        samplers, or (with ``all_ranks``) one batch sampler over a ``DistributedSampler``.
-    lengths : Lengths or array-like of shape (n_samples,)
-        Length of every index the sampler can yield.
-    epochs : int
-        Times the sampler is iterated.
-    pad_to_multiple_of : int
-        Padded lengths are rounded up to a multiple of this.
-    set_epoch : bool
-        Call ``set_epoch(e)`` before each epoch on the sampler and on its ``.sampler`` where
-        they have one (so ``DistributedSampler`` reshuffles).
-    all_ranks : bool
-        A batch sampler over a ``DistributedSampler`` stands for every one of its
-        ``num_replicas`` ranks (see :func:`rank_samplers`), not only its own rank.
-    """
+    """Build the schedule by iterating a real batch sampler ``epochs`` times over sample indices: one row per
+    yielded batch, ``meta["policy"] == "batch_sampler"``, padded lengths rounded up to a multiple of
+    ``pad_to_multiple_of``. ``batch_sampler`` is anything that yields batches of dataset indices once per
+    ``iter()`` (a ``torch.utils.data.BatchSampler``, a lhotse-style sampler of indices, a plain list of lists;
+    torch is not needed), and ``lengths`` (Lengths or an array of shape (n_samples,)) covers every index it can
+    yield. With ``set_epoch``, ``set_epoch(e)`` is called before each epoch on the sampler and on its
+    ``.sampler`` where they have one (so ``DistributedSampler`` reshuffles). A data-parallel run is a list of
+    per-rank batch samplers, or (with ``all_ranks``) one batch sampler over a ``DistributedSampler`` standing
+    for all its ``num_replicas`` ranks (:func:`rank_samplers`): the schedule then has a ``rank`` column and
+    ``world_size`` rows per iteration (rank ``r``'s ``i``-th batch of an epoch is its row of the epoch's
+    ``i``-th step)."""
     lens = as_lengths(lengths)
     check_params("", _SAMPLER_CONSTRAINTS, {"epochs": epochs, "pad_to_multiple_of": pad_to_multiple_of})
     n = lens.n_samples
@@ -126,8 +101,9 @@ def from_batch_sampler(batch_sampler: Iterable[Iterable[int]], lengths: Lengths 
     def cut(e: int) -> tuple[IntArray, IntArray, int]:
         per_rank = []
         for r, sampler in enumerate(samplers):
-            if set_epoch:
-                _set_epoch(sampler, e)
+            for obj in (sampler, getattr(sampler, "sampler", None)) if set_epoch else ():
+                if callable(fn := getattr(obj, "set_epoch", None)):
+                    fn(e)
             per_rank.append(_epoch_batches(sampler, e, n, f" of rank {r}" if w > 1 else ""))
         order, size = per_rank[0] if w == 1 else _interleave(per_rank, e)
         return order, size, n - int(np.unique(order).shape[0])  # samples the epoch never used

@@ -11,10 +11,9 @@ __all__ = ["chase", "largest_fitting"]
 
 def largest_fitting(values: IntArray, limit: IntArray, budget: int, extra: int, lower: IntArray | None = None
                     ) -> IntArray:
-    """For every start ``s``, the largest ``k <= limit[s]`` with ``(k + extra) * max(values[s:s+k])
-    <= budget`` (0 if none): a binary search for all starts at once over a sparse table of range
-    maxima. ``extra`` 0 is fairseq's rule, 1 lhotse's ``close_to_exceeding``; ``lower`` holds
-    counts known to fit."""
+    """For every start ``s``, the largest ``k <= limit[s]`` with ``(k + extra) * max(values[s:s+k]) <= budget``
+    (0 if none): a binary search for all starts at once over a sparse table of range maxima. ``extra`` 0 is
+    fairseq's rule, 1 lhotse's ``close_to_exceeding``; ``lower`` holds counts known to fit."""
     n = values.shape[0]
     # No count beyond budget // values[s] can fit, since the batch maximum is >= values[s].
     lim = np.minimum(limit, budget // values).astype(np.int64)

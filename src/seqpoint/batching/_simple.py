@@ -28,11 +28,8 @@ __all__ = ["FixedPolicy", "SortaGradPolicy", "SortedPolicy"]
 @POLICIES.register("fixed")
 @dataclass(frozen=True, kw_only=True)
 class FixedPolicy(ConsecutivePolicy):
-    """Fixed batch size over a fresh random permutation every epoch.
-
-    The PyTorch default ``DataLoader(shuffle=True, batch_size=B, drop_last=...)``: the
-    permutation is drawn from the epoch's own stream, then cut into consecutive batches.
-    """
+    """Fixed batch size over a fresh random permutation every epoch, drawn from the epoch's own
+    stream and cut into consecutive batches: PyTorch's ``DataLoader(shuffle=True, batch_size=B)``."""
 
     name: ClassVar[str] = "fixed"
 
@@ -56,11 +53,8 @@ class FixedPolicy(ConsecutivePolicy):
 @POLICIES.register("sorted")
 @dataclass(frozen=True, kw_only=True)
 class SortedPolicy(BatchingPolicy):
-    """Consecutive batches of the data sorted by length, the same every epoch.
-
-    Ties are broken by target length, then by sample index (stable), so the result is
-    fully deterministic and needs no seed.
-    """
+    """Consecutive batches of the data sorted by length, the same every epoch; ties broken by
+    target length, then by sample index (stable), so it needs no seed."""
 
     name: ClassVar[str] = "sorted"
 
@@ -87,13 +81,10 @@ class SortedPolicy(BatchingPolicy):
 @dataclass(frozen=True, kw_only=True)
 class SortaGradPolicy(BatchingPolicy):
     """DeepSpeech2's SortaGrad: the first epoch in increasing length, later epochs shuffled.
-
-    Batches are consecutive chunks of the data sorted by length (ascending). In epochs
-    ``>= sorted_epochs`` the default ``shuffle="batches"`` keeps those batches and shuffles
-    their order, as deepspeech.pytorch does (its ``DSRandomSampler`` permutes fixed bins of
-    the duration-sorted manifest; the paper: "training reverts back to a random order over
-    minibatches"). ``shuffle="samples"`` reshuffles samples instead (a ``fixed`` epoch).
-    """
+    Batches are consecutive chunks of the data sorted by length (ascending); in epochs
+    ``>= sorted_epochs`` the default ``shuffle="batches"`` shuffles their order, as deepspeech.pytorch's
+    ``DSRandomSampler`` does (the paper: "training reverts back to a random order over
+    minibatches"), and ``shuffle="samples"`` reshuffles samples instead (a ``fixed`` epoch)."""
 
     name: ClassVar[str] = "sortagrad"
 

@@ -41,13 +41,10 @@ def batch_by_size(num_tokens: IntArray, *, max_tokens: int | None, max_sentences
 @POLICIES.register("token_budget")
 @dataclass(frozen=True, kw_only=True)
 class TokenBudgetPolicy(BatchingPolicy):
-    """fairseq ``--max-tokens`` batching, index for index (numpy's legacy streams, as fairseq).
-
-    ``ordered_indices`` (a permutation under ``numpy_seed(seed)``, stable-sorted by target
-    then source length), ``batch_by_size`` with ``num_tokens = max(src, tgt)``, and every
-    epoch ``e`` ``shuffle_batches`` under ``numpy_seed(seed + e + 1)``: the batches are fixed
-    for the run, only their order changes.
-    """
+    """fairseq ``--max-tokens`` batching, index for index (numpy's legacy streams, as fairseq):
+    ``ordered_indices`` (a permutation under ``numpy_seed(seed)``, stable-sorted by target then source length),
+    ``batch_by_size`` with ``num_tokens = max(src, tgt)``, and every epoch ``e`` ``shuffle_batches`` under
+    ``numpy_seed(seed + e + 1)``: the batches are fixed for the run, only their order changes."""
 
     name: ClassVar[str] = "token_budget"
 

@@ -101,9 +101,7 @@ def window_rows(window: StepWindow, table_inverse: IntArray, signatures: IntArra
 
 def _steady(ok_meas: Sequence[Measurement], step: str) -> FloatArray | None:
     """The points' steady ``step`` metric (times), or None unless every point has one."""
-    if not ok_meas or not all(step in m.metrics for m in ok_meas):
-        return None
-    return np.array([m.metrics[step] for m in ok_meas])
+    return np.array([m.metrics[step] for m in ok_meas]) if ok_meas and all(step in m.metrics for m in ok_meas) else None
 
 
 def window_in_run_ratio(proj: PointProjector, ok_meas: Sequence[Measurement], window: StepWindow, *,
@@ -111,20 +109,17 @@ def window_in_run_ratio(proj: PointProjector, ok_meas: Sequence[Measurement], wi
     """The window's in-run ratio against the points' steady model, whichever calibration the
     cold-step term uses; None when the window cannot give one."""
     steady = _steady(ok_meas, step)
-    if steady is None:
-        return None
-    extra = window_extra(window, proj.model.table, np.clip(proj.fitted(steady), 0.0, None))
+    extra = None if steady is None else window_extra(window, proj.model.table, np.clip(proj.fitted(steady), 0.0, None))
     return None if extra is None else extra[1]
 
 
 def first_occurrence(proj: PointProjector, ok_meas: Sequence[Measurement], z: float, *,
                      window: StepWindow | None = None, step: str = STEADY_TIME) -> ColdTerm | None:
-    """The run's cold steps (:func:`cold_steps`): the median relative extra ``t_cold / t_steady
-    − 1`` of the samples (each point's cold first step, or the ``window``'s steps of a new
-    shape) times the fitted steady time of every cold step (a median: one disturbed sample
-    must not spread over hundreds of shapes), ± ``z`` times the median's standard error
-    (1.2533 · 1.4826 · MAD / √n) times the same. None without samples or a steady time.
-    ``step`` is the step metric the term is in (``time_s``, or ``instructions``)."""
+    """The run's cold steps (:func:`cold_steps`): the median relative extra ``t_cold / t_steady − 1`` of the
+    samples (each point's cold first step, or the ``window``'s steps of a new shape) times the fitted steady
+    time of every cold step (a median: one disturbed sample must not spread over hundreds of shapes), ± ``z``
+    times the median's standard error (1.2533 · 1.4826 · MAD / √n) times the same. None without samples or a
+    steady time. ``step`` is the step metric the term is in (``time_s``, or ``instructions``)."""
     steady = _steady(ok_meas, step)
     first = first_of(step)
     if steady is None or not (steady > 0).any():
@@ -157,10 +152,9 @@ def first_occurrence(proj: PointProjector, ok_meas: Sequence[Measurement], z: fl
                       "taken as 0, its interval still counts their spread. Profile again on a quieter "
                       "machine, or with more worker processes.", AdjustedInputWarning, stacklevel=2)
     n_first = per_shape.shape[0]  # every shape of the table occurs in the run once first
-    counts = {"first": n_first, "evicted": int(cold.sum()) - n_first}
-    return ColdTerm(total=max(centre, 0.0) * cold_total, halfwidth=z * se * cold_total, counts=counts,
-                    method="first_step" if window is None else "window", relative_extra=centre, samples=int(k),
-                    in_run_ratio=ratio)
+    return ColdTerm(total=max(centre, 0.0) * cold_total, halfwidth=z * se * cold_total, in_run_ratio=ratio,
+                    counts={"first": n_first, "evicted": int(cold.sum()) - n_first}, relative_extra=centre,
+                    method="first_step" if window is None else "window", samples=int(k))
 
 
 def _primitive_cache(ok_meas: Sequence[Measurement]) -> dict[str, int]:
@@ -173,12 +167,11 @@ def _primitive_cache(ok_meas: Sequence[Measurement]) -> dict[str, int]:
 
 
 def cold_steps(shapes: ArrayLike, *, per_shape: int = 0, shared: int = 0, capacity: int = 0) -> NDArray[np.bool_]:
-    """Which steps of a run, given the shape id of every step in run order (n_iterations,), meet
-    their shape cold (True): first occurrences and cache misses. oneDNN keeps every shape's
-    primitives in one LRU cache of ``capacity`` entries; each step uses ``per_shape`` entries of its
-    own and ``shared`` ones. A step whose shape was last used ``d`` distinct shapes ago is evicted
-    when ``shared + per_shape · (d + 1) > capacity``. With ``per_shape = 0`` (GPU, no counts) only
-    first occurrences are cold."""
+    """Which steps of a run, given the shape id of every step in run order (n_iterations,), meet their shape
+    cold (True): first occurrences and cache misses. oneDNN keeps every shape's primitives in one LRU cache of
+    ``capacity`` entries; each step uses ``per_shape`` entries of its own and ``shared`` ones. A step whose
+    shape was last used ``d`` distinct shapes ago is evicted when ``shared + per_shape · (d + 1) > capacity``.
+    With ``per_shape = 0`` (GPU, no counts) only first occurrences are cold."""
     seq = np.asarray(shapes, dtype=np.int64).reshape(-1)
     cold = np.zeros(seq.shape[0], dtype=bool)
     if per_shape <= 0 or capacity <= 0:

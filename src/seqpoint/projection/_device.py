@@ -1,17 +1,10 @@
-"""Projection of a run onto a GPU it was not profiled on: each SeqPoint's per-category step
-time scaled by what the device model (``seqpoint.devices``) says the other device does to it.
-
-For a SeqPoint, category ``c`` (gemm, softmax, ...) measured ``t_c`` seconds on the
-profiled (source) device; the device model's time of its operators (counted FLOPs and bytes
-at the precision each runs, the fraction of peak its kind reaches, its kernels' fixed cost)
-is ``M_c`` there and ``M'_c`` on the target, so it takes ``t_c · M'_c / M_c`` on the target;
-the step's time outside the categories (the host's gaps between kernels, Python) is kept as
-measured. The cold first steps are scaled like their steady steps.
-
-How far that can be trusted: the model's own error on ratios between GPUs, measured on a
-GPU whose per-operation table its fit did not use (``MODEL.ratio_error``), taken on every
-category at once, around the projection's own interval at each end.
-"""
+"""Projection of a run onto a GPU it was not profiled on. A SeqPoint's category ``c`` (gemm, softmax, ...)
+measured ``t_c`` seconds on the profiled device; the device model (``seqpoint.devices``: counted FLOPs and bytes
+at each operator's precision, the fraction of peak its kind reaches, its kernels' fixed cost) times its
+operators ``M_c`` there and ``M'_c`` on the target, so it takes ``t_c · M'_c / M_c`` there; the step's time
+outside the categories (the host's gaps, Python) is kept as measured, the cold first steps scale like their
+steady steps. The interval adds the model's own error on ratios between GPUs (``MODEL.ratio_error``, measured on
+a GPU its fit did not use) on every category at once, at each end of the projection's own."""
 
 from __future__ import annotations
 
@@ -118,28 +111,12 @@ def project_device(
     ratio_error: float = MODEL.ratio_error, method: str = "weighted", confidence: float = 0.95,
     context: ScheduleModel | None = None,
 ) -> DeviceProjection:
-    """Project a run profiled on ``profiled_on`` onto ``device`` (see the module docstring).
-
-    Parameters
-    ----------
-    schedule, seqpoints, measurements
-        As for :func:`project`; the SeqPoints' steps measured in seconds with their
-        operation-category breakdown (``[profile] metrics`` with ``breakdown``).
-    modeled : mapping
-        Per SeqPoint signature, device → category → the device model's seconds of the
-        category's operators (``seqpoint.profiling.category_models``).
-    profiled_on, device : str
-        Device keys in ``modeled``: the one profiled on, the one projected onto.
-    ratio_error : float
-        Relative error of a modeled ratio between two devices: the interval's band.
-    method, confidence, context
-        As for :func:`project`.
-
-    Raises
-    ------
-    ConfigError
-        The points were not timed in seconds, or have no breakdown.
-    """
+    """Project a run profiled on ``profiled_on`` onto ``device`` (see the module docstring). ``schedule``,
+    ``seqpoints``, ``measurements``, ``method``, ``confidence`` and ``context`` are as for :func:`project`, the
+    steps measured in seconds with their operation-category breakdown (``[profile] metrics`` with ``breakdown``;
+    else a ConfigError). ``modeled``: per SeqPoint signature, device key → category → the device model's seconds
+    of the category's operators (``seqpoint.profiling.category_models``); ``ratio_error``: the relative error of
+    a modeled ratio between two devices, the interval's band."""
     pairs = [(p.weight, m) for p, m in zip(seqpoints.points, match_measurements(seqpoints, measurements),
                                            strict=True) if m.ok]
     if not pairs or any(STEADY_TIME not in m.metrics for _, m in pairs):

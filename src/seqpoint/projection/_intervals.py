@@ -1,6 +1,6 @@
 """The interval of a projection, estimated without a full run: ``total ± (representation + noise)``,
 representation ``max(|T_weighted − T_interpolated|, b·|T|/(1 − b), z·σ_rough)`` and noise the
-points' standard errors propagated (:func:`sensitivity`), at least Student's ``t`` times the
+points' standard errors propagated (``∂T/∂value_j``), at least Student's ``t`` times the
 spread of ``P >= 2`` worker processes' totals. docs/projection.md explains and calibrates it."""
 
 from __future__ import annotations
@@ -65,24 +65,11 @@ def process_noise(totals: FloatArray, confidence: float) -> float:
     return student_quantile(confidence, p - 1) * float(totals.std(ddof=1)) / math.sqrt(p) if p >= 2 else 0.0
 
 
-def rms_relative(values: FloatArray, fit: FloatArray, dof: int) -> float:
-    """Root mean square of ``(values − fit) / max(|values|, |fit|)`` over ``dof`` degrees of freedom."""
-    scale = np.maximum(np.abs(values), np.abs(fit))
-    rel = np.divide(values - fit, scale, out=np.zeros_like(scale), where=scale > 0)
-    return float(np.sqrt(np.sum(rel**2) / dof))
-
-
-def sensitivity(proj: PointProjector, method: str) -> FloatArray:
-    """``∂T/∂value_j`` for every ok point (the projection is linear in the values)."""
-    return np.array([proj.total(unit, method) for unit in np.eye(int(proj.ok.sum()))])
-
-
 def roughness(proj: PointProjector, values_ok: FloatArray) -> float:
-    """Standard error of the representatives' deviation from their groups' cost (a point matches
-    its group only as far as the cost is smooth in the signature): the relative residual ``ρ`` of
-    the least-squares fit on up to three features (``n − p`` degrees of freedom), or the smaller
-    :func:`leave_one_out_error`, times ``sqrt(Σ_j (w_j·v_j)²)``. 0 without degrees of freedom or
-    when every signature of the run is measured."""
+    """Standard error of the representatives' deviation from their groups' cost (a point matches its group only
+    as far as the cost is smooth in the signature): the relative residual ``ρ`` of the least-squares fit on up
+    to three features (``n − p`` degrees of freedom), or the smaller :func:`leave_one_out_error`, times
+    ``sqrt(Σ_j (w_j·v_j)²)``. 0 without degrees of freedom or when every signature of the run is measured."""
     model, sig = proj.model, proj.sig_ok
     distinct = np.unique(sig).shape[0]
     p = min(distinct, 3)
@@ -91,7 +78,11 @@ def roughness(proj: PointProjector, values_ok: FloatArray) -> float:
         return 0.0
     x = model.features[sig, :p]
     coef, *_ = np.linalg.lstsq(x, values_ok, rcond=None)
-    rho = rms_relative(values_ok, x @ coef, dof)
+    fit = x @ coef
+    # Root mean square of (values − fit) / max(|values|, |fit|) over the degrees of freedom.
+    scale = np.maximum(np.abs(values_ok), np.abs(fit))
+    rel = np.divide(values_ok - fit, scale, out=np.zeros_like(scale), where=scale > 0)
+    rho = float(np.sqrt(np.sum(rel**2) / dof))
     # A cost the global fit cannot follow but smooth between neighbours (measured time):
     # ±18% -> ±6.8% on the demo, the same 99.3% calibration on the paper-table costs.
     loo = leave_one_out_error(proj, values_ok)
@@ -122,17 +113,9 @@ def leave_one_out_error(proj: PointProjector, values_ok: FloatArray) -> float | 
     return float(np.sqrt(np.mean(np.square(errs))))
 
 
-def basis_bound(proj: PointProjector) -> float:
-    """Basis error of the ok points' weights, renormalised to the run's iterations."""
-    w = proj.weights[proj.ok]
-    w = w * (proj.model.counts.sum() / w.sum())
-    return basis_error(w, proj.model.basis[proj.sig_ok], proj.model.basis_totals)
-
-
 def selection_bound(seqpoints: SeqPoints) -> float:
-    """The selector's basis bound recorded in ``meta["estimated_error"]`` (0 if none): for
-    SeqPoint the count weights' worst relative error on the cost basis, still meaningful
-    when the weights are calibrated."""
+    """The selector's basis bound recorded in ``meta["estimated_error"]`` (0 if none): for SeqPoint the count
+    weights' worst relative error on the cost basis, still meaningful when the weights are calibrated."""
     value = seqpoints.meta.get("estimated_error")
     if value is None:
         return 0.0
@@ -149,7 +132,10 @@ class IntervalEstimator:
     def __init__(self, proj: PointProjector, seqpoints: SeqPoints, method: str, confidence: float,
                  z: float) -> None:
         self.proj, self.method, self.confidence, self.z = proj, method, confidence, z
-        bound = max(selection_bound(seqpoints), basis_bound(proj))
+        w = proj.weights[proj.ok]  # the ok points' weights, renormalised to the run's iterations
+        bound = max(selection_bound(seqpoints),
+                    basis_error(w * (proj.model.counts.sum() / w.sum()), proj.model.basis[proj.sig_ok],
+                                proj.model.basis_totals))
         # |T_w − T| <= b·T bounds the unknown T by T_w/(1 ± b): a half-width of b·|T_w|/(1 − b)
         # covers both ends. At b >= 1/2 (one point for a wide run) it is capped at 2b·|T_w|.
         self.bound_factor = bound / (1.0 - min(bound, 0.5))
@@ -164,25 +150,22 @@ class IntervalEstimator:
             rep = max(rep, abs(total - self.proj.total(values_ok, other)))
         return rep
 
-    def point_noise(self, values_ok: FloatArray, se: FloatArray, *, peak: bool) -> float:
-        """Noise half-width from the points' standard errors ``se`` alone (independent)."""
-        if peak:
-            return self.z * float(se[int(np.argmax(values_ok))])
-        return self.z * float(np.sqrt(np.sum((self._weights * se) ** 2))) if np.any(se > 0) else 0.0
-
     def process_totals(self, per_process: FloatArray) -> FloatArray:
         """``(P,)``: the total projected from each worker process's own ``(P, points)`` values."""
         return per_process @ self._weights
 
     def noise(self, values_ok: FloatArray, se: FloatArray, *, peak: bool, per_process: FloatArray | None = None
               ) -> float:
-        """Noise half-width from ``se`` and, when given, the ``(P, points)`` values each worker
-        process measured (:func:`process_noise`)."""
-        points = self.point_noise(values_ok, se, peak=peak)
-        if peak or per_process is None:
+        """Noise half-width from the points' standard errors ``se`` (independent) and, when given,
+        the ``(P, points)`` values each worker process measured (:func:`process_noise`)."""
+        if peak:
+            return self.z * float(se[int(np.argmax(values_ok))])
+        points = self.z * float(np.sqrt(np.sum((self._weights * se) ** 2))) if np.any(se > 0) else 0.0
+        if per_process is None:
             return points
         return max(points, process_noise(self.process_totals(per_process), self.confidence))
 
     @cached_property
     def _weights(self) -> FloatArray:
-        return sensitivity(self.proj, self.method)
+        """``∂T/∂value_j`` for every ok point (the projection is linear in the values)."""
+        return np.array([self.proj.total(unit, self.method) for unit in np.eye(int(self.proj.ok.sum()))])

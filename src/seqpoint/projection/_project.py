@@ -1,9 +1,8 @@
-"""Project whole-run totals of any metric from per-SeqPoint measurements, with an interval.
-``weighted`` is the SeqPoint paper's ``Σ_i weight_i · value_i``; ``interpolated`` sums the cost
-model of :class:`ScheduleModel` over every iteration (exact for a cost linear in tokens, and when
-every signature is measured); peak metrics take the fitted maximum. The interval is in
-:mod:`._intervals` (a device model's ``model_<gpu>_s`` adds the model's own error);
-``first_occurrence_s`` and ``run_time_s`` (steady state plus cold steps, :mod:`._cold`) derive from
+"""Project whole-run totals of any metric from per-SeqPoint measurements, with an interval. ``weighted`` is the
+SeqPoint paper's ``Σ_i weight_i · value_i``; ``interpolated`` sums the cost model of :class:`ScheduleModel` over
+every iteration (exact for a cost linear in tokens, and when every signature is measured); peak metrics take the
+fitted maximum. The interval is in :mod:`._intervals` (a device model's ``model_<gpu>_s`` adds the model's own
+error); ``first_occurrence_s`` and ``run_time_s`` (steady state plus cold steps, :mod:`._cold`) derive from
 ``time_s``, as ``*_instructions`` from ``instructions``."""
 
 from __future__ import annotations
@@ -51,7 +50,6 @@ class Projection:
     """Projected whole-run totals with their intervals."""
 
     n_iterations: int
-    """Iterations of the run."""
     method: str
     """``weighted`` or ``interpolated``."""
     totals: dict[str, float]
@@ -167,30 +165,18 @@ def project(schedule: IterationSchedule, seqpoints: SeqPoints, measurements: Mea
             context: ScheduleModel | None = None, cold: str = "auto", in_run_correction: bool = False) -> Projection:
     """Project run totals of measured metrics from the SeqPoints' measurements.
 
-    Parameters
-    ----------
-    schedule, seqpoints : IterationSchedule, SeqPoints
-        The run and the points chosen from it (their iterations and signatures are checked).
-    measurements : Measurements or iterable of Measurement
-        One per SeqPoint, matched by signature; points not ``ok`` are projected from the others
-        (``complete=False``). A compiled workload's ``Measurements.compile`` adds its one-off
-        compilations, ``compile_s``, to ``run_time_s``.
-    method : {"weighted", "interpolated"}
-        Projection (see the module docstring).
-    metrics : iterable of str, optional
-        Metrics to project; default every metric present at all ok points, plus every
-        ``breakdown_s.<category>`` (0 s where a point lacks it).
-    confidence : float
-        Confidence level of the interval, in (0, 1).
-    context : ScheduleModel, optional
-        The schedule's model, shared by several projections of it.
-    cold : {"auto", "first_step", "window"}
-        Calibration of the cold-step term: each point's cold first step, or the timed
-        in-sequence window ``measurements.window`` (``auto``: the window when there is one).
-    in_run_correction : bool
-        With a window: scale the steady state in ``run_time_s`` by the window's in-run ratio
-        ``r``. Without it (the default) ``r`` widens ``run_time_s``'s interval by
-        ``|r − 1|`` × the steady state (:attr:`Projection.in_run_gap`).
+    ``seqpoints`` must be chosen from ``schedule`` (their iterations and signatures are checked);
+    ``measurements`` holds one per SeqPoint, matched by signature; points not ``ok`` are projected
+    from the others (``complete=False``), and a compiled workload's ``Measurements.compile`` adds
+    its one-off compilations, ``compile_s``, to ``run_time_s``. ``method`` is ``weighted`` or
+    ``interpolated`` (the module docstring); ``metrics`` defaults to every metric present at all
+    ok points, plus every ``breakdown_s.<category>`` (0 s where a point lacks it); ``confidence``
+    is in (0, 1); ``context`` is the schedule's model, shared by several projections of it.
+    ``cold`` calibrates the cold-step term: ``first_step`` (each point's cold first step),
+    ``window`` (the timed in-sequence window ``measurements.window``) or ``auto`` (the window when
+    there is one). With a window, ``in_run_correction`` scales the steady state in ``run_time_s``
+    by the window's in-run ratio ``r``; without it ``r`` widens ``run_time_s``'s interval by
+    ``|r − 1|`` × the steady state (:attr:`Projection.in_run_gap`).
     """
     check_method(method, "project")
     check_params("project", {"cold": [Options(COLD_METHODS)]}, {"cold": cold})
@@ -211,8 +197,7 @@ def project(schedule: IterationSchedule, seqpoints: SeqPoints, measurements: Mea
     proj = PointProjector(model, model.table.inverse[rows], weights, ok)
     estimator = IntervalEstimator(proj, seqpoints, method, confidence, z)
 
-    out = _Totals()
-    processes = 0
+    out, processes = _Totals(), 0
     for name in names:
         vals = np.array([projectable_values(m).get(name, 0.0) for m in ok_meas], dtype=np.float64)
         se = np.array([standard_error(m, name) for m in ok_meas])

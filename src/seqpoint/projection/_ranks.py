@@ -1,10 +1,7 @@
-"""Projection of a data-parallel run: each step costs its slowest rank plus the all-reduce.
-
-Per-rank-row costs come from :func:`fitted_costs` over ``schedule.rank_rows()``; the
-all-reduce is measured, or the ring's ``2 (N - 1) / N`` × gradient bytes over an
-interconnect's bandwidth (:data:`INTERCONNECTS`). The all-reduce is not overlapped with
-backward, so the total is an upper bound where DDP's buckets overlap it.
-"""
+"""Projection of a data-parallel run: each step costs its slowest rank (per-rank-row costs from
+:func:`fitted_costs` over ``schedule.rank_rows()``) plus the all-reduce, measured or the ring's
+``2 (N - 1) / N`` × gradient bytes over an interconnect's bandwidth (:data:`INTERCONNECTS`). The
+all-reduce is not overlapped with backward: the total is an upper bound where DDP's buckets do."""
 
 from __future__ import annotations
 
@@ -26,19 +23,12 @@ __all__ = ["INTERCONNECTS", "RankProjection", "project_ranks"]
 #: (NCCL's measured bus bandwidth can be lower, or higher with NVLink SHARP on NVSwitch);
 #: measure yours with nccl-tests and pass the number where it matters.
 INTERCONNECTS: dict[str, float] = {
-    # gloo over the loopback device on a CPU host: memory copies and TCP, about 1 GB/s.
-    "gloo-loopback": 1.0e9,
-    # PCIe 4.0 x16: 32 GB/s raw, about 25 GB/s achieved.
-    "pcie4": 25.0e9,
-    # PCIe 5.0 x16.
-    "pcie5": 50.0e9,
-    # NVLink 3 (A100 SXM): 600 GB/s both directions, 300 GB/s each way.
-    "nvlink3": 300.0e9,
-    # NVLink 4 (H100 SXM): 900 GB/s both directions, 450 GB/s each way.
-    "nvlink4": 450.0e9,
-    # InfiniBand HDR / NDR, one port: 200 and 400 Gb/s.
-    "ib-200g": 25.0e9,
-    "ib-400g": 50.0e9,
+    "gloo-loopback": 1.0e9,  # gloo over the loopback device on a CPU host: memory copies and TCP, ~1 GB/s
+    "pcie4": 25.0e9,  # PCIe 4.0 x16: 32 GB/s raw, about 25 GB/s achieved
+    "pcie5": 50.0e9,  # PCIe 5.0 x16
+    "nvlink3": 300.0e9,  # NVLink 3 (A100 SXM): 600 GB/s both directions, 300 GB/s each way
+    "nvlink4": 450.0e9,  # NVLink 4 (H100 SXM): 900 GB/s both directions, 450 GB/s each way
+    "ib-200g": 25.0e9, "ib-400g": 50.0e9,  # InfiniBand HDR / NDR, one port: 200 and 400 Gb/s
 }
 
 _BANDWIDTH = Interval(float, 0, None, closed="neither", word="a number")
@@ -63,7 +53,6 @@ class RankProjection:
     n_steps: int
     """Training steps (iterations) of the run."""
     world_size: int
-    """Ranks."""
     metric: str
     """The projected metric (seconds per step, ``time_s``)."""
     compute_s: float
@@ -109,30 +98,11 @@ def project_ranks(
     metric: str = STEADY_TIME, allreduce_s: float | None = None, gradient_bytes: int | None = None,
     interconnect: str | float | None = None, context: ScheduleModel | None = None,
 ) -> RankProjection:
-    """Project a data-parallel run from SeqPoints chosen on its rank rows.
-
-    Parameters
-    ----------
-    schedule : IterationSchedule
-        A data-parallel schedule (``rank`` column) or a single-process one (world size 1).
-    seqpoints : SeqPoints
-        Chosen on ``schedule.rank_rows()``.
-    measurements : Measurements or iterable of Measurement
-        One per SeqPoint, matched by signature.
-    metric : str
-        Per-step metric to project (seconds: ``time_s``).
-    allreduce_s : float, optional
-        A measured all-reduce of the gradients, seconds per step; or else
-    gradient_bytes, interconnect : int, str or float, optional
-        Gradient bytes and an interconnect (name or bytes per second).
-    context : ScheduleModel, optional
-        The model of ``schedule.rank_rows()``, when already built.
-
-    Raises
-    ------
-    ConfigError
-        Neither (for a world size above 1) or both of a measured all-reduce and an interconnect.
-    """
+    """Project a data-parallel run (``schedule`` with a ``rank`` column, or a single-process one: world size 1)
+    from SeqPoints chosen on ``schedule.rank_rows()`` and their ``measurements`` (matched by signature) of the
+    per-step ``metric`` (seconds: ``time_s``). The all-reduce is ``allreduce_s`` (measured, seconds per step) or
+    else ``gradient_bytes`` over an ``interconnect`` (a name or bytes per second); neither (above one rank) or
+    both is a ConfigError. ``context``: the model of ``schedule.rank_rows()``, when already built."""
     w = schedule.world_size
     flat = schedule.rank_rows()
     if allreduce_s is not None and interconnect is not None:
@@ -146,11 +116,9 @@ def project_ranks(
         comm = _allreduce_time(gradient_bytes, w, interconnect)
         source = interconnect if isinstance(interconnect, str) else f"{float(interconnect):.3g} B/s"
     else:
-        raise ConfigError(
-            f"A data-parallel run of {w} ranks needs the all-reduce time: give allreduce_s "
-            "(measured), or gradient_bytes and an interconnect "
-            f"({', '.join(INTERCONNECTS)} or bytes per second)."
-        )
+        raise ConfigError(f"A data-parallel run of {w} ranks needs the all-reduce time: give allreduce_s "
+                          "(measured), or gradient_bytes and an interconnect "
+                          f"({', '.join(INTERCONNECTS)} or bytes per second).")
     costs = fitted_costs(flat, seqpoints, measurements, metric, context=context)
     if not np.all(np.isfinite(costs)):
         raise InputError(f"The fitted {metric!r} of some rank rows is not finite; check the measurements.")

@@ -19,9 +19,6 @@ from seqpoint.selection import SeqPoints
 
 __all__ = ["Speedup", "project_speedup"]
 
-#: How :func:`project_speedup` estimates the timing noise of a ratio (see there).
-NOISE_RULES = ("independent", "pairs")
-
 
 @dataclass(frozen=True, kw_only=True)
 class Speedup:
@@ -76,35 +73,23 @@ def project_speedup(schedule: IterationSchedule, seqpoints: SeqPoints, meas_a: M
                     meas_b: Measurements | Iterable[Measurement], *, metric: str = "auto", method: str = "weighted",
                     confidence: float = 0.95, context: ScheduleModel | None = None, noise: str = "independent",
                     ) -> Speedup:
-    """Project the speedup ``T_a / T_b`` of a whole run from two measurement sets.
+    """Project the speedup ``T_a / T_b`` of a whole run from two measurement sets, the baseline
+    (``meas_a``) and the new configuration (``meas_b``), measured on ``seqpoints`` of ``schedule``.
 
-    Both sets are projected on the same SeqPoints; representation errors largely cancel in
-    the ratio, so the representation part of the interval is the disagreement of the
-    weighted and interpolated speedups.
-
-    Parameters
-    ----------
-    meas_a, meas_b : Measurements or iterable of Measurement
-        Baseline (a) and new (b) configuration, measured on ``seqpoints`` of ``schedule``.
-    metric : str
-        Metric to compare; ``auto``: ``run_time_s`` (with each configuration's cold-step term)
-        when both sets measured their first steps, else ``time_s``. Per-category speedups cover
-        the ``breakdown_s`` categories of both sets.
-    method : {"weighted", "interpolated"}
-    confidence : float
-        Confidence level in (0, 1).
-    context : ScheduleModel, optional
-        The schedule's model, shared by the four projections.
-    noise : {"independent", "pairs"}
-        ``independent`` (default): the two totals' relative noise combined in quadrature.
-        ``pairs``: both sets spread over the same ``P >= 2`` worker processes; a's worker
-        ``p`` is paired with b's and the half-width is ``t(P − 1) · std(r_p) / √P``, ``r_p``
-        the ratio of their run totals (:attr:`Projection.process_totals`), with the cold
-        terms' noise in quadrature. Narrower, but it held the measured speedup less often
-        (``docs/projection.md``), so it is not the default.
+    Both sets are projected on the same SeqPoints (``method``, ``confidence`` in (0, 1), and
+    ``context``, the schedule's model shared by the four projections); representation errors
+    largely cancel in the ratio, so the representation part of the interval is the disagreement
+    of the weighted and interpolated speedups. ``metric="auto"`` compares ``run_time_s`` (with
+    each configuration's cold-step term) when both sets measured their first steps, else
+    ``time_s``; per-category speedups cover the ``breakdown_s`` categories of both sets.
+    ``noise="independent"`` combines the two totals' relative noise in quadrature; ``"pairs"``
+    pairs a's worker ``p`` with b's (both spread over the same ``P >= 2`` worker processes), the
+    half-width ``t(P − 1) · std(r_p) / √P`` with ``r_p`` the ratio of their run totals
+    (:attr:`Projection.process_totals`), the cold terms' noise in quadrature: narrower, but it
+    held the measured speedup less often (``docs/projection.md``), so it is not the default.
     """
     check_method(method, "project_speedup")
-    check_params("project_speedup", {"noise": [Options(NOISE_RULES)]}, {"noise": noise})
+    check_params("project_speedup", {"noise": [Options(("independent", "pairs"))]}, {"noise": noise})
     confidence_quantile(confidence, "project_speedup")  # checks it, naming this function
     model = model_for(schedule, context)
     other = "interpolated" if method == "weighted" else "weighted"
@@ -124,7 +109,9 @@ def project_speedup(schedule: IterationSchedule, seqpoints: SeqPoints, meas_a: M
     qb = project(schedule, seqpoints, meas_b, method=other, metrics=[metric], context=model)
     s = pa.totals[metric] / pb.totals[metric]
     s_other = qa.totals[metric] / qb.totals[metric] if qb.totals[metric] else s
-    pairs = _worker_pairs(pa, pb, metric) if noise == "pairs" else 0
+    # P when both sets have P >= 2 worker processes' totals of the metric, else 0.
+    ta, tb = pa.process_totals.get(metric, ()), pb.process_totals.get(metric, ())
+    pairs = len(ta) if noise == "pairs" and len(ta) == len(tb) >= 2 and 0 not in (*ta, *tb) else 0
     if noise == "pairs" and not pairs:
         if metric not in (step, run):
             why = f"per-process values of {metric!r}, which only the time has"
@@ -171,12 +158,6 @@ def _relative(p: Projection, half: dict[str, float], metric: str, part: str | No
     """``half[part or metric]`` relative to the projection's ``metric`` total."""
     total = p.totals[metric]
     return half.get(part or metric, 0.0) / abs(total) if total else 0.0
-
-
-def _worker_pairs(pa: Projection, pb: Projection, metric: str) -> int:
-    """``P`` when both projections have ``P >= 2`` worker processes' totals of ``metric``, else 0."""
-    ta, tb = pa.process_totals.get(metric, ()), pb.process_totals.get(metric, ())
-    return len(ta) if len(ta) == len(tb) >= 2 and 0 not in (*ta, *tb) else 0
 
 
 def _paired_noise(pa: Projection, pb: Projection, metric: str, confidence: float) -> float:

@@ -206,8 +206,7 @@ def _check_characters(body: str, path: Path, names: list[str]) -> None:
 
 
 def _numpy_error(exc: BaseException, body: str, names: list[str]) -> str:
-    """numpy's message with its row (counted without blank lines) as the file's line and its
-    column by name."""
+    """numpy's message with its row (counted without blank lines) as the file's line and its column by name."""
     text = _one_line(exc).rstrip(".")
     convert = re.search(r" at row (\d+), column (\d+)$", text)
     width = re.search(r"the number of columns changed from (\d+) to (\d+) at row (\d+)", text)

@@ -36,8 +36,7 @@ class RowLengths:
 
     def __post_init__(self) -> None:
         for name in _ARRAYS:
-            value = getattr(self, name)
-            if value is None:
+            if (value := getattr(self, name)) is None:
                 continue
             arr = np.asarray(value)
             if arr.ndim != 1 or (arr.size and not np.issubdtype(arr.dtype, np.integer)):
@@ -112,12 +111,9 @@ class RowLengths:
         return RowLengths(offsets, self.lengths[gather], tgt, row_of)
 
     def mismatch(self, batch_size: IntArray, seq_len: IntArray, tgt_len: IntArray | None) -> tuple[int, str] | None:
-        """The first schedule row these lengths do not fit, and what they break there; or None.
-
-        A padded batch holds ``batch_size`` lengths, none past the padding; a packed batch at
-        most ``seq_len`` tokens per row; one row of several lengths (padding-free documents)
-        at most ``seq_len`` tokens in all.
-        """
+        """The first schedule row these lengths do not fit, and what they break there; or None. A padded batch
+        holds ``batch_size`` lengths, none past the padding; a packed batch at most ``seq_len`` tokens per row;
+        one row of several lengths (padding-free documents) at most ``seq_len`` tokens in all."""
         n, counts = len(self), np.diff(self.offsets)
         owner = np.repeat(np.arange(n), counts)  # the schedule row of every length
         packed = self.row_of is not None

@@ -58,10 +58,8 @@ def check_columns(cols: Mapping[str, IntArray], *, source: str, row_label: Calla
             fail(bad, f"{name} must be in [{low}, {high}] (got {int(cols[name][bad][0])})")
     it, ep = cols["iteration"], cols["epoch"]
     rank = cols.get(RANK_COLUMN)
-    if rank is not None:
-        problem = rank_layout_error(it, rank)
-        if problem is not None:
-            raise InputError(f"{source}: {problem}; {_FIX} --world-size N.")
+    if rank is not None and (problem := rank_layout_error(it, rank)) is not None:
+        raise InputError(f"{source}: {problem}; {_FIX} --world-size N.")
     step = np.diff(it) <= 0
     if rank is None and step.any():
         i = int(np.flatnonzero(step)[0])

@@ -8,8 +8,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from seqpoint._signature import IntArray
-from seqpoint.schedule._collapse import unique_rows
-from seqpoint.schedule._schedule import SIGNATURE_COLUMNS, IterationSchedule
+from seqpoint.schedule._schedule import SIGNATURE_COLUMNS, IterationSchedule, unique_rows
 
 __all__ = ["ScheduleSummary", "SignatureTable", "signature_table", "summarize"]
 
@@ -97,8 +96,7 @@ class ScheduleSummary:
 def summarize(schedule: IterationSchedule, *, bins: int = 20) -> ScheduleSummary:
     """Summarise ``schedule`` (padding, unique signatures, seq_len histogram)."""
     sig, _, _ = schedule.unique_signatures()
-    tokens = int(schedule.tokens.sum())
-    padded = int(schedule.padded_tokens.sum())
+    tokens, padded = int(schedule.tokens.sum()), int(schedule.padded_tokens.sum())
     counts, edges = np.histogram(schedule.seq_len, bins=bins)
     sl, bs = schedule.seq_len, schedule.batch_size
     return ScheduleSummary(

@@ -1,8 +1,7 @@
-"""Run traces: the shapes and times of a real training run, one row per micro-batch, the ground
-truth of a projection. The integrations write them (``SeqPointCallback``, ``record``); they read
-back as a schedule (one row per micro-batch) plus every optimizer step's time. A file is CSV
-(with a ``.meta.json`` sidecar) or Parquet with the columns :data:`TRACE_COLUMNS` (``rank``
-last in a multi-process trace)."""
+"""Run traces: the shapes and times of a real training run, one row per micro-batch, the ground truth of a
+projection. The integrations write them (``SeqPointCallback``, ``record``); they read back as a schedule (one
+row per micro-batch) plus every optimizer step's time. A file is CSV (with a ``.meta.json`` sidecar) or Parquet
+with the columns :data:`TRACE_COLUMNS` (``rank`` last in a multi-process trace)."""
 
 from __future__ import annotations
 
@@ -81,10 +80,8 @@ class RunTrace:
                   lengths: RowLengths | None = None) -> RunTrace:
         """Build from a list of row mappings (a ``rank`` key in the first row adds the column)
         and, optionally, every row's sequence lengths."""
-        if not rows:
-            raise InputError(f"The run trace is empty: no micro-batch was recorded; {_FIX}.")
-        cols: dict[str, Any] = {c: [r[c] for r in rows] for c in TRACE_COLUMNS}
-        rank = np.asarray([r["rank"] for r in rows], dtype=np.int64) if "rank" in rows[0] else None
+        cols: dict[str, Any] = {c: [r[c] for r in rows] for c in TRACE_COLUMNS}  # no rows: __post_init__ says so
+        rank = np.asarray([r["rank"] for r in rows], dtype=np.int64) if rows and "rank" in rows[0] else None
         return cls(**cols, rank=rank, meta=dict(meta or {}), rows=lengths)
 
     def __len__(self) -> int:

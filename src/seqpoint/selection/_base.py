@@ -35,20 +35,12 @@ def make_selector(name: str, **params: Any) -> BaseSelector:
 class BaseSelector:
     """scikit-learn-style estimator: ``fit(schedule)`` chooses points and weights.
 
-    Fitted attributes (available after :meth:`fit`)
-    -----------------------------------------------
-    points_ : ndarray of shape (k,)
-        Row positions (int64) into the schedule of the chosen iterations, increasing.
-    weights_ : ndarray of shape (k,)
-        Iterations each point stands for (float64, >= 0); they sum to ``n_iterations``.
-    labels_ : ndarray of shape (n_iterations,)
-        Index into ``points_`` of the point that represents every iteration.
-    n_points_ : int
-        Points chosen, ``k`` (below ``n_points`` with fewer distinct signatures, or by BIC).
-    estimated_error_ : float or None
-        The selector's own estimate of the relative projection error (fraction), if any.
-    n_iterations_ : int
-        Length of the fitted schedule.
+    Fitted attributes: ``points_`` (k,), the increasing row positions (int64) of the chosen
+    iterations; ``weights_`` (k,), the iterations each stands for (float64, >= 0, summing to
+    ``n_iterations``); ``labels_`` (n_iterations,), the index into ``points_`` of every
+    iteration's representative; ``n_points_``, ``k`` (below ``n_points`` with fewer distinct
+    signatures, or by BIC); ``estimated_error_``, the selector's own estimate of the relative
+    projection error (a fraction) or None; ``n_iterations_``, the fitted schedule's length.
     """
 
     #: Registry name, set by each subclass.
@@ -126,11 +118,9 @@ class BaseSelector:
         return self
 
     def _meta_params(self) -> dict[str, object]:
-        out: dict[str, object] = {k: v if v is None or isinstance(v, str | int | float | bool) else repr(v)
-               for k, v in self.get_params().items()}
-        if "cost" in out:
-            out["cost"] = describe_cost(self.cost)
-        return out
+        plain: dict[str, object] = {k: v if v is None or isinstance(v, str | int | float | bool) else repr(v)
+                                    for k, v in self.get_params().items()}
+        return {**plain, "cost": describe_cost(self.cost)} if "cost" in plain else plain
 
     def _meta_diagnostics(self) -> dict[str, float]:
         """Fitted diagnostics recorded in ``SeqPoints.meta`` (JSON scalars only)."""

@@ -25,12 +25,6 @@ def _block_labels(n: int, k: int) -> IntArray:
     return (np.arange(n, dtype=np.int64) * k) // n
 
 
-def _nearest_labels(n: int, rows: IntArray) -> IntArray:
-    """Label every iteration with the index of the nearest chosen row (rows increasing)."""
-    cuts = (rows[:-1] + rows[1:] + 1) // 2
-    return np.searchsorted(cuts, np.arange(n, dtype=np.int64), side="right").astype(np.int64)
-
-
 @SELECTORS.register("first")
 class FirstSelector(BaseSelector):
     """The first ``k = n_points`` iterations, each weighted ``n/k`` (today's profiler practice);
@@ -59,18 +53,17 @@ class StrideSelector(BaseSelector):
 
 @SELECTORS.register("random")
 class RandomSelector(BaseSelector):
-    """``k`` distinct iterations drawn uniformly at random, each weighted ``n/k``.
-
-    ``labels_`` maps every iteration to the nearest drawn one. Parameters as for
-    :class:`FirstSelector`; ``random_state`` seeds the draw.
-    """
+    """``k`` distinct iterations drawn uniformly at random (seeded by ``random_state``), each
+    weighted ``n/k``; ``labels_`` maps every iteration to the nearest drawn one."""
 
     name = "random"
 
     def fit(self, schedule: IterationSchedule) -> RandomSelector:
         n, k = self._check_common(schedule), int(self.n_points)  # type: ignore[arg-type]
         rows = np.sort(self._rng().choice(n, size=k, replace=False)).astype(np.int64)
-        return self._equal_weights(n, rows, _nearest_labels(n, rows))
+        cuts = (rows[:-1] + rows[1:] + 1) // 2  # every iteration goes to the nearest drawn row
+        labels = np.searchsorted(cuts, np.arange(n, dtype=np.int64), side="right").astype(np.int64)
+        return self._equal_weights(n, rows, labels)
 
 
 class _TypicalSignatureSelector(BaseSelector):

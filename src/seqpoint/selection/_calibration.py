@@ -1,8 +1,7 @@
-"""Calibrated weights: the calibration estimator of survey sampling (Deville & Särndal, JASA
-1992) adjusts the counts as little as possible until the points reproduce the run totals of
-the basis components, known exactly from the schedule. The raking form ``w = d·exp(x·λ)``
-keeps weights positive; a small ridge on ``λ`` (Chambers 1996) keeps the solution defined
-when no positive weights can reach a component."""
+"""Calibrated weights: the calibration estimator of survey sampling (Deville & Särndal, JASA 1992) adjusts the
+counts as little as possible until the points reproduce the run totals of the basis components, known exactly
+from the schedule. The raking form ``w = d·exp(x·λ)`` keeps weights positive; a small ridge on ``λ`` (Chambers
+1996) keeps the solution defined when no positive weights can reach a component."""
 
 from __future__ import annotations
 
@@ -20,15 +19,12 @@ _MAX_EXPONENT = 700.0
 
 def calibrate_weights(components: ArrayLike, design: ArrayLike, totals: ArrayLike, *, ridge: float = 1e-8,
                       max_iter: int = 100) -> FloatArray:
-    """Weights (k,) closest to ``design`` (k,) whose ``components`` (k, J) reproduce ``totals`` (J,).
-
-    Solves ``min_w KL(w ‖ d)`` subject to ``Σ w = Σ d``, ``w > 0`` and ``components.T @ w =
-    totals`` by Newton's method on the convex dual (at most ``max_iter`` steps of
-    ``O(k·J²)``). When no positive weights reproduce the totals, it solves instead ``min_w
-    KL(w ‖ d) + Σ_j r_j² / (2·ridge)`` with ``r_j`` the relative miss on component ``j``: each
-    component is then matched as closely as the points allow, the sum of the weights still
-    exactly. ``design`` itself comes back when it already reproduces ``totals``.
-    """
+    """Weights (k,) closest to ``design`` (k,) whose ``components`` (k, J) reproduce ``totals`` (J,):
+    ``min_w KL(w ‖ d)`` subject to ``Σ w = Σ d``, ``w > 0`` and ``components.T @ w = totals``, by Newton's
+    method on the convex dual (at most ``max_iter`` steps of ``O(k·J²)``). When no positive weights reproduce
+    the totals, it solves instead ``min_w KL(w ‖ d) + Σ_j r_j² / (2·ridge)`` with ``r_j`` the relative miss on
+    component ``j``: each component is then matched as closely as the points allow, the sum of the weights
+    still exactly. ``design`` itself comes back when it already reproduces ``totals``."""
     x_raw = np.asarray(components, dtype=np.float64)
     d = np.asarray(design, dtype=np.float64)
     t = np.asarray(totals, dtype=np.float64)

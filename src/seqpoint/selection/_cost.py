@@ -1,8 +1,7 @@
-"""Cost proxies: a cheap number per iteration, from its signature alone, that orders
-iterations by expected cost. A proxy is a name in :data:`COST_MODELS`, any callable
-``f(schedule) -> ndarray of shape (n_iterations,)``, or a :class:`PilotTable`. Also the two
-sums every stage projects with: :func:`weighted_projection` and :func:`basis_error` (over
-the components of :func:`basis_components`)."""
+"""Cost proxies: a cheap number per iteration, from its signature alone, that orders iterations by expected
+cost. A proxy is a name in :data:`COST_MODELS`, any callable ``f(schedule) -> ndarray of shape
+(n_iterations,)``, or a :class:`PilotTable`. Also the two sums every stage projects with:
+:func:`weighted_projection` and :func:`basis_error` (over the components of :func:`basis_components`)."""
 
 from __future__ import annotations
 
@@ -50,11 +49,9 @@ def _quadratic(schedule: IterationSchedule) -> FloatArray:
 @COST_MODELS.register("attention")
 @dataclass(frozen=True, kw_only=True)
 class AttentionCost(_PerSignature, Validated):
-    """Padded tokens plus a quadratic attention term, ``padded_tokens + quad / (6·d_model)``.
-
-    For a transformer layer of width ``d`` the dense layers cost about ``24·d²`` FLOPs per
-    token and attention ``4·s·d``, so the quadratic term weighs ``1/(6·d)`` per token.
-    """
+    """Padded tokens plus a quadratic attention term, ``padded_tokens + quad / (6·d_model)``: for a
+    transformer layer of width ``d`` the dense layers cost about ``24·d²`` FLOPs per token and
+    attention ``4·s·d``, so the quadratic term weighs ``1/(6·d)`` per token."""
 
     d_model: int = 768
     """Model width that sets the weight of the quadratic term."""
@@ -94,13 +91,10 @@ class SeqLenCost(_PerSignature):
 
 @dataclass(frozen=True, kw_only=True)
 class PilotTable(_PerSignature):
-    """Measured cost of a few signatures, interpolated to every other signature.
-
-    Signatures in the table get their measured cost exactly. Others get the piecewise
-    linear interpolation of ``cost / base(signature)`` against ``base(signature)``
-    (``base`` is the ``attention`` proxy), times ``base``; outside the measured range
-    the ratio of the nearest end is used, so the cost scales with the proxy.
-    """
+    """Measured cost of a few signatures (exactly theirs), interpolated to every other signature:
+    the piecewise linear interpolation of ``cost / base(signature)`` against ``base(signature)``
+    (``base`` is the ``attention`` proxy), times ``base``; outside the measured range the ratio of
+    the nearest end is used, so the cost scales with the proxy."""
 
     costs: Mapping[Signature, float]
     """Signature ``(batch_size, seq_len, tgt_len[, sum_sq_len])`` to measured cost (> 0)."""

@@ -4,7 +4,6 @@ paper's equal-width ``seq_len`` bins), picks representatives and searches k."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
 
 import numpy as np
 
@@ -17,18 +16,6 @@ __all__ = ["MAX_REFINE_K", "Grouping", "KMeans1D", "OptimalGrouping", "SLBinGrou
 MAX_REFINE_K = 64
 
 
-class Grouping(Protocol):
-    """Groups ``0..k-1`` of the unique signatures for any ``k`` in ``1..k_cap`` (``unit``
-    names what it counts); ``reserve(k)`` prepares for the k a search tries next."""
-
-    k_cap: int
-    unit: str
-
-    def groups(self, k: int) -> IntArray: ...
-
-    def reserve(self, k: int) -> None: ...
-
-
 class KMeans1D:
     """Optimal weighted 1-D k-means of sorted values ``x`` (m,) with positive weights ``w`` (m,): ``k``
     contiguous groups with the least weighted within-group sum of squares, for every ``k <= max_k``. The
@@ -36,8 +23,7 @@ class KMeans1D:
     and conquer (Wang & Song 2011), one numpy pass per recursion depth."""
 
     def __init__(self, x: FloatArray, w: FloatArray) -> None:
-        x = np.asarray(x, dtype=np.float64)
-        w = np.asarray(w, dtype=np.float64)
+        x, w = np.asarray(x, dtype=np.float64), np.asarray(w, dtype=np.float64)
         assert x.ndim == 1 and x.shape == w.shape and x.shape[0] >= 1
         assert np.all(np.diff(x) >= 0) and np.all(w > 0)
         self.m = int(x.shape[0])
@@ -76,10 +62,7 @@ class KMeans1D:
         cur = np.full(m + 1, np.inf)
         opt = np.zeros(m + 1, dtype=np.int64)
         # Intervals of i still to solve, with the range their optimal j must lie in.
-        ilo = np.array([layer], dtype=np.int64)
-        ihi = np.array([m], dtype=np.int64)
-        jlo = np.array([layer - 1], dtype=np.int64)
-        jhi = np.array([m - 1], dtype=np.int64)
+        ilo, ihi, jlo, jhi = (np.array([v], dtype=np.int64) for v in (layer, m, layer - 1, m - 1))
         while ilo.shape[0]:
             mid = (ilo + ihi) // 2
             lo = jlo
@@ -180,13 +163,16 @@ class SLBinGrouping:
         return None
 
 
+#: A grouping: groups ``0..k-1`` of the unique signatures for any ``k`` in ``1..k_cap`` (``unit`` names
+#: what it counts); ``reserve(k)`` prepares for the k a search tries next.
+Grouping = OptimalGrouping | SLBinGrouping
+
+
 def choose_representatives(group: IntArray, n_groups: int, proxy: FloatArray, counts: FloatArray, basis: FloatArray
                            ) -> IntArray:
-    """Signature index of every group's representative, shape ``(n_groups,)``.
-
-    It minimises ``|W_g·proxy[r] − Σ_g counts·proxy|``; among signatures within 1e-9 of
-    the best, the one whose basis components are closest to the group's mean wins.
-    """
+    """Signature index of every group's representative, shape ``(n_groups,)``: it minimises
+    ``|W_g·proxy[r] − Σ_g counts·proxy|``; among signatures within 1e-9 of the best, the one whose
+    basis components are closest to the group's mean wins."""
     target = np.bincount(group, weights=counts * proxy, minlength=n_groups) / np.bincount(
         group, weights=counts, minlength=n_groups)
     tol = 1e-9 * np.maximum(np.abs(target), 1e-300)
@@ -201,11 +187,9 @@ def choose_representatives(group: IntArray, n_groups: int, proxy: FloatArray, co
 
 
 def smallest_k(attempt: Callable[[int], bool], k_cap: int, *, doubling: bool) -> int:
-    """Smallest k in 1..k_cap for which ``attempt(k)`` holds (0 if none).
-
-    With ``doubling`` (a k-means per k), k = 1, 2, 4, ..., 64 are tried and the gap below
-    the first success bisected; otherwise, and past 64, k is scanned in order.
-    """
+    """Smallest k in 1..k_cap for which ``attempt(k)`` holds (0 if none). With ``doubling`` (a
+    k-means per k), k = 1, 2, 4, ..., 64 are tried and the gap below the first success bisected;
+    otherwise, and past 64, k is scanned in order."""
     fail, k = 0, 1
     while doubling and k <= min(k_cap, MAX_REFINE_K):
         if attempt(k):

@@ -37,15 +37,11 @@ from seqpoint.selection._simpoint import weighted_kmeans
 
 __all__ = ["SeqPointSelector", "signature_proxy"]
 
-GROUPINGS = ("optimal", "sl_bins")
-WEIGHTINGS = ("calibrated", "counts")
-
 
 def signature_proxy(proxy: str | CostProxy, schedule: IterationSchedule, table: SignatureTable, *,
                     owner: str) -> FloatArray:
-    """Proxy value of every unique signature, shape ``(n_unique,)``: a ``per_signature`` proxy
-    runs once per signature, any other on the whole schedule, averaged per signature; a name is
-    one of :data:`COST_MODELS`."""
+    """Proxy value of every unique signature, shape ``(n_unique,)``: a ``per_signature`` proxy runs once per
+    signature, any other on the whole schedule, averaged per signature; a name is one of :data:`COST_MODELS`."""
     if isinstance(proxy, str):
         proxy = cost_proxy(proxy, owner=owner)
     if getattr(proxy, "per_signature", False):
@@ -134,39 +130,22 @@ class _Evaluator:
 class SeqPointSelector(BaseSelector):
     """Choose SeqPoints: group iterations by a cost proxy, one weighted representative per group.
 
-    The unique signatures, with their counts, are grouped on the cost proxy by an optimal
-    weighted 1-D k-means (``grouping="optimal"``) or by equal-width ``seq_len`` bins as in
-    the SeqPoint paper (``"sl_bins"``). Each group's representative is a real iteration
-    whose proxy times the group's count is closest to the group's proxy total.
+    The unique signatures, with their counts, are grouped on the proxy ``cost`` (a name in
+    ``COST_MODELS``, default ``attention``; a callable ``f(schedule) -> ndarray of shape
+    (n_iterations,)``; or a :class:`PilotTable`) by an optimal weighted 1-D k-means
+    (``grouping="optimal"``) or the SeqPoint paper's equal-width ``seq_len`` bins (``"sl_bins"``),
+    into ``k = n_points`` groups or the fewest whose ``estimated_error_`` is at most ``max_error``
+    (a fraction in (0, 1); exactly one of the two). A group's representative is the real iteration
+    whose proxy times the group's count is closest to the group's proxy total; ``random_state``
+    seeds the k-means that refines groups of signatures varying in several columns.
 
-    ``estimated_error_``, computed without measurement, is the worst relative error of the
-    *count* weights over the elementary costs of :func:`basis_components`; it bounds the
-    error on any non-negative combination of them, and :func:`seqpoint.projection.project`
-    widens its interval by it. Calibrated weights (the default, when ``k`` is at least the
-    number of components) then adjust the counts as little as possible until every
-    component's run total is reproduced.
-
-    Parameters
-    ----------
-    n_points : int or None
-        Number of SeqPoints ``k`` (>= 1). Exactly one of ``n_points`` and ``max_error``.
-    max_error : float or None
-        Target relative error in (0, 1): the smallest ``k`` whose ``estimated_error_`` is at most it.
-    cost : str, callable or PilotTable
-        Cost proxy: a name in ``COST_MODELS`` (default ``attention``), a callable
-        ``f(schedule) -> ndarray of shape (n_iterations,)`` or a :class:`PilotTable`.
-    weights : {"calibrated", "counts"}
-        ``counts``: the group's iteration count (the SeqPoint paper); ``calibrated``: the
-        counts adjusted to the basis components' run totals (still summing to n, >= 0).
-    random_state : int or None
-        Seeds the k-means that refines groups of signatures varying in several columns.
-
-    Fitted attributes (besides those of :class:`BaseSelector`)
-    -----------------------------------------------------------
-    calibrated_error_ : float
-        Worst relative basis error of ``weights_`` (``<= estimated_error_``; equal when counts are kept).
-    proxy_values_ : ndarray of shape (n_unique,)
-        Cost proxy of every unique signature.
+    ``estimated_error_`` (no measurement needed) is the worst relative error of the *count*
+    weights (the paper's) on the elementary costs of :func:`basis_components`: a bound on any
+    non-negative mix of them, by which :func:`seqpoint.projection.project` widens its interval.
+    ``weights="calibrated"`` (the default, when ``k`` is at least the number of components) adjusts
+    the counts as little as possible until every component's run total is reproduced (still
+    summing to n, >= 0); ``"counts"`` keeps them. Also fitted: ``calibrated_error_``, the basis
+    error of ``weights_`` (``<= estimated_error_``), and ``proxy_values_`` (n_unique,).
     """
 
     name = "seqpoint"
@@ -183,7 +162,7 @@ class SeqPointSelector(BaseSelector):
     _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
         **BaseSelector._parameter_constraints,
         "max_error": [Interval(float, 0, 1, closed="neither", note="a fraction: 0.001 is 0.1%")],
-        "grouping": [Options(GROUPINGS)], "weights": [Options(WEIGHTINGS)]}
+        "grouping": [Options(("optimal", "sl_bins"))], "weights": [Options(("calibrated", "counts"))]}
     _one_of: ClassVar[tuple[str, ...]] = ("n_points", "max_error")
 
     def fit(self, schedule: IterationSchedule) -> SeqPointSelector:

@@ -124,8 +124,7 @@ class SimPointFiles:
 
 
 def _paths(stem: str | Path) -> tuple[Path, Path]:
-    stem = str(stem)
-    return Path(stem + ".simpoints"), Path(stem + ".weights")
+    return Path(f"{stem}.simpoints"), Path(f"{stem}.weights")
 
 
 def write_simpoints(seqpoints: SeqPoints, stem: str | Path) -> tuple[Path, Path]:

@@ -78,14 +78,12 @@ def bic_score(x: FloatArray, w: FloatArray, labels: IntArray, centers: FloatArra
 
 @SELECTORS.register("simpoint")
 class SimPointSelector(BaseSelector):
-    """SimPoint-style: k-means over standardised signatures, ``k`` chosen by BIC.
-
-    With ``choose_k="bic"``, ``n_points`` is the largest ``k`` tried and the smallest ``k`` whose
-    BIC reaches 90% of the range of scores is kept (``n_points_`` may be smaller); with
-    ``"fixed"``, exactly ``min(n_points, n_unique)``. Each cluster is represented by the iteration
-    whose signature is nearest its centroid, weighted by the cluster's iteration count. Each ``k``
-    takes the lowest-inertia k-means of ``n_init`` restarts, seeded (k-means++) by ``random_state``.
-    """
+    """SimPoint-style: k-means over standardised signatures, ``k`` chosen by BIC. With
+    ``choose_k="bic"``, ``n_points`` is the largest ``k`` tried and the smallest ``k`` whose BIC
+    reaches 90% of the range of scores is kept (``n_points_`` may be smaller); with ``"fixed"``,
+    exactly ``min(n_points, n_unique)``. Each cluster is represented by the iteration whose
+    signature is nearest its centroid, weighted by the cluster's iteration count. Each ``k`` takes
+    the lowest-inertia k-means of ``n_init`` restarts, seeded (k-means++) by ``random_state``."""
 
     name = "simpoint"
 

@@ -9,9 +9,9 @@ from importlib import resources
 import numpy as np
 
 from seqpoint.exceptions import AdjustedInputWarning, ConfigError
-from seqpoint.traces._csv import read_csv_lengths
 from seqpoint.traces._files import decompress
 from seqpoint.traces._lengths import Lengths
+from seqpoint.traces._tabular import read_csv_lengths
 from seqpoint.traces._text import count_whitespace_tokens, read_parallel_lengths, split_lines
 
 __all__ = ["BUNDLED", "BundledDataset", "bundled_lengths"]
@@ -47,11 +47,6 @@ BUNDLED: dict[str, BundledDataset] = {d.name: d for d in (
 )}
 
 
-def _read(folder: str, name: str) -> bytes:
-    ref = resources.files("seqpoint").joinpath("data", folder, name)
-    return decompress(ref.read_bytes(), name=f"seqpoint/data/{folder}/{name}")
-
-
 def bundled_lengths(name: str) -> Lengths:
     """Lengths of a shipped data set: ``name`` is one of :data:`BUNDLED` (a ``bundled:``
     prefix accepted); frames for LibriSpeech, tokens otherwise, ``tgt`` for the parallel sets."""
@@ -60,7 +55,8 @@ def bundled_lengths(name: str) -> Lengths:
         raise ConfigError(f"Unknown bundled data set {key!r}. Valid names: {', '.join(sorted(BUNDLED))}.")
     ds = BUNDLED[key]
     source = f"bundled:{key}"
-    data = [_read(ds.folder, name) for name in ds.files]
+    data = [decompress(resources.files("seqpoint").joinpath("data", ds.folder, f).read_bytes(),
+                       name=f"seqpoint/data/{ds.folder}/{f}") for f in ds.files]
     if ds.folder == "librispeech":
         return read_csv_lengths(ds.files[0], column="length", sample_rate=16000, _data=data[0], _source=source)
     if len(ds.files) == 2:

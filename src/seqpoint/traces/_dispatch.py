@@ -9,12 +9,15 @@ from typing import Any
 
 from seqpoint.exceptions import ConfigError, InputError
 from seqpoint.traces._bundled import bundled_lengths
-from seqpoint.traces._columns import count_column_of
-from seqpoint.traces._csv import read_csv_lengths, read_numpy_lengths
 from seqpoint.traces._files import read_bytes
-from seqpoint.traces._histogram import read_histogram
-from seqpoint.traces._jsonl import read_jsonl_lengths
 from seqpoint.traces._lengths import Lengths
+from seqpoint.traces._tabular import (
+    count_column_of,
+    read_csv_lengths,
+    read_histogram,
+    read_jsonl_lengths,
+    read_numpy_lengths,
+)
 from seqpoint.traces._text import read_parallel_lengths, read_text_lengths
 
 __all__ = ["FORMATS", "infer_format", "read_lengths"]
@@ -47,36 +50,26 @@ def infer_format(path: str | Path, *, tgt: str | Path | None = None) -> str:
 
 def read_lengths(path: str | Path, *, format: str | None = None, column: str | None = None,
                  tgt: str | Path | None = None, count_column: str | None = None, **kwargs: Any) -> Lengths:
-    """Read per-sample lengths from any supported source.
+    """Read per-sample lengths from a length file, or ``bundled:NAME`` for a shipped data set.
 
-    Parameters
-    ----------
-    path : str or Path
-        A length file, or ``bundled:NAME`` for a shipped data set.
-    format : str, optional
-        One of :data:`FORMATS`; inferred from the name when omitted.
-    column : str, optional
-        CSV column, JSON-lines key, or the length column of a histogram.
-    tgt : str or Path, optional
-        Target-side text for ``parallel``.
-    count_column : str, optional
-        Count column of a histogram (implies ``format="histogram"`` when none is given).
-    **kwargs
-        The reader's options (a keyword it does not take is an error naming those it does):
+    ``format`` is one of :data:`FORMATS` (inferred from the name when omitted); ``column`` the CSV
+    column, JSON-lines key or a histogram's length column; ``tgt`` the target-side text of
+    ``parallel``; ``count_column`` a histogram's count column (implying ``format="histogram"``).
+    ``kwargs`` are the reader's options (one it does not take is an error naming those it does):
 
-        - ``csv``: ``scale`` (multiply and round up: ``1/160`` turns 16 kHz samples into
-          10 ms frames), ``sample_rate`` (``scale = frames_per_second / sample_rate``),
-          ``frames_per_second`` (100), ``unit``.
-        - ``jsonl``: ``frames_per_second`` (seconds to frames, ``ceil``; None keeps the
-          values), ``unit``; ``column`` is the key (default ``duration``).
-        - ``histogram``: ``unit``; a ``tgt`` column is kept beside ``src``.
-        - ``text``, ``parallel``: ``tokenizer`` (None counts whitespace tokens; else a
-          ``tokenizers.Tokenizer``, a transformers tokenizer, a ``SentencePieceProcessor``,
-          a path to ``tokenizer.json``/``.model``, or a function of a string),
-          ``tgt_tokenizer`` (parallel), ``add_special_tokens``, ``extra_tokens`` (added per
-          line), ``skip_empty`` (drop blank lines or pairs with a warning, else an error).
-        - ``numpy``: ``unit``; ``.npy`` of shape (n,) or (n, 2), ``.npz`` with ``src``
-          (or ``lengths``) and ``tgt``.
+    - ``csv``: ``scale`` (multiply and round up: ``1/160`` turns 16 kHz samples into 10 ms
+      frames), ``sample_rate`` (``scale = frames_per_second / sample_rate``),
+      ``frames_per_second`` (100), ``unit``.
+    - ``jsonl``: ``frames_per_second`` (seconds to frames, ``ceil``; None keeps the values),
+      ``unit``; ``column`` is the key (default ``duration``).
+    - ``histogram``: ``unit``; a ``tgt`` column is kept beside ``src``.
+    - ``text``, ``parallel``: ``tokenizer`` (None counts whitespace tokens; else a
+      ``tokenizers.Tokenizer``, a transformers tokenizer, a ``SentencePieceProcessor``, a path
+      to ``tokenizer.json``/``.model``, or a function of a string), ``tgt_tokenizer``
+      (parallel), ``add_special_tokens``, ``extra_tokens`` (added per line), ``skip_empty``
+      (drop blank lines or pairs with a warning, else an error).
+    - ``numpy``: ``unit``; ``.npy`` of shape (n,) or (n, 2), ``.npz`` with ``src`` (or
+      ``lengths``) and ``tgt``.
     """
     spec = str(path)
     if spec.startswith("bundled:"):

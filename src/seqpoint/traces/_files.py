@@ -32,8 +32,7 @@ def decompress(data: bytes, *, name: str, limit: int = MAX_FILE_BYTES) -> bytes:
     if not data.startswith(GZIP_MAGIC):
         return data
     out: list[bytes] = []
-    size = 0
-    rest = data
+    size, rest = 0, data
     try:
         while rest.startswith(GZIP_MAGIC):  # concatenated gzip members, like gzip.decompress
             d = zlib.decompressobj(wbits=31)

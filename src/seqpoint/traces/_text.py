@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from seqpoint._params import Interval, Predicate, check_params
+from seqpoint._params import bounded, check_params
 from seqpoint._signature import IntArray
 from seqpoint.exceptions import AdjustedInputWarning, ConfigError, InputError
 from seqpoint.traces._files import check_text, normalize_newlines, read_bytes
@@ -67,8 +67,7 @@ def count_whitespace_tokens(data: bytes, *, chunk: int = _CHUNK) -> IntArray:
     if not data.endswith(b"\n"):
         data = data + b"\n"
     out: list[IntArray] = []
-    lo = 0
-    n = len(data)
+    lo, n = 0, len(data)
     while lo < n:
         hi = min(lo + chunk, n)
         if hi < n:
@@ -143,9 +142,7 @@ def _counted(datas: Sequence[bytes], sources: Sequence[str], tokenizers: Sequenc
              add_special_tokens: bool, extra_tokens: int, skip_empty: bool) -> list[IntArray]:
     """Tokens (+ ``extra_tokens``) per line of one text, or of line-aligned parallel texts,
     without the lines (pairs) that are empty on any side."""
-    rule = Interval(int, 0, MAX_EXTRA_TOKENS)
-    allowed = Predicate(rule.accepts, f"an int >= 0 and <= {MAX_EXTRA_TOKENS:,}")
-    check_params("", {"extra_tokens": [allowed]}, {"extra_tokens": extra_tokens})
+    check_params("", {"extra_tokens": [bounded(int, 0, MAX_EXTRA_TOKENS)]}, {"extra_tokens": extra_tokens})
     for data, name in zip(datas, sources, strict=True):
         check_text(data, name)
     counted = [_line_counts(normalize_newlines(data), tokenizer=tok, add_special_tokens=add_special_tokens)

@@ -33,9 +33,8 @@ Right after each call, copy its returned folder here (``cp -r FILES_AT/h100 .gpu
     PYTHONPATH=src python benchmarks/bench_gpu_cross.py --compare .gpu-cross/h100 .gpu-cross/h200 \\
         --out .gpu-cross
 
-A case cut off at the budget can be resumed on the same warm machine: carry its folder as
-``.gpu-prev/`` and begin the command with ``mkdir -p $OUT && cp -r .gpu-prev/* $OUT/;``.
-``--max-samples N`` shortens every case's measured schedule (give both GPUs the same N).
+A cut-off case resumes on the same warm machine with its folder carried as ``.gpu-prev/`` and
+copied to ``$OUT`` first. ``--max-samples N`` shortens every case's measured schedule (give both GPUs the same N).
 
 CPU dry run (tiny presets, 6 batches, k = 2, fp32, the wall timer; what
 ``tests/benchmarks/test_bench_gpu_cross.py`` runs, twice, then compares ``--as h100,h200``)::

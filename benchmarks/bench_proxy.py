@@ -11,16 +11,14 @@ selection's. Compared: the fixed proxy (``attention``: tokens + attention/(6·76
 ``model`` (roofline time of the model's exact FLOPs and bytes on this CPU, from the
 probe), ``model`` on the H100 roofline, ``model+pilot`` (the CPU model rescaled by 5
 signatures' times, taken from the same measurements) and the default ``auto`` (attention
-grouping with the exact FLOPs and bytes as basis components, counted on the meta device:
-the default selection in measured time, issue 34). The noise floor printed beside is
-the median relative IQR of the per-signature step times: how well one point's time is
-known. Each case is timed ``--runs`` times (each a fresh process), so the run-to-run
-spread of the selection error shows how much of it is timing noise.
+grouping with the exact FLOPs and bytes as basis components: the default selection in
+measured time, issue 34). The noise floor beside is the median relative IQR of the
+per-signature step times. Each case is timed ``--runs`` times (each a fresh process): the
+run-to-run spread of the selection error shows how much of it is timing noise.
 
 The step times, iteration counts and model proxies of every signature are kept in
-``results/bench_proxy.json.gz``; ``--replay`` selects again from them with the current
-code, without timing (the exact costs of ``auto`` are counted: seconds a case), so a change
-to the selector can be judged on the same times, and on a second run it was not tuned on.
+``results/bench_proxy.json.gz``; ``--replay`` selects again from them with the current code,
+without timing (``auto``'s exact costs are counted: seconds a case).
 
 Usage: ``.venv/bin/python benchmarks/bench_proxy.py [--quick] [--cases a,b] [--presets tiny]
 [--runs 2] [--replay]`` (``--quick``: 2 cases, the paper table's quick subsets, 1 + 3 steps

@@ -81,7 +81,7 @@ def one_config(case: Case, overrides: dict[str, Any], schedule: Any, points: Any
 
 
 def half_width(interval: Any, centre: float) -> float:
-    """Half-width relative to ``centre`` (the upper side: since 2026-11-25 the low end is cut at 0)."""
+    """Half-width relative to ``centre`` (the upper side: the low end is cut at 0)."""
     return (interval[1] - centre) / centre
 
 

@@ -31,16 +31,7 @@ from seqpoint.exceptions import SeqPointWarning
 from seqpoint.profiling import ProfileConfig, profile_points
 from seqpoint.schedule import IterationSchedule
 from seqpoint.traces import Lengths, read_lengths
-from seqpoint.workflows import (
-    BatchingSection,
-    LengthsSection,
-    ProfileSection,
-    ReportSection,
-    RunConfig,
-    SelectionSection,
-    ValidationSection,
-    WorkloadSection,
-)
+from seqpoint.workflows import RunConfig
 from seqpoint.workloads import load_workload
 
 #: Every selector compared at equal budget (the SeqPoint one first).
@@ -54,11 +45,8 @@ EXACT_METRICS = ("flops", "roofline_h100_s", "roofline_v100_s")
 #: Training steps the harness executes per profiled point (warm-up + repeats).
 WARMUP, REPEATS = 2, 5
 BASE = {"threads": 1}
-#: glibc keeps freed memory instead of returning it to the OS between steps (measured by the
-#: retired ``bench_in_sequence.py``: benchmarks/history). Without it, mmap/munmap churn makes the same step of a
-#: larger shape swing by up to 2× from one step to the next (28-58 ms for bert:tiny at
-#: 8 x 300 tokens, against a steady 29 ms with it); PyTorch's CPU tuning guides recommend
-#: a caching allocator (jemalloc, tcmalloc) for the same reason.
+#: glibc keeps freed memory instead of returning it to the OS between steps: without it, mmap/munmap
+#: churn makes the same step of a larger shape swing by up to 2× (benchmarks/history).
 ALLOCATOR_ENV = {"MALLOC_MMAP_THRESHOLD_": "33554432", "MALLOC_TRIM_THRESHOLD_": "1073741824"}
 
 
@@ -190,8 +178,8 @@ def in_fresh_process(fn: Any, *args: Any) -> Any:
 
 def profile_child(spec: str, overrides: dict[str, Any], points: Any, processes: int = 1) -> list[dict[str, Any]]:
     """The SeqPoints timed (no cache) by the paper table's harness, in this process or ``processes`` workers."""
-    with warnings.catch_warnings():  # the spread of these timings is the caller's figure
-        warnings.simplefilter("ignore", SeqPointWarning)
+    # warnings off: the spread of these timings is the caller's figure
+    with warnings.catch_warnings(action="ignore", category=SeqPointWarning):
         ms = profile_points(load_workload(spec, overrides=overrides), points,
                             ProfileConfig(**harness(processes), metrics=("time",)), progress=False)
     return [m.to_dict() for m in ms.measurements]
@@ -210,25 +198,23 @@ def det_schedule(case: Case, scale: Scale) -> IterationSchedule:
     """The deterministic schedule of ``case``."""
     n = case.det_samples_quick if scale.quick else None
     epochs = min(case.det_epochs, 2) if scale.quick else case.det_epochs
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", SeqPointWarning)
+    with warnings.catch_warnings(action="ignore", category=SeqPointWarning):
         return replay(lengths_subset(case.source, n), case.policy, epochs=epochs, seed=0, **case.params)
 
 
 def run_config(case: Case, scale: Scale, out: Path, cache: Path) -> RunConfig:
     """The ``RunConfig`` whose whole schedule ``validate`` executes (twice) in full."""
     n = case.val_samples_quick if scale.quick else case.val_samples
-    return RunConfig(
-        name=f"paper-{case.name}",
-        lengths=LengthsSection(source=case.source, max_samples=n, seed=0),
-        batching=BatchingSection(policy=case.policy, epochs=case.val_epochs, seed=0,
-                                 params=dict(case.params)),
-        selection=SelectionSection(method="seqpoint", n_points=scale.k_measured, seed=0),
-        workload=WorkloadSection(name=case.workload, set=dict(case.overrides)),
-        profile=ProfileSection(**harness(scale.processes), metrics=("time", "breakdown"), cache=str(cache)),
-        validation=ValidationSection(runs=scale.runs, baselines=BASELINES),
-        report=ReportSection(out=str(out / case.name), plots=False, html=False),
-    )
+    return RunConfig.from_dict({
+        "name": f"paper-{case.name}",
+        "lengths": {"source": case.source, "max_samples": n, "seed": 0},
+        "batching": {"policy": case.policy, "epochs": case.val_epochs, "seed": 0, "params": dict(case.params)},
+        "selection": {"method": "seqpoint", "n_points": scale.k_measured, "seed": 0},
+        "workload": {"name": case.workload, "set": dict(case.overrides)},
+        "profile": {**harness(scale.processes), "metrics": ["time", "breakdown"], "cache": str(cache)},
+        "validation": {"runs": scale.runs, "baselines": list(BASELINES)},
+        "report": {"out": str(out / case.name), "plots": False, "html": False},
+    })
 
 
 def validation_subset(case: Case, quick: bool = False) -> tuple[RunConfig, IterationSchedule]:
@@ -236,8 +222,7 @@ def validation_subset(case: Case, quick: bool = False) -> tuple[RunConfig, Itera
     from seqpoint.workflows import Campaign
 
     cfg = run_config(case, Scale.make(quick), Path("."), Path("unused-cache.sqlite"))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", SeqPointWarning)
+    with warnings.catch_warnings(action="ignore", category=SeqPointWarning):
         return cfg, Campaign(cfg, subset=True).schedule
 
 
@@ -290,11 +275,8 @@ def _case(name: str) -> Case:
     return next(c for c in CASES if c.name == name)
 
 
-#: The ``small`` rows. Step times at 1 thread (measured for sizing on a loaded machine,
-#: expect ~2x less on a quiet one): BERT small 0.3-0.6 s at 8 x 64-128 tokens, GNMT small
-#: ~1 s at 64 x 25, DeepSpeech2 small ~3 s at 32 x 800 frames; the sample counts below give
-#: ~50-200 iterations, about 1-3 minutes per full run. Raise or cut them together with
-#: ``runs`` if a quiet machine is much faster or slower.
+#: The ``small`` rows: their sample counts give ~50-200 iterations of 0.3-3 s steps at 1 thread,
+#: about 1-3 minutes per full run.
 SMALL_CASES: tuple[Case, ...] = (
     small_case(_case("ds2-librispeech"), val_samples=1600),
     small_case(_case("gnmt-wmt-bucket"), val_samples=6400),
@@ -308,11 +290,8 @@ PRESETS = ("tiny", "small")
 
 
 def select_cases(names: str | None, presets: str | None = None) -> tuple[Case, ...]:
-    """The cases named in a comma-separated list (all of ``presets`` when None).
-
-    ``presets`` is a comma-separated subset of ``tiny,small`` (default ``tiny``: the
-    table as before).
-    """
+    """The cases named in a comma-separated list (all of ``presets``, a comma-separated subset of
+    ``tiny,small``, default ``tiny``, when None)."""
     chosen = [p.strip() for p in (presets or "tiny").split(",") if p.strip()]
     bad = [p for p in chosen if p not in PRESETS]
     if bad or not chosen:

@@ -72,17 +72,12 @@ class Counter:
             self.methods[key] = method + (f" ({note})" if note else "")
             for i, j in enumerate(todo):
                 self._costs[(key, tuple(int(v) for v in sigs[j]))] = {m: float(per_sig[m][i]) for m in EXACT_METRICS}
-        out = {m: np.empty(sigs.shape[0]) for m in EXACT_METRICS}
-        for j, row in enumerate(sigs):
-            hit = self._costs[(key, tuple(int(v) for v in row))]
-            for m in EXACT_METRICS:
-                out[m][j] = hit[m]
-        return out
+        hits = [self._costs[(key, tuple(int(v) for v in row))] for row in sigs]
+        return {m: np.array([h[m] for h in hits], dtype=np.float64) for m in EXACT_METRICS}
 
 
 def _fit(method: str, k: int, seed: int, schedule: IterationSchedule) -> Any:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", SeqPointWarning)
+    with warnings.catch_warnings(action="ignore", category=SeqPointWarning):
         return make_selector(method, n_points=k, random_state=seed).fit(schedule)
 
 
@@ -141,16 +136,11 @@ def exact_case(case: Case, scale: Scale, counter: Counter) -> dict[str, Any]:
                 # Signed for deterministic selectors, mean |error| over seeds otherwise.
                 curves[method][m].append(float(np.mean(np.abs(e))) if len(e) > 1 else float(e[0]))
 
-    auto = []
-    for target in MAX_ERRORS:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", SeqPointWarning)
-            sel = SeqPointSelector(max_error=target).fit(schedule)
-        auto.append({
-            "max_error": target, "k": int(sel.n_points_), "bound": float(sel.estimated_error_),
-            "errors": {m: (weighted_projection(cost[m], sel.points_, sel.weights_) - totals[m]) / totals[m]
-                       for m in EXACT_METRICS},
-        })
+    with warnings.catch_warnings(action="ignore", category=SeqPointWarning):
+        sels = [SeqPointSelector(max_error=target).fit(schedule) for target in MAX_ERRORS]
+    auto = [{"max_error": target, "k": int(sel.n_points_), "bound": float(sel.estimated_error_),
+             "errors": {m: (weighted_projection(cost[m], sel.points_, sel.weights_) - totals[m]) / totals[m]
+                        for m in EXACT_METRICS}} for target, sel in zip(MAX_ERRORS, sels, strict=True)]
     # Table order: the paper's weighted SeqPoint projection, its interpolated variant, baselines.
     curves = {"seqpoint": curves["seqpoint"], INTERP: curves[INTERP],
               **{k: v for k, v in curves.items() if k not in ("seqpoint", INTERP)}}
@@ -168,27 +158,18 @@ def exact_case(case: Case, scale: Scale, counter: Counter) -> dict[str, Any]:
 
 def paper_scale() -> list[dict[str, Any]]:
     """Profiling reduction of paper-scale runs, from their (synthesised) schedules alone."""
-    steps = WARMUP + REPEATS
-    out = []
+    steps, out = WARMUP + REPEATS, []
     for run in PAPER_RUNS:
         t0 = time.perf_counter()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", SeqPointWarning)
+        with warnings.catch_warnings(action="ignore", category=SeqPointWarning):
             schedule = paper_schedule(run)
-        n = len(schedule)
-        padded = schedule.padded_tokens.astype(np.float64)
-        rows = []
-        for target in (*MAX_ERRORS, None):
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", SeqPointWarning)
-                sel = (SeqPointSelector(max_error=target) if target is not None
-                       else SeqPointSelector(n_points=10)).fit(schedule)
-            k = int(sel.n_points_)
-            rows.append({
-                "max_error": target, "k": k, "bound": float(sel.estimated_error_),
-                "reduction": n / (k * steps),
-                "token_reduction": float(padded.sum() / (steps * padded[sel.points_].sum())),
-            })
+            sels = [SeqPointSelector(max_error=t).fit(schedule) for t in MAX_ERRORS]
+            sels.append(SeqPointSelector(n_points=10).fit(schedule))
+        n, padded = len(schedule), schedule.padded_tokens.astype(np.float64)
+        rows = [{"max_error": target, "k": int(sel.n_points_), "bound": float(sel.estimated_error_),
+                 "reduction": n / (int(sel.n_points_) * steps),
+                 "token_reduction": float(padded.sum() / (steps * padded[sel.points_].sum()))}
+                for target, sel in zip((*MAX_ERRORS, None), sels, strict=True)]
         out.append({
             "title": run.title, "note": run.note, "n_samples": run.n_samples,
             "epochs": int(schedule.n_epochs), "n_iterations": n,

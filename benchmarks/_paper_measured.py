@@ -31,7 +31,7 @@ from seqpoint.workloads import load_workload
 ROUNDS = 2
 
 
-def _short(exc: BaseException) -> str:
+def short(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}".strip().splitlines()[0][:240]
 
 
@@ -39,8 +39,7 @@ def _validate_child(case: Case, scale: Scale, out: Path, cache: Path,
                     with_breakdown: bool = True) -> tuple[dict[str, Any], Any]:
     cfg = run_config(case, scale, out, cache)
     t0 = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", SeqPointWarning)
+    with warnings.catch_warnings(action="ignore", category=SeqPointWarning):
         res = validate(cfg, ks=scale.ks, exact=False)
     entry = res.to_dict()
     entry["validate_s"] = time.perf_counter() - t0
@@ -130,20 +129,15 @@ def _profile(case: Case, res: Any, overrides: dict[str, Any], processes: int) ->
     return ms, project(res.schedule, res.seqpoints, ms)
 
 
-def _metric(projections: list[Any]) -> str:
-    """``run_time_s`` (steady state plus cold steps) when every projection has it."""
-    return "run_time_s" if all("run_time_s" in p.totals for p in projections) else "time_s"
-
-
 def speedup_pair(case: Case, scale: Scale, res: Any, pair: Pair) -> dict[str, Any]:
     """Projected (from the SeqPoints) against measured (full runs) speedup of a -> b."""
     t0 = time.perf_counter()
     over_b = {**case.overrides, **pair.change}
     rounds = [(_profile(case, res, case.overrides, scale.processes), _profile(case, res, over_b, scale.processes))
               for _ in range(ROUNDS)]
-    pa = [a[1] for a, _ in rounds]
-    pb = [b[1] for _, b in rounds]
-    metric = _metric(pa + pb)
+    pa, pb = [a[1] for a, _ in rounds], [b[1] for _, b in rounds]
+    # run_time_s (steady state plus cold steps) when every projection has it
+    metric = "run_time_s" if all("run_time_s" in p.totals for p in pa + pb) else "time_s"
     ta = np.array([p.totals[metric] for p in pa])
     tb = np.array([p.totals[metric] for p in pb])
     value = float(ta.mean() / tb.mean())
@@ -181,7 +175,7 @@ def speedups(case: Case, scale: Scale, res: Any) -> list[dict[str, Any]]:
         try:
             out.append(speedup_pair(case, scale, res, pair))
         except Exception as exc:  # a configuration this CPU cannot run is reported, not fatal
-            out.append({"label": pair.label, "change": pair.change, "error_message": _short(exc)})
+            out.append({"label": pair.label, "change": pair.change, "error_message": short(exc)})
         print(f"    speedup {pair.label}: {_fmt_pair(out[-1])}", flush=True)
     return out
 

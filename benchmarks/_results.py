@@ -9,17 +9,20 @@ the full results.
 from __future__ import annotations
 
 import argparse
-import datetime as _dt
+import gzip
+import json
 import os
 import platform
 import shlex
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 from seqpoint.measurements import Measurements, environment_manifest, read_measurements
 
 RESULTS = Path(__file__).with_name("RESULTS.md")
+RESULTS_DIR = RESULTS.with_name("results")
 #: The machine a section was measured on: its CPU model and the instruction-set features
 #: that decide oneDNN's kernels (the same model name came with different ones).
 _CPU = environment_manifest("cpu")
@@ -33,11 +36,19 @@ def command_line() -> str:
     return " ".join(shlex.quote(a) for a in [".venv/bin/python", *sys.argv])
 
 
-def bench_parser(doc: str, quick: str) -> argparse.ArgumentParser:
-    """A benchmark's argument parser: its docstring's first line, and the ``--quick`` smoke
-    run that :func:`quick_mode` reads (``quick`` says what that run does)."""
+def run_meta(minutes: bool = True) -> dict[str, str]:
+    """When (UTC, to the minute unless not ``minutes``), by what command and on what machine a run measured."""
+    return {"date": time.strftime("%Y-%m-%d %H:%M UTC" if minutes else "%Y-%m-%d", time.gmtime()),
+            "command": command_line(), "machine": MACHINE}
+
+
+def bench_parser(doc: str, quick: str, render: str | None = None) -> argparse.ArgumentParser:
+    """A benchmark's argument parser: its docstring's first line, the ``--quick`` smoke run that
+    :func:`quick_mode` reads (``quick`` says what that run does) and, given its help, ``--render``."""
     ap = argparse.ArgumentParser(description=doc.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help=quick)
+    if render:
+        ap.add_argument("--render", action="store_true", help=render)
     return ap
 
 
@@ -51,7 +62,7 @@ def header(title: str, run: dict[str, Any] | None = None) -> str:
     recorded (``date``, ``command``, ``machine`` keys) when its results are rendered again."""
     if quick_mode():
         title = f"{title} (--quick smoke run)"
-    run = run or {"date": _dt.date.today().isoformat(), "command": command_line()}
+    run = run or run_meta(minutes=False)
     lines = [f"## {title}", "", f"- date: {run['date']}", f"- machine: {run.get('machine', MACHINE)}",
              f"- command: `{run['command']}`"]
     if run["command"] != command_line():
@@ -90,9 +101,31 @@ def write_section(topic: str, body: str, path: Path = RESULTS) -> Path:
     return path
 
 
+def load_json(path: Path, default: Any = None) -> Any:
+    """Stored results (gzipped when the name ends in ``.gz``), or ``default`` when there are none."""
+    if not path.exists():
+        return default
+    raw = path.read_bytes()
+    return json.loads(gzip.decompress(raw) if path.suffix == ".gz" else raw)
+
+
+def load_stored(name: str, default: Any = None) -> tuple[Path, Any]:
+    """``results/<name>`` (a ``--quick`` run's own ``<topic>_quick`` file beside it) and what it holds."""
+    path = RESULTS_DIR / (name.replace(".json", "_quick.json") if quick_mode() else name)
+    return path, load_json(path, default)
+
+
+def save_json(path: Path, data: Any) -> None:
+    """Store results: compact and gzipped when the name ends in ``.gz``, else indented."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.suffix == ".gz":
+        path.write_bytes(gzip.compress(json.dumps(data, separators=(",", ":")).encode(), mtime=0))
+    else:
+        path.write_text(json.dumps(data, indent=1) + "\n")
+
+
 def measurements_from_dict(d: dict[str, object]) -> Measurements:
     """A ``Measurements.to_dict()`` read back through the public, validating reader."""
-    import json
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -2,38 +2,25 @@
 
 ``seqpoint demo`` projects a 10-epoch DeepSpeech2 run (8,920 iterations) from 10
 SeqPoints. This benchmark runs that schedule in full (``--runs`` fresh processes, their
-spread is the noise floor) and projects it ``--repeats`` times, each time from a fresh
-process with no cache, so the spread of the projection itself is shown. The full runs
-go between the projections, not after them, so truth and projections are measured over
-the same stretch of time. Each calibration of the cold-step term is shown:
+spread is the noise floor, between the projections so that both cover the same stretch of
+time) and projects it ``--repeats`` times, each from a fresh process with no cache, under
+each calibration of the cold-step term: ``first_step`` (the points' cold first steps),
+``window`` (a timed in-sequence window of the first ``--window`` iterations) and
+``window+in-run`` (also the steady state scaled by the window's in-run ratio); with
+``--processes P``, also from the SeqPoints timed by P worker processes. Each repeat also
+runs the demo's own workflow in a fresh process (``seqpoint.workflows.run`` on its config,
+an empty cache): the headline ``seqpoint demo`` prints. Results go to
+``benchmarks/results/bench_cold*.json``.
 
-* ``first_step``: the points' cold first steps (the default before issue 14);
-* ``window``: a timed in-sequence window of the first ``--window`` iterations;
-* ``window+in-run``: the same, with the steady state scaled by the window's in-run ratio;
-
-and, with ``--processes P``, the SeqPoints timed by the multi-process protocol
-(``ProfileConfig(processes=P)``). Each repeat also runs the demo's own whole-run
-workflow (``seqpoint.workflows.run`` on the demo's config, every metric it measures,
-an empty cache of its own) in a fresh process: the headline that ``seqpoint demo``
-prints, against the same full runs. Results go to ``benchmarks/results/bench_cold.json``
-(``bench_cold_quick.json`` under ``--quick``: a 600-utterance, 2-epoch subset) and to the
-RESULTS.md section of the same name; ``--render`` rewrites the section from the JSON.
-
-Usage::
-
-    .venv/bin/python benchmarks/bench_cold.py [--quick] [--repeats 5] [--runs 2]
-        [--window 200] [--processes 3] [--allocator keep|default] [--no-demo] [--render]
-
-``--allocator default`` (the default) runs every process with glibc's own settings, as
-``make demo`` does on a user's machine, which is what the README's figure is; ``keep`` tells
-glibc to keep freed memory, as the paper table does (``ALLOCATOR_ENV``).
+Usage: ``.venv/bin/python benchmarks/bench_cold.py [--quick] [--repeats 5] [--runs 2]
+[--window 200] [--processes 3] [--allocator keep|default] [--no-demo] [--render]``
+(``--allocator default``, the default: glibc's own settings, as ``make demo`` runs on a
+user's machine; ``keep``: glibc keeps freed memory, as the paper table runs).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
-import sys
 import tempfile
 import time
 import warnings
@@ -42,15 +29,14 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
 from _paper_cases import ALLOCATOR_ENV, child_env, in_fresh_process
 from _results import (
-    MACHINE,
     bench_parser,
-    command_line,
     header,
+    load_stored,
     measurements_from_dict,
+    run_meta,
+    save_json,
     table,
     write_section,
 )
@@ -70,7 +56,6 @@ from seqpoint.workflows import (
 )
 from seqpoint.workloads import load_workload
 
-RESULTS = Path(__file__).with_name("results")
 #: Projections compared: (label, project() keywords).
 METHODS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("first_step", {"cold": "first_step"}),
@@ -89,31 +74,19 @@ def demo_config(quick: bool, out: str) -> Any:
     return whole
 
 
-def demo_run(quick: bool) -> tuple[Any, IterationSchedule, SeqPoints]:
-    """The demo's whole-run config, its schedule and its SeqPoints (a subset under --quick)."""
-    whole = demo_config(quick, tempfile.mkdtemp(prefix="bench-cold-"))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", SeqPointWarning)
-        schedule = build_schedule(whole.batching, load_lengths(whole.lengths))
-        _, points = choose_points(whole.selection, schedule)
-    return whole, schedule, points
-
-
 def profile_child(spec: str, overrides: dict[str, Any], points: SeqPoints, config: ProfileConfig,
                   window_sigs: list[tuple[int, ...]]) -> dict[str, Any]:
     """The SeqPoints measured (no cache) and the window timed, from a fresh process."""
     workload = load_workload(spec, overrides)
     t0 = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", SeqPointWarning)
+    with warnings.catch_warnings(action="ignore", category=SeqPointWarning):
         ms = profile_points(workload, points, config, progress=False)
     profile_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     window = Profiler(workload).window(window_sigs, start=0, timer=config.timer)
     window_s = time.perf_counter() - t0
-    full = Measurements(workload=ms.workload, config=ms.config, environment=ms.environment,
-                        measurements=ms.measurements, protocol=ms.protocol, window=window)
-    return {"measurements": full.to_dict(), "profile_s": profile_s, "window_s": window_s}
+    return {"measurements": dataclasses.replace(ms, window=window).to_dict(), "profile_s": profile_s,
+            "window_s": window_s}
 
 
 def demo_child(quick: bool) -> dict[str, Any]:
@@ -128,8 +101,7 @@ def demo_child(quick: bool) -> dict[str, Any]:
             whole, profile=dataclasses.replace(whole.profile, cache=str(Path(tmp) / "cache.sqlite")),
             report=dataclasses.replace(whole.report, plots=False, html=False))
         t0 = time.perf_counter()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", SeqPointWarning)
+        with warnings.catch_warnings(action="ignore", category=SeqPointWarning):
             p = run(whole).projection
         seconds = time.perf_counter() - t0
     return {"headline": {"projected_s": p.totals["run_time_s"], "interval_s": list(p.interval["run_time_s"]),
@@ -188,7 +160,7 @@ def render(out: dict[str, Any]) -> str:
 
 
 def main() -> None:
-    ap = bench_parser(__doc__, quick="a 600-utterance, 2-epoch subset, 2 repeats")
+    ap = bench_parser(__doc__, "a 600-utterance, 2-epoch subset, 2 repeats", "rewrite the RESULTS.md section from the JSON")
     ap.add_argument("--repeats", type=int, default=5, help="fresh-process projections (default 5)")
     ap.add_argument("--runs", type=int, default=2, help="measured full runs (default 2: the noise floor)")
     ap.add_argument("--window", type=int, default=200, help="iterations of the in-sequence window")
@@ -198,17 +170,19 @@ def main() -> None:
                     help="glibc's malloc settings of every timing process (default: glibc's own; keep: keep freed memory)")
     ap.add_argument("--no-demo", dest="demo", action="store_false",
                     help="skip the demo's own workflow in each repeat")
-    ap.add_argument("--render", action="store_true", help="rewrite the RESULTS.md section from the stored JSON")
     args = ap.parse_args()
     name = "bench_cold" + ("_default_allocator" if args.allocator == "default" else "")
-    path = RESULTS / (name + ("_quick.json" if args.quick else ".json"))
+    path, stored = load_stored(f"{name}.json")
     if args.render:
-        print(f"RESULTS.md section written: {write_section(name, render(json.loads(path.read_text())))}")
+        print(f"RESULTS.md section written: {write_section(name, render(stored))}")
         return
     env = ALLOCATOR_ENV if args.allocator == "keep" else {}
     repeats = 2 if args.quick else args.repeats
     window_n = min(args.window, 20) if args.quick else args.window
-    whole, schedule, points = demo_run(args.quick)
+    whole = demo_config(args.quick, tempfile.mkdtemp(prefix="bench-cold-"))
+    with warnings.catch_warnings(action="ignore", category=SeqPointWarning):
+        schedule = build_schedule(whole.batching, load_lengths(whole.lengths))
+        _, points = choose_points(whole.selection, schedule)
     spec, overrides = whole.workload.name, dict(whole.workload.set)
     sigs = [tuple(int(v) for v in row) for row in schedule.signature_matrix()[:window_n]]
     base = ProfileConfig(warmup=whole.profile.warmup, repeats=whole.profile.repeats, metrics=("time",))
@@ -221,9 +195,8 @@ def main() -> None:
     t_start = time.perf_counter()
     runs: list[dict[str, Any]] = []
     fulls: list[FullRun] = []
-    # Full runs go between the projection repeats as validate puts them between its worker
-    # processes, so the truth covers the same stretch of time as the projections (this
-    # machine's speed was seen to move 5-8% within ten minutes).
+    # Full runs go between the projection repeats, as validate puts them between its workers: the truth
+    # covers the same stretch of time as the projections (this machine's speed moves 5-8% in ten minutes).
     after = interleave_plan(args.runs, repeats + 1)
     order: list[dict[str, Any]] = []
     full_s = 0.0
@@ -257,14 +230,12 @@ def main() -> None:
     full = FullRun(iteration_s=np.vstack([f.iteration_s for f in fulls]),
                    wall_s=np.concatenate([f.wall_s for f in fulls]))
     out = {
-        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "command": command_line(), "machine": MACHINE,
-        "quick": args.quick,
-        "allocator": args.allocator, "n_iterations": len(schedule), "n_points": len(points.points), "window": window_n,
+        **run_meta(), "quick": args.quick, "allocator": args.allocator, "n_iterations": len(schedule),
+        "n_points": len(points.points), "window": window_n,
         "full": full.to_dict(), "full_run_s": full_s, "order": order, "repeats": runs, "summary": summarise(runs, full.total_s),
         "wall_s": time.perf_counter() - t_start,
     }
-    RESULTS.mkdir(exist_ok=True)
-    path.write_text(json.dumps(out, indent=1) + "\n")
+    save_json(path, out)
     print(render(out), f"\nwrote {path}; RESULTS.md section written: {write_section(name, render(out))}")
 
 

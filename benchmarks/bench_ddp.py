@@ -14,15 +14,11 @@ Usage: ``.venv/bin/python benchmarks/bench_ddp.py [--quick] [--timer wall|cpu]``
 
 from __future__ import annotations
 
-import json
 import tempfile
-import time
 from pathlib import Path
 
-from _results import MACHINE, bench_parser, command_line, header, table, write_section
+from _results import bench_parser, header, load_stored, run_meta, save_json, table, write_section
 from seqpoint.workflows import RunConfig, validate_ddp
-
-JSON = Path(__file__).with_name("results") / "bench_ddp.json"
 
 
 def config(quick: bool, timer: str, cache: Path) -> RunConfig:
@@ -46,14 +42,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         res = validate_ddp(config(args.quick, args.timer, Path(tmp) / "cache.sqlite"), runs=2)
     p, t = res.projection, res.truth
-    path = JSON.with_name("bench_ddp_quick.json") if args.quick else JSON
-    stored = json.loads(path.read_text()) if path.exists() else {}
-    stored[args.timer] = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "command": command_line(),
-                          "machine": MACHINE, "steps": p.n_steps, "projected_s": p.total_s, "runs_s": list(t.runs_s),
+    path, stored = load_stored("bench_ddp.json", {})
+    stored[args.timer] = {**run_meta(), "steps": p.n_steps, "projected_s": p.total_s, "runs_s": list(t.runs_s),
                           "error": t.error, "noise_floor": t.noise_floor, "straggler_share": p.straggler_share,
                           "communication_share": p.communication_share}
-    path.parent.mkdir(exist_ok=True)
-    path.write_text(json.dumps(stored, indent=1) + "\n")
+    save_json(path, stored)
     rows = [[timer, str(r["steps"]), f"{1e3 * r['projected_s']:.1f} ms",
              ", ".join(f"{1e3 * x:.1f}" for x in r["runs_s"]) + " ms", f"{100 * r['error']:+.1f}%",
              f"{100 * r['noise_floor']:.2f}%", f"{100 * r['straggler_share']:.1f}%",

@@ -5,10 +5,9 @@ sets the project has never used (issue 34, item 6).
 Every selection goes through the workflow's own path (``SelectionSection`` ->
 ``model_cost`` -> ``choose_points``), so "default" is exactly what ``seqpoint run``
 selects with an empty ``[selection]``. The truth is every unique signature's exact FLOPs,
-bytes and roofline time (``exact_signature_costs``, with the schedule's real lengths as
-``model_cost`` passes them), summed over the run; the projection is the SeqPoints'
-weighted sum of the same costs. Everything is deterministic: the load of the machine
-changes the times only.
+bytes and roofline time (``exact_signature_costs``) summed over the run; the projection is
+the SeqPoints' weighted sum of the same costs. Deterministic: the machine's load changes
+the times only.
 
 Unseen length sets (``--unseen DIR``) are read from the files of the upstream
 repositories the bundled data come from, splits that ``src/seqpoint/data`` does not ship:
@@ -20,18 +19,13 @@ repositories the bundled data come from, splits that ``src/seqpoint/data`` does 
 - ``m30k-heldout.en`` / ``.de``: multi30k/dataset ``data/task1/raw/{val,test_2016_flickr,
   test_2017_flickr}.{en,de}.gz`` (commit a3d2e0d) concatenated, 3,014 pairs.
 
-Rows go to ``benchmarks/results/bench_default_selection.json`` (a run replaces the rows it
-measures and keeps the others) and the RESULTS.md section is written from them.
-
 Usage: ``.venv/bin/python benchmarks/bench_default_selection.py [--cases a,b] [--presets
 tiny,small] [--unseen DIR] [--quick] [--render]`` (``--quick``: one case at the paper table's
-``--quick`` size).
+``--quick`` size). A run replaces the rows it measures in ``results/bench_default_selection.json``.
 """
 
 from __future__ import annotations
 
-import json
-import sys
 import time
 import warnings
 from collections import Counter
@@ -41,10 +35,8 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
 from _paper_cases import Scale, det_schedule, select_cases
-from _results import MACHINE, bench_parser, command_line, header, table, write_section
+from _results import bench_parser, header, load_stored, run_meta, save_json, table, write_section
 from seqpoint.batching import replay
 from seqpoint.exceptions import SeqPointWarning
 from seqpoint.profiling import exact_signature_costs
@@ -56,7 +48,6 @@ from seqpoint.workloads import load_workload
 
 K = 10
 METRICS = ("flops", "bytes", "roofline_h100_s")
-JSON = Path(__file__).with_name("results") / "bench_default_selection.json"
 #: The default before (``attention``) and now, and grouping on the exact FLOPs alone (``on``: a
 #: proxy no section key names, built here): a name and the ``[selection]`` keys it sets.
 CANDIDATES: dict[str, dict[str, Any]] = {
@@ -92,8 +83,7 @@ def unseen_sets(folder: Path) -> list[Set]:
     wiki = _wikitext_paragraphs(folder / "wikitext-2-test.txt")
     m30k = read_lengths(folder / "m30k-heldout.en", format="parallel", tgt=folder / "m30k-heldout.de")
     out = []
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", SeqPointWarning)
+    with warnings.catch_warnings(action="ignore", category=SeqPointWarning):
         out.append(Set("u-bert-wiki-test-grouped", "BERT / WikiText-2 test / group_by_length B=8, drop_last",
                        "bert:tiny", replay(wiki, "group_by_length", epochs=3, seed=0, batch_size=8, drop_last=True)))
         out.append(Set("u-bert-wiki-test-packed", "BERT / WikiText-2 test / packing 512 x 8", "bert:tiny",
@@ -127,8 +117,7 @@ def measure(run: Set) -> dict[str, Any]:
         keys = dict(keys)
         on = keys.pop("on", None)
         sec = SelectionSection(n_points=K, **keys)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", SeqPointWarning)
+        with warnings.catch_warnings(action="ignore", category=SeqPointWarning):
             t0 = time.perf_counter()
             proxy = None
             if on is not None:
@@ -178,14 +167,13 @@ def render(stored: dict[str, Any]) -> str:
 
 
 def main() -> None:
-    ap = bench_parser(__doc__, quick="gnmt-wmt-bucket at the paper table's --quick size")
+    ap = bench_parser(__doc__, "gnmt-wmt-bucket at the paper table's --quick size",
+                      "rewrite the RESULTS.md section from the stored rows")
     ap.add_argument("--cases", default=None, help="paper-table cases (default: every case of --presets; none: none)")
     ap.add_argument("--presets", default="tiny,small")
     ap.add_argument("--unseen", type=Path, default=None, help="folder of the unseen length files")
-    ap.add_argument("--render", action="store_true", help="rewrite the RESULTS.md section from the stored rows")
     args = ap.parse_args()
-    path = JSON.with_name("bench_default_selection_quick.json") if args.quick else JSON
-    stored = json.loads(path.read_text()) if path.exists() else {"cases": {}}
+    path, stored = load_stored("bench_default_selection.json", {"cases": {}})
     if not args.render:
         cases = "gnmt-wmt-bucket" if args.quick and not args.cases else args.cases
         scale = Scale.make(args.quick)
@@ -196,8 +184,8 @@ def main() -> None:
             r = stored["cases"][run.name] = {**measure(run), "date": time.strftime("%Y-%m-%d")}
             print(f"{run.name}: " + ", ".join(f"{c} FLOPs {100 * r['candidates'][c]['flops']:+.4f}%"
                                               for c in CANDIDATES), flush=True)
-        stored["meta"] = {"date": time.strftime("%Y-%m-%d"), "command": command_line(), "machine": MACHINE}
-        path.write_text(json.dumps(stored, indent=1))
+        stored["meta"] = run_meta(minutes=False)
+        save_json(path, stored)
     print(f"RESULTS.md section written: {write_section('default_selection', render(stored))}")
 
 

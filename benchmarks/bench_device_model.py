@@ -6,9 +6,8 @@ Every row times a step counted on the meta device (no GPU) with ``seqpoint.devic
   A40, an A100 and an H100. ``--fit`` refits the model's constants on the A40 and A100 rows only (the fit that
   ``MODEL`` carries); the H100 is held out, and its layer curve gives ``MODEL.error`` and ``ratio_error``.
 * **MLPerf Training v4.0 BERT-large** (``data/mlperf-training-v4.0``): 8×H100 against 8×H200, 48 packed
-  sequences of 512 tokens per GPU, fp16, LAMB. Counted: BERT-large written as eager PyTorch with fused attention
-  (``scaled_dot_product_attention``), the program a user would profile; NVIDIA's submission also fuses the
-  memory-bound operators, which the count cannot see (the gap is said).
+  sequences of 512 tokens per GPU, fp16, LAMB, counted as eager PyTorch with fused attention (the program a user
+  would profile; NVIDIA's submission also fuses the memory-bound operators, which the count cannot see).
 * **DeepLearningExamples GNMT** (``data/dle-gnmt``): A100 40GB against V100 16GB, 1 GPU, batch 128, mixed and
   single precision (TF32 on the A100), tokens/s over an epoch of the bundled WMT sample's lengths (≤ 50 tokens,
   5 equal-width buckets).
@@ -16,10 +15,9 @@ Every row times a step counted on the meta device (no GPU) with ``seqpoint.devic
   (256 per GPU), fp16, rebuilt from the logged steps (each of every 10th step stands for ten; its tokens spread
   over the batch as equal source and target lengths, padded as the WMT sample's 5 buckets pad).
 
-First-shape costs: NVIDIA's runs pre-allocate every shape before timing (``prealloc_mode='always'``) and their
-tokens/s meters skip the first steps; every modeled step here is a steady step, with no cold term, the same
-treatment. Communication is not modeled (per-GPU rows; all-reduces overlap backward in these runs). Each
-whole-model row is a check, never a fit.
+Every modeled step is a steady one, as NVIDIA's runs pre-allocate every shape and their meters skip the first
+steps; communication is not modeled (per-GPU rows; all-reduces overlap backward). Each whole-model row is a
+check, never a fit.
 
 Usage: ``.venv/bin/python benchmarks/bench_device_model.py [--quick] [--fit]``
 """

@@ -10,22 +10,17 @@ Wall and CPU seconds are both printed: on a shared machine the wall time is an u
 
 Usage: ``.venv/bin/python benchmarks/bench_exact.py [--quick] [--workloads bert:tiny,...]
 [--checks 20] [--render]`` (``--quick``: 1,000 signatures, ``tiny`` presets only, 5 checks). Rows go to
-``benchmarks/results/bench_exact.json`` with the date and command of the run that measured
-them; a run of some ``--workloads`` replaces their rows and keeps the others, and
-``--render`` rewrites the RESULTS.md section from the stored rows alone.
+``benchmarks/results/bench_exact.json``; a run of some ``--workloads`` replaces their rows only.
 """
 
 from __future__ import annotations
 
-import datetime as dt
-import json
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from _results import MACHINE, bench_parser, command_line, header, write_section
+from _results import bench_parser, header, load_stored, run_meta, save_json, write_section
 from seqpoint.profiling import count_point, exact_totals
 from seqpoint.schedule import IterationSchedule
 from seqpoint.workloads import load_workload
@@ -36,7 +31,6 @@ CASES = {
     "deepspeech2:tiny": ((160, 3200), False),
     "bert:small": ((8, 512), False),
 }
-JSON = Path(__file__).with_name("results") / "bench_exact.json"
 
 
 def unique_run(n: int, lengths: tuple[int, int], tgt: bool, seed: int = 0) -> IterationSchedule:
@@ -54,16 +48,15 @@ def unique_run(n: int, lengths: tuple[int, int], tgt: bool, seed: int = 0) -> It
 
 
 def row(spec: str, r: dict[str, Any]) -> str:
-    """One workload's table row (rows measured before CPU time was recorded show a dash)."""
-    cpu = f"{r['cpu_s']:.1f}" if "cpu_s" in r else "–"
-    return (f"| {spec} | {r['method']} | {r['counted']:,} | {r['seconds']:.1f} | {cpu} | {r['count_all_s']:.0f} "
-            f"| {r['max_rel_diff']:.1e} ({r.get('checks', 20)}) | {r['note']} | {r['date']} |")
+    """One workload's table row."""
+    return (f"| {spec} | {r['method']} | {r['counted']:,} | {r['seconds']:.1f} | {r['cpu_s']:.1f} | {r['count_all_s']:.0f} "
+            f"| {r['max_rel_diff']:.1e} ({r['checks']}) | {r['note']} | {r['date']} |")
 
 
 def render(stored: dict[str, Any], n: int) -> str:
     """The RESULTS.md section of the stored rows, with their date, commands and machine."""
     rows = [stored[s] for s in CASES if s in stored]
-    run = {"date": max(r["date"] for r in rows), "machine": rows[-1].get("machine", MACHINE),
+    run = {"date": max(r["date"] for r in rows), "machine": rows[-1]["machine"],
            "command": "`; `".join(dict.fromkeys(r["command"] for r in rows))} if rows else None
     return "\n".join([header(f"Exact totals of {n:,} unique signatures", run).rstrip(), "",
                       "| workload | method | signatures counted | seconds (wall) | seconds (CPU) "
@@ -72,11 +65,10 @@ def render(stored: dict[str, Any], n: int) -> str:
 
 
 def main() -> None:
-    ap = bench_parser(__doc__, quick="1,000 signatures, tiny presets")
+    ap = bench_parser(__doc__, "1,000 signatures, tiny presets", "rewrite the RESULTS.md section from the stored rows")
     ap.add_argument("--workloads", help=f"comma-separated subset of: {', '.join(CASES)} (default: all)")
     ap.add_argument("--checks", type=int, default=20,
                     help="signatures counted with count_point to check the totals against (default: 20)")
-    ap.add_argument("--render", action="store_true", help="rewrite the RESULTS.md section from the stored rows")
     args = ap.parse_args()
     if args.checks < 1:
         raise SystemExit(f"--checks must be an int >= 1. Got {args.checks}.")
@@ -88,8 +80,7 @@ def main() -> None:
 
     torch.set_num_threads(1)
     n, checks = (1000, 5) if args.quick else (10_000, args.checks)
-    path = JSON.with_name("bench_exact_quick.json") if args.quick else JSON
-    stored = json.loads(path.read_text()) if path.exists() else {}
+    path, stored = load_stored("bench_exact.json", {})
     for spec in names:
         lengths, tgt = CASES[spec]
         if args.quick and not spec.endswith(":tiny"):
@@ -99,25 +90,20 @@ def main() -> None:
         t0, c0 = time.perf_counter(), time.process_time()
         ex = exact_totals(wl, run)
         seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
-        rng = np.random.default_rng(1)
-        worst = 0.0
-        t_count = time.perf_counter()
-        sample = rng.choice(n, checks, replace=False)
-        for i in sample:
+        worst, t_count = 0.0, time.perf_counter()
+        for i in np.random.default_rng(1).choice(n, checks, replace=False):
             counted = count_point(wl, tuple(int(v) for v in ex.signatures[i]))
             for k, v in counted.items():
                 if v:
                     worst = max(worst, abs(ex.per_signature[k][i] - v) / abs(v))
         per_count = (time.perf_counter() - t_count) / checks
         stored[spec] = {"method": ex.method, "counted": ex.counted, "seconds": seconds, "cpu_s": cpu,
-                        "checks": int(checks),
-                        "count_all_s": per_count * n, "max_rel_diff": worst, "note": ex.note,
-                        "date": dt.date.today().isoformat(), "command": command_line(), "machine": MACHINE}
+                        "checks": int(checks), "count_all_s": per_count * n, "max_rel_diff": worst, "note": ex.note,
+                        **run_meta(minutes=False)}
         print(f"{spec}: {ex.method}, {ex.counted} counted, {seconds:.1f} s ({cpu:.1f} s CPU) "
               f"(counting all ≈ {per_count * n:.0f} s), max rel. diff {worst:.1e} on {checks} signatures {ex.note}",
               flush=True)
-        path.parent.mkdir(exist_ok=True)
-        path.write_text(json.dumps(stored, indent=1) + "\n")
+        save_json(path, stored)
     write_section("bench_exact", render(stored, n))
 
 if __name__ == "__main__":

@@ -4,51 +4,22 @@ Prints the machine (``nvidia-smi``, driver, torch, CUDA, cuDNN), runs the ``gpu`
 tests, then validates the paper table's cases row by row within ``--budget-s``: DeepSpeech2
 on LibriSpeech (SortaGrad), GNMT on the WMT sample (buckets) and BERT on WikiText-2
 (``group_by_length``), in fp32 and bf16 autocast, at the ``small`` preset, then DS2 ``small``
-again with ``torch.backends.cudnn.benchmark`` on, then the ``paper`` preset as far as the
-budget goes. Each row: the measured subset run in full twice
-(their spread is the noise floor), the projection from 10 SeqPoints with its interval,
-first-10 beside it, the steady-state selection error, the cold-step term's share and the
-profiling reduction in steps and in wall clock. The timer is ``cuda`` (CUDA events) on
-``--device cuda`` and ``wall`` on ``--device cpu``.
+again with ``torch.backends.cudnn.benchmark`` on (the rows keyed ``.../cudnn-benchmark``, the
+workload setting applied in every profiling and full-run process: per-shape autotuning is the
+cost a shape's first step pays), then the ``paper`` preset as far as the budget goes. Each row:
+the measured subset run in full twice (their spread is the noise floor), the projection from
+10 SeqPoints with its interval, first-10 beside it, the steady-state selection error, the
+cold-step term's share and the profiling reduction in steps and in wall clock. The timer is
+``cuda`` (CUDA events) on ``--device cuda`` and ``wall`` on ``--device cpu``.
 
 Each row runs in a fresh child process, killed when the budget runs out, and is appended to
 ``OUT/bench_gpu.json`` as soon as it is done; a rerun skips the rows already there. A row
 whose time (from the same case's other dtype, else the slowest row so far) would overrun
 the budget is not started, and the JSON and ``OUT/RESULTS-rows.md`` name it.
 
-``torch.backends.cudnn.benchmark`` on/off for DS2: the default rows run with it off (the
-workload setting ``cudnn_benchmark`` is false, torch's default); the rows keyed
-``ds2-librispeech-small/<dtype>/cudnn-benchmark`` set ``cudnn_benchmark = true``, which the
-profiling workers and the full runs' fresh processes apply too (per-shape autotuning is the
-cost a shape's first step pays: compare the cold share and the errors of the two rows).
-
-Preparation, here (the device image has no pydantic and no network; the versions are those
-of the project's venv, ``pip show pydantic pydantic-core``)::
-
-    echo /.whl/ >> .git/info/exclude
-    python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \\
-        --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 \\
-        --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 --platform manylinux1_x86_64 \\
-        -d .whl pydantic==2.14.4 pydantic-core==2.50.5 typing-extensions==4.16.0 \\
-        annotated-types==0.8.0 typing-inspection==0.4.5
-
-The one device command (``carry: [".whl"]``, ``timeout_s`` 600). ``--budget-s`` covers the
-gpu tests and the rows; 420 s leaves the call room for the installs, and the session's 15
-minutes of device time room for the machine's start and one resumed call while it is warm::
-
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \\
-        --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site:$PWD/src || exit;
-    python3 -m pip install -q --no-deps --no-build-isolation -e . ; set -o pipefail;
-    PYTHONUNBUFFERED=1 python3 benchmarks/bench_gpu.py --budget-s 420 --out $OUT 2>&1 | tee $OUT/bench_gpu.log
-
-(``$PWD/src`` on PYTHONPATH keeps seqpoint importable, in the worker and full-run processes
-too, should the editable install fail for want of setuptools >= 77 in the image: build
-isolation would need the network.) ``$OUT`` gets three files (JSON, rows, log); run folders
-and the cache go to a temporary folder. ``$OUT`` starts empty on every call: to resume a
-cut-off run, put the returned ``bench_gpu.json`` in a folder that ``.git/info/exclude``
-ignores (``.gpu-prev/``), carry it too, and begin the command with
-``cp .gpu-prev/bench_gpu.json $OUT/;``.
-
+The device command is ``benchmarks/gpu_check.sh`` (its header prepares the ``.whl`` folder of
+pydantic's wheels it installs). To resume a cut-off run, carry the returned ``bench_gpu.json``
+in a folder ``.git/info/exclude`` ignores (``.gpu-prev/``) and copy it to ``$OUT`` first.
 CPU dry run (seconds per row; what ``tests/benchmarks/test_bench_gpu.py`` runs)::
 
     PYTHONPATH=src python benchmarks/bench_gpu.py --device cpu --quick --out /tmp/gpu-dry
@@ -67,10 +38,11 @@ import sys
 import tempfile
 import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # imported by tests/benchmarks/test_bench_gpu.py
 
 from _paper_cases import ALLOCATOR_ENV, CASES, SMALL_CASES, Case, Scale, run_config
 
@@ -142,8 +114,8 @@ def measure(key: str, case: Case, dtype: str, device: str, quick: bool, cudnn_be
     from seqpoint.workflows import validate
 
     t0 = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="bench-gpu-") as work, warnings.catch_warnings():
-        warnings.simplefilter("ignore", SeqPointWarning)
+    with (tempfile.TemporaryDirectory(prefix="bench-gpu-") as work,
+          warnings.catch_warnings(action="ignore", category=SeqPointWarning)):
         cfg = row_config(case, dtype, device, quick, Path(work), cudnn_benchmark)
         res = validate(cfg, ks=(cfg.selection.n_points,), exact=False)
     truth, steady, first = res.truth, res.steady, res.baselines.get("first")
@@ -244,6 +216,48 @@ def run_child(cmd: list[str], timeout_s: float, env: dict[str, str] | None = Non
         return None
 
 
+def gpu_parser(doc: str, out: str, budget_s: float) -> argparse.ArgumentParser:
+    """The GPU scripts' flags: ``--out`` (default $OUT, else ``benchmarks/results/<out>``),
+    ``--budget-s``, ``--device`` and ``--quick`` (tiny presets and schedules: the CPU dry run)."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--out", type=Path, default=Path(os.environ.get("OUT") or ROOT / "benchmarks/results" / out),
+                    help=f"output folder (default $OUT, else benchmarks/results/{out})")
+    ap.add_argument("--budget-s", type=float, default=budget_s, help="seconds for the rows together")
+    ap.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
+    ap.add_argument("--quick", action="store_true", help="tiny presets and schedules (the CPU dry run)")
+    return ap
+
+
+def run_rows(out: Path, todo: dict[str, str], cmd: Callable[[str], list[str]], left: Callable[[], float],
+             report: Callable[[dict[str, Any]], str], *, name: str = JSON_NAME, key: str = "key",
+             group: str = "case", env: Callable[[str], dict[str, str] | None] = lambda _: None) -> dict[str, Any]:
+    """Each row of ``todo`` (key → its ``group`` field) measured by ``cmd(key)`` in a child process
+    within the ``left()`` seconds, into the record at ``out / name`` (returned): a row already there
+    is skipped, one that would take longer (the slowest done row of its group, else of any) than
+    is left is not started, and one not started, cut off or failed is named in ``not_run``."""
+    record = load(out, name)
+    for k, g in todo.items():
+        done = {r[key]: r for r in record["rows"]}
+        if k in done:
+            print(f"{k}: already measured, skipped", flush=True)
+            continue
+        walls = [(r.get("row_wall_s", 0.0), r.get(group) == g) for r in done.values()]
+        est = max([w for w, same in walls if same] or [w for w, _ in walls] or [0.0])
+        if left() < est or left() <= 0:
+            record["not_run"][k] = f"budget: {max(left(), 0):.0f} s left" + (f", the row takes ~{est:.0f} s" if est else "")
+            save(out, record, name)
+            continue
+        rc = run_child(cmd(k), left(), env(k))
+        record = load(out, name)
+        row = next((r for r in record["rows"] if r[key] == k), None)
+        if row is None:
+            record["not_run"][k] = "cut off at the budget" if rc is None else f"failed (exit {rc}; see the log)"
+            save(out, record, name)
+        else:
+            print(report(row), flush=True)
+    return record
+
+
 def render(record: dict[str, Any], command: str) -> str:
     """The RESULTS.md section's header lines and table rows."""
     m = record.get("machine", {})
@@ -276,12 +290,7 @@ def run_row(args: argparse.Namespace) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", type=Path, default=Path(os.environ.get("OUT") or ROOT / "benchmarks/results/gpu"),
-                    help="output folder (default $OUT, else benchmarks/results/gpu)")
-    ap.add_argument("--budget-s", type=float, default=420.0, help="seconds for the tests and rows together")
-    ap.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
-    ap.add_argument("--quick", action="store_true", help="tiny presets and schedules (the CPU dry run)")
+    ap = gpu_parser(__doc__, "gpu", 420.0)
     ap.add_argument("--cases", help=f"comma-separated subset of {','.join(CASE_NAMES)}")
     ap.add_argument("--row", help=argparse.SUPPRESS)  # the child process of one row
     args = ap.parse_args()
@@ -301,31 +310,13 @@ def main() -> None:
     elif "rc" not in record.get("gpu_tests", {}):
         record["gpu_tests"] = gpu_tests(timeout_s=max(30.0, min(180.0, left() / 3)))
     save(args.out, record)
-    done = {r["key"]: r for r in record["rows"]}
-    for key, (case, _dtype, _cudnn) in plan(names, args.quick).items():
-        if key in done:
-            print(f"{key}: already measured, skipped", flush=True)
-            continue
-        same = [r["row_wall_s"] for r in done.values() if r["case"] == case.name]
-        est = max(same or [r["row_wall_s"] for r in done.values()] or [0.0])
-        if left() < est or left() <= 0:
-            need = f", the row takes ~{est:.0f} s" if est else ""
-            record["not_run"][key] = f"budget: {max(left(), 0):.0f} s left{need}"
-            save(args.out, record)
-            continue
-        cmd = [sys.executable, __file__, "--row", key, "--out", str(args.out), "--device", args.device,
-               *(["--quick"] if args.quick else [])]
-        rc = run_child(cmd, left())
-        record = load(args.out)
-        done = {r["key"]: r for r in record["rows"]}
-        if key in done:
-            r = done[key]
-            print(f"{key}: measured {r['measured_s']:.3f} s (floor {100 * r['noise_floor']:.2f}%), SeqPoint "
-                  f"{100 * r['error']:+.2f}%, first-{r['k']} {100 * (r['first_error'] or 0):+.2f}%, "
-                  f"{r['row_wall_s']:.0f} s", flush=True)
-        else:
-            record["not_run"][key] = "cut off at the budget" if rc is None else f"failed (exit {rc}; see the log)"
-            save(args.out, record)
+    quick = ["--quick"] if args.quick else []
+    record = run_rows(args.out, {k: case.name for k, (case, _, _) in plan(names, args.quick).items()},
+                      lambda k: [sys.executable, __file__, "--row", k, "--out", str(args.out), "--device", args.device,
+                                 *quick], left,
+                      lambda r: f"{r['key']}: measured {r['measured_s']:.3f} s (floor {100 * r['noise_floor']:.2f}%), "
+                                f"SeqPoint {100 * r['error']:+.2f}%, first-{r['k']} {100 * (r['first_error'] or 0):+.2f}%, "
+                                f"{r['row_wall_s']:.0f} s")
     command = " ".join(["python3 benchmarks/bench_gpu.py", *sys.argv[1:]])
     (args.out / ROWS_NAME).write_text(render(record, command))
     print(f"wrote {args.out / JSON_NAME} and {args.out / ROWS_NAME} ({time.monotonic() - start:.0f} s)")

@@ -23,26 +23,18 @@ B's measured run. ``--as h100,h200`` names the folders' devices: the dry run's a
 and a GPU that no device file's ``cuda_names`` holds gets its name as a folder
 (``nvidia-h200-nvl``); its ``nvidia-smi`` facts say which variant it is.
 
-Preparation: as ``benchmarks/bench_gpu.py``'s docstring says (the ``.whl`` folder of
-pydantic's wheels, ignored by git). The two device calls, one after the other with no idle
-wait (``carry: [".whl"]``, ``timeout_s`` 330 each): first ``kind: "nvidia-h100-x1"``, then
-``kind: "nvidia-h200"`` (which gives the H100 back and starts the H200 bare), each::
-
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \\
-        --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site:$PWD/src || exit;
-    python3 -m pip install -q --no-deps --no-build-isolation -e . ; set -o pipefail;
-    PYTHONUNBUFFERED=1 python3 benchmarks/bench_gpu_cross.py --budget-s 240 --out $OUT 2>&1 \\
-        | tee $OUT/bench_gpu_cross.log
-
+The two device calls, one after the other with no idle wait (``carry: [".whl"]``,
+``timeout_s`` 330 each): first ``kind: "nvidia-h100-x1"``, then ``kind: "nvidia-h200"`` (which
+gives the H100 back and starts the H200 bare), each ``benchmarks/gpu_check.sh``'s installs (its
+header prepares ``.whl``), then ``python3 benchmarks/bench_gpu_cross.py --budget-s 240 --out $OUT``.
 Right after each call, copy its returned folder here (``cp -r FILES_AT/h100 .gpu-cross/``,
 ``.gpu-cross/`` in ``.git/info/exclude``); a second call would replace the files. Then::
 
     PYTHONPATH=src python benchmarks/bench_gpu_cross.py --compare .gpu-cross/h100 .gpu-cross/h200 \\
         --out .gpu-cross
 
-A case cut off at the budget can be resumed on the same warm machine: carry its folder as
-``.gpu-prev/`` and begin the command with ``mkdir -p $OUT && cp -r .gpu-prev/* $OUT/;``.
-``--max-samples N`` shortens every case's measured schedule (give both GPUs the same N).
+A cut-off case resumes on the same warm machine with its folder carried as ``.gpu-prev/`` and
+copied to ``$OUT`` first. ``--max-samples N`` shortens every case's measured schedule (give both GPUs the same N).
 
 CPU dry run (tiny presets, 6 batches, k = 2, fp32, the wall timer; what
 ``tests/benchmarks/test_bench_gpu_cross.py`` runs, twice, then compares ``--as h100,h200``)::
@@ -56,7 +48,6 @@ import argparse
 import dataclasses
 import json
 import math
-import os
 import re
 import shutil
 import sys
@@ -66,10 +57,8 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
 from _paper_cases import CASES, SMALL_CASES, Case
-from bench_gpu import ROOT, add_row, load, machine, row_config, run_child, save
+from bench_gpu import add_row, gpu_parser, load, machine, row_config, run_rows, save
 
 CASE_NAMES = ("bert-wiki-grouped", "gnmt-wmt-bucket")
 #: The dtype on a GPU; the CPU dry run runs fp32 (bf16 autocast on a CPU is ~5x slower).
@@ -132,8 +121,8 @@ def measure(name: str, case: Case, args: argparse.Namespace, gpu_dir: Path, info
     t0 = time.perf_counter()
     dest = gpu_dir / case.name
     dest.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="bench-cross-") as work, warnings.catch_warnings():
-        warnings.simplefilter("ignore", SeqPointWarning)
+    with (tempfile.TemporaryDirectory(prefix="bench-cross-") as work,
+          warnings.catch_warnings(action="ignore", category=SeqPointWarning)):
         cfg = case_config(case, args.device, args.quick, Path(work), args.max_samples)
         res = validate(cfg, ks=(cfg.selection.n_points,), exact=False)
         for f in RUN_FILES:
@@ -159,11 +148,9 @@ def run_case(args: argparse.Namespace) -> None:
 
 def measure_all(args: argparse.Namespace) -> None:
     """Every case in a child process within the budget, into ``OUT/<device key>/``."""
-
     from seqpoint.measurements import environment_fingerprint
 
     start = time.monotonic()
-    left = lambda: args.budget_s - (time.monotonic() - start)  # noqa: E731
     key = folder_key(environment_fingerprint(args.device))
     gpu_dir = args.out / key
     gpu_dir.mkdir(parents=True, exist_ok=True)
@@ -171,27 +158,13 @@ def measure_all(args: argparse.Namespace) -> None:
     info = {k: v for k, v in machine(args.device).items() if k != "cudnn_benchmark"}  # bench_gpu's rows only
     record.update(machine=info, device_key=key)
     save(gpu_dir, record, JSON_NAME)
-    for name in args.cases:
-        if any(r["name"] == name for r in record["rows"]):
-            print(f"{name}: already measured, skipped", flush=True)
-            continue
-        if left() <= 0:
-            record["not_run"][name] = "budget: none left"
-            save(gpu_dir, record, JSON_NAME)
-            continue
-        cmd = [sys.executable, __file__, "--case", name, "--out", str(gpu_dir), "--device", args.device,
-               *(["--quick"] if args.quick else []), *(["--max-samples", str(args.max_samples)] if args.max_samples
-                                                      else [])]
-        rc = run_child(cmd, left())
-        record = load(gpu_dir, JSON_NAME)
-        row = next((r for r in record["rows"] if r["name"] == name), None)
-        if row is None:
-            record["not_run"][name] = "cut off at the budget" if rc is None else f"failed (exit {rc}; see the log)"
-            save(gpu_dir, record, JSON_NAME)
-        else:
-            print(f"{name} on {key}: measured {row['measured_s']:.3f} s (floor {100 * row['noise_floor']:.2f}%), "
-                  f"projected {row['projected_s']:.3f} s ({100 * row['error']:+.2f}%), {row['case_wall_s']:.0f} s",
-                  flush=True)
+    more = [*(["--quick"] if args.quick else []), *(["--max-samples", str(args.max_samples)] if args.max_samples else [])]
+    run_rows(gpu_dir, dict.fromkeys(args.cases, ""),
+             lambda name: [sys.executable, __file__, "--case", name, "--out", str(gpu_dir), "--device", args.device, *more],
+             lambda: args.budget_s - (time.monotonic() - start),
+             lambda r: f"{r['name']} on {key}: measured {r['measured_s']:.3f} s (floor {100 * r['noise_floor']:.2f}%), "
+                       f"projected {r['projected_s']:.3f} s ({100 * r['error']:+.2f}%), {r['case_wall_s']:.0f} s",
+             name=JSON_NAME, key="name")
     print(f"wrote {gpu_dir} ({time.monotonic() - start:.0f} s)")
 
 
@@ -292,12 +265,7 @@ def compare(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", type=Path, default=Path(os.environ.get("OUT") or ROOT / "benchmarks/results/gpu-cross"),
-                    help="output folder (default $OUT, else benchmarks/results/gpu-cross)")
-    ap.add_argument("--budget-s", type=float, default=240.0, help="seconds for every case together")
-    ap.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
-    ap.add_argument("--quick", action="store_true", help="tiny presets and schedules (the CPU dry run)")
+    ap = gpu_parser(__doc__, "gpu-cross", 240.0)
     ap.add_argument("--cases", help=f"comma-separated subset of {','.join(CASE_NAMES)}")
     ap.add_argument("--max-samples", type=int, help="samples of every case's measured schedule")
     ap.add_argument("--compare", nargs=2, metavar=("DIR_A", "DIR_B"), help="compare two GPU folders (here)")

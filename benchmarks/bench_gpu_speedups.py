@@ -25,17 +25,9 @@ slowest done row of its kind, else of any) would overrun the budget is not start
 and ``OUT/RESULTS-rows.md`` name it. The gpu-marked tests are ``bench_gpu.py``'s; the BERT
 study's own shares go beside the table by hand (saying what differs: model, GPU, software).
 
-The one device command (``.whl`` prepared as ``bench_gpu.py``'s docstring says; ``carry:
-[".whl"]``, ``timeout_s`` 600)::
-
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \\
-        --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site:$PWD/src || exit;
-    python3 -m pip install -q --no-deps --no-build-isolation -e . ; set -o pipefail;
-    PYTHONUNBUFFERED=1 python3 benchmarks/bench_gpu_speedups.py --budget-s 420 --out $OUT 2>&1 \\
-        | tee $OUT/bench_gpu_speedups.log
-
-To resume: put the returned JSON in ``.gpu-prev/`` (ignored through ``.git/info/exclude``),
-carry it too, and begin the command with ``cp .gpu-prev/bench_gpu_speedups.json $OUT/;``.
+The device command (``carry: [".whl"]``, ``timeout_s`` 600): ``benchmarks/gpu_check.sh``'s
+installs, then ``python3 benchmarks/bench_gpu_speedups.py --budget-s 420 --out $OUT``. To
+resume, carry the returned JSON as ``bench_gpu.py``'s docstring says.
 ``--rows pair/bert,compile`` runs only the rows whose key starts with one of the prefixes.
 CPU dry run (one full run per row; what ``tests/benchmarks/test_bench_gpu_speedups.py`` runs)::
 
@@ -57,12 +49,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
 from _paper_cases import ALLOCATOR_ENV, CASES, SMALL_CASES, Case
-from bench_gpu import ROOT, add_row, machine, row_config, run_child
-from bench_gpu import load as load_record
-from bench_gpu import save as save_record
+from bench_gpu import add_row, gpu_parser, load, machine, row_config, run_rows, save
 
 JSON_NAME, ROWS_NAME = "bench_gpu_speedups.json", "RESULTS-rows.md"
 #: The pairs' changes (the hidden one is the preset's widths doubled, see :func:`change`).
@@ -251,20 +239,13 @@ def compile_row(case: Case, mode: str, device: str, quick: bool, work: Path) -> 
 KINDS: dict[str, Callable[..., dict[str, Any]]] = {"pair": pair_row, "breakdown": breakdown_row, "compile": compile_row}
 
 
-def load(out: Path) -> dict[str, Any]:
-    """What an earlier call wrote to ``out``, else an empty record."""
-    return load_record(out, JSON_NAME)
-
-
-def save(out: Path, record: dict[str, Any]) -> None:
-    """Write the record whole, atomically (a kill mid-write keeps the last one)."""
-    save_record(out, record, JSON_NAME)
+def pct(x: float | None) -> str:
+    return "—" if x is None else f"{100 * x:+.2f}%"
 
 
 def render(record: dict[str, Any], command: str) -> str:
     """The RESULTS.md section's header lines and table rows, one table per kind of row."""
     m, rows = record.get("machine", {}), record["rows"]
-    pct = lambda x: "—" if x is None else f"{100 * x:+.2f}%"  # noqa: E731
     yes = lambda x: "—" if x is None else ("yes" if x else "no")  # noqa: E731
     floor = lambda x: "—" if x is None else f"{100 * x:.2f}%"  # noqa: E731
     lines = [f"Device {m.get('device')}, driver {m.get('driver')}, torch {m.get('torch')}, CUDA {m.get('cuda')}; "
@@ -312,8 +293,8 @@ def run_row(args: argparse.Namespace) -> None:
 
     kind, case, variant = plan(args.quick)[args.row]
     t0 = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="bench-speedups-") as work, warnings.catch_warnings():
-        warnings.simplefilter("ignore", SeqPointWarning)
+    with (tempfile.TemporaryDirectory(prefix="bench-speedups-") as work,
+          warnings.catch_warnings(action="ignore", category=SeqPointWarning)):
         row = KINDS[kind](case, variant, args.device, args.quick, Path(work))
     row = {"key": args.row, "kind": kind, "case": case.name, "workload": case.workload, "device": args.device,
            "timer": "cuda" if args.device == "cuda" else "wall", **row, "row_wall_s": time.perf_counter() - t0}
@@ -321,12 +302,7 @@ def run_row(args: argparse.Namespace) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", type=Path, default=Path(os.environ.get("OUT") or ROOT / "benchmarks/results/gpu-speedups"),
-                    help="output folder (default $OUT, else benchmarks/results/gpu-speedups)")
-    ap.add_argument("--budget-s", type=float, default=420.0, help="seconds for the rows together")
-    ap.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
-    ap.add_argument("--quick", action="store_true", help="tiny presets and schedules (the CPU dry run)")
+    ap = gpu_parser(__doc__, "gpu-speedups", 420.0)
     ap.add_argument("--rows", help="comma-separated prefixes of the row keys to run (default: all)")
     ap.add_argument("--row", help=argparse.SUPPRESS)  # the child process of one row
     args = ap.parse_args()
@@ -335,46 +311,32 @@ def main() -> None:
         run_row(args)
         return
     start = time.monotonic()
-    left = lambda: args.budget_s - (time.monotonic() - start)  # noqa: E731
     rows = plan(args.quick)
     if args.rows:
         prefixes = tuple(p.strip() for p in args.rows.split(",") if p.strip())
         rows = {k: v for k, v in rows.items() if k.startswith(prefixes)}
         if not rows:
             raise SystemExit(f"--rows {args.rows!r} matches no row; rows: {', '.join(plan(args.quick))}.")
-    record = load(args.out)
+    record = load(args.out, JSON_NAME)
     record["machine"] = machine(args.device)
-    save(args.out, record)
+    save(args.out, record, JSON_NAME)
     log_dir = Path(tempfile.mkdtemp(prefix="bench-speedups-log-"))
-    for key, (kind, _case, _variant) in rows.items():
-        done = {r["key"]: r for r in record["rows"]}
-        if key in done:
-            print(f"{key}: already measured, skipped", flush=True)
-            continue
-        same = [r["row_wall_s"] for r in done.values() if r["kind"] == kind]
-        est = max(same or [r["row_wall_s"] for r in done.values()] or [0.0])
-        if left() < est or left() <= 0:
-            need = f", the row takes ~{est:.0f} s" if est else ""
-            record["not_run"][key] = f"budget: {max(left(), 0):.0f} s left{need}"
-            save(args.out, record)
-            continue
-        env = {**os.environ, **ALLOCATOR_ENV}
-        if kind == "compile":  # every process of the row logs dynamo's compiles to one file (appended)
-            row_dir = log_dir / key.replace("/", "_")
-            env.update(CACHE_ENV, TORCH_LOGS="recompiles,dynamo", TORCH_LOGS_OUT=str(row_dir / "dynamo.log"),
-                       TORCHINDUCTOR_CACHE_DIR=str(row_dir / "inductor"))
-            row_dir.mkdir()
-        cmd = [sys.executable, __file__, "--row", key, "--out", str(args.out), "--device", args.device,
-               *(["--quick"] if args.quick else [])]
-        rc = run_child(cmd, left(), env)
-        record = load(args.out)
-        row = next((r for r in record["rows"] if r["key"] == key), None)
-        if row is not None:
-            err = row.get("error")
-            print(f"{key}: error {'—' if err is None else f'{100 * err:+.2f}%'}, {row['row_wall_s']:.0f} s", flush=True)
-        else:
-            record["not_run"][key] = "cut off at the budget" if rc is None else f"failed (exit {rc}; see the log)"
-            save(args.out, record)
+
+    def env(key: str) -> dict[str, str] | None:
+        """A compile row's processes log dynamo's compiles to one file (appended), with inductor's caches new."""
+        if not key.startswith("compile/"):
+            return None
+        (row_dir := log_dir / key.replace("/", "_")).mkdir()
+        return {**os.environ, **ALLOCATOR_ENV, **CACHE_ENV, "TORCH_LOGS": "recompiles,dynamo",
+                "TORCH_LOGS_OUT": str(row_dir / "dynamo.log"), "TORCHINDUCTOR_CACHE_DIR": str(row_dir / "inductor")}
+
+    quick = ["--quick"] if args.quick else []
+    record = run_rows(
+        args.out, {k: kind for k, (kind, _, _) in rows.items()},
+        lambda k: [sys.executable, __file__, "--row", k, "--out", str(args.out), "--device", args.device, *quick],
+        lambda: args.budget_s - (time.monotonic() - start),
+        lambda r: f"{r['key']}: error {pct(r.get('error'))}, {r['row_wall_s']:.0f} s", name=JSON_NAME,
+        group="kind", env=env)
     shutil.rmtree(log_dir, ignore_errors=True)
     command = " ".join(["python3 benchmarks/bench_gpu_speedups.py", *sys.argv[1:]])
     (args.out / ROWS_NAME).write_text(render(record, command))

@@ -2,13 +2,11 @@
 ``[profile] timer = "instructions"``, its full run counted under callgrind, beside the same
 validation with the wall clock.
 
-A count does not drift and does not depend on the machine's load, so the method's own error
-shows where the clock's 2-7% noise floor hides it. Valgrind runs one thread at a time, so
-a "threads 1 -> 2" pair cannot be counted; and it emulates the AVX2 code path (it hides
-AVX-512) about 400x slower than native (a ``bert:tiny`` step of 8 x 206 tokens, 116 M
-instructions, takes 16 s), so the measured schedules are the paper table's ``--quick``
-ones (17-100 iterations) and one run per case (two identical counted runs of ``bert:tiny``
-differ by 0.0003%).
+A count does not drift nor depend on the machine's load, so the method's own error shows
+where the clock's 2-7% noise floor hides it. Valgrind runs one thread at a time (no
+"threads 1 -> 2" pair) on the AVX2 code path about 400x slower than native, so the measured
+schedules are the paper table's ``--quick`` ones (17-100 iterations), one run per case (two
+identical counted runs of ``bert:tiny`` differ by 0.0003%).
 
 Run (the two halves on the two cores, the clock section afterwards on a quiet machine)::
 
@@ -23,14 +21,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import sys
 import tempfile
 import time
 import warnings
 from pathlib import Path
 from typing import Any
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _paper_cases import (
     ALLOCATOR_ENV,
@@ -76,8 +71,7 @@ def measure(case: Any, timer: str, out: Path, cache: Path, samples: int | None =
     """One case validated under ``timer`` (on ``samples``, as for :func:`case_config`): the figures of the table."""
     cfg = case_config(case, timer, out, cache, samples)
     t0 = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", SeqPointWarning)
+    with warnings.catch_warnings(action="ignore", category=SeqPointWarning):
         res = validate(cfg, ks=(K,), exact=False)
     wall = time.perf_counter() - t0
     step = step_metric(timer)
@@ -109,8 +103,7 @@ def pair(case: Any, label: str, out: Path, cache: Path, samples: int | None = No
     a = case_config(case, timer, out, cache, samples)
     b = dataclasses.replace(a, workload=dataclasses.replace(a.workload, set={**a.workload.set, **PAIRS[label]}))
     t0 = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", SeqPointWarning)
+    with warnings.catch_warnings(action="ignore", category=SeqPointWarning):
         res = speedup_configs(a, b, validate=True)
     sp, m = res.speedup, res.measured
     return {"case": case.name, "pair": label, "metric": sp.metric, "projected": sp.value,
@@ -140,8 +133,7 @@ def at_scale(case: Any, out: Path, cache: Path) -> dict[str, Any]:
     counted = case_config(case, "instructions", out, cache)
     cfg = dataclasses.replace(cfg, profile=counted.profile)
     t0 = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", SeqPointWarning)
+    with warnings.catch_warnings(action="ignore", category=SeqPointWarning):
         res = run(cfg)
     total = res.projection.totals["run_instructions"]
     return {"case": case.name, "scale": "full-size validation run", "n_iterations": len(res.schedule),
@@ -215,31 +207,23 @@ def main() -> None:
         raise SystemExit(f"Unknown case(s) {', '.join(bad)}; valid: {', '.join(known)}.")
     entries: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="bench-instr-") as tmp:
+        where = (Path(tmp) / "out", Path(tmp) / "cache.sqlite")
         if args.pairs:
-            labels = [next(k for k in PAIRS if k.split()[0] == w.strip()) for w in args.pairs.split(",")]
-            for label in labels:
-                with child_env(ALLOCATOR_ENV):
-                    entries.append(in_fresh_process(pair, known[names[0]], label, Path(tmp) / "out",
-                                                    Path(tmp) / "cache.sqlite", samples))
-                print(json.dumps(entries[-1]), flush=True)
-                if args.json:
-                    args.json.write_text(json.dumps(entries, indent=1))
-            return
-        for name in names:
-            # In a fresh process that sees ALLOCATOR_ENV, as the paper table validates: glibc's
-            # default mmap churn makes this process's steps up to 2x slower than the full runs'.
+            words = [w.strip() for w in args.pairs.split(",")]
+            jobs = [(pair, known[names[0]], next(k for k in PAIRS if k.split()[0] == w), *where, samples) for w in words]
+        else:
+            jobs = [(at_scale, known[n], *where) if args.scale else (measure, known[n], args.timer, *where, samples)
+                    for n in names]
+        for fn, *rest in jobs:
+            # Fresh, with ALLOCATOR_ENV, as the paper table validates (glibc's default churn: steps up to 2x slower).
             with child_env(ALLOCATOR_ENV):
-                entry = (in_fresh_process(at_scale, known[name], Path(tmp) / "out", Path(tmp) / "cache.sqlite")
-                         if args.scale else in_fresh_process(measure, known[name], args.timer, Path(tmp) / "out",
-                                                             Path(tmp) / "cache.sqlite", samples))
-            entries.append(entry)
-            print(json.dumps(entry), flush=True)
+                entries.append(in_fresh_process(fn, *rest))
+            print(json.dumps(entries[-1]), flush=True)
             if args.json:
                 args.json.write_text(json.dumps(entries, indent=1))
-    if not args.json:  # a run into --json files is written by --render, with the others
+    if not args.json and not args.pairs:  # a run into --json files is written by --render, with the others
         write_section("instructions", header("The paper table in instructions: rows of this run") + "\n"
                       + render(entries))
-
 
 if __name__ == "__main__":
     main()

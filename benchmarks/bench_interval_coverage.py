@@ -7,63 +7,45 @@ empty cache, as a user running ``seqpoint validate`` on a shared machine would. 
 keeps the projection's own interval (the points' noise and the selection), the interval
 ``validate`` holds the full runs to (grown by the machine's drift since profiling, read on
 the check point re-timed after each full run), and whether each holds the measured mean.
-Rows go to ``benchmarks/results/bench_interval_coverage.json`` after every repeat, and the
-RESULTS.md section is written from them (``--render``: from the stored rows alone).
+Rows go to ``benchmarks/results/bench_interval_coverage.json`` after every repeat.
 
-Usage::
-
-    .venv/bin/python benchmarks/bench_interval_coverage.py [--repeats 10] [--quick] [--render]
+Usage: ``.venv/bin/python benchmarks/bench_interval_coverage.py [--repeats 10] [--quick] [--render]``
 """
 
 from __future__ import annotations
 
-import json
 import statistics
-import sys
 import tempfile
 import time
 import warnings
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
 from _paper_cases import in_fresh_process
-from _results import MACHINE, bench_parser, command_line, header, table, write_section
+from _results import bench_parser, header, load_stored, run_meta, save_json, table, write_section
 from seqpoint.exceptions import SeqPointWarning
-from seqpoint.workflows import (
-    BatchingSection,
-    LengthsSection,
-    ProfileSection,
-    ReportSection,
-    RunConfig,
-    ValidationSection,
-    WorkloadSection,
-    validate,
-)
-
-RESULTS = Path(__file__).with_name("results")
+from seqpoint.workflows import RunConfig, validate
 
 
 def config(root: Path, seed: int, quick: bool = False) -> RunConfig:
     """1,280 WikiText-2 lines (a seeded subset) in ``group_by_length`` batches of 8: 160
     iterations of ``bert:small`` (``bert:tiny`` on --quick) at one thread; ``[profile]`` as a
     user leaves it."""
-    return RunConfig(
-        name="coverage",
-        lengths=LengthsSection(source="bundled:wikitext-2-valid", max_samples=1280, seed=seed),
-        batching=BatchingSection(policy="group_by_length", params={"batch_size": 8}, seed=seed),
-        workload=WorkloadSection(name="bert:tiny" if quick else "bert:small", set={"threads": 1}),
-        profile=ProfileSection(cache=str(root / "cache.sqlite")),
-        validation=ValidationSection(baselines=(), steady_truth=False),
-        report=ReportSection(out=str(root / "out"), plots=False, html=False),
-    )
+    return RunConfig.from_dict({
+        "name": "coverage",
+        "lengths": {"source": "bundled:wikitext-2-valid", "max_samples": 1280, "seed": seed},
+        "batching": {"policy": "group_by_length", "params": {"batch_size": 8}, "seed": seed},
+        "workload": {"name": "bert:tiny" if quick else "bert:small", "set": {"threads": 1}},
+        "profile": {"cache": str(root / "cache.sqlite")},
+        "validation": {"baselines": [], "steady_truth": False},
+        "report": {"out": str(root / "out"), "plots": False, "html": False},
+    })
 
 
 def one(repeat: int, quick: bool) -> dict[str, Any]:
     """One validation, in this (fresh) process, with an empty cache."""
-    with tempfile.TemporaryDirectory(prefix="coverage-") as tmp, warnings.catch_warnings():
-        warnings.simplefilter("ignore", SeqPointWarning)
+    with (tempfile.TemporaryDirectory(prefix="coverage-") as tmp,
+          warnings.catch_warnings(action="ignore", category=SeqPointWarning)):
         t0 = time.perf_counter()
         res = validate(config(Path(tmp), 0, quick), exact=False, ks=(10,))
     truth, drift = res.truth, res.truth.drift
@@ -105,17 +87,12 @@ def render(stored: dict[str, Any]) -> str:
 
 
 def main() -> None:
-    ap = bench_parser(__doc__, quick="one repeat on bert:tiny (minutes)")
+    ap = bench_parser(__doc__, "one repeat on bert:tiny (minutes)", "rewrite the RESULTS.md section from the stored rows")
     ap.add_argument("--repeats", type=int, default=10)
-    ap.add_argument("--render", action="store_true", help="rewrite the RESULTS.md section from the stored rows")
     args = ap.parse_args()
-    path = RESULTS / ("bench_interval_coverage_quick.json" if args.quick else "bench_interval_coverage.json")
-    if args.render:
-        stored = json.loads(path.read_text())
-    else:
-        stored = {"meta": {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "command": command_line(),
-                           "machine": MACHINE, "workload": "`bert:tiny`" if args.quick else "`bert:small`"},
-                  "rows": []}
+    path, stored = load_stored("bench_interval_coverage.json")
+    if not args.render:
+        stored = {"meta": {**run_meta(), "workload": "`bert:tiny`" if args.quick else "`bert:small`"}, "rows": []}
         for r in range(1 if args.quick else args.repeats):
             stored["rows"].append(in_fresh_process(one, r, args.quick))
             row = stored["rows"][-1]
@@ -123,7 +100,7 @@ def main() -> None:
                   f"{100 * (row['drift'] or 0):+.2f}% ± {100 * (row['drift_se'] or 0):.2f}%, own interval "
                   f"{'holds' if row['own_holds'] else 'misses'}, with drift {'holds' if row['holds'] else 'misses'} "
                   f"({row['wall_s']:.0f} s)", flush=True)
-            path.write_text(json.dumps(stored, indent=1))
+            save_json(path, stored)
     print(f"RESULTS.md section written: {write_section('interval_coverage', render(stored))}")
 
 

@@ -4,25 +4,21 @@ For each measured case of the paper table (its validation subset: the same sched
 workload and allocator settings that ``paper_table.py`` validates), every unique signature
 is profiled in isolation (steady step time, median of the repeats): by ``--processes``
 fresh worker processes (default 3) that run the signatures round-robin, as a campaign runs
-its SeqPoints, so that the machine's slow minutes hit every signature alike (timed one
-after another in one process, a signature's time moved by up to 10% with its place in the
-order, and that drift, not the selection, was most of the error; 2026-11-25).
+its SeqPoints, so that the machine's slow minutes hit every signature alike.
 The truth is ``Σ over all iterations`` of those times; each proxy's SeqPoints project
 ``Σ weight_i × time(point_i)`` from the *same* times, so the only error left is the
 selection's. Compared: the fixed proxy (``attention``: tokens + attention/(6·768)),
 ``model`` (roofline time of the model's exact FLOPs and bytes on this CPU, from the
 probe), ``model`` on the H100 roofline, ``model+pilot`` (the CPU model rescaled by 5
 signatures' times, taken from the same measurements) and the default ``auto`` (attention
-grouping with the exact FLOPs and bytes as basis components, counted on the meta device:
-the default selection in measured time, issue 34). The noise floor printed beside is
-the median relative IQR of the per-signature step times: how well one point's time is
-known. Each case is timed ``--runs`` times (each a fresh process), so the run-to-run
-spread of the selection error shows how much of it is timing noise.
+grouping with the exact FLOPs and bytes as basis components: the default selection in
+measured time, issue 34). The noise floor beside is the median relative IQR of the
+per-signature step times. Each case is timed ``--runs`` times (each a fresh process): the
+run-to-run spread of the selection error shows how much of it is timing noise.
 
 The step times, iteration counts and model proxies of every signature are kept in
-``results/bench_proxy.json.gz``; ``--replay`` selects again from them with the current
-code, without timing (the exact costs of ``auto`` are counted: seconds a case), so a change
-to the selector can be judged on the same times, and on a second run it was not tuned on.
+``results/bench_proxy.json.gz``; ``--replay`` selects again from them with the current code,
+without timing (``auto``'s exact costs are counted: seconds a case).
 
 Usage: ``.venv/bin/python benchmarks/bench_proxy.py [--quick] [--cases a,b] [--presets tiny]
 [--runs 2] [--replay]`` (``--quick``: 2 cases, the paper table's quick subsets, 1 + 3 steps
@@ -31,8 +27,6 @@ per signature).
 
 from __future__ import annotations
 
-import gzip
-import json
 import time
 import warnings
 from pathlib import Path
@@ -48,7 +42,7 @@ from _paper_cases import (
     select_cases,
     validation_subset,
 )
-from _results import MACHINE, bench_parser, command_line, header, write_section
+from _results import bench_parser, header, load_stored, run_meta, save_json, write_section
 from seqpoint.exceptions import SeqPointWarning
 from seqpoint.measurements import STEADY_TIME
 from seqpoint.profiling import ProfileConfig, profile_points
@@ -60,7 +54,6 @@ from seqpoint.workloads import WorkloadRecipe
 PROXIES = ("fixed (attention)", "model (cpu roofline)", "model (h100 roofline)", "model+pilot (cpu, 5 signatures)",
            "auto (default)")
 QUICK_CASES = "gnmt-wmt-tokens,bert-wiki-grouped"
-RESULTS_DIR = Path(__file__).with_name("results")
 
 
 def measure_case(case: Case, quick: bool, processes: int) -> dict[str, Any]:
@@ -70,8 +63,6 @@ def measure_case(case: Case, quick: bool, processes: int) -> dict[str, Any]:
     wl = WorkloadRecipe.of(cfg.workload.name, cfg.workload.set).build()
     sigs, _, inverse = schedule.unique_signatures()
     rows = [tuple(int(v) for v in r) for r in sigs.tolist()]
-    # With processes > 1 the repeats are spread over fresh workers that run the signatures
-    # round-robin (the campaign's protocol), so a slow minute hits every signature alike.
     config = ProfileConfig(metrics=("time",), warmup=1 if quick else 3,
                            repeats=max(3 if quick else 10, processes), processes=processes)
     t0 = time.perf_counter()
@@ -113,13 +104,11 @@ def selection_errors(case: Case, data: dict[str, Any], quick: bool) -> dict[str,
     truth = float(np.dot(data["counts"], data["step_s"]))
     errors = {}
     proxies = proxies_of(data)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", SeqPointWarning)
+    with warnings.catch_warnings(action="ignore", category=SeqPointWarning):
         proxies[PROXIES[4]] = model_cost(cfg.selection, schedule, WorkloadRecipe.of(cfg.workload.name, cfg.workload.set).build())
     for label, proxy in proxies.items():
         # The case's own [selection] (the paper table's SeqPoints, `attention` with no cost).
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", SeqPointWarning)
+        with warnings.catch_warnings(action="ignore", category=SeqPointWarning):
             _, points = choose_points(cfg.selection, schedule, cost=proxy)
         at_points = [step[tuple(p.signature)] for p in points.points]
         errors[label] = (weighted_projection(at_points, None, [p.weight for p in points.points]) - truth) / truth
@@ -185,9 +174,8 @@ def main() -> None:
     # `tiny` ones, nor a serial run the round-robin one
     topic = ("bench_proxy" + ("" if args.presets == "tiny" else f"_{args.presets}")
              + ("_serial" if args.processes == 1 else ""))
-    path = RESULTS_DIR / (f"{topic}_quick.json.gz" if args.quick else f"{topic}.json.gz")
+    path, stored = load_stored(f"{topic}.json.gz")
     if args.replay:
-        stored = json.loads(gzip.decompress(path.read_bytes()))
         runs = [[r for r in run if r["case"] in cases] for run in stored["runs"]]
         meta = stored.get("meta", {})
     else:
@@ -201,11 +189,9 @@ def main() -> None:
                 print(f"{case.name}: {len(run[-1]['rows'])} signatures timed in {run[-1]['timing_s']:.0f} s",
                       flush=True)
             runs.append(run)
-        path.parent.mkdir(exist_ok=True)
-        meta = {"date": time.strftime("%Y-%m-%d", start), "command": command_line(), "machine": MACHINE,
+        meta = {**run_meta(), "date": time.strftime("%Y-%m-%d", start),
                 "when": f"{time.strftime('%H:%M', start)}–{time.strftime('%H:%M', time.gmtime())} UTC"}
-        path.write_bytes(gzip.compress(json.dumps({"meta": meta, "runs": runs}, separators=(",", ":")).encode(),
-                                       mtime=0))
+        save_json(path, {"meta": meta, "runs": runs})
     for run in runs:
         for r in run:
             r["errors"] = selection_errors(cases[r["case"]], r, args.quick)

@@ -7,17 +7,14 @@ cost per signature. The run is streamed:
 1. One epoch is replayed exactly with a real policy (``bucket``, batches dealt
    round-robin to 8 ranks) over 10M sample lengths (LibriSpeech dev-clean's length mix
    drawn with replacement), giving every batch's signature id.
-2. The run's later epochs keep those batches and reshuffle their order (each epoch a
-   seeded permutation, as ``bucket`` shuffles batches), streamed in chunks of epochs:
-   per chunk, the rank rows' signature ids are counted (``bincount``, the signature
-   table of the whole run) and, as the projection's pass once costs are known, each
-   step's maximum over its 8 ranks of a per-signature cost (here the attention proxy)
-   is summed. Peak memory is one chunk, not the run.
+2. The later epochs reshuffle those batches (a seeded permutation each, as ``bucket`` does),
+   streamed in chunks of epochs: per chunk, the rank rows' signature ids are counted (the
+   whole run's signature table) and each step's maximum over its ranks of a per-signature
+   cost (the attention proxy, as the projection's pass) is summed: memory is one chunk.
 3. The SeqPoint selector is fitted on one epoch's rank rows (the run's signature mix:
    every epoch holds the same batches) and its weights scaled to the run.
 
-Prints the wall time of each part and the peak RSS (one run: its wall time is an upper bound
-on a shared machine; the goal is 30 s and a few GB) and writes them to RESULTS.md. Usage:
+Prints the wall time of each part and the peak RSS (goal: 30 s and a few GB). Usage:
 ``.venv/bin/python benchmarks/bench_scale.py [--quick] [--steps N] [--ranks N]``
 (``--quick``: 1M steps; the default: 100M steps, 8 ranks).
 """
@@ -25,7 +22,6 @@ on a shared machine; the goal is 30 s and a few GB) and writes them to RESULTS.m
 from __future__ import annotations
 
 import resource
-import sys
 import time
 
 import numpy as np
@@ -36,11 +32,6 @@ from seqpoint.batching import replay
 from seqpoint.schedule import signature_table
 from seqpoint.selection import SeqPointSelector
 from seqpoint.traces import from_array, read_lengths
-
-
-def peak_rss_gb() -> float:
-    kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return kb / (1 << 30) if sys.platform == "darwin" else kb / (1 << 20)
 
 
 def main() -> None:
@@ -64,16 +55,10 @@ def main() -> None:
     t0 = time.perf_counter()
     flat = epoch.rank_rows()
     table = signature_table(flat)
-    sig_of_batch = table.inverse.astype(np.int32)  # rank rows of the epoch, step-major
-    steps_per_epoch = epoch.n_steps
-    m = len(table)
-    sigs = table.signatures
+    batches = table.inverse.astype(np.int32)  # the epoch's rank rows in dealt order; later epochs permute them
+    steps_per_epoch, m, sigs = epoch.n_steps, len(table), table.signatures
     cost = (sigs[:, 0].astype(np.float64) * sigs[:, 1].astype(np.float64) ** 2).astype(np.float32)
-    batches = sig_of_batch  # the epoch's batches in dealt order; later epochs permute them
-    counts = np.zeros(m, dtype=np.int64)
-    max_cost_sum = 0.0
-    done = 0
-    e = 1
+    counts, max_cost_sum, done, e = np.zeros(m, dtype=np.int64), 0.0, 0, 1
     while done < steps:
         take = min(args.chunk_epochs, -(-(steps - done) // steps_per_epoch))
         ids = np.concatenate([
@@ -99,7 +84,7 @@ def main() -> None:
           f"SeqPoints weights x {scale:,.1f} to the run")
     row = [f"{steps:,} × {w}", f"{steps * w:,}", f"{e - 1:,} of {steps_per_epoch:,} steps", f"{args.samples:,}",
            f"{m:,}", str(len(points.points)), f"{t_replay:.1f}", f"{t_stream:.1f}", f"{t_select:.1f}",
-           f"{total:.1f}", f"{peak_rss_gb():.2f} GB"]
+           f"{total:.1f}", f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / (1 << 20):.2f} GB"]  # KiB on Linux
     text = "\n".join([header("Scale: schedule and selection of a 100M-step, 8-rank run in bounded memory "
                              "(issue 15)").rstrip(), "",
                       "One epoch replayed exactly (`bucket`, dealt to the ranks), the later epochs streamed as "

@@ -1,53 +1,32 @@
 """Projected against measured speedups, both timed in interleaved rounds (issue 14, item 5).
 
-The paper table measures each speedup pair's truth from two full runs of a (timed with
-the case's validation) and two of b (timed minutes later), and projects from two
-profiling rounds. On this shared 2-core machine its noise floors came out at 2.8-12%,
-so a projected error of 5% could not be told from noise. Here every round times, for a
-pair a -> b, in this order (b first in odd rounds, so a linear drift of the machine's
-speed cancels):
+Every round times, for a pair a -> b of a paper-table case, in this order (b first in odd
+rounds, so a linear drift of the machine's speed cancels): a's SeqPoints (the paper table's
+harness: 3 worker processes) and an in-sequence window of the run's first ``--window``
+iterations in one fresh process, a's full run in another, then the same for b.
 
-* a's SeqPoints (the paper table's harness: 3 worker processes) and an in-sequence window
-  of the run's first ``--window`` iterations, in one fresh process;
-* a's full run in a fresh process;
-* the same two for b.
+The measured speedup is the ratio of the mean full runs; its noise floor is the spread of
+a/b over every pairing of a's and b's runs, and its standard error the spread of the
+per-round ratios over sqrt(rounds). The projected speedup is the ratio of the mean
+projections, under each calibration of the whole-run time: ``steady`` (``time_s`` alone),
+``first_step`` (plus the cold-step term from each point's first step), ``window`` (that term
+from the window) and ``window+in-run`` (the steady state also scaled by the window's in-run
+ratio). Each round keeps both configurations' SeqPoint measurements, so the projection can
+be judged again offline; results go to ``benchmarks/results/speedups.json.gz``.
 
-The measured speedup is the ratio of the mean full runs; its noise floor is the spread
-of a/b over every pairing of a's and b's runs (as in the paper table), and its standard
-error the spread of the per-round ratios over sqrt(rounds). The projected speedup is
-the ratio of the mean projections, under each calibration of the whole-run time:
-
-* ``steady``: the steady state alone (``time_s``);
-* ``first_step``: steady state plus the cold-step term from each point's first step;
-* ``window``: the cold-step term from the window;
-* ``window+in-run``: that, with the steady state scaled by the window's in-run ratio
-  (``project(in_run_correction=True)``).
-
-Each round keeps both configurations' SeqPoint measurements (per-process values
-included), so the projection can be judged again offline. Results go to
-``benchmarks/results/speedups.json.gz`` and the ``speedups`` section of RESULTS.md
-(``--render-only`` rewrites the section from the JSON).
-
-Usage::
-
-    .venv/bin/python benchmarks/bench_speedups.py [--quick] [--rounds 3] [--window 100]
-        [--cases ds2-librispeech,bert-wiki-grouped] [--render-only]
+Usage: ``.venv/bin/python benchmarks/bench_speedups.py [--quick] [--rounds 3] [--window 100]
+[--cases ds2-librispeech,bert-wiki-grouped] [--render-only]``
 """
 
 from __future__ import annotations
 
 import dataclasses
-import gzip
-import json
 import sys
 import time
 import warnings
-from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _paper_cases import (
     ALLOCATOR_ENV,
@@ -58,12 +37,15 @@ from _paper_cases import (
     in_fresh_process,
     validation_subset,
 )
+from _paper_measured import short
 from _results import (
-    MACHINE,
     bench_parser,
-    command_line,
     header,
+    load_json,
+    load_stored,
     measurements_from_dict,
+    run_meta,
+    save_json,
     write_section,
 )
 from bench_cold import profile_child, projections
@@ -74,14 +56,9 @@ from seqpoint.projection import project_speedup
 from seqpoint.validation import MeasuredSpeedup, run_full_fresh
 from seqpoint.workflows import choose_points
 
-RESULTS = Path(__file__).with_name("results")
 PROCESSES = 3
 #: The projections compared, in table order (``steady`` is ``time_s`` of the first).
 LABELS = ("steady", "first_step", "window", "window+in-run")
-
-
-def _short(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}".strip().splitlines()[0][:240]
 
 
 def one_config(case: Case, overrides: dict[str, Any], schedule: Any, points: Any,
@@ -104,7 +81,7 @@ def one_config(case: Case, overrides: dict[str, Any], schedule: Any, points: Any
 
 
 def half_width(interval: Any, centre: float) -> float:
-    """Half-width relative to ``centre`` (the upper side: since 2026-11-25 the low end is cut at 0)."""
+    """Half-width relative to ``centre`` (the upper side: the low end is cut at 0)."""
     return (interval[1] - centre) / centre
 
 
@@ -148,8 +125,7 @@ def summarise(rounds: list[dict[str, dict[str, Any]]]) -> dict[str, Any]:
             "spread": float((ratios.max() - ratios.min()) / ratios.mean()),
             "error_se": float(paired.std(ddof=1) / np.sqrt(len(rounds))) if len(rounds) > 1 else None,
         }
-    # The interval `seqpoint speedup` prints, round by round, against the pair's measured speedup.
-    # The default rule's interval: a run of 2026-11-25 printed the pairs rule, then the default.
+    # The interval `seqpoint speedup` prints (the default rule's), round by round, against the measured speedup.
     printed = [{**r["speedup"], "interval": r["speedup"].get("intervals", {}).get("processes", r["speedup"]["interval"])}
                for r in rounds if "speedup" in r]
     if printed:
@@ -187,8 +163,7 @@ def run(cases: list[Case], rounds: int, window: int, quick: bool) -> dict[str, A
     with child_env(ALLOCATOR_ENV):
         for case in cases:
             cfg, schedule = validation_subset(case, quick)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", SeqPointWarning)
+            with warnings.catch_warnings(action="ignore", category=SeqPointWarning):
                 _, points = choose_points(cfg.selection, schedule)
             sigs = [tuple(int(v) for v in row) for row in schedule.signature_matrix()[:window]]
             print(f"{case.name}: {len(schedule)} iterations, {len(points.points)} SeqPoints, window {len(sigs)}",
@@ -202,12 +177,11 @@ def run(cases: list[Case], rounds: int, window: int, quick: bool) -> dict[str, A
                     print(f"  {pair.label}: measured {p['measured']:.4f} (floor {100 * p['noise_floor']:.2f}%); "
                           f"{errs}", flush=True)
                 except Exception as exc:  # a configuration this CPU cannot run is reported, not fatal
-                    pairs.append({"label": pair.label, "change": pair.change, "error_message": _short(exc)})
+                    pairs.append({"label": pair.label, "change": pair.change, "error_message": short(exc)})
                     print(f"  {pair.label}: not run ({pairs[-1]['error_message']})", flush=True)
             data["cases"][case.name] = {"n_iterations": len(schedule), "n_points": len(points.points),
                                         "window": len(sigs), "pairs": pairs}
-    data["meta"] = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "command": command_line(),
-                    "machine": MACHINE, "quick": quick, "rounds": rounds, "window": window, "processes": PROCESSES,
+    data["meta"] = {**run_meta(), "quick": quick, "rounds": rounds, "window": window, "processes": PROCESSES,
                     "wall_s": time.perf_counter() - t_start}
     return data
 
@@ -329,9 +303,7 @@ def main() -> None:
     ap.add_argument("--cases", help="comma-separated subset of the cases with pairs")
     ap.add_argument("--render-only", action="store_true", help="rewrite the RESULTS.md section from the JSON")
     args = ap.parse_args()
-    path = RESULTS / ("speedups_quick.json.gz" if args.quick else "speedups.json.gz")
-    if not path.exists() and path.with_suffix("").exists():  # written before the rounds kept their measurements
-        path = path.with_suffix("")
+    path, data = load_stored("speedups.json.gz")  # gzipped: every round's measurements make megabytes of JSON
     if not args.render_only:
         with_pairs = [c.name for c in CASES if c.pairs]
         names = args.cases.split(",") if args.cases else with_pairs
@@ -339,13 +311,10 @@ def main() -> None:
             sys.exit(f"--cases: {', '.join(unknown)} has no speedup pairs; choose from {', '.join(with_pairs)}")
         data = run([c for c in CASES if c.name in names], 2 if args.quick else args.rounds,
                    min(args.window, 20) if args.quick else args.window, args.quick)
-        RESULTS.mkdir(exist_ok=True)
-        # compact and gzipped: every round's measurements make megabytes of JSON
-        path = path if path.suffix == ".gz" else path.with_name(path.name + ".gz")
-        path.write_bytes(gzip.compress(json.dumps(data, separators=(",", ":")).encode(), mtime=0))
+        save_json(path, data)
         print(f"wrote {path}")
-    raw = path.read_bytes()
-    data = json.loads(gzip.decompress(raw) if path.suffix == ".gz" else raw)
+        data = load_json(path)  # rendered as --render-only renders it
+    data = data or load_json(path.with_suffix(""))  # the stored run predates the kept measurements
     print(f"RESULTS.md section written: {write_section('speedups', render(data))}")
 
 

@@ -1,16 +1,13 @@
 """Users' own jobs: one-call projections against recorded runs, repeated, on three jobs.
 
 Issue 32's goal: on recorded runs of at least three different jobs, the projection within
-max(noise floor, 2%) of the recorded runs' mean, and its printed 95% interval holding
-that mean in at least 90% of (job x repeat) cases. The jobs are the project's examples,
-each run as its user would run it:
-
-* ``bert-mlm``: ``examples/hf_trainer.py``'s BERT masked-LM ``Trainer`` (600 samples of
-  8-200 tokens, batch 16, ``group_by_length`` with ``SeededSampler``: 38 steps);
-* ``encoder-loop``: ``examples/plain_loop.py``'s plain PyTorch loop (a 2-layer encoder,
-  80 steps of 8 rows of 4-256 positions), its step as a ``UserWorkload``;
-* ``llm-packing``: ``examples/llm_finetune.py``'s Llama-style decoder under TRL's
-  ``SFTTrainer`` with best-fit packing (padding-free rows).
+max(noise floor, 2%) of the recorded runs' mean, and its printed 95% interval holding that
+mean in at least 90% of (job x repeat) cases. The jobs are the project's examples, each run
+as its user would run it: ``bert-mlm`` (``examples/hf_trainer.py``'s BERT masked-LM
+``Trainer``, ``group_by_length`` with ``SeededSampler``: 38 steps), ``encoder-loop``
+(``examples/plain_loop.py``'s plain PyTorch loop, its step as a ``UserWorkload``) and
+``llm-packing`` (``examples/llm_finetune.py``'s Llama-style decoder under TRL's ``SFTTrainer``
+with best-fit packing).
 
 Each recorded run is the job in a fresh process (``SeqPointCallback`` or ``record``); each
 projection is ``project_job`` in a fresh process, its SeqPoints timed in ``--processes``
@@ -22,13 +19,12 @@ the machine's speed reaches both. Every process runs torch on one thread
 Usage: ``.venv/bin/python benchmarks/bench_user_jobs.py [--jobs bert-mlm,encoder-loop,llm-packing]
 [--repeats 5] [--runs 3] [--processes 3] [--cold-window 10] [--quick] [--render]`` (about 20
 minutes; ``--quick``: one job, 2 runs, 2 repeats, 1 process). A run of some ``--jobs`` keeps
-the other jobs' stored results; ``--render`` rewrites the section from them alone.
+the other jobs' stored results.
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime
 import importlib.util
 import json
 import os
@@ -41,6 +37,8 @@ from types import ModuleType
 from typing import Any
 
 import numpy as np
+
+from _results import bench_parser, header, load_stored, run_meta, save_json, write_section
 
 ROOT = Path(__file__).resolve().parent.parent
 JOBS = ("bert-mlm", "encoder-loop", "llm-packing")
@@ -139,14 +137,11 @@ def measure_job(job: str, tmp: Path, *, runs: int, repeats: int, processes: int,
         p["error"] = p["projected_s"] / mean - 1.0
         p["inside"] = bool(lo <= mean <= hi)
         p["within_goal"] = abs(p["error"]) <= max(floor, 0.02)
-    when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    return {"job": job, "measured": when, "recorded_s": recorded, "mean_s": mean, "noise_floor": floor,
+    return {"job": job, "measured": run_meta()["date"], "recorded_s": recorded, "mean_s": mean, "noise_floor": floor,
             "steps": len(read_trace(traces[0]).step_times_s()), "projections": projections}
 
 
 def _section(results: list[dict[str, Any]], args: argparse.Namespace) -> str:
-    from _results import header
-
     rows = []
     cases = inside = within = 0
     for r in results:
@@ -179,15 +174,13 @@ def _section(results: list[dict[str, Any]], args: argparse.Namespace) -> str:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = bench_parser(__doc__, "one job, 2 runs, 2 repeats, 1 process", "rewrite the section from the stored results only")
     ap.add_argument("--jobs", default=",".join(JOBS))
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--processes", type=int, default=3)
     ap.add_argument("--cold-window", type=int, default=10)
     ap.add_argument("--n-points", type=int, default=10)
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--render", action="store_true", help="rewrite the section from the stored results only")
     ap.add_argument("--record", nargs=2, help=argparse.SUPPRESS)
     ap.add_argument("--project", nargs=6, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -201,11 +194,7 @@ def main() -> int:
     jobs = args.jobs.split(",")
     if args.quick:
         jobs, args.runs, args.repeats, args.processes, args.cold_window = jobs[:1], 2, 2, 1, 5
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from _results import write_section
-
-    name = ROOT / "benchmarks" / "results" / ("user_jobs_quick.json" if args.quick else "user_jobs.json")
-    stored = json.loads(name.read_text()) if name.exists() else []
+    name, stored = load_stored("user_jobs.json", [])
     if args.render:
         results = stored
     else:
@@ -215,8 +204,7 @@ def main() -> int:
         # A run of some jobs keeps the others' stored results (each says when it was measured).
         results = [r for r in stored if r["job"] not in jobs] + fresh
         results.sort(key=lambda r: JOBS.index(r["job"]) if r["job"] in JOBS else len(JOBS))
-        name.parent.mkdir(exist_ok=True)
-        name.write_text(json.dumps(results, indent=1))
+        save_json(name, results)
     text = _section(results, args)
     print(text)
     write_section("user_jobs", text)

@@ -2,63 +2,36 @@
 
 For each case (DeepSpeech2 on LibriSpeech with SortaGrad; GNMT on the WMT en-de sample and
 Multi30k with bucketing and a token budget; BERT on WikiText-2 with group_by_length and
-packing) this measures:
+packing): the projection error of exact totals (FLOPs, a roofline time per GPU) for k = 1..20,
+SeqPoint against every baseline at equal budget; the error against measured full runs beside
+their noise floor (``seqpoint.workflows.validate``), with each baseline's; projected against
+measured speedups and operation-category breakdowns; the profiling reduction of the measured
+runs and of paper-scale ones; how often the reported intervals hold the truth.
 
-1. the projection error of exact totals (FLOPs, a roofline time per GPU) for k = 1..20,
-   SeqPoint against every baseline at equal budget (no timing involved);
-2. the projection error against measured full runs, next to their noise floor
-   (``seqpoint.workflows.validate``), with the error of each baseline;
-3. projected against measured speedups for configuration pairs of each workload;
-4. the projected against measured operation-category breakdown;
-5. profiling reduction for the measured runs and for paper-scale runs (from schedules);
-6. how often the reported intervals contain the truth.
+Results go to ``benchmarks/results/paper_table.json``, which the RESULTS.md section and the
+figures under ``benchmarks/figures/`` are rendered from (``--quick``: ``paper_table_quick``).
 
-Results go to ``benchmarks/results/paper_table.json``; the RESULTS.md section and the
-figures under ``benchmarks/figures/`` are rendered from that file. ``--quick`` writes its
-own file, section and figures (``paper_table_quick``), so a smoke run never replaces the
-full run's results.
-
-Usage::
-
-    .venv/bin/python benchmarks/paper_table.py [--quick] [--cases a,b] [--presets tiny,small]
-        [--render-only]
+Usage: ``.venv/bin/python benchmarks/paper_table.py [--quick] [--cases a,b] [--presets tiny,small]
+[--processes P] [--render-only]``
 """
 
 from __future__ import annotations
 
-import argparse
-import datetime as dt
-import json
-import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _paper_cases import ALL_CASES, ALLOCATOR_ENV, PRESETS, Case, Scale, child_env, select_cases
 from _paper_exact import Counter, exact_case, paper_scale
 from _paper_measured import measured_case, measured_case_brief, speedups
 from _paper_render import plots, render
-from _results import MACHINE, command_line, write_section
+from _results import RESULTS_DIR, bench_parser, load_stored, run_meta, save_json, write_section
 
-RESULTS_DIR = Path(__file__).with_name("results")
 #: Everything finished so far, rewritten after each case (deleted once the run completes).
 PARTIAL_PATH = RESULTS_DIR / "paper_table.partial.json"
-
-
-def _log(msg: str) -> None:
-    print(msg, flush=True)
-
-
-def _load(path: Path) -> dict[str, Any] | None:
-    return json.loads(path.read_text()) if path.exists() else None
-
-
-def _checkpoint(data: dict[str, Any]) -> None:
-    PARTIAL_PATH.parent.mkdir(parents=True, exist_ok=True)
-    PARTIAL_PATH.write_text(json.dumps(data, indent=1) + "\n")
+_log = partial(print, flush=True)
 
 
 def run(cases: tuple[Case, ...], scale: Scale, previous: dict[str, Any] | None) -> dict[str, Any]:
@@ -78,7 +51,7 @@ def run(cases: tuple[Case, ...], scale: Scale, previous: dict[str, Any] | None) 
         sp = entry["curves"]["seqpoint"]["flops"]
         _log(f"[exact] {case.name}: {entry['n_iterations']} iterations, {entry['n_signatures']} shapes, "
              f"SeqPoint FLOPs error at k={entry['ks'][-1]}: {100 * sp[-1]:+.4f}% ({entry['seconds']:.0f} s)")
-        _checkpoint(data)
+        save_json(PARTIAL_PATH, data)
     section_s["deterministic"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
@@ -105,7 +78,7 @@ def run(cases: tuple[Case, ...], scale: Scale, previous: dict[str, Any] | None) 
                 t1 = time.perf_counter()
                 data["cases"][case.name]["speedups"] = speedups(case, scale, res)
                 sp_s += time.perf_counter() - t1
-            _checkpoint(data)
+            save_json(PARTIAL_PATH, data)
     section_s["measured"] = time.perf_counter() - t0 - sp_s
     section_s["speedups"] = sp_s
 
@@ -119,17 +92,16 @@ def run(cases: tuple[Case, ...], scale: Scale, previous: dict[str, Any] | None) 
                 data["cases"][case.name]["measured_default"] = brief
                 _log(f"[default allocator] {case.name}: error {100 * brief['error']:+.3f}% "
                      f"(noise floor {100 * brief['noise_floor']:.3f}%)")
-                _checkpoint(data)
+                save_json(PARTIAL_PATH, data)
         section_s["default allocator"] = time.perf_counter() - t0
 
     # Which run measured which rows: the entries of cases not run here are kept.
     history = [r for r in (keep or {}).get("meta", {}).get("history", []) if set(r["cases_run"]) - set(c.name for c in cases)]
-    history.append({"date": dt.date.today().isoformat(), "command": command_line(), "processes": scale.processes,
-                    "machine": MACHINE,
-                    "cases_run": [c.name for c in cases], "wall_s": time.perf_counter() - t_start})
+    meta = run_meta(minutes=False)
+    history.append({**meta, "processes": scale.processes, "cases_run": [c.name for c in cases],
+                    "wall_s": time.perf_counter() - t_start})
     data["meta"] = {
-        "history": history,
-        "date": dt.date.today().isoformat(), "command": command_line(), "quick": scale.quick,
+        "history": history, "date": meta["date"], "command": meta["command"], "quick": scale.quick,
         "ks": list(scale.ks), "seeds": scale.seeds, "runs": scale.runs, "k_measured": scale.k_measured,
         "processes": scale.processes,
         "cases_run": [c.name for c in cases], "wall_s": time.perf_counter() - t_start,
@@ -149,9 +121,7 @@ def publish(data: dict[str, Any]) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true",
-                    help="smaller schedules, k in {1,2,3,5,10}, 3 measured cases, 1 pair each (a few minutes)")
+    ap = bench_parser(__doc__, "smaller schedules, k in {1,2,3,5,10}, 3 measured cases, 1 pair each (a few minutes)")
     ap.add_argument("--cases", help=f"comma-separated subset of: {', '.join(c.name for c in ALL_CASES)}")
     ap.add_argument("--presets", default="tiny",
                     help=f"comma-separated workload presets of the rows: {','.join(PRESETS)} (default tiny; "
@@ -162,8 +132,7 @@ def main() -> None:
                     help="re-render RESULTS.md and the figures from results/paper_table.json "
                          "(with --quick: from results/paper_table_quick.json)")
     args = ap.parse_args()
-    json_path = RESULTS_DIR / ("paper_table_quick.json" if args.quick else "paper_table.json")
-    previous = _load(json_path)
+    json_path, previous = load_stored("paper_table.json")
     if args.render_only:
         if previous is None:
             raise SystemExit(f"{json_path} does not exist; run without --render-only first.")
@@ -172,11 +141,9 @@ def main() -> None:
     cases = select_cases(args.cases, args.presets)
     if args.processes < 1:
         raise SystemExit(f"--processes must be 1 or more, got {args.processes}")
-    # Every run replaces the rows it measures and keeps the others (the table's history says
-    # which run measured which), so a default run no longer drops the `small` rows.
+    # Every run replaces the rows it measures and keeps the others (the table's history says which).
     data = run(cases, Scale.make(args.quick, args.processes), previous)
-    json_path.parent.mkdir(parents=True, exist_ok=True)
-    json_path.write_text(json.dumps(data, indent=1) + "\n")
+    save_json(json_path, data)
     PARTIAL_PATH.unlink(missing_ok=True)
     _log(f"wrote {json_path} ({data['meta']['wall_s'] / 60:.1f} min)")
     publish(data)

@@ -1,12 +1,8 @@
 """Run every benchmark, one after another (the GPU commands, ``bench_gpu*.py``, need a device).
 
-The counting ones come first, the longest (the paper table, the instruction counts under
-valgrind) last.
-
-Each script runs in its own process, rewrites its own section of benchmarks/RESULTS.md
-and prints its figures; this prints how long each took and fails if any failed.
-Benchmarks run one at a time on purpose: timings taken while another benchmark runs
-would measure the contention.
+Each runs in its own process (the longest last), rewrites its section of benchmarks/RESULTS.md
+and prints its figures; this prints how long each took and fails if any failed. One at a time
+on purpose: timings taken beside another benchmark would measure the contention.
 
 Usage: ``.venv/bin/python benchmarks/run_all.py [--quick] [--only NAME[,NAME]]``
 """

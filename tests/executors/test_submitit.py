@@ -75,3 +75,24 @@ def test_profile_takes_the_executor_on_the_command_line(
                           "--json"])
     assert code == 0, err
     assert json.loads(out)["ok"] == 1
+
+
+def test_a_driver_without_the_workloads_gpu_says_what_it_builds_here(tmp_path: Path) -> None:
+    """A CUDA workload sent to tasks from a machine without a GPU (a Slurm login node): the default
+    proxy counts the workload here, which cannot build it; the one line says why and what to set."""
+    import torch
+
+    from seqpoint.workflows import RunConfig, run
+
+    if torch.cuda.is_available():
+        pytest.skip("this driver has a GPU: the workload builds here")
+    cfg = RunConfig.from_dict({
+        "lengths": {"source": "bundled:wikitext-2-valid", "max_samples": 64},
+        "batching": {"policy": "fixed", "params": {"batch_size": 8}}, "selection": {"n_points": 2},
+        "workload": {"name": "bert:tiny", "set": {"device": "cuda"}},
+        "report": {"out": str(tmp_path / "run"), "plots": False, "html": False}})
+    with pytest.raises(ConfigError, match=r"torch sees no CUDA device.* The points are measured in submitit tasks, "
+                                          r"but this process builds the workload too.*set proxy = \"attention\" and "
+                                          r"cold_window = 0") as info:
+        run(cfg, executor=SubmititExecutor(folder=tmp_path / "jobs"))
+    assert "\n" not in str(info.value)

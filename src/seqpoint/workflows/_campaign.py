@@ -162,8 +162,16 @@ class Campaign:
     def profiler(self) -> Profiler:
         """The profiler of the workload in this process (the local executor's own; with another
         executor, the one that counts and selects here)."""
-        ex = self.executor if isinstance(self.executor, LocalExecutor) else LocalExecutor()
-        return ex.profiler(self.job(()), reporter=self.reporter, cache=self.cache)
+        if isinstance(self.executor, LocalExecutor):
+            return self.executor.profiler(self.job(()), reporter=self.reporter, cache=self.cache)
+        try:
+            return LocalExecutor().profiler(self.job(()), reporter=self.reporter, cache=self.cache)
+        except ConfigError as exc:  # a driver without the workload's device (a Slurm login node)
+            kind = getattr(self.executor, "kind", type(self.executor).__name__)
+            raise ConfigError(
+                f"{exc} The points are measured in {kind} tasks, but this process builds the workload too, for "
+                "[selection] proxy = \"model\" (\"auto\" on a reference workload: its exact costs) and [profile] "
+                "cold_window: set proxy = \"attention\" and cold_window = 0, or run seqpoint where it builds.") from None
 
     def job(self, points: SeqPoints | list[SeqPoint | Signature] | tuple[()]) -> Job:
         """What the executor measures: ``points`` on this campaign's workload and ``[profile]``."""

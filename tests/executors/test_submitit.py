@@ -3,6 +3,7 @@ mocks): the same measurements and cache rows as the serial path."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -96,3 +97,12 @@ def test_a_driver_without_the_workloads_gpu_says_what_it_builds_here(tmp_path: P
                                           r"cold_window = 0") as info:
         run(cfg, executor=SubmititExecutor(folder=tmp_path / "jobs"))
     assert "\n" not in str(info.value)
+    # With what it says set, nothing is built here: the tasks' own probe is what fails on this CPU machine,
+    # and the run folder's manifest names no GPU of this process.
+    cfg = dataclasses.replace(cfg, selection=dataclasses.replace(cfg.selection, proxy="attention"))
+    with pytest.raises(ConfigError, match="torch sees no CUDA device") as info:
+        run(cfg, executor=SubmititExecutor(folder=tmp_path / "jobs"))
+    assert "this process builds" not in str(info.value)
+    manifest = json.loads((tmp_path / "run" / "environment.json").read_text())
+    assert (manifest["device_type"], manifest["device"], manifest["cuda_available"]) == ("cuda", "none in this process",
+                                                                                          False)

@@ -87,8 +87,8 @@ def environment_fingerprint(device: str = "cpu", *, harness: int | None = None,
             state.pop(key)
         facts = gpu_facts(device)
         env.update(cuda=torch.version.cuda, cudnn=torch.backends.cudnn.version(), **facts)
-        if "device" not in env:  # no nvidia-smi: torch's name (which opens the driver)
-            env["device"] = torch.cuda.get_device_name(device)
+        if "device" not in env:  # no nvidia-smi: torch's name (which opens the driver), if torch sees one
+            env["device"] = torch.cuda.get_device_name(device) if torch.cuda.is_available() else "none in this process"
     else:
         env.update(device=cpu_name(), cpu_isa=cpu_isa())
     env["process"] = state

@@ -167,6 +167,8 @@ class Campaign:
         try:
             return LocalExecutor().profiler(self.job(()), reporter=self.reporter, cache=self.cache)
         except ConfigError as exc:  # a driver without the workload's device (a Slurm login node)
+            if not self._device().startswith("cuda"):
+                raise
             kind = getattr(self.executor, "kind", type(self.executor).__name__)
             raise ConfigError(
                 f"{exc} The points are measured in {kind} tasks, but this process builds the workload too, for "

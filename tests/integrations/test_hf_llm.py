@@ -1,6 +1,7 @@
 """LLM fine-tuning: a Llama-style decoder with padding-free packing (transformers' flattening
 collator, TRL's SFTTrainer with packing) and group_by_length, replayed and profiled exactly."""
 
+import pickle
 import warnings
 
 import numpy as np
@@ -38,7 +39,7 @@ def _profiled(trainer, schedule, n_points=3):
     points = SeqPointSelector(n_points=n_points).fit(schedule).to_seqpoints(schedule)
     ms = profile_points(workload_from_trainer(trainer), points, ProfileConfig(warmup=1, repeats=1,
                         metrics=("time", "flops")), progress=False)
-    assert all(m.ok and m.metrics["flops"] > 0 for m in ms.measurements)
+    assert all(m.ok and m.metrics["flops"] > 0 for m in ms.measurements), [m.message for m in ms.measurements]
     return points, ms
 
 
@@ -94,6 +95,11 @@ def test_trl_sft_packing_is_replayed_and_its_varlen_batch_profiled(hf, tmp_path)
     assert {"input_ids", "labels", "position_ids", "cu_seq_lens_q", "max_length_k"} <= set(batch)
     np.testing.assert_array_equal(np.diff(batch["cu_seq_lens_q"].numpy()), docs)
     _profiled(trainer, schedule)
+    # Trained in bf16 (SFTConfig's default), the model has accelerate's forward over TRL's fused
+    # LM head: it ships without the first (which refuses to pickle) and keeps the second.
+    assert args.bf16 and "_original_forward" in vars(trainer.model)
+    shipped = pickle.loads(pickle.dumps(wl))
+    assert np.isfinite(shipped.step(batch)) and "_original_forward" in vars(trainer.model)
 
 
 def test_group_by_length_on_a_causal_lm_with_dropout_is_exact_over_two_epochs(hf, tmp_path):

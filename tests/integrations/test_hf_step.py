@@ -70,6 +70,49 @@ def test_a_trained_trainers_workload_pickles_once_at_about_its_models_size(hf, t
     assert np.array_equal(pickle.loads(pickle.dumps(cb)).trace.time_s, cb.trace.time_s)
 
 
+def test_a_trainer_trained_in_mixed_precision_pickles_and_each_copy_autocasts_as_train_does(hf, tmp_path):
+    """train() under fp16/bf16 leaves accelerate's autocast forward on the model, which refuses to
+    pickle (found on an H200 with fp16, processes = 2): the workload ships the model without it,
+    the user's model keeps it, and the workload and its unpickled copy both run the forward in
+    bf16 with fp32 outputs, as accelerate's prepared model does."""
+    import pickle
+
+    import torch
+
+    from seqpoint.integrations.huggingface import workload_from_trainer
+
+    trainer = _trainer(hf, tmp_path, max_steps=2, bf16=True)
+    trainer.train()
+    assert "_original_forward" in vars(trainer.model)
+    wl = workload_from_trainer(trainer)
+    copy = pickle.loads(pickle.dumps(wl))
+    assert "_original_forward" in vars(trainer.model)
+    for w in (wl, copy):
+        seen: list[torch.dtype] = []
+        linear = next(m for m in w.model.modules() if isinstance(m, torch.nn.Linear))
+        handle = linear.register_forward_hook(lambda m, i, out, seen=seen: seen.append(out.dtype))
+        out = w.model(**w.make_batch((2, 16, 0)))
+        handle.remove()
+        assert seen and set(seen) == {torch.bfloat16} and out.logits.dtype == torch.float32
+
+
+def test_a_plain_list_dataset_needs_no_datasets_package(hf, tmp_path, monkeypatch):
+    """The collator runs on a list's rows without importing ``datasets`` (a GPU image without it
+    failed here); only a datasets.Dataset needs the package."""
+    import sys
+
+    import transformers
+
+    from seqpoint.integrations.huggingface import workload_from_trainer
+
+    trainer = _trainer(hf, tmp_path)
+    trainer.train_dataset = [dict(row) for row in trainer.train_dataset]
+    monkeypatch.setitem(sys.modules, "datasets", None)
+    wl = workload_from_trainer(trainer)
+    assert {"input_ids", "attention_mask", "labels"} <= wl._keys
+    assert isinstance(trainer.data_collator, transformers.DataCollatorForLanguageModeling)
+
+
 def test_the_trainer_workload_reads_no_deprecated_transformers_name(hf, tmp_path):
     """project_trainer builds its workload with workload_from_trainer, which read the model's
     deprecated is_gradient_checkpointing (a FutureWarning on every call)."""

@@ -45,7 +45,11 @@ def test_workers_time_a_cuda_workload_and_the_parent_steps_nothing(spec: str) ->
     assert all(m.ok for m in ms.measurements), [m.message for m in ms.measurements]
     assert all(m.metrics["time_s"] > 0 for m in ms.measurements)
     assert ms.protocol["processes"] == 2 and ms.environment["device_type"] == "cuda"
-    assert torch.cuda.max_memory_allocated() == held
+    # A step would allocate its activations; the copy coming back allocates at most itself (on an
+    # H200 bert:tiny's peak stayed at held, deepspeech2:tiny's grew by 1,024 bytes).
+    tensors = [*wl.model.parameters(), *wl.model.buffers()]
+    copy_bytes = sum(t.numel() * t.element_size() for t in tensors)
+    assert torch.cuda.max_memory_allocated() - held <= copy_bytes + 512 * len(tensors)
 
 
 def test_the_parents_copy_waits_in_host_memory_while_workers_time() -> None:
@@ -67,9 +71,30 @@ def test_the_parents_copy_waits_in_host_memory_while_workers_time() -> None:
     ms = Profiler(wl, reporter=reporter).measure([(4, 64, 0)], TIMED)
     assert ms.measurements[0].ok, ms.measurements[0].message
     assert len(seen) == 2 and max(seen) < held / 10
-    assert torch.cuda.memory_allocated() == pytest.approx(held, rel=0.01)
     assert devices() == before and "cuda:0" in before
     assert wl.step(wl.make_batch((4, 64, 0))) > 0
+    assert torch.cuda.memory_allocated() == pytest.approx(held, rel=0.01)  # cuBLAS's workspaces again
+
+
+def test_a_parked_rnn_comes_back_as_one_chunk_of_weights() -> None:
+    """cuDNN's RNN weights are views of one flat buffer: parked while workers time and back,
+    storage by storage, they still are (moved tensor by tensor they were not: each step copied
+    them into one chunk again)."""
+    from seqpoint import Reporter
+
+    wl = load_workload("gnmt:tiny", CUDA)
+    rnns = [m for m in wl.model.modules() if isinstance(m, torch.nn.RNNBase)]
+
+    def chunks() -> list[int]:
+        return [len({p.untyped_storage().data_ptr() for p in rnn.parameters()}) for rnn in rnns]
+
+    before, parked_on = chunks(), []
+    reporter = Reporter(progress=False, after_worker=(lambda p, last: parked_on.extend(
+        str(t.device) for t in wl.model.parameters()),))
+    ms = Profiler(wl, reporter=reporter).measure([(4, 16, 12)], TIMED)
+    assert ms.measurements[0].ok, ms.measurements[0].message
+    assert rnns and set(parked_on) == {"cpu"} and before == chunks() == [1] * len(rnns)
+    assert all(p.is_cuda for p in wl.model.parameters()) and wl.step(wl.make_batch((4, 16, 12))) > 0
 
 
 def test_workers_measure_at_the_campaigns_matmul_precision(high_precision: None) -> None:

@@ -104,19 +104,30 @@ class MemoryCheck:
 @contextlib.contextmanager
 def parked(workload: Workload) -> Iterator[None]:
     """This process's copy of a CUDA workload (its model's parameters and buffers, its optimizer's
-    state) in host memory, and the allocator's cache given back, while fresh processes time it: they
-    get the GPU's memory as a run would, not less this copy (audit row 3). Back on their devices
-    after; parameters keep their identity (the optimizer's references hold), gradients are dropped
-    (every step starts by setting them)."""
+    state) in host memory, and the allocator's cache and cuBLAS's workspaces given back, while fresh
+    processes time it: they get the GPU's memory as a run would, not less this copy (audit row 3).
+    Back on their devices after, storage by storage: parameters keep their identity (the
+    optimizer's references hold), views keep sharing (cuDNN's flattened RNN weights stay one
+    chunk) and the copy takes the memory it took; gradients are dropped (every step sets them)."""
     import torch
 
-    moved: list[tuple[Callable[[Any], None], Any, torch.device]] = []
+    hosts: dict[tuple[int, int], Any] = {}  # a GPU storage's (address, size) -> its host copy
+    moved: list[tuple[Callable[[Any], None], torch.Tensor, torch.device, tuple[int, int] | None]] = []
 
     def park(tensor: object, put: Callable[[Any], None]) -> None:
-        if isinstance(tensor, torch.Tensor) and tensor.is_cuda:
-            host = tensor.to("cpu")
-            put(host)
-            moved.append((put, host, tensor.device))
+        if not (isinstance(tensor, torch.Tensor) and tensor.is_cuda):
+            return
+        if tensor.layout != torch.strided:  # no storage to share: a plain copy
+            host, key = tensor.to("cpu"), None
+        else:
+            storage = tensor.untyped_storage()
+            key = (storage.data_ptr(), storage.nbytes())
+            if key not in hosts:
+                hosts[key] = storage.cpu()
+            host = torch.empty(0, dtype=tensor.dtype).set_(hosts[key], tensor.storage_offset(), tensor.size(),
+                                                            tensor.stride())
+        moved.append((put, host, tensor.device, key))
+        put(host)
 
     model = getattr(workload, "model", None)
     if isinstance(model, torch.nn.Module):
@@ -131,9 +142,17 @@ def parked(workload: Workload) -> Iterator[None]:
         for key, value in list(state.items()):
             park(value, functools.partial(operator.setitem, state, key))
     if moved:
+        getattr(torch._C, "_cuda_clearCublasWorkspaces", lambda: None)()  # 32 MiB or more each
         torch.cuda.empty_cache()
     try:
         yield
     finally:
-        for put, host, device in moved:
-            put(host.to(device))
+        back: dict[tuple[int, int], Any] = {}
+        for put, host, device, key in moved:
+            if key is None:
+                put(host.to(device))
+                continue
+            if key not in back:
+                back[key] = torch.UntypedStorage(hosts[key].nbytes(), device=device).copy_(hosts[key])
+            put(torch.empty(0, dtype=host.dtype, device=device).set_(back[key], host.storage_offset(), host.size(),
+                                                                     host.stride()))

@@ -191,16 +191,23 @@ def known_rule(collator: object, *, encoder_decoder: bool) -> PaddingRule | None
     return PaddingRule(kind, padding, getattr(c, "max_length", None), int(getattr(c, "pad_to_multiple_of", None) or 1))
 
 
+def _is_hf_dataset(dataset: object) -> bool:
+    """Whether ``dataset`` is a ``datasets.Dataset`` (a torch Dataset needs no ``datasets``)."""
+    try:
+        import datasets
+    except ImportError:
+        return False
+    return isinstance(dataset, datasets.Dataset)
+
+
 class Collation:
     """A trainer's collator run on its dataset's rows (after ``remove_unused_columns``), as the
     training DataLoader runs it."""
 
     def __init__(self, trainer: Any) -> None:
-        import datasets
-
         dataset = trainer.train_dataset
         collator = trainer.data_collator
-        if isinstance(dataset, datasets.Dataset):
+        if _is_hf_dataset(dataset):
             try:
                 dataset = trainer._remove_unused_columns(dataset, description="training")
             except ValueError as exc:  # what train() would raise first

@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
-import functools
 import math
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -46,7 +46,8 @@ class TrainerWorkload:
     def __init__(self, trainer: Any, *, seed: int = 0, _keys: frozenset[str] | None = None) -> None:
         self._keys = self._collator_keys(trainer) if _keys is None else _keys
         self.trainer = trainer = _own_trainer(trainer)
-        self.model = copy.deepcopy(trainer.model)
+        with _without_amp_forward(trainer.model):
+            self.model = copy.deepcopy(trainer.model)
         self.model.train()
         args = trainer.args
         checkpointing = self._as_train_prepares(args)
@@ -85,8 +86,11 @@ class TrainerWorkload:
         self.padding_side = str(getattr(processing, "padding_side", "right") or "right")
         self._packing = "position_ids" in self._keys and "attention_mask" not in self._keys
         if args.bf16 or args.fp16:
-            # accelerate autocasts the forward only (not the backward or the optimizer).
-            self.model.forward = self._autocast_forward(self.model.forward)
+            # As train()'s accelerate prepares the model: the forward autocast (not the backward
+            # or the optimizer) and its outputs (the logits too) given back in fp32.
+            from accelerate.utils import convert_outputs_to_fp32
+
+            self.model.forward = convert_outputs_to_fp32(self._autocast_forward(self.model.forward))
 
     def _as_train_prepares(self, args: TrainingArguments) -> bool:
         """Do to the copy what ``train()`` does before its first step: activation checkpointing
@@ -124,8 +128,13 @@ class TrainerWorkload:
         # A worker rebuilds it from the trainer's model and arguments, pickled once: the
         # collator's keys travel instead of the datasets, and the worker makes its own model
         # copy, optimizer, scheduler and accelerator (whose process-wide state holds weakrefs).
+        # Pickled here, while the model is without accelerate's forward (which refuses to).
+        import cloudpickle
+
         light = _own_trainer(self.trainer, accelerator=False)
-        return (functools.partial(TrainerWorkload, seed=self.seed, _keys=self._keys), (light,))
+        with _without_amp_forward(light.model):
+            data = cloudpickle.dumps(light)
+        return (_rebuilt, (data, self.seed, self._keys))
 
     def _collator_keys(self, trainer: Any) -> frozenset[str]:
         """The tensors the trainer's collator gives the model (from the dataset's first rows)."""
@@ -262,12 +271,39 @@ def _own_trainer(trainer: Any, *, accelerator: bool = True) -> Any:
     states, GradScaler included."""
     own = copy.copy(trainer)
     own.train_dataset = own.eval_dataset = own.optimizer = own.lr_scheduler = own.callback_handler = None
-    own.model_wrapped = own.model
     if accelerator:
         own.create_accelerator_and_postprocess()
     else:
         own.accelerator = own.gather_function = None
+    own.model_wrapped = own.model
     return own
+
+
+@contextlib.contextmanager
+def _without_amp_forward(model: Any) -> Iterator[None]:
+    """``model`` without the forward ``train()``'s accelerate gave it under fp16/bf16 (autocast,
+    outputs back in fp32: it refuses to pickle) while the block runs: its forward is the one
+    before (the class's, or TRL's fused LM head); :class:`TrainerWorkload` wraps its own copy's
+    forward as accelerate does."""
+    state = vars(model)
+    if "_original_forward" not in state:
+        yield
+        return
+    saved = {key: state.pop(key) for key in ("forward", "_original_forward") if key in state}
+    before = saved["_original_forward"]
+    if getattr(before, "__func__", None) is not type(model).forward:
+        state["forward"] = before
+    try:
+        yield
+    finally:
+        state.pop("forward", None)
+        state.update(saved)
+
+
+def _rebuilt(data: bytes, seed: int, keys: frozenset[str]) -> TrainerWorkload:
+    import pickle
+
+    return TrainerWorkload(pickle.loads(data), seed=seed, _keys=keys)
 
 
 def project_trainer(trainer: Trainer, *, traces: Sequence[RunTrace | str | Path] | None = None, n_points: int = 10,

@@ -30,7 +30,9 @@ export PYTHONPATH=/tmp/site:$PWD/src PYTHONUNBUFFERED=1
 python3 -m pip install -q --no-deps --no-build-isolation -e . >/dev/null 2>&1 || echo "gpu_check: editable install failed; seqpoint from src/"
 nvidia-smi --query-gpu=name,driver_version,memory.total,compute_mode --format=csv,noheader
 mapfile -t files < <(grep -rl --include='test_*.py' 'pytest.mark.gpu' tests | sort)
-timeout 300 python3 -m pytest -m gpu -q -p no:cacheprovider -rs --durations=0 --junitxml="$OUT/gpu_tests.xml" \
+# four at a time (16 cores, 139 GiB: each test's memory checks are its own process's): about a third of
+# the 200 s they took one at a time on 2026-11-28, left for the benchmark
+timeout 300 python3 -m pytest -m gpu -q -p no:cacheprovider -n 4 --dist worksteal -rs --durations=0 --junitxml="$OUT/gpu_tests.xml" \
     "${files[@]}" 2>&1 | tee "$OUT/gpu_tests.log"
 rc=${PIPESTATUS[0]}
 summary=$(tail -n 1 "$OUT/gpu_tests.log")

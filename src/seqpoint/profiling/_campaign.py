@@ -23,7 +23,7 @@ from seqpoint.measurements import Measurement, Measurements, ProcessState, StepW
 from seqpoint.profiling._config import ProfileConfig
 from seqpoint.profiling._failures import CudaLost, failed_measurement
 from seqpoint.profiling._memory import MemoryCheck, parked
-from seqpoint.profiling._plan import CampaignKey, Plan, Points, Unit, plan_points
+from seqpoint.profiling._plan import CampaignKey, Plan, Points, Unit
 from seqpoint.profiling._point import profile_point
 from seqpoint.profiling._protocol import WorkerResult, WorkerTask, fresh_worker, profile_protocol
 from seqpoint.profiling._shipping import ShippedWorkload, ship_workload
@@ -83,7 +83,7 @@ class Profiler:
 
     def plan(self, points: Points, config: ProfileConfig | None = None) -> Plan:
         """What each point is measured as, what the cache holds, what is left."""
-        return plan_points(points, self.key(), config or ProfileConfig(), self.cache)
+        return Plan.of(points, self.key(), config or ProfileConfig(), self.cache)
 
     def measure(self, points: Points, config: ProfileConfig | None = None) -> Measurements:
         """Measure a campaign of points (see :func:`profile_points`)."""

@@ -35,7 +35,7 @@ from seqpoint.profiling._protocol import profile_protocol as profile_protocol
 from seqpoint.profiling._protocol import run_worker as run_worker
 from seqpoint.profiling._protocol import split_repeats as split_repeats
 from seqpoint.profiling._retarget import category_models
-from seqpoint.profiling._shipping import ShippedWorkload, ship_workload
+from seqpoint.profiling._shipping import ShippedWorkload
 from seqpoint.profiling._startup import DEFAULT_BLOCK as DEFAULT_BLOCK
 from seqpoint.profiling._startup import campaign_decoy as campaign_decoy
 from seqpoint.profiling._startup import interleave_block as interleave_block
@@ -62,6 +62,5 @@ __all__ = [
     "exact_totals",
     "kineto_breakdown",
     "profile_points",
-    "ship_workload",
     "take_turns",
 ]

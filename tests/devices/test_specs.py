@@ -69,7 +69,7 @@ def test_the_original_three_keep_their_numbers_and_each_precision_its_peak() -> 
 
 def test_a_users_file_works_end_to_end_in_the_roofline(tmp_path: Path) -> None:
     pytest.importorskip("torch")
-    from seqpoint.profiling import count_point, profile_point
+    from seqpoint.profiling import Profiler, count_point
     from seqpoint.workflows import SelectionSection, model_cost
     from seqpoint.workloads import load_workload
 
@@ -81,7 +81,7 @@ def test_a_users_file_works_end_to_end_in_the_roofline(tmp_path: Path) -> None:
     m = count_point(wl, (2, 20, 0), devices=[str(same), str(slow)])
     assert m["roofline_mine_s"] == m["roofline_h100_s"]
     assert m["roofline_slow-h100_s"] > m["roofline_h100_s"]
-    point = profile_point(wl, (2, 20, 0), ProfileConfig(metrics=(f"roofline:{same}",)))
+    point = Profiler(wl).point((2, 20, 0), ProfileConfig(metrics=(f"roofline:{same}",)))
     assert point.metrics == {"roofline_mine_s": m["roofline_h100_s"]}
     sched_rows = [(2, 10), (2, 30), (4, 10)]
     from seqpoint.schedule import IterationSchedule

@@ -12,7 +12,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from seqpoint.exceptions import ConfigError  # noqa: E402
-from seqpoint.profiling import ProfileConfig, count_point, count_step, profile_point  # noqa: E402
+from seqpoint.profiling import ProfileConfig, Profiler, count_point, count_step  # noqa: E402
 from seqpoint.workloads import BatchShape, UserWorkload, WorkloadConfig, load_workload  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -136,7 +136,7 @@ def test_attention_is_the_one_fused_kernel_a_gpu_runs() -> None:
 def test_the_model_metric_end_to_end_on_the_meta_device(tmp_path) -> None:
     wl = load_workload("gnmt:tiny", {"dtype": "bf16"})
     sig = (2, 12, 9)
-    point = profile_point(wl, sig, ProfileConfig(metrics=("model:h100", "model:h200", "roofline:h100")))
+    point = Profiler(wl).point(sig, ProfileConfig(metrics=("model:h100", "model:h200", "roofline:h100")))
     assert set(point.metrics) == {"model_h100_s", "model_h200_s", "roofline_h100_s"}
     assert point.metrics == {k: v for k, v in count_point(wl, sig, models=["h100", "h200"]).items()
                              if k in point.metrics}

@@ -18,7 +18,6 @@ from seqpoint.profiling import (  # noqa: E402
     Profiler,
     canonical_op_name,
     categorize,
-    profile_point,
     profile_points,
 )
 from seqpoint.selection import SeqPoint, SeqPoints  # noqa: E402
@@ -51,8 +50,8 @@ class Counting:
         return self.inner.step(batch)
 
 
-def test_profile_point_time_statistics(ds2) -> None:
-    m = profile_point(ds2, (2, 64, 0), ProfileConfig(warmup=1, repeats=5))
+def test_one_point_time_statistics(ds2) -> None:
+    m = Profiler(ds2).point((2, 64, 0), ProfileConfig(warmup=1, repeats=5))
     assert m.ok and m.signature == (2, 64, 0)
     t = m.samples["time_s"]
     assert len(t) == 5
@@ -65,27 +64,23 @@ def test_profile_point_time_statistics(ds2) -> None:
 
 def test_warmup_and_repeats_run_exactly(ds2) -> None:
     w = Counting(ds2)
-    profile_point(w, (2, 40, 0), ProfileConfig(warmup=3, repeats=4))
+    Profiler(w).point((2, 40, 0), ProfileConfig(warmup=3, repeats=4))
     assert w.steps == 7
 
 
 def test_max_seconds_stops_repeating(ds2) -> None:
-    m = profile_point(
-        ds2, (2, 40, 0), ProfileConfig(warmup=0, repeats=50, max_seconds_per_point=1e-9)
-    )
+    m = Profiler(ds2).point((2, 40, 0), ProfileConfig(warmup=0, repeats=50, max_seconds_per_point=1e-9))
     assert m.metrics["repeats"] == 1 and m.metrics["time_s_iqr"] == 0.0
 
 
 def test_cpu_timer_is_close_to_wall_on_one_thread(ds2) -> None:
-    w = profile_point(ds2, (2, 64, 0), ProfileConfig(warmup=1, repeats=3, timer="wall"))
-    c = profile_point(ds2, (2, 64, 0), ProfileConfig(warmup=1, repeats=3, timer="cpu"))
+    w = Profiler(ds2).point((2, 64, 0), ProfileConfig(warmup=1, repeats=3, timer="wall"))
+    c = Profiler(ds2).point((2, 64, 0), ProfileConfig(warmup=1, repeats=3, timer="cpu"))
     assert 0 < c.metrics["time_s"] <= 1.5 * w.metrics["time_s"] + 1e-3
 
 
 def test_breakdown_shares_sum_to_one_and_categories_are_known(ds2) -> None:
-    m = profile_point(
-        ds2, (2, 64, 0), ProfileConfig(warmup=1, repeats=1, metrics=("time", "breakdown"))
-    )
+    m = Profiler(ds2).point((2, 64, 0), ProfileConfig(warmup=1, repeats=1, metrics=("time", "breakdown")))
     assert set(m.breakdown_s) <= set(CATEGORIES)
     assert {"convolution", "rnn", "optimizer"} <= set(m.breakdown_s)
     assert all(v > 0 for v in m.breakdown_s.values())
@@ -94,7 +89,7 @@ def test_breakdown_shares_sum_to_one_and_categories_are_known(ds2) -> None:
 
 def test_bert_breakdown_has_the_study_categories() -> None:
     wl = load_workload("bert:tiny")
-    m = profile_point(wl, (2, 32, 0), ProfileConfig(warmup=1, repeats=1, metrics=("breakdown",)))
+    m = Profiler(wl).point((2, 32, 0), ProfileConfig(warmup=1, repeats=1, metrics=("breakdown",)))
     assert {"gemm", "batched_gemm", "softmax", "layer_norm", "activation", "optimizer"} <= set(
         m.breakdown_s
     )
@@ -102,15 +97,15 @@ def test_bert_breakdown_has_the_study_categories() -> None:
 
 
 def test_memory_metric_counts_state_and_activations(ds2) -> None:
-    m = profile_point(ds2, (2, 64, 0), ProfileConfig(warmup=0, repeats=1, metrics=("memory",)))
+    m = Profiler(ds2).point((2, 64, 0), ProfileConfig(warmup=0, repeats=1, metrics=("memory",)))
     params = sum(p.numel() * 4 for p in ds2.model.parameters())
     assert m.metrics["peak_mem_bytes"] > 3 * params  # weights + two Adam moments + activations
-    big = profile_point(ds2, (8, 256, 0), ProfileConfig(warmup=0, repeats=1, metrics=("memory",)))
+    big = Profiler(ds2).point((8, 256, 0), ProfileConfig(warmup=0, repeats=1, metrics=("memory",)))
     assert big.metrics["peak_mem_bytes"] > m.metrics["peak_mem_bytes"]
 
 
-def test_count_metrics_through_profile_point(ds2) -> None:
-    m = profile_point(ds2, (2, 64, 0), ProfileConfig(metrics=("flops", "bytes", "roofline:h100")))
+def test_count_metrics_through_one_point(ds2) -> None:
+    m = Profiler(ds2).point((2, 64, 0), ProfileConfig(metrics=("flops", "bytes", "roofline:h100")))
     assert m.metrics["flops"] > 0 and m.metrics["bytes"] > 0 and m.metrics["roofline_h100_s"] > 0
     assert "time_s" not in m.metrics and "roofline_a100_s" not in m.metrics
 
@@ -147,7 +142,7 @@ class Raising:
 @pytest.mark.parametrize(("exc", "status"), [(RuntimeError("CUDA out of memory"), "oom"), (MemoryError(), "oom"),
                                              (ValueError("out of memory"), "error")])
 def test_out_of_memory_is_told_by_the_error_type_and_message(exc, status) -> None:
-    assert profile_point(Raising(exc), (1, 4, 0), ProfileConfig(warmup=0, repeats=1)).status == status
+    assert Profiler(Raising(exc)).point((1, 4, 0), ProfileConfig(warmup=0, repeats=1)).status == status
 
 
 def test_campaign_with_seqpoints_keeps_iterations_and_dedups(ds2) -> None:
@@ -247,9 +242,7 @@ def test_cuda_timer_without_gpu() -> None:
 @pytest.mark.gpu
 def test_cuda_timer_memory_and_breakdown_on_gpu() -> None:
     wl = load_workload("bert:tiny", {"device": "cuda"})
-    m = profile_point(
-        wl, (4, 64, 0), ProfileConfig(timer="cuda", metrics=("time", "memory", "breakdown"))
-    )
+    m = Profiler(wl).point((4, 64, 0), ProfileConfig(timer="cuda", metrics=("time", "memory", "breakdown")))
     assert m.ok and m.metrics["time_s"] > 0 and m.metrics["peak_mem_bytes"] > 0
     assert m.breakdown_s and all(v > 0 for v in m.breakdown_s.values())
 

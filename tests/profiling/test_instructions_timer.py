@@ -12,7 +12,7 @@ torch = pytest.importorskip("torch")
 
 from seqpoint.clocks import read_summary  # noqa: E402
 from seqpoint.exceptions import ConfigError  # noqa: E402
-from seqpoint.profiling import STARTUP_STEPS, ProfileConfig, profile_point, profile_points  # noqa: E402
+from seqpoint.profiling import STARTUP_STEPS, ProfileConfig, Profiler, profile_points  # noqa: E402
 from seqpoint.testing import ToyWorkload  # noqa: E402
 
 DUMP = """version: 1
@@ -46,7 +46,7 @@ def test_a_count_is_taken_in_a_worker_and_its_steps_are_counted() -> None:
 def test_counting_needs_a_worker_under_callgrind() -> None:
     w = ToyWorkload(ToyWorkload.Config(threads=1))
     with pytest.raises(ConfigError, match="only in a worker process started under callgrind"):
-        profile_point(w, (2, 8, 0), ProfileConfig(timer="instructions", warmup=0, repeats=1))
+        Profiler(w).point((2, 8, 0), ProfileConfig(timer="instructions", warmup=0, repeats=1))
 
 
 def test_without_valgrind_one_line_names_the_package(monkeypatch, tmp_path) -> None:

@@ -9,7 +9,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from seqpoint.exceptions import ConfigError  # noqa: E402
-from seqpoint.profiling import ProfileConfig, profile_point  # noqa: E402
+from seqpoint.profiling import ProfileConfig, Profiler  # noqa: E402
 
 
 def test_unset_option_leaves_the_cache_key_unchanged() -> None:
@@ -27,7 +27,7 @@ def test_bad_folder_is_a_config_error() -> None:
 @pytest.mark.parametrize("metrics", [("time",), ("time", "breakdown")])
 def test_each_point_writes_a_chrome_trace_with_its_weight(ds2, tmp_path, metrics) -> None:
     cfg = ProfileConfig(warmup=1, repeats=1, metrics=metrics, kineto_dir=str(tmp_path / "k"))
-    m = profile_point(ds2, (2, 24, 0), cfg, iteration=5, weight=88.0)
+    m = Profiler(ds2).point((2, 24, 0), cfg, iteration=5, weight=88.0)
     assert m.ok
     path = tmp_path / "k" / "it5_b2_s24_t0.pt.trace.json"  # iteration and signature; TensorBoard's suffix
     trace = json.loads(path.read_text())
@@ -40,5 +40,5 @@ def test_each_point_writes_a_chrome_trace_with_its_weight(ds2, tmp_path, metrics
 
 def test_no_trace_without_the_option(ds2, tmp_path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
-    profile_point(ds2, (2, 24, 0), ProfileConfig(warmup=1, repeats=1), iteration=5, weight=3.0)
+    Profiler(ds2).point((2, 24, 0), ProfileConfig(warmup=1, repeats=1), iteration=5, weight=3.0)
     assert not list(tmp_path.rglob("*.json"))

@@ -267,12 +267,12 @@ def test_real_trace_categories_follow_the_model() -> None:
 
 @pytest.mark.gpu
 def test_profiled_cuda_step_attributes_every_kernel(tmp_path: Path) -> None:
-    from seqpoint.profiling import ProfileConfig, profile_point
+    from seqpoint.profiling import ProfileConfig, Profiler
     from seqpoint.workloads import load_workload
 
     wl = load_workload("bert:tiny", {"device": "cuda"})
     cfg = ProfileConfig(warmup=1, repeats=1, metrics=("breakdown",), breakdown_steps=2, kineto_dir=str(tmp_path))
-    m = profile_point(wl, (4, 64, 0), cfg, iteration=3)
+    m = Profiler(wl).point((4, 64, 0), cfg, iteration=3)
     (trace,) = tmp_path.glob("*.json")
     events = json.loads(trace.read_text())["traceEvents"]
     kernel_s = sum(e["dur"] for e in events if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")) * US / 2

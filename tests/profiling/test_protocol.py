@@ -26,7 +26,6 @@ from seqpoint.profiling import (  # noqa: E402
     profile_points,
     profile_protocol,
     run_worker,
-    ship_workload,
     split_repeats,
 )
 from seqpoint.validation import reduction_factor  # noqa: E402
@@ -180,7 +179,7 @@ def test_drift_above_the_noise_warns(bert: Any) -> None:
     # one warning for both workers, not one each
     with pytest.warns(DriftWarning, match=r"^Worker processes 1/2 \(\+20\.\d\d%, noise ±\d+\.\d\d%\) and "
                       r"2/2 \(\+20\.\d\d%, noise ±\d+\.\d\d%\) drifted on the check point") as record:
-        ms, proto = profile_protocol(ship_workload(bert), POINTS, P2, None, run=_fake_worker(0.010, 0.012))
+        ms, proto = profile_protocol(ShippedWorkload.of(bert), POINTS, P2, None, run=_fake_worker(0.010, 0.012))
     assert len([w for w in record if issubclass(w.category, DriftWarning)]) == 1
     assert all(d["above_noise"] for d in proto["drift"])
     assert ms[POINTS[1]].metrics["time_s"] == pytest.approx(0.02)
@@ -196,13 +195,13 @@ def test_only_the_workers_that_drifted_are_named(bert: Any) -> None:
         return (drifting if len(calls) == 2 else steady)(p, task)
 
     with pytest.warns(DriftWarning, match=r"^Worker process 2/2 \(\+20\.\d\d%, noise ±\d+\.\d\d%\) drifted on .* while it measured"):
-        profile_protocol(ship_workload(bert), POINTS, P2, None, run=run)
+        profile_protocol(ShippedWorkload.of(bert), POINTS, P2, None, run=run)
 
 
 def test_a_drift_warning_names_the_campaign(bert: Any) -> None:
     # speedup's A and B run the same workload: the warning says which configuration drifted
     with pytest.warns(DriftWarning, match=r"Worker processes 1/2 \(.*\) and 2/2 \(.*\) of B bert:tiny drifted"):
-        profile_protocol(ship_workload(bert), POINTS, P2, None, run=_fake_worker(0.010, 0.012), label="B bert:tiny")
+        profile_protocol(ShippedWorkload.of(bert), POINTS, P2, None, run=_fake_worker(0.010, 0.012), label="B bert:tiny")
 
 
 def test_stop_workers_kills_a_worker_another_thread_waits_on() -> None:
@@ -245,8 +244,8 @@ def test_the_workers_compilations_are_summarised(bert: Any, campaign: tuple[Any,
         return dataclasses.replace(fake(p, task), compiled=next(paid))
 
     three = dataclasses.replace(P2, processes=3, repeats=3)
-    _, proto = profile_protocol(ship_workload(bert), POINTS, three, None, run=run)
+    _, proto = profile_protocol(ShippedWorkload.of(bert), POINTS, three, None, run=run)
     assert proto["compile"] == {"seconds": 4.0, "graphs": 2, "processes": 3.0, "spread_s": 2.0}
     # A worker where nothing compiled says nothing; one that compiled only at start-up, 0 s.
-    _, proto = profile_protocol(ship_workload(bert), POINTS, P2, None, run=run)
+    _, proto = profile_protocol(ShippedWorkload.of(bert), POINTS, P2, None, run=run)
     assert proto["compile"] == {"seconds": 0.0, "graphs": 0, "processes": 1.0, "spread_s": 0.0}

@@ -163,7 +163,7 @@ def test_a_workload_class_of_a_module_loaded_from_a_file_travels_by_value(tmp_pa
     import importlib.util
 
     from seqpoint.clocks import in_fresh_process
-    from seqpoint.profiling import ship_workload
+    from seqpoint.profiling import ShippedWorkload
 
     path = tmp_path / "users_job.py"
     path.write_text("class Job:\n    name = 'job'\n    config = {}\n    def make_batch(self, sig):\n"
@@ -173,7 +173,7 @@ def test_a_workload_class_of_a_module_loaded_from_a_file_travels_by_value(tmp_pa
     sys.modules[spec.name] = module
     try:
         spec.loader.exec_module(module)
-        shipped = ship_workload(module.Job())
+        shipped = ShippedWorkload.of(module.Job())
     finally:
         del sys.modules[spec.name]
     assert in_fresh_process(_step_of, shipped) == 7.0

@@ -1,7 +1,6 @@
 import pytest
 
 from seqpoint.reports import (
-    Section,
     fmt_duration,
     fmt_pct,
     fmt_ratio,
@@ -9,7 +8,6 @@ from seqpoint.reports import (
     plot_cost_vs_length,
     plot_error_vs_k,
     plot_length_histogram,
-    write_html_report,
 )
 from seqpoint.selection import SeqPoint, SeqPoints
 
@@ -44,18 +42,15 @@ def test_plots_are_pngs(tmp_path):
 
 
 def test_html_is_self_contained(tmp_path):
-    img = plot_error_vs_k({"seqpoint": ([1, 2], [0.1, 0.01])}, tmp_path / "e.png")
-    out = write_html_report(
-        tmp_path / "r.html",
-        title="T <x>",
-        headline=[("1.2 h", "projected")],
-        sections=[Section(title="S", text="a\n\nb", table=[["k", "v"], ["a", 1]], images=[img], code="x=1")],
-    )
+    from seqpoint.reports import write_run_report
+
+    out = write_run_report(_run_record(), tmp_path, title="T <x>", subtitle="toy", config_text="x = 1")
     text = out.read_text()
     assert "data:image/png;base64," in text
     assert "T &lt;x&gt;" in text
-    assert "<td>a</td><td>1</td>" in text
-    assert 'src="e.png"' not in text
+    assert "<th>iterations</th>" in text  # the schedule's table
+    assert "<pre>x = 1</pre>" in text
+    assert 'src="length_histogram.png"' not in text
 
 
 def test_formatting():
@@ -67,22 +62,28 @@ def test_formatting():
     assert fmt_ratio(2.5) == "2.50×"
 
 
-def _printed_run(**fields) -> str:
-    """``print_run`` of a run record of four toy points, as one line of plain text."""
-    from rich.console import Console
-
+def _run_record(**fields):
+    """A run record of four toy points."""
     from seqpoint.projection import project
-    from seqpoint.reports import RunRecord, print_run
+    from seqpoint.reports import RunRecord
     from seqpoint.schedule import summarize
     from seqpoint.testing import toy_measurements, toy_points, toy_schedule
 
     s = toy_schedule()
     pts = toy_points(s, [0, 3, 5, 6])
     ms = toy_measurements(pts)
-    record = RunRecord(schedule=s, seqpoints=pts, measurements=ms, projection=project(s, pts, ms),
-                       summary=summarize(s), **{"reduction": 2.0, **fields})
+    return RunRecord(schedule=s, seqpoints=pts, measurements=ms, projection=project(s, pts, ms),
+                     summary=summarize(s), **{"reduction": 2.0, **fields})
+
+
+def _printed_run(**fields) -> str:
+    """``print_run`` of :func:`_run_record`, as one line of plain text."""
+    from rich.console import Console
+
+    from seqpoint.reports import print_run
+
     console = Console(width=400, record=True)
-    print_run(console, record)
+    print_run(console, _run_record(**fields))
     return " ".join(console.export_text().split())
 
 

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from rich.console import Console
 
 from seqpoint.exceptions import ConfigError
-from seqpoint.reports import rank_projection_table
+from seqpoint.projection import project
+from seqpoint.reports import print_projection
 from seqpoint.workflows import (
     BatchingSection,
     LengthsSection,
@@ -53,7 +55,10 @@ def test_projected_ddp_run_is_close_to_the_measured_one(tmp_path) -> None:
     d = res.to_dict()
     assert d["data_parallel"]["world_size"] == 2 and len(d["measured"]["totals_s"]) == 2
     assert np.isfinite(d["noise_floor"])
-    assert rank_projection_table(res.projection)[-1][0] == "total"
+    console = Console(record=True, width=200)
+    print_projection(console, project(sched.rank_rows(), res.seqpoints, res.measurements), res.projection)
+    text = console.export_text()
+    assert "data-parallel run: 2 ranks, 6 steps" in text and "straggler wait (max - mean)" in text
 
 
 def test_ddp_validation_needs_two_ranks(tmp_path) -> None:

@@ -6,7 +6,7 @@ import pytest
 pytest.importorskip("torch")
 
 from seqpoint.exceptions import ConfigError
-from seqpoint.profiling import ProfileConfig, profile_point
+from seqpoint.profiling import ProfileConfig, Profiler
 from seqpoint.workloads import load_workload
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,5 +24,5 @@ def test_example_user_workload_loads_by_its_file_path(monkeypatch):
     batch = w.make_batch((2, 12, 0))
     losses = [w.step(batch) for _ in range(5)]
     assert losses[-1] < losses[0]  # it trains
-    m = profile_point(w, (2, 12, 0), ProfileConfig(warmup=1, repeats=2))
+    m = Profiler(w).point((2, 12, 0), ProfileConfig(warmup=1, repeats=2))
     assert m.ok and m.metrics["time_s"] > 0

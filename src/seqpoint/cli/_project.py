@@ -10,7 +10,7 @@ import typer
 from seqpoint.cli._app import app, console
 from seqpoint.cli._options import AsJson, QuietTables, print_json, print_warnings
 from seqpoint.projection import INTERCONNECTS
-from seqpoint.reports import print_projection, print_rank_projection
+from seqpoint.reports import print_projection
 
 __all__ = ["project_command"]
 
@@ -61,9 +61,7 @@ def project_command(
                                                    for k in result.totals) else next(iter(result.totals))
         console.print(f"{metric} {result.totals[metric]:.6g}", markup=False)
         return
-    print_projection(console, result)
-    if dp is not None:
-        print_rank_projection(console, dp)
+    print_projection(console, result, dp)
 
 
 def _link(value: str) -> str | float:

@@ -25,14 +25,7 @@ from seqpoint.cli._options import (
     with_executor,
 )
 from seqpoint.exceptions import ConfigError, SeqPointWarning
-from seqpoint.reports import (
-    print_histogram,
-    print_run,
-    print_seqpoints,
-    print_speedup,
-    print_trace_validation,
-    print_validation,
-)
+from seqpoint.reports import print_run, print_speedup, print_trace_validation, print_validation
 from seqpoint.selection import read_seqpoints
 from seqpoint.workflows import RunConfig, apply_overrides, demo_configs, load_config
 from seqpoint.workloads import check_user_code
@@ -75,12 +68,7 @@ def run_cmd(
                           "only goes into the run folder's config.toml.", SeqPointWarning, stacklevel=1)
     result = workflows.run(cfg, reporter=reporter(quiet, as_json), log_mlflow=mlflow)
 
-    def show() -> None:
-        print_histogram(console, result.schedule, result.seqpoints, unit=result.unit)
-        print_seqpoints(console, result.seqpoints, result.measurements)
-        print_run(console, result)
-
-    print_result(result, as_json, show, lambda: result.folder.path)
+    print_result(result, as_json, lambda: print_run(console, result), lambda: result.folder.path)
 
 
 @app.command("validate")
@@ -121,11 +109,7 @@ def validate_cmd(
         return
     result = workflows.validate(cfg, reporter=reporter(quiet, as_json), exact=not no_exact)
 
-    def show() -> None:
-        print_seqpoints(console, result.seqpoints, result.measurements)
-        print_validation(console, result)
-
-    print_result(result, as_json, show, lambda: result.folder.path)
+    print_result(result, as_json, lambda: print_validation(console, result), lambda: result.folder.path)
 
 
 @app.command("speedup")
@@ -204,8 +188,6 @@ def demo(
         "with a drift check.\n"
     )
     result = workflows.run(whole, reporter=reporter(quiet))
-    print_histogram(console, result.schedule, result.seqpoints, unit=result.unit)
-    print_seqpoints(console, result.seqpoints, result.measurements)
     print_run(console, result)
     console.rule("[bold]Is it right? A measured full run of a small subset")
     console.print(
@@ -214,6 +196,6 @@ def demo(
         "today's practice (first-N, random-N, mean/median length, SimPoint-style, stratified).\n"
     )
     check = workflows.validate(subset, reporter=reporter(quiet))
-    print_validation(console, check)
+    print_validation(console, check, seqpoints=False)
     console.print(f"\nReports: [bold]{result.folder.path / 'report.html'}[/] and "
                   f"[bold]{check.folder.path / 'report.html'}[/]")

@@ -10,7 +10,7 @@ from seqpoint.cache import MeasurementCache
 from seqpoint.exceptions import ConfigError
 from seqpoint.executors._tasks import Job, SweepStats
 from seqpoint.measurements import Measurements
-from seqpoint.profiling import Profiler, plan_points
+from seqpoint.profiling import Plan, Profiler
 from seqpoint.workloads import Workload
 
 __all__ = ["EXECUTORS", "Executor", "LocalExecutor", "make_executor"]
@@ -61,7 +61,7 @@ class LocalExecutor:
         pairs = cached = measured = tasks = 0
         for job in jobs:
             profiler = self.profiler(job, reporter=reporter, cache=cache)
-            plan = plan_points(job.points, profiler.key(), job.config, cache)
+            plan = Plan.of(job.points, profiler.key(), job.config, cache)
             pairs, cached = pairs + len(plan.cached) + len(plan.todo), cached + len(plan.cached)
             measured, tasks = measured + len(plan.todo), tasks + bool(plan.todo)
             out.append(profiler.run(plan))

@@ -17,7 +17,7 @@ from seqpoint.cache import MeasurementCache
 from seqpoint.exceptions import ConfigError
 from seqpoint.executors._tasks import Job, PointResult, SweepStats, measure_task, probe_keys
 from seqpoint.measurements import Measurements
-from seqpoint.profiling import CampaignKey, Pending, ShippedWorkload, plan_points
+from seqpoint.profiling import CampaignKey, Pending, Plan, ShippedWorkload
 
 __all__ = ["RemoteExecutor", "Resources", "first_line", "task_resources"]
 
@@ -93,11 +93,11 @@ class RemoteExecutor:
         keys = [self._keys.get(_job_id(job)) for job in jobs]
         # The key also tells whether a workload takes real lengths, which decides what is
         # measured apart: probe it when the cache or the points' lengths need it.
-        unkeyed = [plan_points(job.points, None, job.config) for job in jobs]
+        unkeyed = [Plan.of(job.points, None, job.config) for job in jobs]
         want = [i for i, (k, plan) in enumerate(zip(keys, unkeyed, strict=True)) if k is None and (
             cache is not None or not plan.units or any(p.point.lengths is not None for p in plan.todo))]
         probes, broken = self._probe(jobs, shipped, resources, want, keys)
-        plans = [plan_points(job.points, keys[i], job.config, cache) for i, job in enumerate(jobs)]
+        plans = [Plan.of(job.points, keys[i], job.config, cache) for i, job in enumerate(jobs)]
         done = [dict(plan.cached) for plan in plans]
         for i, why in broken.items():
             done[i].update({p.unit: p.failed(why) for p in plans[i].todo})

@@ -17,7 +17,6 @@ from seqpoint.profiling import (
     ProfileConfig,
     Profiler,
     ShippedWorkload,
-    ship_workload,
 )
 from seqpoint.selection import SeqPoint, SeqPoints
 from seqpoint.workloads import Workload, WorkloadRecipe, describe, workload_config
@@ -51,7 +50,7 @@ class Job:
         if isinstance(self.workload, str):
             recipe = self.recipe()
             return ShippedWorkload(name=self.workload, recipe=recipe)
-        return ship_workload(self.workload, what=what, fix='use executor = "local"')
+        return ShippedWorkload.of(self.workload, what=what, fix='use executor = "local"')
 
     def resources(self) -> tuple[str, int]:
         """``(device, threads)`` one task of this job needs: :attr:`device`, else the workload's

@@ -4,8 +4,9 @@ A :class:`Profiler` measures the points of one workload (warm-up, timed repeats,
 operation-category breakdown, peak memory): the cache first, one measurement per signature;
 with ``ProfileConfig(processes=P)`` the repeats are spread over P fresh worker processes
 with a drift check, and two campaigns' workers alternate under :func:`take_turns`.
-:func:`profile_points` is one call of it. Counted metrics (FLOPs, bytes) come from
-:func:`count_point` and, for a whole schedule, :func:`exact_totals`. Every executor runs a
+:func:`profile_points` is one call of it, ``Profiler.point`` one point in this process.
+Counted metrics (FLOPs, bytes) come from :func:`count_point` and, for a whole schedule,
+:func:`exact_totals`. Every executor runs a
 profiler's :class:`Plan` (what is cached, what is left, one :class:`CampaignKey`).
 :func:`kineto_breakdown` reads a user's own Kineto trace (torch-free) and gives its device time
 by operation category, as the breakdown of a CUDA point does.
@@ -26,8 +27,7 @@ from seqpoint.profiling._coverage import counting_coverage
 from seqpoint.profiling._coverage import uncounted_operators as uncounted_operators
 from seqpoint.profiling._exact import exact_signature_costs, exact_totals
 from seqpoint.profiling._kineto import KinetoBreakdown, kineto_breakdown
-from seqpoint.profiling._plan import CampaignKey, Pending, Plan, plan_points
-from seqpoint.profiling._point import profile_point
+from seqpoint.profiling._plan import CampaignKey, Pending, Plan
 from seqpoint.profiling._protocol import DriftWarning
 from seqpoint.profiling._protocol import WorkerResult as WorkerResult
 from seqpoint.profiling._protocol import WorkerTask as WorkerTask
@@ -35,7 +35,7 @@ from seqpoint.profiling._protocol import profile_protocol as profile_protocol
 from seqpoint.profiling._protocol import run_worker as run_worker
 from seqpoint.profiling._protocol import split_repeats as split_repeats
 from seqpoint.profiling._retarget import category_models
-from seqpoint.profiling._shipping import ShippedWorkload, ship_workload
+from seqpoint.profiling._shipping import ShippedWorkload
 from seqpoint.profiling._startup import DEFAULT_BLOCK as DEFAULT_BLOCK
 from seqpoint.profiling._startup import campaign_decoy as campaign_decoy
 from seqpoint.profiling._startup import interleave_block as interleave_block
@@ -61,9 +61,6 @@ __all__ = [
     "exact_signature_costs",
     "exact_totals",
     "kineto_breakdown",
-    "plan_points",
-    "profile_point",
     "profile_points",
-    "ship_workload",
     "take_turns",
 ]

@@ -23,10 +23,10 @@ from seqpoint.measurements import Measurement, Measurements, ProcessState, StepW
 from seqpoint.profiling._config import ProfileConfig
 from seqpoint.profiling._failures import CudaLost, failed_measurement
 from seqpoint.profiling._memory import MemoryCheck, parked
-from seqpoint.profiling._plan import CampaignKey, Plan, Points, Unit, plan_points
+from seqpoint.profiling._plan import CampaignKey, Plan, Points, Unit
 from seqpoint.profiling._point import profile_point
 from seqpoint.profiling._protocol import WorkerResult, WorkerTask, fresh_worker, profile_protocol
-from seqpoint.profiling._shipping import ShippedWorkload, ship_workload
+from seqpoint.profiling._shipping import ShippedWorkload
 from seqpoint.profiling._startup import (
     campaign_decoy,
     check_recompiles,
@@ -83,7 +83,7 @@ class Profiler:
 
     def plan(self, points: Points, config: ProfileConfig | None = None) -> Plan:
         """What each point is measured as, what the cache holds, what is left."""
-        return plan_points(points, self.key(), config or ProfileConfig(), self.cache)
+        return Plan.of(points, self.key(), config or ProfileConfig(), self.cache)
 
     def measure(self, points: Points, config: ProfileConfig | None = None) -> Measurements:
         """Measure a campaign of points (see :func:`profile_points`)."""
@@ -99,14 +99,31 @@ class Profiler:
     def shipped(self, what: str = "[profile] processes > 1", fix: str = "set [profile] processes = 1") -> ShippedWorkload:
         """The workload as a worker process gets it (ConfigError naming ``what`` and ``fix`` when
         it neither has a recipe nor pickles)."""
-        return ship_workload(self.workload, recipe=self.recipe, what=what, fix=fix)
+        return ShippedWorkload.of(self.workload, recipe=self.recipe, what=what, fix=fix)
 
     def point(self, signature: Sequence[int], config: ProfileConfig | None = None, *, iteration: int = -1,
               weight: float | None = None, shape: BatchShape | None = None) -> Measurement:
-        """One point measured in this process (:func:`profile_point`), its first step cold
-        only when this profiler's workload has not stepped its shape yet."""
-        return profile_point(self.workload, signature, config, iteration=iteration, weight=weight, shape=shape,
-                             state=self.state, facts=self.facts)
+        """Measure one training step of ``signature`` (``(batch_size, seq_len, tgt_len[, sum_sq_len])``).
+
+        ``config``: warm-up, repeats, timer and metrics (default: time only, 2 + 5 steps, wall);
+        ``iteration``: the schedule iteration it stands for (recorded, -1 when none); ``weight``: the
+        iterations it stands for, written into its Kineto trace's metadata (``seqpoint_weight``);
+        ``shape``: the iteration's real lengths, passed to ``make_batch`` instead of the signature
+        (only for a workload with ``takes_batch_shape``); its first step is cold only when this
+        profiler's workload has not stepped its shape yet, and the process start-up runs once.
+
+        ``metrics``: ``time_s`` (median, seconds), ``time_s_iqr``, ``time_s_min``, ``time_s_max``,
+        ``time_s_std``, ``repeats``; ``time_s_first`` (the first step of a shape the profiler never
+        stepped, when ``warmup >= 1``); the oneDNN primitive counts on a CPU; ``flops``; ``bytes``,
+        ``ops``; ``roofline_<gpu>_s``; ``peak_mem_bytes`` (the step's own: state and activations; on
+        CUDA also the allocator's ``peak_reserved_bytes``); ``breakdown_total_s``. ``breakdown_s``:
+        seconds per step per operation category; ``samples["time_s"]``: the timed repeats. With
+        ``config.kineto_dir`` the profiled steps are also written as a chrome trace
+        (:func:`kineto_trace_path`). A step that runs out of memory gives ``status="oom"``, one that
+        raises ``status="error"``, each with the message.
+        """
+        return profile_point(self.workload, tuple(int(v) for v in signature), config or ProfileConfig(),
+                             iteration=int(iteration), weight=weight, shape=shape, state=self.state, facts=self.facts)
 
     def check_shared_gpu(self, environment: Mapping[str, Any], what: str) -> None:
         """ConfigError when ``what`` would start processes on a GPU that takes one process at a

@@ -1,6 +1,6 @@
 """The plan of a profiling campaign, pure of any execution: what each point is measured as,
 what the cache already holds, what is left to measure, and the one cache key
-(:func:`plan_points`). The serial campaign and every executor's driver plan with it, so
+(:meth:`Plan.of`). The serial campaign and every executor's driver plan with it, so
 they read and write each other's cache rows."""
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from seqpoint.workloads import (
     takes_batch_shape,
 )
 
-__all__ = ["CampaignKey", "Pending", "Plan", "Point", "Points", "Unit", "as_points", "plan_points"]
+__all__ = ["CampaignKey", "Pending", "Plan", "Point", "Points", "Unit", "as_points"]
 
 #: What is measured once: a signature and, for a workload that takes a BatchShape, the
 #: digest of the point's real lengths (None: the signature alone).
@@ -208,6 +208,29 @@ class Plan:
     todo: tuple[Pending, ...]
     """Distinct units left to measure, in first-seen order."""
 
+    @classmethod
+    def of(cls, points: Points | Sequence[Point], key: CampaignKey | None, config: ProfileConfig,
+           cache: MeasurementCache | None = None) -> Plan:
+        """Plan a campaign: each point's unit, the cached ones, the distinct ones left. A ``key``
+        of None (not known yet) looks nothing up and measures each signature once."""
+        pts = as_points(points)
+        units: list[tuple[int, Unit]] = []
+        cached: dict[Unit, Measurement] = {}
+        todo: dict[Unit, Pending] = {}
+        for p in pts:
+            shape = key.shape(p) if key is not None else None
+            unit: Unit = (p.signature, None if shape is None else shape.digest())
+            units.append((p.iteration, unit))
+            if unit in cached or unit in todo:
+                continue
+            hit = None if cache is None or key is None else cache.get(key.cache_key(cache, config, unit))
+            if hit is not None:
+                cached[unit] = hit
+            else:
+                todo[unit] = Pending(unit, p, shape)
+        return cls(key=key, config=config, cache=cache, units=tuple(units), cached=cached,
+                   todo=tuple(todo.values()))
+
     @property
     def signatures(self) -> list[Signature]:
         """Every point's signature (what a start-up shape is chosen from)."""
@@ -223,26 +246,3 @@ class Plan:
     def assemble(self, done: Mapping[Unit, Measurement]) -> tuple[Measurement, ...]:
         """One measurement per point, in input order, each with its own iteration."""
         return tuple(dataclasses.replace(done[unit], iteration=it) for it, unit in self.units)
-
-
-def plan_points(points: Points | Sequence[Point], key: CampaignKey | None, config: ProfileConfig,
-                cache: MeasurementCache | None = None) -> Plan:
-    """Plan a campaign: each point's unit, the cached ones, the distinct ones left. A ``key``
-    of None (not known yet) looks nothing up and measures each signature once."""
-    pts = as_points(points)
-    units: list[tuple[int, Unit]] = []
-    cached: dict[Unit, Measurement] = {}
-    todo: dict[Unit, Pending] = {}
-    for p in pts:
-        shape = key.shape(p) if key is not None else None
-        unit: Unit = (p.signature, None if shape is None else shape.digest())
-        units.append((p.iteration, unit))
-        if unit in cached or unit in todo:
-            continue
-        hit = None if cache is None or key is None else cache.get(key.cache_key(cache, config, unit))
-        if hit is not None:
-            cached[unit] = hit
-        else:
-            todo[unit] = Pending(unit, p, shape)
-    return Plan(key=key, config=config, cache=cache, units=tuple(units), cached=cached,
-                todo=tuple(todo.values()))

@@ -1,5 +1,5 @@
 """Measuring one point: warm-up, timed repeats, deterministic counts, the operation-category
-breakdown and peak memory of one signature (:func:`profile_point`)."""
+breakdown and peak memory of one signature (``Profiler.point``)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from seqpoint.profiling._counting import count_point
 from seqpoint.profiling._failures import guarded, name_of
 from seqpoint.profiling._startup import onednn_cache_capacity, onednn_metrics, startup_state
 from seqpoint.profiling._state import StartupState, WorkloadState
-from seqpoint.workloads import BatchShape, Signature, Workload, WorkloadFacts, describe
+from seqpoint.workloads import BatchShape, Signature, Workload, WorkloadFacts
 
 __all__ = ["kineto_trace_path", "profile_point"]
 
@@ -131,38 +131,14 @@ def _cuda_memory(workload: Workload, batch: object, device: str) -> dict[str, fl
     return {"peak_mem_bytes": float(own), "peak_reserved_bytes": float(torch.cuda.max_memory_reserved(device))}
 
 
-def profile_point(
-    workload: Workload, signature: Sequence[int], config: ProfileConfig | None = None, *,
-    iteration: int = -1, weight: float | None = None, shape: BatchShape | None = None,
-    state: WorkloadState | None = None, facts: WorkloadFacts | None = None,
-) -> Measurement:
-    """Measure one training step of ``signature`` (``(batch_size, seq_len, tgt_len[, sum_sq_len])``).
-
-    ``config``: warm-up, repeats, timer and metrics (default: time only, 2 + 5 steps, wall);
-    ``iteration``: the schedule iteration it stands for (recorded, -1 when none); ``weight``: the
-    iterations it stands for, written into its Kineto trace's metadata (``seqpoint_weight``);
-    ``shape``: the iteration's real lengths, passed to ``make_batch`` instead of the signature
-    (only for a workload with ``takes_batch_shape``); ``state``, ``facts``: what the workload's
-    profiler knows of it (the shapes it stepped are not cold again) and its facts; without them the
-    start-up runs first and every shape is new (a :class:`~seqpoint.profiling.Profiler` keeps both).
-
-    ``metrics``: ``time_s`` (median, seconds), ``time_s_iqr``, ``time_s_min``, ``time_s_max``,
-    ``time_s_std``, ``repeats``; ``time_s_first`` (the first step of a shape the profiler never
-    stepped, when ``warmup >= 1``); the oneDNN primitive counts on a CPU; ``flops``; ``bytes``,
-    ``ops``; ``roofline_<gpu>_s``; ``peak_mem_bytes`` (the step's own: state and activations; on
-    CUDA also the allocator's ``peak_reserved_bytes``); ``breakdown_total_s``. ``breakdown_s``:
-    seconds per step per operation category; ``samples["time_s"]``: the timed repeats. With
-    ``config.kineto_dir`` the profiled steps are also written as a chrome trace
-    (:func:`kineto_trace_path`). A step that runs out of memory gives ``status="oom"``, one that
-    raises ``status="error"``, each with the message.
-    """
-    config = config or ProfileConfig()
-    sig = tuple(int(v) for v in signature)
-    kept, facts = state or WorkloadState(), facts or describe(workload)
-    out = guarded(workload, sig, lambda: _measure(workload, sig, config, int(iteration), weight, shape, kept, facts),
+def profile_point(workload: Workload, sig: Signature, config: ProfileConfig, *, iteration: int,
+                  weight: float | None, shape: BatchShape | None, state: WorkloadState,
+                  facts: WorkloadFacts) -> Measurement:
+    """One point measured in this process (``Profiler.point`` says what it records)."""
+    out = guarded(workload, sig, lambda: _measure(workload, sig, config, iteration, weight, shape, state, facts),
                   reraise=(SeqPointError,))
     if isinstance(out, Measurement):
-        return dataclasses.replace(out, iteration=int(iteration))
+        return dataclasses.replace(out, iteration=iteration)
     metrics, breakdown, samples = out
-    return Measurement(**signature_fields(sig), iteration=int(iteration), metrics=metrics, breakdown_s=breakdown,
+    return Measurement(**signature_fields(sig), iteration=iteration, metrics=metrics, breakdown_s=breakdown,
                        samples=samples)

@@ -1,4 +1,4 @@
-"""A workload sent to a worker process (:func:`ship_workload`): rebuilt there from its
+"""A workload sent to a worker process (:meth:`ShippedWorkload.of`): rebuilt there from its
 ``load_workload`` recipe (a large model is quicker to build than to copy), or else the
 object itself, pickled (with cloudpickle when installed, which carries classes of a script
 run as ``__main__``, or of a module loaded from a file, by value).
@@ -16,7 +16,7 @@ from seqpoint.exceptions import ConfigError
 from seqpoint.profiling._failures import name_of
 from seqpoint.workloads import Workload, WorkloadRecipe, workload_recipe
 
-__all__ = ["ShippedWorkload", "ship_workload"]
+__all__ = ["ShippedWorkload"]
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -28,6 +28,28 @@ class ShippedWorkload:
     name: str
     recipe: WorkloadRecipe | None = None
     pickled: bytes = b""
+
+    @classmethod
+    def of(cls, workload: Workload, *, recipe: WorkloadRecipe | None = None, what: str = "[profile] processes > 1",
+           fix: str = "set [profile] processes = 1") -> ShippedWorkload:
+        """What a worker process needs to get ``workload``: ``recipe`` (the one it was built from),
+        a reference workload's own (:func:`~seqpoint.workloads.workload_recipe`), or the object
+        pickled; a one-line ConfigError naming ``what`` sends it and ``fix`` when none works."""
+        name = name_of(workload)
+        recipe = recipe or workload_recipe(workload)
+        if recipe is not None:
+            return cls(name=name, recipe=recipe)
+        try:
+            return cls(name=name, pickled=_dumps(workload))
+        # What pickle and cloudpickle raise: an object they refuse (TypeError), a local class
+        # (AttributeError), a refused reducer (PicklingError), a cycle too deep (RecursionError).
+        except (pickle.PicklingError, TypeError, AttributeError, RecursionError) as exc:
+            why = (str(exc).strip().splitlines() or [""])[0][:200]
+            raise ConfigError(
+                f"{what} sends the workload to fresh worker processes, but {type(workload).__name__} does not "
+                f"pickle ({type(exc).__name__}: {why}); give it as path/to/file.py:function (a function that "
+                f"builds it) so that each worker builds its own, or {fix}."
+            ) from None
 
     def build(self) -> Workload:
         """The workload, in this process: rebuilt from its recipe or unpickled."""
@@ -81,27 +103,3 @@ def _dumps(workload: Workload) -> bytes:
         for mod in by_value:
             cloudpickle.unregister_pickle_by_value(mod)
     return data
-
-
-def ship_workload(
-    workload: Workload, *, recipe: WorkloadRecipe | None = None, what: str = "[profile] processes > 1",
-    fix: str = "set [profile] processes = 1",
-) -> ShippedWorkload:
-    """What a worker process needs to get ``workload``: ``recipe`` (the one it was built from),
-    a reference workload's own (:func:`~seqpoint.workloads.workload_recipe`), or the object
-    pickled; a one-line ConfigError naming ``what`` sends it and ``fix`` when none works."""
-    name = name_of(workload)
-    recipe = recipe or workload_recipe(workload)
-    if recipe is not None:
-        return ShippedWorkload(name=name, recipe=recipe)
-    try:
-        return ShippedWorkload(name=name, pickled=_dumps(workload))
-    # What pickle and cloudpickle raise: an object they refuse (TypeError), a local class
-    # (AttributeError), a refused reducer (PicklingError), a cycle too deep (RecursionError).
-    except (pickle.PicklingError, TypeError, AttributeError, RecursionError) as exc:
-        why = (str(exc).strip().splitlines() or [""])[0][:200]
-        raise ConfigError(
-            f"{what} sends the workload to fresh worker processes, but {type(workload).__name__} does not "
-            f"pickle ({type(exc).__name__}: {why}); give it as path/to/file.py:function (a function that "
-            f"builds it) so that each worker builds its own, or {fix}."
-        ) from None

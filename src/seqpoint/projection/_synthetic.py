@@ -1,6 +1,5 @@
 """Errors against a known truth: projecting a cost known for every iteration (exact FLOPs, a
-synthetic benchmark cost), so that the projection error of a selection is exact, and the
-signed relative error and the geometric mean of absolute errors that report it."""
+synthetic benchmark cost), so that the projection error of a selection is exact."""
 
 from __future__ import annotations
 
@@ -15,7 +14,7 @@ from seqpoint.projection._model import PointProjector, ScheduleModel, check_meth
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import BaseSelector, SeqPoints, weighted_projection
 
-__all__ = ["geomean_abs_error", "project_cost"]
+__all__ = ["project_cost"]
 
 
 def project_cost(schedule: IterationSchedule, selection: BaseSelector | SeqPoints,
@@ -42,14 +41,3 @@ def project_cost(schedule: IterationSchedule, selection: BaseSelector | SeqPoint
     model = model_for(schedule, context)
     proj = PointProjector(model, model.table.inverse[rows], weights, np.ones(rows.shape[0], dtype=bool))
     return proj.total(values[rows], method)
-
-
-def geomean_abs_error(errors: ArrayLike) -> float:
-    """Geometric mean of ``|errors|``, shape ``(n,)`` (how the SeqPoint paper summarises relative
-    errors); an exact (zero) error makes it 0."""
-    e = np.abs(np.asarray(errors, dtype=np.float64)).ravel()
-    if e.size == 0:
-        raise InputError("geomean_abs_error needs at least one error; got an empty array.")
-    if not np.all(np.isfinite(e)):
-        raise InputError("geomean_abs_error got a non-finite error; check the projections.")
-    return 0.0 if np.any(e == 0) else float(np.exp(np.mean(np.log(e))))

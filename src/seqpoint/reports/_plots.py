@@ -96,9 +96,9 @@ def plot_error_vs_k(curves: Mapping[str, tuple[Sequence[int], Sequence[float]]],
 
 
 def plot_breakdown(series: Mapping[str, Mapping[str, float]], path: str | Path, *,
-                   title: str = "Operation breakdown of the whole run", as_share: bool = True) -> Path:
+                   title: str = "Operation breakdown of the whole run") -> Path:
     """Grouped horizontal bars per operation category, one per series (label -> category ->
-    seconds), each normalised to shares of its total with ``as_share``."""
+    seconds), each as shares of its total."""
     cats = sorted({c for s in series.values() for c in s}, key=lambda c: -max(
         (s.get(c, 0.0) for s in series.values()), default=0.0))
     n = max(len(series), 1)
@@ -107,10 +107,10 @@ def plot_breakdown(series: Mapping[str, Mapping[str, float]], path: str | Path, 
     y = np.arange(len(cats))
     for i, (label, values) in enumerate(series.items()):
         total = sum(values.values()) or 1.0
-        vals = [values.get(c, 0.0) / total * 100 if as_share else values.get(c, 0.0) for c in cats]
+        vals = [values.get(c, 0.0) / total * 100 for c in cats]
         ax.barh(y + i * height, vals, height=height, label=label)
     ax.set_yticks(y + height * (n - 1) / 2, cats)
     ax.invert_yaxis()
-    ax.set(xlabel="share of total time (%)" if as_share else "seconds", title=title)
+    ax.set(xlabel="share of total time (%)", title=title)
     ax.legend()
     return _save(fig, path)

@@ -19,7 +19,7 @@ from seqpoint.measurements.metrics import (
     steady_metric,
     time_metric,
 )
-from seqpoint.projection import DeviceProjection, RankProjection, Speedup, student_quantile
+from seqpoint.projection import DeviceProjection, Speedup, student_quantile
 from seqpoint.reports._format import fmt_count, fmt_duration, fmt_pct, fmt_ratio, fmt_saving
 from seqpoint.reports._tables import (
     Fmt,
@@ -32,15 +32,19 @@ from seqpoint.reports._tables import (
     overhead_causes,
     render,
 )
+from seqpoint.reports._terminal import print_histogram, print_ranks, print_seqpoints
 from seqpoint.reports._views import RunRecord, TraceRecord, ValidationRecord
 from seqpoint.validation import MeasuredSpeedup, ProfilingSaving, TruthComparison
 
-__all__ = ["device_projection_table", "print_device_projection", "print_rank_projection", "print_run",
-           "print_speedup", "print_trace_validation", "print_validation", "rank_projection_table"]
+__all__ = ["device_projection_table", "print_device_projection", "print_run", "print_speedup",
+           "print_trace_validation", "print_validation"]
 
 
 def print_run(console: Console, result: RunRecord) -> None:
-    """Headline of a run: projected time, its interval, breakdown, reduction factor."""
+    """A run: the length histogram with its SeqPoints, their table, then the headline (projected
+    time, its interval, breakdown, reduction factor)."""
+    print_histogram(console, result.schedule, result.seqpoints, unit=result.unit)
+    print_seqpoints(console, result.seqpoints, result.measurements)
     proj = result.projection
     metric = time_metric(proj.totals)
     step = steady_metric(proj.totals) or STEADY_TIME
@@ -111,7 +115,7 @@ def print_run(console: Console, result: RunRecord) -> None:
         table.add_row(f"data-parallel time ({dp.world_size} ranks, steady state)", f"[bold]{fmt_duration(dp.total_s)}[/]")
     console.print(table)
     if dp is not None:
-        print_rank_projection(console, dp)
+        print_ranks(console, dp)
     bd = breakdown_of(proj.totals)
     if bd:
         console.print(render(breakdown_table(bd), title="Projected operation breakdown"))
@@ -149,8 +153,11 @@ def saving_rows(saving: ProfilingSaving | None) -> list[tuple[str, str]]:
     return rows
 
 
-def print_validation(console: Console, result: ValidationRecord) -> None:
-    """Projection and baselines against the measured full runs, beside the noise floor."""
+def print_validation(console: Console, result: ValidationRecord, *, seqpoints: bool = True) -> None:
+    """The SeqPoints' table (with ``seqpoints``), then the projection and baselines against the
+    measured full runs, beside the noise floor."""
+    if seqpoints:
+        print_seqpoints(console, result.seqpoints, result.measurements)
     full, truth = result.full, result.truth
     fmt = fmt_metric(full.metric)  # seconds, or instructions counted under callgrind
     rows = baselines_table(result)
@@ -270,28 +277,6 @@ def print_trace_validation(console: Console, result: TraceRecord) -> None:
         ratio = term.get("in_run_ratio")
         console.print(f"cold steps: {term['share']:.1%} of the projection, calibrated from {source}"
                       + (f"; in-run ratio {ratio:.3f} (a step in the run against alone)" if ratio else "") + ".")
-
-
-def _share(fraction: float) -> str:
-    return f"{fraction:.1%}"
-
-
-def rank_projection_table(proj: RankProjection) -> Rows:
-    """Rows: the run's time split into balanced compute, straggler wait and all-reduce."""
-    total = proj.total_s
-    return [["part", "time", "share"],
-            ["balanced compute (mean over ranks)", fmt_duration(proj.mean_compute_s),
-             _share(proj.mean_compute_s / total if total else 0.0)],
-            ["straggler wait (max - mean)", fmt_duration(proj.compute_s - proj.mean_compute_s),
-             _share(proj.straggler_share)],
-            [f"all-reduce ({proj.allreduce_source}, {fmt_duration(proj.allreduce_s)}/step)",
-             fmt_duration(proj.communication_s), _share(proj.communication_share)],
-            ["total", fmt_duration(total), _share(1.0)]]
-
-
-def print_rank_projection(console: Console, proj: RankProjection) -> None:
-    console.print(render(rank_projection_table(proj),
-                         title=f"data-parallel run: {proj.world_size} ranks, {proj.n_steps:,} steps"))
 
 
 def device_projection_table(dp: DeviceProjection, profiled: dict[str, float]) -> Rows:

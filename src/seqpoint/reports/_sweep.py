@@ -1,5 +1,5 @@
-"""The speedup matrix of a sweep: terminal table, CSV, bar chart and HTML page, read through
-:class:`SweepView` (which the workflows' ``SweepResult`` satisfies)."""
+"""The speedup matrix of a sweep: terminal table, and the CSV, bar chart and HTML page of its run
+folder, read through :class:`SweepView` (which the workflows' ``SweepResult`` satisfies)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from seqpoint.reports._tables import fmt_metric
 from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import SeqPoints
 
-__all__ = ["plot_sweep", "print_sweep", "write_sweep_csv", "write_sweep_report"]
+__all__ = ["print_sweep", "write_sweep_report"]
 
 
 class SweepConfigView(Protocol):
@@ -119,7 +119,7 @@ def print_sweep(console: Console, result: SweepView) -> None:
     console.print(_stats_line(result), markup=False, highlight=False, soft_wrap=True)
 
 
-def write_sweep_csv(result: SweepView, path: str | Path) -> Path:
+def _write_csv(result: SweepView, path: Path) -> None:
     """``sweep.csv``: one row per configuration, every breakdown category as a column."""
     metric = result.time_metric
     cats = sorted({k for c in result.configs if c.projection is not None
@@ -127,7 +127,6 @@ def write_sweep_csv(result: SweepView, path: str | Path) -> Path:
     header = ["name", "overrides", "time_metric", "projected_s", "interval_low_s",
               "interval_high_s", "flops", "speedup", "speedup_low", "speedup_high", "complete",
               *(f"breakdown_s.{cat}" for cat in cats)]
-    path = Path(path)
     with path.open("w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(header)
@@ -143,14 +142,13 @@ def write_sweep_csv(result: SweepView, path: str | Path) -> Path:
                 str(c.complete).lower(),
                 *(_num(bd.get(cat, math.nan)) for cat in cats),
             ])
-    return path
 
 
 def _num(v: float) -> str:
     return repr(float(v)) if math.isfinite(v) else ""
 
 
-def plot_sweep(result: SweepView, path: str | Path) -> Path:
+def _plot(result: SweepView, path: Path) -> Path:
     """Bar chart of each configuration's projected time with its interval, speedup on top."""
     metric = result.time_metric
     names = [c.name for c in result.configs]
@@ -174,20 +172,29 @@ def plot_sweep(result: SweepView, path: str | Path) -> Path:
 
 
 def write_sweep_report(result: SweepView, folder: Path, *, title: str, subtitle: str, config_text: str,
-                       images: Sequence[Path] = ()) -> Path:
-    """``report.html`` of a sweep in ``folder``: headline, matrix, plot, base config."""
+                       plots: bool = True, html: bool = True) -> Path:
+    """``sweep.csv`` of a sweep in ``folder`` (one row per configuration, every breakdown category as a
+    column), with ``plots`` ``sweep.png`` (each configuration's projected time and interval, its speedup
+    on top) and with ``html`` ``report.html`` (headline, matrix, plot, base config); returns the CSV's
+    path."""
+    csv_path = folder / "sweep.csv"
+    _write_csv(result, csv_path)
+    images = [_plot(result, folder / "sweep.png")] if plots else []
+    if not html:
+        return csv_path
     best = max((c for c in result.configs if c.speedup is not None),
                key=lambda c: c.speedup.value if c.speedup is not None else -math.inf, default=None)
     headline = [(f"{len(result.configs)}", "configurations"),
                 (f"{len(result.seqpoints)}", f"SeqPoints of {len(result.schedule):,} iterations")]
     if best is not None and best.speedup is not None:
         headline.append((f"{best.speedup.value:.2f}×", f"best speedup ({best.name})"))
-    return write_html_report(
+    write_html_report(
         folder / "report.html", title=title, subtitle=subtitle, headline=headline,
-        sections=[Section(title="Sweep", table=sweep_table(result), images=list(images),
+        sections=[Section(title="Sweep", table=sweep_table(result), images=images,
                           text=(f"{len(result.configs)} configurations measured on the same "
                                 f"{len(result.seqpoints)} SeqPoints; speedup = T_base / T of "
                                 f"{result.time_metric or 'time (not measured)'}, with its 95% "
                                 f"interval.\n\n{_stats_line(result)}.")),
                   Section(title="Base configuration", code=config_text)],
     )
+    return csv_path

@@ -1,5 +1,5 @@
 """Terminal tables of the stage commands (``schedule``, ``select``, ``profile``, ``project``),
-and the length histogram and SeqPoints table of ``run`` and the demo."""
+and the length histogram, SeqPoints and data-parallel tables that ``run`` and ``validate`` show."""
 
 from __future__ import annotations
 
@@ -9,14 +9,14 @@ from rich.table import Table
 
 from seqpoint.measurements import STEADY_TIME, Measurements
 from seqpoint.measurements.metrics import steady_metric
-from seqpoint.projection import Projection
-from seqpoint.reports._format import fmt_count
+from seqpoint.projection import Projection, RankProjection
+from seqpoint.reports._format import fmt_count, fmt_duration
 from seqpoint.reports._tables import fmt_metric, points_table, projection_table, render
 from seqpoint.schedule import IterationSchedule, ScheduleSummary
 from seqpoint.selection import SeqPoints
 
-__all__ = ["print_histogram", "print_measurements", "print_projection", "print_schedule", "print_selection",
-           "print_seqpoints"]
+__all__ = ["print_histogram", "print_measurements", "print_projection", "print_ranks", "print_schedule",
+           "print_selection", "print_seqpoints"]
 
 _BAR = "█"
 
@@ -113,8 +113,25 @@ def print_measurements(console: Console, points: SeqPoints, measurements: Measur
     console.print(table)
 
 
-def print_projection(console: Console, projection: Projection) -> None:
-    """Every projected metric with its 95% interval, as exact numbers (``seqpoint project``)."""
+def print_projection(console: Console, projection: Projection, ranks: RankProjection | None = None) -> None:
+    """Every projected metric with its 95% interval, as exact numbers, and a data-parallel run's
+    time (``ranks``) split into its parts (``seqpoint project``)."""
     title = (f"{projection.method} projection over {projection.n_iterations} iterations from "
              f"{projection.n_points} points" + ("" if projection.complete else " (INCOMPLETE)"))
     console.print(render(projection_table(projection, exact=True), title=title))
+    if ranks is not None:
+        print_ranks(console, ranks)
+
+
+def print_ranks(console: Console, proj: RankProjection) -> None:
+    """A data-parallel run's time split into balanced compute, straggler wait and all-reduce."""
+    total = proj.total_s
+    rows = [["part", "time", "share"],
+            ["balanced compute (mean over ranks)", fmt_duration(proj.mean_compute_s),
+             f"{proj.mean_compute_s / total if total else 0.0:.1%}"],
+            ["straggler wait (max - mean)", fmt_duration(proj.compute_s - proj.mean_compute_s),
+             f"{proj.straggler_share:.1%}"],
+            [f"all-reduce ({proj.allreduce_source}, {fmt_duration(proj.allreduce_s)}/step)",
+             fmt_duration(proj.communication_s), f"{proj.communication_share:.1%}"],
+            ["total", fmt_duration(total), f"{1.0:.1%}"]]
+    console.print(render(rows, title=f"data-parallel run: {proj.world_size} ranks, {proj.n_steps:,} steps"))

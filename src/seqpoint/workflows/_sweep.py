@@ -150,7 +150,7 @@ def sweep(
     ``config.toml``, ``sweep_spec.json``, ``schedule.csv``, ``seqpoints.json``,
     ``environment.json``, ``measurements_<NN>-<name>.json``, ``sweep.json``, ``sweep.csv`` and,
     per ``[report]``, ``sweep.png`` and ``report.html``."""
-    from seqpoint.reports import plot_sweep, write_sweep_csv, write_sweep_report
+    from seqpoint.reports import write_sweep_report
 
     executor = executor or LocalExecutor()
     base = spec.base
@@ -181,12 +181,9 @@ def sweep(
         stats=stats, failed=failed, wall_s=wall_s,
     )
     folder.write_json("sweep.json", result.to_dict())
-    write_sweep_csv(result, folder.file("sweep.csv"))
-    images = [plot_sweep(result, folder.file("sweep.png"))] if base.report.plots else []
-    if base.report.html:
-        write_sweep_report(result, folder.path, images=images, config_text=base.to_toml(),
-                           title=f"seqpoint sweep: {spec.name}",
-                           subtitle=f"{base.workload.name} · {base.describe_run()} · {len(configs)} configurations")
+    write_sweep_report(result, folder.path, plots=base.report.plots, html=base.report.html,
+                       config_text=base.to_toml(), title=f"seqpoint sweep: {spec.name}",
+                       subtitle=f"{base.workload.name} · {base.describe_run()} · {len(configs)} configurations")
     return result
 
 

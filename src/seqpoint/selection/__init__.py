@@ -23,13 +23,11 @@ from seqpoint.selection._seqpoints import (
     SeqPoint,
     SeqPoints,
     read_seqpoints,
-    read_simpoints,
-    seqpoints_from_simpoints,
     write_seqpoints,
     write_simpoints,
 )
 
 __all__ = ["COST_MODELS", "SELECTORS", "BaseSelector", "CostProxy", "PilotTable", "SeqPoint",
            "SeqPointSelector", "SeqPoints", "SignatureCosts", "basis_components", "basis_error",
-           "make_selector", "read_seqpoints", "read_simpoints", "seqpoints_from_simpoints",
-           "signature_proxy", "weighted_projection", "write_seqpoints", "write_simpoints"]
+           "make_selector", "read_seqpoints", "signature_proxy", "weighted_projection", "write_seqpoints",
+           "write_simpoints"]

@@ -23,11 +23,12 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
 
+from seqpoint._signature import Signature
 from seqpoint.devices import GPU_SPECS, MODEL, ROOFLINE, Target, resolve_device
 from seqpoint.profiling._counter import Cost, Counter, Parts, TraceRow, make_counter, on_gpu
 from seqpoint.profiling._probe import cpu_roofline
 from seqpoint.profiling._state import WorkloadState, meta_clone
-from seqpoint.workloads import BatchShape, Signature, TorchWorkload, Workload
+from seqpoint.workloads import BatchShape, TorchWorkload, Workload
 
 if TYPE_CHECKING:
     import torch

@@ -9,9 +9,8 @@ from seqpoint.devices._specs import (
            GPUSpec,
            device_key,
            gpu_named,
-           read_device,
            resolve_device,
 )
 
 __all__ = ["GPU_SPECS", "MODEL", "ROOFLINE", "DeviceModel", "GPUSpec", "Target", "device_key",
-           "gpu_named", "model_band", "read_device", "resolve_device"]
+           "gpu_named", "model_band", "resolve_device"]

@@ -307,7 +307,7 @@ def count_point(workload: Workload, signature: Signature, *, shape: BatchShape |
     ``flops``; ``bytes`` (read + written, unfused, at the dtype each operator runs at); ``ops``
     (operators); ``roofline_<gpu>_s`` for every GPU in ``GPU_SPECS`` that runs the workload's dtype
     (seconds, the bound) and for each device file of ``devices`` (paths ending ``.toml``, see
-    ``read_device``) as ``roofline_<file name>_s``; ``model_<gpu>_s``, the device model's time on
+    ``resolve_device``) as ``roofline_<file name>_s``; ``model_<gpu>_s``, the device model's time on
     each of ``models`` (shipped keys or device files); ``flops_<category>`` / ``bytes_<category>``.
     """
     metrics = count_step(workload, tuple(int(v) for v in signature), shape=shape,

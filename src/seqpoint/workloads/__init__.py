@@ -11,7 +11,6 @@ from seqpoint.workloads._loading import (
     check_user_code,
     load_workload,
     workload_config,
-    workload_recipe,
 )
 from seqpoint.workloads._shape import BatchShape, takes_batch_shape
 from seqpoint.workloads._user import (
@@ -26,8 +25,7 @@ from seqpoint.workloads._user import (
 __all__ = ["WORKLOADS", "BatchShape", "CountsOnMeta", "CountsParameters", "SetsThreads",
            "TorchWorkload", "Trains", "UserWorkload", "Workload", "WorkloadConfig",
            "WorkloadFacts", "WorkloadRecipe", "WrapsForward", "check_user_code",
-           "check_workload", "describe", "load_workload", "takes_batch_shape", "workload_config",
-           "workload_recipe"]
+           "check_workload", "describe", "load_workload", "takes_batch_shape", "workload_config"]
 
 
 def __getattr__(name: str) -> object:

@@ -4,7 +4,7 @@
 from seqpoint.schedule._io import read_schedule, write_schedule
 from seqpoint.schedule._rows import RowLengths
 from seqpoint.schedule._rows import rows_path as rows_path
-from seqpoint.schedule._schedule import IterationSchedule, from_batches, round_up
+from seqpoint.schedule._schedule import IterationSchedule, round_up
 from seqpoint.schedule._signatures import (
     ScheduleSummary,
     SignatureTable,
@@ -13,5 +13,5 @@ from seqpoint.schedule._signatures import (
 )
 from seqpoint.schedule._trace import RunTrace, read_trace, write_trace
 
-__all__ = ["IterationSchedule", "RowLengths", "RunTrace", "ScheduleSummary", "SignatureTable", "from_batches",
-           "read_schedule", "read_trace", "round_up", "signature_table", "summarize", "write_schedule", "write_trace"]
+__all__ = ["IterationSchedule", "RowLengths", "RunTrace", "ScheduleSummary", "SignatureTable", "read_schedule",
+           "read_trace", "round_up", "signature_table", "summarize", "write_schedule", "write_trace"]

@@ -3,7 +3,6 @@
 
 from seqpoint.schedule._io import read_schedule, write_schedule
 from seqpoint.schedule._rows import RowLengths
-from seqpoint.schedule._rows import rows_path as rows_path
 from seqpoint.schedule._schedule import IterationSchedule, round_up
 from seqpoint.schedule._signatures import (
     ScheduleSummary,

@@ -120,23 +120,26 @@ def test_keyboard_interrupt_exits_130(
     ],
 )
 def test_a_warning_is_one_stderr_line(
-    category: str, expected: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    category: str, expected: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
 ) -> None:
     import warnings
 
-    from seqpoint.cli import app
+    from seqpoint import workflows
     from seqpoint.exceptions import AdjustedInputWarning
 
-    def command() -> None:
+    def warning_run(cfg: object, **_: object) -> dict[str, object]:
         if category == "seqpoint":
             warnings.warn("batch_size 0 was raised to 1", AdjustedInputWarning, stacklevel=1)
         else:
             warnings.warn("a library's deprecation", FutureWarning, stacklevel=1)
+        return {}
 
-    # a hidden command of the real app, for this test only
-    monkeypatch.setattr(app, "registered_commands", list(app.registered_commands))
-    app.command("warns-for-a-test", hidden=True)(command)
-    code, err = run(["warns-for-a-test"], capsys)
+    # `seqpoint run` calls its workflow through the module: a stand-in that only warns
+    monkeypatch.setattr(workflows, "run", warning_run)
+    config = tmp_path / "c.toml"
+    config.write_text('name = "t"\n[workload]\nname = "deepspeech2:tiny"\n')
+    code, err = run(["run", str(config), "--json"], capsys)
     assert code == 0
     line = one_line(err)
     assert line.startswith(expected)

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from seqpoint.devices import GPU_SPECS, read_device
+from seqpoint.devices import GPU_SPECS, resolve_device
 from seqpoint.exceptions import ConfigError
 from seqpoint.profiling import ProfileConfig
 
@@ -120,7 +120,7 @@ def test_a_bad_file_fails_in_one_line_naming_the_file_and_the_field(
     assert edit[0] in text
     bad.write_text(text.replace(edit[0], edit[1], 1), encoding="utf-8")
     with pytest.raises(ConfigError, match=message) as err:
-        read_device(bad)
+        resolve_device(str(bad))
     assert "\n" not in str(err.value)
     with pytest.raises(ConfigError, match=message):
         ProfileConfig(metrics=(f"roofline:{bad}",))
@@ -139,6 +139,6 @@ def test_device_names_are_checked_where_they_are_given(tmp_path: Path) -> None:
     shadow.write_text(_h100_text(), encoding="utf-8")
     with pytest.raises(ConfigError, match=r"H100\.toml: its name 'h100' must differ from the shipped devices"):
         ProfileConfig(metrics=(f"roofline:{shadow}",))
-    with pytest.raises(ConfigError, match=r"must be a \.toml file"):
-        read_device(tmp_path / "mine.json")
+    with pytest.raises(ConfigError, match=r"Unknown GPU '.*mine\.json'\. Valid GPUs: a100, .* or a device file"):
+        ProfileConfig(metrics=(f"roofline:{tmp_path / 'mine.json'}",))
     assert SelectionSection(proxy="model", proxy_device="h200").proxy_device == "h200"

@@ -3,6 +3,7 @@ worker process, stored as ``instructions`` (not seconds) and keyed apart from cl
 
 from __future__ import annotations
 
+import os
 import shutil
 import time
 
@@ -10,7 +11,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from seqpoint.clocks import read_summary  # noqa: E402
+from seqpoint.clocks import step_timer  # noqa: E402
 from seqpoint.exceptions import ConfigError  # noqa: E402
 from seqpoint.profiling import STARTUP_STEPS, ProfileConfig, Profiler, profile_points  # noqa: E402
 from seqpoint.testing import ToyWorkload  # noqa: E402
@@ -24,10 +25,18 @@ totals: 7288123
 """
 
 
-def test_a_dump_s_summary_line_is_the_step_s_count() -> None:
-    assert read_summary(DUMP) == 7288123.0
+def test_a_dump_s_summary_line_is_the_step_s_count(monkeypatch, tmp_path) -> None:
+    # The timer's body in a worker, with callgrind's toggles replaced by one that writes a dump.
+    dumps = iter([DUMP, "events: Ir\ntotals: 12\n"])
+    monkeypatch.setenv("SEQPOINT_CALLGRIND_DIR", str(tmp_path))
+    monkeypatch.setattr(torch._C, "_valgrind_toggle", lambda: None)
+    monkeypatch.setattr(torch._C, "_valgrind_toggle_and_dump_stats",
+                        lambda: (tmp_path / f"callgrind.out.{os.getpid()}.1").write_text(next(dumps)))
+    clock = step_timer("instructions", ["cpu"])
+    assert clock(lambda: None) == 7288123.0
+    assert list(tmp_path.iterdir()) == []  # the dump read is removed
     with pytest.raises(ValueError, match="no 'summary: <count>' line"):
-        read_summary("events: Ir\ntotals: 12\n")
+        clock(lambda: None)
 
 
 def test_the_cache_key_names_the_timer_and_the_counted_code_path() -> None:

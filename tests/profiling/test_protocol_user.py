@@ -28,7 +28,6 @@ from seqpoint.workloads import (  # noqa: E402
     UserWorkload,
     WorkloadConfig,
     WorkloadRecipe,
-    workload_recipe,
 )
 
 #: One drift-check step a worker: no noise estimate, so any drift would warn; not what is tested.
@@ -98,7 +97,7 @@ def test_a_file_workload_that_imports_its_sibling_is_rebuilt_in_each_worker(tmp_
 def test_a_user_workload_built_in_python_travels_pickled(tmp_path: Path) -> None:
     log = tmp_path / "seen.jsonl"
     wl = Tiny(TinyConfig(threads=1, log=str(log)))
-    assert workload_recipe(wl) is None  # load_workload never saw it
+    assert WorkloadRecipe.of_workload(wl) is None  # load_workload never saw it
     _check(profile_points(wl, _points(), P2, progress=False), log)
 
 

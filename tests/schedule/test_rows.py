@@ -1,11 +1,18 @@
 """Per-row lengths: built from batches, kept by take(), saved beside the schedule file."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from seqpoint.batching import POLICIES, from_batch_sampler
 from seqpoint.exceptions import InputError
-from seqpoint.schedule import RowLengths, read_schedule, rows_path, write_schedule
+from seqpoint.schedule import RowLengths, read_schedule, write_schedule
+
+
+def rows_path(path: Path) -> Path:
+    """The per-row lengths beside a schedule file: ``<file>.rows.npz`` (docs/user-workloads.md)."""
+    return path.with_name(path.name + ".rows.npz")
 
 
 def _sched():

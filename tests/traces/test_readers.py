@@ -14,7 +14,6 @@ from seqpoint.exceptions import AdjustedInputWarning, ConfigError, InputError
 from seqpoint.traces import (
     Lengths,
     from_array,
-    infer_format,
     read_lengths,
 )
 
@@ -327,13 +326,15 @@ def test_lengths_is_frozen() -> None:
 
 
 # ---------------------------------------------------------------- dispatcher
-def test_infer_format(tmp_path: Path) -> None:
-    assert infer_format(write(tmp_path / "a.csv", "length\n1\n")) == "csv"
-    assert infer_format(write(tmp_path / "h.csv.gz", "length,count\n1,1\n", gz=True)) == "histogram"
-    assert infer_format(tmp_path / "m.jsonl.gz") == "jsonl"
-    assert infer_format(tmp_path / "x.npz") == "numpy"
-    assert infer_format(tmp_path / "x.txt") == "text"
-    assert infer_format(tmp_path / "x.de", tgt=tmp_path / "x.en") == "parallel"
+def test_the_format_is_inferred_from_the_name_and_a_csv_header(tmp_path: Path) -> None:
+    assert read_lengths(write(tmp_path / "a.csv", "length\n7\n")).src.tolist() == [7]
+    assert read_lengths(write(tmp_path / "h.csv.gz", "length,count\n4,2\n", gz=True)).src.tolist() == [4, 4]
+    assert read_lengths(write(tmp_path / "m.jsonl.gz", '{"duration": 0.05}\n', gz=True)).src.tolist() == [5]
+    np.savez(tmp_path / "x.npz", src=np.array([3, 9]))
+    assert read_lengths(tmp_path / "x.npz").src.tolist() == [3, 9]
+    assert read_lengths(write(tmp_path / "x.txt", "a b c\n")).src.tolist() == [3]
+    both = read_lengths(write(tmp_path / "x.de", "a b\n"), tgt=write(tmp_path / "x.en", "c\n"))
+    assert (both.src.tolist(), both.tgt.tolist() if both.tgt is not None else None) == ([2], [1])
 
 
 def test_read_lengths_dispatch_and_errors(tmp_path: Path) -> None:

@@ -11,7 +11,6 @@ from seqpoint.batching._base import (
     BatchingPolicy,
     BatchPlan,
     epoch_rng,
-    epoch_seed,
     make_policy,
     replay,
 )
@@ -24,5 +23,5 @@ from seqpoint.batching._sampler import from_batch_sampler
 from seqpoint.batching._search import largest_fitting as largest_fitting
 from seqpoint.batching._token_budget import batch_by_size as batch_by_size
 
-__all__ = ["POLICIES", "BatchPlan", "BatchingPolicy", "epoch_rng", "epoch_seed", "from_batch_sampler", "make_policy", "replay",
+__all__ = ["POLICIES", "BatchPlan", "BatchingPolicy", "epoch_rng", "from_batch_sampler", "make_policy", "replay",
            "resolve_shard"]

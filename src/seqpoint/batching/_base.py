@@ -17,7 +17,7 @@ from seqpoint._signature import IntArray
 from seqpoint.batching._limits import EPOCHS, MAX_LENGTH, MAX_REPLAY_SAMPLES, WORLD_SIZE, bounded
 from seqpoint.batching._ranks import deal_batches, deal_samples, resolve_shard, with_ranks
 from seqpoint.exceptions import ConfigError, InputError
-from seqpoint.schedule import IterationSchedule, RowLengths, from_batches
+from seqpoint.schedule import IterationSchedule, RowLengths, round_up
 from seqpoint.traces import Lengths, from_array
 
 __all__ = ["POLICIES", "BatchPlan", "BatchingPolicy", "as_lengths", "epoch_rng", "epoch_seed", "make_policy",
@@ -60,11 +60,23 @@ class BatchPlan:
 
     def to_schedule(self, lens: Lengths, *, pad_to_multiple_of: int, policy: str, params: dict[str, Any],
                     epochs: int, seed: int | None) -> IterationSchedule:
-        """The schedule of these batches over ``lens``, with :meth:`meta` as its provenance."""
+        """The schedule of these batches over ``lens`` (padded lengths rounded up to a multiple of
+        ``pad_to_multiple_of``), with :meth:`meta` as its provenance."""
         self.check_int64(lens, pad_to_multiple_of=pad_to_multiple_of)
         meta = self.meta(lens, policy=policy, params=params, epochs=epochs, seed=seed)
-        sched = from_batches(self.order, self.offsets, self.epoch, lens.src, lens.tgt,
-                             pad_to_multiple_of=pad_to_multiple_of, meta=meta)
+        starts = self.offsets[:-1]
+        assert starts.size > 0 and np.all(np.diff(self.offsets) > 0), "batches must be non-empty"
+        assert self.offsets[-1] == self.order.shape[0]
+        src = lens.src[self.order]
+        seq_len = round_up(np.maximum.reduceat(src, starts), pad_to_multiple_of)
+        tokens, tgt_len = np.add.reduceat(src, starts), np.zeros_like(seq_len)
+        if lens.tgt is not None:
+            tgt = lens.tgt[self.order]
+            tgt_len = round_up(np.maximum.reduceat(tgt, starts), pad_to_multiple_of)
+            tokens = tokens + np.add.reduceat(tgt, starts)
+        sched = IterationSchedule.from_columns(
+            {"epoch": self.epoch, "batch_size": np.diff(self.offsets), "seq_len": seq_len, "tgt_len": tgt_len,
+             "tokens": tokens, "sum_sq_len": np.add.reduceat(src * src, starts)}, meta)
         # Each row's real lengths, for workloads that build masks or varlen batches.
         return sched.with_rows(RowLengths.from_order(self.order, self.offsets, lens.src, lens.tgt))
 

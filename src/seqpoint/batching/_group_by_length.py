@@ -49,7 +49,7 @@ class GroupByLengthPolicy(ConsecutivePolicy):
     """Hugging Face Trainer ``group_by_length=True`` (``LengthGroupedSampler``): every epoch a random
     permutation, megabatches of ``mega_batch_mult * batch_size`` sorted by decreasing length, the longest sample
     first, cut into batches. With ``generator="torch"`` the permutation is ``torch.randperm`` seeded with
-    :func:`~seqpoint.batching.epoch_seed`, index for index what transformers gives."""
+    63 bits of the epoch's stream (:func:`epoch_seed`), index for index what transformers gives with that seed."""
 
     name: ClassVar[str] = "group_by_length"
 

@@ -7,8 +7,8 @@ the order of the pipeline.
 
 # isort: off
 from seqpoint.cli import _schedule, _select, _profile, _project, _breakdown, _run, _sweep, _cache  # noqa: F401
-from seqpoint.cli._app import app, main
+from seqpoint.cli._app import main
 
 # isort: on
 
-__all__ = ["app", "main"]
+__all__ = ["main"]

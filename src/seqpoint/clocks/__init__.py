@@ -4,9 +4,9 @@ and the ``instructions`` count under callgrind) and fresh worker processes
 share them, so the truth does not use the harness it judges. Importing this package does
 not import torch."""
 
-from seqpoint.clocks._callgrind import COUNTED_ISA, read_summary
+from seqpoint.clocks._callgrind import COUNTED_ISA
 from seqpoint.clocks._fresh import in_fresh_process, stop_workers
-from seqpoint.clocks._timers import TIMERS, Timer, check_timer, in_callgrind, step_timer, time_stats
+from seqpoint.clocks._timers import TIMERS, check_timer, in_callgrind, step_timer, time_stats
 
-__all__ = ["COUNTED_ISA", "TIMERS", "Timer", "check_timer", "in_callgrind", "in_fresh_process", "read_summary", "step_timer",
-           "stop_workers", "time_stats"]
+__all__ = ["COUNTED_ISA", "TIMERS", "check_timer", "in_callgrind", "in_fresh_process", "step_timer", "stop_workers",
+           "time_stats"]

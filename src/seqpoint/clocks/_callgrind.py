@@ -25,7 +25,7 @@ from pathlib import Path
 
 from seqpoint.exceptions import ConfigError
 
-__all__ = ["CALLGRIND_DIR_ENV", "COUNTED_ISA", "callgrind_command", "count_instructions", "read_summary"]
+__all__ = ["CALLGRIND_DIR_ENV", "COUNTED_ISA", "callgrind_command", "count_instructions"]
 
 #: Where the worker's callgrind dumps go (set by the parent that started it under valgrind).
 CALLGRIND_DIR_ENV = "SEQPOINT_CALLGRIND_DIR"
@@ -75,7 +75,7 @@ def _client_request() -> Callable[[int], int] | None:
     return request
 
 
-def read_summary(text: str) -> float:
+def _read_summary(text: str) -> float:
     """The instruction count of one callgrind dump: its ``summary:`` line (the first event,
     ``Ir``). ValueError when the dump has none."""
     for line in text.splitlines():
@@ -111,7 +111,7 @@ def count_instructions(fn: Callable[[], object], devices: Sequence[str]) -> floa
     new = sorted(set(Path(out).glob(pattern)) - before, key=lambda p: int(p.name.rsplit(".", 1)[1]))
     if not new:
         raise RuntimeError(f"callgrind wrote no dump in {out}: the worker is not running under callgrind.")
-    count = read_summary(new[-1].read_text())
+    count = _read_summary(new[-1].read_text())
     for p in new:
         p.unlink()
     return count

@@ -15,7 +15,7 @@ from seqpoint.exceptions import ConfigError
 from seqpoint.measurements import STEADY_TIME
 from seqpoint.measurements.metrics import INSTRUCTIONS
 
-__all__ = ["TIMERS", "Timer", "check_timer", "in_callgrind", "step_timer", "time_stats"]
+__all__ = ["TIMERS", "check_timer", "in_callgrind", "step_timer", "time_stats"]
 
 
 class Timer(Protocol):

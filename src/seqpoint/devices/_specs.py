@@ -10,7 +10,6 @@ that says where each value comes from. Its key (``roofline_<key>_s``, ``model:<k
 from __future__ import annotations
 
 import math
-import os
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -20,7 +19,7 @@ from typing import Any
 
 from seqpoint.exceptions import ConfigError
 
-__all__ = ["GPU_SPECS", "PRECISIONS", "GPUSpec", "device_key", "gpu_named", "read_device", "resolve_device"]
+__all__ = ["GPU_SPECS", "PRECISIONS", "GPUSpec", "device_key", "gpu_named", "resolve_device"]
 
 #: Precisions an operator runs at, and the dtypes a ``tensor_flops`` or ``cuda_flops`` table may give.
 PRECISIONS = ("fp32", "tf32", "bf16", "fp16")
@@ -139,18 +138,15 @@ def _parse(text: str, where: str) -> GPUSpec:
                    memory_clock_mhz=optional.get("memory_clock_mhz"))
 
 
-def read_device(path: str | os.PathLike[str]) -> GPUSpec:
-    """Read a device description file (TOML; the shipped ones in ``seqpoint/data/devices``
-    show every field). Raises ConfigError naming the file and the missing or bad field."""
-    p = Path(path)
-    if p.suffix != ".toml":
-        raise ConfigError(f"Device file {p} must be a .toml file; see seqpoint/data/devices/h100.toml.")
+def _read_device(path: str) -> GPUSpec:
+    """A device description file (TOML; the shipped ones in ``seqpoint/data/devices`` show every
+    field); ConfigError naming the file and the missing or bad field."""
     try:
-        text = p.read_text(encoding="utf-8")
+        text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
-        raise ConfigError(f"Cannot read device file {p} ({exc.strerror}); give the path of an existing "
+        raise ConfigError(f"Cannot read device file {path} ({exc.strerror}); give the path of an existing "
                           ".toml file.") from None
-    return _parse(text, str(p))
+    return _parse(text, path)
 
 
 def device_key(device: str) -> str:
@@ -160,7 +156,8 @@ def device_key(device: str) -> str:
 
 
 def resolve_device(device: str) -> tuple[str, GPUSpec]:
-    """``(key, spec)`` of a shipped GPU's key or of a device file (a path ending ``.toml``)."""
+    """``(key, spec)`` of a shipped GPU's key or of a device file (a path ending ``.toml``), the
+    file read and checked; ConfigError naming the file and the missing or bad field."""
     key = device_key(device)
     if not device.endswith(".toml"):
         if key not in GPU_SPECS:
@@ -171,7 +168,7 @@ def resolve_device(device: str) -> tuple[str, GPUSpec]:
         raise ConfigError(f"Device file {device}: its name {key!r} must differ from the shipped devices "
                           "(cpu, " + ", ".join(GPU_SPECS) + ") and use only letters, digits, '-', '_' "
                           "and '.'; rename the file.")
-    return key, read_device(device)
+    return key, _read_device(device)
 
 
 def gpu_named(cuda_name: str) -> str | None:

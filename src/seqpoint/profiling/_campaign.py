@@ -16,6 +16,7 @@ from typing import Any
 
 from seqpoint._live import Reporter
 from seqpoint._rng import keeps_rngs
+from seqpoint._signature import Signature
 from seqpoint.cache import MeasurementCache
 from seqpoint.clocks import TIMERS, check_timer, in_callgrind, in_fresh_process, step_timer
 from seqpoint.exceptions import ConfigError
@@ -39,7 +40,6 @@ from seqpoint.profiling._state import WorkloadState
 from seqpoint.workloads import (
     BatchShape,
     SetsThreads,
-    Signature,
     Workload,
     WorkloadFacts,
     WorkloadRecipe,

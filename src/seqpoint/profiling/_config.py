@@ -11,7 +11,7 @@ from typing import Any, ClassVar, NamedTuple
 from seqpoint._config import to_dict
 from seqpoint._params import Boolean, Constraint, Interval, Predicate, TypeOf, validate_params
 from seqpoint.clocks import COUNTED_ISA, TIMERS, in_callgrind
-from seqpoint.devices import GPU_SPECS, MODEL, read_device, resolve_device
+from seqpoint.devices import GPU_SPECS, MODEL, resolve_device
 from seqpoint.exceptions import ConfigError
 from seqpoint.measurements.metrics import INSTRUCTIONS
 from seqpoint.profiling._startup import STARTUP_STEPS
@@ -170,7 +170,7 @@ class ProfileConfig:
         out = to_dict(self)
         files = [g for g in (m.partition(":")[2] for m in self.metrics) if g.endswith(".toml")]
         if files:
-            out["device_files"] = {g: to_dict(read_device(g)) for g in files}
+            out["device_files"] = {g: to_dict(resolve_device(g)[1]) for g in files}
         if "model" in self.families:
             out["device_model"] = to_dict(MODEL)
         if self.timer == INSTRUCTIONS:

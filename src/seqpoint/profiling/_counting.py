@@ -23,11 +23,12 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
 
+from seqpoint._signature import Signature
 from seqpoint.devices import GPU_SPECS, MODEL, ROOFLINE, Target, resolve_device
 from seqpoint.profiling._counter import Cost, Counter, Parts, TraceRow, make_counter, on_gpu
 from seqpoint.profiling._probe import cpu_roofline
 from seqpoint.profiling._state import WorkloadState, meta_clone
-from seqpoint.workloads import BatchShape, Signature, TorchWorkload, Workload
+from seqpoint.workloads import BatchShape, TorchWorkload, Workload
 
 if TYPE_CHECKING:
     import torch
@@ -306,7 +307,7 @@ def count_point(workload: Workload, signature: Signature, *, shape: BatchShape |
     ``flops``; ``bytes`` (read + written, unfused, at the dtype each operator runs at); ``ops``
     (operators); ``roofline_<gpu>_s`` for every GPU in ``GPU_SPECS`` that runs the workload's dtype
     (seconds, the bound) and for each device file of ``devices`` (paths ending ``.toml``, see
-    ``read_device``) as ``roofline_<file name>_s``; ``model_<gpu>_s``, the device model's time on
+    ``resolve_device``) as ``roofline_<file name>_s``; ``model_<gpu>_s``, the device model's time on
     each of ``models`` (shipped keys or device files); ``flops_<category>`` / ``bytes_<category>``.
     """
     metrics = count_step(workload, tuple(int(v) for v in signature), shape=shape,

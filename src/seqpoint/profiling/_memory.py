@@ -15,8 +15,9 @@ import os
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from seqpoint._signature import Signature
 from seqpoint.profiling._state import WorkloadState, meta_clone
-from seqpoint.workloads import CountsOnMeta, Signature, TorchWorkload, Workload, WorkloadFacts
+from seqpoint.workloads import CountsOnMeta, TorchWorkload, Workload, WorkloadFacts
 
 __all__ = ["MemoryCheck", "available_memory", "parked", "step_memory_lower_bound"]
 

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple, Protocol, cast
 
 from seqpoint._config import to_dict
+from seqpoint._signature import Signature
 from seqpoint.cache import MeasurementCache
 from seqpoint.measurements import Measurement, Status, environment_fingerprint
 from seqpoint.profiling._config import HARNESS_VERSION, ProfileConfig
@@ -20,7 +21,6 @@ from seqpoint.profiling._failures import failed_measurement
 from seqpoint.workloads import (
     BatchShape,
     SetsThreads,
-    Signature,
     Trains,
     Workload,
     WorkloadFacts,

@@ -7,7 +7,7 @@ import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 
-from seqpoint._signature import signature_fields
+from seqpoint._signature import Signature, signature_fields
 from seqpoint.clocks import step_timer, time_stats
 from seqpoint.devices import device_key
 from seqpoint.exceptions import SeqPointError
@@ -19,7 +19,7 @@ from seqpoint.profiling._counting import count_point
 from seqpoint.profiling._failures import guarded, name_of
 from seqpoint.profiling._startup import onednn_cache_capacity, onednn_metrics, startup_state
 from seqpoint.profiling._state import StartupState, WorkloadState
-from seqpoint.workloads import BatchShape, Signature, Workload, WorkloadFacts
+from seqpoint.workloads import BatchShape, Workload, WorkloadFacts
 
 __all__ = ["kineto_trace_path", "profile_point"]
 

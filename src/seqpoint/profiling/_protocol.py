@@ -16,7 +16,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from seqpoint._signature import signature_fields
+from seqpoint._signature import Signature, signature_fields
 from seqpoint.clocks import in_callgrind, in_fresh_process, step_timer, time_stats
 from seqpoint.exceptions import SeqPointError, SeqPointWarning
 from seqpoint.measurements import Measurement, ProcessState, per_process_key
@@ -33,7 +33,7 @@ from seqpoint.profiling._startup import (
     startup_state,
 )
 from seqpoint.profiling._state import WorkloadState
-from seqpoint.workloads import BatchShape, Signature, describe
+from seqpoint.workloads import BatchShape, describe
 
 __all__ = ["DriftWarning", "WorkerResult", "WorkerTask", "fresh_worker", "profile_protocol", "run_worker",
            "split_repeats"]

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from seqpoint._signature import Signature
 from seqpoint.devices import Target
 from seqpoint.profiling._counting import count_step
 from seqpoint.profiling._state import WorkloadState
-from seqpoint.workloads import Signature, Workload
+from seqpoint.workloads import Workload
 
 __all__ = ["category_models"]
 

@@ -14,7 +14,7 @@ import types
 
 from seqpoint.exceptions import ConfigError
 from seqpoint.profiling._failures import name_of
-from seqpoint.workloads import Workload, WorkloadRecipe, workload_recipe
+from seqpoint.workloads import Workload, WorkloadRecipe
 
 __all__ = ["ShippedWorkload"]
 
@@ -33,10 +33,10 @@ class ShippedWorkload:
     def of(cls, workload: Workload, *, recipe: WorkloadRecipe | None = None, what: str = "[profile] processes > 1",
            fix: str = "set [profile] processes = 1") -> ShippedWorkload:
         """What a worker process needs to get ``workload``: ``recipe`` (the one it was built from),
-        a reference workload's own (:func:`~seqpoint.workloads.workload_recipe`), or the object
+        a reference workload's own (``WorkloadRecipe.of_workload``), or the object
         pickled; a one-line ConfigError naming ``what`` sends it and ``fix`` when none works."""
         name = name_of(workload)
-        recipe = recipe or workload_recipe(workload)
+        recipe = recipe or WorkloadRecipe.of_workload(workload)
         if recipe is not None:
             return cls(name=name, recipe=recipe)
         try:

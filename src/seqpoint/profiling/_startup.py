@@ -9,6 +9,7 @@ import sys
 import warnings
 from collections.abc import Iterable, Sequence
 
+from seqpoint._signature import Signature
 from seqpoint.exceptions import SeqPointWarning
 from seqpoint.measurements.metrics import (
     ONEDNN_CACHE_CAPACITY,
@@ -19,7 +20,7 @@ from seqpoint.measurements.metrics import (
 from seqpoint.profiling._failures import guarded
 from seqpoint.profiling._state import StartupState, WorkloadState
 from seqpoint.profiling._stdio import fd_redirected
-from seqpoint.workloads import Signature, Workload, describe
+from seqpoint.workloads import Workload, describe
 
 __all__ = ["DEFAULT_BLOCK", "STARTUP_STEPS", "campaign_decoy", "check_recompiles", "compile_clock", "compile_summary", "interleave_block",
            "onednn_cache_capacity", "onednn_metrics", "recompiled", "startup_state"]

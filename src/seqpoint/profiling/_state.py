@@ -8,7 +8,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from seqpoint.workloads import Signature, TorchWorkload
+from seqpoint._signature import Signature
+from seqpoint.workloads import TorchWorkload
 
 __all__ = ["StartupState", "WorkloadState", "meta_clone"]
 

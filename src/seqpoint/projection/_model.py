@@ -16,7 +16,7 @@ from seqpoint.measurements import STEADY_TIME, Measurement, Measurements
 from seqpoint.measurements.metrics import projectable_values
 from seqpoint.projection._match import match_measurements, seqpoint_rows
 from seqpoint.schedule import IterationSchedule, SignatureTable, signature_table
-from seqpoint.selection import SeqPoints, basis_components, signature_proxy, weighted_projection
+from seqpoint.selection import COST_MODELS, SeqPoints, basis_components, weighted_projection
 
 __all__ = ["METHODS", "PointProjector", "ScheduleModel", "check_method", "fitted_costs", "model_for"]
 
@@ -52,7 +52,7 @@ class ScheduleModel:
         """Collapse ``schedule`` to its signatures and evaluate the model's features."""
         table = signature_table(schedule)
         counts = table.counts.astype(np.float64)
-        proxy = signature_proxy("attention", schedule, table, owner="project")
+        proxy = COST_MODELS.get("attention")()(table.as_schedule())  # a per-signature formula
         names, comps = basis_components(table.as_schedule())
         feats = comps[:, [names.index("iteration"), names.index("tokens"), names.index("quadratic")]]
         scale = np.max(np.abs(feats), axis=0)

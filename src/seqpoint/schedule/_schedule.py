@@ -15,7 +15,7 @@ from seqpoint._signature import SIGNATURE_FIELDS, IntArray
 from seqpoint.exceptions import ConfigError, InputError
 from seqpoint.schedule._rows import RowLengths
 
-__all__ = ["COLUMNS", "RANK_COLUMN", "SIGNATURE_COLUMNS", "IterationSchedule", "from_batches",
+__all__ = ["COLUMNS", "RANK_COLUMN", "SIGNATURE_COLUMNS", "IterationSchedule",
            "rank_layout_error", "round_up", "set_columns", "unique_rows"]
 
 #: Column order of the schedule, as in the CSV header of the command-line contract.
@@ -247,32 +247,6 @@ def rank_layout_error(iteration: IntArray, rank: IntArray, world_size: int | Non
         i = int(np.flatnonzero(np.diff(steps) <= 0)[0]) + 1
         return f"row {i * w} (iteration {int(steps[i])}): iterations must increase from one step to the next"
     return None
-
-
-def from_batches(order: NDArray[np.integer], offsets: NDArray[np.integer], batch_epoch: NDArray[np.integer],
-                 src_lengths: NDArray[np.integer], tgt_lengths: NDArray[np.integer] | None = None, *,
-                 pad_to_multiple_of: int = 1, meta: dict[str, Any] | None = None) -> IterationSchedule:
-    """The schedule of batches given as sample indices ``order`` (all epochs, as the run consumes
-    them) cut at ``offsets``: batch ``b`` is ``order[offsets[b]:offsets[b + 1]]`` (strictly
-    increasing from 0) of epoch ``batch_epoch[b]``, over per-sample ``src_lengths`` (and
-    ``tgt_lengths``), padded lengths rounded up to a multiple of ``pad_to_multiple_of``."""
-    order = np.asarray(order, dtype=np.int64)
-    offsets = np.asarray(offsets, dtype=np.int64)
-    starts = offsets[:-1]
-    assert starts.size > 0 and np.all(np.diff(offsets) > 0), "batches must be non-empty"
-    assert offsets[-1] == order.shape[0]
-    src = np.asarray(src_lengths, dtype=np.int64)[order]
-    batch_size = np.diff(offsets)
-    seq_len = round_up(np.maximum.reduceat(src, starts), pad_to_multiple_of)
-    tokens = np.add.reduceat(src, starts)
-    tgt_len = np.zeros_like(seq_len)
-    if tgt_lengths is not None:
-        tgt = np.asarray(tgt_lengths, dtype=np.int64)[order]
-        tgt_len = round_up(np.maximum.reduceat(tgt, starts), pad_to_multiple_of)
-        tokens = tokens + np.add.reduceat(tgt, starts)
-    cols = {"epoch": batch_epoch, "batch_size": batch_size, "seq_len": seq_len, "tgt_len": tgt_len,
-            "tokens": tokens, "sum_sq_len": np.add.reduceat(src * src, starts)}
-    return IterationSchedule.from_columns(cols, meta)
 
 
 # Counting with bincount beats sorting while the key range stays within a few times

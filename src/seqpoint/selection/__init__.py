@@ -18,18 +18,15 @@ from seqpoint.selection._cost import (
 )
 from seqpoint.selection._cost import cost_proxy as cost_proxy
 from seqpoint.selection._grouping import KMeans1D as KMeans1D
-from seqpoint.selection._seqpoint_selector import SeqPointSelector, signature_proxy
+from seqpoint.selection._seqpoint_selector import SeqPointSelector
 from seqpoint.selection._seqpoints import (
     SeqPoint,
     SeqPoints,
     read_seqpoints,
-    read_simpoints,
-    seqpoints_from_simpoints,
     write_seqpoints,
     write_simpoints,
 )
 
 __all__ = ["COST_MODELS", "SELECTORS", "BaseSelector", "CostProxy", "PilotTable", "SeqPoint",
            "SeqPointSelector", "SeqPoints", "SignatureCosts", "basis_components", "basis_error",
-           "make_selector", "read_seqpoints", "read_simpoints", "seqpoints_from_simpoints",
-           "signature_proxy", "weighted_projection", "write_seqpoints", "write_simpoints"]
+           "make_selector", "read_seqpoints", "weighted_projection", "write_seqpoints", "write_simpoints"]

@@ -14,8 +14,7 @@ from seqpoint._signature import FloatArray, IntArray
 from seqpoint.exceptions import ConfigError
 from seqpoint.schedule import IterationSchedule, SignatureTable, signature_table
 from seqpoint.selection._base import SELECTORS, BaseSelector
-from seqpoint.selection._cost import CostProxy, PilotTable, cost_proxy
-from seqpoint.selection._seqpoint_selector import signature_proxy
+from seqpoint.selection._cost import CostProxy, PilotTable, cost_proxy, signature_proxy
 
 __all__: list[str] = []  # the selectors are reached through SELECTORS
 

@@ -16,10 +16,10 @@ from seqpoint._params import Constraint, Interval, Validated
 from seqpoint._registry import Registry
 from seqpoint._signature import SIGNATURE_FIELDS, FloatArray, IntArray, Signature
 from seqpoint.exceptions import ConfigError, InputError
-from seqpoint.schedule import IterationSchedule, signature_table
+from seqpoint.schedule import IterationSchedule, SignatureTable, signature_table
 
 __all__ = ["COST_MODELS", "CostProxy", "PilotTable", "SignatureCosts", "basis_components", "basis_error",
-           "cost_proxy", "describe_cost", "evaluate_proxy", "weighted_projection"]
+           "cost_proxy", "describe_cost", "evaluate_proxy", "signature_proxy", "weighted_projection"]
 
 
 class CostProxy(Protocol):
@@ -200,6 +200,15 @@ def evaluate_proxy(proxy: CostProxy, schedule: IterationSchedule, *, owner: str)
         raise InputError(f"The cost proxy of {owner} returned {float(values[bad])!r} for row "
                          f"{bad}; costs must be finite and >= 0.")
     return values
+
+
+def signature_proxy(proxy: CostProxy, schedule: IterationSchedule, table: SignatureTable, *, owner: str) -> FloatArray:
+    """Proxy value of every unique signature, shape ``(n_unique,)``: a ``per_signature`` proxy runs once per
+    signature, any other on the whole schedule, averaged per signature."""
+    if getattr(proxy, "per_signature", False):
+        return evaluate_proxy(proxy, table.as_schedule(), owner=owner)
+    full = evaluate_proxy(proxy, schedule, owner=owner)
+    return np.bincount(table.inverse, weights=full, minlength=len(table)) / table.counts
 
 
 def basis_components(schedule: IterationSchedule) -> tuple[tuple[str, ...], FloatArray]:

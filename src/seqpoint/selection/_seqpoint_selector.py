@@ -22,7 +22,7 @@ from seqpoint.selection._cost import (
     basis_components,
     basis_error,
     cost_proxy,
-    evaluate_proxy,
+    signature_proxy,
 )
 from seqpoint.selection._grouping import (
     MAX_REFINE_K,
@@ -35,19 +35,7 @@ from seqpoint.selection._grouping import (
 )
 from seqpoint.selection._simpoint import weighted_kmeans
 
-__all__ = ["SeqPointSelector", "signature_proxy"]
-
-
-def signature_proxy(proxy: str | CostProxy, schedule: IterationSchedule, table: SignatureTable, *,
-                    owner: str) -> FloatArray:
-    """Proxy value of every unique signature, shape ``(n_unique,)``: a ``per_signature`` proxy runs once per
-    signature, any other on the whole schedule, averaged per signature; a name is one of :data:`COST_MODELS`."""
-    if isinstance(proxy, str):
-        proxy = cost_proxy(proxy, owner=owner)
-    if getattr(proxy, "per_signature", False):
-        return evaluate_proxy(proxy, table.as_schedule(), owner=owner)
-    full = evaluate_proxy(proxy, schedule, owner=owner)
-    return np.bincount(table.inverse, weights=full, minlength=len(table)) / table.counts
+__all__ = ["SeqPointSelector"]
 
 
 class _Candidate(NamedTuple):

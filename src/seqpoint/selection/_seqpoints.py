@@ -19,8 +19,7 @@ from seqpoint._signature import SignatureFields
 from seqpoint.exceptions import InputError
 from seqpoint.schedule import IterationSchedule
 
-__all__ = ["SeqPoint", "SeqPoints", "read_seqpoints", "read_simpoints", "seqpoints_from_simpoints",
-           "write_seqpoints", "write_simpoints"]
+__all__ = ["SeqPoint", "SeqPoints", "read_seqpoints", "write_seqpoints", "write_simpoints"]
 
 
 #: A point's optional per-sequence fields, its last ones.
@@ -110,86 +109,11 @@ def read_seqpoints(path: str | Path) -> SeqPoints:
                      points=tuple(SeqPoint(**p.model_dump()) for p in model.points))
 
 
-_MADE_BY = "write them with seqpoint.selection.write_simpoints"
-
-
-@dataclass(frozen=True)
-class SimPointFiles:
-    """The content of a ``.simpoints``/``.weights`` pair, ordered by cluster."""
-
-    intervals: tuple[int, ...]
-    """Interval (iteration) of each cluster's simulation point."""
-    weights: tuple[float, ...]
-    """Fraction of all intervals each cluster stands for (they sum to 1)."""
-
-
-def _paths(stem: str | Path) -> tuple[Path, Path]:
-    return Path(f"{stem}.simpoints"), Path(f"{stem}.weights")
-
-
 def write_simpoints(seqpoints: SeqPoints, stem: str | Path) -> tuple[Path, Path]:
     """Write ``stem.simpoints`` and ``stem.weights`` (``stem`` a path without suffix) in
     SimPoint 3.0's format, point ``i`` as cluster ``i``; returns the two paths."""
-    simpoints, weights = _paths(stem)
+    simpoints, weights = Path(f"{stem}.simpoints"), Path(f"{stem}.weights")
     n = float(seqpoints.n_iterations)
     write_text("".join(f"{p.iteration} {i}\n" for i, p in enumerate(seqpoints.points)), simpoints)
     write_text("".join(f"{p.weight / n!r} {i}\n" for i, p in enumerate(seqpoints.points)), weights)
     return simpoints, weights
-
-
-def _read_pairs(path: Path, first: type[int] | type[float], what: str) -> dict[int, float]:
-    """``cluster -> value`` from lines ``<value> <cluster>``, naming the bad line."""
-    if not path.is_file():
-        raise InputError(f"SimPoint file {path} does not exist; {_MADE_BY}.")
-    out: dict[int, float] = {}
-    for lineno, line in enumerate(path.read_text().splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            text, cluster_text = line.split()
-            value, cluster = first(text), int(cluster_text)
-        except ValueError:
-            raise InputError(f"{path}: line {lineno}: {line.strip()!r} is not '<{what}> "
-                             "<cluster>'; fix or drop that line.") from None
-        if cluster in out:
-            raise InputError(f"{path}: line {lineno}: cluster {cluster} appears twice.")
-        out[cluster] = float(value)
-    if not out:
-        raise InputError(f"SimPoint file {path} is empty; {_MADE_BY}.")
-    return out
-
-
-def read_simpoints(stem: str | Path) -> SimPointFiles:
-    """Read ``stem.simpoints`` and ``stem.weights`` (SimPoint 3.0's format); a missing file,
-    a bad line, mismatched clusters or weights not summing to 1 is an InputError."""
-    sp_path, w_path = _paths(stem)
-    intervals = _read_pairs(sp_path, int, "interval")
-    weights = _read_pairs(w_path, float, "weight")
-    if set(intervals) != set(weights):
-        raise InputError(f"{sp_path} and {w_path} name different clusters ({sorted(intervals)} "
-                         f"against {sorted(weights)}); they must come from one run.")
-    clusters = sorted(intervals)
-    if any(intervals[c] < 0 for c in clusters) or any(weights[c] < 0 for c in clusters):
-        raise InputError(f"{sp_path}/{w_path}: intervals and weights must be >= 0.")
-    total = sum(weights.values())
-    if abs(total - 1.0) > 1e-6:
-        raise InputError(f"{w_path}: the weights sum to {total:g}; SimPoint weights sum to 1.")
-    return SimPointFiles(intervals=tuple(int(intervals[c]) for c in clusters),
-                         weights=tuple(weights[c] for c in clusters))
-
-
-def seqpoints_from_simpoints(stem: str | Path, schedule: IterationSchedule, *,
-                             method: str = "simpoint-file") -> SeqPoints:
-    """SeqPoints of ``schedule`` from a ``.simpoints``/``.weights`` pair: each interval's
-    schedule row, weighted by its fraction of ``len(schedule)``."""
-    files = read_simpoints(stem)
-    n = len(schedule)
-    bad = next((it for it in files.intervals if it >= n), None)
-    if bad is not None:
-        raise InputError(f"{stem}.simpoints names interval {bad} but the schedule has {n} "
-                         "iterations; use the schedule the points were chosen from.")
-    # Fractions times n carry rounding; rescale so the weights count n iterations exactly.
-    scale = n / sum(frac * n for frac in files.weights)
-    points = tuple(SeqPoint.from_row(schedule, it, frac * n * scale, lengths=False)
-                   for it, frac in zip(files.intervals, files.weights, strict=True))
-    return SeqPoints(method=method, n_iterations=n, points=points, meta={"source": str(stem)})

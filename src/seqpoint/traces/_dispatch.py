@@ -20,7 +20,7 @@ from seqpoint.traces._tabular import (
 )
 from seqpoint.traces._text import read_parallel_lengths, read_text_lengths
 
-__all__ = ["FORMATS", "infer_format", "read_lengths"]
+__all__ = ["FORMATS", "read_lengths"]
 
 #: Format names accepted by :func:`read_lengths` and ``seqpoint schedule --format``.
 FORMATS: tuple[str, ...] = ("csv", "histogram", "jsonl", "numpy", "parallel", "text")
@@ -30,7 +30,7 @@ _READERS: dict[str, Callable[..., Lengths]] = {
     "parallel": read_parallel_lengths, "text": read_text_lengths}
 
 
-def infer_format(path: str | Path, *, tgt: str | Path | None = None) -> str:
+def _infer_format(path: str | Path, *, tgt: str | Path | None = None) -> str:
     """Guess the format from the file name (``.gz`` ignored) and, for CSV, the header: two or
     three columns, one named like a count, make a histogram."""
     if tgt is not None:
@@ -80,7 +80,7 @@ def read_lengths(path: str | Path, *, format: str | None = None, column: str | N
     if format is None:
         if not Path(spec).exists():
             raise InputError(f"{spec}: no such file; check the path (or use bundled:NAME).")
-        format = "histogram" if count_column is not None else infer_format(spec, tgt=tgt)
+        format = "histogram" if count_column is not None else _infer_format(spec, tgt=tgt)
     if format not in FORMATS:
         raise ConfigError(f"Unknown length format {format!r}. Valid formats: {', '.join(FORMATS)}.")
     reader = _READERS[format]

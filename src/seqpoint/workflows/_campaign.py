@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from seqpoint._live import Reporter
+from seqpoint._signature import Signature
 from seqpoint.cache import MeasurementCache
 from seqpoint.devices import gpu_named
 from seqpoint.exceptions import ConfigError, SeqPointWarning
@@ -37,7 +38,6 @@ from seqpoint.workflows._stages import (
 )
 from seqpoint.workloads import (
     CountsParameters,
-    Signature,
     Workload,
     WorkloadFacts,
     WorkloadRecipe,

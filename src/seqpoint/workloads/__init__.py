@@ -2,7 +2,7 @@
 from a frozen config, offering ``make_batch(signature)`` and ``step(batch)`` (one training
 iteration). Importing this package does not import torch; building a workload does."""
 
-from seqpoint.workloads._base import Signature, TorchWorkload, Workload, WorkloadConfig
+from seqpoint.workloads._base import TorchWorkload, Workload, WorkloadConfig
 from seqpoint.workloads._bert import packed_document_lengths as packed_document_lengths
 from seqpoint.workloads._facts import Trains, WorkloadFacts, describe
 from seqpoint.workloads._loading import (
@@ -11,9 +11,8 @@ from seqpoint.workloads._loading import (
     check_user_code,
     load_workload,
     workload_config,
-    workload_recipe,
 )
-from seqpoint.workloads._shape import BatchShape, as_batch_shape, takes_batch_shape
+from seqpoint.workloads._shape import BatchShape, takes_batch_shape
 from seqpoint.workloads._user import (
     CountsOnMeta,
     CountsParameters,
@@ -24,10 +23,9 @@ from seqpoint.workloads._user import (
 )
 
 __all__ = ["WORKLOADS", "BatchShape", "CountsOnMeta", "CountsParameters", "SetsThreads",
-           "Signature", "TorchWorkload", "Trains", "UserWorkload", "Workload", "WorkloadConfig",
-           "WorkloadFacts", "WorkloadRecipe", "WrapsForward", "as_batch_shape", "check_user_code",
-           "check_workload", "describe", "load_workload", "takes_batch_shape", "workload_config",
-           "workload_recipe"]
+           "TorchWorkload", "Trains", "UserWorkload", "Workload", "WorkloadConfig",
+           "WorkloadFacts", "WorkloadRecipe", "WrapsForward", "check_user_code",
+           "check_workload", "describe", "load_workload", "takes_batch_shape", "workload_config"]
 
 
 def __getattr__(name: str) -> object:

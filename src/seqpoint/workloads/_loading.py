@@ -26,8 +26,7 @@ from seqpoint.workloads._deepspeech2 import DeepSpeech2
 from seqpoint.workloads._gnmt import GNMT
 from seqpoint.workloads._user import UserWorkload
 
-__all__ = ["WORKLOADS", "WorkloadRecipe", "check_user_code", "load_workload",
-           "workload_config", "workload_recipe"]
+__all__ = ["WORKLOADS", "WorkloadRecipe", "check_user_code", "load_workload", "workload_config"]
 
 #: Most CPU threads a workload may ask for (``--set threads=N``); torch allocates per thread.
 MAX_THREADS = 1024
@@ -143,6 +142,17 @@ class WorkloadRecipe:
             spec = f"{Path(name).resolve()}:{fn}"
         return cls(spec=spec, overrides=dict(overrides or {}))
 
+    @classmethod
+    def of_workload(cls, workload: Workload) -> WorkloadRecipe | None:
+        """The recipe that rebuilds a reference workload built directly (its name and full
+        config); None for anything else, which travels pickled unless its builder kept its recipe."""
+        name = str(getattr(workload, "name", ""))
+        family = name.partition(":")[0]
+        config: object = getattr(workload, "config", None)
+        if family in WORKLOADS and type(workload) is WORKLOADS.get(family) and hasattr(config, "to_dict"):
+            return cls(spec=name, overrides=dict(config.to_dict()))
+        return None
+
     def build(self) -> Workload:
         """The workload (:func:`load_workload`)."""
         return load_workload(self.spec, self.overrides)
@@ -192,17 +202,6 @@ def load_workload(spec: str, overrides: Mapping[str, Override] | None = None) ->
     if not preset:
         WORKLOADS.get(name)  # raises, listing the valid names
     return _load_user(name, preset, overrides)
-
-
-def workload_recipe(workload: Workload) -> WorkloadRecipe | None:
-    """The recipe that rebuilds a reference workload built directly (its name and full
-    config); None for anything else, which travels pickled unless its builder kept its recipe."""
-    name = str(getattr(workload, "name", ""))
-    family = name.partition(":")[0]
-    config: object = getattr(workload, "config", None)
-    if family in WORKLOADS and type(workload) is WORKLOADS.get(family) and hasattr(config, "to_dict"):
-        return WorkloadRecipe(spec=name, overrides=dict(config.to_dict()))
-    return None
 
 
 def _import_user_module(module: str) -> types.ModuleType:

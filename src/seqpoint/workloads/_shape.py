@@ -14,7 +14,7 @@ from seqpoint._signature import IntArray
 from seqpoint.exceptions import InputError
 from seqpoint.workloads._base import Signature, check_signature
 
-__all__ = ["BatchShape", "as_batch_shape", "takes_batch_shape"]
+__all__ = ["BatchShape", "takes_batch_shape"]
 
 Ints = Sequence[int] | NDArray[np.integer]
 
@@ -38,10 +38,15 @@ class BatchShape:
     row_of: IntArray | None = None
 
     @classmethod
-    def of(cls, signature: Sequence[int], lengths: Ints | None = None, tgt_lengths: Ints | None = None, *,
-           row_of: Ints | None = None, workload: str = "workload") -> BatchShape:
-        """The shape of ``signature`` with the given lengths (full length when None). InputError
-        for a negative length, one longer than its padded length, or rows over ``seq_len`` tokens."""
+    def of(cls, signature: BatchShape | Sequence[int], lengths: Ints | None = None, tgt_lengths: Ints | None = None,
+           *, row_of: Ints | None = None, workload: str = "workload") -> BatchShape:
+        """The shape of ``signature`` with the given lengths (full length when None; a BatchShape
+        given alone is returned as is, so ``make_batch`` may take either). InputError for a
+        negative length, one longer than its padded length, or rows over ``seq_len`` tokens."""
+        if isinstance(signature, BatchShape):
+            if lengths is None and tgt_lengths is None and row_of is None:
+                return signature
+            signature = signature.signature
         b, s, t, q = check_signature(tuple(signature), workload=workload)
         exact = lengths is not None
         src = np.full(b, s, dtype=np.int64) if lengths is None else np.array(lengths, dtype=np.int64)
@@ -126,8 +131,3 @@ def takes_batch_shape(workload: object) -> bool:
     """True when ``workload.make_batch`` accepts a :class:`BatchShape` (``takes_batch_shape = True``)."""
     return getattr(workload, "takes_batch_shape", False) is True
 
-
-def as_batch_shape(shape_or_signature: BatchShape | Sequence[int], *, workload: str) -> BatchShape:
-    """A :class:`BatchShape` as is, or the full-length shape of a bare signature."""
-    s = shape_or_signature
-    return s if isinstance(s, BatchShape) else BatchShape.of(s, workload=workload)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, ClassVar, Protocol, runtime_checkable
 
 from seqpoint.exceptions import ConfigError
 from seqpoint.workloads._base import TorchWorkload, Workload, WorkloadConfig
-from seqpoint.workloads._shape import BatchShape, as_batch_shape
+from seqpoint.workloads._shape import BatchShape
 
 if TYPE_CHECKING:
     import torch
@@ -106,7 +106,7 @@ class UserWorkload(TorchWorkload):
     def make_batch(self, signature: BatchShape | Sequence[int]) -> dict[str, torch.Tensor]:  # type: ignore[override]
         """What ``build_batch`` returns for ``signature`` (a :class:`BatchShape` of real lengths,
         or a bare signature of full-length rows), on the device; equal shapes, equal values."""
-        shape = as_batch_shape(signature, workload=self.name)
+        shape = BatchShape.of(signature, workload=self.name)
         # The lengths are part of the seed: two batches of one signature with different
         # lengths differ, as in the real run.
         salt = int(shape.digest()[:15], 16) if shape.exact else 0

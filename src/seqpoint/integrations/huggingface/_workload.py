@@ -15,13 +15,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from seqpoint._rng import rngs_kept
+from seqpoint._signature import Signature
 from seqpoint.exceptions import AssumedInputWarning, SeqPointWarning
 from seqpoint.executors import Executor
 from seqpoint.integrations.huggingface._collate import Collation, check_trainer
 from seqpoint.integrations.huggingface._replay import schedule_from_trainer
 from seqpoint.schedule import IterationSchedule, RunTrace, read_trace
 from seqpoint.workflows import JobProjection, project_job
-from seqpoint.workloads import BatchShape, Signature, as_batch_shape
+from seqpoint.workloads import BatchShape
 
 if TYPE_CHECKING:
     import torch
@@ -179,7 +180,7 @@ class TrainerWorkload:
         a bare signature gives full rows."""
         import torch
 
-        shape = as_batch_shape(signature, workload=self.name)
+        shape = BatchShape.of(signature, workload=self.name)
         seed = int(shape.digest()[:15], 16) ^ self.seed if shape.exact else hash((self.seed, *shape.signature)) % 2**31
         gen = torch.Generator().manual_seed(seed)
         # Ids above the special tokens' usual range, so no id is a pad/mask by accident.

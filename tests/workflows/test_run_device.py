@@ -13,13 +13,13 @@ pytest.importorskip("torch")
 
 from seqpoint.devices import GPU_SPECS
 from seqpoint.exceptions import ConfigError, SeqPointWarning
-from seqpoint.workflows import ProjectionSection, mlflow_metrics, profiled_device, run
+from seqpoint.workflows import ProjectionSection, profiled_device, run
 
 
-def test_a_run_is_projected_onto_another_gpu_category_by_category(tmp_path, tiny_config) -> None:
+def test_a_run_is_projected_onto_another_gpu_category_by_category(tmp_path, tiny_config, fake_mlflow) -> None:
     cfg = tiny_config(tmp_path, projection=ProjectionSection(device="h200", profiled_on="h100"))
     cfg = dataclasses.replace(cfg, profile=dataclasses.replace(cfg.profile, metrics=("time", "breakdown")))
-    res = run(cfg)
+    res = run(cfg, log_mlflow=True)
     dp = res.device_projection
     assert dp is not None and (dp.profiled_on, dp.device) == ("h100", "h200")
     # The same peaks and kernel costs on both, 1.43x the bandwidth on the H200: no category slower, none
@@ -38,7 +38,7 @@ def test_a_run_is_projected_onto_another_gpu_category_by_category(tmp_path, tiny
     assert 1.0 < dp.speedup < 1 / memory
     saved = json.loads((tmp_path / "run" / "result.json").read_text())["device_projection"]
     assert saved["total"] == pytest.approx(dp.total) and saved["profiled_on"] == "h100"
-    logged = mlflow_metrics(res)
+    logged = fake_mlflow.metrics
     assert logged[f"device.h200.{dp.metric}"] == dp.total and logged["device.h200.speedup"] == dp.speedup
 
     # Profiled on this CPU (the default here): projected, with the assumption said.

@@ -18,7 +18,7 @@ from typing import Any
 
 from seqpoint._live import Reporter
 from seqpoint.exceptions import InputError
-from seqpoint.executors import Executor, Job, LocalExecutor, RayExecutor, SweepStats, make_executor
+from seqpoint.executors import Executor, Job, RayExecutor, SweepStats, make_executor
 from seqpoint.measurements import (
     STEADY_TIME,
     Measurements,
@@ -34,7 +34,7 @@ from seqpoint.workflows._folder import RunFolder
 from seqpoint.workflows._stages import choose_points
 from seqpoint.workflows._sweep_config import SweepConfig, SweepEntry, load_sweep
 
-__all__ = ["ConfigResult", "SweepResult", "run_sweep", "sweep"]
+__all__ = ["ConfigResult", "SweepResult", "sweep"]
 
 @dataclass(frozen=True, kw_only=True)
 class ConfigResult:
@@ -123,36 +123,37 @@ class SweepResult:
         }
 
 
-def run_sweep(
-    path: str | Path, *, executor: str | None = None, address: str | None = None, num_cpus: int | None = None,
-    out: str | Path | None = None, reporter: Reporter | None = None,
+def sweep(
+    spec: SweepConfig | str | Path, executor: Executor | str | None = None, *, address: str | None = None,
+    num_cpus: int | None = None, out: str | Path | None = None, reporter: Reporter | None = None,
 ) -> SweepResult:
-    """Load the sweep file at ``path`` and run it on ``executor`` (default: the base's ``[profile]
-    executor`` and ``address``); Ray connects before the schedule is replayed (an unreachable
-    address fails at once), and a local Ray it started is shut down at the end."""
-    spec = load_sweep(path)
+    """Measure every configuration of ``spec`` (a :class:`SweepConfig` or the path of a sweep
+    file) on the base's SeqPoints and project each, into the run folder ``out`` (default the
+    base's ``[report] out``): ``config.toml``, ``sweep_spec.json``, ``schedule.csv``,
+    ``seqpoints.json``, ``environment.json``, ``measurements_<NN>-<name>.json``, ``sweep.json``,
+    ``sweep.csv`` and, per ``[report]``, ``sweep.png`` and ``report.html``.
+
+    ``executor`` is an executor object or name (default: the base's ``[profile] executor`` and
+    ``address``); ``address`` and ``num_cpus`` are a named Ray executor's. A Ray executor made
+    here connects before the schedule is replayed (an unreachable address fails at once), and a
+    local Ray it started is shut down at the end."""
+    if not isinstance(spec, SweepConfig):
+        spec = load_sweep(spec)
+    if executor is not None and not isinstance(executor, str):
+        return _sweep(spec, executor, out=out, reporter=reporter)
     if executor is None:
         executor, address = spec.base.profile.executor, address or spec.base.profile.address
     ex = make_executor(executor, address=address, num_cpus=num_cpus)
     if not isinstance(ex, RayExecutor):
-        return sweep(spec, ex, out=out, reporter=reporter)
+        return _sweep(spec, ex, out=out, reporter=reporter)
     with ex:
         ex.connect()
-        return sweep(spec, ex, out=out, reporter=reporter)
+        return _sweep(spec, ex, out=out, reporter=reporter)
 
 
-def sweep(
-    spec: SweepConfig, executor: Executor | None = None, *, out: str | Path | None = None,
-    reporter: Reporter | None = None,
-) -> SweepResult:
-    """Measure every configuration of ``spec`` on the base's SeqPoints (on ``executor``, default
-    local) and project each, into the run folder ``out`` (default the base's ``[report] out``):
-    ``config.toml``, ``sweep_spec.json``, ``schedule.csv``, ``seqpoints.json``,
-    ``environment.json``, ``measurements_<NN>-<name>.json``, ``sweep.json``, ``sweep.csv`` and,
-    per ``[report]``, ``sweep.png`` and ``report.html``."""
+def _sweep(spec: SweepConfig, executor: Executor, *, out: str | Path | None, reporter: Reporter | None) -> SweepResult:
     from seqpoint.reports import plot_sweep, write_sweep_csv, write_sweep_report
 
-    executor = executor or LocalExecutor()
     base = spec.base
     folder = RunFolder.new(spec.name, str(out) if out is not None else base.report.out, command="sweep")
     c = Campaign(base, reporter=reporter, executor=executor, folder=folder)

@@ -31,7 +31,7 @@ from seqpoint.workflows._sections import (
 )
 from seqpoint.workflows._stages import read_run_schedule
 
-__all__ = ["TraceValidation", "check_traces", "project_files", "speedup_from_files", "validate_config_on_traces",
+__all__ = ["TraceValidation", "check_traces", "project_files", "speedup_from_files", "validate_on_traces",
            "validate_trace"]
 
 #: Columns that fix a micro-batch's shape, compared to tell two runs' schedules apart.
@@ -42,6 +42,9 @@ _SAME = "compare runs of the same schedule (same sampler, seed, epochs and batch
 @dataclass(frozen=True, kw_only=True)
 class TraceValidation(TraceRecord):
     """A projection and the first-N estimate against recorded real runs."""
+
+    folder: RunFolder | None = None
+    """Where ``validate(cfg, traces=...)`` wrote it (None from :func:`validate_trace`)."""
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data (JSON) of the comparison."""
@@ -173,14 +176,15 @@ def project_files(
                                  gradient_bytes=gradient_bytes, interconnect=projection.interconnect)
 
 
-def validate_config_on_traces(
-    cfg: RunConfig, traces: Sequence[str | Path], *, first_n: int = 10, reporter: Reporter | None = None,
+def validate_on_traces(
+    cfg: RunConfig, traces: Sequence[RunTrace | str | Path], *, first_n: int = 10, reporter: Reporter | None = None,
     executor: Executor | str | None = None,
-) -> tuple[TraceValidation, RunFolder]:
-    """``seqpoint validate CONFIG --trace T [--trace T2]``: SeqPoints of the first trace's
-    micro-batches (``[batching] rank`` picks a rank) measured per the config and checked by
-    :func:`validate_trace`. A config that sets what a trace replaces is a ConfigError, lest a
-    user reusing ``seqpoint run``'s config think the trace was checked against it."""
+) -> TraceValidation:
+    """``validate(cfg, traces=...)``, ``seqpoint validate CONFIG --trace T [--trace T2]``:
+    SeqPoints of the first trace's micro-batches (``[batching] rank`` picks a rank) measured per
+    the config and checked by :func:`validate_trace`. A config that sets what a trace replaces is
+    a ConfigError, lest a user reusing ``seqpoint run``'s config think the trace was checked
+    against it."""
     if not traces:
         raise InputError("--trace needs at least one recorded run trace (seqpoint.integrations).")
     _check_trace_config(cfg)
@@ -199,10 +203,11 @@ def validate_config_on_traces(
     check_traces(first.to_schedule(rank), [t.for_rank(rank) if rank is not None else t for t in runs])
     folder = RunFolder.new(cfg.name + "-trace", cfg.report.out, command="validate --trace")
     c = Campaign(cfg, reporter=reporter, executor=executor, folder=folder, schedule=first.to_schedule(rank))
-    result = validate_trace(c.schedule, c.seqpoints, c.measure_seqpoints(), runs, first_n=first_n, rank=rank,
-                            method=cfg.projection.method, confidence=cfg.projection.confidence)
+    result = dataclasses.replace(
+        validate_trace(c.schedule, c.seqpoints, c.measure_seqpoints(), runs, first_n=first_n, rank=rank,
+                       method=cfg.projection.method, confidence=cfg.projection.confidence), folder=folder)
     folder.write_json("trace_validation.json", result.to_dict())
-    return result, folder
+    return result
 
 
 #: Sections whose keys ``validate --trace`` does not read, with their defaults, and the keys it does read.

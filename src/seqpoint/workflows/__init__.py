@@ -7,7 +7,7 @@ report through ``reports``; only ``cli`` and ``integrations`` sit above it
 (docs/architecture.md). The names imported ``as`` themselves are for the tests.
 """
 
-from seqpoint.workflows._campaign import Campaign, profiled_device
+from seqpoint.workflows._campaign import Campaign
 from seqpoint.workflows._config import RunConfig, apply_overrides, load_config
 from seqpoint.workflows._config import parse_set as parse_set
 from seqpoint.workflows._ddp import ddp_schedule as ddp_schedule
@@ -27,14 +27,13 @@ from seqpoint.workflows._sections import (
     WorkloadSection,
 )
 from seqpoint.workflows._speedup import speedup_configs
-from seqpoint.workflows._stages import build_schedule, choose_points, load_lengths
+from seqpoint.workflows._stages import build_schedule, choose_points
 from seqpoint.workflows._stages import model_cost as model_cost
 from seqpoint.workflows._stages import signature_shapes as signature_shapes
-from seqpoint.workflows._stages import validation_schedule as validation_schedule
 from seqpoint.workflows._sweep import sweep
 from seqpoint.workflows._sweep_config import load_sweep
 from seqpoint.workflows._sweep_config import sweep_from_dict as sweep_from_dict
-from seqpoint.workflows._trace import project_files, speedup_from_files, validate_trace
+from seqpoint.workflows._trace import speedup_from_files, validate_trace
 from seqpoint.workflows._validate import interleave_plan as interleave_plan
 from seqpoint.workflows._validate import validate
 
@@ -56,10 +55,7 @@ __all__ = [
     "choose_points",
     "demo_configs",
     "load_config",
-    "load_lengths",
     "load_sweep",
-    "profiled_device",
-    "project_files",
     "project_job",
     "run",
     "speedup_configs",

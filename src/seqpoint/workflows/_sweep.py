@@ -178,7 +178,7 @@ def _sweep(spec: SweepConfig, executor: Executor, *, out: str | Path | None, rep
     configs, metric = _project_all(c, seqpoints, entries, measured)
     result = SweepResult(
         spec=spec, folder=folder, schedule=schedule, seqpoints=seqpoints, configs=configs,
-        time_metric=metric, executor=_name_of(executor),
+        time_metric=metric, executor=getattr(executor, "kind", "local"),
         stats=stats, failed=failed, wall_s=wall_s,
     )
     folder.write_json("sweep.json", result.to_dict())
@@ -208,12 +208,6 @@ def _jobs(entries: Sequence[SweepEntry], seqpoints: SeqPoints) -> tuple[list[Job
                             config=harness, points=seqpoints))
         job_of.append(index[key])
     return jobs, job_of
-
-
-def _name_of(executor: Executor) -> str:
-    from seqpoint.executors import SubmititExecutor
-
-    return "ray" if isinstance(executor, RayExecutor) else "submitit" if isinstance(executor, SubmititExecutor) else "local"
 
 
 def _project_all(

@@ -16,7 +16,7 @@ from seqpoint.exceptions import ConfigError, InputError
 from seqpoint.executors import Executor
 from seqpoint.measurements import Measurements, read_measurements
 from seqpoint.measurements.metrics import INSTRUCTIONS, time_metric
-from seqpoint.projection import Projection, RankProjection, Speedup
+from seqpoint.projection import Speedup
 from seqpoint.reports import TraceRecord
 from seqpoint.schedule import IterationSchedule, RunTrace, read_trace
 from seqpoint.selection import SeqPoints, read_seqpoints
@@ -31,8 +31,7 @@ from seqpoint.workflows._sections import (
 )
 from seqpoint.workflows._stages import read_run_schedule
 
-__all__ = ["TraceValidation", "check_traces", "project_files", "speedup_from_files", "validate_on_traces",
-           "validate_trace"]
+__all__ = ["TraceValidation", "check_traces", "speedup_from_files", "validate_on_traces", "validate_trace"]
 
 #: Columns that fix a micro-batch's shape, compared to tell two runs' schedules apart.
 _SHAPE = ("batch_size", "seq_len", "tgt_len")
@@ -145,35 +144,6 @@ def speedup_from_files(
                              f"{sorted(wanted - have)[:5]} of {named(seqpoints, 'the SeqPoints')}; measure both "
                              "configurations on the same SEQPOINTS.json ('seqpoint profile').")
     return project_speedup(sched, pts, a, b, metric=metric)
-
-
-def project_files(
-    schedule: str | Path, seqpoints: str | Path, measurements: str | Path, projection: ProjectionSection,
-    *, gradient_bytes: int | None = None,
-) -> tuple[Projection, RankProjection | None]:
-    """``seqpoint project``: the run of three files projected (``[projection]``), and a data-parallel
-    schedule's run with its all-reduce (``allreduce_s``, or ``interconnect`` with ``gradient_bytes``).
-    InputError names the files that disagree, or what a data-parallel schedule lacks."""
-    from seqpoint.projection import check_fit, project, project_ranks
-    from seqpoint.schedule import read_schedule
-
-    ranked = read_schedule(schedule)
-    sched, points, meas = ranked.rank_rows(), read_seqpoints(seqpoints), read_measurements(measurements)
-    check_fit(sched, points, meas, names=(str(schedule), str(seqpoints), str(measurements)))
-    result = project(sched, points, meas, method=projection.method, confidence=projection.confidence)
-    given = [k for k, v in (("--interconnect", projection.interconnect), ("--gradient-bytes", gradient_bytes),
-                            ("--allreduce-s", projection.allreduce_s)) if v is not None]
-    if ranked.world_size <= 1:
-        if given:
-            raise InputError(f"{', '.join(given)} {'applies' if len(given) == 1 else 'apply'} to data-parallel "
-                             f"schedules (a rank column), and {schedule} has none: drop them, or write the schedule "
-                             "with world_size > 1.")
-        return result, None
-    if projection.allreduce_s is None and (projection.interconnect is None or gradient_bytes is None):
-        raise InputError(f"{schedule} is data-parallel ({ranked.world_size} ranks): give the all-reduce's measured "
-                         "seconds (--allreduce-s) or its link (--interconnect NAME with --gradient-bytes N).")
-    return result, project_ranks(ranked, points, meas, allreduce_s=projection.allreduce_s,
-                                 gradient_bytes=gradient_bytes, interconnect=projection.interconnect)
 
 
 def validate_on_traces(

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from seqpoint._live import Reporter
-from seqpoint.exceptions import InputError
+from seqpoint.exceptions import ConfigError, InputError
 from seqpoint.executors import Executor, Job, RayExecutor, SweepStats, make_executor
 from seqpoint.measurements import (
     STEADY_TIME,
@@ -140,6 +140,9 @@ def sweep(
     if not isinstance(spec, SweepConfig):
         spec = load_sweep(spec)
     if executor is not None and not isinstance(executor, str):
+        if address is not None or num_cpus is not None:
+            raise ConfigError("sweep(): address and num_cpus make a named executor (\"ray\"); an executor object "
+                              "given is used as it is: give them to it, e.g. RayExecutor(address=..., num_cpus=...).")
         return _sweep(spec, executor, out=out, reporter=reporter)
     if executor is None:
         executor, address = spec.base.profile.executor, address or spec.base.profile.address

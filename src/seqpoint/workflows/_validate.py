@@ -20,6 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from seqpoint._live import Reporter
+from seqpoint.exceptions import ConfigError
 from seqpoint.executors import Executor
 from seqpoint.measurements import Measurements
 from seqpoint.measurements.metrics import INSTRUCTIONS, relative_error, step_metric, time_metric
@@ -104,6 +105,9 @@ def validate(
     from seqpoint.reports import write_validation_report
 
     if traces is not None:
+        if ks is not None or not exact:
+            raise ConfigError("validate(traces=...) compares with recorded runs and computes neither error against "
+                              "k nor exact FLOP totals: leave out ks and exact.")
         return validate_on_traces(cfg, traces, first_n=first_n, reporter=reporter, executor=executor)
     reporter = reporter or Reporter(progress=False)
     folder = RunFolder.new(cfg.name + "-validate", cfg.report.out, command="validate")

@@ -200,7 +200,7 @@ def faked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
 
     monkeypatch.setattr(workflows, "run", run)
     monkeypatch.setattr(workflows, "validate", lambda cfg, **_: _Result(cfg.report.out))
-    monkeypatch.setattr(workflows, "speedup_configs", lambda a, b, **_: _Result(a.report.out))
+    monkeypatch.setattr(workflows, "speedup", lambda a, b, **_: _Result(a.report.out))
     monkeypatch.setattr(workflows, "sweep", lambda spec, executor=None, *, out, **_: _Result(out))
     return {"config": config, "sweep": sweep}
 

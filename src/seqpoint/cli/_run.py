@@ -190,7 +190,7 @@ def speedup(
     measured_on = None  # both configurations on the one executor given, else each on its [profile]'s
     if executor is not None or address is not None:
         measured_on = make_executor(executor or "ray", address=address)
-    result = workflows.speedup_configs(a, b, validate=check, reporter=reporter(quiet, as_json), executor=measured_on)
+    result = workflows.speedup(a, b, validate=check, reporter=reporter(quiet, as_json), executor=measured_on)
     print_result(result, as_json, lambda: print_speedup(console, result.speedup, n_points=len(result.seqpoints),
                                                         measured=result.measured), lambda: result.folder.path)
 

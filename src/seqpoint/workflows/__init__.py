@@ -26,7 +26,7 @@ from seqpoint.workflows._sections import (
     ValidationSection,
     WorkloadSection,
 )
-from seqpoint.workflows._speedup import speedup_configs
+from seqpoint.workflows._speedup import speedup
 from seqpoint.workflows._stages import build_schedule, choose_points
 from seqpoint.workflows._stages import model_cost as model_cost
 from seqpoint.workflows._stages import signature_shapes as signature_shapes
@@ -58,7 +58,7 @@ __all__ = [
     "load_sweep",
     "project_job",
     "run",
-    "speedup_configs",
+    "speedup",
     "speedup_from_files",
     "sweep",
     "validate",

@@ -21,7 +21,7 @@ from seqpoint.workflows._config import RunConfig
 from seqpoint.workflows._folder import RunFolder
 from seqpoint.workflows._validate import timed_full_runs
 
-__all__ = ["SpeedupResult", "speedup_configs"]
+__all__ = ["SpeedupResult", "speedup"]
 
 
 @dataclass
@@ -73,7 +73,7 @@ def _same_run(a: RunConfig, b: RunConfig) -> None:
                           "[validation] and [report] settings from A.", SeqPointWarning, stacklevel=3,)
 
 
-def speedup_configs(
+def speedup(
     a: RunConfig, b: RunConfig, *, validate: bool = False, reporter: Reporter | None = None,
     executor: Executor | str | None = None,
 ) -> SpeedupResult:

@@ -52,7 +52,6 @@ from seqpoint.workflows import (
     choose_points,
     demo_configs,
     interleave_plan,
-    load_lengths,
 )
 from seqpoint.workloads import load_workload
 
@@ -181,7 +180,7 @@ def main() -> None:
     window_n = min(args.window, 20) if args.quick else args.window
     whole = demo_config(args.quick, tempfile.mkdtemp(prefix="bench-cold-"))
     with warnings.catch_warnings(action="ignore", category=SeqPointWarning):
-        schedule = build_schedule(whole.batching, load_lengths(whole.lengths))
+        schedule = build_schedule(whole.lengths, whole.batching)
         _, points = choose_points(whole.selection, schedule)
     spec, overrides = whole.workload.name, dict(whole.workload.set)
     sigs = [tuple(int(v) for v in row) for row in schedule.signature_matrix()[:window_n]]

@@ -7,7 +7,7 @@ validated subset run in full twice (``seqpoint.workflows.validate``; their sprea
 noise floor), within ``--budget-s``. Lengths, schedules and seeds are fixed, so both GPUs
 profile the same SeqPoints. Each case runs in a child process killed at the budget. Under
 ``OUT/<device key>/`` (``h100``, ``h200``: the shipped device file that names the GPU,
-``seqpoint.workflows.profiled_device``) go ``bench_gpu_cross.json`` (every case, the
+``seqpoint.devices.gpu_named``) go ``bench_gpu_cross.json`` (every case, the
 machine) and per case ``<case>/``: the run's ``schedule.csv``, ``seqpoints.json`` and
 ``measurements.json``, and ``result.json`` (measured full-run seconds, noise floor,
 projected seconds with interval, the ``nvidia-smi`` facts). A rerun skips the cases there.
@@ -96,13 +96,12 @@ def case_config(case: Case, device: str, quick: bool, work: Path, max_samples: i
 
 def folder_key(environment: dict[str, Any]) -> str:
     """The device key of a measurement environment; a GPU no device file names keeps its name."""
-    from seqpoint.exceptions import ConfigError
-    from seqpoint.workflows import profiled_device
+    from seqpoint.devices import gpu_named
 
-    try:
-        return profiled_device(environment)
-    except ConfigError:
-        return re.sub(r"[^a-z0-9]+", "-", str(environment.get("device", "gpu")).lower()).strip("-")
+    if environment.get("device_type") != "cuda":
+        return "cpu"
+    name = str(environment.get("device", "gpu"))
+    return gpu_named(name) or re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
 
 
 def smi_facts(text: str | None) -> dict[str, str]:

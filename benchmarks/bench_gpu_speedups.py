@@ -3,7 +3,7 @@ command (issue 36). Rows, against full runs of the paper table's measured subset
 ``small`` preset (``tiny`` on ``--quick``; timer ``cuda``, ``wall`` on a CPU), in this order:
 
 ``pair/<case>/<change>`` (BERT, then GNMT): fp32 -> bf16 autocast, micro_batches 1 -> 2,
-    hidden x2 (BERT: and ffn), by ``speedup_configs(a, b, validate=True)``: both projected from
+    hidden x2 (BERT: and ffn), by ``speedup(a, b, validate=True)``: both projected from
     the same SeqPoints and run in full in alternating rounds (A B B A). Projected speedup and
     interval, measured speedup, error, noise floor, whether the interval holds, and the
     projected steady-state-only ratio beside the whole-run one (full runs give totals only).
@@ -120,12 +120,12 @@ def truth(res: Any) -> dict[str, Any]:
 
 def pair_row(case: Case, what: str, device: str, quick: bool, work: Path) -> dict[str, Any]:
     """A and B on the same SeqPoints, projected and run in full in alternating rounds."""
-    from seqpoint.workflows import speedup_configs
+    from seqpoint.workflows import speedup
 
     a = config(case, device, quick, work)
     b = dataclasses.replace(a, workload=dataclasses.replace(a.workload, set={**a.workload.set,
                                                                              **change(case, what)}))
-    res = speedup_configs(a, b, validate=True)
+    res = speedup(a, b, validate=True)
     sp, m = res.speedup, res.measured
     assert m is not None  # validate=True
     return {"label": CHANGES[what], "change": change(case, what), "n_iterations": res.n_iterations,

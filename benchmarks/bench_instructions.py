@@ -39,7 +39,7 @@ from _paper_cases import (
 from _results import bench_parser, header, write_section
 from seqpoint.exceptions import SeqPointWarning
 from seqpoint.measurements.metrics import derived_of, step_metric
-from seqpoint.workflows import ProfileSection, ValidationSection, speedup_configs, validate
+from seqpoint.workflows import ProfileSection, ValidationSection, speedup, validate
 
 K = 10
 #: Speedup pairs counted on a BERT case (threads 1 -> 2 cannot be: valgrind runs one thread at a time).
@@ -104,7 +104,7 @@ def pair(case: Any, label: str, out: Path, cache: Path, samples: int | None = No
     b = dataclasses.replace(a, workload=dataclasses.replace(a.workload, set={**a.workload.set, **PAIRS[label]}))
     t0 = time.perf_counter()
     with warnings.catch_warnings(action="ignore", category=SeqPointWarning):
-        res = speedup_configs(a, b, validate=True)
+        res = speedup(a, b, validate=True)
     sp, m = res.speedup, res.measured
     return {"case": case.name, "pair": label, "metric": sp.metric, "projected": sp.value,
             "interval": list(sp.interval), "measured": m.value, "error": m.error_of(sp.value),

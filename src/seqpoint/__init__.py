@@ -11,7 +11,8 @@ The four stages, as the ``seqpoint`` command runs them::
 or all of them in one call, :func:`project_job`. A run config (the TOML of ``seqpoint
 run``) is :func:`seqpoint.workflows.load_config` and :func:`seqpoint.workflows.run`; each
 stage's package (``seqpoint.batching``, ``seqpoint.selection`` ...) has the rest of its API,
-and :mod:`seqpoint.testing` has toy inputs for tests.
+and :mod:`seqpoint.testing` has toy inputs for tests. The error types here are the ones a
+caller catches; :mod:`seqpoint.exceptions` has every error and warning type.
 
 ``import seqpoint`` needs numpy only: the stage entry points are loaded on first use, and
 torch, pyarrow and matplotlib only by the stages that use them.
@@ -19,22 +20,11 @@ torch, pyarrow and matplotlib only by the stages that use them.
 
 from seqpoint._live import Reporter
 from seqpoint._version import __version__
-from seqpoint.exceptions import (
-    AdjustedInputWarning,
-    AssumedInputWarning,
-    ConfigError,
-    InputError,
-    NotFittedError,
-    SeqPointError,
-    SeqPointWarning,
-)
+from seqpoint.exceptions import ConfigError, InputError, SeqPointError, SeqPointWarning
 
 __all__ = [
-    "AdjustedInputWarning",
-    "AssumedInputWarning",
     "ConfigError",
     "InputError",
-    "NotFittedError",
     "Reporter",
     "SeqPointError",
     "SeqPointWarning",

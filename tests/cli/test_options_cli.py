@@ -16,7 +16,7 @@ from seqpoint.exceptions import ConfigError
 from seqpoint.measurements import Measurement, Measurements, write_measurements
 from seqpoint.schedule import IterationSchedule, read_schedule, summarize, write_schedule
 from seqpoint.selection import read_seqpoints
-from seqpoint.workflows import apply_overrides, load_config
+from seqpoint.workflows import load_config
 
 Cli = Callable[[list[str]], tuple[int, str, str]]
 
@@ -192,10 +192,6 @@ def faked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
     sweep = tmp_path / "sweep.toml"
     sweep.write_text('base = "c.toml"\n[axes]\n"workload.set.threads" = [1, 2]\n')
 
-    def speedup_between(config_a: Path, config_b: Path | None, set_b: list[str], *,
-                        set_a: list[str] | None, **_: object) -> _Result:
-        return _Result(apply_overrides(load_config(config_a), set_a or []).report.out)
-
     def run(cfg: Any, **_: object) -> _Result:
         if cfg.name == "demo":  # the demo's first workflow: its runs go inside the folder given; stop there
             print(json.dumps({"run_folder": str(Path(cfg.report.out).parent)}))
@@ -204,8 +200,8 @@ def faked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
 
     monkeypatch.setattr(workflows, "run", run)
     monkeypatch.setattr(workflows, "validate", lambda cfg, **_: _Result(cfg.report.out))
-    monkeypatch.setattr(workflows, "speedup_between", speedup_between)
-    monkeypatch.setattr(workflows, "run_sweep", lambda path, *, out, **_: _Result(out))
+    monkeypatch.setattr(workflows, "speedup", lambda a, b, **_: _Result(a.report.out))
+    monkeypatch.setattr(workflows, "sweep", lambda spec, executor=None, *, out, **_: _Result(out))
     return {"config": config, "sweep": sweep}
 
 
@@ -240,6 +236,14 @@ def test_output_names_the_run_folder(command: str, flag: str, faked: dict[str, P
 def test_an_old_flag_is_refused_naming_its_replacement(argv: list[str], message: str, cli: Cli) -> None:
     code, stdout, err = cli(argv)
     assert code == 2 and stdout == "" and _error(err).startswith(message)
+
+
+@pytest.mark.parametrize("override", ["validation.runs=3", "report.out=elsewhere"])
+def test_speedup_refuses_set_b_of_what_b_takes_from_a(override: str, faked: dict[str, Path], cli: Cli) -> None:
+    """B's [validation] and [report] are A's: an override of them on B is refused, not silently unused."""
+    code, _, err = cli(["speedup", str(faked["config"]), "--set-b", "workload.set.threads=2", "--set-b", override])
+    assert code == 2 and f"--set-b {override!r}: a speedup takes its [validation] and [report] settings from A" \
+        in _error(err) and "set it in A's config file" in _error(err)
 
 
 def test_speedup_files_writes_no_run_folder(faked: dict[str, Path], tmp_path: Path, cli: Cli) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from seqpoint.exceptions import ConfigError
-from seqpoint.executors import Executor, Job, LocalExecutor, RayExecutor, task_resources
+from seqpoint.executors import Executor, Job, LocalExecutor, RayExecutor
 from seqpoint.profiling import ProfileConfig, profile_points
 from seqpoint.workloads import load_workload
 
@@ -27,23 +27,23 @@ def test_local_executor_is_profile_points() -> None:
     assert got[1].measurements[0].metrics["flops"] != got[0].measurements[0].metrics["flops"]
 
 
-def test_task_resources_follow_the_workload_config() -> None:
-    assert task_resources(Job(workload="bert:tiny")) == ("cpu", 1)
-    assert task_resources(Job(workload="bert:tiny", overrides={"threads": "3"})) == ("cpu", 3)
-    assert task_resources(Job(workload="bert:tiny", overrides={"threads": 0})) == ("cpu", 1)
+def test_a_jobs_task_resources_follow_the_workload_config() -> None:
+    assert Job(workload="bert:tiny").resources() == ("cpu", 1)
+    assert Job(workload="bert:tiny", overrides={"threads": "3"}).resources() == ("cpu", 3)
+    assert Job(workload="bert:tiny", overrides={"threads": 0}).resources() == ("cpu", 1)
     cuda = Job(workload="gnmt:tiny", overrides={"device": "cuda", "threads": 4})
-    assert task_resources(cuda) == ("cuda", 1)
-    assert task_resources(Job(workload="pkg.mod:fn", overrides={"threads": 2})) == ("cpu", 2)
+    assert cuda.resources() == ("cuda", 1)
+    assert Job(workload="pkg.mod:fn", overrides={"threads": 2}).resources() == ("cpu", 2)
     # a device decided inside the user's factory is said by the job
-    assert task_resources(Job(workload="pkg.mod:fn", device="cuda")) == ("cuda", 1)
-    assert task_resources(Job(workload=load_workload("bert:tiny", {"threads": 2}))) == ("cpu", 2)
+    assert Job(workload="pkg.mod:fn", device="cuda").resources() == ("cuda", 1)
+    assert Job(workload=load_workload("bert:tiny", {"threads": 2})).resources() == ("cpu", 2)
 
 
-def test_task_resources_reject_bad_settings() -> None:
+def test_a_jobs_task_resources_reject_bad_settings() -> None:
     with pytest.raises(ConfigError, match="Unknown preset 'huge' of workload 'bert'"):
-        task_resources(Job(workload="bert:huge"))
+        Job(workload="bert:huge").resources()
     with pytest.raises(ConfigError, match="Unknown workload setting 'hiden'"):
-        task_resources(Job(workload="bert:tiny", overrides={"hiden": 1}))
+        Job(workload="bert:tiny", overrides={"hiden": 1}).resources()
 
 
 @pytest.mark.parametrize(

@@ -128,13 +128,13 @@ def test_the_llm_config_counts_its_packed_rows_as_they_run():
     pytest.importorskip("transformers")
     from seqpoint.profiling import count_point, exact_totals
     from seqpoint.selection import basis_components
-    from seqpoint.workflows import build_schedule, load_config, load_lengths, signature_shapes
+    from seqpoint.workflows import build_schedule, load_config, signature_shapes
     from seqpoint.workloads import WorkloadRecipe
 
     cfg = load_config("configs/llm-wikitext-packing.toml")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SeqPointWarning)
-        schedule = build_schedule(cfg.batching, load_lengths(cfg.lengths)).head(3)
+        schedule = build_schedule(cfg.lengths, cfg.batching).head(3)
     assert schedule.is_packed and "dense_quadratic" in basis_components(schedule)[0]
     wl = WorkloadRecipe.of(cfg.workload.name, cfg.workload.set).build()
     shapes = signature_shapes(wl, schedule)

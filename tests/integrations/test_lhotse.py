@@ -138,8 +138,8 @@ def test_a_recorded_run_the_replay_disagrees_with_is_refused_before_profiling(tm
     import math
 
     from seqpoint.integrations import Shape, record
-    from seqpoint.schedule import read_trace
-    from seqpoint.workflows import check_traces, project_job
+    from seqpoint.testing import toy_measurements, toy_points
+    from seqpoint.workflows import project_job, validate_trace
 
     cuts = CutSet.from_cuts([_cut(i, d) for i, d in enumerate([2.0, 1.5, 1.0049, 0.5])])
     with record(tmp_path / "run.csv", shape_fn=lambda f: Shape(len(f), max(f), lengths=f)) as rec:
@@ -165,4 +165,6 @@ def test_a_recorded_run_the_replay_disagrees_with_is_refused_before_profiling(tm
         project_job(replay, step, traces=[tmp_path / "run.csv"], n_points=2)
     assert step.steps == 0
     ceil = schedule_from_sampler(SimpleCutSampler(cuts, max_cuts=2), rounding="ceil")
-    check_traces(ceil, [read_trace(tmp_path / "run.csv")])  # they agree
+    points = toy_points(ceil, [0])
+    checked = validate_trace(ceil, points, toy_measurements(points), tmp_path / "run.csv")  # they agree
+    assert checked.n_steps == len(ceil)

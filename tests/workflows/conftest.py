@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
+import sys
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -53,3 +56,41 @@ def tiny_config() -> Callable[..., RunConfig]:
 def bert_config() -> Callable[..., RunConfig]:
     """``bert_config(root, *overrides, **sections)``: the same for the bert:tiny config."""
     return functools.partial(_config, _BERT)
+
+
+class FakeMlflow:
+    """What ``run(cfg, log_mlflow=True)`` logs, recorded in place of mlflow (an optional extra)."""
+
+    def __init__(self) -> None:
+        self.runs: list[tuple[str | None, bool]] = []
+        self.tags: dict[str, str] = {}
+        self.params: dict[str, str] = {}
+        self.metrics: dict[str, float] = {}
+        self.artifacts: list[str] = []
+
+    def active_run(self) -> None:
+        return None
+
+    def start_run(self, run_name: str | None = None, nested: bool = False) -> contextlib.nullcontext[Any]:
+        self.runs.append((run_name, nested))
+        return contextlib.nullcontext(SimpleNamespace(info=SimpleNamespace(run_id=str(len(self.runs)))))
+
+    def set_tags(self, tags: dict[str, str]) -> None:
+        self.tags.update(tags)
+
+    def log_params(self, params: dict[str, str]) -> None:
+        self.params.update(params)
+
+    def log_metrics(self, metrics: dict[str, float]) -> None:
+        self.metrics.update(metrics)
+
+    def log_artifacts(self, path: str) -> None:
+        self.artifacts.append(path)
+
+
+@pytest.fixture
+def fake_mlflow(monkeypatch: pytest.MonkeyPatch) -> FakeMlflow:
+    """A :class:`FakeMlflow` as the ``mlflow`` module for the test."""
+    fake = FakeMlflow()
+    monkeypatch.setitem(sys.modules, "mlflow", fake)
+    return fake

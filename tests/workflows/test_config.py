@@ -197,14 +197,14 @@ def test_set_refuses_a_renamed_key_with_its_new_name(dotted: str, new: str) -> N
 
 def test_the_instructions_timer_refuses_what_it_cannot_count(tmp_path, capsys):
     from seqpoint.cli import main
-    from seqpoint.workflows import ProfileSection, speedup_configs
+    from seqpoint.workflows import ProfileSection, speedup
 
     with pytest.raises(ConfigError, match="cold_window times steps in seconds"):
         ProfileSection(timer="instructions", cold_window=8)
     cfg = apply_overrides(RunConfig(profile=ProfileSection(timer="instructions")), [f"report.out={tmp_path / 'out'}"])
     clock = apply_overrides(cfg, ["profile.timer=wall"])
     with pytest.raises(ConfigError, match="one unit"):  # instructions over seconds means nothing
-        speedup_configs(clock, cfg)
+        speedup(clock, cfg)
     # A recorded trace is in seconds: one line, exit 2, before anything is measured.
     (tmp_path / "c.toml").write_text(cfg.to_toml())
     with pytest.raises(SystemExit) as info:

@@ -7,13 +7,13 @@ import tomllib
 import warnings
 
 from seqpoint.exceptions import SeqPointWarning
-from seqpoint.workflows import RunConfig, build_schedule, demo_configs, load_lengths
+from seqpoint.workflows import RunConfig, build_schedule, demo_configs
 
 
 def _iterations(cfg: RunConfig) -> int:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SeqPointWarning)
-        return len(build_schedule(cfg.batching, load_lengths(cfg.lengths)))
+        return len(build_schedule(cfg.lengths, cfg.batching))
 
 
 def test_demo_configs_round_trip_through_toml(tmp_path):

@@ -18,7 +18,7 @@ from seqpoint.workflows import (
     ValidationSection,
     WorkloadSection,
     run,
-    speedup_configs,
+    speedup,
     validate,
 )
 
@@ -158,7 +158,7 @@ def test_speedup_threads_same_points(tmp_path, _cfg):
     a = _cfg(tmp_path, profile=profile)
     b = _cfg(tmp_path, workload=WorkloadSection(name="deepspeech2:tiny", set={"threads": 1, "dtype": "bf16"}),
              profile=profile)
-    res = speedup_configs(a, b)
+    res = speedup(a, b)
     # both get the run's first steps timed in sequence (B did not before: its whole run was
     # projected with another cold-step calibration than A's)
     assert res.measurements_a.window is not None and res.measurements_b.window is not None
@@ -196,7 +196,7 @@ def test_speedup_with_worker_processes_alternates_a_and_b(tmp_path, monkeypatch,
              profile=profile)
     b = _cfg(tmp_path, workload=WorkloadSection(name="deepspeech2:tiny", set={"threads": 1, "dtype": "bf16"}),
              profile=profile)
-    res = speedup_configs(a, b, reporter=recorder)
+    res = speedup(a, b, reporter=recorder)
     # A's and B's workers took turns (A1 B1 B2 A2), not A's two and then B's two.
     assert order() == ["A", "B", "B", "A"]
     for ms in (res.measurements_a, res.measurements_b):
@@ -223,7 +223,7 @@ def test_speedup_with_worker_processes_alternates_a_and_b(tmp_path, monkeypatch,
     serial_b = _cfg(tmp_path, workload=b.workload, profile=ProfileSection(warmup=1, repeats=2, metrics=("time",),
                                                                            use_cache=False))
     with pytest.warns(SeqPointWarning, match=r"Only A has \[profile\] processes > 1 .* not in turn"):
-        mixed = speedup_configs(a, serial_b, reporter=recorder)
+        mixed = speedup(a, serial_b, reporter=recorder)
     assert order() == ["A", "A"] and mixed.measurements_b.protocol == {} and not mixed.in_turn
     saved_sp = json.loads((tmp_path / "run" / "speedup.json").read_text())
     assert saved_sp["in_turn"] is False and saved_sp["run_folder"] == str(tmp_path / "run")
@@ -237,7 +237,7 @@ def test_speedup_with_worker_processes_alternates_a_and_b(tmp_path, monkeypatch,
                                                                         metrics=("time",), use_cache=False))
     with pytest.warns(SeqPointWarning, match=r"processes = 2 and B 3.*B's last 1 run\(s\) alone"), \
             pytest.raises(RuntimeError, match="stop here"):
-        speedup_configs(a, three)
+        speedup(a, three)
 
 
 @pytest.mark.slow  # full runs in fresh processes: make test-slow
@@ -250,7 +250,7 @@ def test_speedup_validate_times_both_full_runs_in_alternating_rounds(tmp_path, r
              profile=profile, validation=ValidationSection(runs=2, epochs=1))
     b = _cfg(tmp_path, workload=WorkloadSection(name="deepspeech2:tiny", set={"threads": 1, "dtype": "bf16"}),
              profile=profile, validation=a.validation)
-    res = speedup_configs(a, b, validate=True, reporter=recorder)
+    res = speedup(a, b, validate=True, reporter=recorder)
     # Projected on the validation part (1 of 2 epochs), which both ran in full: a b, then b a.
     assert res.n_iterations == 6 and sum(p.weight for p in res.seqpoints.points) == 6
     assert order() == [f"full run {r}/2 of {t} (fresh process)" for r, t in ((1, "A"), (1, "B"), (2, "B"), (2, "A"))]
@@ -265,7 +265,7 @@ def test_speedup_validate_times_both_full_runs_in_alternating_rounds(tmp_path, r
     assert runs == {"runs_a_s": list(m.runs_a_s), "runs_b_s": list(m.runs_b_s)}
     # without validate nothing runs in full and the whole run is projected
     recorder.seen.clear()
-    plain = speedup_configs(a, b, reporter=recorder)
+    plain = speedup(a, b, reporter=recorder)
     assert order() == [] and plain.measured is None and plain.n_iterations == 12
 
 
@@ -276,26 +276,19 @@ def test_speedup_rejects_different_runs(tmp_path, _cfg):
     ddp = BatchingSection(policy="sortagrad", epochs=2, params={"batch_size": 16}, world_size=2)
     proj = ProjectionSection(allreduce_s=0.001)
     with pytest.raises(ConfigError, match=r"world_size = 2 is data-parallel.*validate_ddp"):
-        speedup_configs(_cfg(tmp_path, batching=ddp, projection=proj), _cfg(tmp_path, batching=ddp, projection=proj),
+        speedup(_cfg(tmp_path, batching=ddp, projection=proj), _cfg(tmp_path, batching=ddp, projection=proj),
                         validate=True)
 
     a = _cfg(tmp_path)
     b = _cfg(tmp_path, batching=BatchingSection(policy="fixed", params={"batch_size": 16}))
     with pytest.raises(ConfigError, match=r"differ in \[batching\]"):
-        speedup_configs(a, b)
+        speedup(a, b)
 
-    # B's [validation] and [report] are A's: an override of them on B is refused, a config
-    # B file whose sections differ gets a warning (neither is silently not used)
-    from seqpoint.workflows import speedup_between
-
-    path_a = tmp_path / "a.toml"
-    path_a.write_text(a.to_toml())
-    for override in ("validation.runs=3", f"report.out={tmp_path / 'b'}"):
-        with pytest.raises(ConfigError, match=r"--set-b .*from A.*set it in A's config file"):
-            speedup_between(path_a, None, ["workload.set.threads=2", override])
+    # B's [validation] and [report] are A's: a config B whose sections differ gets a warning (not
+    # silently unused; an override of them with --set-b is refused, tests/cli/test_options_cli.py)
     b = _cfg(tmp_path, validation=ValidationSection(runs=3))
     with pytest.warns(SeqPointWarning, match=r"B's \[validation\] differs from A's and is not used"):
-        speedup_configs(a, b)
+        speedup(a, b)
 
 
 def _cli(*args, env_cache):

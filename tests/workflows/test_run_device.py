@@ -11,15 +11,16 @@ import pytest
 
 pytest.importorskip("torch")
 
-from seqpoint.devices import GPU_SPECS
+from seqpoint.devices import GPU_SPECS, gpu_named
 from seqpoint.exceptions import ConfigError, SeqPointWarning
-from seqpoint.workflows import ProjectionSection, mlflow_metrics, profiled_device, run
+from seqpoint.executors import LocalExecutor
+from seqpoint.workflows import ProjectionSection, run
 
 
-def test_a_run_is_projected_onto_another_gpu_category_by_category(tmp_path, tiny_config) -> None:
+def test_a_run_is_projected_onto_another_gpu_category_by_category(tmp_path, tiny_config, fake_mlflow) -> None:
     cfg = tiny_config(tmp_path, projection=ProjectionSection(device="h200", profiled_on="h100"))
     cfg = dataclasses.replace(cfg, profile=dataclasses.replace(cfg.profile, metrics=("time", "breakdown")))
-    res = run(cfg)
+    res = run(cfg, log_mlflow=True)
     dp = res.device_projection
     assert dp is not None and (dp.profiled_on, dp.device) == ("h100", "h200")
     # The same peaks and kernel costs on both, 1.43x the bandwidth on the H200: no category slower, none
@@ -38,7 +39,7 @@ def test_a_run_is_projected_onto_another_gpu_category_by_category(tmp_path, tiny
     assert 1.0 < dp.speedup < 1 / memory
     saved = json.loads((tmp_path / "run" / "result.json").read_text())["device_projection"]
     assert saved["total"] == pytest.approx(dp.total) and saved["profiled_on"] == "h100"
-    logged = mlflow_metrics(res)
+    logged = fake_mlflow.metrics
     assert logged[f"device.h200.{dp.metric}"] == dp.total and logged["device.h200.speedup"] == dp.speedup
 
     # Profiled on this CPU (the default here): projected, with the assumption said.
@@ -49,13 +50,27 @@ def test_a_run_is_projected_onto_another_gpu_category_by_category(tmp_path, tiny
     assert mine.device_projection.total > 0
 
 
-def test_the_profiled_gpu_is_named_by_its_device_file() -> None:
-    assert profiled_device({"device_type": "cpu", "device": "AMD EPYC"}) == "cpu"
-    assert profiled_device({"device_type": "cuda", "device": "NVIDIA H100 80GB HBM3"}) == "h100"
-    assert profiled_device({"device_type": "cuda", "device": "NVIDIA H100 PCIe"}) == "h100-pcie"
-    assert profiled_device({"device_type": "cuda", "device": "NVIDIA H200"}) == "h200"
-    with pytest.raises(ConfigError, match="set \\[projection\\] profiled_on"):
-        profiled_device({"device_type": "cuda", "device": "NVIDIA GH200 480GB"})
+class _OnGpu(LocalExecutor):
+    """Measures here, and says the points ran on the CUDA device ``name``, as a GPU's measurements do."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name = name
+
+    def profile(self, jobs, **kw):  # type: ignore[no-untyped-def]
+        return [dataclasses.replace(ms, environment={**ms.environment, "device_type": "cuda", "device": self.name})
+                for ms in super().profile(jobs, **kw)]
+
+
+def test_the_profiled_gpu_is_named_by_its_device_file(tmp_path, tiny_config) -> None:
+    assert [gpu_named(n) for n in ("NVIDIA H100 80GB HBM3", "NVIDIA H100 PCIe", "NVIDIA H200")] == [
+        "h100", "h100-pcie", "h200"]
+    cfg = tiny_config(tmp_path, projection=ProjectionSection(device="h200"))
+    cfg = dataclasses.replace(cfg, profile=dataclasses.replace(cfg.profile, metrics=("time", "breakdown")))
+    dp = run(cfg, executor=_OnGpu("NVIDIA H100 PCIe")).device_projection
+    assert dp is not None and dp.profiled_on == "h100-pcie"
+    with pytest.raises(ConfigError, match=r"measured on 'NVIDIA GH200 480GB'.*set \[projection\] profiled_on"):
+        run(cfg, executor=_OnGpu("NVIDIA GH200 480GB"))
 
 
 def test_a_compiled_workload_pays_its_compilations_once_in_the_projection(tmp_path, bert_config) -> None:

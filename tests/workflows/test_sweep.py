@@ -150,3 +150,9 @@ def test_local_sweep_records_a_failed_configuration_and_goes_on(tmp_path: Path, 
 def test_example_sweeps_load(name: str) -> None:
     spec = load_sweep(Path(__file__).resolve().parents[2] / "configs" / name)
     assert len(spec.configurations) >= 4 and spec.configurations[0].name == "base"
+
+
+def test_ray_settings_with_an_executor_object_are_refused() -> None:
+    path = Path(__file__).resolve().parents[2] / "configs" / "sweep-ds2-precision-width.toml"
+    with pytest.raises(ConfigError, match=r"address and num_cpus make a named executor .*RayExecutor\(address="):
+        sweep(path, LocalExecutor(), num_cpus=2)

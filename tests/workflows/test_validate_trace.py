@@ -166,3 +166,12 @@ def test_a_window_in_the_measurements_calibrates_the_cold_term(runs) -> None:
     assert out["window"]["times_s"] == pytest.approx(times)
     assert out["projection"]["cold_term"]["method"] == "window"
     assert res.truth.projected_s != plain.truth.projected_s
+
+
+def test_validate_against_traces_refuses_what_only_full_runs_compute(tmp_path) -> None:
+    from seqpoint.exceptions import ConfigError
+    from seqpoint.workflows import RunConfig, validate
+
+    for given in ({"exact": False}, {"ks": (1, 2)}):
+        with pytest.raises(ConfigError, match=r"validate\(traces=\.\.\.\) .* leave out ks and exact"):
+            validate(RunConfig(), traces=[tmp_path / "run.csv"], **given)  # type: ignore[call-overload]

@@ -102,10 +102,10 @@ def validate_cmd(
     cfg = _load(config, overrides, output, allow_user_code=allow_user_code, executor=executor,
                 address=address)
     if trace:
-        checked, folder = workflows.validate_config_on_traces(
-            cfg, [str(t) for t in trace], first_n=10 if first_n is None else first_n, reporter=reporter(quiet, as_json))
+        checked = workflows.validate(cfg, traces=[str(t) for t in trace], first_n=10 if first_n is None else first_n,
+                                     reporter=reporter(quiet, as_json))
         print_result(checked, as_json, lambda: print_trace_validation(console, checked),
-                     lambda: folder.path)
+                     lambda: None if checked.folder is None else checked.folder.path)
         return
     result = workflows.validate(cfg, reporter=reporter(quiet, as_json), exact=not no_exact)
 
@@ -157,17 +157,24 @@ def speedup(
                           "SEQPOINTS MEASUREMENTS_A MEASUREMENTS_B.")
     if output is not None:  # A's [report] out, a TOML string (a path may read as a number)
         set_a = [*(set_a or ()), f"report.out={json.dumps(str(output), ensure_ascii=False)}"]
+    if config_b is None and not set_b:
+        raise ConfigError("Give a second config B, or --set-b overrides that turn A into B.")
+    for item in set_b or ():
+        # Refused rather than accepted and not used (the run's part and rounds, the folder).
+        if item.split(".", 1)[0].strip() in ("validation", "report"):
+            raise ConfigError(f"--set-b {item!r}: a speedup takes its [validation] and [report] settings from A, "
+                              "so an override of them on B would not be used; set it in A's config file.")
     a = _load(config_a, set_a, None, allow_user_code=allow_user_code)
     b = _load(config_b, None, None, allow_user_code=allow_user_code) if config_b else a
     if set_b:
-        check_user_code(apply_overrides(b, set_b, option="--set-b").workload.name, allowed=allow_user_code)
+        b = apply_overrides(b, set_b, option="--set-b")
+        check_user_code(b.workload.name, allowed=allow_user_code)
     from seqpoint.executors import make_executor
 
     measured_on = None  # both configurations on the one executor given, else each on its [profile]'s
     if executor is not None or address is not None:
         measured_on = make_executor(executor or "ray", address=address)
-    result = workflows.speedup_between(config_a, config_b, set_b or [], validate=check, set_a=set_a,
-                                       reporter=reporter(quiet, as_json), executor=measured_on)
+    result = workflows.speedup(a, b, validate=check, reporter=reporter(quiet, as_json), executor=measured_on)
     print_result(result, as_json, lambda: print_speedup(console, result.speedup, n_points=len(result.seqpoints),
                                                         measured=result.measured), lambda: result.folder.path)
 

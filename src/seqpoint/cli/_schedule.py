@@ -125,7 +125,6 @@ def schedule(
         LengthsSection,
         RunConfig,
         build_schedule,
-        load_lengths,
     )
 
     _check_output(output)
@@ -164,12 +163,11 @@ def schedule(
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", SeqPointWarning)
-        lens = load_lengths(source)
-        sched = build_schedule(batching, lens)
+        sched = build_schedule(source, batching)
     print_warnings(w.message for w in caught if issubclass(w.category, SeqPointWarning))
     write_schedule(sched, output)
 
     ranks, size = batching.rank, batching.world_size
     where = f", rank {ranks} of {size}" if ranks is not None else (f", {size} ranks" if size > 1 else "")
     _report(sched, output, bins=bins, as_json=as_json, quiet=quiet, policy=policy, world_size=size, rank=ranks,
-            title=f"{policy} schedule of {lens.n_samples} samples ({lens.unit}{where}) → {output}")
+            title=f"{policy} schedule of {sched.meta['n_samples']} samples ({sched.meta['unit']}{where}) → {output}")

@@ -41,9 +41,10 @@ def sweep_cmd(
 ) -> None:
     """Profile every configuration of a sweep on shared SeqPoints; print the speedup matrix."""
     # Every configuration's workload is checked before anything is built or measured.
-    for entry in load_sweep(sweep_file).configurations:
+    spec = load_sweep(sweep_file)
+    for entry in spec.configurations:
         check_user_code(entry.config.workload.name, allowed=allow_user_code)
     name = executor or ("ray" if address is not None else None)
-    result = workflows.run_sweep(sweep_file, executor=name, address=address, num_cpus=num_cpus, out=output,
-                       reporter=reporter(quiet, as_json))
+    result = workflows.sweep(spec, name, address=address, num_cpus=num_cpus, out=output,
+                             reporter=reporter(quiet, as_json))
     print_result(result, as_json, lambda: print_sweep(console, result), lambda: result.folder.path)

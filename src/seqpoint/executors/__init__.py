@@ -10,9 +10,8 @@ submitit.
 
 from seqpoint.executors._local import EXECUTORS, Executor, LocalExecutor, make_executor
 from seqpoint.executors._ray import RayExecutor
-from seqpoint.executors._remote import task_resources
 from seqpoint.executors._submitit import SubmititExecutor
 from seqpoint.executors._tasks import Job, SweepStats
 
 __all__ = ["EXECUTORS", "Executor", "Job", "LocalExecutor", "RayExecutor", "SubmititExecutor", "SweepStats",
-           "make_executor", "task_resources"]
+           "make_executor"]

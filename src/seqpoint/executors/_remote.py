@@ -19,7 +19,7 @@ from seqpoint.executors._tasks import Job, PointResult, SweepStats, measure_task
 from seqpoint.measurements import Measurements
 from seqpoint.profiling import CampaignKey, Pending, Plan, ShippedWorkload
 
-__all__ = ["RemoteExecutor", "Resources", "first_line", "task_resources"]
+__all__ = ["RemoteExecutor", "Resources", "first_line"]
 
 #: What one task asks of the cluster: ``(device, threads)``.
 Resources = tuple[str, int]
@@ -28,13 +28,6 @@ Resources = tuple[str, int]
 def first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0][:300] if text else type(exc).__name__
-
-
-def task_resources(job: Job) -> Resources:
-    """``(device, CPUs)`` of one task of ``job``: a GPU task gets one CPU; a CPU task as many as its
-    workload's threads (at least 1: ``threads = 0``, torch's default, follows the task's CPUs)."""
-    device, threads = job.resources()
-    return (device, 1) if device.startswith("cuda") else (device, max(1, threads))
 
 
 def _job_id(job: Job) -> str:
@@ -87,7 +80,7 @@ class RemoteExecutor:
         reporter = reporter or Reporter(progress=False)
         self._connect()
         jobs = list(jobs)
-        resources = [task_resources(job) for job in jobs]
+        resources = [job.resources() for job in jobs]
         self._check(jobs, resources)
         shipped = [job.shipped(f'executor = "{self.kind}"') for job in jobs]
         keys = [self._keys.get(_job_id(job)) for job in jobs]

@@ -53,8 +53,9 @@ class Job:
         return ShippedWorkload.of(self.workload, what=what, fix='use executor = "local"')
 
     def resources(self) -> tuple[str, int]:
-        """``(device, threads)`` one task of this job needs: :attr:`device`, else the workload's
-        config's, else what its overrides say."""
+        """``(device, CPUs)`` one task of this job needs: :attr:`device`, else the workload's
+        config's, else what its overrides say; a GPU task gets one CPU, a CPU task as many as its
+        workload's threads (at least 1: ``threads = 0``, torch's default, follows the task's CPUs)."""
         device, threads = self.device, 1
         if isinstance(self.workload, str):
             cfg = workload_config(self.workload, self.overrides)
@@ -64,7 +65,8 @@ class Job:
         else:
             facts = describe(self.workload)
             device, threads = device or facts.device, facts.threads
-        return device or "cpu", threads
+        device = device or "cpu"
+        return (device, 1) if device.startswith("cuda") else (device, max(1, threads))
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

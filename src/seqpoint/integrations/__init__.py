@@ -3,8 +3,7 @@
 transformers), lhotse samplers (:mod:`seqpoint.integrations.lhotse`) or a plain PyTorch loop
 (:func:`record`). Importing this package imports neither torch, transformers nor lhotse."""
 
-from seqpoint.integrations._recorder import Recorder, record
+from seqpoint.integrations._recorder import record
 from seqpoint.integrations._shapes import Shape, read_batch
-from seqpoint.integrations.lhotse import schedule_from_sampler
 
-__all__ = ["Recorder", "Shape", "read_batch", "record", "schedule_from_sampler"]
+__all__ = ["Shape", "read_batch", "record"]

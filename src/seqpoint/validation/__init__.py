@@ -1,7 +1,6 @@
 """Stage 8: validation against the ground truth: full runs in fresh processes (the clocks the
 harness uses too, never the harness itself), the one record of a projection against measured
-runs, the measured speedup of two configurations, error against k, the reduction factor. The
-names imported ``as`` themselves are for the tests."""
+runs, the measured speedup of two configurations, error against k, the reduction factor."""
 
 from seqpoint.validation._compare import (
     Drift,
@@ -9,11 +8,9 @@ from seqpoint.validation._compare import (
     MeasuredSpeedup,
     TruthComparison,
     error_vs_k,
-    noise_floor,
 )
 from seqpoint.validation._ddp import DDPRun, check_ddp_device, run_ddp
 from seqpoint.validation._full_run import FullRun, run_full_fresh
-from seqpoint.validation._full_run import FullRunError as FullRunError
 from seqpoint.validation._saving import (
     ProfilingSaving,
     break_even,
@@ -22,5 +19,5 @@ from seqpoint.validation._saving import (
 )
 
 __all__ = ["DDPRun", "Drift", "ErrorCurve", "FullRun", "MeasuredSpeedup", "ProfilingSaving", "TruthComparison",
-           "break_even", "check_ddp_device", "error_vs_k", "noise_floor", "profiling_saving", "reduction_factor", "run_ddp",
+           "break_even", "check_ddp_device", "error_vs_k", "profiling_saving", "reduction_factor", "run_ddp",
            "run_full_fresh"]

@@ -7,7 +7,7 @@ report through ``reports``; only ``cli`` and ``integrations`` sit above it
 (docs/architecture.md). The names imported ``as`` themselves are for the tests.
 """
 
-from seqpoint.workflows._campaign import Campaign, profiled_device
+from seqpoint.workflows._campaign import Campaign
 from seqpoint.workflows._config import RunConfig, apply_overrides, load_config
 from seqpoint.workflows._config import parse_set as parse_set
 from seqpoint.workflows._ddp import ddp_schedule as ddp_schedule
@@ -15,9 +15,7 @@ from seqpoint.workflows._ddp import validate_ddp
 from seqpoint.workflows._demo import demo_configs
 from seqpoint.workflows._folder import RunFolder
 from seqpoint.workflows._job import JobProjection, project_job
-from seqpoint.workflows._run import log_to_mlflow, run
-from seqpoint.workflows._run import mlflow_metrics as mlflow_metrics
-from seqpoint.workflows._run import mlflow_params as mlflow_params
+from seqpoint.workflows._run import run
 from seqpoint.workflows._sections import (
     BatchingSection,
     LengthsSection,
@@ -28,21 +26,14 @@ from seqpoint.workflows._sections import (
     ValidationSection,
     WorkloadSection,
 )
-from seqpoint.workflows._speedup import speedup_between, speedup_configs
-from seqpoint.workflows._stages import build_schedule, choose_points, load_lengths
+from seqpoint.workflows._speedup import speedup
+from seqpoint.workflows._stages import build_schedule, choose_points
 from seqpoint.workflows._stages import model_cost as model_cost
 from seqpoint.workflows._stages import signature_shapes as signature_shapes
-from seqpoint.workflows._stages import validation_schedule as validation_schedule
-from seqpoint.workflows._sweep import SweepResult, run_sweep, sweep
+from seqpoint.workflows._sweep import sweep
 from seqpoint.workflows._sweep_config import load_sweep
 from seqpoint.workflows._sweep_config import sweep_from_dict as sweep_from_dict
-from seqpoint.workflows._trace import (
-    check_traces,
-    project_files,
-    speedup_from_files,
-    validate_config_on_traces,
-    validate_trace,
-)
+from seqpoint.workflows._trace import speedup_from_files, validate_trace
 from seqpoint.workflows._validate import interleave_plan as interleave_plan
 from seqpoint.workflows._validate import validate
 
@@ -57,29 +48,20 @@ __all__ = [
     "RunConfig",
     "RunFolder",
     "SelectionSection",
-    "SweepResult",
     "ValidationSection",
     "WorkloadSection",
     "apply_overrides",
     "build_schedule",
-    "check_traces",
     "choose_points",
     "demo_configs",
     "load_config",
-    "load_lengths",
     "load_sweep",
-    "log_to_mlflow",
-    "profiled_device",
-    "project_files",
     "project_job",
     "run",
-    "run_sweep",
-    "speedup_between",
-    "speedup_configs",
+    "speedup",
     "speedup_from_files",
     "sweep",
     "validate",
-    "validate_config_on_traces",
     "validate_ddp",
     "validate_trace",
 ]

@@ -31,7 +31,6 @@ from seqpoint.workflows._stages import (
     batch_shapes,
     build_schedule,
     choose_points,
-    load_lengths,
     model_cost,
     read_run_schedule,
     validation_schedule,
@@ -45,8 +44,8 @@ from seqpoint.workloads import (
     workload_config,
 )
 
-__all__ = ["Campaign", "check_data_parallel", "check_device_projection", "profiled_device",
-           "project_data_parallel", "project_onto_device"]
+__all__ = ["Campaign", "check_data_parallel", "check_device_projection", "project_data_parallel",
+           "project_onto_device"]
 
 
 class Campaign:
@@ -90,15 +89,14 @@ class Campaign:
         """The schedule selection and profiling see, its length unit, and a data-parallel run's
         every-rank schedule (None for a single process)."""
         if self._given is not None:
-            schedule, unit = self._given, str(self._given.meta.get("unit", "tokens"))
+            schedule = self._given
         elif self.config.batching.schedule is not None:
             schedule = read_run_schedule(self.config.batching.schedule)
             if self.config.batching.rank is not None:
                 schedule = schedule.for_rank(self.config.batching.rank)
-            unit = str(schedule.meta.get("unit", "tokens"))
         else:
-            lengths = load_lengths(self.config.lengths)
-            schedule, unit = build_schedule(self.config.batching, lengths), lengths.unit
+            schedule = build_schedule(self.config.lengths, self.config.batching)
+        unit = str(schedule.meta.get("unit", "tokens"))
         if self._subset:
             schedule = validation_schedule(self.config, schedule)
         if self.folder is not None and self._writes_run:
@@ -367,7 +365,7 @@ def check_device_projection(cfg: RunConfig) -> None:
                           "that include \"time\" and \"breakdown\".")
 
 
-def profiled_device(environment: Mapping[str, Any]) -> str:
+def _profiled_device(environment: Mapping[str, Any]) -> str:
     """The device a measurement environment names: ``cpu``, or the shipped GPU whose
     ``cuda_names`` hold its CUDA device's name (ConfigError for a GPU none names)."""
     if environment.get("device_type") != "cuda":
@@ -391,7 +389,7 @@ def project_onto_device(c: Campaign) -> DeviceProjection | None:
     from seqpoint.profiling import category_models, device_targets
     from seqpoint.projection import project_device
 
-    source = sec.profiled_on or profiled_device(c.measurements.environment)
+    source = sec.profiled_on or _profiled_device(c.measurements.environment)
     targets = device_targets(c.workload, [source, sec.device], model=True)
     if source == "cpu":
         warnings.warn(f"The SeqPoints were profiled on a CPU: projecting them onto {sec.device} takes each operation "

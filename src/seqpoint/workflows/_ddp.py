@@ -21,7 +21,6 @@ from seqpoint.workflows._config import RunConfig
 from seqpoint.workflows._stages import (
     build_schedule,
     choose_points,
-    load_lengths,
     validation_schedule,
 )
 
@@ -75,7 +74,7 @@ def ddp_schedule(cfg: RunConfig) -> IterationSchedule:
                           f"(got {sec.world_size}); e.g. --set batching.world_size=2.")
     if sec.schedule is not None:
         raise ConfigError("The data-parallel validation replays [batching] policy; drop [batching] schedule.")
-    sched = build_schedule(dataclasses.replace(sec, rank=None), load_lengths(cfg.lengths))
+    sched = build_schedule(cfg.lengths, dataclasses.replace(sec, rank=None))
     return validation_schedule(cfg, sched, renumber=False)
 
 

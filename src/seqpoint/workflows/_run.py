@@ -26,7 +26,7 @@ from seqpoint.workflows._config import RunConfig, flat_keys
 from seqpoint.workflows._folder import RunFolder
 from seqpoint.workflows._stages import signature_shapes
 
-__all__ = ["RunResult", "log_to_mlflow", "mlflow_metrics", "mlflow_params", "run"]
+__all__ = ["RunResult", "run"]
 
 
 @dataclass(kw_only=True)
@@ -59,11 +59,13 @@ class RunResult(RunRecord):
 def run(cfg: RunConfig, *, reporter: Reporter | None = None, executor: Executor | str | None = None,
         log_mlflow: bool = False) -> RunResult:
     """Run the whole pipeline of ``cfg`` and write its run folder (and report, per ``[report]``);
-    ``executor`` measures the SeqPoints (default ``[profile] executor``); with ``log_mlflow``,
-    then log it to MLflow (:func:`log_to_mlflow`, needs mlflow)."""
+    ``executor`` measures the SeqPoints (default ``[profile] executor``); ``log_mlflow`` then logs
+    the run as one MLflow run (needs mlflow; where, and in which experiment, MLflow's own
+    ``MLFLOW_TRACKING_URI`` and ``MLFLOW_EXPERIMENT_NAME`` say)."""
     from seqpoint.reports import write_run_report
 
     check_device_projection(cfg)  # before anything is measured
+    mlflow = _mlflow() if log_mlflow else None
     folder = RunFolder.new(cfg.name, cfg.report.out, command="run")
     c = Campaign(cfg, reporter=reporter, executor=executor, folder=folder)
     measurements = c.measure_seqpoints()
@@ -83,8 +85,8 @@ def run(cfg: RunConfig, *, reporter: Reporter | None = None, executor: Executor 
     folder.write_json("result.json", result.to_dict())
     if cfg.report.plots or cfg.report.html:
         write_run_report(result, folder.path, **_page_text(cfg), plots=cfg.report.plots)
-    if log_mlflow:
-        log_to_mlflow(result)
+    if mlflow is not None:
+        _log_to_mlflow(mlflow, result)
     return result
 
 
@@ -126,7 +128,7 @@ _PARAM_CHARS = 6000
 _BATCH = 100
 
 
-def mlflow_params(result: RunResult) -> dict[str, str]:
+def _mlflow_params(result: RunResult) -> dict[str, str]:
     """The resolved config as flat ``section.key`` params (strings, MLflow's type)."""
     out: dict[str, str] = {}
     for name, value in flat_keys(result.config.to_dict()).items():
@@ -135,7 +137,7 @@ def mlflow_params(result: RunResult) -> dict[str, str]:
     return out
 
 
-def mlflow_metrics(result: RunResult) -> dict[str, float]:
+def _mlflow_metrics(result: RunResult) -> dict[str, float]:
     """Totals (``projected.<metric>``; the breakdown is ``projected.breakdown_s.<category>``),
     interval bounds (``interval_low.<metric>``/``interval_high.<metric>``), the reduction
     factor, the run's size, and with ``[projection] device`` the run there
@@ -157,25 +159,23 @@ def mlflow_metrics(result: RunResult) -> dict[str, float]:
     return out
 
 
-def log_to_mlflow(result: RunResult, *, tracking_uri: str | None = None, experiment: str | None = None) -> str:
-    """Log ``result`` as one MLflow run (its folder as artifacts) at ``tracking_uri`` in
-    ``experiment`` (MLflow's defaults when None); returns its run id. ConfigError when
-    mlflow is not installed."""
+def _mlflow() -> Any:
+    """The mlflow module; ConfigError when it is not installed."""
     try:
         import mlflow
     except ImportError:
         raise ConfigError("MLflow logging needs mlflow: pip install 'seqpoint[mlflow]' (mlflow-skinny).") from None
-    if tracking_uri is not None:
-        mlflow.set_tracking_uri(tracking_uri)
-    if experiment is not None:
-        mlflow.set_experiment(experiment)
-    params = list(mlflow_params(result).items())
+    return mlflow
+
+
+def _log_to_mlflow(mlflow: Any, result: RunResult) -> None:
+    """Log ``result`` as one MLflow run, its folder as artifacts."""
+    params = list(_mlflow_params(result).items())
     # Inside a user's own active run, seqpoint's run is nested rather than an error.
-    with mlflow.start_run(run_name=result.config.name, nested=mlflow.active_run() is not None) as logged:
+    with mlflow.start_run(run_name=result.config.name, nested=mlflow.active_run() is not None):
         mlflow.set_tags({"seqpoint.workload": result.measurements.workload,
                          "seqpoint.method": result.projection.method})
         for i in range(0, len(params), _BATCH):
             mlflow.log_params(dict(params[i : i + _BATCH]))
-        mlflow.log_metrics(mlflow_metrics(result))
+        mlflow.log_metrics(_mlflow_metrics(result))
         mlflow.log_artifacts(str(result.folder.path))
-        return str(logged.info.run_id)

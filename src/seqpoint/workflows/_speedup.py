@@ -5,7 +5,6 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from seqpoint._live import Reporter
@@ -18,11 +17,11 @@ from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import SeqPoints
 from seqpoint.validation import MeasuredSpeedup
 from seqpoint.workflows._campaign import Campaign
-from seqpoint.workflows._config import RunConfig, apply_overrides, load_config
+from seqpoint.workflows._config import RunConfig
 from seqpoint.workflows._folder import RunFolder
 from seqpoint.workflows._validate import timed_full_runs
 
-__all__ = ["SpeedupResult", "speedup_between", "speedup_configs"]
+__all__ = ["SpeedupResult", "speedup"]
 
 
 @dataclass
@@ -74,7 +73,7 @@ def _same_run(a: RunConfig, b: RunConfig) -> None:
                           "[validation] and [report] settings from A.", SeqPointWarning, stacklevel=3,)
 
 
-def speedup_configs(
+def speedup(
     a: RunConfig, b: RunConfig, *, validate: bool = False, reporter: Reporter | None = None,
     executor: Executor | str | None = None,
 ) -> SpeedupResult:
@@ -164,25 +163,3 @@ def _measured(ca: Campaign, cb: Campaign, schedule: IterationSchedule, folder: R
             times[tag].append(run.total_s)
             folder.write_json("full_runs.json", {"runs_a_s": times["a"], "runs_b_s": times["b"]})
     return MeasuredSpeedup(tuple(times["a"]), tuple(times["b"]))
-
-
-def speedup_between(
-    config_a: Path, config_b: Path | None, set_b: list[str], *, validate: bool = False,
-    reporter: Reporter | None = None, executor: Executor | str | None = None, set_a: list[str] | None = None,
-) -> SpeedupResult:
-    """Speedup of ``config_b`` (or ``config_a`` with ``set_b`` overrides) over ``config_a``;
-    ``set_a`` overrides A first (and so B too, where B is A with ``set_b``)."""
-    a = load_config(config_a)
-    if set_a:
-        a = apply_overrides(a, set_a)
-    if config_b is None and not set_b:
-        raise ConfigError("Give a second config B, or --set-b overrides that turn A into B.")
-    b = load_config(config_b) if config_b is not None else a
-    for item in set_b:
-        # Refused rather than accepted and not used (the run's part and rounds, the folder).
-        if item.split(".", 1)[0].strip() in ("validation", "report"):
-            raise ConfigError(f"--set-b {item!r}: a speedup takes its [validation] and [report] settings from A, "
-                              "so an override of them on B would not be used; set it in A's config file.")
-    if set_b:
-        b = apply_overrides(b, set_b, option="--set-b")
-    return speedup_configs(a, b, validate=validate, reporter=reporter, executor=executor)

@@ -18,11 +18,11 @@ from seqpoint.traces import Lengths
 from seqpoint.workflows._config import RunConfig
 from seqpoint.workloads import BatchShape, TorchWorkload, Workload, takes_batch_shape
 
-__all__ = ["batch_shapes", "build_schedule", "choose_points", "load_lengths", "model_cost", "read_run_schedule",
+__all__ = ["batch_shapes", "build_schedule", "choose_points", "model_cost", "read_run_schedule",
            "signature_shapes", "validation_schedule"]
 
 
-def load_lengths(sec: sections.LengthsSection) -> Lengths:
+def _load_lengths(sec: sections.LengthsSection) -> Lengths:
     """Read the lengths named by ``[lengths]``, optionally a seeded random subset."""
     from seqpoint.traces import read_lengths
 
@@ -39,12 +39,14 @@ def load_lengths(sec: sections.LengthsSection) -> Lengths:
     return lengths
 
 
-def build_schedule(sec: sections.BatchingSection, lengths: Lengths) -> IterationSchedule:
-    """Replay ``[batching]`` over ``lengths`` (every rank's batches when ``world_size`` > 1;
-    one rank's when ``rank`` is set)."""
+def build_schedule(lengths: sections.LengthsSection, batching: sections.BatchingSection) -> IterationSchedule:
+    """Replay ``[batching]`` over the lengths ``[lengths]`` names (every rank's batches when
+    ``world_size`` > 1; one rank's when ``rank`` is set); its ``meta`` has the lengths'
+    ``unit`` and ``n_samples``."""
     from seqpoint.batching import replay
 
-    schedule = replay(lengths, sec.policy, epochs=sec.epochs, seed=sec.seed,
+    sec = batching
+    schedule = replay(_load_lengths(lengths), sec.policy, epochs=sec.epochs, seed=sec.seed,
                       world_size=sec.world_size, shard=sec.shard, **sec.params)
     return schedule if sec.rank is None else schedule.for_rank(sec.rank)
 

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from seqpoint._live import Reporter
-from seqpoint.exceptions import InputError
-from seqpoint.executors import Executor, Job, LocalExecutor, RayExecutor, SweepStats, make_executor
+from seqpoint.exceptions import ConfigError, InputError
+from seqpoint.executors import Executor, Job, RayExecutor, SweepStats, make_executor
 from seqpoint.measurements import (
     STEADY_TIME,
     Measurements,
@@ -34,7 +34,7 @@ from seqpoint.workflows._folder import RunFolder
 from seqpoint.workflows._stages import choose_points
 from seqpoint.workflows._sweep_config import SweepConfig, SweepEntry, load_sweep
 
-__all__ = ["ConfigResult", "SweepResult", "run_sweep", "sweep"]
+__all__ = ["ConfigResult", "SweepResult", "sweep"]
 
 @dataclass(frozen=True, kw_only=True)
 class ConfigResult:
@@ -123,36 +123,40 @@ class SweepResult:
         }
 
 
-def run_sweep(
-    path: str | Path, *, executor: str | None = None, address: str | None = None, num_cpus: int | None = None,
-    out: str | Path | None = None, reporter: Reporter | None = None,
+def sweep(
+    spec: SweepConfig | str | Path, executor: Executor | str | None = None, *, address: str | None = None,
+    num_cpus: int | None = None, out: str | Path | None = None, reporter: Reporter | None = None,
 ) -> SweepResult:
-    """Load the sweep file at ``path`` and run it on ``executor`` (default: the base's ``[profile]
-    executor`` and ``address``); Ray connects before the schedule is replayed (an unreachable
-    address fails at once), and a local Ray it started is shut down at the end."""
-    spec = load_sweep(path)
+    """Measure every configuration of ``spec`` (a :class:`SweepConfig` or the path of a sweep
+    file) on the base's SeqPoints and project each, into the run folder ``out`` (default the
+    base's ``[report] out``): ``config.toml``, ``sweep_spec.json``, ``schedule.csv``,
+    ``seqpoints.json``, ``environment.json``, ``measurements_<NN>-<name>.json``, ``sweep.json``,
+    ``sweep.csv`` and, per ``[report]``, ``sweep.png`` and ``report.html``.
+
+    ``executor`` is an executor object or name (default: the base's ``[profile] executor`` and
+    ``address``); ``address`` and ``num_cpus`` are a named Ray executor's. A Ray executor made
+    here connects before the schedule is replayed (an unreachable address fails at once), and a
+    local Ray it started is shut down at the end."""
+    if not isinstance(spec, SweepConfig):
+        spec = load_sweep(spec)
+    if executor is not None and not isinstance(executor, str):
+        if address is not None or num_cpus is not None:
+            raise ConfigError("sweep(): address and num_cpus make a named executor (\"ray\"); an executor object "
+                              "given is used as it is: give them to it, e.g. RayExecutor(address=..., num_cpus=...).")
+        return _sweep(spec, executor, out=out, reporter=reporter)
     if executor is None:
         executor, address = spec.base.profile.executor, address or spec.base.profile.address
     ex = make_executor(executor, address=address, num_cpus=num_cpus)
     if not isinstance(ex, RayExecutor):
-        return sweep(spec, ex, out=out, reporter=reporter)
+        return _sweep(spec, ex, out=out, reporter=reporter)
     with ex:
         ex.connect()
-        return sweep(spec, ex, out=out, reporter=reporter)
+        return _sweep(spec, ex, out=out, reporter=reporter)
 
 
-def sweep(
-    spec: SweepConfig, executor: Executor | None = None, *, out: str | Path | None = None,
-    reporter: Reporter | None = None,
-) -> SweepResult:
-    """Measure every configuration of ``spec`` on the base's SeqPoints (on ``executor``, default
-    local) and project each, into the run folder ``out`` (default the base's ``[report] out``):
-    ``config.toml``, ``sweep_spec.json``, ``schedule.csv``, ``seqpoints.json``,
-    ``environment.json``, ``measurements_<NN>-<name>.json``, ``sweep.json``, ``sweep.csv`` and,
-    per ``[report]``, ``sweep.png`` and ``report.html``."""
+def _sweep(spec: SweepConfig, executor: Executor, *, out: str | Path | None, reporter: Reporter | None) -> SweepResult:
     from seqpoint.reports import write_sweep_report
 
-    executor = executor or LocalExecutor()
     base = spec.base
     folder = RunFolder.new(spec.name, str(out) if out is not None else base.report.out, command="sweep")
     c = Campaign(base, reporter=reporter, executor=executor, folder=folder)
@@ -177,7 +181,7 @@ def sweep(
     configs, metric = _project_all(c, seqpoints, entries, measured)
     result = SweepResult(
         spec=spec, folder=folder, schedule=schedule, seqpoints=seqpoints, configs=configs,
-        time_metric=metric, executor=_name_of(executor),
+        time_metric=metric, executor=getattr(executor, "kind", "local"),
         stats=stats, failed=failed, wall_s=wall_s,
     )
     folder.write_json("sweep.json", result.to_dict())
@@ -204,12 +208,6 @@ def _jobs(entries: Sequence[SweepEntry], seqpoints: SeqPoints) -> tuple[list[Job
                             config=harness, points=seqpoints))
         job_of.append(index[key])
     return jobs, job_of
-
-
-def _name_of(executor: Executor) -> str:
-    from seqpoint.executors import SubmititExecutor
-
-    return "ray" if isinstance(executor, RayExecutor) else "submitit" if isinstance(executor, SubmititExecutor) else "local"
 
 
 def _project_all(

@@ -16,7 +16,7 @@ from seqpoint.exceptions import ConfigError, InputError
 from seqpoint.executors import Executor
 from seqpoint.measurements import Measurements, read_measurements
 from seqpoint.measurements.metrics import INSTRUCTIONS, time_metric
-from seqpoint.projection import Projection, RankProjection, Speedup
+from seqpoint.projection import Speedup
 from seqpoint.reports import TraceRecord
 from seqpoint.schedule import IterationSchedule, RunTrace, read_trace
 from seqpoint.selection import SeqPoints, read_seqpoints
@@ -31,8 +31,7 @@ from seqpoint.workflows._sections import (
 )
 from seqpoint.workflows._stages import read_run_schedule
 
-__all__ = ["TraceValidation", "check_traces", "project_files", "speedup_from_files", "validate_config_on_traces",
-           "validate_trace"]
+__all__ = ["TraceValidation", "check_traces", "speedup_from_files", "validate_on_traces", "validate_trace"]
 
 #: Columns that fix a micro-batch's shape, compared to tell two runs' schedules apart.
 _SHAPE = ("batch_size", "seq_len", "tgt_len")
@@ -42,6 +41,9 @@ _SAME = "compare runs of the same schedule (same sampler, seed, epochs and batch
 @dataclass(frozen=True, kw_only=True)
 class TraceValidation(TraceRecord):
     """A projection and the first-N estimate against recorded real runs."""
+
+    folder: RunFolder | None = None
+    """Where ``validate(cfg, traces=...)`` wrote it (None from :func:`validate_trace`)."""
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data (JSON) of the comparison."""
@@ -144,43 +146,15 @@ def speedup_from_files(
     return project_speedup(sched, pts, a, b, metric=metric)
 
 
-def project_files(
-    schedule: str | Path, seqpoints: str | Path, measurements: str | Path, projection: ProjectionSection,
-    *, gradient_bytes: int | None = None,
-) -> tuple[Projection, RankProjection | None]:
-    """``seqpoint project``: the run of three files projected (``[projection]``), and a data-parallel
-    schedule's run with its all-reduce (``allreduce_s``, or ``interconnect`` with ``gradient_bytes``).
-    InputError names the files that disagree, or what a data-parallel schedule lacks."""
-    from seqpoint.projection import check_fit, project, project_ranks
-    from seqpoint.schedule import read_schedule
-
-    ranked = read_schedule(schedule)
-    sched, points, meas = ranked.rank_rows(), read_seqpoints(seqpoints), read_measurements(measurements)
-    check_fit(sched, points, meas, names=(str(schedule), str(seqpoints), str(measurements)))
-    result = project(sched, points, meas, method=projection.method, confidence=projection.confidence)
-    given = [k for k, v in (("--interconnect", projection.interconnect), ("--gradient-bytes", gradient_bytes),
-                            ("--allreduce-s", projection.allreduce_s)) if v is not None]
-    if ranked.world_size <= 1:
-        if given:
-            raise InputError(f"{', '.join(given)} {'applies' if len(given) == 1 else 'apply'} to data-parallel "
-                             f"schedules (a rank column), and {schedule} has none: drop them, or write the schedule "
-                             "with world_size > 1.")
-        return result, None
-    if projection.allreduce_s is None and (projection.interconnect is None or gradient_bytes is None):
-        raise InputError(f"{schedule} is data-parallel ({ranked.world_size} ranks): give the all-reduce's measured "
-                         "seconds (--allreduce-s) or its link (--interconnect NAME with --gradient-bytes N).")
-    return result, project_ranks(ranked, points, meas, allreduce_s=projection.allreduce_s,
-                                 gradient_bytes=gradient_bytes, interconnect=projection.interconnect)
-
-
-def validate_config_on_traces(
-    cfg: RunConfig, traces: Sequence[str | Path], *, first_n: int = 10, reporter: Reporter | None = None,
+def validate_on_traces(
+    cfg: RunConfig, traces: Sequence[RunTrace | str | Path], *, first_n: int = 10, reporter: Reporter | None = None,
     executor: Executor | str | None = None,
-) -> tuple[TraceValidation, RunFolder]:
-    """``seqpoint validate CONFIG --trace T [--trace T2]``: SeqPoints of the first trace's
-    micro-batches (``[batching] rank`` picks a rank) measured per the config and checked by
-    :func:`validate_trace`. A config that sets what a trace replaces is a ConfigError, lest a
-    user reusing ``seqpoint run``'s config think the trace was checked against it."""
+) -> TraceValidation:
+    """``validate(cfg, traces=...)``, ``seqpoint validate CONFIG --trace T [--trace T2]``:
+    SeqPoints of the first trace's micro-batches (``[batching] rank`` picks a rank) measured per
+    the config and checked by :func:`validate_trace`. A config that sets what a trace replaces is
+    a ConfigError, lest a user reusing ``seqpoint run``'s config think the trace was checked
+    against it."""
     if not traces:
         raise InputError("--trace needs at least one recorded run trace (seqpoint.integrations).")
     _check_trace_config(cfg)
@@ -199,10 +173,11 @@ def validate_config_on_traces(
     check_traces(first.to_schedule(rank), [t.for_rank(rank) if rank is not None else t for t in runs])
     folder = RunFolder.new(cfg.name + "-trace", cfg.report.out, command="validate --trace")
     c = Campaign(cfg, reporter=reporter, executor=executor, folder=folder, schedule=first.to_schedule(rank))
-    result = validate_trace(c.schedule, c.seqpoints, c.measure_seqpoints(), runs, first_n=first_n, rank=rank,
-                            method=cfg.projection.method, confidence=cfg.projection.confidence)
+    result = dataclasses.replace(
+        validate_trace(c.schedule, c.seqpoints, c.measure_seqpoints(), runs, first_n=first_n, rank=rank,
+                       method=cfg.projection.method, confidence=cfg.projection.confidence), folder=folder)
     folder.write_json("trace_validation.json", result.to_dict())
-    return result, folder
+    return result
 
 
 #: Sections whose keys ``validate --trace`` does not read, with their defaults, and the keys it does read.

@@ -11,26 +11,30 @@ step, in the projection's unit (instructions): a truth without a clock's noise.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from pathlib import Path
+from typing import Any, overload
 
 import numpy as np
 from numpy.typing import NDArray
 
 from seqpoint._live import Reporter
+from seqpoint.exceptions import ConfigError
 from seqpoint.executors import Executor
 from seqpoint.measurements import Measurements
 from seqpoint.measurements.metrics import INSTRUCTIONS, relative_error, step_metric, time_metric
 from seqpoint.profiling import WorkloadState
 from seqpoint.projection import Projection
 from seqpoint.reports import Baseline, ExactCheck, SteadyTruth, ValidationRecord
-from seqpoint.schedule import IterationSchedule
+from seqpoint.schedule import IterationSchedule, RunTrace
 from seqpoint.selection import weighted_projection
 from seqpoint.validation import ErrorCurve, FullRun, error_vs_k, run_full_fresh
 from seqpoint.workflows._campaign import Campaign
 from seqpoint.workflows._config import RunConfig
 from seqpoint.workflows._folder import RunFolder
 from seqpoint.workflows._stages import choose_points, signature_shapes
+from seqpoint.workflows._trace import TraceValidation, validate_on_traces
 from seqpoint.workloads import Workload
 
 __all__ = ["EXACT_METRICS", "ValidationResult", "exact_costs", "interleave_plan", "timed_full_runs", "validate"]
@@ -80,15 +84,31 @@ def exact_costs(
     return {m: np.asarray(per_sig[m], dtype=np.float64)[inverse] for m in metrics}
 
 
+@overload
+def validate(cfg: RunConfig, *, reporter: Reporter | None = None, executor: Executor | str | None = None,
+             ks: tuple[int, ...] | None = None, exact: bool = True, traces: None = None) -> ValidationResult: ...
+@overload
+def validate(cfg: RunConfig, *, reporter: Reporter | None = None, executor: Executor | str | None = None,
+             traces: Sequence[RunTrace | str | Path], first_n: int = 10) -> TraceValidation: ...
 def validate(
     cfg: RunConfig, *, reporter: Reporter | None = None, executor: Executor | str | None = None,
-    ks: tuple[int, ...] | None = None, exact: bool = True,
-) -> ValidationResult:
+    ks: tuple[int, ...] | None = None, exact: bool = True, traces: Sequence[RunTrace | str | Path] | None = None,
+    first_n: int = 10,
+) -> ValidationResult | TraceValidation:
     """Compare the SeqPoint projection and baselines with full runs of ``cfg``'s schedule; the
     SeqPoints are measured on ``executor`` (default ``[profile] executor``; the full runs go
-    between the local protocol's worker processes, else after the campaign)."""
+    between the local protocol's worker processes, else after the campaign).
+
+    With ``traces`` (recorded runs, ``seqpoint validate --trace``) they are the truth instead:
+    the projection from SeqPoints of the first trace's micro-batches, and the first-N estimate
+    of its ``first_n`` steps, against them (see :func:`validate_trace`)."""
     from seqpoint.reports import write_validation_report
 
+    if traces is not None:
+        if ks is not None or not exact:
+            raise ConfigError("validate(traces=...) compares with recorded runs and computes neither error against "
+                              "k nor exact FLOP totals: leave out ks and exact.")
+        return validate_on_traces(cfg, traces, first_n=first_n, reporter=reporter, executor=executor)
     reporter = reporter or Reporter(progress=False)
     folder = RunFolder.new(cfg.name + "-validate", cfg.report.out, command="validate")
     runs: list[FullRun] = []

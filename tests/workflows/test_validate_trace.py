@@ -175,3 +175,5 @@ def test_validate_against_traces_refuses_what_only_full_runs_compute(tmp_path) -
     for given in ({"exact": False}, {"ks": (1, 2)}):
         with pytest.raises(ConfigError, match=r"validate\(traces=\.\.\.\) .* leave out ks and exact"):
             validate(RunConfig(), traces=[tmp_path / "run.csv"], **given)  # type: ignore[call-overload]
+    with pytest.raises(ConfigError, match=r"validate\(first_n=\.\.\.\) .* give traces=\.\.\."):
+        validate(RunConfig(), first_n=5)  # type: ignore[call-overload]

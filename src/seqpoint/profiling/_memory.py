@@ -118,10 +118,14 @@ def parked(workload: Workload) -> Iterator[None]:
     def park(tensor: object, put: Callable[[Any], None]) -> None:
         if not (isinstance(tensor, torch.Tensor) and tensor.is_cuda):
             return
-        if tensor.layout != torch.strided:  # no storage to share: a plain copy
-            host, key = tensor.to("cpu"), None
+        key, storage = None, None
+        if tensor.layout == torch.strided:
+            # A subclass holding other tensors (DTensor, some float8 weights) has no storage of its own.
+            with contextlib.suppress(RuntimeError, NotImplementedError):
+                storage = tensor.untyped_storage()
+        if storage is None:  # a plain copy
+            host = tensor.to("cpu")
         else:
-            storage = tensor.untyped_storage()
             key = (storage.data_ptr(), storage.nbytes())
             if key not in hosts:
                 hosts[key] = storage.cpu()
@@ -130,22 +134,22 @@ def parked(workload: Workload) -> Iterator[None]:
         moved.append((put, host, tensor.device, key))
         put(host)
 
-    model = getattr(workload, "model", None)
-    if isinstance(model, torch.nn.Module):
-        for p in model.parameters():
-            p.grad = None
-            park(p.data, functools.partial(setattr, p, "data"))
-        for name, buf in model.named_buffers():
-            owner, _, leaf = name.rpartition(".")
-            park(buf, functools.partial(setattr, model.get_submodule(owner), leaf))
-    optimizer = getattr(workload, "optimizer", None)
-    for state in getattr(getattr(optimizer, "optimizer", optimizer), "state", {}).values():
-        for key, value in list(state.items()):
-            park(value, functools.partial(operator.setitem, state, key))
-    if moved:
-        getattr(torch._C, "_cuda_clearCublasWorkspaces", lambda: None)()  # 32 MiB or more each
-        torch.cuda.empty_cache()
-    try:
+    try:  # what moved goes back, also when parking the rest failed
+        model = getattr(workload, "model", None)
+        if isinstance(model, torch.nn.Module):
+            for p in model.parameters():
+                p.grad = None
+                park(p.data, functools.partial(setattr, p, "data"))
+            for name, buf in model.named_buffers():
+                owner, _, leaf = name.rpartition(".")
+                park(buf, functools.partial(setattr, model.get_submodule(owner), leaf))
+        optimizer = getattr(workload, "optimizer", None)
+        for state in getattr(getattr(optimizer, "optimizer", optimizer), "state", {}).values():
+            for key, value in list(state.items()):
+                park(value, functools.partial(operator.setitem, state, key))
+        if moved:
+            getattr(torch._C, "_cuda_clearCublasWorkspaces", lambda: None)()  # 32 MiB or more each
+            torch.cuda.empty_cache()
         yield
     finally:
         back: dict[tuple[int, int], Any] = {}

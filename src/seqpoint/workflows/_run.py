@@ -1,6 +1,6 @@
 """``seqpoint run``: lengths → schedule → SeqPoints → profile (cached) → projection → report.
 
-:func:`log_to_mlflow` logs it as one MLflow run (mlflow is optional): the config as params,
+``run(cfg, log_mlflow=True)`` logs it as one MLflow run (mlflow is optional): the config as params,
 the totals, intervals and reduction factor as metrics, the run folder as artifacts.
 """
 

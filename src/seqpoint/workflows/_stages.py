@@ -45,10 +45,9 @@ def build_schedule(lengths: sections.LengthsSection, batching: sections.Batching
     ``unit`` and ``n_samples``."""
     from seqpoint.batching import replay
 
-    sec = batching
-    schedule = replay(_load_lengths(lengths), sec.policy, epochs=sec.epochs, seed=sec.seed,
-                      world_size=sec.world_size, shard=sec.shard, **sec.params)
-    return schedule if sec.rank is None else schedule.for_rank(sec.rank)
+    schedule = replay(_load_lengths(lengths), batching.policy, epochs=batching.epochs, seed=batching.seed,
+                      world_size=batching.world_size, shard=batching.shard, **batching.params)
+    return schedule if batching.rank is None else schedule.for_rank(batching.rank)
 
 
 def read_run_schedule(run: IterationSchedule | RunTrace | str | Path) -> IterationSchedule:

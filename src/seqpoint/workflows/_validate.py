@@ -89,11 +89,11 @@ def validate(cfg: RunConfig, *, reporter: Reporter | None = None, executor: Exec
              ks: tuple[int, ...] | None = None, exact: bool = True, traces: None = None) -> ValidationResult: ...
 @overload
 def validate(cfg: RunConfig, *, reporter: Reporter | None = None, executor: Executor | str | None = None,
-             traces: Sequence[RunTrace | str | Path], first_n: int = 10) -> TraceValidation: ...
+             traces: Sequence[RunTrace | str | Path], first_n: int | None = None) -> TraceValidation: ...
 def validate(
     cfg: RunConfig, *, reporter: Reporter | None = None, executor: Executor | str | None = None,
     ks: tuple[int, ...] | None = None, exact: bool = True, traces: Sequence[RunTrace | str | Path] | None = None,
-    first_n: int = 10,
+    first_n: int | None = None,
 ) -> ValidationResult | TraceValidation:
     """Compare the SeqPoint projection and baselines with full runs of ``cfg``'s schedule; the
     SeqPoints are measured on ``executor`` (default ``[profile] executor``; the full runs go
@@ -101,14 +101,18 @@ def validate(
 
     With ``traces`` (recorded runs, ``seqpoint validate --trace``) they are the truth instead:
     the projection from SeqPoints of the first trace's micro-batches, and the first-N estimate
-    of its ``first_n`` steps, against them (see :func:`validate_trace`)."""
+    of its ``first_n`` steps (default 10), against them (see :func:`validate_trace`)."""
     from seqpoint.reports import write_validation_report
 
     if traces is not None:
         if ks is not None or not exact:
             raise ConfigError("validate(traces=...) compares with recorded runs and computes neither error against "
                               "k nor exact FLOP totals: leave out ks and exact.")
-        return validate_on_traces(cfg, traces, first_n=first_n, reporter=reporter, executor=executor)
+        return validate_on_traces(cfg, traces, first_n=10 if first_n is None else first_n, reporter=reporter,
+                                  executor=executor)
+    if first_n is not None:
+        raise ConfigError("validate(first_n=...) is the first-N estimate against recorded runs: give traces=..., or "
+                          "leave out first_n (without traces the baselines are [validation] baselines).")
     reporter = reporter or Reporter(progress=False)
     folder = RunFolder.new(cfg.name + "-validate", cfg.report.out, command="validate")
     runs: list[FullRun] = []

@@ -129,12 +129,16 @@ class TrainerWorkload:
         # A worker rebuilds it from the trainer's model and arguments, pickled once: the
         # collator's keys travel instead of the datasets, and the worker makes its own model
         # copy, optimizer, scheduler and accelerator (whose process-wide state holds weakrefs).
-        # Pickled here, while the model is without accelerate's forward (which refuses to).
-        import cloudpickle
+        # Pickled here, while the model is without accelerate's forward (which refuses to);
+        # cloudpickle (the torch extra's) also takes the hooks and closures a prepared model has.
+        try:
+            import cloudpickle as pickler
+        except ImportError:
+            import pickle as pickler
 
         light = _own_trainer(self.trainer, accelerator=False)
         with _without_amp_forward(light.model):
-            data = cloudpickle.dumps(light)
+            data = pickler.dumps(light)
         return (_rebuilt, (data, self.seed, self._keys))
 
     def _collator_keys(self, trainer: Any) -> frozenset[str]:

@@ -60,3 +60,24 @@ def test_project_job_for_a_plain_loop_and_a_file_workload(tmp_path):
                          traces=[tmp_path / "a.csv", tmp_path / "b.csv"], n_points=3)
     assert result.validation is not None and len(result.validation.measured_runs_s) == 2
     assert result.seqpoints.points[0].lengths is not None  # the recorded per-row lengths reached the points
+
+
+def test_project_job_takes_a_duck_typed_workload_whatever_its_name(tmp_path):
+    """A workload is anything with name, config, make_batch and step: a built one's name is its
+    own, never looked up among the registered workloads ("Unknown workload 'counting'" before)."""
+    from seqpoint.testing import toy_schedule
+    from seqpoint.workflows import project_job
+
+    class Counting:
+        name, config, steps = "counting", {}, 0
+
+        def make_batch(self, signature):
+            return signature
+
+        def step(self, batch):
+            self.steps += 1
+            return float(sum(batch))
+
+    wl = Counting()
+    result = project_job(toy_schedule(), wl, n_points=2)
+    assert wl.steps > 0 and result.projection.totals["time_s"] > 0

@@ -139,7 +139,8 @@ def project_job(
     check_traces(sched, runs or [])  # before any step: a run of another schedule is refused now, not after profiling
     # Three timed steps a worker: with one or two, a worker's median is one noisy step.
     cfg = RunConfig(selection=SelectionSection(n_points=n_points, proxy="attention"),
-                    workload=WorkloadSection(name=workload if isinstance(workload, str) else describe(workload).name),
+                    workload=WorkloadSection(name=workload) if isinstance(workload, str)
+                    else WorkloadSection.given(describe(workload).name),
                     profile=ProfileSection(metrics=("time",), processes=processes, repeats=max(5, 3 * processes),
                                            cold_window=cold_window, use_cache=False))
     c = Campaign(cfg, reporter=Reporter(progress=progress), executor=executor, schedule=sched,

@@ -240,6 +240,15 @@ class WorkloadSection:
                 WORKLOADS.get(self.name)  # an unknown name lists the valid ones
             workload_config(self.name, self.set)
 
+    @classmethod
+    def given(cls, name: str) -> WorkloadSection:
+        """The section of a workload given built (``project_job``'s): its name is the workload's
+        own, looked up in no registry (a duck-typed workload's may be any word)."""
+        section = object.__new__(cls)
+        object.__setattr__(section, "name", name)
+        object.__setattr__(section, "set", {})
+        return section
+
 
 @dataclass(frozen=True, kw_only=True)
 class ProfileSection(ProfileConfig):

@@ -66,7 +66,7 @@ def test_cold_window_is_measured_on_the_trace_and_applied(tmp_path: Path, cli: C
     t1, t2 = _trace(tmp_path / "a.csv", 1.0), _trace(tmp_path / "b.csv", 1.02)
     cfg = _trace_config(tmp_path)
     code, out, err = cli(["validate", str(cfg), "--trace", str(t1), "--trace", str(t2), "--json", "-q",
-                          "-o", str(tmp_path / "plain")])
+                          "-o", str(tmp_path / "plain"), "--set", "profile.cold_window=0"])
     assert code == 0, err
     plain = json.loads(out)
     assert plain["window"] is None and plain["projection"]["cold_term"]["method"] == "first_step"

@@ -2,6 +2,7 @@ import json
 
 import pytest
 
+from seqpoint.exceptions import SeqPointWarning
 from seqpoint.workflows import (
     BatchingSection,
     LengthsSection,
@@ -32,9 +33,11 @@ def _limit_below_longest(oom_config):
 
 def test_oom_at_longest_point_is_recorded_and_projection_marked_incomplete(tmp_path, oom_config):
     limit = _limit_below_longest(oom_config)
-    res = run(oom_config(limit))
+    with pytest.warns(SeqPointWarning, match="No in-sequence window.*out of memory"):  # a window step too
+        res = run(oom_config(limit))
     longest = max(res.seqpoints.points, key=lambda p: p.seq_len)
     assert longest.seq_len > limit
+    assert res.measurements.window is None
     statuses = {m.seq_len: m.status for m in res.measurements.measurements}
     assert statuses[longest.seq_len] == "oom"
     assert sum(s == "ok" for s in statuses.values()) == len(res.seqpoints) - 1

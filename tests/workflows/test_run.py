@@ -43,7 +43,9 @@ def test_run_writes_folder_and_projects(tmp_path, _cfg):
     assert proj["n_iterations"] == 12 and proj["projected"]["time_s"] > 0
     lo, hi = proj["interval"]["time_s"]
     assert lo <= proj["projected"]["time_s"] <= hi
-    assert res.reduction == pytest.approx(12 / (3 * 3))
+    # 3 points x 3 steps, and the default in-sequence window: the run's first 10 iterations
+    assert len(res.measurements.window.times_s) == 10 and res.projection.cold_term["method"] == "window"
+    assert res.reduction == pytest.approx(12 / (3 * 3 + 10))
     # a rerun hits the cache: identical measurements
     again = run(cfg)
     assert again.measurements.to_dict()["measurements"] == res.measurements.to_dict()["measurements"]

@@ -59,17 +59,21 @@ def _ratio(a: float, b: float) -> float:
 
 def profiling_saving(run_tokens: ArrayLike, point_tokens: ArrayLike, *, warmup: int, repeats: int,
                      profiled: int = 0, run_s: float = float("nan"), point_step_s: ArrayLike | None = None,
-                     point_first_s: ArrayLike | None = None) -> ProfilingSaving:
+                     point_first_s: ArrayLike | None = None, overhead: int = 0, overhead_s: float = 0.0
+                     ) -> ProfilingSaving:
     """The saving of profiling the points instead of running the whole run:
     ``run_tokens`` (n_iterations,) and ``point_tokens`` (k,) are padded tokens; ``warmup``,
     ``repeats`` and ``profiled`` the steps per point; ``run_s`` the run's seconds; and
     ``point_step_s`` and ``point_first_s`` (k,) each point's steady and cold first step,
-    seconds (NaN where a point failed, or its first step was not cold).
+    seconds (NaN where a point failed, or its first step was not cold); ``overhead`` steps beside
+    the points' (workers' start-up, drift checks, the in-sequence window), ``overhead_s`` the
+    seconds of those that were timed.
     """
     run_tok = np.asarray(run_tokens, dtype=np.float64)
     pt_tok = np.asarray(point_tokens, dtype=np.float64)
     per_point = warmup + repeats + profiled
-    steps = reduction_factor(len(run_tok), len(pt_tok), warmup=warmup, repeats=repeats, profiled=profiled)
+    steps = reduction_factor(len(run_tok), len(pt_tok), warmup=warmup, repeats=repeats, profiled=profiled,
+                             overhead=overhead)
     tokens = _ratio(float(run_tok.sum()), float(pt_tok.sum()) * per_point)
     profiling_s = float("nan")
     if point_step_s is not None:
@@ -80,6 +84,6 @@ def profiling_saving(run_tokens: ArrayLike, point_tokens: ArrayLike, *, warmup: 
         # A cold first step replaces one warm-up step at the steady time.
         spent = np.where(cold, first + (per_point - 1) * step, per_point * step)
         # A failed point (NaN) took unknown time; the others are what was spent.
-        profiling_s = float(np.nansum(spent)) if np.any(np.isfinite(spent)) else float("nan")
+        profiling_s = float(np.nansum(spent)) + overhead_s if np.any(np.isfinite(spent)) else float("nan")
     return ProfilingSaving(steps=steps, wall_clock=_ratio(run_s, profiling_s), tokens=tokens,
                            profiling_s=profiling_s, run_s=float(run_s), n_iterations=len(run_tok))

@@ -156,6 +156,12 @@ class Campaign:
             return make_executor(given or sec.executor, address=sec.address)
         return given
 
+    @property
+    def elsewhere(self) -> str | None:
+        """The kind of executor the points are measured on, unless it is this process's."""
+        ex = self.executor
+        return None if isinstance(ex, LocalExecutor) else str(getattr(ex, "kind", type(ex).__name__))
+
     @functools.cached_property
     def profiler(self) -> Profiler:
         """The profiler of the workload in this process (the local executor's own; with another
@@ -167,9 +173,8 @@ class Campaign:
         except ConfigError as exc:  # a driver without the workload's device (a Slurm login node)
             if not self._device().startswith("cuda"):
                 raise
-            kind = getattr(self.executor, "kind", type(self.executor).__name__)
             raise ConfigError(
-                f"{exc} The points are measured in {kind} tasks, but this process builds the workload too, for "
+                f"{exc} The points are measured in {self.elsewhere} tasks, but this process builds the workload too, for "
                 "[selection] proxy = \"model\" (\"auto\" on a reference workload: its exact costs) and [profile] "
                 "cold_window: set proxy = \"attention\" and cold_window = 0, or run seqpoint where it builds.") from None
 
@@ -263,10 +268,21 @@ class Campaign:
         (the cold-step term's ``window`` calibration); a workload that takes a BatchShape steps
         each with the schedule's real lengths."""
         profile, schedule = self.config.profile, self.schedule
-        sigs = [tuple(int(v) for v in row) for row in schedule.signature_matrix()[: profile.cold_window]]
-        shapes = batch_shapes(self.workload, schedule, range(len(sigs)))
-        window = self.profiler.window(sigs if shapes is None else shapes, start=int(schedule.iteration[0]),
-                                      timer=profile.timer)
+        sigs = [tuple(int(v) for v in row) for row in schedule.signature_matrix()[: profile.window_steps]]
+        try:
+            if profile.cold_window is None and self._device().startswith("cuda") and (kind := self.elsewhere):
+                raise ConfigError(f"the points are measured in {kind} tasks, and the window would "
+                                  "use this process's GPU; set [profile] cold_window to time it here anyway.")
+            shapes = batch_shapes(self.workload, schedule, range(len(sigs)))
+            window = self.profiler.window(sigs if shapes is None else shapes, start=int(schedule.iteration[0]),
+                                          timer=profile.timer)
+        except (ConfigError, RuntimeError) as e:  # RuntimeError: a window step failed (out of memory)
+            if isinstance(e, ConfigError) and profile.cold_window is not None:
+                raise
+            warnings.warn(f"No in-sequence window ([profile] cold_window): {str(e).rstrip('.')}. The cold-step term comes from the "
+                          "SeqPoints' first steps, and the interval counts no in-run gap.",
+                          SeqPointWarning, stacklevel=3)
+            return measurements
         return dataclasses.replace(measurements, window=window)
 
     def project(self, measurements: Measurements | None = None) -> Projection:
@@ -294,7 +310,13 @@ class Campaign:
         """Iterations of the run over training steps executed to profile its SeqPoints."""
         p = self.config.profile
         return reduction_factor(len(self.schedule), len(self.seqpoints), **p.point_steps()._asdict(),
-                                overhead=p.protocol_steps() + p.window_steps)
+                                overhead=p.protocol_steps() + self.window_steps)
+
+    @property
+    def window_steps(self) -> int:
+        """Steps the in-sequence window ran (before the points are measured: will run)."""
+        ms = self.measurements
+        return self.config.profile.window_steps if ms is None else 0 if ms.window is None else len(ms.window.times_s)
 
     def saving(self, run_s: float = float("nan")) -> ProfilingSaving:
         """The saving in steps, wall clock (against ``run_s``) and tokens (see
@@ -307,9 +329,11 @@ class Campaign:
         step_s = [metrics.get(p.iteration, {}).get(STEADY_TIME, float("nan")) for p in points]
         first_s = [metrics.get(p.iteration, {}).get(FIRST_STEP_TIME, float("nan")) for p in points]
         tokens = [float(padded[row_of[p.iteration]]) for p in points]
-        timed = self.config.profile.stepped
+        p, window = self.config.profile, self.measurements.window
         return profiling_saving(padded, tokens, **steps._asdict(), run_s=run_s,
-                                point_step_s=step_s if timed else None, point_first_s=first_s if timed else None)
+                                overhead=p.protocol_steps() + self.window_steps,
+                                overhead_s=0.0 if window is None else sum(window.times_s),
+                                point_step_s=step_s if p.stepped else None, point_first_s=first_s if p.stepped else None)
 
     def _warn_compile(self, measured: Measurements) -> None:
         """Say when a ``torch.compile``d workload's one-off compilations are left out of the projection."""

@@ -111,7 +111,7 @@ class JobProjection:
 
 def project_job(
     schedule: IterationSchedule | RunTrace | str | Path, workload: Workload | str, *, traces: Traces | None = None,
-    n_points: int = 10, processes: int = 1, cold_window: int = 0, first_n: int = 10, progress: bool = False,
+    n_points: int = 10, processes: int = 1, cold_window: int | None = None, first_n: int = 10, progress: bool = False,
     executor: Executor | str = "local",
 ) -> JobProjection:
     """Project a job's whole run from ``n_points`` SeqPoints, and check it against recorded runs.

@@ -79,7 +79,7 @@ def run(cfg: RunConfig, *, reporter: Reporter | None = None, executor: Executor 
         reduction=c.reduction, unit=c.unit, saving=c.saving(run_s), exact=_exact(c, projection),
         steps_per_point=cfg.profile.point_steps(),
         campaign_steps=(cfg.profile.processes, cfg.profile.warmup, cfg.profile.protocol_steps(),
-                        cfg.profile.window_steps),
+                        c.window_steps),
         uncounted=_coverage(c), data_parallel=project_data_parallel(c), device_projection=project_onto_device(c),
     )
     folder.write_json("result.json", result.to_dict())

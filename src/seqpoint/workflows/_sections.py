@@ -36,6 +36,8 @@ _BOOL = Boolean("true or false")
 _TABLE = TypeOf(dict, "a table")
 #: Proxies that are the profiled model's own cost, not a formula of the signature.
 MODEL_PROXIES = ("model", "model+pilot")
+#: Steps of the in-sequence window when ``[profile] cold_window`` is unset (users' jobs: issue 45 item 5).
+DEFAULT_COLD_WINDOW = 10
 #: Selectors that group iterations on a cost proxy.
 _PROXY_METHODS = ("seqpoint", "stratified")
 #: Most epochs a run replays or validates: beyond, the replay would run for hours.
@@ -261,9 +263,12 @@ class ProfileSection(ProfileConfig):
     """Cache file; default ``$SEQPOINT_CACHE`` or ``~/.cache/seqpoint/measurements.sqlite``."""
     use_cache: bool = True
     """Read and write the measurement cache."""
-    cold_window: int = 0
-    """Calibrate the cold-step term from the run's first ``cold_window`` iterations timed in
-    sequence (costs that many steps); 0: from the SeqPoints' first steps."""
+    cold_window: int | None = None
+    """Time the run's first ``cold_window`` iterations in sequence in a fresh process (costs that
+    many steps): they calibrate the cold-step term, and their warm steps against the isolated
+    SeqPoints (the in-run gap) widen the interval. 0: the cold term from the SeqPoints' first
+    steps, no gap counted. Unset: ``DEFAULT_COLD_WINDOW`` steps when time is measured in seconds
+    (skipped, with a warning, where the workload cannot go to a fresh process)."""
     executor: str = "local"
     """Where the SeqPoints are measured: ``local``, ``ray`` or ``submitit`` (Slurm jobs, local
     subprocesses without Slurm); this process alone uses the cache."""
@@ -274,7 +279,7 @@ class ProfileSection(ProfileConfig):
     def __post_init__(self) -> None:
         with in_section("profile"):
             super().__post_init__()  # the harness's fields, by ProfileConfig's _parameter_constraints
-        _check("profile", self, {"cache": [_PATH, None], "use_cache": [_BOOL], "cold_window": [bounded(int, 0, 100_000)],
+        _check("profile", self, {"cache": [_PATH, None], "use_cache": [_BOOL], "cold_window": [bounded(int, 0, 100_000), None],
                                  "executor": [Options(EXECUTORS)], "address": [_STR, None]})
         if self.cold_window and self.timer == INSTRUCTIONS:
             raise ConfigError("[profile]: cold_window times steps in seconds; with timer = \"instructions\" the "
@@ -284,8 +289,13 @@ class ProfileSection(ProfileConfig):
 
     @property
     def window_steps(self) -> int:
-        """Steps the cold-step window runs: ``cold_window`` when time is measured, else 0."""
-        return self.cold_window if "time" in self.families else 0
+        """Steps the cold-step window runs: ``cold_window`` (unset: ``DEFAULT_COLD_WINDOW`` with a
+        clock timer) when time is measured, else 0."""
+        if "time" not in self.families:
+            return 0
+        if self.cold_window is None:
+            return 0 if self.timer == INSTRUCTIONS else DEFAULT_COLD_WINDOW
+        return self.cold_window
 
     @property
     def harness(self) -> ProfileConfig:

@@ -312,7 +312,7 @@ def _rebuilt(data: bytes, seed: int, keys: frozenset[str]) -> TrainerWorkload:
 
 
 def project_trainer(trainer: Trainer, *, traces: Sequence[RunTrace | str | Path] | None = None, n_points: int = 10,
-                    processes: int = 1, cold_window: int = 0, first_n: int = 10,
+                    processes: int = 1, cold_window: int | None = None, first_n: int = 10,
                     progress: bool = False, executor: Executor | str = "local") -> JobProjection:
     """``trainer.train()``'s whole run projected from SeqPoints of the trainer's own step (its
     model copied, never trained); ``print(result)`` shows the projection, its interval, the

@@ -78,13 +78,15 @@ def test_cold_window_is_measured_on_the_trace_and_applied(tmp_path: Path, cli: C
     assert len(res["window"]["times_s"]) == 4 and min(res["window"]["times_s"]) > 0
     assert res["window"]["signatures"] == [[2, int(n), 0] for n in np.random.default_rng(0).integers(8, 40, 16)[:4]]
     term = res["projection"]["cold_term"]
-    assert term["method"] == "window" and term["samples"] >= 1  # the window's steps of shapes new to it
+    # the points' first steps calibrate the cold term; the window measures the run against its projection
+    assert term["method"] == "first_step" and res["projection"]["in_run_ratio"] > 0
     saved = json.loads((tmp_path / "windowed" / "trace_validation.json").read_text())
     assert saved["window"] == res["window"]
     code, out, err = cli(["validate", str(cfg), "--trace", str(t1), "-q", "-o", str(tmp_path / "text"),
                           "--set", "profile.cold_window=4"])
     assert code == 0, err
-    assert "calibrated from the run's first 4 micro-batches timed in sequence" in " ".join(out.split())
+    assert "in-run ratio" in out and "the run's first 4 micro-batches timed in sequence against their projection" \
+        in " ".join(out.split())
 
 
 @pytest.mark.parametrize(("tail", "extra", "named"), [

@@ -11,7 +11,7 @@ from seqpoint.schedule import IterationSchedule
 from seqpoint.selection import SeqPoint, SeqPoints
 
 SL = [10, 20, 30, 40, 50, 60]
-IN_RUN, EXTRA = 1.1, 0.3
+IN_RUN, EXTRA = 1.1, 1.0  # EXTRA: a cold step's extra, as the points' first steps measure it
 
 
 def _setup(window: StepWindow | None, scale: float = 1.0) -> tuple[IterationSchedule, SeqPoints, Measurements]:
@@ -27,8 +27,8 @@ def _setup(window: StepWindow | None, scale: float = 1.0) -> tuple[IterationSche
 
 
 def _window(start: int = 0, scale: float = 1.0, extra: float = EXTRA) -> StepWindow:
-    # Iterations 0..7: six new shapes (cold: 30% over the in-run steady time), then two
-    # warm steps 10% slower in the run than the isolated points.
+    # Iterations 0..7: six new shapes (cold: 100% over the in-run steady time), then two
+    # warm steps: each step 10% over what the points charge for it.
     sls = (SL + SL)[start:start + 8]
     seen: set[int] = set()
     times = []
@@ -39,7 +39,7 @@ def _window(start: int = 0, scale: float = 1.0, extra: float = EXTRA) -> StepWin
 
 
 def test_window_calibrates_the_cold_term_exactly() -> None:
-    res = project(*_setup(_window()))
+    res = project(*_setup(_window()), cold="window")
     cold = EXTRA * IN_RUN * 0.001 * sum(SL)  # every shape is cold once, at the in-run steady time
     assert res.totals["first_occurrence_s"] == pytest.approx(cold)
     assert res.totals["run_time_s"] == pytest.approx(res.totals["time_s"] + cold)
@@ -58,11 +58,17 @@ def test_in_run_correction_scales_the_steady_state() -> None:
     assert res.totals["run_time_s"] == pytest.approx(steady * IN_RUN + res.totals["first_occurrence_s"])
 
 
-def test_first_step_calibration_is_still_there_and_named() -> None:
+def test_first_step_calibration_is_the_default_and_named() -> None:
     s, pts, ms = _setup(_window())
-    res = project(s, pts, ms, cold="first_step")
+    res = project(s, pts, ms)
     assert res.totals["first_occurrence_s"] == pytest.approx(0.001 * sum(SL))  # 100% extra
     assert res.cold_term["method"] == "first_step" and "in_run_ratio" not in res.cold_term
+    assert project(s, pts, ms, cold="first_step").totals == res.totals
+    # points without a cold first step: the window calibrates the term
+    bare = Measurements(workload="w", window=ms.window, measurements=tuple(
+        Measurement(iteration=m.iteration, batch_size=4, seq_len=m.seq_len, metrics={"time_s": m.metrics["time_s"]},
+                    samples=m.samples) for m in ms.measurements))
+    assert project(s, pts, bare).cold_term["method"] == "window"
     no_window = project(*_setup(None))
     assert no_window.cold_term["method"] == "first_step"
     assert "first_occurrence_s" not in project(*_setup(None), cold="window").totals
@@ -85,23 +91,28 @@ def test_a_window_of_new_shapes_only_measures_no_in_run_ratio() -> None:
     # The first 6 iterations: every step a new shape, no warm step to compare with.
     only_cold = _window()
     only_cold = StepWindow(start=0, signatures=only_cold.signatures[:6], times_s=only_cold.times_s[:6])
-    res = project(*_setup(only_cold), in_run_correction=True)
+    res = project(*_setup(only_cold), cold="window", in_run_correction=True)
     assert "in_run_ratio" not in res.cold_term  # not measured, rather than a made-up 1.0
     # Against the isolated steady time the cold steps cost IN_RUN * (1 + EXTRA) - 1 more,
-    # and the steady state is left as measured.
+    # which the projection charges them: nothing left for the in-run ratio to scale.
     assert res.cold_term["relative_extra"] == pytest.approx(IN_RUN * (1 + EXTRA) - 1)
+    assert res.in_run_ratio == pytest.approx(1.0)
     assert res.totals["run_time_s"] == pytest.approx(res.totals["time_s"] + res.totals["first_occurrence_s"])
 
 
 def test_the_in_run_gap_widens_the_whole_run_interval() -> None:
-    """The window's warm steps ran 10% over the isolated points: the whole run's interval
-    is widened by 10% of the steady state on each side (for either calibration of the cold
-    term), unless the ratio was applied to the total; the steady state's is left alone."""
+    """Every step of the window ran 10% over what the projection charges for it: the whole
+    run's interval is widened by 10% of the run time on each side, unless the ratio was
+    applied to the total; the steady state's is left alone. Calibrated from the window, the
+    cold steps are charged their in-run extra and the ratio is what is left over."""
     s, pts, ms = _setup(_window())
     steady = 2 * 0.001 * sum(SL)
-    for cold in ("window", "first_step"):
+    # the window calibration charges a cold step (1 + EXTRA · IN_RUN) x its steady time
+    by_window = (IN_RUN * (1 + EXTRA) * sum(SL) + IN_RUN * sum(SL[:2])) / ((1 + EXTRA * IN_RUN) * sum(SL) + sum(SL[:2]))
+    for cold, r in (("first_step", IN_RUN), ("window", by_window)):
         res = project(s, pts, ms, cold=cold)
-        assert res.in_run_gap == pytest.approx((IN_RUN - 1) * steady)
+        assert res.in_run_ratio == pytest.approx(r)
+        assert res.in_run_gap == pytest.approx((r - 1) * res.totals["run_time_s"])
         lo, hi = res.interval["run_time_s"]
         half = res.representation["run_time_s"] + res.noise["run_time_s"] + res.in_run_gap
         assert (hi - lo) / 2 == pytest.approx(half)
@@ -110,16 +121,13 @@ def test_the_in_run_gap_widens_the_whole_run_interval() -> None:
         assert (shi - slo) / 2 == pytest.approx(res.representation["time_s"] + res.noise["time_s"])
     corrected = project(s, pts, ms, in_run_correction=True)
     assert corrected.in_run_gap == 0.0 and "in_run_gap" not in corrected.to_dict()
-    # first_step calibration, corrected: the window's ratio scales the steady state too
-    first = project(s, pts, ms, cold="first_step", in_run_correction=True)
-    assert first.totals["run_time_s"] == pytest.approx(steady * IN_RUN + first.totals["first_occurrence_s"])
+    assert corrected.totals["run_time_s"] == pytest.approx(steady * IN_RUN + corrected.totals["first_occurrence_s"])
     assert project(*_setup(None)).in_run_gap == 0.0  # no window, nothing known
 
 
 def test_the_speedup_counts_what_the_windows_saw() -> None:
-    """A's window ran its warm steps 10% over the isolated points, B has no window: the
-    speedup's interval widens by how far A's scaled steady state moves the ratio. The same
-    slowdown in both configurations cancels in the ratio."""
+    """A's window ran 10% over its projection, B has no window: the speedup's interval widens
+    by how far A's run time scaled by its ratio moves the ratio."""
     s, pts, ms = _setup(_window())
     _, _, plain = _setup(None)
     a, b = project(s, pts, ms), project(s, pts, plain)
@@ -127,27 +135,20 @@ def test_the_speedup_counts_what_the_windows_saw() -> None:
     assert a.to_dict()["in_run_ratio"] == pytest.approx(IN_RUN) and "in_run_ratio" not in b.to_dict()
     sp = project_speedup(s, pts, ms, plain)
     assert sp.metric == "run_time_s"
-    moved = (a.totals["time_s"] * IN_RUN + a.totals["first_occurrence_s"]) / b.totals["run_time_s"]
-    assert sp.in_run_gap == pytest.approx(abs(moved - sp.value)) and sp.in_run_gap > 0
+    assert sp.in_run_gap == pytest.approx(abs(IN_RUN - 1) * sp.value) and sp.in_run_gap > 0
     assert sp.interval[1] - sp.value == pytest.approx(sp.representation + sp.noise + sp.in_run_gap)
     assert sp.to_dict()["in_run_gap"] == pytest.approx(sp.in_run_gap)
-    same = project_speedup(s, pts, ms, ms)
-    assert same.in_run_gap == pytest.approx(0.0) and "in_run_gap" not in same.to_dict()
     assert project_speedup(s, pts, ms, plain, metric="time_s").in_run_gap == 0.0  # the steady state alone
 
 
-def test_a_shared_slowdown_leaves_only_the_cold_shares_difference() -> None:
-    """Both windows ran their warm steps 10% over the isolated points, but B's steps cost
-    twice A's and its cold steps 3 times more, relatively: the slowdown cancels in the
-    steady states, not in the cold-step shares."""
+def test_a_shared_slowdown_cancels_in_the_speedup() -> None:
+    """Both windows ran 10% over their projections, though B's steps cost twice A's: the
+    slowdown cancels in the ratio. B's 21% over A's 10% moves it by 1.1 / 1.21."""
     s, pts, ms_a = _setup(_window())
-    _, _, ms_b = _setup(_window(scale=2.0, extra=3 * EXTRA), scale=2.0)
-    a, b = project(s, pts, ms_a), project(s, pts, ms_b)
-    assert a.in_run_ratio == pytest.approx(IN_RUN) and b.in_run_ratio == pytest.approx(IN_RUN)
-    steady_a, cold_a = a.totals["time_s"], a.totals["first_occurrence_s"]
-    steady_b, cold_b = b.totals["time_s"], b.totals["first_occurrence_s"]
-    assert cold_b / steady_b == pytest.approx(3 * cold_a / steady_a)  # the cold shares differ
-    sp = project_speedup(s, pts, ms_a, ms_b)
-    moved = (steady_a * IN_RUN + cold_a) / (steady_b * IN_RUN + cold_b)
-    assert sp.value == pytest.approx((steady_a + cold_a) / (steady_b + cold_b))
-    assert sp.in_run_gap == pytest.approx(abs(moved - sp.value)) and sp.in_run_gap > 0
+    _, _, ms_b = _setup(_window(scale=2.0), scale=2.0)
+    assert project(s, pts, ms_b).in_run_ratio == pytest.approx(IN_RUN)
+    same = project_speedup(s, pts, ms_a, ms_b)
+    assert same.in_run_gap == pytest.approx(0.0) and "in_run_gap" not in same.to_dict()
+    _, _, ms_c = _setup(_window(scale=2.0 * IN_RUN), scale=2.0)
+    sp = project_speedup(s, pts, ms_a, ms_c)
+    assert sp.in_run_gap == pytest.approx(abs(sp.value * IN_RUN / IN_RUN**2 - sp.value))

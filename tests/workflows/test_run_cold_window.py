@@ -1,4 +1,4 @@
-"""``[profile] cold_window``: the run's first steps timed in sequence calibrate the cold term."""
+"""``[profile] cold_window``: the run's first steps timed in sequence measure the in-run gap."""
 
 from __future__ import annotations
 
@@ -13,14 +13,15 @@ from seqpoint.measurements import read_measurements
 from seqpoint.workflows import ProfileSection, RunConfig, run
 
 
-def test_cold_window_calibrates_and_is_counted(tmp_path: Path, bert_config) -> None:
+def test_cold_window_measures_the_in_run_gap_and_is_counted(tmp_path: Path, bert_config) -> None:
     def cfg(window: int) -> RunConfig:
         return bert_config(tmp_path / f"w{window}", f"profile.cold_window={window}", name="w")
 
     plain, windowed = run(cfg(0)), run(cfg(8))
-    assert plain.projection.cold_term["method"] == "first_step"
-    term = windowed.projection.cold_term
-    assert term["method"] == "window" and term["samples"] >= 1 and 0 <= term["share"] < 1
+    assert plain.projection.cold_term["method"] == "first_step" and plain.projection.in_run_ratio is None
+    proj = windowed.projection
+    assert proj.cold_term["method"] == "first_step" and proj.in_run_ratio is not None
+    assert proj.in_run_gap == pytest.approx(abs(proj.in_run_ratio - 1) * proj.totals["run_time_s"])
     window = read_measurements(windowed.folder.file("measurements.json")).window
     assert window is not None and len(window.times_s) == 8 and min(window.times_s) > 0
     # The window's 8 steps are profiling too: the reduction factor says so.

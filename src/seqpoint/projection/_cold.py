@@ -26,10 +26,11 @@ from seqpoint.measurements.metrics import (
 from seqpoint.projection._model import PointProjector
 from seqpoint.schedule import SignatureTable
 
-__all__ = ["COLD_METHODS", "ColdTerm", "cold_steps", "first_occurrence", "window_in_run_ratio"]
+__all__ = ["COLD_METHODS", "ColdTerm", "cold_steps", "first_occurrence", "window_ratio"]
 
-#: Calibrations of the cold term: ``first_step`` (each point's cold first step),
-#: ``window`` (a timed in-sequence window), ``auto`` (the window when one was recorded).
+#: Calibrations of the cold term: ``first_step`` (each point's cold first step), ``window``
+#: (a timed in-sequence window's steps of a new shape), ``auto`` (the first steps; the window
+#: when the points have none). A window also measures the in-run gap (:func:`window_ratio`).
 COLD_METHODS = ("auto", "first_step", "window")
 
 
@@ -104,13 +105,22 @@ def _steady(ok_meas: Sequence[Measurement], step: str) -> FloatArray | None:
     return np.array([m.metrics[step] for m in ok_meas]) if ok_meas and all(step in m.metrics for m in ok_meas) else None
 
 
-def window_in_run_ratio(proj: PointProjector, ok_meas: Sequence[Measurement], window: StepWindow, *,
-                        step: str = STEADY_TIME) -> float | None:
-    """The window's in-run ratio against the points' steady model, whichever calibration the
-    cold-step term uses; None when the window cannot give one."""
+def window_ratio(proj: PointProjector, ok_meas: Sequence[Measurement], window: StepWindow, term: ColdTerm, *,
+                 step: str = STEADY_TIME) -> float | None:
+    """The in-run ratio ``r``: the window's measured time over what the projection charges for its
+    steps, each step's fitted steady time plus, for a shape new in the window (a fresh process),
+    ``term``'s cold extra. Warm and cold steps alike: a run whose own steps cost more than the
+    isolated points (allocator churn, cold shapes dearer in sequence) shows as ``r > 1``. None
+    without a steady time or a positive charge."""
     steady = _steady(ok_meas, step)
-    extra = None if steady is None else window_extra(window, proj.model.table, np.clip(proj.fitted(steady), 0.0, None))
-    return None if extra is None else extra[1]
+    if steady is None:
+        return None
+    table = proj.model.table
+    rows = window_rows(window, table.inverse, table.signatures)
+    new = cold_steps(table.shape_ids()[rows])
+    extra = max(term.relative_extra, 0.0) * (term.in_run_ratio or 1.0)
+    charged = float((np.clip(proj.fitted(steady), 0.0, None)[rows] * (1.0 + extra * new)).sum())
+    return float(np.sum(window.times_s)) / charged if charged > 0 else None
 
 
 def first_occurrence(proj: PointProjector, ok_meas: Sequence[Measurement], z: float, *,

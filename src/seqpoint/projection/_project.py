@@ -35,7 +35,7 @@ from seqpoint.measurements.metrics import (
     projectable_values,
     steady_metric,
 )
-from seqpoint.projection._cold import COLD_METHODS, ColdTerm, first_occurrence, window_in_run_ratio
+from seqpoint.projection._cold import COLD_METHODS, ColdTerm, first_occurrence, window_ratio
 from seqpoint.projection._intervals import IntervalEstimator, confidence_quantile
 from seqpoint.projection._match import match_measurements, seqpoint_rows
 from seqpoint.projection._model import PointProjector, ScheduleModel, check_method, model_for
@@ -80,12 +80,14 @@ class Projection:
     """Worker processes whose own run totals bound the noise of ``time_s`` from below
     (Student's t, ``processes − 1`` degrees of freedom); 0 when fewer than two."""
     in_run_gap: float = 0.0
-    """Seconds added to each side of ``run_time_s``'s interval: ``|r − 1|`` × the steady
-    state, ``r`` the window's in-run ratio; 0 without a window or with ``in_run_correction``.
-    With ``representation``, ``noise`` and ``compile_term``'s it adds up to the half-width."""
+    """Seconds added to each side of ``run_time_s``'s interval: ``|r − 1|`` × the steady state
+    and cold steps, ``r`` the window's in-run ratio; 0 without a window or with
+    ``in_run_correction``. With ``representation``, ``noise`` and ``compile_term``'s it adds
+    up to the half-width."""
     in_run_ratio: float | None = None
-    """The window's in-run ratio ``r`` (its warm steps' time over the points' fitted time);
-    None without a window, a cold-step term or a warm step."""
+    """The window's in-run ratio ``r``: its steps' measured time over what the projection
+    charges for them (steady and cold steps); None without a window or a
+    cold-step term."""
     process_totals: dict[str, tuple[float, ...]] = field(default_factory=dict)
     """Metric (``time_s``, ``run_time_s``) to the total projected from each worker process's
     own values, worker ``p`` at ``[p]``; empty with fewer than two workers."""
@@ -173,10 +175,10 @@ def project(schedule: IterationSchedule, seqpoints: SeqPoints, measurements: Mea
     ok points, plus every ``breakdown_s.<category>`` (0 s where a point lacks it); ``confidence``
     is in (0, 1); ``context`` is the schedule's model, shared by several projections of it.
     ``cold`` calibrates the cold-step term: ``first_step`` (each point's cold first step),
-    ``window`` (the timed in-sequence window ``measurements.window``) or ``auto`` (the window when
-    there is one). With a window, ``in_run_correction`` scales the steady state in ``run_time_s``
-    by the window's in-run ratio ``r``; without it ``r`` widens ``run_time_s``'s interval by
-    ``|r − 1|`` × the steady state (:attr:`Projection.in_run_gap`).
+    ``window`` (the timed in-sequence window ``measurements.window``) or ``auto`` (the first
+    steps, else the window). With a window, ``in_run_correction`` scales the steady state in
+    ``run_time_s`` by the window's in-run ratio ``r``; without it ``r`` widens ``run_time_s``'s
+    interval by ``|r − 1|`` × its total (:attr:`Projection.in_run_gap`).
     """
     check_method(method, "project")
     check_params("project", {"cold": [Options(COLD_METHODS)]}, {"cold": cold})
@@ -213,13 +215,15 @@ def project(schedule: IterationSchedule, seqpoints: SeqPoints, measurements: Mea
     term = None
     step = steady_metric(out.totals)  # time_s, or instructions with that timer
     if step is not None and want_cold and not (cold == "window" and window is None):
-        term = first_occurrence(proj, ok_meas, z, window=window if cold != "first_step" else None, step=step)
+        term = first_occurrence(proj, ok_meas, z, window=window if cold == "window" else None, step=step)
+        if term is None and cold == "auto" and window is not None:  # the points have no cold first step
+            term = first_occurrence(proj, ok_meas, z, window=window, step=step)
     gap, r = 0.0, None
     if term is not None and step is not None:
-        # the window's in-run ratio, whichever calibration the cold term used
-        r = None if window is None else window_in_run_ratio(proj, ok_meas, window, step=step)
+        # the window against the projection, whichever calibration the cold term used
+        r = None if window is None else window_ratio(proj, ok_meas, window, term, step=step)
         if r is not None and not in_run_correction:
-            gap = abs(r - 1.0) * out.totals[step]
+            gap = abs(r - 1.0) * (out.totals[step] + term.total)
         out.add_cold(term, r if in_run_correction and r is not None else 1.0, gap, step)
     compiled = getattr(measurements, "compile", None)
     compile_term = out.add_compile(compiled) if compiled and term is not None and step == STEADY_TIME else {}

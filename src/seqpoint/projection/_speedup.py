@@ -52,7 +52,7 @@ class Speedup:
     """Half-width from timing noise."""
     in_run_gap: float = 0.0
     """With ``run_time_s`` and a window in either set: how far the speedup moves when each
-    steady state is scaled by its window's in-run ratio (:attr:`Projection.in_run_gap`)."""
+    run time is scaled by its window's in-run ratio (:attr:`Projection.in_run_gap`)."""
     pairs: int = 0
     """Worker-process pairs whose ratios gave ``noise``; 0 for ``independent`` noise."""
 
@@ -141,14 +141,14 @@ def _step(p: Projection) -> str:
 
 
 def _in_run_gap(pa: Projection, pb: Projection, s: float) -> float:
-    """``|s' − s|``, ``s'`` the speedup with each steady state times its window's in-run ratio."""
+    """``|s' − s|``, ``s'`` the speedup with each run time times its window's in-run ratio."""
     if not (pa.in_run_gap or pb.in_run_gap):
         return 0.0
 
     def corrected(p: Projection) -> float:
         r = p.in_run_ratio if p.in_run_gap and p.in_run_ratio is not None else 1.0
         step = _step(p)
-        return p.totals[step] * r + p.totals.get(derived_of(step)[0], 0.0)
+        return (p.totals[step] + p.totals.get(derived_of(step)[0], 0.0)) * r
 
     tb = corrected(pb)
     return abs(corrected(pa) / tb - s) if tb else 0.0

@@ -83,9 +83,9 @@ def print_run(console: Console, result: RunRecord) -> None:
                else "the points' repeats")
         table.add_row("  + timing noise" if step == STEADY_TIME else "  + count noise",
                       f"± {proj.noise[metric] / total:.2%}  ({why})")
-        if metric == derived_of(step)[1] and proj.in_run_gap:
-            table.add_row("  + in-run gap", f"± {proj.in_run_gap / total:.2%}  (the in-sequence window's warm "
-                          "steps against the isolated points)")
+        if metric == derived_of(step)[1] and proj.in_run_gap and (window := result.measurements.window):
+            table.add_row("  + in-run gap", f"± {proj.in_run_gap / total:.2%}  (the run's first "
+                          f"{len(window.times_s)} steps timed in sequence against their projection)")
         if metric == derived_of(step)[1] and proj.compile_term:
             table.add_row("  + torch.compile", f"± {proj.compile_term['halfwidth_s'] / total:.2%}  (the processes' "
                           "spread and one graph more or fewer)")
@@ -229,7 +229,7 @@ def print_speedup(console: Console, speedup: Speedup, *, n_points: int,
                       f"spread ± {speedup.representation / abs(speedup.value):.2%} + timing noise "
                       f"± {speedup.noise / abs(speedup.value):.2%} ({why})"
                       + (f" + in-run gap ± {speedup.in_run_gap / abs(speedup.value):.2%} (each configuration's "
-                         "in-sequence window against its isolated points)" if speedup.in_run_gap else "") + ".")
+                         "in-sequence window against its projection)" if speedup.in_run_gap else "") + ".")
     if measured is not None:
         _print_measured_speedup(console, speedup, measured, fmt)
 
@@ -270,13 +270,14 @@ def print_trace_validation(console: Console, result: TraceRecord) -> None:
              f"[bold]{fmt_pct(t.noise_floor).lstrip('+')}[/]; " if len(t.runs_s) >= 2
              else "one recorded run: record a second to measure the noise floor; ")
     console.print(f"recorded run: [bold]{fmt_duration(t.measured_s)}[/]; {floor}{_holds(t)} the recorded mean.")
-    term, window = result.projection.cold_term, result.window
+    term, window, ratio = result.projection.cold_term, result.window, result.projection.in_run_ratio
     if term.get("share") is not None:
-        source = (f"the run's first {len(window.times_s)} micro-batches timed in sequence ([profile] cold_window)"
-                  if term.get("method") == "window" and window is not None else "the SeqPoints' first steps")
-        ratio = term.get("in_run_ratio")
+        steps = f"the run's first {len(window.times_s)} micro-batches timed in sequence" if window else ""
+        source = (f"{steps} ([profile] cold_window)" if term.get("method") == "window" and window
+                  else "the SeqPoints' first steps")
         console.print(f"cold steps: {term['share']:.1%} of the projection, calibrated from {source}"
-                      + (f"; in-run ratio {ratio:.3f} (a step in the run against alone)" if ratio else "") + ".")
+                      + (f"; in-run ratio {ratio:.3f} ({steps} against their projection)" if ratio and window
+                         else "") + ".")
 
 
 def device_projection_table(dp: DeviceProjection, profiled: dict[str, float]) -> Rows:

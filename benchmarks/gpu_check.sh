@@ -6,14 +6,14 @@
 # bench_gpu.log (at most 8 files come back; a cut-off run resumes as bench_gpu.py's docstring says).
 #
 # Preparation, here, in the repository root (the device image has no pydantic; the versions are
-# the project venv's, `pip show pydantic pydantic-core annotated-types typing-inspection`):
+# the project venv's, `pip show pydantic pydantic-core annotated-types typing-inspection submitit`):
 #
 #   echo /.whl/ >> .git/info/exclude
 #   python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
 #       --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 \
 #       --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 --platform manylinux1_x86_64 \
 #       -d .whl pydantic==2.14.4 pydantic-core==2.50.5 typing-extensions==4.16.0 \
-#       annotated-types==0.8.0 typing-inspection==0.4.5
+#       annotated-types==0.8.0 typing-inspection==0.4.5 submitit==1.5.4
 #
 # The device call: run(command="bash benchmarks/gpu_check.sh", carry=[".whl"], timeout_s=600).
 # The image has torch, transformers, accelerate, tokenizers, cloudpickle, rich, typer and pytest;

@@ -3,7 +3,6 @@ mocks): the same measurements and cache rows as the serial path."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -78,31 +77,58 @@ def test_profile_takes_the_executor_on_the_command_line(
     assert json.loads(out)["ok"] == 1
 
 
-def test_a_driver_without_the_workloads_gpu_says_what_it_builds_here(tmp_path: Path) -> None:
+def test_a_driver_without_the_workloads_gpu_counts_on_a_cpu_stand_in(tmp_path: Path) -> None:
     """A CUDA workload sent to tasks from a machine without a GPU (a Slurm login node): the default
-    proxy counts the workload here, which cannot build it; the one line says why and what to set."""
+    proxy counts the workload here, on a CPU copy (no CUDA context beside the tasks that own the
+    GPU), and says the proxy device it could not see; only the tasks' own probe fails on this CPU
+    machine, and the run folder's manifest names no GPU of this process."""
     import torch
 
-    from seqpoint.workflows import RunConfig, run
+    from seqpoint.exceptions import SeqPointWarning
+    from seqpoint.workflows import Campaign, RunConfig, run
 
     if torch.cuda.is_available():
-        pytest.skip("this driver has a GPU: the workload builds here")
+        pytest.skip("this driver has a GPU: the stand-in is what it does not build on")
     cfg = RunConfig.from_dict({
         "lengths": {"source": "bundled:wikitext-2-valid", "max_samples": 64},
         "batching": {"policy": "fixed", "params": {"batch_size": 8}}, "selection": {"n_points": 2},
         "workload": {"name": "bert:tiny", "set": {"device": "cuda"}},
         "report": {"out": str(tmp_path / "run"), "plots": False, "html": False}})
-    with pytest.raises(ConfigError, match=r"torch sees no CUDA device.* The points are measured in submitit tasks, "
-                                          r"but this process builds the workload too.*set proxy = \"attention\" and "
-                                          r"cold_window = 0") as info:
+    c = Campaign(cfg, executor=SubmititExecutor(folder=tmp_path / "jobs"))
+    with pytest.warns(SeqPointWarning, match="this process does not see the GPU the submitit tasks run on"):
+        assert len(c.seqpoints) == 2  # selected on the exact costs counted here
+    assert c.workload.config.device == "cpu" and c.job(()).overrides == {"device": "cuda"}
+    with pytest.raises(ConfigError, match="torch sees no CUDA device") as info, \
+            pytest.warns(SeqPointWarning, match="proxy_device"):
         run(cfg, executor=SubmititExecutor(folder=tmp_path / "jobs"))
     assert "\n" not in str(info.value)
-    # With what it says set, nothing is built here: the tasks' own probe is what fails on this CPU machine,
-    # and the run folder's manifest names no GPU of this process.
-    cfg = dataclasses.replace(cfg, selection=dataclasses.replace(cfg.selection, proxy="attention"))
-    with pytest.raises(ConfigError, match="torch sees no CUDA device") as info:
-        run(cfg, executor=SubmititExecutor(folder=tmp_path / "jobs"))
-    assert "this process builds" not in str(info.value)
     manifest = json.loads((tmp_path / "run" / "environment.json").read_text())
     assert (manifest["device_type"], manifest["device"], manifest["cuda_available"]) == ("cuda", "none in this process",
                                                                                           False)
+
+
+@pytest.mark.gpu
+def test_a_campaign_measured_in_tasks_makes_no_cuda_context_here(tmp_path: Path) -> None:
+    """A CUDA workload measured in submitit tasks (each its own process on the GPU): the driver,
+    a fresh process here, selects on its CPU stand-in and never initialises CUDA, so a GPU in
+    exclusive-process mode is left to the tasks."""
+    import subprocess
+    import sys
+
+    script = (
+        "import json, sys, torch\n"
+        "from seqpoint.executors import SubmititExecutor\n"
+        "from seqpoint.workflows import Campaign, RunConfig\n"
+        "cfg = RunConfig.from_dict({'lengths': {'source': 'bundled:wikitext-2-valid', 'max_samples': 64},\n"
+        "    'batching': {'policy': 'fixed', 'params': {'batch_size': 8}}, 'selection': {'n_points': 2},\n"
+        "    'workload': {'name': 'bert:tiny', 'set': {'device': 'cuda', 'threads': 1}},\n"
+        "    'profile': {'metrics': ['time'], 'use_cache': False, 'warmup': 1, 'repeats': 2}})\n"
+        "c = Campaign(cfg, executor=SubmititExecutor(folder=sys.argv[1]))\n"
+        "ms = c.measure_seqpoints()\n"
+        "print(json.dumps({'ok': sum(m.ok for m in ms.measurements), 'device': ms.environment.get('device_type'),\n"
+        "                  'context': torch.cuda.is_initialized()}))\n")
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "jobs")], capture_output=True, text=True,
+                          timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    assert got == {"ok": 2, "device": "cuda", "context": False}, done.stderr[-2000:]

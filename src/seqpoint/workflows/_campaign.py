@@ -164,19 +164,22 @@ class Campaign:
 
     @functools.cached_property
     def profiler(self) -> Profiler:
-        """The profiler of the workload in this process (the local executor's own; with another
-        executor, the one that counts and selects here)."""
+        """The profiler of the workload in this process: the local executor's own; with another
+        executor, the one that counts and selects here, on a CUDA workload's CPU stand-in (this
+        process makes no CUDA context beside the tasks that own the GPU: a login node needs none)."""
         if isinstance(self.executor, LocalExecutor):
             return self.executor.profiler(self.job(()), reporter=self.reporter, cache=self.cache)
-        try:
-            return LocalExecutor().profiler(self.job(()), reporter=self.reporter, cache=self.cache)
-        except ConfigError as exc:  # a driver without the workload's device (a Slurm login node)
-            if not self._device().startswith("cuda"):
-                raise
-            raise ConfigError(
-                f"{exc} The points are measured in {self.elsewhere} tasks, but this process builds the workload too, for "
-                "[selection] proxy = \"model\" (\"auto\" on a reference workload: its exact costs) and [profile] "
-                "cold_window: set proxy = \"attention\" and cold_window = 0, or run seqpoint where it builds.") from None
+        job = self.job(())
+        if self._stand_in:
+            job = dataclasses.replace(job, overrides={**job.overrides, "device": "cpu"})
+        return LocalExecutor().profiler(job, reporter=self.reporter, cache=self.cache)
+
+    @functools.cached_property
+    def _stand_in(self) -> bool:
+        """Whether this process's copy is a CPU stand-in: a CUDA workload built from its recipe
+        here only to count, its points measured on another executor."""
+        return (self._workload is None and "workload" not in self.__dict__ and self.elsewhere is not None
+                and str(self._declared("device")).startswith("cuda"))
 
     def job(self, points: SeqPoints | list[SeqPoint | Signature] | tuple[()]) -> Job:
         """What the executor measures: ``points`` on this campaign's workload and ``[profile]``."""
@@ -204,21 +207,22 @@ class Campaign:
     def _proxy_device(self) -> str:
         """``[selection] proxy_device`` by default: the shipped GPU the workload runs on, else
         ``cpu`` (with a warning for a GPU no device file names)."""
-        if not self.facts.on_cuda:
+        if not self._device().startswith("cuda"):
             return "cpu"
-        name = str(self.profiler.key().environment.get("device", ""))
+        name = "" if self._stand_in else str(self.profiler.key().environment.get("device", ""))
         if (key := gpu_named(name)) is not None:
             return key
-        warnings.warn(f"[selection] proxy_device: the workload runs on {name!r}, which no shipped device file names "
-                      "in its cuda_names, so the model proxy ranks iterations by this machine's CPU roofline; set "
-                      "proxy_device to the GPU's key or a device file of yours.", SeqPointWarning, stacklevel=2)
+        where = (f"the workload runs on {name!r}, which no shipped device file names in its cuda_names" if name
+                 else f"this process does not see the GPU the {self.elsewhere} tasks run on")
+        warnings.warn(f"[selection] proxy_device: {where}, so the model proxy ranks iterations by this machine's CPU "
+                      "roofline; set proxy_device to the GPU's key or a device file of yours.",
+                      SeqPointWarning, stacklevel=2)
         return "cpu"
 
     def _declared(self, field: str) -> Any:
         """A field of the workload's config (``device``, ``compile``) without building it: the
         built workload's fact once it is built, else the registered config's, else the override."""
-        built = self._workload is not None or "workload" in self.__dict__
-        if built:
+        if self._workload is not None or ("workload" in self.__dict__ and not self._stand_in):
             return {"device": self.facts.device, "compile": self.facts.compiled}[field]
         sec = self.config.workload
         cfg = workload_config(sec.name, sec.set)

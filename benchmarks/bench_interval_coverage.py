@@ -1,5 +1,5 @@
 """Does the printed 95% interval hold the measured full run, validation after validation?
-(issue 34, item 7)
+(issue 34, item 7; issue 45, item 5: with the default in-sequence window and its in-run gap)
 
 One config (``bert:small``, ``group_by_length`` B=8, 160 iterations, default ``[profile]``
 and ``[validation]`` runs), validated ``--repeats`` times, each in a fresh process with an
@@ -51,12 +51,14 @@ def one(repeat: int, quick: bool) -> dict[str, Any]:
     truth, drift = res.truth, res.truth.drift
     metric = res.to_dict()["projected_metric"]
     lo, hi = res.projection.interval[metric]
+    gap = res.projection.in_run_gap / res.projection.totals[metric]
     return {"repeat": repeat, "n_iterations": len(res.schedule), "measured_s": truth.measured_s,
             "runs_s": list(truth.runs_s), "noise_floor": truth.noise_floor, "projected_s": truth.projected_s,
             "error": truth.error, "own_interval_s": [lo, hi], "own_holds": bool(lo <= truth.measured_s <= hi),
             "interval_s": list(truth.interval_s), "holds": truth.within,
             "drift": None if drift is None else drift.change,
-            "drift_se": None if drift is None else drift.standard_error, "wall_s": time.perf_counter() - t0}
+            "drift_se": None if drift is None else drift.standard_error, "in_run_ratio": res.projection.in_run_ratio,
+            "in_run_gap": gap, "wall_s": time.perf_counter() - t0}
 
 
 def render(stored: dict[str, Any]) -> str:
@@ -67,8 +69,10 @@ def render(stored: dict[str, Any]) -> str:
         own.append((hi - lo) / 2 / r["projected_s"])
         printed.append((phi - plo) / 2 / r["projected_s"])
         drift = "—" if r["drift"] is None else f"{100 * r['drift']:+.1f}% ± {100 * r['drift_se']:.1f}%"
+        ratio = r.get("in_run_ratio")
+        gap = "—" if ratio is None else f"± {100 * r['in_run_gap']:.2f}% (r {ratio:.3f})"
         rows.append([str(r["repeat"] + 1), f"{r['measured_s']:.1f} s", f"{100 * r['noise_floor']:.2f}%",
-                     f"{r['projected_s']:.1f} s", f"{100 * r['error']:+.2f}%", drift, f"{lo:.1f} … {hi:.1f} s",
+                     f"{r['projected_s']:.1f} s", f"{100 * r['error']:+.2f}%", drift, gap, f"{lo:.1f} … {hi:.1f} s",
                      "yes" if r["own_holds"] else "**no**", f"{plo:.1f} … {phi:.1f} s", "yes" if r["holds"] else "**no**"])
     n, med = len(rows), (statistics.median(printed), statistics.median(own))
     return "\n".join([
@@ -76,11 +80,12 @@ def render(stored: dict[str, Any]) -> str:
                stored["meta"]).rstrip(), "",
         f"`seqpoint validate` on one config ({stored['meta']['workload']}, `group_by_length` B=8, "
         f"{stored['rows'][0]['n_iterations']} iterations of WikiText-2, default `[profile]`, two full runs), each "
-        "repeat in a fresh process with an empty cache. *Own interval*: the projection's (selection and the "
-        "points' noise); *printed*: the one `validate` holds the full runs to, grown by the drift the check "
-        "point reads after each full run.", "",
+        "repeat in a fresh process with an empty cache. *Own interval*: the projection's (selection, the "
+        "points' noise and, with the in-sequence window of the run's first steps, the in-run gap `|r − 1|`); "
+        "*printed*: the one `validate` holds the full runs to, grown by the drift the check point reads after "
+        "each full run.", "",
         *table(["repeat", "measured (mean of 2)", "noise floor", "projected", "error", "drift on the check point",
-                "own interval", "holds", "printed interval", "holds"], rows),
+                "in-run gap", "own interval", "holds", "printed interval", "holds"], rows),
         f"The printed interval held the measured run in **{sum(r['holds'] for r in stored['rows'])} of {n}** "
         f"(the projection's own: {sum(r['own_holds'] for r in stored['rows'])} of {n}); median half-width "
         f"±{100 * med[0]:.0f}% (own ±{100 * med[1]:.0f}%)."])

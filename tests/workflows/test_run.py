@@ -81,6 +81,17 @@ def test_validate_holds_the_full_runs_to_an_interval_that_counts_the_machine_s_d
     assert lo <= own[0] and hi >= own[1]  # grown, never narrowed
     saved = json.loads((tmp_path / "run" / "validation.json").read_text())
     assert saved["drift"]["change"] == pytest.approx(drift.change)
+    # The default window's in-run gap is in the projection's interval, and said on its own.
+    from rich.console import Console
+
+    from seqpoint.reports import print_validation
+
+    r, gap = res.projection.in_run_ratio, res.projection.in_run_gap
+    assert r is not None and gap == pytest.approx(abs(r - 1) * res.projection.totals["run_time_s"])
+    console = Console(record=True, width=300)
+    print_validation(console, res, seqpoints=False)
+    assert f"the run's first {len(res.measurements.window.times_s)} steps timed in sequence ran {r:.3f}×" \
+        in console.export_text()
     # A machine 30% slower during the full runs: the interval grows to hold the projection
     # at that speed, and the mean of runs 30% slower than projected is inside it.
     slower = dataclasses.replace(res, full=dataclasses.replace(

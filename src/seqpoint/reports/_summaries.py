@@ -174,8 +174,12 @@ def print_validation(console: Console, result: ValidationRecord, *, seqpoints: b
     step = steady_metric(totals) or STEADY_TIME
     cold = derived_of(step)[0]
     if cold in totals:
+        r, window = result.projection.in_run_ratio, result.measurements.window
+        gap = (f"; the run's first {len(window.times_s)} steps timed in sequence ran {r:.3f}× their projection "
+               f"(in-run gap ± {result.projection.in_run_gap / totals[derived_of(step)[1]]:.2%} in the interval)"
+               if r is not None and window else "")
         console.print(f"projected = steady state {fmt(totals[step])} + cold steps "
-                      f"{fmt(totals[cold])} ({cold_steps_text(result.projection)}).")
+                      f"{fmt(totals[cold])} ({cold_steps_text(result.projection)}){gap}.")
     steady = result.steady
     if steady:
         console.print(f"steady-state truth (all {steady.n_signatures} signatures profiled in isolation): "

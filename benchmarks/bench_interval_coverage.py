@@ -9,7 +9,8 @@ keeps the projection's own interval (the points' noise and the selection), the i
 the check point re-timed after each full run), and whether each holds the measured mean.
 Rows go to ``benchmarks/results/bench_interval_coverage.json`` after every repeat.
 
-Usage: ``.venv/bin/python benchmarks/bench_interval_coverage.py [--repeats 10] [--quick] [--render]``
+Usage: ``.venv/bin/python benchmarks/bench_interval_coverage.py [--repeats 10] [--resume] [--quick] [--render]``
+(``--resume``: keep the stored rows of this code's config and run until ``--repeats`` of them)
 """
 
 from __future__ import annotations
@@ -94,11 +95,16 @@ def render(stored: dict[str, Any]) -> str:
 def main() -> None:
     ap = bench_parser(__doc__, "one repeat on bert:tiny (minutes)", "rewrite the RESULTS.md section from the stored rows")
     ap.add_argument("--repeats", type=int, default=10)
+    ap.add_argument("--resume", action="store_true", help="keep the stored rows; run until --repeats of them")
     args = ap.parse_args()
     path, stored = load_stored("bench_interval_coverage.json")
     if not args.render:
-        stored = {"meta": {**run_meta(), "workload": "`bert:tiny`" if args.quick else "`bert:small`"}, "rows": []}
-        for r in range(1 if args.quick else args.repeats):
+        kept = stored["rows"] if args.resume and stored else []
+        meta = {**run_meta(), "workload": "`bert:tiny`" if args.quick else "`bert:small`"}
+        if kept:  # the first repeat's date to this one's
+            meta["date"] = f"{stored['meta']['date'].split(' … ')[0]} … {meta['date']}"
+        stored = {"meta": meta, "rows": kept}
+        for r in range(len(kept), 1 if args.quick else args.repeats):
             stored["rows"].append(in_fresh_process(one, r, args.quick))
             row = stored["rows"][-1]
             print(f"{r + 1}: error {100 * row['error']:+.2f}% (floor {100 * row['noise_floor']:.2f}%), drift "

@@ -14,22 +14,8 @@ from seqpoint.cli._app import console, err_console
 from seqpoint.exceptions import ConfigError
 from seqpoint.workflows import RunConfig
 
-__all__ = [
-    "Address",
-    "AsJson",
-    "ExecutorName",
-    "Quiet",
-    "QuietTables",
-    "RunFolder",
-    "Sets",
-    "UserCode",
-    "print_json",
-    "print_result",
-    "print_warnings",
-    "reporter",
-    "with_executor",
-    "with_sets",
-]
+__all__ = ["Address", "AsJson", "ExecutorName", "Quiet", "QuietTables", "RunFolder", "Sets", "UserCode",
+           "print_json", "print_result", "print_warnings", "reporter", "with_executor", "with_sets"]
 
 AsJson = Annotated[bool, typer.Option("--json", help="Print the result as one JSON object on stdout, "
                                                      "and nothing else there.")]

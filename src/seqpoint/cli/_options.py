@@ -72,16 +72,12 @@ def with_executor(cfg: RunConfig, executor: str | None, address: str | None) -> 
     (an address alone means Ray), checked as the TOML's keys are."""
     import dataclasses
 
-    from seqpoint.workflows import ProfileSection
-
     if executor is None and address is None:
         return cfg
-
     name = executor or ("ray" if address is not None else cfg.profile.executor)
-    fields = {f.name: getattr(cfg.profile, f.name) for f in dataclasses.fields(cfg.profile)}
-    fields.update(executor=name, address=address if address is not None else (
+    profile = dataclasses.replace(cfg.profile, executor=name, address=address if address is not None else (
         cfg.profile.address if name == "ray" else None))
-    return dataclasses.replace(cfg, profile=ProfileSection(**fields))
+    return dataclasses.replace(cfg, profile=profile)
 
 
 class _HasDict(Protocol):

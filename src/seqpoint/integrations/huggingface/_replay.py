@@ -220,8 +220,6 @@ def schedule_from_trainer(trainer: Trainer, *, world_size: int | None = None,
     encoder_decoder = bool(getattr(getattr(trainer.model, "config", None), "is_encoder_decoder", False))
     rule = known_rule(trainer.data_collator, encoder_decoder=encoder_decoder)
     lengths = read_lengths(trainer, with_target=rule is not None and rule.kind == "seq2seq")
-    if lengths.source is None:
-        rule = None
     ws = int(world_size if world_size is not None else trainer.accelerator.num_processes)
     rk = int(rank if rank is not None else trainer.accelerator.process_index)
     if not 0 <= rk < ws:

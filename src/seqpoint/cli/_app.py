@@ -145,8 +145,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
             rv = app(args=args, prog_name="seqpoint", standalone_mode=False)
-    except SystemExit:
-        raise
     except _NO_ARGS as exc:
         err_console.print(exc.format_message(), markup=False, highlight=False)  # type: ignore[attr-defined]
         raise SystemExit(2) from None

@@ -105,25 +105,15 @@ def _os_message(exc: OSError) -> str:
     return f"{path}: cannot read or write ({reason}); check the path or choose another location."
 
 
-def _crash_folder() -> Path:
-    """Beside the cache when it is writable, else the system's temporary folder."""
-    folder = default_cache_path().parent / "crashes"
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        if os.access(folder, os.W_OK):
-            return folder
-    except OSError:
-        pass
-    return Path(tempfile.gettempdir())
-
-
 def _report_internal_error(exc: BaseException) -> None:
     """One line for a bug, with the full traceback in a file the user can attach."""
     text = "".join(traceback.format_exception(exc))
     stamp = time.strftime("%Y%m%d-%H%M%S")
     where = "nowhere (no writable folder)"
-    for folder in (_crash_folder(), Path(tempfile.gettempdir())):
+    # Beside the cache when it is writable, else the system's temporary folder.
+    for folder in (default_cache_path().parent / "crashes", Path(tempfile.gettempdir())):
         try:
+            folder.mkdir(parents=True, exist_ok=True)
             fd, name = tempfile.mkstemp(prefix=f"seqpoint-crash-{stamp}-", suffix=".txt", dir=folder)
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 fh.write(text)
@@ -155,8 +145,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
             rv = app(args=args, prog_name="seqpoint", standalone_mode=False)
-    except SystemExit:
-        raise
     except _NO_ARGS as exc:
         err_console.print(exc.format_message(), markup=False, highlight=False)  # type: ignore[attr-defined]
         raise SystemExit(2) from None

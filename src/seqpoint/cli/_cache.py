@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from seqpoint.cache import MeasurementCache
 from seqpoint.cli._app import TYPER_OPTIONS, app, console
 from seqpoint.cli._options import AsJson, QuietTables, print_json
+from seqpoint.reports import render
 
 __all__ = ["cache_app"]
 
@@ -38,20 +38,12 @@ def cache_list(cache: _CachePath = None, workload: _Workload = None, as_json: As
     if quiet:
         console.print(f"{len(rows)} measurements in {store.path}", markup=False, soft_wrap=True)
         return
-    table = Table(title="measurement cache")
-    for col in ("workload", "signature", "status", "time_s", "written", "key"):
-        table.add_column(col)
+    table = [["workload", "signature", "status", "time_s", "written", "key"]]
     for e in rows:
         t = e.measurement.metrics.get("time_s")
-        table.add_row(
-            e.workload,
-            ",".join(map(str, e.signature)),
-            e.status,
-            "-" if t is None else f"{t:.6g}",
-            _dt.datetime.fromtimestamp(e.created).strftime("%Y-%m-%d %H:%M:%S"),
-            e.key[:12],
-        )
-    console.print(table)
+        table.append([e.workload, ",".join(map(str, e.signature)), e.status, "-" if t is None else f"{t:.6g}",
+                      _dt.datetime.fromtimestamp(e.created).strftime("%Y-%m-%d %H:%M:%S"), e.key[:12]])
+    console.print(render(table, title="measurement cache", left=6))
     console.print(f"{len(rows)} measurements in {store.path}", markup=False, soft_wrap=True)
 
 

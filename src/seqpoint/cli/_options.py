@@ -14,22 +14,8 @@ from seqpoint.cli._app import console, err_console
 from seqpoint.exceptions import ConfigError
 from seqpoint.workflows import RunConfig
 
-__all__ = [
-    "Address",
-    "AsJson",
-    "ExecutorName",
-    "Quiet",
-    "QuietTables",
-    "RunFolder",
-    "Sets",
-    "UserCode",
-    "print_json",
-    "print_result",
-    "print_warnings",
-    "reporter",
-    "with_executor",
-    "with_sets",
-]
+__all__ = ["Address", "AsJson", "ExecutorName", "Quiet", "QuietTables", "RunFolder", "Sets", "UserCode",
+           "print_json", "print_result", "print_warnings", "reporter", "with_executor", "with_sets"]
 
 AsJson = Annotated[bool, typer.Option("--json", help="Print the result as one JSON object on stdout, "
                                                      "and nothing else there.")]
@@ -86,16 +72,12 @@ def with_executor(cfg: RunConfig, executor: str | None, address: str | None) -> 
     (an address alone means Ray), checked as the TOML's keys are."""
     import dataclasses
 
-    from seqpoint.workflows import ProfileSection
-
     if executor is None and address is None:
         return cfg
-
     name = executor or ("ray" if address is not None else cfg.profile.executor)
-    fields = {f.name: getattr(cfg.profile, f.name) for f in dataclasses.fields(cfg.profile)}
-    fields.update(executor=name, address=address if address is not None else (
+    profile = dataclasses.replace(cfg.profile, executor=name, address=address if address is not None else (
         cfg.profile.address if name == "ray" else None))
-    return dataclasses.replace(cfg, profile=ProfileSection(**fields))
+    return dataclasses.replace(cfg, profile=profile)
 
 
 class _HasDict(Protocol):

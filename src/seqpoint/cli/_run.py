@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import warnings
 from pathlib import Path
 from typing import Annotated
@@ -155,8 +154,6 @@ def speedup(
     if config_a is None:
         raise ConfigError("Give a baseline CONFIG_A (and CONFIG_B or --set-b), or --files SCHEDULE "
                           "SEQPOINTS MEASUREMENTS_A MEASUREMENTS_B.")
-    if output is not None:  # A's [report] out, a TOML string (a path may read as a number)
-        set_a = [*(set_a or ()), f"report.out={json.dumps(str(output), ensure_ascii=False)}"]
     if config_b is None and not set_b:
         raise ConfigError("Give a second config B, or --set-b overrides that turn A into B.")
     for item in set_b or ():
@@ -164,7 +161,7 @@ def speedup(
         if item.split(".", 1)[0].strip() in ("validation", "report"):
             raise ConfigError(f"--set-b {item!r}: a speedup takes its [validation] and [report] settings from A, "
                               "so an override of them on B would not be used; set it in A's config file.")
-    a = _load(config_a, set_a, None, allow_user_code=allow_user_code)
+    a = _load(config_a, set_a, output, allow_user_code=allow_user_code)  # -o/--output: A's [report] out
     b = _load(config_b, None, None, allow_user_code=allow_user_code) if config_b else a
     if set_b:
         b = apply_overrides(b, set_b, option="--set-b")

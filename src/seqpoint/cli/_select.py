@@ -13,7 +13,7 @@ from seqpoint.cli._options import AsJson, QuietTables, UserCode, print_json, pri
 from seqpoint.exceptions import SeqPointWarning
 from seqpoint.reports import print_selection
 from seqpoint.schedule import read_schedule
-from seqpoint.selection import write_seqpoints
+from seqpoint.selection import write_seqpoints, write_simpoints
 
 __all__ = ["select"]
 
@@ -84,8 +84,6 @@ def select(
     write_seqpoints(points, output)
     written: list[str] = []
     if simpoints is not None:
-        from seqpoint.selection import write_simpoints
-
         written = [str(w) for w in write_simpoints(points, simpoints)]
     if as_json:
         print_json({"output": str(output), "method": method, "n_points": len(points),

@@ -22,9 +22,9 @@ from typing import NoReturn
 
 from seqpoint.exceptions import InputError
 from seqpoint.integrations._shapes import BatchShape, ShapeFn, ShapeReader, ShapeReading
-from seqpoint.schedule import RowLengths, RunTrace, write_trace
+from seqpoint.schedule import IterationSchedule, RowLengths, RunTrace, write_trace
 
-__all__ = ["Recorder", "record", "row_lengths", "trace_of", "trace_path"]
+__all__ = ["Recorder", "record", "row_lengths", "schedule_of", "trace_of", "trace_path"]
 
 #: One recorded micro-batch: optimizer step, epoch, micro-batch within the step, its shape, seconds.
 TraceRow = tuple[int, int, int, ShapeReading, float]
@@ -149,3 +149,11 @@ def row_lengths(found: list[tuple[list[int], list[int] | None] | None]) -> RowLe
     pairs = [f for f in found if f is not None]
     targets = [t for _, t in pairs if t is not None]
     return RowLengths.from_lists([src for src, _ in pairs], targets if len(targets) == len(pairs) else None)
+
+
+def schedule_of(epochs: list[int], shapes: list[BatchShape], meta: dict[str, object],
+                rows: RowLengths | None) -> IterationSchedule:
+    """A schedule of one row per (micro-)batch ``shapes``, with their rows' lengths when known."""
+    columns = {"epoch": epochs, **{name: [getattr(s, name) for s in shapes] for name in BatchShape._fields}}
+    schedule = IterationSchedule.from_columns(columns, meta=meta)
+    return schedule if rows is None else schedule.with_rows(rows)

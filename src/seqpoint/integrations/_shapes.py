@@ -121,10 +121,8 @@ def _fits(bs: int, sl: int, tgt_len: int, lengths: list[int], tgt_lengths: list[
 
 def _from_mapping(batch: Mapping[str, object], encoder_decoder: bool) -> ShapeReading:
     tensors = {k: v for k, v in batch.items() if _is_tensor(v)}
-    key = next((k for k in INPUT_KEYS if k in tensors), None)
-    picked = key is None
-    if key is None:
-        key = next((k for k, v in tensors.items() if len(v.shape) >= 2), None)
+    key = (next((k for k in INPUT_KEYS if k in tensors), None)
+           or next((k for k, v in tensors.items() if len(v.shape) >= 2), None))
     if key is None:
         raise InputError(f"Cannot read a batch shape from a dict with keys {sorted(batch)}: none is a tensor "
                          f"named {', '.join(INPUT_KEYS)}; pass shape_fn=... returning "
@@ -144,7 +142,7 @@ def _from_mapping(batch: Mapping[str, object], encoder_decoder: bool) -> ShapeRe
         assumed = (f"took the shape from {key!r} {_dims(tensors[key])} and counted every row as {sl} real "
                    "positions: the batch has no attention_mask or position_ids"
                    + (f" (its other tensors {', '.join(map(repr, others))} were not read)" if others else ""))
-    if picked and assumed is None:
+    if key not in INPUT_KEYS and assumed is None:
         assumed = f"took the model input to be {key!r} {_dims(tensors[key])}, the first tensor with two dimensions"
     tgt_len = target_tokens = 0
     tgt_lengths: list[int] | None = None
@@ -190,11 +188,10 @@ def read_batch(batch: object, *, encoder_decoder: bool = False) -> ShapeReading:
 def shape_from_fn(value: object) -> ShapeReading:
     """A user ``shape_fn``'s result (a :class:`Shape` or a trace row's five values) as a
     reading; InputError for anything else, saying what to return."""
-    where = "shape_fn"
-    fix = (f"{where} must return seqpoint.integrations.Shape(batch_size, seq_len, tgt_len=0, lengths=None, "
+    fix = ("shape_fn must return seqpoint.integrations.Shape(batch_size, seq_len, tgt_len=0, lengths=None, "
            "tgt_lengths=None), or the five ints (batch_size, seq_len, tgt_len, tokens, sum_sq_len)")
     if isinstance(value, Mapping):
-        raise InputError(f"{where} returned a dict with keys {sorted(value)}: {fix} (Shape(**that_dict) "
+        raise InputError(f"shape_fn returned a dict with keys {sorted(value)}: {fix} (Shape(**that_dict) "
                          "builds one from the same keys).")
     if isinstance(value, Shape):
         try:
@@ -202,12 +199,12 @@ def shape_from_fn(value: object) -> ShapeReading:
             lengths = None if value.lengths is None else [int(v) for v in value.lengths]
             tgt = None if value.tgt_lengths is None else [int(v) for v in value.tgt_lengths]
         except (TypeError, ValueError):
-            raise InputError(f"{where} returned {value!r}, whose fields are not all ints: {fix}.") from None
+            raise InputError(f"shape_fn returned {value!r}, whose fields are not all ints: {fix}.") from None
         if bs < 1 or sl < 1 or tl < 0:
-            raise InputError(f"{where} returned batch_size {bs}, seq_len {sl}, tgt_len {tl}: batch_size and "
+            raise InputError(f"shape_fn returned batch_size {bs}, seq_len {sl}, tgt_len {tl}: batch_size and "
                              "seq_len must be >= 1 and tgt_len >= 0.")
         if lengths is not None and not _fits(bs, sl, tl, lengths, tgt):
-            raise InputError(f"{where} returned lengths {lengths[:8]} that do not fit batch_size {bs} and seq_len "
+            raise InputError(f"shape_fn returned lengths {lengths[:8]} that do not fit batch_size {bs} and seq_len "
                              f"{sl}: give one length <= seq_len per row (or the documents of one packed row).")
         return _reading(bs, sl, [sl] * bs if lengths is None else lengths, tl,
                         sum(tgt) if tgt is not None else bs * tl, tgt, known=lengths is not None, assumed=None)
@@ -216,7 +213,7 @@ def shape_from_fn(value: object) -> ShapeReading:
             return ShapeReading(BatchShape(*(int(v) for v in value)), None, None)
         except (TypeError, ValueError):
             pass
-    raise InputError(f"{where} returned {type(value).__name__} {str(value)[:80]}: {fix}.")
+    raise InputError(f"shape_fn returned {type(value).__name__} {str(value)[:80]}: {fix}.")
 
 
 class ShapeReader:

@@ -11,11 +11,11 @@ import warnings
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from seqpoint._params import Interval, Options, Predicate, check_params
 from seqpoint.exceptions import AssumedInputWarning, InputError
-from seqpoint.schedule import IterationSchedule, RowLengths
+from seqpoint.integrations._recorder import row_lengths, schedule_of
+from seqpoint.integrations._shapes import BatchShape
+from seqpoint.schedule import IterationSchedule
 
 if TYPE_CHECKING:
     from lhotse.cut import Cut
@@ -141,16 +141,9 @@ def schedule_from_sampler(sampler: CutSampler, epochs: int = 1, frame_shift: flo
             sampler.set_epoch(first_epoch)
     if not rows:
         raise InputError("The lhotse sampler yielded no batch; check max_duration/max_cuts and drop_last.")
-    data = np.array([(e, len(f), max(f), max(t or [0]), sum(f) + sum(t or []), sum(n * n for n in f))
-                     for e, f, t in rows], dtype=np.int64)
-    targets = [t for *_, t in rows if t is not None]
     meta = {"source": "lhotse", "sampler": type(sampler).__name__, "frame_shift": frame_shift, "rounding": rounding,
             "first_epoch": first_epoch, "epochs": epochs, "world_size": int(getattr(sampler, "world_size", 1)),
             "rank": int(getattr(sampler, "rank", 0))}
-    schedule = IterationSchedule.from_columns(
-        {"epoch": data[:, 0], "batch_size": data[:, 1], "seq_len": data[:, 2], "tgt_len": data[:, 3],
-         "tokens": data[:, 4], "sum_sq_len": data[:, 5]},
-        meta=meta,
-    )
-    rows_lengths = RowLengths.from_lists([f for _, f, _ in rows], targets if len(targets) == len(rows) else None)
-    return schedule.with_rows(rows_lengths)
+    shapes = [BatchShape(len(f), max(f), max(t or [0]), sum(f) + sum(t or []), sum(n * n for n in f))
+              for _, f, t in rows]
+    return schedule_of([e for e, _, _ in rows], shapes, meta, row_lengths([(f, t) for _, f, t in rows]))

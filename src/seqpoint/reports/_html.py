@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from seqpoint._jsonio import write_text
+
 __all__ = ["Section", "write_html_report"]
 
 _CSS = """
@@ -72,7 +74,4 @@ def write_html_report(path: str | Path, *, title: str, subtitle: str = "",
         if sec.code:
             parts.append(f"<pre>{html.escape(sec.code)}</pre>")
     parts.append("</body></html>")
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(parts), encoding="utf-8")
-    return path
+    return write_text("\n".join(parts), path)

@@ -100,11 +100,8 @@ class WorkloadConfig(Validated):
     def to_dict(self) -> dict[str, object]:
         """The fields as plain data (part of every cache key), without ``compile_dynamic`` and
         ``cudnn_benchmark`` at their defaults, so keys cached before they existed still match."""
-        out = to_dict(self)
-        for name, default in (("compile_dynamic", None), ("cudnn_benchmark", None)):
-            if name in out and out[name] is default:
-                del out[name]
-        return out
+        return {k: v for k, v in to_dict(self).items()
+                if v is not None or k not in ("compile_dynamic", "cudnn_benchmark")}
 
 
 def check_signature(signature: object, *, workload: str) -> Dims:

@@ -57,9 +57,7 @@ class WorkloadFacts:
 
 
 def _config_value(config: object, key: str) -> Any:
-    if isinstance(config, Mapping):
-        return config.get(key)
-    return getattr(config, key, None)
+    return config.get(key) if isinstance(config, Mapping) else getattr(config, key, None)
 
 
 def _dtype(config: object) -> str:
@@ -67,17 +65,12 @@ def _dtype(config: object) -> str:
     found = _config_value(config, "dtype")
     if isinstance(found, str):
         return found
-    for flag in ("bf16", "fp16"):
-        if _config_value(config, flag):
-            return flag
-    return "tf32" if _config_value(config, "tf32") else "fp32"
+    return next((flag for flag in ("bf16", "fp16", "tf32") if _config_value(config, flag)), "fp32")
 
 
 def _parameter_devices(model: object) -> tuple[str, ...]:
     parameters = getattr(model, "parameters", None)
-    if not callable(parameters):
-        return ()
-    return tuple(dict.fromkeys(str(p.device) for p in parameters()))
+    return tuple(dict.fromkeys(str(p.device) for p in parameters())) if callable(parameters) else ()
 
 
 def describe(workload: object) -> WorkloadFacts:

@@ -85,7 +85,6 @@ def read_lengths(trainer: Trainer, *, with_target: bool = False) -> Lengths:
     sampler without a length or input column."""
     import torch
 
-    check_trainer(trainer)
     dataset = trainer.train_dataset
     if dataset is None:
         raise InputError(f"The trainer has no train_dataset, so there is nothing to replay; {_WAY_OUT}.")

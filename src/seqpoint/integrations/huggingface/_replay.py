@@ -20,7 +20,7 @@ from transformers import TrainerCallback, TrainerControl, TrainerState, Training
 
 from seqpoint._rng import rngs_kept
 from seqpoint.exceptions import InputError, SeqPointWarning
-from seqpoint.integrations._recorder import row_lengths
+from seqpoint.integrations._recorder import row_lengths, schedule_of
 from seqpoint.integrations._shapes import ShapeReading
 from seqpoint.integrations.huggingface._collate import (
     Collation,
@@ -220,8 +220,6 @@ def schedule_from_trainer(trainer: Trainer, *, world_size: int | None = None,
     encoder_decoder = bool(getattr(getattr(trainer.model, "config", None), "is_encoder_decoder", False))
     rule = known_rule(trainer.data_collator, encoder_decoder=encoder_decoder)
     lengths = read_lengths(trainer, with_target=rule is not None and rule.kind == "seq2seq")
-    if lengths.source is None:
-        rule = None
     ws = int(world_size if world_size is not None else trainer.accelerator.num_processes)
     rk = int(rank if rank is not None else trainer.accelerator.process_index)
     if not 0 <= rk < ws:
@@ -253,14 +251,10 @@ def schedule_from_trainer(trainer: Trainer, *, world_size: int | None = None,
 
 def _schedule(batches: list[MicroBatch], readings: list[ShapeReading], trainer: Trainer, ws: int, rk: int,
               sampler: str, collator: str, how: str) -> IterationSchedule:
-    data = np.array([(e, s, m, *r.shape) for (e, s, m, _), r in zip(batches, readings, strict=True)],
-                    dtype=np.int64)
     rows = row_lengths([r.lengths for r in readings])  # None: the collator's output does not say (warned)
+    shapes = [r.shape for r in readings]
     meta = {"source": "huggingface", "sampler": sampler, "collator": collator, "shapes": how,
             "gradient_accumulation_steps": int(trainer.args.gradient_accumulation_steps), "world_size": ws,
-            "rank": rk, "optimizer_step": data[:, 1].tolist(), "micro_batch": data[:, 2].tolist(),
-            "packed": rows is not None and rows.flattened(data[:, 3])}
-    schedule = IterationSchedule.from_columns({"epoch": data[:, 0], "batch_size": data[:, 3], "seq_len": data[:, 4],
-                                              "tgt_len": data[:, 5], "tokens": data[:, 6], "sum_sq_len": data[:, 7]},
-                                              meta=meta)
-    return schedule if rows is None else schedule.with_rows(rows)
+            "rank": rk, "optimizer_step": [b[1] for b in batches], "micro_batch": [b[2] for b in batches],
+            "packed": rows is not None and rows.flattened(np.array([s.batch_size for s in shapes]))}
+    return schedule_of([b[0] for b in batches], shapes, meta, rows)

@@ -81,9 +81,7 @@ class TrainerWorkload:
         self.encoder_decoder = bool(getattr(model_config, "is_encoder_decoder", False))
         processing = getattr(trainer, "processing_class", None)
         pad = getattr(processing, "pad_token_id", None)
-        if pad is None:
-            pad = getattr(model_config, "pad_token_id", None)
-        self.pad_id = int(pad or 0)
+        self.pad_id = int((getattr(model_config, "pad_token_id", None) if pad is None else pad) or 0)
         self.padding_side = str(getattr(processing, "padding_side", "right") or "right")
         self._packing = "position_ids" in self._keys and "attention_mask" not in self._keys
         if args.bf16 or args.fp16:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from seqpoint.measurements import CATEGORIES
 from seqpoint.profiling._categories import categorize, context_category
 from seqpoint.profiling._kineto import kineto_breakdown
-from seqpoint.profiling._stdio import native_stderr_silenced
+from seqpoint.profiling._startup import native_stderr_silenced
 from seqpoint.workloads import Trains, Workload
 
 if TYPE_CHECKING:

@@ -18,9 +18,9 @@ from typing import Any
 
 from seqpoint._signature import Signature
 from seqpoint.exceptions import SeqPointWarning
-from seqpoint.profiling._attention_flops import flop_registry
 from seqpoint.profiling._breakdown import run_profiled
 from seqpoint.profiling._categories import categorize
+from seqpoint.profiling._counter import flop_registry
 from seqpoint.workloads import TorchWorkload, Workload, describe
 
 __all__ = ["COMPUTE_CATEGORIES", "MIN_SHARE", "UncountedOperator", "counting_coverage", "uncounted_operators"]

@@ -1,13 +1,17 @@
 """Process start-up of a workload: the warm-up that absorbs one-time costs before the first
-measured point, what each workload object has run in this process, oneDNN's primitive counts."""
+measured point, what each workload object has run in this process, oneDNN's primitive counts,
+and the file-descriptor redirection for native libraries that write past ``sys.stdout``/
+``sys.stderr`` (oneDNN's verbose log on fd 1, kineto's line at every profiler start and stop on fd 2)."""
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import os
 import statistics
 import sys
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 from seqpoint._signature import Signature
 from seqpoint.exceptions import SeqPointWarning
@@ -19,11 +23,11 @@ from seqpoint.measurements.metrics import (
 )
 from seqpoint.profiling._failures import guarded
 from seqpoint.profiling._state import StartupState, WorkloadState
-from seqpoint.profiling._stdio import fd_redirected
 from seqpoint.workloads import Workload, describe
 
-__all__ = ["DEFAULT_BLOCK", "STARTUP_STEPS", "campaign_decoy", "check_recompiles", "compile_clock", "compile_summary", "interleave_block",
-           "onednn_cache_capacity", "onednn_metrics", "recompiled", "startup_state"]
+__all__ = ["DEFAULT_BLOCK", "STARTUP_STEPS", "campaign_decoy", "check_recompiles", "compile_clock", "compile_summary",
+           "fd_redirected", "interleave_block", "native_stderr_silenced", "onednn_cache_capacity", "onednn_metrics",
+           "recompiled", "startup_state"]
 
 #: Steps of the start-up shape before the first measured point.
 _STARTUP_STEPS = 3
@@ -124,6 +128,40 @@ def interleave_block(primitives: tuple[int, int] | None, capacity: int | None) -
     if per_shape <= 0:
         return 1 << 30
     return max(1, shapes_held(per_shape, shared, capacity))
+
+
+@contextlib.contextmanager
+def fd_redirected(fd: int, target: int) -> Iterator[bool]:
+    """Point file descriptor ``fd`` at ``target``, Python's and C's buffers flushed on the way
+    in and out; yields False (redirecting nothing) when the process has no ``fd``."""
+
+    def flush() -> None:
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+        # fflush(NULL): oneDNN prints with C stdio, fully buffered when fd 1 is a file.
+        with contextlib.suppress(OSError, AttributeError):  # no C library to call
+            ctypes.CDLL(None).fflush(None)
+
+    flush()
+    try:
+        saved = os.dup(fd)
+    except OSError:
+        yield False
+        return
+    try:
+        os.dup2(target, fd)
+        yield True
+    finally:
+        flush()
+        os.dup2(saved, fd)
+        os.close(saved)
+
+
+@contextlib.contextmanager
+def native_stderr_silenced() -> Iterator[None]:
+    """Point file descriptor 2 at /dev/null while the block runs."""
+    with open(os.devnull, "wb") as devnull, fd_redirected(2, devnull.fileno()):
+        yield
 
 
 def count_onednn_primitives(workload: Workload, signature: Signature) -> tuple[int, int] | None:

@@ -22,8 +22,8 @@ from seqpoint._signature import FloatArray, IntArray
 from seqpoint.devices import Target
 from seqpoint.exceptions import ConfigError
 from seqpoint.profiling._basis import features
-from seqpoint.profiling._counting import roofline_targets
-from seqpoint.profiling._fit import Devices, FitFailed, Traced, count, fit
+from seqpoint.profiling._counting import count_step, roofline_targets
+from seqpoint.profiling._fit import Devices, FitFailed, Traced, fit
 from seqpoint.profiling._state import WorkloadState
 from seqpoint.workloads import BatchShape, TorchWorkload, Workload
 
@@ -89,7 +89,8 @@ def _count_all(workload: Workload, sigs: IntArray, devices: Devices, tick: Calla
         if known is not None and i in known:
             rows.append(known[i])
         else:
-            rows.append(count(workload, sig, devices, shape=None if shapes is None else shapes[i], state=state).metrics())
+            rows.append(count_step(workload, tuple(int(v) for v in sig), devices=devices,
+                                   shape=None if shapes is None else shapes[i], state=state).metrics())
         tick()
     names = sorted({k for r in rows for k in r})
     return {k: np.array([r.get(k, 0.0) for r in rows]) for k in names}

@@ -12,7 +12,7 @@ from seqpoint._signature import signature_fields
 from seqpoint.measurements import Measurement, Status
 from seqpoint.workloads import Trains, Workload
 
-__all__ = ["CudaLost", "cleanup_after_failure", "cuda_lost", "failed_measurement", "guarded", "is_oom", "name_of"]
+__all__ = ["CudaLost", "failed_measurement", "guarded", "is_oom", "name_of"]
 
 
 def name_of(workload: Workload) -> str:
@@ -45,30 +45,6 @@ def is_oom(exc: BaseException) -> bool:
     return isinstance(exc, RuntimeError) and any(w in msg for w in _OOM_WORDS)
 
 
-def cuda_lost() -> str | None:
-    """Why this process can run no more CUDA work (a sticky error: an illegal address, a device-side
-    assert poisons the context), or None when it can (or never used CUDA)."""
-    torch = sys.modules.get("torch")
-    if torch is None or not torch.cuda.is_initialized():
-        return None
-    try:
-        torch.cuda.synchronize()
-    except RuntimeError as exc:
-        return (str(exc).strip().splitlines() or ["a CUDA error"])[0]
-    return None
-
-
-def cleanup_after_failure(workload: Workload) -> None:
-    """Free what a failed step left behind (gradients, cached device blocks), without which
-    the next, smaller point could fail for want of that memory."""
-    if isinstance(workload, Trains):
-        workload.optimizer.zero_grad(set_to_none=True)
-    gc.collect()
-    torch = sys.modules.get("torch")
-    if torch is not None and torch.cuda.is_available():
-        torch.cuda.empty_cache()
-
-
 T = TypeVar("T")
 
 
@@ -80,15 +56,27 @@ def guarded(workload: Workload, signature: Sequence[int], fn: Callable[[], T], *
             reraise: tuple[type[BaseException], ...] = ()) -> T | Measurement:
     """``fn()`` (a step of ``workload``), or the record of its failure at ``signature`` after
     freeing what the failed step left; ``reraise`` goes through (seqpoint's own errors).
-    Raises CudaLost when the failure left the process's CUDA context unusable."""
+    Raises CudaLost when the failure left the process's CUDA context unusable (a sticky error:
+    an illegal address, a device-side assert poisons the context)."""
     try:
         return fn()
     except reraise:
         raise
     except Exception as exc:  # a user's step may raise anything: the point records it, the campaign goes on
         failed = failed_measurement(signature, exc)
-    # Freed after the except block: its traceback holds the failed step's activations.
-    if (lost := cuda_lost()) is not None:
-        raise CudaLost(f"the process's CUDA context was lost at {tuple(signature)} ({failed.message}; then: {lost})")
-    cleanup_after_failure(workload)
+    torch = sys.modules.get("torch")  # not imported: no CUDA to check or free
+    if torch is not None and torch.cuda.is_initialized():
+        try:
+            torch.cuda.synchronize()
+        except RuntimeError as exc:
+            lost = (str(exc).strip().splitlines() or ["a CUDA error"])[0]
+            raise CudaLost(f"the process's CUDA context was lost at {tuple(signature)} ({failed.message}; "
+                           f"then: {lost})") from None
+    # Freed after the except block, whose traceback holds the failed step's activations: left,
+    # they (and gradients, cached device blocks) could fail the next, smaller point for want of memory.
+    if isinstance(workload, Trains):
+        workload.optimizer.zero_grad(set_to_none=True)
+    gc.collect()
+    if torch is not None and torch.cuda.is_available():
+        torch.cuda.empty_cache()
     return failed

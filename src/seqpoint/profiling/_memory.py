@@ -17,9 +17,9 @@ from typing import Any
 
 from seqpoint._signature import Signature
 from seqpoint.profiling._state import WorkloadState, meta_clone
-from seqpoint.workloads import CountsOnMeta, TorchWorkload, Workload, WorkloadFacts
+from seqpoint.workloads import CountsOnMeta, TorchWorkload, Workload
 
-__all__ = ["MemoryCheck", "available_memory", "parked", "step_memory_lower_bound"]
+__all__ = ["available_memory", "memory_refusal", "parked", "step_memory_lower_bound"]
 
 
 def available_memory(device: str) -> int | None:
@@ -71,35 +71,29 @@ def step_memory_lower_bound(clone: TorchWorkload, signature: Signature) -> int:
     return state_copies(clone.optimizer) * params + _tensor_bytes(clone.make_batch(signature))
 
 
-class MemoryCheck:
-    """Refuses the points of one campaign that cannot fit (on the meta-device clone of ``state``)."""
-
-    def __init__(self, workload: Workload, facts: WorkloadFacts, state: WorkloadState) -> None:
-        self._workload, self._device, self._state = workload, facts.device, state
-
-    def refusal(self, signature: Signature) -> str | None:
-        """The ``oom`` message for a point that cannot fit, or None when it may (or when
-        nothing is known: a workload without a meta-device clone refuses nothing)."""
-        workload = self._workload
-        if not isinstance(workload, CountsOnMeta) or not isinstance(workload, TorchWorkload):
+def memory_refusal(workload: Workload, device: str, state: WorkloadState, signature: Signature) -> str | None:
+    """The ``oom`` message for a point that cannot fit on ``device`` (counted on the meta-device
+    clone of ``state``), or None when it may (or when nothing is known: a workload without a
+    meta-device clone refuses nothing)."""
+    if not isinstance(workload, CountsOnMeta) or not isinstance(workload, TorchWorkload):
+        return None
+    limit = available_memory(device)
+    if limit is None:
+        return None
+    try:
+        clone = meta_clone(workload, state)
+        if clone is None:
             return None
-        limit = available_memory(self._device)
-        if limit is None:
-            return None
-        try:
-            clone = meta_clone(workload, self._state)
-            if clone is None:
-                return None
-            need = step_memory_lower_bound(clone, signature)
-        # The meta device lacks a kernel (NotImplementedError) or a value (RuntimeError), or
-        # the clone rejects the shape (ValueError): the real step runs and reports its own.
-        except (RuntimeError, NotImplementedError, ValueError):
-            return None
-        if need <= limit:
-            return None
-        return (f"not run: a step of {signature} needs at least {need / 2**30:.1f} GiB (parameters, gradients, "
-                f"optimizer state and inputs, counted on the meta device), more than the {limit / 2**30:.1f} GiB "
-                f"free on {self._device}.")
+        need = step_memory_lower_bound(clone, signature)
+    # The meta device lacks a kernel (NotImplementedError) or a value (RuntimeError), or
+    # the clone rejects the shape (ValueError): the real step runs and reports its own.
+    except (RuntimeError, NotImplementedError, ValueError):
+        return None
+    if need <= limit:
+        return None
+    return (f"not run: a step of {signature} needs at least {need / 2**30:.1f} GiB (parameters, gradients, "
+            f"optimizer state and inputs, counted on the meta device), more than the {limit / 2**30:.1f} GiB "
+            f"free on {device}.")
 
 
 @contextlib.contextmanager

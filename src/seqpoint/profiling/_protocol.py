@@ -36,7 +36,7 @@ from seqpoint.profiling._state import WorkloadState
 from seqpoint.workloads import BatchShape, describe
 
 __all__ = ["DriftWarning", "WorkerResult", "WorkerTask", "fresh_worker", "profile_protocol", "run_worker",
-           "split_repeats"]
+           "signature_of", "split_repeats"]
 
 #: A point a worker times: its signature, or the BatchShape of a workload that takes one.
 WorkerPoint = Signature | BatchShape
@@ -104,7 +104,7 @@ def run_worker(task: WorkerTask) -> WorkerResult:
     if task.process is not None:
         task.process.apply()
     points = list(task.points)
-    sigs = [_signature(p) for p in points]
+    sigs = [signature_of(p) for p in points]
     kept = WorkloadState()
     try:
         workload = task.workload.build()
@@ -147,13 +147,6 @@ def run_worker(task: WorkerTask) -> WorkerResult:
             return 0.0
         return out
 
-    def timed_repeats(i: int) -> None:
-        budget = task.max_seconds
-        if i not in failed and not (budget and sum(times[i]) >= budget):
-            dt = step(i, True)
-            if i not in failed:
-                times[i].append(dt)
-
     def warm(i: int) -> None:
         if task.warmup:
             dt = step(i, True)  # the shape's first step in this process: cold
@@ -176,7 +169,10 @@ def run_worker(task: WorkerTask) -> WorkerResult:
                 warm(i)
         for _ in range(task.repeats):
             for i in block:
-                timed_repeats(i)
+                if i not in failed and not (task.max_seconds and sum(times[i]) >= task.max_seconds):
+                    dt = step(i, True)
+                    if i not in failed:
+                        times[i].append(dt)
     state.seen.update(sigs)
     step(check, False)  # its primitives may have been evicted since the start check
     end = [step(check, True) for _ in range(task.drift_steps)]
@@ -220,11 +216,11 @@ def profile_protocol(
                           max_seconds=budget, process=process)
         results.append(fresh_worker(task) if run is None else run(p, task))
     drifts = [_drift(r.start_s, r.end_s) for r in results]
-    check = _signature(points[0])
+    check = signature_of(points[0])
     if not in_callgrind(config.timer):  # a count's change is not the machine's speed
         _warn_drift(drifts, check, label)
     step = step_metric(config.timer)
-    out = {point: _combine(i, _signature(point), results, step) for i, point in enumerate(points)}
+    out = {point: _combine(i, signature_of(point), results, step) for i, point in enumerate(points)}
     onednn = onednn_metrics(results[0].primitives, results[0].capacity)
     for m in out.values():
         if m.ok:
@@ -236,7 +232,7 @@ def profile_protocol(
     return out, protocol
 
 
-def _signature(point: WorkerPoint) -> Signature:
+def signature_of(point: WorkerPoint) -> Signature:
     return point.signature if isinstance(point, BatchShape) else tuple(point)
 
 

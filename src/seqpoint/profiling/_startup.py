@@ -41,17 +41,12 @@ def startup_state(workload: Workload, kept: WorkloadState, decoy: Sequence[int] 
     the first time: a few steps of ``decoy`` (default: its ``warmup_signature``) absorb the
     process's one-time costs, and one step of a second shape, none of ``points``, counts
     oneDNN's primitives."""
-    if kept.startup is None:
-        kept.startup = StartupState()
-        _run_startup(workload, kept.startup, decoy, points)
-    return kept.startup
-
-
-def _run_startup(workload: Workload, state: StartupState, decoy: Sequence[int] | None,
-                 points: Iterable[Sequence[int]]) -> None:
+    if kept.startup is not None:
+        return kept.startup
+    state = kept.startup = StartupState()
     decoy = decoy if decoy is not None else describe(workload).warmup_signature
     if decoy is None:
-        return
+        return state
     start = tuple(int(v) for v in decoy)
 
     def steps() -> None:
@@ -64,6 +59,7 @@ def _run_startup(workload: Workload, state: StartupState, decoy: Sequence[int] |
             state.primitives = count_onednn_primitives(workload, probe)
 
     guarded(workload, start, steps)  # a decoy that fails (OOM) leaves the points to report it
+    return state
 
 
 def campaign_decoy(signatures: Sequence[Sequence[int]]) -> Signature | None:

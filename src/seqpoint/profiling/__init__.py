@@ -28,13 +28,12 @@ from seqpoint.profiling._coverage import uncounted_operators as uncounted_operat
 from seqpoint.profiling._exact import exact_signature_costs, exact_totals
 from seqpoint.profiling._kineto import KinetoBreakdown, kineto_breakdown
 from seqpoint.profiling._plan import CampaignKey, Pending, Plan
-from seqpoint.profiling._protocol import DriftWarning
+from seqpoint.profiling._protocol import DriftWarning, ShippedWorkload
 from seqpoint.profiling._protocol import WorkerResult as WorkerResult
 from seqpoint.profiling._protocol import WorkerTask as WorkerTask
 from seqpoint.profiling._protocol import profile_protocol as profile_protocol
 from seqpoint.profiling._protocol import run_worker as run_worker
 from seqpoint.profiling._protocol import split_repeats as split_repeats
-from seqpoint.profiling._shipping import ShippedWorkload
 from seqpoint.profiling._startup import DEFAULT_BLOCK as DEFAULT_BLOCK
 from seqpoint.profiling._startup import campaign_decoy as campaign_decoy
 from seqpoint.profiling._startup import interleave_block as interleave_block

@@ -69,12 +69,14 @@ def _context(ev: FunctionEvent, cache: dict[int, str | None]) -> str | None:
 _ATTRIBUTED = ("aten::", "autograd::engine::evaluate_function:", "Optimizer.")
 
 
-def run_profiled(
-    prof: torch.profiler.profile, workload: Workload, batch: object, steps: int,
-    *, metadata: Mapping[str, object] | None = None,
-) -> None:
-    """Step ``workload`` ``steps`` times under the (not yet started) profiler ``prof``,
-    stopping it even when a step raises; ``metadata`` joins the trace as JSON values."""
+def run_profiled(workload: Workload, batch: object, steps: int, *, on_cuda: bool,
+                 metadata: Mapping[str, object] | None = None, **options: bool) -> torch.profiler.profile:
+    """The torch.profiler (CPU activity, and CUDA's ``on_cuda``; ``options`` such as
+    ``profile_memory``) of ``steps`` steps of ``workload``, stopped even when a step raises;
+    ``metadata`` joins the trace as JSON values."""
+    from torch.profiler import ProfilerActivity, profile
+
+    prof = profile(activities=[ProfilerActivity.CPU, *([ProfilerActivity.CUDA] if on_cuda else [])], **options)
     # kineto prints a "USDT: ... profiler_start/stop" line to the process's stderr at
     # every start and stop; silence only those two calls, not the profiled steps.
     with native_stderr_silenced():
@@ -88,6 +90,7 @@ def run_profiled(
     finally:
         with native_stderr_silenced():
             prof.stop()
+    return prof
 
 
 def profile_breakdown(
@@ -106,12 +109,10 @@ def profile_breakdown(
     ``trace_metadata`` as its top-level keys.
     """
     from torch.autograd import DeviceType
-    from torch.profiler import ProfilerActivity, profile
 
     on_cuda = device.type == "cuda"
-    activities = [ProfilerActivity.CPU, *([ProfilerActivity.CUDA] if on_cuda else [])]
-    prof = profile(activities=activities, profile_memory=with_memory, record_shapes=chrome_trace is not None)
-    run_profiled(prof, workload, batch, steps, metadata=trace_metadata)
+    prof = run_profiled(workload, batch, steps, on_cuda=on_cuda, metadata=trace_metadata,
+                        profile_memory=with_memory, record_shapes=chrome_trace is not None)
     if chrome_trace is not None:
         chrome_trace.parent.mkdir(parents=True, exist_ok=True)
         prof.export_chrome_trace(str(chrome_trace))

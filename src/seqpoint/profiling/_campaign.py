@@ -27,13 +27,13 @@ from seqpoint.profiling._memory import memory_refusal, parked
 from seqpoint.profiling._plan import CampaignKey, Plan, Points, Unit
 from seqpoint.profiling._point import profile_point
 from seqpoint.profiling._protocol import (
+    ShippedWorkload,
     WorkerResult,
     WorkerTask,
     fresh_worker,
     profile_protocol,
     signature_of,
 )
-from seqpoint.profiling._shipping import ShippedWorkload
 from seqpoint.profiling._startup import (
     campaign_decoy,
     check_recompiles,

@@ -249,7 +249,6 @@ def _scope(clone: TorchWorkload, counter: Counter, memo: dict[tuple[object, ...]
                 counter.context = None
             memo[key] = cost
         counter.add_block("optimizer", memo[key])
-        return None
 
     def loss(batch: dict[str, torch.Tensor]) -> torch.Tensor:
         import torch

@@ -84,13 +84,11 @@ def _count_all(workload: Workload, sigs: IntArray, devices: Devices, tick: Calla
                shapes: Sequence[BatchShape | None] | None, state: WorkloadState,
                known: Mapping[int, dict[str, float]] | None = None) -> dict[str, FloatArray]:
     """Metrics of every signature, counted (or taken from ``known``, by row)."""
-    rows = []
+    rows, known = [], known or {}
     for i, sig in enumerate(sigs):
-        if known is not None and i in known:
-            rows.append(known[i])
-        else:
-            rows.append(count_step(workload, tuple(int(v) for v in sig), devices=devices,
-                                   shape=None if shapes is None else shapes[i], state=state).metrics())
+        rows.append(known[i] if i in known else count_step(
+            workload, tuple(int(v) for v in sig), devices=devices, shape=None if shapes is None else shapes[i],
+            state=state).metrics())
         tick()
     names = sorted({k for r in rows for k in r})
     return {k: np.array([r.get(k, 0.0) for r in rows]) for k in names}

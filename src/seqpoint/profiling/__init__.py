@@ -14,6 +14,7 @@ by operation category, as the breakdown of a CUDA point does.
 The names imported ``as`` themselves are the harness's parts, for its tests.
 """
 
+from seqpoint.profiling._breakdown import KinetoBreakdown, kineto_breakdown
 from seqpoint.profiling._campaign import Profiler, profile_points
 from seqpoint.profiling._categories import canonical_op_name as canonical_op_name
 from seqpoint.profiling._categories import categorize as categorize
@@ -26,7 +27,6 @@ from seqpoint.profiling._counting import count_step as count_step
 from seqpoint.profiling._coverage import counting_coverage
 from seqpoint.profiling._coverage import uncounted_operators as uncounted_operators
 from seqpoint.profiling._exact import exact_signature_costs, exact_totals
-from seqpoint.profiling._kineto import KinetoBreakdown, kineto_breakdown
 from seqpoint.profiling._plan import CampaignKey, Pending, Plan
 from seqpoint.profiling._protocol import DriftWarning, ShippedWorkload
 from seqpoint.profiling._protocol import WorkerResult as WorkerResult

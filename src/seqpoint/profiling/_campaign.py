@@ -22,8 +22,7 @@ from seqpoint.clocks import TIMERS, check_timer, in_callgrind, in_fresh_process,
 from seqpoint.exceptions import ConfigError
 from seqpoint.measurements import Measurement, Measurements, ProcessState, StepWindow
 from seqpoint.profiling._config import ProfileConfig
-from seqpoint.profiling._failures import CudaLost, failed_measurement
-from seqpoint.profiling._memory import memory_refusal, parked
+from seqpoint.profiling._failures import CudaLost, failed_measurement, memory_refusal, parked
 from seqpoint.profiling._plan import CampaignKey, Plan, Points, Unit
 from seqpoint.profiling._point import profile_point
 from seqpoint.profiling._protocol import (

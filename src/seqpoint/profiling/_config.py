@@ -27,9 +27,6 @@ HARNESS_VERSION = 4
 #: device model's time, for each GPU of GPU_SPECS or a device file).
 METRICS: tuple[str, ...] = ("time", "flops", "bytes", "breakdown", "memory", "roofline", "model")
 
-#: Families whose measurement runs real training steps (the others count on a meta clone).
-STEPPED: frozenset[str] = frozenset({"time", "breakdown", "memory"})
-
 #: Fields of the multi-process protocol: left out of the cache key with ``processes = 1``.
 PROTOCOL_FIELDS = ("processes", "interleave", "drift_steps")
 
@@ -129,8 +126,9 @@ class ProfileConfig:
 
     @property
     def stepped(self) -> bool:
-        """True when measuring runs real training steps (time, breakdown or memory)."""
-        return bool(self.families & STEPPED)
+        """True when measuring runs real training steps (time, breakdown or memory; the other
+        families count on a meta clone)."""
+        return bool(self.families & {"time", "breakdown", "memory"})
 
     @property
     def in_workers(self) -> bool:

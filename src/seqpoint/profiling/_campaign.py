@@ -256,13 +256,12 @@ def profile_points(workload: Workload, points: Points, config: ProfileConfig | N
                    cache: MeasurementCache | None = None, progress: bool = True) -> Measurements:
     """Measure ``points`` (SeqPoints, or SeqPoint-like objects and signature tuples) on ``workload``:
     one Measurement per point, in input order (failed points with their status), points with the
-    same signature (and real lengths) measured once. ``cache`` is looked up first and each point
-    measured ok written as it finishes, so finished points survive an interruption; ``progress``
-    shows a rich progress bar. With ``config.processes > 1`` the drift report is
-    ``Measurements.protocol``; with a ``torch.compile``d workload, what compiling cost is
-    ``Measurements.compile``. One call is one :class:`Profiler`: its process start-up runs again
-    on the next call. The global random states are restored on return, so profiling inside a
-    training process leaves the run's draws unchanged.
+    same signature (and real lengths) measured once; ``cache`` as for :class:`Profiler`, of which one
+    call is one (its process start-up runs again on the next call); ``progress`` shows a rich
+    progress bar. With ``config.processes > 1`` the drift report is ``Measurements.protocol``; with a
+    ``torch.compile``d workload, what compiling cost is ``Measurements.compile``. The global random
+    states are restored on return, so profiling inside a training process leaves the run's draws
+    unchanged.
     """
     return Profiler(workload, cache=cache, reporter=Reporter(progress=progress)).measure(points, config)
 

@@ -181,9 +181,7 @@ def exact_totals(
     whole run), counted on ``workload``'s step (a reference workload on the meta device, a user
     workload on real steps): per-signature values times their counts.
 
-    ``method``: ``count`` every unique signature; ``fit`` every operator's FLOPs and bytes as a
-    polynomial in the batch dimensions (and the lengths the model rounds from them), roofline
-    times computed from them, verified exactly on held-out signatures (an error when it does not
+    ``method``: ``count`` or ``fit`` (this module's docstring; an error when the fit does not
     verify); ``auto`` tries the fit on runs with over 120 unique signatures and counts when it does
     not verify. ``devices``: extra roofline devices by name (``device_targets``), beside
     ``GPU_SPECS``; ``seed``: the choice of fitted and held-out signatures; ``progress``: called

@@ -2,7 +2,7 @@
 left, measured here or in fresh worker processes, each point cached as it finishes. The
 profiler owns what it learns about its workload in this process (the start-up it ran, the
 shapes it stepped), so nothing is kept on the workload or in a table of the module. A timed
-window of a run (:func:`profile_window`) steps consecutive iterations in order in one fresh
+window of a run (:meth:`Profiler.window`) steps consecutive iterations in order in one fresh
 process: a shape's first step in the run's own order, which the cold-step term calibrates on."""
 
 from __future__ import annotations
@@ -22,12 +22,17 @@ from seqpoint.clocks import TIMERS, check_timer, in_callgrind, in_fresh_process,
 from seqpoint.exceptions import ConfigError
 from seqpoint.measurements import Measurement, Measurements, ProcessState, StepWindow
 from seqpoint.profiling._config import ProfileConfig
-from seqpoint.profiling._failures import CudaLost, failed_measurement
-from seqpoint.profiling._memory import MemoryCheck, parked
+from seqpoint.profiling._failures import CudaLost, failed_measurement, memory_refusal, parked
 from seqpoint.profiling._plan import CampaignKey, Plan, Points, Unit
 from seqpoint.profiling._point import profile_point
-from seqpoint.profiling._protocol import WorkerResult, WorkerTask, fresh_worker, profile_protocol
-from seqpoint.profiling._shipping import ShippedWorkload
+from seqpoint.profiling._protocol import (
+    ShippedWorkload,
+    WorkerResult,
+    WorkerTask,
+    fresh_worker,
+    profile_protocol,
+    signature_of,
+)
 from seqpoint.profiling._startup import (
     campaign_decoy,
     check_recompiles,
@@ -136,14 +141,23 @@ class Profiler:
                 "cold_window = 0, measure on an executor whose tasks each own the GPU (--executor ray or submitit), "
                 "or ask for the Default compute mode.")
 
-    def window(self, steps: Sequence[Signature | BatchShape], *, start: int, timer: str) -> StepWindow:
-        """Every step of ``steps`` timed in order in one fresh process (:func:`profile_window`)."""
+    def window(self, steps: Sequence[Sequence[int] | BatchShape], *, start: int, timer: str) -> StepWindow:
+        """Time one step of each of ``steps`` (of schedule iterations ``start, start + 1, ...``; for a
+        workload that takes one, BatchShapes with the real lengths), in order, with a clock ``timer``,
+        in one fresh process that runs in this process's state (:meth:`process`)."""
         if self.facts.on_cuda:
             self.check_shared_gpu(self.key().environment, "[profile] cold_window")
         shipped = self.shipped("A step window ([profile] cold_window)",
                                "calibrate the cold term from the points' first steps (cold_window = 0)")
+        shapes = [s if isinstance(s, BatchShape) else tuple(int(v) for v in s) for s in steps]
+        sigs = [signature_of(s) for s in shapes]
+        TIMERS.get(timer)
+        if in_callgrind(timer):
+            raise ConfigError(f"A step window records seconds; the {timer!r} timer counts instructions. Use a clock "
+                              "timer (wall, cpu, cuda), or the points' first steps for the cold-step term.")
         with parked(self.workload) if self.facts.on_cuda else contextlib.nullcontext():
-            return profile_window(shipped, steps, start=start, timer=timer, process=self.process())
+            times = in_fresh_process(time_window, shipped, shapes, campaign_decoy(sigs), timer, self.process())
+        return StepWindow(start=int(start), signatures=tuple(sigs), times_s=tuple(float(t) for t in times))
 
     @keeps_rngs
     def run(self, plan: Plan) -> Measurements:
@@ -161,7 +175,9 @@ class Profiler:
         # A CUDA workload timed in workers: the parent makes no CUDA context (an exclusive-process
         # GPU would refuse the workers), and each worker records its own out-of-memory points.
         parent_free = not (config.in_workers and self.facts.on_cuda)
-        refusal = MemoryCheck(self.workload, self.facts, self.state).refusal if parent_free else (lambda _: None)
+        refusal: Callable[[Signature], str | None] = (
+            functools.partial(memory_refusal, self.workload, self.facts.device, self.state) if parent_free
+            else lambda _: None)
         # The start-up steps a shape that fits: a refused point's would allocate what the check refused.
         decoy = campaign_decoy([s for s in plan.signatures if refusal(s) is None])
         done = dict(plan.cached)
@@ -173,7 +189,9 @@ class Profiler:
         if config.in_workers:
             timed = {p.unit: p.unit[0] if p.shape is None else p.shape for p in todo if refusal(p.unit[0]) is None}
             if timed:
-                shipped = self.shipped_for(config)  # pickled here, before the parent's copy is parked
+                # pickled here, before the parent's copy is parked
+                shipped = (self.shipped('[profile] timer = "instructions"', "use a clock timer (wall)")
+                           if in_callgrind(config.timer) else self.shipped())
                 with contextlib.nullcontext() if parent_free else parked(self.workload):
                     got, protocol = profile_protocol(shipped, list(timed.values()), config, decoy,
                                                      run=self._announcing(len(timed), config),
@@ -219,12 +237,6 @@ class Profiler:
         return Measurements(workload=key.workload, config=key.config, environment=key.environment,
                             measurements=plan.assemble(done), protocol=protocol, compile=compiled)
 
-    def shipped_for(self, config: ProfileConfig) -> ShippedWorkload:
-        """The workload as the protocol's workers get it, with the message its timer needs."""
-        if in_callgrind(config.timer):
-            return self.shipped('[profile] timer = "instructions"', "use a clock timer (wall)")
-        return self.shipped()
-
     def _announcing(self, n_points: int, config: ProfileConfig) -> Callable[[int, WorkerTask], WorkerResult]:
         """The protocol's runner: a fresh worker process, then the reporter's line and hooks."""
 
@@ -244,13 +256,12 @@ def profile_points(workload: Workload, points: Points, config: ProfileConfig | N
                    cache: MeasurementCache | None = None, progress: bool = True) -> Measurements:
     """Measure ``points`` (SeqPoints, or SeqPoint-like objects and signature tuples) on ``workload``:
     one Measurement per point, in input order (failed points with their status), points with the
-    same signature (and real lengths) measured once. ``cache`` is looked up first and each point
-    measured ok written as it finishes, so finished points survive an interruption; ``progress``
-    shows a rich progress bar. With ``config.processes > 1`` the drift report is
-    ``Measurements.protocol``; with a ``torch.compile``d workload, what compiling cost is
-    ``Measurements.compile``. One call is one :class:`Profiler`: its process start-up runs again
-    on the next call. The global random states are restored on return, so profiling inside a
-    training process leaves the run's draws unchanged.
+    same signature (and real lengths) measured once; ``cache`` as for :class:`Profiler`, of which one
+    call is one (its process start-up runs again on the next call); ``progress`` shows a rich
+    progress bar. With ``config.processes > 1`` the drift report is ``Measurements.protocol``; with a
+    ``torch.compile``d workload, what compiling cost is ``Measurements.compile``. The global random
+    states are restored on return, so profiling inside a training process leaves the run's draws
+    unchanged.
     """
     return Profiler(workload, cache=cache, reporter=Reporter(progress=progress)).measure(points, config)
 
@@ -263,23 +274,9 @@ def time_window(workload: ShippedWorkload, steps: Sequence[Signature | BatchShap
         process.apply()
     built = workload.build()
     clock = step_timer(timer, describe(built).devices)
-    startup_state(built, WorkloadState(), decoy, [s.signature if isinstance(s, BatchShape) else s for s in steps])
+    startup_state(built, WorkloadState(), decoy, [signature_of(s) for s in steps])
     if process is not None:
         ProcessState.capture().check(process, where="The step window's process")
     # a BatchShape only to a workload that takes one
     return [clock(functools.partial(built.step, built.make_batch(s))) for s in steps]  # type: ignore[arg-type]
 
-
-def profile_window(workload: ShippedWorkload, signatures: Sequence[Sequence[int] | BatchShape], *, start: int = 0,
-                   timer: str = "wall", process: ProcessState | None = None) -> StepWindow:
-    """Time one step of each of ``signatures`` (of schedule iterations ``start, start + 1, ...``; for
-    a workload that takes one, BatchShapes with the real lengths), in order, with a clock ``timer``,
-    in one fresh process that runs in ``process``'s state (``Profiler.window``)."""
-    steps = [s if isinstance(s, BatchShape) else tuple(int(v) for v in s) for s in signatures]
-    sigs = [s.signature if isinstance(s, BatchShape) else s for s in steps]
-    TIMERS.get(timer)
-    if in_callgrind(timer):
-        raise ConfigError(f"A step window records seconds; the {timer!r} timer counts instructions. Use a clock "
-                          "timer (wall, cpu, cuda), or the points' first steps for the cold-step term.")
-    times = in_fresh_process(time_window, workload, steps, campaign_decoy(sigs), timer, process)
-    return StepWindow(start=int(start), signatures=tuple(sigs), times_s=tuple(float(t) for t in times))

@@ -128,6 +128,7 @@ _FUSED_ORDER = ("gemm", "batched_gemm", "convolution", "rnn", "softmax", "layer_
 _RNN_OPS = frozenset({"aten::lstm", "aten::gru", "aten::rnn_tanh", "aten::rnn_relu"})
 
 _COLLECTIVE = re.compile(r"_?c10d\w*::|nccl:|gloo:")
+_PACKET = re.compile(r"^(aten|prims|torch\.ops\.aten)\.")  # aten.addmm.default
 _NAMESPACE = re.compile(r"^\w+::(?=[\w.]+$)")  # fbgemm::permute_pooled_embs, not torch::autograd::CppNode<...>
 _BACKWARD = re.compile(r"Backward\d*$")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -140,18 +141,12 @@ def canonical_op_name(name: str) -> str:
     ``autograd::engine::evaluate_function: AddmmBackward0`` → ``addmm``;
     ``Optimizer.step#LAMB.step`` → ``optimizer.step#lamb.step``.
     """
-    n = name.strip()
-    if n.startswith("autograd::engine::evaluate_function:"):
-        n = n[len("autograd::engine::evaluate_function:") :].strip()
+    n = name.strip().removeprefix("autograd::engine::evaluate_function:").strip()
     if n.startswith("Optimizer."):
         return n.lower()
     if _BACKWARD.search(n):
         return _CAMEL.sub("_", _BACKWARD.sub("", n)).lower()
-    for prefix in ("aten.", "prims.", "torch.ops.aten."):
-        if n.startswith(prefix):
-            n = n[len(prefix) :]
-            break
-    n = _NAMESPACE.sub("", n)
+    n = _NAMESPACE.sub("", _PACKET.sub("", n))
     if "." in n and not n.startswith("optimizer"):
         n = n.split(".", 1)[0]  # drop an overload name (addmm.default)
     return n.lower()

@@ -26,11 +26,6 @@ HARNESS_VERSION = 4
 #: Metric families ``--metric`` accepts (``roofline:<gpu>``, the bound, and ``model:<gpu>``, the
 #: device model's time, for each GPU of GPU_SPECS or a device file).
 METRICS: tuple[str, ...] = ("time", "flops", "bytes", "breakdown", "memory", "roofline", "model")
-#: The families that name a GPU.
-_ON_GPU = ("roofline", "model")
-
-#: Families whose measurement runs real training steps (the others count on a meta clone).
-STEPPED: frozenset[str] = frozenset({"time", "breakdown", "memory"})
 
 #: Fields of the multi-process protocol: left out of the cache key with ``processes = 1``.
 PROTOCOL_FIELDS = ("processes", "interleave", "drift_steps")
@@ -110,7 +105,7 @@ class ProfileConfig:
             )
         for m in self.metrics:
             family, _, gpu = m.partition(":") if isinstance(m, str) else (m, "", "")
-            if family not in METRICS or (family in _ON_GPU) != bool(gpu):
+            if family not in METRICS or (family in ("roofline", "model")) != bool(gpu):
                 raise ConfigError(
                     f"Unknown metric {m!r}. Valid metrics: time, flops, bytes, breakdown, memory, "
                     f"{', '.join('roofline:' + g for g in GPU_SPECS)}, roofline:<device file.toml>, "
@@ -131,8 +126,9 @@ class ProfileConfig:
 
     @property
     def stepped(self) -> bool:
-        """True when measuring runs real training steps (time, breakdown or memory)."""
-        return bool(self.families & STEPPED)
+        """True when measuring runs real training steps (time, breakdown or memory; the other
+        families count on a meta clone)."""
+        return bool(self.families & {"time", "breakdown", "memory"})
 
     @property
     def in_workers(self) -> bool:

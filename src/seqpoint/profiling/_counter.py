@@ -1,6 +1,15 @@
 """The dispatch mode that counts a training step operator by operator (:func:`make_counter`):
 what each operator costs (:class:`Cost`), as ``_counting`` and the exact totals' fit
-(``_fit``, from a :class:`TraceRow` per operator) read it. See ``_counting`` for what is counted."""
+(``_fit``, from a :class:`TraceRow` per operator) read it. See ``_counting`` for what is counted.
+
+:func:`flop_registry` adds FLOP formulas for the attention kernels ``torch.utils.flop_counter``
+does not cover: torch counts the CUDA fused kernels, not those a CPU run meets (the CPU flash
+kernel ``_scaled_dot_product_flash_attention_for_cpu`` and its backward, the
+``*_fused_attention_overrideable`` pair and ``_native_multi_head_attention``). Without them a
+CPU-counted step misses ``4·B·H·Tq·Tk·d`` FLOPs per attention forward. The formulas follow
+flop_counter's conventions (``sdpa_flop_count``: a multiply-add is 2 FLOPs, softmax not counted,
+no causal discount); the registry is built per call, never modifying torch's own.
+"""
 
 from __future__ import annotations
 
@@ -14,9 +23,12 @@ from seqpoint.profiling._categories import CATEGORIES, categorize
 
 if TYPE_CHECKING:
     import torch
-    from torch._ops import OpOverload
+    from torch._ops import OpOverload, OpOverloadPacket
 
-__all__ = ["Cost", "Counter", "Parts", "TraceRow", "make_counter", "on_gpu"]
+__all__ = ["Cost", "Counter", "Parts", "TraceRow", "flop_registry", "make_counter", "on_gpu"]
+
+#: Operator overload packet (``torch.ops.aten.<name>``) to its FLOP formula.
+Registry = dict["OpOverloadPacket", Callable[..., int]]
 
 #: Functions CUDA autocast runs in the low precision (``bf16``/``fp16``) and in ``fp32`` (its op
 #: lists, by the names a forward pass calls them under).
@@ -34,6 +46,58 @@ _FP32_OPS = frozenset({
 
 #: ``scaled_dot_product_attention``'s arguments, in order.
 _SDPA_ARGS = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa")
+
+
+def _shape(t: torch.Tensor) -> tuple[int, ...]:
+    return tuple(int(v) for v in t.shape)
+
+
+def _sdpa_forward(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, *args: object, **kwargs: object) -> int:
+    """``(q, k, v, ...)`` kernels: flash for CPU, fused overrideable."""
+    from torch.utils.flop_counter import sdpa_flop_count
+
+    return int(sdpa_flop_count(_shape(query), _shape(key), _shape(value)))
+
+
+def _sdpa_backward(grad_out: torch.Tensor, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+                   *args: object, **kwargs: object) -> int:
+    """``(grad_out, q, k, v, ...)`` backward kernels."""
+    from torch.utils.flop_counter import sdpa_backward_flop_count
+
+    return int(sdpa_backward_flop_count(_shape(grad_out), _shape(query), _shape(key), _shape(value)))
+
+
+def _native_mha(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, embed_dim: int, num_head: int,
+                *args: object, **kwargs: object) -> int:
+    """Inference fast path of ``nn.MultiheadAttention`` (``query (B, Tq, E)``, ``key``/``value
+    (B, Tk, E)``): query, key and value projections, attention over all heads, output projection."""
+    q, k = _shape(query), _shape(key)
+    b, tq, e = (q[0], q[1], q[2]) if len(q) == 3 else (1, q[0], q[1])
+    tk = k[1] if len(k) == 3 else k[0]
+    return 2 * b * tq * e * e + 4 * b * tk * e * e + 4 * b * tq * tk * e + 2 * b * tq * e * e
+
+
+def flop_registry() -> Registry:
+    """Operator overload packet → FLOP formula: torch's registry plus seqpoint's own.
+
+    Formulas take the operator's arguments (tensors, not shapes) and ``out_val``, as
+    torch's registered (shape-wrapped) formulas do. torch's own entry wins where both exist.
+    """
+    import torch
+    from torch.utils.flop_counter import flop_registry as torch_registry
+
+    aten = torch.ops.aten
+    wanted: dict[str, Callable[..., int]] = {
+        "_scaled_dot_product_flash_attention_for_cpu": _sdpa_forward,
+        "_scaled_dot_product_flash_attention_for_cpu_backward": _sdpa_backward,
+        "_scaled_dot_product_fused_attention_overrideable": _sdpa_forward,
+        "_scaled_dot_product_fused_attention_overrideable_backward": _sdpa_backward,
+        "_native_multi_head_attention": _native_mha,
+    }
+    # An older or newer torch may lack a kernel: only the ones it has are registered.
+    merged: Registry = {getattr(aten, name): fn for name, fn in wanted.items() if hasattr(aten, name)}
+    merged.update(torch_registry)
+    return merged
 
 
 @dataclasses.dataclass
@@ -136,8 +200,6 @@ def make_counter(targets: dict[str, Target], dtype: str = "fp32") -> Counter:
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils._pytree import tree_leaves
-
-    from seqpoint.profiling._attention_flops import flop_registry
 
     registry = flop_registry()
     # TF32 where cuBLAS (matmul flag) or cuDNN (convolutions, RNNs; on by default) use it

@@ -20,13 +20,13 @@ from __future__ import annotations
 import contextlib
 import math
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from seqpoint._signature import Signature
 from seqpoint.devices import GPU_SPECS, MODEL, ROOFLINE, Target, resolve_device
 from seqpoint.profiling._counter import Cost, Counter, Parts, TraceRow, make_counter, on_gpu
-from seqpoint.profiling._probe import cpu_roofline
 from seqpoint.profiling._state import WorkloadState, meta_clone
 from seqpoint.workloads import BatchShape, TorchWorkload, Workload
 
@@ -35,7 +35,8 @@ if TYPE_CHECKING:
     from torch import nn
     from torch.library import Library
 
-__all__ = ["Cost", "TraceRow", "count_point", "count_step", "device_targets", "roofline_targets", "run_dtype"]
+__all__ = ["Cost", "TraceRow", "category_models", "count_point", "count_step", "cpu_roofline", "device_targets",
+           "roofline_targets", "run_dtype"]
 
 # Process-wide on purpose: a torch.library registration changes the ATen dispatcher for
 # the whole process, so it is made once (under a lock) and kept alive. The kernels are pure
@@ -84,6 +85,39 @@ def roofline_targets(workload: Workload, devices: Mapping[str, Target] | None) -
     ``devices``, by key."""
     dtype = run_dtype(workload)
     return {**{g: Target.of(s) for g, s in GPU_SPECS.items() if s.supports(dtype)}, **(devices or {})}
+
+
+def _two_figures(x: float) -> float:
+    if x <= 0 or not math.isfinite(x):
+        return x
+    e = math.floor(math.log10(x)) - 1
+    return round(x / 10**e) * 10**e
+
+
+def cpu_roofline(*, repeats: int = 5) -> tuple[float, float]:
+    """``(peak FLOP/s, bandwidth bytes/s)`` of this process's CPU threads, for a roofline: the
+    fastest (least disturbed) of ``repeats`` ``1024×1024`` fp32 matrix products and copies of a
+    64 MiB tensor, rounded to two significant figures so that the same machine gives the same
+    cost proxy from run to run."""
+    import torch
+
+    n = 1024
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    src = torch.empty(16 * 1024 * 1024)  # 64 MiB of fp32
+    dst = torch.empty_like(src)
+    torch.mm(a, b)
+    dst.copy_(src)
+    best_mm = best_copy = math.inf
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        torch.mm(a, b)
+        best_mm = min(best_mm, time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        dst.copy_(src)
+        best_copy = min(best_copy, time.perf_counter() - t0)
+    flops = 2.0 * n**3 / best_mm
+    bandwidth = 2.0 * src.numel() * src.element_size() / best_copy
+    return _two_figures(flops), _two_figures(bandwidth)
 
 
 def device_targets(workload: Workload, devices: Iterable[str], *, model: bool = False) -> dict[str, Target]:
@@ -215,7 +249,6 @@ def _scope(clone: TorchWorkload, counter: Counter, memo: dict[tuple[object, ...]
                 counter.context = None
             memo[key] = cost
         counter.add_block("optimizer", memo[key])
-        return None
 
     def loss(batch: dict[str, torch.Tensor]) -> torch.Tensor:
         import torch
@@ -314,3 +347,20 @@ def count_point(workload: Workload, signature: Signature, *, shape: BatchShape |
                          devices=device_targets(workload, devices),
                          models=device_targets(workload, models, model=True), state=state).metrics()
     return {k: float(v) for k, v in metrics.items() if not (isinstance(v, float) and math.isnan(v))}
+
+
+def category_models(workload: Workload, signatures: Iterable[Signature], devices: Mapping[str, Target], *,
+                    state: WorkloadState | None = None) -> dict[Signature, dict[str, dict[str, float]]]:
+    """Signature → device → category → seconds: the device model's time of the category's
+    operators in one counted step of ``workload``, on each of ``devices`` (``device_targets(...,
+    model=True)``), what ``seqpoint.projection.project_device`` scales measured category times by."""
+    out: dict[Signature, dict[str, dict[str, float]]] = {}
+    for sig in signatures:
+        cost = count_step(workload, tuple(int(v) for v in sig), models=devices,
+                          split=[f"model_{d}" for d in devices], state=state)
+        per: dict[str, dict[str, float]] = {d: {} for d in devices}
+        for key, seconds in cost.category_times.items():
+            stem, category = key.split("/", 1)
+            per[stem.removeprefix("model_")][category] = seconds
+        out[tuple(sig)] = per
+    return out

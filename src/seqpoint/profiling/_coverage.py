@@ -18,9 +18,9 @@ from typing import Any
 
 from seqpoint._signature import Signature
 from seqpoint.exceptions import SeqPointWarning
-from seqpoint.profiling._attention_flops import flop_registry
 from seqpoint.profiling._breakdown import run_profiled
 from seqpoint.profiling._categories import categorize
+from seqpoint.profiling._counter import flop_registry
 from seqpoint.workloads import TorchWorkload, Workload, describe
 
 __all__ = ["COMPUTE_CATEGORIES", "MIN_SHARE", "UncountedOperator", "counting_coverage", "uncounted_operators"]
@@ -91,15 +91,13 @@ def counting_coverage(
     """Profile ``steps`` real steps of ``signature`` (after one warm-up) and report the timed
     compute operators no FLOP formula covers (each with a SeqPointWarning when ``warn``)."""
     from torch.autograd import DeviceType
-    from torch.profiler import ProfilerActivity, profile
 
     reg = flop_registry() if registry is None else registry
     names = {p.__name__ for p in reg}
     batch = workload.make_batch(tuple(int(v) for v in signature))
     workload.step(batch)
     on_cuda = describe(workload).on_cuda
-    prof = profile(activities=[ProfilerActivity.CPU, *([ProfilerActivity.CUDA] if on_cuda else [])])
-    run_profiled(prof, workload, batch, steps)
+    prof = run_profiled(workload, batch, steps, on_cuda=on_cuda)
     seconds: dict[str, float] = {}
     covered: dict[str, bool] = {}
     for ev in prof.events():

@@ -22,8 +22,8 @@ from seqpoint._signature import FloatArray, IntArray
 from seqpoint.devices import Target
 from seqpoint.exceptions import ConfigError
 from seqpoint.profiling._basis import features
-from seqpoint.profiling._counting import roofline_targets
-from seqpoint.profiling._fit import Devices, FitFailed, Traced, count, fit
+from seqpoint.profiling._counting import count_step, roofline_targets
+from seqpoint.profiling._fit import Devices, FitFailed, Traced, fit
 from seqpoint.profiling._state import WorkloadState
 from seqpoint.workloads import BatchShape, TorchWorkload, Workload
 
@@ -84,12 +84,11 @@ def _count_all(workload: Workload, sigs: IntArray, devices: Devices, tick: Calla
                shapes: Sequence[BatchShape | None] | None, state: WorkloadState,
                known: Mapping[int, dict[str, float]] | None = None) -> dict[str, FloatArray]:
     """Metrics of every signature, counted (or taken from ``known``, by row)."""
-    rows = []
+    rows, known = [], known or {}
     for i, sig in enumerate(sigs):
-        if known is not None and i in known:
-            rows.append(known[i])
-        else:
-            rows.append(count(workload, sig, devices, shape=None if shapes is None else shapes[i], state=state).metrics())
+        rows.append(known[i] if i in known else count_step(
+            workload, tuple(int(v) for v in sig), devices=devices, shape=None if shapes is None else shapes[i],
+            state=state).metrics())
         tick()
     names = sorted({k for r in rows for k in r})
     return {k: np.array([r.get(k, 0.0) for r in rows]) for k in names}
@@ -182,9 +181,7 @@ def exact_totals(
     whole run), counted on ``workload``'s step (a reference workload on the meta device, a user
     workload on real steps): per-signature values times their counts.
 
-    ``method``: ``count`` every unique signature; ``fit`` every operator's FLOPs and bytes as a
-    polynomial in the batch dimensions (and the lengths the model rounds from them), roofline
-    times computed from them, verified exactly on held-out signatures (an error when it does not
+    ``method``: ``count`` or ``fit`` (this module's docstring; an error when the fit does not
     verify); ``auto`` tries the fit on runs with over 120 unique signatures and counts when it does
     not verify. ``devices``: extra roofline devices by name (``device_targets``), beside
     ``GPU_SPECS``; ``seed``: the choice of fitted and held-out signatures; ``progress``: called

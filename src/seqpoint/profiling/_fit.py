@@ -25,11 +25,11 @@ from numpy.typing import NDArray
 from seqpoint._signature import FloatArray, IntArray
 from seqpoint.devices import Target
 from seqpoint.profiling._basis import Length, floor_forms
-from seqpoint.profiling._counting import Cost, TraceRow, count_step
+from seqpoint.profiling._counting import TraceRow, count_step
 from seqpoint.profiling._state import WorkloadState
 from seqpoint.workloads import BatchShape, Workload
 
-__all__ = ["Devices", "FitFailed", "Traced", "count", "fit"]
+__all__ = ["Devices", "FitFailed", "Traced", "fit"]
 
 #: An operator's roofline term: its FLOPs and bytes columns and its precision.
 _Term = tuple[int, int, str | None]
@@ -89,11 +89,6 @@ def _spread(sigs: IntArray, feat: FloatArray, n: int, rng: np.random.Generator) 
     return np.unique(np.asarray(chosen, dtype=np.int64))
 
 
-def count(workload: Workload, sig: Sequence[int], devices: Devices, trace: list[TraceRow] | None = None,
-          shape: BatchShape | None = None, state: WorkloadState | None = None) -> Cost:
-    return count_step(workload, tuple(int(v) for v in sig), devices=devices, trace=trace, shape=shape, state=state)
-
-
 class FitFailed(Exception):
     """The per-operator fit does not reproduce a held-out signature (message says why)."""
 
@@ -114,8 +109,8 @@ class Traced:
         for r in rows:
             if r not in self.traces:
                 tr: list[TraceRow] = []
-                cost = count(self.workload, self.sigs[r], self.devices, tr,
-                             shape=None if self.shapes is None else self.shapes[r], state=self.state)
+                cost = count_step(self.workload, tuple(int(v) for v in self.sigs[r]), devices=self.devices, trace=tr,
+                                  shape=None if self.shapes is None else self.shapes[r], state=self.state)
                 self.traces[r], self.metrics[r] = tr, cost.metrics()
 
     def dims(self, rows: Sequence[int]) -> IntArray | None:

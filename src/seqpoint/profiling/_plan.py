@@ -213,11 +213,10 @@ class Plan:
            cache: MeasurementCache | None = None) -> Plan:
         """Plan a campaign: each point's unit, the cached ones, the distinct ones left. A ``key``
         of None (not known yet) looks nothing up and measures each signature once."""
-        pts = as_points(points)
         units: list[tuple[int, Unit]] = []
         cached: dict[Unit, Measurement] = {}
         todo: dict[Unit, Pending] = {}
-        for p in pts:
+        for p in as_points(points):
             shape = key.shape(p) if key is not None else None
             unit: Unit = (p.signature, None if shape is None else shape.digest())
             units.append((p.iteration, unit))

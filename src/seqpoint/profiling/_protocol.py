@@ -6,24 +6,32 @@ repeats are spread over ``processes`` fresh processes, one after another; within
 points run round-robin, so a slow drift hits every point alike. The campaign's first point
 is timed at the start and the end of every process: the change is its drift, warned about
 above its noise. Each measurement keeps its per-process medians and their standard error.
+
+A worker gets its workload as a :class:`ShippedWorkload`: rebuilt there from its
+``load_workload`` recipe (a large model is quicker to build than to copy), or else the object
+itself, pickled (with cloudpickle when installed, which carries classes of a script run as
+``__main__``, or of a module loaded from a file, by value).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import io
+import pickle
 import statistics
+import sys
+import types
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from seqpoint._signature import Signature, signature_fields
 from seqpoint.clocks import in_callgrind, in_fresh_process, step_timer, time_stats
-from seqpoint.exceptions import SeqPointError, SeqPointWarning
+from seqpoint.exceptions import ConfigError, SeqPointError, SeqPointWarning
 from seqpoint.measurements import Measurement, ProcessState, per_process_key
 from seqpoint.measurements.metrics import PROCESSES, first_of, step_metric
 from seqpoint.profiling._config import ProfileConfig
-from seqpoint.profiling._failures import CudaLost, failed_measurement, guarded
-from seqpoint.profiling._shipping import ShippedWorkload
+from seqpoint.profiling._failures import CudaLost, failed_measurement, guarded, name_of
 from seqpoint.profiling._startup import (
     compile_summary,
     interleave_block,
@@ -33,10 +41,10 @@ from seqpoint.profiling._startup import (
     startup_state,
 )
 from seqpoint.profiling._state import WorkloadState
-from seqpoint.workloads import BatchShape, describe
+from seqpoint.workloads import BatchShape, Workload, WorkloadRecipe, describe
 
-__all__ = ["DriftWarning", "WorkerResult", "WorkerTask", "fresh_worker", "profile_protocol", "run_worker",
-           "split_repeats"]
+__all__ = ["DriftWarning", "ShippedWorkload", "WorkerResult", "WorkerTask", "fresh_worker", "profile_protocol",
+           "run_worker", "signature_of", "split_repeats"]
 
 #: A point a worker times: its signature, or the BatchShape of a workload that takes one.
 WorkerPoint = Signature | BatchShape
@@ -56,6 +64,92 @@ def fresh_worker(task: WorkerTask) -> WorkerResult:
     """:func:`run_worker` of ``task`` in a fresh process (the protocol's default runner), under
     callgrind for the ``instructions`` timer."""
     return in_fresh_process(run_worker, task, callgrind=in_callgrind(task.timer))
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ShippedWorkload:
+    """A workload as a worker process receives it (pickled with its task): its ``name``, for
+    messages, and the ``recipe`` that rebuilds it with ``load_workload`` or else the object itself
+    ``pickled`` (cloudpickle when installed)."""
+
+    name: str
+    recipe: WorkloadRecipe | None = None
+    pickled: bytes = b""
+
+    @classmethod
+    def of(cls, workload: Workload, *, recipe: WorkloadRecipe | None = None, what: str = "[profile] processes > 1",
+           fix: str = "set [profile] processes = 1") -> ShippedWorkload:
+        """What a worker process needs to get ``workload``: ``recipe`` (the one it was built from),
+        a reference workload's own (``WorkloadRecipe.of_workload``), or the object
+        pickled; a one-line ConfigError naming ``what`` sends it and ``fix`` when none works."""
+        name = name_of(workload)
+        recipe = recipe or WorkloadRecipe.of_workload(workload)
+        if recipe is not None:
+            return cls(name=name, recipe=recipe)
+        try:
+            return cls(name=name, pickled=_dumps(workload))
+        # What pickle and cloudpickle raise: an object they refuse (TypeError), a local class
+        # (AttributeError), a refused reducer (PicklingError), a cycle too deep (RecursionError).
+        except (pickle.PicklingError, TypeError, AttributeError, RecursionError) as exc:
+            why = (str(exc).strip().splitlines() or [""])[0][:200]
+            raise ConfigError(
+                f"{what} sends the workload to fresh worker processes, but {type(workload).__name__} does not "
+                f"pickle ({type(exc).__name__}: {why}); give it as path/to/file.py:function (a function that "
+                f"builds it) so that each worker builds its own, or {fix}."
+            ) from None
+
+    def build(self) -> Workload:
+        """The workload, in this process: rebuilt from its recipe or unpickled."""
+        if self.recipe is not None:
+            return self.recipe.build()
+        workload: Workload = pickle.loads(self.pickled)
+        return workload
+
+
+class _PlainPickler(pickle.Pickler):
+    """The standard pickle, refusing what a worker could not unpickle: a class or function
+    of the script run as ``__main__`` (the worker's ``__main__`` is not that script)."""
+
+    def reducer_override(self, obj: object) -> types.NotImplementedType:
+        if isinstance(obj, type | types.FunctionType) and getattr(obj, "__module__", None) == "__main__":
+            raise pickle.PicklingError(
+                f"{obj.__qualname__} is defined in the script run as __main__, which a worker process "
+                "imports only by value (pip install cloudpickle)")
+        return NotImplemented
+
+
+def _unimportable(workload: Workload) -> list[types.ModuleType]:
+    """Modules of the workload's classes that a worker could not import by name (loaded from
+    a file by ``importlib``, not on ``sys.path``)."""
+    from importlib.machinery import PathFinder
+
+    found: list[types.ModuleType] = []
+    for cls in type(workload).__mro__:
+        mod = sys.modules.get(cls.__module__)
+        if mod is None or mod.__name__ in ("builtins", "__main__") or any(mod is m for m in found):
+            continue
+        top = mod.__name__.partition(".")[0]
+        if top not in sys.builtin_module_names and PathFinder.find_spec(top, sys.path) is None:
+            found.append(mod)
+    return found
+
+
+def _dumps(workload: Workload) -> bytes:
+    try:
+        import cloudpickle
+    except ImportError:
+        buf = io.BytesIO()
+        _PlainPickler(buf, protocol=pickle.HIGHEST_PROTOCOL).dump(workload)
+        return buf.getvalue()
+    by_value = _unimportable(workload)
+    for mod in by_value:
+        cloudpickle.register_pickle_by_value(mod)
+    try:
+        data: bytes = cloudpickle.dumps(workload, protocol=pickle.HIGHEST_PROTOCOL)
+    finally:
+        for mod in by_value:
+            cloudpickle.unregister_pickle_by_value(mod)
+    return data
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -104,7 +198,7 @@ def run_worker(task: WorkerTask) -> WorkerResult:
     if task.process is not None:
         task.process.apply()
     points = list(task.points)
-    sigs = [_signature(p) for p in points]
+    sigs = [signature_of(p) for p in points]
     kept = WorkloadState()
     try:
         workload = task.workload.build()
@@ -147,13 +241,6 @@ def run_worker(task: WorkerTask) -> WorkerResult:
             return 0.0
         return out
 
-    def timed_repeats(i: int) -> None:
-        budget = task.max_seconds
-        if i not in failed and not (budget and sum(times[i]) >= budget):
-            dt = step(i, True)
-            if i not in failed:
-                times[i].append(dt)
-
     def warm(i: int) -> None:
         if task.warmup:
             dt = step(i, True)  # the shape's first step in this process: cold
@@ -176,7 +263,10 @@ def run_worker(task: WorkerTask) -> WorkerResult:
                 warm(i)
         for _ in range(task.repeats):
             for i in block:
-                timed_repeats(i)
+                if i not in failed and not (task.max_seconds and sum(times[i]) >= task.max_seconds):
+                    dt = step(i, True)
+                    if i not in failed:
+                        times[i].append(dt)
     state.seen.update(sigs)
     step(check, False)  # its primitives may have been evicted since the start check
     end = [step(check, True) for _ in range(task.drift_steps)]
@@ -220,11 +310,11 @@ def profile_protocol(
                           max_seconds=budget, process=process)
         results.append(fresh_worker(task) if run is None else run(p, task))
     drifts = [_drift(r.start_s, r.end_s) for r in results]
-    check = _signature(points[0])
+    check = signature_of(points[0])
     if not in_callgrind(config.timer):  # a count's change is not the machine's speed
         _warn_drift(drifts, check, label)
     step = step_metric(config.timer)
-    out = {point: _combine(i, _signature(point), results, step) for i, point in enumerate(points)}
+    out = {point: _combine(i, signature_of(point), results, step) for i, point in enumerate(points)}
     onednn = onednn_metrics(results[0].primitives, results[0].capacity)
     for m in out.values():
         if m.ok:
@@ -236,7 +326,7 @@ def profile_protocol(
     return out, protocol
 
 
-def _signature(point: WorkerPoint) -> Signature:
+def signature_of(point: WorkerPoint) -> Signature:
     return point.signature if isinstance(point, BatchShape) else tuple(point)
 
 

@@ -1,13 +1,17 @@
 """Process start-up of a workload: the warm-up that absorbs one-time costs before the first
-measured point, what each workload object has run in this process, oneDNN's primitive counts."""
+measured point, what each workload object has run in this process, oneDNN's primitive counts,
+and the file-descriptor redirection for native libraries that write past ``sys.stdout``/
+``sys.stderr`` (oneDNN's verbose log on fd 1, kineto's line at every profiler start and stop on fd 2)."""
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import os
 import statistics
 import sys
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 from seqpoint._signature import Signature
 from seqpoint.exceptions import SeqPointWarning
@@ -19,11 +23,11 @@ from seqpoint.measurements.metrics import (
 )
 from seqpoint.profiling._failures import guarded
 from seqpoint.profiling._state import StartupState, WorkloadState
-from seqpoint.profiling._stdio import fd_redirected
 from seqpoint.workloads import Workload, describe
 
-__all__ = ["DEFAULT_BLOCK", "STARTUP_STEPS", "campaign_decoy", "check_recompiles", "compile_clock", "compile_summary", "interleave_block",
-           "onednn_cache_capacity", "onednn_metrics", "recompiled", "startup_state"]
+__all__ = ["DEFAULT_BLOCK", "STARTUP_STEPS", "campaign_decoy", "check_recompiles", "compile_clock", "compile_summary",
+           "fd_redirected", "interleave_block", "native_stderr_silenced", "onednn_cache_capacity", "onednn_metrics",
+           "recompiled", "startup_state"]
 
 #: Steps of the start-up shape before the first measured point.
 _STARTUP_STEPS = 3
@@ -37,17 +41,12 @@ def startup_state(workload: Workload, kept: WorkloadState, decoy: Sequence[int] 
     the first time: a few steps of ``decoy`` (default: its ``warmup_signature``) absorb the
     process's one-time costs, and one step of a second shape, none of ``points``, counts
     oneDNN's primitives."""
-    if kept.startup is None:
-        kept.startup = StartupState()
-        _run_startup(workload, kept.startup, decoy, points)
-    return kept.startup
-
-
-def _run_startup(workload: Workload, state: StartupState, decoy: Sequence[int] | None,
-                 points: Iterable[Sequence[int]]) -> None:
+    if kept.startup is not None:
+        return kept.startup
+    state = kept.startup = StartupState()
     decoy = decoy if decoy is not None else describe(workload).warmup_signature
     if decoy is None:
-        return
+        return state
     start = tuple(int(v) for v in decoy)
 
     def steps() -> None:
@@ -60,6 +59,7 @@ def _run_startup(workload: Workload, state: StartupState, decoy: Sequence[int] |
             state.primitives = count_onednn_primitives(workload, probe)
 
     guarded(workload, start, steps)  # a decoy that fails (OOM) leaves the points to report it
+    return state
 
 
 def campaign_decoy(signatures: Sequence[Sequence[int]]) -> Signature | None:
@@ -124,6 +124,40 @@ def interleave_block(primitives: tuple[int, int] | None, capacity: int | None) -
     if per_shape <= 0:
         return 1 << 30
     return max(1, shapes_held(per_shape, shared, capacity))
+
+
+@contextlib.contextmanager
+def fd_redirected(fd: int, target: int) -> Iterator[bool]:
+    """Point file descriptor ``fd`` at ``target``, Python's and C's buffers flushed on the way
+    in and out; yields False (redirecting nothing) when the process has no ``fd``."""
+
+    def flush() -> None:
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+        # fflush(NULL): oneDNN prints with C stdio, fully buffered when fd 1 is a file.
+        with contextlib.suppress(OSError, AttributeError):  # no C library to call
+            ctypes.CDLL(None).fflush(None)
+
+    flush()
+    try:
+        saved = os.dup(fd)
+    except OSError:
+        yield False
+        return
+    try:
+        os.dup2(target, fd)
+        yield True
+    finally:
+        flush()
+        os.dup2(saved, fd)
+        os.close(saved)
+
+
+@contextlib.contextmanager
+def native_stderr_silenced() -> Iterator[None]:
+    """Point file descriptor 2 at /dev/null while the block runs."""
+    with open(os.devnull, "wb") as devnull, fd_redirected(2, devnull.fileno()):
+        yield
 
 
 def count_onednn_primitives(workload: Workload, signature: Signature) -> tuple[int, int] | None:

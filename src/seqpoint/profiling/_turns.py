@@ -90,11 +90,11 @@ class _Turns:
 def take_turns(jobs: Sequence[Callable[[EndTurn], T]]) -> list[T]:
     """Run ``jobs`` one at a time, their worker processes alternating; each job's result, in order.
 
-    Each job is called with an :data:`EndTurn`, which it passes as ``end_turn`` to
-    :func:`~seqpoint.profiling.profile_points`. The first job's exception is raised (the others
-    stop at their next turn); on Ctrl-C the running worker process is killed and every job stops
-    at its next turn first. The random states are saved and restored once, around all: the jobs'
-    own save and restore (``profile_points``) interleave and would not nest.
+    Each job is called with an :data:`EndTurn` to call after each of its worker processes (a
+    :class:`~seqpoint.profiling.Profiler` reporter's hook). The first job's exception is raised (the
+    others stop at their next turn); on Ctrl-C the running worker process is killed and every job
+    stops at its next turn first. The random states are saved and restored once, around all: the
+    jobs' own save and restore (``Profiler.run``) interleave and would not nest.
     """
     turns = _Turns(len(jobs))
     results: list[Any] = [None] * len(jobs)

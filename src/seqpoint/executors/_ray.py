@@ -40,11 +40,8 @@ class RayExecutor(RemoteExecutor):
 
     kind = "ray"
     _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
-        "address": [TypeOf(str, "a str"), None],
-        "num_cpus": [Interval(int, 1), None],
-        "points_per_task": [Interval(int, 1), None],
-        "max_retries": [Interval(int, 0)],
-    }
+        "address": [TypeOf(str, "a str"), None], "num_cpus": [Interval(int, 1), None],
+        "points_per_task": [Interval(int, 1), None], "max_retries": [Interval(int, 0)]}
 
     def __init__(self, address: str | None = None, num_cpus: int | None = None, *,
                  points_per_task: int | None = None, max_retries: int = 3) -> None:
@@ -105,10 +102,9 @@ class RayExecutor(RemoteExecutor):
             for name, ray_name, what in (("num_cpus", "CPU", "CPUs"), ("num_gpus", "GPU", "GPUs")):
                 need = options.get(name, 0.0)
                 if need > have.get(ray_name, 0.0):
-                    raise ConfigError(
-                        f"Workload {job.workload} {dict(job.overrides) or ''} needs {need:g} {what} per task but "
-                        f"the Ray cluster has {have.get(ray_name, 0.0):g}; lower its threads, use another "
-                        "device, or add nodes.")
+                    raise ConfigError(f"Workload {job.workload} {dict(job.overrides) or ''} needs {need:g} {what} "
+                                      f"per task but the Ray cluster has {have.get(ray_name, 0.0):g}; lower its "
+                                      "threads, use another device, or add nodes.")
 
     def _submit(self, fn: Callable[..., Any], args: tuple[Any, ...], resources: Resources) -> Any:
         assert self._ray is not None

@@ -31,11 +31,9 @@ class SubmititExecutor(RemoteExecutor):
 
     kind = "submitit"
     _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
-        "cluster": [Options(("slurm", "local")), None],
-        "timeout_min": [Interval(int, 1)],
+        "cluster": [Options(("slurm", "local")), None], "timeout_min": [Interval(int, 1)],
         "points_per_task": [Interval(int, 1), None],
-        "parameters": [TypeOf(Mapping, "a mapping of submitit parameters")],
-    }
+        "parameters": [TypeOf(Mapping, "a mapping of submitit parameters")]}
 
     def __init__(self, folder: str | Path | None = None, *, cluster: str | None = None, timeout_min: int = 60,
                  points_per_task: int | None = None, parameters: Mapping[str, Any] | None = None) -> None:

@@ -10,14 +10,7 @@ from typing import Any
 
 from seqpoint.exceptions import SeqPointError
 from seqpoint.measurements import Measurement
-from seqpoint.profiling import (
-    CampaignKey,
-    Pending,
-    Plan,
-    ProfileConfig,
-    Profiler,
-    ShippedWorkload,
-)
+from seqpoint.profiling import CampaignKey, Pending, Plan, ProfileConfig, Profiler, ShippedWorkload
 from seqpoint.selection import SeqPoint, SeqPoints
 from seqpoint.workloads import Workload, WorkloadRecipe, describe, workload_config
 
@@ -48,8 +41,7 @@ class Job:
     def shipped(self, what: str) -> ShippedWorkload:
         """The workload as a remote task gets it (``what`` names the executor in a refusal)."""
         if isinstance(self.workload, str):
-            recipe = self.recipe()
-            return ShippedWorkload(name=self.workload, recipe=recipe)
+            return ShippedWorkload(name=self.workload, recipe=self.recipe())
         return ShippedWorkload.of(self.workload, what=what, fix='use executor = "local"')
 
     def resources(self) -> tuple[str, int]:

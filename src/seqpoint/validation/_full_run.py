@@ -76,10 +76,7 @@ class FullRun:
 
     @property
     def noise_floor(self) -> float:
-        """Largest relative difference between two identical runs' totals (fraction).
-
-        With one run there is no floor to measure and this is NaN.
-        """
+        """Largest relative difference between two identical runs' totals (fraction; NaN with one run)."""
         return noise_floor(self.totals_s)
 
     @property
@@ -88,17 +85,10 @@ class FullRun:
         return np.median(self.iteration_s, axis=0)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "n_runs": self.n_runs,
-            "n_iterations": int(self.iteration_s.shape[1]),
-            "totals_s": self.totals_s.tolist(),
-            "wall_s": self.wall_s.tolist(),
-            "total_s": self.total_s,
-            "noise_floor": self.noise_floor,
-            "interleaved": self.interleaved,
-            "metric": self.metric,
-            "check_s": self.check_s.tolist(),
-        }
+        return {"n_runs": self.n_runs, "n_iterations": int(self.iteration_s.shape[1]),
+                "totals_s": self.totals_s.tolist(), "wall_s": self.wall_s.tolist(), "total_s": self.total_s,
+                "noise_floor": self.noise_floor, "interleaved": self.interleaved, "metric": self.metric,
+                "check_s": self.check_s.tolist()}
 
 
 class FullRunError(SeqPointError, RuntimeError):
@@ -151,19 +141,10 @@ def fresh_failure(what: str, exc: RuntimeError) -> FullRunError:
     return FullRunError(f"{what} failed{str(exc).removeprefix('A worker process failed')}; {fix}.")
 
 
-def run_full_fresh(
-    spec: str,
-    overrides: dict[str, Any],
-    schedule: IterationSchedule,
-    *,
-    runs: int = 2,
-    warmup: int = 3,
-    timer: str = "wall",
-    check: tuple[int, ...] | None = None,
-    check_steps: int = 3,
-    on_progress: Callable[[int, int], None] | None = None,
-    process: ProcessState | None = None,
-) -> FullRun:
+def run_full_fresh(spec: str, overrides: dict[str, Any], schedule: IterationSchedule, *, runs: int = 2,
+                   warmup: int = 3, timer: str = "wall", check: tuple[int, ...] | None = None, check_steps: int = 3,
+                   on_progress: Callable[[int, int], None] | None = None, process: ProcessState | None = None
+                   ) -> FullRun:
     """Execute the schedule in order, each run in a fresh process, and time every step.
 
     A real training run starts in a fresh process, so every shape is new to it the

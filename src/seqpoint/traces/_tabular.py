@@ -225,10 +225,8 @@ def _histogram_columns(header: list[str], source: str, column: str | None,
         tgt = "tgt" if src == "src" and "tgt" in names else None
         return src, tgt, count
     rest = [n for n in names if n != count]
-    if len(rest) == 1:
-        return rest[0], None, count
-    if len(rest) == 2:
-        return rest[0], rest[1], count
+    if 1 <= len(rest) <= 2:
+        return rest[0], rest[1] if len(rest) == 2 else None, count
     known = [n for n in rest if n in LENGTH_COLUMNS]
     if known:
         return known[0], None, count

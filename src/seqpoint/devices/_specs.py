@@ -138,17 +138,6 @@ def _parse(text: str, where: str) -> GPUSpec:
                    memory_clock_mhz=optional.get("memory_clock_mhz"))
 
 
-def _read_device(path: str) -> GPUSpec:
-    """A device description file (TOML; the shipped ones in ``seqpoint/data/devices`` show every
-    field); ConfigError naming the file and the missing or bad field."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"Cannot read device file {path} ({exc.strerror}); give the path of an existing "
-                          ".toml file.") from None
-    return _parse(text, path)
-
-
 def device_key(device: str) -> str:
     """The name a device's metrics carry (``roofline_<key>_s``, ``model_<key>_s``): a shipped
     GPU's key, or a device file's name without ``.toml``."""
@@ -168,7 +157,12 @@ def resolve_device(device: str) -> tuple[str, GPUSpec]:
         raise ConfigError(f"Device file {device}: its name {key!r} must differ from the shipped devices "
                           "(cpu, " + ", ".join(GPU_SPECS) + ") and use only letters, digits, '-', '_' "
                           "and '.'; rename the file.")
-    return key, _read_device(device)
+    try:  # the shipped files in seqpoint/data/devices show every field
+        text = Path(device).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"Cannot read device file {device} ({exc.strerror}); give the path of an existing "
+                          ".toml file.") from None
+    return key, _parse(text, device)
 
 
 def gpu_named(cuda_name: str) -> str | None:

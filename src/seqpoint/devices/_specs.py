@@ -130,12 +130,10 @@ def _parse(text: str, where: str) -> GPUSpec:
     if not isinstance(names, list) or not all(isinstance(n, str) and n for n in names):
         raise ConfigError(f"Device file {where}: cuda_names must be a list of the GPU's names as "
                           "torch.cuda.get_device_name() gives them (cuda_names = [\"NVIDIA H100 80GB HBM3\"]).")
-    optional = {k: float(data[k]) for k in _OPTIONAL if k in data}
     return GPUSpec(name=data["name"], tensor_flops=tables["tensor_flops"], cuda_flops=tables["cuda_flops"],
                    bandwidth=float(data["bandwidth"]), memory_gb=float(data["memory_gb"]),
                    sm_count=data["sm_count"], sources=dict(sources), cuda_names=tuple(names),
-                   l2_mb=optional.get("l2_mb"), boost_clock_mhz=optional.get("boost_clock_mhz"),
-                   memory_clock_mhz=optional.get("memory_clock_mhz"))
+                   **{k: float(data[k]) for k in _OPTIONAL if k in data})
 
 
 def device_key(device: str) -> str:

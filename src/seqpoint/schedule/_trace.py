@@ -129,13 +129,9 @@ class RunTrace:
         the slowest rank's)."""
         steps, inverse = np.unique(self.iteration, return_inverse=True)
         inverse = inverse.reshape(-1)
-        if self.rank is None:
-            return np.bincount(inverse, weights=self.time_s, minlength=steps.size).astype(np.float64)
-        out: FloatArray = np.zeros(steps.size)
-        for r in self.ranks:
-            rows = self.rank == r
-            per_rank = np.bincount(inverse[rows], weights=self.time_s[rows], minlength=steps.size)
-            out = np.maximum(out, per_rank)
+        rank = np.zeros(len(self), dtype=np.int64) if self.rank is None else self.rank
+        out: FloatArray = np.max([np.bincount(inverse[rank == r], weights=self.time_s[rank == r], minlength=steps.size)
+                                  for r in self.ranks], axis=0)
         return out
 
     @property

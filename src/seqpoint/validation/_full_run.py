@@ -147,36 +147,34 @@ def run_full_fresh(spec: str, overrides: dict[str, Any], schedule: IterationSche
                    ) -> FullRun:
     """Execute the schedule in order, each run in a fresh process, and time every step.
 
-    A real training run starts in a fresh process, so every shape is new to it the
-    first time it appears and the allocator starts empty; running each repetition in
-    its own process (:func:`seqpoint.clocks.in_fresh_process`, as the profiling's
-    workers) makes the repetitions identical, so their spread is the noise floor.
+    A real training run starts in a fresh process, so every shape is new to it the first time it
+    appears and the allocator starts empty; running each repetition in its own process
+    (:func:`seqpoint.clocks.in_fresh_process`, as the profiling's workers) makes the repetitions
+    identical, so their spread is the noise floor.
 
     Parameters
     ----------
     spec, overrides : str, dict
-        The workload, as for :func:`seqpoint.workloads.load_workload` (rebuilt in the
-        child process with the same seed, hence the same weights).
+        The workload, as for :func:`seqpoint.workloads.load_workload` (rebuilt in the child
+        process with the same seed, hence the same weights).
     warmup : int
         Steps of a shape that is not in the schedule, absorbing process start-up.
     timer : str
-        A name of :data:`seqpoint.clocks.TIMERS`; ``instructions`` runs each process
-        under callgrind and counts every step (:attr:`FullRun.metric` ``instructions``).
+        A name of :data:`seqpoint.clocks.TIMERS`; ``instructions`` runs each process under
+        callgrind and counts every step (:attr:`FullRun.metric` ``instructions``).
     check, check_steps : tuple, int
-        A signature of the run (``validate`` gives its drift check point) timed
-        ``check_steps`` times at the end of each run (:attr:`FullRun.check_s`).
+        A signature of the run (``validate``'s drift check point) timed ``check_steps`` times
+        at the end of each run (:attr:`FullRun.check_s`).
     on_progress : callable, optional
         ``on_progress(run, steps_done)`` before and after each run.
     process : ProcessState, optional
-        The state every run's process runs in (the projection's: ``Profiler.process``); a
-        ConfigError when one cannot.
+        The state every run's process runs in (``Profiler.process``); a ConfigError when one cannot.
 
     Raises
     ------
     FullRunError
-        When the run fails in the child (the child's error, one line) or the child
-        dies (its exit code, e.g. -9 when killed for memory). It is a ``RuntimeError``
-        and a :class:`~seqpoint.exceptions.SeqPointError`.
+        (a ``RuntimeError`` and a SeqPointError) when the run fails in the child (its error, one
+        line) or the child dies (its exit code, e.g. -9 when killed for memory).
     """
     from seqpoint.clocks import in_fresh_process
 

@@ -1,5 +1,4 @@
-"""Schedule files: CSV (the command-line contract's header, ``rank`` appended when
-data-parallel) and Parquet."""
+"""Schedule files: CSV (the command-line contract's header, ``rank`` appended when data-parallel) and Parquet."""
 
 from __future__ import annotations
 

@@ -39,9 +39,8 @@ def write_schedule(schedule: IterationSchedule, path: str | Path) -> Path:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        table = pa.table(schedule.file_columns())
-        table = table.replace_schema_metadata({"seqpoint": json.dumps(schedule.meta, default=str)})
-        pq.write_table(table, path)
+        meta = {"seqpoint": json.dumps(schedule.meta, default=str)}
+        pq.write_table(pa.table(schedule.file_columns()).replace_schema_metadata(meta), path)
         write_rows(schedule.rows, path)
         return path
     if suffix != ".csv":

@@ -119,10 +119,8 @@ class RunTrace:
                 "micro_batch": t.micro_batch.tolist()}
         if t.rows is not None:
             meta["packed"] = t.rows.flattened(t.batch_size)
-        return IterationSchedule(
-            iteration=np.arange(len(t), dtype=np.int64), epoch=t.epoch, batch_size=t.batch_size, seq_len=t.seq_len,
-            tgt_len=t.tgt_len, tokens=t.tokens, padded_tokens=t.batch_size * (t.seq_len + t.tgt_len),
-            sum_sq_len=t.sum_sq_len, meta=meta).with_rows(t.rows)
+        cols = {c: getattr(t, c) for c in ("epoch", "batch_size", "seq_len", "tgt_len", "tokens", "sum_sq_len")}
+        return IterationSchedule.from_columns(cols, meta).with_rows(t.rows)  # iterations 0..n-1, padded_tokens
 
     def step_times_s(self) -> FloatArray:
         """Seconds of every optimizer step (the sum of its micro-batches; with several ranks,

@@ -192,8 +192,7 @@ def read_numpy_lengths(path: str | Path, *, unit: str = "tokens") -> Lengths:
     else:
         src, tgt = loaded, None
     src = check_lengths(src, source=source)
-    if tgt is not None:
-        tgt = check_lengths(tgt, source=source, what="target length")
+    tgt = None if tgt is None else check_lengths(tgt, source=source, what="target length")
     return Lengths(src=src, tgt=tgt, source=source, unit=unit)
 
 

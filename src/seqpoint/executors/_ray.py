@@ -82,8 +82,7 @@ class RayExecutor(RemoteExecutor):
     def __enter__(self) -> RayExecutor:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         self.close()
 
     def _connect(self) -> None:

@@ -86,7 +86,6 @@ class SubmititExecutor(RemoteExecutor):
                     points: list[PointResult] = job.result()
                 except Exception as exc:  # the job failed or was lost: its points record why
                     yield job, exc
-                    continue
-                for point in points:
-                    yield job, point
-                yield job, None
+                else:
+                    yield from ((job, point) for point in points)
+                    yield job, None

@@ -98,8 +98,7 @@ def read_schedule(path: str | Path) -> IterationSchedule:
         # The schedule was edited after the sidecar was written: its lengths would feed steps wrongly.
         raise InputError(f"{rows_path(path)} does not fit {path}: for {row_label(bad[0])} it holds {bad[1]}. "
                          "Delete the sidecar (the schedule still reads) or write both again with 'seqpoint schedule'.")
-    schedule = IterationSchedule(**cols, meta=check_meta(meta, source=source), rank=rank)
-    return schedule.with_rows(rows)
+    return IterationSchedule(**cols, meta=check_meta(meta, source=source), rank=rank).with_rows(rows)
 
 
 def _read_parquet(path: Path) -> tuple[dict[str, np.ndarray], object]:

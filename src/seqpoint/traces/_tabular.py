@@ -95,16 +95,10 @@ def csv_rows(text: str, source: str) -> Iterator[tuple[int, list[str]]]:
     """``enumerate(csv.reader(text))`` (the header is row 0), a CSV syntax error an InputError
     naming the line."""
     reader = csv.reader(io.StringIO(text))
-    i = 0
-    while True:
-        try:
-            row = next(reader)
-        except StopIteration:
-            return
-        except csv.Error as exc:
-            raise InputError(f"{source} line {reader.line_num}: not valid CSV ({exc}).") from None
-        yield i, row
-        i += 1
+    try:
+        yield from enumerate(reader)
+    except csv.Error as exc:
+        raise InputError(f"{source} line {reader.line_num}: not valid CSV ({exc}).") from None
 
 
 def _csv_column_python(data: bytes, col_idx: int, source: str, col: str) -> NDArray[np.float64]:

@@ -89,8 +89,7 @@ def _rank_run(rank: int, world_size: int, port: int, spec: str, overrides: dict[
         # Through the DDP wrapper every backward all-reduces the gradients, as real DDP training.
         ddp_model = DistributedDataParallel(workload.model)
         workload.use_forward(ddp_model)
-        params = [p for p in workload.model.parameters() if p.requires_grad]
-        grad_bytes = sum(p.numel() * p.element_size() for p in params)
+        grad_bytes = sum(p.numel() * p.element_size() for p in workload.model.parameters() if p.requires_grad)
         start = workload.make_batch(tuple(workload.warmup_signature))
         for _ in range(warmup):
             workload.step(start)

@@ -183,14 +183,13 @@ def run_full_fresh(spec: str, overrides: dict[str, Any], schedule: IterationSche
     times = np.empty((runs, len(signatures)))
     walls = np.empty(runs)
     checks = np.empty((runs, check_steps if check is not None else 0))
+    progress = on_progress or (lambda run, steps_done: None)
     for r in range(runs):
-        if on_progress is not None:
-            on_progress(r, 0)
+        progress(r, 0)
         try:
             times[r], walls[r], checks[r] = in_fresh_process(_fresh_run, spec, overrides, signatures, warmup, timer,
                                                              check, check_steps, process, callgrind=counted)
         except RuntimeError as exc:
             raise fresh_failure(f"The fresh process of full run {r + 1} of {spec}", exc) from None
-        if on_progress is not None:
-            on_progress(r, len(signatures))
+        progress(r, len(signatures))
     return FullRun(iteration_s=times, wall_s=walls, metric=INSTRUCTIONS if counted else STEADY_TIME, check_s=checks)

@@ -22,20 +22,8 @@ from seqpoint._live import Reporter
 from seqpoint._version import __version__
 from seqpoint.exceptions import ConfigError, InputError, SeqPointError, SeqPointWarning
 
-__all__ = [
-    "ConfigError",
-    "InputError",
-    "Reporter",
-    "SeqPointError",
-    "SeqPointWarning",
-    "__version__",
-    "make_selector",
-    "profile_points",
-    "project",
-    "project_job",
-    "read_lengths",
-    "replay",
-]
+__all__ = ["ConfigError", "InputError", "Reporter", "SeqPointError", "SeqPointWarning", "__version__", "make_selector",
+           "profile_points", "project", "project_job", "read_lengths", "replay"]
 
 
 def _entry_points() -> dict[str, object]:

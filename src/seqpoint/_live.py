@@ -11,19 +11,10 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["Advance", "Reporter", "shows_live"]
+__all__ = ["Advance", "Reporter"]
 
 #: ``advance(n, description)``: ``n`` more steps done; a new description when not None.
 Advance = Callable[[int, "str | None"], None]
-
-
-def shows_live(console: Console | None) -> bool:
-    """True when ``console`` (None: rich's global one) is a terminal or a notebook. Elsewhere (a pipe, a log
-    file) a bar leaves only its last frame, or an empty line when transient, so callers draw none there."""
-    from rich import get_console
-
-    out = console or get_console()
-    return bool(out.is_terminal or out.is_jupyter)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -66,8 +57,12 @@ class Reporter:
     @contextlib.contextmanager
     def bar(self, title: str, total: int, *, transient: bool = False) -> Iterator[Advance]:
         """One rich progress bar of ``total`` steps; yields ``advance(n, description)`` (a no-op
-        when progress is off, nothing is to be done, or :func:`shows_live` says no)."""
-        if not (self.progress and total and shows_live(self.console)):
+        when progress is off, nothing is to be done, or the console is no terminal or notebook)."""
+        from rich import get_console
+
+        out = self.console or get_console()
+        # In a pipe or a log file a bar leaves only its last frame (an empty line when transient).
+        if not (self.progress and total and (out.is_terminal or out.is_jupyter)):
             yield lambda n, description: None
             return
         from rich import progress

@@ -5,15 +5,13 @@ process draws the same numbers (dropout, ``group_by_length`` order) as without s
 from __future__ import annotations
 
 import contextlib
-import functools
 import random
 from collections.abc import Callable, Iterator
-from typing import ParamSpec, TypeVar
+from typing import Any, TypeVar
 
 __all__ = ["keeps_rngs", "rngs_kept"]
 
-_P = ParamSpec("_P")
-_R = TypeVar("_R")
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
 @contextlib.contextmanager
@@ -41,12 +39,6 @@ def rngs_kept() -> Iterator[None]:
                 torch.cuda.set_rng_state_all(cuda)
 
 
-def keeps_rngs(func: Callable[_P, _R]) -> Callable[_P, _R]:
-    """Decorate ``func`` to run inside :func:`rngs_kept`."""
-
-    @functools.wraps(func)
-    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
-        with rngs_kept():
-            return func(*args, **kwargs)
-
-    return wrapper
+def keeps_rngs(func: _F) -> _F:
+    """Decorate ``func`` to run inside :func:`rngs_kept` (a fresh one each call)."""
+    return rngs_kept()(func)

@@ -73,7 +73,4 @@ class SignatureFields:
 
     def to_dict(self) -> dict[str, object]:
         """The fields as JSON data, ``sum_sq_len`` only when set (as files have always had it)."""
-        d = asdict(self)
-        if d["sum_sq_len"] is None:
-            del d["sum_sq_len"]
-        return d
+        return {k: v for k, v in asdict(self).items() if k != "sum_sq_len" or v is not None}

@@ -155,22 +155,19 @@ class BatchingPolicy(Validated):
             raise ConfigError(f"{epochs} epochs of {n:,} samples are {n * epochs:,} sample draws, more than the "
                               f"replay limit of {MAX_REPLAY_SAMPLES:,} (a memory guard); use fewer epochs (the "
                               "schedule of one epoch repeats its shape mix) or a subset of samples.")
-        if world_size == 1:
-            return self._replay_single(lens, epochs=int(epochs), seed=int(seed))
-        mode = resolve_shard(self.name, shard)
-        drop_last = bool(getattr(self, "drop_last", False))
-        if mode == "batches":
-            single = self._replay_single(lens, epochs=int(epochs), seed=int(seed))
-            return deal_batches(single, int(world_size), drop_last=drop_last)
+        epochs, seed, world_size = int(epochs), int(seed), int(world_size)
+        mode = resolve_shard(self.name, shard) if world_size > 1 else "single"
+        if mode != "samples":
+            single = self._replay_single(lens, epochs=epochs, seed=seed)
+            drop_last = bool(getattr(self, "drop_last", False))
+            return single if mode == "single" else deal_batches(single, world_size, drop_last=drop_last)
         # DistributedSampler pads or drops the epoch's whole sample order, so the policy's
         # own drop_last applies after the dealing, on each rank's stream.
-        keep_all = dataclasses.replace(self, drop_last=False)  # type: ignore[type-var]
-        full = keep_all.plan(lens, epochs=int(epochs), seed=int(seed))
-        parts, dropped = deal_samples(full.order, full.offsets, full.epoch, world_size=int(world_size),
+        full = dataclasses.replace(self, drop_last=False).plan(lens, epochs=epochs, seed=seed)  # type: ignore[type-var]
+        parts, dropped = deal_samples(full.order, full.offsets, full.epoch, world_size=world_size,
                                       batch_size=int(self.batch_size),  # type: ignore[attr-defined]
-                                      drop_last=drop_last)
-        plan = BatchPlan.concat(parts, dropped)
-        return with_ranks(self._schedule(plan, lens, epochs, seed), int(world_size), shard=mode)
+                                      drop_last=bool(self.drop_last))  # type: ignore[attr-defined]
+        return with_ranks(self._schedule(BatchPlan.concat(parts, dropped), lens, epochs, seed), world_size, shard=mode)
 
     def _replay_single(self, lens: Lengths, *, epochs: int, seed: int) -> IterationSchedule:
         """The single-process schedule (what every policy's data-parallel replay deals)."""

@@ -135,8 +135,7 @@ class PackingPolicy(BatchingPolicy):
         if not cols["batch_size"]:
             self._check_nonempty(empty, lens)
         cat = {k: np.concatenate(v).astype(np.int64, copy=False) for k, v in cols.items()}
-        seq = np.full(cat["batch_size"].shape[0], self.max_seq_len, dtype=np.int64)
-        seq = round_up(seq, self.pad_to_multiple_of)
+        seq = round_up(np.full(cat["batch_size"].shape[0], self.max_seq_len, dtype=np.int64), self.pad_to_multiple_of)
         meta = {**empty.meta(lens, policy=self.name, params=self.to_dict(), epochs=epochs, seed=seed),
                 "packed": True, "dropped_tokens": dropped_tokens}
         per_row = RowLengths(np.concatenate([[0], np.cumsum(cat.pop("pieces"))]).astype(np.int64),

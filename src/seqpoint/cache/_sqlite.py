@@ -48,9 +48,8 @@ def default_cache_path() -> Path:
 
 @dataclass(frozen=True, kw_only=True)
 class CacheEntry:
-    """One cached row, as :meth:`MeasurementCache.list` returns it: its full sha256 key, the workload
-    name (``deepspeech2:tiny``), signature and status of the measurement, and the Unix time the row
-    was written."""
+    """One cached row, as :meth:`MeasurementCache.list` returns it: its full sha256 key, the workload name
+    (``deepspeech2:tiny``), signature and status of the measurement, and the Unix time the row was written."""
 
     key: str
     workload: str

@@ -130,23 +130,10 @@ def _parse(text: str, where: str) -> GPUSpec:
     if not isinstance(names, list) or not all(isinstance(n, str) and n for n in names):
         raise ConfigError(f"Device file {where}: cuda_names must be a list of the GPU's names as "
                           "torch.cuda.get_device_name() gives them (cuda_names = [\"NVIDIA H100 80GB HBM3\"]).")
-    optional = {k: float(data[k]) for k in _OPTIONAL if k in data}
     return GPUSpec(name=data["name"], tensor_flops=tables["tensor_flops"], cuda_flops=tables["cuda_flops"],
                    bandwidth=float(data["bandwidth"]), memory_gb=float(data["memory_gb"]),
                    sm_count=data["sm_count"], sources=dict(sources), cuda_names=tuple(names),
-                   l2_mb=optional.get("l2_mb"), boost_clock_mhz=optional.get("boost_clock_mhz"),
-                   memory_clock_mhz=optional.get("memory_clock_mhz"))
-
-
-def _read_device(path: str) -> GPUSpec:
-    """A device description file (TOML; the shipped ones in ``seqpoint/data/devices`` show every
-    field); ConfigError naming the file and the missing or bad field."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"Cannot read device file {path} ({exc.strerror}); give the path of an existing "
-                          ".toml file.") from None
-    return _parse(text, path)
+                   **{k: float(data[k]) for k in _OPTIONAL if k in data})
 
 
 def device_key(device: str) -> str:
@@ -168,7 +155,12 @@ def resolve_device(device: str) -> tuple[str, GPUSpec]:
         raise ConfigError(f"Device file {device}: its name {key!r} must differ from the shipped devices "
                           "(cpu, " + ", ".join(GPU_SPECS) + ") and use only letters, digits, '-', '_' "
                           "and '.'; rename the file.")
-    return key, _read_device(device)
+    try:  # the shipped files in seqpoint/data/devices show every field
+        text = Path(device).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"Cannot read device file {device} ({exc.strerror}); give the path of an existing "
+                          ".toml file.") from None
+    return key, _parse(text, device)
 
 
 def gpu_named(cuda_name: str) -> str | None:

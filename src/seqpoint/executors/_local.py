@@ -8,6 +8,8 @@ from typing import Protocol, runtime_checkable
 from seqpoint._live import Reporter
 from seqpoint.cache import MeasurementCache
 from seqpoint.exceptions import ConfigError
+from seqpoint.executors._ray import RayExecutor
+from seqpoint.executors._submitit import SubmititExecutor
 from seqpoint.executors._tasks import Job, SweepStats
 from seqpoint.measurements import Measurements
 from seqpoint.profiling import Plan, Profiler
@@ -72,9 +74,6 @@ class LocalExecutor:
 def make_executor(name: str, *, address: str | None = None, num_cpus: int | None = None) -> Executor:
     """The executor called ``name`` (``address`` and ``num_cpus`` are Ray's, see
     :class:`~seqpoint.executors.RayExecutor`)."""
-    from seqpoint.executors._ray import RayExecutor
-    from seqpoint.executors._submitit import SubmititExecutor
-
     if name not in EXECUTORS:
         raise ConfigError(f"Unknown executor {name!r}. Valid executors: {', '.join(EXECUTORS)}.")
     if name == "ray":

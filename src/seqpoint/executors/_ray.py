@@ -1,8 +1,7 @@
-"""The Ray executor: profile jobs on an existing Ray cluster or a local one (Ray is imported
-only when it connects). Tasks are streaming generators in fresh processes (``max_calls=1``),
-so every point reaches the driver as soon as it is measured; a dead worker's task is re-run.
-Each task asks the cluster for its workload's CPUs or GPU, and a job the cluster can never
-give them to is refused before anything runs."""
+"""The Ray executor: profile jobs on an existing Ray cluster or a local one (Ray is imported only when it
+connects). Tasks are streaming generators in fresh processes (``max_calls=1``), so every point reaches the
+driver as soon as it is measured; a dead worker's task is re-run. Each task asks the cluster for its
+workload's CPUs or GPU, and a job the cluster can never give them to is refused before anything runs."""
 
 from __future__ import annotations
 
@@ -29,28 +28,22 @@ def _ray_options(resources: Resources) -> dict[str, float]:
 class RayExecutor(RemoteExecutor):
     """Profile jobs on Ray: one fresh worker process per task, the cache on the driver.
 
-    ``address`` is an existing cluster (``host:port``, ``ray://host:port`` or ``auto``); None
-    starts a local Ray of ``num_cpus`` CPUs (default all), or uses the one already joined.
-    ``points_per_task`` splits a job's points into tasks (more parallelism, one process start-up
-    each; None: one task per job); ``max_retries`` re-runs a task whose worker died. The cache
-    key holds the fingerprint of the process that measures, so the driver first runs one light
-    probe task per resource request, which builds the workload without stepping it (kept for
-    the executor's life).
+    ``address`` is an existing cluster (``host:port``, ``ray://host:port`` or ``auto``); None starts a local
+    Ray of ``num_cpus`` CPUs (default all), or uses the one already joined. ``points_per_task`` splits a job's
+    points into tasks (more parallelism, one process start-up each; None: one task per job); ``max_retries``
+    re-runs a task whose worker died. The cache key holds the fingerprint of the process that measures, so the
+    driver first runs one light probe task per resource request, which builds the workload without stepping it
+    (kept for the executor's life).
     """
 
     kind = "ray"
     _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
-        "address": [TypeOf(str, "a str"), None],
-        "num_cpus": [Interval(int, 1), None],
-        "points_per_task": [Interval(int, 1), None],
-        "max_retries": [Interval(int, 0)],
-    }
+        "address": [TypeOf(str, "a str"), None], "num_cpus": [Interval(int, 1), None],
+        "points_per_task": [Interval(int, 1), None], "max_retries": [Interval(int, 0)]}
 
     def __init__(self, address: str | None = None, num_cpus: int | None = None, *,
                  points_per_task: int | None = None, max_retries: int = 3) -> None:
-        check_params(type(self).__name__, self._parameter_constraints,
-                     {"address": address, "num_cpus": num_cpus, "points_per_task": points_per_task,
-                      "max_retries": max_retries})
+        check_params(type(self).__name__, self._parameter_constraints, locals())
         super().__init__(points_per_task=points_per_task)
         self.address, self.num_cpus, self.max_retries = address, num_cpus, max_retries
         self._started = False
@@ -89,8 +82,7 @@ class RayExecutor(RemoteExecutor):
     def __enter__(self) -> RayExecutor:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         self.close()
 
     def _connect(self) -> None:
@@ -105,10 +97,9 @@ class RayExecutor(RemoteExecutor):
             for name, ray_name, what in (("num_cpus", "CPU", "CPUs"), ("num_gpus", "GPU", "GPUs")):
                 need = options.get(name, 0.0)
                 if need > have.get(ray_name, 0.0):
-                    raise ConfigError(
-                        f"Workload {job.workload} {dict(job.overrides) or ''} needs {need:g} {what} per task but "
-                        f"the Ray cluster has {have.get(ray_name, 0.0):g}; lower its threads, use another "
-                        "device, or add nodes.")
+                    raise ConfigError(f"Workload {job.workload} {dict(job.overrides) or ''} needs {need:g} {what} "
+                                      f"per task but the Ray cluster has {have.get(ray_name, 0.0):g}; lower its "
+                                      "threads, use another device, or add nodes.")
 
     def _submit(self, fn: Callable[..., Any], args: tuple[Any, ...], resources: Resources) -> Any:
         assert self._ray is not None

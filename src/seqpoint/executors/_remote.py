@@ -1,10 +1,9 @@
-"""What every executor that measures in remote tasks shares (:class:`RemoteExecutor`): the
-driver plans each job as the serial campaign does and alone touches the cache; one light probe
-task per resource request learns a workload's cache key where it will be measured; then one
-task per job (or per ``points_per_task`` points), each a fresh process that pays torch's
-import, the model build and the start-up once for all its points, largest first. Each point
-reaches the driver and the cache as soon as its task returns it; a lost task's points are
-recorded with the reason, and every other point goes on."""
+"""What every executor that measures in remote tasks shares (:class:`RemoteExecutor`): the driver plans each
+job as the serial campaign does and alone touches the cache; one light probe task per resource request learns
+a workload's cache key where it will be measured; then one task per job (or per ``points_per_task`` points),
+each a fresh process that pays torch's import, the model build and the start-up once for all its points,
+largest first. Each point reaches the driver and the cache as soon as its task returns it; a lost task's
+points are recorded with the reason, and every other point goes on."""
 
 from __future__ import annotations
 
@@ -72,10 +71,9 @@ class RemoteExecutor:
                 reporter: Reporter | None = None) -> list[Measurements]:
         """One Measurements per job, in job order (see :class:`~seqpoint.executors.Executor`).
 
-        Failed, out-of-memory and lost points are recorded with their status and message; the
-        other points go on. Raises ConfigError for a job the cluster can never run, a workload
-        that does not build as configured, or a workload whose probe built it on another device
-        than the tasks would ask for.
+        Failed, out-of-memory and lost points are recorded with their status and message; the other points go
+        on. Raises ConfigError for a job the cluster can never run, a workload that does not build as
+        configured, or a workload whose probe built it on another device than the tasks would ask for.
         """
         reporter = reporter or Reporter(progress=False)
         self._connect()

@@ -21,28 +21,23 @@ __all__ = ["SubmititExecutor"]
 class SubmititExecutor(RemoteExecutor):
     """Profile jobs through submitit: on Slurm one job per task; elsewhere one local subprocess.
 
-    ``folder`` holds each job's script, pickles and logs (default a temporary folder);
-    ``cluster`` is ``slurm``, ``local`` or None (Slurm when ``sbatch`` is found);
-    ``timeout_min`` each task's limit; ``points_per_task`` splits a job (None: one task per
-    job); ``parameters`` more of submitit's ``update_parameters`` (``slurm_partition``,
-    ``mem_gb`` ...). A GPU task asks for one GPU and one CPU, a CPU task for its workload's
-    threads. The driver alone reads and writes the cache.
+    ``folder`` holds each job's script, pickles and logs (default a temporary folder); ``cluster`` is
+    ``slurm``, ``local`` or None (Slurm when ``sbatch`` is found); ``timeout_min`` each task's limit;
+    ``points_per_task`` splits a job (None: one task per job); ``parameters`` more of submitit's
+    ``update_parameters`` (``slurm_partition``, ``mem_gb`` ...). A GPU task asks for one GPU and one CPU, a
+    CPU task for its workload's threads. The driver alone reads and writes the cache.
     """
 
     kind = "submitit"
     _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {
-        "cluster": [Options(("slurm", "local")), None],
-        "timeout_min": [Interval(int, 1)],
+        "cluster": [Options(("slurm", "local")), None], "timeout_min": [Interval(int, 1)],
         "points_per_task": [Interval(int, 1), None],
-        "parameters": [TypeOf(Mapping, "a mapping of submitit parameters")],
-    }
+        "parameters": [TypeOf(Mapping, "a mapping of submitit parameters")]}
 
     def __init__(self, folder: str | Path | None = None, *, cluster: str | None = None, timeout_min: int = 60,
                  points_per_task: int | None = None, parameters: Mapping[str, Any] | None = None) -> None:
         parameters = dict(parameters or {})
-        check_params(type(self).__name__, self._parameter_constraints,
-                     {"cluster": cluster, "timeout_min": timeout_min, "points_per_task": points_per_task,
-                      "parameters": parameters})
+        check_params(type(self).__name__, self._parameter_constraints, locals())
         super().__init__(points_per_task=points_per_task)
         self.folder = Path(folder) if folder is not None else Path(tempfile.mkdtemp(prefix="seqpoint-submitit-"))
         self.cluster, self.timeout_min, self.parameters = cluster, timeout_min, parameters
@@ -91,7 +86,6 @@ class SubmititExecutor(RemoteExecutor):
                     points: list[PointResult] = job.result()
                 except Exception as exc:  # the job failed or was lost: its points record why
                     yield job, exc
-                    continue
-                for point in points:
-                    yield job, point
-                yield job, None
+                else:
+                    yield from ((job, point) for point in points)
+                    yield job, None

@@ -10,14 +10,7 @@ from typing import Any
 
 from seqpoint.exceptions import SeqPointError
 from seqpoint.measurements import Measurement
-from seqpoint.profiling import (
-    CampaignKey,
-    Pending,
-    Plan,
-    ProfileConfig,
-    Profiler,
-    ShippedWorkload,
-)
+from seqpoint.profiling import CampaignKey, Pending, Plan, ProfileConfig, Profiler, ShippedWorkload
 from seqpoint.selection import SeqPoint, SeqPoints
 from seqpoint.workloads import Workload, WorkloadRecipe, describe, workload_config
 
@@ -48,24 +41,21 @@ class Job:
     def shipped(self, what: str) -> ShippedWorkload:
         """The workload as a remote task gets it (``what`` names the executor in a refusal)."""
         if isinstance(self.workload, str):
-            recipe = self.recipe()
-            return ShippedWorkload(name=self.workload, recipe=recipe)
+            return ShippedWorkload(name=self.workload, recipe=self.recipe())
         return ShippedWorkload.of(self.workload, what=what, fix='use executor = "local"')
 
     def resources(self) -> tuple[str, int]:
         """``(device, CPUs)`` one task of this job needs: :attr:`device`, else the workload's
         config's, else what its overrides say; a GPU task gets one CPU, a CPU task as many as its
         workload's threads (at least 1: ``threads = 0``, torch's default, follows the task's CPUs)."""
-        device, threads = self.device, 1
         if isinstance(self.workload, str):
             cfg = workload_config(self.workload, self.overrides)
             found = (str(cfg.device), int(cfg.threads)) if cfg is not None else (
                 str(self.overrides.get("device", "cpu")), int(self.overrides.get("threads", 1)))
-            device, threads = device or found[0], found[1]
         else:
             facts = describe(self.workload)
-            device, threads = device or facts.device, facts.threads
-        device = device or "cpu"
+            found = (facts.device, facts.threads)
+        device, threads = self.device or found[0] or "cpu", found[1]
         return (device, 1) if device.startswith("cuda") else (device, max(1, threads))
 
 

@@ -1,6 +1,5 @@
-"""Reading and writing MEASUREMENTS.json and single measurement payloads; every problem
-is one :class:`~seqpoint.exceptions.InputError` line (the schema, and pydantic, load only
-when a file is read)."""
+"""Reading and writing MEASUREMENTS.json and single measurement payloads; every problem is one
+:class:`~seqpoint.exceptions.InputError` line (the schema, and pydantic, load only when a file is read)."""
 
 from __future__ import annotations
 

@@ -18,10 +18,12 @@ __all__ = ["MeasurementSchema", "MeasurementsSchema", "StepWindowSchema"]
 Value = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 
 
-class MeasurementSchema(BaseModel):
-    """One entry of ``measurements`` (and the payload of one cache row)."""
-
+class _Strict(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+
+class MeasurementSchema(_Strict):
+    """One entry of ``measurements`` (and the payload of one cache row)."""
 
     iteration: int = Field(default=-1, ge=-1, le=MAX_LENGTH)
     batch_size: int = Field(ge=1, le=MAX_LENGTH)
@@ -35,10 +37,8 @@ class MeasurementSchema(BaseModel):
     samples: dict[str, list[Value]] = {}
 
 
-class StepWindowSchema(BaseModel):
+class StepWindowSchema(_Strict):
     """A timed in-sequence window of the run (``window``)."""
-
-    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
 
     start: int = Field(default=0, ge=0, le=MAX_COUNT)
     signatures: list[list[Annotated[int, Field(ge=0, le=MAX_COUNT)]]]
@@ -52,10 +52,8 @@ class StepWindowSchema(BaseModel):
         return self
 
 
-class MeasurementsSchema(BaseModel):
+class MeasurementsSchema(_Strict):
     """A whole MEASUREMENTS.json."""
-
-    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
 
     workload: str = Field(min_length=1)
     config: dict[str, Any] = {}

@@ -1,13 +1,12 @@
-"""The one registry of metric names, the unit in the name, and every rule about them:
-**additive** metrics are summed over a run (``time_s``, ``flops``, ``bytes``,
-``breakdown_s.<category>`` ...); **peak** ones (``peak_mem_bytes``) are a maximum; **spread**
-companions (``time_s_iqr``, ``time_s_first`` ...) summarise repeats and are not projected;
-**bookkeeping** (``repeats``, ``processes``, oneDNN counts) records how a point was measured;
-**per-process** values (:func:`per_process_key`) carry process-to-process drift into the
-interval; **derived** totals (``first_occurrence_s``, ``run_time_s``) come from ``time_s``
-and ``time_s_first``. The ``instructions`` timer measures a step in its own unit, under its
-own names (``instructions``, ``instructions_first``, ..., derived ``run_instructions``):
-:func:`step_metric` names a timer's step metric, :func:`derived_of` its derived totals."""
+"""The one registry of metric names, the unit in the name, and every rule about them: **additive** metrics are
+summed over a run (``time_s``, ``flops``, ``bytes``, ``breakdown_s.<category>`` ...); **peak** ones
+(``peak_mem_bytes``) are a maximum; **spread** companions (``time_s_iqr``, ``time_s_first`` ...) summarise
+repeats and are not projected; **bookkeeping** (``repeats``, ``processes``, oneDNN counts) records how a point
+was measured; **per-process** values (:func:`per_process_key`) carry process-to-process drift into the
+interval; **derived** totals (``first_occurrence_s``, ``run_time_s``) come from ``time_s`` and
+``time_s_first``. The ``instructions`` timer measures a step in its own unit, under its own names
+(``instructions``, ``instructions_first``, ..., derived ``run_instructions``): :func:`step_metric` names a
+timer's step metric, :func:`derived_of` its derived totals."""
 
 from __future__ import annotations
 

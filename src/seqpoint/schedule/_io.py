@@ -1,5 +1,4 @@
-"""Schedule files: CSV (the command-line contract's header, ``rank`` appended when
-data-parallel) and Parquet."""
+"""Schedule files: CSV (the command-line contract's header, ``rank`` appended when data-parallel) and Parquet."""
 
 from __future__ import annotations
 
@@ -40,9 +39,8 @@ def write_schedule(schedule: IterationSchedule, path: str | Path) -> Path:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        table = pa.table(schedule.file_columns())
-        table = table.replace_schema_metadata({"seqpoint": json.dumps(schedule.meta, default=str)})
-        pq.write_table(table, path)
+        meta = {"seqpoint": json.dumps(schedule.meta, default=str)}
+        pq.write_table(pa.table(schedule.file_columns()).replace_schema_metadata(meta), path)
         write_rows(schedule.rows, path)
         return path
     if suffix != ".csv":
@@ -100,8 +98,7 @@ def read_schedule(path: str | Path) -> IterationSchedule:
         # The schedule was edited after the sidecar was written: its lengths would feed steps wrongly.
         raise InputError(f"{rows_path(path)} does not fit {path}: for {row_label(bad[0])} it holds {bad[1]}. "
                          "Delete the sidecar (the schedule still reads) or write both again with 'seqpoint schedule'.")
-    schedule = IterationSchedule(**cols, meta=check_meta(meta, source=source), rank=rank)
-    return schedule.with_rows(rows)
+    return IterationSchedule(**cols, meta=check_meta(meta, source=source), rank=rank).with_rows(rows)
 
 
 def _read_parquet(path: Path) -> tuple[dict[str, np.ndarray], object]:

@@ -169,8 +169,7 @@ def _most(values: IntArray, owner: IntArray, n: int) -> IntArray:
 
 def rows_path(path: str | Path) -> Path:
     """The sidecar of a schedule or trace file: ``<file>.rows.npz``."""
-    path = Path(path)
-    return path.with_name(path.name + ".rows.npz")
+    return Path(path).with_name(Path(path).name + ".rows.npz")
 
 
 def write_rows(rows: RowLengths | None, path: str | Path) -> Path | None:

@@ -187,10 +187,9 @@ class IterationSchedule:
     def take(self, rows: ArrayLike) -> IterationSchedule:
         """Sub-schedule of the given rows (indices or boolean mask); iteration ids are kept."""
         idx = np.asarray(rows)
-        cols = {name: arr[idx] for name, arr in self.columns().items()}
-        rank = None if self.rank is None else self.rank[idx]
+        cols = {name: arr[idx] for name, arr in self.file_columns().items()}
         kept = None if self.rows is None else self.rows.take(idx)
-        return IterationSchedule(**cols, meta=dict(self.meta), rank=rank).with_rows(kept)
+        return IterationSchedule(**cols, meta=dict(self.meta)).with_rows(kept)
 
     def with_rows(self, rows: RowLengths | None) -> IterationSchedule:
         """This schedule with ``rows`` (of as many iterations) as its per-row lengths."""
@@ -214,10 +213,8 @@ class IterationSchedule:
 
     def equals(self, other: IterationSchedule) -> bool:
         """Column-wise equality, ``rank`` included (meta ignored)."""
-        if (self.rank is None) != (other.rank is None):
-            return False
-        names = COLUMNS if self.rank is None else (*COLUMNS, RANK_COLUMN)
-        return all(np.array_equal(getattr(self, c), getattr(other, c)) for c in names)
+        mine, theirs = self.file_columns(), other.file_columns()
+        return mine.keys() == theirs.keys() and all(np.array_equal(mine[c], theirs[c]) for c in mine)
 
 
 def rank_layout_error(iteration: IntArray, rank: IntArray, world_size: int | None = None) -> str | None:

@@ -48,36 +48,28 @@ def check_columns(cols: Mapping[str, IntArray], *, source: str, row_label: Calla
     """Check a file's int64 columns (and ``rank``); the first bad row is one InputError line
     naming the row as ``row_label`` does (``line 7`` for CSV, ``row 5`` for Parquet)."""
 
-    def fail(rows: NDArray[np.bool_], what: str) -> None:
-        i = int(np.flatnonzero(rows)[0])
-        raise InputError(f"{source}: {row_label(i)} (iteration {int(cols['iteration'][i])}): {what}; {_FIX}.")
+    def check(bad: NDArray[np.bool_], what: Callable[[int], str]) -> None:
+        """Raise naming the first ``bad`` row and ``what(row)`` is wrong there."""
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise InputError(f"{source}: {row_label(i)} (iteration {int(cols['iteration'][i])}): {what(i)}; {_FIX}.")
 
     for name, (low, high) in _BOUNDS.items():
-        bad = (cols[name] < low) | (cols[name] > high)
-        if bad.any():
-            fail(bad, f"{name} must be in [{low}, {high}] (got {int(cols[name][bad][0])})")
+        col = cols[name]
+        check((col < low) | (col > high),
+              lambda i: f"{name} must be in [{low}, {high}] (got {int(col[i])})")  # noqa: B023 - called at once
     it, ep = cols["iteration"], cols["epoch"]
     rank = cols.get(RANK_COLUMN)
     if rank is not None and (problem := rank_layout_error(it, rank)) is not None:
         raise InputError(f"{source}: {problem}; {_FIX} --world-size N.")
-    step = np.diff(it) <= 0
-    if rank is None and step.any():
-        i = int(np.flatnonzero(step)[0])
-        fail(np.concatenate([[False], step]), "iterations must be strictly increasing and unique "
-             f"(iteration {int(it[i])} on {row_label(i)} comes before it)")
-    back = np.diff(ep) < 0
-    if back.any():
-        i = int(np.flatnonzero(back)[0])
-        fail(np.concatenate([[False], back]), f"epochs must not decrease (epoch {int(ep[i + 1])} after "
-             f"epoch {int(ep[i])} on {row_label(i)})")
+    if rank is None:
+        check(np.concatenate([[False], np.diff(it) <= 0]), lambda i: "iterations must be strictly increasing and "
+              f"unique (iteration {int(it[i - 1])} on {row_label(i - 1)} comes before it)")
+    check(np.concatenate([[False], np.diff(ep) < 0]), lambda i: f"epochs must not decrease (epoch {int(ep[i])} "
+          f"after epoch {int(ep[i - 1])} on {row_label(i - 1)})")
     # Bounded above, so the product fits in uint64 without wrapping.
     width = cols["seq_len"].astype(np.uint64) + cols["tgt_len"].astype(np.uint64)
     expected = cols["batch_size"].astype(np.uint64) * width
-    wrong = expected != cols["padded_tokens"].astype(np.uint64)
-    if wrong.any():
-        i = int(np.flatnonzero(wrong)[0])
-        fail(wrong, f"padded_tokens must be batch_size*(seq_len+tgt_len) = {int(expected[i])} "
-                    f"(got {int(cols['padded_tokens'][i])})")
-    over = cols["tokens"] > cols["padded_tokens"]
-    if over.any():
-        fail(over, "tokens must not exceed padded_tokens")
+    check(expected != cols["padded_tokens"].astype(np.uint64), lambda i: "padded_tokens must be "
+          f"batch_size*(seq_len+tgt_len) = {int(expected[i])} (got {int(cols['padded_tokens'][i])})")
+    check(cols["tokens"] > cols["padded_tokens"], lambda i: "tokens must not exceed padded_tokens")

@@ -119,23 +119,17 @@ class RunTrace:
                 "micro_batch": t.micro_batch.tolist()}
         if t.rows is not None:
             meta["packed"] = t.rows.flattened(t.batch_size)
-        return IterationSchedule(
-            iteration=np.arange(len(t), dtype=np.int64), epoch=t.epoch, batch_size=t.batch_size, seq_len=t.seq_len,
-            tgt_len=t.tgt_len, tokens=t.tokens, padded_tokens=t.batch_size * (t.seq_len + t.tgt_len),
-            sum_sq_len=t.sum_sq_len, meta=meta).with_rows(t.rows)
+        cols = {c: getattr(t, c) for c in ("epoch", "batch_size", "seq_len", "tgt_len", "tokens", "sum_sq_len")}
+        return IterationSchedule.from_columns(cols, meta).with_rows(t.rows)  # iterations 0..n-1, padded_tokens
 
     def step_times_s(self) -> FloatArray:
         """Seconds of every optimizer step (the sum of its micro-batches; with several ranks,
         the slowest rank's)."""
         steps, inverse = np.unique(self.iteration, return_inverse=True)
         inverse = inverse.reshape(-1)
-        if self.rank is None:
-            return np.bincount(inverse, weights=self.time_s, minlength=steps.size).astype(np.float64)
-        out: FloatArray = np.zeros(steps.size)
-        for r in self.ranks:
-            rows = self.rank == r
-            per_rank = np.bincount(inverse[rows], weights=self.time_s[rows], minlength=steps.size)
-            out = np.maximum(out, per_rank)
+        rank = np.zeros(len(self), dtype=np.int64) if self.rank is None else self.rank
+        out: FloatArray = np.max([np.bincount(inverse[rank == r], weights=self.time_s[rank == r], minlength=steps.size)
+                                  for r in self.ranks], axis=0)
         return out
 
     @property

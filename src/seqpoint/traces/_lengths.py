@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from seqpoint._signature import IntArray
 from seqpoint.exceptions import InputError
@@ -31,34 +31,27 @@ def check_lengths(values: ArrayLike, *, source: str, locate: Callable[[int], str
     if arr.dtype == np.bool_ or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
         raise InputError(f"{source}: {what}s must be numbers. Got values of type {arr.dtype} "
                          f"(first: {arr[0]!r}).")
-    if np.issubdtype(arr.dtype, np.floating):
-        bad = ~np.isfinite(arr)
+
+    def refuse(bad: NDArray[np.bool_], message: Callable[[int], str]) -> None:
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise InputError(f"{source} {locate(i)}: {what} is {arr[i]} (missing or not finite); "
-                             f"every {what} must be a positive integer.")
-        frac = arr != np.floor(arr)
-        if frac.any():
-            i = int(np.flatnonzero(frac)[0])
-            raise InputError(f"{source} {locate(i)}: {what} {float(arr[i]):g} is not an integer; lengths are "
-                             "counts (tokens or frames). Convert units with a scale (e.g. --scale or --sample-rate).")
+            raise InputError(f"{source} {locate(i)}: {message(i)}")
+
+    if np.issubdtype(arr.dtype, np.floating):
+        refuse(~np.isfinite(arr), lambda i: f"{what} is {arr[i]} (missing or not finite); every {what} must be "
+               "a positive integer.")
+        refuse(arr != np.floor(arr), lambda i: f"{what} {float(arr[i]):g} is not an integer; lengths are counts "
+               "(tokens or frames). Convert units with a scale (e.g. --scale or --sample-rate).")
     elif arr.dtype == np.uint64:
         # Values of 2^63 and above would wrap to negatives in int64.
         arr = np.minimum(arr, np.uint64(limit) + np.uint64(1)).astype(np.int64)
-    big = np.abs(arr) > limit
-    if big.any():
-        i = int(np.flatnonzero(big)[0])
-        hint = "" if allow_zero else " Check the unit (frames, not samples) or the column."
-        raise InputError(f"{source} {locate(i)}: {what} {float(arr[i]):.6g} is too large; every "
-                         f"{what} must be <= {limit:,}.{hint}")
+    hint = "" if allow_zero else " Check the unit (frames, not samples) or the column."
+    refuse(np.abs(arr) > limit, lambda i: f"{what} {float(arr[i]):.6g} is too large; every {what} must be "
+           f"<= {limit:,}.{hint}")
     out = np.ascontiguousarray(arr, dtype=np.int64)
     low = 0 if allow_zero else 1
-    bad = out < low
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        kind = "negative" if out[i] < 0 else "zero"
-        raise InputError(f"{source} {locate(i)}: {what} is {out[i]} ({kind}); every {what} must be "
-                         f">= {low}. Remove or fix that entry.")
+    refuse(out < low, lambda i: f"{what} is {out[i]} ({'negative' if out[i] < 0 else 'zero'}); every {what} "
+           f"must be >= {low}. Remove or fix that entry.")
     return out
 
 

@@ -95,16 +95,10 @@ def csv_rows(text: str, source: str) -> Iterator[tuple[int, list[str]]]:
     """``enumerate(csv.reader(text))`` (the header is row 0), a CSV syntax error an InputError
     naming the line."""
     reader = csv.reader(io.StringIO(text))
-    i = 0
-    while True:
-        try:
-            row = next(reader)
-        except StopIteration:
-            return
-        except csv.Error as exc:
-            raise InputError(f"{source} line {reader.line_num}: not valid CSV ({exc}).") from None
-        yield i, row
-        i += 1
+    try:
+        yield from enumerate(reader)
+    except csv.Error as exc:
+        raise InputError(f"{source} line {reader.line_num}: not valid CSV ({exc}).") from None
 
 
 def _csv_column_python(data: bytes, col_idx: int, source: str, col: str) -> NDArray[np.float64]:
@@ -192,8 +186,7 @@ def read_numpy_lengths(path: str | Path, *, unit: str = "tokens") -> Lengths:
     else:
         src, tgt = loaded, None
     src = check_lengths(src, source=source)
-    if tgt is not None:
-        tgt = check_lengths(tgt, source=source, what="target length")
+    tgt = None if tgt is None else check_lengths(tgt, source=source, what="target length")
     return Lengths(src=src, tgt=tgt, source=source, unit=unit)
 
 
@@ -225,10 +218,8 @@ def _histogram_columns(header: list[str], source: str, column: str | None,
         tgt = "tgt" if src == "src" and "tgt" in names else None
         return src, tgt, count
     rest = [n for n in names if n != count]
-    if len(rest) == 1:
-        return rest[0], None, count
-    if len(rest) == 2:
-        return rest[0], rest[1], count
+    if 1 <= len(rest) <= 2:
+        return rest[0], rest[1] if len(rest) == 2 else None, count
     known = [n for n in rest if n in LENGTH_COLUMNS]
     if known:
         return known[0], None, count

@@ -209,15 +209,11 @@ def error_vs_k(schedule: IterationSchedule, cost: ArrayLike, methods: Iterable[s
         raise ValueError(f"cost must have shape ({len(schedule)},); got {c.shape}")
     truth = float(c.sum())
     out: dict[str, ErrorCurve] = {}
+    used = [int(k) for k in ks if k <= len(schedule)]
     for method in methods:
-        used, errs = [], []
-        for k in ks:
-            if k > len(schedule):
-                continue
-            sel = make_selector(method, n_points=k, random_state=seed, **(params or {}).get(method, {}))
-            sel.fit(schedule)
-            est = weighted_projection(c, sel.points_, sel.weights_)
-            used.append(int(k))
-            errs.append(relative_error(est, truth))
+        errs = []
+        for k in used:
+            sel = make_selector(method, n_points=k, random_state=seed, **(params or {}).get(method, {})).fit(schedule)
+            errs.append(relative_error(weighted_projection(c, sel.points_, sel.weights_), truth))
         out[method] = ErrorCurve(method=method, ks=tuple(used), errors=tuple(errs))
     return out

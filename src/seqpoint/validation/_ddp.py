@@ -68,17 +68,9 @@ class DDPRun(FullRun):
                 "wall_s": self.wall_s.tolist(), "sync_s": self.sync_s}
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _rank_run(
-    rank: int, world_size: int, port: int, spec: str, overrides: dict[str, Any],
-    signatures: list[tuple[int, ...]], runs: int, warmup: int, allreduce_repeats: int,
-    timer: str = "wall",
-) -> dict[str, Any]:  # pragma: no cover - runs in a fresh process
+def _rank_run(rank: int, world_size: int, port: int, spec: str, overrides: dict[str, Any],
+              signatures: list[tuple[int, ...]], runs: int, warmup: int, allreduce_repeats: int, timer: str
+              ) -> dict[str, Any]:  # pragma: no cover - runs in a fresh process
     import torch
     import torch.distributed as dist
     from torch.nn.parallel import DistributedDataParallel
@@ -92,15 +84,12 @@ def _rank_run(
     try:
         workload = load_workload(spec, overrides)
         if not isinstance(workload, TorchWorkload):
-            raise ConfigError(
-                f"run_ddp needs a reference workload (deepspeech2, gnmt, bert); {spec} is a "
-                f"{type(workload).__name__}."
-            )
+            raise ConfigError(f"run_ddp needs a reference workload (deepspeech2, gnmt, bert); {spec} is a "
+                              f"{type(workload).__name__}.")
         # Through the DDP wrapper every backward all-reduces the gradients, as real DDP training.
         ddp_model = DistributedDataParallel(workload.model)
         workload.use_forward(ddp_model)
-        params = [p for p in workload.model.parameters() if p.requires_grad]
-        grad_bytes = sum(p.numel() * p.element_size() for p in params)
+        grad_bytes = sum(p.numel() * p.element_size() for p in workload.model.parameters() if p.requires_grad)
         start = workload.make_batch(tuple(workload.warmup_signature))
         for _ in range(warmup):
             workload.step(start)
@@ -169,11 +158,11 @@ def run_ddp(spec: str, overrides: dict[str, Any], rank_signatures: Sequence[Sequ
     if world_size < 1 or not sigs[0]:
         raise ConfigError("run_ddp needs at least one rank with at least one iteration.")
     if len({len(r) for r in sigs}) != 1:
-        raise ConfigError(
-            "Every rank of a data-parallel schedule runs the same number of iterations. "
-            f"Got {[len(r) for r in sigs]} iterations per rank."
-        )
-    port = _free_port()
+        raise ConfigError("Every rank of a data-parallel schedule runs the same number of iterations. "
+                          f"Got {[len(r) for r in sigs]} iterations per rank.")
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = int(sock.getsockname()[1])
     results: dict[int, dict[str, Any]] = {}
     failures: list[SeqPointError] = []
 

@@ -76,10 +76,7 @@ class FullRun:
 
     @property
     def noise_floor(self) -> float:
-        """Largest relative difference between two identical runs' totals (fraction).
-
-        With one run there is no floor to measure and this is NaN.
-        """
+        """Largest relative difference between two identical runs' totals (fraction; NaN with one run)."""
         return noise_floor(self.totals_s)
 
     @property
@@ -88,17 +85,10 @@ class FullRun:
         return np.median(self.iteration_s, axis=0)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "n_runs": self.n_runs,
-            "n_iterations": int(self.iteration_s.shape[1]),
-            "totals_s": self.totals_s.tolist(),
-            "wall_s": self.wall_s.tolist(),
-            "total_s": self.total_s,
-            "noise_floor": self.noise_floor,
-            "interleaved": self.interleaved,
-            "metric": self.metric,
-            "check_s": self.check_s.tolist(),
-        }
+        return {"n_runs": self.n_runs, "n_iterations": int(self.iteration_s.shape[1]),
+                "totals_s": self.totals_s.tolist(), "wall_s": self.wall_s.tolist(), "total_s": self.total_s,
+                "noise_floor": self.noise_floor, "interleaved": self.interleaved, "metric": self.metric,
+                "check_s": self.check_s.tolist()}
 
 
 class FullRunError(SeqPointError, RuntimeError):
@@ -151,51 +141,40 @@ def fresh_failure(what: str, exc: RuntimeError) -> FullRunError:
     return FullRunError(f"{what} failed{str(exc).removeprefix('A worker process failed')}; {fix}.")
 
 
-def run_full_fresh(
-    spec: str,
-    overrides: dict[str, Any],
-    schedule: IterationSchedule,
-    *,
-    runs: int = 2,
-    warmup: int = 3,
-    timer: str = "wall",
-    check: tuple[int, ...] | None = None,
-    check_steps: int = 3,
-    on_progress: Callable[[int, int], None] | None = None,
-    process: ProcessState | None = None,
-) -> FullRun:
+def run_full_fresh(spec: str, overrides: dict[str, Any], schedule: IterationSchedule, *, runs: int = 2,
+                   warmup: int = 3, timer: str = "wall", check: tuple[int, ...] | None = None, check_steps: int = 3,
+                   on_progress: Callable[[int, int], None] | None = None, process: ProcessState | None = None
+                   ) -> FullRun:
     """Execute the schedule in order, each run in a fresh process, and time every step.
 
-    A real training run starts in a fresh process, so every shape is new to it the
-    first time it appears and the allocator starts empty; running each repetition in
-    its own process (:func:`seqpoint.clocks.in_fresh_process`, as the profiling's
-    workers) makes the repetitions identical, so their spread is the noise floor.
+    A real training run starts in a fresh process, so every shape is new to it the first time it
+    appears and the allocator starts empty; running each repetition in its own process
+    (:func:`seqpoint.clocks.in_fresh_process`, as the profiling's workers) makes the repetitions
+    identical, so their spread is the noise floor.
 
     Parameters
     ----------
     spec, overrides : str, dict
-        The workload, as for :func:`seqpoint.workloads.load_workload` (rebuilt in the
-        child process with the same seed, hence the same weights).
+        The workload, as for :func:`seqpoint.workloads.load_workload` (rebuilt in the child
+        process with the same seed, hence the same weights).
     warmup : int
         Steps of a shape that is not in the schedule, absorbing process start-up.
     timer : str
-        A name of :data:`seqpoint.clocks.TIMERS`; ``instructions`` runs each process
-        under callgrind and counts every step (:attr:`FullRun.metric` ``instructions``).
+        A name of :data:`seqpoint.clocks.TIMERS`; ``instructions`` runs each process under
+        callgrind and counts every step (:attr:`FullRun.metric` ``instructions``).
     check, check_steps : tuple, int
-        A signature of the run (``validate`` gives its drift check point) timed
-        ``check_steps`` times at the end of each run (:attr:`FullRun.check_s`).
+        A signature of the run (``validate``'s drift check point) timed ``check_steps`` times
+        at the end of each run (:attr:`FullRun.check_s`).
     on_progress : callable, optional
         ``on_progress(run, steps_done)`` before and after each run.
     process : ProcessState, optional
-        The state every run's process runs in (the projection's: ``Profiler.process``); a
-        ConfigError when one cannot.
+        The state every run's process runs in (``Profiler.process``); a ConfigError when one cannot.
 
     Raises
     ------
     FullRunError
-        When the run fails in the child (the child's error, one line) or the child
-        dies (its exit code, e.g. -9 when killed for memory). It is a ``RuntimeError``
-        and a :class:`~seqpoint.exceptions.SeqPointError`.
+        (a ``RuntimeError`` and a SeqPointError) when the run fails in the child (its error, one
+        line) or the child dies (its exit code, e.g. -9 when killed for memory).
     """
     from seqpoint.clocks import in_fresh_process
 
@@ -204,14 +183,13 @@ def run_full_fresh(
     times = np.empty((runs, len(signatures)))
     walls = np.empty(runs)
     checks = np.empty((runs, check_steps if check is not None else 0))
+    progress = on_progress or (lambda run, steps_done: None)
     for r in range(runs):
-        if on_progress is not None:
-            on_progress(r, 0)
+        progress(r, 0)
         try:
             times[r], walls[r], checks[r] = in_fresh_process(_fresh_run, spec, overrides, signatures, warmup, timer,
                                                              check, check_steps, process, callgrind=counted)
         except RuntimeError as exc:
             raise fresh_failure(f"The fresh process of full run {r + 1} of {spec}", exc) from None
-        if on_progress is not None:
-            on_progress(r, len(signatures))
+        progress(r, len(signatures))
     return FullRun(iteration_s=times, wall_s=walls, metric=INSTRUCTIONS if counted else STEADY_TIME, check_s=checks)

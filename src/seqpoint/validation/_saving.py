@@ -30,9 +30,8 @@ def break_even(profiling_s: float, run_s: float, n_iterations: int) -> float:
 
 @dataclass(frozen=True, kw_only=True)
 class ProfilingSaving:
-    """Profiling saving: the run's iterations over the steps executed to profile the points, its
-    seconds (``run_s``) over theirs (``profiling_s``) and its padded tokens over theirs (NaN: no
-    time measured)."""
+    """Profiling saving: the run's iterations over the steps executed to profile the points, its seconds
+    (``run_s``) over theirs (``profiling_s``) and its padded tokens over theirs (NaN: no time measured)."""
 
     steps: float
     wall_clock: float
@@ -61,13 +60,12 @@ def profiling_saving(run_tokens: ArrayLike, point_tokens: ArrayLike, *, warmup: 
                      profiled: int = 0, run_s: float = float("nan"), point_step_s: ArrayLike | None = None,
                      point_first_s: ArrayLike | None = None, overhead: int = 0, overhead_s: float = 0.0
                      ) -> ProfilingSaving:
-    """The saving of profiling the points instead of running the whole run:
-    ``run_tokens`` (n_iterations,) and ``point_tokens`` (k,) are padded tokens; ``warmup``,
-    ``repeats`` and ``profiled`` the steps per point; ``run_s`` the run's seconds; and
-    ``point_step_s`` and ``point_first_s`` (k,) each point's steady and cold first step,
-    seconds (NaN where a point failed, or its first step was not cold); ``overhead`` steps beside
-    the points' (workers' start-up, drift checks, the in-sequence window), ``overhead_s`` the
-    seconds of those that were timed.
+    """The saving of profiling the points instead of running the whole run: ``run_tokens`` (n_iterations,) and
+    ``point_tokens`` (k,) are padded tokens; ``warmup``, ``repeats`` and ``profiled`` the steps per point;
+    ``run_s`` the run's seconds; and ``point_step_s`` and ``point_first_s`` (k,) each point's steady and cold
+    first step, seconds (NaN where a point failed, or its first step was not cold); ``overhead`` steps beside
+    the points' (workers' start-up, drift checks, the in-sequence window), ``overhead_s`` the seconds of those
+    that were timed.
     """
     run_tok = np.asarray(run_tokens, dtype=np.float64)
     pt_tok = np.asarray(point_tokens, dtype=np.float64)

@@ -28,8 +28,8 @@ def test_window_times_every_step_and_calibrates_the_projection() -> None:
         for i, w8 in ((0, 3.0), (3, 2.0), (6, 3.0))))
     ms = profile_points(w, pts, ProfileConfig(repeats=2), progress=False)
     with_window = Measurements(workload=ms.workload, measurements=ms.measurements, window=window)
-    res = project(schedule, pts, with_window)
-    assert res.cold_term["method"] == "window"
+    res = project(schedule, pts, with_window, cold="window")
+    assert res.cold_term["method"] == "window" and res.in_run_ratio is not None
     assert res.cold_term["samples"] == 3  # shapes 16, 24 and 32 are new in the window
     assert res.cold_term["in_run_ratio"] > 0
     assert res.totals["run_time_s"] >= res.totals["time_s"]

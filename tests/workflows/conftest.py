@@ -15,14 +15,15 @@ import pytest
 
 from seqpoint.workflows import RunConfig, apply_overrides
 
-#: deepspeech2:tiny on 96 LibriSpeech utterances (12 iterations over two epochs), 3 points.
+#: deepspeech2:tiny on 96 LibriSpeech utterances (12 iterations over two epochs), 3 points; no
+#: in-sequence window (a fresh process each run: the tests of the window ask for it).
 _TINY: dict[str, Any] = {
     "name": "t",
     "lengths": {"source": "bundled:librispeech-dev-clean", "max_samples": 96},
     "batching": {"policy": "sortagrad", "epochs": 2, "params": {"batch_size": 16}},
     "selection": {"n_points": 3},
     "workload": {"name": "deepspeech2:tiny", "set": {"threads": 1}},
-    "profile": {"warmup": 1, "repeats": 2, "metrics": ["time", "flops"]},
+    "profile": {"warmup": 1, "repeats": 2, "metrics": ["time", "flops"], "cold_window": 0},
     "report": {"plots": False, "html": True},
 }
 #: bert:tiny on 160 WikiText-2 lines in batches of 8, 3 points, timed only, uncached, no report files.
@@ -31,7 +32,7 @@ _BERT: dict[str, Any] = {
     "lengths": {"source": "bundled:wikitext-2-valid", "max_samples": 160},
     "batching": {"policy": "fixed", "params": {"batch_size": 8}},
     "workload": {"name": "bert:tiny", "set": {"threads": 1}},
-    "profile": {"warmup": 1, "repeats": 2, "metrics": ["time"], "use_cache": False},
+    "profile": {"warmup": 1, "repeats": 2, "metrics": ["time"], "use_cache": False, "cold_window": 0},
     "report": {"plots": False, "html": False},
 }
 

@@ -25,13 +25,14 @@ from seqpoint.workflows import (
 
 @pytest.fixture
 def _cfg(tiny_config):
-    def make(tmp_path, **kw):
-        return tiny_config(tmp_path, **{"validation": ValidationSection(runs=2, baselines=("first", "random")), **kw})
+    def make(tmp_path, *overrides, **kw):
+        return tiny_config(tmp_path, *overrides,
+                           **{"validation": ValidationSection(runs=2, baselines=("first", "random")), **kw})
     return make
 
 
 def test_run_writes_folder_and_projects(tmp_path, _cfg):
-    cfg = _cfg(tmp_path)
+    cfg = _cfg(tmp_path, "profile.cold_window=10")
     res = run(cfg)
     out = tmp_path / "run"
     for name in ("config.toml", "schedule.csv", "seqpoints.json", "measurements.json",
@@ -43,8 +44,8 @@ def test_run_writes_folder_and_projects(tmp_path, _cfg):
     assert proj["n_iterations"] == 12 and proj["projected"]["time_s"] > 0
     lo, hi = proj["interval"]["time_s"]
     assert lo <= proj["projected"]["time_s"] <= hi
-    # 3 points x 3 steps, and the default in-sequence window: the run's first 10 iterations
-    assert len(res.measurements.window.times_s) == 10 and res.projection.cold_term["method"] == "window"
+    # 3 points x 3 steps, and the in-sequence window: the run's first 10 iterations
+    assert len(res.measurements.window.times_s) == 10 and res.projection.in_run_ratio is not None
     assert res.reduction == pytest.approx(12 / (3 * 3 + 10))
     # a rerun hits the cache: identical measurements
     again = run(cfg)
@@ -71,7 +72,7 @@ def test_validate_exact_flops_and_baselines(tmp_path, _cfg):
 def test_validate_holds_the_full_runs_to_an_interval_that_counts_the_machine_s_drift(tmp_path, _cfg):
     import dataclasses
 
-    res = validate(_cfg(tmp_path), ks=(1, 3), exact=False)
+    res = validate(_cfg(tmp_path, "profile.cold_window=10"), ks=(1, 3), exact=False)
     # The drift check point (the first SeqPoint) is timed again at the end of each full run.
     assert res.full.check_s.shape == (2, 3) and np.all(res.full.check_s > 0)
     drift = res.truth.drift

@@ -29,9 +29,14 @@ def test_cold_window_measures_the_in_run_gap_and_is_counted(tmp_path: Path, bert
     assert n / plain.reduction + 8 == pytest.approx(n / windowed.reduction)
 
 
-def test_cold_window_is_bounded() -> None:
+def test_cold_window_is_bounded_and_on_by_default_with_a_clock() -> None:
     with pytest.raises(ConfigError, match="cold_window"):
         ProfileSection(cold_window=-1)
+    assert ProfileSection().cold_window is None and ProfileSection().window_steps == 10
+    assert ProfileSection(timer="instructions").window_steps == 0  # unset: no window to count
+    assert ProfileSection(metrics=("flops",)).window_steps == 0 and ProfileSection(cold_window=0).window_steps == 0
+    with pytest.raises(ConfigError, match="cold_window times steps in seconds"):
+        ProfileSection(cold_window=3, timer="instructions")
 
 
 def test_the_window_steps_a_workload_that_takes_lengths_with_the_real_ones() -> None:

@@ -27,7 +27,7 @@ from seqpoint.workflows import (
 def _cfg(tiny_config):
     def make(tmp_path, selection: SelectionSection) -> RunConfig:
         return tiny_config(
-            tmp_path, lengths=LengthsSection(source="bundled:wikitext-2-valid", max_samples=64),
+            tmp_path, "profile.cold_window=10", lengths=LengthsSection(source="bundled:wikitext-2-valid", max_samples=64),
             batching=BatchingSection(policy="group_by_length", epochs=1, params={"batch_size": 8}),
             selection=selection, workload=WorkloadSection(name="bert:tiny", set={"threads": 1}))
     return make
@@ -71,11 +71,13 @@ def test_run_reports_exact_totals_and_savings(tmp_path, _cfg) -> None:
     buf = io.StringIO()
     print_run(Console(file=buf, width=200), spread)
     assert "(3 worker processes' spread × 4.30)" in buf.getvalue()
-    assert "in-run gap" not in text  # no window, no row
+    # the window's in-run gap is its own row
+    steps = len(res.measurements.window.times_s)
+    assert re.search(rf"\+ in-run gap\s+│\s+± {proj.in_run_gap / total:.2%}  \(the run's first {steps} steps timed", text)
     gapped = dataclasses.replace(res, projection=dataclasses.replace(res.projection, in_run_gap=0.1 * total))
     buf = io.StringIO()
     print_run(Console(file=buf, width=200), gapped)
-    assert re.search(r"\+ in-run gap\s+│\s+± 10\.00%  \(the in-sequence window's warm steps", buf.getvalue())
+    assert re.search(rf"\+ in-run gap\s+│\s+± 10\.00%  \(the run's first {steps} steps timed in sequence", buf.getvalue())
     # the profiled steps are the steps the reduction factor counts
     steps = int(re.search(r"profiled steps\s+│\s+([\d,]+) \(", text).group(1).replace(",", ""))
     assert len(res.schedule) / steps == pytest.approx(res.reduction)

@@ -142,7 +142,7 @@ def test_speedup_from_files_names_the_files_that_disagree(runs, tmp_path) -> Non
         speedup_from_files(schedule, sp_file, meas, partial)
 
 
-def test_a_window_in_the_measurements_calibrates_the_cold_term(runs) -> None:
+def test_a_window_in_the_measurements_measures_the_in_run_gap(runs) -> None:
     import dataclasses
 
     from seqpoint.measurements import StepWindow
@@ -152,20 +152,23 @@ def test_a_window_in_the_measurements_calibrates_the_cold_term(runs) -> None:
     assert plain.window is None and plain.projection.cold_term["method"] == "first_step"
     sigs = [tuple(int(v) for v in row) for row in schedule.signature_matrix()[:6]]
     steps = {m.signature: m.metrics["time_s"] for m in meas.measurements}
-    # The run's first six micro-batches: a new shape costs twice a known one.
+    # The run's first six micro-batches: a new shape costs twice a known one, 10% over its projection.
     seen: set[tuple[int, ...]] = set()
     times = []
     for sig in sigs:
         base = steps.get(sig, min(steps.values()))
-        times.append(base * (1.0 if sig in seen else 2.0))
+        times.append(1.1 * base * (1.0 if sig in seen else 1.0 + plain.projection.cold_term["relative_extra"]))
         seen.add(sig)
     window = StepWindow(start=0, signatures=tuple(sigs), times_s=tuple(times))
     res = validate_trace(a, points, dataclasses.replace(meas, window=window), [a, b])
-    assert res.window is window and res.projection.cold_term["method"] == "window"
+    assert res.window is window and res.projection.cold_term["method"] == "first_step"
     out = json.loads(json.dumps(res.to_dict()))
     assert out["window"]["times_s"] == pytest.approx(times)
-    assert out["projection"]["cold_term"]["method"] == "window"
-    assert res.truth.projected_s != plain.truth.projected_s
+    assert out["projection"]["in_run_ratio"] == pytest.approx(1.1, rel=0.02)
+    assert res.truth.projected_s == pytest.approx(plain.truth.projected_s)  # counted in the interval, not applied
+    lo, hi = res.truth.interval_s
+    plo, phi = plain.truth.interval_s
+    assert lo < plo and hi > phi
 
 
 def test_validate_against_traces_refuses_what_only_full_runs_compute(tmp_path) -> None:

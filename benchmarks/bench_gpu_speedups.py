@@ -223,15 +223,17 @@ def compile_row(case: Case, mode: str, device: str, quick: bool, work: Path) -> 
     res = validate(cfg, ks=(cfg.selection.n_points,), exact=False)
     log = dynamo_log(Path(os.environ["TORCH_LOGS_OUT"]))
     procs, mine = [p for p in log if p["pid"] != os.getpid()], [p for p in log if p["pid"] == os.getpid()]
-    # With one worker process the SeqPoints are timed here, in this process; else in fresh workers.
+    # With one worker process the SeqPoints are timed here, in this process; else in fresh workers;
+    # then the in-sequence window's fresh process, then the full runs.
     runs, workers = cfg.validation.runs, cfg.profile.processes if cfg.profile.processes > 1 else 0
-    fits = len(procs) == workers + runs
+    window = int(res.measurements.window is not None)
+    fits = len(procs) == workers + window + runs
     row = truth(res)
     return {**row, "mode": mode, "backend": backend, "unexplained_s": row["measured_s"] - row["run_time_s"],
             "caches": CACHE_NOTE, "profiling_process": mine[0] if mine else None, "processes": procs,
             "full_run_processes": procs[-runs:] if fits else None,
             "count_note": "the last processes of torch's log are the full runs" if fits else
-            f"{len(procs)} other processes logged, {workers} worker(s) + {runs} full runs expected: "
+            f"{len(procs)} other processes logged, {workers} worker(s) + {window} window + {runs} full runs expected: "
             "which are the full runs is not known",
             "spikes": spikes(res)}
 

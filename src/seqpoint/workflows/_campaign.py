@@ -274,9 +274,10 @@ class Campaign:
         profile, schedule = self.config.profile, self.schedule
         sigs = [tuple(int(v) for v in row) for row in schedule.signature_matrix()[: profile.window_steps]]
         try:
-            if profile.cold_window is None and self._device().startswith("cuda") and (kind := self.elsewhere):
-                raise ConfigError(f"the points are measured in {kind} tasks, and the window would "
-                                  "use this process's GPU; set [profile] cold_window to time it here anyway.")
+            if self._device().startswith("cuda") and (kind := self.elsewhere):  # here is the CPU stand-in
+                raise ConfigError(f"[profile] cold_window: the points are measured in {kind} tasks, and this "
+                                  "process holds a CPU copy of the workload; set cold_window = 0, or executor = "
+                                  "\"local\" to time the window on the GPU.")
             shapes = batch_shapes(self.workload, schedule, range(len(sigs)))
             window = self.profiler.window(sigs if shapes is None else shapes, start=int(schedule.iteration[0]),
                                           timer=profile.timer)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -89,11 +90,12 @@ def test_a_driver_without_the_workloads_gpu_counts_on_a_cpu_stand_in(tmp_path: P
 
     if torch.cuda.is_available():
         pytest.skip("this driver has a GPU: the stand-in is what it does not build on")
-    cfg = RunConfig.from_dict({
+    spec: dict[str, Any] = {
         "lengths": {"source": "bundled:wikitext-2-valid", "max_samples": 64},
         "batching": {"policy": "fixed", "params": {"batch_size": 8}}, "selection": {"n_points": 2},
         "workload": {"name": "bert:tiny", "set": {"device": "cuda"}},
-        "report": {"out": str(tmp_path / "run"), "plots": False, "html": False}})
+        "report": {"out": str(tmp_path / "run"), "plots": False, "html": False}}
+    cfg = RunConfig.from_dict(spec)
     c = Campaign(cfg, executor=SubmititExecutor(folder=tmp_path / "jobs"))
     with pytest.warns(SeqPointWarning, match="this process does not see the GPU the submitit tasks run on"):
         assert len(c.seqpoints) == 2  # selected on the exact costs counted here
@@ -105,6 +107,12 @@ def test_a_driver_without_the_workloads_gpu_counts_on_a_cpu_stand_in(tmp_path: P
     manifest = json.loads((tmp_path / "run" / "environment.json").read_text())
     assert (manifest["device_type"], manifest["device"], manifest["cuda_available"]) == ("cuda", "none in this process",
                                                                                           False)
+    # A window asked for by name would time the CPU stand-in: refused before any task is sent.
+    windowed = Campaign(RunConfig.from_dict({**spec, "profile": {"cold_window": 10}}),
+                        executor=SubmititExecutor(folder=tmp_path / "windowed"))
+    with pytest.raises(ConfigError, match=r"^\[profile\] cold_window: the points are measured in submitit tasks"):
+        windowed.measure_seqpoints()
+    assert not (tmp_path / "windowed").exists() or not any((tmp_path / "windowed").iterdir())
 
 
 @pytest.mark.gpu

@@ -241,6 +241,8 @@ class Campaign:
         """Measure the SeqPoints (``every_signature`` also times every signature no SeqPoint has,
         among them: :attr:`others`, ``validate``'s steady-state truth), add the cold-step
         window of ``[profile] cold_window``, and write ``measurements.json``."""
+        if self.config.profile.cold_window and (why := self._window_refused()):
+            raise ConfigError(why)  # asked for by name: before anything is measured
         seqpoints, schedule = self.seqpoints, self.schedule
         order: list[SeqPoint | Signature] = list(seqpoints.points)
         if every_signature:
@@ -274,10 +276,8 @@ class Campaign:
         profile, schedule = self.config.profile, self.schedule
         sigs = [tuple(int(v) for v in row) for row in schedule.signature_matrix()[: profile.window_steps]]
         try:
-            if self._device().startswith("cuda") and (kind := self.elsewhere):  # here is the CPU stand-in
-                raise ConfigError(f"[profile] cold_window: the points are measured in {kind} tasks, and this "
-                                  "process holds a CPU copy of the workload; set cold_window = 0, or executor = "
-                                  "\"local\" to time the window on the GPU.")
+            if why := self._window_refused():
+                raise ConfigError(why)
             shapes = batch_shapes(self.workload, schedule, range(len(sigs)))
             window = self.profiler.window(sigs if shapes is None else shapes, start=int(schedule.iteration[0]),
                                           timer=profile.timer)
@@ -289,6 +289,14 @@ class Campaign:
                           SeqPointWarning, stacklevel=3)
             return measurements
         return dataclasses.replace(measurements, window=window)
+
+    def _window_refused(self) -> str | None:
+        """Why the window cannot time the points' device here: a CUDA workload's points measured in
+        tasks, beside this process's CPU stand-in."""
+        if self._device().startswith("cuda") and (kind := self.elsewhere):
+            return (f"[profile] cold_window: the points are measured in {kind} tasks, and this process holds a CPU "
+                    "copy of the workload; set cold_window = 0, or executor = \"local\" to time the window on the GPU.")
+        return None
 
     def project(self, measurements: Measurements | None = None) -> Projection:
         """The whole run projected from the SeqPoints' measurements (``[projection]``)."""

@@ -23,7 +23,7 @@ import itertools
 import json
 import tempfile
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -204,18 +204,12 @@ def state_bytes(workload: Workload, batch: object) -> int:
     return total
 
 
-def _context(ev: FunctionEvent, cache: dict[int, str | None]) -> str | None:
-    """``optimizer`` or ``rnn`` when an enclosing range owns the operator, else None."""
-    key = id(ev)
-    if key in cache:
-        return cache[key]
-    found: str | None = None
+def ancestors(ev: FunctionEvent) -> Iterator[FunctionEvent]:
+    """The CPU ranges that enclose a profiled event, innermost first."""
     p = ev.cpu_parent
-    while p is not None and found is None:
-        found = context_category(p.name)
+    while p is not None:
+        yield p
         p = p.cpu_parent
-    cache[key] = found
-    return found
 
 
 #: Events whose self time is attributed: operators, autograd, optimizer.
@@ -277,7 +271,6 @@ def profile_breakdown(
                 prof.export_chrome_trace(str(path))
             per_cat.update({c: s / steps for c, s in kineto_breakdown(path).categories.items()})
     mem_events: list[tuple[int, int]] = []
-    context_cache: dict[int, str | None] = {}
     for ev in prof.events() if with_memory or not on_cuda else ():
         if ev.name == "[memory]":
             mem_events.append((int(ev.time_range.start), int(ev.cpu_memory_usage + ev.device_memory_usage)))
@@ -287,7 +280,8 @@ def profile_breakdown(
         t_us = ev.self_cpu_time_total
         if t_us <= 0:
             continue
-        cat = _context(ev, context_cache) or categorize(ev.name)
+        # An enclosing optimizer step or recurrent layer's forward owns the operator.
+        cat = next(filter(None, (context_category(p.name) for p in ancestors(ev))), None) or categorize(ev.name)
         per_cat[cat] += t_us * 1e-6 / steps
     peak = max(itertools.accumulate((delta for _, delta in sorted(mem_events)), initial=0))
     return {k: v for k, v in per_cat.items() if v > 0}, sum(per_cat.values()), peak

@@ -18,7 +18,7 @@ from typing import Any
 
 from seqpoint._signature import Signature
 from seqpoint.exceptions import SeqPointWarning
-from seqpoint.profiling._breakdown import run_profiled
+from seqpoint.profiling._breakdown import ancestors, run_profiled
 from seqpoint.profiling._categories import categorize
 from seqpoint.profiling._counter import flop_registry
 from seqpoint.workloads import TorchWorkload, Workload, describe
@@ -108,11 +108,7 @@ def counting_coverage(
                 or not (on_cuda or ev.name.startswith("aten::"))):
             continue
         seconds[ev.name] = seconds.get(ev.name, 0.0) + t_us * 1e-6 / steps
-        parent, up = ev.cpu_parent, False
-        while parent is not None and not up:
-            up = _covered(parent.name, names)
-            parent = parent.cpu_parent
-        covered[ev.name] = covered.get(ev.name, True) and up
+        covered[ev.name] = covered.get(ev.name, True) and any(_covered(p.name, names) for p in ancestors(ev))
     found = uncounted_operators(seconds, covered=covered, min_share=min_share,
                                 include_rnn=not isinstance(workload, TorchWorkload), registry=reg)
     for op in found:

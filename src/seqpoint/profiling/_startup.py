@@ -73,8 +73,7 @@ def campaign_decoy(signatures: Sequence[Sequence[int]]) -> Signature | None:
     if not sigs:
         return None
     taken = {s[:3] for s in sigs}
-    b, length, *rest = max(sigs, key=lambda s: s[0] * (s[1] + (s[2] if len(s) > 2 else 0)))
-    tgt = rest[0] if rest else 0
+    b, length, tgt = (*max(sigs, key=lambda s: s[0] * (s[1] + (s[2] if len(s) > 2 else 0))), 0)[:3]
     for cand in (length - 1, length + 1, length - 2, length + 2):
         if cand >= 1 and (b, cand, tgt) not in taken:
             return (b, cand, tgt)
@@ -84,8 +83,7 @@ def campaign_decoy(signatures: Sequence[Sequence[int]]) -> Signature | None:
 def _probe_signature(decoy: Signature, taken: set[Signature]) -> Signature | None:
     """A second start-up shape, every length about 20% below ``decoy``'s (far enough that
     strided convolutions' outputs change too), never a point."""
-    b, length, *rest = decoy
-    tgt = rest[0] if rest else 0
+    b, length, tgt = (*decoy, 0)[:3]
     for cut in (0.8, 0.75, 0.7, 0.65, 0.6):
         cand = (b, max(1, round(cut * length)), round(cut * tgt))
         if cand[1] < length and cand not in taken:

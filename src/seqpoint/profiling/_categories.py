@@ -19,61 +19,43 @@ __all__ = ["CATEGORIES", "canonical_op_name", "categorize", "context_category", 
 #: Operator names (canonical, see :func:`canonical_op_name`) of each category.
 _NAMES: dict[str, str] = {
     "gemm": "mm addmm linear matmul addmv mv dot vdot _scaled_mm addr outer _addmm_activation",
-    "batched_gemm": (
-        "bmm baddbmm addbmm einsum scaled_dot_product_attention _scaled_dot_product_attention_math "
-        "_scaled_dot_product_flash_attention _scaled_dot_product_flash_attention_for_cpu "
-        "_scaled_dot_product_efficient_attention _scaled_dot_product_cudnn_attention _flash_attention_forward "
-        "_efficient_attention_forward"
-    ),
-    "softmax": (
-        "softmax _softmax log_softmax _log_softmax _softmax_backward_data _log_softmax_backward_data safe_softmax "
-        "_safe_softmax"
-    ),
-    "layer_norm": (
-        "layer_norm native_layer_norm native_layer_norm_backward group_norm native_group_norm rms_norm "
-        "_fused_rms_norm weight_norm _weight_norm_interface"
-    ),
-    "activation": (
-        "gelu gelu_ gelu_backward relu relu_ threshold_backward tanh tanh_ tanh_backward sigmoid sigmoid_ "
-        "sigmoid_backward hardtanh hardtanh_ hardtanh_backward silu silu_backward elu elu_backward leaky_relu "
-        "leaky_relu_backward softplus mish glu clamp_min"
-    ),
-    "dropout": (
-        "dropout native_dropout native_dropout_backward feature_dropout bernoulli bernoulli_ _fused_dropout "
-        "_masked_scale alpha_dropout"
-    ),
-    "reduction": (
-        "sum mean norm linalg_vector_norm max min amax amin argmax argmin prod var std var_mean logsumexp cumsum any "
-        "all _foreach_norm_reduce"
-    ),
-    "copy": (
-        "copy_ _to_copy to contiguous clone cat stack index_select embedding embedding_dense_backward "
-        "embedding_backward gather scatter scatter_add scatter_add_ index index_put index_put_ _index_put_impl_ "
-        "index_add index_add_ repeat constant_pad_nd pad flip roll fill_ zero_ zeros zeros_like ones ones_like full "
-        "full_like new_zeros new_full empty empty_like empty_strided new_empty new_empty_strided split "
-        "split_with_sizes unbind chunk narrow slice select view reshape _reshape_alias _unsafe_view permute transpose "
-        "t expand unsqueeze squeeze flatten unflatten as_strided detach alias lift_fresh resize_ repeat_interleave "
-        "masked_select nonzero arange randint randn rand normal_ uniform_ where_copy set_ _copy_from "
-        "_copy_from_and_resize t_ item _local_scalar_dense resolve_conj resolve_neg"
-    ),
-    "elementwise": (
-        "add add_ sub sub_ rsub mul mul_ div div_ addcmul addcmul_ addcdiv addcdiv_ lerp lerp_ sqrt sqrt_ rsqrt exp "
-        "exp_ log log_ log1p pow pow_ neg neg_ reciprocal where masked_fill masked_fill_ clamp clamp_ clamp_max abs "
-        "sign lt gt le ge eq ne logical_and logical_or logical_not bitwise_and bitwise_or bitwise_not maximum minimum "
-        "fmod remainder floor ceil round trunc erf erfinv cos sin square _amp_foreach_non_finite_check_and_unscale_ "
-        "_amp_update_scale_ isnan isinf isfinite nan_to_num sgn __and__ __or__ __xor__ __iand__ __ior__"
-    ),
+    "batched_gemm": ("bmm baddbmm addbmm einsum scaled_dot_product_attention _scaled_dot_product_attention_math "
+                     "_scaled_dot_product_flash_attention _scaled_dot_product_flash_attention_for_cpu "
+                     "_scaled_dot_product_efficient_attention _scaled_dot_product_cudnn_attention "
+                     "_flash_attention_forward _efficient_attention_forward"),
+    "softmax": ("softmax _softmax log_softmax _log_softmax _softmax_backward_data _log_softmax_backward_data "
+                "safe_softmax _safe_softmax"),
+    "layer_norm": ("layer_norm native_layer_norm native_layer_norm_backward group_norm native_group_norm rms_norm "
+                   "_fused_rms_norm weight_norm _weight_norm_interface"),
+    "activation": ("gelu gelu_ gelu_backward relu relu_ threshold_backward tanh tanh_ tanh_backward sigmoid sigmoid_ "
+                   "sigmoid_backward hardtanh hardtanh_ hardtanh_backward silu silu_backward elu elu_backward "
+                   "leaky_relu leaky_relu_backward softplus mish glu clamp_min"),
+    "dropout": ("dropout native_dropout native_dropout_backward feature_dropout bernoulli bernoulli_ _fused_dropout "
+                "_masked_scale alpha_dropout"),
+    "reduction": ("sum mean norm linalg_vector_norm max min amax amin argmax argmin prod var std var_mean logsumexp "
+                  "cumsum any all _foreach_norm_reduce"),
+    "copy": ("copy_ _to_copy to contiguous clone cat stack index_select embedding embedding_dense_backward "
+             "embedding_backward gather scatter scatter_add scatter_add_ index index_put index_put_ _index_put_impl_ "
+             "index_add index_add_ repeat constant_pad_nd pad flip roll fill_ zero_ zeros zeros_like ones ones_like "
+             "full full_like new_zeros new_full empty empty_like empty_strided new_empty new_empty_strided split "
+             "split_with_sizes unbind chunk narrow slice select view reshape _reshape_alias _unsafe_view permute "
+             "transpose t expand unsqueeze squeeze flatten unflatten as_strided detach alias lift_fresh resize_ "
+             "repeat_interleave masked_select nonzero arange randint randn rand normal_ uniform_ where_copy set_ "
+             "_copy_from _copy_from_and_resize t_ item _local_scalar_dense resolve_conj resolve_neg"),
+    "elementwise": ("add add_ sub sub_ rsub mul mul_ div div_ addcmul addcmul_ addcdiv addcdiv_ lerp lerp_ sqrt sqrt_ "
+                    "rsqrt exp exp_ log log_ log1p pow pow_ neg neg_ reciprocal where masked_fill masked_fill_ clamp "
+                    "clamp_ clamp_max abs sign lt gt le ge eq ne logical_and logical_or logical_not bitwise_and "
+                    "bitwise_or bitwise_not maximum minimum fmod remainder floor ceil round trunc erf erfinv cos sin "
+                    "square _amp_foreach_non_finite_check_and_unscale_ _amp_update_scale_ isnan isinf isfinite "
+                    "nan_to_num sgn __and__ __or__ __xor__ __iand__ __ior__"),
     # DeepSpeech2's batch norm is not the BERT study's layer norm: kept apart so a
     # breakdown says which normalisation a model spends its time in.
-    "batch_norm": (
-        "batch_norm native_batch_norm native_batch_norm_backward _batch_norm_impl_index _native_batch_norm_legit "
-        "_native_batch_norm_legit_functional cudnn_batch_norm cudnn_batch_norm_backward miopen_batch_norm"
-    ),
+    "batch_norm": ("batch_norm native_batch_norm native_batch_norm_backward _batch_norm_impl_index "
+                   "_native_batch_norm_legit _native_batch_norm_legit_functional cudnn_batch_norm "
+                   "cudnn_batch_norm_backward miopen_batch_norm"),
     # Fused loss kernels (CTC dominates DeepSpeech2 on a CPU) are not generic reductions.
-    "loss": (
-        "nll_loss nll_loss_forward nll_loss_backward nll_loss2d_forward nll_loss_nd cross_entropy_loss cross_entropy "
-        "ctc_loss _ctc_loss _ctc_loss_backward"
-    ),
+    "loss": ("nll_loss nll_loss_forward nll_loss_backward nll_loss2d_forward nll_loss_nd cross_entropy_loss "
+             "cross_entropy ctc_loss _ctc_loss _ctc_loss_backward"),
 }
 _EXACT: dict[str, str] = {n: category for category, names in _NAMES.items() for n in names.split()}
 

@@ -6,10 +6,9 @@ with ``ProfileConfig(processes=P)`` the repeats are spread over P fresh worker p
 with a drift check, and two campaigns' workers alternate under :func:`take_turns`.
 :func:`profile_points` is one call of it, ``Profiler.point`` one point in this process.
 Counted metrics (FLOPs, bytes) come from :func:`count_point` and, for a whole schedule,
-:func:`exact_totals`. Every executor runs a
-profiler's :class:`Plan` (what is cached, what is left, one :class:`CampaignKey`).
-:func:`kineto_breakdown` reads a user's own Kineto trace (torch-free) and gives its device time
-by operation category, as the breakdown of a CUDA point does.
+:func:`exact_totals`. Every executor runs a profiler's :class:`Plan` (what is cached, what is
+left, one :class:`CampaignKey`). :func:`kineto_breakdown` reads a user's own Kineto trace
+(torch-free) and gives its device time by operation category, as the breakdown of a CUDA point does.
 
 The names imported ``as`` themselves are the harness's parts, for its tests.
 """
@@ -41,24 +40,6 @@ from seqpoint.profiling._startup import startup_state as startup_state
 from seqpoint.profiling._state import WorkloadState
 from seqpoint.profiling._turns import EndTurn, take_turns
 
-__all__ = [
-    "CampaignKey",
-    "DriftWarning",
-    "EndTurn",
-    "KinetoBreakdown",
-    "Pending",
-    "Plan",
-    "ProfileConfig",
-    "Profiler",
-    "ShippedWorkload",
-    "WorkloadState",
-    "category_models",
-    "count_point",
-    "counting_coverage",
-    "device_targets",
-    "exact_signature_costs",
-    "exact_totals",
-    "kineto_breakdown",
-    "profile_points",
-    "take_turns",
-]
+__all__ = ["CampaignKey", "DriftWarning", "EndTurn", "KinetoBreakdown", "Pending", "Plan", "ProfileConfig", "Profiler",
+           "ShippedWorkload", "WorkloadState", "category_models", "count_point", "counting_coverage", "device_targets",
+           "exact_signature_costs", "exact_totals", "kineto_breakdown", "profile_points", "take_turns"]

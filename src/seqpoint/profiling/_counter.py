@@ -32,17 +32,15 @@ Registry = dict["OpOverloadPacket", Callable[..., int]]
 
 #: Functions CUDA autocast runs in the low precision (``bf16``/``fp16``) and in ``fp32`` (its op
 #: lists, by the names a forward pass calls them under).
-_LOW_OPS = frozenset({
-    "linear", "matmul", "__matmul__", "mm", "bmm", "baddbmm", "addmm", "addbmm", "addmv", "mv", "addr", "conv1d",
-    "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "lstm", "gru", "rnn_tanh",
-    "rnn_relu", "lstm_cell", "gru_cell", "rnn_tanh_cell", "rnn_relu_cell", "prelu", "scaled_dot_product_attention",
-})
-_FP32_OPS = frozenset({
-    "softmax", "log_softmax", "layer_norm", "group_norm", "cross_entropy_loss", "nll_loss", "ctc_loss", "mse_loss",
-    "l1_loss", "smooth_l1_loss", "binary_cross_entropy_with_logits", "kl_div", "pow", "exp", "expm1", "log", "log1p",
-    "log2", "log10", "rsqrt", "reciprocal", "acos", "asin", "cosh", "sinh", "tan", "erfinv", "softplus", "sum", "prod",
-    "cumsum", "cumprod", "norm", "logsumexp", "dist", "cdist", "renorm",
-})
+_LOW_OPS = frozenset({"linear", "matmul", "__matmul__", "mm", "bmm", "baddbmm", "addmm", "addbmm", "addmv", "mv",
+                      "addr", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+                      "lstm", "gru", "rnn_tanh", "rnn_relu", "lstm_cell", "gru_cell", "rnn_tanh_cell", "rnn_relu_cell",
+                      "prelu", "scaled_dot_product_attention"})
+_FP32_OPS = frozenset({"softmax", "log_softmax", "layer_norm", "group_norm", "cross_entropy_loss", "nll_loss",
+                       "ctc_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "binary_cross_entropy_with_logits",
+                       "kl_div", "pow", "exp", "expm1", "log", "log1p", "log2", "log10", "rsqrt", "reciprocal", "acos",
+                       "asin", "cosh", "sinh", "tan", "erfinv", "softplus", "sum", "prod", "cumsum", "cumprod", "norm",
+                       "logsumexp", "dist", "cdist", "renorm"})
 
 #: ``scaled_dot_product_attention``'s arguments, in order.
 _SDPA_ARGS = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa")
@@ -167,11 +165,9 @@ class TraceRow:
 
 
 #: Operators that move no data: allocations, views' metadata, size queries.
-_SKIP_NAMES = frozenset({
-    "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "lift_fresh", "_unsafe_view",
-    "_local_scalar_dense", "detach", "resize_", "set_", "size", "stride", "sym_size", "sym_stride",
-    "is_contiguous", "numel", "dim", "storage_offset", "sym_numel",
-})
+_SKIP_NAMES = frozenset({"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "lift_fresh",
+                         "_unsafe_view", "_local_scalar_dense", "detach", "resize_", "set_", "size", "stride",
+                         "sym_size", "sym_stride", "is_contiguous", "numel", "dim", "storage_offset", "sym_numel"})
 
 class Counter(AbstractContextManager[object], Protocol):
     """The dispatch mode :func:`make_counter` builds (its class needs torch at import)."""

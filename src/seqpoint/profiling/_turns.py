@@ -73,11 +73,10 @@ class _Turns:
             torch.set_num_threads(threads)
 
     def finish(self, j: int, *, failed: bool) -> None:
-        with self._cond:
+        with self._cond:  # re-entrant: cancel() takes it again
             self._done[j] = True
             if failed:
-                self._cancelled = True
-                self._cond.notify_all()
+                self.cancel()
             elif self._turn == j:
                 self._advance()
 

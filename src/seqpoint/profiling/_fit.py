@@ -119,7 +119,7 @@ class Traced:
         return np.asarray(flat, dtype=np.int64) if len({len(f) for f in flat}) == 1 else None
 
 
-def _lengths(traced: Traced, rows: list[int], raw: IntArray, names: Sequence[str]) -> list[Length]:
+def _lengths(traced: Traced, rows: list[int], raw: IntArray) -> list[Length]:
     """Lengths the model rounds from the batch dimensions (a strided convolution's output),
     read from the counted operators' dimensions. Forms that agree on the counted rows but
     not on every signature are told apart by counting a signature where they differ."""
@@ -175,12 +175,11 @@ def fit(traced: Traced, feat: FloatArray, names: Sequence[str], peaks: Devices, 
         raise FitFailed("too few signatures to fit and check")
     traced.count([*fit_rows, *check_rows])
     seen = [*fit_rows, *check_rows]
-    lengths = _lengths(traced, seen, raw, names) if raw.shape[1] else []
+    lengths = _lengths(traced, seen, raw) if raw.shape[1] else []
     check_rows += seen[len(fit_rows) + len(check_rows):]
     if lengths:
         for ln in lengths:
-            v = ln.values(raw)
-            if np.ptp(np.sign(v - 1)) > 0:
+            if np.ptp(np.sign(ln.values(raw) - 1)) > 0:
                 raise FitFailed(f"the length {ln.describe(names)} inside the model reaches 0 or 1 on "
                                  "some signatures (other operators run)")
         basis = np.hstack([basis, np.stack([ln.residue(raw) for ln in lengths], axis=1)])
@@ -188,8 +187,7 @@ def fit(traced: Traced, feat: FloatArray, names: Sequence[str], peaks: Devices, 
         basis = basis[:, sorted(k for k in keep.tolist() if np.ptp(basis[:, k]) > 0)]
         notes.append("lengths inside the model: " + ", ".join(sorted({ln.describe(names) for ln in lengths})))
         monos = _monomials(basis)
-        counted = set(traced.traces)
-        free = np.asarray([r for r in range(len(sigs)) if r not in counted], dtype=np.int64)
+        free = np.setdiff1d(np.arange(len(sigs)), list(traced.traces))
         more = _n_fit(monos) - len(fit_rows)
         if more > 0:
             fit_rows += rng.choice(free, size=min(len(free), more), replace=False).tolist()

@@ -105,15 +105,14 @@ def exact_signature_costs(
     Kept in ``state`` (a profiler's): the selection's exact costs and the run's exact totals ask
     for the same signatures, which are counted once. Real batches (``shapes``) are not kept."""
     state = state if state is not None else WorkloadState()
-    kept = state if shapes is None else None
     sigs = np.asarray(signatures)
     key = (sigs.dtype.str, sigs.shape, sigs.tobytes(), method, tuple(sorted((devices or {}).items())), seed)
-    if kept is not None and key in kept.exact_costs:
-        per_sig, *rest = kept.exact_costs[key]
+    if shapes is None and key in state.exact_costs:
+        per_sig, *rest = state.exact_costs[key]
         return ({k: v.copy() for k, v in per_sig.items()}, *rest)
     result = _signature_costs(workload, signatures, method, devices, seed, progress, shapes, state)
-    if kept is not None:
-        kept.exact_costs[key] = result
+    if shapes is None:
+        state.exact_costs[key] = result
     return result
 
 

@@ -233,8 +233,7 @@ class Profiler:
         compiled = protocol.pop("compile", None)
         if compiled is None:
             compiled = compile_summary([recompiled(self.state, compiled_before) if stepped else None])
-        key = plan.key
-        return Measurements(workload=key.workload, config=key.config, environment=key.environment,
+        return Measurements(workload=plan.key.workload, config=plan.key.config, environment=plan.key.environment,
                             measurements=plan.assemble(done), protocol=protocol, compile=compiled)
 
     def _announcing(self, n_points: int, config: ProfileConfig) -> Callable[[int, WorkerTask], WorkerResult]:

@@ -102,9 +102,8 @@ elementwise: elementwise|functor
 # Inductor's generated kernels name the operators they fuse: triton_{poi,red,per,tem}_fused_<ops>_<n>.
 _FUSED = re.compile(r"^triton_[a-z]+_fused_(.+)_\d+$")
 # Which operator names a fused kernel: the heaviest of its operators, in this order.
-_FUSED_ORDER = ("gemm", "batched_gemm", "convolution", "rnn", "softmax", "layer_norm", "batch_norm", "loss",
-                "dropout", "activation", "reduction", "optimizer", "elementwise", "copy", "communication",
-                "other")
+_FUSED_ORDER = ("gemm", "batched_gemm", "convolution", "rnn", "softmax", "layer_norm", "batch_norm", "loss", "dropout",
+                "activation", "reduction", "optimizer", "elementwise", "copy", "communication", "other")
 
 #: Forward operators of a recurrent layer: every operator and kernel under them is ``rnn``.
 _RNN_OPS = frozenset({"aten::lstm", "aten::gru", "aten::rnn_tanh", "aten::rnn_relu"})

@@ -208,8 +208,7 @@ def _patch_rnns(model: nn.Module, counter: Counter,
                 memo[key] = (c1, c2, parts((1.0, ops1)), parts((1.0, ops2), (-1.0, ops1)))
             first, per_step, first_parts, step_parts = memo[key]
             counter.add_block(f"rnn{id(_m)}.first", first, dims=(int(steps),), parts=first_parts)
-            counter.add_block(f"rnn{id(_m)}.steps", per_step, float(steps - 1), dims=(int(steps),),
-                              parts=step_parts)
+            counter.add_block(f"rnn{id(_m)}.steps", per_step, float(steps - 1), dims=(int(steps),), parts=step_parts)
             d = 2 if _m.bidirectional else 1
             h_out = _m.proj_size if getattr(_m, "proj_size", 0) else _m.hidden_size
             out_shape = (*x.shape[:2], d * h_out)

@@ -33,8 +33,7 @@ def name_of(workload: Workload) -> str:
     return str(getattr(workload, "name", type(workload).__name__))
 
 
-def failed_measurement(signature: Sequence[int], why: BaseException | str, *,
-                       status: Status = "error") -> Measurement:
+def failed_measurement(signature: Sequence[int], why: BaseException | str, *, status: Status = "error") -> Measurement:
     """The record of a point that could not be measured: its status (``oom`` for an
     out-of-memory exception) and the first line of why."""
     if isinstance(why, BaseException):

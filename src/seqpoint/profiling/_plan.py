@@ -227,8 +227,7 @@ class Plan:
                 cached[unit] = hit
             else:
                 todo[unit] = Pending(unit, p, shape)
-        return cls(key=key, config=config, cache=cache, units=tuple(units), cached=cached,
-                   todo=tuple(todo.values()))
+        return cls(key=key, config=config, cache=cache, units=tuple(units), cached=cached, todo=tuple(todo.values()))
 
     @property
     def signatures(self) -> list[Signature]:
@@ -239,8 +238,7 @@ class Plan:
         """Cache ``m`` (when ok) under ``key`` (default: the plan's; a worker's own names its node)."""
         key = key or self.key
         if self.cache is not None and key is not None and m.ok:
-            self.cache.put(key.cache_key(self.cache, self.config, unit), m, workload=key.workload,
-                           signature=unit[0])
+            self.cache.put(key.cache_key(self.cache, self.config, unit), m, workload=key.workload, signature=unit[0])
 
     def assemble(self, done: Mapping[Unit, Measurement]) -> tuple[Measurement, ...]:
         """One measurement per point, in input order, each with its own iteration."""

@@ -104,13 +104,10 @@ def available_memory(device: str) -> int | None:
             return None
         index = torch.device(device).index or 0
         return int(torch.cuda.mem_get_info(index)[0] + torch.cuda.memory_reserved(index))
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
+    with contextlib.suppress(OSError), open("/proc/meminfo") as fh:
+        for line in fh:
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
     try:
         return int(os.sysconf("SC_AVPHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
     except (ValueError, OSError, AttributeError):

@@ -280,7 +280,6 @@ def profile_breakdown(
         t_us = ev.self_cpu_time_total
         if t_us <= 0:
             continue
-        # An enclosing optimizer step or recurrent layer's forward owns the operator.
         cat = next(filter(None, (context_category(p.name) for p in ancestors(ev))), None) or categorize(ev.name)
         per_cat[cat] += t_us * 1e-6 / steps
     peak = max(itertools.accumulate((delta for _, delta in sorted(mem_events)), initial=0))

@@ -1,7 +1,5 @@
 """A profiling campaign over one workload (:class:`Profiler`): what the cache holds and what is
-left, measured here or in fresh worker processes, each point cached as it finishes. The
-profiler owns what it learns about its workload in this process (the start-up it ran, the
-shapes it stepped), so nothing is kept on the workload or in a table of the module. A timed
+left, measured here or in fresh worker processes, each point cached as it finishes. A timed
 window of a run (:meth:`Profiler.window`) steps consecutive iterations in order in one fresh
 process: a shape's first step in the run's own order, which the cold-step term calibrates on."""
 
@@ -63,7 +61,8 @@ class Profiler:
     workload (``load_workload(spec, overrides)``; without one a reference workload is rebuilt from
     its name and config, anything else travels pickled). A profiler remembers which shapes its
     workload stepped in this process (their first step is no longer cold) and runs the process
-    start-up once: make one per workload and keep it.
+    start-up once, keeping neither on the workload nor in a table of the module: make one per
+    workload and keep it.
     """
 
     def __init__(self, workload: Workload, *, cache: MeasurementCache | None = None,
@@ -114,8 +113,7 @@ class Profiler:
         ``iteration``: the schedule iteration it stands for (recorded, -1 when none); ``weight``: the
         iterations it stands for, written into its Kineto trace's metadata (``seqpoint_weight``);
         ``shape``: the iteration's real lengths, passed to ``make_batch`` instead of the signature
-        (only for a workload with ``takes_batch_shape``); its first step is cold only when this
-        profiler's workload has not stepped its shape yet, and the process start-up runs once.
+        (only for a workload with ``takes_batch_shape``).
 
         ``metrics``: ``time_s`` (median, seconds), ``time_s_iqr``, ``time_s_min``, ``time_s_max``,
         ``time_s_std``, ``repeats``; ``time_s_first`` (the first step of a shape the profiler never
@@ -183,8 +181,7 @@ class Profiler:
         done = dict(plan.cached)
         protocol: dict[str, Any] = {}
         compiled_before, stepped = compile_clock(), False
-        # With processes > 1 the time comes from fresh workers first; every other metric (not a
-        # matter of process speed) is measured once, here, and merged with it.
+        # Every metric but the time (not a matter of process speed) is measured once, here, and merged with it.
         times: dict[Unit, Measurement] = {}
         if config.in_workers:
             timed = {p.unit: p.unit[0] if p.shape is None else p.shape for p in todo if refusal(p.unit[0]) is None}

@@ -1,7 +1,6 @@
-"""The basis of the per-operator fit (:mod:`seqpoint.profiling._fit`): every dimension of
-every batch tensor, per signature (:func:`features`), and the lengths a model rounds from
-them (:class:`Length`: ``a * floor((x + c) / m) + d`` of one dimension, found by
-:func:`floor_forms`)."""
+"""The basis of the per-operator fit (:mod:`seqpoint.profiling._fit`): every dimension of every
+batch tensor, per signature (:func:`features`), and the lengths a model rounds from them
+(:class:`Length`: ``a * floor((x + c) / m) + d`` of one dimension, found by :func:`floor_forms`)."""
 
 from __future__ import annotations
 

@@ -247,13 +247,12 @@ def profile_breakdown(
     """``(seconds per category, total seconds, peak bytes)`` per step of ``steps`` steps of
     ``batch`` under torch.profiler (categories without time left out).
 
-    On a CPU each operator's self CPU time goes to its category; operators inside an
-    optimizer step go to ``optimizer`` and those inside a recurrent layer's forward to
-    ``rnn``. On ``cuda`` every kernel's time goes to a category, by the rules of
-    :func:`~seqpoint.profiling.kineto_breakdown` on the steps' Kineto trace. Host peak memory
-    (``with_memory``) is the high-water mark of the profiler's allocation events.
-    ``chrome_trace`` also exports the steps as a Kineto trace (input shapes recorded) with
-    ``trace_metadata`` as its top-level keys.
+    On a CPU each operator's self CPU time goes to its category; operators inside an optimizer step
+    go to ``optimizer`` and those inside a recurrent layer's forward to ``rnn``. On ``cuda`` every
+    kernel's time goes to a category, by the rules of :func:`~seqpoint.profiling.kineto_breakdown`
+    on the steps' Kineto trace. Host peak memory (``with_memory``) is the high-water mark of the
+    profiler's allocation events. ``chrome_trace`` also exports the steps as a Kineto trace (input
+    shapes recorded) with ``trace_metadata`` as its top-level keys.
     """
     from torch.autograd import DeviceType
 

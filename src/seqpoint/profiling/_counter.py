@@ -150,10 +150,9 @@ class TraceRow:
     (operator name, or the block's), ``cost`` (a block's already multiplied by ``scale``, the times
     its unit cost was added: a recurrent layer's steps after the first), whether it ``is_op`` (its
     roofline follows from its FLOPs and bytes), ``dims`` (every dimension of the operator's tensors;
-    a recurrent block's step count), a block's ``parts`` (its operators as ``(coefficient, flops,
-    bytes, precision)``: its roofline time is ``scale * sum(coefficient * max(flops / peak, bytes /
-    bandwidth))``; None when unknown) and the ``precision`` an operator with FLOPs runs at (``fp32``,
-    ``tf32``, ``bf16``, ``fp16``)."""
+    a recurrent block's step count), a block's ``parts`` (:data:`Parts`; its roofline time is
+    ``scale * sum(coefficient * max(flops / peak, bytes / bandwidth))``) and the ``precision`` an
+    operator with FLOPs runs at (``fp32``, ``tf32``, ``bf16``, ``fp16``)."""
 
     label: str
     cost: Cost

@@ -2,11 +2,10 @@
 summed over every iteration, not projected from SeqPoints. Two ways, chosen by what verifies:
 
 * **count**: every unique signature counted on the meta device (~30-90 ms each on a CPU).
-* **fit**: every operator's FLOPs and bytes fitted as a polynomial in the batch tensors'
-  dimensions from a few counted signatures, roofline times computed from them (see
-  :mod:`seqpoint.profiling._fit`). Used only when the counts reproduce the counted
-  signatures exactly (held-out ones included); otherwise the signatures are counted, and
-  the note says why.
+* **fit**: every operator's FLOPs and bytes fitted as a polynomial in the batch tensors' dimensions
+  from a few counted signatures, roofline times computed from them (see
+  :mod:`seqpoint.profiling._fit`). Used only when the counts reproduce the counted signatures
+  exactly (held-out ones included); otherwise the signatures are counted, and the note says why.
 """
 
 from __future__ import annotations

@@ -99,10 +99,8 @@ def exact_signature_costs(
     shapes: Sequence[BatchShape | None] | None = None, state: WorkloadState | None = None,
 ) -> tuple[dict[str, FloatArray], str, int, str, int, float]:
     """Exact metrics of every row of ``signatures`` (arguments as for :func:`exact_totals`):
-    ``(per-signature metrics, method used, signatures counted, note, checked, max residual)``.
-
-    Kept in ``state`` (a profiler's): the selection's exact costs and the run's exact totals ask
-    for the same signatures, which are counted once. Real batches (``shapes``) are not kept."""
+    ``(per-signature metrics, method used, signatures counted, note, checked, max residual)``, kept
+    in ``state`` for the next call (not those of real batches, ``shapes``)."""
     state = state if state is not None else WorkloadState()
     sigs = np.asarray(signatures)
     key = (sigs.dtype.str, sigs.shape, sigs.tobytes(), method, tuple(sorted((devices or {}).items())), seed)

@@ -272,10 +272,9 @@ def _scope(clone: TorchWorkload, counter: Counter, memo: dict[tuple[object, ...]
 
 
 def count_step(
-    workload: Workload, signature: Signature, *, rnn_shortcut: bool = True,
-    devices: Mapping[str, Target] | None = None, models: Mapping[str, Target] | None = None,
-    split: Iterable[str] = (), trace: list[TraceRow] | None = None, shape: BatchShape | None = None,
-    state: WorkloadState | None = None,
+    workload: Workload, signature: Signature, *, rnn_shortcut: bool = True, devices: Mapping[str, Target] | None = None,
+    models: Mapping[str, Target] | None = None, split: Iterable[str] = (), trace: list[TraceRow] | None = None,
+    shape: BatchShape | None = None, state: WorkloadState | None = None,
 ) -> Cost:
     """Cost of one training step of ``workload`` on ``signature`` (see :func:`count_point`);
     ``shape`` is the point's real batch, for a workload that takes one. ``devices`` are extra
@@ -342,8 +341,7 @@ def count_point(workload: Workload, signature: Signature, *, shape: BatchShape |
     ``resolve_device``) as ``roofline_<file name>_s``; ``model_<gpu>_s``, the device model's time on
     each of ``models`` (shipped keys or device files); ``flops_<category>`` / ``bytes_<category>``.
     """
-    metrics = count_step(workload, tuple(int(v) for v in signature), shape=shape,
-                         devices=device_targets(workload, devices),
+    metrics = count_step(workload, tuple(int(v) for v in signature), shape=shape, devices=device_targets(workload, devices),
                          models=device_targets(workload, models, model=True), state=state).metrics()
     return {k: float(v) for k, v in metrics.items() if not (isinstance(v, float) and math.isnan(v))}
 

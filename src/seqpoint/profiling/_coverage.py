@@ -60,9 +60,8 @@ def _composite(name: str) -> bool:
 
 
 def uncounted_operators(
-    op_seconds: Mapping[str, float], *, covered: Mapping[str, bool] | None = None,
-    min_share: float = MIN_SHARE, include_rnn: bool = False,
-    registry: Mapping[Any, Any] | None = None,
+    op_seconds: Mapping[str, float], *, covered: Mapping[str, bool] | None = None, min_share: float = MIN_SHARE,
+    include_rnn: bool = False, registry: Mapping[Any, Any] | None = None,
 ) -> list[UncountedOperator]:
     """The module's rule applied to ``op_seconds`` (operator name to self seconds per step),
     largest share first. ``covered``: operators a caller with a FLOP formula covers;

@@ -319,11 +319,8 @@ def profile_protocol(
     for m in out.values():
         if m.ok:
             m.metrics.update(onednn)
-    protocol = {
-        "processes": config.processes, "interleave": config.interleave, "repeats_per_process": shares,
-        "check": list(check), "drift": drifts, "compile": compile_summary([r.compiled for r in results]),
-    }
-    return out, protocol
+    return out, {"processes": config.processes, "interleave": config.interleave, "repeats_per_process": shares,
+                 "check": list(check), "drift": drifts, "compile": compile_summary([r.compiled for r in results])}
 
 
 def signature_of(point: WorkerPoint) -> Signature:

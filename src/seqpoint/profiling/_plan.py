@@ -73,10 +73,8 @@ def as_points(points: Points) -> list[Point]:
             continue
         weight = getattr(p, "weight", None)
         out.append(Point(int(getattr(p, "iteration", -1)), tuple(int(v) for v in p.signature),
-                         lengths=_ints(getattr(p, "lengths", None)),
-                         tgt_lengths=_ints(getattr(p, "tgt_lengths", None)),
-                         row_of=_ints(getattr(p, "row_of", None)),
-                         weight=None if weight is None else float(weight)))
+                         lengths=_ints(getattr(p, "lengths", None)), tgt_lengths=_ints(getattr(p, "tgt_lengths", None)),
+                         row_of=_ints(getattr(p, "row_of", None)), weight=None if weight is None else float(weight)))
     return out
 
 

@@ -61,8 +61,8 @@ class Profiler:
     workload (``load_workload(spec, overrides)``; without one a reference workload is rebuilt from
     its name and config, anything else travels pickled). A profiler remembers which shapes its
     workload stepped in this process (their first step is no longer cold) and runs the process
-    start-up once, keeping neither on the workload nor in a table of the module: make one per
-    workload and keep it.
+    start-up once, keeping both in itself, not on the workload or in a table of the module: make
+    one per workload and keep it.
     """
 
     def __init__(self, workload: Workload, *, cache: MeasurementCache | None = None,

@@ -341,7 +341,8 @@ def count_point(workload: Workload, signature: Signature, *, shape: BatchShape |
     ``resolve_device``) as ``roofline_<file name>_s``; ``model_<gpu>_s``, the device model's time on
     each of ``models`` (shipped keys or device files); ``flops_<category>`` / ``bytes_<category>``.
     """
-    metrics = count_step(workload, tuple(int(v) for v in signature), shape=shape, devices=device_targets(workload, devices),
+    metrics = count_step(workload, tuple(int(v) for v in signature), shape=shape,
+                         devices=device_targets(workload, devices),
                          models=device_targets(workload, models, model=True), state=state).metrics()
     return {k: float(v) for k, v in metrics.items() if not (isinstance(v, float) and math.isnan(v))}
 

@@ -53,8 +53,7 @@ def is_oom(exc: BaseException) -> bool:
     torch = sys.modules.get("torch")  # a torch error needs torch imported
     if isinstance(exc, MemoryError) or (torch is not None and isinstance(exc, torch.OutOfMemoryError)):
         return True
-    msg = str(exc).lower()
-    return isinstance(exc, RuntimeError) and any(w in msg for w in _OOM_WORDS)
+    return isinstance(exc, RuntimeError) and any(w in str(exc).lower() for w in _OOM_WORDS)
 
 
 T = TypeVar("T")

@@ -18,11 +18,7 @@ from seqpoint.selection import SeqPoints
 from seqpoint.validation import DDPRun, TruthComparison, check_ddp_device, run_ddp
 from seqpoint.workflows._campaign import Campaign
 from seqpoint.workflows._config import RunConfig
-from seqpoint.workflows._stages import (
-    build_schedule,
-    choose_points,
-    validation_schedule,
-)
+from seqpoint.workflows._stages import build_schedule, choose_points, validation_schedule
 
 __all__ = ["DDPValidation", "ddp_schedule", "validate_ddp"]
 

@@ -82,10 +82,8 @@ def validation_schedule(cfg: RunConfig, schedule: IterationSchedule, *, renumber
     return IterationSchedule(**cols, meta={**sub.meta, "validation_subset": True})
 
 
-def choose_points(
-    sec: sections.SelectionSection, schedule: IterationSchedule, *, method: str | None = None,
-    n_points: int | None = None, cost: CostProxy | None = None,
-) -> tuple[BaseSelector, SeqPoints]:
+def choose_points(sec: sections.SelectionSection, schedule: IterationSchedule, *, method: str | None = None,
+                  n_points: int | None = None, cost: CostProxy | None = None) -> tuple[BaseSelector, SeqPoints]:
     """Fit the selector of ``[selection]`` (or ``method`` at ``n_points``) on ``schedule``;
     ``cost`` replaces the seqpoint selector's cost proxy (the model proxy)."""
     from seqpoint.selection import make_selector

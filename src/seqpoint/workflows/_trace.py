@@ -146,10 +146,8 @@ def speedup_from_files(
     return project_speedup(sched, pts, a, b, metric=metric)
 
 
-def validate_on_traces(
-    cfg: RunConfig, traces: Sequence[RunTrace | str | Path], *, first_n: int = 10, reporter: Reporter | None = None,
-    executor: Executor | str | None = None,
-) -> TraceValidation:
+def validate_on_traces(cfg: RunConfig, traces: Sequence[RunTrace | str | Path], *, first_n: int = 10,
+                       reporter: Reporter | None = None, executor: Executor | str | None = None) -> TraceValidation:
     """``validate(cfg, traces=...)``, ``seqpoint validate CONFIG --trace T [--trace T2]``:
     SeqPoints of the first trace's micro-batches (``[batching] rank`` picks a rank) measured per
     the config and checked by :func:`validate_trace`. A config that sets what a trace replaces is

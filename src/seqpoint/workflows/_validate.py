@@ -187,10 +187,8 @@ def interleave_plan(runs: int, processes: int) -> dict[int, int]:
     return plan
 
 
-def timed_full_runs(
-    c: Campaign, schedule: IterationSchedule, runs: int, *, reporter: Reporter,
-    label: str | None = None, check: tuple[int, ...] | None = None,
-) -> FullRun:
+def timed_full_runs(c: Campaign, schedule: IterationSchedule, runs: int, *, reporter: Reporter,
+                    label: str | None = None, check: tuple[int, ...] | None = None) -> FullRun:
     """The schedule trained in full ``runs`` times, each in a fresh process (under callgrind,
     counted, with the ``instructions`` timer), in the process state ``c``'s SeqPoints ran in."""
     cfg = c.config

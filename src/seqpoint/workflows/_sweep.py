@@ -208,9 +208,8 @@ def _jobs(entries: Sequence[SweepEntry], seqpoints: SeqPoints) -> tuple[list[Job
     return jobs, job_of
 
 
-def _project_all(
-    c: Campaign, seqpoints: SeqPoints, entries: Sequence[SweepEntry], measured: Sequence[Measurements],
-) -> tuple[tuple[ConfigResult, ...], str | None]:
+def _project_all(c: Campaign, seqpoints: SeqPoints, entries: Sequence[SweepEntry],
+                 measured: Sequence[Measurements]) -> tuple[tuple[ConfigResult, ...], str | None]:
     """Project each configuration on one schedule model, and its speedup over the base."""
     from seqpoint.projection import project, project_speedup
 

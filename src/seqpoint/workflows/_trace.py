@@ -112,11 +112,9 @@ def validate_trace(
     projection = project(schedule, seqpoints, measurements, method=method, confidence=confidence)
     steps = runs[0].step_times_s()
     first = float(steps[:first_n].mean() * steps.size)
-    return TraceValidation(
-        n_iterations=len(schedule), n_steps=int(steps.size), n_points=len(seqpoints),
-        projection=projection, measured_runs_s=tuple(t.total_time_s for t in runs),
-        first_n=min(first_n, int(steps.size)), first_n_s=first, window=measurements.window,
-    )
+    return TraceValidation(n_iterations=len(schedule), n_steps=int(steps.size), n_points=len(seqpoints),
+                           projection=projection, measured_runs_s=tuple(t.total_time_s for t in runs),
+                           first_n=min(first_n, int(steps.size)), first_n_s=first, window=measurements.window)
 
 
 def speedup_from_files(

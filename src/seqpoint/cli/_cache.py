@@ -35,15 +35,13 @@ def cache_list(cache: _CachePath = None, workload: _Workload = None, as_json: As
             {"workload": e.workload, "signature": list(e.signature), "status": e.status,
              "time_s": e.measurement.metrics.get("time_s"), "created": e.created, "key": e.key} for e in rows]})
         return
-    if quiet:
-        console.print(f"{len(rows)} measurements in {store.path}", markup=False, soft_wrap=True)
-        return
-    table = [["workload", "signature", "status", "time_s", "written", "key"]]
-    for e in rows:
-        t = e.measurement.metrics.get("time_s")
-        table.append([e.workload, ",".join(map(str, e.signature)), e.status, "-" if t is None else f"{t:.6g}",
-                      _dt.datetime.fromtimestamp(e.created).strftime("%Y-%m-%d %H:%M:%S"), e.key[:12]])
-    console.print(render(table, title="measurement cache", left=6))
+    if not quiet:
+        table = [["workload", "signature", "status", "time_s", "written", "key"]]
+        for e in rows:
+            t = e.measurement.metrics.get("time_s")
+            table.append([e.workload, ",".join(map(str, e.signature)), e.status, "-" if t is None else f"{t:.6g}",
+                          _dt.datetime.fromtimestamp(e.created).strftime("%Y-%m-%d %H:%M:%S"), e.key[:12]])
+        console.print(render(table, title="measurement cache", left=6))
     console.print(f"{len(rows)} measurements in {store.path}", markup=False, soft_wrap=True)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -70,8 +71,6 @@ def with_sets(cfg: RunConfig, items: Iterable[str] | None, *, sections: tuple[st
 def with_executor(cfg: RunConfig, executor: str | None, address: str | None) -> RunConfig:
     """``cfg`` with ``--executor`` and ``--address`` as its ``[profile] executor`` and ``address``
     (an address alone means Ray), checked as the TOML's keys are."""
-    import dataclasses
-
     if executor is None and address is None:
         return cfg
     name = executor or ("ray" if address is not None else cfg.profile.executor)
@@ -90,8 +89,7 @@ def reporter(quiet: bool, as_json: bool = False) -> Reporter:
 
 
 def print_json(result: dict[str, object] | _HasDict) -> None:
-    """A result (a dict, or an object's ``to_dict()``) as indented JSON on stdout: what
-    ``--json`` prints."""
+    """A result (a dict, or an object's ``to_dict()``) as indented JSON on stdout: what ``--json`` prints."""
     data = result if isinstance(result, dict) else result.to_dict()
     print(json.dumps(data, indent=2, default=str))
 

@@ -66,9 +66,8 @@ def project_command(
     print_projection(console, result, dp)
 
 
-def _project_files(
-    schedule: Path, seqpoints: Path, measurements: Path, projection: ProjectionSection, *, gradient_bytes: int | None,
-) -> tuple[Projection, RankProjection | None]:
+def _project_files(schedule: Path, seqpoints: Path, measurements: Path, projection: ProjectionSection, *,
+                   gradient_bytes: int | None) -> tuple[Projection, RankProjection | None]:
     """The run of three files projected (``[projection]``), and a data-parallel schedule's run with
     its all-reduce (``allreduce_s``, or ``interconnect`` with ``gradient_bytes``). InputError names
     the files that disagree, or what a data-parallel schedule lacks."""

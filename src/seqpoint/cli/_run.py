@@ -59,8 +59,7 @@ def run_cmd(
                                          "run folder to MLflow (needs seqpoint[mlflow]).")] = False,
 ) -> None:
     """Lengths → schedule → SeqPoints → profile (cached) → projected run, in a run folder."""
-    cfg = _load(config, overrides, output, allow_user_code=allow_user_code, executor=executor,
-                address=address)
+    cfg = _load(config, overrides, output, allow_user_code=allow_user_code, executor=executor, address=address)
     for item in overrides or ():
         if item.split(".", 1)[0].strip() == "validation":
             warnings.warn(f"--set {item!r}: [validation] is read by seqpoint validate, not by run; here it "
@@ -98,8 +97,7 @@ def validate_cmd(
     if first_n is not None and not trace:
         raise ConfigError("--first-n sets the first-N estimate of a recorded run, read with --trace only; "
                           "leave it out or add --trace.")
-    cfg = _load(config, overrides, output, allow_user_code=allow_user_code, executor=executor,
-                address=address)
+    cfg = _load(config, overrides, output, allow_user_code=allow_user_code, executor=executor, address=address)
     if trace:
         checked = workflows.validate(cfg, traces=[str(t) for t in trace], first_n=10 if first_n is None else first_n,
                                      reporter=reporter(quiet, as_json))

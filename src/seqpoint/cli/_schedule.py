@@ -120,12 +120,7 @@ def schedule(
     """Replay a batching policy over per-sample lengths (or read a recorded run trace) and
     write the iteration schedule."""
     from seqpoint.batching import POLICIES
-    from seqpoint.workflows import (
-        BatchingSection,
-        LengthsSection,
-        RunConfig,
-        build_schedule,
-    )
+    from seqpoint.workflows import BatchingSection, LengthsSection, RunConfig, build_schedule
 
     _check_output(output)
     if format == "trace":

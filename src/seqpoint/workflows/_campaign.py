@@ -44,8 +44,7 @@ from seqpoint.workloads import (
     workload_config,
 )
 
-__all__ = ["Campaign", "check_data_parallel", "check_device_projection", "project_data_parallel",
-           "project_onto_device"]
+__all__ = ["Campaign", "check_data_parallel", "check_device_projection", "project_data_parallel", "project_onto_device"]
 
 
 class Campaign:

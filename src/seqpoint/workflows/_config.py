@@ -149,13 +149,11 @@ def set_keys(cfg: RunConfig, values: dict[str, object], *, where: str) -> RunCon
     for dotted, value in values.items():
         *parents, leaf = dotted.split(".")
         if not parents:
-            raise ConfigError(f"{where}: key {dotted!r} must look like section.key "
-                              "(e.g. workload.set.dtype).")
+            raise ConfigError(f"{where}: key {dotted!r} must look like section.key (e.g. workload.set.dtype).")
         node = data
         for p in parents:
             if p not in node or not isinstance(node[p], dict):
-                raise ConfigError(f"{where}: key {dotted!r}: {p!r} is not a section or table. "
-                                  f"Valid sections: {valid}.")
+                raise ConfigError(f"{where}: key {dotted!r}: {p!r} is not a section or table. Valid sections: {valid}.")
             node = node[p]
         node[leaf] = value
     with named(where):

@@ -18,11 +18,7 @@ from seqpoint.selection import SeqPoints
 from seqpoint.validation import DDPRun, TruthComparison, check_ddp_device, run_ddp
 from seqpoint.workflows._campaign import Campaign
 from seqpoint.workflows._config import RunConfig
-from seqpoint.workflows._stages import (
-    build_schedule,
-    choose_points,
-    validation_schedule,
-)
+from seqpoint.workflows._stages import build_schedule, choose_points, validation_schedule
 
 __all__ = ["DDPValidation", "ddp_schedule", "validate_ddp"]
 
@@ -78,10 +74,8 @@ def ddp_schedule(cfg: RunConfig) -> IterationSchedule:
     return validation_schedule(cfg, sched, renumber=False)
 
 
-def validate_ddp(
-    cfg: RunConfig, *, runs: int = 2, interconnect: str | float | None = None, reporter: Reporter | None = None,
-    timeout_s: float = 600.0,
-) -> DDPValidation:
+def validate_ddp(cfg: RunConfig, *, runs: int = 2, interconnect: str | float | None = None,
+                 reporter: Reporter | None = None, timeout_s: float = 600.0) -> DDPValidation:
     """Project a data-parallel run from its SeqPoints and compare with ``runs`` real runs (2 give
     the noise floor), limited to ``timeout_s`` seconds each.
 
@@ -106,10 +100,7 @@ def validate_ddp(
     if interconnect is None:
         proj = project_ranks(sched, points, measurements, allreduce_s=ddp.sync_s)
     else:
-        proj = project_ranks(sched, points, measurements, gradient_bytes=ddp.gradient_bytes,
-                             interconnect=interconnect)
-    return DDPValidation(
-        schedule=sched, seqpoints=points, measurements=measurements, projection=proj, ddp=ddp,
-        meta={"workload": cfg.workload.name, "world_size": w, "n_steps": sched.n_steps,
-              "policy": cfg.batching.policy},
-    )
+        proj = project_ranks(sched, points, measurements, gradient_bytes=ddp.gradient_bytes, interconnect=interconnect)
+    return DDPValidation(schedule=sched, seqpoints=points, measurements=measurements, projection=proj, ddp=ddp,
+                         meta={"workload": cfg.workload.name, "world_size": w, "n_steps": sched.n_steps,
+                               "policy": cfg.batching.policy})

@@ -24,14 +24,13 @@ __all__ = ["demo_configs"]
 def demo_configs(out: str | Path) -> tuple[RunConfig, RunConfig]:
     """The demo's whole-run config and its validation config, writing under ``out``."""
     out = Path(out)
+    # 3 worker processes in [profile]: only they measure the process-to-process spread the
+    # interval carries (benchmarks/RESULTS.md, bench_cold_default).
     common: dict[str, Any] = {
         "selection": SelectionSection(method="seqpoint", n_points=10),
         "workload": WorkloadSection(name="deepspeech2:tiny", set={"threads": 1}),
+        "profile": ProfileSection(warmup=2, repeats=5, metrics=("time", "flops", "breakdown", "memory"), processes=3),
     }
-    # 3 worker processes: only they measure the process-to-process spread the interval
-    # carries (benchmarks/RESULTS.md, bench_cold_default).
-    common["profile"] = ProfileSection(warmup=2, repeats=5, metrics=("time", "flops", "breakdown", "memory"),
-                                       processes=3)
     whole = RunConfig(
         name="demo",
         lengths=LengthsSection(source="bundled:librispeech-train-clean-100"),

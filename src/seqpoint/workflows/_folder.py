@@ -22,14 +22,8 @@ def check_run_name(name: str) -> str:
     """``name`` when it is one safe path component of ``runs/<name>-<time>``; ConfigError
     when it is empty, too long, or holds ``/``, ``\\``, NUL, a control character or a
     leading dot (which would write elsewhere or hide the folder)."""
-    bad = (
-        not name
-        or len(name.encode()) > MAX_NAME
-        or name.startswith(".")
-        or any(c in name for c in "/\\")
-        or any(ord(c) < 32 or ord(c) == 127 for c in name)
-    )
-    if bad:
+    if (not name or len(name.encode()) > MAX_NAME or name.startswith(".")
+            or any(c in "/\\" or ord(c) < 32 or ord(c) == 127 for c in name)):
         raise ConfigError(f"The run name {name[:60]!r} must be one plain folder name (no '/', '\\', '..', "
                           f"control characters or leading dot, at most {MAX_NAME} bytes); e.g. 'ds2-librispeech'.")
     return name

@@ -149,11 +149,7 @@ def project_job(
     start = time.perf_counter()
     measured = c.measure_seqpoints()
     spent = time.perf_counter() - start
-    checked = None
-    if runs:
-        checked = validate_trace(sched, points, measured, runs, first_n=first_n)
-        projection = checked.projection
-    else:
-        projection = project(sched, points, measured, method="weighted")
+    checked = validate_trace(sched, points, measured, runs, first_n=first_n) if runs else None
+    projection = project(sched, points, measured, method="weighted") if checked is None else checked.projection
     return JobProjection(schedule=sched, seqpoints=points, measurements=measured, projection=projection,
                          profiling_wall_s=spent, processes=processes, validation=checked)

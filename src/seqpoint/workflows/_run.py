@@ -78,13 +78,13 @@ def run(cfg: RunConfig, *, reporter: Reporter | None = None, executor: Executor 
         seqpoints=c.seqpoints, measurements=measurements, projection=projection,
         reduction=c.reduction, unit=c.unit, saving=c.saving(run_s), exact=_exact(c, projection),
         steps_per_point=cfg.profile.point_steps(),
-        campaign_steps=(cfg.profile.processes, cfg.profile.warmup, cfg.profile.protocol_steps(),
-                        c.window_steps),
+        campaign_steps=(cfg.profile.processes, cfg.profile.warmup, cfg.profile.protocol_steps(), c.window_steps),
         uncounted=_coverage(c), data_parallel=project_data_parallel(c), device_projection=project_onto_device(c),
     )
     folder.write_json("result.json", result.to_dict())
     if cfg.report.plots or cfg.report.html:
-        write_run_report(result, folder.path, **_page_text(cfg), plots=cfg.report.plots)
+        write_run_report(result, folder.path, title=f"seqpoint run: {cfg.name}", config_text=cfg.to_toml(),
+                         subtitle=f"{cfg.workload.name} · {cfg.describe_run()}", plots=cfg.report.plots)
     if mlflow is not None:
         _log_to_mlflow(mlflow, result)
     return result
@@ -116,12 +116,6 @@ def _coverage(c: Campaign) -> list[dict[str, str | float]] | None:
     return [{"name": u.name, "share": u.share, "seconds": u.seconds} for u in found]
 
 
-def _page_text(cfg: RunConfig) -> dict[str, str]:
-    return {"title": f"seqpoint run: {cfg.name}",
-            "subtitle": f"{cfg.workload.name} · {cfg.describe_run()}",
-            "config_text": cfg.to_toml()}
-
-
 #: MLflow's limit on one param value (characters); longer values are cut with a mark.
 _PARAM_CHARS = 6000
 #: Params per ``log_params`` call (MLflow's batch limit is 100).
@@ -143,11 +137,8 @@ def _mlflow_metrics(result: RunResult) -> dict[str, float]:
     factor, the run's size, and with ``[projection] device`` the run there
     (``device.<key>.<metric>``, its interval and speedup)."""
     projection = result.projection
-    out: dict[str, float] = {
-        "reduction_factor": float(result.reduction),
-        "n_iterations": float(len(result.schedule)),
-        "n_points": float(len(result.seqpoints)),
-    }
+    out: dict[str, float] = {"reduction_factor": float(result.reduction), "n_iterations": float(len(result.schedule)),
+                             "n_points": float(len(result.seqpoints))}
     for metric, total in projection.totals.items():
         out[f"projected.{metric}"] = float(total)
     for metric, (lo, hi) in projection.interval.items():

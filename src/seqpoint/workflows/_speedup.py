@@ -70,13 +70,11 @@ def _same_run(a: RunConfig, b: RunConfig) -> None:
     for section in ("validation", "report"):
         if getattr(a, section) != getattr(b, section):
             warnings.warn(f"Config B's [{section}] differs from A's and is not used: a speedup takes its "
-                          "[validation] and [report] settings from A.", SeqPointWarning, stacklevel=3,)
+                          "[validation] and [report] settings from A.", SeqPointWarning, stacklevel=3)
 
 
-def speedup(
-    a: RunConfig, b: RunConfig, *, validate: bool = False, reporter: Reporter | None = None,
-    executor: Executor | str | None = None,
-) -> SpeedupResult:
+def speedup(a: RunConfig, b: RunConfig, *, validate: bool = False, reporter: Reporter | None = None,
+            executor: Executor | str | None = None) -> SpeedupResult:
     """Measure A and B on the SeqPoints of their shared run (on ``executor``, default A's
     ``[profile] executor``) and project the speedup. With ``validate`` the run is A's
     ``[validation]`` part, then run in full under both, in ``[validation] runs`` rounds
@@ -133,19 +131,15 @@ def _measure_both(ca: Campaign, cb: Campaign) -> tuple[Measurements, Measurement
     if _in_turn(ca.config, cb.config):
         if pa != pb:
             more = "A" if pa > pb else "B"
-            warnings.warn(
-                f"A has [profile] processes = {pa} and B {pb}: their workers take turns as far as they "
-                f"go, and {more}'s last {abs(pa - pb)} run(s) alone; give both the same number.",
-                SeqPointWarning, stacklevel=3,
-            )
+            warnings.warn(f"A has [profile] processes = {pa} and B {pb}: their workers take turns as far as they go, "
+                          f"and {more}'s last {abs(pa - pb)} run(s) alone; give both the same number.",
+                          SeqPointWarning, stacklevel=3)
         ma, mb = take_turns(jobs)
         return ma, mb
     if pa > 1 or pb > 1:
-        warnings.warn(
-            f"Only {'A' if pa > 1 else 'B'} has [profile] processes > 1 (A {pa}, B {pb}): A is measured, "
-            "then B, not in turn; give both processes > 1 to time them over the same stretch of time.",
-            SeqPointWarning, stacklevel=3,
-        )
+        warnings.warn(f"Only {'A' if pa > 1 else 'B'} has [profile] processes > 1 (A {pa}, B {pb}): A is measured, "
+                      "then B, not in turn; give both processes > 1 to time them over the same stretch of time.",
+                      SeqPointWarning, stacklevel=3)
     return jobs[0](None), jobs[1](None)
 
 

@@ -27,10 +27,9 @@ def _load_lengths(sec: sections.LengthsSection) -> Lengths:
     from seqpoint.traces import read_lengths
 
     if sec.source is None:
-        raise ConfigError(
-            "The config names no lengths: set [lengths] source = \"path/to/lengths\" (or \"bundled:NAME\"), "
-            "or [batching] schedule = \"schedule.csv\" for a schedule of your own; configs/ has examples."
-        )
+        raise ConfigError("The config names no lengths: set [lengths] source = \"path/to/lengths\" (or "
+                          "\"bundled:NAME\"), or [batching] schedule = \"schedule.csv\" for a schedule of your own; "
+                          "configs/ has examples.")
     lengths = read_lengths(sec.source, format=sec.format, column=sec.column, tgt=sec.tgt, **sec.params)
     if sec.max_samples is not None and sec.max_samples < len(lengths):
         rng = np.random.default_rng(sec.seed)
@@ -83,10 +82,8 @@ def validation_schedule(cfg: RunConfig, schedule: IterationSchedule, *, renumber
     return IterationSchedule(**cols, meta={**sub.meta, "validation_subset": True})
 
 
-def choose_points(
-    sec: sections.SelectionSection, schedule: IterationSchedule, *, method: str | None = None,
-    n_points: int | None = None, cost: CostProxy | None = None,
-) -> tuple[BaseSelector, SeqPoints]:
+def choose_points(sec: sections.SelectionSection, schedule: IterationSchedule, *, method: str | None = None,
+                  n_points: int | None = None, cost: CostProxy | None = None) -> tuple[BaseSelector, SeqPoints]:
     """Fit the selector of ``[selection]`` (or ``method`` at ``n_points``) on ``schedule``;
     ``cost`` replaces the seqpoint selector's cost proxy (the model proxy)."""
     from seqpoint.selection import make_selector
@@ -138,9 +135,7 @@ def model_cost(
         return None
     sigs, _, inverse = schedule.unique_signatures()
     proxy_device = sec.proxy_device or "cpu"  # the campaign resolves None to the workload's device
-    devices = None
-    if sec.proxy != "auto":
-        devices = device_targets(workload, [proxy_device])
+    devices = None if sec.proxy == "auto" else device_targets(workload, [proxy_device])
     per_sig, *_ = exact_signature_costs(workload, np.asarray(sigs, dtype=np.int64), devices=devices,
                                         shapes=signature_shapes(workload, schedule), state=state)
     rows = [tuple(int(v) for v in r) for r in sigs.tolist()]
@@ -151,8 +146,7 @@ def model_cost(
     else:
         time = per_sig[f"roofline_{device_key(proxy_device)}_s"]
         name = f"model(roofline {proxy_device}) + exact flops, bytes"
-    model = SignatureCosts(costs=dict(zip(rows, np.asarray(time).tolist(), strict=True)), name=name,
-                           components=exact)
+    model = SignatureCosts(costs=dict(zip(rows, np.asarray(time).tolist(), strict=True)), name=name, components=exact)
     if sec.proxy != "model+pilot" or measure is None:
         return model
     from seqpoint.measurements.metrics import step_metric

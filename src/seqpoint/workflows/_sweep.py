@@ -8,6 +8,7 @@ the shared schedule model and compared with the base: ``speedup = T_base / T_con
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import time
@@ -180,10 +181,8 @@ def _sweep(spec: SweepConfig, executor: Executor, *, out: str | Path | None, rep
         write_measurements(ms, folder.file(f"measurements_{_slug(i, entry.name)}.json"))
     configs, metric = _project_all(c, seqpoints, entries, measured)
     result = SweepResult(
-        spec=spec, folder=folder, schedule=schedule, seqpoints=seqpoints, configs=configs,
-        time_metric=metric, executor=getattr(executor, "kind", "local"),
-        stats=stats, failed=failed, wall_s=wall_s,
-    )
+        spec=spec, folder=folder, schedule=schedule, seqpoints=seqpoints, configs=configs, time_metric=metric,
+        executor=getattr(executor, "kind", "local"), stats=stats, failed=failed, wall_s=wall_s)
     folder.write_json("sweep.json", result.to_dict())
     write_sweep_report(result, folder.path, plots=base.report.plots, html=base.report.html,
                        config_text=base.to_toml(), title=f"seqpoint sweep: {spec.name}",
@@ -200,8 +199,7 @@ def _jobs(entries: Sequence[SweepEntry], seqpoints: SeqPoints) -> tuple[list[Job
     for entry in entries:
         cfg = entry.config
         harness = cfg.profile.harness
-        key = json.dumps([cfg.workload.name, cfg.workload.set, harness.to_dict()],
-                         sort_keys=True, default=str)
+        key = json.dumps([cfg.workload.name, cfg.workload.set, harness.to_dict()], sort_keys=True, default=str)
         if key not in index:
             index[key] = len(jobs)
             jobs.append(Job(workload=cfg.workload.name, overrides=dict(cfg.workload.set),
@@ -210,9 +208,8 @@ def _jobs(entries: Sequence[SweepEntry], seqpoints: SeqPoints) -> tuple[list[Job
     return jobs, job_of
 
 
-def _project_all(
-    c: Campaign, seqpoints: SeqPoints, entries: Sequence[SweepEntry], measured: Sequence[Measurements],
-) -> tuple[tuple[ConfigResult, ...], str | None]:
+def _project_all(c: Campaign, seqpoints: SeqPoints, entries: Sequence[SweepEntry],
+                 measured: Sequence[Measurements]) -> tuple[tuple[ConfigResult, ...], str | None]:
     """Project each configuration on one schedule model, and its speedup over the base."""
     from seqpoint.projection import project, project_speedup
 
@@ -230,11 +227,8 @@ def _project_all(
     for entry, ms, proj in zip(entries, measured, projections, strict=True):
         sp = None
         if metric is not None and proj is not None and projections[0] is not None:
-            try:
-                sp = project_speedup(schedule, seqpoints, measured[0], ms, metric=metric,
-                                     context=model)
-            except InputError:  # a zero total: no ratio to report
-                sp = None
+            with contextlib.suppress(InputError):  # a zero total: no ratio to report
+                sp = project_speedup(schedule, seqpoints, measured[0], ms, metric=metric, context=model)
         out.append(ConfigResult(name=entry.name, overrides=dict(entry.overrides),
                                 measurements=ms, projection=proj, speedup=sp))
     return tuple(out), metric

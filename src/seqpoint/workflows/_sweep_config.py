@@ -79,8 +79,7 @@ def sweep_from_dict(data: dict[str, Any], *, where: str = "sweep", root: Path | 
     sections = [f.name for f in fields(RunConfig) if f.name != "name"]
     unknown = [k for k in data if k not in _SWEEP_KEYS and k not in sections]
     if unknown:
-        raise ConfigError(f"Unknown key {unknown[0]!r} in {where}. Valid keys: "
-                          f"{', '.join((*_SWEEP_KEYS, *sections))}.")
+        raise ConfigError(f"Unknown key {unknown[0]!r} in {where}. Valid keys: {', '.join((*_SWEEP_KEYS, *sections))}.")
     base = _base_config(data, sections, where, root)
     grid = _listed(data.get("sweep"), where) + _product(data.get("axes"), where)
     if not grid:
@@ -115,8 +114,7 @@ def _base_config(data: dict[str, Any], sections: list[str], where: str, root: Pa
             raise ConfigError(f"{where}: 'base' must be the path of a run config. Got {ref!r}.")
         path = Path(ref) if root is None or Path(ref).is_absolute() else root / ref
         if not path.is_file():
-            raise ConfigError(f"{where}: base config {path} does not exist; 'base' is read "
-                              "relative to the sweep file.")
+            raise ConfigError(f"{where}: base config {path} does not exist; 'base' is read relative to the sweep file.")
         merged = load_config(path).to_dict()
     for section in sections:
         if section not in data:
@@ -182,9 +180,7 @@ def _product(axes: Any, where: str) -> list[tuple[str, dict[str, Any]]]:
 
 
 def _fmt(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, default=str)  # true, 2, [2, 2]
+    return value if isinstance(value, str) else json.dumps(value, default=str)  # true, 2, [2, 2]
 
 
 def _check_shared(base: RunConfig, cfg: RunConfig, name: str, where: str) -> None:

@@ -112,11 +112,9 @@ def validate_trace(
     projection = project(schedule, seqpoints, measurements, method=method, confidence=confidence)
     steps = runs[0].step_times_s()
     first = float(steps[:first_n].mean() * steps.size)
-    return TraceValidation(
-        n_iterations=len(schedule), n_steps=int(steps.size), n_points=len(seqpoints),
-        projection=projection, measured_runs_s=tuple(t.total_time_s for t in runs),
-        first_n=min(first_n, int(steps.size)), first_n_s=first, window=measurements.window,
-    )
+    return TraceValidation(n_iterations=len(schedule), n_steps=int(steps.size), n_points=len(seqpoints),
+                           projection=projection, measured_runs_s=tuple(t.total_time_s for t in runs),
+                           first_n=min(first_n, int(steps.size)), first_n_s=first, window=measurements.window)
 
 
 def speedup_from_files(
@@ -146,10 +144,8 @@ def speedup_from_files(
     return project_speedup(sched, pts, a, b, metric=metric)
 
 
-def validate_on_traces(
-    cfg: RunConfig, traces: Sequence[RunTrace | str | Path], *, first_n: int = 10, reporter: Reporter | None = None,
-    executor: Executor | str | None = None,
-) -> TraceValidation:
+def validate_on_traces(cfg: RunConfig, traces: Sequence[RunTrace | str | Path], *, first_n: int = 10,
+                       reporter: Reporter | None = None, executor: Executor | str | None = None) -> TraceValidation:
     """``validate(cfg, traces=...)``, ``seqpoint validate CONFIG --trace T [--trace T2]``:
     SeqPoints of the first trace's micro-batches (``[batching] rank`` picks a rank) measured per
     the config and checked by :func:`validate_trace`. A config that sets what a trace replaces is

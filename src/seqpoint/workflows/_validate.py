@@ -68,11 +68,9 @@ class ValidationResult(ValidationRecord):
         }
 
 
-def exact_costs(
-    workload: Workload, schedule: IterationSchedule, metrics: tuple[str, ...] = EXACT_METRICS,
-    *, reporter: Reporter | None = None, state: WorkloadState | None = None,
-) -> dict[str, NDArray[np.float64]]:
-    """Per-iteration exact deterministic metrics of every unique signature: counted, or a
+def exact_costs(workload: Workload, schedule: IterationSchedule, *, reporter: Reporter | None = None,
+                state: WorkloadState | None = None) -> dict[str, NDArray[np.float64]]:
+    """Per-iteration ``EXACT_METRICS`` of every unique signature: counted, or a
     per-operator fit verified on held-out signatures (see ``seqpoint.profiling.exact_totals``);
     ``state`` keeps the counts (the campaign's profiler's)."""
     from seqpoint.profiling import exact_signature_costs
@@ -81,7 +79,7 @@ def exact_costs(
     with (reporter or Reporter(progress=False)).bar("exact FLOPs per signature", sig.shape[0], transient=True) as tick:
         per_sig = exact_signature_costs(workload, sig, progress=lambda: tick(1, None),
                                         shapes=signature_shapes(workload, schedule), state=state)[0]
-    return {m: np.asarray(per_sig[m], dtype=np.float64)[inverse] for m in metrics}
+    return {m: np.asarray(per_sig[m], dtype=np.float64)[inverse] for m in EXACT_METRICS}
 
 
 @overload
@@ -161,18 +159,15 @@ def validate(
         curves_exact = error_vs_k(schedule, costs["flops"], methods, ks, seed=cfg.selection.seed)
 
     result = ValidationResult(
-        config=cfg, folder=folder, schedule=schedule, seqpoints=seqpoints,
-        measurements=measurements, projection=projection, full=full, baselines=baselines,
-        exact=exact_res, steady=steady, curves_time=curves_time, curves_exact=curves_exact,
-        unit=c.unit, reduction=c.reduction,
-    )
+        config=cfg, folder=folder, schedule=schedule, seqpoints=seqpoints, measurements=measurements,
+        projection=projection, full=full, baselines=baselines, exact=exact_res, steady=steady,
+        curves_time=curves_time, curves_exact=curves_exact, unit=c.unit, reduction=c.reduction)
     folder.write_json("validation.json", result.to_dict())
     if cfg.report.plots or cfg.report.html:
         write_validation_report(
             result, folder.path, plots=cfg.report.plots, config_text=cfg.to_toml(),
             title=f"seqpoint validation: {cfg.name}",
-            subtitle=f"{cfg.workload.name} · {len(schedule):,} iterations run in full x{full.n_runs}",
-        )
+            subtitle=f"{cfg.workload.name} · {len(schedule):,} iterations run in full x{full.n_runs}")
     return result
 
 
@@ -192,10 +187,8 @@ def interleave_plan(runs: int, processes: int) -> dict[int, int]:
     return plan
 
 
-def timed_full_runs(
-    c: Campaign, schedule: IterationSchedule, runs: int, *, reporter: Reporter,
-    label: str | None = None, check: tuple[int, ...] | None = None,
-) -> FullRun:
+def timed_full_runs(c: Campaign, schedule: IterationSchedule, runs: int, *, reporter: Reporter,
+                    label: str | None = None, check: tuple[int, ...] | None = None) -> FullRun:
     """The schedule trained in full ``runs`` times, each in a fresh process (under callgrind,
     counted, with the ``instructions`` timer), in the process state ``c``'s SeqPoints ran in."""
     cfg = c.config
@@ -235,8 +228,7 @@ def _baselines(c: Campaign, measurements: Measurements, truth: float, steady: St
 
     chosen = {m: choose_points(c.config.selection, c.schedule, method=m, n_points=len(c.seqpoints))[1]
               for m in c.config.validation.baselines}
-    known = {m.signature: m for m in (*measurements.measurements,
-                                      *(() if c.others is None else c.others.measurements))}
+    known = {m.signature: m for m in (*measurements.measurements, *(() if c.others is None else c.others.measurements))}
     needed = sorted({p.signature for pts in chosen.values() for p in pts.points} - known.keys())
     if needed:
         known.update((m.signature, m) for m in c.measure(needed).measurements)
@@ -249,8 +241,7 @@ def _baselines(c: Campaign, measurements: Measurements, truth: float, steady: St
             # Baselines project as they are used today: steady-state time of their points,
             # weighted. (Giving them the first-occurrence term would extrapolate one-time
             # costs from, e.g., the 10 shortest iterations to every shape of the run.)
-            total = float(project(c.schedule, pts, ms, method="weighted",
-                                  metrics=[step], context=c.model).totals[step])
+            total = float(project(c.schedule, pts, ms, method="weighted", metrics=[step], context=c.model).totals[step])
         out[method] = Baseline(k=len(pts), projected_s=total, error=relative_error(total, truth),
                                selection_error=None if steady is None or total != total
                                else relative_error(total, steady.total_s))

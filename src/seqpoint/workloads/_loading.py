@@ -1,6 +1,5 @@
-"""The workload registry, :func:`load_workload` (``name``, ``name:preset``, ``module:function``)
-and the recipe that builds the same workload in another process, kept in a registry seqpoint
-owns (never on the user's object)."""
+"""The workload registry, :func:`load_workload` (``name``, ``name:preset``, ``module:function``) and the recipe that
+builds the same workload in another process, kept in a registry seqpoint owns (never on the user's object)."""
 
 from __future__ import annotations
 
@@ -17,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from seqpoint._config import parse_value
-from seqpoint._params import Constraint, Interval, Predicate, check_params
+from seqpoint._params import Constraint, bounded, check_params
 from seqpoint._registry import Registry
 from seqpoint.exceptions import ConfigError
 from seqpoint.workloads._base import TorchWorkload, Workload, WorkloadConfig
@@ -32,10 +31,8 @@ __all__ = ["WORKLOADS", "WorkloadRecipe", "check_user_code", "load_workload", "w
 MAX_THREADS = 1024
 
 #: Upper bounds of shared workload settings, checked with the value's type.
-_OVERRIDE_LIMITS: dict[str, list[Constraint]] = {
-    "threads": [Predicate(Interval(int, 0, MAX_THREADS).accepts, f"an int >= 0 and <= {MAX_THREADS:,}")],
-    "micro_batches": [Predicate(Interval(int, 1, 4096).accepts, "an int >= 1 and <= 4,096")],
-}
+_OVERRIDE_LIMITS: dict[str, list[Constraint]] = {"threads": [bounded(int, 0, MAX_THREADS)],
+                                                 "micro_batches": [bounded(int, 1, 4096)]}
 
 Override = str | int | float | bool | tuple[int, ...]
 

@@ -120,14 +120,6 @@ def check_signature(signature: object, *, workload: str) -> Dims:
     return vals[0], vals[1], vals[2], (vals[3] if len(vals) == 4 else None)
 
 
-def signature_seed(seed: int, signature: Signature) -> int:
-    """A 63-bit seed derived from the workload seed and the signature (stable across runs)."""
-    import numpy as np
-
-    ss = np.random.SeedSequence([seed, *(int(v) for v in signature)])
-    return int(ss.generate_state(1, dtype=np.uint64)[0] >> 1)
-
-
 #: The first cuDNN whose RNNs take bf16 (9.13): before it, a CUDA RNN runs bf16 only as fp16.
 CUDNN_BF16_RNN = 91300
 
@@ -258,14 +250,17 @@ class TorchWorkload:
 
     def _on_device(self, batch_size: int, key: tuple[int, ...],
                    build: Callable[[torch.Generator], dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
-        """``build(gen)``, ``gen`` seeded by the workload's seed and ``key``, moved to the device."""
+        """``build(gen)``, ``gen`` seeded by the workload's seed and ``key`` (63 bits, stable across runs), moved to
+        the device."""
+        import numpy as np
         import torch
 
         # torch's thread count is process-wide; another workload may have changed it
         self.apply_threads()
         self._micro_batch_count(batch_size)  # warn here, outside any timed step, when it is clipped
+        state = np.random.SeedSequence([self.config.seed, *(int(v) for v in key)]).generate_state(1, dtype=np.uint64)
         gen = torch.Generator(device="cpu")
-        gen.manual_seed(signature_seed(self.config.seed, key))
+        gen.manual_seed(int(state[0] >> 1))
         return {k: v.to(self.device) for k, v in build(gen).items()}
 
     def loss(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:

@@ -1,6 +1,5 @@
-"""Terminal summaries of a projected run, a validation and a speedup, and the tables of a run
-projected beyond its profile: a rank schedule's projection, the DDP validation, and the run
-projected onto another GPU."""
+"""Terminal summaries of a projected run, a validation and a speedup, and the tables of a run projected beyond its
+profile: a rank schedule's projection, the DDP validation, and the run projected onto another GPU."""
 
 from __future__ import annotations
 

@@ -173,10 +173,9 @@ def _plot(result: SweepView, path: Path) -> Path:
 
 def write_sweep_report(result: SweepView, folder: Path, *, title: str, subtitle: str, config_text: str,
                        plots: bool = True, html: bool = True) -> Path:
-    """``sweep.csv`` of a sweep in ``folder`` (one row per configuration, every breakdown category as a
-    column), with ``plots`` ``sweep.png`` (each configuration's projected time and interval, its speedup
-    on top) and with ``html`` ``report.html`` (headline, matrix, plot, base config); returns the CSV's
-    path."""
+    """``sweep.csv`` of a sweep in ``folder`` (one row per configuration, every breakdown category as a column), with
+    ``plots`` ``sweep.png`` (each configuration's projected time and interval, its speedup on top) and with ``html``
+    ``report.html`` (headline, matrix, plot, base config); returns the CSV's path."""
     csv_path = folder / "sweep.csv"
     _write_csv(result, csv_path)
     images = [_plot(result, folder / "sweep.png")] if plots else []

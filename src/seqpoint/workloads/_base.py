@@ -62,14 +62,12 @@ class WorkloadConfig(Validated):
     compile_backend: str = "inductor"
     """``torch.compile`` backend (``inductor``, ``aot_eager``, ``eager``)."""
     compile_dynamic: bool | None = None
-    """``torch.compile(dynamic=...)``: None (torch's default) compiles the first shape static and
-    recompiles as dynamic once a size changes; True dynamic from the first step; False static,
-    one compilation per shape."""
+    """``torch.compile(dynamic=...)``: None (torch's default) compiles the first shape static and recompiles as dynamic
+    once a size changes; True dynamic from the first step; False static, one compilation per shape."""
     cudnn_benchmark: bool | None = None
-    """``torch.backends.cudnn.benchmark`` during the workload's steps (cuDNN autotunes its kernels
-    on each new input shape, a cost the shape's first step pays): None runs with the process's
-    own flag; True or False sets it for each step and puts the process's back after. Only cuDNN
-    reads it, so a CPU run is unaffected."""
+    """``torch.backends.cudnn.benchmark`` during the workload's steps (cuDNN autotunes its kernels on each new input
+    shape, a cost the shape's first step pays): None runs with the process's own flag; True or False sets it for each
+    step and puts the process's back after. Only cuDNN reads it, so a CPU run is unaffected."""
     micro_batches: int = 1
     """Split each batch into this many micro-batches and accumulate gradients; a batch with fewer samples runs ``min(micro_batches, batch_size)`` (one sample each) and a ``SeqPointWarning`` says so once per workload."""
     optimizer: str = "adamw"
@@ -125,11 +123,10 @@ CUDNN_BF16_RNN = 91300
 
 
 def autocast_rnn(rnn: torch.nn.RNNBase, forward: Callable[..., Any], x: torch.Tensor, hx: Any) -> Any:
-    """``forward(x, hx)`` of ``rnn`` in the autocast dtype. A CPU RNN runs in its input's dtype
-    (fed fp32 under bf16 autocast, oneDNN fails to create its primitive); a CUDA one under bf16
-    autocast would run in fp16 (torch's ``_cudnn_rnn`` autocast rule is fp16 whatever the dtype),
-    so it runs with autocast off, on bf16 copies of its weights, where cuDNN takes bf16, and with
-    a warning that it is fp16 where cuDNN does not."""
+    """``forward(x, hx)`` of ``rnn`` in the autocast dtype. A CPU RNN runs in its input's dtype (fed fp32 under bf16
+    autocast, oneDNN fails to create its primitive); a CUDA one under bf16 autocast would run in fp16 (torch's
+    ``_cudnn_rnn`` autocast rule is fp16 whatever the dtype), so it runs with autocast off, on bf16 copies of its
+    weights, where cuDNN takes bf16, and with a warning that it is fp16 where cuDNN does not."""
     import torch
 
     device = x.device.type

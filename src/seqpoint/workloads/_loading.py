@@ -108,9 +108,8 @@ def parse_overrides(cls: type[WorkloadConfig], overrides: Mapping[str, object]) 
 
 
 def check_user_code(spec: str, *, allowed: bool) -> None:
-    """Refuse an importable ``module:function`` workload unless ``allowed`` (``--allow-user-code``):
-    it runs whatever that name imports to. A ``path/to/file.py:function`` names its file, which
-    is explicit enough."""
+    """Refuse an importable ``module:function`` workload unless ``allowed`` (``--allow-user-code``): it runs whatever
+    that name imports to. A ``path/to/file.py:function`` names its file, which is explicit enough."""
     module, _, function = spec.partition(":")
     if allowed or not function or module in WORKLOADS or module.endswith(".py"):
         return
@@ -202,10 +201,9 @@ def load_workload(spec: str, overrides: Mapping[str, Override] | None = None) ->
 
 
 def _import_user_module(module: str) -> types.ModuleType:
-    """Import ``module`` from ``sys.path``, or load ``path/to/file.py`` as ``python file.py``
-    would (its folder first on ``sys.path``, kept there). The working folder is not searched:
-    a stray ``.py`` file must not run by accident. A missing import inside the file is one
-    ConfigError naming the module."""
+    """Import ``module`` from ``sys.path``, or load ``path/to/file.py`` as ``python file.py`` would (its folder first on
+    ``sys.path``, kept there). The working folder is not searched: a stray ``.py`` file must not run by accident. A
+    missing import inside the file is one ConfigError naming the module."""
     if not module.endswith(".py"):
         return importlib.import_module(module)
     path = Path(module).resolve()

@@ -80,9 +80,8 @@ def check_trainer(trainer: Trainer, *, step: bool = False) -> None:
 
 
 def read_lengths(trainer: Trainer, *, with_target: bool = False) -> Lengths:
-    """The lengths of ``trainer.train_dataset`` (``with_target``: the labels' too), read without
-    tokenizing; InputError for a missing, empty or iterable dataset, or a length-grouping
-    sampler without a length or input column."""
+    """The lengths of ``trainer.train_dataset`` (``with_target``: the labels' too), read without tokenizing; InputError
+    for a missing, empty or iterable dataset, or a length-grouping sampler without a length or input column."""
     import torch
 
     dataset = trainer.train_dataset
@@ -172,9 +171,8 @@ class PaddingRule(NamedTuple):
 
 
 def known_rule(collator: object, *, encoder_decoder: bool) -> PaddingRule | None:
-    """The padding rule of one of transformers' own collators (the exact class; a subclass or a
-    wrapper may do anything), else None. ``DataCollatorForSeq2Seq`` pads a target only for an
-    encoder-decoder model."""
+    """The padding rule of one of transformers' own collators (the exact class; a subclass or a wrapper may do
+    anything), else None. ``DataCollatorForSeq2Seq`` pads a target only for an encoder-decoder model."""
     import transformers as tf
 
     c = _unwrap(collator)

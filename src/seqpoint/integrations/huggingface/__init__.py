@@ -5,5 +5,4 @@ from seqpoint.integrations.huggingface._callback import SeqPointCallback
 from seqpoint.integrations.huggingface._replay import SeededSampler, schedule_from_trainer
 from seqpoint.integrations.huggingface._workload import project_trainer, workload_from_trainer
 
-__all__ = ["SeededSampler", "SeqPointCallback", "project_trainer", "schedule_from_trainer",
-           "workload_from_trainer"]
+__all__ = ["SeededSampler", "SeqPointCallback", "project_trainer", "schedule_from_trainer", "workload_from_trainer"]

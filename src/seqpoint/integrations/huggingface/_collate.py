@@ -22,9 +22,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Collation", "Lengths", "PaddingRule", "check_trainer", "known_rule", "read_lengths", "rule_holds"]
 
-
-_WAY_OUT = ("record the real run instead with trainer.add_callback(SeqPointCallback('trace.csv')) "
-            "and read the trace")
+_WAY_OUT = "record the real run instead with trainer.add_callback(SeqPointCallback('trace.csv')) and read the trace"
 
 
 class Lengths(NamedTuple):
@@ -122,7 +120,6 @@ def read_lengths(trainer: Trainer, *, with_target: bool = False) -> Lengths:
         sampler = np.zeros(len(dataset), dtype=np.int64)  # a random or sequential sampler reads len() only
     target = lengths_of("labels") if with_target and source is not None else None
     return Lengths(source, target, sampler)
-
 
 
 def _unwrap(collator: object) -> object:

@@ -33,9 +33,8 @@ OPTIMIZERS = ("sgd", "adam", "adamw", "lamb")
 class Workload(Protocol):
     """One training step of a model, for any signature.
 
-    A workload is built from a frozen config. ``make_batch`` builds a deterministic
-    batch of the signature's shape; ``step`` runs one full training iteration on it
-    (forward, loss, backward, optimizer step) and returns the loss.
+    A workload is built from a frozen config. ``make_batch`` builds a deterministic batch of the signature's shape;
+    ``step`` runs one full training iteration on it (forward, loss, backward, optimizer step) and returns the loss.
     """
 
     name: str

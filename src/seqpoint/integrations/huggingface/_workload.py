@@ -123,11 +123,10 @@ class TrainerWorkload:
         return bool(on or already)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # A worker rebuilds it from the trainer's model and arguments, pickled once: the
-        # collator's keys travel instead of the datasets, and the worker makes its own model
-        # copy, optimizer, scheduler and accelerator (whose process-wide state holds weakrefs).
-        # Pickled here, while the model is without accelerate's forward (which refuses to);
-        # cloudpickle (the torch extra's) also takes the hooks and closures a prepared model has.
+        # A worker rebuilds it from the trainer's model and arguments, pickled once: the collator's keys travel instead
+        # of the datasets, and the worker makes its own model copy, optimizer, scheduler and accelerator (whose
+        # process-wide state holds weakrefs). Pickled here, while the model is without accelerate's forward (which
+        # refuses to); cloudpickle (the torch extra's) also takes the hooks and closures a prepared model has.
         try:
             import cloudpickle as pickler
         except ImportError:

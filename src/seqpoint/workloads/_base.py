@@ -104,16 +104,12 @@ class WorkloadConfig(Validated):
 def check_signature(signature: object, *, workload: str) -> Dims:
     """Validate a signature and return ``(batch_size, seq_len, tgt_len, sum_sq_len)``."""
     if not isinstance(signature, tuple | list) or len(signature) not in (3, 4):
-        raise InputError(
-            f"A signature for {workload} is (batch_size, seq_len, tgt_len[, sum_sq_len]). "
-            f"Got {signature!r}."
-        )
+        raise InputError(f"A signature for {workload} is (batch_size, seq_len, tgt_len[, sum_sq_len]). "
+                         f"Got {signature!r}.")
     vals = [int(v) for v in signature]
     if vals[0] < 1 or vals[1] < 1 or vals[2] < 0 or (len(vals) == 4 and vals[3] < 0):
-        raise InputError(
-            f"A signature for {workload} needs batch_size >= 1, seq_len >= 1, tgt_len >= 0. "
-            f"Got {tuple(vals)!r}."
-        )
+        raise InputError(f"A signature for {workload} needs batch_size >= 1, seq_len >= 1, tgt_len >= 0. "
+                         f"Got {tuple(vals)!r}.")
     return vals[0], vals[1], vals[2], (vals[3] if len(vals) == 4 else None)
 
 

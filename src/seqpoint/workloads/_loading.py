@@ -113,11 +113,9 @@ def check_user_code(spec: str, *, allowed: bool) -> None:
     module, _, function = spec.partition(":")
     if allowed or not function or module in WORKLOADS or module.endswith(".py"):
         return
-    raise ConfigError(
-        f"Workload {spec!r} is not a registered workload ({', '.join(WORKLOADS.names())}), so it "
-        f"is user code: it would import module {module!r} and run it. Give a registered workload, "
-        f"add --allow-user-code to allow user code, or name the file (path/to/file.py:function)."
-    )
+    raise ConfigError(f"Workload {spec!r} is not a registered workload ({', '.join(WORKLOADS.names())}), so it "
+                      f"is user code: it would import module {module!r} and run it. Give a registered workload, "
+                      f"add --allow-user-code to allow user code, or name the file (path/to/file.py:function).")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -223,11 +221,9 @@ def _import_user_module(module: str) -> types.ModuleType:
         spec.loader.exec_module(mod)
     except ModuleNotFoundError as exc:
         sys.modules.pop(name, None)
-        raise ConfigError(
-            f"Workload file {module} imports module {exc.name!r}, which was not found ({exc}); the "
-            f"file's folder {folder} is on the import path, so it is neither beside the file nor "
-            "installed: install the package, or add the folder that holds it to PYTHONPATH."
-        ) from None
+        raise ConfigError(f"Workload file {module} imports module {exc.name!r}, which was not found ({exc}); the "
+                          f"file's folder {folder} is on the import path, so it is neither beside the file nor "
+                          "installed: install the package, or add the folder that holds it to PYTHONPATH.") from None
     except BaseException:
         sys.modules.pop(name, None)
         raise
@@ -236,30 +232,24 @@ def _import_user_module(module: str) -> types.ModuleType:
 
 def _load_user(module: str, function: str, overrides: dict[str, Any]) -> Workload:
     if not module.strip() or not function.isidentifier():
-        raise ConfigError(
-            f"Workload {module}:{function}: give NAME[:PRESET] of a registered workload "
-            f"({', '.join(WORKLOADS.names())}), module:function or path/to/file.py:function."
-        )
+        raise ConfigError(f"Workload {module}:{function}: give NAME[:PRESET] of a registered workload "
+                          f"({', '.join(WORKLOADS.names())}), module:function or path/to/file.py:function.")
     try:
         mod = _import_user_module(module)
     except ConfigError:
         raise
     except (ImportError, ValueError) as exc:
-        raise ConfigError(
-            f"Workload {module}:{function}: cannot import module {module!r} ({exc}). "
-            f"Give a registered workload ({', '.join(WORKLOADS.names())}) or an importable "
-            "module:function."
-        ) from None
+        raise ConfigError(f"Workload {module}:{function}: cannot import module {module!r} ({exc}). "
+                          f"Give a registered workload ({', '.join(WORKLOADS.names())}) or an importable "
+                          "module:function.") from None
     fn = getattr(mod, function, None)
     if not callable(fn):
         raise ConfigError(f"Workload {module}:{function}: {module!r} has no function {function!r}.")
     try:
         wl = _build_user_class(fn, overrides) if isinstance(fn, type) and issubclass(fn, UserWorkload) else fn(**overrides)
     except TypeError as exc:
-        raise ConfigError(
-            f"Workload {module}:{function} cannot be called as {function}(**settings) ({exc}); "
-            "a workload factory takes the --set settings as keyword arguments."
-        ) from None
+        raise ConfigError(f"Workload {module}:{function} cannot be called as {function}(**settings) ({exc}); "
+                          "a workload factory takes the --set settings as keyword arguments.") from None
     if not isinstance(wl, Workload):
         raise ConfigError(f"Workload {module}:{function} returned {type(wl).__name__}, which lacks "
                           "name/config/make_batch/step.")

@@ -26,7 +26,10 @@ __all__ = ["ConfigError", "InputError", "Reporter", "SeqPointError", "SeqPointWa
            "profile_points", "project", "project_job", "read_lengths", "replay"]
 
 
-def _entry_points() -> dict[str, object]:
+def __getattr__(name: str) -> object:
+    # Loaded on first use: the stages (workflows above all) import far more than numpy.
+    if name not in __all__:
+        raise AttributeError(f"module 'seqpoint' has no attribute {name!r}")
     from seqpoint.batching import replay
     from seqpoint.profiling import profile_points
     from seqpoint.projection import project
@@ -34,16 +37,9 @@ def _entry_points() -> dict[str, object]:
     from seqpoint.traces import read_lengths
     from seqpoint.workflows import project_job
 
-    return {"make_selector": make_selector, "profile_points": profile_points, "project": project,
-            "project_job": project_job, "read_lengths": read_lengths, "replay": replay}
-
-
-def __getattr__(name: str) -> object:
-    # Loaded on first use: the stages (workflows above all) import far more than numpy.
-    if name in __all__:
-        globals().update(_entry_points())
-        return globals()[name]
-    raise AttributeError(f"module 'seqpoint' has no attribute {name!r}")
+    globals().update(make_selector=make_selector, profile_points=profile_points, project=project,
+                     project_job=project_job, read_lengths=read_lengths, replay=replay)
+    return globals()[name]
 
 
 def __dir__() -> list[str]:

@@ -13,8 +13,7 @@ from seqpoint.exceptions import InputError
 if TYPE_CHECKING:  # typing only: pydantic is imported where a file is validated
     from pydantic import BaseModel, ValidationError
 
-__all__ = ["MAX_COUNT", "MAX_LENGTH", "parse_json", "read_json", "read_text", "validate", "write_json",
-           "write_text"]
+__all__ = ["MAX_COUNT", "MAX_LENGTH", "parse_json", "read_json", "read_text", "validate", "write_json", "write_text"]
 
 M = TypeVar("M", bound="BaseModel")
 

@@ -114,10 +114,9 @@ def bounded(kind: type, low: float, high: float, *, word: str | None = None) -> 
 
 
 def check_params(owner: str, constraints: Mapping[str, Collection[Constraint]], values: Mapping[str, object]) -> None:
-    """Check every ``values[name]`` against ``constraints[name]`` (a value passes when any
-    constraint of its list accepts it; names without constraints are not checked) and raise
-    ConfigError on the first miss: "The 'name' parameter of OWNER must be <descriptions>.
-    Got <value>." (``owner`` empty for a free function's parameter)."""
+    """Check every ``values[name]`` against ``constraints[name]`` (a value passes when any constraint of its list
+    accepts it; names without constraints are not checked) and raise ConfigError on the first miss: "The 'name'
+    parameter of OWNER must be <descriptions>. Got <value>." (``owner`` empty for a free function's parameter)."""
     for name, allowed in constraints.items():
         v = values.get(name)
         if name not in values or any(v is None if c is None else c.accepts(v) for c in allowed):

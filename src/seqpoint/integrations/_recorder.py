@@ -94,13 +94,12 @@ class Recorder:
 
 
 class record:  # lower case: it reads as a function, `with record(path) as rec:`
-    """Record a plain training loop into a ``.csv`` or ``.parquet`` run trace at ``path``, written
-    when the block exits (also when the loop raises after a step): ``with record(path) as rec:``
-    gives the :class:`Recorder`; wrap each optimizer step in ``with rec.step(batch):``. One block
-    per object. ``shape_fn`` (``batch -> Shape(...)``) reads batches the default reader
-    (:func:`~seqpoint.integrations.read_batch`, which warns once when it must assume) cannot read
-    exactly; ``encoder_decoder`` reads a dict batch's ``labels`` as the target; ``meta`` is extra
-    provenance for the trace's sidecar."""
+    """Record a plain training loop into a ``.csv`` or ``.parquet`` run trace at ``path``, written when the block exits
+    (also when the loop raises after a step): ``with record(path) as rec:`` gives the :class:`Recorder`; wrap each
+    optimizer step in ``with rec.step(batch):``. One block per object. ``shape_fn`` (``batch -> Shape(...)``) reads
+    batches the default reader (:func:`~seqpoint.integrations.read_batch`, which warns once when it must assume) cannot
+    read exactly; ``encoder_decoder`` reads a dict batch's ``labels`` as the target; ``meta`` is extra provenance for
+    the trace's sidecar."""
 
     def __init__(self, path: str | Path, *, shape_fn: ShapeFn | None = None, encoder_decoder: bool = False,
                  meta: dict[str, object] | None = None) -> None:

@@ -33,11 +33,10 @@ class BatchShape(NamedTuple):
 
 class Shape(NamedTuple):
     """What a ``shape_fn`` returns: a batch's shape and, when known, every row's real length:
-    ``Shape(batch_size=8, seq_len=1200, lengths=batch["feature_lens"].tolist())`` for 8
-    utterances padded to 1,200 frames (``batch_size`` 1 for a packed row, whose ``lengths`` are
-    its documents'); ``tgt_len`` is an encoder-decoder's padded target length. ``tokens`` and
-    ``sum_sq_len`` follow from the lengths (every row ``seq_len`` long when None).
-    """
+    ``Shape(batch_size=8, seq_len=1200, lengths=batch["feature_lens"].tolist())`` for 8 utterances padded to 1,200
+    frames (``batch_size`` 1 for a packed row, whose ``lengths`` are its documents'); ``tgt_len`` is an
+    encoder-decoder's padded target length. ``tokens`` and ``sum_sq_len`` follow from the lengths (every row ``seq_len``
+    long when None)."""
 
     batch_size: int
     seq_len: int
@@ -164,14 +163,12 @@ def _from_mapping(batch: Mapping[str, object], encoder_decoder: bool) -> ShapeRe
 
 
 def read_batch(batch: object, *, encoder_decoder: bool = False) -> ShapeReading:
-    """The shape of a batch, read from its tensors, with what had to be assumed (``assumed``, for
-    a warning; ``lengths`` None then); InputError, saying to pass a ``shape_fn``, without a tensor.
-    ``batch`` is a tensor ``(batch, seq, ...)`` (1-D: one sequence); a dict whose model input is
-    the first of :data:`INPUT_KEYS` present (else its first 2-D tensor), with real lengths from
-    ``attention_mask`` or, for padding-free packing, the documents where ``position_ids``
-    restart; or a list/tuple whose first element is the input. ``encoder_decoder`` reads
-    ``labels`` as the decoder's target (real where not -100); ``decoder_input_ids`` always is.
-    """
+    """The shape of a batch, read from its tensors, with what had to be assumed (``assumed``, for a warning; ``lengths``
+    None then); InputError, saying to pass a ``shape_fn``, without a tensor. ``batch`` is a tensor ``(batch, seq, ...)``
+    (1-D: one sequence); a dict whose model input is the first of :data:`INPUT_KEYS` present (else its first 2-D
+    tensor), with real lengths from ``attention_mask`` or, for padding-free packing, the documents where
+    ``position_ids`` restart; or a list/tuple whose first element is the input. ``encoder_decoder`` reads ``labels`` as
+    the decoder's target (real where not -100); ``decoder_input_ids`` always is."""
     if _is_tensor(batch):
         bs, sl = _rows(batch)
         return _reading(bs, sl, [sl] * bs, known=False, assumed=(

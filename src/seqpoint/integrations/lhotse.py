@@ -102,19 +102,16 @@ def _replay(sampler: CutSampler, first_epoch: int, epochs: int, frames: Callable
 def schedule_from_sampler(sampler: CutSampler, epochs: int = 1, frame_shift: float = 0.01, *,
                           sampling_rate: int | None = None, rounding: str = "round",
                           target_fn: Callable[[Cut], int] | None = None) -> IterationSchedule:
-    """Replay a real lhotse sampler as an :class:`~seqpoint.schedule.IterationSchedule`, one row
-    per mini-batch of this rank; InputError when a cut has no duration, or the sampler yields
-    something other than cuts.
+    """Replay a real lhotse sampler as an :class:`~seqpoint.schedule.IterationSchedule`, one row per mini-batch of this
+    rank; InputError when a cut has no duration, or the sampler yields something other than cuts.
 
-    ``sampler`` is any sampler yielding ``CutSet`` batches, with its own world size, rank, seed,
-    shuffle and drop_last (it is copied first, the user's untouched), replayed for ``epochs``
-    from its current epoch (``set_epoch`` before each). ``frame_shift`` is the feature frame
-    shift in seconds (``sampling_rate``: for cuts that carry none); ``rounding`` how samples
-    become frames: ``round`` as lhotse's ``compute_num_frames``, ``ceil`` or ``floor`` for
-    features that count so (a recorded run one frame off says which). ``target_fn`` (``cut ->
-    int``) gives the tokens of a cut's transcript; without it a pair sampler's targets are its
-    target cuts' frames, and others count 0 (an ``AssumedInputWarning`` says so when the cuts
-    carry transcripts).
+    ``sampler`` is any sampler yielding ``CutSet`` batches, with its own world size, rank, seed, shuffle and drop_last
+    (it is copied first, the user's untouched), replayed for ``epochs`` from its current epoch (``set_epoch`` before
+    each). ``frame_shift`` is the feature frame shift in seconds (``sampling_rate``: for cuts that carry none);
+    ``rounding`` how samples become frames: ``round`` as lhotse's ``compute_num_frames``, ``ceil`` or ``floor`` for
+    features that count so (a recorded run one frame off says which). ``target_fn`` (``cut -> int``) gives the tokens of
+    a cut's transcript; without it a pair sampler's targets are its target cuts' frames, and others count 0 (an
+    ``AssumedInputWarning`` says so when the cuts carry transcripts).
     """
     check_params("schedule_from_sampler",
                  {"epochs": [Interval(int, 1)], "frame_shift": [Interval(float, 0, closed="neither")],

@@ -104,8 +104,7 @@ def write_validation_report(result: ValidationRecord, folder: Path, *, title: st
     """Plots (with ``plots``) and ``report.html`` of a validation; returns the HTML path."""
     images: list[Path] = []
     if plots:
-        images = _common_plots(result, folder,
-                               reference=(result.schedule.seq_len, result.full.per_iteration_s))
+        images = _common_plots(result, folder, reference=(result.schedule.seq_len, result.full.per_iteration_s))
         curves = {m: (c.ks, c.errors) for m, c in result.curves_time.items()}
         images.append(plot_error_vs_k(curves, folder / "error_vs_k_time.png",
                                       noise_floor=result.full.noise_floor,

@@ -55,9 +55,8 @@ def plot_cost_vs_length(seq_len: ArrayLike, cost: ArrayLike, path: str | Path, *
                         fit: tuple[ArrayLike, ArrayLike] | None = None, fit_groups: ArrayLike | None = None,
                         reference: tuple[ArrayLike, ArrayLike] | None = None, unit: str = "tokens",
                         ylabel: str = "time per iteration (s)") -> Path:
-    """Measured cost of each SeqPoint against its length; ``fit`` is ``(x, y)`` of the cost model,
-    one line per value of ``fit_groups`` (batch size), and ``reference`` an ``(x, y)`` scatter
-    of ground-truth iterations (a full run)."""
+    """Measured cost of each SeqPoint against its length; ``fit`` is ``(x, y)`` of the cost model, one line per value of
+    ``fit_groups`` (batch size), and ``reference`` an ``(x, y)`` scatter of ground-truth iterations (a full run)."""
     fig, ax = _pyplot().subplots(figsize=(7, 4))
     if reference is not None:
         ax.scatter(*reference, s=6, alpha=0.35, color="#969696", label="every iteration (full run)")

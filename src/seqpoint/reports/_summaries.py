@@ -1,6 +1,5 @@
-"""Terminal summaries of a projected run, a validation and a speedup, and the tables of a run
-projected beyond its profile: a rank schedule's projection, the DDP validation, and the run
-projected onto another GPU."""
+"""Terminal summaries of a projected run, a validation and a speedup, and the tables of a run projected beyond its
+profile: a rank schedule's projection, the DDP validation, and the run projected onto another GPU."""
 
 from __future__ import annotations
 
@@ -71,8 +70,7 @@ def print_run(console: Console, result: RunRecord) -> None:
         graphs = round(compiled["graphs"])
         table.add_row(f"  of which torch.compile ({graphs} graph{'' if graphs == 1 else 's'})",
                       f"{fmt(compiled['total_s'])}  (once: the recompiles after the start-up shape)")
-    table.add_row("95% interval", f"{fmt(lo)} … {fmt(hi)}  "
-                  f"(± {proj.relative_halfwidth(metric):.2%})")
+    table.add_row("95% interval", f"{fmt(lo)} … {fmt(hi)}  (± {proj.relative_halfwidth(metric):.2%})")
     total = abs(proj.totals[metric])
     if total and metric in proj.noise:
         n = len(result.seqpoints)
@@ -106,8 +104,7 @@ def print_run(console: Console, result: RunRecord) -> None:
                               fmt_count(exact["totals"][k])
                               + ("" if err is None else f"  (SeqPoints {fmt_pct(err)})"))
     for op in result.uncounted or []:
-        table.add_row("[yellow]not in FLOPs[/]",
-                      f"{op['name']} ({op['share']:.1%} of step time, no FLOP formula)")
+        table.add_row("[yellow]not in FLOPs[/]", f"{op['name']} ({op['share']:.1%} of step time, no FLOP formula)")
     if not proj.complete:
         table.add_row("[red]incomplete[/]", f"points at iterations {list(proj.failed)} failed")
     if dp is not None:
@@ -193,8 +190,7 @@ def print_validation(console: Console, result: ValidationRecord, *, seqpoints: b
         + (" (below 1: profiling the SeqPoints took more steps than this part of the run has; "
            "sampling pays off on runs much longer than k × the steps per point)." if result.reduction < 1 else "."))
     if result.exact:
-        console.print(render(exact_table(result), left=0,
-                             title="Deterministic metrics against their exact totals"))
+        console.print(render(exact_table(result), left=0, title="Deterministic metrics against their exact totals"))
 
 
 def _holds(truth: TruthComparison, fmt: Fmt = fmt_duration) -> str:

@@ -80,8 +80,7 @@ def _top_categories(p: Projection | None) -> str:
 
 def sweep_table(result: SweepView) -> list[list[str]]:
     """Rows of the speedup matrix (header first)."""
-    rows = [["configuration", "overrides", "projected time", "speedup", "FLOPs",
-             "top categories", "status"]]
+    rows = [["configuration", "overrides", "projected time", "speedup", "FLOPs", "top categories", "status"]]
     for c in result.configs:
         t, _, hi = _time(c, result.time_metric)
         time_text = fmt_metric(result.time_metric)(t) if result.time_metric else fmt_duration(t)
@@ -122,8 +121,7 @@ def print_sweep(console: Console, result: SweepView) -> None:
 def _write_csv(result: SweepView, path: Path) -> None:
     """``sweep.csv``: one row per configuration, every breakdown category as a column."""
     metric = result.time_metric
-    cats = sorted({k for c in result.configs if c.projection is not None
-                   for k in breakdown_of(c.projection.totals)})
+    cats = sorted({k for c in result.configs if c.projection is not None for k in breakdown_of(c.projection.totals)})
     header = ["name", "overrides", "time_metric", "projected_s", "interval_low_s",
               "interval_high_s", "flops", "speedup", "speedup_low", "speedup_high", "complete",
               *(f"breakdown_s.{cat}" for cat in cats)]
@@ -173,10 +171,9 @@ def _plot(result: SweepView, path: Path) -> Path:
 
 def write_sweep_report(result: SweepView, folder: Path, *, title: str, subtitle: str, config_text: str,
                        plots: bool = True, html: bool = True) -> Path:
-    """``sweep.csv`` of a sweep in ``folder`` (one row per configuration, every breakdown category as a
-    column), with ``plots`` ``sweep.png`` (each configuration's projected time and interval, its speedup
-    on top) and with ``html`` ``report.html`` (headline, matrix, plot, base config); returns the CSV's
-    path."""
+    """``sweep.csv`` of a sweep in ``folder`` (one row per configuration, every breakdown category as a column), with
+    ``plots`` ``sweep.png`` (each configuration's projected time and interval, its speedup on top) and with ``html``
+    ``report.html`` (headline, matrix, plot, base config); returns the CSV's path."""
     csv_path = folder / "sweep.csv"
     _write_csv(result, csv_path)
     images = [_plot(result, folder / "sweep.png")] if plots else []

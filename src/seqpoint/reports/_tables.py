@@ -123,8 +123,7 @@ def cold_steps_text(projection: Projection) -> str:
     cold = projection.cold_steps
     text = f"the cold first step of {cold.get('first', 0):,} shapes"
     if cold.get("evicted"):
-        text += (f" and {cold['evicted']:,} steps whose shape oneDNN's primitive cache "
-                 "had evicted")
+        text += f" and {cold['evicted']:,} steps whose shape oneDNN's primitive cache had evicted"
     return text + ", at the SeqPoints' measured cold/steady ratio"
 
 

@@ -56,8 +56,7 @@ def print_histogram(console: Console, schedule: IterationSchedule, points: SeqPo
     counts, edges = np.histogram(schedule.seq_len, bins=bins)
     marks = np.zeros(bins, dtype=int)
     if points is not None:
-        idx = np.clip(np.searchsorted(edges, [p.seq_len for p in points.points], side="right") - 1,
-                      0, bins - 1)
+        idx = np.clip(np.searchsorted(edges, [p.seq_len for p in points.points], side="right") - 1, 0, bins - 1)
         np.add.at(marks, idx, 1)
     top = max(int(counts.max()), 1)
     table = Table(title=f"Sequence length ({unit}) of {len(schedule):,} iterations", box=None,

@@ -1,6 +1,5 @@
-"""The typed records a report reads: a projected run, a validation (by full runs or recorded
-runs), and their parts. The workflows' results subclass them, so reports never import the
-workflows."""
+"""The typed records a report reads: a projected run, a validation (by full runs or recorded runs), and their parts. The
+workflows' results subclass them, so reports never import the workflows."""
 
 from __future__ import annotations
 

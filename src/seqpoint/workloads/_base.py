@@ -33,9 +33,8 @@ OPTIMIZERS = ("sgd", "adam", "adamw", "lamb")
 class Workload(Protocol):
     """One training step of a model, for any signature.
 
-    A workload is built from a frozen config. ``make_batch`` builds a deterministic
-    batch of the signature's shape; ``step`` runs one full training iteration on it
-    (forward, loss, backward, optimizer step) and returns the loss.
+    A workload is built from a frozen config. ``make_batch`` builds a deterministic batch of the signature's shape;
+    ``step`` runs one full training iteration on it (forward, loss, backward, optimizer step) and returns the loss.
     """
 
     name: str
@@ -62,14 +61,12 @@ class WorkloadConfig(Validated):
     compile_backend: str = "inductor"
     """``torch.compile`` backend (``inductor``, ``aot_eager``, ``eager``)."""
     compile_dynamic: bool | None = None
-    """``torch.compile(dynamic=...)``: None (torch's default) compiles the first shape static and
-    recompiles as dynamic once a size changes; True dynamic from the first step; False static,
-    one compilation per shape."""
+    """``torch.compile(dynamic=...)``: None (torch's default) compiles the first shape static and recompiles as dynamic
+    once a size changes; True dynamic from the first step; False static, one compilation per shape."""
     cudnn_benchmark: bool | None = None
-    """``torch.backends.cudnn.benchmark`` during the workload's steps (cuDNN autotunes its kernels
-    on each new input shape, a cost the shape's first step pays): None runs with the process's
-    own flag; True or False sets it for each step and puts the process's back after. Only cuDNN
-    reads it, so a CPU run is unaffected."""
+    """``torch.backends.cudnn.benchmark`` during the workload's steps (cuDNN autotunes its kernels on each new input
+    shape, a cost the shape's first step pays): None runs with the process's own flag; True or False sets it for each
+    step and puts the process's back after. Only cuDNN reads it, so a CPU run is unaffected."""
     micro_batches: int = 1
     """Split each batch into this many micro-batches and accumulate gradients; a batch with fewer samples runs ``min(micro_batches, batch_size)`` (one sample each) and a ``SeqPointWarning`` says so once per workload."""
     optimizer: str = "adamw"
@@ -107,25 +104,13 @@ class WorkloadConfig(Validated):
 def check_signature(signature: object, *, workload: str) -> Dims:
     """Validate a signature and return ``(batch_size, seq_len, tgt_len, sum_sq_len)``."""
     if not isinstance(signature, tuple | list) or len(signature) not in (3, 4):
-        raise InputError(
-            f"A signature for {workload} is (batch_size, seq_len, tgt_len[, sum_sq_len]). "
-            f"Got {signature!r}."
-        )
+        raise InputError(f"A signature for {workload} is (batch_size, seq_len, tgt_len[, sum_sq_len]). "
+                         f"Got {signature!r}.")
     vals = [int(v) for v in signature]
     if vals[0] < 1 or vals[1] < 1 or vals[2] < 0 or (len(vals) == 4 and vals[3] < 0):
-        raise InputError(
-            f"A signature for {workload} needs batch_size >= 1, seq_len >= 1, tgt_len >= 0. "
-            f"Got {tuple(vals)!r}."
-        )
+        raise InputError(f"A signature for {workload} needs batch_size >= 1, seq_len >= 1, tgt_len >= 0. "
+                         f"Got {tuple(vals)!r}.")
     return vals[0], vals[1], vals[2], (vals[3] if len(vals) == 4 else None)
-
-
-def signature_seed(seed: int, signature: Signature) -> int:
-    """A 63-bit seed derived from the workload seed and the signature (stable across runs)."""
-    import numpy as np
-
-    ss = np.random.SeedSequence([seed, *(int(v) for v in signature)])
-    return int(ss.generate_state(1, dtype=np.uint64)[0] >> 1)
 
 
 #: The first cuDNN whose RNNs take bf16 (9.13): before it, a CUDA RNN runs bf16 only as fp16.
@@ -133,11 +118,10 @@ CUDNN_BF16_RNN = 91300
 
 
 def autocast_rnn(rnn: torch.nn.RNNBase, forward: Callable[..., Any], x: torch.Tensor, hx: Any) -> Any:
-    """``forward(x, hx)`` of ``rnn`` in the autocast dtype. A CPU RNN runs in its input's dtype
-    (fed fp32 under bf16 autocast, oneDNN fails to create its primitive); a CUDA one under bf16
-    autocast would run in fp16 (torch's ``_cudnn_rnn`` autocast rule is fp16 whatever the dtype),
-    so it runs with autocast off, on bf16 copies of its weights, where cuDNN takes bf16, and with
-    a warning that it is fp16 where cuDNN does not."""
+    """``forward(x, hx)`` of ``rnn`` in the autocast dtype. A CPU RNN runs in its input's dtype (fed fp32 under bf16
+    autocast, oneDNN fails to create its primitive); a CUDA one under bf16 autocast would run in fp16 (torch's
+    ``_cudnn_rnn`` autocast rule is fp16 whatever the dtype), so it runs with autocast off, on bf16 copies of its
+    weights, where cuDNN takes bf16, and with a warning that it is fp16 where cuDNN does not."""
     import torch
 
     device = x.device.type
@@ -258,14 +242,17 @@ class TorchWorkload:
 
     def _on_device(self, batch_size: int, key: tuple[int, ...],
                    build: Callable[[torch.Generator], dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
-        """``build(gen)``, ``gen`` seeded by the workload's seed and ``key``, moved to the device."""
+        """``build(gen)``, ``gen`` seeded by the workload's seed and ``key`` (63 bits, stable across runs), moved to
+        the device."""
+        import numpy as np
         import torch
 
         # torch's thread count is process-wide; another workload may have changed it
         self.apply_threads()
         self._micro_batch_count(batch_size)  # warn here, outside any timed step, when it is clipped
+        state = np.random.SeedSequence([self.config.seed, *(int(v) for v in key)]).generate_state(1, dtype=np.uint64)
         gen = torch.Generator(device="cpu")
-        gen.manual_seed(signature_seed(self.config.seed, key))
+        gen.manual_seed(int(state[0] >> 1))
         return {k: v.to(self.device) for k, v in build(gen).items()}
 
     def loss(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:

@@ -1,8 +1,7 @@
-"""BERT pre-training (Devlin et al., 2019): a post-layer-norm GELU encoder with explicit
-attention (the operations the "Demystifying BERT" study breaks out), an MLM head tied to the
-word embeddings at the masked positions only (as NVIDIA's reference), LAMB by default.
-``seq_len`` is tokens per row (``tgt_len`` ignored); with ``sum_sq_len`` (packed rows) each row
-is split into documents, and attention gets their block-diagonal mask (values, not cost)."""
+"""BERT pre-training (Devlin et al., 2019): a post-layer-norm GELU encoder with explicit attention (the operations the
+"Demystifying BERT" study breaks out), an MLM head tied to the word embeddings at the masked positions only (as NVIDIA's
+reference), LAMB by default. ``seq_len`` is tokens per row (``tgt_len`` ignored); with ``sum_sq_len`` (packed rows) each
+row is split into documents, and attention gets their block-diagonal mask (values, not cost)."""
 
 from __future__ import annotations
 
@@ -55,10 +54,6 @@ class BertConfig(WorkloadConfig):
         if self.hidden % self.heads:
             raise ConfigError(f"The 'heads' parameter of BertConfig must divide hidden={self.hidden}. "
                               f"Got {self.heads}.")
-
-    def masked_per_row(self, seq_len: int) -> int:
-        """Masked (predicted) positions per row of ``seq_len`` tokens."""
-        return max(1, min(seq_len, round(self.mlm_fraction * seq_len)))
 
 
 # ``paper`` is BERT-large (the Demystifying-BERT study's model); ``base`` is BERT-base.
@@ -173,7 +168,7 @@ class Bert(TorchWorkload):
         if seq_len > cfg.max_position:
             raise InputError(f"{self.name}: seq_len {seq_len} exceeds max_position={cfg.max_position}; "
                              f"use --set workload.set.max_position={seq_len} or shorter sequences.")
-        p = cfg.masked_per_row(seq_len)
+        p = max(1, min(seq_len, round(cfg.mlm_fraction * seq_len)))  # masked (predicted) positions per row
         ids = torch.randint(5, cfg.vocab, (batch_size, seq_len), generator=gen)
         masked = torch.sort(torch.rand(batch_size, seq_len, generator=gen).argsort(-1)[:, :p], -1).values
         labels = torch.gather(ids, 1, masked)

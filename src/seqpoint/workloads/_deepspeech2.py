@@ -66,11 +66,10 @@ class DeepSpeech2Config(WorkloadConfig):
         return t
 
 
-# ``paper``: 2 convolutions (32 channels, strides 2x2 and 2x1 as in the DS2 paper) and 5
-# bidirectional GRU layers of 800 units (the deepspeech.pytorch/MLPerf setting). ``tiny`` uses
-# LSTM (oneDNN's CPU kernel is ~4x faster than the per-step GRU loop), a time stride of 8 and one
-# target unit per 28 frames (the CPU CTC kernel is quadratic in length): ~20 ms a CPU step on
-# 16 x 12 s of audio, ~150 ms on the longest LibriSpeech batch (32 x 24.5 s).
+# ``paper``: 2 convolutions (32 channels, strides 2x2 and 2x1 as in the DS2 paper) and 5 bidirectional GRU layers of 800
+# units (the deepspeech.pytorch/MLPerf setting). ``tiny`` uses LSTM (oneDNN's CPU kernel is ~4x faster than the per-step
+# GRU loop), a time stride of 8 and one target unit per 28 frames (the CPU CTC kernel is quadratic in length): ~20 ms a
+# CPU step on 16 x 12 s of audio, ~150 ms on the longest LibriSpeech batch (32 x 24.5 s).
 DeepSpeech2Config.PRESETS = {
     "tiny": DeepSpeech2Config(n_features=16, conv_channels=4, conv_kernel=(3, 3), time_strides=(2, 4),
                               rnn_type="lstm", rnn_layers=1, rnn_hidden=16, frames_per_char=28,

@@ -1,8 +1,7 @@
-"""What the harness needs to know of a workload, read in one place (:func:`describe`): the
-device its steps run on, every device its parameters span, its precision, threads and
-compilation. A reference workload says these in its config; a user's object may say them in
-a ``device`` attribute, a config dataclass or a config dict (a Trainer's ``bf16``/``fp16``),
-or only through where its model's parameters live."""
+"""What the harness needs to know of a workload, read in one place (:func:`describe`): the device its steps run on,
+every device its parameters span, its precision, threads and compilation. A reference workload says these in its config;
+a user's object may say them in a ``device`` attribute, a config dataclass or a config dict (a Trainer's
+``bf16``/``fp16``), or only through where its model's parameters live."""
 
 from __future__ import annotations
 
@@ -68,16 +67,12 @@ def _dtype(config: object) -> str:
     return next((flag for flag in ("bf16", "fp16", "tf32") if _config_value(config, flag)), "fp32")
 
 
-def _parameter_devices(model: object) -> tuple[str, ...]:
-    parameters = getattr(model, "parameters", None)
-    return tuple(dict.fromkeys(str(p.device) for p in parameters())) if callable(parameters) else ()
-
-
 def describe(workload: object) -> WorkloadFacts:
     """The facts of ``workload`` (see :class:`WorkloadFacts`). Its device: its ``device``
     attribute, else its config's, else where its model's parameters live, else the CPU."""
     config = getattr(workload, "config", None)
-    spans = _parameter_devices(workload.model) if isinstance(workload, Trains) else ()
+    parameters = getattr(workload.model, "parameters", None) if isinstance(workload, Trains) else None
+    spans = tuple(dict.fromkeys(str(p.device) for p in parameters())) if callable(parameters) else ()
     given = getattr(workload, "device", None) or _config_value(config, "device")
     device = str(given) if given is not None else (spans[0] if spans else "cpu")
     warmup = getattr(workload, "warmup_signature", None)

@@ -1,8 +1,7 @@
-"""GNMT (Wu et al., 2016): the SeqPoint paper's translation model, as the MLPerf reference: an
-LSTM encoder (first layer bidirectional, deeper ones residual) and decoder whose first layer
-attends over the encoder outputs (normalised Bahdanau attention) and feeds ``[hidden,
-context]`` to the others; label-smoothed cross-entropy. ``seq_len`` is the source length,
-``tgt_len`` the target's (the source's when 0); tensors are time-major, ``(length, batch)``."""
+"""GNMT (Wu et al., 2016): the SeqPoint paper's translation model, as the MLPerf reference: an LSTM encoder (first layer
+bidirectional, deeper ones residual) and decoder whose first layer attends over the encoder outputs (normalised Bahdanau
+attention) and feeds ``[hidden, context]`` to the others; label-smoothed cross-entropy. ``seq_len`` is the source
+length, ``tgt_len`` the target's (the source's when 0); tensors are time-major, ``(length, batch)``."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""The workload registry, :func:`load_workload` (``name``, ``name:preset``, ``module:function``)
-and the recipe that builds the same workload in another process, kept in a registry seqpoint
-owns (never on the user's object)."""
+"""The workload registry, :func:`load_workload` (``name``, ``name:preset``, ``module:function``) and the recipe that
+builds the same workload in another process, kept in a registry seqpoint owns (never on the user's object)."""
 
 from __future__ import annotations
 
@@ -17,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from seqpoint._config import parse_value
-from seqpoint._params import Constraint, Interval, Predicate, check_params
+from seqpoint._params import Constraint, bounded, check_params
 from seqpoint._registry import Registry
 from seqpoint.exceptions import ConfigError
 from seqpoint.workloads._base import TorchWorkload, Workload, WorkloadConfig
@@ -32,10 +31,8 @@ __all__ = ["WORKLOADS", "WorkloadRecipe", "check_user_code", "load_workload", "w
 MAX_THREADS = 1024
 
 #: Upper bounds of shared workload settings, checked with the value's type.
-_OVERRIDE_LIMITS: dict[str, list[Constraint]] = {
-    "threads": [Predicate(Interval(int, 0, MAX_THREADS).accepts, f"an int >= 0 and <= {MAX_THREADS:,}")],
-    "micro_batches": [Predicate(Interval(int, 1, 4096).accepts, "an int >= 1 and <= 4,096")],
-}
+_OVERRIDE_LIMITS: dict[str, list[Constraint]] = {"threads": [bounded(int, 0, MAX_THREADS)],
+                                                 "micro_batches": [bounded(int, 1, 4096)]}
 
 Override = str | int | float | bool | tuple[int, ...]
 
@@ -111,17 +108,14 @@ def parse_overrides(cls: type[WorkloadConfig], overrides: Mapping[str, object]) 
 
 
 def check_user_code(spec: str, *, allowed: bool) -> None:
-    """Refuse an importable ``module:function`` workload unless ``allowed`` (``--allow-user-code``):
-    it runs whatever that name imports to. A ``path/to/file.py:function`` names its file, which
-    is explicit enough."""
+    """Refuse an importable ``module:function`` workload unless ``allowed`` (``--allow-user-code``): it runs whatever
+    that name imports to. A ``path/to/file.py:function`` names its file, which is explicit enough."""
     module, _, function = spec.partition(":")
     if allowed or not function or module in WORKLOADS or module.endswith(".py"):
         return
-    raise ConfigError(
-        f"Workload {spec!r} is not a registered workload ({', '.join(WORKLOADS.names())}), so it "
-        f"is user code: it would import module {module!r} and run it. Give a registered workload, "
-        f"add --allow-user-code to allow user code, or name the file (path/to/file.py:function)."
-    )
+    raise ConfigError(f"Workload {spec!r} is not a registered workload ({', '.join(WORKLOADS.names())}), so it "
+                      f"is user code: it would import module {module!r} and run it. Give a registered workload, "
+                      f"add --allow-user-code to allow user code, or name the file (path/to/file.py:function).")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -205,10 +199,9 @@ def load_workload(spec: str, overrides: Mapping[str, Override] | None = None) ->
 
 
 def _import_user_module(module: str) -> types.ModuleType:
-    """Import ``module`` from ``sys.path``, or load ``path/to/file.py`` as ``python file.py``
-    would (its folder first on ``sys.path``, kept there). The working folder is not searched:
-    a stray ``.py`` file must not run by accident. A missing import inside the file is one
-    ConfigError naming the module."""
+    """Import ``module`` from ``sys.path``, or load ``path/to/file.py`` as ``python file.py`` would (its folder first on
+    ``sys.path``, kept there). The working folder is not searched: a stray ``.py`` file must not run by accident. A
+    missing import inside the file is one ConfigError naming the module."""
     if not module.endswith(".py"):
         return importlib.import_module(module)
     path = Path(module).resolve()
@@ -228,11 +221,9 @@ def _import_user_module(module: str) -> types.ModuleType:
         spec.loader.exec_module(mod)
     except ModuleNotFoundError as exc:
         sys.modules.pop(name, None)
-        raise ConfigError(
-            f"Workload file {module} imports module {exc.name!r}, which was not found ({exc}); the "
-            f"file's folder {folder} is on the import path, so it is neither beside the file nor "
-            "installed: install the package, or add the folder that holds it to PYTHONPATH."
-        ) from None
+        raise ConfigError(f"Workload file {module} imports module {exc.name!r}, which was not found ({exc}); the "
+                          f"file's folder {folder} is on the import path, so it is neither beside the file nor "
+                          "installed: install the package, or add the folder that holds it to PYTHONPATH.") from None
     except BaseException:
         sys.modules.pop(name, None)
         raise
@@ -241,30 +232,24 @@ def _import_user_module(module: str) -> types.ModuleType:
 
 def _load_user(module: str, function: str, overrides: dict[str, Any]) -> Workload:
     if not module.strip() or not function.isidentifier():
-        raise ConfigError(
-            f"Workload {module}:{function}: give NAME[:PRESET] of a registered workload "
-            f"({', '.join(WORKLOADS.names())}), module:function or path/to/file.py:function."
-        )
+        raise ConfigError(f"Workload {module}:{function}: give NAME[:PRESET] of a registered workload "
+                          f"({', '.join(WORKLOADS.names())}), module:function or path/to/file.py:function.")
     try:
         mod = _import_user_module(module)
     except ConfigError:
         raise
     except (ImportError, ValueError) as exc:
-        raise ConfigError(
-            f"Workload {module}:{function}: cannot import module {module!r} ({exc}). "
-            f"Give a registered workload ({', '.join(WORKLOADS.names())}) or an importable "
-            "module:function."
-        ) from None
+        raise ConfigError(f"Workload {module}:{function}: cannot import module {module!r} ({exc}). "
+                          f"Give a registered workload ({', '.join(WORKLOADS.names())}) or an importable "
+                          "module:function.") from None
     fn = getattr(mod, function, None)
     if not callable(fn):
         raise ConfigError(f"Workload {module}:{function}: {module!r} has no function {function!r}.")
     try:
         wl = _build_user_class(fn, overrides) if isinstance(fn, type) and issubclass(fn, UserWorkload) else fn(**overrides)
     except TypeError as exc:
-        raise ConfigError(
-            f"Workload {module}:{function} cannot be called as {function}(**settings) ({exc}); "
-            "a workload factory takes the --set settings as keyword arguments."
-        ) from None
+        raise ConfigError(f"Workload {module}:{function} cannot be called as {function}(**settings) ({exc}); "
+                          "a workload factory takes the --set settings as keyword arguments.") from None
     if not isinstance(wl, Workload):
         raise ConfigError(f"Workload {module}:{function} returned {type(wl).__name__}, which lacks "
                           "name/config/make_batch/step.")

@@ -1,8 +1,7 @@
-"""Optimizers of the reference workloads: SGD (momentum), Adam, AdamW and LAMB (You et al.,
-ICLR 2020, Algorithm 2, as the NVIDIA BERT reference). Written with ``torch._foreach_*``
-kernels, state allocated up front and the step count a Python int, so every step (the first
-included) runs the same operations, on the meta device too, where FLOPs and bytes are counted
-(torch's own Adam reads its step counter back with ``.item()``)."""
+"""Optimizers of the reference workloads: SGD (momentum), Adam, AdamW and LAMB (You et al., ICLR 2020, Algorithm 2, as
+the NVIDIA BERT reference). Written with ``torch._foreach_*`` kernels, state allocated up front and the step count a
+Python int, so every step (the first included) runs the same operations, on the meta device too, where FLOPs and bytes
+are counted (torch's own Adam reads its step counter back with ``.item()``)."""
 
 from __future__ import annotations
 

@@ -21,12 +21,11 @@ Ints = Sequence[int] | NDArray[np.integer]
 
 @dataclass(frozen=True, eq=False)
 class BatchShape:
-    """One iteration's batch: its signature (``batch_size``, ``seq_len``, ``tgt_len`` (0: none),
-    and for packed rows ``sum_sq_len``, else None) and the real ``lengths`` and ``tgt_lengths``
-    of every sequence, int64 arrays of shape (n_sequences,): ``batch_size`` of them for a padded
-    batch, the documents of packed rows, which ``row_of`` (None: laid end to end) places in a
-    row ``0..batch_size-1``. ``exact`` is False when every sequence is taken as full length, the
-    shape the built-in workloads assume."""
+    """One iteration's batch: its signature (``batch_size``, ``seq_len``, ``tgt_len`` (0: none), and for packed rows
+    ``sum_sq_len``, else None) and the real ``lengths`` and ``tgt_lengths`` of every sequence, int64 arrays of shape
+    (n_sequences,): ``batch_size`` of them for a padded batch, the documents of packed rows, which ``row_of`` (None:
+    laid end to end) places in a row ``0..batch_size-1``. ``exact`` is False when every sequence is taken as full
+    length, the shape the built-in workloads assume."""
 
     batch_size: int
     seq_len: int

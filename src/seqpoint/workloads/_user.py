@@ -68,16 +68,15 @@ def check_workload(workload: object) -> tuple[str, ...]:
 
 
 class UserWorkload(TorchWorkload):
-    """A user's training step, built for each iteration from its real lengths: subclass it, set
-    ``Config`` to a frozen keyword-only dataclass extending :class:`~seqpoint.workloads.WorkloadConfig`
-    (its fields are the ``--set`` values), and write ``build_model(self)`` (the ``torch.nn.Module``,
-    built under the config's seed), ``build_batch(self, shape, gen)`` (the CPU tensors of one
-    batch from a :class:`BatchShape` of real lengths and a seeded ``torch.Generator``) and
-    optionally ``compute_loss(self, model, batch)``. dtype, threads, device, ``torch.compile``,
-    micro-batches and the optimizer are :class:`~seqpoint.workloads.TorchWorkload`'s; every
-    tensor is split along dim 0 for micro-batches (override ``_split`` otherwise). Load it with
-    ``--workload path/to/file.py:ClassName`` or build ``ClassName(config)`` (default
-    ``Config()``; ``preset``: a name shown after the class name)."""
+    """A user's training step, built for each iteration from its real lengths: subclass it, set ``Config`` to a frozen
+    keyword-only dataclass extending :class:`~seqpoint.workloads.WorkloadConfig` (its fields are the ``--set`` values),
+    and write ``build_model(self)`` (the ``torch.nn.Module``, built under the config's seed),
+    ``build_batch(self, shape, gen)`` (the CPU tensors of one batch from a :class:`BatchShape` of real lengths and a
+    seeded ``torch.Generator``) and optionally ``compute_loss(self, model, batch)``. dtype, threads, device,
+    ``torch.compile``, micro-batches and the optimizer are :class:`~seqpoint.workloads.TorchWorkload`'s; every tensor is
+    split along dim 0 for micro-batches (override ``_split`` otherwise). Load it with
+    ``--workload path/to/file.py:ClassName`` or build ``ClassName(config)`` (default ``Config()``; ``preset``: a name
+    shown after the class name)."""
 
     takes_batch_shape: ClassVar[bool] = True
 

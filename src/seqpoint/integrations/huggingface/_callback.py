@@ -59,11 +59,10 @@ def _seconds(start: Mark, end: Mark) -> float:
 
 
 class SeqPointCallback(TrainerCallback):  # type: ignore[misc]
-    """Write every micro-batch's shape and time of ``trainer.train()`` to a ``.csv`` or
-    ``.parquet`` run trace at ``path`` at ``on_train_end`` (then in :attr:`trace`, and where in
-    :attr:`written_to`). In a data-parallel run each process writes its own, with a ``rank``
-    column: ``{rank}`` in the name is replaced, else ``.rank<R>`` goes before the suffix.
-    ``shape_fn`` (``model_inputs -> Shape(...)``) reads inputs the default reader
+    """Write every micro-batch's shape and time of ``trainer.train()`` to a ``.csv`` or ``.parquet`` run trace at
+    ``path`` at ``on_train_end`` (then in :attr:`trace`, and where in :attr:`written_to`). In a data-parallel run each
+    process writes its own, with a ``rank`` column: ``{rank}`` in the name is replaced, else ``.rank<R>`` goes before
+    the suffix. ``shape_fn`` (``model_inputs -> Shape(...)``) reads inputs the default reader
     (:func:`~seqpoint.integrations.read_batch`) cannot read exactly."""
 
     def __init__(self, path: str | Path, *, shape_fn: ShapeFn | None = None) -> None:

@@ -22,9 +22,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Collation", "Lengths", "PaddingRule", "check_trainer", "known_rule", "read_lengths", "rule_holds"]
 
-
-_WAY_OUT = ("record the real run instead with trainer.add_callback(SeqPointCallback('trace.csv')) "
-            "and read the trace")
+_WAY_OUT = "record the real run instead with trainer.add_callback(SeqPointCallback('trace.csv')) and read the trace"
 
 
 class Lengths(NamedTuple):
@@ -80,9 +78,8 @@ def check_trainer(trainer: Trainer, *, step: bool = False) -> None:
 
 
 def read_lengths(trainer: Trainer, *, with_target: bool = False) -> Lengths:
-    """The lengths of ``trainer.train_dataset`` (``with_target``: the labels' too), read without
-    tokenizing; InputError for a missing, empty or iterable dataset, or a length-grouping
-    sampler without a length or input column."""
+    """The lengths of ``trainer.train_dataset`` (``with_target``: the labels' too), read without tokenizing; InputError
+    for a missing, empty or iterable dataset, or a length-grouping sampler without a length or input column."""
     import torch
 
     dataset = trainer.train_dataset
@@ -123,7 +120,6 @@ def read_lengths(trainer: Trainer, *, with_target: bool = False) -> Lengths:
         sampler = np.zeros(len(dataset), dtype=np.int64)  # a random or sequential sampler reads len() only
     target = lengths_of("labels") if with_target and source is not None else None
     return Lengths(source, target, sampler)
-
 
 
 def _unwrap(collator: object) -> object:
@@ -172,9 +168,8 @@ class PaddingRule(NamedTuple):
 
 
 def known_rule(collator: object, *, encoder_decoder: bool) -> PaddingRule | None:
-    """The padding rule of one of transformers' own collators (the exact class; a subclass or a
-    wrapper may do anything), else None. ``DataCollatorForSeq2Seq`` pads a target only for an
-    encoder-decoder model."""
+    """The padding rule of one of transformers' own collators (the exact class; a subclass or a wrapper may do
+    anything), else None. ``DataCollatorForSeq2Seq`` pads a target only for an encoder-decoder model."""
     import transformers as tf
 
     c = _unwrap(collator)

@@ -207,15 +207,14 @@ def _by_rule(rule: PaddingRule, batches: list[MicroBatch], lengths: Lengths) -> 
 
 def schedule_from_trainer(trainer: Trainer, *, world_size: int | None = None,
                           rank: int | None = None) -> IterationSchedule:
-    """The micro-batches ``trainer.train()`` will feed the model, without running it: one row per
-    micro-batch, in ``train()`` order, with its real per-sample lengths in ``rows``.
-    ``meta["optimizer_step"]`` and ``meta["micro_batch"]`` place each row, ``meta["collator"]``
-    names the collator and ``meta["shapes"]`` says how its shapes were read (``collator`` or
-    ``padding rule``: transformers' own collators' rule, checked on 16 micro-batches). The
-    trainer has a map-style ``train_dataset`` (with a ``length`` or model-input column when
-    ``group_by_length`` sorts by it); ``world_size`` and ``rank`` default to its own. The global
-    RNGs are left as found. InputError for an ``IterableDataset``, a length-grouping sampler
-    without lengths (record the run with :class:`SeqPointCallback` instead), or a failing collator."""
+    """The micro-batches ``trainer.train()`` will feed the model, without running it: one row per micro-batch, in
+    ``train()`` order, with its real per-sample lengths in ``rows``. ``meta["optimizer_step"]`` and
+    ``meta["micro_batch"]`` place each row, ``meta["collator"]`` names the collator and ``meta["shapes"]`` says how its
+    shapes were read (``collator`` or ``padding rule``: transformers' own collators' rule, checked on 16 micro-batches).
+    The trainer has a map-style ``train_dataset`` (with a ``length`` or model-input column when ``group_by_length``
+    sorts by it); ``world_size`` and ``rank`` default to its own. The global RNGs are left as found. InputError for an
+    ``IterableDataset``, a length-grouping sampler without lengths (record the run with :class:`SeqPointCallback`
+    instead), or a failing collator."""
     check_trainer(trainer)
     encoder_decoder = bool(getattr(getattr(trainer.model, "config", None), "is_encoder_decoder", False))
     rule = known_rule(trainer.data_collator, encoder_decoder=encoder_decoder)

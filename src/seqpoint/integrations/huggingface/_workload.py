@@ -38,11 +38,10 @@ __all__ = ["TrainerWorkload", "project_trainer", "workload_from_trainer"]
 
 
 class TrainerWorkload:
-    """One optimizer step of ``trainer.train()`` (:meth:`step`) on a copy of the model prepared as
-    ``train()`` prepares it, with an optimizer, scheduler and accelerator made for the copy: the
-    user's states are never touched. Inputs are synthetic ids padded as the collator pads the
-    SeqPoint's real lengths (which tensors a batch has is learnt by running the collator once),
-    under the trainer's autocast. It pickles as the trainer's model and arguments."""
+    """One optimizer step of ``trainer.train()`` (:meth:`step`) on a copy of the model prepared as ``train()`` prepares
+    it, with an optimizer, scheduler and accelerator made for the copy: the user's states are never touched. Inputs are
+    synthetic ids padded as the collator pads the SeqPoint's real lengths (which tensors a batch has is learnt by
+    running the collator once), under the trainer's autocast. It pickles as the trainer's model and arguments."""
 
     def __init__(self, trainer: Any, *, seed: int = 0, _keys: frozenset[str] | None = None) -> None:
         self._keys = self._collator_keys(trainer) if _keys is None else _keys
@@ -124,11 +123,10 @@ class TrainerWorkload:
         return bool(on or already)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # A worker rebuilds it from the trainer's model and arguments, pickled once: the
-        # collator's keys travel instead of the datasets, and the worker makes its own model
-        # copy, optimizer, scheduler and accelerator (whose process-wide state holds weakrefs).
-        # Pickled here, while the model is without accelerate's forward (which refuses to);
-        # cloudpickle (the torch extra's) also takes the hooks and closures a prepared model has.
+        # A worker rebuilds it from the trainer's model and arguments, pickled once: the collator's keys travel instead
+        # of the datasets, and the worker makes its own model copy, optimizer, scheduler and accelerator (whose
+        # process-wide state holds weakrefs). Pickled here, while the model is without accelerate's forward (which
+        # refuses to); cloudpickle (the torch extra's) also takes the hooks and closures a prepared model has.
         try:
             import cloudpickle as pickler
         except ImportError:
@@ -176,10 +174,9 @@ class TrainerWorkload:
     takes_batch_shape = True
 
     def make_batch(self, signature: Signature | BatchShape) -> Batch:
-        """Token ids, attention mask and labels of shape ``(batch_size, seq_len)``, as the collator
-        builds them from samples of the shape's lengths (padding on the tokenizer's side, labels
-        -100 there; for the flattening collator one packed row with restarting ``position_ids``);
-        a bare signature gives full rows."""
+        """Token ids, attention mask and labels of shape ``(batch_size, seq_len)``, as the collator builds them from
+        samples of the shape's lengths (padding on the tokenizer's side, labels -100 there; for the flattening collator
+        one packed row with restarting ``position_ids``); a bare signature gives full rows."""
         import torch
 
         shape = BatchShape.of(signature, workload=self.name)
@@ -268,10 +265,9 @@ def workload_from_trainer(trainer: Any, *, seed: int = 0) -> TrainerWorkload:
 
 
 def _own_trainer(trainer: Any, *, accelerator: bool = True) -> Any:
-    """A shallow copy of ``trainer`` with what a step needs: no datasets, optimizer, scheduler
-    or callbacks (a trained optimizer's state is twice the model), and an accelerator of its
-    own (``accelerator``; else none, for pickling), so a step never touches the user's
-    states, GradScaler included."""
+    """A shallow copy of ``trainer`` with what a step needs: no datasets, optimizer, scheduler or callbacks (a trained
+    optimizer's state is twice the model), and an accelerator of its own (``accelerator``; else none, for pickling), so
+    a step never touches the user's states, GradScaler included."""
     own = copy.copy(trainer)
     own.train_dataset = own.eval_dataset = own.optimizer = own.lr_scheduler = own.callback_handler = None
     if accelerator:
@@ -284,10 +280,9 @@ def _own_trainer(trainer: Any, *, accelerator: bool = True) -> Any:
 
 @contextlib.contextmanager
 def _without_amp_forward(model: Any) -> Iterator[None]:
-    """``model`` without the forward ``train()``'s accelerate gave it under fp16/bf16 (autocast,
-    outputs back in fp32: it refuses to pickle) while the block runs: its forward is the one
-    before (the class's, or TRL's fused LM head); :class:`TrainerWorkload` wraps its own copy's
-    forward as accelerate does."""
+    """``model`` without the forward ``train()``'s accelerate gave it under fp16/bf16 (autocast, outputs back in fp32:
+    it refuses to pickle) while the block runs: its forward is the one before (the class's, or TRL's fused LM head);
+    :class:`TrainerWorkload` wraps its own copy's forward as accelerate does."""
     state = vars(model)
     if "_original_forward" not in state:
         yield
@@ -312,13 +307,11 @@ def _rebuilt(data: bytes, seed: int, keys: frozenset[str]) -> TrainerWorkload:
 def project_trainer(trainer: Trainer, *, traces: Sequence[RunTrace | str | Path] | None = None, n_points: int = 10,
                     processes: int = 1, cold_window: int | None = None, first_n: int = 10,
                     progress: bool = False, executor: Executor | str = "local") -> JobProjection:
-    """``trainer.train()``'s whole run projected from SeqPoints of the trainer's own step (its
-    model copied, never trained); ``print(result)`` shows the projection, its interval, the
-    profiling cost and, with ``traces``, the error against them. ``traces`` are runs recorded with :class:`SeqPointCallback`: the first one's micro-batches
-    are the schedule, and the projection is checked against their mean (two or more give the
-    noise floor); without them the run is replayed (:func:`schedule_from_trainer`). The other
-    parameters are :func:`seqpoint.workflows.project_job`'s.
-    """
+    """``trainer.train()``'s whole run projected from SeqPoints of the trainer's own step (its model copied, never
+    trained); ``print(result)`` shows the projection, its interval, the profiling cost and, with ``traces``, the error
+    against them. ``traces`` are runs recorded with :class:`SeqPointCallback`: the first one's micro-batches are the
+    schedule, and the projection is checked against their mean (two or more give the noise floor); without them the run
+    is replayed (:func:`schedule_from_trainer`). The other parameters are :func:`seqpoint.workflows.project_job`'s."""
     workload = workload_from_trainer(trainer)  # first: a trainer it refuses is refused before the replay
     runs = None if traces is None else [t if isinstance(t, RunTrace) else read_trace(t) for t in traces]
     schedule: RunTrace | IterationSchedule = runs[0] if runs else schedule_from_trainer(trainer)

@@ -89,7 +89,8 @@ def render(stored: dict[str, Any]) -> str:
                 "in-run gap", "own interval", "holds", "printed interval", "holds"], rows),
         f"The printed interval held the measured run in **{sum(r['holds'] for r in stored['rows'])} of {n}** "
         f"(the projection's own: {sum(r['own_holds'] for r in stored['rows'])} of {n}); median half-width "
-        f"±{100 * med[0]:.0f}% (own ±{100 * med[1]:.0f}%)."])
+        f"±{100 * med[0]:.0f}% (own ±{100 * med[1]:.0f}%).",
+        *(f"\nRepeat {r['repeat'] + 1}: {r['note']}" for r in stored["rows"] if r.get("note"))])
 
 
 def main() -> None:

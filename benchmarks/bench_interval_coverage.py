@@ -102,11 +102,11 @@ def main() -> None:
     if not args.render:
         kept = stored["rows"] if args.resume and stored else []
         meta = {**run_meta(), "workload": "`bert:tiny`" if args.quick else "`bert:small`"}
-        if kept:  # the first repeat's date to this one's
-            meta["date"] = f"{stored['meta']['date'].split(' … ')[0]} … {meta['date']}"
+        first = stored["meta"]["date"].split(" … ")[0] if kept else meta["date"]
         stored = {"meta": meta, "rows": kept}
         for r in range(len(kept), 1 if args.quick else args.repeats):
             stored["rows"].append(in_fresh_process(one, r, args.quick))
+            meta["date"] = f"{first} … {run_meta()['date']}"  # the first repeat's start to this one's end
             row = stored["rows"][-1]
             print(f"{r + 1}: error {100 * row['error']:+.2f}% (floor {100 * row['noise_floor']:.2f}%), drift "
                   f"{100 * (row['drift'] or 0):+.2f}% ± {100 * (row['drift_se'] or 0):.2f}%, own interval "

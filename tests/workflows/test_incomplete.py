@@ -15,14 +15,16 @@ from seqpoint.workflows import (
 
 @pytest.fixture
 def oom_config(tmp_path, tiny_config):
-    """``oom_config(limit)``: a run whose workload runs out of memory past ``limit`` tokens."""
-    def make(limit):
+    """``oom_config(limit)``: a run whose workload runs out of memory past ``limit`` tokens (no
+    in-sequence window unless ``cold_window`` says)."""
+    def make(limit, cold_window=0):
         return tiny_config(
             tmp_path, name="oom", lengths=LengthsSection(source="bundled:librispeech-dev-clean", max_samples=200),
             batching=BatchingSection(policy="sortagrad", epochs=1, params={"batch_size": 20}),
             selection=SelectionSection(n_points=4),
             workload=WorkloadSection(name="_oom_workload:build", set={"limit": str(limit)}),
-            profile=ProfileSection(warmup=1, repeats=2, metrics=("time",), cache=str(tmp_path / "c.sqlite")))
+            profile=ProfileSection(warmup=1, repeats=2, metrics=("time",), cache=str(tmp_path / "c.sqlite"),
+                                   cold_window=cold_window))
     return make
 
 
@@ -34,7 +36,7 @@ def _limit_below_longest(oom_config):
 def test_oom_at_longest_point_is_recorded_and_projection_marked_incomplete(tmp_path, oom_config):
     limit = _limit_below_longest(oom_config)
     with pytest.warns(SeqPointWarning, match="No in-sequence window.*out of memory"):  # a window step too
-        res = run(oom_config(limit))
+        res = run(oom_config(limit, cold_window=None))
     longest = max(res.seqpoints.points, key=lambda p: p.seq_len)
     assert longest.seq_len > limit
     assert res.measurements.window is None

@@ -145,7 +145,7 @@ class _Watched(LocalExecutor):
 def test_validate_times_the_steady_truth_in_the_seqpoints_workers(tmp_path, recorder, _cfg):
     # The steady-state truth's signatures go to the same measurement (the same worker
     # processes, with the full runs between them) as the SeqPoints, not to a later one.
-    profile = ProfileSection(warmup=1, repeats=2, processes=2, metrics=("time",), use_cache=False)
+    profile = ProfileSection(warmup=1, repeats=2, processes=2, metrics=("time",), use_cache=False, cold_window=0)
     cfg = _cfg(tmp_path, profile=profile, validation=ValidationSection(runs=2, baselines=("first",)))
     watched = _Watched()
     res = validate(cfg, ks=(1, 3), exact=False, reporter=recorder, executor=watched)
@@ -205,7 +205,8 @@ def test_speedup_with_worker_processes_alternates_a_and_b(tmp_path, monkeypatch,
     def order():
         return [line.split()[1] for line in recorder.seen if ": worker " in line]
 
-    profile = ProfileSection(warmup=1, repeats=2, processes=2, metrics=("time", "flops"), use_cache=False)
+    profile = ProfileSection(warmup=1, repeats=2, processes=2, metrics=("time", "flops"), use_cache=False,
+                             cold_window=0)  # no window: a fresh process of its own each
     a = _cfg(tmp_path, workload=WorkloadSection(name="deepspeech2:tiny", set={"threads": 1, "dtype": "fp32"}),
              profile=profile)
     b = _cfg(tmp_path, workload=WorkloadSection(name="deepspeech2:tiny", set={"threads": 1, "dtype": "bf16"}),
@@ -235,7 +236,7 @@ def test_speedup_with_worker_processes_alternates_a_and_b(tmp_path, monkeypatch,
     monkeypatch.setattr(seqpoint.profiling, "take_turns", no_turns)
     recorder.seen.clear()
     serial_b = _cfg(tmp_path, workload=b.workload, profile=ProfileSection(warmup=1, repeats=2, metrics=("time",),
-                                                                           use_cache=False))
+                                                                           use_cache=False, cold_window=0))
     with pytest.warns(SeqPointWarning, match=r"Only A has \[profile\] processes > 1 .* not in turn"):
         mixed = speedup(a, serial_b, reporter=recorder)
     assert order() == ["A", "A"] and mixed.measurements_b.protocol == {} and not mixed.in_turn
